@@ -1,0 +1,18 @@
+//! One module per subcommand: each owns its flags (`Args`) and turns them into calls on the
+//! library crates.
+
+pub mod inventory;
+pub mod playbook;
+pub mod vault;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Playbook(args) => playbook::run(args),
+        Command::Inventory(args) => inventory::run(args),
+        Command::Vault(args) => vault::run(args),
+    }
+}

@@ -1,0 +1,119 @@
+//! `tack playbook` (and `ansible-playbook`): load playbooks and run, list or syntax-check them.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+
+use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+
+#[derive(ClapArgs, Debug)]
+#[command(about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.")]
+pub struct Args {
+    /// Playbook(s)
+    #[arg(required = true, value_name = "playbook")]
+    pub playbooks: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub inventory: InventoryOpts,
+    #[command(flatten)]
+    pub vault: VaultOpts,
+    #[command(flatten)]
+    pub extra_vars: ExtraVarsOpts,
+    #[command(flatten)]
+    pub verbosity: VerbosityOpts,
+
+    /// Only run plays and tasks tagged with these values.
+    #[arg(short = 't', long = "tags", value_name = "TAGS")]
+    pub tags: Vec<String>,
+    /// Only run plays and tasks whose tags do not match these values.
+    #[arg(long = "skip-tags", value_name = "SKIP_TAGS")]
+    pub skip_tags: Vec<String>,
+    /// Outputs a list of matching hosts; does not execute anything else.
+    #[arg(long = "list-hosts")]
+    pub list_hosts: bool,
+    /// List all tasks that would be executed.
+    #[arg(long = "list-tasks")]
+    pub list_tasks: bool,
+    /// List all available tags.
+    #[arg(long = "list-tags")]
+    pub list_tags: bool,
+    /// Perform a syntax check on the playbook, but do not execute it.
+    #[arg(long = "syntax-check")]
+    pub syntax_check: bool,
+    /// Start the playbook at the task matching this name.
+    #[arg(long = "start-at-task", value_name = "START_AT_TASK")]
+    pub start_at_task: Option<String>,
+    /// One-step-at-a-time: confirm each task before running.
+    #[arg(long = "step")]
+    pub step: bool,
+    /// Run handlers even if a task fails.
+    #[arg(long = "force-handlers")]
+    pub force_handlers: bool,
+    /// Specify number of parallel processes to use (default=5).
+    #[arg(short = 'f', long = "forks", value_name = "FORKS")]
+    pub forks: Option<u32>,
+    /// Don't make any changes; instead, try to predict some of the changes that may occur.
+    #[arg(short = 'C', long = "check")]
+    pub check: bool,
+    /// When changing (small) files and templates, show the differences in those files.
+    #[arg(short = 'D', long = "diff")]
+    pub diff: bool,
+    /// Prepend colon-separated path(s) to module library.
+    #[arg(short = 'M', long = "module-path", value_name = "MODULE_PATH")]
+    pub module_path: Vec<String>,
+
+    // Connection options.
+    /// Use this file to authenticate the connection.
+    #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
+    pub private_key: Option<PathBuf>,
+    /// Connect as this user.
+    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
+    pub remote_user: Option<String>,
+    /// Connection type to use (default=ssh).
+    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
+    pub connection: Option<String>,
+    /// Override the connection timeout in seconds.
+    #[arg(short = 'T', long = "timeout", value_name = "TIMEOUT")]
+    pub timeout: Option<u32>,
+    /// Specify common arguments to pass to sftp/scp/ssh (e.g. ProxyCommand).
+    #[arg(long = "ssh-common-args", value_name = "SSH_COMMON_ARGS", allow_hyphen_values = true)]
+    pub ssh_common_args: Option<String>,
+    /// Specify extra arguments to pass to sftp only.
+    #[arg(long = "sftp-extra-args", value_name = "SFTP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub sftp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to scp only.
+    #[arg(long = "scp-extra-args", value_name = "SCP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub scp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to ssh only.
+    #[arg(long = "ssh-extra-args", value_name = "SSH_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub ssh_extra_args: Option<String>,
+    /// Ask for connection password.
+    #[arg(short = 'k', long = "ask-pass", conflicts_with = "connection_password_file")]
+    pub ask_pass: bool,
+    /// Connection password file.
+    #[arg(long = "connection-password-file", visible_alias = "conn-pass-file")]
+    pub connection_password_file: Option<PathBuf>,
+
+    // Privilege escalation options.
+    /// Run operations with become (does not imply password prompting).
+    #[arg(short = 'b', long = "become")]
+    pub become_: bool,
+    /// Privilege escalation method to use (default=sudo).
+    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
+    pub become_method: Option<String>,
+    /// Run operations as this user (default=root).
+    #[arg(long = "become-user", value_name = "BECOME_USER")]
+    pub become_user: Option<String>,
+    /// Ask for privilege escalation password.
+    #[arg(short = 'K', long = "ask-become-pass", conflicts_with = "become_password_file")]
+    pub ask_become_pass: bool,
+    /// Become password file.
+    #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
+    pub become_password_file: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let _ = args;
+    anyhow::bail!("tack playbook: loading playbooks is being built (issue 2)")
+}

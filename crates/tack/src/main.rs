@@ -1,0 +1,25 @@
+//! The `tack` command: parses the command line and hands each subcommand to the library crates.
+//!
+//! This crate is the only place that knows about processes: argv, exit codes, stdout/stderr.
+//! When the binary is invoked under one of ansible's command names (`ansible-playbook`,
+//! `ansible-inventory`, `ansible-vault`, through a symlink or a copy) it behaves as the matching
+//! subcommand, taking the same flags ansible's command takes.
+
+mod cli;
+mod cmd;
+mod exit;
+mod options;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::argv_for_invocation(std::env::args_os().collect::<Vec<OsString>>());
+    let cli = cli::Cli::parse_from(args);
+    match cmd::run(cli) {
+        Ok(code) => code,
+        Err(err) => exit::report(&err),
+    }
+}

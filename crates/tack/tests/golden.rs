@@ -1,0 +1,134 @@
+//! Runs every case under `tests/golden/` through tack and compares stdout, stderr and exit code
+//! with what ansible-core 2.21.5 printed (recorded by `scripts/record-goldens.py`; the case format
+//! is in `tests/golden/README.md`). Each case is one named test, so `cargo test --test golden
+//! inventory/` runs a suite.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+const RUN_ROOT: &str = "/tmp/tack-golden";
+const COMMANDS: &[&str] = &["ansible-playbook", "ansible-inventory", "ansible-vault", "ansible"];
+
+fn golden_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
+}
+
+fn find_cases(dir: &Path, out: &mut Vec<PathBuf>) {
+    if dir.join("cmd").is_file() {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut dirs: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    for d in dirs {
+        if d.file_name().is_some_and(|n| n != "expected") {
+            find_cases(&d, out);
+        }
+    }
+}
+
+/// A directory whose `ansible-*` entries are symlinks to the tack binary under test.
+fn alias_bin_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-bin");
+    fs::create_dir_all(&dir).unwrap();
+    for name in COMMANDS {
+        let link = dir.join(name);
+        let _ = fs::remove_file(&link);
+        symlink(env!("CARGO_BIN_EXE_tack"), &link).unwrap();
+    }
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "expected" {
+            continue;
+        }
+        let src = entry.path();
+        let dst = to.join(&name);
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            symlink(fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
+    let expected = case.join("expected");
+    if !expected.join("rc").exists() {
+        return Err(format!("{rel}: not recorded; run scripts/record-goldens.py").into());
+    }
+    let work = Path::new(RUN_ROOT).join(rel);
+    let _ = fs::remove_dir_all(&work);
+    copy_tree(case, &work);
+    fs::create_dir_all(work.join(".home")).unwrap();
+
+    let cmdline = fs::read_to_string(case.join("cmd")).unwrap();
+    let argv = shell_words::split(&cmdline).map_err(|e| format!("{rel}/cmd: {e}"))?;
+    let mut cmd = Command::new(bin.join(&argv[0]));
+    cmd.args(&argv[1..])
+        .current_dir(&work)
+        .env_clear()
+        .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+        .env("HOME", work.join(".home"))
+        .env("LANG", "C.UTF-8")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .stdin(Stdio::null());
+    if let Ok(text) = fs::read_to_string(case.join("env")) {
+        for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+            let (name, value) = line.split_once('=').unwrap_or((line, ""));
+            cmd.env(name, value.replace("<CASE>", &work.display().to_string()));
+        }
+    }
+    let out = cmd.output().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
+
+    let work_str = work.display().to_string();
+    let normalise = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>");
+    let mut problems = Vec::new();
+    for (name, actual) in [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))] {
+        let want = fs::read_to_string(expected.join(name)).unwrap_or_default();
+        if want != actual {
+            let diff = similar::TextDiff::from_lines(&want, &actual);
+            problems.push(format!(
+                "{name} differs (- ansible-core, + tack):\n{}",
+                diff.unified_diff().context_radius(3)
+            ));
+        }
+    }
+    let want_rc: i32 = fs::read_to_string(expected.join("rc")).unwrap().trim().parse().unwrap();
+    let rc = out.status.code().unwrap_or(-1);
+    if want_rc != rc {
+        problems.push(format!("exit code: ansible-core {want_rc}, tack {rc}"));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = golden_root();
+    let mut cases = Vec::new();
+    find_cases(&root, &mut cases);
+    let bin = alias_bin_dir();
+    let trials = cases
+        .into_iter()
+        .map(|case| {
+            let rel = case.strip_prefix(&root).unwrap().display().to_string();
+            let bin = bin.clone();
+            Trial::test(rel.clone(), move || run_case(&case, &rel, &bin))
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Record golden expectations from the reference, ansible-core 2.21.5.
+
+usage: scripts/record-goldens.py [CASE_DIR_OR_SUITE_DIR ...]
+
+With no argument every case under tests/golden/ is recorded. See tests/golden/README.md for the
+case format. The reference is $ANSIBLE_REF (a venv with bin/ansible-playbook), installed with
+../shared/tools/install-ansible-ref.sh when missing.
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+RUN_ROOT = Path("/tmp/tack-golden")
+COMMANDS = {"ansible-playbook", "ansible-inventory", "ansible-vault", "ansible"}
+
+
+def reference() -> Path:
+    ref = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
+    if not (ref / "bin" / "ansible-playbook").exists():
+        installer = ROOT.parent / "shared" / "tools" / "install-ansible-ref.sh"
+        subprocess.run(["sh", str(installer), str(ref)], check=True)
+    return ref
+
+
+def cases(args: list[str]) -> list[Path]:
+    roots = [Path(a).resolve() for a in args] or [GOLDEN]
+    found = []
+    for root in roots:
+        if (root / "cmd").exists():
+            found.append(root)
+        else:
+            found.extend(sorted(p.parent for p in root.rglob("cmd") if "expected" not in p.parts))
+    return found
+
+
+def stage(case: Path) -> Path:
+    """Copy the case to its fixed run directory, as the Rust harness does."""
+    rel = case.relative_to(GOLDEN)
+    work = RUN_ROOT / rel
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(case, work, symlinks=True, ignore=shutil.ignore_patterns("expected"))
+    (work / ".home").mkdir()
+    return work
+
+
+def environment(case: Path, work: Path, bindir: Path) -> dict[str, str]:
+    env = {
+        "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work / ".home"),
+        "LANG": "C.UTF-8",
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    env_file = case / "env"
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, _, value = line.partition("=")
+                env[name] = value.replace("<CASE>", str(work))
+    return env
+
+
+def record(case: Path, ref: Path) -> None:
+    argv = shlex.split((case / "cmd").read_text())
+    if argv[0] not in COMMANDS:
+        raise SystemExit(f"{case}/cmd: the command must be one of {sorted(COMMANDS)}")
+    work = stage(case)
+    stdin = (case / "stdin").read_bytes() if (case / "stdin").exists() else b""
+    proc = subprocess.run(
+        argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
+    )
+    expected = case / "expected"
+    expected.mkdir(exist_ok=True)
+    for name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+        text = data.decode("utf-8", "surrogateescape").replace(str(work), "<CASE>")
+        (expected / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    (expected / "rc").write_text(f"{proc.returncode}\n")
+    print(f"{case.relative_to(GOLDEN)}: rc {proc.returncode}")
+
+
+def main() -> None:
+    ref = reference()
+    for case in cases(sys.argv[1:]):
+        record(case, ref)
+
+
+if __name__ == "__main__":
+    main()
