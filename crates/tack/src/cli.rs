@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run (or list, or syntax-check) playbooks, as ansible-playbook does.
-    Playbook(cmd::playbook::Args),
+    Playbook(Box<cmd::playbook::Args>),
     /// Show the inventory, as ansible-inventory does.
     Inventory(cmd::inventory::Args),
     /// Encrypt and decrypt vault files and strings, as ansible-vault does.
