@@ -11,7 +11,7 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Playbook(args) => playbook::run(*args),
+        Command::Playbook(args) => playbook::run(args),
         Command::Inventory(args) => inventory::run(args),
         Command::Vault(args) => vault::run(args),
     }
