@@ -1,0 +1,222 @@
+//! The loaded data model: a tree of [`Node`]s, each a [`Value`] and where it was written.
+//!
+//! This is what every YAML file becomes (playbooks, vars files, inventories) and also the
+//! form variables keep until they are templated, so a later error can still point at the line
+//! a value came from. Values made at run time (module results, `-e k=v`) have no origin.
+
+use std::fmt;
+
+use tack_diag::Origin;
+
+/// One value and where it was written.
+#[derive(Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub origin: Option<Origin>,
+}
+
+/// A YAML value typed as PyYAML's SafeLoader types it under ansible's constructor.
+#[derive(Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer outside `i64` (PyYAML's ints are unbounded), as its decimal digits with an
+    /// optional leading `-`.
+    BigInt(String),
+    Float(f64),
+    Str(String),
+    /// A `YYYY-MM-DD` or full timestamp plain scalar: PyYAML builds a `date` or `datetime`.
+    Timestamp(Timestamp),
+    Seq(Vec<Node>),
+    Map(Mapping),
+    /// `!vault` ciphertext (the whole `$ANSIBLE_VAULT;...` text), decrypted only when used.
+    Vault(String),
+    /// A string that must never be templated: written under `!unsafe` (which marks every
+    /// string inside the tagged node, keys included).
+    Unsafe(String),
+}
+
+/// A mapping in document order. Keys are nodes because YAML allows non-string keys
+/// (`1: a`, `true: b`); a duplicate key keeps its first position and its last value, as a
+/// Python dict does.
+#[derive(Clone, PartialEq, Default)]
+pub struct Mapping {
+    entries: Vec<(Node, Node)>,
+}
+
+/// A YAML 1.1 timestamp, as written and as parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timestamp {
+    pub year: i32,
+    pub month: u8,
+    pub day: u8,
+    /// `None` for a bare date (Python `date`); otherwise the time part (Python `datetime`).
+    pub time: Option<TimeOfDay>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeOfDay {
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    pub microsecond: u32,
+    /// Offset from UTC in minutes, when the timestamp gave one (`Z` is 0).
+    pub utc_offset_minutes: Option<i32>,
+}
+
+impl Node {
+    pub fn new(value: Value, origin: Option<Origin>) -> Node {
+        Node { value, origin }
+    }
+
+    /// A node with no source position (built at run time).
+    pub fn bare(value: Value) -> Node {
+        Node { value, origin: None }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) | Value::Unsafe(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&Mapping> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// The Python type name ansible would report for this value (`str`, `int`, `dict`, ...),
+    /// as used in its error messages.
+    pub fn python_type(&self) -> &'static str {
+        self.value.python_type()
+    }
+}
+
+impl Value {
+    pub fn python_type(&self) -> &'static str {
+        match self {
+            Value::Null => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) | Value::Unsafe(_) => "str",
+            Value::Timestamp(t) if t.time.is_none() => "date",
+            Value::Timestamp(_) => "datetime",
+            Value::Seq(_) => "list",
+            Value::Map(_) => "dict",
+            Value::Vault(_) => "EncryptedString",
+        }
+    }
+}
+
+impl Mapping {
+    pub fn new() -> Mapping {
+        Mapping::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Inserts or replaces. A replaced key keeps its original place and its original key
+    /// node; the value is the new one. Returns the previous value.
+    pub fn insert(&mut self, key: Node, value: Node) -> Option<Node> {
+        match self.entries.iter_mut().find(|(k, _)| k.value == key.value) {
+            Some((_, v)) => Some(std::mem::replace(v, value)),
+            None => {
+                self.entries.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// The value under a string key.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+
+    /// The key node and value under a string key (the key node carries the key's origin).
+    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        self.entries.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(k, v)| (k, v))
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Node, &Node)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Node> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<(Node, Node)> {
+        let idx = self.entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
+        Some(self.entries.remove(idx))
+    }
+}
+
+impl IntoIterator for Mapping {
+    type Item = (Node, Node);
+    type IntoIter = std::vec::IntoIter<(Node, Node)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl FromIterator<(Node, Node)> for Mapping {
+    fn from_iter<I: IntoIterator<Item = (Node, Node)>>(iter: I) -> Mapping {
+        let mut m = Mapping::new();
+        for (k, v) in iter {
+            m.insert(k, v);
+        }
+        m
+    }
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.value, f)
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::BigInt(s) => f.write_str(s),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Timestamp(t) => write!(f, "{t:?}"),
+            Value::Seq(items) => f.debug_list().entries(items).finish(),
+            Value::Map(m) => fmt::Debug::fmt(m, f),
+            Value::Vault(_) => f.write_str("!vault <ciphertext>"),
+            Value::Unsafe(s) => write!(f, "!unsafe {s:?}"),
+        }
+    }
+}
+
+impl fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.entries.iter().map(|(k, v)| (k, v))).finish()
+    }
+}
