@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 
 use crate::Origin;
 
@@ -19,9 +20,10 @@ pub fn excerpt(origin: &Origin) -> Option<String> {
     if origin.line == 0 {
         return None;
     }
+    let path = origin.path.as_deref()?;
     let target = origin.line;
     let first = target.saturating_sub(CONTEXT_LINES).max(1);
-    let lines = match read_lines(origin, first, target) {
+    let lines = match read_lines(path, first, target) {
         Ok(lines) => lines,
         Err(reason) => return Some(format!("(source not shown: {reason})\n")),
     };
@@ -56,9 +58,9 @@ pub fn excerpt(origin: &Origin) -> Option<String> {
     Some(out)
 }
 
-/// Lines `first..=last` (1-based) of the origin's file, without their line ends.
-fn read_lines(origin: &Origin, first: u32, last: u32) -> Result<Vec<String>, &'static str> {
-    let file = File::open(&*origin.path).map_err(io_reason)?;
+/// Lines `first..=last` (1-based) of the file, without their line ends.
+fn read_lines(path: &Path, first: u32, last: u32) -> Result<Vec<String>, &'static str> {
+    let file = File::open(path).map_err(io_reason)?;
     let mut reader = BufReader::new(file);
     let mut lines = Vec::new();
     let mut buf = Vec::new();
@@ -91,7 +93,6 @@ fn io_reason(err: std::io::Error) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
     use std::sync::Arc;
 
     fn origin_in(text: &str, line: u32, col: u32) -> (tempfile::NamedTempFile, Origin) {

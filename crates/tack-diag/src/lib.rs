@@ -13,38 +13,68 @@
 //!     ^ column 3
 //! ```
 //!
-//! This crate owns that vocabulary and the rendering of the block; it knows nothing about YAML,
-//! inventories or playbooks. The excerpt is read from the file when the error is shown, as
-//! ansible-core does, so holding an origin costs one shared path and two numbers.
+//! This crate owns that vocabulary, the chain of causes an error carries, and the rendering of
+//! the block; it knows nothing about YAML, inventories or playbooks. The excerpt is read from the
+//! file when the error is shown, as ansible-core does, so holding an origin costs one shared path
+//! and two numbers.
 
 mod excerpt;
+mod render;
+mod warnings;
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
 pub use excerpt::excerpt;
+pub use warnings::{set_sink as set_warning_sink, warn};
 
-/// Where a value was written: a file and a 1-based line and column.
-///
-/// A value without a file (a command-line `-e`, a built-in default) has no origin at all:
-/// use `Option<Origin>` for those.
+/// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a
+/// 1-based line and column where known (0 when not).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Origin {
-    pub path: Arc<Path>,
+    pub path: Option<Arc<Path>>,
+    pub description: Option<Arc<str>>,
     pub line: u32,
     pub col: u32,
 }
 
 impl Origin {
+    /// A position in a file.
     pub fn new(path: Arc<Path>, line: u32, col: u32) -> Origin {
-        Origin { path, line, col }
+        Origin { path: Some(path), description: None, line, col }
+    }
+
+    /// A whole file, without a position.
+    pub fn file(path: Arc<Path>) -> Origin {
+        Origin { path: Some(path), description: None, line: 0, col: 0 }
+    }
+
+    /// A source that is not a file, named as ansible names it (`<CLI option '-e'>`).
+    pub fn described(description: impl Into<Arc<str>>) -> Origin {
+        Origin { path: None, description: Some(description.into()), line: 0, col: 0 }
     }
 }
 
 impl fmt::Display for Origin {
+    /// `path:line:col`, dropping unknown parts from the right, then ` (description)` when both a
+    /// path and a description are known.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.path.display(), self.line, self.col)
+        match (&self.path, &self.description) {
+            (Some(path), _) => write!(f, "{}", path.display())?,
+            (None, Some(desc)) => f.write_str(desc)?,
+            (None, None) => f.write_str("<unknown>")?,
+        }
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if self.col > 0 {
+                write!(f, ":{}", self.col)?;
+            }
+        }
+        if let (Some(_), Some(desc)) = (&self.path, &self.description) {
+            write!(f, " ({desc})")?;
+        }
+        Ok(())
     }
 }
 
@@ -76,32 +106,36 @@ impl ErrorClass {
     }
 }
 
-/// One `[ERROR]:` block as ansible-core 2.21 prints it: the message, then (when known) the
-/// `Origin:` line and an excerpt of the source with a caret under the column, then any help
-/// text ansible attaches to that kind of error.
+/// An error or warning as ansible-core 2.21 reports it: a message, where it happened, help
+/// text, and the error that caused it (ansible's `raise ... from ...` chain).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub class: ErrorClass,
     pub message: String,
     pub origin: Option<Origin>,
-    /// Text printed after the excerpt, separated by a blank line (ansible's "For example: ..."
-    /// hints on some YAML errors).
+    /// Text ansible attaches to some errors (the "For example: ..." hint after YAML errors).
     pub help: Option<String>,
+    pub cause: Option<Box<Diagnostic>>,
 }
 
 impl Diagnostic {
     pub fn new(message: impl Into<String>) -> Diagnostic {
-        Diagnostic { class: ErrorClass::General, message: message.into(), origin: None, help: None }
+        Diagnostic::at(message, None)
     }
 
     pub fn at(message: impl Into<String>, origin: Option<Origin>) -> Diagnostic {
-        Diagnostic { class: ErrorClass::General, message: message.into(), origin, help: None }
+        Diagnostic {
+            class: ErrorClass::General,
+            message: message.into(),
+            origin,
+            help: None,
+            cause: None,
+        }
     }
 
     /// Marks the error as one of ansible's parser errors (exit code 4).
-    pub fn parser(mut self) -> Diagnostic {
-        self.class = ErrorClass::Parser;
-        self
+    pub fn parser(self) -> Diagnostic {
+        self.with_class(ErrorClass::Parser)
     }
 
     pub fn with_class(mut self, class: ErrorClass) -> Diagnostic {
@@ -114,46 +148,42 @@ impl Diagnostic {
         self
     }
 
-    /// The block as printed on stderr, ending with a newline.
+    /// Wraps `cause` under a new message, as ansible's `raise Outer(...) from cause` does. The
+    /// class is the cause's unless set afterwards.
+    pub fn caused_by(
+        message: impl Into<String>,
+        origin: Option<Origin>,
+        cause: Diagnostic,
+    ) -> Self {
+        Diagnostic {
+            class: cause.class,
+            message: message.into(),
+            origin,
+            help: None,
+            cause: Some(Box::new(cause)),
+        }
+    }
+
+    /// The one-line form: every message in the chain joined with `: `.
+    pub fn brief(&self) -> String {
+        render::brief(self)
+    }
+
+    /// The `[ERROR]: ...` block as printed on stderr.
     pub fn render(&self) -> String {
-        let mut out = format!("[ERROR]: {}\n", self.message);
-        if let Some(origin) = &self.origin {
-            out.push_str(&format!("Origin: {origin}\n"));
-            if let Some(text) = excerpt(origin) {
-                out.push('\n');
-                out.push_str(&text);
-            }
-        }
-        if let Some(help) = &self.help {
-            out.push('\n');
-            out.push_str(help);
-            if !help.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        out
+        format!("[ERROR]: {}", render::block_body(self))
+    }
+
+    /// The `[WARNING]: ...` block as printed on stderr.
+    pub fn render_warning(&self) -> String {
+        format!("[WARNING]: {}", render::block_body(self))
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(origin) = &self.origin {
-            write!(f, " (at {origin})")?;
-        }
-        Ok(())
+        f.write_str(&self.brief())
     }
 }
 
 impl std::error::Error for Diagnostic {}
-
-/// Anything that can be shown as ansible's error block.
-pub trait ToDiagnostic {
-    fn to_diagnostic(&self) -> Diagnostic;
-}
-
-impl ToDiagnostic for Diagnostic {
-    fn to_diagnostic(&self) -> Diagnostic {
-        self.clone()
-    }
-}
