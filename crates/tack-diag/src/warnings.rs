@@ -16,9 +16,16 @@ type Sink = Box<dyn FnMut(&str) + Send>;
 struct Channel {
     seen: BTreeSet<String>,
     sink: Option<Sink>,
+    deprecations_enabled: bool,
+    deprecation_hint_shown: bool,
 }
 
-static CHANNEL: Mutex<Channel> = Mutex::new(Channel { seen: BTreeSet::new(), sink: None });
+static CHANNEL: Mutex<Channel> = Mutex::new(Channel {
+    seen: BTreeSet::new(),
+    sink: None,
+    deprecations_enabled: true,
+    deprecation_hint_shown: false,
+});
 
 fn channel() -> MutexGuard<'static, Channel> {
     // A panic while printing a warning leaves nothing half-updated worth refusing over.
@@ -28,7 +35,42 @@ fn channel() -> MutexGuard<'static, Channel> {
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
     let text = warning.render_warning();
+    emit(&mut channel(), text);
+}
+
+/// Emits a `[DEPRECATION WARNING]:` for a feature ansible-core removes in `version`, preceded
+/// the first time by ansible's hint on how to silence them; nothing when deprecation warnings
+/// are turned off (`deprecation_warnings = False`).
+pub fn deprecated(message: &str, version: &str, help: Option<&str>, origin: Option<crate::Origin>) {
     let mut channel = channel();
+    if !channel.deprecations_enabled {
+        return;
+    }
+    let mut diag = Diagnostic::at(
+        format!("{message} This feature will be removed from ansible-core version {version}."),
+        origin,
+    );
+    diag.help = help.map(str::to_string);
+    let text = format!("[DEPRECATION WARNING]: {}", crate::render::block_body(&diag));
+    if channel.seen.contains(&text) {
+        return;
+    }
+    if !channel.deprecation_hint_shown {
+        channel.deprecation_hint_shown = true;
+        let hint = Diagnostic::new(
+            "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.",
+        );
+        emit(&mut channel, hint.render_warning());
+    }
+    emit(&mut channel, text);
+}
+
+/// Turns deprecation warnings on or off (ansible's `deprecation_warnings` setting).
+pub fn set_deprecations_enabled(enabled: bool) {
+    channel().deprecations_enabled = enabled;
+}
+
+fn emit(channel: &mut Channel, text: String) {
     if !channel.seen.insert(text.clone()) {
         return;
     }

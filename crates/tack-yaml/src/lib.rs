@@ -9,6 +9,7 @@
 //! It knows nothing about what the data means: playbooks, inventories and variables are read
 //! from the tree by the crates above.
 
+pub mod pyrepr;
 mod value;
 
 use std::path::Path;
