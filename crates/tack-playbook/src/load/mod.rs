@@ -27,6 +27,12 @@ pub trait FileLoader {
     fn load(&self, path: &Path) -> Result<Node, Diagnostic>;
 }
 
+impl FileLoader for tack_loader::DataLoader {
+    fn load(&self, path: &Path) -> Result<Node, Diagnostic> {
+        self.load_file(path).map_err(|e| e.to_diagnostic())
+    }
+}
+
 /// What loading depends on besides the files themselves.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
