@@ -7,9 +7,15 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::Diagnostic;
+use crate::{Diagnostic, render};
+
+static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
+
+const DEPRECATION_HINT: &str =
+    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
 
 type Sink = Box<dyn FnMut(&str) + Send>;
 
@@ -27,7 +33,31 @@ fn channel() -> MutexGuard<'static, Channel> {
 
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
-    let text = warning.render_warning();
+    emit(warning.render_warning());
+}
+
+/// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
+/// how to silence them (a warning, so shown once), then the message with "This feature will be
+/// removed from ansible-core version X." appended, each distinct text once.
+pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    warn(&Diagnostic::new(DEPRECATION_HINT));
+    let mut shown = deprecation.clone();
+    shown.message = format!(
+        "{} This feature will be removed from ansible-core version {removed_in}.",
+        deprecation.message
+    );
+    emit(format!("[DEPRECATION WARNING]: {}", render::block_body(&shown)));
+}
+
+/// ansible's `deprecation_warnings` setting.
+pub fn set_deprecations_enabled(enabled: bool) {
+    DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
+}
+
+fn emit(text: String) {
     let mut channel = channel();
     if !channel.seen.insert(text.clone()) {
         return;
