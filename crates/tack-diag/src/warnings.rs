@@ -72,6 +72,12 @@ fn emit(text: String) {
     }
 }
 
+/// Forgets which texts were shown, so each shows once more: for a process that runs several
+/// independent jobs, each of which is a whole ansible run (the run server, tests).
+pub fn forget_shown() {
+    channel().seen.clear();
+}
+
 /// Sends warnings to `sink` instead of stderr (`None` restores stderr).
 pub fn set_sink(sink: Option<Sink>) {
     channel().sink = sink;

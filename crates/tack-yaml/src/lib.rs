@@ -177,6 +177,61 @@ pub fn load_single_with(
     Ok(Loaded { documents: vec![node], warnings })
 }
 
+/// A file's bytes as the text ansible parses, for a file read from `path`.
+///
+/// ansible decodes files as UTF-8 (a BOM is kept and skipped by the parser). Invalid bytes are
+/// escaped with a deprecation warning, after which the YAML parser itself refuses the escaped
+/// characters; tack shows the same warning and the same error.
+pub fn source_text<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, YamlError> {
+    let err = match std::str::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(err) => err,
+    };
+    let shown_path = path.display().to_string();
+    tack_diag::deprecate(
+        &Diagnostic::new(format!(
+            "File {} could not be decoded as 'utf-8'. Invalid content has been escaped.",
+            pyrepr::py_str_repr(&shown_path)
+        ))
+        .with_help("This file must be UTF-8 encoded."),
+        "2.23",
+    );
+    // Python's `surrogateescape` turns each undecodable byte into one character; the encoder
+    // then reports the first run of them, counted in characters.
+    let valid = &bytes[..err.valid_up_to()];
+    let position = String::from_utf8_lossy(valid).chars().count();
+    let mut escaped = Vec::new();
+    let mut rest = &bytes[err.valid_up_to()..];
+    loop {
+        let bad = match std::str::from_utf8(rest) {
+            Ok(_) => 0,
+            Err(e) if e.valid_up_to() == 0 => e.error_len().unwrap_or(rest.len()),
+            Err(_) => 0,
+        };
+        if bad == 0 {
+            break;
+        }
+        escaped.extend_from_slice(&rest[..bad]);
+        rest = &rest[bad..];
+    }
+    let message = match escaped.as_slice() {
+        [byte] => format!(
+            "'utf-8' codec can't encode character '\\udc{byte:02x}' in position {position}: \
+             surrogates not allowed"
+        ),
+        bytes => format!(
+            "'utf-8' codec can't encode characters in position {position}-{}: surrogates not \
+             allowed",
+            position + bytes.len() - 1
+        ),
+    };
+    Err(YamlError {
+        message: format!("YAML parsing failed: {message}"),
+        origin: Some(Origin::file(Arc::from(path))),
+        help: None,
+    })
+}
+
 fn origin_base(path: Option<Arc<Path>>, options: &LoadOptions) -> OriginBase {
     let description = match (&path, &options.description) {
         (None, None) => Some(Arc::from("<unknown>")),
