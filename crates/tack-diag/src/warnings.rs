@@ -7,25 +7,24 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::Diagnostic;
+use crate::{Diagnostic, render};
+
+static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
+
+const DEPRECATION_HINT: &str =
+    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
 
 type Sink = Box<dyn FnMut(&str) + Send>;
 
 struct Channel {
     seen: BTreeSet<String>,
     sink: Option<Sink>,
-    deprecations_enabled: bool,
-    deprecation_hint_shown: bool,
 }
 
-static CHANNEL: Mutex<Channel> = Mutex::new(Channel {
-    seen: BTreeSet::new(),
-    sink: None,
-    deprecations_enabled: true,
-    deprecation_hint_shown: false,
-});
+static CHANNEL: Mutex<Channel> = Mutex::new(Channel { seen: BTreeSet::new(), sink: None });
 
 fn channel() -> MutexGuard<'static, Channel> {
     // A panic while printing a warning leaves nothing half-updated worth refusing over.
@@ -34,43 +33,32 @@ fn channel() -> MutexGuard<'static, Channel> {
 
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
-    let text = warning.render_warning();
-    emit(&mut channel(), text);
+    emit(warning.render_warning());
 }
 
-/// Emits a `[DEPRECATION WARNING]:` for a feature ansible-core removes in `version`, preceded
-/// the first time by ansible's hint on how to silence them; nothing when deprecation warnings
-/// are turned off (`deprecation_warnings = False`).
-pub fn deprecated(message: &str, version: &str, help: Option<&str>, origin: Option<crate::Origin>) {
-    let mut channel = channel();
-    if !channel.deprecations_enabled {
+/// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
+/// how to silence them (a warning, so shown once), then the message with "This feature will be
+/// removed from ansible-core version X." appended, each distinct text once.
+pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    let mut diag = Diagnostic::at(
-        format!("{message} This feature will be removed from ansible-core version {version}."),
-        origin,
+    warn(&Diagnostic::new(DEPRECATION_HINT));
+    let mut shown = deprecation.clone();
+    shown.message = format!(
+        "{} This feature will be removed from ansible-core version {removed_in}.",
+        deprecation.message
     );
-    diag.help = help.map(str::to_string);
-    let text = format!("[DEPRECATION WARNING]: {}", crate::render::block_body(&diag));
-    if channel.seen.contains(&text) {
-        return;
-    }
-    if !channel.deprecation_hint_shown {
-        channel.deprecation_hint_shown = true;
-        let hint = Diagnostic::new(
-            "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.",
-        );
-        emit(&mut channel, hint.render_warning());
-    }
-    emit(&mut channel, text);
+    emit(format!("[DEPRECATION WARNING]: {}", render::block_body(&shown)));
 }
 
-/// Turns deprecation warnings on or off (ansible's `deprecation_warnings` setting).
+/// ansible's `deprecation_warnings` setting.
 pub fn set_deprecations_enabled(enabled: bool) {
-    channel().deprecations_enabled = enabled;
+    DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
 }
 
-fn emit(channel: &mut Channel, text: String) {
+fn emit(text: String) {
+    let mut channel = channel();
     if !channel.seen.insert(text.clone()) {
         return;
     }
@@ -82,6 +70,12 @@ fn emit(channel: &mut Channel, text: String) {
             let _ = stderr.flush();
         }
     }
+}
+
+/// Forgets which texts were shown, so each shows once more: for a process that runs several
+/// independent jobs, each of which is a whole ansible run (the run server, tests).
+pub fn forget_shown() {
+    channel().seen.clear();
 }
 
 /// Sends warnings to `sink` instead of stderr (`None` restores stderr).

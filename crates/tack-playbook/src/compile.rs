@@ -65,7 +65,10 @@ fn compile_role(roles: &[Role], id: RoleId, chain: &[RoleId]) -> Vec<CompiledBlo
     for b in &role.task_blocks {
         out.push(CompiledBlock { block: b.clone(), dep_chain: new_chain.clone() });
     }
-    out.push(CompiledBlock { block: implicit_meta("role_complete", Some(id), true), dep_chain: new_chain });
+    out.push(CompiledBlock {
+        block: implicit_meta("role_complete", Some(id), true),
+        dep_chain: new_chain,
+    });
     out
 }
 
@@ -83,7 +86,10 @@ pub fn role_handler_blocks(roles: &[Role], id: RoleId) -> Vec<Block> {
 /// `Play.compile` without `force_handlers`: pre_tasks, flush, roles + tasks, flush,
 /// post_tasks, flush.
 pub fn compile_play(play: &Play) -> Vec<CompiledBlock> {
-    let flush = || CompiledBlock { block: implicit_meta("flush_handlers", None, true), dep_chain: Vec::new() };
+    let flush = || CompiledBlock {
+        block: implicit_meta("flush_handlers", None, true),
+        dep_chain: Vec::new(),
+    };
     let plain = |b: &Block| CompiledBlock { block: b.clone(), dep_chain: Vec::new() };
     let mut out: Vec<CompiledBlock> = play.pre_tasks.iter().map(plain).collect();
     out.push(flush());

@@ -41,7 +41,11 @@ pub fn listed_name(play: &Play, task: &Task) -> Option<String> {
     }
 }
 
-fn render_tags(nodes: &[&Node], vars: &Mapping, templar: &Templar) -> Result<BTreeSet<String>, Diagnostic> {
+fn render_tags(
+    nodes: &[&Node],
+    vars: &Mapping,
+    templar: &Templar,
+) -> Result<BTreeSet<String>, Diagnostic> {
     let mut out = BTreeSet::new();
     for node in nodes {
         let rendered = templar.render(node, vars).map_err(|e| e.to_diagnostic())?;
@@ -56,13 +60,22 @@ fn render_tags(nodes: &[&Node], vars: &Mapping, templar: &Templar) -> Result<BTr
 }
 
 /// A task's tags with every ancestor's, rendered (`evaluate_tags` renders each object's tags).
-pub fn task_tags(ctx: &TaskInContext<'_>, vars: &Mapping, templar: &Templar) -> Result<BTreeSet<String>, Diagnostic> {
+pub fn task_tags(
+    ctx: &TaskInContext<'_>,
+    vars: &Mapping,
+    templar: &Templar,
+) -> Result<BTreeSet<String>, Diagnostic> {
     let tags = ctx.extended(Keyword::Tags);
     render_tags(&tags, vars, templar)
 }
 
 /// The selected tasks of a play, in order (implicit meta tasks excluded).
-pub fn list_tasks(play: &Play, vars: &Mapping, templar: &Templar, filter: &TagFilter) -> Result<PlayTasks, Diagnostic> {
+pub fn list_tasks(
+    play: &Play,
+    vars: &Mapping,
+    templar: &Templar,
+    filter: &TagFilter,
+) -> Result<PlayTasks, Diagnostic> {
     let compiled = compile_play(play);
     let mut tasks = Vec::new();
     // ansible lists only the main section of each block (not rescue/always).

@@ -49,7 +49,9 @@ pub fn expandvars(s: &str) -> String {
                 None => ("", 0),
             }
         } else {
-            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
             (&after[..end], end)
         };
         match (name.is_empty(), std::env::var(name)) {
@@ -117,7 +119,13 @@ pub fn is_role(path: &Path) -> bool {
 
 /// `path_dwim_relative(path, dirname, source)`: the first existing candidate, or the last
 /// candidate when none exists.
-pub fn path_dwim_relative(loader_basedir: &Path, path: &Path, dirname: &str, source: &str, mut role: bool) -> PathBuf {
+pub fn path_dwim_relative(
+    loader_basedir: &Path,
+    path: &Path,
+    dirname: &str,
+    source: &str,
+    mut role: bool,
+) -> PathBuf {
     let mut search = Vec::new();
     if source.starts_with('/') || source.starts_with('~') {
         search.push(unfrackpath(source, false, None));
@@ -128,11 +136,23 @@ pub fn path_dwim_relative(loader_basedir: &Path, path: &Path, dirname: &str, sou
             role = is_role(path);
         }
         if role && ends_with_tasks_dir(path) {
-            basedir = unfrackpath(&path.parent().unwrap_or(Path::new("/")).to_string_lossy(), false, None);
+            basedir = unfrackpath(
+                &path.parent().unwrap_or(Path::new("/")).to_string_lossy(),
+                false,
+                None,
+            );
         }
-        search.push(unfrackpath(&basedir.join(dirname).join(source).to_string_lossy(), false, None));
+        search.push(unfrackpath(
+            &basedir.join(dirname).join(source).to_string_lossy(),
+            false,
+            None,
+        ));
         if role && !source.ends_with(dirname) {
-            search.push(unfrackpath(&basedir.join("tasks").join(source).to_string_lossy(), false, None));
+            search.push(unfrackpath(
+                &basedir.join("tasks").join(source).to_string_lossy(),
+                false,
+                None,
+            ));
         }
         search.push(unfrackpath(&Path::new(dirname).join(source).to_string_lossy(), false, None));
         search.push(unfrackpath(&basedir.join(source).to_string_lossy(), false, None));
@@ -209,7 +229,12 @@ pub fn dirname(path: &str) -> PathBuf {
 /// ansible's `find_vars_files(path, name, extensions, allow_dir)`: `name` with the first
 /// extension that exists; a directory of that name yields its files (recursively, sorted,
 /// hidden and `~` backups skipped) when `allow_dir`.
-pub fn find_vars_files(path: &Path, name: &str, extensions: &[&str], allow_dir: bool) -> Vec<PathBuf> {
+pub fn find_vars_files(
+    path: &Path,
+    name: &str,
+    extensions: &[&str],
+    allow_dir: bool,
+) -> Vec<PathBuf> {
     let jpath = path.join(name);
     for ext in extensions {
         let full = if ext.contains('.') {
@@ -235,7 +260,10 @@ pub fn find_vars_files(path: &Path, name: &str, extensions: &[&str], allow_dir: 
 
 fn dir_vars_files(path: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(path) else { return Vec::new() };
-    let mut names: Vec<String> = entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     let mut found = Vec::new();
     for name in names {
@@ -243,7 +271,10 @@ fn dir_vars_files(path: &Path, extensions: &[&str]) -> Vec<PathBuf> {
             continue;
         }
         let full = path.join(&name);
-        let ext = Path::new(&name).extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+        let ext = Path::new(&name)
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default();
         if full.is_dir() && ext.is_empty() {
             found.extend(dir_vars_files(&full, extensions));
         } else if full.is_file() && (ext.is_empty() || extensions.contains(&ext.as_str())) {

@@ -102,14 +102,23 @@ pub fn play_vars(
                 .with_help("A `vars_files` value should either be a string or list of strings."));
             };
             let search = search_path(play);
-            let Ok(found) = path_dwim_relative_stack(&play_basedir(play), &search, Some("vars"), name) else {
+            let Ok(found) =
+                path_dwim_relative_stack(&play_basedir(play), &search, Some("vars"), name)
+            else {
                 continue;
             };
             let data = files.load(&found).map_err(|e| {
                 if e.class == tack_diag::ErrorClass::Parser {
                     e
                 } else {
-                    Diagnostic::caused_by(format!("Invalid vars_files file {}.", tack_yaml::pyrepr::str_repr(&found.to_string_lossy())), None, e)
+                    Diagnostic::caused_by(
+                        format!(
+                            "Invalid vars_files file {}.",
+                            tack_yaml::pyrepr::str_repr(&found.to_string_lossy())
+                        ),
+                        None,
+                        e,
+                    )
                 }
             })?;
             match &data.value {
@@ -135,9 +144,9 @@ pub fn play_vars(
 }
 
 fn invalid_file_contents(at: &Node) -> Diagnostic {
-    Diagnostic::at("Invalid variable file contents.", at.origin.clone())
-        .parser()
-        .with_help("Variable files must contain either a dictionary of variables, or a list of dictionaries.")
+    Diagnostic::at("Invalid variable file contents.", at.origin.clone()).parser().with_help(
+        "Variable files must contain either a dictionary of variables, or a list of dictionaries.",
+    )
 }
 
 /// The play's base directory for relative files.

@@ -54,13 +54,23 @@ pub fn strict_bool(value: &Value) -> Option<bool> {
 
 fn could_not_convert(value: &Node, isa: &str) -> Diagnostic {
     Diagnostic::at(
-        format!("The value {} could not be converted to {}.", pyrepr::repr(&value.value), pyrepr::str_repr(isa)),
+        format!(
+            "The value {} could not be converted to {}.",
+            pyrepr::repr(&value.value),
+            pyrepr::str_repr(isa)
+        ),
         value.origin.clone(),
     )
 }
 
 /// `Base.get_validated_value`: converts a rendered value to the keyword's declared type.
-pub fn validated_value(name: &str, isa: Isa, listof: &[&str], required: bool, value: Node) -> Result<Node, Diagnostic> {
+pub fn validated_value(
+    name: &str,
+    isa: Isa,
+    listof: &[&str],
+    required: bool,
+    value: Node,
+) -> Result<Node, Diagnostic> {
     let origin = value.origin.clone();
     let converted = match isa {
         Isa::Str => Value::Str(pyrepr::str(&value.value)),
@@ -108,14 +118,21 @@ pub fn validated_value(name: &str, isa: Isa, listof: &[&str], required: bool, va
             };
             for item in &items {
                 if !listof.is_empty() && !listof.contains(&item.python_type()) {
-                    let names = listof.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(" or ");
+                    let names =
+                        listof.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(" or ");
                     return Err(Diagnostic::at(
-                        format!("Keyword '{name}' items must be of type {names}, not '{}'.", item.python_type()),
+                        format!(
+                            "Keyword '{name}' items must be of type {names}, not '{}'.",
+                            item.python_type()
+                        ),
                         item.origin.clone().or(origin.clone()),
                     )
                     .parser());
                 }
-                if required && listof == ["str"] && item.as_str().is_some_and(|s| s.trim().is_empty()) {
+                if required
+                    && listof == ["str"]
+                    && item.as_str().is_some_and(|s| s.trim().is_empty())
+                {
                     return Err(Diagnostic::at(
                         format!("Keyword '{name}' is required, and cannot have empty values."),
                         item.origin.clone().or(origin.clone()),
@@ -128,7 +145,12 @@ pub fn validated_value(name: &str, isa: Isa, listof: &[&str], required: bool, va
         Isa::Dict => match &value.value {
             Value::Null => Value::Map(Mapping::new()),
             Value::Map(_) => value.value.clone(),
-            other => return Err(Diagnostic::at(format!("{} is not a dictionary", pyrepr::repr(other)), origin)),
+            other => {
+                return Err(Diagnostic::at(
+                    format!("{} is not a dictionary", pyrepr::repr(other)),
+                    origin,
+                ));
+            }
         },
         Isa::Class | Isa::Any => value.value.clone(),
     };
@@ -136,7 +158,11 @@ pub fn validated_value(name: &str, isa: Isa, listof: &[&str], required: bool, va
 }
 
 /// Post-validates a play's keywords against `vars` (its host-independent variables).
-pub fn post_validate_play(play: &Play, vars: &Mapping, templar: &Templar) -> Result<PlayKeywords, Diagnostic> {
+pub fn post_validate_play(
+    play: &Play,
+    vars: &Mapping,
+    templar: &Templar,
+) -> Result<PlayKeywords, Diagnostic> {
     let mut values = Vec::new();
     for attr in ObjectKind::Play.attributes() {
         if !attr.always_post_validate || attr.is_static {
@@ -144,13 +170,18 @@ pub fn post_validate_play(play: &Play, vars: &Mapping, templar: &Templar) -> Res
         }
         let Some(raw) = play.attrs.get(attr.keyword) else { continue };
         let wrap = |cause: Diagnostic| {
-            Diagnostic::caused_by(format!("Error processing keyword '{}'.", attr.name), raw.origin.clone(), cause)
+            Diagnostic::caused_by(
+                format!("Error processing keyword '{}'.", attr.name),
+                raw.origin.clone(),
+                cause,
+            )
         };
         let rendered = templar.render(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
         if rendered.is_null() {
             continue;
         }
-        let value = validated_value(attr.name, attr.isa, attr.listof, attr.required, rendered).map_err(wrap)?;
+        let value = validated_value(attr.name, attr.isa, attr.listof, attr.required, rendered)
+            .map_err(wrap)?;
         values.push((attr.keyword, value));
     }
     let hosts_of = |n: &Node| -> Vec<String> {
@@ -160,13 +191,20 @@ pub fn post_validate_play(play: &Play, vars: &Mapping, templar: &Templar) -> Res
         }
     };
     let raw_hosts = play.attrs.get(Keyword::Hosts).map(hosts_of).unwrap_or_default();
-    let hosts = values.iter().find(|(k, _)| *k == Keyword::Hosts).map(|(_, v)| hosts_of(v)).unwrap_or_default();
+    let hosts = values
+        .iter()
+        .find(|(k, _)| *k == Keyword::Hosts)
+        .map(|(_, v)| hosts_of(v))
+        .unwrap_or_default();
     // An unnamed play is named after its (unrendered) hosts, then rendered like a name.
     let name = match values.iter().find(|(k, _)| *k == Keyword::Name) {
         Some((_, n)) => pyrepr::str(&n.value),
         None => {
             let joined = Node::new(Value::Str(raw_hosts.join(",")), None);
-            templar.render(&joined, vars).map(|n| pyrepr::str(&n.value)).unwrap_or_else(|_| raw_hosts.join(","))
+            templar
+                .render(&joined, vars)
+                .map(|n| pyrepr::str(&n.value))
+                .unwrap_or_else(|_| raw_hosts.join(","))
         }
     };
     Ok(PlayKeywords { name, hosts, values })

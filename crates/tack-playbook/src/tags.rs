@@ -41,7 +41,9 @@ impl TagFilter {
                 if !tags.contains("always") || self.skip.contains("always") {
                     run = false;
                 }
-            } else if !tags.is_disjoint(&self.skip) || (self.skip.contains("tagged") && !is_untagged) {
+            } else if !tags.is_disjoint(&self.skip)
+                || (self.skip.contains("tagged") && !is_untagged)
+            {
                 run = false;
             }
         }

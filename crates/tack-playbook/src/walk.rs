@@ -90,7 +90,11 @@ pub enum Sections {
 }
 
 /// Every task of `blocks` in order, with ancestry.
-pub fn walk<'a>(play: &'a Play, blocks: &'a [CompiledBlock], sections: Sections) -> Vec<TaskInContext<'a>> {
+pub fn walk<'a>(
+    play: &'a Play,
+    blocks: &'a [CompiledBlock],
+    sections: Sections,
+) -> Vec<TaskInContext<'a>> {
     let mut out = Vec::new();
     for cb in blocks {
         let frame = Frame { block: &cb.block, dep_chain: cb.dep_chain.clone() };
@@ -99,7 +103,12 @@ pub fn walk<'a>(play: &'a Play, blocks: &'a [CompiledBlock], sections: Sections)
     out
 }
 
-fn walk_block<'a>(play: &'a Play, stack: &[Frame<'a>], sections: Sections, out: &mut Vec<TaskInContext<'a>>) {
+fn walk_block<'a>(
+    play: &'a Play,
+    stack: &[Frame<'a>],
+    sections: Sections,
+    out: &mut Vec<TaskInContext<'a>>,
+) {
     let Some(top) = stack.last() else { return };
     let lists: Vec<&'a Vec<TaskEntry>> = match sections {
         Sections::All => vec![&top.block.block, &top.block.rescue, &top.block.always],

@@ -9,13 +9,17 @@ pub fn to_jinja(value: &Value) -> JValue {
         Value::Null => JValue::from(()),
         Value::Bool(b) => JValue::from(*b),
         Value::Int(i) => JValue::from(*i),
-        Value::BigInt(s) => s.parse::<i128>().map(JValue::from).unwrap_or_else(|_| JValue::from(s.as_str())),
+        Value::BigInt(s) => {
+            s.parse::<i128>().map(JValue::from).unwrap_or_else(|_| JValue::from(s.as_str()))
+        }
         Value::Float(f) => JValue::from(*f),
         Value::Str(s) | Value::Unsafe(s) => JValue::from(s.as_str()),
         Value::Timestamp(t) => JValue::from(pyrepr::timestamp_str(t)),
         Value::Vault(s) => JValue::from(s.as_str()),
         Value::Seq(items) => items.iter().map(|n| to_jinja(&n.value)).collect(),
-        Value::Map(m) => JValue::from_iter(m.iter().map(|(k, v)| (to_jinja(&k.value), to_jinja(&v.value)))),
+        Value::Map(m) => {
+            JValue::from_iter(m.iter().map(|(k, v)| (to_jinja(&k.value), to_jinja(&v.value))))
+        }
     }
 }
 

@@ -65,10 +65,9 @@ impl Templar {
     fn render_in(&self, node: &Node, scope: &vars::Scope) -> Result<Node, TemplateError> {
         let value = match &node.value {
             Value::Str(s) if Templar::is_template(s) => {
-                let rendered = scope.render_str(s).map_err(|e| TemplateError {
-                    message: e,
-                    origin: node.origin.clone(),
-                })?;
+                let rendered = scope
+                    .render_str(s)
+                    .map_err(|e| TemplateError { message: e, origin: node.origin.clone() })?;
                 return Ok(Node::new(rendered.value, node.origin.clone()));
             }
             Value::Seq(items) => Value::Seq(

@@ -5,8 +5,8 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use minijinja::value::{Enumerator, Object, Value as JValue};
 use minijinja::Environment;
+use minijinja::value::{Enumerator, Object, Value as JValue};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::Templar;
@@ -56,13 +56,18 @@ impl Scope {
 /// The expression inside `{{ ... }}` when `source` is exactly one expression and nothing else.
 fn single_expression(source: &str) -> Option<&str> {
     let inner = source.strip_prefix("{{")?.strip_suffix("}}")?;
-    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#") {
+    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") || inner.contains("{#")
+    {
         return None;
     }
     Some(inner.trim())
 }
 
-fn render_with(env: &Environment<'static>, vars: &Arc<LazyVars>, source: &str) -> Result<Rendered, String> {
+fn render_with(
+    env: &Environment<'static>,
+    vars: &Arc<LazyVars>,
+    source: &str,
+) -> Result<Rendered, String> {
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
         return Err(format!("Recursive loop detected in template: {source}"));
@@ -109,10 +114,14 @@ impl LazyVars {
         match &node.value {
             Value::Str(s) if Templar::is_template(s) => match render_with(&self.env, self, s) {
                 Ok(r) => to_jinja(&r.value),
-                Err(e) => JValue::from(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e)),
+                Err(e) => {
+                    JValue::from(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e))
+                }
             },
             Value::Seq(items) => items.iter().map(|n| self.resolve(n)).collect(),
-            Value::Map(m) => JValue::from_iter(m.iter().map(|(k, v)| (to_jinja(&k.value), self.resolve(v)))),
+            Value::Map(m) => {
+                JValue::from_iter(m.iter().map(|(k, v)| (to_jinja(&k.value), self.resolve(v))))
+            }
             other => to_jinja(other),
         }
     }

@@ -1,13 +1,12 @@
-//! Python's `repr()` and `str()` of loaded values, as ansible's messages and templates show
-//! them (`'abc'`, `True`, `None`, `{'a': 1}`, `1e+16`).
+//! Python's `repr()` and `str()` of loaded values, as ansible's messages, loop labels and
+//! templates show them: strings (`'a'`, `"it's"`), floats (`1.5`, `1e+16`, `inf`), `True`,
+//! `None`, `{'a': 1}`, dates.
 //!
-//! Written here, next to the data model, because error messages (`The value 'x' could not be
-//! converted to 'int'.`), loop labels and templates all print values the way CPython does, and
-//! no crate reproduces CPython's float and string repr rules.
+//! Written here, next to the data model, because every layer prints values the way CPython
+//! does and no crate reproduces CPython's float and string repr rules. This is the one place
+//! those rules live.
 
-use std::fmt::Write;
-
-use crate::{Node, Timestamp, Value};
+use crate::value::{Node, Timestamp, Value};
 
 /// `repr(value)` as CPython prints it.
 pub fn repr(value: &Value) -> String {
@@ -16,7 +15,12 @@ pub fn repr(value: &Value) -> String {
     out
 }
 
-/// `str(value)`: strings bare, everything else as `repr`.
+/// `repr()` of a node's value.
+pub fn node_repr(node: &Node) -> String {
+    repr(&node.value)
+}
+
+/// `str(value)`: strings bare, dates in ISO form, everything else as `repr`.
 pub fn str(value: &Value) -> String {
     match value {
         Value::Str(s) | Value::Unsafe(s) => s.clone(),
@@ -27,16 +31,6 @@ pub fn str(value: &Value) -> String {
 
 fn write_repr(out: &mut String, value: &Value) {
     match value {
-        Value::Null => out.push_str("None"),
-        Value::Bool(true) => out.push_str("True"),
-        Value::Bool(false) => out.push_str("False"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::BigInt(s) => out.push_str(s),
-        Value::Float(f) => out.push_str(&float_repr(*f)),
-        Value::Str(s) | Value::Unsafe(s) | Value::Vault(s) => out.push_str(&str_repr(s)),
-        Value::Timestamp(t) => out.push_str(&timestamp_repr(t)),
         Value::Seq(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -59,62 +53,13 @@ fn write_repr(out: &mut String, value: &Value) {
             }
             out.push('}');
         }
+        Value::Vault(s) => out.push_str(&str_repr(s)),
+        other => out.push_str(&py_key_repr(other)),
     }
 }
 
-/// `repr()` of a node's value.
-pub fn node_repr(node: &Node) -> String {
-    repr(&node.value)
-}
-
-/// CPython's `repr(str)`: single quotes unless the text has a single quote and no double quote.
-pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c if (c as u32) < 0x100 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if (c as u32) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
-            }
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// An approximation of Python's `str.isprintable` for one character: control characters,
-/// separators other than the ASCII space, and unassigned/private code points are escaped.
-fn is_printable(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() {
-        return false;
-    }
-    let u = c as u32;
-    // Unicode separators (Zl, Zp, Zs other than space) and format characters CPython escapes.
-    !matches!(u, 0x85 | 0xa0 | 0xad | 0x1680 | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
-        | 0x2066..=0x206f | 0x3000 | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff | 0xd800..=0xdfff)
-}
-
-/// CPython's `repr(float)`: the shortest digits that round-trip, positional when the decimal
-/// exponent is in -4..16, otherwise `d.ddde+XX`.
+/// Python's `repr(float)`: the shortest text that reads back as the same number, in positional
+/// form unless the exponent is below -4 or at least 16.
 pub fn float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
@@ -122,92 +67,142 @@ pub fn float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits, e.g. `1.2345e-7`.
+    // `{:e}` gives the shortest round-trip digits, e.g. `-1.2345e-5`.
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let decpt = exp + 1;
-    let mut out = String::new();
-    if negative {
-        out.push('-');
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if !(-4..16).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
     }
-    if -4 < decpt && decpt <= 16 {
-        if decpt <= 0 {
-            out.push_str("0.");
-            out.push_str(&"0".repeat((-decpt) as usize));
-            out.push_str(&digits);
-        } else if decpt as usize >= digits.len() {
-            out.push_str(&digits);
-            out.push_str(&"0".repeat(decpt as usize - digits.len()));
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..decpt as usize]);
-            out.push('.');
-            out.push_str(&digits[decpt as usize..]);
-        }
+    let point = exp + 1;
+    let body = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+        let (int, frac) = digits.split_at(point as usize);
+        format!("{int}.{frac}")
+    };
+    format!("{sign}{body}")
+}
+
+/// Python's `repr(str)`. Printability follows Python's rule (`str.isprintable`) for the
+/// characters YAML text can carry; the table is approximated by Unicode's control, format,
+/// separator and private-use ranges, which is exact for every character libyaml accepts
+/// except unassigned code points.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
         }
-        let e = decpt - 1;
-        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     }
+    out.push(quote);
     out
 }
 
-fn timestamp_repr(t: &Timestamp) -> String {
-    match &t.time {
-        None => format!("datetime.date({}, {}, {})", t.year, t.month, t.day),
-        Some(time) => {
-            let mut s = format!(
-                "datetime.datetime({}, {}, {}, {}, {}",
-                t.year, t.month, t.day, time.hour, time.minute
-            );
-            if time.second != 0 || time.microsecond != 0 {
-                let _ = write!(s, ", {}", time.second);
-            }
-            if time.microsecond != 0 {
-                let _ = write!(s, ", {}", time.microsecond);
-            }
-            if let Some(off) = time.utc_offset_minutes {
-                if off == 0 {
-                    s.push_str(", tzinfo=datetime.timezone.utc");
-                } else {
-                    let _ = write!(
-                        s,
-                        ", tzinfo=datetime.timezone({}datetime.timedelta(seconds={}))",
-                        if off < 0 { "-" } else { "" },
-                        off.abs() * 60
-                    );
-                }
-            }
-            s.push(')');
-            s
-        }
+fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    !(u < 0x20
+        || (0x7f..=0xa0).contains(&u)
+        || u == 0xad
+        || u == 0x1680
+        || (0x2000..=0x200f).contains(&u)
+        || (0x2028..=0x202f).contains(&u)
+        || (0x205f..=0x206f).contains(&u)
+        || u == 0x3000
+        || (0xd800..=0xf8ff).contains(&u)
+        || u == 0xfeff
+        || (0xfff9..=0xfffb).contains(&u)
+        || (0xe0000..=0xe007f).contains(&u)
+        || u >= 0xf0000)
+}
+
+/// Python's `repr()` of a mapping key as ansible's duplicate-key warning shows it.
+pub fn py_key_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::BigInt(digits) => digits.clone(),
+        Value::Float(f) => float_repr(*f),
+        Value::Str(s) | Value::Unsafe(s) => str_repr(s),
+        Value::Timestamp(t) => timestamp_repr(t),
+        Value::Vault(_) => "<EncryptedString>".into(),
+        Value::Seq(_) | Value::Map(_) => "<unhashable>".into(),
     }
 }
 
-/// `str(date)` / `str(datetime)`: `2001-12-14`, `2001-12-14 21:59:43.100000-05:00`.
-pub fn timestamp_str(t: &Timestamp) -> String {
-    let mut s = format!("{:04}-{:02}-{:02}", t.year, t.month, t.day);
-    if let Some(time) = &t.time {
-        let _ = write!(s, " {:02}:{:02}:{:02}", time.hour, time.minute, time.second);
-        if time.microsecond != 0 {
-            let _ = write!(s, ".{:06}", time.microsecond);
-        }
-        if let Some(off) = time.utc_offset_minutes {
-            let sign = if off < 0 { '-' } else { '+' };
-            let _ = write!(s, "{sign}{:02}:{:02}", off.abs() / 60, off.abs() % 60);
-        }
+/// `repr()` of a `date` or `datetime`.
+pub fn timestamp_repr(t: &Timestamp) -> String {
+    let Some(time) = &t.time else {
+        return format!("datetime.date({}, {}, {})", t.year, t.month, t.day);
+    };
+    let mut fields = vec![
+        t.year.to_string(),
+        t.month.to_string(),
+        t.day.to_string(),
+        time.hour.to_string(),
+        time.minute.to_string(),
+    ];
+    if time.second != 0 || time.microsecond != 0 {
+        fields.push(time.second.to_string());
     }
-    s
+    if time.microsecond != 0 {
+        fields.push(time.microsecond.to_string());
+    }
+    let tz = match time.utc_offset_minutes {
+        None => String::new(),
+        Some(0) => ", tzinfo=datetime.timezone.utc".into(),
+        Some(m) => {
+            let seconds = i64::from(m) * 60;
+            let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+            let delta = if days != 0 {
+                format!("days={days}, seconds={rest}")
+            } else {
+                format!("seconds={rest}")
+            };
+            format!(", tzinfo=datetime.timezone(datetime.timedelta({delta}))")
+        }
+    };
+    format!("datetime.datetime({}{tz})", fields.join(", "))
+}
+
+/// `str()` of a `date` or `datetime`: `2001-12-14`, `2001-12-14 21:59:43.100000-05:00`.
+pub fn timestamp_str(t: &Timestamp) -> String {
+    let date = format!("{:04}-{:02}-{:02}", t.year, t.month, t.day);
+    let Some(time) = &t.time else { return date };
+    let mut out = format!("{date} {:02}:{:02}:{:02}", time.hour, time.minute, time.second);
+    if time.microsecond != 0 {
+        out.push_str(&format!(".{:06}", time.microsecond));
+    }
+    if let Some(m) = time.utc_offset_minutes {
+        let sign = if m < 0 { '-' } else { '+' };
+        out.push_str(&format!("{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -215,28 +210,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn floats_print_as_cpython() {
-        for (f, want) in [
-            (1.0, "1.0"),
+    fn floats_print_as_python() {
+        let cases = [
             (1.5, "1.5"),
             (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
+            (1234567890123456.0, "1234567890123456.0"),
+            (100.0, "100.0"),
             (0.0001, "0.0001"),
             (0.00001, "1e-05"),
-            (123456.789, "123456.789"),
-            (-2.5e-7, "-2.5e-07"),
+            (-0.0, "-0.0"),
+            (1.5e300, "1.5e+300"),
+            (f64::NEG_INFINITY, "-inf"),
             (0.1 + 0.2, "0.30000000000000004"),
-        ] {
+        ];
+        for (f, want) in cases {
             assert_eq!(float_repr(f), want, "{f}");
         }
     }
 
     #[test]
-    fn strings_pick_quotes_as_cpython() {
-        assert_eq!(str_repr("abc"), "'abc'");
+    fn strings_quote_as_python() {
+        assert_eq!(str_repr("a"), "'a'");
         assert_eq!(str_repr("it's"), "\"it's\"");
-        assert_eq!(str_repr("a'b\"c"), "'a\\'b\"c'");
-        assert_eq!(str_repr("tab\there\n"), "'tab\\there\\n'");
-        assert_eq!(str_repr("é\u{7}"), "'é\\x07'");
+        assert_eq!(str_repr("'\""), "'\\'\"'");
+        assert_eq!(str_repr("a\tb\u{7}é"), "'a\\tb\\x07é'");
     }
 }

@@ -17,7 +17,11 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn open(inventory: &InventoryOpts, vault: &VaultOpts, extra: &ExtraVarsOpts) -> Result<Session, Diagnostic> {
+    pub fn open(
+        inventory: &InventoryOpts,
+        vault: &VaultOpts,
+        extra: &ExtraVarsOpts,
+    ) -> Result<Session, Diagnostic> {
         let _ = (inventory, vault);
         let loader = DataLoader::new(VaultSecrets::default());
         let extra_vars = load_extra_vars(&loader, &extra.extra_vars, HashBehaviour::Replace)?;

@@ -86,7 +86,8 @@ fn normalise_unordered(text: &str) -> String {
             continue;
         }
         out.push(line.to_string());
-        if let Some(count) = line.trim_start().strip_prefix("hosts (").and_then(|r| r.strip_suffix("):"))
+        if let Some(count) =
+            line.trim_start().strip_prefix("hosts (").and_then(|r| r.strip_suffix("):"))
             && let Ok(n) = count.parse::<usize>()
         {
             let end = (i + 1 + n).min(lines.len());
@@ -115,7 +116,8 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {
-        let dir = if lines.len() == 1 { expected.clone() } else { expected.join((n + 1).to_string()) };
+        let dir =
+            if lines.len() == 1 { expected.clone() } else { expected.join((n + 1).to_string()) };
         if !dir.join("rc").exists() {
             return Err(format!("{rel}: not recorded; run scripts/record-goldens.py").into());
         }
@@ -144,10 +146,13 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
             let _ = input.write_all(&stdin);
         }
         let out = child.wait_with_output().map_err(|e| format!("{rel}: {e}"))?;
-        let normalise =
-            |bytes: &[u8]| normalise_unordered(&String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>"));
+        let normalise = |bytes: &[u8]| {
+            normalise_unordered(&String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>"))
+        };
         let label = if lines.len() == 1 { String::new() } else { format!("[{}] ", n + 1) };
-        for (name, actual) in [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))] {
+        for (name, actual) in
+            [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))]
+        {
             let want = normalise_unordered(&fs::read_to_string(dir.join(name)).unwrap_or_default());
             if want != actual {
                 let diff = similar::TextDiff::from_lines(&want, &actual);

@@ -54,7 +54,10 @@ pub(crate) fn load_vars(value: &Node, class: &str) -> Result<Mapping, Diagnostic
             }
             Ok(m.clone())
         }
-        _ => Err(parser_error(format!("Vars in a {class} must be specified as a dictionary."), Some(value))),
+        _ => Err(parser_error(
+            format!("Vars in a {class} must be specified as a dictionary."),
+            Some(value),
+        )),
     }
 }
 
@@ -77,8 +80,9 @@ pub(crate) fn validate_variable_name(key: &Node) -> Result<(), Diagnostic> {
     ))
 }
 
-const JINJA_KEYWORDS: &[&str] =
-    &["true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else"];
+const JINJA_KEYWORDS: &[&str] = &[
+    "true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else",
+];
 
 pub(crate) fn is_valid_variable_name(name: &str) -> bool {
     let mut chars = name.chars();

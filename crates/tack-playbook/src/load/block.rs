@@ -27,7 +27,12 @@ impl Loader<'_> {
         what: &str,
         owner: &Node,
     ) -> Result<Vec<Block>, Diagnostic> {
-        let malformed = || parser_error(format!("A malformed block was encountered while loading {what}."), Some(owner));
+        let malformed = || {
+            parser_error(
+                format!("A malformed block was encountered while loading {what}."),
+                Some(owner),
+            )
+        };
         let items = match &ds.value {
             Value::Null => return Ok(Vec::new()),
             Value::Seq(items) => items,
@@ -80,12 +85,20 @@ impl Loader<'_> {
                 from: BlockOrigin::Written,
             });
         }
-        let Some(map) = ds.as_map() else { return Err(parser_error(format!("A malformed block was encountered while loading {what}."), Some(owner))) };
+        let Some(map) = ds.as_map() else {
+            return Err(parser_error(
+                format!("A malformed block was encountered while loading {what}."),
+                Some(owner),
+            ));
+        };
         attrs::validate_keys(map, ObjectKind::Block)?;
         let mut block = Block {
             origin: ds.origin.clone(),
             implicit: false,
-            attrs: attrs::collect(map, &[Keyword::Block, Keyword::Rescue, Keyword::Always, Keyword::Vars]),
+            attrs: attrs::collect(
+                map,
+                &[Keyword::Block, Keyword::Rescue, Keyword::Always, Keyword::Vars],
+            ),
             vars: Mapping::new(),
             block: Vec::new(),
             rescue: Vec::new(),
@@ -103,16 +116,24 @@ impl Loader<'_> {
             }
         }
         let inner_scope = scope.with_vars(&block.vars);
-        for (name, list) in [("block", &mut block.block), ("rescue", &mut block.rescue), ("always", &mut block.always)] {
+        for (name, list) in [
+            ("block", &mut block.block),
+            ("rescue", &mut block.rescue),
+            ("always", &mut block.always),
+        ] {
             if let Some(v) = map.get(name) {
                 *list = self.load_tasks_or_malformed(v, build, &inner_scope, name, ds)?;
             }
         }
         for name in ["rescue", "always"] {
-            if map.get(name).is_some_and(|v| !matches!(&v.value, Value::Null) && v.as_seq().is_none_or(|s| !s.is_empty()))
-                && block.block.is_empty()
+            if map.get(name).is_some_and(|v| {
+                !matches!(&v.value, Value::Null) && v.as_seq().is_none_or(|s| !s.is_empty())
+            }) && block.block.is_empty()
             {
-                return Err(parser_error(format!("'{name}' keyword cannot be used without 'block'"), Some(ds)));
+                return Err(parser_error(
+                    format!("'{name}' keyword cannot be used without 'block'"),
+                    Some(ds),
+                ));
             }
         }
         attrs::validate_string_fields(&block.attrs, ObjectKind::Block)?;
@@ -128,7 +149,10 @@ impl Loader<'_> {
         owner: &Node,
     ) -> Result<Vec<TaskEntry>, Diagnostic> {
         if !matches!(ds.value, Value::Seq(_) | Value::Null) {
-            return Err(parser_error(format!("A malformed block was encountered while loading {what}."), Some(owner)));
+            return Err(parser_error(
+                format!("A malformed block was encountered while loading {what}."),
+                Some(owner),
+            ));
         }
         self.load_tasks(ds, build, scope, what, owner)
     }
@@ -145,50 +169,83 @@ impl Loader<'_> {
         let items: &[Node] = match &ds.value {
             Value::Null => &[],
             Value::Seq(items) => items,
-            _ => return Err(parser_error(format!("A malformed block was encountered while loading {what}."), Some(owner))),
+            _ => {
+                return Err(parser_error(
+                    format!("A malformed block was encountered while loading {what}."),
+                    Some(owner),
+                ));
+            }
         };
         let mut out = Vec::new();
         for item in items {
             let Some(map) = item.as_map() else {
-                return Err(parser_error(format!("A malformed block was encountered while loading {what}."), Some(owner)));
+                return Err(parser_error(
+                    format!("A malformed block was encountered while loading {what}."),
+                    Some(owner),
+                ));
             };
             if map.get("block").is_some() {
                 if scope.use_handlers {
-                    return Err(parser_error("Using a block as a handler is not supported.", Some(item)));
+                    return Err(parser_error(
+                        "Using a block as a handler is not supported.",
+                        Some(item),
+                    ));
                 }
-                out.push(TaskEntry::Block(self.load_block(item, false, build, scope, what, owner)?));
+                out.push(TaskEntry::Block(
+                    self.load_block(item, false, build, scope, what, owner)?,
+                ));
                 continue;
             }
             let search = build.search.clone();
-            let parsed = ModuleArgsParser { ds: map, ds_node: item, search: &search }.parse(true)?;
+            let parsed =
+                ModuleArgsParser { ds: map, ds_node: item, search: &search }.parse(true)?;
             let action = parsed.action.as_str();
-            if actions::is(action, actions::INCLUDE_TASKS) || actions::is(action, actions::IMPORT_TASKS) {
-                let task = self.load_task(item, build, scope, super::task::TaskFlavor::TaskInclude)?;
+            if actions::is(action, actions::INCLUDE_TASKS)
+                || actions::is(action, actions::IMPORT_TASKS)
+            {
+                let task =
+                    self.load_task(item, build, scope, super::task::TaskFlavor::TaskInclude)?;
                 if actions::is(action, actions::IMPORT_TASKS) {
                     out.extend(self.import_tasks(item, task, build, scope)?);
                 } else {
                     out.push(TaskEntry::Task(task));
                 }
-            } else if actions::is(action, actions::INCLUDE_ROLE) || actions::is(action, actions::IMPORT_ROLE) {
+            } else if actions::is(action, actions::INCLUDE_ROLE)
+                || actions::is(action, actions::IMPORT_ROLE)
+            {
                 if scope.use_handlers {
-                    return Err(parser_error(format!("Using '{action}' as a handler is not supported."), Some(item)));
+                    return Err(parser_error(
+                        format!("Using '{action}' as a handler is not supported."),
+                        Some(item),
+                    ));
                 }
-                let task = self.load_task(item, build, scope, super::task::TaskFlavor::IncludeRole)?;
+                let task =
+                    self.load_task(item, build, scope, super::task::TaskFlavor::IncludeRole)?;
                 if actions::is(action, actions::IMPORT_ROLE) {
                     out.extend(self.import_role(item, task, build, scope)?);
                 } else {
                     out.push(TaskEntry::Task(task));
                 }
             } else {
-                let flavor = if scope.use_handlers { super::task::TaskFlavor::Handler } else { super::task::TaskFlavor::Task };
+                let flavor = if scope.use_handlers {
+                    super::task::TaskFlavor::Handler
+                } else {
+                    super::task::TaskFlavor::Task
+                };
                 let task = self.load_task(item, build, scope, flavor)?;
                 if let Some(meta) = task.meta() {
                     if meta == "end_role" {
                         if scope.use_handlers {
-                            return Err(parser_error("Cannot execute 'end_role' from a handler", Some(item)));
+                            return Err(parser_error(
+                                "Cannot execute 'end_role' from a handler",
+                                Some(item),
+                            ));
                         }
                         if scope.role.is_none() {
-                            return Err(parser_error("Cannot execute 'end_role' from outside of a role", Some(item)));
+                            return Err(parser_error(
+                                "Cannot execute 'end_role' from outside of a role",
+                                Some(item),
+                            ));
                         }
                     }
                 }
@@ -252,7 +309,10 @@ impl Loader<'_> {
             return Ok(Vec::new());
         }
         if data.as_seq().is_none() {
-            return Err(parser_error("included task files must contain a list of tasks", Some(&data)));
+            return Err(parser_error(
+                "included task files must contain a list of tasks",
+                Some(&data),
+            ));
         }
         let mut inner = scope.clone();
         inner.include_targets.push(target);
@@ -288,7 +348,13 @@ impl Loader<'_> {
                     let base = role_path.join(subdir).join(&cum);
                     path_dwim_relative(&build.basedir, &base, subdir, target, false)
                 }
-                None => path_dwim_relative(&build.basedir, &build.basedir, &cum.to_string_lossy(), target, false),
+                None => path_dwim_relative(
+                    &build.basedir,
+                    &build.basedir,
+                    &cum.to_string_lossy(),
+                    target,
+                    false,
+                ),
             };
             if candidate.exists() {
                 return candidate;

@@ -121,7 +121,11 @@ impl Scope {
         Scope::default()
     }
 
-    pub(crate) fn for_role(id: crate::ast::RoleId, path: &std::path::Path, build: &mut PlayBuild) -> Scope {
+    pub(crate) fn for_role(
+        id: crate::ast::RoleId,
+        path: &std::path::Path,
+        build: &mut PlayBuild,
+    ) -> Scope {
         let lib = path.join("library");
         if !build.search.dirs.contains(&lib) {
             build.search.dirs.push(lib);

@@ -49,7 +49,9 @@ impl ModuleSearch {
 }
 
 fn custom_module_in(dir: &Path, name: &str) -> bool {
-    ["", ".py", ".sh", ".ps1", ".rb", ".pl"].iter().any(|ext| dir.join(format!("{name}{ext}")).is_file())
+    ["", ".py", ".sh", ".ps1", ".rb", ".pl"]
+        .iter()
+        .any(|ext| dir.join(format!("{name}{ext}")).is_file())
 }
 
 pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
@@ -107,18 +109,23 @@ fn split_module_string(s: &str) -> Result<(String, String), Diagnostic> {
 }
 
 fn kv_mapping(args: &str, check_raw: bool, origin: &Node) -> Result<Mapping, Diagnostic> {
-    let kv = splitter::parse_kv(args, check_raw).map_err(|e| parser_error(e.to_string(), Some(origin)))?;
+    let kv = splitter::parse_kv(args, check_raw)
+        .map_err(|e| parser_error(e.to_string(), Some(origin)))?;
     Ok(kv
         .into_iter()
         .map(|(k, v)| {
-            (Node::new(Value::Str(k), origin.origin.clone()), Node::new(Value::Str(v), origin.origin.clone()))
+            (
+                Node::new(Value::Str(k), origin.origin.clone()),
+                Node::new(Value::Str(v), origin.origin.clone()),
+            )
         })
         .collect())
 }
 
 fn is_all_template(s: &str) -> bool {
     let t = s;
-    (t.starts_with("{{") && t.ends_with("}}")) || (t.starts_with("{%") && t.ends_with("%}"))
+    (t.starts_with("{{") && t.ends_with("}}"))
+        || (t.starts_with("{%") && t.ends_with("%}"))
         || t.starts_with("#jinja2:")
 }
 
@@ -144,7 +151,10 @@ impl ModuleArgsParser<'_> {
         }
         if let Some(thing) = self.ds.get("local_action") {
             if action.is_some() {
-                return Err(parser_error("action and local_action are mutually exclusive", Some(self.ds_node)));
+                return Err(parser_error(
+                    "action and local_action are mutually exclusive",
+                    Some(self.ds_node),
+                ));
             }
             delegate_to = Some(Node::new(Value::Str("localhost".into()), thing.origin.clone()));
             let (a, ar) = self.normalize(thing, None, additional)?;
@@ -159,12 +169,18 @@ impl ModuleArgsParser<'_> {
                 if skip_action_validation {
                     if let Some(prev) = &action {
                         return Err(parser_error(
-                            format!("conflicting action statements: {prev}, {}", super::attrs::key_text(key)),
+                            format!(
+                                "conflicting action statements: {prev}, {}",
+                                super::attrs::key_text(key)
+                            ),
                             Some(self.ds_node),
                         ));
                     }
                     return Err(parser_error(
-                        format!("couldn't resolve module/action '{}'. This often indicates a misspelling, missing collection, or incorrect module path.", super::attrs::key_text(key)),
+                        format!(
+                            "couldn't resolve module/action '{}'. This often indicates a misspelling, missing collection, or incorrect module path.",
+                            super::attrs::key_text(key)
+                        ),
                         Some(self.ds_node),
                     ));
                 }
@@ -197,9 +213,10 @@ impl ModuleArgsParser<'_> {
         }
 
         let Some(action) = action else {
-            let unknown = self.ds.keys().find(|k| {
-                k.as_str().is_none_or(|s| !is_task_key(s) && !s.starts_with("with_"))
-            });
+            let unknown = self
+                .ds
+                .keys()
+                .find(|k| k.as_str().is_none_or(|s| !is_task_key(s) && !s.starts_with("with_")));
             return Err(match unknown {
                 Some(bad) => parser_error(
                     format!(
@@ -236,22 +253,31 @@ impl ModuleArgsParser<'_> {
                     }
                 }
                 Value::Null => {
-                    tack_diag::deprecated(
-                        "Ignoring empty task `args` keyword.",
+                    tack_diag::deprecate(
+                        &Diagnostic::at(
+                            "Ignoring empty task `args` keyword.",
+                            self.ds_node.origin.clone(),
+                        )
+                        .with_help(
+                            "A mapping or template which resolves to a mapping is required.",
+                        ),
                         "2.23",
-                        Some("A mapping or template which resolves to a mapping is required."),
-                        self.ds_node.origin.clone(),
                     );
                 }
                 _ => {
-                    return Err(parser_error("The value of the task `args` keyword is invalid.", Some(extra))
-                        .with_help("A mapping or template which resolves to a mapping is required."));
+                    return Err(parser_error(
+                        "The value of the task `args` keyword is invalid.",
+                        Some(extra),
+                    )
+                    .with_help("A mapping or template which resolves to a mapping is required."));
                 }
             }
         }
 
         let (action, args) = match action {
-            Some(action) => (action.to_string(), self.new_style_args(thing, action, additional.is_some())?),
+            Some(action) => {
+                (action.to_string(), self.new_style_args(thing, action, additional.is_some())?)
+            }
             None => {
                 let (action, mut args) = self.old_style_args(thing)?;
                 if let Some((_, inner)) = args.remove("args") {
@@ -289,29 +315,47 @@ impl ModuleArgsParser<'_> {
         Ok((action, final_args))
     }
 
-    fn new_style_args(&self, thing: &Node, action: &str, has_additional: bool) -> Result<Option<Mapping>, Diagnostic> {
+    fn new_style_args(
+        &self,
+        thing: &Node,
+        action: &str,
+        has_additional: bool,
+    ) -> Result<Option<Mapping>, Diagnostic> {
         match &thing.value {
             Value::Map(m) => Ok(Some(m.clone())),
             Value::Str(s) => {
                 let check_raw = actions::is(action, actions::FREEFORM);
                 let args = kv_mapping(s, check_raw, thing)?;
-                let mut kv_keys: Vec<String> =
-                    args.keys().filter_map(|k| k.as_str()).filter(|k| *k != "_raw_params").map(str::to_string).collect();
+                let mut kv_keys: Vec<String> = args
+                    .keys()
+                    .filter_map(|k| k.as_str())
+                    .filter(|k| *k != "_raw_params")
+                    .map(str::to_string)
+                    .collect();
                 if !kv_keys.is_empty() && has_additional {
                     kv_keys.sort();
-                    let list = kv_keys.iter().map(|k| tack_yaml::pyrepr::str_repr(k)).collect::<Vec<_>>().join(", ");
-                    tack_diag::deprecated(
-                        &format!("Merging legacy k=v args ({list}) into task args."),
+                    let list = kv_keys
+                        .iter()
+                        .map(|k| tack_yaml::pyrepr::str_repr(k))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    tack_diag::deprecate(
+                        &Diagnostic::at(
+                            &format!("Merging legacy k=v args ({list}) into task args."),
+                            thing.origin.clone(),
+                        )
+                        .with_help("Include all task args in the task `args` mapping."),
                         "2.23",
-                        Some("Include all task args in the task `args` mapping."),
-                        thing.origin.clone(),
                     );
                 }
                 Ok(Some(args))
             }
             Value::Vault(_) => {
                 let mut m = Mapping::new();
-                m.insert(Node::new(Value::Str("_raw_params".into()), thing.origin.clone()), thing.clone());
+                m.insert(
+                    Node::new(Value::Str("_raw_params".into()), thing.origin.clone()),
+                    thing.clone(),
+                );
                 Ok(Some(m))
             }
             Value::Null => Ok(None),
@@ -325,11 +369,13 @@ impl ModuleArgsParser<'_> {
     fn old_style_args(&self, thing: &Node) -> Result<(String, Mapping), Diagnostic> {
         match &thing.value {
             Value::Map(m) => {
-                tack_diag::deprecated(
-                    "Using a mapping for `action` is deprecated.",
+                tack_diag::deprecate(
+                    &Diagnostic::at(
+                        "Using a mapping for `action` is deprecated.",
+                        thing.origin.clone(),
+                    )
+                    .with_help("Use a string value for `action`."),
                     "2.23",
-                    Some("Use a string value for `action`."),
-                    thing.origin.clone(),
                 );
                 let mut args = m.clone();
                 let mut action = String::new();

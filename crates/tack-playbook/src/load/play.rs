@@ -17,7 +17,12 @@ const VARS_PROMPT_KEYS: &[&str] =
 impl Loader<'_> {
     /// `Play.load(data, vars)`: `inherited_vars` are the vars of the `import_playbook` that
     /// brought the play in, if any.
-    pub(crate) fn load_play(&self, ds: &Node, basedir: &Path, inherited_vars: Option<&Mapping>) -> Result<Play, Diagnostic> {
+    pub(crate) fn load_play(
+        &self,
+        ds: &Node,
+        basedir: &Path,
+        inherited_vars: Option<&Mapping>,
+    ) -> Result<Play, Diagnostic> {
         let Some(map) = ds.as_map() else {
             return Err(parser_error(
                 "playbook entries must be either valid plays or 'import_playbook' statements",
@@ -65,12 +70,22 @@ impl Loader<'_> {
         let mut roles = Vec::new();
         if let Some(r) = map.get("roles").filter(|r| !r.is_null()) {
             let Some(list) = r.as_seq() else {
-                return Err(parser_error("A malformed role declaration was encountered.", Some(ds)));
+                return Err(parser_error(
+                    "A malformed role declaration was encountered.",
+                    Some(ds),
+                ));
             };
             let template_vars = build.template_vars.clone();
             for entry in list {
                 let rr = self.role_ref(entry, &build, None, &[], &template_vars)?;
-                roles.push(self.load_role(rr, &mut build, None, &FromFiles::default(), false, 0)?);
+                roles.push(self.load_role(
+                    rr,
+                    &mut build,
+                    None,
+                    &FromFiles::default(),
+                    false,
+                    0,
+                )?);
             }
         }
         let mut play_attrs = attrs::collect(&map, &structural);
@@ -144,7 +159,10 @@ fn load_vars_prompt(ds: &Node) -> Result<Vec<Mapping>, Diagnostic> {
             ));
         };
         if m.get("name").is_none() {
-            return Err(parser_error("Invalid vars_prompt data structure, missing 'name' key", Some(ds)));
+            return Err(parser_error(
+                "Invalid vars_prompt data structure, missing 'name' key",
+                Some(ds),
+            ));
         }
         for key in m.keys() {
             let k = attrs::key_text(key);
@@ -171,7 +189,10 @@ fn validate_hosts(play: &Play, ds: &Node) -> Result<(), Diagnostic> {
         _ => false,
     };
     if empty {
-        return Err(parser_error("Hosts list cannot be empty. Please check your playbook", Some(ds)));
+        return Err(parser_error(
+            "Hosts list cannot be empty. Please check your playbook",
+            Some(ds),
+        ));
     }
     match &hosts.value {
         Value::Seq(items) => {
@@ -198,6 +219,9 @@ fn validate_hosts(play: &Play, ds: &Node) -> Result<(), Diagnostic> {
             Ok(())
         }
         Value::Str(_) | Value::Unsafe(_) | Value::Vault(_) => Ok(()),
-        _ => Err(parser_error("Hosts list must be a sequence or string. Please check your playbook.", Some(ds))),
+        _ => Err(parser_error(
+            "Hosts list must be a sequence or string. Please check your playbook.",
+            Some(ds),
+        )),
     }
 }

@@ -6,7 +6,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{Loader, attrs, general_error, parser_error, tagged_type_name};
-use crate::ast::{Playbook, Play};
+use crate::ast::{Play, Playbook};
 use crate::paths::{normpath, unfrackpath};
 use crate::tables::{Keyword, ObjectKind, actions};
 
@@ -41,12 +41,18 @@ impl Loader<'_> {
                 return Err(parser_error(format!("Empty playbook, nothing to do: {shown}"), None));
             }
             Value::Seq(items) if items.is_empty() => {
-                return Err(parser_error(format!("A playbook must contain at least one play: {shown}"), None));
+                return Err(parser_error(
+                    format!("A playbook must contain at least one play: {shown}"),
+                    None,
+                ));
             }
             Value::Seq(items) => items.clone(),
             _ => {
                 return Err(parser_error(
-                    format!("A playbook must be a list of plays, got a {} instead: {shown}", tagged_type_name(&ds)),
+                    format!(
+                        "A playbook must be a list of plays, got a {} instead: {shown}",
+                        tagged_type_name(&ds)
+                    ),
                     Some(&ds),
                 ));
             }
@@ -58,7 +64,11 @@ impl Loader<'_> {
                     Some(entry),
                 ));
             };
-            if map.keys().any(|k| k.as_str().is_some_and(|k| actions::is(k, actions::IMPORT_PLAYBOOK) && k.ends_with("import_playbook"))) {
+            if map.keys().any(|k| {
+                k.as_str().is_some_and(|k| {
+                    actions::is(k, actions::IMPORT_PLAYBOOK) && k.ends_with("import_playbook")
+                })
+            }) {
                 self.import_playbook(map, &basedir, cwd, out)?;
             } else {
                 out.push(self.load_play(entry, &basedir, vars)?);
@@ -79,17 +89,30 @@ impl Loader<'_> {
         let keys: Vec<&str> = map
             .keys()
             .filter_map(|k| k.as_str())
-            .filter(|k| matches!(*k, "import_playbook" | "ansible.builtin.import_playbook" | "ansible.legacy.import_playbook"))
+            .filter(|k| {
+                matches!(
+                    *k,
+                    "import_playbook"
+                        | "ansible.builtin.import_playbook"
+                        | "ansible.legacy.import_playbook"
+                )
+            })
             .collect();
         if keys.len() != 1 {
             let mut sorted = keys.clone();
             sorted.sort();
-            return Err(general_error(format!("Found conflicting import_playbook actions: {}", sorted.join(", ")), None));
+            return Err(general_error(
+                format!("Found conflicting import_playbook actions: {}", sorted.join(", ")),
+                None,
+            ));
         }
         let mut ds = Mapping::new();
         for (k, v) in map.iter() {
             if k.as_str() == Some(keys[0]) {
-                ds.insert(Node::new(Value::Str("import_playbook".into()), k.origin.clone()), v.clone());
+                ds.insert(
+                    Node::new(Value::Str("import_playbook".into()), k.origin.clone()),
+                    v.clone(),
+                );
             } else {
                 ds.insert(k.clone(), v.clone());
             }
@@ -109,14 +132,20 @@ impl Loader<'_> {
         for (k, v) in self.options.extra_vars.iter() {
             all_vars.insert(k.clone(), v.clone());
         }
-        let name_node = ds.get("import_playbook").cloned().unwrap_or_else(|| Node::bare(Value::Null));
+        let name_node =
+            ds.get("import_playbook").cloned().unwrap_or_else(|| Node::bare(Value::Null));
         let rendered = self.templar.render(&name_node, &all_vars).map_err(|e| {
-            Diagnostic::caused_by("Error processing keyword 'import_playbook'.", name_node.origin.clone(), e.to_diagnostic())
+            Diagnostic::caused_by(
+                "Error processing keyword 'import_playbook'.",
+                name_node.origin.clone(),
+                e.to_diagnostic(),
+            )
         })?;
         let name = tack_yaml::pyrepr::str(&rendered.value);
         let when = ds.get("when").cloned();
 
-        let path = if Path::new(&name).is_absolute() { PathBuf::from(&name) } else { basedir.join(&name) };
+        let path =
+            if Path::new(&name).is_absolute() { PathBuf::from(&name) } else { basedir.join(&name) };
         let mut plays = Vec::new();
         self.load_playbook_data(&path, cwd, Some(&import_vars), &mut plays)?;
         let included_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -149,12 +178,21 @@ fn extend_tags(play: &mut Play, extra: Vec<Node>) {
     if extra.is_empty() {
         return;
     }
-    let mut current: Vec<Node> = play.attrs.get(Keyword::Tags).and_then(|t| t.as_seq()).map(<[Node]>::to_vec).unwrap_or_default();
+    let mut current: Vec<Node> = play
+        .attrs
+        .get(Keyword::Tags)
+        .and_then(|t| t.as_seq())
+        .map(<[Node]>::to_vec)
+        .unwrap_or_default();
     for t in extra {
         if !current.iter().any(|c| c.value == t.value) {
             current.push(t);
         }
     }
-    let key = play.attrs.key(Keyword::Tags).cloned().unwrap_or_else(|| Node::bare(Value::Str("tags".into())));
+    let key = play
+        .attrs
+        .key(Keyword::Tags)
+        .cloned()
+        .unwrap_or_else(|| Node::bare(Value::Str("tags".into())));
     play.attrs.set(Keyword::Tags, key, Node::bare(Value::Seq(current)));
 }

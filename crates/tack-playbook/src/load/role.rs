@@ -55,18 +55,27 @@ impl Loader<'_> {
         let name_node = match &data.value {
             Value::Str(s) => {
                 if s.contains(',') {
-                    return Err(general_error(format!("Invalid old style role requirement: {s}"), None));
+                    return Err(general_error(
+                        format!("Invalid old style role requirement: {s}"),
+                        None,
+                    ));
                 }
                 data.clone()
             }
             Value::Map(m) => match m.get("role").or_else(|| m.get("name")) {
                 Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => n.clone(),
-                _ => return Err(general_error("role definitions must contain a role name", Some(&data))),
+                _ => {
+                    return Err(general_error(
+                        "role definitions must contain a role name",
+                        Some(&data),
+                    ));
+                }
             },
             _ => return Err(parser_error("Invalid role definition.", Some(&data))),
         };
         let name = self.render_string(&name_node, vars)?;
-        let (name, path) = self.find_role(&name, &data, build, current_role_path, collection_list, vars)?;
+        let (name, path) =
+            self.find_role(&name, &data, build, current_role_path, collection_list, vars)?;
 
         let mut attrs_map = Mapping::new();
         let mut params = Mapping::new();
@@ -84,12 +93,22 @@ impl Loader<'_> {
         if let Some(v) = attrs_map.get("vars") {
             role_vars = attrs::load_vars(v, "RoleInclude")?;
         }
-        let mut ri_attrs = attrs::collect(&attrs_map, &[crate::tables::Keyword::Vars, crate::tables::Keyword::Role]);
+        let mut ri_attrs = attrs::collect(
+            &attrs_map,
+            &[crate::tables::Keyword::Vars, crate::tables::Keyword::Role],
+        );
         if let Some((key, tags)) = attrs_map.entry("tags") {
             ri_attrs.set(crate::tables::Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
         attrs::validate_string_fields(&ri_attrs, ObjectKind::RoleInclude)?;
-        Ok(RoleRef { origin: data.origin.clone(), name, path, attrs: ri_attrs, params, vars: role_vars })
+        Ok(RoleRef {
+            origin: data.origin.clone(),
+            name,
+            path,
+            attrs: ri_attrs,
+            params,
+            vars: role_vars,
+        })
     }
 
     /// `_load_role_path`: the first `<search dir>/<name>` that exists, else `<name>` as a path.
@@ -121,13 +140,20 @@ impl Loader<'_> {
         }
         let as_path = unfrackpath(name, true, None);
         if as_path.exists() {
-            let base = as_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let base = Path::new(name).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or(base);
+            let base =
+                as_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let base = Path::new(name)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or(base);
             return Ok((base, as_path));
         }
         let mut places: Vec<String> = collection_list.to_vec();
         places.extend(search.iter().map(|p| p.to_string_lossy().to_string()));
-        Err(general_error(format!("The role '{name}' was not found in: {}", places.join(":")), Some(data)))
+        Err(general_error(
+            format!("The role '{name}' was not found in: {}", places.join(":")),
+            Some(data),
+        ))
     }
 
     /// `Role.load` + `_load_role_data`: loads the role's files and dependencies into the
@@ -176,7 +202,10 @@ impl Loader<'_> {
             && !is_empty(&meta)
         {
             let Some(meta_map) = meta.as_map() else {
-                return Err(parser_error(format!("the 'meta/main.yml' for role {} is not a dictionary", rr.name), None));
+                return Err(parser_error(
+                    format!("the 'meta/main.yml' for role {} is not a dictionary", rr.name),
+                    None,
+                ));
             };
             attrs::validate_keys(meta_map, ObjectKind::RoleMetadata)?;
             if let Some(ad) = meta_map.get("allow_duplicates") {
@@ -184,14 +213,25 @@ impl Loader<'_> {
             }
             if let Some(deps) = meta_map.get("dependencies").filter(|d| !is_empty(d)) {
                 let Some(list) = deps.as_seq() else {
-                    return Err(parser_error("Expected role dependencies to be a list.", Some(&meta)));
+                    return Err(parser_error(
+                        "Expected role dependencies to be a list.",
+                        Some(&meta),
+                    ));
                 };
                 let owner_dir = rr.path.parent().map(Path::to_path_buf);
                 let collections = vec!["ansible.legacy".to_string()];
                 let vars = build.template_vars.clone();
                 for dep in list {
-                    let dep_ref = self.role_ref(dep, build, owner_dir.as_deref(), &collections, &vars)?;
-                    let dep_id = self.load_role(dep_ref, build, Some(id), &FromFiles::default(), false, depth + 1)?;
+                    let dep_ref =
+                        self.role_ref(dep, build, owner_dir.as_deref(), &collections, &vars)?;
+                    let dep_id = self.load_role(
+                        dep_ref,
+                        build,
+                        Some(id),
+                        &FromFiles::default(),
+                        false,
+                        depth + 1,
+                    )?;
                     build.roles[id.0].dependencies.push(dep_id);
                 }
             }
@@ -203,7 +243,10 @@ impl Loader<'_> {
         {
             if tasks.as_seq().is_none() {
                 return Err(parser_error(
-                    format!("The tasks/main.yml file for role '{}' must contain a list of tasks.", rr.name),
+                    format!(
+                        "The tasks/main.yml file for role '{}' must contain a list of tasks.",
+                        rr.name
+                    ),
                     Some(&tasks),
                 ));
             }
@@ -224,13 +267,21 @@ impl Loader<'_> {
     }
 
     /// `_load_role_yaml(subdir, main, allow_dir)`.
-    fn role_yaml(&self, rr: &RoleRef, subdir: &str, main: Option<&str>, allow_dir: bool) -> Result<Option<Node>, Diagnostic> {
+    fn role_yaml(
+        &self,
+        rr: &RoleRef,
+        subdir: &str,
+        main: Option<&str>,
+        allow_dir: bool,
+    ) -> Result<Option<Node>, Diagnostic> {
         let dir = rr.path.join(subdir);
         if !dir.is_dir() {
             if let Some(main) = main {
                 let _ = main;
                 return Err(general_error(
-                    format!("Could not find specified file in role, its '{subdir}/' is not usable."),
+                    format!(
+                        "Could not find specified file in role, its '{subdir}/' is not usable."
+                    ),
                     None,
                 ));
             }
@@ -250,7 +301,10 @@ impl Loader<'_> {
         let found = find_vars_files(&dir, name, &exts, allow_dir);
         if found.is_empty() {
             if let Some(main) = main {
-                return Err(general_error(format!("Could not find specified file in role: {subdir}/{main}"), None));
+                return Err(general_error(
+                    format!("Could not find specified file in role: {subdir}/{main}"),
+                    None,
+                ));
             }
             return Ok(None);
         }
@@ -283,17 +337,28 @@ impl Loader<'_> {
             let p = rr.path.join("meta").join(format!("argument_specs{ext}"));
             if p.exists() {
                 let data = self.role_yaml(rr, "meta", Some("argument_specs"), false)?;
-                return Ok(data
-                    .and_then(|d| d.as_map().and_then(|m| m.get("argument_specs")).and_then(|s| s.as_map().cloned())));
+                return Ok(data.and_then(|d| {
+                    d.as_map()
+                        .and_then(|m| m.get("argument_specs"))
+                        .and_then(|s| s.as_map().cloned())
+                }));
             }
         }
         let meta = self.role_yaml(rr, "meta", None, false)?;
-        Ok(meta.and_then(|m| m.as_map().and_then(|m| m.get("argument_specs")).and_then(|s| s.as_map().cloned())))
+        Ok(meta.and_then(|m| {
+            m.as_map().and_then(|m| m.get("argument_specs")).and_then(|s| s.as_map().cloned())
+        }))
     }
 
     /// `Role._prepend_validation_task`: a role with an argument spec for its entry point runs
     /// `validate_argument_spec` before its own tasks.
-    fn prepend_validation(&self, build: &mut PlayBuild, id: RoleId, specs: &Mapping, entry: &str) -> Result<(), Diagnostic> {
+    fn prepend_validation(
+        &self,
+        build: &mut PlayBuild,
+        id: RoleId,
+        specs: &Mapping,
+        entry: &str,
+    ) -> Result<(), Diagnostic> {
         let Some(spec) = specs.get(entry).filter(|s| !is_empty(s)) else { return Ok(()) };
         let mut name = format!("Validating arguments against arg spec '{entry}'");
         if let Some(short) = spec.as_map().and_then(|m| m.get("short_description")) {
@@ -310,7 +375,10 @@ impl Loader<'_> {
         let mut args = Mapping::new();
         args.insert(
             s("argument_spec"),
-            spec.as_map().and_then(|m| m.get("options")).cloned().unwrap_or_else(|| Node::bare(Value::Map(Mapping::new()))),
+            spec.as_map()
+                .and_then(|m| m.get("options"))
+                .cloned()
+                .unwrap_or_else(|| Node::bare(Value::Map(Mapping::new()))),
         );
         args.insert(s("provided_arguments"), Node::bare(Value::Map(role.params.clone())));
         args.insert(s("validate_args_context"), Node::bare(Value::Map(ctx)));
@@ -371,10 +439,24 @@ impl Loader<'_> {
         let from = FromFiles {
             tasks: target.tasks_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
             vars: target.vars_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
-            defaults: target.defaults_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
-            handlers: target.handlers_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
+            defaults: target
+                .defaults_from
+                .as_ref()
+                .map(|n| self.render_string(n, &vars))
+                .transpose()?,
+            handlers: target
+                .handlers_from
+                .as_ref()
+                .map(|n| self.render_string(n, &vars))
+                .transpose()?,
         };
-        let mut rr = self.role_ref(&Node::new(Value::Str(name), name_node.origin.clone()), build, None, &[], &vars)?;
+        let mut rr = self.role_ref(
+            &Node::new(Value::Str(name), name_node.origin.clone()),
+            build,
+            None,
+            &[],
+            &vars,
+        )?;
         for (k, v) in task.vars.iter() {
             rr.vars.insert(k.clone(), v.clone());
         }
@@ -409,7 +491,9 @@ fn as_vars(data: Option<Node>, role: &str, subdir: &str) -> Result<Mapping, Diag
         None => Ok(Mapping::new()),
         Some(Node { value: Value::Map(m), .. }) => Ok(m),
         Some(_) => Err(parser_error(
-            format!("The {subdir}/main.yml file for role '{role}' must contain a dictionary of variables"),
+            format!(
+                "The {subdir}/main.yml file for role '{role}' must contain a dictionary of variables"
+            ),
             None,
         )),
     }

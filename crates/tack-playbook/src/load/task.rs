@@ -33,8 +33,22 @@ impl TaskFlavor {
 
 /// Keywords include/import tasks accept (`TaskInclude.VALID_INCLUDE_KEYWORDS`).
 const VALID_INCLUDE_KEYWORDS: &[&str] = &[
-    "action", "args", "collections", "debugger", "ignore_errors", "loop", "loop_control", "loop_with",
-    "name", "no_log", "register", "run_once", "tags", "timeout", "vars", "when",
+    "action",
+    "args",
+    "collections",
+    "debugger",
+    "ignore_errors",
+    "loop",
+    "loop_control",
+    "loop_with",
+    "name",
+    "no_log",
+    "register",
+    "run_once",
+    "tags",
+    "timeout",
+    "vars",
+    "when",
 ];
 
 impl Task {
@@ -56,7 +70,10 @@ impl Loader<'_> {
         flavor: TaskFlavor,
     ) -> Result<Task, Diagnostic> {
         let Some(map) = ds.as_map() else {
-            return Err(parser_error("A malformed block was encountered while loading tasks.", Some(ds)));
+            return Err(parser_error(
+                "A malformed block was encountered while loading tasks.",
+                Some(ds),
+            ));
         };
         let search = build.search.clone();
         let parsed = ModuleArgsParser { ds: map, ds_node: ds, search: &search }.parse(false)?;
@@ -73,17 +90,25 @@ impl Loader<'_> {
         let mut loop_with = None;
         for (key, value) in map.iter() {
             let Some(k) = key.as_str() else { continue };
-            if matches!(k, "action" | "local_action" | "args" | "delegate_to" | "vars" | "shell") || k == parsed.action {
+            if matches!(k, "action" | "local_action" | "args" | "delegate_to" | "vars" | "shell")
+                || k == parsed.action
+            {
                 continue;
             }
             if let Some(lookup) = k.strip_prefix("with_")
                 && tables::BUILTIN_LOOKUPS.contains(&lookup)
             {
                 if loop_items.is_some() || map.get("loop").is_some() {
-                    return Err(general_error(format!("duplicate loop in task: {lookup}"), Some(ds)));
+                    return Err(general_error(
+                        format!("duplicate loop in task: {lookup}"),
+                        Some(ds),
+                    ));
                 }
                 if value.is_null() {
-                    return Err(general_error(format!("you must specify a value when using {k}"), Some(ds)));
+                    return Err(general_error(
+                        format!("you must specify a value when using {k}"),
+                        Some(ds),
+                    ));
                 }
                 loop_with = Some(lookup.to_string());
                 loop_items = Some(value.clone());
@@ -103,7 +128,8 @@ impl Loader<'_> {
         }
 
         if matches!(flavor, TaskFlavor::TaskInclude | TaskFlavor::IncludeRole)
-            && (actions::is(&parsed.action, actions::INCLUDE_TASKS) || actions::is(&parsed.action, actions::INCLUDE_ROLE))
+            && (actions::is(&parsed.action, actions::INCLUDE_TASKS)
+                || actions::is(&parsed.action, actions::INCLUDE_ROLE))
         {
             let delegate = parsed.delegate_to.as_ref().map(|_| "delegate_to");
             let keys = rest.keys().filter_map(|k| k.as_str()).chain(delegate);
@@ -123,7 +149,10 @@ impl Loader<'_> {
         for key in rest.keys() {
             let k = key.as_str().unwrap_or_default();
             if kind.attribute(k).is_none() {
-                let mut err = parser_error(format!("'{k}' is not a valid attribute for a {}", kind.class_name()), Some(key));
+                let mut err = parser_error(
+                    format!("'{k}' is not a valid attribute for a {}", kind.class_name()),
+                    Some(key),
+                );
                 err.message.push_str(
                     "\nThis error can be suppressed as a warning using the \"invalid_task_attribute_failed\" configuration",
                 );
@@ -195,7 +224,9 @@ fn validate_register(value: &Node) -> Result<(), Diagnostic> {
         Value::Map(m) => m.keys().try_for_each(attrs::validate_variable_name),
         _ => attrs::validate_variable_name(value),
     };
-    result.map_err(|cause| Diagnostic::caused_by("Invalid 'register' specified.", value.origin.clone(), cause).parser())
+    result.map_err(|cause| {
+        Diagnostic::caused_by("Invalid 'register' specified.", value.origin.clone(), cause).parser()
+    })
 }
 
 /// `TaskInclude.check_options`.
@@ -208,7 +239,10 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
         .map(str::to_string)
         .collect();
     if !bad.is_empty() {
-        return Err(parser_error(format!("Invalid options for {}: {}", task.action, bad.join(",")), Some(ds)));
+        return Err(parser_error(
+            format!("Invalid options for {}: {}", task.action, bad.join(",")),
+            Some(ds),
+        ));
     }
     let has_raw = task.args.get("_raw_params").is_some_and(|n| truthy(n));
     if !has_raw {
@@ -217,16 +251,27 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             Some(f) if truthy(&f) => {
                 task.args.insert(Node::new(Value::Str("_raw_params".into()), f.origin.clone()), f);
             }
-            _ => return Err(parser_error(format!("No file specified for {}", task.action), Some(ds))),
+            _ => {
+                return Err(parser_error(
+                    format!("No file specified for {}", task.action),
+                    Some(ds),
+                ));
+            }
         }
     }
     if let Some(apply) = task.args.get("apply") {
         if truthy(apply) && !actions::is(&task.action, actions::INCLUDE_TASKS) {
-            return Err(parser_error(format!("Invalid options for {}: apply", task.action), Some(ds)));
+            return Err(parser_error(
+                format!("Invalid options for {}: apply", task.action),
+                Some(ds),
+            ));
         }
         if apply.as_map().is_none() {
             return Err(parser_error(
-                format!("Expected a dict for apply but got {} instead", super::tagged_type_name(apply)),
+                format!(
+                    "Expected a dict for apply but got {} instead",
+                    super::tagged_type_name(apply)
+                ),
                 Some(ds),
             ));
         }
@@ -239,23 +284,45 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
     let args = &task.args;
     let name = args.get("name").or_else(|| args.get("role")).cloned();
     if name.is_none() {
-        return Err(parser_error(format!("'name' is a required field for {}.", task.action), Some(ds)));
+        return Err(parser_error(
+            format!("'name' is a required field for {}.", task.action),
+            Some(ds),
+        ));
     }
     const VALID: &[&str] = &[
-        "name", "role", "tasks_from", "vars_from", "defaults_from", "handlers_from", "apply", "public",
-        "allow_duplicates", "rolespec_validate", "rescuable",
+        "name",
+        "role",
+        "tasks_from",
+        "vars_from",
+        "defaults_from",
+        "handlers_from",
+        "apply",
+        "public",
+        "allow_duplicates",
+        "rolespec_validate",
+        "rescuable",
     ];
-    let bad: Vec<String> =
-        args.keys().filter_map(|k| k.as_str()).filter(|k| !VALID.contains(k)).map(str::to_string).collect();
+    let bad: Vec<String> = args
+        .keys()
+        .filter_map(|k| k.as_str())
+        .filter(|k| !VALID.contains(k))
+        .map(str::to_string)
+        .collect();
     if !bad.is_empty() {
-        return Err(parser_error(format!("Invalid options for {}: {}", task.action, bad.join(",")), Some(ds)));
+        return Err(parser_error(
+            format!("Invalid options for {}: {}", task.action, bad.join(",")),
+            Some(ds),
+        ));
     }
     for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
         if let Some(v) = args.get(key)
             && v.as_str().is_none()
         {
             return Err(parser_error(
-                format!("Expected a string for {key} but got {} instead", super::tagged_type_name(v)),
+                format!(
+                    "Expected a string for {key} but got {} instead",
+                    super::tagged_type_name(v)
+                ),
                 None,
             ));
         }
@@ -263,17 +330,26 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
     let is_include = actions::is(&task.action, actions::INCLUDE_ROLE);
     if let Some(apply) = args.get("apply") {
         if truthy(apply) && !is_include {
-            return Err(parser_error(format!("Invalid options for {}: apply", task.action), Some(ds)));
+            return Err(parser_error(
+                format!("Invalid options for {}: apply", task.action),
+                Some(ds),
+            ));
         }
         if apply.as_map().is_none() {
             return Err(parser_error(
-                format!("Expected a dict for apply but got {} instead", super::tagged_type_name(apply)),
+                format!(
+                    "Expected a dict for apply but got {} instead",
+                    super::tagged_type_name(apply)
+                ),
                 Some(ds),
             ));
         }
     }
     if args.get("rescuable").is_some_and(truthy) && !is_include {
-        return Err(parser_error(format!("Invalid options for {}: rescuable", task.action), Some(ds)));
+        return Err(parser_error(
+            format!("Invalid options for {}: rescuable", task.action),
+            Some(ds),
+        ));
     }
     Ok(RoleTarget {
         name,

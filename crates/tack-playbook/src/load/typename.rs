@@ -18,7 +18,9 @@ pub fn tagged_type_name(node: &Node) -> String {
         Value::Timestamp(_) => "_AnsibleTaggedDateTime",
         Value::Seq(_) => "_AnsibleTaggedList",
         Value::Map(_) => "_AnsibleTaggedDict",
-        Value::Vault(_) => return "<class 'ansible._internal._datatag._tags.EncryptedString'>".into(),
+        Value::Vault(_) => {
+            return "<class 'ansible._internal._datatag._tags.EncryptedString'>".into();
+        }
     };
     format!("<class '{TAGGED}.{class}'>")
 }

@@ -105,7 +105,9 @@ impl ObjectKind {
 
 /// `copy` for `copy`, `ansible.builtin.copy` and `ansible.legacy.copy`; other names unchanged.
 pub fn short_builtin_name(name: &str) -> &str {
-    name.strip_prefix("ansible.builtin.").or_else(|| name.strip_prefix("ansible.legacy.")).unwrap_or(name)
+    name.strip_prefix("ansible.builtin.")
+        .or_else(|| name.strip_prefix("ansible.legacy."))
+        .unwrap_or(name)
 }
 
 /// The builtin routing entry for a plugin type (`modules`, `action`, `lookup`) and short name.
@@ -124,7 +126,8 @@ pub mod actions {
     pub const SET_FACT: &[&str] = &["set_fact"];
     pub const INCLUDE_VARS: &[&str] = &["include_vars"];
     /// Modules that take a free-form command line (`MODULE_REQUIRE_ARGS_SIMPLE`).
-    pub const FREEFORM: &[&str] = &["command", "raw", "script", "shell", "win_command", "win_shell"];
+    pub const FREEFORM: &[&str] =
+        &["command", "raw", "script", "shell", "win_command", "win_shell"];
     /// Builtin actions whose free-form string is kept as `_raw_params`.
     pub const RAW_PARAMS: &[&str] = &[
         "include_vars",

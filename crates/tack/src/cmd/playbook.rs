@@ -126,13 +126,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .into());
     }
     if args.step {
-        return Err(Diagnostic::new("tack does not support --step").with_class(ErrorClass::Options).into());
+        return Err(Diagnostic::new("tack does not support --step")
+            .with_class(ErrorClass::Options)
+            .into());
     }
     for playbook in &args.playbooks {
         if !playbook.exists() {
-            return Err(
-                Diagnostic::new(format!("the playbook: {} could not be found", playbook.display())).into()
-            );
+            return Err(Diagnostic::new(format!(
+                "the playbook: {} could not be found",
+                playbook.display()
+            ))
+            .into());
         }
         if !(playbook.is_file() || is_fifo(playbook)) {
             return Err(Diagnostic::new(format!(

@@ -41,7 +41,8 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
                 if session.extra_vars.get(&tack_yaml::pyrepr::str(&name.value)).is_some() {
                     continue;
                 }
-                let default = prompt.get("default").cloned().unwrap_or_else(|| Node::bare(Value::Null));
+                let default =
+                    prompt.get("default").cloned().unwrap_or_else(|| Node::bare(Value::Null));
                 play.vars.insert(name.clone(), default);
             }
             let vars = play_vars(&play, &session.extra_vars, &session.loader, &templar)?;
@@ -53,12 +54,22 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
         let _ = writeln!(out, "\nplaybook: {}", path.display());
         for (idx, (play, keywords, vars)) in plays.iter().enumerate() {
             let mine = play_tags(play);
-            let _ = write!(out, "\n  play #{} ({}): {}", idx + 1, keywords.hosts.join(","), keywords.name);
+            let _ = write!(
+                out,
+                "\n  play #{} ({}): {}",
+                idx + 1,
+                keywords.hosts.join(","),
+                keywords.name
+            );
             let _ = write!(out, "\tTAGS: [{}]", mine.join(","));
             if args.list_hosts {
                 let hosts = session.hosts_for(&keywords.hosts)?;
-                let pattern =
-                    keywords.hosts.iter().map(|h| tack_yaml::pyrepr::str_repr(h)).collect::<Vec<_>>().join(", ");
+                let pattern = keywords
+                    .hosts
+                    .iter()
+                    .map(|h| tack_yaml::pyrepr::str_repr(h))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let _ = write!(out, "\n    pattern: [{pattern}]\n    hosts ({}):", hosts.len());
                 for h in hosts {
                     let _ = write!(out, "\n      {h}");
@@ -71,11 +82,13 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
                 if args.list_tasks {
                     msg.push_str("    tasks:\n");
                 }
-                let mut all_tags: std::collections::BTreeSet<String> = mine.iter().cloned().collect();
+                let mut all_tags: std::collections::BTreeSet<String> =
+                    mine.iter().cloned().collect();
                 for task in &listed.tasks {
                     all_tags.extend(task.tags.iter().cloned());
                     if args.list_tasks {
-                        let mut cur: std::collections::BTreeSet<String> = mine.iter().cloned().collect();
+                        let mut cur: std::collections::BTreeSet<String> =
+                            mine.iter().cloned().collect();
                         cur.extend(task.tags.iter().cloned());
                         let cur: Vec<String> = cur.into_iter().collect();
                         let _ = writeln!(msg, "      {}\tTAGS: [{}]", task.name, cur.join(", "));
