@@ -61,6 +61,7 @@ fn could_not_convert(value: &Node, isa: &str) -> Diagnostic {
         ),
         value.origin.clone(),
     )
+    .while_handling()
 }
 
 /// `Base.get_validated_value`: converts a rendered value to the keyword's declared type.
@@ -175,6 +176,7 @@ pub fn post_validate_play(
                 raw.origin.clone(),
                 cause,
             )
+            .parser()
         };
         let rendered = templar.render(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
         if rendered.is_null() {

@@ -86,12 +86,16 @@ fn render_with(
 }
 
 fn describe(err: &minijinja::Error) -> String {
+    let detail = err.detail().map(str::to_string).unwrap_or_else(|| err.to_string());
     match err.kind() {
-        minijinja::ErrorKind::UndefinedError => match err.detail() {
-            Some(detail) => detail.to_string(),
-            None => "undefined variable".to_string(),
-        },
-        _ => err.detail().map(str::to_string).unwrap_or_else(|| err.to_string()),
+        // minijinja quotes names with backticks; ansible's message is `'x' is undefined`.
+        minijinja::ErrorKind::UndefinedError => {
+            match detail.strip_prefix('`').and_then(|d| d.split_once('`')) {
+                Some((name, rest)) => format!("'{name}'{rest}"),
+                None => detail,
+            }
+        }
+        _ => detail,
     }
 }
 

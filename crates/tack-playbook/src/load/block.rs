@@ -8,7 +8,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::modargs::ModuleArgsParser;
-use super::{Loader, PlayBuild, Scope, attrs, parser_error};
+use super::{Loader, PlayBuild, Scope, attrs, parser_error, tagged_type_name};
 use crate::ast::{Block, BlockOrigin, TaskEntry};
 use crate::tables::{Keyword, ObjectKind, actions};
 
@@ -16,27 +16,69 @@ fn is_block(node: &Node) -> bool {
     node.as_map().is_some_and(|m| ["block", "rescue", "always"].iter().any(|k| m.get(k).is_some()))
 }
 
+/// Why a list could not be loaded: a full error, or one of ansible's internal assertions about
+/// the shape of the data, which the caller turns into its own "malformed" message.
+pub(crate) enum LoadFail {
+    Error(Diagnostic),
+    Shape(String),
+}
+
+impl From<Diagnostic> for LoadFail {
+    fn from(d: Diagnostic) -> LoadFail {
+        LoadFail::Error(d)
+    }
+}
+
+impl LoadFail {
+    /// Turns a shape assertion into `message` (pointing at `owner`), caused by the assertion.
+    pub(crate) fn into_error(self, message: &str, owner: Owner<'_>) -> Diagnostic {
+        match self {
+            LoadFail::Error(d) => d,
+            LoadFail::Shape(cause) => {
+                let outer = match owner {
+                    Owner::Node(node) => Diagnostic::at(message, node.origin.clone()),
+                    Owner::Value(repr) => Diagnostic::about_value(message, repr),
+                };
+                let mut d =
+                    Diagnostic::caused_by(outer.message, outer.origin, Diagnostic::new(cause));
+                d.value_repr = outer.value_repr;
+                d.parser()
+            }
+        }
+    }
+}
+
+/// What a "malformed" error points at: a loaded node, or a value ansible built itself (shown
+/// by its repr under `Origin: <unknown>`).
+pub(crate) enum Owner<'a> {
+    Node(&'a Node),
+    Value(String),
+}
+
+/// `%s` of a loaded value and `type()` of it, as ansible's assertion messages show them.
+fn shape(node: &Node, python_list: bool) -> (String, String) {
+    let type_name = if python_list { "<class 'list'>".to_string() } else { tagged_type_name(node) };
+    (tack_yaml::pyrepr::str(&node.value), type_name)
+}
+
 impl Loader<'_> {
-    /// `load_list_of_blocks`: `ds` must be a list (or null); `what` names the keyword for the
-    /// "malformed block" message, `owner` is the node that message points at.
+    /// `load_list_of_blocks`: `ds` must be a list (or null). Bare tasks in a row share one
+    /// implicit block.
     pub(crate) fn load_blocks(
         &self,
         ds: &Node,
         build: &mut PlayBuild,
         scope: &Scope,
-        what: &str,
-        owner: &Node,
-    ) -> Result<Vec<Block>, Diagnostic> {
-        let malformed = || {
-            parser_error(
-                format!("A malformed block was encountered while loading {what}."),
-                Some(owner),
-            )
-        };
+    ) -> Result<Vec<Block>, LoadFail> {
         let items = match &ds.value {
             Value::Null => return Ok(Vec::new()),
             Value::Seq(items) => items,
-            _ => return Err(malformed()),
+            _ => {
+                let (text, ty) = shape(ds, false);
+                return Err(LoadFail::Shape(format!(
+                    "{text} should be a list or None but is {ty}"
+                )));
+            }
         };
         let mut blocks = Vec::new();
         let mut i = 0;
@@ -49,16 +91,34 @@ impl Loader<'_> {
             if !implicit.is_empty() {
                 let origin = implicit[0].origin.clone();
                 let list = Node::new(Value::Seq(implicit), origin);
-                blocks.push(self.load_block(&list, true, build, scope, what, owner)?);
+                blocks.push(self.load_block(&list, true, build, scope)?);
             }
             if i < items.len() {
                 if !items[i].is_null() {
-                    blocks.push(self.load_block(&items[i], false, build, scope, what, owner)?);
+                    blocks.push(self.load_block(&items[i], false, build, scope)?);
                 }
                 i += 1;
             }
         }
         Ok(blocks)
+    }
+
+    /// `load_list_of_blocks` for a keyword of a play (`tasks`, `handlers`, ...): a shape
+    /// problem is "A malformed block was encountered while loading <attr>." at the play.
+    pub(crate) fn load_play_blocks(
+        &self,
+        ds: &Node,
+        build: &mut PlayBuild,
+        scope: &Scope,
+        attr: &str,
+        play: &Node,
+    ) -> Result<Vec<Block>, Diagnostic> {
+        self.load_blocks(ds, build, scope).map_err(|e| {
+            e.into_error(
+                &format!("A malformed block was encountered while loading {attr}."),
+                Owner::Node(play),
+            )
+        })
     }
 
     /// `Block.load`: an explicit `block:` mapping, or (when `implicit`) a list of bare tasks.
@@ -68,11 +128,14 @@ impl Loader<'_> {
         implicit: bool,
         build: &mut PlayBuild,
         scope: &Scope,
-        what: &str,
-        owner: &Node,
     ) -> Result<Block, Diagnostic> {
         if implicit {
-            let tasks = self.load_tasks(ds, build, scope, what, owner)?;
+            let tasks = self.load_tasks(ds, true, build, scope).map_err(|e| {
+                e.into_error(
+                    "A malformed block was encountered while loading block.",
+                    Owner::Value(tack_yaml::pyrepr::repr(&ds.value)),
+                )
+            })?;
             return Ok(Block {
                 origin: ds.origin.clone(),
                 implicit: true,
@@ -87,8 +150,8 @@ impl Loader<'_> {
         }
         let Some(map) = ds.as_map() else {
             return Err(parser_error(
-                format!("A malformed block was encountered while loading {what}."),
-                Some(owner),
+                "A malformed block was encountered while loading block.",
+                Some(ds),
             ));
         };
         attrs::validate_keys(map, ObjectKind::Block)?;
@@ -109,11 +172,8 @@ impl Loader<'_> {
         if let Some(v) = map.get("vars") {
             block.vars = attrs::load_vars(v, "Block")?;
         }
-        if let Some(tags) = map.get("tags") {
-            let tags = attrs::load_tags(tags)?;
-            if let Some(key) = map.entry("tags").map(|(k, _)| k.clone()) {
-                block.attrs.set(Keyword::Tags, key, tags);
-            }
+        if let Some((key, tags)) = map.entry("tags") {
+            block.attrs.set(Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
         let inner_scope = scope.with_vars(&block.vars);
         for (name, list) in [
@@ -122,14 +182,16 @@ impl Loader<'_> {
             ("always", &mut block.always),
         ] {
             if let Some(v) = map.get(name) {
-                *list = self.load_tasks_or_malformed(v, build, &inner_scope, name, ds)?;
+                *list = self.load_tasks(v, false, build, &inner_scope).map_err(|e| {
+                    e.into_error(
+                        &format!("A malformed block was encountered while loading {name}."),
+                        Owner::Node(ds),
+                    )
+                })?;
             }
         }
         for name in ["rescue", "always"] {
-            if map.get(name).is_some_and(|v| {
-                !matches!(&v.value, Value::Null) && v.as_seq().is_none_or(|s| !s.is_empty())
-            }) && block.block.is_empty()
-            {
+            if map.get(name).is_some_and(super::task::truthy) && block.block.is_empty() {
                 return Err(parser_error(
                     format!("'{name}' keyword cannot be used without 'block'"),
                     Some(ds),
@@ -140,60 +202,41 @@ impl Loader<'_> {
         Ok(block)
     }
 
-    fn load_tasks_or_malformed(
-        &self,
-        ds: &Node,
-        build: &mut PlayBuild,
-        scope: &Scope,
-        what: &str,
-        owner: &Node,
-    ) -> Result<Vec<TaskEntry>, Diagnostic> {
-        if !matches!(ds.value, Value::Seq(_) | Value::Null) {
-            return Err(parser_error(
-                format!("A malformed block was encountered while loading {what}."),
-                Some(owner),
-            ));
-        }
-        self.load_tasks(ds, build, scope, what, owner)
-    }
-
-    /// `load_list_of_tasks`.
+    /// `load_list_of_tasks`. `python_list` says `ds` is a list ansible built itself (an
+    /// implicit block's tasks), which its messages show as `<class 'list'>`.
     pub(crate) fn load_tasks(
         &self,
         ds: &Node,
+        python_list: bool,
         build: &mut PlayBuild,
         scope: &Scope,
-        what: &str,
-        owner: &Node,
-    ) -> Result<Vec<TaskEntry>, Diagnostic> {
+    ) -> Result<Vec<TaskEntry>, LoadFail> {
         let items: &[Node] = match &ds.value {
-            Value::Null => &[],
             Value::Seq(items) => items,
             _ => {
-                return Err(parser_error(
-                    format!("A malformed block was encountered while loading {what}."),
-                    Some(owner),
-                ));
+                let (text, ty) = shape(ds, python_list);
+                return Err(LoadFail::Shape(format!(
+                    "The ds ({text}) should be a list but was a {ty}"
+                )));
             }
         };
         let mut out = Vec::new();
         for item in items {
             let Some(map) = item.as_map() else {
-                return Err(parser_error(
-                    format!("A malformed block was encountered while loading {what}."),
-                    Some(owner),
-                ));
+                let (text, ty) = shape(ds, python_list);
+                return Err(LoadFail::Shape(format!(
+                    "The ds ({text}) should be a dict but was a {ty}"
+                )));
             };
             if map.get("block").is_some() {
                 if scope.use_handlers {
                     return Err(parser_error(
                         "Using a block as a handler is not supported.",
                         Some(item),
-                    ));
+                    )
+                    .into());
                 }
-                out.push(TaskEntry::Block(
-                    self.load_block(item, false, build, scope, what, owner)?,
-                ));
+                out.push(TaskEntry::Block(self.load_block(item, false, build, scope)?));
                 continue;
             }
             let search = build.search.clone();
@@ -217,7 +260,8 @@ impl Loader<'_> {
                     return Err(parser_error(
                         format!("Using '{action}' as a handler is not supported."),
                         Some(item),
-                    ));
+                    )
+                    .into());
                 }
                 let task =
                     self.load_task(item, build, scope, super::task::TaskFlavor::IncludeRole)?;
@@ -233,20 +277,20 @@ impl Loader<'_> {
                     super::task::TaskFlavor::Task
                 };
                 let task = self.load_task(item, build, scope, flavor)?;
-                if let Some(meta) = task.meta() {
-                    if meta == "end_role" {
-                        if scope.use_handlers {
-                            return Err(parser_error(
-                                "Cannot execute 'end_role' from a handler",
-                                Some(item),
-                            ));
-                        }
-                        if scope.role.is_none() {
-                            return Err(parser_error(
-                                "Cannot execute 'end_role' from outside of a role",
-                                Some(item),
-                            ));
-                        }
+                if task.meta() == Some("end_role") {
+                    if scope.use_handlers {
+                        return Err(parser_error(
+                            "Cannot execute 'end_role' from a handler",
+                            Some(item),
+                        )
+                        .into());
+                    }
+                    if scope.role.is_none() {
+                        return Err(parser_error(
+                            "Cannot execute 'end_role' from outside of a role",
+                            Some(item),
+                        )
+                        .into());
                     }
                 }
                 out.push(TaskEntry::Task(task));
@@ -317,7 +361,11 @@ impl Loader<'_> {
         let mut inner = scope.clone();
         inner.include_targets.push(target);
         inner.vars = scope.template_vars(build, &task.vars);
-        let blocks = self.load_blocks(&data, build, &inner, "tasks", &data)?;
+        // ansible loads an imported file's tasks without a "malformed" wrapper of its own.
+        let blocks = self.load_blocks(&data, build, &inner).map_err(|e| match e {
+            LoadFail::Error(d) => d,
+            LoadFail::Shape(cause) => Diagnostic::new(cause),
+        })?;
         let parent = Box::new(task);
         Ok(vec![TaskEntry::Block(Block {
             origin: item.origin.clone(),

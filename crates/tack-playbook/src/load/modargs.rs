@@ -15,8 +15,6 @@ use crate::tables::{self, ObjectKind, Routing, actions};
 #[derive(Debug, Clone)]
 pub(crate) struct ParsedAction {
     pub action: String,
-    /// The action as written, as a node (for origins).
-    pub action_node: Option<Node>,
     pub args: Mapping,
     /// `Some` when the task set `delegate_to` (or `local_action` implied `localhost`).
     pub delegate_to: Option<Node>,
@@ -138,7 +136,6 @@ pub(crate) struct ModuleArgsParser<'a> {
 impl ModuleArgsParser<'_> {
     pub fn parse(&self, skip_action_validation: bool) -> Result<ParsedAction, Diagnostic> {
         let mut action: Option<String> = None;
-        let mut action_node = None;
         let mut args = Mapping::new();
         let mut delegate_to = self.ds.get("delegate_to").cloned();
         let additional = self.ds.get("args");
@@ -146,7 +143,6 @@ impl ModuleArgsParser<'_> {
         if let Some(thing) = self.ds.get("action") {
             let (a, ar) = self.normalize(thing, None, additional)?;
             action = Some(a);
-            action_node = Some(thing.clone());
             args = ar;
         }
         if let Some(thing) = self.ds.get("local_action") {
@@ -159,7 +155,6 @@ impl ModuleArgsParser<'_> {
             delegate_to = Some(Node::new(Value::Str("localhost".into()), thing.origin.clone()));
             let (a, ar) = self.normalize(thing, None, additional)?;
             action = Some(a);
-            action_node = Some(thing.clone());
             args = ar;
         }
 
@@ -207,7 +202,6 @@ impl ModuleArgsParser<'_> {
                 }
                 let (a, ar) = self.normalize(value, Some(item), additional)?;
                 action = Some(a);
-                action_node = Some(key.clone());
                 args = ar;
             }
         }
@@ -228,7 +222,7 @@ impl ModuleArgsParser<'_> {
                 None => parser_error("no module/action detected in task.", Some(self.ds_node)),
             });
         };
-        Ok(ParsedAction { action, action_node, args, delegate_to })
+        Ok(ParsedAction { action, args, delegate_to })
     }
 
     /// `_normalize_parameters`: the action and its arguments from one of the forms.

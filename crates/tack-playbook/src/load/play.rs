@@ -105,13 +105,13 @@ impl Loader<'_> {
 
         let scope = Scope::root();
         let mut handlers = match map.get("handlers") {
-            Some(v) => self.load_blocks(v, &mut build, &scope.handlers(), "handlers", ds)?,
+            Some(v) => self.load_play_blocks(v, &mut build, &scope.handlers(), "handlers", ds)?,
             None => Vec::new(),
         };
         let mut lists = Vec::new();
         for key in ["pre_tasks", "post_tasks", "tasks"] {
             lists.push(match map.get(key) {
-                Some(v) => self.load_blocks(v, &mut build, &scope, key, ds)?,
+                Some(v) => self.load_play_blocks(v, &mut build, &scope, key, ds)?,
                 None => Vec::new(),
             });
         }
@@ -189,10 +189,7 @@ fn validate_hosts(play: &Play, ds: &Node) -> Result<(), Diagnostic> {
         _ => false,
     };
     if empty {
-        return Err(parser_error(
-            "Hosts list cannot be empty. Please check your playbook",
-            Some(ds),
-        ));
+        return Err(parser_error("Hosts list cannot be empty. Please check your playbook", None));
     }
     match &hosts.value {
         Value::Seq(items) => {
@@ -201,7 +198,7 @@ fn validate_hosts(play: &Play, ds: &Node) -> Result<(), Diagnostic> {
                     Value::Null => {
                         return Err(parser_error(
                             "Hosts list cannot contain values of 'None'. Please check your playbook",
-                            Some(ds),
+                            None,
                         ));
                     }
                     Value::Str(_) | Value::Unsafe(_) => {}
@@ -211,7 +208,7 @@ fn validate_hosts(play: &Play, ds: &Node) -> Result<(), Diagnostic> {
                                 "Hosts list contains an invalid host value: '{}'",
                                 tack_yaml::pyrepr::str(other)
                             ),
-                            Some(ds),
+                            None,
                         ));
                     }
                 }

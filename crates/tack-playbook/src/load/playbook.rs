@@ -156,13 +156,9 @@ impl Loader<'_> {
             for (k, v) in import_vars.iter() {
                 play.vars.insert(k.clone(), v.clone());
             }
-            if let Some((_, param_tags)) = play.vars.remove("tags") {
-                let extra: Vec<Node> = tack_yaml::pyrepr::str(&param_tags.value)
-                    .split(',')
-                    .map(|t| Node::new(Value::Str(t.to_string()), param_tags.origin.clone()))
-                    .collect();
-                extend_tags(&mut play, extra);
-            }
+            // ansible pops a `tags` var of the import and extends a temporary copy of the
+            // play's tags with it, so it has no effect beyond leaving the vars.
+            play.vars.remove("tags");
             extend_tags(&mut play, tags.clone());
             if play.included_path.is_none() {
                 play.included_path = Some(included_dir.clone());

@@ -241,23 +241,25 @@ impl Loader<'_> {
         if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false)?
             && !is_empty(&tasks)
         {
-            if tasks.as_seq().is_none() {
-                return Err(parser_error(
-                    format!(
-                        "The tasks/main.yml file for role '{}' must contain a list of tasks.",
-                        rr.name
-                    ),
-                    Some(&tasks),
-                ));
-            }
-            let blocks = self.load_blocks(&tasks, build, &scope, "tasks", &tasks)?;
+            let message = format!(
+                "The tasks/main.yml file for role '{}' must contain a list of tasks.",
+                rr.name
+            );
+            let blocks = self
+                .load_blocks(&tasks, build, &scope)
+                .map_err(|e| e.into_error(&message, super::block::Owner::Node(&tasks)))?;
             build.roles[id.0].task_blocks = blocks;
         }
         if let Some(handlers) = self.role_yaml(&rr, "handlers", from.handlers.as_deref(), false)?
             && !is_empty(&handlers)
         {
-            let hscope = scope.handlers();
-            let blocks = self.load_blocks(&handlers, build, &hscope, "handlers", &handlers)?;
+            let message = format!(
+                "The handlers/main.yml file for role '{}' must contain a list of tasks.",
+                rr.name
+            );
+            let blocks = self
+                .load_blocks(&handlers, build, &scope.handlers())
+                .map_err(|e| e.into_error(&message, super::block::Owner::Node(&handlers)))?;
             build.roles[id.0].handler_blocks = blocks;
         }
         if let Some(spec) = self.argument_spec(&rr)? {

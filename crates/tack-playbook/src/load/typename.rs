@@ -24,8 +24,3 @@ pub fn tagged_type_name(node: &Node) -> String {
     };
     format!("<class '{TAGGED}.{class}'>")
 }
-
-/// The short type name ansible's newer messages use (`native_type_name`): `str`, `int`, ...
-pub fn native_type_name(node: &Node) -> &'static str {
-    node.python_type()
-}

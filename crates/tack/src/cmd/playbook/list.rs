@@ -98,8 +98,11 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
                     let all: Vec<String> = all_tags.into_iter().collect();
                     let _ = writeln!(msg, "      TASK TAGS: [{}]", all.join(", "));
                 }
+                // ansible's display adds a newline only to text that does not end with one.
                 out.push_str(&msg);
-                out.push('\n');
+                if !msg.ends_with('\n') {
+                    out.push('\n');
+                }
             }
         }
     }
