@@ -25,9 +25,24 @@ fn channel() -> MutexGuard<'static, Channel> {
     CHANNEL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What ansible says before the first deprecation warning it shows.
+pub const DEPRECATION_PREAMBLE: &str =
+    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
+
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
-    let text = warning.render_warning();
+    emit(warning.render_warning());
+}
+
+/// Emits a deprecation warning as ansible's `Display.deprecated` does: preceded by the warning
+/// that deprecation warnings can be disabled (itself shown once), each distinct text once.
+/// Whether deprecation warnings are enabled at all is the caller's decision (a setting).
+pub fn deprecate(deprecation: &Diagnostic) {
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
+    emit(deprecation.render_deprecation());
+}
+
+fn emit(text: String) {
     let mut channel = channel();
     if !channel.seen.insert(text.clone()) {
         return;
