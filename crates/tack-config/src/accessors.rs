@@ -99,11 +99,13 @@ impl Config {
     /// An integer setting. Its type guarantees an integer once resolved; the table's default
     /// covers a setting that could only be null if ansible's definition changed.
     fn int_or_default(&self, name: &str) -> i64 {
-        let default = Config::definition(name).and_then(|def| match def.default {
-            DefaultValue::Literal(Literal::Int(n)) => Some(n),
-            _ => None,
-        });
-        self.int(name).or(default).unwrap_or(0)
+        let default = || {
+            Config::definition(name).and_then(|def| match def.default {
+                DefaultValue::Literal(Literal::Int(n)) => Some(n),
+                _ => None,
+            })
+        };
+        self.int(name).or_else(default).unwrap_or(0)
     }
 
     fn plugin_value(
