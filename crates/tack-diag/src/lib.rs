@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 pub use excerpt::excerpt;
 pub use warnings::{
-    deprecate, forget_shown as forget_shown_warnings, set_deprecations_enabled,
-    set_sink as set_warning_sink, warn,
+    DEPRECATION_PREAMBLE, deprecate, deprecate_formatted, forget_shown as forget_shown_warnings,
+    set_deprecations_enabled, set_sink as set_warning_sink, warn,
 };
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a
@@ -199,6 +199,11 @@ impl Diagnostic {
     /// The `[ERROR]: ...` block as printed on stderr.
     pub fn render(&self) -> String {
         format!("[ERROR]: {}", render::block_body(self))
+    }
+
+    /// The `[DEPRECATION WARNING]: ...` block as printed on stderr.
+    pub fn render_deprecation(&self) -> String {
+        format!("[DEPRECATION WARNING]: {}", render::block_body(self))
     }
 
     /// The `[WARNING]: ...` block as printed on stderr.
