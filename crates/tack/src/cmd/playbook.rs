@@ -146,7 +146,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let session = crate::session::Session::open(&args.inventory, &args.vault, &args.extra_vars)?;
+    let config = crate::session::load_config()?;
+    let session =
+        crate::session::Session::open(config, &args.inventory, &args.vault, &args.extra_vars)?;
     let out = list::run(&args, &session)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;

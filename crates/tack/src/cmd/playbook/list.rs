@@ -21,7 +21,7 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
         extra_vars: session.extra_vars.clone(),
         roles_path: session.roles_path.clone(),
         module_paths: Vec::new(),
-        invalid_task_attribute_failed: true,
+        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
     };
     let loader = Loader::new(&session.loader, &options);
     let templar = Templar::new();
