@@ -125,6 +125,9 @@ pub struct Block {
     pub from: BlockOrigin,
 }
 
+// Tasks are the common entry and are walked constantly; boxing them would add an allocation
+// and an indirection per task to save space only on the rarer blocks.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum TaskEntry {
     Task(Task),
@@ -139,7 +142,7 @@ pub enum TaskKind {
     /// `include_tasks`: loaded per host at run time.
     IncludeTasks,
     /// `include_role` (dynamic) or an `import_role` kept as a task entry for listing.
-    IncludeRole(RoleTarget),
+    IncludeRole(Box<RoleTarget>),
     /// A handler, with its `listen` topics.
     Handler { listen: Vec<Node> },
 }

@@ -25,10 +25,10 @@ pub fn normpath(path: &Path) -> PathBuf {
 
 /// `~` expansion against `$HOME`.
 pub fn expanduser(s: &str) -> String {
-    if s == "~" || s.starts_with("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return format!("{}{}", home.to_string_lossy(), &s[1..]);
-        }
+    if (s == "~" || s.starts_with("~/"))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return format!("{}{}", home.to_string_lossy(), &s[1..]);
     }
     s.to_string()
 }
@@ -76,10 +76,8 @@ pub fn unfrackpath(path: &str, follow: bool, basedir: Option<&Path>) -> PathBuf 
         };
         p = base.join(p);
     }
-    if follow {
-        if let Ok(real) = std::fs::canonicalize(&p) {
-            return real;
-        }
+    if follow && let Ok(real) = std::fs::canonicalize(&p) {
+        return real;
     }
     normpath(&p)
 }
@@ -204,23 +202,6 @@ pub fn path_dwim_relative_stack(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normpath_resolves_dots() {
-        assert_eq!(normpath(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
-        assert_eq!(normpath(Path::new("a/../..")), PathBuf::from(".."));
-    }
-
-    #[test]
-    fn expandvars_keeps_unknown() {
-        // SAFETY-free: uses a variable the test sets only in this process.
-        assert_eq!(expandvars("$TACK_SURELY_UNSET_X/y"), "$TACK_SURELY_UNSET_X/y");
-    }
-}
-
 /// `os.path.dirname` of a path string.
 pub fn dirname(path: &str) -> PathBuf {
     Path::new(path).parent().map(Path::to_path_buf).unwrap_or_default()
@@ -282,4 +263,21 @@ fn dir_vars_files(path: &Path, extensions: &[&str]) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normpath_resolves_dots() {
+        assert_eq!(normpath(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(normpath(Path::new("a/../..")), PathBuf::from(".."));
+    }
+
+    #[test]
+    fn expandvars_keeps_unknown() {
+        // SAFETY-free: uses a variable the test sets only in this process.
+        assert_eq!(expandvars("$TACK_SURELY_UNSET_X/y"), "$TACK_SURELY_UNSET_X/y");
+    }
 }

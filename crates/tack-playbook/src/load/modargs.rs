@@ -335,7 +335,7 @@ impl ModuleArgsParser<'_> {
                         .join(", ");
                     tack_diag::deprecate(
                         &Diagnostic::at(
-                            &format!("Merging legacy k=v args ({list}) into task args."),
+                            format!("Merging legacy k=v args ({list}) into task args."),
                             thing.origin.clone(),
                         )
                         .with_help("Include all task args in the task `args` mapping."),

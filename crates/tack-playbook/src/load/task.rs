@@ -208,7 +208,7 @@ impl Loader<'_> {
             }
             TaskFlavor::IncludeRole => {
                 let target = check_role_options(&task, ds)?;
-                task.kind = TaskKind::IncludeRole(target);
+                task.kind = TaskKind::IncludeRole(Box::new(target));
             }
             TaskFlavor::Task => {}
         }
@@ -244,7 +244,7 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             Some(ds),
         ));
     }
-    let has_raw = task.args.get("_raw_params").is_some_and(|n| truthy(n));
+    let has_raw = task.args.get("_raw_params").is_some_and(truthy);
     if !has_raw {
         let file = task.args.remove("file").map(|(_, v)| v);
         match file {

@@ -11,7 +11,10 @@ use tack_diag::{Diagnostic, ErrorClass};
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
 
 #[derive(ClapArgs, Debug)]
-#[command(about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.")]
+#[command(
+    about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.",
+    infer_long_args = true
+)]
 pub struct Args {
     /// Playbook(s)
     #[arg(required = true, value_name = "playbook")]
