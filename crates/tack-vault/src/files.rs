@@ -477,6 +477,27 @@ pub fn rekey_file(
     Ok(())
 }
 
+/// ansible-vault's umask of `077` for the whole command, restored when dropped: every file and
+/// directory it creates is private to the user.
+pub struct RestrictiveUmask {
+    previous: libc::mode_t,
+}
+
+impl RestrictiveUmask {
+    pub fn set() -> RestrictiveUmask {
+        // SAFETY: umask only swaps the process's file mode mask; it cannot fail.
+        let previous = unsafe { libc::umask(0o077) };
+        RestrictiveUmask { previous }
+    }
+}
+
+impl Drop for RestrictiveUmask {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::umask(self.previous) };
+    }
+}
+
 /// A path with its symlinks followed (ansible's `_real_path`); `-` stays `-`.
 fn real_target(target: &Target) -> Target {
     match target {
