@@ -30,6 +30,10 @@ pub enum VaultError {
     UnknownCipher(String),
     #[error("Attempting to decrypt but no vault secrets found.")]
     NoSecrets,
+    /// Decrypting before any secret was set up (a vaulted password file read before any other
+    /// source loaded).
+    #[error("A vault password must be specified to decrypt data.")]
+    SecretsNotSetUp,
     #[error("Decryption failed (no vault secrets were found that could decrypt).")]
     NoMatchingSecret,
     #[error("input is already encrypted")]

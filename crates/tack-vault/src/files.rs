@@ -16,6 +16,7 @@ use std::process::Command;
 use tack_diag::{Diagnostic, Origin};
 use zeroize::Zeroizing;
 
+use crate::pytext::value_excerpt;
 use crate::secrets::oserror;
 use crate::{VaultError, VaultSecrets, paths, pytext};
 
@@ -115,31 +116,6 @@ impl From<FileError> for Diagnostic {
 pub struct Input {
     pub data: Zeroizing<Vec<u8>>,
     pub origin: Origin,
-}
-
-/// ansible's `textwrap.shorten(str(value), 120)` of a bytes value: the excerpt it prints under
-/// an origin that has no file to quote from.
-fn value_excerpt(data: &[u8]) -> String {
-    const WIDTH: usize = 120;
-    const PLACEHOLDER: &str = " [...]";
-    let text = pytext::repr_bytes(data);
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let joined = words.join(" ");
-    if joined.len() <= WIDTH {
-        return joined;
-    }
-    let mut line = String::new();
-    for word in words {
-        let next = if line.is_empty() { word.len() } else { line.len() + 1 + word.len() };
-        if next + PLACEHOLDER.len() > WIDTH {
-            break;
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if line.is_empty() { PLACEHOLDER.trim_start().to_string() } else { line + PLACEHOLDER }
 }
 
 /// Reads `source` whole. A path is made absolute first, as ansible does.
@@ -509,15 +485,6 @@ fn real_target(target: &Target) -> Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn value_excerpts_shorten_as_textwrap_does() {
-        assert_eq!(value_excerpt(b"$ANSIBLE_VAULT;1.1\nabcd\n"), "b'$ANSIBLE_VAULT;1.1\\nabcd\\n'");
-        assert_eq!(value_excerpt(&[b'a'; 200]), "[...]");
-        let spaced = format!("{} tail", "w ".repeat(80));
-        let shown = value_excerpt(spaced.as_bytes());
-        assert!(shown.ends_with(" [...]") && shown.len() <= 120, "{shown}");
-    }
 
     #[test]
     fn extensions_follow_splitext() {

@@ -111,9 +111,43 @@ pub fn repr_str_list<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// ansible's `textwrap.shorten(str(value), 120)` of a bytes value: the excerpt it prints under
+/// an origin that has no file to quote from.
+pub fn value_excerpt(data: &[u8]) -> String {
+    const WIDTH: usize = 120;
+    const PLACEHOLDER: &str = " [...]";
+    let text = repr_bytes(data);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.len() <= WIDTH {
+        return joined;
+    }
+    let mut line = String::new();
+    for word in words {
+        let next = if line.is_empty() { word.len() } else { line.len() + 1 + word.len() };
+        if next + PLACEHOLDER.len() > WIDTH {
+            break;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.is_empty() { PLACEHOLDER.trim_start().to_string() } else { line + PLACEHOLDER }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn value_excerpts_shorten_as_textwrap_does() {
+        assert_eq!(value_excerpt(b"$ANSIBLE_VAULT;1.1\nabcd\n"), "b'$ANSIBLE_VAULT;1.1\\nabcd\\n'");
+        assert_eq!(value_excerpt(&[b'a'; 200]), "[...]");
+        let spaced = format!("{} tail", "w ".repeat(80));
+        let shown = value_excerpt(spaced.as_bytes());
+        assert!(shown.ends_with(" [...]") && shown.len() <= 120, "{shown}");
+    }
 
     #[test]
     fn strip_matches_python() {

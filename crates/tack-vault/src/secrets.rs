@@ -132,9 +132,10 @@ pub enum SecretError {
     PasswordsDiffer,
     #[error("Unable to read from the terminal: {0}")]
     Terminal(io::Error),
-    /// The password file is itself vaulted and no earlier secret opens it.
-    #[error(transparent)]
-    Vault(#[from] VaultError),
+    /// The password file is itself vaulted and no earlier secret opens it; `excerpt` is how
+    /// ansible quotes the vaulted text, which has no origin of its own.
+    #[error("{source}")]
+    Vault { source: VaultError, excerpt: String },
 }
 
 impl SecretError {
@@ -148,7 +149,9 @@ impl SecretError {
                 None,
                 Diagnostic::new(oserror(source, path)),
             ),
-            SecretError::Vault(err) => err.to_diagnostic(),
+            SecretError::Vault { source, excerpt } => source.to_diagnostic_at(Some(
+                tack_diag::Origin::described(format!("<unknown>\n\n{excerpt}")),
+            )),
             other => Diagnostic::new(other.to_string()),
         }
     }
@@ -226,7 +229,7 @@ pub fn load_secrets(
                 continue;
             }
         };
-        match source.load(&secrets) {
+        match source.load(found.then_some(&secrets)) {
             Ok(password) => {
                 let vault_id = label.filter(|l| !l.is_empty()).unwrap_or(&settings.identity);
                 secrets.push(VaultSecret::new(vault_id, password.to_vec()));
@@ -323,7 +326,9 @@ impl FileSource {
         Ok(FileSource::Script(path))
     }
 
-    fn load(&self, known: &VaultSecrets) -> Result<Zeroizing<Vec<u8>>, SecretError> {
+    /// `known` is `None` until a first secret has loaded (ansible's loader then has no secret
+    /// list at all, which words its error differently).
+    fn load(&self, known: Option<&VaultSecrets>) -> Result<Zeroizing<Vec<u8>>, SecretError> {
         match self {
             FileSource::File(path) => read_password_file(path, known),
             FileSource::Script(path) => run_script(path, None),
@@ -334,7 +339,7 @@ impl FileSource {
 
 fn read_password_file(
     path: &Path,
-    known: &VaultSecrets,
+    known: Option<&VaultSecrets>,
 ) -> Result<Zeroizing<Vec<u8>>, SecretError> {
     let mut raw = Zeroizing::new(Vec::new());
     std::fs::File::open(path)
@@ -342,7 +347,16 @@ fn read_password_file(
         .map_err(|source| SecretError::Unreadable { path: path.to_path_buf(), source })?;
     let stripped = pytext::strip(&raw);
     let data = if crate::is_encrypted(stripped) {
-        known.decrypt_and_get_secret(stripped)?.plaintext
+        let opened = match known {
+            Some(known) => known.decrypt_and_get_secret(stripped),
+            None => Err(VaultError::SecretsNotSetUp),
+        };
+        opened
+            .map_err(|source| SecretError::Vault {
+                source,
+                excerpt: pytext::value_excerpt(stripped),
+            })?
+            .plaintext
     } else {
         Zeroizing::new(stripped.to_vec())
     };

@@ -497,7 +497,8 @@ fn encrypt_string(
         }
         let mut raw = zeroize::Zeroizing::new(Vec::new());
         std::io::stdin().lock().read_to_end(&mut raw)?;
-        let text = output::universal_newlines(&raw);
+        // Python reads stdin without newline translation on POSIX, so neither does tack.
+        let text = raw;
         if text.is_empty() {
             return Err(options_error("stdin was empty, not encrypting"));
         }

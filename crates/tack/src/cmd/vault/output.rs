@@ -79,24 +79,6 @@ fn less_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Python's universal newlines on reading text: `\r\n` and `\r` become `\n`.
-pub fn universal_newlines(data: &[u8]) -> zeroize::Zeroizing<Vec<u8>> {
-    let mut out = zeroize::Zeroizing::new(Vec::with_capacity(data.len()));
-    let mut i = 0;
-    while i < data.len() {
-        if data[i] == b'\r' {
-            out.push(b'\n');
-            if data.get(i + 1) == Some(&b'\n') {
-                i += 1;
-            }
-        } else {
-            out.push(data[i]);
-        }
-        i += 1;
-    }
-    out
-}
-
 /// `name: !vault |` (or `!vault |`) followed by the envelope indented ten spaces.
 pub fn vault_block(ciphertext: &str, name: Option<&str>) -> String {
     let mut lines = vec![match name {
@@ -117,10 +99,5 @@ mod tests {
         assert_eq!(display_text(b"a\xffb\xfe"), "a?b?\n");
         assert_eq!(display_text(b""), "\n");
         assert_eq!(display_text(b"x\n"), "x\n");
-    }
-
-    #[test]
-    fn universal_newlines_as_python_reads_text() {
-        assert_eq!(&universal_newlines(b"a\r\nb\rc\n")[..], b"a\nb\nc\n");
     }
 }
