@@ -299,7 +299,7 @@ fn edit_in_editor(
     fs::create_dir_all(&settings.local_tmp)
         .map_err(|source| FileError::TempDir { path: settings.local_tmp.clone(), source })?;
     let dir = tempfile::Builder::new()
-        .prefix("ansible-local-")
+        .prefix("tack-local-")
         .tempdir_in(&settings.local_tmp)
         .map_err(|source| FileError::TempDir { path: settings.local_tmp.clone(), source })?;
     let ext = extension(&paths::realpath(name));
@@ -340,7 +340,7 @@ fn edit_in_editor(
 /// `dest`'s mode.
 fn replace_with(ciphertext: &str, dest: &Path, settings: &EditorSettings) -> Result<(), FileError> {
     let dir = tempfile::Builder::new()
-        .prefix("ansible-local-")
+        .prefix("tack-local-")
         .tempdir_in(&settings.local_tmp)
         .map_err(|source| FileError::TempDir { path: settings.local_tmp.clone(), source })?;
     let staged = dir.path().join("vault");
