@@ -19,6 +19,18 @@
 //! candidates when `vault_id_match` is set, and then only secrets with that id are tried. A
 //! malformed envelope stops the search at the first candidate, as in ansible.
 //!
+//! # Decrypting what a loader finds
+//!
+//! A whole file: read its bytes, and when [`is_encrypted`] says so, `secrets.decrypt(&bytes)`.
+//! An inline `!vault` scalar: hand its text exactly as the YAML parser delivers it (a literal
+//! block arrives de-indented, lines joined with `\n`), `secrets.decrypt(text.as_bytes())`.
+//! On failure, [`VaultError::to_diagnostic_at`] with the file's [`tack_diag::Origin`] (or the
+//! scalar's line and column) gives ansible's error block; ansible wraps it further by context
+//! (measured with ansible-playbook 2.21.5): a `vars_files` file fails the run with
+//! `Invalid vars_files file '<path>'.` caused by the vault error (exit 1), while an inline
+//! value is decrypted lazily and only a task that uses it fails, with `Attempt to use
+//! undecryptable variable: <vault error>` at the scalar's origin (the `!vault` tag's column).
+//!
 //! Where the secrets come from (files, scripts, prompts, settings) is the [`secrets`] module;
 //! the file operations behind `ansible-vault` (safe writes, the editor round trip) are [`files`].
 //! Passwords and decrypted plaintext live in zeroizing buffers and never enter an error.
