@@ -55,6 +55,12 @@ impl Default for VaultSettings {
 }
 
 impl VaultSettings {
+    /// The `label@source` list a command starts from: `identity_list` first, then the
+    /// command line's `--vault-id` values, as every ansible command builds it.
+    pub fn vault_ids_with(&self, cli_vault_ids: &[String]) -> Vec<String> {
+        self.identity_list.iter().chain(cli_vault_ids).cloned().collect()
+    }
+
     /// An empty secret set carrying these settings.
     pub fn empty_secrets(&self) -> VaultSecrets {
         VaultSecrets::new(Vec::new())

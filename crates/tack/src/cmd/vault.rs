@@ -252,12 +252,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let common = action.common().clone();
     let mut prompter = TerminalPrompter;
 
-    let mut vault_ids = settings.vault.identity_list.clone();
-    vault_ids.extend(common.vault.vault_ids.iter().cloned());
+    let vault_ids = settings.vault.vault_ids_with(&common.vault.vault_ids);
     let password_files: Vec<PathBuf> =
         common.vault.vault_password_files.iter().map(|p| paths::unfrack(p, false)).collect();
     let request = SecretRequest {
-        vault_ids: vault_ids.clone(),
+        vault_ids,
         password_files,
         ask_vault_pass: common.vault.ask_vault_pass || settings.ask_vault_pass,
         new_password: false,

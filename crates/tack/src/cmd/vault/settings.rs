@@ -76,18 +76,23 @@ fn config_file() -> Option<PathBuf> {
 fn refuse_config_settings() -> Result<(), Diagnostic> {
     let Some(path) = config_file() else { return Ok(()) };
     let Ok(text) = std::fs::read_to_string(&path) else { return Ok(()) };
-    for line in text.lines() {
-        let key = line.split(['=', ':']).next().unwrap_or("").trim();
-        if VAULT_KEYS.contains(&key) {
-            return Err(Diagnostic::new(format!(
-                "tack vault does not read ansible.cfg yet, and {} sets '{key}'. Set it with its \
-                 ANSIBLE_* environment variable or a command-line option instead.",
-                path.display()
-            ))
-            .with_class(ErrorClass::Options));
-        }
+    match vault_key_in(&text) {
+        Some(key) => Err(Diagnostic::new(format!(
+            "tack vault does not read ansible.cfg yet, and {} sets '{key}'. Set it with its \
+             ANSIBLE_* environment variable or a command-line option instead.",
+            path.display()
+        ))
+        .with_class(ErrorClass::Options)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first vault setting an INI config text assigns, if any.
+fn vault_key_in(text: &str) -> Option<&'static str> {
+    text.lines().find_map(|line| {
+        let key = line.split(['=', ':']).next().unwrap_or("").trim();
+        VAULT_KEYS.iter().find(|k| **k == key).copied()
+    })
 }
 
 pub fn load() -> Result<Settings, Diagnostic> {
@@ -124,4 +129,27 @@ pub fn load() -> Result<Settings, Diagnostic> {
         None => Some("less".to_string()),
     };
     Ok(Settings { vault, ask_vault_pass, editor, pager })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_read_as_ansible_reads_them() {
+        assert!(boolean("X", "Yes").unwrap());
+        assert!(boolean("X", "1").unwrap());
+        assert!(!boolean("X", "off").unwrap());
+        assert!(boolean("X", "maybe").is_err());
+    }
+
+    #[test]
+    fn config_files_setting_vault_keys_are_noticed() {
+        assert_eq!(
+            vault_key_in("[defaults]\nvault_password_file = ~/.pw\n"),
+            Some("vault_password_file")
+        );
+        assert_eq!(vault_key_in("[defaults]\n# editor = vim\nforks=5\n"), None);
+        assert_eq!(vault_key_in("[defaults]\neditor: vim\n"), Some("editor"));
+    }
 }
