@@ -139,23 +139,38 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
                 cmd.env(name, value.replace("<CASE>", &work_str));
             }
         }
+        // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
+        // stdin is empty. Written from a thread so a command that prints before reading cannot
+        // deadlock.
         let mut child = cmd.spawn().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
-        {
+        let mut pipe = child.stdin.take().ok_or("stdin is piped")?;
+        let input = stdin.clone();
+        let feeder = std::thread::spawn(move || {
             use std::io::Write;
-            let mut input = child.stdin.take().unwrap();
-            let _ = input.write_all(&stdin);
-        }
+            let _ = pipe.write_all(&input);
+        });
         let out = child.wait_with_output().map_err(|e| format!("{rel}: {e}"))?;
-        let normalise = |bytes: &[u8]| {
-            normalise_unordered(&String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>"))
+        let _ = feeder.join();
+
+        // Compared as bytes: a decrypted binary payload is not UTF-8, and a lossy comparison
+        // would call two different invalid bytes equal. Lines ansible prints in set order are
+        // compared sorted, on text only.
+        let normalise = |bytes: &[u8]| -> Vec<u8> {
+            let replaced = replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
+            match String::from_utf8(replaced) {
+                Ok(text) => normalise_unordered(&text).into_bytes(),
+                Err(e) => e.into_bytes(),
+            }
         };
         let label = if lines.len() == 1 { String::new() } else { format!("[{}] ", n + 1) };
         for (name, actual) in
             [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))]
         {
-            let want = normalise_unordered(&fs::read_to_string(dir.join(name)).unwrap_or_default());
+            let want = normalise(&fs::read(dir.join(name)).unwrap_or_default());
             if want != actual {
-                let diff = similar::TextDiff::from_lines(&want, &actual);
+                let (want, actual) =
+                    (String::from_utf8_lossy(&want), String::from_utf8_lossy(&actual));
+                let diff = similar::TextDiff::from_lines(want.as_ref(), actual.as_ref());
                 problems.push(format!(
                     "{label}{line}\n{name} differs (- ansible-core, + tack):\n{}",
                     diff.unified_diff().context_radius(3)
@@ -169,6 +184,21 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if !from.is_empty() && haystack[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 fn main() {
