@@ -10,6 +10,7 @@ mod cmd;
 mod exit;
 mod options;
 mod session;
+mod vault_settings;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use tack_config::{Config, Context};
 use tack_diag::Diagnostic;
 use tack_loader::{DataLoader, HashBehaviour, load_extra_vars};
+use tack_vault::TerminalPrompter;
 use tack_vault::VaultSecrets;
+use tack_vault::secrets::{SecretRequest, load_secrets};
 use tack_yaml::Mapping;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
@@ -16,6 +18,24 @@ pub struct Session {
     pub loader: DataLoader,
     pub extra_vars: Mapping,
     pub roles_path: Vec<PathBuf>,
+}
+
+/// The run's vault secrets from `--vault-id`, `--vault-password-file`, `-J` and the vault
+/// settings, as `ansible-playbook` and `ansible-inventory` gather them (no prompt unless asked).
+fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSecrets, Diagnostic> {
+    let settings = crate::vault_settings::load(config)?;
+    let request = SecretRequest {
+        vault_ids: settings.vault.vault_ids_with(&opts.vault_ids),
+        password_files: opts
+            .vault_password_files
+            .iter()
+            .map(|p| tack_vault::paths::unfrack(p, false))
+            .collect(),
+        ask_vault_pass: opts.ask_vault_pass || settings.ask_vault_pass,
+        new_password: false,
+        auto_prompt: false,
+    };
+    load_secrets(&settings.vault, request, &mut TerminalPrompter).map_err(Diagnostic::from)
 }
 
 /// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
@@ -35,8 +55,9 @@ impl Session {
         vault: &VaultOpts,
         extra: &ExtraVarsOpts,
     ) -> Result<Session, Diagnostic> {
-        let _ = (inventory, vault);
-        let loader = DataLoader::new(VaultSecrets::default());
+        let _ = inventory;
+        let secrets = vault_secrets(&config, vault)?;
+        let loader = DataLoader::new(secrets);
         let behaviour = match config.hash_behaviour() {
             tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
             tack_config::HashBehaviour::Replace => HashBehaviour::Replace,

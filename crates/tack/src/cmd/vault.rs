@@ -7,7 +7,6 @@
 //! stdout, a plaintext.
 
 mod output;
-mod settings;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -247,7 +246,8 @@ fn check_args(action: &Action) -> anyhow::Result<bool> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = args.action;
     let read_stdin = check_args(&action)?;
-    let settings = settings::load()?;
+    let config = crate::session::load_config()?;
+    let settings = crate::vault_settings::load(&config)?;
     let _umask = files::RestrictiveUmask::set();
     let common = action.common().clone();
     let mut prompter = TerminalPrompter;
