@@ -15,7 +15,12 @@ pub fn to_jinja(value: &Value) -> JValue {
         Value::Float(f) => JValue::from(*f),
         Value::Str(s) | Value::Unsafe(s) => JValue::from(s.as_str()),
         Value::Timestamp(t) => JValue::from(pyrepr::timestamp_str(t)),
-        Value::Vault(s) => JValue::from(s.as_str()),
+        // Decrypting `!vault` values while rendering comes with the full templar (issue 3);
+        // until then using one is an error rather than a render of its ciphertext.
+        Value::Vault(_) => JValue::from(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            "tack cannot yet render a !vault value inside a template",
+        )),
         Value::Seq(items) => items.iter().map(|n| to_jinja(&n.value)).collect(),
         Value::Map(m) => {
             JValue::from_iter(m.iter().map(|(k, v)| (to_jinja(&k.value), to_jinja(&v.value))))
