@@ -13,6 +13,7 @@ mod compose;
 mod construct;
 mod error;
 mod key;
+mod mapping;
 mod pyrepr;
 mod resolve;
 mod scalar;
