@@ -11,6 +11,7 @@
 
 mod compose;
 mod construct;
+mod dump;
 mod error;
 mod key;
 mod mapping;
@@ -28,6 +29,7 @@ use crate::compose::{Composer, Next};
 use crate::construct::{Constructor, OriginBase};
 use crate::error::Failure;
 
+pub use dump::{Decryptor, DumpError, DumpOptions, VaultDump, dump};
 pub use pyrepr::py_float_repr;
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
