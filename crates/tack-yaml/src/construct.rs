@@ -170,8 +170,11 @@ impl<'a> Constructor<'a> {
             Tag::Seq => Ok(self.container(node, Fill::Seq)?),
             Tag::Str => {
                 let text = self.scalar(node)?.to_string();
-                let value =
-                    if self.unsafe_depth > 0 { Value::Unsafe(text) } else { Value::Str(text) };
+                let value = if self.unsafe_depth > 0 || self.options.untrusted {
+                    Value::Unsafe(text)
+                } else {
+                    Value::Str(text)
+                };
                 Ok(self.alloc(ObjValue::Scalar(value), node))
             }
             Tag::Int => {
