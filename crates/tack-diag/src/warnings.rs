@@ -10,11 +10,12 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::{Diagnostic, render};
+use crate::Diagnostic;
 
 static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
 
-const DEPRECATION_HINT: &str =
+/// What ansible says before the first deprecation warning it shows.
+pub const DEPRECATION_PREAMBLE: &str =
     "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
 
 type Sink = Box<dyn FnMut(&str) + Send>;
@@ -43,13 +44,24 @@ pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
     if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
         return;
     }
-    warn(&Diagnostic::new(DEPRECATION_HINT));
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
     let mut shown = deprecation.clone();
     shown.message = format!(
         "{} This feature will be removed from ansible-core version {removed_in}.",
         deprecation.message
     );
-    emit(format!("[DEPRECATION WARNING]: {}", render::block_body(&shown)));
+    emit(shown.render_deprecation());
+}
+
+/// Emits a deprecation whose message already says when the feature goes (settings'
+/// deprecations word it themselves), with the same preamble and once-only rule as
+/// [`deprecate`].
+pub fn deprecate_formatted(deprecation: &Diagnostic) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
+    emit(deprecation.render_deprecation());
 }
 
 /// ansible's `deprecation_warnings` setting.

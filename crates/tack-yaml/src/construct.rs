@@ -25,7 +25,7 @@ use tack_diag::{Diagnostic, Origin};
 
 use crate::compose::{Document, Kind, NodeId};
 use crate::key::PyKey;
-use crate::pyrepr::{py_float_repr, py_key_repr};
+use crate::pyrepr::{float_repr, py_key_repr};
 use crate::resolve::{Tag, YAML_PREFIX, resolve_scalar};
 use crate::scalar::{PyError, construct_bool, construct_float, construct_int, construct_timestamp};
 use crate::value::{Mapping, Node, Value};
@@ -227,7 +227,7 @@ impl<'a> Constructor<'a> {
                 context: None,
                 problem: format!(
                     "could not determine a constructor for the tag {}",
-                    crate::pyrepr::py_str_repr(&tag.name())
+                    crate::pyrepr::str_repr(&tag.name())
                 ),
                 mark: self.doc.nodes[node].start,
                 ansible: false,
@@ -529,7 +529,7 @@ impl<'a> Constructor<'a> {
                 context: None,
                 problem: format!(
                     "the {} tag requires a string value",
-                    crate::pyrepr::py_str_repr(&tag.name())
+                    crate::pyrepr::str_repr(&tag.name())
                 ),
                 mark: self.doc.nodes[node].start,
                 ansible: true,
@@ -580,7 +580,7 @@ fn py_str(value: &Value) -> String {
     match value {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
-        Value::Float(f) => py_float_repr(*f),
+        Value::Float(f) => float_repr(*f),
         Value::Str(s) | Value::Unsafe(s) => s.clone(),
         other => py_key_repr(other),
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use libyaml_safer::{Emitter, Encoding, Event, MappingStyle, ScalarStyle, SequenceStyle};
 
-use crate::pyrepr::py_float_repr;
+use crate::pyrepr::float_repr;
 use crate::resolve::{YAML_PREFIX, resolve_scalar};
 use crate::value::{Mapping, Value};
 
@@ -247,7 +247,7 @@ fn float_text(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
     }
-    let text = py_float_repr(f).to_lowercase();
+    let text = float_repr(f).to_lowercase();
     if !text.contains('.') && text.contains('e') {
         return text.replacen('e', ".0e", 1);
     }

@@ -37,9 +37,10 @@ mod compose;
 mod construct;
 mod dump;
 mod error;
+mod json;
 mod key;
 mod mapping;
-mod pyrepr;
+pub mod pyrepr;
 mod resolve;
 mod scalar;
 mod value;
@@ -54,7 +55,10 @@ use crate::construct::{Constructor, OriginBase};
 use crate::error::Failure;
 
 pub use dump::{Decryptor, DumpError, DumpOptions, VaultDump, dump};
-pub use pyrepr::py_float_repr;
+pub use json::{
+    JsonError, JsonOptions, python_float_repr, python_float_repr_bare, timestamp_isoformat, to_json,
+};
+pub use pyrepr::float_repr as py_float_repr;
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
 /// A document that could not be loaded, in the words ansible-core 2.21 uses.
@@ -222,7 +226,7 @@ pub fn source_text<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, YamlErro
     tack_diag::deprecate(
         &Diagnostic::new(format!(
             "File {} could not be decoded as 'utf-8'. Invalid content has been escaped.",
-            pyrepr::py_str_repr(&shown_path)
+            pyrepr::str_repr(&shown_path)
         ))
         .with_help("This file must be UTF-8 encoded."),
         "2.23",

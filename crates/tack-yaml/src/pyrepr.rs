@@ -1,14 +1,66 @@
-//! Python's `repr()` of the values ansible prints in messages: strings (`'a'`, `"it's"`),
-//! floats (`1.5`, `1e+16`, `inf`) and mapping keys.
+//! Python's `repr()` and `str()` of loaded values, as ansible's messages, loop labels and
+//! templates show them: strings (`'a'`, `"it's"`), floats (`1.5`, `1e+16`, `inf`), `True`,
+//! `None`, `{'a': 1}`, dates.
 //!
-//! Other crates need the same text when they print values the way Python would (the dumper,
-//! the templating layer), so the float form is public.
+//! Written here, next to the data model, because every layer prints values the way CPython
+//! does and no crate reproduces CPython's float and string repr rules. This is the one place
+//! those rules live.
 
-use crate::value::{Timestamp, Value};
+use crate::value::{Node, Timestamp, Value};
+
+/// `repr(value)` as CPython prints it.
+pub fn repr(value: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, value);
+    out
+}
+
+/// `repr()` of a node's value.
+pub fn node_repr(node: &Node) -> String {
+    repr(&node.value)
+}
+
+/// `str(value)`: strings bare, dates in ISO form, everything else as `repr`.
+pub fn str(value: &Value) -> String {
+    match value {
+        Value::Str(s) | Value::Unsafe(s) => s.clone(),
+        Value::Timestamp(t) => timestamp_str(t),
+        _ => repr(value),
+    }
+}
+
+fn write_repr(out: &mut String, value: &Value) {
+    match value {
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, &item.value);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, &k.value);
+                out.push_str(": ");
+                write_repr(out, &v.value);
+            }
+            out.push('}');
+        }
+        Value::Vault(s) => out.push_str(&str_repr(s)),
+        other => out.push_str(&py_key_repr(other)),
+    }
+}
 
 /// Python's `repr(float)`: the shortest text that reads back as the same number, in positional
 /// form unless the exponent is below -4 or at least 16.
-pub fn py_float_repr(f: f64) -> String {
+pub fn float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
     }
@@ -46,7 +98,7 @@ pub fn py_float_repr(f: f64) -> String {
 /// characters YAML text can carry; the table is approximated by Unicode's control, format,
 /// separator and private-use ranges, which is exact for every character libyaml accepts
 /// except unassigned code points.
-pub(crate) fn py_str_repr(s: &str) -> String {
+pub fn str_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
@@ -88,15 +140,15 @@ fn is_printable(c: char) -> bool {
 }
 
 /// Python's `repr()` of a mapping key as ansible's duplicate-key warning shows it.
-pub(crate) fn py_key_repr(value: &Value) -> String {
+pub fn py_key_repr(value: &Value) -> String {
     match value {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Int(i) => i.to_string(),
         Value::BigInt(digits) => digits.clone(),
-        Value::Float(f) => py_float_repr(*f),
-        Value::Str(s) | Value::Unsafe(s) => py_str_repr(s),
+        Value::Float(f) => float_repr(*f),
+        Value::Str(s) | Value::Unsafe(s) => str_repr(s),
         Value::Timestamp(t) => timestamp_repr(t),
         Value::Vault(_) => "<EncryptedString>".into(),
         Value::Seq(_) | Value::Map(_) => "<unhashable>".into(),
@@ -104,7 +156,7 @@ pub(crate) fn py_key_repr(value: &Value) -> String {
 }
 
 /// `repr()` of a `date` or `datetime`.
-pub(crate) fn timestamp_repr(t: &Timestamp) -> String {
+pub fn timestamp_repr(t: &Timestamp) -> String {
     let Some(time) = &t.time else {
         return format!("datetime.date({}, {}, {})", t.year, t.month, t.day);
     };
@@ -139,7 +191,7 @@ pub(crate) fn timestamp_repr(t: &Timestamp) -> String {
 }
 
 /// `str()` of a `date` or `datetime`: `2001-12-14`, `2001-12-14 21:59:43.100000-05:00`.
-pub(crate) fn timestamp_str(t: &Timestamp) -> String {
+pub fn timestamp_str(t: &Timestamp) -> String {
     let date = format!("{:04}-{:02}-{:02}", t.year, t.month, t.day);
     let Some(time) = &t.time else { return date };
     let mut out = format!("{date} {:02}:{:02}:{:02}", time.hour, time.minute, time.second);
@@ -172,15 +224,15 @@ mod tests {
             (0.1 + 0.2, "0.30000000000000004"),
         ];
         for (f, want) in cases {
-            assert_eq!(py_float_repr(f), want, "{f}");
+            assert_eq!(float_repr(f), want, "{f}");
         }
     }
 
     #[test]
     fn strings_quote_as_python() {
-        assert_eq!(py_str_repr("a"), "'a'");
-        assert_eq!(py_str_repr("it's"), "\"it's\"");
-        assert_eq!(py_str_repr("'\""), "'\\'\"'");
-        assert_eq!(py_str_repr("a\tb\u{7}é"), "'a\\tb\\x07é'");
+        assert_eq!(str_repr("a"), "'a'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("'\""), "'\\'\"'");
+        assert_eq!(str_repr("a\tb\u{7}é"), "'a\\tb\\x07é'");
     }
 }

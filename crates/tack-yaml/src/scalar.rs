@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::pyrepr::py_str_repr;
+use crate::pyrepr::str_repr;
 use crate::value::{TimeOfDay, Timestamp, Value};
 
 /// A Python exception raised while constructing a scalar: its `str()`.
@@ -73,7 +73,7 @@ fn py_strip(s: &str) -> &str {
 /// prefix, at least one digit.
 fn py_int(text: &str, base: u32) -> Result<SignedBig, PyError> {
     let invalid =
-        || PyError(format!("invalid literal for int() with base {base}: {}", py_str_repr(text)));
+        || PyError(format!("invalid literal for int() with base {base}: {}", str_repr(text)));
     let body = py_strip(text);
     let (negative, body) = match body.as_bytes().first() {
         Some(b'-') => (true, &body[1..]),
@@ -128,7 +128,7 @@ fn py_float(text: &str) -> Result<f64, PyError> {
     // without the surrounding whitespace Python tolerates.
     py_strip(text)
         .parse::<f64>()
-        .map_err(|_| PyError(format!("could not convert string to float: {}", py_str_repr(text))))
+        .map_err(|_| PyError(format!("could not convert string to float: {}", str_repr(text))))
 }
 
 /// `SafeConstructor.construct_yaml_bool`: a lookup that raises `KeyError` on anything else.
@@ -137,7 +137,7 @@ pub(crate) fn construct_bool(text: &str) -> Result<bool, PyError> {
     match lower.as_str() {
         "yes" | "true" | "on" => Ok(true),
         "no" | "false" | "off" => Ok(false),
-        _ => Err(PyError(py_str_repr(&lower))),
+        _ => Err(PyError(str_repr(&lower))),
     }
 }
 
