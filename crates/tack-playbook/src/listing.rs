@@ -48,7 +48,7 @@ fn render_tags(
 ) -> Result<BTreeSet<String>, Diagnostic> {
     let mut out = BTreeSet::new();
     for node in nodes {
-        let rendered = templar.render(node, vars).map_err(|e| e.to_diagnostic())?;
+        let rendered = templar.render_with_vars(node, vars).map_err(|e| e.to_diagnostic())?;
         match &rendered.value {
             Value::Seq(items) => out.extend(items.iter().map(|i| pyrepr::str(&i.value))),
             other => {

@@ -83,7 +83,7 @@ pub fn play_vars(
             _ => vec![item.clone()],
         };
         for candidate in candidates {
-            let rendered = match templar.render(&candidate, &temp) {
+            let rendered = match templar.render_with_vars(&candidate, &temp) {
                 Ok(r) => r,
                 Err(_) => {
                     tack_diag::warn(&Diagnostic::at(

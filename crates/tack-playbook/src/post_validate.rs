@@ -178,7 +178,7 @@ pub fn post_validate_play(
             )
             .parser()
         };
-        let rendered = templar.render(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
+        let rendered = templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
         if rendered.is_null() {
             continue;
         }
@@ -204,7 +204,7 @@ pub fn post_validate_play(
         None => {
             let joined = Node::new(Value::Str(raw_hosts.join(",")), None);
             templar
-                .render(&joined, vars)
+                .render_with_vars(&joined, vars)
                 .map(|n| pyrepr::str(&n.value))
                 .unwrap_or_else(|_| raw_hosts.join(","))
         }

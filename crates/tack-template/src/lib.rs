@@ -1,39 +1,69 @@
-//! Templating as ansible-core does it: Jinja2 expressions and templates, rendered by minijinja
-//! over tack's loaded data ([`tack_yaml::Node`]).
+//! Templating as ansible-core 2.21 does it: Jinja2 expressions and templates rendered by
+//! minijinja over tack's loaded data ([`tack_yaml::Node`]), with ansible's native typing,
+//! undefined rules, `omit`, `!unsafe`, vault values, conditionals and Python's behaviours on
+//! values, and the provenance of everything a render read.
 //!
-//! The loader needs only a little of it (role names, static import paths, play keywords); the
-//! full ansible semantics (its filters, tests, lookups, undefined rules and provenance) are
-//! built on this crate's [`Templar`]. It never reads host state and never writes files.
+//! ```
+//! use tack_template::{Layer, Provenance, Scope, Templar};
+//! use tack_yaml::{Node, Value};
+//! use std::sync::Arc;
+//!
+//! let vars = tack_yaml::load_one("port: 8080\nurl: 'http://h:{{ port }}/'\n", None).unwrap();
+//! let scope = Scope::new()
+//!     .with_layer(Arc::new(Layer::from_mapping(vars.as_map().unwrap(), Provenance::Trusted)));
+//! let templar = Templar::new();
+//!
+//! // A string that is one expression keeps the expression's type.
+//! let port = templar.render_str("{{ port + 1 }}", &scope).unwrap();
+//! assert_eq!(port.value.value, Value::Int(8081));
+//! // Variables that are templates render when read.
+//! let url = templar.render_str("{{ url }}x", &scope).unwrap();
+//! assert_eq!(url.value.value, Value::Str("http://h:8080/x".into()));
+//! // Conditionals must be booleans.
+//! let when = Node::bare(Value::Str("port > 80".into()));
+//! assert!(templar.evaluate_conditional(&when, &scope).unwrap().value);
+//! ```
+//!
+//! Layout: [`Scope`]/[`Layer`]/[`Binding`] hold variables (`vars`), the engine renders
+//! (`engine`), Python's methods and `str()` live in `python`, and [`value`] is the toolbox for
+//! filter, test and lookup plugins. Provenance: every binding carries a [`Provenance`]; a
+//! render reports the union of those it actually read ([`Rendered::provenance`]), which is
+//! exact for dynamic lookups (`vars[name]`, `hostvars[h][k]`) and never misses a read;
+//! [`Templar::referenced_names`] gives the conservative static view.
+//!
+//! The crate is pure: it never reads host state and writes no files; it reads template files
+//! only when asked to render one.
 
-mod convert;
+mod engine;
+mod error;
+mod python;
+pub mod value;
 mod vars;
 
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::Arc;
 
-use minijinja::{Environment, UndefinedBehavior};
-use tack_diag::{Diagnostic, Origin};
-use tack_yaml::{Mapping, Node, Value};
+use tack_loader::DataLoader;
+use tack_vault::VaultSecrets;
+use tack_yaml::{Node, Value};
 
-pub use convert::{from_jinja, to_jinja};
+use crate::engine::Engine;
+use crate::engine::render::{Piece, walk};
 
-/// A template that could not be rendered, in ansible's words where they are known.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct TemplateError {
-    pub message: String,
-    pub origin: Option<Origin>,
+pub use engine::{Conditional, Rendered};
+pub use error::{TemplateError, TemplateErrorKind};
+pub use vars::{Binding, HostVars, Layer, Provenance, ProvenanceSet, Scope};
+
+/// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
+pub fn is_possibly_template(s: &str) -> bool {
+    s.starts_with("#jinja2:") || s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
-impl TemplateError {
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::at(self.message.clone(), self.origin.clone())
-    }
-}
-
-/// Renders templates found in loaded values against a set of variables.
+/// Renders templates found in loaded values. Cloning is cheap; clones share the compile cache.
 #[derive(Clone)]
 pub struct Templar {
-    env: Arc<Environment<'static>>,
+    engine: Arc<Engine>,
 }
 
 impl Default for Templar {
@@ -42,46 +72,175 @@ impl Default for Templar {
     }
 }
 
+impl std::fmt::Debug for Templar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Templar")
+    }
+}
+
 impl Templar {
+    /// A templar without vault secrets, resolving relative paths from the current directory.
     pub fn new() -> Templar {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        Templar { env: Arc::new(env) }
+        Templar::with_loader(Arc::new(DataLoader::new(VaultSecrets::default())))
+    }
+
+    /// A templar for a run: `loader` gives the run's vault secrets (to decrypt `!vault`
+    /// values when they are used), its base directory and file access for lookups.
+    pub fn with_loader(loader: Arc<DataLoader>) -> Templar {
+        Templar { engine: Arc::new(Engine::new(loader)) }
+    }
+
+    pub(crate) fn from_engine(engine: Arc<Engine>) -> Templar {
+        Templar { engine }
+    }
+
+    pub(crate) fn engine(&self) -> Arc<Engine> {
+        self.engine.clone()
+    }
+
+    pub fn loader(&self) -> &DataLoader {
+        self.engine.loader()
     }
 
     /// Whether `s` contains Jinja2 syntax (ansible's `is_possibly_template`).
     pub fn is_template(s: &str) -> bool {
-        s.contains("{{") || s.contains("{%") || s.contains("{#")
+        is_possibly_template(s)
     }
 
-    /// Renders every template string inside `node`. A string that is exactly one `{{ expr }}`
-    /// keeps the expression's own type; others render to strings. `!unsafe` strings are left
-    /// as they are.
-    pub fn render(&self, node: &Node, vars: &Mapping) -> Result<Node, TemplateError> {
-        let scope = vars::Scope::new(self.env.clone(), vars.clone());
-        self.render_in(node, &scope)
+    /// Renders every template string inside `node` as ansible renders a task argument: a
+    /// string that is one expression keeps the expression's type, others become strings;
+    /// `!unsafe` strings stay as they are; `!vault` values are decrypted; keys and items that
+    /// render to `omit` disappear. A value that is itself `omit` is an error of kind
+    /// [`TemplateErrorKind::Omitted`] (the caller drops that argument).
+    pub fn render(&self, node: &Node, scope: &Scope) -> Result<Rendered, TemplateError> {
+        let (result, provenance) = engine::active::top_level(|| self.render_node(node, scope));
+        match result? {
+            Piece::Value(value) => {
+                Ok(Rendered { value: Node::new(value, node.origin.clone()), provenance })
+            }
+            Piece::Omitted => {
+                Err(TemplateError::new(TemplateErrorKind::Omitted, error::OMITTED_MESSAGE)
+                    .at(node.origin.clone()))
+            }
+        }
     }
 
-    fn render_in(&self, node: &Node, scope: &vars::Scope) -> Result<Node, TemplateError> {
-        let value = match &node.value {
-            Value::Str(s) if Templar::is_template(s) => {
-                let rendered = scope
-                    .render_str(s)
-                    .map_err(|e| TemplateError { message: e, origin: node.origin.clone() })?;
-                return Ok(Node::new(rendered.value, node.origin.clone()));
+    /// Renders one template string (trusted: it is rendered even if it came from a managed
+    /// host; use [`Templar::render`] for data whose strings may be `!unsafe`).
+    pub fn render_str(&self, source: &str, scope: &Scope) -> Result<Rendered, TemplateError> {
+        self.render(&Node::bare(Value::Str(source.to_string())), scope)
+    }
+
+    /// Renders loaded variables (a binding's node) with the loader-time convenience of a plain
+    /// mapping as the only, trusted, layer.
+    pub fn render_with_vars(
+        &self,
+        node: &Node,
+        vars: &tack_yaml::Mapping,
+    ) -> Result<Node, TemplateError> {
+        self.render(node, &Scope::from_mapping(vars)).map(|r| r.value)
+    }
+
+    fn render_node(&self, node: &Node, scope: &Scope) -> Result<Piece, TemplateError> {
+        let mut render_str = |source: &str, at: &Node| -> Result<Piece, TemplateError> {
+            let value = self
+                .engine
+                .render_nested(source, scope)
+                .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))?;
+            if value::is_omit_value(&value) {
+                return Ok(Piece::Omitted);
             }
-            Value::Seq(items) => Value::Seq(
-                items.iter().map(|item| self.render_in(item, scope)).collect::<Result<_, _>>()?,
-            ),
-            Value::Map(m) => {
-                let mut out = Mapping::new();
-                for (k, v) in m.iter() {
-                    out.insert(self.render_in(k, scope)?, self.render_in(v, scope)?);
-                }
-                Value::Map(out)
-            }
-            other => other.clone(),
+            value::to_value(&value)
+                .map(Piece::Value)
+                .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))
         };
-        Ok(Node::new(value, node.origin.clone()))
+        let mut decrypt = |text: &str, at: &Node| -> Result<Value, TemplateError> {
+            let v = self
+                .engine
+                .decrypt(text)
+                .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))?;
+            Ok(Value::Str(v.as_str().unwrap_or_default().to_string()))
+        };
+        walk(node, &mut render_str, &mut decrypt)
+    }
+
+    /// Evaluates a conditional (`when`, `changed_when`, `failed_when`, `until`, an
+    /// `assert.that` item) as ansible 2.21 does: the result must be a boolean.
+    pub fn evaluate_conditional(
+        &self,
+        node: &Node,
+        scope: &Scope,
+    ) -> Result<Conditional, TemplateError> {
+        let (result, provenance) =
+            engine::active::top_level(|| engine::evaluate_conditional(&self.engine, node, scope));
+        Ok(Conditional { value: result?, provenance })
+    }
+
+    /// Renders a template file as the `template` module does (`trim_blocks` on,
+    /// `lstrip_blocks` off, the trailing newline kept); includes resolve next to the file.
+    /// The result is always text.
+    pub fn render_file(&self, path: &Path, scope: &Scope) -> Result<Rendered, TemplateError> {
+        let path = tack_loader::paths::abspath(path);
+        let origin = tack_diag::Origin::file(Arc::from(path.as_path()));
+        let (result, provenance) =
+            engine::active::top_level(|| self.engine.render_file(&path, scope));
+        let value = result.map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
+        let mut text = python::repr::str_of(&value)
+            .map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
+        if value.is_none() {
+            text.clear();
+        }
+        let source = std::fs::read_to_string(&path).unwrap_or_default();
+        preserve_trailing_newlines(&source, &mut text);
+        Ok(Rendered { value: Node::new(Value::Str(text), Some(origin)), provenance })
+    }
+
+    /// The variable names a template string refers to that it does not set itself: the
+    /// conservative, static view of what a render may read.
+    pub fn referenced_names(&self, source: &str) -> Result<BTreeSet<String>, TemplateError> {
+        self.engine.referenced_names(source).map_err(|e| engine::errors_to_template(&e))
+    }
+
+    /// The union of the provenances of every variable any template string in `node` refers
+    /// to, found without rendering: conservative (a name in a branch never taken counts).
+    /// Reads through `vars[...]`/`hostvars[...]` are only known when rendering.
+    pub fn static_provenance(&self, node: &Node, scope: &Scope) -> ProvenanceSet {
+        let mut set = ProvenanceSet::new();
+        let mut names = BTreeSet::new();
+        collect_template_names(self, node, &mut names);
+        for name in names {
+            if let Some(binding) = scope.get(&name) {
+                set.add(binding.provenance());
+            }
+        }
+        set
+    }
+}
+
+fn collect_template_names(templar: &Templar, node: &Node, names: &mut BTreeSet<String>) {
+    match &node.value {
+        Value::Str(s) if is_possibly_template(s) => {
+            if let Ok(found) = templar.referenced_names(s) {
+                names.extend(found);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|n| collect_template_names(templar, n, names)),
+        Value::Map(m) => {
+            for (k, v) in m.iter() {
+                collect_template_names(templar, k, names);
+                collect_template_names(templar, v, names);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// ansible keeps a template's trailing newlines: as many as the source ends with, when the
+/// output ends with fewer.
+fn preserve_trailing_newlines(source: &str, out: &mut String) {
+    let want = source.len() - source.trim_end_matches('\n').len();
+    let have = out.len() - out.trim_end_matches('\n').len();
+    for _ in have..want {
+        out.push('\n');
     }
 }

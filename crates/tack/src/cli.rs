@@ -29,6 +29,8 @@ pub enum Command {
     Inventory(cmd::inventory::Args),
     /// Encrypt and decrypt vault files and strings, as ansible-vault does.
     Vault(cmd::vault::Args),
+    /// Render an expression or template with extra vars and print the result as JSON.
+    Eval(cmd::eval::Args),
 }
 
 /// The ansible command names tack answers to, and the subcommand each one means.

@@ -317,7 +317,7 @@ impl Loader<'_> {
         }
         let raw = task.args.get("_raw_params").cloned().unwrap_or_else(|| Node::bare(Value::Null));
         let vars = scope.template_vars(build, &task.vars);
-        let target = match self.templar.render(&raw, &vars) {
+        let target = match self.templar.render_with_vars(&raw, &vars) {
             Ok(node) => tack_yaml::pyrepr::str(&node.value),
             Err(err) => {
                 let cause = err.to_diagnostic();

@@ -158,7 +158,7 @@ impl Scope {
 impl Loader<'_> {
     /// Renders a name-like value (role name, file name) to a string.
     pub(crate) fn render_string(&self, node: &Node, vars: &Mapping) -> Result<String, Diagnostic> {
-        let rendered = self.templar.render(node, vars).map_err(|e| e.to_diagnostic())?;
+        let rendered = self.templar.render_with_vars(node, vars).map_err(|e| e.to_diagnostic())?;
         Ok(tack_yaml::pyrepr::str(&rendered.value))
     }
 }

@@ -134,7 +134,7 @@ impl Loader<'_> {
         }
         let name_node =
             ds.get("import_playbook").cloned().unwrap_or_else(|| Node::bare(Value::Null));
-        let rendered = self.templar.render(&name_node, &all_vars).map_err(|e| {
+        let rendered = self.templar.render_with_vars(&name_node, &all_vars).map_err(|e| {
             Diagnostic::caused_by(
                 "Error processing keyword 'import_playbook'.",
                 name_node.origin.clone(),

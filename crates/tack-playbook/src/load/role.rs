@@ -129,7 +129,10 @@ impl Loader<'_> {
         search.push(build.basedir.clone());
         for dir in &search {
             let dir_text = dir.to_string_lossy().to_string();
-            let dir = match self.templar.render(&Node::bare(Value::Str(dir_text.clone())), vars) {
+            let dir = match self
+                .templar
+                .render_with_vars(&Node::bare(Value::Str(dir_text.clone())), vars)
+            {
                 Ok(n) => tack_yaml::pyrepr::str(&n.value),
                 Err(_) => dir_text,
             };

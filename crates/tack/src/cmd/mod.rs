@@ -1,6 +1,7 @@
 //! One module per subcommand: each owns its flags (`Args`) and turns them into calls on the
 //! library crates.
 
+pub mod eval;
 pub mod inventory;
 pub mod playbook;
 pub mod vault;
@@ -14,5 +15,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Playbook(args) => playbook::run(args),
         Command::Inventory(args) => inventory::run(args),
         Command::Vault(args) => vault::run(args),
+        Command::Eval(args) => eval::run(args),
     }
 }

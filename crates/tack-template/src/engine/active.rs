@@ -1,0 +1,133 @@
+//! What the renders running on this thread have in common: the provenances read so far, the
+//! template variables being rendered (to detect recursion), and each render's emitted nodes.
+//!
+//! minijinja calls back into tack from places that carry no context of ours (an object's
+//! `get_value`, the formatter), and rendering is synchronous on one thread, so this state is a
+//! thread-local stack, as ansible keeps its own in a context variable. It holds no variables and
+//! no secrets; it must not outlive the top-level render that created it.
+
+use std::cell::RefCell;
+
+use minijinja::Value as JValue;
+
+use crate::vars::{Provenance, ProvenanceSet};
+
+/// Nesting deeper than this is taken as a recursive loop; ansible hits Python's recursion
+/// limit at a similar depth of template-valued variables.
+const MAX_NESTING: usize = 200;
+
+#[derive(Default)]
+struct Top {
+    provenance: ProvenanceSet,
+    /// Identity (address) of each template string currently being rendered.
+    resolving: Vec<usize>,
+}
+
+thread_local! {
+    static TOPS: RefCell<Vec<Top>> = const { RefCell::new(Vec::new()) };
+    static EMITS: RefCell<Vec<Emits>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` as a top-level render: provenance starts empty and is returned with the result.
+pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
+    TOPS.with(|t| t.borrow_mut().push(Top::default()));
+    let result = f();
+    let top = TOPS.with(|t| t.borrow_mut().pop()).unwrap_or_default();
+    (result, top.provenance)
+}
+
+/// Notes that the current render read a value of this provenance.
+pub(crate) fn record(provenance: &Provenance) {
+    if matches!(provenance, Provenance::Trusted) {
+        return;
+    }
+    TOPS.with(|t| {
+        if let Some(top) = t.borrow_mut().last_mut() {
+            top.provenance.add(provenance);
+        }
+    });
+}
+
+/// The error ansible reports when a variable's template refers back to itself.
+pub(crate) const RECURSION_MESSAGE: &str =
+    "Recursive loop detected in template: maximum recursion depth exceeded";
+
+/// Runs `f` while the template string with identity `id` is being rendered; `Err` if it
+/// already is (a variable whose value refers back to itself) or nesting is too deep.
+pub(crate) fn resolving<R>(id: usize, f: impl FnOnce() -> R) -> Result<R, &'static str> {
+    let entered = TOPS.with(|t| {
+        let mut tops = t.borrow_mut();
+        let Some(top) = tops.last_mut() else { return true };
+        if top.resolving.contains(&id) || top.resolving.len() >= MAX_NESTING {
+            return false;
+        }
+        top.resolving.push(id);
+        true
+    });
+    if !entered {
+        return Err(RECURSION_MESSAGE);
+    }
+    let result = f();
+    TOPS.with(|t| {
+        if let Some(top) = t.borrow_mut().last_mut() {
+            top.resolving.retain(|x| *x != id);
+        }
+    });
+    Ok(result)
+}
+
+/// The nodes one render emitted, as far as native typing needs them.
+#[derive(Default, Debug)]
+pub(crate) struct Emits {
+    /// Expression results other than `None` and `omit`.
+    pub count: usize,
+    /// The first such result and the length of the text written for it.
+    pub first: Option<(JValue, usize)>,
+    /// Whether any expression yielded `omit`.
+    pub omit: bool,
+}
+
+/// Runs one render, collecting what its `{{ }}` blocks emit.
+pub(crate) fn collecting<R>(f: impl FnOnce() -> R) -> (R, Emits) {
+    EMITS.with(|e| e.borrow_mut().push(Emits::default()));
+    let result = f();
+    let emits = EMITS.with(|e| e.borrow_mut().pop()).unwrap_or_default();
+    (result, emits)
+}
+
+/// Called by the formatter for each expression result written.
+pub(crate) fn emitted(value: &JValue, written: usize) {
+    EMITS.with(|e| {
+        if let Some(top) = e.borrow_mut().last_mut() {
+            top.count += 1;
+            if top.first.is_none() {
+                top.first = Some((value.clone(), written));
+            }
+        }
+    });
+}
+
+pub(crate) fn emitted_omit() {
+    EMITS.with(|e| {
+        if let Some(top) = e.borrow_mut().last_mut() {
+            top.omit = true;
+        }
+    });
+}
+
+thread_local! {
+    static CTXS: RefCell<Vec<crate::vars::objects::Ctx>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `ctx` as the render plugins see ([`current_ctx`]).
+pub(crate) fn with_ctx<R>(ctx: crate::vars::objects::Ctx, f: impl FnOnce() -> R) -> R {
+    CTXS.with(|c| c.borrow_mut().push(ctx));
+    let result = f();
+    CTXS.with(|c| c.borrow_mut().pop());
+    result
+}
+
+/// The innermost render running on this thread.
+pub(crate) fn current_ctx() -> Option<crate::vars::objects::Ctx> {
+    CTXS.with(|c| c.borrow().last().cloned())
+}

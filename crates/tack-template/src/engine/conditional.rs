@@ -1,0 +1,152 @@
+//! Conditionals (`when`, `changed_when`, `failed_when`, `until`, `assert.that`) as ansible
+//! 2.21 evaluates them: a boolean is itself; a string is a Jinja2 expression whose result must
+//! be a boolean; a string that is entirely one template (`"{{ x }}"`) is rendered first and, if
+//! that gives a string, the string is the expression (with ansible's deprecation warning when it
+//! gives anything else). Empty and non-string conditionals are errors.
+//!
+//! `and`/`or` evaluate lazily, and only what is evaluated is read, so a plan sees
+//! `false and unavailable_x` as false without reading `unavailable_x`.
+
+use std::sync::Arc;
+
+use minijinja::value::Value as JValue;
+use tack_diag::{Diagnostic, Origin};
+use tack_yaml::{Node, Value};
+
+use super::Engine;
+use super::errors::to_template_error;
+use crate::error::{TemplateError, TemplateErrorKind};
+use crate::python::repr::type_name;
+use crate::vars::objects::{Dict, List};
+use crate::vars::{ProvenanceSet, Scope};
+
+/// A conditional's result and what it read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conditional {
+    pub value: bool,
+    pub provenance: ProvenanceSet,
+}
+
+const EMPTY: &str = "Empty conditional expressions are not allowed.";
+const NOT_STRING: &str = "Conditional expressions must be strings.";
+const AS_TEMPLATE: &str =
+    "Conditionals should not be surrounded by templating delimiters such as {{ }} or {% %}.";
+
+fn broken(message: impl Into<String>) -> TemplateError {
+    TemplateError::new(TemplateErrorKind::BrokenConditional, message)
+}
+
+/// `true` when `s` starts with a Jinja2 start delimiter and ends with an end delimiter.
+pub(crate) fn is_possibly_all_template(s: &str) -> bool {
+    if s.starts_with("#jinja2:") {
+        return true;
+    }
+    ["{%", "{{", "{#"].iter().any(|m| s.starts_with(m))
+        && ["%}", "}}", "#}"].iter().any(|m| s.ends_with(m))
+}
+
+/// Evaluates `node` as a conditional in `scope`.
+pub(super) fn evaluate(
+    engine: &Arc<Engine>,
+    node: &Node,
+    scope: &Scope,
+) -> Result<bool, TemplateError> {
+    let origin = node.origin.clone();
+    let text = match &node.value {
+        Value::Bool(b) => return Ok(*b),
+        Value::Null => return Err(broken(EMPTY).at(origin)),
+        Value::Str(s) => s.trim(),
+        Value::Unsafe(_) => {
+            return Err(TemplateError::new(
+                TemplateErrorKind::Untrusted,
+                "Encountered untrusted template or expression.",
+            )
+            .at(origin));
+        }
+        _ => return Err(broken(NOT_STRING).at(origin)),
+    };
+    if text.is_empty() {
+        return Err(broken(EMPTY).at(origin));
+    }
+    let rendered_expression;
+    let expression = if is_possibly_all_template(text) {
+        let value = engine.render_nested(text, scope).map_err(|e| in_conditional(&e, &origin))?;
+        match value.as_str() {
+            Some(s) => {
+                let s = s.trim();
+                if s.is_empty() {
+                    return Err(broken(EMPTY).at(origin));
+                }
+                rendered_expression = s.to_string();
+                rendered_expression.as_str()
+            }
+            None => {
+                let diag = Diagnostic::at(AS_TEMPLATE, origin.clone());
+                tack_diag::deprecate(&diag, "2.23");
+                return boolean(&value, scope, text, &origin);
+            }
+        }
+    } else {
+        text
+    };
+    let source = format!("{{{{ {expression} }}}}");
+    let value = engine.render_nested(&source, scope).map_err(|e| in_conditional(&e, &origin))?;
+    boolean(&value, scope, expression, &origin)
+}
+
+/// An undefined variable inside a conditional, as ansible words it.
+fn in_conditional(err: &minijinja::Error, origin: &Option<Origin>) -> TemplateError {
+    let mut e = to_template_error(err);
+    if e.kind == TemplateErrorKind::Undefined {
+        e.message = format!("Error while evaluating conditional: {}", e.message);
+    }
+    e.at(origin.clone())
+}
+
+/// The result must be a boolean; anything else is ansible's broken-conditional error, which
+/// names the value's type and where it was written.
+fn boolean(
+    value: &JValue,
+    scope: &Scope,
+    expression: &str,
+    origin: &Option<Origin>,
+) -> Result<bool, TemplateError> {
+    if let Some(b) = value.as_bool_exact() {
+        return Ok(b);
+    }
+    let truthy = value.is_true();
+    let written = where_written(value, scope, expression);
+    Err(broken(format!(
+        "Conditional result ({}) was derived from value of type '{}' at '{}'. Conditionals \
+         must have a boolean result.",
+        if truthy { "True" } else { "False" },
+        type_name(value),
+        written.map_or_else(|| "<unknown>".to_string(), |o| o.to_string()),
+    ))
+    .at(origin.clone()))
+}
+
+/// Where a result value was written, when it is a variable's value as loaded.
+fn where_written(value: &JValue, scope: &Scope, expression: &str) -> Option<Origin> {
+    if let Some(d) = value.downcast_object_ref::<Dict>() {
+        return d.origin();
+    }
+    if let Some(l) = value.downcast_object_ref::<List>() {
+        return l.origin();
+    }
+    let name = expression.trim();
+    if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return scope.get(name).and_then(|b| b.node().origin.clone());
+    }
+    None
+}
+
+trait ExactBool {
+    fn as_bool_exact(&self) -> Option<bool>;
+}
+
+impl ExactBool for JValue {
+    fn as_bool_exact(&self) -> Option<bool> {
+        (self.kind() == minijinja::value::ValueKind::Bool).then(|| self.is_true())
+    }
+}

@@ -1,0 +1,74 @@
+//! The minijinja environment, configured as ansible's `AnsibleEnvironment`: `trim_blocks` on,
+//! no auto-escaping, undefined values that chain, Python's `str()` for every `{{ }}` result,
+//! Python's methods on values, and the plugin families registered.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::Value as JValue;
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
+
+use super::{INLINE, active};
+use crate::python;
+use crate::value::{is_undefined, undefined_error};
+use crate::vars::objects::is_omit;
+
+pub(super) fn build() -> Environment<'static> {
+    let mut env = Environment::new();
+    // ansible's undefined chains (`a.b.c is defined` is false when `a` is missing) and fails
+    // when used; the failing uses are checked where tack sees them (output, filters, tests).
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    // Two whitespace flags on the default delimiters cannot make an invalid syntax.
+    if let Ok(syntax) = SyntaxConfig::builder().trim_blocks(true).build() {
+        env.set_syntax(syntax);
+    }
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_formatter(format_value);
+    env.set_loader(load);
+    env.set_path_join_callback(join_path);
+    env.set_unknown_method_callback(python::methods::unknown_method);
+    python::register(&mut env);
+    env
+}
+
+/// Writes one `{{ }}` result as Python's `str()` would, remembering it for native typing.
+fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<(), Error> {
+    if is_undefined(value) {
+        return Err(undefined_error(value));
+    }
+    if is_omit(value) {
+        active::emitted_omit();
+        return Ok(());
+    }
+    if value.is_none() {
+        return Ok(());
+    }
+    let text = python::repr::str_of(value)?;
+    out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))?;
+    active::emitted(value, text.len());
+    Ok(())
+}
+
+/// Template strings are cached under their own text; other names are template files.
+fn load(name: &str) -> Result<Option<String>, Error> {
+    if let Some(source) = name.strip_prefix(INLINE) {
+        return Ok(Some(source.to_string()));
+    }
+    match std::fs::read_to_string(name) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
+    }
+}
+
+/// `{% include "x" %}` in a template file names a file next to it.
+fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
+    if parent.starts_with(INLINE) || Path::new(name).is_absolute() {
+        return Cow::Borrowed(name);
+    }
+    match Path::new(parent).parent() {
+        Some(dir) => Cow::Owned(dir.join(name).to_string_lossy().into_owned()),
+        None => Cow::Borrowed(name),
+    }
+}

@@ -1,0 +1,103 @@
+//! minijinja's errors in ansible-core's words.
+//!
+//! ansible prints a template failure as one of: the undefined message itself (`'x' is
+//! undefined`), `Syntax error in template: ...`, or `Error rendering template: ...`, with a few
+//! messages of its own (recursion, omit, conditionals). Once a message is in ansible's words it
+//! is marked final, so that an error passing through an outer template (a variable whose value
+//! is a template) keeps the inner template's message.
+
+use std::sync::Arc;
+
+use minijinja::{Error, ErrorKind};
+
+use super::undefined;
+use crate::error::{TemplateError, TemplateErrorKind};
+use crate::vars::objects::Root;
+
+/// Marks a detail that is already ansible's message.
+const FINAL: char = '\u{2}';
+
+/// An error whose detail is ansible's message as it should be printed.
+pub(crate) fn final_error(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, format!("{FINAL}{message}"))
+}
+
+/// The final message of an error, if it has one.
+fn final_message(err: &Error) -> Option<&str> {
+    err.detail()?.strip_prefix(FINAL)
+}
+
+/// The expression minijinja says produced an undefined value (`` `a.b` is undefined ``).
+fn undefined_expr(err: &Error) -> Option<&str> {
+    let detail = err.detail()?;
+    let start = detail.find('`')?;
+    let rest = &detail[start + 1..];
+    let end = rest.find("` is undefined")?;
+    Some(&rest[..end])
+}
+
+/// Rewrites a render failure in ansible's words; `root` (the failed render's variables) lets
+/// an undefined value be explained exactly.
+pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
+    if let Some(message) = final_message(err) {
+        return final_error(err.kind(), message.to_string());
+    }
+    if let Some(expr) = undefined_expr(err) {
+        let message = match root {
+            Some(root) => undefined::explain(expr, root),
+            None => format!("'{expr}' is undefined"),
+        };
+        return final_error(ErrorKind::UndefinedError, message);
+    }
+    let detail = err.detail().unwrap_or_default();
+    let message = match err.kind() {
+        ErrorKind::UndefinedError => "'undefined' is undefined".to_string(),
+        ErrorKind::SyntaxError => format!("Syntax error in template: {}", syntax_detail(detail)),
+        ErrorKind::UnknownFilter => format!(
+            "Syntax error in template: No filter named '{}'.",
+            name_between(detail, "filter ", " is unknown")
+        ),
+        ErrorKind::UnknownTest => format!(
+            "Syntax error in template: No test named '{}'.",
+            name_between(detail, "test ", " is unknown")
+        ),
+        ErrorKind::UnknownFunction => {
+            let name = detail.strip_suffix(" is unknown").unwrap_or(detail);
+            return final_error(ErrorKind::UndefinedError, format!("'{name}' is undefined"));
+        }
+        _ if detail.is_empty() => format!("Error rendering template: {}", err.kind()),
+        _ => format!("Error rendering template: {detail}"),
+    };
+    final_error(err.kind(), message)
+}
+
+fn name_between<'a>(detail: &'a str, prefix: &str, suffix: &str) -> &'a str {
+    let d = detail.strip_prefix(prefix).unwrap_or(detail);
+    d.strip_suffix(suffix).unwrap_or(d)
+}
+
+/// minijinja's parser messages where they differ from Jinja2's for the same mistake.
+fn syntax_detail(detail: &str) -> String {
+    match detail {
+        "unexpected end of input, expected end of variable block" => {
+            "unexpected end of template, expected 'end of print statement'.".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The public error for a failed render. `err` must have gone through [`ansible_error`].
+pub(crate) fn to_template_error(err: &Error) -> TemplateError {
+    let message = match final_message(err) {
+        Some(m) => m.to_string(),
+        None => final_message(&ansible_error(err, None)).unwrap_or_default().to_string(),
+    };
+    let kind = match err.kind() {
+        ErrorKind::UndefinedError => TemplateErrorKind::Undefined,
+        ErrorKind::SyntaxError | ErrorKind::UnknownFilter | ErrorKind::UnknownTest => {
+            TemplateErrorKind::Syntax
+        }
+        _ => TemplateErrorKind::Render,
+    };
+    TemplateError::new(kind, message)
+}

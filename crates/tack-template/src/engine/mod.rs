@@ -1,0 +1,167 @@
+//! The engine: one minijinja environment set up as ansible's Jinja2 environment is, the
+//! compile cache, and rendering a template string to a value with ansible 2.21's native typing.
+//!
+//! - Compile cache: templates are loaded through minijinja's loader under a name that is their
+//!   own source, so each distinct string is parsed once per engine and shared by every render.
+//! - Native typing (ansible's `concat`): a render's output nodes are its literal text and its
+//!   `{{ }}` results, with `None` results dropped; no node gives `None`, one node gives that
+//!   node's own value, more give their `str()`s joined.
+//! - Undefined values chain (`a.b.c is defined` is false); using one is an error that names it
+//!   as ansible does (see `undefined`).
+//!
+//! What this module must not do: walk task data (that is `render`), know filters' semantics
+//! (each plugin family registers itself), or print anything.
+
+pub(crate) mod active;
+mod conditional;
+mod env;
+mod errors;
+pub(crate) mod render;
+mod undefined;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use minijinja::value::Value as JValue;
+use minijinja::{Environment, Error, ErrorKind};
+
+pub(crate) use errors::final_error;
+use tack_loader::DataLoader;
+use tack_vault::VaultSecrets;
+
+use crate::vars::Scope;
+use crate::vars::objects::{Ctx, Omit, Root};
+
+pub use conditional::Conditional;
+pub use render::Rendered;
+
+/// The shared state behind a [`crate::Templar`].
+pub(crate) struct Engine {
+    env: Environment<'static>,
+    loader: Arc<DataLoader>,
+}
+
+/// Prefix of the loader names under which template strings are cached; any other name is a
+/// template file's path.
+const INLINE: char = '\u{1}';
+
+impl Engine {
+    pub fn new(loader: Arc<DataLoader>) -> Engine {
+        Engine { env: env::build(), loader }
+    }
+
+    pub fn loader(&self) -> &DataLoader {
+        &self.loader
+    }
+
+    /// The compiled template for `source`, compiled on first use.
+    fn template(&self, source: &str) -> Result<minijinja::Template<'_, '_>, Error> {
+        let mut name = String::with_capacity(source.len() + 1);
+        name.push(INLINE);
+        name.push_str(source);
+        self.env.get_template(&name)
+    }
+
+    /// Renders a template string in `scope` to its native value: what reading a variable whose
+    /// value is that string gives. Errors are already in ansible's words.
+    pub fn render_nested(self: &Arc<Self>, source: &str, scope: &Scope) -> Result<JValue, Error> {
+        let template = self.template(source).map_err(|e| errors::ansible_error(&e, None))?;
+        let value = self.render_template(&template, scope)?;
+        Ok(keep_trailing_newlines(source, value))
+    }
+
+    /// The names a template refers to without setting them.
+    pub fn referenced_names(&self, source: &str) -> Result<BTreeSet<String>, Error> {
+        let template = self.template(source).map_err(|e| errors::ansible_error(&e, None))?;
+        Ok(template.undeclared_variables(false).into_iter().collect())
+    }
+
+    /// Renders a compiled template (a string's or a file's) to its native value.
+    fn render_template(
+        self: &Arc<Self>,
+        template: &minijinja::Template<'_, '_>,
+        scope: &Scope,
+    ) -> Result<JValue, Error> {
+        let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
+        let root = Arc::new(Root::new(ctx.clone()));
+        let (result, emits) = active::with_ctx(ctx, || {
+            active::collecting(|| template.render(JValue::from_dyn_object(root.clone())))
+        });
+        match result {
+            Ok(out) => Ok(render::native(out, emits)),
+            Err(e) => Err(errors::ansible_error(&e, Some(&root))),
+        }
+    }
+
+    /// Renders a template file: `path` is absolute, includes resolve next to it.
+    pub fn render_file(self: &Arc<Self>, path: &Path, scope: &Scope) -> Result<JValue, Error> {
+        let name = path.to_string_lossy();
+        let template = self.env.get_template(&name).map_err(|e| errors::ansible_error(&e, None))?;
+        self.render_template(&template, scope)
+    }
+
+    /// `!vault` ciphertext decrypted with the run's secrets, as a string.
+    pub fn decrypt(&self, ciphertext: &str) -> Result<JValue, Error> {
+        decrypt_with(self.loader.secrets(), ciphertext)
+    }
+}
+
+fn decrypt_with(secrets: &VaultSecrets, ciphertext: &str) -> Result<JValue, Error> {
+    match secrets.decrypt(ciphertext.as_bytes()) {
+        Ok(plain) => match String::from_utf8(plain) {
+            Ok(text) => Ok(JValue::from(text)),
+            Err(_) => Err(errors::final_error(
+                ErrorKind::InvalidOperation,
+                "Error rendering template: Attempt to use undecryptable variable: the \
+                 decrypted value is not UTF-8 text."
+                    .to_string(),
+            )),
+        },
+        Err(e) => Err(errors::final_error(
+            ErrorKind::InvalidOperation,
+            format!("Error rendering template: Attempt to use undecryptable variable: {e}"),
+        )),
+    }
+}
+
+/// ansible keeps a string result's trailing newlines (Jinja2 drops the last one).
+fn keep_trailing_newlines(source: &str, value: JValue) -> JValue {
+    let Some(text) = value.as_str() else { return value };
+    let want = source.len() - source.trim_end_matches('\n').len();
+    let have = text.len() - text.trim_end_matches('\n').len();
+    if want <= have {
+        return value;
+    }
+    JValue::from(format!("{text}{}", "\n".repeat(want - have)))
+}
+
+/// A failure in ansible's words, as the public error.
+pub(crate) fn errors_to_template(err: &Error) -> crate::TemplateError {
+    errors::to_template_error(err)
+}
+
+/// Evaluates a conditional (see `conditional`).
+pub(crate) fn evaluate_conditional(
+    engine: &Arc<Engine>,
+    node: &tack_yaml::Node,
+    scope: &Scope,
+) -> Result<bool, crate::TemplateError> {
+    conditional::evaluate(engine, node, scope)
+}
+
+/// The `omit` value.
+pub(crate) fn omit() -> JValue {
+    JValue::from_object(Omit)
+}
+
+/// ansible's error for a missing attribute or method of a value that exists.
+pub(crate) fn no_attribute_error(type_name: &str, attribute: &str) -> Error {
+    errors::final_error(
+        ErrorKind::UndefinedError,
+        format!(
+            "object of type '{type_name}' has no attribute {}",
+            tack_yaml::pyrepr::str_repr(attribute)
+        ),
+    )
+}

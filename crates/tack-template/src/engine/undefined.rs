@@ -1,0 +1,147 @@
+//! ansible's message for an undefined value that was used, from the expression minijinja says
+//! produced it (`a.b["c"]`): walked again step by step over the same variables, the first
+//! step that fails names the problem as ansible does:
+//!
+//! - a missing variable: `'a' is undefined`;
+//! - a missing attribute or key of a value that exists: `object of type 'dict' has no
+//!   attribute 'b'` (an integer key prints bare: `has no attribute 5`);
+//! - a variable or item whose own template fails: that template's message (`'zz' is
+//!   undefined` for `d.k` when `d.k` is `"{{ zz }}"`).
+//!
+//! Only reached when a render has already failed, so walking again costs nothing in the
+//! common case. Names local to the template (`{% set %}`, loop variables) are not in the
+//! render's variables; an expression rooted in one is described generically.
+
+use std::sync::Arc;
+
+use minijinja::Error;
+use minijinja::value::{Object, Value as JValue};
+use tack_yaml::pyrepr;
+
+use super::errors::ansible_error;
+use crate::python::repr::type_name;
+use crate::vars::objects::{Dict, List, Root};
+
+enum Step {
+    Attr(String),
+    Item(JValue),
+    Unknown,
+}
+
+/// Splits `a.b["c"][0]` into its root name and steps; `None` for anything else.
+fn parse(expr: &str) -> Option<(&str, Vec<Step>)> {
+    let bytes = expr.as_bytes();
+    let ident_end = |from: usize| {
+        let mut i = from;
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        i
+    };
+    let end = ident_end(0);
+    if end == 0 {
+        return None;
+    }
+    let root = &expr[..end];
+    let mut steps = Vec::new();
+    let mut i = end;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'.' => {
+                let e = ident_end(i + 1);
+                steps.push(Step::Attr(expr[i + 1..e].to_string()));
+                i = e;
+            }
+            b'[' => {
+                let close = expr[i..].find(']').map(|p| p + i)?;
+                let key = &expr[i + 1..close];
+                steps.push(parse_key(key));
+                i = close + 1;
+            }
+            _ => return None,
+        }
+    }
+    Some((root, steps))
+}
+
+fn parse_key(key: &str) -> Step {
+    if let Some(s) = key.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+        return Step::Item(JValue::from(s.replace("\\\"", "\"").replace("\\\\", "\\")));
+    }
+    if let Ok(i) = key.parse::<i64>() {
+        return Step::Item(JValue::from(i));
+    }
+    Step::Unknown
+}
+
+/// The message ansible gives for using the undefined value `expr` produced.
+pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
+    let Some((name, steps)) = parse(expr) else {
+        return format!("'{expr}' is undefined");
+    };
+    let ctx = root.ctx();
+    if let Some(binding) = ctx.scope.get(name)
+        && let Err(e) = ctx.try_resolve(binding.data())
+    {
+        // The variable exists but its template fails: that failure is the message.
+        return message_of(&e);
+    }
+    let mut current = match root.get_value_by_str(name) {
+        Some(v) if !v.is_undefined() => v,
+        _ => return format!("'{name}' is undefined"),
+    };
+    for step in steps {
+        let key = match step {
+            Step::Attr(a) => JValue::from(a),
+            Step::Item(k) => k,
+            Step::Unknown => return format!("'{expr}' is undefined"),
+        };
+        match lookup(&current, &key) {
+            Ok(Some(v)) if !v.is_undefined() => current = v,
+            Ok(_) => {
+                return format!(
+                    "object of type '{}' has no attribute {}",
+                    type_name(&current),
+                    key_repr(&key)
+                );
+            }
+            Err(e) => return message_of(&e),
+        }
+    }
+    format!("'{expr}' is undefined")
+}
+
+/// One step of the walk: `Err` when the item exists but its template fails.
+fn lookup(value: &JValue, key: &JValue) -> Result<Option<JValue>, Error> {
+    if let Some(dict) = value.downcast_object_ref::<Dict>() {
+        return dict.try_get(key).transpose();
+    }
+    if let Some(list) = value.downcast_object::<List>() {
+        let idx = key.as_i64().and_then(|i| {
+            let len = list.len() as i64;
+            let i = if i < 0 { i + len } else { i };
+            usize::try_from(i).ok()
+        });
+        return match idx {
+            Some(i) => list.try_get(i).transpose(),
+            None => Ok(list.get_value(key)),
+        };
+    }
+    match value.get_item(key) {
+        Ok(v) if v.is_undefined() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(_) => Ok(None),
+    }
+}
+
+fn key_repr(key: &JValue) -> String {
+    match key.as_str() {
+        Some(s) => pyrepr::str_repr(s),
+        None => key.to_string(),
+    }
+}
+
+fn message_of(err: &Error) -> String {
+    let err = ansible_error(err, None);
+    err.detail().map(|d| d.trim_start_matches('\u{2}').to_string()).unwrap_or_default()
+}

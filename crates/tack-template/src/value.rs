@@ -1,0 +1,232 @@
+//! Helpers for filters, tests and lookups working on template values (`minijinja::Value`):
+//! ansible's undefined rules, conversions to and from loaded data, and the running render's
+//! context (templar, variables, loader and vault secrets).
+//!
+//! The contract for plugin authors:
+//! - A value is undefined when [`is_undefined`] says so. A filter that receives one and is not
+//!   `default`/`mandatory`-like returns [`undefined_error`] of it, so the message names the
+//!   variable as ansible's does (`'x' is undefined`).
+//! - Data from the user's variables reaches a filter as tack's own objects (lists and dicts
+//!   that render the templates inside them when read); read them through minijinja's generic
+//!   API (`try_iter`, `get_item`, `len`), or take a plain copy with [`to_value`].
+//! - Return containers with [`new_list`]/[`new_dict`] (or any minijinja value); templates never
+//!   see the difference, but only these support Python's in-place methods (`append`, ...).
+//! - [`current`] gives the running render's [`RenderEnv`]: a lookup renders a file with
+//!   `env.templar().render_str(..)`, reads a variable with `env.scope().get(..)` (the `vars`
+//!   lookup; then [`RenderEnv::read`] records its provenance), finds files with
+//!   `env.loader()`, decrypts with `env.loader().secrets()`.
+//!
+//! This module never renders on its own and never prints.
+
+use indexmap::IndexMap;
+use minijinja::value::{Value as JValue, ValueKind};
+use minijinja::{Error, ErrorKind};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::engine::active;
+use crate::vars::data;
+use crate::vars::objects::{Dict, List, is_omit};
+use crate::vars::{Binding, Scope};
+use crate::{Templar, TemplateError};
+
+/// Whether `value` is undefined in ansible's sense (a missing variable, attribute or key).
+pub fn is_undefined(value: &JValue) -> bool {
+    value.is_undefined()
+}
+
+/// The error to return for an undefined value used where a value is needed. The engine turns
+/// it into ansible's message (`'x' is undefined`, `object of type 'dict' has no attribute
+/// 'y'`) from the expression that produced the value.
+pub fn undefined_error(value: &JValue) -> Error {
+    // `get_attr` on an undefined fails with minijinja's undefined error carrying where the
+    // value came from; that origin is what the engine explains in ansible's words.
+    match value.get_attr("__tack_undefined__") {
+        Err(e) => e,
+        Ok(_) => Error::new(ErrorKind::UndefinedError, "undefined value"),
+    }
+}
+
+/// Whether `value` is ansible's `omit` placeholder.
+pub fn is_omit_value(value: &JValue) -> bool {
+    is_omit(value)
+}
+
+/// A template value as loaded data, rendering every template inside it (ansible's
+/// finalization). `omit` items and values drop out of containers. Fails on an undefined value,
+/// a template that fails, or a value with no data form (a function, say).
+pub fn to_value(value: &JValue) -> Result<Value, Error> {
+    if let Some(list) = value.downcast_object_ref::<List>() {
+        return list_value(list.try_items()?);
+    }
+    if let Some(dict) = value.downcast_object_ref::<Dict>() {
+        return dict_value(dict.try_entries()?);
+    }
+    Ok(match value.kind() {
+        ValueKind::Undefined => return Err(undefined_error(value)),
+        ValueKind::None => Value::Null,
+        ValueKind::Bool => Value::Bool(value.is_true()),
+        ValueKind::Number => number(value),
+        ValueKind::String => Value::Str(value.as_str().unwrap_or_default().to_string()),
+        ValueKind::Bytes => {
+            Value::Str(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned())
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items: Result<Vec<JValue>, Error> = value.try_iter()?.checked().collect();
+            return list_value(items?);
+        }
+        ValueKind::Map => {
+            let mut entries = Vec::new();
+            for key in value.try_iter()?.checked() {
+                let key = key?;
+                let v = value.get_item(&key)?;
+                entries.push((key, v));
+            }
+            return dict_value(entries);
+        }
+        ValueKind::Invalid => return Err(invalid_error(value)),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "Type '{}' is unsupported for variable storage.",
+                    crate::python::repr::type_name(value)
+                ),
+            ));
+        }
+    })
+}
+
+/// As [`to_value`], as a node without origin.
+pub fn to_node(value: &JValue) -> Result<Node, Error> {
+    to_value(value).map(Node::bare)
+}
+
+fn list_value(items: Vec<JValue>) -> Result<Value, Error> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        if is_omit(&item) {
+            continue;
+        }
+        out.push(Node::bare(to_value(&item)?));
+    }
+    Ok(Value::Seq(out))
+}
+
+fn dict_value(entries: Vec<(JValue, JValue)>) -> Result<Value, Error> {
+    let mut out = Mapping::new();
+    for (k, v) in entries {
+        if is_omit(&v) {
+            continue;
+        }
+        out.insert(Node::bare(to_value(&k)?), Node::bare(to_value(&v)?));
+    }
+    Ok(Value::Map(out))
+}
+
+fn number(value: &JValue) -> Value {
+    if let Ok(i) = i64::try_from(value.clone()) {
+        return Value::Int(i);
+    }
+    if value.is_integer() {
+        return Value::BigInt(value.to_string());
+    }
+    Value::Float(f64::try_from(value.clone()).unwrap_or(f64::NAN))
+}
+
+/// The error an invalid value carries (minijinja keeps it private; iterating over the value
+/// reveals it).
+fn invalid_error(value: &JValue) -> Error {
+    let one = JValue::from(vec![value.clone()]);
+    match one.try_iter().map(|it| it.checked().find_map(Result::err)) {
+        Ok(Some(e)) => e,
+        Ok(None) => Error::new(ErrorKind::InvalidOperation, "invalid value"),
+        Err(e) => e,
+    }
+}
+
+/// Loaded data as a template value (a plain copy: strings in it are not templates).
+pub fn from_node(value: &Value) -> JValue {
+    match value {
+        Value::Seq(items) => new_list(items.iter().map(|n| from_node(&n.value)).collect()),
+        Value::Map(m) => {
+            new_dict(m.iter().map(|(k, v)| (data::scalar(&k.value), from_node(&v.value))).collect())
+        }
+        other => data::scalar(other),
+    }
+}
+
+/// A Python list that templates may change in place.
+pub fn new_list(items: Vec<JValue>) -> JValue {
+    JValue::from_object(List::new(items))
+}
+
+/// A Python dict that templates may change in place.
+pub fn new_dict(entries: IndexMap<JValue, JValue>) -> JValue {
+    JValue::from_object(Dict::new(entries))
+}
+
+/// An integer too large for `i64`: exact up to 128 bits (as far as minijinja's arithmetic
+/// goes); beyond that its digits as a string, so nothing is silently rounded.
+pub fn big_int(digits: &str) -> JValue {
+    if let Ok(i) = digits.parse::<i128>() {
+        return JValue::from(i);
+    }
+    if let Ok(u) = digits.parse::<u128>() {
+        return JValue::from(u);
+    }
+    JValue::from(digits)
+}
+
+/// The Python type name ansible reports for a value (`str`, `dict`, `NoneType`, ...).
+pub fn python_type(value: &JValue) -> &'static str {
+    crate::python::repr::type_name(value)
+}
+
+/// The running render as a plugin sees it.
+pub struct RenderEnv {
+    templar: Templar,
+    scope: Scope,
+}
+
+impl RenderEnv {
+    pub fn templar(&self) -> &Templar {
+        &self.templar
+    }
+
+    /// The variables of the template being rendered.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    pub fn loader(&self) -> &tack_loader::DataLoader {
+        self.templar.loader()
+    }
+
+    /// A variable's value, as `{{ name }}` would read it (templates inside rendered lazily),
+    /// recording its provenance with the running render. `None` when it is not defined.
+    pub fn read(&self, name: &str) -> Option<JValue> {
+        let binding: &Binding = self.scope.get(name)?;
+        Some(self.ctx().read_binding(binding))
+    }
+
+    fn ctx(&self) -> crate::vars::objects::Ctx {
+        crate::vars::objects::Ctx { scope: self.scope.clone(), engine: self.templar.engine() }
+    }
+
+    /// Renders `source` in this render's scope, as a nested template (what the `template`
+    /// lookup does); what it reads is recorded with the running render.
+    pub fn render_str(&self, source: &str) -> Result<JValue, Error> {
+        self.templar.engine().render_nested(source, &self.scope)
+    }
+}
+
+/// The render running on this thread, for filters, tests and lookups. `None` outside one.
+pub fn current() -> Option<RenderEnv> {
+    let ctx = active::current_ctx()?;
+    Some(RenderEnv { templar: Templar::from_engine(ctx.engine), scope: ctx.scope })
+}
+
+/// A template error as a minijinja error, for plugins that call the templar themselves.
+pub fn template_error_to_jinja(err: &TemplateError) -> Error {
+    Error::new(ErrorKind::InvalidOperation, err.message.clone())
+}

@@ -1,0 +1,82 @@
+//! A binding's value as template data: scalars already converted to minijinja values,
+//! containers behind `Arc`s so that every render can hand out views of them without copying,
+//! and the strings that are templates (or `!vault` ciphertext) kept apart to be rendered (or
+//! decrypted) when read.
+//!
+//! Made once per binding and never changed; it knows nothing of scopes. The views that give it
+//! a scope to render in are in `objects`.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use minijinja::Value as JValue;
+use tack_diag::Origin;
+use tack_yaml::{Node, Value};
+
+/// One value of a binding, as converted on first read.
+#[derive(Debug, Clone)]
+pub(crate) enum Data {
+    /// Ready to use: scalars, and strings that are not templates or are not trusted.
+    Plain(JValue),
+    /// A trusted string with Jinja2 syntax in it, rendered each time it is read.
+    Template(Arc<str>),
+    /// `!vault` ciphertext, decrypted each time it is read (never stored decrypted).
+    Vault(Arc<str>),
+    Seq(Arc<DataSeq>),
+    Map(Arc<DataMap>),
+}
+
+#[derive(Debug)]
+pub(crate) struct DataSeq {
+    pub items: Vec<Data>,
+    pub origin: Option<Origin>,
+}
+
+#[derive(Debug)]
+pub(crate) struct DataMap {
+    pub entries: IndexMap<JValue, Data>,
+    pub origin: Option<Origin>,
+}
+
+impl Data {
+    /// Converts a loaded value. `trusted` says whether its strings may be templates.
+    pub fn from_node(node: &Node, trusted: bool) -> Data {
+        match &node.value {
+            Value::Str(s) if trusted && crate::is_possibly_template(s) => {
+                Data::Template(Arc::from(s.as_str()))
+            }
+            Value::Vault(text) => Data::Vault(Arc::from(text.as_str())),
+            Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
+                items: items.iter().map(|n| Data::from_node(n, trusted)).collect(),
+                origin: node.origin.clone(),
+            })),
+            Value::Map(m) => {
+                let mut entries = IndexMap::with_capacity(m.len());
+                for (k, v) in m.iter() {
+                    entries.insert(scalar(&k.value), Data::from_node(v, trusted));
+                }
+                Data::Map(Arc::new(DataMap { entries, origin: node.origin.clone() }))
+            }
+            other => Data::Plain(scalar(other)),
+        }
+    }
+}
+
+/// A scalar as a minijinja value (containers go through [`Data::from_node`]; here they are
+/// converted eagerly, which only happens for mapping keys).
+pub(crate) fn scalar(value: &Value) -> JValue {
+    match value {
+        Value::Null => JValue::from(()),
+        Value::Bool(b) => JValue::from(*b),
+        Value::Int(i) => JValue::from(*i),
+        Value::BigInt(digits) => crate::value::big_int(digits),
+        Value::Float(f) => JValue::from(*f),
+        Value::Str(s) | Value::Unsafe(s) => JValue::from(s.as_str()),
+        Value::Timestamp(t) => JValue::from(t.python_str()),
+        Value::Vault(text) => JValue::from(text.as_str()),
+        Value::Seq(items) => items.iter().map(|n| scalar(&n.value)).collect(),
+        Value::Map(m) => {
+            JValue::from_iter(m.iter().map(|(k, v)| (scalar(&k.value), scalar(&v.value))))
+        }
+    }
+}

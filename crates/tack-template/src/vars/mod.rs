@@ -1,0 +1,272 @@
+//! The variables a render sees: layered [`Scope`]s of [`Binding`]s, each tagged with the
+//! [`Provenance`] of its value, and the set of provenances a render read ([`ProvenanceSet`]).
+//!
+//! A scope is a stack of shared layers (`Arc<Layer>`), looked up from the top; building a
+//! task's scope pushes layers, it never copies variables. A binding's value is converted to
+//! template data once, the first time any render reads it, and shared by every later render
+//! (see [`crate::vars::data`]). Precedence (which layer wins) is the executor's business: this
+//! module only keeps the order it is given.
+//!
+//! This module must not render anything itself: rendering a template-valued variable belongs
+//! to the engine (`crate::engine`), which this module's objects call back into.
+
+pub(crate) mod data;
+pub(crate) mod objects;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use indexmap::IndexMap;
+use tack_yaml::{Mapping, Node};
+
+/// Where a variable's value came from, as far as trusting it is concerned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Provenance {
+    /// Written by the user: playbook, role, inventory, vars files, extra vars.
+    Trusted,
+    /// Said by a managed host, or computed from something it said: facts, registered
+    /// results, `set_fact` values derived from either.
+    ManagedHost,
+    /// Plan mode: the output of a task that did not run, so its value is not known.
+    Unavailable { producer: Arc<str> },
+}
+
+/// The union of the provenances a render read. Trusted reads add nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProvenanceSet {
+    managed_host: bool,
+    unavailable: BTreeSet<Arc<str>>,
+}
+
+impl ProvenanceSet {
+    pub fn new() -> ProvenanceSet {
+        ProvenanceSet::default()
+    }
+
+    pub fn add(&mut self, provenance: &Provenance) {
+        match provenance {
+            Provenance::Trusted => {}
+            Provenance::ManagedHost => self.managed_host = true,
+            Provenance::Unavailable { producer } => {
+                self.unavailable.insert(producer.clone());
+            }
+        }
+    }
+
+    pub fn extend(&mut self, other: &ProvenanceSet) {
+        self.managed_host |= other.managed_host;
+        self.unavailable.extend(other.unavailable.iter().cloned());
+    }
+
+    /// Whether anything read came from (or was computed from) a managed host.
+    pub fn is_managed_host(&self) -> bool {
+        self.managed_host
+    }
+
+    /// Whether everything read was written by the user.
+    pub fn is_trusted(&self) -> bool {
+        !self.managed_host && self.unavailable.is_empty()
+    }
+
+    /// The producers (task names or ids, as the executor named them) of unavailable values
+    /// read, in sorted order.
+    pub fn unavailable(&self) -> impl Iterator<Item = &str> {
+        self.unavailable.iter().map(|s| &**s)
+    }
+
+    pub fn has_unavailable(&self) -> bool {
+        !self.unavailable.is_empty()
+    }
+
+    /// The provenance a value computed from everything in this set gets: unavailable wins
+    /// (its value is not known), then managed host, else trusted.
+    pub fn derived(&self) -> Provenance {
+        if let Some(first) = self.unavailable.iter().next() {
+            return Provenance::Unavailable { producer: first.clone() };
+        }
+        if self.managed_host { Provenance::ManagedHost } else { Provenance::Trusted }
+    }
+}
+
+/// One variable: its loaded value and where that value came from.
+pub struct Binding {
+    node: Node,
+    provenance: Provenance,
+    /// The value as template data, made on first read and shared by every render after.
+    data: OnceLock<data::Data>,
+}
+
+impl Binding {
+    pub fn new(node: Node, provenance: Provenance) -> Binding {
+        Binding { node, provenance, data: OnceLock::new() }
+    }
+
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    pub fn provenance(&self) -> &Provenance {
+        &self.provenance
+    }
+
+    pub(crate) fn data(&self) -> &data::Data {
+        self.data.get_or_init(|| data::Data::from_node(&self.node, self.trusts_templates()))
+    }
+
+    /// Strings from a managed host are never templates, whatever they contain (ansible does
+    /// not trust them); user-written strings are, unless written `!unsafe`.
+    fn trusts_templates(&self) -> bool {
+        self.provenance == Provenance::Trusted
+    }
+}
+
+impl fmt::Debug for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Binding")
+            .field("node", &self.node)
+            .field("provenance", &self.provenance)
+            .finish()
+    }
+}
+
+/// A set of variables at one precedence level (play vars, a host's facts, ...).
+#[derive(Debug, Default)]
+pub struct Layer {
+    vars: IndexMap<String, Arc<Binding>>,
+}
+
+impl Layer {
+    pub fn new() -> Layer {
+        Layer::default()
+    }
+
+    /// Every string key of `vars` as a binding with `provenance`. Non-string keys cannot be
+    /// variable names and are skipped, as ansible's variable manager skips them.
+    pub fn from_mapping(vars: &Mapping, provenance: Provenance) -> Layer {
+        let mut layer = Layer::new();
+        for (k, v) in vars.iter() {
+            if let Some(name) = k.as_str() {
+                layer.insert(name, v.clone(), provenance.clone());
+            }
+        }
+        layer
+    }
+
+    pub fn insert(&mut self, name: impl Into<String>, value: Node, provenance: Provenance) {
+        self.vars.insert(name.into(), Arc::new(Binding::new(value, provenance)));
+    }
+
+    /// Adds an existing binding (for instance one read from another scope).
+    pub fn insert_binding(&mut self, name: impl Into<String>, binding: Arc<Binding>) {
+        self.vars.insert(name.into(), binding);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
+        self.vars.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+}
+
+/// Other hosts' variables, computed on demand by whoever owns the inventory and the facts
+/// (the executor). `hostvars` in a template is built on this.
+pub trait HostVars: Send + Sync {
+    /// Every inventory host name, in inventory order.
+    fn hosts(&self) -> Vec<String>;
+    /// The variables `hostvars[host]` shows, or `None` for a host not in the inventory.
+    fn host_scope(&self, host: &str) -> Option<Scope>;
+}
+
+/// The variables visible to one render: layers looked up from the top (the last pushed wins).
+/// Cloning is one reference-count increment.
+#[derive(Clone, Default)]
+pub struct Scope {
+    inner: Arc<ScopeInner>,
+}
+
+#[derive(Clone, Default)]
+struct ScopeInner {
+    layers: Vec<Arc<Layer>>,
+    hostvars: Option<Arc<dyn HostVars>>,
+}
+
+impl Scope {
+    pub fn new() -> Scope {
+        Scope::default()
+    }
+
+    /// A scope of one trusted layer: the variables a loader-time render sees.
+    pub fn from_mapping(vars: &Mapping) -> Scope {
+        Scope::new().with_layer(Arc::new(Layer::from_mapping(vars, Provenance::Trusted)))
+    }
+
+    /// This scope with `layer` on top.
+    pub fn with_layer(&self, layer: Arc<Layer>) -> Scope {
+        let mut inner = (*self.inner).clone();
+        inner.layers.push(layer);
+        Scope { inner: Arc::new(inner) }
+    }
+
+    /// This scope with one more variable on top (a loop variable, say).
+    pub fn with_var(&self, name: &str, value: Node, provenance: Provenance) -> Scope {
+        let mut layer = Layer::new();
+        layer.insert(name, value, provenance);
+        self.with_layer(Arc::new(layer))
+    }
+
+    /// This scope with `hostvars` answered by `hostvars`.
+    pub fn with_hostvars(&self, hostvars: Arc<dyn HostVars>) -> Scope {
+        let mut inner = (*self.inner).clone();
+        inner.hostvars = Some(hostvars);
+        Scope { inner: Arc::new(inner) }
+    }
+
+    pub fn hostvars(&self) -> Option<&Arc<dyn HostVars>> {
+        self.inner.hostvars.as_ref()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
+        self.inner.layers.iter().rev().find_map(|layer| layer.get(name))
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Every visible name once, bottom layer first, in each layer's order.
+    pub fn names(&self) -> Vec<&str> {
+        let mut seen = indexmap::IndexSet::new();
+        for layer in &self.inner.layers {
+            for name in layer.names() {
+                seen.insert(name);
+            }
+        }
+        seen.into_iter().collect()
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("layers", &self.inner.layers.len())
+            .field("names", &self.names())
+            .finish()
+    }
+}
+
+impl From<&Mapping> for Scope {
+    fn from(vars: &Mapping) -> Scope {
+        Scope::from_mapping(vars)
+    }
+}

@@ -1,0 +1,442 @@
+//! The objects templates see variables through: [`List`] and [`Dict`] (a binding's containers
+//! seen from one scope, or containers a template built), the render's root context
+//! ([`Root`]), `vars` ([`VarsView`]) and `hostvars` ([`HostvarsView`]), and `omit`
+//! ([`Omit`]).
+//!
+//! A container view renders the templates inside it when they are read, in the scope it was
+//! read from, as ansible's lazy containers do; it copies nothing until a method changes it
+//! (`append`, `update`, ...), and then only itself. Reading a binding records its provenance
+//! with the running render. These objects never decide what a template means; rendering is the
+//! engine's.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use indexmap::IndexMap;
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value as JValue};
+use minijinja::{Error, ErrorKind};
+
+use crate::engine::{Engine, active};
+use crate::vars::data::{Data, DataMap, DataSeq};
+use crate::vars::{Binding, Scope};
+
+/// Where a view's templates render: the scope it was read from and the engine.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub scope: Scope,
+    pub engine: Arc<Engine>,
+}
+
+impl fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Ctx")
+    }
+}
+
+impl Ctx {
+    /// A datum as a template value: templates rendered, vault text decrypted, containers
+    /// wrapped. A template whose variables are undefined reads as undefined (so `is defined`
+    /// and `default` work on it); any other failure is an invalid value that fails when used.
+    pub fn resolve(&self, data: &Data) -> JValue {
+        match self.try_resolve(data) {
+            Ok(v) => v,
+            Err(e) if e.kind() == ErrorKind::UndefinedError => JValue::UNDEFINED,
+            Err(e) => JValue::from(e),
+        }
+    }
+
+    /// As [`Ctx::resolve`], but a failure is returned (used when a whole value is finalized
+    /// and when an undefined needs explaining).
+    pub fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
+        match data {
+            Data::Plain(v) => Ok(v.clone()),
+            Data::Template(source) => {
+                let id = Arc::as_ptr(source) as *const u8 as usize;
+                match active::resolving(id, || self.engine.render_nested(source, &self.scope)) {
+                    Ok(result) => result,
+                    Err(message) => {
+                        Err(crate::engine::final_error(ErrorKind::InvalidOperation, message.into()))
+                    }
+                }
+            }
+            Data::Vault(text) => self.engine.decrypt(text),
+            Data::Seq(seq) => Ok(JValue::from_object(List::over(seq.clone(), self.clone()))),
+            Data::Map(map) => Ok(JValue::from_object(Dict::over(map.clone(), self.clone()))),
+        }
+    }
+
+    /// A binding read by name: its provenance is recorded, then its value resolved.
+    pub fn read_binding(&self, binding: &Binding) -> JValue {
+        active::record(binding.provenance());
+        self.resolve(binding.data())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while a template held the lock leaves plain data behind, still usable.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A Python list: a binding's sequence seen from a scope, or one a template built.
+pub(crate) struct List {
+    base: Option<(Arc<DataSeq>, Ctx)>,
+    /// Once changed (or when built by a template), the items themselves.
+    items: Mutex<Option<Vec<JValue>>>,
+}
+
+impl List {
+    pub fn over(data: Arc<DataSeq>, ctx: Ctx) -> List {
+        List { base: Some((data, ctx)), items: Mutex::new(None) }
+    }
+
+    pub fn new(items: Vec<JValue>) -> List {
+        List { base: None, items: Mutex::new(Some(items)) }
+    }
+
+    pub fn len(&self) -> usize {
+        if let Some(items) = &*lock(&self.items) {
+            return items.len();
+        }
+        self.base.as_ref().map_or(0, |(d, _)| d.items.len())
+    }
+
+    pub fn get(&self, idx: usize) -> Option<JValue> {
+        if let Some(items) = &*lock(&self.items) {
+            return items.get(idx).cloned();
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        data.items.get(idx).map(|d| ctx.resolve(d))
+    }
+
+    /// The item at `idx` with its failure, if rendering it fails.
+    pub fn try_get(&self, idx: usize) -> Option<Result<JValue, Error>> {
+        if let Some(items) = &*lock(&self.items) {
+            return items.get(idx).cloned().map(Ok);
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        data.items.get(idx).map(|d| ctx.try_resolve(d))
+    }
+
+    /// Every item, failing on the first that cannot be rendered.
+    pub fn try_items(&self) -> Result<Vec<JValue>, Error> {
+        (0..self.len()).filter_map(|i| self.try_get(i)).collect()
+    }
+
+    /// Runs `f` on the items, copying them out of the binding first.
+    pub fn mutate<R>(&self, f: impl FnOnce(&mut Vec<JValue>) -> R) -> R {
+        let mut guard = lock(&self.items);
+        if guard.is_none() {
+            let items = match &self.base {
+                Some((data, ctx)) => data.items.iter().map(|d| ctx.resolve(d)).collect(),
+                None => Vec::new(),
+            };
+            *guard = Some(items);
+        }
+        f(guard.get_or_insert_with(Vec::new))
+    }
+
+    pub fn origin(&self) -> Option<tack_diag::Origin> {
+        self.base.as_ref().and_then(|(d, _)| d.origin.clone())
+    }
+}
+
+impl fmt::Debug for List {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries((0..self.len()).filter_map(|i| self.get(i))).finish()
+    }
+}
+
+impl Object for List {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        // An item whose template is undefined is missing, so the engine can say which.
+        self.get(key.as_usize()?).filter(|v| !v.is_undefined())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.len())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[JValue],
+    ) -> Result<JValue, Error> {
+        crate::python::methods::list_method(state, self, method, args)
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::python::repr::repr_lossy(&JValue::from_dyn_object(self.clone())))
+    }
+}
+
+/// A Python dict: a binding's mapping seen from a scope, or one a template built.
+pub(crate) struct Dict {
+    base: Option<(Arc<DataMap>, Ctx)>,
+    entries: Mutex<Option<IndexMap<JValue, JValue>>>,
+}
+
+impl Dict {
+    pub fn over(data: Arc<DataMap>, ctx: Ctx) -> Dict {
+        Dict { base: Some((data, ctx)), entries: Mutex::new(None) }
+    }
+
+    pub fn new(entries: IndexMap<JValue, JValue>) -> Dict {
+        Dict { base: None, entries: Mutex::new(Some(entries)) }
+    }
+
+    pub fn len(&self) -> usize {
+        if let Some(entries) = &*lock(&self.entries) {
+            return entries.len();
+        }
+        self.base.as_ref().map_or(0, |(d, _)| d.entries.len())
+    }
+
+    pub fn keys(&self) -> Vec<JValue> {
+        if let Some(entries) = &*lock(&self.entries) {
+            return entries.keys().cloned().collect();
+        }
+        self.base.as_ref().map_or_else(Vec::new, |(d, _)| d.entries.keys().cloned().collect())
+    }
+
+    pub fn get(&self, key: &JValue) -> Option<JValue> {
+        if let Some(entries) = &*lock(&self.entries) {
+            return entries.get(key).cloned();
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        data.entries.get(key).map(|d| ctx.resolve(d))
+    }
+
+    /// The value under `key` with its failure, if rendering it fails.
+    pub fn try_get(&self, key: &JValue) -> Option<Result<JValue, Error>> {
+        if let Some(entries) = &*lock(&self.entries) {
+            return entries.get(key).cloned().map(Ok);
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        data.entries.get(key).map(|d| ctx.try_resolve(d))
+    }
+
+    /// Every entry, failing on the first value that cannot be rendered.
+    pub fn try_entries(&self) -> Result<Vec<(JValue, JValue)>, Error> {
+        let keys = self.keys();
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(v) = self.try_get(&k) {
+                out.push((k, v?));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn mutate<R>(&self, f: impl FnOnce(&mut IndexMap<JValue, JValue>) -> R) -> R {
+        let mut guard = lock(&self.entries);
+        if guard.is_none() {
+            let entries = match &self.base {
+                Some((data, ctx)) => {
+                    data.entries.iter().map(|(k, d)| (k.clone(), ctx.resolve(d))).collect()
+                }
+                None => IndexMap::new(),
+            };
+            *guard = Some(entries);
+        }
+        f(guard.get_or_insert_with(IndexMap::new))
+    }
+
+    pub fn origin(&self) -> Option<tack_diag::Origin> {
+        self.base.as_ref().and_then(|(d, _)| d.origin.clone())
+    }
+}
+
+impl fmt::Debug for Dict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.keys().into_iter().map(|k| (k.clone(), self.get(&k)))).finish()
+    }
+}
+
+impl Object for Dict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        // A value whose template is undefined is missing, so the engine can say which.
+        self.get(key).filter(|v| !v.is_undefined())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.keys())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[JValue],
+    ) -> Result<JValue, Error> {
+        crate::python::methods::dict_method(state, self, method, args)
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::python::repr::repr_lossy(&JValue::from_dyn_object(self.clone())))
+    }
+}
+
+/// ansible's `omit`: a value that removes the key (or item) it ends up in.
+#[derive(Debug)]
+pub(crate) struct Omit;
+
+impl Object for Omit {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn render(self: &Arc<Self>, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Ok(())
+    }
+}
+
+/// `true` for the `omit` value.
+pub(crate) fn is_omit(value: &JValue) -> bool {
+    value.downcast_object_ref::<Omit>().is_some()
+}
+
+/// The root of a render's context: variables by name from a scope. Values read are kept for
+/// the rest of the render, so that a method changing one (`x.append(1)`) is seen by later
+/// expressions of the same template, as in ansible.
+pub(crate) struct Root {
+    ctx: Ctx,
+    read: Mutex<IndexMap<String, JValue>>,
+}
+
+impl Root {
+    pub fn new(ctx: Ctx) -> Root {
+        Root { ctx, read: Mutex::new(IndexMap::new()) }
+    }
+
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+}
+
+impl fmt::Debug for Root {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Root")
+    }
+}
+
+impl Object for Root {
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        if let Some(v) = lock(&self.read).get(name) {
+            return Some(v.clone());
+        }
+        let value = match (name, self.ctx.scope.get(name)) {
+            ("vars", _) => JValue::from_object(VarsView { ctx: self.ctx.clone() }),
+            ("hostvars", _) if self.ctx.scope.hostvars().is_some() => {
+                JValue::from_object(HostvarsView { ctx: self.ctx.clone() })
+            }
+            ("omit", None) => JValue::from_object(Omit),
+            (_, Some(binding)) => {
+                let value = self.ctx.read_binding(binding);
+                if value.is_undefined() {
+                    // Missing, so the engine can say which variable and why.
+                    return None;
+                }
+                value
+            }
+            (_, None) => return None,
+        };
+        lock(&self.read).insert(name.to_string(), value.clone());
+        Some(value)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.ctx.scope.names().into_iter().map(JValue::from).collect())
+    }
+}
+
+/// `vars`: every variable of the scope, looked up by name at render time (so
+/// `vars[name]` records exactly the binding it reads).
+pub(crate) struct VarsView {
+    ctx: Ctx,
+}
+
+impl fmt::Debug for VarsView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("vars")
+    }
+}
+
+impl VarsView {
+    pub fn new(ctx: Ctx) -> VarsView {
+        VarsView { ctx }
+    }
+}
+
+impl Object for VarsView {
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        let binding = self.ctx.scope.get(key.as_str()?)?;
+        Some(self.ctx.read_binding(binding))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.ctx.scope.names().into_iter().map(JValue::from).collect())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[JValue],
+    ) -> Result<JValue, Error> {
+        crate::python::methods::mapping_view_method(state, self, method, args)
+    }
+}
+
+/// `hostvars`: each inventory host's variables, computed on demand by the executor.
+pub(crate) struct HostvarsView {
+    ctx: Ctx,
+}
+
+impl fmt::Debug for HostvarsView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("hostvars")
+    }
+}
+
+impl Object for HostvarsView {
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        let hostvars = self.ctx.scope.hostvars()?;
+        let scope = hostvars.host_scope(key.as_str()?)?;
+        Some(JValue::from_object(VarsView::new(Ctx { scope, engine: self.ctx.engine.clone() })))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let hosts = self.ctx.scope.hostvars().map(|h| h.hosts()).unwrap_or_default();
+        Enumerator::Values(hosts.into_iter().map(JValue::from).collect())
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[JValue],
+    ) -> Result<JValue, Error> {
+        crate::python::methods::mapping_view_method(state, self, method, args)
+    }
+}

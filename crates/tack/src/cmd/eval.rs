@@ -1,0 +1,71 @@
+//! `tack eval`: renders one expression or template with the given extra vars and prints the
+//! result as JSON, the quick way to try a filter or check what ansible would make of a value.
+//!
+//! `EXPRESSION` is rendered as a task argument string is (`"{{ x }}"` keeps x's type, other
+//! text becomes a string); `--conditional` evaluates it as a `when:`; `--template-file`
+//! renders a file as the `template` module does. Errors are printed as ansible prints them,
+//! with exit code 1.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args as ClapArgs;
+use tack_template::{Layer, Provenance, Scope, Templar};
+use tack_yaml::{JsonOptions, Node, Value};
+
+use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
+use crate::session::{Session, load_config};
+
+#[derive(ClapArgs, Debug)]
+#[command(about = "Render an expression or template with extra vars and print the result as JSON")]
+pub struct Args {
+    /// The expression or template to render (omit with --template-file).
+    #[arg(value_name = "EXPRESSION", required_unless_present = "template_file")]
+    pub expression: Option<String>,
+
+    #[command(flatten)]
+    pub extra_vars: ExtraVarsOpts,
+    #[command(flatten)]
+    pub vault: VaultOpts,
+
+    /// Evaluate EXPRESSION as a conditional (`when:`) and print true or false.
+    #[arg(long = "conditional", conflicts_with = "template_file")]
+    pub conditional: bool,
+    /// Render this template file as the template module does and print the text as JSON.
+    #[arg(long = "template-file", value_name = "PATH", conflicts_with = "expression")]
+    pub template_file: Option<PathBuf>,
+    /// Print {"type": "<python type name>", "value": <json>} instead of the bare value.
+    #[arg(long = "typed")]
+    pub typed: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = load_config()?;
+    let session = Session::open(config, &InventoryOpts::default(), &args.vault, &args.extra_vars)?;
+    let templar = Templar::with_loader(Arc::new(session.loader));
+    let layer = Layer::from_mapping(&session.extra_vars, Provenance::Trusted);
+    let scope = Scope::new().with_layer(Arc::new(layer));
+
+    let value = if let Some(path) = &args.template_file {
+        templar.render_file(path, &scope).map_err(|e| e.to_diagnostic())?.value
+    } else {
+        let text = args.expression.unwrap_or_default();
+        let node = Node::bare(Value::Str(text));
+        if args.conditional {
+            let result =
+                templar.evaluate_conditional(&node, &scope).map_err(|e| e.to_diagnostic())?;
+            Node::bare(Value::Bool(result.value))
+        } else {
+            templar.render(&node, &scope).map_err(|e| e.to_diagnostic())?.value
+        }
+    };
+    let json =
+        tack_yaml::to_json(&value, &JsonOptions::compact()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.typed {
+        println!("{{\"type\": \"{}\", \"value\": {json}}}", value.python_type());
+    } else {
+        println!("{json}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
