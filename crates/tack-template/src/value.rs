@@ -124,13 +124,14 @@ fn dict_value(entries: Vec<(JValue, JValue)>) -> Result<Value, Error> {
 }
 
 fn number(value: &JValue) -> Value {
-    if let Ok(i) = i64::try_from(value.clone()) {
-        return Value::Int(i);
+    // minijinja converts a whole float to an integer on request; Python keeps `2.0` a float.
+    if !value.is_integer() {
+        return Value::Float(f64::try_from(value.clone()).unwrap_or(f64::NAN));
     }
-    if value.is_integer() {
-        return Value::BigInt(value.to_string());
+    match i64::try_from(value.clone()) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::BigInt(value.to_string()),
     }
-    Value::Float(f64::try_from(value.clone()).unwrap_or(f64::NAN))
 }
 
 /// The error an invalid value carries (minijinja keeps it private; iterating over the value

@@ -13,8 +13,8 @@ use minijinja::value::Value as JValue;
 use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Node, Value};
 
-use super::Engine;
 use super::errors::to_template_error;
+use super::{Engine, undefined};
 use crate::error::{TemplateError, TemplateErrorKind};
 use crate::python::repr::type_name;
 use crate::vars::objects::{Dict, List};
@@ -70,9 +70,19 @@ pub(super) fn evaluate(
     }
     let rendered_expression;
     let expression = if is_possibly_all_template(text) {
-        let value = engine.render_nested(text, scope).map_err(|e| in_conditional(&e, &origin))?;
+        let value =
+            engine.render_nested(text, scope).map_err(|e| in_conditional(&e, &origin, false))?;
         match value.as_str() {
             Some(s) => {
+                // Only a string the user wrote may be evaluated as an expression: the value of
+                // a trusted variable named by the template, not something computed.
+                if !names_trusted_string(text, scope) {
+                    return Err(TemplateError::new(
+                        TemplateErrorKind::Untrusted,
+                        "Encountered untrusted template or expression.",
+                    )
+                    .at(origin));
+                }
                 let s = s.trim();
                 if s.is_empty() {
                     return Err(broken(EMPTY).at(origin));
@@ -90,15 +100,42 @@ pub(super) fn evaluate(
         text
     };
     let source = format!("{{{{ {expression} }}}}");
-    let value = engine.render_nested(&source, scope).map_err(|e| in_conditional(&e, &origin))?;
+    let value =
+        engine.render_nested(&source, scope).map_err(|e| in_conditional(&e, &origin, true))?;
     boolean(&value, scope, expression, &origin)
 }
 
-/// An undefined variable inside a conditional, as ansible words it.
-fn in_conditional(err: &minijinja::Error, origin: &Option<Origin>) -> TemplateError {
+/// Whether `template` is `{{ name }}` (or `{{ a.b }}`) naming a plain string of a trusted
+/// variable, the one indirection ansible allows for a conditional.
+fn names_trusted_string(template: &str, scope: &Scope) -> bool {
+    let Some(inner) = template.strip_prefix("{{").and_then(|t| t.strip_suffix("}}")) else {
+        return false;
+    };
+    matches!(
+        undefined::loaded_node(inner, scope),
+        Some((node, true)) if matches!(&node.value, Value::Str(s) if !crate::is_possibly_template(s))
+    )
+}
+
+/// A failure inside a conditional, as ansible words it: an undefined variable gets a preface,
+/// and errors of the expression itself say "expression" where a template's say "template".
+fn in_conditional(
+    err: &minijinja::Error,
+    origin: &Option<Origin>,
+    expression: bool,
+) -> TemplateError {
     let mut e = to_template_error(err);
     if e.kind == TemplateErrorKind::Undefined {
         e.message = format!("Error while evaluating conditional: {}", e.message);
+    } else if expression {
+        for (template, expr) in [
+            ("Error rendering template: ", "Error rendering expression: "),
+            ("Syntax error in template: ", "Syntax error in expression: "),
+        ] {
+            if let Some(rest) = e.message.strip_prefix(template) {
+                e.message = format!("{expr}{rest}");
+            }
+        }
     }
     e.at(origin.clone())
 }
@@ -115,7 +152,7 @@ fn boolean(
         return Ok(b);
     }
     let truthy = value.is_true();
-    let written = where_written(value, scope, expression);
+    let written = where_written(value, scope, expression, origin);
     Err(broken(format!(
         "Conditional result ({}) was derived from value of type '{}' at '{}'. Conditionals \
          must have a boolean result.",
@@ -126,19 +163,27 @@ fn boolean(
     .at(origin.clone()))
 }
 
-/// Where a result value was written, when it is a variable's value as loaded.
-fn where_written(value: &JValue, scope: &Scope, expression: &str) -> Option<Origin> {
+/// Where a result value was written, as ansible tracks it: a variable's value where the
+/// variable was written, a computed value where the conditional was, `None` nowhere.
+fn where_written(
+    value: &JValue,
+    scope: &Scope,
+    expression: &str,
+    conditional: &Option<Origin>,
+) -> Option<Origin> {
+    if value.is_none() {
+        return None;
+    }
     if let Some(d) = value.downcast_object_ref::<Dict>() {
         return d.origin();
     }
     if let Some(l) = value.downcast_object_ref::<List>() {
         return l.origin();
     }
-    let name = expression.trim();
-    if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return scope.get(name).and_then(|b| b.node().origin.clone());
+    match undefined::loaded_node(expression, scope) {
+        Some((node, _)) => node.origin.clone(),
+        None => conditional.clone(),
     }
-    None
 }
 
 trait ExactBool {

@@ -9,7 +9,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value as JValue;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
 
-use super::{INLINE, active};
+use super::{INLINE, active, prepass};
 use crate::python;
 use crate::value::{is_undefined, undefined_error};
 use crate::vars::objects::is_omit;
@@ -29,6 +29,18 @@ pub(super) fn build() -> Environment<'static> {
     env.set_path_join_callback(join_path);
     env.set_unknown_method_callback(python::methods::unknown_method);
     python::register(&mut env);
+    env.add_function(prepass::LIST, |v: JValue| -> Result<JValue, Error> {
+        Ok(crate::value::new_list(v.try_iter()?.collect()))
+    });
+    env.add_function(prepass::DICT, |v: JValue| -> Result<JValue, Error> {
+        let mut entries = indexmap::IndexMap::new();
+        for k in v.try_iter()? {
+            let value = v.get_item(&k)?;
+            entries.insert(k, value);
+        }
+        Ok(crate::value::new_dict(entries))
+    });
+    env.add_function(prepass::MOD, python::percent::py_mod);
     env
 }
 
@@ -53,10 +65,10 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
 /// Template strings are cached under their own text; other names are template files.
 fn load(name: &str) -> Result<Option<String>, Error> {
     if let Some(source) = name.strip_prefix(INLINE) {
-        return Ok(Some(source.to_string()));
+        return Ok(Some(prepass::rewrite(source).unwrap_or_else(|| source.to_string())));
     }
     match std::fs::read_to_string(name) {
-        Ok(text) => Ok(Some(text)),
+        Ok(text) => Ok(Some(prepass::rewrite(&text).unwrap_or(text))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
     }

@@ -66,7 +66,7 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
             return final_error(ErrorKind::UndefinedError, format!("'{name}' is undefined"));
         }
         _ if detail.is_empty() => format!("Error rendering template: {}", err.kind()),
-        _ => format!("Error rendering template: {detail}"),
+        _ => format!("Error rendering template: {}", python_message(detail)),
     };
     final_error(err.kind(), message)
 }
@@ -82,8 +82,58 @@ fn syntax_detail(detail: &str) -> String {
         "unexpected end of input, expected end of variable block" => {
             "unexpected end of template, expected 'end of print statement'.".to_string()
         }
-        other => other.to_string(),
+        // Jinja2 quotes tokens with single quotes where minijinja uses backticks.
+        other => other.replace('`', "'"),
     }
+}
+
+/// The Python type a minijinja value kind (as its messages name it) stands for.
+fn py_kind(kind: &str) -> &str {
+    match kind {
+        "string" => "str",
+        "number" => "int",
+        "sequence" => "list",
+        "map" => "dict",
+        "none" => "NoneType",
+        "undefined" => "AnsibleUndefined",
+        "bytes" => "bytes",
+        other => other,
+    }
+}
+
+/// minijinja's runtime messages as Python words the same failure.
+fn python_message(detail: &str) -> String {
+    if let Some(rest) = detail.strip_prefix("tried to use ")
+        && let Some((op, types)) = rest.split_once(" operator on unsupported types ")
+        && let Some((a, b)) = types.split_once(" and ")
+    {
+        let (a, b) = (py_kind(a), py_kind(b));
+        return match (op, a) {
+            ("+", "str" | "list") => format!("can only concatenate {a} (not \"{b}\") to {a}"),
+            _ => format!("unsupported operand type(s) for {op}: '{a}' and '{b}'"),
+        };
+    }
+    if let Some(rest) = detail.strip_prefix("unable to calculate ") {
+        let float = rest.contains('.');
+        let message = if rest.contains(" // ") {
+            if float {
+                "float floor division by zero"
+            } else {
+                "integer division or modulo by zero"
+            }
+        } else if rest.contains(" % ") {
+            if float { "float modulo by zero" } else { "integer modulo by zero" }
+        } else if rest.contains(" / ") {
+            if float { "float division by zero" } else { "division by zero" }
+        } else {
+            return detail.to_string();
+        };
+        return message.to_string();
+    }
+    if let Some(kind) = detail.strip_suffix(" is not iterable") {
+        return format!("'{}' object is not iterable", py_kind(kind));
+    }
+    detail.to_string()
 }
 
 /// The public error for a failed render. `err` must have gone through [`ansible_error`].

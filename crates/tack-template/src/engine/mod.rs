@@ -16,6 +16,7 @@ pub(crate) mod active;
 mod conditional;
 mod env;
 mod errors;
+mod prepass;
 pub(crate) mod render;
 mod undefined;
 
@@ -74,7 +75,8 @@ impl Engine {
     /// The names a template refers to without setting them.
     pub fn referenced_names(&self, source: &str) -> Result<BTreeSet<String>, Error> {
         let template = self.template(source).map_err(|e| errors::ansible_error(&e, None))?;
-        Ok(template.undeclared_variables(false).into_iter().collect())
+        let names = template.undeclared_variables(false).into_iter();
+        Ok(names.filter(|n| !n.starts_with("__tack_")).collect())
     }
 
     /// Renders a compiled template (a string's or a file's) to its native value.

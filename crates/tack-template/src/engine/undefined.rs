@@ -22,14 +22,14 @@ use super::errors::ansible_error;
 use crate::python::repr::type_name;
 use crate::vars::objects::{Dict, List, Root};
 
-enum Step {
+pub(super) enum Step {
     Attr(String),
     Item(JValue),
     Unknown,
 }
 
 /// Splits `a.b["c"][0]` into its root name and steps; `None` for anything else.
-fn parse(expr: &str) -> Option<(&str, Vec<Step>)> {
+pub(super) fn parse(expr: &str) -> Option<(&str, Vec<Step>)> {
     let bytes = expr.as_bytes();
     let ident_end = |from: usize| {
         let mut i = from;
@@ -65,8 +65,11 @@ fn parse(expr: &str) -> Option<(&str, Vec<Step>)> {
 }
 
 fn parse_key(key: &str) -> Step {
-    if let Some(s) = key.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
-        return Step::Item(JValue::from(s.replace("\\\"", "\"").replace("\\\\", "\\")));
+    for quote in ['"', '\''] {
+        if let Some(s) = key.strip_prefix(quote).and_then(|k| k.strip_suffix(quote)) {
+            let unescaped = s.replace(&format!("\\{quote}"), &quote.to_string());
+            return Step::Item(JValue::from(unescaped.replace("\\\\", "\\")));
+        }
     }
     if let Ok(i) = key.parse::<i64>() {
         return Step::Item(JValue::from(i));
@@ -132,6 +135,34 @@ fn lookup(value: &JValue, key: &JValue) -> Result<Option<JValue>, Error> {
         Ok(v) => Ok(Some(v)),
         Err(_) => Ok(None),
     }
+}
+
+/// The loaded node a simple expression (`a.b[0]`) names in `scope`, and whether its binding is
+/// trusted: how a conditional finds where its value was written.
+pub(super) fn loaded_node<'s>(
+    expr: &str,
+    scope: &'s crate::vars::Scope,
+) -> Option<(&'s tack_yaml::Node, bool)> {
+    let (name, steps) = parse(expr.trim())?;
+    let binding = scope.get(name)?;
+    let trusted = *binding.provenance() == crate::vars::Provenance::Trusted;
+    let mut node = binding.node();
+    for step in steps {
+        node = match (step, &node.value) {
+            (Step::Attr(a), tack_yaml::Value::Map(m)) => m.get(&a)?,
+            (Step::Item(k), tack_yaml::Value::Map(m)) => match k.as_str() {
+                Some(s) => m.get(s)?,
+                None => m.get_value(&tack_yaml::Value::Int(k.as_i64()?))?,
+            },
+            (Step::Item(k), tack_yaml::Value::Seq(items)) => {
+                let i = k.as_i64()?;
+                let i = if i < 0 { i + items.len() as i64 } else { i };
+                items.get(usize::try_from(i).ok()?)?
+            }
+            _ => return None,
+        };
+    }
+    Some((node, trusted))
 }
 
 fn key_repr(key: &JValue) -> String {

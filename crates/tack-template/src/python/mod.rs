@@ -6,6 +6,7 @@
 //! not grow its own copy of them.
 
 pub(crate) mod methods;
+pub(crate) mod percent;
 pub(crate) mod repr;
 pub(crate) mod strings;
 

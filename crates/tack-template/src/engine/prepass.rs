@@ -1,0 +1,265 @@
+//! A rewrite of template source before minijinja compiles it, for two Python behaviours
+//! minijinja's compiler cannot be extended to give:
+//!
+//! - list and dict literals (`[]`, `{}`) become tack's own containers, which Python's in-place
+//!   methods can change (`{% set x = [] %}{{ x.append(1) }}`);
+//! - `a % b` becomes a call that formats strings as Python's `%` does (minijinja's `%` only
+//!   computes remainders).
+//!
+//! It works on minijinja's own tokens, so strings, comments and raw blocks are never touched;
+//! only tokens inside `{{ }}` and `{% %}` are. A source it cannot tokenize is left as it is
+//! (minijinja then reports the syntax error itself). The result is what gets compiled and
+//! cached; the user's text is still what error messages name.
+
+use minijinja::machinery::{Token, tokenize};
+use minijinja::syntax::SyntaxConfig;
+
+pub(crate) const LIST: &str = "__tack_list";
+pub(crate) const DICT: &str = "__tack_dict";
+pub(crate) const MOD: &str = "__tack_mod";
+const LIST_OPEN: &str = "__tack_list(";
+const DICT_OPEN: &str = "__tack_dict(";
+const MOD_OPEN: &str = "__tack_mod(";
+
+/// Words that end an operand: after them a `[` opens a list rather than a subscript.
+const KEYWORDS: &[&str] =
+    &["in", "and", "or", "not", "if", "else", "elif", "is", "for", "set", "with", "do", "return"];
+
+/// Source worth tokenizing: a `[`, or a `{` or `%` that is not part of a delimiter.
+fn may_need(s: &str) -> bool {
+    let count = |p: &str| s.matches(p).count();
+    let delimiters = count("{{") + count("{%") + count("{#");
+    s.contains('[')
+        || count("%") > count("{%") + count("%}")
+        || count("{") > delimiters + count("{{")
+}
+
+struct Tok {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Kind {
+    Open(char),
+    Close(char),
+    Operand,
+    Keyword,
+    Dot,
+    Pipe,
+    Mod,
+    Pow,
+    Minus,
+    Other,
+    BlockEdge,
+}
+
+/// The rewritten source, or `None` when nothing needs rewriting.
+pub(crate) fn rewrite(source: &str) -> Option<String> {
+    if !may_need(source) {
+        return None;
+    }
+    let mut toks = Vec::new();
+    let mut in_block = false;
+    for item in tokenize(source, false, SyntaxConfig::default()) {
+        let Ok((token, span)) = item else { return None };
+        let (start, end) = (span.start_offset as usize, span.end_offset as usize);
+        let kind = match token {
+            Token::VariableStart | Token::BlockStart => {
+                in_block = true;
+                Kind::BlockEdge
+            }
+            Token::VariableEnd | Token::BlockEnd => {
+                in_block = false;
+                Kind::BlockEdge
+            }
+            _ if !in_block => continue,
+            Token::BracketOpen => Kind::Open('['),
+            Token::BraceOpen => Kind::Open('{'),
+            Token::ParenOpen => Kind::Open('('),
+            Token::BracketClose => Kind::Close(']'),
+            Token::BraceClose => Kind::Close('}'),
+            Token::ParenClose => Kind::Close(')'),
+            Token::Ident(name) if KEYWORDS.contains(&name) => Kind::Keyword,
+            Token::Ident(_)
+            | Token::Str(_)
+            | Token::String(_)
+            | Token::Int(_)
+            | Token::Int128(_)
+            | Token::Float(_) => Kind::Operand,
+            Token::Dot => Kind::Dot,
+            Token::Pipe => Kind::Pipe,
+            Token::Mod => Kind::Mod,
+            Token::Pow => Kind::Pow,
+            Token::Minus => Kind::Minus,
+            _ => Kind::Other,
+        };
+        toks.push(Tok { kind, start, end });
+    }
+    let mut inserts: Vec<(usize, u8, &str)> = Vec::new();
+    let mut removed = Vec::new();
+    let partner = matching(&toks)?;
+    for (i, tok) in toks.iter().enumerate() {
+        match tok.kind {
+            Kind::Open('[') => {
+                let subscript = i > 0 && matches!(toks[i - 1].kind, Kind::Operand | Kind::Close(_));
+                if !subscript {
+                    let close = &toks[partner[i]?];
+                    inserts.push((tok.start, 1, LIST_OPEN));
+                    inserts.push((close.end, 0, ")"));
+                }
+            }
+            Kind::Open('{') => {
+                let close = &toks[partner[i]?];
+                inserts.push((tok.start, 1, DICT_OPEN));
+                inserts.push((close.end, 0, ")"));
+            }
+            Kind::Mod => {
+                let left = operand_start(&toks, &partner, i)?;
+                let right = operand_end(&toks, &partner, i + 1)?;
+                inserts.push((toks[left].start, 2, MOD_OPEN));
+                inserts.push((tok.start, 3, ","));
+                removed.push((tok.start, tok.end));
+                inserts.push((toks[right].end, 0, ")"));
+            }
+            _ => {}
+        }
+    }
+    if inserts.is_empty() {
+        return None;
+    }
+    Some(apply(source, inserts, &removed))
+}
+
+/// For every bracket token, the index of its partner.
+fn matching(toks: &[Tok]) -> Option<Vec<Option<usize>>> {
+    let mut partner = vec![None; toks.len()];
+    let mut stack = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        match t.kind {
+            Kind::Open(_) => stack.push(i),
+            Kind::Close(_) => {
+                let open = stack.pop()?;
+                partner[open] = Some(i);
+                partner[i] = Some(open);
+            }
+            Kind::BlockEdge => stack.clear(),
+            _ => {}
+        }
+    }
+    Some(partner)
+}
+
+/// The first token of the operand that ends just before token `op` (Jinja2's postfix
+/// expression: a primary followed by attributes, subscripts, calls and filters).
+fn operand_start(toks: &[Tok], partner: &[Option<usize>], op: usize) -> Option<usize> {
+    let mut i = op.checked_sub(1)?;
+    loop {
+        let start = match toks[i].kind {
+            Kind::Close(_) => partner[i]?,
+            Kind::Operand => i,
+            _ => return None,
+        };
+        // What precedes the primary or group decides whether the operand goes on.
+        match start.checked_sub(1).map(|p| toks[p].kind) {
+            Some(Kind::Dot | Kind::Pipe) => i = start.checked_sub(2)?,
+            Some(Kind::Operand | Kind::Close(_)) if matches!(toks[start].kind, Kind::Open(_)) => {
+                i = start - 1;
+            }
+            // A unary minus belongs to the operand (`-7 % 3` is `(-7) % 3`).
+            Some(Kind::Minus)
+                if start < 2 || !matches!(toks[start - 2].kind, Kind::Operand | Kind::Close(_)) =>
+            {
+                return Some(start - 1);
+            }
+            _ => return Some(start),
+        }
+    }
+}
+
+/// The last token of the operand that starts at token `from` (a power expression: unary
+/// minus, a primary, its postfix chain, and `**` operands).
+fn operand_end(toks: &[Tok], partner: &[Option<usize>], from: usize) -> Option<usize> {
+    let mut i = from;
+    while toks.get(i)?.kind == Kind::Minus {
+        i += 1;
+    }
+    let mut end = match toks.get(i)?.kind {
+        Kind::Open(_) => partner[i]?,
+        Kind::Operand => i,
+        _ => return None,
+    };
+    loop {
+        match toks.get(end + 1).map(|t| t.kind) {
+            Some(Kind::Dot | Kind::Pipe) => {
+                let name = end + 2;
+                if toks.get(name)?.kind != Kind::Operand {
+                    return Some(end);
+                }
+                end = name;
+            }
+            Some(Kind::Open('[' | '(')) => end = partner[end + 1]?,
+            Some(Kind::Pow) => end = operand_end(toks, partner, end + 2)?,
+            _ => return Some(end),
+        }
+    }
+}
+
+/// Applies insertions (position, order among insertions at that position, text) and removes
+/// the given byte ranges.
+fn apply(source: &str, mut inserts: Vec<(usize, u8, &str)>, removed: &[(usize, usize)]) -> String {
+    inserts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut out = String::with_capacity(source.len() + inserts.len() * 12);
+    let mut pos = 0;
+    let mut next = inserts.into_iter().peekable();
+    loop {
+        while let Some((_, _, text)) = next.next_if(|(p, _, _)| *p <= pos) {
+            out.push_str(text);
+        }
+        if pos >= source.len() {
+            break;
+        }
+        if let Some((_, end)) = removed.iter().find(|(s, _)| *s == pos) {
+            pos = *end;
+            continue;
+        }
+        let ch = source[pos..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&source[pos..pos + ch]);
+        pos += ch;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_become_mutable_containers() {
+        assert_eq!(
+            rewrite("{% set x = [] %}{{ x.append(1) }}").as_deref(),
+            Some("{% set x = __tack_list([]) %}{{ x.append(1) }}")
+        );
+        assert_eq!(rewrite("{{ a[0] }}"), None);
+        assert_eq!(rewrite("{{ 1 in [1] }}").as_deref(), Some("{{ 1 in __tack_list([1]) }}"));
+        assert_eq!(
+            rewrite("{{ {'a': [1]} }}").as_deref(),
+            Some("{{ __tack_dict({'a': __tack_list([1])}) }}")
+        );
+    }
+
+    #[test]
+    fn percent_becomes_a_call() {
+        assert_eq!(
+            rewrite("{{ '%s-%d' % (a, b) }}").as_deref(),
+            Some("{{ __tack_mod('%s-%d' , (a, b)) }}")
+        );
+        assert_eq!(
+            rewrite("{{ x.y | int % 3 + 1 }}").as_deref(),
+            Some("{{ __tack_mod(x.y | int , 3) + 1 }}")
+        );
+        assert_eq!(rewrite("text with % signs {{ a }} 100%"), None);
+        assert_eq!(rewrite("{{ '[{}]' }}"), None);
+    }
+}
