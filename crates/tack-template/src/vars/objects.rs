@@ -395,7 +395,15 @@ impl Object for VarsView {
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.ctx.scope.names().into_iter().map(JValue::from).collect())
+        // Whoever sees the whole set of variables (to count, copy or print them) may learn
+        // from any of them: every binding counts as read.
+        let names = self.ctx.scope.names();
+        for name in &names {
+            if let Some(binding) = self.ctx.scope.get(name) {
+                active::record(binding.provenance());
+            }
+        }
+        Enumerator::Values(names.into_iter().map(JValue::from).collect())
     }
 
     fn call_method(

@@ -1,0 +1,157 @@
+//! Provenance: a render reports whether anything it read came from a managed host (facts,
+//! registered results, `hostvars`, values derived from them) or is unavailable (plan mode),
+//! exactly for what it actually read.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tack_template::{HostVars, Layer, Provenance, ProvenanceSet, Scope, Templar};
+use tack_yaml::{Node, Value};
+
+fn yaml(text: &str) -> Node {
+    tack_yaml::load_one(text, None).expect("test YAML")
+}
+
+fn layer(text: &str, provenance: Provenance) -> Arc<Layer> {
+    Arc::new(Layer::from_mapping(yaml(text).as_map().expect("a mapping"), provenance))
+}
+
+/// One host's scope: inventory and play vars (trusted), facts and a registered result (from
+/// the host).
+fn host_scope(name: &str) -> Scope {
+    Scope::new()
+        .with_layer(layer(
+            &format!("inventory_hostname: {name}\nhttp_port: 8080\ngroup_names: [web]\n"),
+            Provenance::Trusted,
+        ))
+        .with_layer(layer(
+            "app: shop\nurl: 'http://{{ inventory_hostname }}:{{ http_port }}/'\n\
+             via_fact: '{{ ansible_facts.hostname }}-x'\n",
+            Provenance::Trusted,
+        ))
+        .with_layer(layer(
+            "ansible_facts: {hostname: h1, os_family: Debian}\n\
+             ansible_hostname: h1\n",
+            Provenance::ManagedHost,
+        ))
+        .with_layer(layer(
+            "result: {stdout: '{{ not_a_template }}', rc: 0}\n",
+            Provenance::ManagedHost,
+        ))
+}
+
+struct Inventory(BTreeMap<String, Scope>);
+
+impl HostVars for Inventory {
+    fn hosts(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+    fn host_scope(&self, host: &str) -> Option<Scope> {
+        self.0.get(host).cloned()
+    }
+}
+
+fn scope() -> Scope {
+    let mut hosts = BTreeMap::new();
+    hosts.insert("web1".to_string(), host_scope("web1"));
+    hosts.insert("web2".to_string(), host_scope("web2"));
+    host_scope("web1").with_hostvars(Arc::new(Inventory(hosts)))
+}
+
+fn read(source: &str, scope: &Scope) -> (Value, ProvenanceSet) {
+    let r = Templar::new().render_str(source, scope).expect("renders");
+    (r.value.value, r.provenance)
+}
+
+#[test]
+fn registered_results_are_managed_host() {
+    let (value, p) = read("{{ result.rc }}", &scope());
+    assert_eq!(value, Value::Int(0));
+    assert!(p.is_managed_host());
+}
+
+#[test]
+fn facts_are_managed_host() {
+    assert!(read("{{ ansible_facts.os_family }}", &scope()).1.is_managed_host());
+    assert!(read("{{ ansible_hostname | upper }}", &scope()).1.is_managed_host());
+}
+
+#[test]
+fn hostvars_reads_are_managed_host() {
+    let (value, p) = read("{{ hostvars['web2'].ansible_facts.hostname }}", &scope());
+    assert_eq!(value, Value::Str("h1".into()));
+    assert!(p.is_managed_host());
+    assert!(read("{{ hostvars['web2'] | length > 0 }}", &scope()).1.is_managed_host());
+}
+
+#[test]
+fn a_set_fact_derived_from_the_host_stays_managed_host() {
+    let templar = Templar::new();
+    let base = scope();
+    let from_fact = templar.render_str("{{ ansible_facts.hostname }}-{{ app }}", &base).unwrap();
+    assert!(from_fact.provenance.is_managed_host());
+    // The executor stores a set_fact result with the provenance derived from its render.
+    let mut facts = Layer::new();
+    facts.insert("derived", from_fact.value, from_fact.provenance.derived());
+    let after = base.with_layer(Arc::new(facts));
+    assert!(read("prefix-{{ derived }}", &after).1.is_managed_host());
+}
+
+#[test]
+fn play_and_inventory_vars_are_trusted() {
+    let (value, p) = read("{{ url }}{{ app }} {{ group_names | join(',') }}", &scope());
+    assert_eq!(value, Value::Str("http://web1:8080/shop web".into()));
+    assert!(p.is_trusted());
+    assert!(!p.is_managed_host());
+}
+
+#[test]
+fn a_template_variable_reading_a_fact_is_managed_host() {
+    assert!(read("{{ via_fact }}", &scope()).1.is_managed_host());
+}
+
+#[test]
+fn dynamic_lookup_of_a_trusted_key_is_trusted() {
+    let (value, p) = read("{{ vars['http_port'] }} {{ vars['app'] }}", &scope());
+    assert_eq!(value, Value::Str("8080 shop".into()));
+    assert!(p.is_trusted());
+    let name = "{{ vars[('ansible' ~ '_hostname')] }}";
+    assert!(read(name, &scope()).1.is_managed_host());
+    let other_host = "{{ hostvars['web2']['http_port'] }}";
+    assert!(read(other_host, &scope()).1.is_trusted());
+}
+
+#[test]
+fn registered_strings_are_never_templates() {
+    let (value, _) = read("{{ result.stdout }}", &scope());
+    assert_eq!(value, Value::Str("{{ not_a_template }}".into()));
+}
+
+#[test]
+fn unavailable_values_are_reported_only_when_read() {
+    let pending = Provenance::Unavailable { producer: Arc::from("install packages") };
+    let mut plan = Layer::new();
+    plan.insert("pkg_result", Node::bare(Value::Null), pending);
+    let scope = scope().with_layer(Arc::new(plan));
+    let templar = Templar::new();
+
+    let skipped = Node::bare(Value::Str("false and pkg_result.changed".into()));
+    let c = templar.evaluate_conditional(&skipped, &scope).unwrap();
+    assert!(!c.value);
+    assert!(!c.provenance.has_unavailable());
+
+    let needed = Node::bare(Value::Str("pkg_result is defined".into()));
+    let c = templar.evaluate_conditional(&needed, &scope).unwrap();
+    assert_eq!(c.provenance.unavailable().collect::<Vec<_>>(), ["install packages"]);
+}
+
+#[test]
+fn static_provenance_counts_every_referenced_name() {
+    let templar = Templar::new();
+    let node = Node::bare(Value::Str("{{ app if true else ansible_hostname }}".into()));
+    let r = templar.render(&node, &scope()).unwrap();
+    assert!(r.provenance.is_trusted(), "only `app` was read");
+    assert!(templar.static_provenance(&node, &scope()).is_managed_host());
+    let names = templar.referenced_names("{% set x = 1 %}{{ x + app_port | int }}").unwrap();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["app_port"]);
+}
