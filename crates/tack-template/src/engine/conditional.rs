@@ -101,7 +101,7 @@ pub(super) fn evaluate(
     };
     let source = format!("{{{{ {expression} }}}}");
     let value =
-        engine.render_nested(&source, scope).map_err(|e| in_conditional(&e, &origin, true))?;
+        engine.render_expression(&source, scope).map_err(|e| in_conditional(&e, &origin, true))?;
     boolean(&value, scope, expression, &origin)
 }
 

@@ -9,7 +9,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value as JValue;
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
 
-use super::{INLINE, active, prepass};
+use super::{EXPRESSION, INLINE, active, prepass};
 use crate::python;
 use crate::value::{is_undefined, undefined_error};
 use crate::vars::objects::is_omit;
@@ -65,10 +65,13 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
 /// Template strings are cached under their own text; other names are template files.
 fn load(name: &str) -> Result<Option<String>, Error> {
     if let Some(source) = name.strip_prefix(INLINE) {
-        return Ok(Some(prepass::rewrite(source).unwrap_or_else(|| source.to_string())));
+        return Ok(Some(prepass::rewrite(source, true).unwrap_or_else(|| source.to_string())));
+    }
+    if let Some(source) = name.strip_prefix(EXPRESSION) {
+        return Ok(Some(prepass::rewrite(source, false).unwrap_or_else(|| source.to_string())));
     }
     match std::fs::read_to_string(name) {
-        Ok(text) => Ok(Some(prepass::rewrite(&text).unwrap_or(text))),
+        Ok(text) => Ok(Some(prepass::rewrite(&text, false).unwrap_or(text))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
     }
@@ -76,7 +79,7 @@ fn load(name: &str) -> Result<Option<String>, Error> {
 
 /// `{% include "x" %}` in a template file names a file next to it.
 fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
-    if parent.starts_with(INLINE) || Path::new(name).is_absolute() {
+    if parent.starts_with([INLINE, EXPRESSION]) || Path::new(name).is_absolute() {
         return Cow::Borrowed(name);
     }
     match Path::new(parent).parent() {

@@ -46,6 +46,9 @@ pub(crate) struct Engine {
 /// Prefix of the loader names under which template strings are cached; any other name is a
 /// template file's path.
 const INLINE: char = '\u{1}';
+/// As [`INLINE`], for templates whose string literals process backslash escapes (the
+/// expressions of conditionals; see `prepass`).
+const EXPRESSION: char = '\u{3}';
 
 impl Engine {
     pub fn new(loader: Arc<DataLoader>) -> Engine {
@@ -58,10 +61,27 @@ impl Engine {
 
     /// The compiled template for `source`, compiled on first use.
     fn template(&self, source: &str) -> Result<minijinja::Template<'_, '_>, Error> {
+        self.cached(INLINE, source)
+    }
+
+    fn cached(&self, prefix: char, source: &str) -> Result<minijinja::Template<'_, '_>, Error> {
         let mut name = String::with_capacity(source.len() + 1);
-        name.push(INLINE);
+        name.push(prefix);
         name.push_str(source);
         self.env.get_template(&name)
+    }
+
+    /// Evaluates a conditional's expression (given as `{{ expr }}`): like
+    /// [`Engine::render_nested`], but string literals process backslash escapes, as ansible's
+    /// expressions do.
+    pub fn render_expression(
+        self: &Arc<Self>,
+        source: &str,
+        scope: &Scope,
+    ) -> Result<JValue, Error> {
+        let template =
+            self.cached(EXPRESSION, source).map_err(|e| errors::ansible_error(&e, None))?;
+        self.render_template(&template, scope)
     }
 
     /// Renders a template string in `scope` to its native value: what reading a variable whose

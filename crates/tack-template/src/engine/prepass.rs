@@ -4,7 +4,11 @@
 //! - list and dict literals (`[]`, `{}`) become tack's own containers, which Python's in-place
 //!   methods can change (`{% set x = [] %}{{ x.append(1) }}`);
 //! - `a % b` becomes a call that formats strings as Python's `%` does (minijinja's `%` only
-//!   computes remainders).
+//!   computes remainders);
+//! - with `escape_backslashes` (ansible's default for task arguments and variables, not for
+//!   conditionals or template files), string literals inside `{{ }}` keep their backslashes
+//!   as written (`{{ 'a\nb' }}` is four characters), as ansible's lexer arranges so that a
+//!   YAML string's escapes are processed once.
 //!
 //! It works on minijinja's own tokens, so strings, comments and raw blocks are never touched;
 //! only tokens inside `{{ }}` and `{% %}` are. A source it cannot tokenize is left as it is
@@ -56,21 +60,33 @@ enum Kind {
 }
 
 /// The rewritten source, or `None` when nothing needs rewriting.
-pub(crate) fn rewrite(source: &str) -> Option<String> {
-    if !may_need(source) {
+pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> {
+    if !may_need(source) && !(escape_backslashes && source.contains('\\')) {
         return None;
     }
+    let mut in_variable = false;
+    let mut literals: Vec<(usize, usize, String)> = Vec::new();
     let mut toks = Vec::new();
     let mut in_block = false;
     for item in tokenize(source, false, SyntaxConfig::default()) {
         let Ok((token, span)) = item else { return None };
         let (start, end) = (span.start_offset as usize, span.end_offset as usize);
+        if escape_backslashes
+            && in_variable
+            && matches!(token, Token::Str(_) | Token::String(_))
+            && let Some(raw) = source.get(start..end)
+            && raw.contains('\\')
+        {
+            literals.push((start, end, raw_literal(raw)));
+        }
         let kind = match token {
             Token::VariableStart | Token::BlockStart => {
+                in_variable = matches!(token, Token::VariableStart);
                 in_block = true;
                 Kind::BlockEdge
             }
             Token::VariableEnd | Token::BlockEnd => {
+                in_variable = false;
                 in_block = false;
                 Kind::BlockEdge
             }
@@ -99,6 +115,10 @@ pub(crate) fn rewrite(source: &str) -> Option<String> {
     }
     let mut inserts: Vec<(usize, u8, &str)> = Vec::new();
     let mut removed = Vec::new();
+    for (start, end, text) in &literals {
+        inserts.push((*start, 2, text.as_str()));
+        removed.push((*start, *end));
+    }
     let partner = matching(&toks)?;
     for (i, tok) in toks.iter().enumerate() {
         match tok.kind {
@@ -130,6 +150,23 @@ pub(crate) fn rewrite(source: &str) -> Option<String> {
         return None;
     }
     Some(apply(source, inserts, &removed))
+}
+
+/// A string literal as written (`'a\nb'`) turned into one whose value is its text as written:
+/// backslashes doubled, and the quote escaped where the text has it.
+fn raw_literal(written: &str) -> String {
+    let quote = written.chars().next().unwrap_or('\'');
+    let inner = &written[1..written.len().saturating_sub(1).max(1)];
+    let mut out = String::with_capacity(written.len() + 8);
+    out.push(quote);
+    for c in inner.chars() {
+        if c == '\\' || c == quote {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push(quote);
+    out
 }
 
 /// For every bracket token, the index of its partner.
@@ -235,16 +272,31 @@ fn apply(source: &str, mut inserts: Vec<(usize, u8, &str)>, removed: &[(usize, u
 mod tests {
     use super::*;
 
+    fn rewrite_default(source: &str) -> Option<String> {
+        rewrite(source, false)
+    }
+
+    #[test]
+    fn backslashes_stay_as_written_in_expressions() {
+        assert_eq!(rewrite(r"{{ 'a\nb' }}", true).as_deref(), Some(r"{{ 'a\\nb' }}"));
+        assert_eq!(rewrite(r#"{{ "a\"b" }}"#, true).as_deref(), Some(r#"{{ "a\\\"b" }}"#));
+        assert_eq!(rewrite(r"{% set y = 'a\nb' %}", true), None);
+        assert_eq!(rewrite(r"{{ 'a\nb' }}", false), None);
+    }
+
     #[test]
     fn literals_become_mutable_containers() {
         assert_eq!(
-            rewrite("{% set x = [] %}{{ x.append(1) }}").as_deref(),
+            rewrite_default("{% set x = [] %}{{ x.append(1) }}").as_deref(),
             Some("{% set x = __tack_list([]) %}{{ x.append(1) }}")
         );
-        assert_eq!(rewrite("{{ a[0] }}"), None);
-        assert_eq!(rewrite("{{ 1 in [1] }}").as_deref(), Some("{{ 1 in __tack_list([1]) }}"));
+        assert_eq!(rewrite_default("{{ a[0] }}"), None);
         assert_eq!(
-            rewrite("{{ {'a': [1]} }}").as_deref(),
+            rewrite_default("{{ 1 in [1] }}").as_deref(),
+            Some("{{ 1 in __tack_list([1]) }}")
+        );
+        assert_eq!(
+            rewrite_default("{{ {'a': [1]} }}").as_deref(),
             Some("{{ __tack_dict({'a': __tack_list([1])}) }}")
         );
     }
@@ -252,14 +304,14 @@ mod tests {
     #[test]
     fn percent_becomes_a_call() {
         assert_eq!(
-            rewrite("{{ '%s-%d' % (a, b) }}").as_deref(),
+            rewrite_default("{{ '%s-%d' % (a, b) }}").as_deref(),
             Some("{{ __tack_mod('%s-%d' , (a, b)) }}")
         );
         assert_eq!(
-            rewrite("{{ x.y | int % 3 + 1 }}").as_deref(),
+            rewrite_default("{{ x.y | int % 3 + 1 }}").as_deref(),
             Some("{{ __tack_mod(x.y | int , 3) + 1 }}")
         );
-        assert_eq!(rewrite("text with % signs {{ a }} 100%"), None);
-        assert_eq!(rewrite("{{ '[{}]' }}"), None);
+        assert_eq!(rewrite_default("text with % signs {{ a }} 100%"), None);
+        assert_eq!(rewrite_default("{{ '[{}]' }}"), None);
     }
 }
