@@ -61,7 +61,7 @@ enum Kind {
 
 /// The rewritten source, or `None` when nothing needs rewriting.
 pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> {
-    if !may_need(source) && !(escape_backslashes && source.contains('\\')) {
+    if !(may_need(source) || escape_backslashes && source.contains('\\')) {
         return None;
     }
     let mut in_variable = false;
