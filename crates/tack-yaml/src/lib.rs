@@ -9,6 +9,7 @@
 //! It knows nothing about what the data means: playbooks, inventories and variables are read
 //! from the tree by the crates above.
 
+mod json;
 mod value;
 
 use std::path::Path;
@@ -16,6 +17,9 @@ use std::sync::Arc;
 
 use tack_diag::{Diagnostic, Origin};
 
+pub use json::{
+    JsonError, JsonOptions, python_float_repr, python_float_repr_bare, timestamp_isoformat, to_json,
+};
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
 /// A document that could not be loaded, in the words ansible-core 2.21 uses.
