@@ -1,0 +1,29 @@
+//! Reading data files the way ansible-core's `DataLoader` does, shared by inventories,
+//! playbooks, vars files and roles.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use tack_loader::DataLoader;
+//!
+//! let loader = DataLoader::new(tack_vault::VaultSecrets::default());
+//! let vars = loader.load_file(Path::new("group_vars/all.yml"))?;
+//! for file in loader.find_vars_files(Path::new("host_vars"), "web01") {
+//!     let _ = loader.load_file(&file)?;
+//! }
+//! # Ok::<(), tack_loader::LoadError>(())
+//! ```
+//!
+//! The crate owns: whole-file vault decryption, JSON-before-YAML parsing with Python's JSON
+//! rules ([`json`]), the per-run parse cache, `find_vars_files`, ansible's path helpers
+//! ([`paths`]), `key=value` splitting ([`kv`]) and combining variable mappings with `-e`
+//! extra vars ([`vars`]). It knows nothing of what the data means (inventories, plays) and
+//! never decrypts inline `!vault` values: whoever reads such a value decrypts it.
+
+pub mod json;
+pub mod kv;
+mod loader;
+pub mod paths;
+pub mod vars;
+
+pub use loader::{CacheMode, DEFAULT_YAML_EXTENSIONS, DataLoader, FileText, LoadError};
+pub use vars::{HashBehaviour, combine_vars, load_extra_vars};

@@ -1,0 +1,196 @@
+//! Combining variable mappings as ansible's `combine_vars` does, and the `-e` extra variables
+//! it builds from the command line.
+//!
+//! `hash_behaviour = replace` (the default) lets a later mapping replace a whole top-level
+//! value; `merge` merges nested mappings recursively (lists are still replaced). Either way a
+//! key that already exists keeps its place and a new key is appended, as Python's dicts do.
+
+use tack_diag::{Diagnostic, ErrorClass, Origin};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::{DataLoader, kv};
+
+/// The `hash_behaviour` setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HashBehaviour {
+    #[default]
+    Replace,
+    Merge,
+}
+
+/// `combine_vars(a, b)`: `b` over `a`.
+pub fn combine_vars(a: &Mapping, b: &Mapping, behaviour: HashBehaviour) -> Mapping {
+    match behaviour {
+        HashBehaviour::Replace => {
+            let mut out = a.clone();
+            for (k, v) in b.iter() {
+                out.insert(k.clone(), v.clone());
+            }
+            out
+        }
+        HashBehaviour::Merge => merge_hash(a, b),
+    }
+}
+
+/// `merge_hash(a, b)` with ansible's defaults (recursive, lists replaced).
+pub fn merge_hash(a: &Mapping, b: &Mapping) -> Mapping {
+    if a.is_empty() {
+        return b.clone();
+    }
+    let mut out = a.clone();
+    for (key, b_value) in b.iter() {
+        let key_text = key.as_str();
+        let merged = match (key_text.and_then(|k| out.get(k)), &b_value.value) {
+            (Some(Node { value: Value::Map(a_map), .. }), Value::Map(b_map)) => {
+                Some(Node::new(Value::Map(merge_hash(a_map, b_map)), b_value.origin.clone()))
+            }
+            _ => None,
+        };
+        out.insert(key.clone(), merged.unwrap_or_else(|| b_value.clone()));
+    }
+    out
+}
+
+/// The Python class name ansible's "failed to combine variables" error reports for a value
+/// loaded from a file (values that carry a source position are "tagged" subclasses there).
+pub fn loaded_type_name(node: &Node) -> &'static str {
+    match &node.value {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::BigInt(_) => "_AnsibleTaggedInt",
+        Value::Float(_) => "_AnsibleTaggedFloat",
+        Value::Str(_) | Value::Unsafe(_) => "_AnsibleTaggedStr",
+        Value::Timestamp(t) if t.time.is_none() => "_AnsibleTaggedDate",
+        Value::Timestamp(_) => "_AnsibleTaggedDateTime",
+        Value::Seq(_) => "_AnsibleTaggedList",
+        Value::Map(_) => "_AnsibleTaggedDict",
+        Value::Vault(_) => "EncryptedString",
+    }
+}
+
+/// Python truthiness of a loaded value: ansible skips a vars file whose data is "empty".
+pub fn is_truthy(node: &Node) -> bool {
+    match &node.value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::BigInt(_) | Value::Timestamp(_) | Value::Vault(_) => true,
+        Value::Float(x) => *x != 0.0,
+        Value::Str(s) | Value::Unsafe(s) => !s.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        Value::Map(m) => !m.is_empty(),
+    }
+}
+
+/// `load_extra_vars`: every `-e` value combined in order. `@file` loads a file, text starting
+/// with `{` or `[` is YAML/JSON, anything else is `key=value` pairs (values stay strings).
+pub fn load_extra_vars(
+    loader: &DataLoader,
+    options: &[String],
+    behaviour: HashBehaviour,
+) -> Result<Mapping, Diagnostic> {
+    let mut extra = Mapping::new();
+    for option in options {
+        if option.is_empty() {
+            continue;
+        }
+        let data = if let Some(file) = option.strip_prefix('@') {
+            let path = loader.path_dwim(file);
+            loader.load_file(&path).map_err(|e| e.to_diagnostic())?
+        } else if option.starts_with('/') || option.starts_with('.') {
+            return Err(Diagnostic::new(format!(
+                "Please prepend extra_vars filename '{option}' with '@'"
+            ))
+            .with_class(ErrorClass::Options));
+        } else if option.starts_with('{') || option.starts_with('[') {
+            loader.load_text(option, None).map_err(|e| e.to_diagnostic())?
+        } else {
+            let origin = Some(Origin::described("<CLI option '-e'>"));
+            let pairs =
+                kv::parse_kv(option).map_err(|e| Diagnostic::new(e.to_string()).parser())?;
+            let map = pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    (
+                        Node::new(Value::Str(k), origin.clone()),
+                        Node::new(Value::Str(v), origin.clone()),
+                    )
+                })
+                .collect();
+            Node::new(Value::Map(map), origin)
+        };
+        match &data.value {
+            Value::Map(map) => extra = combine_vars(&extra, map, behaviour),
+            _ => {
+                return Err(Diagnostic::new(format!(
+                    "Invalid extra vars data supplied. '{option}' could not be made into a \
+                     dictionary"
+                ))
+                .with_class(ErrorClass::Options));
+            }
+        }
+    }
+    Ok(extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> Node {
+        Node::bare(Value::Str(text.into()))
+    }
+
+    fn i(n: i64) -> Node {
+        Node::bare(Value::Int(n))
+    }
+
+    fn map(entries: Vec<(&str, Node)>) -> Mapping {
+        entries.into_iter().map(|(k, v)| (s(k), v)).collect()
+    }
+
+    fn node(m: Mapping) -> Node {
+        Node::bare(Value::Map(m))
+    }
+
+    #[test]
+    fn replace_keeps_positions_and_replaces_whole_values() {
+        let a = map(vec![("x", i(1)), ("d", node(map(vec![("k", i(1)), ("j", i(2))])))]);
+        let b = map(vec![("d", node(map(vec![("k", i(9))]))), ("y", i(2))]);
+        let out = combine_vars(&a, &b, HashBehaviour::Replace);
+        let keys: Vec<_> = out.keys().map(|k| k.as_str().unwrap()).collect();
+        assert_eq!(keys, ["x", "d", "y"]);
+        assert_eq!(out.get("d").unwrap().as_map().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn merge_recurses_into_mappings_only() {
+        let a = map(vec![
+            ("d", node(map(vec![("k", i(1)), ("j", i(2))]))),
+            ("l", Node::bare(Value::Seq(vec![i(1)]))),
+        ]);
+        let b = map(vec![
+            ("d", node(map(vec![("k", i(9))]))),
+            ("l", Node::bare(Value::Seq(vec![i(2)]))),
+        ]);
+        let out = combine_vars(&a, &b, HashBehaviour::Merge);
+        let d = out.get("d").unwrap().as_map().unwrap();
+        assert_eq!(d.get("k").unwrap().value, Value::Int(9));
+        assert_eq!(d.get("j").unwrap().value, Value::Int(2));
+        assert_eq!(out.get("l").unwrap().as_seq().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn extra_vars_forms() {
+        let loader = DataLoader::new(Default::default());
+        let opts = vec!["a=1 b='x y'".to_string(), "{\"a\": [1]}".to_string()];
+        let vars = load_extra_vars(&loader, &opts, HashBehaviour::Replace).unwrap();
+        assert!(matches!(vars.get("a").unwrap().value, Value::Seq(_)));
+        assert_eq!(vars.get("b").unwrap().value, Value::Str("x y".into()));
+        let err = load_extra_vars(&loader, &["./f.yml".into()], HashBehaviour::Replace);
+        assert_eq!(
+            err.unwrap_err().message,
+            "Please prepend extra_vars filename './f.yml' with '@'"
+        );
+    }
+}
