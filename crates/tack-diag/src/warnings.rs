@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::Diagnostic;
@@ -27,7 +28,10 @@ fn channel() -> MutexGuard<'static, Channel> {
 
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
-    let text = warning.render_warning();
+    emit(warning.render_warning());
+}
+
+fn emit(text: String) {
     let mut channel = channel();
     if !channel.seen.insert(text.clone()) {
         return;
@@ -40,6 +44,31 @@ pub fn warn(warning: &Diagnostic) {
             let _ = stderr.flush();
         }
     }
+}
+
+static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// The `deprecation_warnings` setting.
+pub fn set_deprecations_enabled(enabled: bool) {
+    DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
+}
+
+/// Emits a `[DEPRECATION WARNING]:` block for a feature ansible-core removes in
+/// `removed_in` (preceded, the first time, by ansible's hint on how to silence them), each
+/// distinct text once.
+pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    warn(&Diagnostic::new(
+        "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.",
+    ));
+    let mut diag = deprecation.clone();
+    diag.message = format!(
+        "{} This feature will be removed from ansible-core version {removed_in}.",
+        diag.message
+    );
+    emit(format!("[DEPRECATION WARNING]: {}", crate::render::block_body(&diag)));
 }
 
 /// Sends warnings to `sink` instead of stderr (`None` restores stderr).
