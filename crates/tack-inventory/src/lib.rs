@@ -1,0 +1,7 @@
+//! Inventories.
+
+mod address;
+mod literal;
+mod shlex;
+mod data;
+mod pyrepr;
