@@ -100,7 +100,8 @@ pub struct InventoryData {
 
 fn invalid_name_chars(name: &str) -> bool {
     let mut chars = name.chars();
-    let first_bad = chars.next().is_some_and(|c| c.is_numeric() || !(c.is_alphanumeric() || c == '_'));
+    let first_bad =
+        chars.next().is_some_and(|c| c.is_numeric() || !(c.is_alphanumeric() || c == '_'));
     first_bad || name.chars().any(|c| !(c.is_alphanumeric() || c == '_'))
 }
 
@@ -146,7 +147,9 @@ impl InventoryData {
     pub fn host(&self, id: HostId) -> &Host {
         if id == HostId::IMPLICIT_LOCALHOST {
             // Ids for it are only handed out after it was created.
-            return self.implicit_localhost.get_or_init(|| self.make_implicit_localhost("localhost"));
+            return self
+                .implicit_localhost
+                .get_or_init(|| self.make_implicit_localhost("localhost"));
         }
         &self.hosts[id.0 as usize]
     }
@@ -216,11 +219,15 @@ impl InventoryData {
     }
 
     /// The name a new group gets (`to_safe_group_name`), warning as ansible does.
-    fn safe_group_name(&self, name: &str) -> String {
+    pub(crate) fn safe_group_name(&self, name: &str) -> String {
         if !invalid_name_chars(name) {
             return name.to_string();
         }
-        let replace = || name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect::<String>();
+        let replace = || {
+            name.chars()
+                .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' })
+                .collect::<String>()
+        };
         match self.transform_group_chars {
             TransformGroupChars::Never => {
                 tack_diag::warn(&Diagnostic::new(
@@ -281,7 +288,8 @@ impl InventoryData {
         let mut vars = Mapping::new();
         let key = |k: &str| Node::bare(Value::Str(k.to_string()));
         if let Some(port) = port.filter(|p| *p != 0) {
-            let value = i64::try_from(port).map(Value::Int).unwrap_or(Value::BigInt(port.to_string()));
+            let value =
+                i64::try_from(port).map(Value::Int).unwrap_or(Value::BigInt(port.to_string()));
             vars.insert(key("ansible_port"), Node::bare(value));
         }
         let (file, dir) = match &self.current_source {
@@ -573,11 +581,6 @@ impl InventoryData {
     pub(crate) fn set_localhost_python(&mut self, python: String) {
         self.localhost_python = python;
     }
-
-    /// The path of the source currently being read, if it is a file.
-    pub(crate) fn current_source_path(&self) -> Option<Arc<Path>> {
-        self.current_source.as_deref().map(|s| Arc::from(Path::new(s)))
-    }
 }
 
 fn fix_leading_digit(name: String) -> String {
@@ -590,7 +593,8 @@ fn fix_leading_digit(name: String) -> String {
 
 fn set_in(vars: &mut Mapping, key: Node, value: Node, behaviour: HashBehaviour) {
     let name = key.as_str().map(str::to_string);
-    let existing_is_map = name.as_deref().and_then(|n| vars.get(n)).is_some_and(|v| v.as_map().is_some());
+    let existing_is_map =
+        name.as_deref().and_then(|n| vars.get(n)).is_some_and(|v| v.as_map().is_some());
     if existing_is_map && value.as_map().is_some() {
         let mut single = Mapping::new();
         single.insert(key, value);

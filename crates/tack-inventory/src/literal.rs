@@ -18,7 +18,7 @@ pub enum Literal {
     /// A literal, converted as ansible converts it.
     Value(Node),
     /// Not a literal: ansible keeps the text as a string.
-    NotLiteral,
+    Text,
     /// A literal CPython refuses with an error ansible does not catch
     /// (`unhashable type: 'list'`): the INI file fails to parse with this message.
     Fails(String),
@@ -30,7 +30,7 @@ pub fn literal_eval(text: &str, origin: Option<&Origin>) -> Literal {
     let text = text.trim_start_matches([' ', '\t']);
     let tokens = match tokenize(text) {
         Some(tokens) => tokens,
-        None => return Literal::NotLiteral,
+        None => return Literal::Text,
     };
     let mut parser = Parser { tokens: &tokens, pos: 0, origin };
     let result = parser.expression().and_then(|expr| {
@@ -38,7 +38,7 @@ pub fn literal_eval(text: &str, origin: Option<&Origin>) -> Literal {
     });
     match result.and_then(|expr| parser.convert(expr)) {
         Ok(node) => Literal::Value(node),
-        Err(Failure::NotLiteral) => Literal::NotLiteral,
+        Err(Failure::NotLiteral) => Literal::Text,
         Err(Failure::Fails(msg)) => Literal::Fails(msg),
     }
 }
@@ -410,7 +410,7 @@ enum Expr {
     Bool(bool),
     None,
     Ellipsis,
-    Name(String),
+    Name,
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
     Set(Vec<Expr>),
@@ -516,7 +516,7 @@ impl Parser<'_> {
                     }
                     Expr::Call(name, args)
                 }
-                _ => Expr::Name(name),
+                _ => Expr::Name,
             },
             Tok::Op('[') => Expr::List(self.items(']')?),
             Tok::Op('(') => {
@@ -603,7 +603,7 @@ impl Parser<'_> {
             Expr::Bool(b) => self.node(Value::Bool(b)),
             Expr::None => self.node(Value::Null),
             Expr::Ellipsis => self.node(Value::Str("...".into())),
-            Expr::Name(_) => return Err(Failure::NotLiteral),
+            Expr::Name => return Err(Failure::NotLiteral),
             Expr::Call(name, 0) if name == "set" => self.node(Value::Seq(Vec::new())),
             Expr::Call(..) => return Err(Failure::NotLiteral),
             Expr::List(items) | Expr::Tuple(items) => {
@@ -722,7 +722,7 @@ mod tests {
     fn eval(text: &str) -> Option<Value> {
         match literal_eval(text, None) {
             Literal::Value(node) => Some(node.value),
-            Literal::NotLiteral => None,
+            Literal::Text => None,
             Literal::Fails(msg) => panic!("{msg}"),
         }
     }

@@ -37,8 +37,10 @@ pub fn repr(value: &Value) -> String {
             format!("[{}]", parts.join(", "))
         }
         Value::Map(map) => {
-            let parts: Vec<String> =
-                map.iter().map(|(k, v)| format!("{}: {}", repr(&k.value), repr(&v.value))).collect();
+            let parts: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", repr(&k.value), repr(&v.value)))
+                .collect();
             format!("{{{}}}", parts.join(", "))
         }
     }
@@ -128,10 +130,9 @@ fn timestamp_repr(t: &Timestamp) -> String {
     }
     match time.utc_offset_minutes {
         Some(0) => parts.push("tzinfo=datetime.timezone.utc".into()),
-        Some(m) => parts.push(format!(
-            "tzinfo=datetime.timezone({})",
-            timedelta_repr(i64::from(m) * 60)
-        )),
+        Some(m) => {
+            parts.push(format!("tzinfo=datetime.timezone({})", timedelta_repr(i64::from(m) * 60)))
+        }
         None => {}
     }
     format!("datetime.datetime({})", parts.join(", "))
