@@ -1,9 +1,23 @@
 //! `tack inventory` (and `ansible-inventory`): show the inventory as ansible-inventory does.
+//!
+//! The inventory itself is read by `tack-inventory`; this module owns the command's flags, the
+//! order ansible does things in (actions checked, vault secrets set up, inventory read, extra
+//! vars loaded, limit applied), and printing: `--list` JSON, `--host`, `--graph [--vars]`.
+//!
+//! Differences from ansible-inventory, each refused or documented rather than guessed:
+//! `--yaml` waits for tack's YAML dumper, `--toml` and `--ask-vault-pass` are refused by name,
+//! and `--graph --vars` prints vault values as `********` where ansible prints the plaintext.
+
+mod output;
+mod secrets;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
+use tack_diag::{Diagnostic, ErrorClass};
+use tack_inventory::{Inventory, InventoryOptions, options_error};
+use tack_loader::{DataLoader, HashBehaviour, load_extra_vars, paths};
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
 
@@ -29,13 +43,14 @@ pub struct Args {
     #[arg(long = "playbook-dir", value_name = "BASEDIR")]
     pub playbook_dir: Option<PathBuf>,
     /// Output all hosts info, works as inventory script.
-    #[arg(long = "list", group = "action")]
+    #[arg(long = "list")]
     pub list: bool,
-    /// Output specific host info, works as inventory script.
-    #[arg(long = "host", value_name = "HOST", group = "action")]
+    /// Output specific host info, works as inventory script. It will ignore limit.
+    #[arg(long = "host", value_name = "HOST")]
     pub host: Option<String>,
-    /// Create inventory graph; if supplying pattern it must be a valid group name.
-    #[arg(long = "graph", group = "action")]
+    /// Create inventory graph; if supplying pattern it must be a valid group name. It will
+    /// ignore limit.
+    #[arg(long = "graph")]
     pub graph: bool,
     /// Use YAML format instead of default JSON, ignored for --graph.
     #[arg(short = 'y', long = "yaml")]
@@ -54,7 +69,165 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+/// The action the command was asked for.
+enum Action {
+    List,
+    Host(String),
+    Graph,
+}
+
+/// `post_process_args`: exactly one of `--list`, `--host`, `--graph`.
+fn action(args: &Args) -> Result<Action, Diagnostic> {
+    let used = [args.list, args.host.as_deref().is_some_and(|h| !h.is_empty()), args.graph];
+    match used.iter().filter(|u| **u).count() {
+        0 => Err(options_error(
+            "No action selected, at least one of --host, --graph or --list needs to be specified.",
+        )),
+        1 if args.list => Ok(Action::List),
+        1 if args.graph => Ok(Action::Graph),
+        1 => Ok(Action::Host(args.host.clone().unwrap_or_default())),
+        _ => Err(options_error(
+            "Conflicting options used, only one of --host, --graph or --list can be used at the same time.",
+        )),
+    }
+}
+
+/// Flags tack does not honour, refused by name before anything is read.
+fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
+    let refuse = |flag: &str, why: &str| {
+        Err(Diagnostic::new(format!("tack inventory does not support {flag}: {why}"))
+            .with_class(ErrorClass::Options))
+    };
+    if args.toml {
+        return refuse("--toml", "TOML output is not implemented");
+    }
+    if args.inventory.flush_cache {
+        return refuse("--flush-cache", "tack keeps no fact cache to flush");
+    }
+    if args.verbosity.verbose > 1 {
+        return refuse("-vv and above", "only -v is implemented");
+    }
+    Ok(())
+}
+
+/// The inventory sources: `-i` values, else `ANSIBLE_INVENTORY` (a comma-separated path
+/// list), else ansible's default.
+fn sources(args: &Args) -> Vec<String> {
+    if !args.inventory.inventory.is_empty() {
+        return args
+            .inventory
+            .inventory
+            .iter()
+            .map(|s| {
+                if s.contains(',') {
+                    s.clone()
+                } else {
+                    paths::unfrackpath(s, None, false).to_string_lossy().into_owned()
+                }
+            })
+            .collect();
+    }
+    match std::env::var("ANSIBLE_INVENTORY") {
+        Ok(value) if !value.is_empty() => value
+            .split(',')
+            .map(|p| paths::unfrackpath(p.trim(), None, false).to_string_lossy().into_owned())
+            .collect(),
+        _ => vec![tack_inventory::DEFAULT_HOST_LIST.to_string()],
+    }
+}
+
+/// The interpreter the implicit localhost gets: ansible gives the Python it runs under; tack
+/// gives the first `python3` on `PATH`, else `/usr/bin/python3`.
+fn localhost_python() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "/usr/bin/python3".into())
+}
+
+/// `-v`: the configuration file line ansible prints first.
+fn announce_config() {
+    let candidates = [
+        std::env::var("ANSIBLE_CONFIG").ok().map(PathBuf::from),
+        Some(PathBuf::from("ansible.cfg")),
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".ansible.cfg")),
+        Some(PathBuf::from("/etc/ansible/ansible.cfg")),
+    ];
+    match candidates.into_iter().flatten().find(|p| p.is_file()) {
+        Some(p) => println!("Using {} as config file", paths::abspath(&p).display()),
+        None => println!("No config file found; using defaults"),
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args;
-    anyhow::bail!("tack inventory: loading inventories is being built (issue 2)")
+    let action = action(&args)?;
+    refuse_unsupported(&args)?;
+    if args.verbosity.verbose == 1 {
+        announce_config();
+    }
+    let secrets = secrets::setup(&args.vault)?;
+    let mut loader = DataLoader::new(secrets);
+    if let Some(dir) = &args.playbook_dir {
+        loader.set_basedir(dir);
+    }
+    let options = InventoryOptions { localhost_python: localhost_python(), ..Default::default() };
+    let mut inventory = Inventory::load(&loader, &sources(&args), options)?;
+    let extra_vars = load_extra_vars(&loader, &args.extra_vars.extra_vars, HashBehaviour::Replace)?;
+
+    if !matches!(action, Action::Host(_))
+        && let Some(limit) = &args.inventory.limit
+    {
+        inventory.restrict_to(Some(limit))?;
+    }
+    let view = output::View {
+        inventory: &inventory,
+        loader: &loader,
+        extra_vars: &extra_vars,
+        export: args.export,
+        playbook_dir: args.playbook_dir.as_deref().map(paths::abspath),
+    };
+    let text = match action {
+        Action::Host(pattern) => {
+            let hosts = inventory.select(&pattern)?;
+            let [host] = hosts.as_slice() else {
+                return Err(
+                    options_error("You must pass a single valid host to --host parameter").into()
+                );
+            };
+            output::dump(&view.host_variables(*host)?, args.yaml, false)?
+        }
+        Action::Graph => view.graph(args.group.as_deref().unwrap_or("all"), args.show_vars)?,
+        Action::List if args.yaml => output::dump(&view.yaml_inventory()?, true, false)?,
+        Action::List => output::dump(&view.json_inventory()?, false, true)?,
+    };
+    write_result(&text, args.output.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the result (a newline added unless it ends with one), or writes it as is to
+/// `--output`.
+fn write_result(text: &str, output: Option<&std::path::Path>) -> Result<(), Diagnostic> {
+    use std::io::Write;
+    match output {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            let newline = if text.ends_with('\n') { "" } else { "\n" };
+            let _ = write!(stdout, "{text}{newline}");
+            let _ = stdout.flush();
+            Ok(())
+        }
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            let reason = e.to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
+            let errno = e.raw_os_error().unwrap_or(0);
+            let shown = path.display().to_string();
+            Diagnostic::caused_by(
+                format!("Unable to write to destination file '{shown}'."),
+                None,
+                Diagnostic::new(format!("[Errno {errno}] {reason}: b'{shown}'")),
+            )
+        }),
+    }
 }
