@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use excerpt::excerpt;
-pub use warnings::{deprecate, set_deprecations_enabled, set_sink as set_warning_sink, warn};
+pub use warnings::{DEPRECATION_PREAMBLE, deprecate, set_sink as set_warning_sink, warn};
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a
 /// 1-based line and column where known (0 when not).
@@ -177,6 +177,11 @@ impl Diagnostic {
     /// The `[WARNING]: ...` block as printed on stderr.
     pub fn render_warning(&self) -> String {
         format!("[WARNING]: {}", render::block_body(self))
+    }
+
+    /// The `[DEPRECATION WARNING]: ...` block as printed on stderr.
+    pub fn render_deprecation(&self) -> String {
+        format!("[DEPRECATION WARNING]: {}", render::block_body(self))
     }
 }
 

@@ -145,4 +145,20 @@ mod tests {
         let d = Diagnostic::new("bad thing.").with_help("Do this instead.");
         assert_eq!(d.render(), "[ERROR]: bad thing. Do this instead.\n");
     }
+
+    #[test]
+    fn deprecation_block() {
+        // Measured from ansible-core 2.21.5 with `jinja2_extensions` set in ansible.cfg.
+        let d = Diagnostic::new(
+            "DEFAULT_JINJA2_EXTENSIONS option. Reason: Jinja2 extensions have been deprecated\n\
+             Alternatives: Ansible-supported Jinja plugins (tests, filters, lookups). This \
+             feature will be removed from ansible-core version 2.23.",
+        );
+        assert_eq!(
+            d.render_deprecation(),
+            "[DEPRECATION WARNING]: DEFAULT_JINJA2_EXTENSIONS option. Reason: Jinja2 extensions \
+             have been deprecated\nAlternatives: Ansible-supported Jinja plugins (tests, filters, \
+             lookups). This feature will be removed from ansible-core version 2.23.\n\n"
+        );
+    }
 }

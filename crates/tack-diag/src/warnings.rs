@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::Diagnostic;
@@ -26,9 +25,21 @@ fn channel() -> MutexGuard<'static, Channel> {
     CHANNEL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What ansible says before the first deprecation warning it shows.
+pub const DEPRECATION_PREAMBLE: &str =
+    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
+
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
     emit(warning.render_warning());
+}
+
+/// Emits a deprecation warning as ansible's `Display.deprecated` does: preceded by the warning
+/// that deprecation warnings can be disabled (itself shown once), each distinct text once.
+/// Whether deprecation warnings are enabled at all is the caller's decision (a setting).
+pub fn deprecate(deprecation: &Diagnostic) {
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
+    emit(deprecation.render_deprecation());
 }
 
 fn emit(text: String) {
@@ -44,31 +55,6 @@ fn emit(text: String) {
             let _ = stderr.flush();
         }
     }
-}
-
-static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// The `deprecation_warnings` setting.
-pub fn set_deprecations_enabled(enabled: bool) {
-    DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
-}
-
-/// Emits a `[DEPRECATION WARNING]:` block for a feature ansible-core removes in
-/// `removed_in` (preceded, the first time, by ansible's hint on how to silence them), each
-/// distinct text once.
-pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
-    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
-        return;
-    }
-    warn(&Diagnostic::new(
-        "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.",
-    ));
-    let mut diag = deprecation.clone();
-    diag.message = format!(
-        "{} This feature will be removed from ansible-core version {removed_in}.",
-        diag.message
-    );
-    emit(format!("[DEPRECATION WARNING]: {}", crate::render::block_body(&diag)));
 }
 
 /// Sends warnings to `sink` instead of stderr (`None` restores stderr).

@@ -614,7 +614,25 @@ fn deprecate_invalid_name(key: &Node) {
         "Variable names must be strings starting with a letter or underscore character, and \
          contain only letters, numbers and underscores.",
     );
-    tack_diag::deprecate(&diag, "2.23");
+    deprecate(diag);
+}
+
+/// A `[DEPRECATION WARNING]` for behaviour ansible-core removes in 2.23.
+pub(crate) fn deprecate(mut diag: Diagnostic) {
+    if !DEPRECATIONS.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    diag.message =
+        format!("{} This feature will be removed from ansible-core version 2.23.", diag.message);
+    tack_diag::deprecate(&diag);
+}
+
+/// The `deprecation_warnings` setting, for the process (warnings are process-wide too).
+static DEPRECATIONS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns inventory deprecation warnings on or off (`deprecation_warnings`).
+pub fn set_deprecation_warnings(enabled: bool) {
+    DEPRECATIONS.store(enabled, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Python's `repr()` of a string (quotes chosen as Python chooses them).

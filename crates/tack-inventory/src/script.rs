@@ -194,14 +194,11 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
         }
     }
     if hostvars.is_none() {
-        tack_diag::deprecate(
-            &Diagnostic::at(
-                "Inventory scripts should always provide 'meta.hostvars'. Host variables will be \
+        crate::data::deprecate(Diagnostic::at(
+            "Inventory scripts should always provide 'meta.hostvars'. Host variables will be \
                  collected by running the inventory script with the '--host' option for each host.",
-                Some(origin.clone()),
-            ),
-            "2.23",
-        );
+            Some(origin.clone()),
+        ));
     }
     for host in hosts {
         let vars = match &hostvars {
@@ -229,17 +226,14 @@ fn parse_group(
             m.clone()
         }
         Value::Map(m) => {
-            tack_diag::deprecate(
-                &Diagnostic::at(
-                    format!(
-                        "Treating malformed group {} as the sole host of that group. Variables \
+            crate::data::deprecate(Diagnostic::at(
+                format!(
+                    "Treating malformed group {} as the sole host of that group. Variables \
                          provided in this manner cannot be templated.",
-                        repr_str(&group)
-                    ),
-                    Some(origin.clone()),
+                    repr_str(&group)
                 ),
-                "2.23",
-            );
+                Some(origin.clone()),
+            ));
             let mut fixed = Mapping::new();
             let s = |t: &str| Node::bare(Value::Str(t.to_string()));
             fixed.insert(s("hosts"), Node::bare(Value::Seq(vec![s(&group)])));
@@ -247,17 +241,14 @@ fn parse_group(
             fixed
         }
         _ => {
-            tack_diag::deprecate(
-                &Diagnostic::at(
-                    format!(
-                        "Group {} was converted to 'dict' from {}.",
-                        repr_str(&group),
-                        repr_str(native_type(value))
-                    ),
-                    Some(origin.clone()),
+            crate::data::deprecate(Diagnostic::at(
+                format!(
+                    "Group {} was converted to 'dict' from {}.",
+                    repr_str(&group),
+                    repr_str(native_type(value))
                 ),
-                "2.23",
-            );
+                Some(origin.clone()),
+            ));
             let mut fixed = Mapping::new();
             fixed.insert(Node::bare(Value::Str("hosts".into())), value.clone());
             fixed
