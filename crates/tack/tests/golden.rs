@@ -85,23 +85,37 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
         .env("HOME", work.join(".home"))
         .env("LANG", "C.UTF-8")
-        .env("ANSIBLE_NOCOLOR", "1")
-        .stdin(Stdio::null());
+        .env("ANSIBLE_NOCOLOR", "1");
+    // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
+    // stdin is empty.
+    let stdin = fs::read(case.join("stdin")).unwrap_or_default();
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Ok(text) = fs::read_to_string(case.join("env")) {
         for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
             let (name, value) = line.split_once('=').unwrap_or((line, ""));
             cmd.env(name, value.replace("<CASE>", &work.display().to_string()));
         }
     }
-    let out = cmd.output().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
+    let mut pipe = child.stdin.take().ok_or("stdin is piped")?;
+    // Written from a thread so a command that prints before reading cannot deadlock.
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(&stdin);
+    });
+    let out = child.wait_with_output().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
+    let _ = feeder.join();
 
     let work_str = work.display().to_string();
-    let normalise = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>");
+    // Compared as bytes: a decrypted binary payload is not UTF-8, and a lossy comparison
+    // would call two different invalid bytes equal.
+    let normalise = |bytes: &[u8]| replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
     let mut problems = Vec::new();
     for (name, actual) in [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))] {
-        let want = fs::read_to_string(expected.join(name)).unwrap_or_default();
+        let want = fs::read(expected.join(name)).unwrap_or_default();
         if want != actual {
-            let diff = similar::TextDiff::from_lines(&want, &actual);
+            let (want, actual) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(&actual));
+            let diff = similar::TextDiff::from_lines(want.as_ref(), actual.as_ref());
             problems.push(format!(
                 "{name} differs (- ansible-core, + tack):\n{}",
                 diff.unified_diff().context_radius(3)
@@ -114,6 +128,22 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         problems.push(format!("exit code: ansible-core {want_rc}, tack {rc}"));
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// `haystack` with every `from` replaced by `to`.
+fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if !from.is_empty() && haystack[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 fn main() {

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo oops >&2
+exit 3

@@ -1,0 +1,2 @@
+#!/bin/sh
+printf "secret\r\n\n"
