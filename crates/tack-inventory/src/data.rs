@@ -614,16 +614,21 @@ fn deprecate_invalid_name(key: &Node) {
         "Variable names must be strings starting with a letter or underscore character, and \
          contain only letters, numbers and underscores.",
     );
-    deprecate(diag);
+    deprecate(diag, None);
 }
 
-/// A `[DEPRECATION WARNING]` for behaviour ansible-core removes in 2.23.
-pub(crate) fn deprecate(mut diag: Diagnostic) {
+/// A `[DEPRECATION WARNING]` for behaviour ansible-core 2.23 removes, raised by ansible-core
+/// itself or by one of its plugins (`inventory plugin 'script'`).
+pub(crate) fn deprecate(mut diag: Diagnostic, plugin: Option<&str>) {
     if !DEPRECATIONS.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
+    let from = match plugin {
+        Some(plugin) => format!("{plugin} in ansible-core"),
+        None => "ansible-core".to_string(),
+    };
     diag.message =
-        format!("{} This feature will be removed from ansible-core version 2.23.", diag.message);
+        format!("{} This feature will be removed from {from} version 2.23.", diag.message);
     tack_diag::deprecate(&diag);
 }
 

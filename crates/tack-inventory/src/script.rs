@@ -131,7 +131,11 @@ fn check_profile(doc: &Node) -> Result<(), String> {
 /// Runs an inventory script and adds what it reports to `data`.
 pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnostic> {
     let out = run(path, &["--list"])?;
-    let doc = match tack_loader::json::parse(&out.stdout, None) {
+    let origin = Origin::described(format!(
+        "<inventory script output from {}>",
+        repr_str(&path.to_string_lossy())
+    ));
+    let doc = match tack_loader::json::parse(&out.stdout, Some(&origin)) {
         Ok(doc) => doc,
         Err(tack_loader::json::JsonReadError::Syntax(e)) => {
             let cause = Diagnostic::caused_by(
@@ -170,10 +174,6 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
         ));
     }
     let Value::Map(top) = &doc.value else { return Ok(()) };
-    let origin = Origin::described(format!(
-        "<inventory script output from {}>",
-        repr_str(&path.to_string_lossy())
-    ));
 
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut hostvars: Option<Mapping> = None;
@@ -194,11 +194,14 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
         }
     }
     if hostvars.is_none() {
-        crate::data::deprecate(Diagnostic::at(
-            "Inventory scripts should always provide 'meta.hostvars'. Host variables will be \
+        crate::data::deprecate(
+            Diagnostic::at(
+                "Inventory scripts should always provide 'meta.hostvars'. Host variables will be \
                  collected by running the inventory script with the '--host' option for each host.",
-            Some(origin.clone()),
-        ));
+                Some(origin.clone()),
+            ),
+            Some("inventory plugin 'script'"),
+        );
     }
     for host in hosts {
         let vars = match &hostvars {
@@ -226,14 +229,17 @@ fn parse_group(
             m.clone()
         }
         Value::Map(m) => {
-            crate::data::deprecate(Diagnostic::at(
-                format!(
-                    "Treating malformed group {} as the sole host of that group. Variables \
+            crate::data::deprecate(
+                Diagnostic::at(
+                    format!(
+                        "Treating malformed group {} as the sole host of that group. Variables \
                          provided in this manner cannot be templated.",
-                    repr_str(&group)
+                        repr_str(&group)
+                    ),
+                    Some(origin.clone()),
                 ),
-                Some(origin.clone()),
-            ));
+                Some("inventory plugin 'script'"),
+            );
             let mut fixed = Mapping::new();
             let s = |t: &str| Node::bare(Value::Str(t.to_string()));
             fixed.insert(s("hosts"), Node::bare(Value::Seq(vec![s(&group)])));
@@ -241,14 +247,17 @@ fn parse_group(
             fixed
         }
         _ => {
-            crate::data::deprecate(Diagnostic::at(
-                format!(
-                    "Group {} was converted to 'dict' from {}.",
-                    repr_str(&group),
-                    repr_str(native_type(value))
+            crate::data::deprecate(
+                Diagnostic::at(
+                    format!(
+                        "Group {} was converted to 'dict' from {}.",
+                        repr_str(&group),
+                        repr_str(native_type(value))
+                    ),
+                    Some(origin.clone()),
                 ),
-                Some(origin.clone()),
-            ));
+                Some("inventory plugin 'script'"),
+            );
             let mut fixed = Mapping::new();
             fixed.insert(Node::bare(Value::Str("hosts".into())), value.clone());
             fixed

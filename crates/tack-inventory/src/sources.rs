@@ -39,6 +39,9 @@ pub struct SourceOptions {
     pub any_unparsed_is_failed: bool,
     /// The `yaml` plugin's `yaml_extensions`.
     pub yaml_extensions: Vec<String>,
+    /// The `-e` values: every plugin but `auto` loads them before parsing, so a bad one makes
+    /// each plugin fail on each source, as in ansible.
+    pub extra_vars: Vec<String>,
 }
 
 impl Default for SourceOptions {
@@ -55,6 +58,7 @@ impl Default for SourceOptions {
             unparsed_warning: true,
             any_unparsed_is_failed: false,
             yaml_extensions: strs(&[".yaml", ".yml", ".json"]),
+            extra_vars: Vec::new(),
         }
     }
 }
@@ -275,6 +279,15 @@ impl<'a> SourceReader<'a> {
             return Ok(Attempt::Declined);
         }
         let path = Path::new(source);
+        if plugin != "auto"
+            && let Err(diag) = tack_loader::load_extra_vars(
+                self.loader,
+                &self.options.extra_vars,
+                self.data.hash_behaviour,
+            )
+        {
+            return Ok(Attempt::Failed(diag));
+        }
         let result = match plugin {
             "host_list" => host_list(self.data, source, false),
             "advanced_host_list" => host_list(self.data, source, true),

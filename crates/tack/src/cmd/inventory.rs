@@ -145,7 +145,7 @@ fn localhost_python() -> String {
 }
 
 /// The inventory settings from the configuration.
-fn inventory_options(config: &Config) -> InventoryOptions {
+fn inventory_options(args: &Args, config: &Config) -> InventoryOptions {
     let strings = |name: &str| -> Option<Vec<String>> {
         config
             .get(name)
@@ -197,6 +197,7 @@ fn inventory_options(config: &Config) -> InventoryOptions {
         options.group_precedence = layers;
     }
     tack_inventory::set_deprecation_warnings(config.deprecation_warnings());
+    options.sources.extra_vars = args.extra_vars.extra_vars.clone();
     options
 }
 
@@ -232,7 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => println!("No config file found; using defaults"),
         }
     }
-    let options = inventory_options(&config);
+    let options = inventory_options(&args, &config);
     let secrets = vault_secrets(&args, &config)?;
     let mut loader = DataLoader::new(secrets);
     if let Some(dir) = &args.playbook_dir {

@@ -37,7 +37,9 @@ impl View<'_> {
             // Without --playbook-dir ansible takes the current directory as the playbook's.
             let basedir = vec![self.loader.basedir().to_path_buf()];
             let merged = self.inventory.host_vars(self.loader, host, &basedir)?;
-            combine_vars(&merged, self.extra_vars, HashBehaviour::Replace)
+            let merged = combine_vars(&merged, self.extra_vars, HashBehaviour::Replace);
+            tack_loader::vars::warn_if_reserved(&merged);
+            merged
         };
         remove_internal(&mut vars);
         Ok(vars)
