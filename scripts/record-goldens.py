@@ -67,22 +67,35 @@ def environment(case: Path, work: Path, bindir: Path) -> dict[str, str]:
     return env
 
 
+def commands(case: Path) -> list[list[str]]:
+    lines = [l for l in (case / "cmd").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    argvs = [shlex.split(l) for l in lines]
+    for argv in argvs:
+        if argv[0] not in COMMANDS:
+            raise SystemExit(f"{case}/cmd: the command must be one of {sorted(COMMANDS)}")
+    return argvs
+
+
 def record(case: Path, ref: Path) -> None:
-    argv = shlex.split((case / "cmd").read_text())
-    if argv[0] not in COMMANDS:
-        raise SystemExit(f"{case}/cmd: the command must be one of {sorted(COMMANDS)}")
+    """Runs each line of `cmd` in order in one staged copy. One line records into
+    expected/{stdout,stderr,rc}; several lines into expected/<n>/ (1-based)."""
+    argvs = commands(case)
     work = stage(case)
     stdin = (case / "stdin").read_bytes() if (case / "stdin").exists() else b""
-    proc = subprocess.run(
-        argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
-    )
     expected = case / "expected"
-    expected.mkdir(exist_ok=True)
-    for name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
-        text = data.decode("utf-8", "surrogateescape").replace(str(work), "<CASE>")
-        (expected / name).write_bytes(text.encode("utf-8", "surrogateescape"))
-    (expected / "rc").write_text(f"{proc.returncode}\n")
-    print(f"{case.relative_to(GOLDEN)}: rc {proc.returncode}")
+    if expected.exists():
+        shutil.rmtree(expected)
+    for n, argv in enumerate(argvs, 1):
+        proc = subprocess.run(
+            argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
+        )
+        out = expected if len(argvs) == 1 else expected / str(n)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            text = data.decode("utf-8", "surrogateescape").replace(str(work), "<CASE>")
+            (out / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+        (out / "rc").write_text(f"{proc.returncode}\n")
+        print(f"{case.relative_to(GOLDEN)}[{n}]: rc {proc.returncode}")
 
 
 def main() -> None:

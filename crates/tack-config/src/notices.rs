@@ -60,7 +60,7 @@ pub(crate) fn emit(notices: &[Notice], deprecations_enabled: bool) {
         match notice {
             Notice::Warning(_) => tack_diag::warn(&notice.to_diagnostic()),
             Notice::Deprecation { .. } if deprecations_enabled => {
-                tack_diag::deprecate(&notice.to_diagnostic());
+                tack_diag::deprecate_formatted(&notice.to_diagnostic());
             }
             Notice::Deprecation { .. } => {}
         }

@@ -27,7 +27,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use excerpt::excerpt;
-pub use warnings::{DEPRECATION_PREAMBLE, deprecate, set_sink as set_warning_sink, warn};
+pub use warnings::{
+    DEPRECATION_PREAMBLE, deprecate, deprecate_formatted, forget_shown as forget_shown_warnings,
+    set_deprecations_enabled, set_sink as set_warning_sink, warn,
+};
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a
 /// 1-based line and column where known (0 when not).
@@ -116,6 +119,13 @@ pub struct Diagnostic {
     /// Text ansible attaches to some errors (the "For example: ..." hint after YAML errors).
     pub help: Option<String>,
     pub cause: Option<Box<Diagnostic>>,
+    /// For an error about a value that has no position (ansible's untagged objects): the
+    /// value's `repr()`, shown under `Origin: <unknown>` instead of a source excerpt.
+    pub value_repr: Option<String>,
+    /// The error was raised while handling another exception that ansible does not show
+    /// (Python's implicit exception context). Such an error never folds into the message of
+    /// the error it causes; it keeps its own segment.
+    pub raised_while_handling: bool,
 }
 
 impl Diagnostic {
@@ -130,6 +140,8 @@ impl Diagnostic {
             origin,
             help: None,
             cause: None,
+            value_repr: None,
+            raised_while_handling: false,
         }
     }
 
@@ -161,7 +173,22 @@ impl Diagnostic {
             origin,
             help: None,
             cause: Some(Box::new(cause)),
+            value_repr: None,
+            raised_while_handling: false,
         }
+    }
+
+    /// An error about a value with no position: `Origin: <unknown>` and the value's repr.
+    pub fn about_value(message: impl Into<String>, value_repr: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::at(message, Some(Origin::described("<unknown>")));
+        d.value_repr = Some(value_repr.into());
+        d
+    }
+
+    /// Marks the error as raised while handling another (see `raised_while_handling`).
+    pub fn while_handling(mut self) -> Diagnostic {
+        self.raised_while_handling = true;
+        self
     }
 
     /// The one-line form: every message in the chain joined with `: `.
@@ -174,14 +201,14 @@ impl Diagnostic {
         format!("[ERROR]: {}", render::block_body(self))
     }
 
-    /// The `[WARNING]: ...` block as printed on stderr.
-    pub fn render_warning(&self) -> String {
-        format!("[WARNING]: {}", render::block_body(self))
-    }
-
     /// The `[DEPRECATION WARNING]: ...` block as printed on stderr.
     pub fn render_deprecation(&self) -> String {
         format!("[DEPRECATION WARNING]: {}", render::block_body(self))
+    }
+
+    /// The `[WARNING]: ...` block as printed on stderr.
+    pub fn render_warning(&self) -> String {
+        format!("[WARNING]: {}", render::block_body(self))
     }
 }
 

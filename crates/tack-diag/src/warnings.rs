@@ -7,9 +7,16 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::Diagnostic;
+
+static DEPRECATIONS_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// What ansible says before the first deprecation warning it shows.
+pub const DEPRECATION_PREAMBLE: &str =
+    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
 
 type Sink = Box<dyn FnMut(&str) + Send>;
 
@@ -25,21 +32,41 @@ fn channel() -> MutexGuard<'static, Channel> {
     CHANNEL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What ansible says before the first deprecation warning it shows.
-pub const DEPRECATION_PREAMBLE: &str =
-    "Deprecation warnings can be disabled by setting `deprecation_warnings=False` in ansible.cfg.";
-
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
     emit(warning.render_warning());
 }
 
-/// Emits a deprecation warning as ansible's `Display.deprecated` does: preceded by the warning
-/// that deprecation warnings can be disabled (itself shown once), each distinct text once.
-/// Whether deprecation warnings are enabled at all is the caller's decision (a setting).
-pub fn deprecate(deprecation: &Diagnostic) {
+/// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
+/// how to silence them (a warning, so shown once), then the message with "This feature will be
+/// removed from ansible-core version X." appended, each distinct text once.
+pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
+    let mut shown = deprecation.clone();
+    shown.message = format!(
+        "{} This feature will be removed from ansible-core version {removed_in}.",
+        deprecation.message
+    );
+    emit(shown.render_deprecation());
+}
+
+/// Emits a deprecation whose message already says when the feature goes (settings'
+/// deprecations word it themselves), with the same preamble and once-only rule as
+/// [`deprecate`].
+pub fn deprecate_formatted(deprecation: &Diagnostic) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
     warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
     emit(deprecation.render_deprecation());
+}
+
+/// ansible's `deprecation_warnings` setting.
+pub fn set_deprecations_enabled(enabled: bool) {
+    DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
 }
 
 fn emit(text: String) {
@@ -55,6 +82,12 @@ fn emit(text: String) {
             let _ = stderr.flush();
         }
     }
+}
+
+/// Forgets which texts were shown, so each shows once more: for a process that runs several
+/// independent jobs, each of which is a whole ansible run (the run server, tests).
+pub fn forget_shown() {
+    channel().seen.clear();
 }
 
 /// Sends warnings to `sink` instead of stderr (`None` restores stderr).

@@ -618,26 +618,16 @@ fn deprecate_invalid_name(key: &Node) {
 }
 
 /// A `[DEPRECATION WARNING]` for behaviour ansible-core 2.23 removes, raised by ansible-core
-/// itself or by one of its plugins (`inventory plugin 'script'`).
+/// itself or by one of its plugins (`inventory plugin 'script'`). Whether deprecations show
+/// at all is tack-diag's process-wide `deprecation_warnings` switch.
 pub(crate) fn deprecate(mut diag: Diagnostic, plugin: Option<&str>) {
-    if !DEPRECATIONS.load(std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
     let from = match plugin {
         Some(plugin) => format!("{plugin} in ansible-core"),
         None => "ansible-core".to_string(),
     };
     diag.message =
         format!("{} This feature will be removed from {from} version 2.23.", diag.message);
-    tack_diag::deprecate(&diag);
-}
-
-/// The `deprecation_warnings` setting, for the process (warnings are process-wide too).
-static DEPRECATIONS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Turns inventory deprecation warnings on or off (`deprecation_warnings`).
-pub fn set_deprecation_warnings(enabled: bool) {
-    DEPRECATIONS.store(enabled, std::sync::atomic::Ordering::Relaxed);
+    tack_diag::deprecate_formatted(&diag);
 }
 
 /// Python's `repr()` of a string (quotes chosen as Python chooses them).

@@ -46,10 +46,7 @@ use tack_loader::{DataLoader, HashBehaviour, combine_vars};
 use tack_yaml::{Mapping, Node, Value};
 
 pub use address::{expand_hostname_range, is_ip_address, parse_address};
-pub use data::{
-    Group, GroupId, Host, HostId, InventoryData, LOCALHOST_NAMES, TransformGroupChars,
-    set_deprecation_warnings,
-};
+pub use data::{Group, GroupId, Host, HostId, InventoryData, LOCALHOST_NAMES, TransformGroupChars};
 pub use pattern::PatternMismatch;
 pub use pyrepr::{VAULT_MASK, repr as python_repr, str_of as python_str};
 pub use sources::{DEFAULT_HOST_LIST, SourceOptions};

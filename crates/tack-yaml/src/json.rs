@@ -73,45 +73,16 @@ pub fn to_json(node: &Node, options: &JsonOptions) -> Result<String, JsonError> 
 /// `repr(float)`: the shortest digits that round-trip, in fixed notation when the decimal
 /// exponent is in `-4..16` and in `1e+16` form otherwise, with `inf`, `-inf` and `nan`.
 pub fn python_float_repr(x: f64) -> String {
-    float_repr(x, true)
+    crate::pyrepr::float_repr(x)
 }
 
 /// The float text inside `repr(complex)`, which drops the `.0` a whole number would get.
 pub fn python_float_repr_bare(x: f64) -> String {
-    float_repr(x, false)
-}
-
-fn float_repr(x: f64, add_dot_zero: bool) -> String {
-    if x.is_nan() {
-        return "nan".into();
+    let full = crate::pyrepr::float_repr(x);
+    match full.strip_suffix(".0") {
+        Some(whole) if !whole.contains(['e', 'n', 'i']) => whole.to_string(),
+        _ => full,
     }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    // Rust's `{:e}` gives the same shortest round-trip digits as Python's repr; only the
-    // layout differs.
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if x.is_sign_negative() { "-" } else { "" };
-    if !(-4..16).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
-    }
-    let point = exp + 1;
-    let body = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point as usize >= digits.len() {
-        let whole = format!("{digits}{}", "0".repeat(point as usize - digits.len()));
-        if add_dot_zero { format!("{whole}.0") } else { whole }
-    } else {
-        let (whole, frac) = digits.split_at(point as usize);
-        format!("{whole}.{frac}")
-    };
-    format!("{sign}{body}")
 }
 
 /// `date.isoformat()` / `datetime.isoformat()`.

@@ -9,7 +9,14 @@
 //! It knows nothing about what the data means: playbooks, inventories and variables are read
 //! from the tree by the crates above.
 
+mod compose;
+mod construct;
+mod error;
 mod json;
+mod key;
+pub mod pyrepr;
+mod resolve;
+mod scalar;
 mod value;
 
 use std::path::Path;
@@ -17,9 +24,14 @@ use std::sync::Arc;
 
 use tack_diag::{Diagnostic, Origin};
 
+use crate::compose::{Composer, Next};
+use crate::construct::{Constructor, OriginBase};
+use crate::error::Failure;
+
 pub use json::{
     JsonError, JsonOptions, python_float_repr, python_float_repr_bare, timestamp_isoformat, to_json,
 };
+pub use pyrepr::float_repr as py_float_repr;
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
 /// A document that could not be loaded, in the words ansible-core 2.21 uses.
@@ -33,6 +45,7 @@ pub struct YamlError {
 }
 
 impl YamlError {
+    /// The error as ansible's `AnsibleYAMLParserError` (a parser error: exit code 4).
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut diag = Diagnostic::at(self.message.clone(), self.origin.clone()).parser();
         diag.help = self.help.clone();
@@ -40,12 +53,28 @@ impl YamlError {
     }
 }
 
-/// A non-fatal finding while loading (a duplicate mapping key).
+impl From<YamlError> for Diagnostic {
+    fn from(err: YamlError) -> Diagnostic {
+        err.to_diagnostic()
+    }
+}
+
+/// A non-fatal finding while loading. It has already been shown through
+/// [`tack_diag::warn`]/[`tack_diag::deprecate`] when the loader returns it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct YamlWarning {
     pub message: String,
     pub origin: Option<Origin>,
     pub help: Option<String>,
+    pub kind: YamlWarningKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum YamlWarningKind {
+    /// A key given twice in one mapping (`DUPLICATE_YAML_DICT_KEY=warn`).
+    DuplicateKey,
+    /// A deprecated tag (`!!omap`, `!!pairs`, `!vault-encrypted`).
+    Deprecated { removed_in: &'static str },
 }
 
 /// A loaded stream: its documents and any warnings raised while building them.
@@ -55,8 +84,162 @@ pub struct Loaded {
     pub warnings: Vec<YamlWarning>,
 }
 
+/// ansible's `DUPLICATE_YAML_DICT_KEY` setting: what a key given twice in a mapping does. The
+/// last value wins in every mode; the key keeps its first position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DuplicateKeys {
+    #[default]
+    Warn,
+    Error,
+    Ignore,
+}
+
+/// How to load a stream.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub duplicate_keys: DuplicateKeys,
+    /// What the text is when it is not a file (`<CLI option '-e'>`): shown in origins, after the
+    /// path when there is one. Text with neither path nor description is `<unknown>`, as in
+    /// ansible; its nodes still carry line and column.
+    pub description: Option<Arc<str>>,
+}
+
 /// Loads every document of `text`. `path` names the file for origins and errors.
 pub fn load_all(text: &str, path: Option<Arc<Path>>) -> Result<Loaded, YamlError> {
-    let _ = (text, path);
-    Err(YamlError { message: "the YAML loader is being built".into(), origin: None, help: None })
+    load_all_with(text, path, &LoadOptions::default())
+}
+
+/// [`load_all`] with options.
+pub fn load_all_with(
+    text: &str,
+    path: Option<Arc<Path>>,
+    options: &LoadOptions,
+) -> Result<Loaded, YamlError> {
+    let base = origin_base(path, options);
+    let fail = |f: Failure| f.into_error(text, &base);
+    let mut composer = Composer::new(text);
+    let mut loaded = Loaded { documents: Vec::new(), warnings: Vec::new() };
+    composer.start().map_err(|e| fail(e.into()))?;
+    loop {
+        match composer.next_document().map_err(|e| fail(e.into()))? {
+            Next::End => return Ok(loaded),
+            Next::Document(mut doc) => {
+                let node = Constructor::new(&mut doc, &base, options, &mut loaded.warnings)
+                    .construct_document()
+                    .map_err(|e| fail(e.into()))?;
+                loaded.documents.push(node);
+            }
+        }
+    }
+}
+
+/// Loads a stream that must hold at most one document, as ansible loads playbooks, vars files
+/// and inventories (`yaml.load`). An empty stream (nothing, or only comments) is `null`; a
+/// second document is an error at its start.
+pub fn load_one(text: &str, path: Option<Arc<Path>>) -> Result<Node, YamlError> {
+    load_one_with(text, path, &LoadOptions::default())
+}
+
+/// [`load_one`] with options.
+pub fn load_one_with(
+    text: &str,
+    path: Option<Arc<Path>>,
+    options: &LoadOptions,
+) -> Result<Node, YamlError> {
+    let mut loaded = load_single_with(text, path, options)?;
+    // `load_single_with` always returns exactly one document.
+    Ok(loaded.documents.pop().unwrap_or_else(|| Node::bare(Value::Null)))
+}
+
+/// [`load_one_with`], also returning the warnings raised: `documents` holds exactly one node.
+pub fn load_single_with(
+    text: &str,
+    path: Option<Arc<Path>>,
+    options: &LoadOptions,
+) -> Result<Loaded, YamlError> {
+    let base = origin_base(path, options);
+    let fail = |f: Failure| f.into_error(text, &base);
+    let mut composer = Composer::new(text);
+    composer.start().map_err(|e| fail(e.into()))?;
+    let mut doc = match composer.next_document().map_err(|e| fail(e.into()))? {
+        Next::End => {
+            let origin = Origin { line: 0, col: 0, ..base.at(Default::default()) };
+            let documents = vec![Node::new(Value::Null, Some(origin))];
+            return Ok(Loaded { documents, warnings: Vec::new() });
+        }
+        Next::Document(doc) => doc,
+    };
+    // PyYAML looks for the end of the stream before building the first document.
+    let (at_end, mark) = composer.peek_stream_end().map_err(|e| fail(e.into()))?;
+    if !at_end {
+        return Err(fail(Failure::not_single(mark)));
+    }
+    let mut warnings = Vec::new();
+    let node = Constructor::new(&mut doc, &base, options, &mut warnings)
+        .construct_document()
+        .map_err(|e| fail(e.into()))?;
+    Ok(Loaded { documents: vec![node], warnings })
+}
+
+/// A file's bytes as the text ansible parses, for a file read from `path`.
+///
+/// ansible decodes files as UTF-8 (a BOM is kept and skipped by the parser). Invalid bytes are
+/// escaped with a deprecation warning, after which the YAML parser itself refuses the escaped
+/// characters; tack shows the same warning and the same error.
+pub fn source_text<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, YamlError> {
+    let err = match std::str::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(err) => err,
+    };
+    let shown_path = path.display().to_string();
+    tack_diag::deprecate(
+        &Diagnostic::new(format!(
+            "File {} could not be decoded as 'utf-8'. Invalid content has been escaped.",
+            pyrepr::str_repr(&shown_path)
+        ))
+        .with_help("This file must be UTF-8 encoded."),
+        "2.23",
+    );
+    // Python's `surrogateescape` turns each undecodable byte into one character; the encoder
+    // then reports the first run of them, counted in characters.
+    let valid = &bytes[..err.valid_up_to()];
+    let position = String::from_utf8_lossy(valid).chars().count();
+    let mut escaped = Vec::new();
+    let mut rest = &bytes[err.valid_up_to()..];
+    loop {
+        let bad = match std::str::from_utf8(rest) {
+            Ok(_) => 0,
+            Err(e) if e.valid_up_to() == 0 => e.error_len().unwrap_or(rest.len()),
+            Err(_) => 0,
+        };
+        if bad == 0 {
+            break;
+        }
+        escaped.extend_from_slice(&rest[..bad]);
+        rest = &rest[bad..];
+    }
+    let message = match escaped.as_slice() {
+        [byte] => format!(
+            "'utf-8' codec can't encode character '\\udc{byte:02x}' in position {position}: \
+             surrogates not allowed"
+        ),
+        bytes => format!(
+            "'utf-8' codec can't encode characters in position {position}-{}: surrogates not \
+             allowed",
+            position + bytes.len() - 1
+        ),
+    };
+    Err(YamlError {
+        message: format!("YAML parsing failed: {message}"),
+        origin: Some(Origin::file(Arc::from(path))),
+        help: None,
+    })
+}
+
+fn origin_base(path: Option<Arc<Path>>, options: &LoadOptions) -> OriginBase {
+    let description = match (&path, &options.description) {
+        (None, None) => Some(Arc::from("<unknown>")),
+        (_, d) => d.clone(),
+    };
+    OriginBase { path, description }
 }

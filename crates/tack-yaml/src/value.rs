@@ -4,9 +4,12 @@
 //! form variables keep until they are templated, so a later error can still point at the line
 //! a value came from. Values made at run time (module results, `-e k=v`) have no origin.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use tack_diag::Origin;
+
+use crate::key::PyKey;
 
 /// One value and where it was written.
 #[derive(Clone, PartialEq)]
@@ -40,9 +43,18 @@ pub enum Value {
 /// A mapping in document order. Keys are nodes because YAML allows non-string keys
 /// (`1: a`, `true: b`); a duplicate key keeps its first position and its last value, as a
 /// Python dict does.
-#[derive(Clone, PartialEq, Default)]
+///
+/// Keys are compared as Python compares dict keys (`1`, `1.0` and `true` are one key; a string
+/// and the same text under `!unsafe` are one key), and looked up through a hash index, so
+/// building a mapping of n keys takes O(n). Lists and dicts as keys (unhashable in Python) are
+/// compared structurally by a scan.
+#[derive(Clone, Default)]
 pub struct Mapping {
     entries: Vec<(Node, Node)>,
+    /// Position of every string key, kept apart so `get(&str)` needs no allocation.
+    str_index: HashMap<Box<str>, usize>,
+    /// Position of every other hashable key.
+    other_index: HashMap<PyKey, usize>,
 }
 
 /// A YAML 1.1 timestamp, as written and as parsed.
@@ -63,6 +75,18 @@ pub struct TimeOfDay {
     pub microsecond: u32,
     /// Offset from UTC in minutes, when the timestamp gave one (`Z` is 0).
     pub utc_offset_minutes: Option<i32>,
+}
+
+impl Timestamp {
+    /// Python's `str()` of the `date`/`datetime` (what templating prints).
+    pub fn python_str(&self) -> String {
+        crate::pyrepr::timestamp_str(self)
+    }
+
+    /// Python's `repr()` of the `date`/`datetime`.
+    pub fn python_repr(&self) -> String {
+        crate::pyrepr::timestamp_repr(self)
+    }
 }
 
 impl Node {
@@ -140,13 +164,37 @@ impl Mapping {
     /// Inserts or replaces. A replaced key keeps its original place and its original key
     /// node; the value is the new one. Returns the previous value.
     pub fn insert(&mut self, key: Node, value: Node) -> Option<Node> {
-        match self.entries.iter_mut().find(|(k, _)| k.value == key.value) {
-            Some((_, v)) => Some(std::mem::replace(v, value)),
-            None => {
-                self.entries.push((key, value));
-                None
-            }
+        if let Some(idx) = self.position(&key.value) {
+            return Some(std::mem::replace(&mut self.entries[idx].1, value));
         }
+        let idx = self.entries.len();
+        match PyKey::of(&key.value) {
+            Some(PyKey::Str(s)) => {
+                self.str_index.insert(s, idx);
+            }
+            Some(other) => {
+                self.other_index.insert(other, idx);
+            }
+            None => {}
+        }
+        self.entries.push((key, value));
+        None
+    }
+
+    /// Where an equal key sits, if any.
+    fn position(&self, key: &Value) -> Option<usize> {
+        match key {
+            Value::Str(s) | Value::Unsafe(s) => self.str_index.get(s.as_str()).copied(),
+            _ => match PyKey::of(key) {
+                Some(k) => self.other_index.get(&k).copied(),
+                None => self.entries.iter().position(|(k, _)| k.value == *key),
+            },
+        }
+    }
+
+    /// The value under any key, compared as a Python dict compares keys.
+    pub fn get_value(&self, key: &Value) -> Option<&Node> {
+        self.position(key).map(|idx| &self.entries[idx].1)
     }
 
     /// The value under a string key.
@@ -156,7 +204,9 @@ impl Mapping {
 
     /// The key node and value under a string key (the key node carries the key's origin).
     pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
-        self.entries.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(k, v)| (k, v))
+        let idx = *self.str_index.get(key)?;
+        let (k, v) = &self.entries[idx];
+        Some((k, v))
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Node, &Node)> {
@@ -168,8 +218,22 @@ impl Mapping {
     }
 
     pub fn remove(&mut self, key: &str) -> Option<(Node, Node)> {
-        let idx = self.entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
-        Some(self.entries.remove(idx))
+        let idx = self.str_index.remove(key)?;
+        let removed = self.entries.remove(idx);
+        // Every later entry moved down by one.
+        for pos in self.str_index.values_mut().chain(self.other_index.values_mut()) {
+            if *pos > idx {
+                *pos -= 1;
+            }
+        }
+        Some(removed)
+    }
+}
+
+impl PartialEq for Mapping {
+    /// Equal when the entries are equal in order; the indexes follow from the entries.
+    fn eq(&self, other: &Mapping) -> bool {
+        self.entries == other.entries
     }
 }
 

@@ -8,7 +8,12 @@ use clap::{Parser, Subcommand};
 use crate::cmd;
 
 #[derive(Parser, Debug)]
-#[command(name = "tack", version, about = "An Ansible-compatible automation engine")]
+#[command(
+    name = "tack",
+    version,
+    about = "An Ansible-compatible automation engine",
+    infer_long_args = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

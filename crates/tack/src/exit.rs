@@ -8,6 +8,9 @@ use tack_diag::Diagnostic;
 
 /// Prints `err` and returns the exit code ansible would use for it.
 pub fn report(err: &anyhow::Error) -> ExitCode {
+    if let Some(startup) = err.downcast_ref::<Startup>() {
+        return report_startup(startup);
+    }
     let diag = match err.downcast_ref::<Diagnostic>() {
         Some(diag) => diag.clone(),
         None => Diagnostic::new(format!("{err:#}")),
@@ -16,4 +19,30 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
     let _ = stderr.write_all(diag.render().as_bytes());
     let _ = stderr.flush();
     ExitCode::from(diag.class.exit_code() as u8)
+}
+
+/// A configuration that could not be loaded: ansible prints `ERROR: ...` (not the `[ERROR]:`
+/// block) and exits with 5 before doing anything else.
+#[derive(Debug)]
+pub struct Startup(pub tack_config::ConfigError);
+
+impl From<tack_config::ConfigError> for Startup {
+    fn from(err: tack_config::ConfigError) -> Startup {
+        Startup(err)
+    }
+}
+
+impl std::fmt::Display for Startup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.startup_message())
+    }
+}
+
+impl std::error::Error for Startup {}
+
+/// Prints a startup error and returns its exit code.
+pub fn report_startup(err: &Startup) -> ExitCode {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{}", err.0.startup_message());
+    ExitCode::from(err.0.exit_code() as u8)
 }

@@ -9,6 +9,7 @@ mod cli;
 mod cmd;
 mod exit;
 mod options;
+mod session;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -66,84 +66,109 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
+/// after `hosts (N):` and the tags inside a play line's `TAGS: [...]`.
+fn normalise_unordered(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some(rest) = line.trim_start().strip_prefix("play #")
+            && let Some(pos) = rest.find("\tTAGS: [")
+        {
+            let head = &line[..line.len() - rest.len() + pos];
+            let inner = rest[pos + "\tTAGS: [".len()..].trim_end_matches(']');
+            let mut tags: Vec<&str> = inner.split(',').filter(|t| !t.is_empty()).collect();
+            tags.sort();
+            out.push(format!("{head}\tTAGS: [{}]", tags.join(",")));
+            i += 1;
+            continue;
+        }
+        out.push(line.to_string());
+        if let Some(count) =
+            line.trim_start().strip_prefix("hosts (").and_then(|r| r.strip_suffix("):"))
+            && let Ok(n) = count.parse::<usize>()
+        {
+            let end = (i + 1 + n).min(lines.len());
+            let mut hosts: Vec<&str> = lines[i + 1..end].to_vec();
+            hosts.sort();
+            out.extend(hosts.into_iter().map(str::to_string));
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out.join("\n")
+}
+
 fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let expected = case.join("expected");
-    if !expected.join("rc").exists() {
-        return Err(format!("{rel}: not recorded; run scripts/record-goldens.py").into());
-    }
+    let cmdtext = fs::read_to_string(case.join("cmd")).unwrap();
+    let lines: Vec<&str> =
+        cmdtext.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
     let work = Path::new(RUN_ROOT).join(rel);
     let _ = fs::remove_dir_all(&work);
     copy_tree(case, &work);
     fs::create_dir_all(work.join(".home")).unwrap();
-
-    let cmdline = fs::read_to_string(case.join("cmd")).unwrap();
-    let argv = shell_words::split(&cmdline).map_err(|e| format!("{rel}/cmd: {e}"))?;
-    let mut cmd = Command::new(bin.join(&argv[0]));
-    cmd.args(&argv[1..])
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
-        .env("HOME", work.join(".home"))
-        .env("LANG", "C.UTF-8")
-        .env("ANSIBLE_NOCOLOR", "1");
-    // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
-    // stdin is empty.
-    let stdin = fs::read(case.join("stdin")).unwrap_or_default();
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    if let Ok(text) = fs::read_to_string(case.join("env")) {
-        for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
-            let (name, value) = line.split_once('=').unwrap_or((line, ""));
-            cmd.env(name, value.replace("<CASE>", &work.display().to_string()));
-        }
-    }
-    let mut child = cmd.spawn().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
-    let mut pipe = child.stdin.take().ok_or("stdin is piped")?;
-    // Written from a thread so a command that prints before reading cannot deadlock.
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = pipe.write_all(&stdin);
-    });
-    let out = child.wait_with_output().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
-    let _ = feeder.join();
-
     let work_str = work.display().to_string();
-    // Compared as bytes: a decrypted binary payload is not UTF-8, and a lossy comparison
-    // would call two different invalid bytes equal.
-    let normalise = |bytes: &[u8]| replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
+    let stdin = fs::read(case.join("stdin")).unwrap_or_default();
+
     let mut problems = Vec::new();
-    for (name, actual) in [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))] {
-        let want = fs::read(expected.join(name)).unwrap_or_default();
-        if want != actual {
-            let (want, actual) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(&actual));
-            let diff = similar::TextDiff::from_lines(want.as_ref(), actual.as_ref());
-            problems.push(format!(
-                "{name} differs (- ansible-core, + tack):\n{}",
-                diff.unified_diff().context_radius(3)
-            ));
+    for (n, line) in lines.iter().enumerate() {
+        let dir =
+            if lines.len() == 1 { expected.clone() } else { expected.join((n + 1).to_string()) };
+        if !dir.join("rc").exists() {
+            return Err(format!("{rel}: not recorded; run scripts/record-goldens.py").into());
         }
-    }
-    let want_rc: i32 = fs::read_to_string(expected.join("rc")).unwrap().trim().parse().unwrap();
-    let rc = out.status.code().unwrap_or(-1);
-    if want_rc != rc {
-        problems.push(format!("exit code: ansible-core {want_rc}, tack {rc}"));
+        let argv = shell_words::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
+        let mut cmd = Command::new(bin.join(&argv[0]));
+        cmd.args(&argv[1..])
+            .current_dir(&work)
+            .env_clear()
+            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+            .env("HOME", work.join(".home"))
+            .env("LANG", "C.UTF-8")
+            .env("ANSIBLE_NOCOLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Ok(text) = fs::read_to_string(case.join("env")) {
+            for l in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+                let (name, value) = l.split_once('=').unwrap_or((l, ""));
+                cmd.env(name, value.replace("<CASE>", &work_str));
+            }
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().unwrap();
+            let _ = input.write_all(&stdin);
+        }
+        let out = child.wait_with_output().map_err(|e| format!("{rel}: {e}"))?;
+        let normalise = |bytes: &[u8]| {
+            normalise_unordered(&String::from_utf8_lossy(bytes).replace(&work_str, "<CASE>"))
+        };
+        let label = if lines.len() == 1 { String::new() } else { format!("[{}] ", n + 1) };
+        for (name, actual) in
+            [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))]
+        {
+            let want = normalise_unordered(&fs::read_to_string(dir.join(name)).unwrap_or_default());
+            if want != actual {
+                let diff = similar::TextDiff::from_lines(&want, &actual);
+                problems.push(format!(
+                    "{label}{line}\n{name} differs (- ansible-core, + tack):\n{}",
+                    diff.unified_diff().context_radius(3)
+                ));
+            }
+        }
+        let want_rc: i32 = fs::read_to_string(dir.join("rc")).unwrap().trim().parse().unwrap();
+        let rc = out.status.code().unwrap_or(-1);
+        if want_rc != rc {
+            problems.push(format!("{label}{line}\nexit code: ansible-core {want_rc}, tack {rc}"));
+        }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
-}
-
-/// `haystack` with every `from` replaced by `to`.
-fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(haystack.len());
-    let mut i = 0;
-    while i < haystack.len() {
-        if !from.is_empty() && haystack[i..].starts_with(from) {
-            out.extend_from_slice(to);
-            i += from.len();
-        } else {
-            out.push(haystack[i]);
-            i += 1;
-        }
-    }
-    out
 }
 
 fn main() {

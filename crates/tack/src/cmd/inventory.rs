@@ -196,7 +196,7 @@ fn inventory_options(args: &Args, config: &Config) -> InventoryOptions {
             .collect();
         options.group_precedence = layers;
     }
-    tack_inventory::set_deprecation_warnings(config.deprecation_warnings());
+    tack_diag::set_deprecations_enabled(config.deprecation_warnings());
     options.sources.extra_vars = args.extra_vars.extra_vars.clone();
     options
 }

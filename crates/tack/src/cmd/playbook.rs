@@ -3,12 +3,18 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use clap::Args as ClapArgs;
+use tack_diag::{Diagnostic, ErrorClass};
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
 
 #[derive(ClapArgs, Debug)]
-#[command(about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.")]
+#[command(
+    about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.",
+    infer_long_args = true
+)]
 pub struct Args {
     /// Playbook(s)
     #[arg(required = true, value_name = "playbook")]
@@ -114,6 +120,48 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args;
-    anyhow::bail!("tack playbook: loading playbooks is being built (issue 2)")
+    let listing = args.list_hosts || args.list_tasks || args.list_tags || args.syntax_check;
+    if !listing {
+        return Err(Diagnostic::new(
+            "tack playbook cannot execute plays yet: it supports --syntax-check, --list-hosts, \
+             --list-tasks and --list-tags",
+        )
+        .into());
+    }
+    if args.step {
+        return Err(Diagnostic::new("tack does not support --step")
+            .with_class(ErrorClass::Options)
+            .into());
+    }
+    for playbook in &args.playbooks {
+        if !playbook.exists() {
+            return Err(Diagnostic::new(format!(
+                "the playbook: {} could not be found",
+                playbook.display()
+            ))
+            .into());
+        }
+        if !(playbook.is_file() || is_fifo(playbook)) {
+            return Err(Diagnostic::new(format!(
+                "the playbook: {} does not appear to be a file",
+                playbook.display()
+            ))
+            .into());
+        }
+    }
+    let config = crate::session::load_config()?;
+    let session =
+        crate::session::Session::open(config, &args.inventory, &args.vault, &args.extra_vars)?;
+    let out = list::run(&args, &session)?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
+
+fn is_fifo(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+mod list;

@@ -1,0 +1,229 @@
+//! The loaded playbook: plays, blocks, tasks and roles, with every keyword kept as the node it
+//! was written as (so templates are rendered later, per host, and errors still point at the
+//! source). Nothing here is templated or type-converted beyond what ansible-core does while
+//! loading; the executor reads keywords through [`Attrs`].
+//!
+//! Structure follows ansible-core's objects: a play holds lists of [`Block`]s; a block holds
+//! [`TaskEntry`]s (tasks or nested blocks); statically imported task files and roles appear as
+//! blocks whose [`BlockOrigin`] says where they came from, so inheritance (tags, `when`,
+//! `become`, ...) walks the same parents ansible's does.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tack_diag::Origin;
+use tack_yaml::{Mapping, Node};
+
+use crate::tables::Keyword;
+
+/// The keywords an object was given, in the order written, each with the node of its key (for
+/// errors) and its value (unrendered).
+#[derive(Debug, Clone, Default)]
+pub struct Attrs {
+    entries: Vec<(Keyword, Node, Node)>,
+}
+
+impl Attrs {
+    pub fn get(&self, keyword: Keyword) -> Option<&Node> {
+        self.entries.iter().find(|(k, _, _)| *k == keyword).map(|(_, _, v)| v)
+    }
+
+    /// The key node of `keyword` (its origin is where the keyword was written).
+    pub fn key(&self, keyword: Keyword) -> Option<&Node> {
+        self.entries.iter().find(|(k, _, _)| *k == keyword).map(|(_, k, _)| k)
+    }
+
+    pub fn contains(&self, keyword: Keyword) -> bool {
+        self.get(keyword).is_some()
+    }
+
+    pub fn set(&mut self, keyword: Keyword, key: Node, value: Node) {
+        match self.entries.iter_mut().find(|(k, _, _)| *k == keyword) {
+            Some(entry) => {
+                entry.1 = key;
+                entry.2 = value;
+            }
+            None => self.entries.push((keyword, key, value)),
+        }
+    }
+
+    pub fn remove(&mut self, keyword: Keyword) -> Option<Node> {
+        let idx = self.entries.iter().position(|(k, _, _)| *k == keyword)?;
+        Some(self.entries.remove(idx).2)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Keyword, &Node)> {
+        self.entries.iter().map(|(k, _, v)| (*k, v))
+    }
+}
+
+/// A loaded playbook file, with `import_playbook` entries already replaced by the plays they
+/// import (as ansible-core does).
+#[derive(Debug, Clone)]
+pub struct Playbook {
+    /// The path as given on the command line.
+    pub path: PathBuf,
+    /// The directory relative paths in the playbook resolve against.
+    pub basedir: PathBuf,
+    pub plays: Vec<Play>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Play {
+    pub origin: Option<Origin>,
+    /// Every keyword except the structural ones below.
+    pub attrs: Attrs,
+    /// `vars:` merged into one mapping (ansible accepts a list of mappings too).
+    pub vars: Mapping,
+    pub vars_files: Vec<Node>,
+    pub vars_prompt: Vec<Mapping>,
+    /// The roles of `roles:` in order, as indexes into `role_arena`.
+    pub roles: Vec<RoleId>,
+    pub pre_tasks: Vec<Block>,
+    pub tasks: Vec<Block>,
+    pub post_tasks: Vec<Block>,
+    pub handlers: Vec<Block>,
+    /// Every role loaded for this play (from `roles:`, their dependencies and static imports).
+    pub role_arena: Vec<Role>,
+    /// The directory of the playbook file the play was written in.
+    pub basedir: PathBuf,
+    /// Set on plays brought in by `import_playbook`: the imported file's directory.
+    pub included_path: Option<PathBuf>,
+    /// The `when` of the `import_playbook` that brought the play in, if any.
+    pub included_conditional: Option<Node>,
+}
+
+impl Play {
+    pub fn role(&self, id: RoleId) -> &Role {
+        &self.role_arena[id.0]
+    }
+}
+
+/// Where a block's tasks came from; decides which parents its tasks inherit keywords from.
+#[derive(Debug, Clone)]
+pub enum BlockOrigin {
+    /// Written in the play or in a task file (`block:` or a bare task given an implicit block).
+    Written,
+    /// The tasks of a file brought in by `import_tasks`; the import task itself is the parent.
+    ImportTasks(Box<Task>),
+    /// The tasks of a role brought in by `import_role`; the import task itself is the parent.
+    ImportRole(Box<Task>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub origin: Option<Origin>,
+    /// A bare task (or task list) wrapped in a block by the loader.
+    pub implicit: bool,
+    pub attrs: Attrs,
+    pub vars: Mapping,
+    pub block: Vec<TaskEntry>,
+    pub rescue: Vec<TaskEntry>,
+    pub always: Vec<TaskEntry>,
+    /// The role whose task file the block was loaded from.
+    pub role: Option<RoleId>,
+    pub from: BlockOrigin,
+}
+
+// Tasks are the common entry and are walked constantly; boxing them would add an allocation
+// and an indirection per task to save space only on the rarer blocks.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum TaskEntry {
+    Task(Task),
+    Block(Block),
+}
+
+/// What kind of task a task entry is, beyond its action name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskKind {
+    /// An ordinary module or action.
+    Action,
+    /// `include_tasks`: loaded per host at run time.
+    IncludeTasks,
+    /// `include_role` (dynamic) or an `import_role` kept as a task entry for listing.
+    IncludeRole(Box<RoleTarget>),
+    /// A handler, with its `listen` topics.
+    Handler { listen: Vec<Node> },
+}
+
+/// The options of `include_role` / `import_role` that pick what to load.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoleTarget {
+    pub name: Option<Node>,
+    pub tasks_from: Option<Node>,
+    pub vars_from: Option<Node>,
+    pub defaults_from: Option<Node>,
+    pub handlers_from: Option<Node>,
+    pub public: Option<Node>,
+    pub allow_duplicates: Option<Node>,
+    pub apply: Option<Node>,
+    pub rolespec_validate: Option<Node>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub origin: Option<Origin>,
+    pub kind: TaskKind,
+    /// The action as written (`copy`, `ansible.builtin.copy`, a template such as `{{ m }}`).
+    pub action: String,
+    /// The module arguments: a mapping, possibly with `_raw_params` (free-form text) or
+    /// `_variable_params` (an `args:` template).
+    pub args: Mapping,
+    pub delegate_to: Option<Node>,
+    /// `loop` or the `with_<lookup>` value, and the lookup's name for `with_*`.
+    pub loop_items: Option<Node>,
+    pub loop_with: Option<String>,
+    pub attrs: Attrs,
+    pub vars: Mapping,
+    pub role: Option<RoleId>,
+    /// Added by the compiler (flush_handlers, role_complete), never written by a user.
+    pub implicit: bool,
+}
+
+impl Task {
+    /// The task's own `name:` as written, if any.
+    pub fn name(&self) -> Option<&Node> {
+        self.attrs.get(Keyword::Name)
+    }
+}
+
+/// An index into a play's `role_arena`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RoleId(pub usize);
+
+/// A role as loaded for a play: its files, its parameters and its place among dependencies.
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub origin: Option<Origin>,
+    /// The role's name (the last path component when given as a path).
+    pub name: String,
+    pub path: PathBuf,
+    /// Keywords given where the role was used (`roles: - {role: x, tags: ...}`).
+    pub attrs: Attrs,
+    /// Role parameters: the non-keyword keys of the role entry.
+    pub params: Mapping,
+    /// `vars:` given where the role was used.
+    pub vars: Mapping,
+    /// `vars/main` of the role.
+    pub role_vars: Mapping,
+    /// `defaults/main` of the role.
+    pub default_vars: Mapping,
+    pub allow_duplicates: bool,
+    pub dependencies: Vec<RoleId>,
+    /// Roles that list this one as a dependency, in the order found.
+    pub parents: Vec<RoleId>,
+    pub task_blocks: Vec<Block>,
+    pub handler_blocks: Vec<Block>,
+    /// Loaded by `import_role` / `include_role` rather than `roles:`.
+    pub from_include: bool,
+}
+
+impl Role {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Shared path handle used for origins.
+pub type SharedPath = Arc<Path>;

@@ -1,0 +1,164 @@
+//! Loading playbook files into the [`crate::ast`], following ansible-core's load pipeline:
+//! `Playbook._load_playbook_data` → `Play.load` → `load_list_of_blocks` → `Task.load`, with
+//! `import_playbook`, `import_tasks` and `import_role` expanded as they are met and roles loaded
+//! from their directories. Errors carry ansible's wording and the origin of the node at fault.
+
+mod attrs;
+mod block;
+mod modargs;
+mod play;
+mod playbook;
+mod role;
+mod task;
+mod typename;
+
+use std::path::{Path, PathBuf};
+
+use tack_diag::Diagnostic;
+use tack_template::Templar;
+use tack_yaml::{Mapping, Node};
+
+pub use typename::tagged_type_name;
+
+/// Reads data files for the loader: YAML or JSON, decrypted when vaulted. Implemented over
+/// ansible's DataLoader rules by the caller; the loader never opens files itself.
+pub trait FileLoader {
+    /// The file's single document; an empty file loads as a null node.
+    fn load(&self, path: &Path) -> Result<Node, Diagnostic>;
+}
+
+impl FileLoader for tack_loader::DataLoader {
+    fn load(&self, path: &Path) -> Result<Node, Diagnostic> {
+        self.load_file(path).map_err(|e| e.to_diagnostic())
+    }
+}
+
+/// What loading depends on besides the files themselves.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `-e` variables: the highest precedence, used when templating names while loading.
+    pub extra_vars: Mapping,
+    /// The configured `roles_path` (`DEFAULT_ROLES_PATH`).
+    pub roles_path: Vec<PathBuf>,
+    /// Directories searched for custom modules (`library/` beside playbooks and roles is added
+    /// automatically).
+    pub module_paths: Vec<PathBuf>,
+    /// `INVALID_TASK_ATTRIBUTE_FAILED` (default true): an unknown task keyword is an error
+    /// rather than a warning.
+    pub invalid_task_attribute_failed: bool,
+}
+
+/// Loads playbooks. One loader serves a whole run; it holds no per-playbook state.
+pub struct Loader<'a> {
+    pub(crate) files: &'a dyn FileLoader,
+    pub(crate) options: &'a LoadOptions,
+    pub(crate) templar: Templar,
+}
+
+impl<'a> Loader<'a> {
+    pub fn new(files: &'a dyn FileLoader, options: &'a LoadOptions) -> Loader<'a> {
+        Loader { files, options, templar: Templar::new() }
+    }
+}
+
+/// A parser error (exit code 4) at a node.
+pub(crate) fn parser_error(message: impl Into<String>, at: Option<&Node>) -> Diagnostic {
+    Diagnostic::at(message, at.and_then(|n| n.origin.clone())).parser()
+}
+
+/// A general error (exit code 1) at a node.
+pub(crate) fn general_error(message: impl Into<String>, at: Option<&Node>) -> Diagnostic {
+    Diagnostic::at(message, at.and_then(|n| n.origin.clone()))
+}
+
+/// What loading one play accumulates: its role arena, the handlers `import_role` brings, and
+/// the variables names are templated with while loading.
+pub(crate) struct PlayBuild {
+    /// The loader's base directory for the play (its playbook's directory).
+    pub basedir: PathBuf,
+    pub roles: Vec<crate::ast::Role>,
+    /// Roles loaded by `import_role`, which join the play's roles for variables.
+    pub imported_roles: Vec<crate::ast::RoleId>,
+    pub extra_handlers: Vec<crate::ast::Block>,
+    pub search: modargs::ModuleSearch,
+    /// Play vars with the extra vars over them: what role names and import paths see.
+    pub template_vars: Mapping,
+}
+
+impl PlayBuild {
+    pub(crate) fn new(basedir: PathBuf, loader: &Loader<'_>, play_vars: &Mapping) -> PlayBuild {
+        let mut dirs = vec![basedir.join("library")];
+        dirs.extend(loader.options.module_paths.iter().cloned());
+        let mut template_vars = play_vars.clone();
+        for (k, v) in loader.options.extra_vars.iter() {
+            template_vars.insert(k.clone(), v.clone());
+        }
+        PlayBuild {
+            basedir,
+            roles: Vec::new(),
+            imported_roles: Vec::new(),
+            extra_handlers: Vec::new(),
+            search: modargs::ModuleSearch { dirs },
+            template_vars,
+        }
+    }
+}
+
+/// Where tasks are being loaded: inside which role, whether as handlers, under which
+/// `import_tasks` files, and with which extra variables for templating.
+#[derive(Clone, Default)]
+pub(crate) struct Scope {
+    pub role: Option<crate::ast::RoleId>,
+    pub role_path: Option<PathBuf>,
+    pub use_handlers: bool,
+    /// Rendered targets of the enclosing `import_tasks`, outermost first.
+    pub include_targets: Vec<String>,
+    pub vars: Mapping,
+}
+
+impl Scope {
+    pub(crate) fn root() -> Scope {
+        Scope::default()
+    }
+
+    pub(crate) fn for_role(
+        id: crate::ast::RoleId,
+        path: &std::path::Path,
+        build: &mut PlayBuild,
+    ) -> Scope {
+        let lib = path.join("library");
+        if !build.search.dirs.contains(&lib) {
+            build.search.dirs.push(lib);
+        }
+        Scope { role: Some(id), role_path: Some(path.to_path_buf()), ..Scope::default() }
+    }
+
+    pub(crate) fn handlers(&self) -> Scope {
+        Scope { use_handlers: true, ..self.clone() }
+    }
+
+    pub(crate) fn with_vars(&self, vars: &Mapping) -> Scope {
+        let mut scope = self.clone();
+        for (k, v) in vars.iter() {
+            scope.vars.insert(k.clone(), v.clone());
+        }
+        scope
+    }
+
+    /// The variables a static import's name is templated with.
+    pub(crate) fn template_vars(&self, build: &PlayBuild, task_vars: &Mapping) -> Mapping {
+        let mut vars = build.template_vars.clone();
+        for (k, v) in self.vars.iter().chain(task_vars.iter()) {
+            vars.insert(k.clone(), v.clone());
+        }
+        vars
+    }
+}
+
+impl Loader<'_> {
+    /// Renders a name-like value (role name, file name) to a string.
+    pub(crate) fn render_string(&self, node: &Node, vars: &Mapping) -> Result<String, Diagnostic> {
+        let rendered = self.templar.render(node, vars).map_err(|e| e.to_diagnostic())?;
+        Ok(tack_yaml::pyrepr::str(&rendered.value))
+    }
+}

@@ -1,0 +1,398 @@
+//! Finding a task's action and arguments among its keys, in all the forms ansible accepts
+//! (`copy: src=a`, `copy: {src: a}`, `action: copy src=a`, `local_action: ...`, `args:`),
+//! as `ansible/parsing/mod_args.py` does, and deciding whether a name is an action at all.
+
+use std::path::{Path, PathBuf};
+
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{general_error, parser_error, tagged_type_name};
+use crate::splitter;
+use crate::tables::{self, ObjectKind, Routing, actions};
+
+/// A task's action, arguments and `delegate_to`, as found among its keys.
+#[derive(Debug, Clone)]
+pub(crate) struct ParsedAction {
+    pub action: String,
+    pub args: Mapping,
+    /// `Some` when the task set `delegate_to` (or `local_action` implied `localhost`).
+    pub delegate_to: Option<Node>,
+}
+
+/// How an action name resolves among the plugins tack knows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Resolution {
+    /// A builtin module/action (its short name) or a custom module found on a module path.
+    Resolved(String),
+    Unresolved,
+    /// A removed builtin: using it is an error with this message.
+    Removed(String),
+}
+
+/// Where custom modules (`library/`) may be found, besides the builtins.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModuleSearch {
+    pub dirs: Vec<PathBuf>,
+}
+
+impl ModuleSearch {
+    fn has_custom(&self, name: &str) -> bool {
+        let short = tables::short_builtin_name(name);
+        if short.contains('.') {
+            return false;
+        }
+        self.dirs.iter().any(|d| custom_module_in(d, short))
+    }
+}
+
+fn custom_module_in(dir: &Path, name: &str) -> bool {
+    ["", ".py", ".sh", ".ps1", ".rb", ".pl"]
+        .iter()
+        .any(|ext| dir.join(format!("{name}{ext}")).is_file())
+}
+
+pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
+    let short = tables::short_builtin_name(name);
+    let is_builtin_spelling = short != name || !name.contains('.');
+    if !is_builtin_spelling {
+        return Resolution::Unresolved;
+    }
+    if search.has_custom(name) && !name.starts_with("ansible.builtin.") {
+        return Resolution::Resolved(short.to_string());
+    }
+    if tables::BUILTIN_MODULES.contains(&short) || tables::BUILTIN_ACTIONS.contains(&short) {
+        return Resolution::Resolved(short.to_string());
+    }
+    for plugin_type in ["modules", "action"] {
+        match tables::routing(plugin_type, short) {
+            Some(Routing::Redirect(target)) => return Resolution::Resolved(target.to_string()),
+            Some(Routing::Tombstone { warning_text, removed, by_date }) => {
+                let kind = if plugin_type == "action" { "action plugin" } else { "module" };
+                let when = if by_date {
+                    format!("in a release after {removed}")
+                } else {
+                    format!("in version {removed}")
+                };
+                return Resolution::Removed(format!(
+                    "The 'ansible.builtin.{short}' {kind} has been removed. {warning_text} This feature was removed from ansible-core {when}."
+                ));
+            }
+            None => {}
+        }
+    }
+    Resolution::Unresolved
+}
+
+fn task_keys() -> impl Iterator<Item = &'static str> {
+    ObjectKind::Task
+        .attributes()
+        .iter()
+        .chain(ObjectKind::Handler.attributes())
+        .map(|a| a.name)
+        .chain(["local_action", "static"])
+}
+
+fn is_task_key(k: &str) -> bool {
+    task_keys().any(|t| t == k)
+}
+
+/// Splits `copy src=a dest=b` into the module name and the rest.
+fn split_module_string(s: &str) -> Result<(String, String), Diagnostic> {
+    let tokens = splitter::split_args(s).map_err(|e| parser_error(e.to_string(), None))?;
+    match tokens.split_first() {
+        Some((first, rest)) => Ok((first.trim().to_string(), rest.join(" "))),
+        None => Ok((String::new(), String::new())),
+    }
+}
+
+fn kv_mapping(args: &str, check_raw: bool, origin: &Node) -> Result<Mapping, Diagnostic> {
+    let kv = splitter::parse_kv(args, check_raw)
+        .map_err(|e| parser_error(e.to_string(), Some(origin)))?;
+    Ok(kv
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                Node::new(Value::Str(k), origin.origin.clone()),
+                Node::new(Value::Str(v), origin.origin.clone()),
+            )
+        })
+        .collect())
+}
+
+fn is_all_template(s: &str) -> bool {
+    let t = s;
+    (t.starts_with("{{") && t.ends_with("}}"))
+        || (t.starts_with("{%") && t.ends_with("%}"))
+        || t.starts_with("#jinja2:")
+}
+
+pub(crate) struct ModuleArgsParser<'a> {
+    pub ds: &'a Mapping,
+    pub ds_node: &'a Node,
+    pub search: &'a ModuleSearch,
+}
+
+impl ModuleArgsParser<'_> {
+    pub fn parse(&self, skip_action_validation: bool) -> Result<ParsedAction, Diagnostic> {
+        let mut action: Option<String> = None;
+        let mut args = Mapping::new();
+        let mut delegate_to = self.ds.get("delegate_to").cloned();
+        let additional = self.ds.get("args");
+
+        if let Some(thing) = self.ds.get("action") {
+            let (a, ar) = self.normalize(thing, None, additional)?;
+            action = Some(a);
+            args = ar;
+        }
+        if let Some(thing) = self.ds.get("local_action") {
+            if action.is_some() {
+                return Err(parser_error(
+                    "action and local_action are mutually exclusive",
+                    Some(self.ds_node),
+                ));
+            }
+            delegate_to = Some(Node::new(Value::Str("localhost".into()), thing.origin.clone()));
+            let (a, ar) = self.normalize(thing, None, additional)?;
+            action = Some(a);
+            args = ar;
+        }
+
+        for (key, value) in self.ds.iter() {
+            let Some(item) = key.as_str() else {
+                // Non-string keys are never task keywords; ansible tries them as actions.
+                if skip_action_validation {
+                    if let Some(prev) = &action {
+                        return Err(parser_error(
+                            format!(
+                                "conflicting action statements: {prev}, {}",
+                                super::attrs::key_text(key)
+                            ),
+                            Some(self.ds_node),
+                        ));
+                    }
+                    return Err(parser_error(
+                        format!(
+                            "couldn't resolve module/action '{}'. This often indicates a misspelling, missing collection, or incorrect module path.",
+                            super::attrs::key_text(key)
+                        ),
+                        Some(self.ds_node),
+                    ));
+                }
+                continue;
+            };
+            if is_task_key(item) || item.starts_with("with_") {
+                continue;
+            }
+            let candidate = if actions::is(item, actions::BUILTIN_TASKS) || skip_action_validation {
+                true
+            } else {
+                match resolve(item, self.search) {
+                    Resolution::Resolved(_) => true,
+                    Resolution::Unresolved => false,
+                    Resolution::Removed(msg) => return Err(general_error(msg, Some(self.ds_node))),
+                }
+            };
+            if candidate {
+                if let Some(prev) = &action {
+                    return Err(parser_error(
+                        format!("conflicting action statements: {prev}, {item}"),
+                        Some(self.ds_node),
+                    ));
+                }
+                let (a, ar) = self.normalize(value, Some(item), additional)?;
+                action = Some(a);
+                args = ar;
+            }
+        }
+
+        let Some(action) = action else {
+            let unknown = self
+                .ds
+                .keys()
+                .find(|k| k.as_str().is_none_or(|s| !is_task_key(s) && !s.starts_with("with_")));
+            return Err(match unknown {
+                Some(bad) => parser_error(
+                    format!(
+                        "couldn't resolve module/action '{}'. This often indicates a misspelling, missing collection, or incorrect module path.",
+                        super::attrs::key_text(bad)
+                    ),
+                    Some(self.ds_node),
+                ),
+                None => parser_error("no module/action detected in task.", Some(self.ds_node)),
+            });
+        };
+        Ok(ParsedAction { action, args, delegate_to })
+    }
+
+    /// `_normalize_parameters`: the action and its arguments from one of the forms.
+    fn normalize(
+        &self,
+        thing: &Node,
+        action: Option<&str>,
+        additional: Option<&Node>,
+    ) -> Result<(String, Mapping), Diagnostic> {
+        let mut final_args = Mapping::new();
+        if let Some(extra) = additional {
+            match &extra.value {
+                Value::Str(s) if is_all_template(s) => {
+                    final_args.insert(
+                        Node::new(Value::Str("_variable_params".into()), extra.origin.clone()),
+                        extra.clone(),
+                    );
+                }
+                Value::Map(m) => {
+                    for (k, v) in m.iter() {
+                        final_args.insert(k.clone(), v.clone());
+                    }
+                }
+                Value::Null => {
+                    tack_diag::deprecate(
+                        &Diagnostic::at(
+                            "Ignoring empty task `args` keyword.",
+                            self.ds_node.origin.clone(),
+                        )
+                        .with_help(
+                            "A mapping or template which resolves to a mapping is required.",
+                        ),
+                        "2.23",
+                    );
+                }
+                _ => {
+                    return Err(parser_error(
+                        "The value of the task `args` keyword is invalid.",
+                        Some(extra),
+                    )
+                    .with_help("A mapping or template which resolves to a mapping is required."));
+                }
+            }
+        }
+
+        let (action, args) = match action {
+            Some(action) => {
+                (action.to_string(), self.new_style_args(thing, action, additional.is_some())?)
+            }
+            None => {
+                let (action, mut args) = self.old_style_args(thing)?;
+                if let Some((_, inner)) = args.remove("args") {
+                    let inner = match &inner.value {
+                        Value::Str(s) => kv_mapping(s, false, &inner)?,
+                        Value::Map(m) => m.clone(),
+                        _ => Mapping::new(),
+                    };
+                    for (k, v) in inner {
+                        args.insert(k, v);
+                    }
+                }
+                (action, Some(args))
+            }
+        };
+
+        if let Some(args) = &args {
+            if !actions::is(&action, actions::FREEFORM) {
+                for key in args.keys() {
+                    let k = super::attrs::key_text(key);
+                    if k.starts_with("_ansible_") {
+                        return Err(general_error(
+                            format!(
+                                "Invalid parameter specified beginning with keyword '_ansible_' for action '{action}': '{k}'. The prefix '_ansible_' is reserved for internal use only."
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+            for (k, v) in args.iter() {
+                final_args.insert(k.clone(), v.clone());
+            }
+        }
+        Ok((action, final_args))
+    }
+
+    fn new_style_args(
+        &self,
+        thing: &Node,
+        action: &str,
+        has_additional: bool,
+    ) -> Result<Option<Mapping>, Diagnostic> {
+        match &thing.value {
+            Value::Map(m) => Ok(Some(m.clone())),
+            Value::Str(s) => {
+                let check_raw = actions::is(action, actions::FREEFORM);
+                let args = kv_mapping(s, check_raw, thing)?;
+                let mut kv_keys: Vec<String> = args
+                    .keys()
+                    .filter_map(|k| k.as_str())
+                    .filter(|k| *k != "_raw_params")
+                    .map(str::to_string)
+                    .collect();
+                if !kv_keys.is_empty() && has_additional {
+                    kv_keys.sort();
+                    let list = kv_keys
+                        .iter()
+                        .map(|k| tack_yaml::pyrepr::str_repr(k))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    tack_diag::deprecate(
+                        &Diagnostic::at(
+                            format!("Merging legacy k=v args ({list}) into task args."),
+                            thing.origin.clone(),
+                        )
+                        .with_help("Include all task args in the task `args` mapping."),
+                        "2.23",
+                    );
+                }
+                Ok(Some(args))
+            }
+            Value::Vault(_) => {
+                let mut m = Mapping::new();
+                m.insert(
+                    Node::new(Value::Str("_raw_params".into()), thing.origin.clone()),
+                    thing.clone(),
+                );
+                Ok(Some(m))
+            }
+            Value::Null => Ok(None),
+            _ => Err(parser_error(
+                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                Some(self.ds_node),
+            )),
+        }
+    }
+
+    fn old_style_args(&self, thing: &Node) -> Result<(String, Mapping), Diagnostic> {
+        match &thing.value {
+            Value::Map(m) => {
+                tack_diag::deprecate(
+                    &Diagnostic::at(
+                        "Using a mapping for `action` is deprecated.",
+                        thing.origin.clone(),
+                    )
+                    .with_help("Use a string value for `action`."),
+                    "2.23",
+                );
+                let mut args = m.clone();
+                let mut action = String::new();
+                if let Some((_, module)) = args.remove("module") {
+                    let text = module.as_str().unwrap_or_default().to_string();
+                    let (a, rest) = split_module_string(&text)?;
+                    let check_raw = actions::is(&a, actions::FREEFORM);
+                    for (k, v) in kv_mapping(&rest, check_raw, &module)? {
+                        args.insert(k, v);
+                    }
+                    action = a;
+                }
+                Ok((action, args))
+            }
+            Value::Str(s) => {
+                let (action, rest) = split_module_string(s)?;
+                let check_raw = actions::is(&action, actions::FREEFORM);
+                Ok((action, kv_mapping(&rest, check_raw, thing)?))
+            }
+            _ => Err(parser_error(
+                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                Some(self.ds_node),
+            )),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Playbook files (`Playbook._load_playbook_data`) and `import_playbook` (`PlaybookInclude`).
+
+use std::path::{Path, PathBuf};
+
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{Loader, attrs, general_error, parser_error, tagged_type_name};
+use crate::ast::{Play, Playbook};
+use crate::paths::{normpath, unfrackpath};
+use crate::tables::{Keyword, ObjectKind, actions};
+
+impl Loader<'_> {
+    /// Loads a playbook file given as on the command line (relative to the working directory).
+    pub fn load_playbook(&self, path: &Path) -> Result<Playbook, Diagnostic> {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let mut plays = Vec::new();
+        let basedir = self.load_playbook_data(path, &cwd, None, &mut plays)?;
+        Ok(Playbook { path: path.to_path_buf(), basedir, plays })
+    }
+
+    /// Appends the plays of `file` (and of the playbooks it imports) to `out`; returns the
+    /// playbook's base directory.
+    fn load_playbook_data(
+        &self,
+        file: &Path,
+        cwd: &Path,
+        vars: Option<&Mapping>,
+        out: &mut Vec<Play>,
+    ) -> Result<PathBuf, Diagnostic> {
+        let basedir = if file.is_absolute() {
+            file.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            normpath(&cwd.join(file.parent().unwrap_or(Path::new(""))))
+        };
+        let full = basedir.join(file.file_name().unwrap_or_default());
+        let shown = unfrackpath(&file.to_string_lossy(), true, Some(cwd)).display().to_string();
+        let ds = self.files.load(&full)?;
+        let entries = match &ds.value {
+            Value::Null => {
+                return Err(parser_error(format!("Empty playbook, nothing to do: {shown}"), None));
+            }
+            Value::Seq(items) if items.is_empty() => {
+                return Err(parser_error(
+                    format!("A playbook must contain at least one play: {shown}"),
+                    None,
+                ));
+            }
+            Value::Seq(items) => items.clone(),
+            _ => {
+                return Err(parser_error(
+                    format!(
+                        "A playbook must be a list of plays, got a {} instead: {shown}",
+                        tagged_type_name(&ds)
+                    ),
+                    Some(&ds),
+                ));
+            }
+        };
+        for entry in &entries {
+            let Some(map) = entry.as_map() else {
+                return Err(parser_error(
+                    "playbook entries must be either valid plays or 'import_playbook' statements",
+                    Some(entry),
+                ));
+            };
+            if map.keys().any(|k| {
+                k.as_str().is_some_and(|k| {
+                    actions::is(k, actions::IMPORT_PLAYBOOK) && k.ends_with("import_playbook")
+                })
+            }) {
+                self.import_playbook(map, &basedir, cwd, out)?;
+            } else {
+                out.push(self.load_play(entry, &basedir, vars)?);
+            }
+        }
+        Ok(basedir)
+    }
+
+    /// `PlaybookInclude.load`: loads the imported playbook and applies the import's vars,
+    /// tags and `when` to each of its plays.
+    fn import_playbook(
+        &self,
+        map: &Mapping,
+        basedir: &Path,
+        cwd: &Path,
+        out: &mut Vec<Play>,
+    ) -> Result<(), Diagnostic> {
+        let keys: Vec<&str> = map
+            .keys()
+            .filter_map(|k| k.as_str())
+            .filter(|k| {
+                matches!(
+                    *k,
+                    "import_playbook"
+                        | "ansible.builtin.import_playbook"
+                        | "ansible.legacy.import_playbook"
+                )
+            })
+            .collect();
+        if keys.len() != 1 {
+            let mut sorted = keys.clone();
+            sorted.sort();
+            return Err(general_error(
+                format!("Found conflicting import_playbook actions: {}", sorted.join(", ")),
+                None,
+            ));
+        }
+        let mut ds = Mapping::new();
+        for (k, v) in map.iter() {
+            if k.as_str() == Some(keys[0]) {
+                ds.insert(
+                    Node::new(Value::Str("import_playbook".into()), k.origin.clone()),
+                    v.clone(),
+                );
+            } else {
+                ds.insert(k.clone(), v.clone());
+            }
+        }
+        attrs::validate_keys(&ds, ObjectKind::PlaybookInclude)?;
+        let mut import_vars = Mapping::new();
+        if let Some(v) = ds.get("vars") {
+            import_vars = attrs::load_vars(v, "PlaybookInclude")?;
+        }
+        let tags = match ds.get("tags") {
+            Some(t) => attrs::load_tags(t)?.as_seq().map(<[Node]>::to_vec).unwrap_or_default(),
+            None => Vec::new(),
+        };
+
+        // The import's own keywords are templated with its vars and the extra vars.
+        let mut all_vars = import_vars.clone();
+        for (k, v) in self.options.extra_vars.iter() {
+            all_vars.insert(k.clone(), v.clone());
+        }
+        let name_node =
+            ds.get("import_playbook").cloned().unwrap_or_else(|| Node::bare(Value::Null));
+        let rendered = self.templar.render(&name_node, &all_vars).map_err(|e| {
+            Diagnostic::caused_by(
+                "Error processing keyword 'import_playbook'.",
+                name_node.origin.clone(),
+                e.to_diagnostic(),
+            )
+        })?;
+        let name = tack_yaml::pyrepr::str(&rendered.value);
+        let when = ds.get("when").cloned();
+
+        let path =
+            if Path::new(&name).is_absolute() { PathBuf::from(&name) } else { basedir.join(&name) };
+        let mut plays = Vec::new();
+        self.load_playbook_data(&path, cwd, Some(&import_vars), &mut plays)?;
+        let included_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for mut play in plays {
+            if let Some(w) = &when {
+                play.included_conditional = Some(w.clone());
+            }
+            for (k, v) in import_vars.iter() {
+                play.vars.insert(k.clone(), v.clone());
+            }
+            // ansible pops a `tags` var of the import and extends a temporary copy of the
+            // play's tags with it, so it has no effect beyond leaving the vars.
+            play.vars.remove("tags");
+            extend_tags(&mut play, tags.clone());
+            if play.included_path.is_none() {
+                play.included_path = Some(included_dir.clone());
+            }
+            out.push(play);
+        }
+        Ok(())
+    }
+}
+
+/// Adds tags to a play's own `tags`, keeping each once.
+fn extend_tags(play: &mut Play, extra: Vec<Node>) {
+    if extra.is_empty() {
+        return;
+    }
+    let mut current: Vec<Node> = play
+        .attrs
+        .get(Keyword::Tags)
+        .and_then(|t| t.as_seq())
+        .map(<[Node]>::to_vec)
+        .unwrap_or_default();
+    for t in extra {
+        if !current.iter().any(|c| c.value == t.value) {
+            current.push(t);
+        }
+    }
+    let key = play
+        .attrs
+        .key(Keyword::Tags)
+        .cloned()
+        .unwrap_or_else(|| Node::bare(Value::Str("tags".into())));
+    play.attrs.set(Keyword::Tags, key, Node::bare(Value::Seq(current)));
+}

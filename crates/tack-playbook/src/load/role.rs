@@ -1,0 +1,502 @@
+//! Roles: resolving a role name to its directory (`RoleDefinition._load_role_path`), loading
+//! its `defaults/`, `vars/`, `meta/`, `tasks/` and `handlers/` (`Role._load_role_data`), its
+//! dependencies depth-first, and the static `import_role` expansion.
+
+use std::path::{Path, PathBuf};
+
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{Loader, PlayBuild, Scope, attrs, general_error, parser_error};
+use crate::ast::{Attrs, Block, BlockOrigin, Role, RoleId, Task, TaskEntry, TaskKind};
+use crate::paths::{find_vars_files, unfrackpath};
+use crate::tables::ObjectKind;
+
+/// Roles nested deeper than this are a dependency loop (ansible reports the RecursionError).
+const MAX_ROLE_DEPTH: usize = 64;
+
+/// A role reference (`roles:` entry, dependency, or import/include_role target), resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct RoleRef {
+    pub origin: Option<Origin>,
+    pub name: String,
+    pub path: PathBuf,
+    pub attrs: Attrs,
+    pub params: Mapping,
+    pub vars: Mapping,
+}
+
+use tack_diag::Origin;
+
+/// Which files to load instead of `main` (`tasks_from`, ...).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FromFiles {
+    pub tasks: Option<String>,
+    pub vars: Option<String>,
+    pub defaults: Option<String>,
+    pub handlers: Option<String>,
+}
+
+impl Loader<'_> {
+    /// `RoleInclude.load`: a role entry (a name, or a mapping with `role:`/`name:` and keywords
+    /// and parameters), with its path found on the role search path.
+    pub(crate) fn role_ref(
+        &self,
+        data: &Node,
+        build: &PlayBuild,
+        current_role_path: Option<&Path>,
+        collection_list: &[String],
+        vars: &Mapping,
+    ) -> Result<RoleRef, Diagnostic> {
+        let data = match &data.value {
+            Value::Int(i) => Node::new(Value::Str(i.to_string()), data.origin.clone()),
+            _ => data.clone(),
+        };
+        let name_node = match &data.value {
+            Value::Str(s) => {
+                if s.contains(',') {
+                    return Err(general_error(
+                        format!("Invalid old style role requirement: {s}"),
+                        None,
+                    ));
+                }
+                data.clone()
+            }
+            Value::Map(m) => match m.get("role").or_else(|| m.get("name")) {
+                Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => n.clone(),
+                _ => {
+                    return Err(general_error(
+                        "role definitions must contain a role name",
+                        Some(&data),
+                    ));
+                }
+            },
+            _ => return Err(parser_error("Invalid role definition.", Some(&data))),
+        };
+        let name = self.render_string(&name_node, vars)?;
+        let (name, path) =
+            self.find_role(&name, &data, build, current_role_path, collection_list, vars)?;
+
+        let mut attrs_map = Mapping::new();
+        let mut params = Mapping::new();
+        if let Some(m) = data.as_map() {
+            for (k, v) in m.iter() {
+                let key = k.as_str().unwrap_or_default();
+                if ObjectKind::RoleInclude.attribute(key).is_some() {
+                    attrs_map.insert(k.clone(), v.clone());
+                } else {
+                    params.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let mut role_vars = Mapping::new();
+        if let Some(v) = attrs_map.get("vars") {
+            role_vars = attrs::load_vars(v, "RoleInclude")?;
+        }
+        let mut ri_attrs = attrs::collect(
+            &attrs_map,
+            &[crate::tables::Keyword::Vars, crate::tables::Keyword::Role],
+        );
+        if let Some((key, tags)) = attrs_map.entry("tags") {
+            ri_attrs.set(crate::tables::Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
+        }
+        attrs::validate_string_fields(&ri_attrs, ObjectKind::RoleInclude)?;
+        Ok(RoleRef {
+            origin: data.origin.clone(),
+            name,
+            path,
+            attrs: ri_attrs,
+            params,
+            vars: role_vars,
+        })
+    }
+
+    /// `_load_role_path`: the first `<search dir>/<name>` that exists, else `<name>` as a path.
+    fn find_role(
+        &self,
+        name: &str,
+        data: &Node,
+        build: &PlayBuild,
+        current_role_path: Option<&Path>,
+        collection_list: &[String],
+        vars: &Mapping,
+    ) -> Result<(String, PathBuf), Diagnostic> {
+        let mut search: Vec<PathBuf> = vec![build.basedir.join("roles")];
+        search.extend(self.options.roles_path.iter().cloned());
+        if let Some(p) = current_role_path {
+            search.push(p.to_path_buf());
+        }
+        search.push(build.basedir.clone());
+        for dir in &search {
+            let dir_text = dir.to_string_lossy().to_string();
+            let dir = match self.templar.render(&Node::bare(Value::Str(dir_text.clone())), vars) {
+                Ok(n) => tack_yaml::pyrepr::str(&n.value),
+                Err(_) => dir_text,
+            };
+            let candidate = unfrackpath(&Path::new(&dir).join(name).to_string_lossy(), true, None);
+            if candidate.exists() {
+                return Ok((name.to_string(), candidate));
+            }
+        }
+        let as_path = unfrackpath(name, true, None);
+        if as_path.exists() {
+            let base =
+                as_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let base = Path::new(name)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or(base);
+            return Ok((base, as_path));
+        }
+        let mut places: Vec<String> = collection_list.to_vec();
+        places.extend(search.iter().map(|p| p.to_string_lossy().to_string()));
+        Err(general_error(
+            format!("The role '{name}' was not found in: {}", places.join(":")),
+            Some(data),
+        ))
+    }
+
+    /// `Role.load` + `_load_role_data`: loads the role's files and dependencies into the
+    /// play's role arena and returns its id.
+    pub(crate) fn load_role(
+        &self,
+        rr: RoleRef,
+        build: &mut PlayBuild,
+        parent: Option<RoleId>,
+        from: &FromFiles,
+        from_include: bool,
+        depth: usize,
+    ) -> Result<RoleId, Diagnostic> {
+        if depth > MAX_ROLE_DEPTH {
+            return Err(tack_diag::Diagnostic::at(
+                "A recursion loop was detected with the roles specified. Make sure child roles do not have dependencies on parent roles",
+                rr.origin.clone(),
+            ));
+        }
+        let id = RoleId(build.roles.len());
+        build.roles.push(Role {
+            origin: rr.origin.clone(),
+            name: rr.name.clone(),
+            path: rr.path.clone(),
+            attrs: rr.attrs.clone(),
+            params: rr.params.clone(),
+            vars: rr.vars.clone(),
+            role_vars: Mapping::new(),
+            default_vars: Mapping::new(),
+            allow_duplicates: false,
+            dependencies: Vec::new(),
+            parents: parent.into_iter().collect(),
+            task_blocks: Vec::new(),
+            handler_blocks: Vec::new(),
+            from_include,
+        });
+
+        let role_vars = self.role_yaml(&rr, "vars", from.vars.as_deref(), true)?;
+        let role_vars = as_vars(role_vars, &rr.name, "vars")?;
+        let defaults = self.role_yaml(&rr, "defaults", from.defaults.as_deref(), true)?;
+        let defaults = as_vars(defaults, &rr.name, "defaults")?;
+        build.roles[id.0].role_vars = role_vars;
+        build.roles[id.0].default_vars = defaults;
+
+        if let Some(meta) = self.role_yaml(&rr, "meta", None, false)?
+            && !is_empty(&meta)
+        {
+            let Some(meta_map) = meta.as_map() else {
+                return Err(parser_error(
+                    format!("the 'meta/main.yml' for role {} is not a dictionary", rr.name),
+                    None,
+                ));
+            };
+            attrs::validate_keys(meta_map, ObjectKind::RoleMetadata)?;
+            if let Some(ad) = meta_map.get("allow_duplicates") {
+                build.roles[id.0].allow_duplicates = super::task::truthy(ad);
+            }
+            if let Some(deps) = meta_map.get("dependencies").filter(|d| !is_empty(d)) {
+                let Some(list) = deps.as_seq() else {
+                    return Err(parser_error(
+                        "Expected role dependencies to be a list.",
+                        Some(&meta),
+                    ));
+                };
+                let owner_dir = rr.path.parent().map(Path::to_path_buf);
+                let collections = vec!["ansible.legacy".to_string()];
+                let vars = build.template_vars.clone();
+                for dep in list {
+                    let dep_ref =
+                        self.role_ref(dep, build, owner_dir.as_deref(), &collections, &vars)?;
+                    let dep_id = self.load_role(
+                        dep_ref,
+                        build,
+                        Some(id),
+                        &FromFiles::default(),
+                        false,
+                        depth + 1,
+                    )?;
+                    build.roles[id.0].dependencies.push(dep_id);
+                }
+            }
+        }
+
+        let scope = Scope::for_role(id, &rr.path, build);
+        if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false)?
+            && !is_empty(&tasks)
+        {
+            let message = format!(
+                "The tasks/main.yml file for role '{}' must contain a list of tasks.",
+                rr.name
+            );
+            let blocks = self
+                .load_blocks(&tasks, build, &scope)
+                .map_err(|e| e.into_error(&message, super::block::Owner::Node(&tasks)))?;
+            build.roles[id.0].task_blocks = blocks;
+        }
+        if let Some(handlers) = self.role_yaml(&rr, "handlers", from.handlers.as_deref(), false)?
+            && !is_empty(&handlers)
+        {
+            let message = format!(
+                "The handlers/main.yml file for role '{}' must contain a list of tasks.",
+                rr.name
+            );
+            let blocks = self
+                .load_blocks(&handlers, build, &scope.handlers())
+                .map_err(|e| e.into_error(&message, super::block::Owner::Node(&handlers)))?;
+            build.roles[id.0].handler_blocks = blocks;
+        }
+        if let Some(spec) = self.argument_spec(&rr)? {
+            self.prepend_validation(build, id, &spec, from.tasks.as_deref().unwrap_or("main"))?;
+        }
+        Ok(id)
+    }
+
+    /// `_load_role_yaml(subdir, main, allow_dir)`.
+    fn role_yaml(
+        &self,
+        rr: &RoleRef,
+        subdir: &str,
+        main: Option<&str>,
+        allow_dir: bool,
+    ) -> Result<Option<Node>, Diagnostic> {
+        let dir = rr.path.join(subdir);
+        if !dir.is_dir() {
+            if let Some(main) = main {
+                let _ = main;
+                return Err(general_error(
+                    format!(
+                        "Could not find specified file in role, its '{subdir}/' is not usable."
+                    ),
+                    None,
+                ));
+            }
+            return Ok(None);
+        }
+        let mut exts = vec![".yml", ".yaml", ".json"];
+        let name = match main {
+            None => {
+                exts.push("");
+                "main"
+            }
+            Some(m) => {
+                exts.insert(0, "");
+                m
+            }
+        };
+        let found = find_vars_files(&dir, name, &exts, allow_dir);
+        if found.is_empty() {
+            if let Some(main) = main {
+                return Err(general_error(
+                    format!("Could not find specified file in role: {subdir}/{main}"),
+                    None,
+                ));
+            }
+            return Ok(None);
+        }
+        let mut data: Option<Node> = None;
+        for file in found {
+            let new = self.files.load(&file)?;
+            if is_empty(&new) {
+                continue;
+            }
+            data = Some(match (data, &new.value) {
+                (Some(Node { value: Value::Map(mut old), origin }), Value::Map(m)) => {
+                    for (k, v) in m.iter() {
+                        old.insert(k.clone(), v.clone());
+                    }
+                    Node::new(Value::Map(old), origin)
+                }
+                _ => new,
+            });
+            if !allow_dir {
+                break;
+            }
+        }
+        Ok(data)
+    }
+
+    /// The role's argument spec (`meta/argument_specs.yml`, else `argument_specs` in
+    /// `meta/main.yml`), if it has one.
+    fn argument_spec(&self, rr: &RoleRef) -> Result<Option<Mapping>, Diagnostic> {
+        for ext in [".json", ".yaml", ".yml"] {
+            let p = rr.path.join("meta").join(format!("argument_specs{ext}"));
+            if p.exists() {
+                let data = self.role_yaml(rr, "meta", Some("argument_specs"), false)?;
+                return Ok(data.and_then(|d| {
+                    d.as_map()
+                        .and_then(|m| m.get("argument_specs"))
+                        .and_then(|s| s.as_map().cloned())
+                }));
+            }
+        }
+        let meta = self.role_yaml(rr, "meta", None, false)?;
+        Ok(meta.and_then(|m| {
+            m.as_map().and_then(|m| m.get("argument_specs")).and_then(|s| s.as_map().cloned())
+        }))
+    }
+
+    /// `Role._prepend_validation_task`: a role with an argument spec for its entry point runs
+    /// `validate_argument_spec` before its own tasks.
+    fn prepend_validation(
+        &self,
+        build: &mut PlayBuild,
+        id: RoleId,
+        specs: &Mapping,
+        entry: &str,
+    ) -> Result<(), Diagnostic> {
+        let Some(spec) = specs.get(entry).filter(|s| !is_empty(s)) else { return Ok(()) };
+        let mut name = format!("Validating arguments against arg spec '{entry}'");
+        if let Some(short) = spec.as_map().and_then(|m| m.get("short_description")) {
+            name.push_str(" - ");
+            name.push_str(&tack_yaml::pyrepr::str(&short.value));
+        }
+        let role = &build.roles[id.0];
+        let s = |t: &str| Node::bare(Value::Str(t.to_string()));
+        let mut ctx = Mapping::new();
+        ctx.insert(s("type"), s("role"));
+        ctx.insert(s("name"), s(&role.name));
+        ctx.insert(s("argument_spec_name"), s(entry));
+        ctx.insert(s("path"), s(&role.path.to_string_lossy()));
+        let mut args = Mapping::new();
+        args.insert(
+            s("argument_spec"),
+            spec.as_map()
+                .and_then(|m| m.get("options"))
+                .cloned()
+                .unwrap_or_else(|| Node::bare(Value::Map(Mapping::new()))),
+        );
+        args.insert(s("provided_arguments"), Node::bare(Value::Map(role.params.clone())));
+        args.insert(s("validate_args_context"), Node::bare(Value::Map(ctx)));
+        let mut task_attrs = Attrs::default();
+        task_attrs.set(crate::tables::Keyword::Name, s("name"), s(&name));
+        task_attrs.set(
+            crate::tables::Keyword::Tags,
+            s("tags"),
+            Node::bare(Value::Seq(vec![s("always")])),
+        );
+        let task = Task {
+            origin: role.origin.clone(),
+            kind: TaskKind::Action,
+            action: "ansible.builtin.validate_argument_spec".into(),
+            args,
+            delegate_to: None,
+            loop_items: None,
+            loop_with: None,
+            attrs: task_attrs,
+            vars: Mapping::new(),
+            role: Some(id),
+            implicit: false,
+        };
+        let block = Block {
+            origin: role.origin.clone(),
+            implicit: true,
+            attrs: Attrs::default(),
+            vars: Mapping::new(),
+            block: vec![TaskEntry::Task(task)],
+            rescue: Vec::new(),
+            always: Vec::new(),
+            role: Some(id),
+            from: BlockOrigin::Written,
+        };
+        build.roles[id.0].task_blocks.insert(0, block);
+        Ok(())
+    }
+
+    /// Expands `import_role`: loads the role now and returns its compiled blocks under the
+    /// import task.
+    pub(crate) fn import_role(
+        &self,
+        item: &Node,
+        task: Task,
+        build: &mut PlayBuild,
+        scope: &Scope,
+    ) -> Result<Vec<TaskEntry>, Diagnostic> {
+        if task.loop_items.is_some() {
+            return Err(parser_error(
+                "You cannot use loops on 'import_role' statements. You should use 'include_role' instead.",
+                Some(item),
+            ));
+        }
+        let crate::ast::TaskKind::IncludeRole(target) = &task.kind else { return Ok(Vec::new()) };
+        let vars = scope.template_vars(build, &task.vars);
+        let Some(name_node) = target.name.clone() else { return Ok(Vec::new()) };
+        let name = self.render_string(&name_node, &vars)?;
+        let from = FromFiles {
+            tasks: target.tasks_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
+            vars: target.vars_from.as_ref().map(|n| self.render_string(n, &vars)).transpose()?,
+            defaults: target
+                .defaults_from
+                .as_ref()
+                .map(|n| self.render_string(n, &vars))
+                .transpose()?,
+            handlers: target
+                .handlers_from
+                .as_ref()
+                .map(|n| self.render_string(n, &vars))
+                .transpose()?,
+        };
+        let mut rr = self.role_ref(
+            &Node::new(Value::Str(name), name_node.origin.clone()),
+            build,
+            None,
+            &[],
+            &vars,
+        )?;
+        for (k, v) in task.vars.iter() {
+            rr.vars.insert(k.clone(), v.clone());
+        }
+        let id = self.load_role(rr, build, scope.role, &from, true, 0)?;
+        build.imported_roles.push(id);
+        let blocks = crate::compile::role_blocks(&build.roles, id);
+        let handlers = crate::compile::role_handler_blocks(&build.roles, id);
+        let parent = Box::new(task);
+        for h in handlers {
+            build.extra_handlers.push(Block { from: BlockOrigin::ImportRole(parent.clone()), ..h });
+        }
+        Ok(vec![TaskEntry::Block(Block {
+            origin: item.origin.clone(),
+            implicit: true,
+            attrs: Attrs::default(),
+            vars: Mapping::new(),
+            block: blocks.into_iter().map(TaskEntry::Block).collect(),
+            rescue: Vec::new(),
+            always: Vec::new(),
+            role: scope.role,
+            from: BlockOrigin::ImportRole(parent),
+        })])
+    }
+}
+
+fn is_empty(node: &Node) -> bool {
+    !super::task::truthy(node)
+}
+
+fn as_vars(data: Option<Node>, role: &str, subdir: &str) -> Result<Mapping, Diagnostic> {
+    match data {
+        None => Ok(Mapping::new()),
+        Some(Node { value: Value::Map(m), .. }) => Ok(m),
+        Some(_) => Err(parser_error(
+            format!(
+                "The {subdir}/main.yml file for role '{role}' must contain a dictionary of variables"
+            ),
+            None,
+        )),
+    }
+}

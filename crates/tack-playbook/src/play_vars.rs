@@ -1,0 +1,170 @@
+//! The variables a play sees before any host is involved (`VariableManager.get_vars(play=)`):
+//! public roles' defaults, play `vars`, `vars_files`, public roles' exported vars, extra vars
+//! and the host-independent magic variables. Listings, `--syntax-check` and play keywords are
+//! rendered against this.
+
+use std::path::PathBuf;
+
+use tack_diag::Diagnostic;
+use tack_template::Templar;
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::ast::{Play, Role, RoleId};
+use crate::load::FileLoader;
+use crate::paths::path_dwim_relative_stack;
+
+fn merge(into: &mut Mapping, from: &Mapping) {
+    for (k, v) in from.iter() {
+        into.insert(k.clone(), v.clone());
+    }
+}
+
+fn s(v: &str) -> Node {
+    Node::bare(Value::Str(v.to_string()))
+}
+
+/// A role's defaults with its dependencies' below them (`Role.get_default_vars`).
+fn role_defaults(roles: &[Role], id: RoleId) -> Mapping {
+    let mut out = Mapping::new();
+    for dep in all_dependencies(roles, id) {
+        merge(&mut out, &role_defaults(roles, dep));
+    }
+    merge(&mut out, &roles[id.0].default_vars);
+    out
+}
+
+/// Every dependency, deepest first (`Role.get_all_dependencies`).
+pub fn all_dependencies(roles: &[Role], id: RoleId) -> Vec<RoleId> {
+    let mut out = Vec::new();
+    for dep in &roles[id.0].dependencies {
+        out.extend(all_dependencies(roles, *dep));
+        out.push(*dep);
+    }
+    out
+}
+
+/// `Role.get_vars(include_params=False, only_exports=True)`.
+fn role_exports(roles: &[Role], id: RoleId) -> Mapping {
+    let mut out = Mapping::new();
+    let mut seen = Vec::new();
+    for dep in all_dependencies(roles, id) {
+        if !seen.contains(&dep) {
+            merge(&mut out, &role_exports(roles, dep));
+            seen.push(dep);
+        }
+    }
+    merge(&mut out, &roles[id.0].role_vars);
+    out
+}
+
+/// The host-independent variables of `play`, given the extra vars and the files loader.
+pub fn play_vars(
+    play: &Play,
+    extra_vars: &Mapping,
+    files: &dyn FileLoader,
+    templar: &Templar,
+) -> Result<Mapping, Diagnostic> {
+    let magic = magic_vars(play);
+    let mut all = Mapping::new();
+    // Every role loaded with the play (from `roles:` or `import_role`) is public; only
+    // `include_role`, which loads at run time, makes private roles.
+    let public: Vec<RoleId> = play.roles.clone();
+    for id in &public {
+        merge(&mut all, &role_defaults(&play.role_arena, *id));
+    }
+    merge(&mut all, &play.vars);
+
+    for item in &play.vars_files {
+        let mut temp = all.clone();
+        merge(&mut temp, extra_vars);
+        merge(&mut temp, &magic);
+        let candidates: Vec<Node> = match &item.value {
+            Value::Seq(list) => list.clone(),
+            _ => vec![item.clone()],
+        };
+        for candidate in candidates {
+            let rendered = match templar.render(&candidate, &temp) {
+                Ok(r) => r,
+                Err(_) => {
+                    tack_diag::warn(&Diagnostic::at(
+                        "skipping vars_files item due to an undefined variable",
+                        item.origin.clone(),
+                    ));
+                    break;
+                }
+            };
+            let Some(name) = rendered.as_str() else {
+                return Err(Diagnostic::at(
+                    format!("Invalid `vars_files` value of type '{}'.", rendered.python_type()),
+                    rendered.origin.clone(),
+                )
+                .parser()
+                .with_help("A `vars_files` value should either be a string or list of strings."));
+            };
+            let search = search_path(play);
+            let Ok(found) =
+                path_dwim_relative_stack(&play_basedir(play), &search, Some("vars"), name)
+            else {
+                continue;
+            };
+            let data = files.load(&found).map_err(|e| {
+                if e.class == tack_diag::ErrorClass::Parser {
+                    e
+                } else {
+                    Diagnostic::caused_by(
+                        format!(
+                            "Invalid vars_files file {}.",
+                            tack_yaml::pyrepr::str_repr(&found.to_string_lossy())
+                        ),
+                        None,
+                        e,
+                    )
+                }
+            })?;
+            match &data.value {
+                Value::Null => {}
+                Value::Map(m) => merge(&mut all, m),
+                Value::Seq(items) => {
+                    for it in items {
+                        let Some(m) = it.as_map() else { return Err(invalid_file_contents(it)) };
+                        merge(&mut all, m);
+                    }
+                }
+                _ => return Err(invalid_file_contents(&data)),
+            }
+            break;
+        }
+    }
+    for id in &public {
+        merge(&mut all, &role_exports(&play.role_arena, *id));
+    }
+    merge(&mut all, extra_vars);
+    merge(&mut all, &magic);
+    Ok(all)
+}
+
+fn invalid_file_contents(at: &Node) -> Diagnostic {
+    Diagnostic::at("Invalid variable file contents.", at.origin.clone()).parser().with_help(
+        "Variable files must contain either a dictionary of variables, or a list of dictionaries.",
+    )
+}
+
+/// The play's base directory for relative files.
+pub fn play_basedir(play: &Play) -> PathBuf {
+    play.included_path.clone().unwrap_or_else(|| play.basedir.clone())
+}
+
+/// `Play.get_search_path`: the play's own directory.
+fn search_path(play: &Play) -> Vec<PathBuf> {
+    vec![play_basedir(play)]
+}
+
+/// The magic variables that do not depend on a host or the inventory.
+fn magic_vars(play: &Play) -> Mapping {
+    let mut m = Mapping::new();
+    m.insert(s("playbook_dir"), s(&play_basedir(play).to_string_lossy()));
+    let play_roles: Vec<Node> = play.roles.iter().map(|id| s(&play.role(*id).name)).collect();
+    m.insert(s("ansible_play_role_names"), Node::bare(Value::Seq(play_roles.clone())));
+    m.insert(s("role_names"), Node::bare(Value::Seq(play_roles)));
+    m
+}

@@ -1,0 +1,213 @@
+//! `post_validate` for a play: every keyword ansible always post-validates is templated with
+//! the play's variables and converted to its declared type, with ansible's messages when it
+//! cannot be (`The value 'maybe' could not be converted to 'bool'.`). ansible does this even
+//! for `--syntax-check` and the listings, so those report the same errors.
+
+use tack_diag::Diagnostic;
+use tack_template::Templar;
+use tack_yaml::{Mapping, Node, Value, pyrepr};
+
+use crate::ast::Play;
+use crate::tables::{Isa, Keyword, ObjectKind};
+
+/// A play's keywords after post-validation.
+#[derive(Debug, Clone)]
+pub struct PlayKeywords {
+    /// The play's name as shown in banners and listings.
+    pub name: String,
+    /// `hosts` as a list of patterns.
+    pub hosts: Vec<String>,
+    /// Every post-validated keyword's value, by keyword.
+    pub values: Vec<(Keyword, Node)>,
+}
+
+impl PlayKeywords {
+    pub fn get(&self, kw: Keyword) -> Option<&Node> {
+        self.values.iter().find(|(k, _)| *k == kw).map(|(_, v)| v)
+    }
+}
+
+const TRUE_STRINGS: &[&str] = &["y", "yes", "on", "1", "true", "t"];
+const FALSE_STRINGS: &[&str] = &["n", "no", "off", "0", "false", "f"];
+
+/// ansible's `boolean(value, strict=True)`.
+pub fn strict_bool(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Int(1) => Some(true),
+        Value::Int(0) => Some(false),
+        Value::Float(f) if *f == 1.0 => Some(true),
+        Value::Float(f) if *f == 0.0 => Some(false),
+        Value::Str(s) | Value::Unsafe(s) => {
+            let l = s.to_lowercase();
+            if TRUE_STRINGS.contains(&l.as_str()) {
+                Some(true)
+            } else if FALSE_STRINGS.contains(&l.as_str()) {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn could_not_convert(value: &Node, isa: &str) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "The value {} could not be converted to {}.",
+            pyrepr::repr(&value.value),
+            pyrepr::str_repr(isa)
+        ),
+        value.origin.clone(),
+    )
+    .while_handling()
+}
+
+/// `Base.get_validated_value`: converts a rendered value to the keyword's declared type.
+pub fn validated_value(
+    name: &str,
+    isa: Isa,
+    listof: &[&str],
+    required: bool,
+    value: Node,
+) -> Result<Node, Diagnostic> {
+    let origin = value.origin.clone();
+    let converted = match isa {
+        Isa::Str => Value::Str(pyrepr::str(&value.value)),
+        Isa::Int => match &value.value {
+            Value::Int(_) | Value::Bool(_) | Value::BigInt(_) => value.value.clone(),
+            Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Value::Int(*f as i64),
+            Value::Str(s) => match s.trim().parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => match s.trim().parse::<f64>() {
+                    Ok(f) if f.fract() == 0.0 && f.is_finite() => Value::Int(f as i64),
+                    _ => return Err(could_not_convert(&value, "int")),
+                },
+            },
+            _ => return Err(could_not_convert(&value, "int")),
+        },
+        Isa::Float => match &value.value {
+            Value::Float(_) => value.value.clone(),
+            Value::Int(i) => Value::Float(*i as f64),
+            Value::Bool(b) => Value::Float(f64::from(u8::from(*b))),
+            Value::Str(s) => match s.trim().parse::<f64>() {
+                Ok(f) => Value::Float(f),
+                Err(_) => return Err(could_not_convert(&value, "float")),
+            },
+            _ => return Err(could_not_convert(&value, "float")),
+        },
+        Isa::Bool => match strict_bool(&value.value) {
+            Some(b) => Value::Bool(b),
+            None => return Err(could_not_convert(&value, "bool")),
+        },
+        Isa::Percent => {
+            let text = match &value.value {
+                Value::Str(s) => s.replace('%', ""),
+                other => pyrepr::str(other),
+            };
+            match text.trim().parse::<f64>() {
+                Ok(f) => Value::Float(f),
+                Err(_) => return Err(could_not_convert(&value, "percent")),
+            }
+        }
+        Isa::List => {
+            let items = match value.value.clone() {
+                Value::Null => Vec::new(),
+                Value::Seq(items) => items,
+                _ => vec![value.clone()],
+            };
+            for item in &items {
+                if !listof.is_empty() && !listof.contains(&item.python_type()) {
+                    let names =
+                        listof.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(" or ");
+                    return Err(Diagnostic::at(
+                        format!(
+                            "Keyword '{name}' items must be of type {names}, not '{}'.",
+                            item.python_type()
+                        ),
+                        item.origin.clone().or(origin.clone()),
+                    )
+                    .parser());
+                }
+                if required
+                    && listof == ["str"]
+                    && item.as_str().is_some_and(|s| s.trim().is_empty())
+                {
+                    return Err(Diagnostic::at(
+                        format!("Keyword '{name}' is required, and cannot have empty values."),
+                        item.origin.clone().or(origin.clone()),
+                    )
+                    .parser());
+                }
+            }
+            Value::Seq(items)
+        }
+        Isa::Dict => match &value.value {
+            Value::Null => Value::Map(Mapping::new()),
+            Value::Map(_) => value.value.clone(),
+            other => {
+                return Err(Diagnostic::at(
+                    format!("{} is not a dictionary", pyrepr::repr(other)),
+                    origin,
+                ));
+            }
+        },
+        Isa::Class | Isa::Any => value.value.clone(),
+    };
+    Ok(Node::new(converted, origin))
+}
+
+/// Post-validates a play's keywords against `vars` (its host-independent variables).
+pub fn post_validate_play(
+    play: &Play,
+    vars: &Mapping,
+    templar: &Templar,
+) -> Result<PlayKeywords, Diagnostic> {
+    let mut values = Vec::new();
+    for attr in ObjectKind::Play.attributes() {
+        if !attr.always_post_validate || attr.is_static {
+            continue;
+        }
+        let Some(raw) = play.attrs.get(attr.keyword) else { continue };
+        let wrap = |cause: Diagnostic| {
+            Diagnostic::caused_by(
+                format!("Error processing keyword '{}'.", attr.name),
+                raw.origin.clone(),
+                cause,
+            )
+            .parser()
+        };
+        let rendered = templar.render(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
+        if rendered.is_null() {
+            continue;
+        }
+        let value = validated_value(attr.name, attr.isa, attr.listof, attr.required, rendered)
+            .map_err(wrap)?;
+        values.push((attr.keyword, value));
+    }
+    let hosts_of = |n: &Node| -> Vec<String> {
+        match &n.value {
+            Value::Seq(items) => items.iter().map(|i| pyrepr::str(&i.value)).collect(),
+            other => vec![pyrepr::str(other)],
+        }
+    };
+    let raw_hosts = play.attrs.get(Keyword::Hosts).map(hosts_of).unwrap_or_default();
+    let hosts = values
+        .iter()
+        .find(|(k, _)| *k == Keyword::Hosts)
+        .map(|(_, v)| hosts_of(v))
+        .unwrap_or_default();
+    // An unnamed play is named after its (unrendered) hosts, then rendered like a name.
+    let name = match values.iter().find(|(k, _)| *k == Keyword::Name) {
+        Some((_, n)) => pyrepr::str(&n.value),
+        None => {
+            let joined = Node::new(Value::Str(raw_hosts.join(",")), None);
+            templar
+                .render(&joined, vars)
+                .map(|n| pyrepr::str(&n.value))
+                .unwrap_or_else(|_| raw_hosts.join(","))
+        }
+    };
+    Ok(PlayKeywords { name, hosts, values })
+}

@@ -1,0 +1,110 @@
+//! The listing and syntax-check side of `tack playbook`: `--syntax-check`, `--list-hosts`,
+//! `--list-tasks` and `--list-tags`, printed as ansible-playbook 2.21 prints them.
+
+use std::fmt::Write;
+
+use tack_diag::Diagnostic;
+use tack_playbook::listing::{list_tasks, play_tags};
+use tack_playbook::play_vars::play_vars;
+use tack_playbook::post_validate::post_validate_play;
+use tack_playbook::tags::TagFilter;
+use tack_playbook::{LoadOptions, Loader};
+use tack_template::Templar;
+use tack_yaml::{Node, Value};
+
+use super::Args;
+use crate::session::Session;
+
+/// Loads every playbook and renders the requested listing.
+pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
+    let options = LoadOptions {
+        extra_vars: session.extra_vars.clone(),
+        roles_path: session.roles_path.clone(),
+        module_paths: Vec::new(),
+        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
+    };
+    let loader = Loader::new(&session.loader, &options);
+    let templar = Templar::new();
+    let mut filter = TagFilter::from_cli(&args.tags, &args.skip_tags);
+    if args.list_tags && args.tags.is_empty() && args.skip_tags.is_empty() {
+        filter.only = ["never".to_string(), "all".to_string()].into();
+    }
+
+    let mut out = String::new();
+    for path in &args.playbooks {
+        let playbook = loader.load_playbook(path)?;
+        let mut plays = Vec::new();
+        for mut play in playbook.plays {
+            // Listings never prompt: a prompted variable takes its default unless -e sets it.
+            for prompt in play.vars_prompt.clone() {
+                let Some(name) = prompt.get("name") else { continue };
+                if session.extra_vars.get(&tack_yaml::pyrepr::str(&name.value)).is_some() {
+                    continue;
+                }
+                let default =
+                    prompt.get("default").cloned().unwrap_or_else(|| Node::bare(Value::Null));
+                play.vars.insert(name.clone(), default);
+            }
+            let vars = play_vars(&play, &session.extra_vars, &session.loader, &templar)?;
+            let keywords = post_validate_play(&play, &vars, &templar)?;
+            if !args.syntax_check {
+                plays.push((play, keywords, vars));
+            }
+        }
+        let _ = writeln!(out, "\nplaybook: {}", path.display());
+        for (idx, (play, keywords, vars)) in plays.iter().enumerate() {
+            let mine = play_tags(play);
+            let _ = write!(
+                out,
+                "\n  play #{} ({}): {}",
+                idx + 1,
+                keywords.hosts.join(","),
+                keywords.name
+            );
+            let _ = write!(out, "\tTAGS: [{}]", mine.join(","));
+            if args.list_hosts {
+                let hosts = session.hosts_for(&keywords.hosts)?;
+                let pattern = keywords
+                    .hosts
+                    .iter()
+                    .map(|h| tack_yaml::pyrepr::str_repr(h))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let _ = write!(out, "\n    pattern: [{pattern}]\n    hosts ({}):", hosts.len());
+                for h in hosts {
+                    let _ = write!(out, "\n      {h}");
+                }
+            }
+            out.push('\n');
+            if args.list_tags || args.list_tasks {
+                let listed = list_tasks(play, vars, &templar, &filter)?;
+                let mut msg = String::new();
+                if args.list_tasks {
+                    msg.push_str("    tasks:\n");
+                }
+                let mut all_tags: std::collections::BTreeSet<String> =
+                    mine.iter().cloned().collect();
+                for task in &listed.tasks {
+                    all_tags.extend(task.tags.iter().cloned());
+                    if args.list_tasks {
+                        let mut cur: std::collections::BTreeSet<String> =
+                            mine.iter().cloned().collect();
+                        cur.extend(task.tags.iter().cloned());
+                        let cur: Vec<String> = cur.into_iter().collect();
+                        let _ = writeln!(msg, "      {}\tTAGS: [{}]", task.name, cur.join(", "));
+                    }
+                }
+                if args.list_tags {
+                    let all: Vec<String> = all_tags.into_iter().collect();
+                    let _ = writeln!(msg, "      TASK TAGS: [{}]", all.join(", "));
+                }
+                // ansible's display adds a newline only to text that does not end with one.
+                out.push_str(&msg);
+                if !msg.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    Ok(out)
+}
