@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use tack_config::{Config, Context, MismatchPolicy};
+use tack_config::{Config, Context, DuplicateKeyPolicy, MismatchPolicy};
 use tack_diag::{Diagnostic, ErrorClass};
 use tack_inventory::{
     Inventory, InventoryOptions, PatternMismatch, TransformGroupChars, VarLayer, options_error,
@@ -239,6 +239,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.playbook_dir {
         loader.set_basedir(dir);
     }
+    loader.set_duplicate_keys(match config.duplicate_yaml_dict_key() {
+        DuplicateKeyPolicy::Warn => tack_yaml::DuplicateKeys::Warn,
+        DuplicateKeyPolicy::Error => tack_yaml::DuplicateKeys::Error,
+        DuplicateKeyPolicy::Ignore => tack_yaml::DuplicateKeys::Ignore,
+    });
     if let Some(exts) = config.get("YAML_FILENAME_EXTENSIONS").and_then(|v| v.as_str_list()) {
         loader.set_yaml_extensions(exts.iter().map(|s| s.to_string()).collect());
     }
