@@ -136,7 +136,7 @@ impl<'a> Constructor<'a> {
             }
         }
         let budget = self.doc.nodes.len() + EXPANSION_ALLOWANCE;
-        Materializer { objs: &self.objs, budget }.node(root)
+        Ok(Materializer::new(self.objs, root, budget).node(root)?.0)
     }
 
     fn origin(&self, node: NodeId) -> Origin {
@@ -170,8 +170,11 @@ impl<'a> Constructor<'a> {
             Tag::Seq => Ok(self.container(node, Fill::Seq)?),
             Tag::Str => {
                 let text = self.scalar(node)?.to_string();
-                let value =
-                    if self.unsafe_depth > 0 { Value::Unsafe(text) } else { Value::Str(text) };
+                let value = if self.unsafe_depth > 0 || self.options.untrusted {
+                    Value::Unsafe(text)
+                } else {
+                    Value::Str(text)
+                };
                 Ok(self.alloc(ObjValue::Scalar(value), node))
             }
             Tag::Int => {
@@ -301,6 +304,10 @@ impl<'a> Constructor<'a> {
         };
         let mut entries: Vec<(ObjId, ObjId)> = Vec::with_capacity(pairs.len());
         let mut index = KeyIndex::default();
+        // ansible looks for duplicates in a second pass over the same keys, after the dict is
+        // built; the same keys compare equal in the same order, so they are noted here and
+        // reported once the first pass has succeeded.
+        let mut duplicates = Vec::new();
         for &(key_node, value_node) in &pairs {
             let key = self.construct_object(key_node, false)?;
             let Some(py_key) = self.hashable(key) else {
@@ -313,17 +320,15 @@ impl<'a> Constructor<'a> {
             };
             let value = self.construct_object(value_node, false)?;
             match index.find_or_insert(py_key, entries.len()) {
-                Some(pos) => entries[pos].1 = value,
+                Some(pos) => {
+                    entries[pos].1 = value;
+                    duplicates.push((key, key_node));
+                }
                 None => entries.push((key, value)),
             }
         }
-        let mut seen = KeyIndex::default();
-        for &(key_node, _) in &pairs {
-            let key = self.construct_object(key_node, false)?;
-            let Some(py_key) = self.hashable(key) else { continue };
-            if seen.find_or_insert(py_key, 0).is_some() {
-                self.duplicate_key(key, key_node)?;
-            }
+        for (key, key_node) in duplicates {
+            self.duplicate_key(key, key_node)?;
         }
         Ok(entries)
     }
@@ -611,7 +616,7 @@ enum KeyIdentity {
 /// A Python dict's key lookup over constructed keys.
 #[derive(Default)]
 struct KeyIndex {
-    positions: std::collections::HashMap<PyKey, usize>,
+    positions: std::collections::HashMap<PyKey, usize, foldhash::fast::RandomState>,
 }
 
 impl KeyIndex {
@@ -626,37 +631,88 @@ impl KeyIndex {
     }
 }
 
-/// Copies the object graph into an owned tree. A shared object is rebuilt at each use (what a
-/// clone would cost anyway), and every node built is charged to the expansion budget.
-struct Materializer<'o> {
-    objs: &'o [Obj],
+/// Moves the object graph into an owned tree. An object used once is moved; one shared by
+/// aliases is built once and copied at each further use, every copied node charged to the
+/// expansion budget.
+struct Materializer {
+    objs: Vec<Obj>,
+    /// How many containers (or the document) refer to each object.
+    refs: Vec<u32>,
+    shared: Vec<Option<(Node, usize)>>,
     budget: usize,
 }
 
-impl Materializer<'_> {
-    fn node(&mut self, obj: ObjId) -> Result<Node> {
-        let o = &self.objs[obj];
-        self.budget = self.budget.checked_sub(1).ok_or_else(|| ConstructError::Unsupported {
-            message: "tack refuses this YAML: its aliases expand to more than a million nodes."
-                .into(),
-            mark: mark_of(o.origin.as_ref()),
-        })?;
-        let value = match &o.value {
-            ObjValue::Scalar(v) => v.clone(),
+impl Materializer {
+    fn new(objs: Vec<Obj>, root: ObjId, budget: usize) -> Materializer {
+        let mut refs = vec![0u32; objs.len()];
+        refs[root] += 1;
+        for obj in &objs {
+            match &obj.value {
+                ObjValue::Scalar(_) => {}
+                ObjValue::List(items) => items.iter().for_each(|&i| refs[i] += 1),
+                ObjValue::Dict(entries) => entries.iter().for_each(|&(k, v)| {
+                    refs[k] += 1;
+                    refs[v] += 1;
+                }),
+            }
+        }
+        let shared = (0..objs.len()).map(|_| None).collect();
+        Materializer { objs, refs, shared, budget }
+    }
+
+    fn charge(&mut self, nodes: usize, obj: ObjId) -> Result<()> {
+        self.budget =
+            self.budget.checked_sub(nodes).ok_or_else(|| ConstructError::Unsupported {
+                message: "tack refuses this YAML: its aliases expand to more than a million nodes."
+                    .into(),
+                mark: mark_of(self.objs[obj].origin.as_ref()),
+            })?;
+        Ok(())
+    }
+
+    /// The tree for `obj` and its size in nodes.
+    fn node(&mut self, obj: ObjId) -> Result<(Node, usize)> {
+        if let Some((node, size)) = &self.shared[obj] {
+            let (copy, size) = (node.clone(), *size);
+            self.charge(size, obj)?;
+            return Ok((copy, size));
+        }
+        let (node, size) = self.build(obj)?;
+        if self.refs[obj] > 1 {
+            self.shared[obj] = Some((node.clone(), size));
+        }
+        Ok((node, size))
+    }
+
+    /// Builds `obj` once, moving its contents out; returns the node and its size in nodes.
+    fn build(&mut self, obj: ObjId) -> Result<(Node, usize)> {
+        self.charge(1, obj)?;
+        let origin = self.objs[obj].origin.clone();
+        let taken = std::mem::replace(&mut self.objs[obj].value, ObjValue::Scalar(Value::Null));
+        let mut size = 1;
+        let value = match taken {
+            ObjValue::Scalar(v) => v,
             ObjValue::List(items) => {
-                Value::Seq(items.iter().map(|&i| self.node(i)).collect::<Result<_>>()?)
+                let mut nodes = Vec::with_capacity(items.len());
+                for i in items {
+                    let (node, n) = self.node(i)?;
+                    size += n;
+                    nodes.push(node);
+                }
+                Value::Seq(nodes)
             }
             ObjValue::Dict(entries) => {
                 let mut map = Mapping::new();
-                for &(k, v) in entries {
-                    let key = self.node(k)?;
-                    let value = self.node(v)?;
-                    map.insert(key, value);
+                for (k, v) in entries {
+                    let (key, nk) = self.node(k)?;
+                    let (value, nv) = self.node(v)?;
+                    size += nk + nv;
+                    map.push_new(key, value);
                 }
                 Value::Map(map)
             }
         };
-        Ok(Node::new(value, o.origin.clone()))
+        Ok((Node::new(value, origin), size))
     }
 }
 

@@ -1,19 +1,45 @@
-//! YAML 1.1 as ansible-core 2.21 loads it.
+//! YAML 1.1 as ansible-core 2.21 loads and writes it.
 //!
 //! Events come from `libyaml-safer` (a port of libyaml, the parser ansible-core uses through
-//! PyYAML's C extension); this crate turns them into a [`Node`] tree, typing plain scalars
-//! exactly as PyYAML's resolver does under ansible's constructor (`yes`/`off` booleans, base-60
-//! integers, `017` octal, merge keys, timestamps, last duplicate key wins) and keeping ansible's
-//! `!vault` and `!unsafe` tags and the line and column of every node.
+//! PyYAML's C extension); this crate composes and constructs them as PyYAML's `CParser` and
+//! `SafeConstructor` do under ansible's `AnsibleConstructor`: plain scalars typed by PyYAML's
+//! resolver (`yes`/`off` booleans, base-60 and `017` octal integers, `1e3` left a string,
+//! timestamps), merge keys with PyYAML 6's precedence, duplicate keys (last value wins, first
+//! position kept, ansible's warning), `!unsafe` and `!vault`, and the line and column of every
+//! node. Errors read as ansible prints them, help texts included ([`YamlError::to_diagnostic`]).
+//! [`dump`] writes values back as ansible's `AnsibleDumper` does.
 //!
-//! It knows nothing about what the data means: playbooks, inventories and variables are read
-//! from the tree by the crates above.
+//! ```
+//! let node = tack_yaml::load_one("port: 8080\nenabled: yes\nmode: 0644\n", None).unwrap();
+//! let map = node.as_map().unwrap();
+//! assert_eq!(map.get("mode").unwrap().value, tack_yaml::Value::Int(420));
+//! let text = tack_yaml::dump(&node.value, &tack_yaml::DumpOptions::to_nice_yaml()).unwrap();
+//! assert_eq!(text, "enabled: true\nmode: 420\nport: 8080\n");
+//! ```
+//!
+//! Origins: a node's origin is its first character (for an alias, the anchored node's; for a
+//! key, the key's), 1-based. Text loaded with a path carries that path; text without one
+//! carries line and column under the description `<unknown>` (or [`LoadOptions::description`]),
+//! as ansible's `Origin.UNKNOWN` does, so a message can still say where.
+//!
+//! Where tack knowingly differs from ansible, it refuses by name rather than guessing:
+//! `!!binary` and `!!set` (no value kind holds bytes or sets), an alias inside the node it
+//! names (ansible builds a self-referencing object that fails later when used), nesting deeper
+//! than 500 levels, and aliases expanding to more than a million nodes. `!!omap`/`!!pairs`
+//! load as lists of two-item lists (Python tuples), with ansible's deprecation warning.
+//!
+//! What this crate does not do: ansible's `from_yaml` first tries the text as JSON and only
+//! then as YAML (so `{"a": 1e3}` is a float there); that choice belongs to the caller that reads
+//! files. It knows nothing about what the data means: playbooks, inventories and variables are
+//! read from the tree by the crates above.
 
 mod compose;
 mod construct;
+mod dump;
 mod error;
 mod json;
 mod key;
+mod mapping;
 pub mod pyrepr;
 mod resolve;
 mod scalar;
@@ -28,6 +54,7 @@ use crate::compose::{Composer, Next};
 use crate::construct::{Constructor, OriginBase};
 use crate::error::Failure;
 
+pub use dump::{Decryptor, DumpError, DumpOptions, VaultDump, dump};
 pub use json::{
     JsonError, JsonOptions, python_float_repr, python_float_repr_bare, timestamp_isoformat, to_json,
 };
@@ -102,6 +129,10 @@ pub struct LoadOptions {
     /// path when there is one. Text with neither path nor description is `<unknown>`, as in
     /// ansible; its nodes still carry line and column.
     pub description: Option<Arc<str>>,
+    /// The text is not trusted as a template (ansible's `trusted_as_template=False`, e.g. a
+    /// `from_yaml` result): every string loads as [`Value::Unsafe`]. ansible trusts playbooks,
+    /// roles, vars files, inventories and `-e @file`.
+    pub untrusted: bool,
 }
 
 /// Loads every document of `text`. `path` names the file for origins and errors.

@@ -4,12 +4,11 @@
 //! form variables keep until they are templated, so a later error can still point at the line
 //! a value came from. Values made at run time (module results, `-e k=v`) have no origin.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use tack_diag::Origin;
 
-use crate::key::PyKey;
+pub use crate::mapping::Mapping;
 
 /// One value and where it was written.
 #[derive(Clone, PartialEq)]
@@ -38,23 +37,6 @@ pub enum Value {
     /// A string that must never be templated: written under `!unsafe` (which marks every
     /// string inside the tagged node, keys included).
     Unsafe(String),
-}
-
-/// A mapping in document order. Keys are nodes because YAML allows non-string keys
-/// (`1: a`, `true: b`); a duplicate key keeps its first position and its last value, as a
-/// Python dict does.
-///
-/// Keys are compared as Python compares dict keys (`1`, `1.0` and `true` are one key; a string
-/// and the same text under `!unsafe` are one key), and looked up through a hash index, so
-/// building a mapping of n keys takes O(n). Lists and dicts as keys (unhashable in Python) are
-/// compared structurally by a scan.
-#[derive(Clone, Default)]
-pub struct Mapping {
-    entries: Vec<(Node, Node)>,
-    /// Position of every string key, kept apart so `get(&str)` needs no allocation.
-    str_index: HashMap<Box<str>, usize>,
-    /// Position of every other hashable key.
-    other_index: HashMap<PyKey, usize>,
 }
 
 /// A YAML 1.1 timestamp, as written and as parsed.
@@ -148,113 +130,6 @@ impl Value {
     }
 }
 
-impl Mapping {
-    pub fn new() -> Mapping {
-        Mapping::default()
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Inserts or replaces. A replaced key keeps its original place and its original key
-    /// node; the value is the new one. Returns the previous value.
-    pub fn insert(&mut self, key: Node, value: Node) -> Option<Node> {
-        if let Some(idx) = self.position(&key.value) {
-            return Some(std::mem::replace(&mut self.entries[idx].1, value));
-        }
-        let idx = self.entries.len();
-        match PyKey::of(&key.value) {
-            Some(PyKey::Str(s)) => {
-                self.str_index.insert(s, idx);
-            }
-            Some(other) => {
-                self.other_index.insert(other, idx);
-            }
-            None => {}
-        }
-        self.entries.push((key, value));
-        None
-    }
-
-    /// Where an equal key sits, if any.
-    fn position(&self, key: &Value) -> Option<usize> {
-        match key {
-            Value::Str(s) | Value::Unsafe(s) => self.str_index.get(s.as_str()).copied(),
-            _ => match PyKey::of(key) {
-                Some(k) => self.other_index.get(&k).copied(),
-                None => self.entries.iter().position(|(k, _)| k.value == *key),
-            },
-        }
-    }
-
-    /// The value under any key, compared as a Python dict compares keys.
-    pub fn get_value(&self, key: &Value) -> Option<&Node> {
-        self.position(key).map(|idx| &self.entries[idx].1)
-    }
-
-    /// The value under a string key.
-    pub fn get(&self, key: &str) -> Option<&Node> {
-        self.entry(key).map(|(_, v)| v)
-    }
-
-    /// The key node and value under a string key (the key node carries the key's origin).
-    pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
-        let idx = *self.str_index.get(key)?;
-        let (k, v) = &self.entries[idx];
-        Some((k, v))
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Node, &Node)> {
-        self.entries.iter().map(|(k, v)| (k, v))
-    }
-
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Node> {
-        self.entries.iter().map(|(k, _)| k)
-    }
-
-    pub fn remove(&mut self, key: &str) -> Option<(Node, Node)> {
-        let idx = self.str_index.remove(key)?;
-        let removed = self.entries.remove(idx);
-        // Every later entry moved down by one.
-        for pos in self.str_index.values_mut().chain(self.other_index.values_mut()) {
-            if *pos > idx {
-                *pos -= 1;
-            }
-        }
-        Some(removed)
-    }
-}
-
-impl PartialEq for Mapping {
-    /// Equal when the entries are equal in order; the indexes follow from the entries.
-    fn eq(&self, other: &Mapping) -> bool {
-        self.entries == other.entries
-    }
-}
-
-impl IntoIterator for Mapping {
-    type Item = (Node, Node);
-    type IntoIter = std::vec::IntoIter<(Node, Node)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
-    }
-}
-
-impl FromIterator<(Node, Node)> for Mapping {
-    fn from_iter<I: IntoIterator<Item = (Node, Node)>>(iter: I) -> Mapping {
-        let mut m = Mapping::new();
-        for (k, v) in iter {
-            m.insert(k, v);
-        }
-        m
-    }
-}
-
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.value, f)
@@ -276,11 +151,5 @@ impl fmt::Debug for Value {
             Value::Vault(_) => f.write_str("!vault <ciphertext>"),
             Value::Unsafe(s) => write!(f, "!unsafe {s:?}"),
         }
-    }
-}
-
-impl fmt::Debug for Mapping {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.entries.iter().map(|(k, v)| (k, v))).finish()
     }
 }

@@ -222,3 +222,36 @@ fn scalars_match_ansible() {
 fn structures_match_ansible() {
     run_corpus("structures.json");
 }
+
+#[test]
+fn untrusted_text_loads_every_string_unsafe() {
+    let options = LoadOptions { untrusted: true, ..LoadOptions::default() };
+    let loaded = load_single_with("a: [b, 1]\n", None, &options).unwrap();
+    let map = loaded.documents[0].as_map().unwrap();
+    let (key, value) = map.iter().next().unwrap();
+    assert_eq!(key.value, Value::Unsafe("a".into()));
+    assert_eq!(value.as_seq().unwrap()[0].value, Value::Unsafe("b".into()));
+    assert_eq!(value.as_seq().unwrap()[1].value, Value::Int(1));
+}
+
+#[test]
+fn text_without_a_file_is_placed_under_unknown() {
+    let node = tack_yaml::load_one("a:\n  b: 1\n", None).unwrap();
+    let inner = node.as_map().unwrap().get("a").unwrap().as_map().unwrap();
+    let origin = inner.get("b").unwrap().origin.clone().unwrap();
+    assert_eq!(origin.to_string(), "<unknown>:2:6");
+}
+
+#[test]
+fn large_mappings_keep_python_semantics() {
+    tack_diag::set_warning_sink(Some(Box::new(|_| {})));
+    let mut text: String = (0..20_000).map(|i| format!("key_{i}: {i}\n")).collect();
+    text.push_str("key_7: last\n");
+    let loaded = load_single_with(&text, None, &LoadOptions::default()).unwrap();
+    let map = loaded.documents[0].as_map().unwrap();
+    assert_eq!(map.len(), 20_000);
+    assert_eq!(map.get("key_7").unwrap().value, Value::Str("last".into()));
+    assert_eq!(map.keys().nth(7).unwrap().as_str(), Some("key_7"));
+    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(loaded.warnings[0].message, "Found duplicate mapping key 'key_7'.");
+}

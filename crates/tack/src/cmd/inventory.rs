@@ -5,7 +5,7 @@
 //! vars loaded, limit applied), and printing: `--list` JSON, `--host`, `--graph [--vars]`.
 //!
 //! Differences from ansible-inventory, each refused or documented rather than guessed:
-//! `--yaml` waits for tack's YAML dumper, `--toml` and `--flush-cache` are refused by name,
+//! `--toml` and `--flush-cache` are refused by name,
 //! and `--graph --vars` prints vault values as `********` where ansible prints the plaintext.
 
 mod output;

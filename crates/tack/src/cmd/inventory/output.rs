@@ -279,14 +279,19 @@ fn graph_name(name: &str, depth: usize) -> String {
     format!("{}--{name}", "  |".repeat(depth))
 }
 
-/// `dump`: JSON as ansible-inventory writes it (sorted keys, indent 4, UTF-8 kept); YAML
-/// output needs tack's YAML dumper, which is not built yet.
+/// `dump`: JSON as ansible-inventory writes it (sorted keys, indent 4, UTF-8 kept), or YAML
+/// as its `AnsibleDumper` does (block style, sorted keys, vault values kept encrypted).
 pub fn dump(value: &impl AsNode, yaml: bool, mark_unsafe: bool) -> Result<String, Diagnostic> {
     if yaml {
-        return Err(Diagnostic::new(
-            "tack inventory does not support -y/--yaml yet: tack's YAML dumper is not built",
-        )
-        .with_class(ErrorClass::Options));
+        let options = tack_yaml::DumpOptions {
+            indent: None,
+            width: None,
+            default_flow_style: Some(false),
+            sort_keys: true,
+            vault: tack_yaml::VaultDump::KeepEncrypted,
+        };
+        return tack_yaml::dump(&value.as_node().value, &options)
+            .map_err(|e| Diagnostic::new(e.to_string()));
     }
     let options =
         JsonOptions { ensure_ascii: false, mark_unsafe, ..JsonOptions::indented(4, true) };
