@@ -15,7 +15,7 @@
 //! # Ok::<(), tack_diag::Diagnostic>(())
 //! ```
 //!
-//! - Sources ([`sources`]): INI files, YAML files, executable scripts, directories of those,
+//! - Sources ([`sources`]): INI, YAML and TOML files, executable scripts, directories of those,
 //!   comma-separated host lists; ansible's plugin order, warnings and errors.
 //! - Model ([`InventoryData`]): hosts and groups in the order first seen, `all`/`ungrouped`
 //!   rules, depth and priority, the implicit localhost.
@@ -36,6 +36,7 @@ mod pyrepr;
 mod script;
 mod shlex;
 pub mod sources;
+mod toml_source;
 pub mod vars;
 mod yaml_source;
 

@@ -4,9 +4,9 @@
 //! parses it. When none does, every plugin's failure is shown as a warning, then
 //! `Unable to parse SOURCE as an inventory source`.
 //!
-//! Plugins tack implements: `host_list`, `advanced_host_list`, `script`, `auto`, `yaml`, `ini`.
-//! `toml`, `constructed` and `generator` are refused by name when a source needs them, as is
-//! any other plugin a `plugin:` file names that ansible-core ships.
+//! Plugins tack implements: `host_list`, `advanced_host_list`, `script`, `auto`, `yaml`, `ini`,
+//! `toml`. `constructed` and `generator` (which template) are refused by name when a source
+//! needs them or the configuration enables them.
 
 use std::path::Path;
 
@@ -17,7 +17,7 @@ use tack_loader::DataLoader;
 use crate::address::{expand_hostpattern, parse_address};
 use crate::data::InventoryData;
 use crate::pyrepr::repr_str;
-use crate::{ini, script, yaml_source};
+use crate::{ini, script, toml_source, yaml_source};
 
 /// Where ansible looks when no inventory is configured; its absence is not worth a warning.
 pub const DEFAULT_HOST_LIST: &str = "/etc/ansible/hosts";
@@ -78,7 +78,7 @@ const CORE_PLUGINS: &[&str] = &[
 ];
 
 /// Plugins tack does not implement: using one is an error naming it.
-const REFUSED_PLUGINS: &[&str] = &["constructed", "generator", "toml"];
+const REFUSED_PLUGINS: &[&str] = &["constructed", "generator"];
 
 fn core_name(name: &str) -> Option<&'static str> {
     let short = name
@@ -229,7 +229,7 @@ impl<'a> SourceReader<'a> {
         let mut plugins = Vec::new();
         for name in &self.options.enabled_plugins {
             match core_name(name) {
-                Some(p) if REFUSED_PLUGINS.contains(&p) && p != "toml" => {
+                Some(p) if REFUSED_PLUGINS.contains(&p) => {
                     return Err(Diagnostic::new(format!(
                         "The '{p}' inventory plugin (enabled in INVENTORY_ENABLED) is not \
                          implemented by tack."
@@ -294,7 +294,7 @@ impl<'a> SourceReader<'a> {
             "script" => script::parse(self.data, path),
             "yaml" => yaml_source::parse(self.data, self.loader, path),
             "ini" => ini::parse(self.data, self.loader, path),
-            "toml" => return Err(refuse("toml", source)),
+            "toml" => toml_source::parse(self.data, self.loader, path),
             "auto" => return self.auto(source),
             _ => return Ok(Attempt::Declined),
         };
