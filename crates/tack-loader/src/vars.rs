@@ -145,28 +145,9 @@ pub fn warn_if_reserved(vars: &Mapping) {
     }
 }
 
-/// Python's `repr()` of a string: single quotes unless it holds one and no double quote.
+/// Python's `repr()` of a string.
 pub fn python_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
+    tack_yaml::pyrepr::str_repr(s)
 }
 
 /// A warning about a value, as ansible shows one: with the source excerpt when the value was
