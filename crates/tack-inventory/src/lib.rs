@@ -132,6 +132,7 @@ pub struct Inventory {
     sources: Vec<String>,
     limit: Option<Vec<String>>,
     options: InventoryOptions,
+    vars_cache: vars::VarsCache,
 }
 
 impl Inventory {
@@ -144,7 +145,13 @@ impl Inventory {
         let mut data = InventoryData::new(options.hash_behaviour, options.transform_group_chars);
         data.set_localhost_python(options.localhost_python.clone());
         sources::SourceReader::new(&mut data, loader, &options.sources)?.parse_sources(sources)?;
-        Ok(Inventory { data, sources: sources.to_vec(), limit: None, options })
+        Ok(Inventory {
+            data,
+            sources: sources.to_vec(),
+            limit: None,
+            options,
+            vars_cache: vars::VarsCache::default(),
+        })
     }
 
     pub fn data(&self) -> &InventoryData {
@@ -205,11 +212,17 @@ impl Inventory {
     ) -> Result<Mapping, Diagnostic> {
         let behaviour = self.options.hash_behaviour;
         if inventory {
-            return vars::vars_from_inventory_sources(loader, &self.sources, entities, behaviour);
+            return vars::vars_from_inventory_sources(
+                loader,
+                &self.sources,
+                entities,
+                behaviour,
+                &self.vars_cache,
+            );
         }
         let mut data = Mapping::new();
         for dir in playbook_dirs {
-            let found = vars::vars_from_path(loader, dir, entities, behaviour)?;
+            let found = vars::vars_from_path(loader, dir, entities, behaviour, &self.vars_cache)?;
             data = combine_vars(&data, &found, behaviour);
         }
         Ok(data)

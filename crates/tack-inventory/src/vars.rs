@@ -9,7 +9,9 @@
 //! [`VarLayer`] names the precedence layers in ansible's order, lowest first; the merged view
 //! is those layers combined in that order.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use tack_diag::Diagnostic;
 use tack_loader::{DataLoader, HashBehaviour, combine_vars, paths};
@@ -83,58 +85,97 @@ impl Entity<'_> {
     }
 }
 
+/// What `vars_from_path` found per directory and entity, so a thousand hosts in one group read
+/// and merge that group's files once (ansible caches the file list and the parsed files too).
+#[derive(Debug, Default)]
+pub struct VarsCache {
+    found: Mutex<HashMap<(PathBuf, bool, String), Mapping>>,
+}
+
+impl VarsCache {
+    fn get(&self, key: &(PathBuf, bool, String)) -> Option<Mapping> {
+        self.found.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+    }
+
+    fn put(&self, key: (PathBuf, bool, String), vars: Mapping) {
+        self.found.lock().unwrap_or_else(PoisonError::into_inner).insert(key, vars);
+    }
+}
+
 /// The `host_group_vars` plugin for one directory: the entities' files merged in order.
 pub fn vars_from_path(
     loader: &DataLoader,
     path: &Path,
     entities: &[Entity<'_>],
     behaviour: HashBehaviour,
+    cache: &VarsCache,
 ) -> Result<Mapping, Diagnostic> {
-    let Some(base) = paths::basedir(&path.to_string_lossy()) else { return Ok(Mapping::new()) };
-    let base = paths::realpath(&base);
     let mut data = Mapping::new();
     for entity in entities {
-        let name = entity.name();
-        // Host names such as chroot paths are not file names.
-        if name.starts_with('/') {
-            continue;
-        }
-        let subdir = match entity {
-            Entity::Host(_) => "host_vars",
-            Entity::Group(_) => "group_vars",
-        };
-        let dir = base.join(subdir);
-        if !dir.exists() {
-            continue;
-        }
-        if !dir.is_dir() {
-            tack_diag::warn(&Diagnostic::new(format!(
-                "Found {subdir} that is not a directory, skipping: {}",
-                dir.display()
-            )));
-            continue;
-        }
-        for file in loader.find_vars_files(&dir, name) {
-            let flatten = |d: Diagnostic| Diagnostic::new(d.brief()).parser();
-            let loaded = loader.load_file(&file).map_err(|e| flatten(e.to_diagnostic()))?;
-            if !tack_loader::vars::is_truthy(&loaded) {
-                continue;
+        let is_host = matches!(entity, Entity::Host(_));
+        let key = (path.to_path_buf(), is_host, entity.name().to_string());
+        let found = match cache.get(&key) {
+            Some(found) => found,
+            None => {
+                let found = entity_vars(loader, path, entity, behaviour)?;
+                cache.put(key, found.clone());
+                found
             }
-            let Value::Map(map) = &loaded.value else {
-                return Err(flatten(Diagnostic::caused_by(
-                    format!(
-                        "Could not process {}.",
-                        crate::pyrepr::repr_str(&file.to_string_lossy())
-                    ),
-                    None,
-                    Diagnostic::new(format!(
-                        "failed to combine variables, expected dicts but got a 'dict' and a '{}'.",
-                        tack_loader::vars::loaded_type_name(&loaded)
-                    )),
-                )));
-            };
-            data = combine_vars(&data, map, behaviour);
+        };
+        if !found.is_empty() {
+            data = combine_vars(&data, &found, behaviour);
         }
+    }
+    Ok(data)
+}
+
+/// One entity's `group_vars`/`host_vars` files under `path`'s directory, merged in order.
+fn entity_vars(
+    loader: &DataLoader,
+    path: &Path,
+    entity: &Entity<'_>,
+    behaviour: HashBehaviour,
+) -> Result<Mapping, Diagnostic> {
+    let mut data = Mapping::new();
+    let Some(base) = paths::basedir(&path.to_string_lossy()) else { return Ok(data) };
+    let base = paths::realpath(&base);
+    let name = entity.name();
+    // Host names such as chroot paths are not file names.
+    if name.starts_with('/') {
+        return Ok(data);
+    }
+    let subdir = match entity {
+        Entity::Host(_) => "host_vars",
+        Entity::Group(_) => "group_vars",
+    };
+    let dir = base.join(subdir);
+    if !dir.exists() {
+        return Ok(data);
+    }
+    if !dir.is_dir() {
+        tack_diag::warn(&Diagnostic::new(format!(
+            "Found {subdir} that is not a directory, skipping: {}",
+            dir.display()
+        )));
+        return Ok(data);
+    }
+    for file in loader.find_vars_files(&dir, name) {
+        let flatten = |d: Diagnostic| Diagnostic::new(d.brief()).parser();
+        let loaded = loader.load_file(&file).map_err(|e| flatten(e.to_diagnostic()))?;
+        if !tack_loader::vars::is_truthy(&loaded) {
+            continue;
+        }
+        let Value::Map(map) = &loaded.value else {
+            return Err(flatten(Diagnostic::caused_by(
+                format!("Could not process {}.", crate::pyrepr::repr_str(&file.to_string_lossy())),
+                None,
+                Diagnostic::new(format!(
+                    "failed to combine variables, expected dicts but got a 'dict' and a '{}'.",
+                    tack_loader::vars::loaded_type_name(&loaded)
+                )),
+            )));
+        };
+        data = combine_vars(&data, map, behaviour);
     }
     Ok(data)
 }
@@ -158,11 +199,12 @@ pub fn vars_from_inventory_sources(
     sources: &[String],
     entities: &[Entity<'_>],
     behaviour: HashBehaviour,
+    cache: &VarsCache,
 ) -> Result<Mapping, Diagnostic> {
     let mut data = Mapping::new();
     for source in sources {
         let Some(dir) = source_vars_dir(source) else { continue };
-        let found = vars_from_path(loader, &dir, entities, behaviour)?;
+        let found = vars_from_path(loader, &dir, entities, behaviour, cache)?;
         if !found.is_empty() {
             data = combine_vars(&data, &found, behaviour);
         }
