@@ -14,16 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
-use tack_config::{Config, Context, DuplicateKeyPolicy, MismatchPolicy};
 use tack_diag::{Diagnostic, ErrorClass};
-use tack_inventory::{
-    Inventory, InventoryOptions, PatternMismatch, TransformGroupChars, VarLayer, options_error,
-};
-use tack_loader::{DataLoader, HashBehaviour, load_extra_vars, paths};
-use tack_vault::TerminalPrompter;
-use tack_vault::secrets::{SecretRequest, VaultSettings, load_secrets};
+use tack_inventory::options_error;
+use tack_loader::paths;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+use crate::session::{Session, SessionArgs};
 
 #[derive(ClapArgs, Debug)]
 #[command(
@@ -114,143 +110,26 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// The inventory sources: `-i` values, else the `inventory` setting (`ANSIBLE_INVENTORY`,
-/// ansible.cfg, ansible's default).
-fn sources(args: &Args, config: &Config) -> Vec<String> {
-    if args.inventory.inventory.is_empty() {
-        return config.inventory().iter().map(|p| p.to_string_lossy().into_owned()).collect();
-    }
-    args.inventory
-        .inventory
-        .iter()
-        .map(|s| {
-            if s.contains(',') {
-                s.clone()
-            } else {
-                paths::unfrackpath(s, None, false).to_string_lossy().into_owned()
-            }
-        })
-        .collect()
-}
-
-/// The interpreter the implicit localhost gets: ansible gives the Python it runs under; tack
-/// gives the first `python3` on `PATH`, else `/usr/bin/python3`.
-fn localhost_python() -> String {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("python3"))
-        .find(|candidate| candidate.is_file())
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "/usr/bin/python3".into())
-}
-
-/// The inventory settings from the configuration.
-fn inventory_options(args: &Args, config: &Config) -> InventoryOptions {
-    let strings = |name: &str| -> Option<Vec<String>> {
-        config
-            .get(name)
-            .and_then(|v| v.as_str_list())
-            .map(|l| l.iter().map(|s| s.to_string()).collect())
-    };
-    let mut options =
-        InventoryOptions { localhost_python: localhost_python(), ..Default::default() };
-    options.sources.enabled_plugins = config.inventory_enabled_plugins();
-    options.sources.ignore_extensions = config.inventory_ignore_extensions();
-    options.sources.ignore_patterns = config.inventory_ignore_patterns();
-    options.sources.unparsed_is_failed = config.inventory_unparsed_is_failed();
-    options.sources.any_unparsed_is_failed = config.inventory_any_unparsed_is_failed();
-    if let Some(v) = config.get("INVENTORY_UNPARSED_WARNING") {
-        options.sources.unparsed_warning = v.is_truthy();
-    }
-    if let Some(exts) = strings("YAML_FILENAME_EXTENSIONS") {
-        options.sources.yaml_extensions = exts;
-    }
-    options.hash_behaviour = match config.hash_behaviour() {
-        tack_config::HashBehaviour::Replace => HashBehaviour::Replace,
-        tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
-    };
-    options.pattern_mismatch = match config.host_pattern_mismatch() {
-        MismatchPolicy::Warning => PatternMismatch::Warning,
-        MismatchPolicy::Error => PatternMismatch::Error,
-        MismatchPolicy::Ignore => PatternMismatch::Ignore,
-    };
-    options.transform_group_chars =
-        match config.get("TRANSFORM_INVALID_GROUP_CHARS").and_then(|v| v.as_str()) {
-            Some("always") => TransformGroupChars::Always,
-            Some("ignore") => TransformGroupChars::Ignore,
-            Some("silently") => TransformGroupChars::Silently,
-            _ => TransformGroupChars::Never,
-        };
-    if let Some(order) = strings("VARIABLE_PRECEDENCE") {
-        let layers: Vec<VarLayer> = order
-            .iter()
-            .filter_map(|name| {
-                let layer = VarLayer::DEFAULT_ORDER.iter().find(|l| l.setting_name() == Some(name));
-                if layer.is_none() {
-                    tack_diag::warn(&Diagnostic::new(format!(
-                        "Ignoring unknown variable precedence entry: {name}"
-                    )));
-                }
-                layer.copied()
-            })
-            .collect();
-        options.group_precedence = layers;
-    }
-    tack_diag::set_deprecations_enabled(config.deprecation_warnings());
-    options.sources.extra_vars = args.extra_vars.extra_vars.clone();
-    options
-}
-
-/// The vault secrets the options and settings name (prompting only when asked to).
-fn vault_secrets(args: &Args, config: &Config) -> Result<tack_vault::VaultSecrets, Diagnostic> {
-    let mut settings = VaultSettings::default();
-    if let Some(identity) = config.vault_identity() {
-        settings.identity = identity.to_string();
-    }
-    settings.identity_list = config.vault_identity_list();
-    settings.password_file = config.vault_password_file();
-    settings.id_match = config.vault_id_match();
-    let mut vault_ids = settings.identity_list.clone();
-    vault_ids.extend(args.vault.vault_ids.iter().cloned());
-    let request = SecretRequest {
-        vault_ids,
-        password_files: args.vault.vault_password_files.clone(),
-        ask_vault_pass: args.vault.ask_vault_pass
-            || config.get("DEFAULT_ASK_VAULT_PASS").is_some_and(|v| v.is_truthy()),
-        ..Default::default()
-    };
-    load_secrets(&settings, request, &mut TerminalPrompter).map_err(|e| e.to_diagnostic())
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = action(&args)?;
     refuse_unsupported(&args)?;
-    let config = Config::load(&Context::from_process()?)?;
-    config.emit_notices();
+    let config = crate::session::load_config()?;
     if args.verbosity.verbose == 1 {
         match config.config_file() {
             Some(file) => println!("Using {} as config file", file.display()),
             None => println!("No config file found; using defaults"),
         }
     }
-    let options = inventory_options(&args, &config);
-    let secrets = vault_secrets(&args, &config)?;
-    let mut loader = DataLoader::new(secrets);
-    if let Some(dir) = &args.playbook_dir {
-        loader.set_basedir(dir);
-    }
-    loader.set_duplicate_keys(match config.duplicate_yaml_dict_key() {
-        DuplicateKeyPolicy::Warn => tack_yaml::DuplicateKeys::Warn,
-        DuplicateKeyPolicy::Error => tack_yaml::DuplicateKeys::Error,
-        DuplicateKeyPolicy::Ignore => tack_yaml::DuplicateKeys::Ignore,
-    });
-    if let Some(exts) = config.get("YAML_FILENAME_EXTENSIONS").and_then(|v| v.as_str_list()) {
-        loader.set_yaml_extensions(exts.iter().map(|s| s.to_string()).collect());
-    }
-    let mut inventory = Inventory::load(&loader, &sources(&args, &config), options)?;
-    let extra_vars =
-        load_extra_vars(&loader, &args.extra_vars.extra_vars, inventory.options().hash_behaviour)?;
-
+    let session = Session::open(
+        config,
+        SessionArgs {
+            inventory: &args.inventory,
+            vault: &args.vault,
+            extra_vars: &args.extra_vars,
+            basedir: args.playbook_dir.as_deref(),
+        },
+    )?;
+    let mut inventory = session.inventory;
     if !matches!(action, Action::Host(_))
         && let Some(limit) = &args.inventory.limit
     {
@@ -258,9 +137,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let view = output::View {
         inventory: &inventory,
-        loader: &loader,
-        extra_vars: &extra_vars,
-        export: args.export || config.get("INVENTORY_EXPORT").is_some_and(|v| v.is_truthy()),
+        loader: &session.loader,
+        extra_vars: &session.extra_vars,
+        export: args.export
+            || session.config.get("INVENTORY_EXPORT").is_some_and(|v| v.is_truthy()),
         playbook_dir: args.playbook_dir.as_deref().map(paths::abspath),
     };
     let text = match action {
