@@ -184,8 +184,7 @@ fn check_host_list(
     if !empty && session.inventory.select("all")?.is_empty() {
         return Err(Diagnostic::new(
             "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
-        )
-        .into());
+        ));
     }
     Ok(())
 }
