@@ -74,7 +74,7 @@ impl Session {
 
 /// The run's vault secrets from `--vault-id`, `--vault-password-file`, `-J` and the vault
 /// settings, as `ansible-playbook` and `ansible-inventory` gather them (no prompt unless asked).
-fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSecrets, Diagnostic> {
+pub(crate) fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSecrets, Diagnostic> {
     let settings = crate::vault_settings::load(config)?;
     let request = SecretRequest {
         vault_ids: settings.vault.vault_ids_with(&opts.vault_ids),

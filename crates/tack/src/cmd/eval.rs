@@ -14,8 +14,10 @@ use clap::Args as ClapArgs;
 use tack_template::{Layer, Provenance, Scope, Templar};
 use tack_yaml::{JsonOptions, Node, Value};
 
-use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
-use crate::session::{Session, load_config};
+use tack_loader::{DataLoader, HashBehaviour, load_extra_vars};
+
+use crate::options::{ExtraVarsOpts, VaultOpts};
+use crate::session::{load_config, vault_secrets};
 
 #[derive(ClapArgs, Debug)]
 #[command(about = "Render an expression or template with extra vars and print the result as JSON")]
@@ -41,10 +43,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // No inventory: an expression sees exactly the extra vars it is given.
     let config = load_config()?;
-    let session = Session::open(config, &InventoryOpts::default(), &args.vault, &args.extra_vars)?;
-    let templar = Templar::with_loader(Arc::new(session.loader));
-    let layer = Layer::from_mapping(&session.extra_vars, Provenance::Trusted);
+    let loader = DataLoader::new(vault_secrets(&config, &args.vault)?);
+    let behaviour = match config.hash_behaviour() {
+        tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
+        tack_config::HashBehaviour::Replace => HashBehaviour::Replace,
+    };
+    let extra_vars = load_extra_vars(&loader, &args.extra_vars.extra_vars, behaviour)?;
+    let templar = Templar::with_loader(Arc::new(loader));
+    let layer = Layer::from_mapping(&extra_vars, Provenance::Trusted);
     let scope = Scope::new().with_layer(Arc::new(layer));
 
     let value = if let Some(path) = &args.template_file {
