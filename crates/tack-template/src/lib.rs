@@ -51,6 +51,7 @@ use tack_yaml::{Node, Value};
 use crate::engine::Engine;
 use crate::engine::render::{Piece, walk};
 
+pub use engine::template_file::TemplateFileOptions;
 pub use engine::{Conditional, Rendered};
 pub use error::{TemplateError, TemplateErrorKind};
 pub use vars::{Binding, HostVars, Layer, Provenance, ProvenanceSet, Scope};
@@ -150,6 +151,13 @@ impl Templar {
             if value::is_omit_value(&value) {
                 return Ok(Piece::Omitted);
             }
+            if value.is_undefined() {
+                return Err(TemplateError::new(
+                    TemplateErrorKind::Render,
+                    "Error rendering template: Type 'Undefined' is unsupported for variable storage.",
+                )
+                .at(at.origin.clone()));
+            }
             value::to_value(&value)
                 .map(Piece::Value)
                 .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))
@@ -180,18 +188,27 @@ impl Templar {
     /// `lstrip_blocks` off, the trailing newline kept); includes resolve next to the file.
     /// The result is always text.
     pub fn render_file(&self, path: &Path, scope: &Scope) -> Result<Rendered, TemplateError> {
+        let options = TemplateFileOptions {
+            path_as_given: Some(path.display().to_string()),
+            ..TemplateFileOptions::default()
+        };
+        self.render_file_with(path, scope, &options)
+    }
+
+    /// [`Templar::render_file`] with the `template` action's options (`dest`, the managed
+    /// string setting, the path as the task wrote it).
+    pub fn render_file_with(
+        &self,
+        path: &Path,
+        scope: &Scope,
+        options: &TemplateFileOptions,
+    ) -> Result<Rendered, TemplateError> {
         let path = tack_loader::paths::abspath(path);
         let origin = tack_diag::Origin::file(Arc::from(path.as_path()));
-        let (result, provenance) =
-            engine::active::top_level(|| self.engine.render_file(&path, scope));
-        let value = result.map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
-        let mut text = python::repr::str_of(&value)
-            .map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
-        if value.is_none() {
-            text.clear();
-        }
-        let source = std::fs::read_to_string(&path).unwrap_or_default();
-        preserve_trailing_newlines(&source, &mut text);
+        let (result, provenance) = engine::active::top_level(|| {
+            engine::template_file::render(&self.engine, &path, scope, options)
+        });
+        let text = result.map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
         Ok(Rendered { value: Node::new(Value::Str(text), Some(origin)), provenance })
     }
 
@@ -232,15 +249,5 @@ fn collect_template_names(templar: &Templar, node: &Node, names: &mut BTreeSet<S
             }
         }
         _ => {}
-    }
-}
-
-/// ansible keeps a template's trailing newlines: as many as the source ends with, when the
-/// output ends with fewer.
-fn preserve_trailing_newlines(source: &str, out: &mut String) {
-    let want = source.len() - source.trim_end_matches('\n').len();
-    let have = out.len() - out.trim_end_matches('\n').len();
-    for _ in have..want {
-        out.push('\n');
     }
 }

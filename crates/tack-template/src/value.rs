@@ -61,6 +61,9 @@ pub fn to_value(value: &JValue) -> Result<Value, Error> {
     if let Some(dict) = value.downcast_object_ref::<Dict>() {
         return dict_value(dict.try_entries()?);
     }
+    if let Some(date) = value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
+        return Ok(Value::Timestamp(date.0.clone()));
+    }
     Ok(match value.kind() {
         ValueKind::Undefined => return Err(undefined_error(value)),
         ValueKind::None => Value::Null,

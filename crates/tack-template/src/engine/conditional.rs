@@ -93,7 +93,8 @@ pub(super) fn evaluate(
             None => {
                 let diag = Diagnostic::at(AS_TEMPLATE, origin.clone());
                 tack_diag::deprecate(&diag, "2.23");
-                return boolean(&value, scope, text, &origin);
+                let inner = text.strip_prefix("{{").and_then(|t| t.strip_suffix("}}"));
+                return boolean(&value, scope, inner.unwrap_or(text), &origin);
             }
         }
     } else {
@@ -150,6 +151,10 @@ fn boolean(
 ) -> Result<bool, TemplateError> {
     if let Some(b) = value.as_bool_exact() {
         return Ok(b);
+    }
+    if crate::value::is_omit_value(value) {
+        return Err(TemplateError::new(TemplateErrorKind::Omitted, crate::error::OMITTED_MESSAGE)
+            .at(origin.clone()));
     }
     let truthy = value.is_true();
     let written = where_written(value, scope, expression, origin);

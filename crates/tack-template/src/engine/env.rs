@@ -11,14 +11,16 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, Undefi
 
 use super::{EXPRESSION, INLINE, active, prepass};
 use crate::python;
-use crate::value::{is_undefined, undefined_error};
+use crate::value::is_undefined;
 use crate::vars::objects::is_omit;
 
 pub(super) fn build() -> Environment<'static> {
     let mut env = Environment::new();
-    // ansible's undefined chains (`a.b.c is defined` is false when `a` is missing) and fails
-    // when used; the failing uses are checked where tack sees them (output, filters, tests).
-    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    // ansible's undefined fails when used (printed, iterated, tested for truth, an attribute
+    // taken); where ansible lets a missing chain be undefined (`a.b.c is defined`,
+    // `a.b | default(1)`), the pre-pass turns the chain into a probe that stops at the first
+    // missing step.
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
     // Two whitespace flags on the default delimiters cannot make an invalid syntax.
     if let Ok(syntax) = SyntaxConfig::builder().trim_blocks(true).build() {
         env.set_syntax(syntax);
@@ -41,13 +43,18 @@ pub(super) fn build() -> Environment<'static> {
         Ok(crate::value::new_dict(entries))
     });
     env.add_function(prepass::MOD, python::percent::py_mod);
+    env.add_function(prepass::PROBE, probe);
     env
 }
 
 /// Writes one `{{ }}` result as Python's `str()` would, remembering it for native typing.
 fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<(), Error> {
     if is_undefined(value) {
-        return Err(undefined_error(value));
+        // minijinja fails on printing an undefined before calling the formatter, except for
+        // the one an `if` expression without `else` yields: Jinja2 prints that as nothing,
+        // and as the only node it is the template's (unstorable) value.
+        active::emitted(value, 0);
+        return Ok(());
     }
     if is_omit(value) {
         active::emitted_omit();
@@ -60,6 +67,27 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
     out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))?;
     active::emitted(value, text.len());
     Ok(())
+}
+
+/// `a.b["c"]` for a guarded use: undefined at the first step that is missing (or whose
+/// template is undefined), instead of an error.
+fn probe(root: JValue, steps: minijinja::value::Rest<JValue>) -> JValue {
+    let mut current = root;
+    for key in steps.iter() {
+        if current.is_undefined() {
+            return current;
+        }
+        current = match current.get_item(key) {
+            Ok(v) if v.is_undefined() => match key.as_str() {
+                // `x.y` also finds an attribute Jinja2 would find (`loop.index`, methods).
+                Some(name) => current.get_attr(name).unwrap_or(JValue::UNDEFINED),
+                None => v,
+            },
+            Ok(v) => v,
+            Err(_) => JValue::UNDEFINED,
+        };
+    }
+    current
 }
 
 /// Template strings are cached under their own text; other names are template files.
@@ -77,13 +105,16 @@ fn load(name: &str) -> Result<Option<String>, Error> {
     }
 }
 
-/// `{% include "x" %}` in a template file names a file next to it.
+/// `{% include "x" %}` in a template file names a file on the `template` action's search
+/// path (the first that exists; the last candidate when none does).
 fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
     if parent.starts_with([INLINE, EXPRESSION]) || Path::new(name).is_absolute() {
         return Cow::Borrowed(name);
     }
-    match Path::new(parent).parent() {
-        Some(dir) => Cow::Owned(dir.join(name).to_string_lossy().into_owned()),
+    let candidates = super::template_file::search_path(Path::new(parent));
+    let found = candidates.iter().map(|dir| dir.join(name)).find(|p| p.is_file());
+    match found.or_else(|| candidates.last().map(|dir| dir.join(name))) {
+        Some(path) => Cow::Owned(path.to_string_lossy().into_owned()),
         None => Cow::Borrowed(name),
     }
 }

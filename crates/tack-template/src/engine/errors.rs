@@ -50,6 +50,9 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
         return final_error(ErrorKind::UndefinedError, message);
     }
     let detail = err.detail().unwrap_or_default();
+    if err.kind() == ErrorKind::InvalidOperation && detail == "recursion limit exceeded" {
+        return final_error(err.kind(), super::active::RECURSION_MESSAGE.to_string());
+    }
     let message = match err.kind() {
         ErrorKind::UndefinedError => "'undefined' is undefined".to_string(),
         ErrorKind::SyntaxError => format!("Syntax error in template: {}", syntax_detail(detail)),
@@ -82,8 +85,20 @@ fn syntax_detail(detail: &str) -> String {
         "unexpected end of input, expected end of variable block" => {
             "unexpected end of template, expected 'end of print statement'.".to_string()
         }
-        // Jinja2 quotes tokens with single quotes where minijinja uses backticks.
-        other => other.replace('`', "'"),
+        "unexpected end of variable block" => {
+            "Expected an expression, got 'end of print statement'".to_string()
+        }
+        "unexpected end of comment" => "Missing end of comment tag".to_string(),
+        other => {
+            if let Some(tag) = other.strip_prefix("unknown statement ") {
+                return format!("Encountered unknown tag '{tag}'.");
+            }
+            // Jinja2 names the unexpected token alone where minijinja adds what it wanted
+            // after a complete expression.
+            let other = other.strip_suffix(", expected end of variable block").unwrap_or(other);
+            // Jinja2 quotes tokens with single quotes where minijinja uses backticks.
+            other.replace('`', "'")
+        }
     }
 }
 
@@ -132,6 +147,11 @@ fn python_message(detail: &str) -> String {
     }
     if let Some(kind) = detail.strip_suffix(" is not iterable") {
         return format!("'{}' object is not iterable", py_kind(kind));
+    }
+    if let Some(kind) =
+        detail.strip_prefix("value of type ").and_then(|d| d.strip_suffix(" is not callable"))
+    {
+        return format!("'{}' object is not callable", py_kind(kind));
     }
     detail.to_string()
 }

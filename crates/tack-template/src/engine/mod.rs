@@ -18,10 +18,10 @@ mod env;
 mod errors;
 mod prepass;
 pub(crate) mod render;
+pub(crate) mod template_file;
 mod undefined;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 
 use minijinja::value::Value as JValue;
@@ -114,13 +114,6 @@ impl Engine {
             Ok(out) => Ok(render::native(out, emits)),
             Err(e) => Err(errors::ansible_error(&e, Some(&root))),
         }
-    }
-
-    /// Renders a template file: `path` is absolute, includes resolve next to it.
-    pub fn render_file(self: &Arc<Self>, path: &Path, scope: &Scope) -> Result<JValue, Error> {
-        let name = path.to_string_lossy();
-        let template = self.env.get_template(&name).map_err(|e| errors::ansible_error(&e, None))?;
-        self.render_template(&template, scope)
     }
 
     /// `!vault` ciphertext decrypted with the run's secrets, as a string.

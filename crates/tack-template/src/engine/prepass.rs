@@ -24,6 +24,8 @@ pub(crate) const MOD: &str = "__tack_mod";
 const LIST_OPEN: &str = "__tack_list(";
 const DICT_OPEN: &str = "__tack_dict(";
 const MOD_OPEN: &str = "__tack_mod(";
+pub(crate) const PROBE: &str = "__tack_probe";
+const PROBE_OPEN: &str = "__tack_probe(";
 
 /// Words that end an operand: after them a `[` opens a list rather than a subscript.
 const KEYWORDS: &[&str] =
@@ -36,12 +38,14 @@ fn may_need(s: &str) -> bool {
     s.contains('[')
         || count("%") > count("{%") + count("%}")
         || count("{") > delimiters + count("{{")
+        || ["defined", "default", "mandatory", "|d", "| d"].iter().any(|w| s.contains(w))
 }
 
-struct Tok {
+struct Tok<'s> {
     kind: Kind,
     start: usize,
     end: usize,
+    text: &'s str,
 }
 
 #[derive(PartialEq, Clone, Copy)]
@@ -111,7 +115,7 @@ pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> 
             Token::Minus => Kind::Minus,
             _ => Kind::Other,
         };
-        toks.push(Tok { kind, start, end });
+        toks.push(Tok { kind, start, end, text: source.get(start..end).unwrap_or_default() });
     }
     let mut inserts: Vec<(usize, u8, &str)> = Vec::new();
     let mut removed = Vec::new();
@@ -135,6 +139,11 @@ pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> 
                 inserts.push((tok.start, 1, DICT_OPEN));
                 inserts.push((close.end, 0, ")"));
             }
+            Kind::Keyword | Kind::Pipe if guards_undefined(&toks, i) => {
+                if let Some(root) = chain_start(&toks, &partner, i) {
+                    probe(&toks, &partner, root, i, &mut inserts, &mut removed);
+                }
+            }
             Kind::Mod => {
                 let left = operand_start(&toks, &partner, i)?;
                 let right = operand_end(&toks, &partner, i + 1)?;
@@ -150,6 +159,80 @@ pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> 
         return None;
     }
     Some(apply(source, inserts, &removed))
+}
+
+/// Whether token `i` starts a use that must see a missing attribute chain as undefined rather
+/// than fail: `is defined`, `is undefined`, `is not defined`, `| default`, `| d`,
+/// `| mandatory`.
+fn guards_undefined(toks: &[Tok], i: usize) -> bool {
+    let word = |j: usize| toks.get(j).map(|t| t.text).unwrap_or_default();
+    match toks[i].kind {
+        Kind::Keyword if word(i) == "is" => {
+            let test = if word(i + 1) == "not" { word(i + 2) } else { word(i + 1) };
+            matches!(test, "defined" | "undefined")
+        }
+        Kind::Pipe => matches!(word(i + 1), "default" | "d" | "mandatory"),
+        _ => false,
+    }
+}
+
+/// The root name of the attribute chain (`a.b["c"][0]`, at least one step) that ends just
+/// before token `end`, if that is what precedes it.
+fn chain_start(toks: &[Tok], partner: &[Option<usize>], end: usize) -> Option<usize> {
+    let mut i = end.checked_sub(1)?;
+    let mut steps = 0;
+    loop {
+        match toks[i].kind {
+            Kind::Close(']') => {
+                i = partner[i]?.checked_sub(1)?;
+                steps += 1;
+            }
+            Kind::Operand if i >= 1 && toks[i - 1].kind == Kind::Dot => {
+                i = i.checked_sub(2)?;
+                steps += 1;
+            }
+            Kind::Operand => {
+                let is_name = toks[i].text.starts_with(|c: char| c.is_alphabetic() || c == '_');
+                let rooted = i == 0 || !matches!(toks[i - 1].kind, Kind::Pipe | Kind::Dot);
+                return (steps > 0 && is_name && rooted).then_some(i);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Rewrites the chain from `root` to just before `end` as `__tack_probe(root, 'b', "c", 0)`,
+/// which gives undefined for a missing step instead of failing on it.
+fn probe(
+    toks: &[Tok],
+    partner: &[Option<usize>],
+    root: usize,
+    end: usize,
+    inserts: &mut Vec<(usize, u8, &str)>,
+    removed: &mut Vec<(usize, usize)>,
+) {
+    inserts.push((toks[root].start, 2, PROBE_OPEN));
+    let mut i = root + 1;
+    while i < end {
+        match toks[i].kind {
+            Kind::Dot => {
+                removed.push((toks[i].start, toks[i].end));
+                inserts.push((toks[i].start, 3, ", '"));
+                inserts.push((toks[i + 1].end, 0, "'"));
+                i += 2;
+            }
+            Kind::Open('[') => {
+                let Some(close) = partner[i] else { return };
+                removed.push((toks[i].start, toks[i].end));
+                inserts.push((toks[i].start, 3, ", ("));
+                removed.push((toks[close].start, toks[close].end));
+                inserts.push((toks[close].start, 3, ")"));
+                i = close + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    inserts.push((toks[end - 1].end, 0, ")"));
 }
 
 /// A string literal as written (`'a\nb'`) turned into one whose value is its text as written:
@@ -299,6 +382,20 @@ mod tests {
             rewrite_default("{{ {'a': [1]} }}").as_deref(),
             Some("{{ __tack_dict({'a': __tack_list([1])}) }}")
         );
+    }
+
+    #[test]
+    fn guarded_chains_become_probes() {
+        assert_eq!(
+            rewrite_default("{{ x.y['k'] is defined }}").as_deref(),
+            Some("{{ __tack_probe(x, 'y', ('k')) is defined }}")
+        );
+        assert_eq!(
+            rewrite_default("{{ a.b | default(1) }}").as_deref(),
+            Some("{{ __tack_probe(a, 'b') | default(1) }}")
+        );
+        assert_eq!(rewrite_default("{{ a | default(1) }}"), None);
+        assert_eq!(rewrite_default("{{ a.b | upper }}"), None);
     }
 
     #[test]

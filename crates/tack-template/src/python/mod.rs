@@ -10,9 +10,48 @@ pub(crate) mod percent;
 pub(crate) mod repr;
 pub(crate) mod strings;
 
-use minijinja::Environment;
+use indexmap::IndexMap;
+use minijinja::value::{Kwargs, Value as JValue, ValueKind};
+use minijinja::{Environment, Error, ErrorKind};
 
 /// Registers the Jinja2 builtins tack provides itself.
 pub(crate) fn register(env: &mut Environment<'static>) {
-    let _ = env;
+    env.add_function("dict", dict);
+    env.add_function("cycler", minijinja_contrib::globals::cycler);
+    env.add_function("joiner", minijinja_contrib::globals::joiner);
+}
+
+/// Jinja2's `dict()` global is Python's `dict`: a mapping or an iterable of pairs, then
+/// keyword arguments (minijinja's takes only a mapping).
+fn dict(value: Option<JValue>, kwargs: Kwargs) -> Result<JValue, Error> {
+    let mut entries = IndexMap::new();
+    match value {
+        None => {}
+        Some(v) if v.is_undefined() => return Err(crate::value::undefined_error(&v)),
+        Some(v) if v.kind() == ValueKind::Map => {
+            for k in v.try_iter()? {
+                let item = v.get_item(&k)?;
+                entries.insert(k, item);
+            }
+        }
+        Some(v) => {
+            for (i, pair) in v.try_iter()?.enumerate() {
+                let items: Vec<JValue> = pair.try_iter()?.collect();
+                let [k, item] = <[JValue; 2]>::try_from(items).map_err(|items| {
+                    Error::new(
+                        ErrorKind::InvalidOperation,
+                        format!(
+                            "dictionary update sequence element #{i} has length {}; 2 is required",
+                            items.len()
+                        ),
+                    )
+                })?;
+                entries.insert(k, item);
+            }
+        }
+    }
+    for key in kwargs.args() {
+        entries.insert(JValue::from(key), kwargs.peek::<JValue>(key)?);
+    }
+    Ok(crate::value::new_dict(entries))
 }

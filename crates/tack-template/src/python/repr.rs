@@ -48,6 +48,9 @@ pub fn type_name(value: &JValue) -> &'static str {
     if value.downcast_object_ref::<Omit>().is_some() {
         return "Omit";
     }
+    if let Some(date) = value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
+        return if date.0.time.is_some() { "datetime" } else { "date" };
+    }
     match value.kind() {
         ValueKind::Undefined => "AnsibleUndefined",
         ValueKind::None => "NoneType",

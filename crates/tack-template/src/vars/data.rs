@@ -72,7 +72,7 @@ pub(crate) fn scalar(value: &Value) -> JValue {
         Value::BigInt(digits) => crate::value::big_int(digits),
         Value::Float(f) => JValue::from(*f),
         Value::Str(s) | Value::Unsafe(s) => JValue::from(s.as_str()),
-        Value::Timestamp(t) => JValue::from(t.python_str()),
+        Value::Timestamp(t) => JValue::from_object(super::objects::PyDateTime(t.clone())),
         Value::Vault(text) => JValue::from(text.as_str()),
         Value::Seq(items) => items.iter().map(|n| scalar(&n.value)).collect(),
         Value::Map(m) => {

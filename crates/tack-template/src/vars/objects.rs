@@ -293,6 +293,35 @@ impl Object for Dict {
     }
 }
 
+/// A Python `date` or `datetime` (a YAML timestamp, a template file's mtime).
+#[derive(Debug)]
+pub(crate) struct PyDateTime(pub tack_yaml::Timestamp);
+
+impl Object for PyDateTime {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.python_str())
+    }
+
+    fn custom_cmp(
+        self: &Arc<Self>,
+        other: &minijinja::value::DynObject,
+    ) -> Option<std::cmp::Ordering> {
+        let other = other.downcast_ref::<PyDateTime>()?;
+        let key = |t: &tack_yaml::Timestamp| {
+            let time = t
+                .time
+                .as_ref()
+                .map_or((0, 0, 0, 0), |t| (t.hour, t.minute, t.second, t.microsecond));
+            (t.year, t.month, t.day, time)
+        };
+        Some(key(&self.0).cmp(&key(&other.0)))
+    }
+}
+
 /// ansible's `omit`: a value that removes the key (or item) it ends up in.
 #[derive(Debug)]
 pub(crate) struct Omit;
@@ -302,8 +331,10 @@ impl Object for Omit {
         ObjectRepr::Plain
     }
 
-    fn render(self: &Arc<Self>, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Ok(())
+    /// `str(omit)`, as a filter that stringifies it (`join`) shows it; a `{{ }}` block that
+    /// yields `omit` writes nothing (the engine's formatter drops it).
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<<Omit>>")
     }
 }
 
