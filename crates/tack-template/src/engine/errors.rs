@@ -64,6 +64,17 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
             "Syntax error in template: No test named '{}'.",
             name_between(detail, "test ", " is unknown")
         ),
+        ErrorKind::UnknownMethod => {
+            let (kind, method) = detail.split_once(" has no method named ").unwrap_or(("", detail));
+            return final_error(
+                ErrorKind::UnknownMethod,
+                format!(
+                    "object of type '{}' has no attribute {}",
+                    py_kind(kind),
+                    tack_yaml::pyrepr::str_repr(method)
+                ),
+            );
+        }
         ErrorKind::UnknownFunction => {
             let name = detail.strip_suffix(" is unknown").unwrap_or(detail);
             return final_error(ErrorKind::UndefinedError, format!("'{name}' is undefined"));
@@ -163,7 +174,7 @@ pub(crate) fn to_template_error(err: &Error) -> TemplateError {
         None => final_message(&ansible_error(err, None)).unwrap_or_default().to_string(),
     };
     let kind = match err.kind() {
-        ErrorKind::UndefinedError => TemplateErrorKind::Undefined,
+        ErrorKind::UndefinedError | ErrorKind::UnknownMethod => TemplateErrorKind::Undefined,
         ErrorKind::SyntaxError | ErrorKind::UnknownFilter | ErrorKind::UnknownTest => {
             TemplateErrorKind::Syntax
         }

@@ -170,10 +170,11 @@ pub(crate) fn omit() -> JValue {
     JValue::from_object(Omit)
 }
 
-/// ansible's error for a missing attribute or method of a value that exists.
+/// ansible's error for a missing method of a value that exists. Its kind tells minijinja to
+/// try an attribute of that name next (a macro of an imported template, say).
 pub(crate) fn no_attribute_error(type_name: &str, attribute: &str) -> Error {
     errors::final_error(
-        ErrorKind::UndefinedError,
+        ErrorKind::UnknownMethod,
         format!(
             "object of type '{type_name}' has no attribute {}",
             tack_yaml::pyrepr::str_repr(attribute)

@@ -17,7 +17,9 @@ use minijinja::{Environment, Error, ErrorKind};
 /// Registers the Jinja2 builtins tack provides itself.
 pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_function("dict", dict);
-    env.add_function("cycler", minijinja_contrib::globals::cycler);
+    env.add_function("cycler", |items: minijinja::value::Rest<JValue>| {
+        minijinja_contrib::globals::cycler(items.0)
+    });
     env.add_function("joiner", minijinja_contrib::globals::joiner);
 }
 

@@ -193,7 +193,8 @@ impl Spec {
                     _ => format!("{mag:o}"),
                 };
                 if self.alternate {
-                    s = format!("0{}{s}", conv.to_ascii_lowercase());
+                    // Python writes the prefix in the conversion's case: `0x`, `0X`, `0o`.
+                    s = format!("0{conv}{s}");
                 }
                 self.signed(if i < 0 { format!("-{s}") } else { s })
             }

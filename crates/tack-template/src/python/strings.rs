@@ -16,6 +16,23 @@ pub(crate) fn call(
     if let Some(result) = own(s, method, args) {
         return Some(result);
     }
+    if method == "format_map" {
+        // `format_map(m)` is `format(**m)`.
+        let Some(mapping) = args.first() else {
+            return Some(Err(Error::new(
+                ErrorKind::MissingArgument,
+                "format_map() takes exactly one argument (0 given)",
+            )));
+        };
+        let kwargs: Result<Vec<(String, JValue)>, Error> = mapping
+            .try_iter()
+            .and_then(|keys| keys.map(|k| Ok((k.to_string(), mapping.get_item(&k)?))).collect());
+        let kwargs = match kwargs {
+            Ok(kv) => JValue::from(minijinja::value::Kwargs::from_iter(kv)),
+            Err(e) => return Some(Err(e)),
+        };
+        return call(state, s, "format", &[kwargs]);
+    }
     match minijinja_contrib::pycompat::unknown_method_callback(
         state,
         &JValue::from(s),
@@ -80,6 +97,39 @@ fn own(s: &str, method: &str, args: &[JValue]) -> Option<Result<JValue, Error>> 
                     }
                 })
                 .collect();
+            Ok(JValue::from(out))
+        })(),
+        "index" | "rindex" => (|| {
+            let (sub,): (String,) = from_args(args)?;
+            let found = if method == "index" { s.find(&sub) } else { s.rfind(&sub) };
+            match found {
+                Some(byte) => Ok(JValue::from(s[..byte].chars().count())),
+                None => Err(crate::python::methods::py_error("substring not found")),
+            }
+        })(),
+        "expandtabs" => (|| {
+            let (size,): (Option<usize>,) = from_args(args)?;
+            let size = size.unwrap_or(8);
+            let mut out = String::new();
+            let mut col = 0;
+            for c in s.chars() {
+                match c {
+                    '\t' if size > 0 => {
+                        let pad = size - col % size;
+                        out.push_str(&" ".repeat(pad));
+                        col += pad;
+                    }
+                    '\t' => {}
+                    '\n' | '\r' => {
+                        out.push(c);
+                        col = 0;
+                    }
+                    _ => {
+                        out.push(c);
+                        col += 1;
+                    }
+                }
+            }
             Ok(JValue::from(out))
         })(),
         "casefold" => (|| {
