@@ -44,6 +44,7 @@ pub(super) fn build() -> Environment<'static> {
     });
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
+    env.add_function(prepass::EMBEDDED, embedded);
     env
 }
 
@@ -90,16 +91,33 @@ fn probe(root: JValue, steps: minijinja::value::Rest<JValue>) -> JValue {
     current
 }
 
+/// A string constant in a conditional that is itself a template: rendered, with ansible's
+/// warning (the feature is deprecated).
+fn embedded(source: String) -> Result<JValue, Error> {
+    let diag = tack_diag::Diagnostic::new(
+        "Jinja constant strings should not contain embedded templates. This feature will be \
+         disabled by default in ansible-core 2.23.",
+    )
+    .with_help("Use inline expressions, for example: `when: \"{{ a_var }}\" == 42` becomes `when: a_var == 42`");
+    tack_diag::warn(&diag);
+    match crate::value::current() {
+        Some(render) => render.render_str(&source),
+        None => Ok(JValue::from(source)),
+    }
+}
+
 /// Template strings are cached under their own text; other names are template files.
 fn load(name: &str) -> Result<Option<String>, Error> {
     if let Some(source) = name.strip_prefix(INLINE) {
-        return Ok(Some(prepass::rewrite(source, true).unwrap_or_else(|| source.to_string())));
+        let rewritten = prepass::rewrite(source, prepass::Mode::Template);
+        return Ok(Some(rewritten.unwrap_or_else(|| source.to_string())));
     }
     if let Some(source) = name.strip_prefix(EXPRESSION) {
-        return Ok(Some(prepass::rewrite(source, false).unwrap_or_else(|| source.to_string())));
+        let rewritten = prepass::rewrite(source, prepass::Mode::Expression);
+        return Ok(Some(rewritten.unwrap_or_else(|| source.to_string())));
     }
     match std::fs::read_to_string(name) {
-        Ok(text) => Ok(Some(prepass::rewrite(&text, false).unwrap_or(text))),
+        Ok(text) => Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
     }

@@ -25,6 +25,7 @@ const LIST_OPEN: &str = "__tack_list(";
 const DICT_OPEN: &str = "__tack_dict(";
 const MOD_OPEN: &str = "__tack_mod(";
 pub(crate) const PROBE: &str = "__tack_probe";
+pub(crate) const EMBEDDED: &str = "__tack_embedded";
 const PROBE_OPEN: &str = "__tack_probe(";
 
 /// Words that end an operand: after them a `[` opens a list rather than a subscript.
@@ -63,9 +64,27 @@ enum Kind {
     BlockEdge,
 }
 
+/// How a source is rewritten besides the Python behaviours every template gets.
+#[derive(Clone, Copy)]
+pub(crate) enum Mode {
+    /// A task argument or variable: string literals in `{{ }}` keep their backslashes.
+    Template,
+    /// A conditional's expression: literals process escapes, and a literal that is itself a
+    /// template is rendered first (ansible's deprecated embedded templates).
+    Expression,
+    /// A template file: literals process escapes.
+    File,
+}
+
 /// The rewritten source, or `None` when nothing needs rewriting.
-pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> {
-    if !(may_need(source) || escape_backslashes && source.contains('\\')) {
+pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
+    let escape_backslashes = matches!(mode, Mode::Template);
+    let embedded = matches!(mode, Mode::Expression);
+    let nested_template = |s: &str| s.contains("{{") || s.contains("{%") || s.contains("{#");
+    if !(may_need(source)
+        || escape_backslashes && source.contains('\\')
+        || embedded && nested_template(source))
+    {
         return None;
     }
     let mut in_variable = false;
@@ -82,6 +101,20 @@ pub(crate) fn rewrite(source: &str, escape_backslashes: bool) -> Option<String> 
             && raw.contains('\\')
         {
             literals.push((start, end, raw_literal(raw)));
+        }
+        if embedded
+            && let Token::Str(value) = &token
+            && nested_template(value)
+            && let Some(raw) = source.get(start..end)
+        {
+            literals.push((start, end, format!("{EMBEDDED}({raw})")));
+        }
+        if embedded
+            && let Token::String(value) = &token
+            && nested_template(value)
+            && let Some(raw) = source.get(start..end)
+        {
+            literals.push((start, end, format!("{EMBEDDED}({raw})")));
         }
         let kind = match token {
             Token::VariableStart | Token::BlockStart => {
@@ -356,15 +389,18 @@ mod tests {
     use super::*;
 
     fn rewrite_default(source: &str) -> Option<String> {
-        rewrite(source, false)
+        rewrite(source, Mode::File)
     }
 
     #[test]
     fn backslashes_stay_as_written_in_expressions() {
-        assert_eq!(rewrite(r"{{ 'a\nb' }}", true).as_deref(), Some(r"{{ 'a\\nb' }}"));
-        assert_eq!(rewrite(r#"{{ "a\"b" }}"#, true).as_deref(), Some(r#"{{ "a\\\"b" }}"#));
-        assert_eq!(rewrite(r"{% set y = 'a\nb' %}", true), None);
-        assert_eq!(rewrite(r"{{ 'a\nb' }}", false), None);
+        assert_eq!(rewrite(r"{{ 'a\nb' }}", Mode::Template).as_deref(), Some(r"{{ 'a\\nb' }}"));
+        assert_eq!(
+            rewrite(r#"{{ "a\"b" }}"#, Mode::Template).as_deref(),
+            Some(r#"{{ "a\\\"b" }}"#)
+        );
+        assert_eq!(rewrite(r"{% set y = 'a\nb' %}", Mode::Template), None);
+        assert_eq!(rewrite(r"{{ 'a\nb' }}", Mode::File), None);
     }
 
     #[test]

@@ -132,7 +132,8 @@ pub(crate) fn render(
             let (syntax, _, _) = syntax_of(&h.syntax)?;
             let mut env = super::env::build();
             env.set_syntax(syntax);
-            let source = super::prepass::rewrite(body, false).unwrap_or_else(|| body.to_string());
+            let rewritten = super::prepass::rewrite(body, super::prepass::Mode::File);
+            let source = rewritten.unwrap_or_else(|| body.to_string());
             let name = path.to_string_lossy();
             let template = env
                 .template_from_named_str(&name, &source)
