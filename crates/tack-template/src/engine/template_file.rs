@@ -196,7 +196,7 @@ fn user_name(uid: u32) -> Option<String> {
 
 /// A system time as a naive UTC `datetime` (ansible gives local time; tack's runs set TZ
 /// as they please, and UTC is what the recorded runs use).
-fn timestamp(t: SystemTime) -> Timestamp {
+pub(crate) fn timestamp(t: SystemTime) -> Timestamp {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
