@@ -14,6 +14,12 @@ use crate::python;
 use crate::value::is_undefined;
 use crate::vars::objects::is_omit;
 
+/// The environment for one engine.
+///
+/// Plugin families register at the end of this function, after tack's own builtins so that
+/// theirs win: `crate::filters::register(&mut env)`, `crate::tests::register(&mut env)`,
+/// `crate::lookups::register(&mut env)`. A plugin that needs the run's loader, secrets or
+/// variables takes them from `crate::value::current()` when it is called.
 pub(super) fn build() -> Environment<'static> {
     let mut env = Environment::new();
     // ansible's undefined fails when used (printed, iterated, tested for truth, an attribute
