@@ -159,7 +159,7 @@ impl Templar {
                 .at(at.origin.clone()));
             }
             value::to_value(&value)
-                .map(Piece::Value)
+                .map(|v| Piece::Value(untrusted(v)))
                 .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))
         };
         let mut decrypt = |text: &str, at: &Node| -> Result<Value, TemplateError> {
@@ -231,6 +231,27 @@ impl Templar {
             }
         }
         set
+    }
+}
+
+/// A render's result as data that is never rendered again: a string with template syntax in
+/// it can only have been computed (or written `!unsafe`), and ansible never trusts a
+/// template's result, so it becomes `Value::Unsafe`. Strings without template syntax stay as
+/// they are (rendering them again would change nothing).
+fn untrusted(value: Value) -> Value {
+    match value {
+        Value::Str(s) if is_possibly_template(&s) => Value::Unsafe(s),
+        Value::Seq(items) => {
+            Value::Seq(items.into_iter().map(|n| Node::new(untrusted(n.value), n.origin)).collect())
+        }
+        Value::Map(m) => {
+            let mut out = tack_yaml::Mapping::new();
+            for (k, v) in m.iter() {
+                out.insert(k.clone(), Node::new(untrusted(v.value.clone()), v.origin.clone()));
+            }
+            Value::Map(out)
+        }
+        other => other,
     }
 }
 

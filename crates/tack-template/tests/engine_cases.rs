@@ -24,12 +24,6 @@ const KNOWN: &[(&str, &str)] = &[
         "ansible-core 2.21.5 answers 0 for `count()` on a list read from variables (its lazy \
          list compares against its unrendered items); tack counts as Python's list does",
     ),
-    (
-        "when-undefined-attr",
-        "comparing an undefined value (`a.z == 1`) is false in minijinja, where ansible's \
-         undefined raises; minijinja has no hook on comparisons. Printing, filtering, \
-         iterating and testing an undefined value fail as in ansible",
-    ),
 ];
 
 fn dir() -> PathBuf {

@@ -124,7 +124,7 @@ fn dynamic_lookup_of_a_trusted_key_is_trusted() {
 #[test]
 fn registered_strings_are_never_templates() {
     let (value, _) = read("{{ result.stdout }}", &scope());
-    assert_eq!(value, Value::Str("{{ not_a_template }}".into()));
+    assert_eq!(value, Value::Unsafe("{{ not_a_template }}".into()));
 }
 
 #[test]
@@ -154,4 +154,17 @@ fn static_provenance_counts_every_referenced_name() {
     assert!(templar.static_provenance(&node, &scope()).is_managed_host());
     let names = templar.referenced_names("{% set x = 1 %}{{ x + app_port | int }}").unwrap();
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["app_port"]);
+}
+
+#[test]
+fn rendered_strings_are_never_rendered_again() {
+    let templar = Templar::new();
+    let base = scope();
+    // A set_fact of a trusted value whose result looks like a template (it was computed).
+    let made = templar.render_str("{{ '{{ app }}' }}", &base).unwrap();
+    assert_eq!(made.value.value, Value::Unsafe("{{ app }}".into()));
+    let mut facts = Layer::new();
+    facts.insert("made", made.value, made.provenance.derived());
+    let after = base.with_layer(Arc::new(facts));
+    assert_eq!(read("{{ made }}", &after).0, Value::Unsafe("{{ app }}".into()));
 }
