@@ -5,6 +5,7 @@
 //! Formatting rules for numbers and strings come from `tack_yaml::pyrepr`; this module must
 //! not grow its own copy of them.
 
+pub(crate) mod format;
 pub(crate) mod methods;
 pub(crate) mod percent;
 pub(crate) mod repr;

@@ -16,6 +16,9 @@ pub(crate) fn call(
     if let Some(result) = own(s, method, args) {
         return Some(result);
     }
+    if method == "format" {
+        return Some(super::format::format(state, s, args));
+    }
     if method == "format_map" {
         // `format_map(m)` is `format(**m)`.
         let Some(mapping) = args.first() else {
