@@ -182,3 +182,68 @@ pub(crate) fn to_template_error(err: &Error) -> TemplateError {
     };
     TemplateError::new(kind, message)
 }
+
+/// What Jinja2 says it was looking for when a block is left open: the innermost open block
+/// before byte `upto` of `source` (the whole source when `None`).
+fn looking_for(source: &str, upto: Option<usize>) -> Option<String> {
+    use minijinja::machinery::{Token, tokenize};
+    let mut open: Vec<&str> = Vec::new();
+    let mut after_block_start = false;
+    for item in tokenize(source, false, minijinja::syntax::SyntaxConfig::default()) {
+        let Ok((token, span)) = item else { break };
+        if upto.is_some_and(|u| span.start_offset as usize >= u) {
+            break;
+        }
+        match token {
+            Token::BlockStart => after_block_start = true,
+            Token::Ident(tag) if after_block_start => {
+                after_block_start = false;
+                match tag {
+                    "if" | "for" | "macro" | "call" | "filter" | "with" | "block"
+                    | "autoescape" | "raw" => open.push(tag),
+                    t if t.starts_with("end") => {
+                        open.pop();
+                    }
+                    _ => {}
+                }
+            }
+            _ => after_block_start = false,
+        }
+    }
+    let innermost = *open.last()?;
+    let wanted = match innermost {
+        "if" => "'elif' or 'else' or 'endif'".to_string(),
+        "for" => "'endfor' or 'else'".to_string(),
+        other => format!("'end{other}'"),
+    };
+    Some(format!(
+        "Jinja was looking for the following tags: {wanted}. The innermost block that needs to be \
+         closed is '{innermost}'."
+    ))
+}
+
+/// A compile error of `source` in ansible's words, with Jinja2's note on open blocks.
+pub(crate) fn compile_error(err: &Error, source: &str) -> Error {
+    let err = ansible_error(err, None);
+    let Some(message) = final_message(&err) else { return err };
+    if let Some(rest) = message.strip_prefix("Syntax error in template: Encountered unknown tag '")
+        && let Some((tag, _)) = rest.split_once('\'')
+    {
+        let at = [format!("{{% {tag}"), format!("{{%- {tag}"), format!("{{%{tag}")]
+            .iter()
+            .filter_map(|p| source.find(p.as_str()))
+            .min();
+        if let Some(note) = looking_for(source, at) {
+            return final_error(err.kind(), format!("{message} {note}"));
+        }
+    }
+    if message.starts_with("Syntax error in template: unexpected end of input")
+        && let Some(note) = looking_for(source, None)
+    {
+        return final_error(
+            err.kind(),
+            format!("Syntax error in template: Unexpected end of template. {note}"),
+        );
+    }
+    err
+}

@@ -80,14 +80,14 @@ impl Engine {
         scope: &Scope,
     ) -> Result<JValue, Error> {
         let template =
-            self.cached(EXPRESSION, source).map_err(|e| errors::ansible_error(&e, None))?;
+            self.cached(EXPRESSION, source).map_err(|e| errors::compile_error(&e, source))?;
         self.render_template(&template, scope)
     }
 
     /// Renders a template string in `scope` to its native value: what reading a variable whose
     /// value is that string gives. Errors are already in ansible's words.
     pub fn render_nested(self: &Arc<Self>, source: &str, scope: &Scope) -> Result<JValue, Error> {
-        let template = self.template(source).map_err(|e| errors::ansible_error(&e, None))?;
+        let template = self.template(source).map_err(|e| errors::compile_error(&e, source))?;
         let value = self.render_template(&template, scope)?;
         Ok(keep_trailing_newlines(source, value))
     }

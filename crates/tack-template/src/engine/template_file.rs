@@ -124,7 +124,7 @@ pub(crate) fn render(
         None => {
             let name = path.to_string_lossy();
             let template =
-                engine.env.get_template(&name).map_err(|e| errors::ansible_error(&e, None))?;
+                engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, body))?;
             engine.render_template(&template, &scope)?
         }
         Some(h) => {
@@ -137,7 +137,7 @@ pub(crate) fn render(
             let name = path.to_string_lossy();
             let template = env
                 .template_from_named_str(&name, &source)
-                .map_err(|e| errors::ansible_error(&e, None))?;
+                .map_err(|e| errors::compile_error(&e, body))?;
             engine.render_template(&template, &scope)?
         }
     };
