@@ -183,25 +183,31 @@ pub(crate) fn to_template_error(err: &Error) -> TemplateError {
     TemplateError::new(kind, message)
 }
 
-/// What Jinja2 says it was looking for when a block is left open: the innermost open block
-/// before byte `upto` of `source` (the whole source when `None`).
-fn looking_for(source: &str, upto: Option<usize>) -> Option<String> {
+/// What Jinja2 says it was looking for when a block is left open: the innermost block open
+/// where `failing` (a tag it did not expect) appears in `source`, or at the end of `source`
+/// when `failing` is `None`.
+fn looking_for(source: &str, failing: Option<&str>) -> Option<String> {
     use minijinja::machinery::{Token, tokenize};
     let mut open: Vec<&str> = Vec::new();
     let mut after_block_start = false;
     for item in tokenize(source, false, minijinja::syntax::SyntaxConfig::default()) {
-        let Ok((token, span)) = item else { break };
-        if upto.is_some_and(|u| span.start_offset as usize >= u) {
-            break;
-        }
+        let Ok((token, _)) = item else { break };
         match token {
             Token::BlockStart => after_block_start = true,
             Token::Ident(tag) if after_block_start => {
                 after_block_start = false;
+                let closes = tag.strip_prefix("end");
+                let accepted = match closes {
+                    Some(block) => open.last() == Some(&block),
+                    None => !matches!(tag, "break" | "continue" | "do"),
+                };
+                if failing == Some(tag) && !accepted {
+                    break;
+                }
                 match tag {
                     "if" | "for" | "macro" | "call" | "filter" | "with" | "block"
                     | "autoescape" | "raw" => open.push(tag),
-                    t if t.starts_with("end") => {
+                    _ if closes.is_some() => {
                         open.pop();
                     }
                     _ => {}
@@ -229,13 +235,10 @@ pub(crate) fn compile_error(err: &Error, source: &str) -> Error {
     if let Some(rest) = message.strip_prefix("Syntax error in template: Encountered unknown tag '")
         && let Some((tag, _)) = rest.split_once('\'')
     {
-        let at = [format!("{{% {tag}"), format!("{{%- {tag}"), format!("{{%{tag}")]
-            .iter()
-            .filter_map(|p| source.find(p.as_str()))
-            .min();
-        if let Some(note) = looking_for(source, at) {
+        if let Some(note) = looking_for(source, Some(tag)) {
             return final_error(err.kind(), format!("{message} {note}"));
         }
+        return err;
     }
     if message.starts_with("Syntax error in template: unexpected end of input")
         && let Some(note) = looking_for(source, None)
