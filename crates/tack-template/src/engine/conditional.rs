@@ -70,8 +70,9 @@ pub(super) fn evaluate(
     }
     let rendered_expression;
     let expression = if is_possibly_all_template(text) {
-        let value =
-            engine.render_nested(text, scope).map_err(|e| in_conditional(&e, &origin, false))?;
+        let value = engine
+            .render_nested(text, scope)
+            .map_err(|e| in_conditional(&e, &origin, false, false))?;
         match value.as_str() {
             Some(s) => {
                 // Only a string the user wrote may be evaluated as an expression: the value of
@@ -101,8 +102,11 @@ pub(super) fn evaluate(
         text
     };
     let source = format!("{{{{ {expression} }}}}");
-    let value =
-        engine.render_expression(&source, scope).map_err(|e| in_conditional(&e, &origin, true))?;
+    let has_delimiters =
+        ["{{", "}}", "{%", "%}", "{#", "#}"].iter().any(|d| expression.contains(d));
+    let value = engine
+        .render_expression(&source, scope)
+        .map_err(|e| in_conditional(&e, &origin, true, has_delimiters))?;
     boolean(&value, scope, expression, &origin)
 }
 
@@ -124,18 +128,31 @@ fn in_conditional(
     err: &minijinja::Error,
     origin: &Option<Origin>,
     expression: bool,
+    has_delimiters: bool,
 ) -> TemplateError {
     let mut e = to_template_error(err);
     if e.kind == TemplateErrorKind::Undefined {
         e.message = format!("Error while evaluating conditional: {}", e.message);
     } else if expression {
-        for (template, expr) in [
-            ("Error rendering template: ", "Error rendering expression: "),
-            ("Syntax error in template: ", "Syntax error in expression: "),
-        ] {
-            if let Some(rest) = e.message.strip_prefix(template) {
-                e.message = format!("{expr}{rest}");
-            }
+        if let Some(rest) = e.message.strip_prefix("Error rendering template: ") {
+            e.message = format!("Error rendering expression: {rest}");
+        }
+        if let Some(rest) = e.message.strip_prefix("Syntax error in template: ") {
+            // The expression was wrapped in `{{ }}` to compile it: its end is the template's.
+            let rest = match rest {
+                "Expected an expression, got 'end of print statement'" => {
+                    "unexpected 'end of template'"
+                }
+                other => other,
+            };
+            e.message = if has_delimiters {
+                format!(
+                    "Syntax error in expression. Template delimiters are not supported in \
+                     expressions: {rest}"
+                )
+            } else {
+                format!("Syntax error in expression: {rest}")
+            };
         }
     }
     e.at(origin.clone())

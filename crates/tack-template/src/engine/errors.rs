@@ -108,7 +108,15 @@ fn syntax_detail(detail: &str) -> String {
             // after a complete expression.
             let other = other.strip_suffix(", expected end of variable block").unwrap_or(other);
             // Jinja2 quotes tokens with single quotes where minijinja uses backticks.
-            other.replace('`', "'")
+            let other = other.replace('`', "'");
+            // A token where another was required: Jinja2 says it the other way round.
+            if let Some(rest) = other.strip_prefix("unexpected '")
+                && let Some((got, wanted)) = rest.split_once("', expected '")
+                && let Some(wanted) = wanted.strip_suffix('\'')
+            {
+                return format!("expected token '{wanted}', got '{got}'");
+            }
+            other
         }
     }
 }
