@@ -54,7 +54,7 @@ use crate::engine::render::{Piece, walk};
 pub use engine::template_file::TemplateFileOptions;
 pub use engine::{Conditional, Rendered};
 pub use error::{TemplateError, TemplateErrorKind};
-pub use vars::{Binding, HostVars, Layer, Provenance, ProvenanceSet, Scope};
+pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 
 /// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
 pub fn is_possibly_template(s: &str) -> bool {
@@ -144,10 +144,10 @@ impl Templar {
 
     fn render_node(&self, node: &Node, scope: &Scope) -> Result<Piece, TemplateError> {
         let mut render_str = |source: &str, at: &Node| -> Result<Piece, TemplateError> {
-            let value = self
-                .engine
-                .render_nested(source, scope)
-                .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))?;
+            let value = engine::active::at_origin(at.origin.clone(), || {
+                self.engine.render_nested(source, scope)
+            })
+            .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))?;
             if value::is_omit_value(&value) {
                 return Ok(Piece::Omitted);
             }
@@ -179,8 +179,11 @@ impl Templar {
         node: &Node,
         scope: &Scope,
     ) -> Result<Conditional, TemplateError> {
-        let (result, provenance) =
-            engine::active::top_level(|| engine::evaluate_conditional(&self.engine, node, scope));
+        let (result, provenance) = engine::active::top_level(|| {
+            engine::active::at_origin(node.origin.clone(), || {
+                engine::evaluate_conditional(&self.engine, node, scope)
+            })
+        });
         Ok(Conditional { value: result?, provenance })
     }
 

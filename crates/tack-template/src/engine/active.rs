@@ -131,3 +131,20 @@ pub(crate) fn with_ctx<R>(ctx: crate::vars::objects::Ctx, f: impl FnOnce() -> R)
 pub(crate) fn current_ctx() -> Option<crate::vars::objects::Ctx> {
     CTXS.with(|c| c.borrow().last().cloned())
 }
+
+thread_local! {
+    static ORIGINS: RefCell<Vec<Option<tack_diag::Origin>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` while the template written at `origin` renders (deprecations point there).
+pub(crate) fn at_origin<R>(origin: Option<tack_diag::Origin>, f: impl FnOnce() -> R) -> R {
+    ORIGINS.with(|o| o.borrow_mut().push(origin));
+    let result = f();
+    ORIGINS.with(|o| o.borrow_mut().pop());
+    result
+}
+
+/// Where the template being rendered was written, when known.
+pub(crate) fn current_origin() -> Option<tack_diag::Origin> {
+    ORIGINS.with(|o| o.borrow().last().cloned().flatten())
+}

@@ -89,17 +89,58 @@ impl ProvenanceSet {
     }
 }
 
+/// A variable whose use ansible deprecates (top-level facts, say): reading it prints
+/// ansible's deprecation warning, pointing at the template that read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deprecation {
+    pub message: String,
+    /// The ansible-core version the feature goes away in (`2.24`).
+    pub removed_in: String,
+    pub help: Option<String>,
+}
+
+impl Deprecation {
+    /// ansible's deprecation of the `vars` dictionary, printed whenever a template reads it.
+    pub fn vars_dictionary() -> Deprecation {
+        Deprecation {
+            message: "The internal \"vars\" dictionary is deprecated.".into(),
+            removed_in: "2.24".into(),
+            help: Some("Use the `vars` and `varnames` lookups instead.".into()),
+        }
+    }
+
+    pub(crate) fn emit(&self) {
+        let mut diag = tack_diag::Diagnostic::at(
+            self.message.clone(),
+            crate::engine::active::current_origin(),
+        );
+        diag.help = self.help.clone();
+        tack_diag::deprecate(&diag, &self.removed_in);
+    }
+}
+
 /// One variable: its loaded value and where that value came from.
 pub struct Binding {
     node: Node,
     provenance: Provenance,
+    deprecation: Option<Deprecation>,
     /// The value as template data, made on first read and shared by every render after.
     data: OnceLock<data::Data>,
 }
 
 impl Binding {
     pub fn new(node: Node, provenance: Provenance) -> Binding {
-        Binding { node, provenance, data: OnceLock::new() }
+        Binding { node, provenance, deprecation: None, data: OnceLock::new() }
+    }
+
+    /// This binding, printing `deprecation` whenever a template reads it.
+    pub fn with_deprecation(mut self, deprecation: Deprecation) -> Binding {
+        self.deprecation = Some(deprecation);
+        self
+    }
+
+    pub fn deprecation(&self) -> Option<&Deprecation> {
+        self.deprecation.as_ref()
     }
 
     pub fn node(&self) -> &Node {
@@ -151,6 +192,18 @@ impl Layer {
             }
         }
         layer
+    }
+
+    /// Adds a variable whose use is deprecated (see [`Deprecation`]).
+    pub fn insert_deprecated(
+        &mut self,
+        name: impl Into<String>,
+        value: Node,
+        provenance: Provenance,
+        deprecation: Deprecation,
+    ) {
+        let binding = Binding::new(value, provenance).with_deprecation(deprecation);
+        self.vars.insert(name.into(), Arc::new(binding));
     }
 
     pub fn insert(&mut self, name: impl Into<String>, value: Node, provenance: Provenance) {

@@ -68,6 +68,9 @@ impl Ctx {
     /// A binding read by name: its provenance is recorded, then its value resolved.
     pub fn read_binding(&self, binding: &Binding) -> JValue {
         active::record(binding.provenance());
+        if let Some(deprecation) = binding.deprecation() {
+            deprecation.emit();
+        }
         self.resolve(binding.data())
     }
 }
@@ -377,7 +380,10 @@ impl Object for Root {
             return Some(v.clone());
         }
         let value = match (name, self.ctx.scope.get(name)) {
-            ("vars", _) => JValue::from_object(VarsView { ctx: self.ctx.clone() }),
+            ("vars", _) => {
+                crate::vars::Deprecation::vars_dictionary().emit();
+                JValue::from_object(VarsView { ctx: self.ctx.clone() })
+            }
             ("hostvars", _) if self.ctx.scope.hostvars().is_some() => {
                 JValue::from_object(HostvarsView { ctx: self.ctx.clone() })
             }
