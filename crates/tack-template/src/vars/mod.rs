@@ -109,6 +109,18 @@ impl Deprecation {
         }
     }
 
+    /// ansible's deprecation of facts injected as top-level variables (`ansible_os_family`
+    /// beside `ansible_facts.os_family`), while `INJECT_FACTS_AS_VARS` is left at its default.
+    pub fn top_level_fact() -> Deprecation {
+        Deprecation {
+            message: "INJECT_FACTS_AS_VARS default to `True` is deprecated, top-level facts will \
+                      not be auto injected after the change."
+                .into(),
+            removed_in: "2.24".into(),
+            help: Some("Use `ansible_facts[\"fact_name\"]` (no `ansible_` prefix) instead.".into()),
+        }
+    }
+
     pub(crate) fn emit(&self) {
         let mut diag = tack_diag::Diagnostic::at(
             self.message.clone(),
