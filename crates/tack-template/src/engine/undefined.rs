@@ -101,6 +101,14 @@ pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
         };
         match lookup(&current, &key) {
             Ok(Some(v)) if !v.is_undefined() => current = v,
+            // Jinja2's sandbox refuses private attributes before looking them up.
+            Ok(_) if key.as_str().is_some_and(|k| k.starts_with('_')) => {
+                return format!(
+                    "access to attribute '{}' of '{}' object is unsafe.",
+                    key.as_str().unwrap_or_default(),
+                    type_name(&current)
+                );
+            }
             Ok(_) => {
                 return format!(
                     "object of type '{}' has no attribute {}",
