@@ -162,7 +162,7 @@ fn entity_vars(
     for file in loader.find_vars_files(&dir, name) {
         let flatten = |d: Diagnostic| Diagnostic::new(d.brief()).parser();
         let loaded = loader.load_file(&file).map_err(|e| flatten(e.to_diagnostic()))?;
-        if !tack_loader::vars::is_truthy(&loaded) {
+        if !loaded.value.is_truthy() {
             continue;
         }
         let Value::Map(map) = &loaded.value else {
@@ -171,7 +171,7 @@ fn entity_vars(
                 None,
                 Diagnostic::new(format!(
                     "failed to combine variables, expected dicts but got a 'dict' and a '{}'.",
-                    tack_loader::vars::loaded_type_name(&loaded)
+                    loaded.value.loaded_type_name()
                 )),
             )));
         };

@@ -43,7 +43,7 @@ pub(crate) fn parse(
 ) -> Result<(), Diagnostic> {
     let doc =
         loader.load_file_with(path, CacheMode::None).map_err(|e| err(e.to_diagnostic().brief()))?;
-    if !tack_loader::vars::is_truthy(&doc) {
+    if !doc.value.is_truthy() {
         return Err(err("Parsed empty YAML file"));
     }
     let Value::Map(map) = &doc.value else {
@@ -52,7 +52,7 @@ pub(crate) fn parse(
             python_class(&doc)
         )));
     };
-    if map.get("plugin").is_some_and(tack_loader::vars::is_truthy) {
+    if map.get("plugin").is_some_and(|p| p.value.is_truthy()) {
         return Err(err("Plugin configuration YAML file, not YAML inventory"));
     }
     for (name, group) in map.iter() {
@@ -172,7 +172,7 @@ pub(crate) fn populate_host_vars(
     let empty = Mapping::new();
     let map = match &vars.value {
         Value::Map(m) => m,
-        _ if !tack_loader::vars::is_truthy(vars) => &empty,
+        _ if !vars.value.is_truthy() => &empty,
         _ => {
             return Err(err(format!(
                 "Invalid data from file, expected dictionary and got:\n\n{}",
@@ -193,8 +193,7 @@ pub(crate) fn populate_host_vars(
 /// What the `auto` plugin reads from a `.yml`/`.yaml` file: the `plugin:` it names.
 pub(crate) fn auto_plugin_name(loader: &DataLoader, path: &Path) -> Result<String, Diagnostic> {
     let doc = loader.load_file_with(path, CacheMode::None).map_err(|e| e.to_diagnostic())?;
-    let name =
-        doc.as_map().and_then(|m| m.get("plugin")).filter(|n| tack_loader::vars::is_truthy(n));
+    let name = doc.as_map().and_then(|m| m.get("plugin")).filter(|n| n.value.is_truthy());
     match name {
         Some(n) => Ok(python_str(n)),
         None => Err(err(format!(

@@ -64,7 +64,7 @@ impl LoadError {
             LoadError::NotFound { path } => {
                 let cause = format!(
                     "[Errno 2] No such file or directory: {}",
-                    crate::vars::python_str_repr(&path.to_string_lossy())
+                    tack_yaml::pyrepr::str_repr(&path.to_string_lossy())
                 );
                 Diagnostic::caused_by(self.to_string(), None, Diagnostic::new(cause)).with_help(
                     "If you are using a module and expect the file to exist on the remote, see \

@@ -19,4 +19,4 @@ pub mod tags;
 pub mod walk;
 
 pub use ast::*;
-pub use load::{FileLoader, LoadOptions, Loader, tagged_type_name};
+pub use load::{FileLoader, LoadOptions, Loader};

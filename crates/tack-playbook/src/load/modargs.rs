@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{general_error, parser_error, tagged_type_name};
+use super::{general_error, parser_error};
 use crate::splitter;
 use crate::tables::{self, ObjectKind, Routing, actions};
 
@@ -354,7 +354,7 @@ impl ModuleArgsParser<'_> {
             }
             Value::Null => Ok(None),
             _ => Err(parser_error(
-                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                format!("unexpected parameter type in action: {}", thing.value.loaded_type_repr()),
                 Some(self.ds_node),
             )),
         }
@@ -390,7 +390,7 @@ impl ModuleArgsParser<'_> {
                 Ok((action, kv_mapping(&rest, check_raw, thing)?))
             }
             _ => Err(parser_error(
-                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                format!("unexpected parameter type in action: {}", thing.value.loaded_type_repr()),
                 Some(self.ds_node),
             )),
         }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{Loader, attrs, general_error, parser_error, tagged_type_name};
+use super::{Loader, attrs, general_error, parser_error};
 use crate::ast::{Play, Playbook};
 use crate::paths::{normpath, unfrackpath};
 use crate::tables::{Keyword, ObjectKind, actions};
@@ -51,7 +51,7 @@ impl Loader<'_> {
                 return Err(parser_error(
                     format!(
                         "A playbook must be a list of plays, got a {} instead: {shown}",
-                        tagged_type_name(&ds)
+                        ds.value.loaded_type_repr()
                     ),
                     Some(&ds),
                 ));

@@ -209,7 +209,7 @@ impl Loader<'_> {
             };
             attrs::validate_keys(meta_map, ObjectKind::RoleMetadata)?;
             if let Some(ad) = meta_map.get("allow_duplicates") {
-                build.roles[id.0].allow_duplicates = super::task::truthy(ad);
+                build.roles[id.0].allow_duplicates = ad.value.is_truthy();
             }
             if let Some(deps) = meta_map.get("dependencies").filter(|d| !is_empty(d)) {
                 let Some(list) = deps.as_seq() else {
@@ -485,7 +485,7 @@ impl Loader<'_> {
 }
 
 fn is_empty(node: &Node) -> bool {
-    !super::task::truthy(node)
+    !node.value.is_truthy()
 }
 
 fn as_vars(data: Option<Node>, role: &str, subdir: &str) -> Result<Mapping, Diagnostic> {

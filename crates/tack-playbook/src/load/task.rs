@@ -244,11 +244,11 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             Some(ds),
         ));
     }
-    let has_raw = task.args.get("_raw_params").is_some_and(truthy);
+    let has_raw = task.args.get("_raw_params").is_some_and(|n| n.value.is_truthy());
     if !has_raw {
         let file = task.args.remove("file").map(|(_, v)| v);
         match file {
-            Some(f) if truthy(&f) => {
+            Some(f) if f.value.is_truthy() => {
                 task.args.insert(Node::new(Value::Str("_raw_params".into()), f.origin.clone()), f);
             }
             _ => {
@@ -260,7 +260,7 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
         }
     }
     if let Some(apply) = task.args.get("apply") {
-        if truthy(apply) && !actions::is(&task.action, actions::INCLUDE_TASKS) {
+        if apply.value.is_truthy() && !actions::is(&task.action, actions::INCLUDE_TASKS) {
             return Err(parser_error(
                 format!("Invalid options for {}: apply", task.action),
                 Some(ds),
@@ -270,7 +270,7 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             return Err(parser_error(
                 format!(
                     "Expected a dict for apply but got {} instead",
-                    super::tagged_type_name(apply)
+                    apply.value.loaded_type_repr()
                 ),
                 Some(ds),
             ));
@@ -321,7 +321,7 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
             return Err(parser_error(
                 format!(
                     "Expected a string for {key} but got {} instead",
-                    super::tagged_type_name(v)
+                    v.value.loaded_type_repr()
                 ),
                 None,
             ));
@@ -329,7 +329,7 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
     }
     let is_include = actions::is(&task.action, actions::INCLUDE_ROLE);
     if let Some(apply) = args.get("apply") {
-        if truthy(apply) && !is_include {
+        if apply.value.is_truthy() && !is_include {
             return Err(parser_error(
                 format!("Invalid options for {}: apply", task.action),
                 Some(ds),
@@ -339,13 +339,13 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
             return Err(parser_error(
                 format!(
                     "Expected a dict for apply but got {} instead",
-                    super::tagged_type_name(apply)
+                    apply.value.loaded_type_repr()
                 ),
                 Some(ds),
             ));
         }
     }
-    if args.get("rescuable").is_some_and(truthy) && !is_include {
+    if args.get("rescuable").is_some_and(|n| n.value.is_truthy()) && !is_include {
         return Err(parser_error(
             format!("Invalid options for {}: rescuable", task.action),
             Some(ds),
@@ -362,19 +362,4 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
         apply: args.get("apply").cloned(),
         rolespec_validate: args.get("rolespec_validate").cloned(),
     })
-}
-
-/// Python truthiness of a loaded value.
-pub(crate) fn truthy(node: &Node) -> bool {
-    match &node.value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::BigInt(_) => true,
-        Value::Float(f) => *f != 0.0,
-        Value::Str(s) | Value::Unsafe(s) | Value::Vault(s) => !s.is_empty(),
-        Value::Seq(s) => !s.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-        Value::Timestamp(_) => true,
-    }
 }
