@@ -187,7 +187,7 @@ pub fn load_extra_vars(
         } else {
             let origin = Some(Origin::described("<CLI option '-e'>"));
             let pairs =
-                kv::parse_kv(option).map_err(|e| Diagnostic::new(e.to_string()).parser())?;
+                kv::parse_kv(option, false).map_err(|e| Diagnostic::new(e.to_string()).parser())?;
             let map = pairs
                 .into_iter()
                 .map(|(k, v)| {

@@ -13,7 +13,6 @@ mod load;
 pub mod paths;
 pub mod play_vars;
 pub mod post_validate;
-pub mod splitter;
 pub mod tables;
 pub mod tags;
 pub mod walk;

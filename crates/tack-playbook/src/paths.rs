@@ -84,7 +84,7 @@ pub fn unfrackpath(path: &str, follow: bool, basedir: Option<&Path>) -> PathBuf 
 
 /// Removes one pair of surrounding quotes.
 fn unquote(s: &str) -> &str {
-    crate::splitter::unquote(s)
+    tack_py::ansible::unquote(s)
 }
 
 /// `path_dwim(given)` relative to `basedir`.
