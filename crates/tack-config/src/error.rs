@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 
 use tack_diag::{Diagnostic, ErrorClass};
-
-use crate::pyrepr::str_repr;
+use tack_py::repr::str_repr;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -136,7 +136,9 @@ impl<'a> SourceReader<'a> {
             let source = if source.contains(',') {
                 source.clone()
             } else {
-                tack_loader::paths::unfrackpath(source, None, false).to_string_lossy().into_owned()
+                tack_py::ansible::unfrackpath(Path::new(source), false, None)
+                    .to_string_lossy()
+                    .into_owned()
             };
             if self.parse_source(&source)? {
                 parsed = true;
@@ -256,7 +258,7 @@ impl<'a> SourceReader<'a> {
 
     fn verify(&self, plugin: &str, source: &str) -> bool {
         let path = Path::new(source);
-        let ext = tack_loader::paths::extension(source);
+        let ext = tack_py::path::splitext(source).1;
         match plugin {
             "host_list" | "advanced_host_list" => !path.exists() && source.contains(','),
             "script" => Self::readable_file(path) && is_executable(path),

@@ -138,7 +138,7 @@ fn entity_vars(
 ) -> Result<Mapping, Diagnostic> {
     let mut data = Mapping::new();
     let Some(base) = paths::basedir(&path.to_string_lossy()) else { return Ok(data) };
-    let base = paths::realpath(&base);
+    let base = tack_py::path::realpath(&base);
     let name = entity.name();
     // Host names such as chroot paths are not file names.
     if name.starts_with('/') {
@@ -190,7 +190,7 @@ pub fn source_vars_dir(source: &str) -> Option<PathBuf> {
     if path.is_dir() {
         return Some(path.to_path_buf());
     }
-    Some(PathBuf::from(paths::dirname(source)))
+    Some(tack_py::path::dirname(path).to_path_buf())
 }
 
 /// `get_vars_from_inventory_sources`: each source's directory in turn.

@@ -10,7 +10,6 @@ pub mod ast;
 pub mod compile;
 pub mod listing;
 mod load;
-pub mod paths;
 pub mod play_vars;
 pub mod post_validate;
 pub mod tables;

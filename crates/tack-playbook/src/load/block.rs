@@ -2,7 +2,7 @@
 //! gathered into implicit blocks, `block:` entries become blocks, and `import_tasks` /
 //! `import_role` are expanded in place.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
@@ -382,10 +382,10 @@ impl Loader<'_> {
     }
 
     fn find_import(&self, build: &PlayBuild, scope: &Scope, subdir: &str, target: &str) -> PathBuf {
-        use crate::paths::{dirname, path_dwim, path_dwim_relative};
+        use tack_loader::{paths::path_dwim, search::path_dwim_relative};
         let mut cumulative: Option<PathBuf> = None;
         for parent in scope.include_targets.iter().rev() {
-            let parent_dir = dirname(parent);
+            let parent_dir = tack_py::path::dirname(Path::new(parent)).to_path_buf();
             cumulative = Some(match cumulative {
                 None => parent_dir,
                 Some(c) if !c.is_absolute() => parent_dir.join(c),

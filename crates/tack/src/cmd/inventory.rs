@@ -16,7 +16,6 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass};
 use tack_inventory::options_error;
-use tack_loader::paths;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
 use crate::session::{Session, SessionArgs};
@@ -141,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         extra_vars: &session.extra_vars,
         export: args.export
             || session.config.get("INVENTORY_EXPORT").is_some_and(|v| v.is_truthy()),
-        playbook_dir: args.playbook_dir.as_deref().map(paths::abspath),
+        playbook_dir: args.playbook_dir.as_deref().map(tack_py::path::abspath),
     };
     let text = match action {
         Action::Host(pattern) => {
