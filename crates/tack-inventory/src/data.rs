@@ -528,7 +528,7 @@ impl InventoryData {
             Err(reason) => {
                 let msg = format!(
                     "Invalid priority value '{}' for group '{}'.Setting priority to default value.",
-                    python_str(value),
+                    crate::pyrepr::str_of(&value.value),
                     self.group(group).name
                 );
                 tack_diag::warn(&Diagnostic::caused_by(msg, None, Diagnostic::new(reason)));
@@ -630,16 +630,6 @@ pub(crate) fn deprecate(mut diag: Diagnostic, plugin: Option<&str>) {
     tack_diag::deprecate_formatted(&diag);
 }
 
-/// Python's `repr()` of a string (quotes chosen as Python chooses them).
-pub fn python_repr_str(s: &str) -> String {
-    crate::pyrepr::repr_str(s)
-}
-
-/// Python's `str()` of a value.
-pub fn python_str(node: &Node) -> String {
-    crate::pyrepr::str_of(&node.value)
-}
-
 /// `int(value)` as `Group.set_priority` applies it.
 fn python_int_of(value: &Node) -> Result<i64, String> {
     match &value.value {
@@ -661,7 +651,10 @@ fn python_int_of(value: &Node) -> Result<i64, String> {
                 && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
             match digits.replace('_', "").parse::<i64>() {
                 Ok(n) if ok => Ok(if neg { -n } else { n }),
-                _ => Err(format!("invalid literal for int() with base 10: {}", python_repr_str(s))),
+                _ => Err(format!(
+                    "invalid literal for int() with base 10: {}",
+                    tack_py::repr::str_repr(s)
+                )),
             }
         }
         Value::Null => Err(

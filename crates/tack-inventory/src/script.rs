@@ -15,26 +15,14 @@ use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::yaml_source::populate_host_vars;
+use tack_py::repr::str_repr as repr_str;
 
 /// Python's `native_type_name` of a JSON value.
 fn native_type(node: &Node) -> &'static str {
     match &node.value {
         Value::Vault(_) => "EncryptedString",
         other => other.python_type(),
-    }
-}
-
-/// `shlex.quote`.
-fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if word.is_empty() {
-        "''".into()
-    } else if word.chars().all(safe) {
-        word.into()
-    } else {
-        format!("'{}'", word.replace('\'', "'\"'\"'"))
     }
 }
 
@@ -49,7 +37,7 @@ fn run(path: &Path, args: &[&str]) -> Result<Output, Diagnostic> {
     let mut argv = vec![path.to_string_lossy().into_owned()];
     argv.extend(args.iter().map(|a| a.to_string()));
     let out = Command::new(path).args(args).stdin(Stdio::inherit()).output().map_err(|e| {
-        let joined: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+        let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
         let reason = e.to_string();
         let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
         let cause = match e.raw_os_error() {
@@ -178,7 +166,7 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut hostvars: Option<Mapping> = None;
     for (key, value) in top.iter() {
-        let name = crate::data::python_str(key);
+        let name = crate::pyrepr::str_of(&key.value);
         if name == "_meta" {
             match value.as_map().and_then(|m| m.get("hostvars")) {
                 Some(Node { value: Value::Map(m), .. }) => hostvars = Some(m.clone()),
@@ -271,7 +259,7 @@ fn parse_group(
             )));
         };
         for item in items {
-            let host = crate::data::python_str(item);
+            let host = crate::pyrepr::str_of(&item.value);
             hosts.insert(host.clone());
             data.add_host(&host, Some(group_id), None).map_err(|e| Diagnostic::new(e.0))?;
         }
@@ -289,8 +277,8 @@ fn parse_group(
     }
     if let Some(children) = map.get("children") {
         let names: Vec<String> = match &children.value {
-            Value::Seq(items) => items.iter().map(crate::data::python_str).collect(),
-            Value::Map(m) => m.keys().map(crate::data::python_str).collect(),
+            Value::Seq(items) => items.iter().map(|i| crate::pyrepr::str_of(&i.value)).collect(),
+            Value::Map(m) => m.keys().map(|k| crate::pyrepr::str_of(&k.value)).collect(),
             Value::Str(s) => s.chars().map(String::from).collect(),
             _ => Vec::new(),
         };
@@ -333,17 +321,4 @@ fn host_variables(path: &Path, host: &str) -> Result<Node, Diagnostic> {
             &out.help,
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting_like_shlex() {
-        assert_eq!(shell_quote("/a/b.sh"), "/a/b.sh");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), "'it'\"'\"'s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 }

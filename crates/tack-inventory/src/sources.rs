@@ -16,8 +16,8 @@ use tack_loader::DataLoader;
 
 use crate::address::{expand_hostpattern, parse_address};
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::{ini, script, toml_source, yaml_source};
+use tack_py::repr::str_repr as repr_str;
 
 /// Where ansible looks when no inventory is configured; its absence is not worth a warning.
 pub const DEFAULT_HOST_LIST: &str = "/etc/ansible/hosts";

@@ -13,8 +13,8 @@ use tack_yaml::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
 use crate::address::expand_hostpattern;
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::yaml_source::populate_host_vars;
+use tack_py::repr::str_repr as repr_str;
 
 fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(msg).parser()

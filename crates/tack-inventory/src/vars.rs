@@ -167,7 +167,7 @@ fn entity_vars(
         }
         let Value::Map(map) = &loaded.value else {
             return Err(flatten(Diagnostic::caused_by(
-                format!("Could not process {}.", crate::pyrepr::repr_str(&file.to_string_lossy())),
+                format!("Could not process {}.", tack_py::repr::str_repr(&file.to_string_lossy())),
                 None,
                 Diagnostic::new(format!(
                     "failed to combine variables, expected dicts but got a 'dict' and a '{}'.",

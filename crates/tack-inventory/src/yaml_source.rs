@@ -12,7 +12,8 @@ use tack_loader::{CacheMode, DataLoader};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::address::expand_hostpattern;
-use crate::data::{InventoryData, python_str};
+use crate::data::InventoryData;
+use crate::pyrepr::str_of;
 
 /// `<class '...'>` as ansible prints `type(value)` of a loaded value.
 pub(crate) fn python_class(node: &Node) -> String {
@@ -63,7 +64,7 @@ pub(crate) fn parse(
 
 /// A mapping key as the group or host name Python would use (`str()` of it in messages).
 fn key_name(key: &Node) -> String {
-    python_str(key)
+    str_of(&key.value)
 }
 
 fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<String, Diagnostic> {
@@ -176,7 +177,7 @@ pub(crate) fn populate_host_vars(
         _ => {
             return Err(err(format!(
                 "Invalid data from file, expected dictionary and got:\n\n{}",
-                python_str(vars)
+                str_of(&vars.value)
             )));
         }
     };
@@ -195,7 +196,7 @@ pub(crate) fn auto_plugin_name(loader: &DataLoader, path: &Path) -> Result<Strin
     let doc = loader.load_file_with(path, CacheMode::None).map_err(|e| e.to_diagnostic())?;
     let name = doc.as_map().and_then(|m| m.get("plugin")).filter(|n| n.value.is_truthy());
     match name {
-        Some(n) => Ok(python_str(n)),
+        Some(n) => Ok(str_of(&n.value)),
         None => Err(err(format!(
             "no root 'plugin' key found, '{}' is not a valid YAML inventory plugin config file",
             path.display()
