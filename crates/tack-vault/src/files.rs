@@ -314,7 +314,8 @@ fn edit_in_editor(
     }
     drop(handle);
 
-    let mut argv = shell_words::split(&settings.command).map_err(|err| FileError::Editor {
+    // `shlex.split`, not a shell's rules: `#` starts no comment and `\$` stays as written.
+    let mut argv = tack_py::shlex::split(&settings.command).map_err(|err| FileError::Editor {
         command: settings.command.clone(),
         detail: err.to_string(),
     })?;
