@@ -38,12 +38,7 @@ fn run(path: &Path, args: &[&str]) -> Result<Output, Diagnostic> {
     argv.extend(args.iter().map(|a| a.to_string()));
     let out = Command::new(path).args(args).stdin(Stdio::inherit()).output().map_err(|e| {
         let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
-        let reason = e.to_string();
-        let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
-        let cause = match e.raw_os_error() {
-            Some(code) => format!("[Errno {code}] {reason}: {}", repr_str(&argv[0])),
-            None => reason,
-        };
+        let cause = tack_py::oserror::os_error(&e, Path::new(&argv[0]));
         Diagnostic::caused_by(
             format!("Failed to execute inventory script command {}.", repr_str(&joined.join(" "))),
             None,

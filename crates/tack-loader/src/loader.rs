@@ -50,7 +50,10 @@ pub enum LoadError {
     )]
     NotFound { path: PathBuf },
     /// Any other read failure; `reason` is Python's `OSError` text (`[Errno 13] ...`).
-    #[error("An error occurred while trying to read the file '{}'.", .path.display())]
+    #[error(
+        "An error occurred while trying to read the file {}.",
+        tack_py::repr::str_repr(&.path.to_string_lossy())
+    )]
     Read { path: PathBuf, reason: String },
     #[error("{error}")]
     Vault { path: Arc<Path>, error: VaultError },
@@ -181,7 +184,10 @@ impl DataLoader {
         let path = self.path_dwim(&path.to_string_lossy());
         let data = std::fs::read(&path).map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => LoadError::NotFound { path: path.clone() },
-            _ => LoadError::Read { path: path.clone(), reason: python_os_error(&err, &path) },
+            _ => LoadError::Read {
+                path: path.clone(),
+                reason: tack_py::oserror::os_error(&err, &path),
+            },
         })?;
         if !tack_vault::is_encrypted(&data) {
             return Ok((data, false));
@@ -214,17 +220,6 @@ impl DataLoader {
         extensions.extend(self.yaml_extensions.iter().map(String::as_str));
         search::find_vars_files(&self.basedir, dir, name, &extensions, true)
     }
-}
-
-/// Python's `str(OSError)`: `[Errno N] Description: 'path'`.
-fn python_os_error(err: &std::io::Error, path: &Path) -> String {
-    let description = match err.kind() {
-        std::io::ErrorKind::PermissionDenied => "Permission denied",
-        std::io::ErrorKind::IsADirectory => "Is a directory",
-        _ => return format!("{err}"),
-    };
-    let errno = err.raw_os_error().unwrap_or(0);
-    format!("[Errno {errno}] {description}: '{}'", path.display())
 }
 
 #[cfg(test)]

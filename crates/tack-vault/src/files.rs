@@ -14,11 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tack_diag::{Diagnostic, Origin};
-use zeroize::Zeroizing;
-
-use crate::secrets::oserror;
+use tack_py::oserror::os_error as oserror;
 use tack_py::path::{abspath, realpath};
 use tack_py::repr::{str_list_repr, str_repr};
+use zeroize::Zeroizing;
 
 use crate::error::value_excerpt;
 use crate::{VaultError, VaultSecrets};

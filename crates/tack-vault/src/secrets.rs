@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tack_diag::Diagnostic;
-use zeroize::Zeroizing;
-
+use tack_py::oserror::os_error as oserror;
 use tack_py::repr::{bytes_repr, str_repr};
 use tack_py::text::{bytes_strip, bytes_strip_chars};
+use zeroize::Zeroizing;
 
 use crate::error::value_excerpt;
 use crate::{DEFAULT_IDENTITY, Prompter, VaultError, VaultSecret, VaultSecrets};
@@ -176,18 +176,6 @@ impl From<SecretError> for Diagnostic {
 /// Python's `str(None)` or the text.
 fn py_opt(value: &Option<String>) -> &str {
     value.as_deref().unwrap_or("None")
-}
-
-/// Python's `str(OSError)`: `[Errno N] message: 'path'`.
-pub fn oserror(err: &io::Error, path: &Path) -> String {
-    match err.raw_os_error() {
-        Some(code) => {
-            let text = io::Error::from_raw_os_error(code).to_string();
-            let text = text.split(" (os error").next().unwrap_or(&text);
-            format!("[Errno {code}] {text}: {}", str_repr(&path.display().to_string()))
-        }
-        None => err.to_string(),
-    }
 }
 
 /// Splits `label@source` at the first `@`; no `@` means no label.

@@ -173,14 +173,11 @@ fn write_result(text: &str, output: Option<&std::path::Path>) -> Result<(), Diag
             Ok(())
         }
         Some(path) => std::fs::write(path, text).map_err(|e| {
-            let reason = e.to_string();
-            let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
-            let errno = e.raw_os_error().unwrap_or(0);
             let shown = path.display().to_string();
             Diagnostic::caused_by(
-                format!("Unable to write to destination file '{shown}'."),
+                format!("Unable to write to destination file {}.", tack_py::repr::str_repr(&shown)),
                 None,
-                Diagnostic::new(format!("[Errno {errno}] {reason}: b'{shown}'")),
+                Diagnostic::new(tack_py::oserror::os_error_bytes(&e, shown.as_bytes())),
             )
         }),
     }
