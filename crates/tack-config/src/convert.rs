@@ -54,7 +54,7 @@ pub(crate) fn ensure_type(
             Ok(SettingValue::Float(f64::from(u8::from(b))))
         }
         (ValueType::Float, SettingValue::Str(s)) => {
-            parse_float(&s).map(SettingValue::Float).ok_or(ConvertError::Invalid)
+            tack_py::num::float(&s).map(SettingValue::Float).ok_or(ConvertError::Invalid)
         }
         (ValueType::List, SettingValue::List(items)) => Ok(SettingValue::List(items)),
         (ValueType::List, SettingValue::Str(s)) => Ok(SettingValue::List(
@@ -187,25 +187,6 @@ fn parse_decimal_int(s: &str) -> Result<SettingValue, ConvertError> {
     i64::try_from(value).map(SettingValue::Int).map_err(|_| ConvertError::OutOfRange)
 }
 
-/// Python's `float(s)`: surrounding whitespace ignored, underscores only between digits,
-/// `inf`/`infinity`/`nan` in any case.
-fn parse_float(s: &str) -> Option<f64> {
-    let text = strip(s);
-    let b = text.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            let before = i.checked_sub(1).and_then(|j| b.get(j));
-            let after = b.get(i + 1);
-            if !before.is_some_and(u8::is_ascii_digit) || !after.is_some_and(u8::is_ascii_digit) {
-                return None;
-            }
-        }
-    }
-    let text: String = text.chars().filter(|&c| c != '_').collect();
-    // Once underscores are gone, Rust's float syntax is Python's (`inf`, `nan` in any case).
-    text.parse::<f64>().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,17 +208,6 @@ mod tests {
         }
         assert!(matches!(int("-Infinity"), Err(ConvertError::Unhandled(_))));
         assert_eq!(int("1e30"), Err(ConvertError::OutOfRange));
-    }
-
-    #[test]
-    fn floats_follow_python_float() {
-        assert_eq!(parse_float(" 1.5 "), Some(1.5));
-        assert_eq!(parse_float("1_0.5"), Some(10.5));
-        assert_eq!(parse_float("1__0"), None);
-        assert_eq!(parse_float("_1"), None);
-        assert_eq!(parse_float("1e-2"), Some(0.01));
-        assert_eq!(parse_float("-Infinity"), Some(f64::NEG_INFINITY));
-        assert_eq!(parse_float("1e"), None);
     }
 
     #[test]

@@ -638,25 +638,12 @@ fn python_int_of(value: &Node) -> Result<i64, String> {
         Value::Float(x) if x.is_finite() => Ok(x.trunc() as i64),
         Value::Float(x) if x.is_nan() => Err("cannot convert float NaN to integer".into()),
         Value::Float(_) => Err("cannot convert float infinity to integer".into()),
-        Value::Str(s) | Value::Unsafe(s) => {
-            let t = s.trim();
-            let (neg, digits) = match t.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, t.strip_prefix('+').unwrap_or(t)),
-            };
-            let ok = !digits.is_empty()
-                && !digits.starts_with('_')
-                && !digits.ends_with('_')
-                && !digits.contains("__")
-                && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
-            match digits.replace('_', "").parse::<i64>() {
-                Ok(n) if ok => Ok(if neg { -n } else { n }),
-                _ => Err(format!(
-                    "invalid literal for int() with base 10: {}",
-                    tack_py::repr::str_repr(s)
-                )),
+        Value::Str(s) | Value::Unsafe(s) => tack_py::num::int(s).map_err(|e| match e {
+            tack_py::num::IntError::Invalid(message) => message,
+            tack_py::num::IntError::TooLarge => {
+                format!("tack cannot hold a priority past 64-bit integers: {s}")
             }
-        }
+        }),
         Value::Null => Err(
             "int() argument must be a string, a bytes-like object or a real number, not 'NoneType'"
                 .into(),

@@ -119,11 +119,8 @@ pub(crate) fn construct_float(text: &str) -> Result<f64, PyError> {
 
 /// Python's `float(text)`.
 fn py_float(text: &str) -> Result<f64, PyError> {
-    // Rust's float grammar is Python's (`1e3`, `.5`, `5.`, `inf`, `infinity`, `nan`, signs)
-    // without the surrounding whitespace Python tolerates.
-    tack_py::text::strip(text)
-        .parse::<f64>()
-        .map_err(|_| PyError(format!("could not convert string to float: {}", str_repr(text))))
+    tack_py::num::float(text)
+        .ok_or_else(|| PyError(format!("could not convert string to float: {}", str_repr(text))))
 }
 
 /// `SafeConstructor.construct_yaml_bool`: a lookup that raises `KeyError` on anything else.
