@@ -18,14 +18,6 @@ use crate::data::InventoryData;
 use crate::yaml_source::populate_host_vars;
 use tack_py::repr::str_repr as repr_str;
 
-/// Python's `native_type_name` of a JSON value.
-fn native_type(node: &Node) -> &'static str {
-    match &node.value {
-        Value::Vault(_) => "EncryptedString",
-        other => other.python_type(),
-    }
-}
-
 struct Output {
     stdout: String,
     help: Option<String>,
@@ -83,20 +75,20 @@ fn with_help(d: Diagnostic, help: &Option<String>) -> Diagnostic {
 /// `inventory_legacy`, is read by tack).
 fn check_profile(doc: &Node) -> Result<(), String> {
     let Value::Map(map) = &doc.value else {
-        return Err(format!("Value is '{}' instead of 'dict'.", native_type(doc)));
+        return Err(format!("Value is '{}' instead of 'dict'.", doc.python_type()));
     };
     let Some(meta) = map.get("_meta") else { return Ok(()) };
     let Value::Map(meta) = &meta.value else {
         return Err(format!(
             "Value contains '_meta' which is '{}' instead of 'dict'.",
-            native_type(meta)
+            meta.python_type()
         ));
     };
     let Some(profile) = meta.get("profile") else { return Ok(()) };
     let Some(name) = profile.as_str() else {
         return Err(format!(
             "Value contains '_meta.profile' which is '{}' instead of 'str'.",
-            native_type(profile)
+            profile.python_type()
         ));
     };
     if !name.starts_with("inventory_") {
@@ -166,7 +158,7 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
             match value.as_map().and_then(|m| m.get("hostvars")) {
                 Some(Node { value: Value::Map(m), .. }) => hostvars = Some(m.clone()),
                 other => {
-                    let found = other.map_or("NoneType", native_type);
+                    let found = other.map_or("NoneType", Node::python_type);
                     return Err(Diagnostic::new(format!(
                         "Value contains '_meta.hostvars' which is '{found}' instead of 'dict'."
                     )));
@@ -235,7 +227,7 @@ fn parse_group(
                     format!(
                         "Group {} was converted to 'dict' from {}.",
                         repr_str(&group),
-                        repr_str(native_type(value))
+                        repr_str(value.python_type())
                     ),
                     Some(origin.clone()),
                 ),
@@ -250,7 +242,7 @@ fn parse_group(
         let Value::Seq(items) = &list.value else {
             return Err(Diagnostic::new(format!(
                 "Value contains '{group}.hosts' which is '{}' instead of 'list'.",
-                native_type(list)
+                list.python_type()
             )));
         };
         for item in items {
@@ -263,7 +255,7 @@ fn parse_group(
         let Value::Map(vars) = &vars.value else {
             return Err(Diagnostic::new(format!(
                 "Value contains '{group}.vars' which is '{}' instead of 'dict'.",
-                native_type(vars)
+                vars.python_type()
             )));
         };
         for (k, v) in vars.iter() {

@@ -15,23 +15,6 @@ use crate::address::expand_hostpattern;
 use crate::data::InventoryData;
 use crate::pyrepr::str_of;
 
-/// `<class '...'>` as ansible prints `type(value)` of a loaded value.
-pub(crate) fn python_class(node: &Node) -> String {
-    let tagged = |name: &str| format!("<class 'ansible.module_utils._internal._datatag.{name}'>");
-    match &node.value {
-        Value::Null => "<class 'NoneType'>".into(),
-        Value::Bool(_) => "<class 'bool'>".into(),
-        Value::Int(_) | Value::BigInt(_) => tagged("_AnsibleTaggedInt"),
-        Value::Float(_) => tagged("_AnsibleTaggedFloat"),
-        Value::Str(_) | Value::Unsafe(_) => tagged("_AnsibleTaggedStr"),
-        Value::Timestamp(t) if t.time.is_none() => tagged("_AnsibleTaggedDate"),
-        Value::Timestamp(_) => tagged("_AnsibleTaggedDateTime"),
-        Value::Seq(_) => tagged("_AnsibleTaggedList"),
-        Value::Map(_) => tagged("_AnsibleTaggedDict"),
-        Value::Vault(_) => "<class 'ansible.parsing.vault.EncryptedString'>".into(),
-    }
-}
-
 fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(msg).parser()
 }
@@ -50,7 +33,7 @@ pub(crate) fn parse(
     let Value::Map(map) = &doc.value else {
         return Err(err(format!(
             "YAML inventory has invalid structure, it should be a dictionary, got: {}",
-            python_class(&doc)
+            doc.value.loaded_type_repr()
         )));
     };
     if map.get("plugin").is_some_and(|p| p.value.is_truthy()) {
@@ -83,7 +66,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
         return Err(err(format!(
             "Unable to add group {name}: Invalid group name supplied, expected a string but got \
              {} for {name}",
-            python_class(key)
+            key.value.loaded_type_repr()
         )));
     }
     let group_id =
@@ -109,7 +92,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
                 return Err(err(format!(
                     "Invalid \"{}\" entry for \"{group}\" group, requires a dictionary, found \"{}\" instead.",
                     key_name(k),
-                    python_class(v)
+                    v.value.loaded_type_repr()
                 )));
             }
         };
@@ -124,7 +107,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
             _ => {
                 tack_diag::warn(&Diagnostic::new(format!(
                     "Skipping key ({section}) in group ({group}) as it is not a mapping, it is a {}",
-                    python_class(v)
+                    v.value.loaded_type_repr()
                 )));
                 continue;
             }
