@@ -259,22 +259,21 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             }
         }
     }
-    if let Some(apply) = task.args.get("apply") {
-        if apply.value.is_truthy() && !actions::is(&task.action, actions::INCLUDE_TASKS) {
-            return Err(parser_error(
-                format!("Invalid options for {}: apply", task.action),
-                Some(ds),
-            ));
-        }
-        if apply.as_map().is_none() {
-            return Err(parser_error(
-                format!(
-                    "Expected a dict for apply but got {} instead",
-                    apply.value.loaded_type_repr()
-                ),
-                Some(ds),
-            ));
-        }
+    check_apply(task, ds, actions::is(&task.action, actions::INCLUDE_TASKS))
+}
+
+/// The `apply` option of `include_tasks`/`include_role` (refused by their `import_*` forms):
+/// only the dynamic include may set it, and it must be a mapping.
+fn check_apply(task: &Task, ds: &Node, is_include: bool) -> Result<(), Diagnostic> {
+    let Some(apply) = task.args.get("apply") else { return Ok(()) };
+    if apply.value.is_truthy() && !is_include {
+        return Err(parser_error(format!("Invalid options for {}: apply", task.action), Some(ds)));
+    }
+    if apply.as_map().is_none() {
+        return Err(parser_error(
+            format!("Expected a dict for apply but got {} instead", apply.value.loaded_type_repr()),
+            Some(ds),
+        ));
     }
     Ok(())
 }
@@ -328,23 +327,7 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
         }
     }
     let is_include = actions::is(&task.action, actions::INCLUDE_ROLE);
-    if let Some(apply) = args.get("apply") {
-        if apply.value.is_truthy() && !is_include {
-            return Err(parser_error(
-                format!("Invalid options for {}: apply", task.action),
-                Some(ds),
-            ));
-        }
-        if apply.as_map().is_none() {
-            return Err(parser_error(
-                format!(
-                    "Expected a dict for apply but got {} instead",
-                    apply.value.loaded_type_repr()
-                ),
-                Some(ds),
-            ));
-        }
-    }
+    check_apply(task, ds, is_include)?;
     if args.get("rescuable").is_some_and(|n| n.value.is_truthy()) && !is_include {
         return Err(parser_error(
             format!("Invalid options for {}: rescuable", task.action),
