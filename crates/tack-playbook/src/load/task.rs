@@ -229,21 +229,20 @@ fn validate_register(value: &Node) -> Result<(), Diagnostic> {
     })
 }
 
+/// ansible's "Invalid options for <action>: a,b" for the arguments an include or import does
+/// not take, in the order they were written.
+fn refuse_unknown_options(task: &Task, ds: &Node, valid: &[&str]) -> Result<(), Diagnostic> {
+    let bad: Vec<&str> =
+        task.args.keys().filter_map(|k| k.as_str()).filter(|k| !valid.contains(k)).collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(parser_error(format!("Invalid options for {}: {}", task.action, bad.join(",")), Some(ds)))
+}
+
 /// `TaskInclude.check_options`.
 fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(), Diagnostic> {
-    let bad: Vec<String> = task
-        .args
-        .keys()
-        .filter_map(|k| k.as_str())
-        .filter(|k| !matches!(*k, "file" | "_raw_params" | "apply"))
-        .map(str::to_string)
-        .collect();
-    if !bad.is_empty() {
-        return Err(parser_error(
-            format!("Invalid options for {}: {}", task.action, bad.join(",")),
-            Some(ds),
-        ));
-    }
+    refuse_unknown_options(task, ds, &["file", "_raw_params", "apply"])?;
     let has_raw = task.args.get("_raw_params").is_some_and(|n| n.value.is_truthy());
     if !has_raw {
         let file = task.args.remove("file").map(|(_, v)| v);
@@ -301,18 +300,7 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
         "rolespec_validate",
         "rescuable",
     ];
-    let bad: Vec<String> = args
-        .keys()
-        .filter_map(|k| k.as_str())
-        .filter(|k| !VALID.contains(k))
-        .map(str::to_string)
-        .collect();
-    if !bad.is_empty() {
-        return Err(parser_error(
-            format!("Invalid options for {}: {}", task.action, bad.join(",")),
-            Some(ds),
-        ));
-    }
+    refuse_unknown_options(task, ds, VALID)?;
     for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
         if let Some(v) = args.get(key)
             && v.as_str().is_none()
