@@ -15,7 +15,6 @@ use crate::discover::find_config_file;
 use crate::error::ConfigError;
 use crate::ini::IniFile;
 use crate::notices::{self, Notice};
-use crate::paths::extension;
 use crate::resolve::{Resolver, Source, check_choices, conversion_error};
 use crate::table;
 use crate::value::{Resolved, SettingOrigin, SettingValue};
@@ -203,7 +202,7 @@ fn find_plugin(plugin_type: &str, name: &str) -> Option<(usize, &'static PluginD
 
 /// Reads and parses the file; only `.ini` and `.cfg` files are configuration, as in ansible.
 fn read_ini(path: &str) -> Result<IniFile, ConfigError> {
-    match extension(path) {
+    match tack_py::path::splitext(path).1 {
         ".ini" | ".cfg" => {}
         ".yaml" | ".yml" => {
             return Err(ConfigError::UnsupportedType { path: path.into(), kind: "yaml".into() });

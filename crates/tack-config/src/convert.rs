@@ -5,9 +5,11 @@
 //! Owns conversion only; which value is converted, and the error text around a failure, belong
 //! to `resolve.rs`.
 
+use tack_py::ansible::unquote;
+use tack_py::text::strip;
+
 use crate::context::Context;
 use crate::def::ValueType;
-use crate::ini::py_strip;
 use crate::paths::resolve_path;
 use crate::value::SettingValue;
 
@@ -52,11 +54,11 @@ pub(crate) fn ensure_type(
             Ok(SettingValue::Float(f64::from(u8::from(b))))
         }
         (ValueType::Float, SettingValue::Str(s)) => {
-            parse_float(&s).map(SettingValue::Float).ok_or(ConvertError::Invalid)
+            tack_py::num::float(&s).map(SettingValue::Float).ok_or(ConvertError::Invalid)
         }
         (ValueType::List, SettingValue::List(items)) => Ok(SettingValue::List(items)),
         (ValueType::List, SettingValue::Str(s)) => Ok(SettingValue::List(
-            s.split(',').map(|item| SettingValue::Str(unquote(py_strip(item)).into())).collect(),
+            s.split(',').map(|item| SettingValue::Str(unquote(strip(item)).into())).collect(),
         )),
         (ValueType::NoneType, SettingValue::Str(s)) if s == "None" => Ok(SettingValue::Null),
         (ValueType::Path | ValueType::TmpPath, SettingValue::Str(s)) => Ok(resolve(&s)),
@@ -64,7 +66,7 @@ pub(crate) fn ensure_type(
             Ok(SettingValue::List(s.split(':').map(resolve).collect()))
         }
         (ValueType::PathList, SettingValue::Str(s)) => {
-            Ok(SettingValue::List(s.split(',').map(|p| resolve(py_strip(p))).collect()))
+            Ok(SettingValue::List(s.split(',').map(|p| resolve(strip(p))).collect()))
         }
         (ValueType::PathSpec | ValueType::PathList, SettingValue::List(items)) => {
             let paths: Option<Vec<&str>> = items.iter().map(SettingValue::as_str).collect();
@@ -90,21 +92,11 @@ pub(crate) fn ensure_type(
 fn boolean(value: &SettingValue) -> bool {
     match value {
         SettingValue::Bool(b) => *b,
-        SettingValue::Str(s) => TRUE_STRINGS.contains(&py_strip(&s.to_lowercase())),
+        SettingValue::Str(s) => TRUE_STRINGS.contains(&strip(&s.to_lowercase())),
         SettingValue::Int(n) => *n == 1,
         SettingValue::Float(f) => *f == 1.0,
         _ => false,
     }
-}
-
-/// ansible's `unquote`: drops one pair of matching outer quotes unless the closing one is escaped.
-pub(crate) fn unquote(s: &str) -> &str {
-    let b = s.as_bytes();
-    let quoted = b.len() > 1
-        && b[0] == b[b.len() - 1]
-        && (b[0] == b'"' || b[0] == b'\'')
-        && b[b.len() - 2] != b'\\';
-    if quoted { &s[1..s.len() - 1] } else { s }
 }
 
 fn float_to_int(f: f64) -> Result<SettingValue, ConvertError> {
@@ -127,7 +119,7 @@ fn float_to_int(f: f64) -> Result<SettingValue, ConvertError> {
 /// whitespace and any underscores ignored, an exponent allowed), and only integral values.
 /// Decimal digits outside ASCII, which Python also accepts, are refused.
 fn parse_decimal_int(s: &str) -> Result<SettingValue, ConvertError> {
-    let text: String = py_strip(s).chars().filter(|&c| c != '_').collect();
+    let text: String = strip(s).chars().filter(|&c| c != '_').collect();
     let (negative, body) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -195,25 +187,6 @@ fn parse_decimal_int(s: &str) -> Result<SettingValue, ConvertError> {
     i64::try_from(value).map(SettingValue::Int).map_err(|_| ConvertError::OutOfRange)
 }
 
-/// Python's `float(s)`: surrounding whitespace ignored, underscores only between digits,
-/// `inf`/`infinity`/`nan` in any case.
-fn parse_float(s: &str) -> Option<f64> {
-    let text = py_strip(s);
-    let b = text.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            let before = i.checked_sub(1).and_then(|j| b.get(j));
-            let after = b.get(i + 1);
-            if !before.is_some_and(u8::is_ascii_digit) || !after.is_some_and(u8::is_ascii_digit) {
-                return None;
-            }
-        }
-    }
-    let text: String = text.chars().filter(|&c| c != '_').collect();
-    // Once underscores are gone, Rust's float syntax is Python's (`inf`, `nan` in any case).
-    text.parse::<f64>().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,27 +211,12 @@ mod tests {
     }
 
     #[test]
-    fn floats_follow_python_float() {
-        assert_eq!(parse_float(" 1.5 "), Some(1.5));
-        assert_eq!(parse_float("1_0.5"), Some(10.5));
-        assert_eq!(parse_float("1__0"), None);
-        assert_eq!(parse_float("_1"), None);
-        assert_eq!(parse_float("1e-2"), Some(0.01));
-        assert_eq!(parse_float("-Infinity"), Some(f64::NEG_INFINITY));
-        assert_eq!(parse_float("1e"), None);
-    }
-
-    #[test]
-    fn booleans_and_unquote() {
+    fn booleans() {
         for s in ["yes", " On ", "TRUE", "t", "1", "y"] {
             assert!(boolean(&SettingValue::Str(s.into())), "{s}");
         }
         for s in ["no", "maybe", "\"yes\"", "", "1.0"] {
             assert!(!boolean(&SettingValue::Str(s.into())), "{s}");
         }
-        assert_eq!(unquote("'a'"), "a");
-        assert_eq!(unquote("\"a\\\""), "\"a\\\"");
-        assert_eq!(unquote("'a\""), "'a\"");
-        assert_eq!(unquote("'"), "'");
     }
 }

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 
 use tack_diag::{Diagnostic, ErrorClass};
-
-use crate::pyrepr::str_repr;
+use tack_py::repr::str_repr;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -20,7 +19,7 @@ pub enum ConfigError {
     #[error("Error reading config file ({path}): {message}")]
     Parse { path: String, message: String },
 
-    #[error("[Errno {}] {}: {}", .source.raw_os_error().unwrap_or(0), strerror(.source), str_repr(.path))]
+    #[error("{}", tack_py::oserror::os_error(.source, std::path::Path::new(.path)))]
     Read { path: String, source: std::io::Error },
 
     /// tack only: ansible decodes such a file with surrogate escapes; tack refuses it.
@@ -60,15 +59,6 @@ pub enum ConfigError {
 
     #[error("cannot determine the working directory: {source}")]
     Cwd { source: std::io::Error },
-}
-
-fn strerror(err: &std::io::Error) -> String {
-    // io::Error's Display appends " (os error N)"; Python prints the bare strerror.
-    let text = err.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
 }
 
 impl ConfigError {

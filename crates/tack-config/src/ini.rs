@@ -12,7 +12,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::pyrepr::str_repr;
+use tack_py::repr::str_repr;
+use tack_py::text::{rstrip, strip};
+use tack_py::unicode::is_space;
 
 /// Name configparser gives every error's source: ansible passes it a string, not a file.
 const SOURCE: &str = "<string>";
@@ -80,13 +82,13 @@ impl Parser {
     fn line(&mut self, lineno: usize, raw: &str) -> Result<(), String> {
         let clean = clean(raw);
         if clean.is_empty() {
-            let has_comment = py_strip(raw) != clean;
+            let has_comment = strip(raw) != clean;
             if !has_comment && self.continuable() {
                 self.lines.push(String::new());
             }
             return Ok(());
         }
-        let indent = raw.chars().position(|c| !py_isspace(c)).unwrap_or(0);
+        let indent = raw.chars().position(|c| !is_space(c)).unwrap_or(0);
         if self.continuable() && indent > self.indent_level {
             self.lines.push(clean.to_string());
             return Ok(());
@@ -135,11 +137,11 @@ impl Parser {
             self.errors.push((lineno, raw.to_string()));
             return Ok(());
         };
-        let name = py_rstrip(&clean[..delim]);
+        let name = rstrip(&clean[..delim]);
         if name.is_empty() {
             self.errors.push((lineno, raw.to_string()));
         }
-        let value = py_strip(&clean[delim + 1..]);
+        let value = strip(&clean[delim + 1..]);
         self.flush();
         let name = name.to_lowercase();
         let section = self.section.clone().unwrap_or_default();
@@ -162,7 +164,7 @@ impl Parser {
         if self.lines.is_empty() {
             return;
         }
-        let value = py_rstrip(&self.lines.join("\n")).to_string();
+        let value = rstrip(&self.lines.join("\n")).to_string();
         self.lines.clear();
         let values = if section == DEFAULT_SECTION && !self.file.sections.contains_key(section) {
             &mut self.file.defaults
@@ -176,7 +178,7 @@ impl Parser {
 /// The line without comments: empty for a comment line, else cut at the first `;` that starts
 /// the line or follows whitespace, and stripped.
 fn clean(raw: &str) -> &str {
-    let stripped = py_strip(raw);
+    let stripped = strip(raw);
     if stripped.starts_with('#') || stripped.starts_with(';') {
         return "";
     }
@@ -185,7 +187,7 @@ fn clean(raw: &str) -> &str {
         if c == ';' {
             match prev {
                 None => return "",
-                Some((at, p)) if py_isspace(p) => return py_strip(&raw[..at]),
+                Some((at, p)) if is_space(p) => return strip(&raw[..at]),
                 _ => {}
             }
         }
@@ -199,20 +201,6 @@ fn section_header(clean: &str) -> Option<&str> {
     let inner = clean.strip_prefix('[')?;
     let end = inner.rfind(']')?;
     (end > 0).then(|| &inner[..end])
-}
-
-/// Python's `str.isspace()` for one character: Unicode whitespace plus the information
-/// separators U+001C..U+001F, which Python counts and Rust does not.
-pub(crate) fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-pub(crate) fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_isspace)
-}
-
-fn py_rstrip(s: &str) -> &str {
-    s.trim_end_matches(py_isspace)
 }
 
 #[cfg(test)]

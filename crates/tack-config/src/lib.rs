@@ -48,5 +48,4 @@ pub use discover::{Discovery, find_config_file};
 pub use error::ConfigError;
 pub use ini::IniFile;
 pub use notices::Notice;
-pub use pyrepr::str_repr;
 pub use value::{Resolved, SettingOrigin, SettingValue};

@@ -9,13 +9,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use tack_py::ansible::unquote;
+use tack_py::repr::str_repr;
+
 use crate::context::Context;
-use crate::convert::{ConvertError, ensure_type, unquote};
+use crate::convert::{ConvertError, ensure_type};
 use crate::def::{DefaultValue, SettingDef, ValueType};
 use crate::error::ConfigError;
 use crate::ini::IniFile;
 use crate::notices::Notice;
-use crate::pyrepr::str_repr;
 use crate::table;
 use crate::value::{Resolved, SettingOrigin, SettingValue};
 

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! This crate owns that vocabulary, the chain of causes an error carries, and the rendering of
-//! the block; it knows nothing about YAML, inventories or playbooks. The excerpt is read from the
+//! the block; it knows nothing about YAML, inventories or playbooks, and its only tack
+//! dependency is `tack_py` (for `textwrap.shorten` of a value shown without a file). The excerpt is read from the
 //! file when the error is shown, as ansible-core does, so holding an origin costs one shared path
 //! and two numbers.
 

@@ -7,37 +7,13 @@ use crate::{Diagnostic, excerpt};
 
 const CAUSED_BY: &str = "<<< caused by >>>";
 
-/// Python's `textwrap.shorten`: whitespace collapsed, cut at a word boundary to fit `width`
-/// with ` [...]` appended when anything was dropped.
-fn shorten(text: &str, width: usize) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let joined = words.join(" ");
-    if joined.chars().count() <= width {
-        return joined;
-    }
-    const PLACEHOLDER: &str = " [...]";
-    let mut out = String::new();
-    for word in words {
-        let extra = if out.is_empty() { word.chars().count() } else { word.chars().count() + 1 };
-        if out.chars().count() + extra + PLACEHOLDER.len() > width {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out.push_str(PLACEHOLDER);
-    out.trim_start().to_string()
-}
-
 /// `Origin: ...` followed by the excerpt, or nothing when the diagnostic has no origin.
 fn source_context(d: &Diagnostic) -> Option<String> {
     let origin = d.origin.as_ref()?;
     let mut text = format!("Origin: {origin}");
     if let Some(value) = &d.value_repr {
         text.push_str("\n\n");
-        text.push_str(&shorten(value, 120));
+        text.push_str(&tack_py::textwrap::shorten(value, 120));
     } else if let Some(lines) = excerpt(origin) {
         text.push_str("\n\n");
         text.push_str(lines.trim_end_matches('\n'));

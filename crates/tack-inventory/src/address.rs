@@ -88,25 +88,14 @@ pub struct RangeError(pub String);
 
 const ASCII_LETTERS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
-/// Python's `int(text)` for a range bound: surrounding whitespace, a sign and single
-/// underscores between digits are accepted.
+/// Python's `int(text)` for a range bound.
 fn python_int(text: &str) -> Result<i64, RangeError> {
-    let invalid = || RangeError(format!("invalid literal for int() with base 10: '{text}'"));
-    let t = text.trim();
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-        || !digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-    {
-        return Err(invalid());
-    }
-    let value: i64 = digits.replace('_', "").parse().map_err(|_| invalid())?;
-    Ok(if neg { -value } else { value })
+    tack_py::num::int(text).map_err(|e| match e {
+        tack_py::num::IntError::Invalid(message) => RangeError(message),
+        tack_py::num::IntError::TooLarge => {
+            RangeError(format!("tack cannot count a host range past 64-bit integers: {text}"))
+        }
+    })
 }
 
 /// `expand_hostname_range`: every host name a pattern with `[begin:end(:step)]` ranges stands

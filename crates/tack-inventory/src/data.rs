@@ -528,7 +528,7 @@ impl InventoryData {
             Err(reason) => {
                 let msg = format!(
                     "Invalid priority value '{}' for group '{}'.Setting priority to default value.",
-                    python_str(value),
+                    crate::pyrepr::str_of(&value.value),
                     self.group(group).name
                 );
                 tack_diag::warn(&Diagnostic::caused_by(msg, None, Diagnostic::new(reason)));
@@ -630,16 +630,6 @@ pub(crate) fn deprecate(mut diag: Diagnostic, plugin: Option<&str>) {
     tack_diag::deprecate_formatted(&diag);
 }
 
-/// Python's `repr()` of a string (quotes chosen as Python chooses them).
-pub fn python_repr_str(s: &str) -> String {
-    crate::pyrepr::repr_str(s)
-}
-
-/// Python's `str()` of a value.
-pub fn python_str(node: &Node) -> String {
-    crate::pyrepr::str_of(&node.value)
-}
-
 /// `int(value)` as `Group.set_priority` applies it.
 fn python_int_of(value: &Node) -> Result<i64, String> {
     match &value.value {
@@ -648,22 +638,12 @@ fn python_int_of(value: &Node) -> Result<i64, String> {
         Value::Float(x) if x.is_finite() => Ok(x.trunc() as i64),
         Value::Float(x) if x.is_nan() => Err("cannot convert float NaN to integer".into()),
         Value::Float(_) => Err("cannot convert float infinity to integer".into()),
-        Value::Str(s) | Value::Unsafe(s) => {
-            let t = s.trim();
-            let (neg, digits) = match t.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, t.strip_prefix('+').unwrap_or(t)),
-            };
-            let ok = !digits.is_empty()
-                && !digits.starts_with('_')
-                && !digits.ends_with('_')
-                && !digits.contains("__")
-                && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
-            match digits.replace('_', "").parse::<i64>() {
-                Ok(n) if ok => Ok(if neg { -n } else { n }),
-                _ => Err(format!("invalid literal for int() with base 10: {}", python_repr_str(s))),
+        Value::Str(s) | Value::Unsafe(s) => tack_py::num::int(s).map_err(|e| match e {
+            tack_py::num::IntError::Invalid(message) => message,
+            tack_py::num::IntError::TooLarge => {
+                format!("tack cannot hold a priority past 64-bit integers: {s}")
             }
-        }
+        }),
         Value::Null => Err(
             "int() argument must be a string, a bytes-like object or a real number, not 'NoneType'"
                 .into(),

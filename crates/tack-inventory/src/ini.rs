@@ -16,7 +16,6 @@ use tack_yaml::{Mapping, Node, Value};
 use crate::address::expand_hostpattern;
 use crate::data::{InventoryData, line_origin};
 use crate::literal::{Literal, literal_eval};
-use crate::shlex;
 
 static SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[([^:\]\s]+)(?::(\w+))?\]\s*(?:\#.*)?$").expect("static regex")
@@ -46,41 +45,6 @@ struct Pending {
     parents: Vec<String>,
 }
 
-/// Python's `str.splitlines()`.
-fn python_lines(text: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let is_break = matches!(
-            c,
-            '\n' | '\r'
-                | '\u{b}'
-                | '\u{c}'
-                | '\u{1c}'
-                | '\u{1d}'
-                | '\u{1e}'
-                | '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
-        );
-        if !is_break {
-            continue;
-        }
-        lines.push(&text[start..i]);
-        let mut end = i + c.len_utf8();
-        if c == '\r' && chars.peek().map(|(_, n)| *n) == Some('\n') {
-            chars.next();
-            end += 1;
-        }
-        start = end;
-    }
-    if start < text.len() {
-        lines.push(&text[start..]);
-    }
-    lines
-}
-
 /// Parses an INI inventory file into `data`. The error is ansible's
 /// `Failed to parse inventory.` with the file as origin, caused by what went wrong.
 pub(crate) fn parse(
@@ -108,7 +72,7 @@ impl IniParser<'_> {
         let mut pending: Vec<(String, Pending)> = Vec::new();
         let mut groupname = "ungrouped".to_string();
         let mut state = "hosts".to_string();
-        for raw in python_lines(text) {
+        for raw in tack_py::text::splitlines(text) {
             self.line += 1;
             let line = raw.trim();
             if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
@@ -219,7 +183,7 @@ impl IniParser<'_> {
     }
 
     fn host_line(&mut self, line: &str, group: &str) -> Result<(), Failure> {
-        let tokens = shlex::split(line)
+        let tokens = tack_py::shlex::split_comments(line)
             .map_err(|e| Failure(format!("Error parsing host definition '{line}': {e}")))?;
         let Some(first) = tokens.first() else { return Ok(()) };
         let (hostnames, port) = expand_hostpattern(first).map_err(|e| Failure(e.0))?;
@@ -330,11 +294,5 @@ mod tests {
         let kid = d.find_group("kid").unwrap();
         let parent = d.find_group("parent").unwrap();
         assert_eq!(d.group(parent).children, vec![kid]);
-    }
-
-    #[test]
-    fn python_splitlines() {
-        assert_eq!(python_lines("a\r\nb\rc\n"), ["a", "b", "c"]);
-        assert_eq!(python_lines("a\n\nb"), ["a", "", "b"]);
     }
 }

@@ -34,7 +34,6 @@ mod literal;
 pub mod pattern;
 mod pyrepr;
 mod script;
-mod shlex;
 pub mod sources;
 mod toml_source;
 pub mod vars;

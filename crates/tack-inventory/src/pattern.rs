@@ -285,7 +285,7 @@ pub fn limit_terms(limit: &str) -> Result<Vec<String>, Diagnostic> {
             continue;
         };
         let path = std::path::Path::new(file);
-        let bytes_repr = format!("b{}", crate::pyrepr::repr_str(file));
+        let bytes_repr = tack_py::repr::bytes_repr(file.as_bytes());
         if !path.exists() {
             return Err(Diagnostic::new(format!("Unable to find limit file {bytes_repr}")));
         }

@@ -1,6 +1,6 @@
 //! Python's `str()` and `repr()` of variable values as `ansible-inventory --graph --vars` and
 //! its messages show them (`{port = 22}`, `{users = ['a', 'b']}`, `{flag = True}`), through the
-//! project's one set of CPython rules in `tack_yaml::pyrepr`.
+//! project's one set of CPython rules (`tack_yaml::pyrepr` over `tack_py::repr`).
 //!
 //! The one difference this module adds: vault values print as `********`. tack never shows
 //! decrypted plaintext (ansible prints it here); the caller checks that every such value can be
@@ -37,11 +37,6 @@ pub fn repr(value: &Value) -> String {
     pyrepr::repr(&masked(value))
 }
 
-/// `repr(str)`.
-pub fn repr_str(s: &str) -> String {
-    pyrepr::str_repr(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,7 +56,6 @@ mod tests {
         assert_eq!(str_of(&Value::Bool(false)), "False");
         assert_eq!(str_of(&Value::Float(1e5)), "100000.0");
         assert_eq!(str_of(&Value::Str("quoted str".into())), "quoted str");
-        assert_eq!(repr_str("it's"), "\"it's\"");
     }
 
     #[test]

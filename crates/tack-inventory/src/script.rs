@@ -15,28 +15,8 @@ use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::yaml_source::populate_host_vars;
-
-/// Python's `native_type_name` of a JSON value.
-fn native_type(node: &Node) -> &'static str {
-    match &node.value {
-        Value::Vault(_) => "EncryptedString",
-        other => other.python_type(),
-    }
-}
-
-/// `shlex.quote`.
-fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    if word.is_empty() {
-        "''".into()
-    } else if word.chars().all(safe) {
-        word.into()
-    } else {
-        format!("'{}'", word.replace('\'', "'\"'\"'"))
-    }
-}
+use tack_py::repr::str_repr as repr_str;
 
 struct Output {
     stdout: String,
@@ -49,13 +29,8 @@ fn run(path: &Path, args: &[&str]) -> Result<Output, Diagnostic> {
     let mut argv = vec![path.to_string_lossy().into_owned()];
     argv.extend(args.iter().map(|a| a.to_string()));
     let out = Command::new(path).args(args).stdin(Stdio::inherit()).output().map_err(|e| {
-        let joined: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
-        let reason = e.to_string();
-        let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
-        let cause = match e.raw_os_error() {
-            Some(code) => format!("[Errno {code}] {reason}: {}", repr_str(&argv[0])),
-            None => reason,
-        };
+        let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
+        let cause = tack_py::oserror::os_error(&e, Path::new(&argv[0]));
         Diagnostic::caused_by(
             format!("Failed to execute inventory script command {}.", repr_str(&joined.join(" "))),
             None,
@@ -100,20 +75,20 @@ fn with_help(d: Diagnostic, help: &Option<String>) -> Diagnostic {
 /// `inventory_legacy`, is read by tack).
 fn check_profile(doc: &Node) -> Result<(), String> {
     let Value::Map(map) = &doc.value else {
-        return Err(format!("Value is '{}' instead of 'dict'.", native_type(doc)));
+        return Err(format!("Value is '{}' instead of 'dict'.", doc.python_type()));
     };
     let Some(meta) = map.get("_meta") else { return Ok(()) };
     let Value::Map(meta) = &meta.value else {
         return Err(format!(
             "Value contains '_meta' which is '{}' instead of 'dict'.",
-            native_type(meta)
+            meta.python_type()
         ));
     };
     let Some(profile) = meta.get("profile") else { return Ok(()) };
     let Some(name) = profile.as_str() else {
         return Err(format!(
             "Value contains '_meta.profile' which is '{}' instead of 'str'.",
-            native_type(profile)
+            profile.python_type()
         ));
     };
     if !name.starts_with("inventory_") {
@@ -178,12 +153,12 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
     let mut hosts: BTreeSet<String> = BTreeSet::new();
     let mut hostvars: Option<Mapping> = None;
     for (key, value) in top.iter() {
-        let name = crate::data::python_str(key);
+        let name = crate::pyrepr::str_of(&key.value);
         if name == "_meta" {
             match value.as_map().and_then(|m| m.get("hostvars")) {
                 Some(Node { value: Value::Map(m), .. }) => hostvars = Some(m.clone()),
                 other => {
-                    let found = other.map_or("NoneType", native_type);
+                    let found = other.map_or("NoneType", Node::python_type);
                     return Err(Diagnostic::new(format!(
                         "Value contains '_meta.hostvars' which is '{found}' instead of 'dict'."
                     )));
@@ -252,7 +227,7 @@ fn parse_group(
                     format!(
                         "Group {} was converted to 'dict' from {}.",
                         repr_str(&group),
-                        repr_str(native_type(value))
+                        repr_str(value.python_type())
                     ),
                     Some(origin.clone()),
                 ),
@@ -267,11 +242,11 @@ fn parse_group(
         let Value::Seq(items) = &list.value else {
             return Err(Diagnostic::new(format!(
                 "Value contains '{group}.hosts' which is '{}' instead of 'list'.",
-                native_type(list)
+                list.python_type()
             )));
         };
         for item in items {
-            let host = crate::data::python_str(item);
+            let host = crate::pyrepr::str_of(&item.value);
             hosts.insert(host.clone());
             data.add_host(&host, Some(group_id), None).map_err(|e| Diagnostic::new(e.0))?;
         }
@@ -280,7 +255,7 @@ fn parse_group(
         let Value::Map(vars) = &vars.value else {
             return Err(Diagnostic::new(format!(
                 "Value contains '{group}.vars' which is '{}' instead of 'dict'.",
-                native_type(vars)
+                vars.python_type()
             )));
         };
         for (k, v) in vars.iter() {
@@ -289,8 +264,8 @@ fn parse_group(
     }
     if let Some(children) = map.get("children") {
         let names: Vec<String> = match &children.value {
-            Value::Seq(items) => items.iter().map(crate::data::python_str).collect(),
-            Value::Map(m) => m.keys().map(crate::data::python_str).collect(),
+            Value::Seq(items) => items.iter().map(|i| crate::pyrepr::str_of(&i.value)).collect(),
+            Value::Map(m) => m.keys().map(|k| crate::pyrepr::str_of(&k.value)).collect(),
             Value::Str(s) => s.chars().map(String::from).collect(),
             _ => Vec::new(),
         };
@@ -333,17 +308,4 @@ fn host_variables(path: &Path, host: &str) -> Result<Node, Diagnostic> {
             &out.help,
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting_like_shlex() {
-        assert_eq!(shell_quote("/a/b.sh"), "/a/b.sh");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), "'it'\"'\"'s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 }

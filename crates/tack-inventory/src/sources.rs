@@ -16,8 +16,8 @@ use tack_loader::DataLoader;
 
 use crate::address::{expand_hostpattern, parse_address};
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::{ini, script, toml_source, yaml_source};
+use tack_py::repr::str_repr as repr_str;
 
 /// Where ansible looks when no inventory is configured; its absence is not worth a warning.
 pub const DEFAULT_HOST_LIST: &str = "/etc/ansible/hosts";
@@ -136,7 +136,9 @@ impl<'a> SourceReader<'a> {
             let source = if source.contains(',') {
                 source.clone()
             } else {
-                tack_loader::paths::unfrackpath(source, None, false).to_string_lossy().into_owned()
+                tack_py::ansible::unfrackpath(Path::new(source), false, None)
+                    .to_string_lossy()
+                    .into_owned()
             };
             if self.parse_source(&source)? {
                 parsed = true;
@@ -256,7 +258,7 @@ impl<'a> SourceReader<'a> {
 
     fn verify(&self, plugin: &str, source: &str) -> bool {
         let path = Path::new(source);
-        let ext = tack_loader::paths::extension(source);
+        let ext = tack_py::path::splitext(source).1;
         match plugin {
             "host_list" | "advanced_host_list" => !path.exists() && source.contains(','),
             "script" => Self::readable_file(path) && is_executable(path),

@@ -13,8 +13,8 @@ use tack_yaml::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
 use crate::address::expand_hostpattern;
 use crate::data::InventoryData;
-use crate::pyrepr::repr_str;
 use crate::yaml_source::populate_host_vars;
+use tack_py::repr::str_repr as repr_str;
 
 fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(msg).parser()
@@ -100,7 +100,7 @@ pub(crate) fn parse(
     if table.is_empty() {
         return Err(err("Parsed empty TOML file"));
     }
-    let has_plugin = table.get("plugin").is_some_and(|p| tack_loader::vars::is_truthy(&to_node(p)));
+    let has_plugin = table.get("plugin").is_some_and(|p| to_node(p).value.is_truthy());
     if has_plugin {
         return Err(err("Plugin configuration TOML file, not TOML inventory"));
     }

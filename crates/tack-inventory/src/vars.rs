@@ -138,7 +138,7 @@ fn entity_vars(
 ) -> Result<Mapping, Diagnostic> {
     let mut data = Mapping::new();
     let Some(base) = paths::basedir(&path.to_string_lossy()) else { return Ok(data) };
-    let base = paths::realpath(&base);
+    let base = tack_py::path::realpath(&base);
     let name = entity.name();
     // Host names such as chroot paths are not file names.
     if name.starts_with('/') {
@@ -162,16 +162,16 @@ fn entity_vars(
     for file in loader.find_vars_files(&dir, name) {
         let flatten = |d: Diagnostic| Diagnostic::new(d.brief()).parser();
         let loaded = loader.load_file(&file).map_err(|e| flatten(e.to_diagnostic()))?;
-        if !tack_loader::vars::is_truthy(&loaded) {
+        if !loaded.value.is_truthy() {
             continue;
         }
         let Value::Map(map) = &loaded.value else {
             return Err(flatten(Diagnostic::caused_by(
-                format!("Could not process {}.", crate::pyrepr::repr_str(&file.to_string_lossy())),
+                format!("Could not process {}.", tack_py::repr::str_repr(&file.to_string_lossy())),
                 None,
                 Diagnostic::new(format!(
                     "failed to combine variables, expected dicts but got a 'dict' and a '{}'.",
-                    tack_loader::vars::loaded_type_name(&loaded)
+                    loaded.value.loaded_type_name()
                 )),
             )));
         };
@@ -190,7 +190,7 @@ pub fn source_vars_dir(source: &str) -> Option<PathBuf> {
     if path.is_dir() {
         return Some(path.to_path_buf());
     }
-    Some(PathBuf::from(paths::dirname(source)))
+    Some(tack_py::path::dirname(path).to_path_buf())
 }
 
 /// `get_vars_from_inventory_sources`: each source's directory in turn.

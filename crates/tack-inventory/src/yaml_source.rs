@@ -12,24 +12,8 @@ use tack_loader::{CacheMode, DataLoader};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::address::expand_hostpattern;
-use crate::data::{InventoryData, python_str};
-
-/// `<class '...'>` as ansible prints `type(value)` of a loaded value.
-pub(crate) fn python_class(node: &Node) -> String {
-    let tagged = |name: &str| format!("<class 'ansible.module_utils._internal._datatag.{name}'>");
-    match &node.value {
-        Value::Null => "<class 'NoneType'>".into(),
-        Value::Bool(_) => "<class 'bool'>".into(),
-        Value::Int(_) | Value::BigInt(_) => tagged("_AnsibleTaggedInt"),
-        Value::Float(_) => tagged("_AnsibleTaggedFloat"),
-        Value::Str(_) | Value::Unsafe(_) => tagged("_AnsibleTaggedStr"),
-        Value::Timestamp(t) if t.time.is_none() => tagged("_AnsibleTaggedDate"),
-        Value::Timestamp(_) => tagged("_AnsibleTaggedDateTime"),
-        Value::Seq(_) => tagged("_AnsibleTaggedList"),
-        Value::Map(_) => tagged("_AnsibleTaggedDict"),
-        Value::Vault(_) => "<class 'ansible.parsing.vault.EncryptedString'>".into(),
-    }
-}
+use crate::data::InventoryData;
+use crate::pyrepr::str_of;
 
 fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(msg).parser()
@@ -43,16 +27,16 @@ pub(crate) fn parse(
 ) -> Result<(), Diagnostic> {
     let doc =
         loader.load_file_with(path, CacheMode::None).map_err(|e| err(e.to_diagnostic().brief()))?;
-    if !tack_loader::vars::is_truthy(&doc) {
+    if !doc.value.is_truthy() {
         return Err(err("Parsed empty YAML file"));
     }
     let Value::Map(map) = &doc.value else {
         return Err(err(format!(
             "YAML inventory has invalid structure, it should be a dictionary, got: {}",
-            python_class(&doc)
+            doc.value.loaded_type_repr()
         )));
     };
-    if map.get("plugin").is_some_and(tack_loader::vars::is_truthy) {
+    if map.get("plugin").is_some_and(|p| p.value.is_truthy()) {
         return Err(err("Plugin configuration YAML file, not YAML inventory"));
     }
     for (name, group) in map.iter() {
@@ -63,7 +47,7 @@ pub(crate) fn parse(
 
 /// A mapping key as the group or host name Python would use (`str()` of it in messages).
 fn key_name(key: &Node) -> String {
-    python_str(key)
+    str_of(&key.value)
 }
 
 fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<String, Diagnostic> {
@@ -82,7 +66,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
         return Err(err(format!(
             "Unable to add group {name}: Invalid group name supplied, expected a string but got \
              {} for {name}",
-            python_class(key)
+            key.value.loaded_type_repr()
         )));
     }
     let group_id =
@@ -108,7 +92,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
                 return Err(err(format!(
                     "Invalid \"{}\" entry for \"{group}\" group, requires a dictionary, found \"{}\" instead.",
                     key_name(k),
-                    python_class(v)
+                    v.value.loaded_type_repr()
                 )));
             }
         };
@@ -123,7 +107,7 @@ fn parse_group(data: &mut InventoryData, key: &Node, body: &Node) -> Result<Stri
             _ => {
                 tack_diag::warn(&Diagnostic::new(format!(
                     "Skipping key ({section}) in group ({group}) as it is not a mapping, it is a {}",
-                    python_class(v)
+                    v.value.loaded_type_repr()
                 )));
                 continue;
             }
@@ -172,11 +156,11 @@ pub(crate) fn populate_host_vars(
     let empty = Mapping::new();
     let map = match &vars.value {
         Value::Map(m) => m,
-        _ if !tack_loader::vars::is_truthy(vars) => &empty,
+        _ if !vars.value.is_truthy() => &empty,
         _ => {
             return Err(err(format!(
                 "Invalid data from file, expected dictionary and got:\n\n{}",
-                python_str(vars)
+                str_of(&vars.value)
             )));
         }
     };
@@ -193,10 +177,9 @@ pub(crate) fn populate_host_vars(
 /// What the `auto` plugin reads from a `.yml`/`.yaml` file: the `plugin:` it names.
 pub(crate) fn auto_plugin_name(loader: &DataLoader, path: &Path) -> Result<String, Diagnostic> {
     let doc = loader.load_file_with(path, CacheMode::None).map_err(|e| e.to_diagnostic())?;
-    let name =
-        doc.as_map().and_then(|m| m.get("plugin")).filter(|n| tack_loader::vars::is_truthy(n));
+    let name = doc.as_map().and_then(|m| m.get("plugin")).filter(|n| n.value.is_truthy());
     match name {
-        Some(n) => Ok(python_str(n)),
+        Some(n) => Ok(str_of(&n.value)),
         None => Err(err(format!(
             "no root 'plugin' key found, '{}' is not a valid YAML inventory plugin config file",
             path.display()

@@ -264,25 +264,34 @@ impl Parser<'_> {
             self.skip_ws();
             let value = self.value()?;
             map.insert(self.node(Value::Str(key)), value);
-            self.skip_ws();
-            match self.peek() {
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some(b',') => {
-                    let comma = self.pos;
-                    self.pos += 1;
-                    self.skip_ws();
-                    if self.peek() == Some(b'}') {
-                        let msg = "Illegal trailing comma before end of object";
-                        return Err(self.error(msg, comma).into());
-                    }
-                }
-                _ => return Err(self.error("Expecting ',' delimiter", self.pos).into()),
+            if self.item_end(b'}', "object")? {
+                break;
             }
         }
         self.markers(map)
+    }
+
+    /// What follows an object's or array's item: `true` at its closing `close`, `false` after
+    /// a comma. A comma right before `close` is refused, as Python's decoder refuses it.
+    fn item_end(&mut self, close: u8, container: &str) -> Result<bool, JsonReadError> {
+        self.skip_ws();
+        match self.peek() {
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b',') => {
+                let comma = self.pos;
+                self.pos += 1;
+                self.skip_ws();
+                if self.peek() == Some(close) {
+                    let msg = format!("Illegal trailing comma before end of {container}");
+                    return Err(self.error(&msg, comma).into());
+                }
+                Ok(false)
+            }
+            _ => Err(self.error("Expecting ',' delimiter", self.pos).into()),
+        }
     }
 
     /// ansible's object hook: a mapping holding `__ansible_unsafe` or `__ansible_vault` is that
@@ -315,22 +324,8 @@ impl Parser<'_> {
         }
         loop {
             items.push(self.value()?);
-            self.skip_ws();
-            match self.peek() {
-                Some(b']') => {
-                    self.pos += 1;
-                    break;
-                }
-                Some(b',') => {
-                    let comma = self.pos;
-                    self.pos += 1;
-                    self.skip_ws();
-                    if self.peek() == Some(b']') {
-                        let msg = "Illegal trailing comma before end of array";
-                        return Err(self.error(msg, comma).into());
-                    }
-                }
-                _ => return Err(self.error("Expecting ',' delimiter", self.pos).into()),
+            if self.item_end(b']', "array")? {
+                break;
             }
         }
         Ok(self.node(Value::Seq(items)))

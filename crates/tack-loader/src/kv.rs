@@ -1,9 +1,28 @@
 //! `key=value` strings as ansible splits them (`parsing/splitter.py`): `-e 'a=1 b="x y"'`,
-//! free-form module arguments.
+//! free-form module arguments (`copy: src=a dest=b`, `command: echo hi creates=/x`).
 //!
 //! ansible's splitter is not a shell lexer: it splits on single spaces and newlines, then glues
 //! pieces back together while a quote or a Jinja2 block (`{{ }}`, `{% %}`, `{# #}`) is open, and
-//! keeps the quotes. This module follows it piece by piece.
+//! keeps the quotes. This module follows it piece by piece, quirks included (a token's quote
+//! state ignores backslash-escaped quotes; Jinja2 depth is counted per token), because users'
+//! arguments must split exactly as ansible splits them.
+//!
+//! One gap: Python's `\N{NAME}` escapes are left as written (ansible decodes them by name).
+
+use tack_py::ansible::unquote;
+
+/// The options of a free-form command module that `parse_kv(check_raw=True)` still reads as
+/// `k=v` rather than as part of the command line.
+const COMMAND_OPTIONS: &[&str] = &[
+    "creates",
+    "removes",
+    "chdir",
+    "executable",
+    "warn",
+    "stdin",
+    "stdin_add_newline",
+    "strip_empty_ends",
+];
 
 /// An argument string whose quotes or Jinja2 blocks never close.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -176,35 +195,39 @@ fn decode_escapes(s: &str) -> String {
     out
 }
 
-/// `parse_kv`: `key=value` pieces as an ordered list of pairs (a repeated key keeps its first
-/// place and its last value); pieces without an unescaped `=` are joined into `_raw_params`.
-pub fn parse_kv(args: &str) -> Result<Vec<(String, String)>, SplitError> {
+/// `parse_kv(args, check_raw)`: `key=value` pieces as an ordered list of pairs (a repeated key
+/// keeps its first place and its last value). Pieces without an unescaped `=` after their first
+/// character are joined into `_raw_params`; with `check_raw`, so are `k=v` pieces whose key is
+/// not one of the command modules' own options.
+pub fn parse_kv(args: &str, check_raw: bool) -> Result<Vec<(String, String)>, SplitError> {
     let mut options: Vec<(String, String)> = Vec::new();
+    let mut set = |key: String, value: String| match options.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => options.push((key, value)),
+    };
     let mut raw: Vec<String> = Vec::new();
     for original in split_args(args)? {
         let piece = decode_escapes(&original);
+        if !piece.contains('=') {
+            raw.push(original);
+            continue;
+        }
         let bytes = piece.as_bytes();
         // The first `=` at a position > 0 that is not preceded by a backslash.
-        let split_at = (1..bytes.len()).find(|&i| bytes[i] == b'=' && bytes[i - 1] != b'\\');
-        match split_at {
-            Some(pos) if piece.contains('=') => {
-                let key = piece[..pos].trim().to_string();
-                let value = crate::paths::unquote(piece[pos + 1..].trim()).to_string();
-                match options.iter_mut().find(|(k, _)| *k == key) {
-                    Some(slot) => slot.1 = value,
-                    None => options.push((key, value)),
-                }
-            }
-            None if piece.contains('=') => raw.push(piece.replace("\\=", "=")),
-            _ => raw.push(original),
+        let Some(pos) = (1..bytes.len()).find(|&i| bytes[i] == b'=' && bytes[i - 1] != b'\\')
+        else {
+            raw.push(piece.replace("\\=", "="));
+            continue;
+        };
+        let (key, value) = (&piece[..pos], &piece[pos + 1..]);
+        if check_raw && !COMMAND_OPTIONS.contains(&key) {
+            raw.push(original);
+        } else {
+            set(key.trim().to_string(), unquote(value.trim()).to_string());
         }
     }
     if !raw.is_empty() {
-        let joined = join_args(&raw);
-        match options.iter_mut().find(|(k, _)| k == "_raw_params") {
-            Some(slot) => slot.1 = joined,
-            None => options.push(("_raw_params".into(), joined)),
-        }
+        set("_raw_params".into(), join_args(&raw));
     }
     Ok(options)
 }
@@ -214,7 +237,7 @@ mod tests {
     use super::*;
 
     fn kv(args: &str) -> Vec<(String, String)> {
-        parse_kv(args).unwrap()
+        parse_kv(args, false).unwrap()
     }
 
     fn pair(k: &str, v: &str) -> (String, String) {
@@ -236,6 +259,17 @@ mod tests {
     fn jinja_blocks_stay_together() {
         assert_eq!(split_args("a={{ b | c }} d=e").unwrap(), ["a={{ b | c }}", "d=e"]);
         assert!(split_args("a=\"open").is_err());
+    }
+
+    #[test]
+    fn check_raw_keeps_only_command_options() {
+        // Measured: ansible's parse_kv(..., check_raw=True) on the same text.
+        let parsed = parse_kv("echo a=b creates=/x  chdir=/tmp", true).unwrap();
+        assert_eq!(
+            parsed,
+            vec![pair("creates", "/x"), pair("chdir", "/tmp"), pair("_raw_params", "echo a=b")]
+        );
+        assert_eq!(split_args("echo  hi").unwrap(), ["echo ", "hi"]);
     }
 
     #[test]

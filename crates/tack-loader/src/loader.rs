@@ -16,7 +16,7 @@ use tack_diag::{Diagnostic, Origin};
 use tack_vault::{VaultError, VaultSecrets};
 use tack_yaml::{DuplicateKeys, LoadOptions, Node, YamlError};
 
-use crate::{json, paths};
+use crate::{json, paths, search};
 
 /// The extensions ansible tries after a bare name (`C.YAML_FILENAME_EXTENSIONS`).
 pub const DEFAULT_YAML_EXTENSIONS: &[&str] = &[".yml", ".yaml", ".json"];
@@ -50,7 +50,10 @@ pub enum LoadError {
     )]
     NotFound { path: PathBuf },
     /// Any other read failure; `reason` is Python's `OSError` text (`[Errno 13] ...`).
-    #[error("An error occurred while trying to read the file '{}'.", .path.display())]
+    #[error(
+        "An error occurred while trying to read the file {}.",
+        tack_py::repr::str_repr(&.path.to_string_lossy())
+    )]
     Read { path: PathBuf, reason: String },
     #[error("{error}")]
     Vault { path: Arc<Path>, error: VaultError },
@@ -64,7 +67,7 @@ impl LoadError {
             LoadError::NotFound { path } => {
                 let cause = format!(
                     "[Errno 2] No such file or directory: {}",
-                    crate::vars::python_str_repr(&path.to_string_lossy())
+                    tack_yaml::pyrepr::str_repr(&path.to_string_lossy())
                 );
                 Diagnostic::caused_by(self.to_string(), None, Diagnostic::new(cause)).with_help(
                     "If you are using a module and expect the file to exist on the remote, see \
@@ -100,7 +103,7 @@ impl DataLoader {
     pub fn new(secrets: VaultSecrets) -> DataLoader {
         DataLoader {
             secrets,
-            basedir: paths::abspath(Path::new(".")),
+            basedir: tack_py::path::abspath(Path::new(".")),
             yaml_extensions: DEFAULT_YAML_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
             yaml_options: LoadOptions::default(),
             cache: Mutex::new(HashMap::new()),
@@ -117,7 +120,7 @@ impl DataLoader {
     }
 
     pub fn set_basedir(&mut self, basedir: &Path) {
-        self.basedir = paths::abspath(basedir);
+        self.basedir = tack_py::path::abspath(basedir);
     }
 
     /// The extensions [`DataLoader::find_vars_files`] tries (the `yaml_valid_extensions`
@@ -181,7 +184,10 @@ impl DataLoader {
         let path = self.path_dwim(&path.to_string_lossy());
         let data = std::fs::read(&path).map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => LoadError::NotFound { path: path.clone() },
-            _ => LoadError::Read { path: path.clone(), reason: python_os_error(&err, &path) },
+            _ => LoadError::Read {
+                path: path.clone(),
+                reason: tack_py::oserror::os_error(&err, &path),
+            },
         })?;
         if !tack_vault::is_encrypted(&data) {
             return Ok((data, false));
@@ -205,68 +211,15 @@ impl DataLoader {
         Ok(FileText { path, text, was_encrypted })
     }
 
-    /// `find_vars_files`: the vars files for `name` under `dir`. The first of `name`,
-    /// `name.yml`, `name.yaml`, `name.json` (the configured extensions) that exists wins; a
-    /// directory yields every file below it with no or a known extension, in sorted order,
-    /// skipping hidden entries and `~` backups.
+    /// `find_vars_files(dir, name)`: the vars files for `name` under `dir`. The first of
+    /// `name`, `name.yml`, `name.yaml`, `name.json` (the configured extensions) that exists
+    /// wins; a directory yields every file below it with no or a known extension, in sorted
+    /// order, skipping hidden entries and `~` backups.
     pub fn find_vars_files(&self, dir: &Path, name: &str) -> Vec<PathBuf> {
-        let base = dir.join(name).to_string_lossy().into_owned();
-        let mut candidates = vec![base.clone()];
-        for ext in &self.yaml_extensions {
-            candidates.push(if ext.contains('.') {
-                format!("{base}{ext}")
-            } else {
-                format!("{base}.{ext}")
-            });
-        }
-        for candidate in candidates {
-            let path = self.path_dwim(&candidate);
-            if !path.exists() {
-                continue;
-            }
-            if path.is_dir() {
-                return self.dir_vars_files(&path);
-            }
-            return vec![path];
-        }
-        Vec::new()
+        let mut extensions = vec![""];
+        extensions.extend(self.yaml_extensions.iter().map(String::as_str));
+        search::find_vars_files(&self.basedir, dir, name, &extensions, true)
     }
-
-    fn dir_vars_files(&self, dir: &Path) -> Vec<PathBuf> {
-        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into())
-            .collect();
-        names.sort();
-        let mut found = Vec::new();
-        for name in names {
-            if name.starts_with('.') || name.ends_with('~') {
-                continue;
-            }
-            let ext = paths::extension(&name);
-            let full = dir.join(&name);
-            if full.is_dir() && ext.is_empty() {
-                found.extend(self.dir_vars_files(&full));
-            } else if full.is_file()
-                && (ext.is_empty() || self.yaml_extensions.iter().any(|e| e == ext))
-            {
-                found.push(full);
-            }
-        }
-        found
-    }
-}
-
-/// Python's `str(OSError)`: `[Errno N] Description: 'path'`.
-fn python_os_error(err: &std::io::Error, path: &Path) -> String {
-    let description = match err.kind() {
-        std::io::ErrorKind::PermissionDenied => "Permission denied",
-        std::io::ErrorKind::IsADirectory => "Is a directory",
-        _ => return format!("{err}"),
-    };
-    let errno = err.raw_os_error().unwrap_or(0);
-    format!("[Errno {errno}] {description}: '{}'", path.display())
 }
 
 #[cfg(test)]
@@ -308,25 +261,5 @@ mod tests {
         let diag = err.to_diagnostic();
         assert_eq!(diag.message, "Attempting to decrypt but no vault secrets found.");
         assert_eq!(diag.origin, Some(Origin::file(Arc::from(file.as_path()))));
-    }
-
-    #[test]
-    fn vars_files_first_candidate_wins_and_dirs_recurse_sorted() {
-        let dir = tempfile::tempdir().unwrap();
-        let gv = dir.path();
-        fs::write(gv.join("web.yml"), "a: 1").unwrap();
-        fs::write(gv.join("web.json"), "{}").unwrap();
-        fs::create_dir_all(gv.join("db/sub")).unwrap();
-        fs::create_dir_all(gv.join("db/skip.d")).unwrap();
-        for name in ["b.yml", "a", ".hidden.yml", "c.yml~", "d.txt", "sub/z.yaml", "skip.d/x.yml"] {
-            fs::write(gv.join("db").join(name), "x: 1").unwrap();
-        }
-        let l = loader();
-        assert_eq!(l.find_vars_files(gv, "web"), vec![gv.join("web.yml")]);
-        assert_eq!(
-            l.find_vars_files(gv, "db"),
-            vec![gv.join("db/a"), gv.join("db/b.yml"), gv.join("db/sub/z.yaml")]
-        );
-        assert!(l.find_vars_files(gv, "none").is_empty());
     }
 }

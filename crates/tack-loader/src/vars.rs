@@ -137,17 +137,13 @@ pub fn warn_if_reserved(vars: &Mapping) {
     for key in vars.keys() {
         let Some(name) = key.as_str() else { continue };
         if name != "vars" && RESERVED_NAMES.contains(&name) {
-            let quoted =
-                if name.contains('\'') { format!("\"{name}\"") } else { format!("'{name}'") };
-            let message = format!("Found variable using reserved name {quoted}.");
+            let message = format!(
+                "Found variable using reserved name {}.",
+                tack_yaml::pyrepr::str_repr(name)
+            );
             tack_diag::warn(&value_warning(message, key));
         }
     }
-}
-
-/// Python's `repr()` of a string.
-pub fn python_str_repr(s: &str) -> String {
-    tack_yaml::pyrepr::str_repr(s)
 }
 
 /// A warning about a value, as ansible shows one: with the source excerpt when the value was
@@ -163,37 +159,6 @@ fn value_warning(message: String, value: &Node) -> Diagnostic {
                 value.as_str().map(str::to_string).unwrap_or_else(|| format!("{:?}", value));
             Diagnostic::at(message, Some(origin)).with_help(shown)
         }
-    }
-}
-
-/// The Python class name ansible's "failed to combine variables" error reports for a value
-/// loaded from a file (values that carry a source position are "tagged" subclasses there).
-pub fn loaded_type_name(node: &Node) -> &'static str {
-    match &node.value {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Int(_) | Value::BigInt(_) => "_AnsibleTaggedInt",
-        Value::Float(_) => "_AnsibleTaggedFloat",
-        Value::Str(_) | Value::Unsafe(_) => "_AnsibleTaggedStr",
-        Value::Timestamp(t) if t.time.is_none() => "_AnsibleTaggedDate",
-        Value::Timestamp(_) => "_AnsibleTaggedDateTime",
-        Value::Seq(_) => "_AnsibleTaggedList",
-        Value::Map(_) => "_AnsibleTaggedDict",
-        Value::Vault(_) => "EncryptedString",
-    }
-}
-
-/// Python truthiness of a loaded value: ansible skips a vars file whose data is "empty".
-pub fn is_truthy(node: &Node) -> bool {
-    match &node.value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::BigInt(_) | Value::Timestamp(_) | Value::Vault(_) => true,
-        Value::Float(x) => *x != 0.0,
-        Value::Str(s) | Value::Unsafe(s) => !s.is_empty(),
-        Value::Seq(items) => !items.is_empty(),
-        Value::Map(m) => !m.is_empty(),
     }
 }
 
@@ -222,7 +187,7 @@ pub fn load_extra_vars(
         } else {
             let origin = Some(Origin::described("<CLI option '-e'>"));
             let pairs =
-                kv::parse_kv(option).map_err(|e| Diagnostic::new(e.to_string()).parser())?;
+                kv::parse_kv(option, false).map_err(|e| Diagnostic::new(e.to_string()).parser())?;
             let map = pairs
                 .into_iter()
                 .map(|(k, v)| {

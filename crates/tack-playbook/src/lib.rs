@@ -10,13 +10,11 @@ pub mod ast;
 pub mod compile;
 pub mod listing;
 mod load;
-pub mod paths;
 pub mod play_vars;
 pub mod post_validate;
-pub mod splitter;
 pub mod tables;
 pub mod tags;
 pub mod walk;
 
 pub use ast::*;
-pub use load::{FileLoader, LoadOptions, Loader, tagged_type_name};
+pub use load::{FileLoader, LoadOptions, Loader};

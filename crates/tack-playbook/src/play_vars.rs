@@ -11,7 +11,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use crate::ast::{Play, Role, RoleId};
 use crate::load::FileLoader;
-use crate::paths::path_dwim_relative_stack;
+use tack_loader::search::path_dwim_relative_stack;
 
 fn merge(into: &mut Mapping, from: &Mapping) {
     for (k, v) in from.iter() {

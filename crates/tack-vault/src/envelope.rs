@@ -7,7 +7,9 @@
 //! writes: 1.1 without a vault id or with `default`, 1.2 with any other id, 80-column lines,
 //! a final newline.
 
-use crate::{VaultError, pytext};
+use tack_py::text::{bytes_splitlines, bytes_strip};
+
+use crate::VaultError;
 
 pub const HEADER: &str = "$ANSIBLE_VAULT";
 /// The only cipher ansible-core reads or writes.
@@ -27,14 +29,14 @@ pub struct Envelope {
 fn field(parts: &[&[u8]], i: usize) -> Result<String, VaultError> {
     let raw = parts.get(i).ok_or(VaultError::Envelope)?;
     // The caller checked the whole text is ASCII.
-    Ok(String::from_utf8_lossy(pytext::strip(raw)).into_owned())
+    Ok(String::from_utf8_lossy(bytes_strip(raw)).into_owned())
 }
 
 /// Splits `text` (already known to start with the header and to be ASCII) into its parts.
 pub fn parse(text: &[u8], default_vault_id: &str) -> Result<Envelope, VaultError> {
-    let lines = pytext::splitlines(text);
+    let lines = bytes_splitlines(text);
     let first = lines.first().ok_or(VaultError::Envelope)?;
-    let parts: Vec<&[u8]> = pytext::strip(first).split(|&b| b == b';').collect();
+    let parts: Vec<&[u8]> = bytes_strip(first).split(|&b| b == b';').collect();
     let version = field(&parts, 1)?;
     let cipher = field(&parts, 2)?;
     let vault_id = if parts.len() >= 4 { field(&parts, 3)? } else { default_vault_id.to_string() };

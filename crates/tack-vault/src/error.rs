@@ -7,7 +7,7 @@
 
 use tack_diag::{Diagnostic, Origin};
 
-use crate::pytext;
+use tack_py::repr::{str_list_repr, str_repr};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VaultError {
@@ -26,7 +26,7 @@ pub enum VaultError {
     Padding,
     #[error("Input is not vault encrypted data.")]
     NotEncrypted,
-    #[error("Cipher {} could not be found.", pytext::repr_str(.0))]
+    #[error("Cipher {} could not be found.", str_repr(.0))]
     UnknownCipher(String),
     #[error("Attempting to decrypt but no vault secrets found.")]
     NoSecrets,
@@ -42,7 +42,7 @@ pub enum VaultError {
     NoEncryptSecret,
     #[error(
         "Did not find a match for --encrypt-vault-id={vault_id} in the known vault-ids {}",
-        pytext::repr_str_list(known)
+        str_list_repr(known)
     )]
     EncryptIdNotFound { vault_id: String, known: Vec<String> },
     /// The operating system's random source failed while making a salt.
@@ -92,4 +92,10 @@ impl From<VaultError> for Diagnostic {
     fn from(err: VaultError) -> Diagnostic {
         err.to_diagnostic()
     }
+}
+
+/// ansible's `textwrap.shorten(str(value), 120)` of a bytes value: the excerpt it prints under
+/// an origin that has no file to quote from.
+pub(crate) fn value_excerpt(data: &[u8]) -> String {
+    tack_py::textwrap::shorten(&tack_py::repr::bytes_repr(data), 120)
 }

@@ -14,11 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tack_diag::{Diagnostic, Origin};
+use tack_py::oserror::os_error as oserror;
+use tack_py::path::{abspath, realpath};
+use tack_py::repr::{str_list_repr, str_repr};
 use zeroize::Zeroizing;
 
-use crate::pytext::value_excerpt;
-use crate::secrets::oserror;
-use crate::{VaultError, VaultSecrets, paths, pytext};
+use crate::error::value_excerpt;
+use crate::{VaultError, VaultSecrets};
 
 /// Where a command reads from or writes to: a path, or `-` for stdin/stdout.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +59,7 @@ pub enum FileError {
     #[error("Unable to write to stdout: {0}")]
     Stdout(io::Error),
     /// `decrypt`, `view`, `edit` and `rekey` wrap the vault's error with the file name.
-    #[error("Failed to {} {}: {}", .0.action, pytext::repr_str(&.0.name), .0.source)]
+    #[error("Failed to {} {}: {}", .0.action, str_repr(&.0.name), .0.source)]
     Failed(Box<FailedOp>),
     /// `encrypt` reports the vault's error as it is.
     #[error(transparent)]
@@ -91,7 +93,7 @@ impl FileError {
     pub fn to_diagnostic(&self) -> Diagnostic {
         match self {
             FileError::Failed(op) => Diagnostic::caused_by(
-                format!("Failed to {} {}.", op.action, pytext::repr_str(&op.name)),
+                format!("Failed to {} {}.", op.action, str_repr(&op.name)),
                 None,
                 op.source.to_diagnostic_at(Some(op.origin.clone())),
             ),
@@ -132,7 +134,7 @@ pub fn read_data(source: &Target) -> Result<Input, FileError> {
             Ok(Input { data, origin })
         }
         Target::Path(path) => {
-            let abs = paths::abspath(path);
+            let abs = abspath(path);
             let mut data = Zeroizing::new(Vec::new());
             fs::File::open(&abs)
                 .and_then(|mut f| f.read_to_end(&mut data))
@@ -255,16 +257,6 @@ pub struct EditorSettings {
     pub local_tmp: PathBuf,
 }
 
-/// The extension ansible gives the temporary file: `os.path.splitext(realpath(name))[1]`.
-fn extension(path: &Path) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let trimmed = name.trim_start_matches('.');
-    match trimmed.rfind('.') {
-        Some(dot) => trimmed[dot..].to_string(),
-        None => String::new(),
-    }
-}
-
 /// Runs `argv`, waiting for it; the error text is Python's for `subprocess.check_call`.
 fn run_editor(argv: &[String]) -> Result<(), String> {
     let Some((program, args)) = argv.split_first() else {
@@ -277,7 +269,7 @@ fn run_editor(argv: &[String]) -> Result<(), String> {
     if status.success() {
         return Ok(());
     }
-    let list = pytext::repr_str_list(argv);
+    let list = str_list_repr(argv);
     Err(match status.code() {
         Some(code) => format!("Command '{list}' returned non-zero exit status {code}."),
         None => {
@@ -302,10 +294,12 @@ fn edit_in_editor(
         .prefix("tack-local-")
         .tempdir_in(&settings.local_tmp)
         .map_err(|source| FileError::TempDir { path: settings.local_tmp.clone(), source })?;
-    let ext = extension(&paths::realpath(name));
+    // ansible names the temporary file with `os.path.splitext(realpath(name))[1]`.
+    let real = realpath(name).to_string_lossy().into_owned();
+    let ext = tack_py::path::splitext(&real).1;
     let file = tempfile::Builder::new()
         .prefix("tmp")
-        .suffix(&ext)
+        .suffix(ext)
         .tempfile_in(dir.path())
         .map_err(|source| FileError::TempDir { path: dir.path().to_path_buf(), source })?;
     let (mut handle, temp_path) = file
@@ -319,7 +313,8 @@ fn edit_in_editor(
     }
     drop(handle);
 
-    let mut argv = shell_words::split(&settings.command).map_err(|err| FileError::Editor {
+    // `shlex.split`, not a shell's rules: `#` starts no comment and `\$` stays as written.
+    let mut argv = tack_py::shlex::split(&settings.command).map_err(|err| FileError::Editor {
         command: settings.command.clone(),
         detail: err.to_string(),
     })?;
@@ -379,7 +374,7 @@ pub fn edit_file(
     secrets: &VaultSecrets,
     settings: &EditorSettings,
 ) -> Result<(), FileError> {
-    let real = paths::realpath(name);
+    let real = realpath(name);
     let input = read_data(&Target::Path(real.clone()))?;
     let failed = |source| failed("edit", real.display().to_string(), &input.origin, source);
     let opened = secrets.decrypt_and_get_secret(&input.data).map_err(failed)?;
@@ -437,7 +432,7 @@ pub fn rekey_file(
     new_password: &[u8],
     new_vault_id: &str,
 ) -> Result<(), FileError> {
-    let real = paths::realpath(name);
+    let real = realpath(name);
     let prev = fs::metadata(&real)
         .map_err(|source| FileError::Read { path: real.display().to_string(), source })?;
     let input = read_data(&Target::Path(real.clone()))?;
@@ -478,21 +473,13 @@ impl Drop for RestrictiveUmask {
 fn real_target(target: &Target) -> Target {
     match target {
         Target::Std => Target::Std,
-        Target::Path(p) => Target::Path(paths::realpath(p)),
+        Target::Path(p) => Target::Path(realpath(p)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn extensions_follow_splitext() {
-        assert_eq!(extension(Path::new("/a/b.yml")), ".yml");
-        assert_eq!(extension(Path::new("/a/.hidden")), "");
-        assert_eq!(extension(Path::new("/a/x.tar.gz")), ".gz");
-        assert_eq!(extension(Path::new("/a.d/x")), "");
-    }
 
     #[test]
     fn written_files_are_private_and_replace_the_old_one() {

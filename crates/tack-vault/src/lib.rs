@@ -34,14 +34,13 @@
 //! Where the secrets come from (files, scripts, prompts, settings) is the [`secrets`] module;
 //! the file operations behind `ansible-vault` (safe writes, the editor round trip) are [`files`].
 //! Passwords and decrypted plaintext live in zeroizing buffers and never enter an error.
+//! Python's byte and path rules (`bytes.strip`, `repr`, `os.path`) are `tack_py`'s.
 
 mod cipher;
 mod envelope;
 mod error;
 pub mod files;
-pub mod paths;
 mod prompt;
-pub mod pytext;
 pub mod secrets;
 
 use zeroize::Zeroizing;

@@ -18,9 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tack_diag::Diagnostic;
+use tack_py::oserror::os_error as oserror;
+use tack_py::repr::{bytes_repr, str_repr};
+use tack_py::text::{bytes_strip, bytes_strip_chars};
 use zeroize::Zeroizing;
 
-use crate::{DEFAULT_IDENTITY, Prompter, VaultError, VaultSecret, VaultSecrets, paths, pytext};
+use crate::error::value_excerpt;
+use crate::{DEFAULT_IDENTITY, Prompter, VaultError, VaultSecret, VaultSecrets};
 
 /// The vault settings of ansible's configuration, as plain values.
 #[derive(Clone, Debug)]
@@ -96,7 +100,7 @@ pub enum SecretError {
     IsDirectory(PathBuf),
     #[error(
         "Could not read vault password file {}: {}",
-        pytext::repr_str(&.path.display().to_string()),
+        str_repr(&.path.display().to_string()),
         oserror(.source, .path)
     )]
     Unreadable { path: PathBuf, source: io::Error },
@@ -119,7 +123,7 @@ pub enum SecretError {
         "Vault password client script {} did not find a secret for vault-id={}: {}",
         .path.display(),
         py_opt(.vault_id),
-        pytext::repr_bytes(.stderr)
+        bytes_repr(.stderr)
     )]
     ClientUnknownId { path: PathBuf, vault_id: Option<String>, stderr: Vec<u8> },
     #[error(
@@ -127,7 +131,7 @@ pub enum SecretError {
          vault-id={}: {}",
         .path.display(),
         py_opt(.vault_id),
-        pytext::repr_bytes(.stderr)
+        bytes_repr(.stderr)
     )]
     ClientFailed { path: PathBuf, code: i32, vault_id: Option<String>, stderr: Vec<u8> },
     #[error("EOFError (ctrl-d) on prompt for ({0})")]
@@ -150,7 +154,7 @@ impl SecretError {
             SecretError::Unreadable { path, source } => Diagnostic::caused_by(
                 format!(
                     "Could not read vault password file {}.",
-                    pytext::repr_str(&path.display().to_string())
+                    str_repr(&path.display().to_string())
                 ),
                 None,
                 Diagnostic::new(oserror(source, path)),
@@ -172,18 +176,6 @@ impl From<SecretError> for Diagnostic {
 /// Python's `str(None)` or the text.
 fn py_opt(value: &Option<String>) -> &str {
     value.as_deref().unwrap_or("None")
-}
-
-/// Python's `str(OSError)`: `[Errno N] message: 'path'`.
-pub fn oserror(err: &io::Error, path: &Path) -> String {
-    match err.raw_os_error() {
-        Some(code) => {
-            let text = io::Error::from_raw_os_error(code).to_string();
-            let text = text.split(" (os error").next().unwrap_or(&text);
-            format!("[Errno {code}] {text}: {}", pytext::repr_str(&path.display().to_string()))
-        }
-        None => err.to_string(),
-    }
 }
 
 /// Splits `label@source` at the first `@`; no `@` means no label.
@@ -287,7 +279,7 @@ fn ask(
         if answer.is_empty() {
             return Err(SecretError::PromptEmpty);
         }
-        answers.push(Zeroizing::new(pytext::strip(answer.as_bytes()).to_vec()));
+        answers.push(Zeroizing::new(bytes_strip(answer.as_bytes()).to_vec()));
     }
     let mut answers = answers.into_iter();
     let first = answers.next().unwrap_or_default();
@@ -318,7 +310,7 @@ fn is_client_name(name: &str) -> bool {
 
 impl FileSource {
     fn locate(name: &str, label: Option<&str>) -> Result<FileSource, SecretError> {
-        let path = paths::unfrack(Path::new(name), false);
+        let path = tack_py::ansible::unfrackpath(Path::new(name), false, None);
         let meta = std::fs::metadata(&path).map_err(|_| SecretError::NotFound(path.clone()))?;
         if meta.is_dir() {
             return Err(SecretError::IsDirectory(path));
@@ -351,22 +343,19 @@ fn read_password_file(
     std::fs::File::open(path)
         .and_then(|mut f| f.read_to_end(&mut raw))
         .map_err(|source| SecretError::Unreadable { path: path.to_path_buf(), source })?;
-    let stripped = pytext::strip(&raw);
+    let stripped = bytes_strip(&raw);
     let data = if crate::is_encrypted(stripped) {
         let opened = match known {
             Some(known) => known.decrypt_and_get_secret(stripped),
             None => Err(VaultError::SecretsNotSetUp),
         };
         opened
-            .map_err(|source| SecretError::Vault {
-                source,
-                excerpt: pytext::value_excerpt(stripped),
-            })?
+            .map_err(|source| SecretError::Vault { source, excerpt: value_excerpt(stripped) })?
             .plaintext
     } else {
         Zeroizing::new(stripped.to_vec())
     };
-    let password = pytext::strip_newlines(&data);
+    let password = bytes_strip_chars(&data, b"\r\n");
     if password.is_empty() {
         return Err(SecretError::EmptyFile(path.to_path_buf()));
     }
@@ -420,7 +409,7 @@ fn run_script(
         }
         _ => {}
     }
-    let password = pytext::strip_newlines(&stdout);
+    let password = bytes_strip_chars(&stdout, b"\r\n");
     if password.is_empty() {
         return Err(SecretError::EmptyScript(path.to_path_buf()));
     }

@@ -14,7 +14,7 @@ fn fixtures() -> PathBuf {
 /// The password of a vault id, stripped as ansible strips a password file.
 fn password(vault_id: &str) -> Vec<u8> {
     let raw = fs::read(fixtures().join("passwords").join(vault_id)).unwrap();
-    tack_vault::pytext::strip(&raw).to_vec()
+    tack_py::text::bytes_strip(&raw).to_vec()
 }
 
 fn secret(vault_id: &str) -> VaultSecret {

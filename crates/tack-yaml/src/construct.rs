@@ -25,7 +25,7 @@ use tack_diag::{Diagnostic, Origin};
 
 use crate::compose::{Document, Kind, NodeId};
 use crate::key::PyKey;
-use crate::pyrepr::{float_repr, py_key_repr};
+use crate::pyrepr::py_key_repr;
 use crate::resolve::{Tag, YAML_PREFIX, resolve_scalar};
 use crate::scalar::{PyError, construct_bool, construct_float, construct_int, construct_timestamp};
 use crate::value::{Mapping, Node, Value};
@@ -571,40 +571,8 @@ fn duplicate_warning(message: &str, key: &Value, origin: Option<&Origin>) -> Dia
     };
     // Without a file the context is text, not an excerpt; it is carried in the message so the
     // block renders exactly as ansible lays it out.
-    Diagnostic::new(format!("{message}\nOrigin: {shown_origin}\n\n{}", shorten(&py_str(key))))
-        .with_help(HELP)
-}
-
-/// Python's `str()` of a scalar key.
-fn py_str(value: &Value) -> String {
-    match value {
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Float(f) => float_repr(*f),
-        Value::Str(s) | Value::Unsafe(s) => s.clone(),
-        other => py_key_repr(other),
-    }
-}
-
-/// `textwrap.shorten(text, width=120)`: whitespace collapsed, then cut at a word with ` [...]`.
-fn shorten(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let joined = words.join(" ");
-    if joined.chars().count() <= 120 {
-        return joined;
-    }
-    let mut out = String::new();
-    for word in words {
-        let extra = if out.is_empty() { word.len() } else { word.len() + 1 };
-        if out.chars().count() + extra + " [...]".len() > 120 {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    if out.is_empty() { "[...]".into() } else { format!("{out} [...]") }
+    let shown = tack_py::textwrap::shorten(&crate::pyrepr::str(key), 120);
+    Diagnostic::new(format!("{message}\nOrigin: {shown_origin}\n\n{shown}")).with_help(HELP)
 }
 
 #[derive(Hash, PartialEq, Eq)]
@@ -723,4 +691,31 @@ fn mark_of(origin: Option<&Origin>) -> Mark {
         mark.column = u64::from(origin.col.saturating_sub(1));
     }
     mark
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{TimeOfDay, Timestamp};
+
+    #[test]
+    fn a_key_without_a_file_is_shown_as_str() {
+        // Measured: `ansible-playbook -e '{2001-12-14 21:59:43.10 -5: z, 2001-12-14 21:59:43.10
+        // -5: w}'` shows the key's `str()` under its origin, not its `repr()`.
+        let key = Value::Timestamp(Timestamp {
+            year: 2001,
+            month: 12,
+            day: 14,
+            time: Some(TimeOfDay {
+                hour: 21,
+                minute: 59,
+                second: 43,
+                microsecond: 100_000,
+                utc_offset_minutes: Some(-300),
+            }),
+        });
+        let origin = Origin { path: None, description: None, line: 1, col: 78 };
+        let diag = duplicate_warning("Found duplicate mapping key X.", &key, Some(&origin));
+        assert!(diag.message.ends_with("\n\n2001-12-14 21:59:43.100000-05:00"), "{}", diag.message);
+    }
 }

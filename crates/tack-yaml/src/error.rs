@@ -186,7 +186,7 @@ fn file_origin(base: &OriginBase) -> Origin {
 
 /// `re.sub(r'\s+', ' ', message).strip()`.
 fn collapse(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    tack_py::text::split(text).join(" ")
 }
 
 /// ansible's guesses, tried in its order; `None` when none applies.

@@ -2,9 +2,11 @@
 //! templates show them: strings (`'a'`, `"it's"`), floats (`1.5`, `1e+16`, `inf`), `True`,
 //! `None`, `{'a': 1}`, dates.
 //!
-//! Written here, next to the data model, because every layer prints values the way CPython
-//! does and no crate reproduces CPython's float and string repr rules. This is the one place
-//! those rules live.
+//! The scalar rules (string quoting and escapes, float digits) are CPython's and live in
+//! `tack_py::repr`; they are re-exported here so `pyrepr` answers for every loaded value. What
+//! this module adds is the shape of containers, dates and ansible's vault values.
+
+pub use tack_py::repr::{float_repr, str_repr};
 
 use crate::value::{Node, Timestamp, Value};
 
@@ -56,87 +58,6 @@ fn write_repr(out: &mut String, value: &Value) {
         Value::Vault(s) => out.push_str(&str_repr(s)),
         other => out.push_str(&py_key_repr(other)),
     }
-}
-
-/// Python's `repr(float)`: the shortest text that reads back as the same number, in positional
-/// form unless the exponent is below -4 or at least 16.
-pub fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    // `{:e}` gives the shortest round-trip digits, e.g. `-1.2345e-5`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if !(-4..16).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
-    }
-    let point = exp + 1;
-    let body = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat((-point) as usize))
-    } else if point as usize >= digits.len() {
-        format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-    } else {
-        let (int, frac) = digits.split_at(point as usize);
-        format!("{int}.{frac}")
-    };
-    format!("{sign}{body}")
-}
-
-/// Python's `repr(str)`. Printability follows Python's rule (`str.isprintable`) for the
-/// characters YAML text can carry; the table is approximated by Unicode's control, format,
-/// separator and private-use ranges, which is exact for every character libyaml accepts
-/// except unassigned code points.
-pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-fn is_printable(c: char) -> bool {
-    let u = c as u32;
-    !(u < 0x20
-        || (0x7f..=0xa0).contains(&u)
-        || u == 0xad
-        || u == 0x1680
-        || (0x2000..=0x200f).contains(&u)
-        || (0x2028..=0x202f).contains(&u)
-        || (0x205f..=0x206f).contains(&u)
-        || u == 0x3000
-        || (0xd800..=0xf8ff).contains(&u)
-        || u == 0xfeff
-        || (0xfff9..=0xfffb).contains(&u)
-        || (0xe0000..=0xe007f).contains(&u)
-        || u >= 0xf0000)
 }
 
 /// Python's `repr()` of a mapping key as ansible's duplicate-key warning shows it.
@@ -208,31 +129,18 @@ pub fn timestamp_str(t: &Timestamp) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Mapping;
 
-    #[test]
-    fn floats_print_as_python() {
-        let cases = [
-            (1.5, "1.5"),
-            (1e16, "1e+16"),
-            (1234567890123456.0, "1234567890123456.0"),
-            (100.0, "100.0"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-0.0, "-0.0"),
-            (1.5e300, "1.5e+300"),
-            (f64::NEG_INFINITY, "-inf"),
-            (0.1 + 0.2, "0.30000000000000004"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(float_repr(f), want, "{f}");
-        }
+    fn s(text: &str) -> Node {
+        Node::bare(Value::Str(text.into()))
     }
 
     #[test]
-    fn strings_quote_as_python() {
-        assert_eq!(str_repr("a"), "'a'");
-        assert_eq!(str_repr("it's"), "\"it's\"");
-        assert_eq!(str_repr("'\""), "'\\'\"'");
-        assert_eq!(str_repr("a\tb\u{7}é"), "'a\\tb\\x07é'");
+    fn containers_and_scalars_as_python_prints_them() {
+        let map: Mapping = [(s("a"), Node::bare(Value::Float(1e16)))].into_iter().collect();
+        let list =
+            Value::Seq(vec![s("it's"), Node::bare(Value::Null), Node::bare(Value::Map(map))]);
+        assert_eq!(repr(&list), "[\"it's\", None, {'a': 1e+16}]");
+        assert_eq!(str(&Value::Str("bare".into())), "bare");
     }
 }

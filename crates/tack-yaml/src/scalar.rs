@@ -64,17 +64,12 @@ fn split_sign(text: &str) -> Result<(bool, &str), PyError> {
     }
 }
 
-/// Python's whitespace for `int()`/`float()`/`str.strip()`.
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
-}
-
 /// Python's `int(text, base)` once underscores are gone: optional sign, the base's optional
 /// prefix, at least one digit.
 fn py_int(text: &str, base: u32) -> Result<SignedBig, PyError> {
     let invalid =
         || PyError(format!("invalid literal for int() with base {base}: {}", str_repr(text)));
-    let body = py_strip(text);
+    let body = tack_py::text::strip(text);
     let (negative, body) = match body.as_bytes().first() {
         Some(b'-') => (true, &body[1..]),
         Some(b'+') => (false, &body[1..]),
@@ -124,11 +119,8 @@ pub(crate) fn construct_float(text: &str) -> Result<f64, PyError> {
 
 /// Python's `float(text)`.
 fn py_float(text: &str) -> Result<f64, PyError> {
-    // Rust's float grammar is Python's (`1e3`, `.5`, `5.`, `inf`, `infinity`, `nan`, signs)
-    // without the surrounding whitespace Python tolerates.
-    py_strip(text)
-        .parse::<f64>()
-        .map_err(|_| PyError(format!("could not convert string to float: {}", str_repr(text))))
+    tack_py::num::float(text)
+        .ok_or_else(|| PyError(format!("could not convert string to float: {}", str_repr(text))))
 }
 
 /// `SafeConstructor.construct_yaml_bool`: a lookup that raises `KeyError` on anything else.

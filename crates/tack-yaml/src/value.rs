@@ -114,6 +114,7 @@ impl Node {
 }
 
 impl Value {
+    /// `type(value).__name__` of the plain Python object (`str`, `int`, `dict`, ...).
     pub fn python_type(&self) -> &'static str {
         match self {
             Value::Null => "NoneType",
@@ -126,6 +127,54 @@ impl Value {
             Value::Seq(_) => "list",
             Value::Map(_) => "dict",
             Value::Vault(_) => "EncryptedString",
+        }
+    }
+
+    /// `type(value).__name__` of the value as ansible-core 2.21 loads it from a file: scalars
+    /// and containers become "tagged" subclasses (they carry their origin), `None` and
+    /// booleans cannot be subclassed and stay as they are.
+    pub fn loaded_type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "_AnsibleTaggedInt",
+            Value::Float(_) => "_AnsibleTaggedFloat",
+            Value::Str(_) | Value::Unsafe(_) => "_AnsibleTaggedStr",
+            Value::Timestamp(t) if t.time.is_none() => "_AnsibleTaggedDate",
+            Value::Timestamp(_) => "_AnsibleTaggedDateTime",
+            Value::Seq(_) => "_AnsibleTaggedList",
+            Value::Map(_) => "_AnsibleTaggedDict",
+            Value::Vault(_) => "EncryptedString",
+        }
+    }
+
+    /// `str(type(value))` of the loaded value, as ansible's "got a <class '...'> instead"
+    /// messages print it.
+    pub fn loaded_type_repr(&self) -> String {
+        let module = match self {
+            Value::Null | Value::Bool(_) => None,
+            Value::Vault(_) => Some("ansible.parsing.vault"),
+            _ => Some("ansible.module_utils._internal._datatag"),
+        };
+        match module {
+            Some(module) => format!("<class '{module}.{}'>", self.loaded_type_name()),
+            None => format!("<class '{}'>", self.loaded_type_name()),
+        }
+    }
+
+    /// Python truthiness (`bool(value)`). A vault value counts as true: its ciphertext is never
+    /// empty (`!vault ''` is refused when loading), and tack does not decrypt to decide, where
+    /// ansible would decrypt and test the plaintext.
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::BigInt(_) | Value::Timestamp(_) | Value::Vault(_) => true,
+            Value::Float(x) => *x != 0.0,
+            Value::Str(s) | Value::Unsafe(s) => !s.is_empty(),
+            Value::Seq(items) => !items.is_empty(),
+            Value::Map(m) => !m.is_empty(),
         }
     }
 }

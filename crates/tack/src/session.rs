@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use tack_config::{Config, Context, DuplicateKeyPolicy, MismatchPolicy};
 use tack_diag::Diagnostic;
 use tack_inventory::{Inventory, InventoryOptions, PatternMismatch, TransformGroupChars, VarLayer};
-use tack_loader::{DataLoader, HashBehaviour, load_extra_vars, paths};
+use tack_loader::{DataLoader, HashBehaviour, load_extra_vars};
+use tack_py::ansible::unfrackpath;
 use tack_vault::TerminalPrompter;
 use tack_vault::VaultSecrets;
 use tack_vault::secrets::{SecretRequest, load_secrets};
@@ -81,7 +82,7 @@ pub(crate) fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSe
         password_files: opts
             .vault_password_files
             .iter()
-            .map(|p| tack_vault::paths::unfrack(p, false))
+            .map(|p| unfrackpath(p, false, None))
             .collect(),
         ask_vault_pass: opts.ask_vault_pass || settings.ask_vault_pass,
         new_password: false,
@@ -101,7 +102,7 @@ pub fn inventory_sources(cli: &[String], config: &Config) -> Vec<String> {
             if s.contains(',') {
                 s.clone()
             } else {
-                paths::unfrackpath(s, None, false).to_string_lossy().into_owned()
+                unfrackpath(Path::new(s), false, None).to_string_lossy().into_owned()
             }
         })
         .collect()

@@ -121,7 +121,8 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         if !dir.join("rc").exists() {
             return Err(format!("{rel}: not recorded; run scripts/record-goldens.py").into());
         }
-        let argv = shell_words::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
+        // The recorder splits with Python's `shlex.split`; so does the replay.
+        let argv = tack_py::shlex::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
         let mut cmd = Command::new(bin.join(&argv[0]));
         cmd.args(&argv[1..])
             .current_dir(&work)

@@ -5,7 +5,7 @@
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{general_error, parser_error, tagged_type_name};
+use super::{general_error, parser_error};
 use crate::ast::Attrs;
 use crate::tables::{Isa, Keyword, ObjectKind};
 
@@ -148,7 +148,7 @@ pub(crate) fn validate_string_fields(attrs: &Attrs, kind: ObjectKind) -> Result<
                 format!(
                     "The field '{}' is supposed to be a string type, however the incoming data structure is a {}",
                     kw.as_str(),
-                    tagged_type_name(value)
+                    value.value.loaded_type_repr()
                 ),
                 Some(value),
             ));

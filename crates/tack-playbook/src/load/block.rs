@@ -2,13 +2,13 @@
 //! gathered into implicit blocks, `block:` entries become blocks, and `import_tasks` /
 //! `import_role` are expanded in place.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::modargs::ModuleArgsParser;
-use super::{Loader, PlayBuild, Scope, attrs, parser_error, tagged_type_name};
+use super::{Loader, PlayBuild, Scope, attrs, parser_error};
 use crate::ast::{Block, BlockOrigin, TaskEntry};
 use crate::tables::{Keyword, ObjectKind, actions};
 
@@ -57,7 +57,8 @@ pub(crate) enum Owner<'a> {
 
 /// `%s` of a loaded value and `type()` of it, as ansible's assertion messages show them.
 fn shape(node: &Node, python_list: bool) -> (String, String) {
-    let type_name = if python_list { "<class 'list'>".to_string() } else { tagged_type_name(node) };
+    let type_name =
+        if python_list { "<class 'list'>".to_string() } else { node.value.loaded_type_repr() };
     (tack_yaml::pyrepr::str(&node.value), type_name)
 }
 
@@ -191,7 +192,7 @@ impl Loader<'_> {
             }
         }
         for name in ["rescue", "always"] {
-            if map.get(name).is_some_and(super::task::truthy) && block.block.is_empty() {
+            if map.get(name).is_some_and(|n| n.value.is_truthy()) && block.block.is_empty() {
                 return Err(parser_error(
                     format!("'{name}' keyword cannot be used without 'block'"),
                     Some(ds),
@@ -381,10 +382,10 @@ impl Loader<'_> {
     }
 
     fn find_import(&self, build: &PlayBuild, scope: &Scope, subdir: &str, target: &str) -> PathBuf {
-        use crate::paths::{dirname, path_dwim, path_dwim_relative};
+        use tack_loader::{paths::path_dwim, search::path_dwim_relative};
         let mut cumulative: Option<PathBuf> = None;
         for parent in scope.include_targets.iter().rev() {
-            let parent_dir = dirname(parent);
+            let parent_dir = tack_py::path::dirname(Path::new(parent)).to_path_buf();
             cumulative = Some(match cumulative {
                 None => parent_dir,
                 Some(c) if !c.is_absolute() => parent_dir.join(c),

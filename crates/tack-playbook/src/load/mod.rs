@@ -10,15 +10,12 @@ mod play;
 mod playbook;
 mod role;
 mod task;
-mod typename;
 
 use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_template::Templar;
 use tack_yaml::{Mapping, Node};
-
-pub use typename::tagged_type_name;
 
 /// Reads data files for the loader: YAML or JSON, decrypted when vaulted. Implemented over
 /// ansible's DataLoader rules by the caller; the loader never opens files itself.

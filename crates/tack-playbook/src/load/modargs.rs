@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{general_error, parser_error, tagged_type_name};
-use crate::splitter;
+use super::{general_error, parser_error};
 use crate::tables::{self, ObjectKind, Routing, actions};
+use tack_loader::kv;
 
 /// A task's action, arguments and `delegate_to`, as found among its keys.
 #[derive(Debug, Clone)]
@@ -99,7 +99,7 @@ fn is_task_key(k: &str) -> bool {
 
 /// Splits `copy src=a dest=b` into the module name and the rest.
 fn split_module_string(s: &str) -> Result<(String, String), Diagnostic> {
-    let tokens = splitter::split_args(s).map_err(|e| parser_error(e.to_string(), None))?;
+    let tokens = kv::split_args(s).map_err(|e| parser_error(e.to_string(), None))?;
     match tokens.split_first() {
         Some((first, rest)) => Ok((first.trim().to_string(), rest.join(" "))),
         None => Ok((String::new(), String::new())),
@@ -107,9 +107,9 @@ fn split_module_string(s: &str) -> Result<(String, String), Diagnostic> {
 }
 
 fn kv_mapping(args: &str, check_raw: bool, origin: &Node) -> Result<Mapping, Diagnostic> {
-    let kv = splitter::parse_kv(args, check_raw)
-        .map_err(|e| parser_error(e.to_string(), Some(origin)))?;
-    Ok(kv
+    let pairs =
+        kv::parse_kv(args, check_raw).map_err(|e| parser_error(e.to_string(), Some(origin)))?;
+    Ok(pairs
         .into_iter()
         .map(|(k, v)| {
             (
@@ -354,7 +354,7 @@ impl ModuleArgsParser<'_> {
             }
             Value::Null => Ok(None),
             _ => Err(parser_error(
-                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                format!("unexpected parameter type in action: {}", thing.value.loaded_type_repr()),
                 Some(self.ds_node),
             )),
         }
@@ -390,7 +390,7 @@ impl ModuleArgsParser<'_> {
                 Ok((action, kv_mapping(&rest, check_raw, thing)?))
             }
             _ => Err(parser_error(
-                format!("unexpected parameter type in action: {}", tagged_type_name(thing)),
+                format!("unexpected parameter type in action: {}", thing.value.loaded_type_repr()),
                 Some(self.ds_node),
             )),
         }

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{Loader, attrs, general_error, parser_error, tagged_type_name};
+use super::{Loader, attrs, general_error, parser_error};
 use crate::ast::{Play, Playbook};
-use crate::paths::{normpath, unfrackpath};
 use crate::tables::{Keyword, ObjectKind, actions};
+use tack_py::ansible::unfrackpath;
+use tack_py::path::normpath;
 
 impl Loader<'_> {
     /// Loads a playbook file given as on the command line (relative to the working directory).
@@ -34,7 +35,7 @@ impl Loader<'_> {
             normpath(&cwd.join(file.parent().unwrap_or(Path::new(""))))
         };
         let full = basedir.join(file.file_name().unwrap_or_default());
-        let shown = unfrackpath(&file.to_string_lossy(), true, Some(cwd)).display().to_string();
+        let shown = unfrackpath(file, true, Some(cwd)).display().to_string();
         let ds = self.files.load(&full)?;
         let entries = match &ds.value {
             Value::Null => {
@@ -51,7 +52,7 @@ impl Loader<'_> {
                 return Err(parser_error(
                     format!(
                         "A playbook must be a list of plays, got a {} instead: {shown}",
-                        tagged_type_name(&ds)
+                        ds.value.loaded_type_repr()
                     ),
                     Some(&ds),
                 ));

@@ -9,8 +9,9 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::{Loader, PlayBuild, Scope, attrs, general_error, parser_error};
 use crate::ast::{Attrs, Block, BlockOrigin, Role, RoleId, Task, TaskEntry, TaskKind};
-use crate::paths::{find_vars_files, unfrackpath};
 use crate::tables::ObjectKind;
+use tack_loader::search::find_vars_files;
+use tack_py::ansible::unfrackpath;
 
 /// Roles nested deeper than this are a dependency loop (ansible reports the RecursionError).
 const MAX_ROLE_DEPTH: usize = 64;
@@ -136,12 +137,12 @@ impl Loader<'_> {
                 Ok(n) => tack_yaml::pyrepr::str(&n.value),
                 Err(_) => dir_text,
             };
-            let candidate = unfrackpath(&Path::new(&dir).join(name).to_string_lossy(), true, None);
+            let candidate = unfrackpath(&Path::new(&dir).join(name), true, None);
             if candidate.exists() {
                 return Ok((name.to_string(), candidate));
             }
         }
-        let as_path = unfrackpath(name, true, None);
+        let as_path = unfrackpath(Path::new(name), true, None);
         if as_path.exists() {
             let base =
                 as_path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
@@ -212,7 +213,7 @@ impl Loader<'_> {
             };
             attrs::validate_keys(meta_map, ObjectKind::RoleMetadata)?;
             if let Some(ad) = meta_map.get("allow_duplicates") {
-                build.roles[id.0].allow_duplicates = super::task::truthy(ad);
+                build.roles[id.0].allow_duplicates = ad.value.is_truthy();
             }
             if let Some(deps) = meta_map.get("dependencies").filter(|d| !is_empty(d)) {
                 let Some(list) = deps.as_seq() else {
@@ -303,7 +304,8 @@ impl Loader<'_> {
                 m
             }
         };
-        let found = find_vars_files(&dir, name, &exts, allow_dir);
+        // A role's path is absolute, so the loader's base directory plays no part here.
+        let found = find_vars_files(&rr.path, &dir, name, &exts, allow_dir);
         if found.is_empty() {
             if let Some(main) = main {
                 return Err(general_error(
@@ -488,7 +490,7 @@ impl Loader<'_> {
 }
 
 fn is_empty(node: &Node) -> bool {
-    !super::task::truthy(node)
+    !node.value.is_truthy()
 }
 
 fn as_vars(data: Option<Node>, role: &str, subdir: &str) -> Result<Mapping, Diagnostic> {

@@ -229,26 +229,25 @@ fn validate_register(value: &Node) -> Result<(), Diagnostic> {
     })
 }
 
+/// ansible's "Invalid options for <action>: a,b" for the arguments an include or import does
+/// not take, in the order they were written.
+fn refuse_unknown_options(task: &Task, ds: &Node, valid: &[&str]) -> Result<(), Diagnostic> {
+    let bad: Vec<&str> =
+        task.args.keys().filter_map(|k| k.as_str()).filter(|k| !valid.contains(k)).collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(parser_error(format!("Invalid options for {}: {}", task.action, bad.join(",")), Some(ds)))
+}
+
 /// `TaskInclude.check_options`.
 fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(), Diagnostic> {
-    let bad: Vec<String> = task
-        .args
-        .keys()
-        .filter_map(|k| k.as_str())
-        .filter(|k| !matches!(*k, "file" | "_raw_params" | "apply"))
-        .map(str::to_string)
-        .collect();
-    if !bad.is_empty() {
-        return Err(parser_error(
-            format!("Invalid options for {}: {}", task.action, bad.join(",")),
-            Some(ds),
-        ));
-    }
-    let has_raw = task.args.get("_raw_params").is_some_and(truthy);
+    refuse_unknown_options(task, ds, &["file", "_raw_params", "apply"])?;
+    let has_raw = task.args.get("_raw_params").is_some_and(|n| n.value.is_truthy());
     if !has_raw {
         let file = task.args.remove("file").map(|(_, v)| v);
         match file {
-            Some(f) if truthy(&f) => {
+            Some(f) if f.value.is_truthy() => {
                 task.args.insert(Node::new(Value::Str("_raw_params".into()), f.origin.clone()), f);
             }
             _ => {
@@ -259,22 +258,21 @@ fn check_include_options(task: &mut Task, ds: &Node, _handler: bool) -> Result<(
             }
         }
     }
-    if let Some(apply) = task.args.get("apply") {
-        if truthy(apply) && !actions::is(&task.action, actions::INCLUDE_TASKS) {
-            return Err(parser_error(
-                format!("Invalid options for {}: apply", task.action),
-                Some(ds),
-            ));
-        }
-        if apply.as_map().is_none() {
-            return Err(parser_error(
-                format!(
-                    "Expected a dict for apply but got {} instead",
-                    super::tagged_type_name(apply)
-                ),
-                Some(ds),
-            ));
-        }
+    check_apply(task, ds, actions::is(&task.action, actions::INCLUDE_TASKS))
+}
+
+/// The `apply` option of `include_tasks`/`include_role` (refused by their `import_*` forms):
+/// only the dynamic include may set it, and it must be a mapping.
+fn check_apply(task: &Task, ds: &Node, is_include: bool) -> Result<(), Diagnostic> {
+    let Some(apply) = task.args.get("apply") else { return Ok(()) };
+    if apply.value.is_truthy() && !is_include {
+        return Err(parser_error(format!("Invalid options for {}: apply", task.action), Some(ds)));
+    }
+    if apply.as_map().is_none() {
+        return Err(parser_error(
+            format!("Expected a dict for apply but got {} instead", apply.value.loaded_type_repr()),
+            Some(ds),
+        ));
     }
     Ok(())
 }
@@ -302,18 +300,7 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
         "rolespec_validate",
         "rescuable",
     ];
-    let bad: Vec<String> = args
-        .keys()
-        .filter_map(|k| k.as_str())
-        .filter(|k| !VALID.contains(k))
-        .map(str::to_string)
-        .collect();
-    if !bad.is_empty() {
-        return Err(parser_error(
-            format!("Invalid options for {}: {}", task.action, bad.join(",")),
-            Some(ds),
-        ));
-    }
+    refuse_unknown_options(task, ds, VALID)?;
     for key in ["tasks_from", "vars_from", "defaults_from", "handlers_from"] {
         if let Some(v) = args.get(key)
             && v.as_str().is_none()
@@ -321,31 +308,15 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
             return Err(parser_error(
                 format!(
                     "Expected a string for {key} but got {} instead",
-                    super::tagged_type_name(v)
+                    v.value.loaded_type_repr()
                 ),
                 None,
             ));
         }
     }
     let is_include = actions::is(&task.action, actions::INCLUDE_ROLE);
-    if let Some(apply) = args.get("apply") {
-        if truthy(apply) && !is_include {
-            return Err(parser_error(
-                format!("Invalid options for {}: apply", task.action),
-                Some(ds),
-            ));
-        }
-        if apply.as_map().is_none() {
-            return Err(parser_error(
-                format!(
-                    "Expected a dict for apply but got {} instead",
-                    super::tagged_type_name(apply)
-                ),
-                Some(ds),
-            ));
-        }
-    }
-    if args.get("rescuable").is_some_and(truthy) && !is_include {
+    check_apply(task, ds, is_include)?;
+    if args.get("rescuable").is_some_and(|n| n.value.is_truthy()) && !is_include {
         return Err(parser_error(
             format!("Invalid options for {}: rescuable", task.action),
             Some(ds),
@@ -362,19 +333,4 @@ fn check_role_options(task: &Task, ds: &Node) -> Result<RoleTarget, Diagnostic> 
         apply: args.get("apply").cloned(),
         rolespec_validate: args.get("rolespec_validate").cloned(),
     })
-}
-
-/// Python truthiness of a loaded value.
-pub(crate) fn truthy(node: &Node) -> bool {
-    match &node.value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i != 0,
-        Value::BigInt(_) => true,
-        Value::Float(f) => *f != 0.0,
-        Value::Str(s) | Value::Unsafe(s) | Value::Vault(s) => !s.is_empty(),
-        Value::Seq(s) => !s.is_empty(),
-        Value::Map(m) => !m.is_empty(),
-        Value::Timestamp(_) => true,
-    }
 }

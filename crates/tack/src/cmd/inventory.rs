@@ -16,7 +16,6 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass};
 use tack_inventory::options_error;
-use tack_loader::paths;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
 use crate::session::{Session, SessionArgs};
@@ -141,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         extra_vars: &session.extra_vars,
         export: args.export
             || session.config.get("INVENTORY_EXPORT").is_some_and(|v| v.is_truthy()),
-        playbook_dir: args.playbook_dir.as_deref().map(paths::abspath),
+        playbook_dir: args.playbook_dir.as_deref().map(tack_py::path::abspath),
     };
     let text = match action {
         Action::Host(pattern) => {
@@ -174,14 +173,11 @@ fn write_result(text: &str, output: Option<&std::path::Path>) -> Result<(), Diag
             Ok(())
         }
         Some(path) => std::fs::write(path, text).map_err(|e| {
-            let reason = e.to_string();
-            let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
-            let errno = e.raw_os_error().unwrap_or(0);
             let shown = path.display().to_string();
             Diagnostic::caused_by(
-                format!("Unable to write to destination file '{shown}'."),
+                format!("Unable to write to destination file {}.", tack_py::repr::str_repr(&shown)),
                 None,
-                Diagnostic::new(format!("[Errno {errno}] {reason}: b'{shown}'")),
+                Diagnostic::new(tack_py::oserror::os_error_bytes(&e, shown.as_bytes())),
             )
         }),
     }

@@ -15,9 +15,10 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args as ClapArgs, Subcommand};
 use tack_diag::{Diagnostic, ErrorClass};
+use tack_py::ansible::unfrackpath;
 use tack_vault::files::{self, Target};
 use tack_vault::secrets::{self, SecretRequest};
-use tack_vault::{TerminalPrompter, VaultSecrets, paths};
+use tack_vault::{TerminalPrompter, VaultSecrets};
 
 use crate::options::{VaultOpts, VerbosityOpts};
 
@@ -142,7 +143,7 @@ impl OutputOpt {
     fn target(&self) -> Option<Target> {
         self.output.as_deref().map(|o| match o {
             "-" => Target::Std,
-            path => Target::Path(paths::unfrack(std::path::Path::new(path), true)),
+            path => Target::Path(unfrackpath(std::path::Path::new(path), true, None)),
         })
     }
 }
@@ -254,7 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let vault_ids = settings.vault.vault_ids_with(&common.vault.vault_ids);
     let password_files: Vec<PathBuf> =
-        common.vault.vault_password_files.iter().map(|p| paths::unfrack(p, false)).collect();
+        common.vault.vault_password_files.iter().map(|p| unfrackpath(p, false, None)).collect();
     let request = SecretRequest {
         vault_ids,
         password_files,
@@ -375,7 +376,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 vault_ids: new_ids,
                 password_files: new_vault_password_file
                     .iter()
-                    .map(|p| paths::unfrack(std::path::Path::new(p), false))
+                    .map(|p| unfrackpath(std::path::Path::new(p), false, None))
                     .collect(),
                 ask_vault_pass: common.vault.ask_vault_pass || settings.ask_vault_pass,
                 new_password: true,

@@ -1,0 +1,35 @@
+//! The CPython behaviours ansible-core's output depends on, in one place.
+//!
+//! ansible-core prints Python objects (`repr()` of strings, bytes and floats), resolves paths
+//! with `os.path`, splits command lines with `shlex` and shortens excerpts with `textwrap`.
+//! tack reproduces those results byte for byte, so each rule is written once, here, and every
+//! layer calls it:
+//!
+//! ```
+//! assert_eq!(tack_py::repr::str_repr("it's"), "\"it's\"");
+//! assert_eq!(tack_py::repr::float_repr(1e16), "1e+16");
+//! assert_eq!(tack_py::path::normpath("//a/./b/../c".as_ref()).to_str(), Some("//a/c"));
+//! assert_eq!(tack_py::shlex::split("a 'b c'").unwrap(), ["a", "b c"]);
+//! ```
+//!
+//! The reference is the CPython ansible-core 2.21.5 runs on (3.13, Unicode 15.1): the
+//! character classes in [`unicode`] are generated from it by `scripts/gen-py-unicode.py`, and
+//! `tests/corpus/` holds cases recorded from it by `scripts/record-py.py`.
+//!
+//! Two helpers of ansible's own live here too, [`ansible::unquote`] and
+//! [`ansible::unfrackpath`]: they are pure compositions of the rules above, and the
+//! configuration and vault layers need them below the data loader.
+//!
+//! What this crate does not do: know any tack type (values, nodes, settings), read files
+//! (`realpath` and `isfile` only ask the file system about names), or print anything.
+
+pub mod ansible;
+pub mod num;
+pub mod oserror;
+pub mod path;
+pub mod repr;
+pub mod shlex;
+pub mod text;
+pub mod textwrap;
+pub mod unicode;
+mod unicode_tables;
