@@ -206,7 +206,7 @@ impl Templar {
         scope: &Scope,
         options: &TemplateFileOptions,
     ) -> Result<Rendered, TemplateError> {
-        let path = tack_loader::paths::abspath(path);
+        let path = tack_py::path::abspath(path);
         let origin = tack_diag::Origin::file(Arc::from(path.as_path()));
         let (result, provenance) = engine::active::top_level(|| {
             engine::template_file::render(&self.engine, &path, scope, options)

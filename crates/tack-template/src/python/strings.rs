@@ -178,20 +178,25 @@ fn split(s: &str, args: &[JValue], from_right: bool) -> Result<JValue, Error> {
     Ok(new_list(parts.into_iter().map(JValue::from).collect()))
 }
 
-/// Python's whitespace split: runs of whitespace separate, leading and trailing ignored;
-/// after `max` splits the rest (left-trimmed) is the last part.
+/// Python's whitespace split (whitespace as CPython's `str.isspace`, from `tack_py`): runs of
+/// whitespace separate, leading and trailing ignored; after `max` splits the rest
+/// (left-trimmed) is the last part.
 fn whitespace_split(s: &str, max: Option<usize>) -> Vec<String> {
+    let Some(max) = max else {
+        return tack_py::text::split(s).into_iter().map(str::to_string).collect();
+    };
+    let space = tack_py::unicode::is_space;
     let mut out = Vec::new();
-    let mut rest = s.trim_start();
+    let mut rest = s.trim_start_matches(space);
     while !rest.is_empty() {
-        if max.is_some_and(|m| out.len() == m) {
+        if out.len() == max {
             out.push(rest.to_string());
             break;
         }
-        match rest.find(char::is_whitespace) {
+        match rest.find(space) {
             Some(i) => {
                 out.push(rest[..i].to_string());
-                rest = rest[i..].trim_start();
+                rest = rest[i..].trim_start_matches(space);
             }
             None => {
                 out.push(rest.to_string());
