@@ -102,6 +102,7 @@ fn syntax_detail(detail: &str) -> String {
         "unexpected end of comment" => "Missing end of comment tag".to_string(),
         other => {
             if let Some(tag) = other.strip_prefix("unknown statement ") {
+                let tag = if tag == super::prepass::UNKNOWN_DO { "do" } else { tag };
                 return format!("Encountered unknown tag '{tag}'.");
             }
             // Jinja2 names the unexpected token alone where minijinja adds what it wanted

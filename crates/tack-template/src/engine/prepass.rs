@@ -26,6 +26,8 @@ const DICT_OPEN: &str = "__tack_dict(";
 const MOD_OPEN: &str = "__tack_mod(";
 pub(crate) const PROBE: &str = "__tack_probe";
 pub(crate) const EMBEDDED: &str = "__tack_embedded";
+/// What `{% do %}` becomes, so that minijinja reports an unknown tag.
+pub(crate) const UNKNOWN_DO: &str = "__tack_unknown_do";
 const PROBE_OPEN: &str = "__tack_probe(";
 
 /// Words that end an operand: after them a `[` opens a list rather than a subscript.
@@ -39,7 +41,7 @@ fn may_need(s: &str) -> bool {
     s.contains('[')
         || count("%") > count("{%") + count("%}")
         || count("{") > delimiters + count("{{")
-        || ["defined", "default", "mandatory", "|d", "| d"].iter().any(|w| s.contains(w))
+        || ["defined", "default", "mandatory", "|d", "| d", "do"].iter().any(|w| s.contains(w))
 }
 
 struct Tok<'s> {
@@ -94,6 +96,16 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
     for item in tokenize(source, false, SyntaxConfig::default()) {
         let Ok((token, span)) = item else { return None };
         let (start, end) = (span.start_offset as usize, span.end_offset as usize);
+        // minijinja always knows `{% do %}`; ansible's Jinja2 has no such tag, so it must fail
+        // there as an unknown tag.
+        if matches!(token, Token::Ident("do"))
+            && toks.last().is_some_and(|t: &Tok| {
+                t.kind == Kind::BlockEdge
+                    && source.get(t.start..t.end).is_some_and(|d| d.starts_with("{%"))
+            })
+        {
+            literals.push((start, end, UNKNOWN_DO.to_string()));
+        }
         if escape_backslashes
             && in_variable
             && matches!(token, Token::Str(_) | Token::String(_))
