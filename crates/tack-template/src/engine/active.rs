@@ -31,6 +31,7 @@ thread_local! {
 /// Runs `f` as a top-level render: provenance starts empty and is returned with the result.
 pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
     TOPS.with(|t| t.borrow_mut().push(Top::default()));
+    LAST_MISS.with(|m| *m.borrow_mut() = None);
     let result = f();
     let top = TOPS.with(|t| t.borrow_mut().pop()).unwrap_or_default();
     (result, top.provenance)
@@ -147,4 +148,20 @@ pub(crate) fn at_origin<R>(origin: Option<tack_diag::Origin>, f: impl FnOnce() -
 /// Where the template being rendered was written, when known.
 pub(crate) fn current_origin() -> Option<tack_diag::Origin> {
     ORIGINS.with(|o| o.borrow().last().cloned().flatten())
+}
+
+thread_local! {
+    static LAST_MISS: RefCell<Option<(&'static str, JValue)>> = const { RefCell::new(None) };
+}
+
+/// Notes that a key was missing from one of tack's containers (of Python type `type_name`),
+/// so that an undefined value produced from a template's own names (a loop variable) can
+/// still be explained.
+pub(crate) fn missed(type_name: &'static str, key: &JValue) {
+    LAST_MISS.with(|m| *m.borrow_mut() = Some((type_name, key.clone())));
+}
+
+/// The container type of the last missing key, if that key was `key`.
+pub(crate) fn last_miss(key: &JValue) -> Option<&'static str> {
+    LAST_MISS.with(|m| m.borrow().as_ref().filter(|(_, k)| k == key).map(|(t, _)| *t))
 }

@@ -91,16 +91,21 @@ pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
     }
     let mut current = match root.get_value_by_str(name) {
         Some(v) if !v.is_undefined() => v,
-        _ => return format!("'{name}' is undefined"),
+        _ => return local_miss(name, &steps),
     };
-    for step in steps {
+    let count = steps.len();
+    for (i, step) in steps.iter().enumerate() {
         let key = match step {
-            Step::Attr(a) => JValue::from(a),
-            Step::Item(k) => k,
+            Step::Attr(a) => JValue::from(a.as_str()),
+            Step::Item(k) => k.clone(),
             Step::Unknown => return format!("'{expr}' is undefined"),
         };
         match lookup(&current, &key) {
             Ok(Some(v)) if !v.is_undefined() => current = v,
+            // minijinja names a chain whose every step but the last existed: failing earlier
+            // means the render saw another value under this name (a loop variable
+            // shadowing a variable).
+            Ok(_) if i + 1 < count => return local_miss(name, &steps),
             // Jinja2's sandbox refuses private attributes before looking them up.
             Ok(_) if key.as_str().is_some_and(|k| k.starts_with('_')) => {
                 return format!(
@@ -110,16 +115,33 @@ pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
                 );
             }
             Ok(_) => {
-                return format!(
-                    "object of type '{}' has no attribute {}",
-                    type_name(&current),
-                    key_repr(&key)
-                );
+                // The container the render actually missed in, when it was one of tack's
+                // (a loop variable may shadow the variable walked here).
+                let type_name = super::active::last_miss(&key).unwrap_or(type_name(&current));
+                return format!("object of type '{type_name}' has no attribute {}", key_repr(&key));
             }
             Err(e) => return message_of(&e),
         }
     }
     format!("'{expr}' is undefined")
+}
+
+/// A chain rooted in a name the render's variables do not have: a name of the template's own
+/// (a loop variable). minijinja names the whole chain only when everything before its last
+/// step existed, so the last step is the missing one; its container's type is known when
+/// the container is one of tack's.
+fn local_miss(name: &str, steps: &[Step]) -> String {
+    let last = match steps.last() {
+        Some(Step::Attr(a)) => JValue::from(a.as_str()),
+        Some(Step::Item(k)) => k.clone(),
+        _ => return format!("'{name}' is undefined"),
+    };
+    match super::active::last_miss(&last) {
+        Some(type_name) => {
+            format!("object of type '{type_name}' has no attribute {}", key_repr(&last))
+        }
+        None => format!("'{name}' is undefined"),
+    }
 }
 
 /// One step of the walk: `Err` when the item exists but its template fails.

@@ -156,7 +156,11 @@ impl Object for List {
 
     fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
         // An item whose template is undefined is missing, so the engine can say which.
-        self.get(key.as_usize()?).filter(|v| !v.is_undefined())
+        let found = key.as_usize().and_then(|i| self.get(i)).filter(|v| !v.is_undefined());
+        if found.is_none() {
+            active::missed("list", key);
+        }
+        found
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -271,7 +275,11 @@ impl Object for Dict {
 
     fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
         // A value whose template is undefined is missing, so the engine can say which.
-        self.get(key).filter(|v| !v.is_undefined())
+        let found = self.get(key).filter(|v| !v.is_undefined());
+        if found.is_none() {
+            active::missed("dict", key);
+        }
+        found
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
