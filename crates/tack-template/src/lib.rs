@@ -6,6 +6,7 @@
 //! built on this crate's [`Templar`]. It never reads host state and never writes files.
 
 mod convert;
+pub mod filters;
 mod vars;
 
 use std::sync::Arc;
@@ -46,6 +47,7 @@ impl Templar {
     pub fn new() -> Templar {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        filters::register(&mut env);
         Templar { env: Arc::new(env) }
     }
 
