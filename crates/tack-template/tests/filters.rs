@@ -84,6 +84,11 @@ fn run(env: &Environment<'static>, expr: &str, vars: &Json) -> Json {
         Err(err) if err.kind() == minijinja::ErrorKind::UndefinedError => {
             serde_json::json!({ "error": "<undefined>" })
         }
+        // The engine turns this kind into ansible's message (`unknown_filter_message`, checked
+        // against the recording below).
+        Err(err) if err.kind() == minijinja::ErrorKind::UnknownFilter => {
+            serde_json::json!({ "error": "<unknown filter>" })
+        }
         Err(err) => {
             let message = err.detail().map(str::to_string).unwrap_or_else(|| err.to_string());
             serde_json::json!({ "error": message })
@@ -100,6 +105,9 @@ fn expected(case: &Json) -> Json {
         {
             serde_json::json!({ "error": "<undefined>" })
         }
+        Some(Json::String(msg)) if msg.starts_with("Syntax error in template: No filter named") => {
+            serde_json::json!({ "error": "<unknown filter>" })
+        }
         Some(err) => serde_json::json!({ "error": err }),
         None => serde_json::json!({ "result": case["result"] }),
     }
@@ -114,6 +122,22 @@ fn known_divergences() -> BTreeMap<String, String> {
             l.split_once(':').map(|(n, why)| (n.trim().to_string(), why.trim().to_string()))
         })
         .collect()
+}
+
+#[test]
+fn unknown_filter_message_is_ansibles() {
+    let text = std::fs::read_to_string(units_dir().join("unknown.json")).expect("unknown.json");
+    let cases: Vec<Json> = serde_json::from_str(&text).expect("json");
+    let mut checked = 0;
+    for case in &cases {
+        let Some(msg) = case["error"].as_str() else { continue };
+        let Some(name) = msg.split('\'').nth(1) else { continue };
+        if msg.starts_with("Syntax error in template: No filter named") {
+            assert_eq!(tack_template::filters::unknown_filter_message(name), msg);
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no unknown-filter case recorded");
 }
 
 #[test]

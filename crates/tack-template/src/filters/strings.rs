@@ -49,7 +49,22 @@ pub(super) const FILTERS: &[Entry] = &[
     Entry::new("pprint", Sig::new("do_pprint", &["value"], 1), pprint),
     Entry::new("split", Sig::new("split", &["self", "sep", "maxsplit"], 1), split),
     Entry::new("quote", Sig::new("quote", &["a"], 1), quote),
+    Entry::new(
+        "urlize",
+        Sig::new(
+            "do_urlize",
+            &["value", "trim_url_limit", "nofollow", "target", "rel", "extra_schemes"],
+            1,
+        ),
+        urlize,
+    ),
 ];
+
+/// Jinja2's `urlize` (HTML links for URLs in text) is not implemented: refused by name rather
+/// than rendered differently.
+fn urlize(_: &mut State, _: &Bound) -> Result<Value, FilterError> {
+    Err(FilterError::failed("tack does not implement the Jinja2 urlize filter"))
+}
 
 fn text(args: &Bound) -> String {
     str_of(args.input())
