@@ -71,12 +71,24 @@ fn from_json(json: &Json) -> Value {
     }
 }
 
+fn holds_undefined(value: &Value) -> bool {
+    match value.kind() {
+        ValueKind::Undefined => true,
+        ValueKind::Seq => value.try_iter().is_ok_and(|mut it| it.any(|v| holds_undefined(&v))),
+        ValueKind::Map => value
+            .try_iter()
+            .is_ok_and(|mut it| it.any(|k| value.get_item(&k).is_ok_and(|v| holds_undefined(&v)))),
+        _ => false,
+    }
+}
+
 /// What tack makes of one case, in the recording's shape.
 fn run(env: &Environment<'static>, expr: &str, vars: &Json) -> Json {
     let ctx = from_json(vars);
     let outcome = env.compile_expression(expr).and_then(|e| e.eval(ctx));
     match outcome {
-        Ok(value) if value.is_undefined() => serde_json::json!({ "error": "<undefined>" }),
+        // Finalising a result that holds an undefined value fails as the value itself would.
+        Ok(value) if holds_undefined(&value) => serde_json::json!({ "error": "<undefined>" }),
         Ok(value) => serde_json::json!({ "result": {
             "type": tack_template::filters::python_type_name(&value),
             "value": to_json(&value),

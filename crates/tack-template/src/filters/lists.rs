@@ -13,7 +13,7 @@ use super::args::{Bound, Sig};
 use super::core::getitem;
 use super::pysort::sort_by_keys;
 use super::pyval::{self, list_of, type_name};
-use super::{Entry, FilterError, is_undefined};
+use super::{Entry, FilterError, is_undefined, require_defined};
 
 pub(super) const FILTERS: &[Entry] = &[
     Entry::new(
@@ -142,6 +142,7 @@ fn flag(args: &Bound, i: usize) -> bool {
 
 fn sort(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
+    require_defined(&items)?;
     let (reverse, case_sensitive) = (flag(args, 1), flag(args, 2));
     let attribute = args.opt(3);
     // `make_multi_attrgetter`: several comma-separated attributes compare as a list.
@@ -319,6 +320,7 @@ fn rejectattr(state: &mut State, args: &Bound) -> Result<Value, FilterError> {
 
 fn groupby(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
+    require_defined(&items)?;
     let parts = attribute_parts(args.get(1));
     let default = args.get(2);
     let case_sensitive = flag(args, 3);
@@ -367,6 +369,7 @@ fn last(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 
 fn min_or_max(args: &Bound, op: &str) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
+    require_defined(&items)?;
     let case_sensitive = flag(args, 1);
     let parts = attribute_parts(args.opt(2));
     let mut best: Option<(Value, Value)> = None;
@@ -416,6 +419,7 @@ fn add(a: &Value, b: &Value) -> Result<Value, FilterError> {
 
 fn sum(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
+    require_defined(&items)?;
     let parts = attribute_parts(args.opt(1));
     let start = args.get(2).cloned().unwrap_or_else(|| Value::from(0));
     if start.kind() == ValueKind::String {
@@ -570,6 +574,7 @@ fn slice(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 
 fn join(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
+    require_defined(&items)?;
     let sep = args.get(1).map(pyval::str_of).unwrap_or_default();
     let parts = attribute_parts(args.opt(2));
     let mut texts = Vec::with_capacity(items.len());

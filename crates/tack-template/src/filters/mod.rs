@@ -183,6 +183,22 @@ pub(crate) fn is_undefined(value: &Value) -> bool {
     value.is_undefined()
 }
 
+/// The error for using an undefined value (the engine words it from the value's origin).
+pub(crate) fn undefined_error(_value: &Value) -> FilterError {
+    FilterError::Template(minijinja::Error::new(ErrorKind::UndefinedError, "undefined value"))
+}
+
+/// Fails with the undefined error when an item a filter is about to use is undefined, as
+/// ansible's lazy containers raise when such an item is read.
+pub(crate) fn require_defined<'a>(
+    items: impl IntoIterator<Item = &'a Value>,
+) -> Result<(), FilterError> {
+    match items.into_iter().find(|v| is_undefined(v)) {
+        Some(undefined) => Err(undefined_error(undefined)),
+        None => Ok(()),
+    }
+}
+
 fn wrap(
     entry: &'static Entry,
 ) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, minijinja::Error> + Send + Sync + 'static

@@ -13,7 +13,7 @@ use tack_yaml::pyrepr;
 /// Python's type name of a value (`native_type_name`).
 pub(crate) fn type_name(value: &Value) -> &'static str {
     match value.kind() {
-        ValueKind::Undefined => "AnsibleUndefined",
+        ValueKind::Undefined => "UndefinedMarker",
         ValueKind::None => "NoneType",
         ValueKind::Bool => "bool",
         ValueKind::Number if value.is_integer() => "int",

@@ -12,7 +12,7 @@ use super::args::{Bound, Sig};
 use super::lists::{attribute_parts, fold, get_path_strict, iterate};
 use super::pyset::PySet;
 use super::pyval::{self, hashable};
-use super::{Entry, FilterError};
+use super::{Entry, FilterError, require_defined};
 
 pub(super) const FILTERS: &[Entry] = &[
     Entry::new(
@@ -63,14 +63,25 @@ fn list_unique(items: &[Value]) -> Vec<Value> {
     out
 }
 
+const UNIQUE_FAILED: &str = "Jinja2's unique filter failed and we cannot fall back to Ansible's \
+                             version as it does not support the parameters supplied.";
+
 fn unique(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
     let case_sensitive = args.get(1);
     let attribute = args.opt(2);
     let parts = attribute_parts(attribute);
     let folded = !case_sensitive.is_some_and(pyval::truthy);
-    let keys: Vec<Value> =
-        items.iter().map(|i| get_path_strict(i, &parts)).collect::<Result<_, _>>()?;
+    require_defined(&items)?;
+    let keys: Vec<Value> = match items.iter().map(|i| get_path_strict(i, &parts)).collect() {
+        Ok(keys) => keys,
+        // ansible catches the failure and, given an attribute, reports it as its own.
+        Err(FilterError::Template(e)) if attribute.is_some() => {
+            let detail = e.detail().map(str::to_string).unwrap_or_else(|| e.to_string());
+            return Err(FilterError::caused(UNIQUE_FAILED, &detail));
+        }
+        Err(e) => return Err(e),
+    };
     let unhashable = match jinja_unique(&items, &keys, !folded) {
         Ok(out) => return Ok(Value::from(out)),
         Err(key) => key,
@@ -79,8 +90,7 @@ fn unique(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         .is_some_and(|c| c.kind() == minijinja::value::ValueKind::Bool && !c.is_true());
     if explicitly_insensitive || attribute.is_some() {
         return Err(FilterError::caused(
-            "Jinja2's unique filter failed and we cannot fall back to Ansible's version as it does \
-             not support the parameters supplied.",
+            UNIQUE_FAILED,
             &format!("unhashable type: '{}'", pyval::class_name(&unhashable)),
         ));
     }
@@ -90,6 +100,7 @@ fn unique(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 fn operands(args: &Bound) -> Result<(Vec<Value>, Vec<Value>), FilterError> {
     let a = iterate(args.input())?;
     let b = iterate(args.get(1).unwrap_or(&Value::UNDEFINED))?;
+    require_defined(a.iter().chain(&b))?;
     Ok((a, b))
 }
 
