@@ -238,7 +238,7 @@ pub(crate) fn cmp(a: &Value, b: &Value, op: &str) -> Result<Ordering, String> {
 }
 
 fn unorderable(a: &Value, b: &Value, op: &str) -> String {
-    format!("'{op}' not supported between instances of '{}' and '{}'", type_name(a), type_name(b))
+    format!("'{op}' not supported between instances of '{}' and '{}'", class_name(a), class_name(b))
 }
 
 /// Whether a value can be a member of a Python set or a dict key.
