@@ -45,7 +45,12 @@ pub fn excerpt(origin: &Origin) -> Option<String> {
     }
 
     let col = origin.col as usize;
-    if col >= 1 && col <= usable_len {
+    if col == 0 {
+        // No column known: ansible underlines the whole target line.
+        let last_len = out.lines().last().map_or(0, |l| l.chars().count());
+        let underline = last_len.saturating_sub(label_width + 1);
+        out.push_str(&format!("{} {}\n", " ".repeat(label_width), "^".repeat(underline)));
+    } else if col <= usable_len {
         let marker = format!("column {col}");
         let idx = col - 1;
         let marker = if idx + 2 + marker.len() > max_src_len {
@@ -122,6 +127,13 @@ mod tests {
     fn tabs_become_spaces_and_blank_lines_have_no_separator() {
         let (_f, o) = origin_in("a:\n\n\t\tb: 1\n", 3, 1);
         assert_eq!(excerpt(&o).unwrap(), "1 a:\n2\n3   b: 1\n  ^ column 1\n");
+    }
+
+    #[test]
+    fn a_line_without_column_is_underlined() {
+        // Measured: an INI variable's origin has a line and no column.
+        let (_f, o) = origin_in("[g]\nh1 my-var=1 ok=2\n", 2, 0);
+        assert_eq!(excerpt(&o).unwrap(), "1 [g]\n2 h1 my-var=1 ok=2\n  ^^^^^^^^^^^^^^^^\n");
     }
 
     #[test]

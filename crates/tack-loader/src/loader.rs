@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tack_diag::{Diagnostic, Origin};
 use tack_vault::{VaultError, VaultSecrets};
-use tack_yaml::{Node, Value, YamlError};
+use tack_yaml::{DuplicateKeys, LoadOptions, Node, YamlError};
 
 use crate::{json, paths};
 
@@ -61,10 +61,16 @@ pub enum LoadError {
 impl LoadError {
     pub fn to_diagnostic(&self) -> Diagnostic {
         match self {
-            LoadError::NotFound { .. } => Diagnostic::new(self.to_string()).with_help(
-                "If you are using a module and expect the file to exist on the remote, see the \
-                 remote_src option.",
-            ),
+            LoadError::NotFound { path } => {
+                let cause = format!(
+                    "[Errno 2] No such file or directory: {}",
+                    crate::vars::python_str_repr(&path.to_string_lossy())
+                );
+                Diagnostic::caused_by(self.to_string(), None, Diagnostic::new(cause)).with_help(
+                    "If you are using a module and expect the file to exist on the remote, see \
+                     the remote_src option.",
+                )
+            }
             LoadError::Read { reason, .. } => {
                 Diagnostic::caused_by(self.to_string(), None, Diagnostic::new(reason.clone()))
                     .parser()
@@ -85,6 +91,7 @@ pub struct DataLoader {
     secrets: VaultSecrets,
     basedir: PathBuf,
     yaml_extensions: Vec<String>,
+    yaml_options: LoadOptions,
     cache: Mutex<HashMap<PathBuf, Node>>,
 }
 
@@ -95,6 +102,7 @@ impl DataLoader {
             secrets,
             basedir: paths::abspath(Path::new(".")),
             yaml_extensions: DEFAULT_YAML_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
+            yaml_options: LoadOptions::default(),
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -116,6 +124,11 @@ impl DataLoader {
     /// setting).
     pub fn set_yaml_extensions(&mut self, extensions: Vec<String>) {
         self.yaml_extensions = extensions;
+    }
+
+    /// What a key given twice in a YAML mapping does (`DUPLICATE_YAML_DICT_KEY`).
+    pub fn set_duplicate_keys(&mut self, policy: DuplicateKeys) {
+        self.yaml_options.duplicate_keys = policy;
     }
 
     pub fn yaml_extensions(&self) -> &[String] {
@@ -140,9 +153,10 @@ impl DataLoader {
         {
             return Ok(node.clone());
         }
-        let file = self.file_text(&path)?;
-        let node = self.load_text(&file.text, Some(file.path.clone()))?;
-        if cache == CacheMode::All || (cache == CacheMode::Vaulted && file.was_encrypted) {
+        let (bytes, was_encrypted) = self.file_bytes(&path)?;
+        let text = tack_yaml::source_text(&bytes, &path).map_err(LoadError::Yaml)?;
+        let node = self.load_text(text, Some(Arc::from(path.as_path())))?;
+        if cache == CacheMode::All || (cache == CacheMode::Vaulted && was_encrypted) {
             self.cache_lock().insert(path, node.clone());
         }
         Ok(node)
@@ -159,7 +173,7 @@ impl DataLoader {
         if let Ok(node) = json::parse(text, origin.as_ref()) {
             return Ok(node);
         }
-        load_single_yaml(text, path).map_err(LoadError::Yaml)
+        tack_yaml::load_one_with(text, path, &self.yaml_options).map_err(LoadError::Yaml)
     }
 
     /// The file's bytes, decrypted when it is a whole-file vault, and whether it was one.
@@ -244,30 +258,6 @@ impl DataLoader {
     }
 }
 
-/// One YAML document as PyYAML's `yaml.load` returns it: `null` for an empty stream, an error
-/// for more than one document.
-fn load_single_yaml(text: &str, path: Option<Arc<Path>>) -> Result<Node, YamlError> {
-    let origin = path.clone().map(Origin::file);
-    let loaded = tack_yaml::load_all(text, path)?;
-    for warning in &loaded.warnings {
-        let mut diag = Diagnostic::at(warning.message.clone(), warning.origin.clone());
-        diag.help = warning.help.clone();
-        tack_diag::warn(&diag);
-    }
-    let mut documents = loaded.documents.into_iter();
-    let first = documents.next().unwrap_or_else(|| Node::new(Value::Null, origin.clone()));
-    if documents.next().is_some() {
-        return Err(YamlError {
-            message: "YAML parsing failed: Expected a single document in the stream but found \
-                      another document."
-                .into(),
-            origin,
-            help: None,
-        });
-    }
-    Ok(first)
-}
-
 /// Python's `str(OSError)`: `[Errno N] Description: 'path'`.
 fn python_os_error(err: &std::io::Error, path: &Path) -> String {
     let description = match err.kind() {
@@ -283,6 +273,7 @@ fn python_os_error(err: &std::io::Error, path: &Path) -> String {
 mod tests {
     use super::*;
     use std::fs;
+    use tack_yaml::Value;
 
     fn loader() -> DataLoader {
         DataLoader::new(VaultSecrets::default())

@@ -51,6 +51,121 @@ pub fn merge_hash(a: &Mapping, b: &Mapping) -> Mapping {
     out
 }
 
+/// Names ansible reserves for play keywords and template globals (`get_reserved_names`).
+pub const RESERVED_NAMES: &[&str] = &[
+    "action",
+    "always",
+    "any_errors_fatal",
+    "args",
+    "async",
+    "async_val",
+    "become",
+    "become_exe",
+    "become_flags",
+    "become_method",
+    "become_user",
+    "block",
+    "changed_when",
+    "check_mode",
+    "collections",
+    "connection",
+    "cycler",
+    "debugger",
+    "delay",
+    "delegate_facts",
+    "delegate_to",
+    "dict",
+    "diff",
+    "environment",
+    "fact_path",
+    "failed_when",
+    "force_handlers",
+    "gather_facts",
+    "gather_timeout",
+    "handlers",
+    "hosts",
+    "ignore_errors",
+    "ignore_unreachable",
+    "joiner",
+    "lipsum",
+    "local_action",
+    "lookup",
+    "loop",
+    "loop_control",
+    "loop_with",
+    "max_fail_percentage",
+    "module_defaults",
+    "name",
+    "namespace",
+    "no_log",
+    "notify",
+    "now",
+    "omit",
+    "order",
+    "poll",
+    "port",
+    "post_tasks",
+    "pre_tasks",
+    "q",
+    "query",
+    "range",
+    "register",
+    "remote_user",
+    "rescue",
+    "retries",
+    "roles",
+    "run_once",
+    "serial",
+    "strategy",
+    "tags",
+    "tasks",
+    "throttle",
+    "timeout",
+    "undef",
+    "until",
+    "validate_argspec",
+    "vars",
+    "vars_files",
+    "vars_prompt",
+    "when",
+    "with_",
+];
+
+/// `warn_if_reserved`: a warning for each variable named like a play keyword or template
+/// global (`vars` excepted, ansible sets it itself), pointing at where the name was written.
+pub fn warn_if_reserved(vars: &Mapping) {
+    for key in vars.keys() {
+        let Some(name) = key.as_str() else { continue };
+        if name != "vars" && RESERVED_NAMES.contains(&name) {
+            let quoted =
+                if name.contains('\'') { format!("\"{name}\"") } else { format!("'{name}'") };
+            let message = format!("Found variable using reserved name {quoted}.");
+            tack_diag::warn(&value_warning(message, key));
+        }
+    }
+}
+
+/// Python's `repr()` of a string.
+pub fn python_str_repr(s: &str) -> String {
+    tack_yaml::pyrepr::str_repr(s)
+}
+
+/// A warning about a value, as ansible shows one: with the source excerpt when the value was
+/// read from a file, otherwise with its origin's description (or `<unknown>`) followed by the
+/// value itself, which tack-diag prints in the help position.
+fn value_warning(message: String, value: &Node) -> Diagnostic {
+    match &value.origin {
+        Some(origin) if origin.path.is_some() => Diagnostic::at(message, Some(origin.clone())),
+        origin => {
+            let origin =
+                origin.clone().unwrap_or(Origin { path: None, description: None, line: 0, col: 0 });
+            let shown =
+                value.as_str().map(str::to_string).unwrap_or_else(|| format!("{:?}", value));
+            Diagnostic::at(message, Some(origin)).with_help(shown)
+        }
+    }
+}
+
 /// The Python class name ansible's "failed to combine variables" error reports for a value
 /// loaded from a file (values that carry a source position are "tagged" subclasses there).
 pub fn loaded_type_name(node: &Node) -> &'static str {

@@ -12,7 +12,8 @@ use crate::cmd;
     name = "tack",
     version,
     about = "An Ansible-compatible automation engine",
-    infer_long_args = true
+    infer_long_args = true,
+    propagate_version = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,35 +39,50 @@ const ALIASES: &[(&str, &str)] = &[
     ("ansible-vault", "vault"),
 ];
 
-/// Rewrites `ansible-playbook ARGS...` into `tack playbook ARGS...` when the binary was invoked
-/// under one of ansible's names; any other name leaves the arguments as they are.
-pub fn argv_for_invocation(mut args: Vec<OsString>) -> Vec<OsString> {
-    let Some(argv0) = args.first() else { return args };
-    let name = Path::new(argv0).file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    if let Some((alias, sub)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
-        args[0] = OsString::from(format!("tack {alias}"));
-        args.insert(1, OsString::from(*sub));
-    }
-    args
+/// The subcommand an argv[0] names, when it is one of ansible's command names.
+fn alias_of(argv0: &OsString) -> Option<&'static str> {
+    let name = Path::new(argv0).file_name().and_then(|n| n.to_str())?;
+    ALIASES.iter().find(|(alias, _)| *alias == name).map(|(_, sub)| *sub)
+}
+
+/// Parses one subcommand's flags as a command of its own, named as ansible's command is, so
+/// usage lines and `--version` read as they should for `ansible-playbook ...`.
+fn parse_as<A: clap::Args + clap::FromArgMatches>(name: &'static str, args: Vec<OsString>) -> A {
+    let command = A::augment_args(
+        clap::Command::new(name).version(env!("CARGO_PKG_VERSION")).infer_long_args(true),
+    );
+    let matches = command.get_matches_from(args);
+    A::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Parses the process's arguments: `tack <subcommand> ...`, or an ansible command name.
+pub fn parse(args: Vec<OsString>) -> Cli {
+    let alias = args.first().and_then(alias_of);
+    let command = match alias {
+        Some("playbook") => Command::Playbook(parse_as("ansible-playbook", args)),
+        Some("inventory") => Command::Inventory(parse_as("ansible-inventory", args)),
+        Some("vault") => Command::Vault(parse_as("ansible-vault", args)),
+        _ => return Cli::parse_from(args),
+    };
+    Cli { command }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn rewrite(args: &[&str]) -> Vec<String> {
-        let args = args.iter().map(OsString::from).collect();
-        argv_for_invocation(args).into_iter().map(|a| a.into_string().unwrap()).collect()
+    fn parse_strs(args: &[&str]) -> Cli {
+        parse(args.iter().map(OsString::from).collect())
     }
 
     #[test]
     fn ansible_names_become_subcommands() {
-        assert_eq!(
-            rewrite(&["/usr/bin/ansible-playbook", "site.yml"])[1..],
-            ["playbook", "site.yml"]
-        );
-        assert_eq!(rewrite(&["ansible-vault", "view", "x"])[1..], ["vault", "view", "x"]);
-        assert_eq!(rewrite(&["tack", "inventory", "--list"]), ["tack", "inventory", "--list"]);
+        let cli = parse_strs(&["/usr/bin/ansible-playbook", "site.yml", "--list-tasks"]);
+        assert!(matches!(cli.command, Command::Playbook(a) if a.list_tasks));
+        let cli = parse_strs(&["ansible-inventory", "--graph"]);
+        assert!(matches!(cli.command, Command::Inventory(a) if a.graph));
+        let cli = parse_strs(&["tack", "playbook", "x.yml", "--syntax-check"]);
+        assert!(matches!(cli.command, Command::Playbook(a) if a.syntax_check));
     }
 
     #[test]

@@ -15,11 +15,8 @@ mod vault_settings;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let args = cli::argv_for_invocation(std::env::args_os().collect::<Vec<OsString>>());
-    let cli = cli::Cli::parse_from(args);
+    let cli = cli::parse(std::env::args_os().collect::<Vec<OsString>>());
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => exit::report(&err),

@@ -1,11 +1,14 @@
-//! What every subcommand that reads a project needs before it starts: the data loader with
-//! the run's vault secrets, the extra vars, the inventory and the configured search paths.
+//! What every subcommand that reads a project needs before it starts, built the way
+//! ansible's `_play_prereqs` builds it: the configuration, the vault secrets, the data loader,
+//! the inventory, then the extra vars (in that order, so errors and warnings come in ansible's
+//! order).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use tack_config::{Config, Context};
+use tack_config::{Config, Context, DuplicateKeyPolicy, MismatchPolicy};
 use tack_diag::Diagnostic;
-use tack_loader::{DataLoader, HashBehaviour, load_extra_vars};
+use tack_inventory::{Inventory, InventoryOptions, PatternMismatch, TransformGroupChars, VarLayer};
+use tack_loader::{DataLoader, HashBehaviour, load_extra_vars, paths};
 use tack_vault::TerminalPrompter;
 use tack_vault::VaultSecrets;
 use tack_vault::secrets::{SecretRequest, load_secrets};
@@ -13,11 +16,60 @@ use tack_yaml::Mapping;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
 
+/// A command's loaded project context.
 pub struct Session {
     pub config: Config,
     pub loader: DataLoader,
+    pub inventory: Inventory,
     pub extra_vars: Mapping,
     pub roles_path: Vec<PathBuf>,
+}
+
+/// The command-line options a session is built from.
+pub struct SessionArgs<'a> {
+    pub inventory: &'a InventoryOpts,
+    pub vault: &'a VaultOpts,
+    pub extra_vars: &'a ExtraVarsOpts,
+    /// The loader's base directory (`--playbook-dir`); the working directory when `None`.
+    pub basedir: Option<&'a Path>,
+}
+
+/// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
+/// notices; a bad setting ends the process with ansible's startup error and exit code 5.
+pub fn load_config() -> Result<Config, crate::exit::Startup> {
+    let ctx = Context::from_process().map_err(crate::exit::Startup::from)?;
+    let config = Config::load(&ctx).map_err(crate::exit::Startup::from)?;
+    tack_diag::set_deprecations_enabled(config.deprecation_warnings());
+    config.emit_notices();
+    Ok(config)
+}
+
+impl Session {
+    pub fn open(config: Config, args: SessionArgs<'_>) -> Result<Session, Diagnostic> {
+        let secrets = vault_secrets(&config, args.vault)?;
+        let mut loader = DataLoader::new(secrets);
+        if let Some(dir) = args.basedir {
+            loader.set_basedir(dir);
+        }
+        loader.set_duplicate_keys(match config.duplicate_yaml_dict_key() {
+            DuplicateKeyPolicy::Warn => tack_yaml::DuplicateKeys::Warn,
+            DuplicateKeyPolicy::Error => tack_yaml::DuplicateKeys::Error,
+            DuplicateKeyPolicy::Ignore => tack_yaml::DuplicateKeys::Ignore,
+        });
+        if let Some(exts) = config.get("YAML_FILENAME_EXTENSIONS").and_then(|v| v.as_str_list()) {
+            loader.set_yaml_extensions(exts.iter().map(|s| s.to_string()).collect());
+        }
+        let options = inventory_options(&config, &args.extra_vars.extra_vars);
+        let sources = inventory_sources(&args.inventory.inventory, &config);
+        let inventory = Inventory::load(&loader, &sources, options)?;
+        let extra_vars = load_extra_vars(
+            &loader,
+            &args.extra_vars.extra_vars,
+            inventory.options().hash_behaviour,
+        )?;
+        let roles_path = config.roles_path();
+        Ok(Session { config, loader, inventory, extra_vars, roles_path })
+    }
 }
 
 /// The run's vault secrets from `--vault-id`, `--vault-password-file`, `-J` and the vault
@@ -38,38 +90,86 @@ fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSecrets, Diag
     load_secrets(&settings.vault, request, &mut TerminalPrompter).map_err(Diagnostic::from)
 }
 
-/// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
-/// notices; a bad setting ends the process with ansible's startup error and exit code 5.
-pub fn load_config() -> Result<Config, crate::exit::Startup> {
-    let ctx = Context::from_process().map_err(crate::exit::Startup::from)?;
-    let config = Config::load(&ctx).map_err(crate::exit::Startup::from)?;
-    tack_diag::set_deprecations_enabled(config.deprecation_warnings());
-    config.emit_notices();
-    Ok(config)
+/// The inventory sources: `-i` values, else the `inventory` setting (`ANSIBLE_INVENTORY`,
+/// ansible.cfg, ansible's default).
+pub fn inventory_sources(cli: &[String], config: &Config) -> Vec<String> {
+    if cli.is_empty() {
+        return config.inventory().iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    }
+    cli.iter()
+        .map(|s| {
+            if s.contains(',') {
+                s.clone()
+            } else {
+                paths::unfrackpath(s, None, false).to_string_lossy().into_owned()
+            }
+        })
+        .collect()
 }
 
-impl Session {
-    pub fn open(
-        config: Config,
-        inventory: &InventoryOpts,
-        vault: &VaultOpts,
-        extra: &ExtraVarsOpts,
-    ) -> Result<Session, Diagnostic> {
-        let _ = inventory;
-        let secrets = vault_secrets(&config, vault)?;
-        let loader = DataLoader::new(secrets);
-        let behaviour = match config.hash_behaviour() {
-            tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
-            tack_config::HashBehaviour::Replace => HashBehaviour::Replace,
-        };
-        let extra_vars = load_extra_vars(&loader, &extra.extra_vars, behaviour)?;
-        let roles_path = config.roles_path();
-        Ok(Session { config, loader, extra_vars, roles_path })
-    }
+/// The interpreter the implicit localhost gets: ansible gives the Python it runs under; tack
+/// gives the first `python3` on `PATH`, else `/usr/bin/python3`.
+fn localhost_python() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "/usr/bin/python3".into())
+}
 
-    /// The hosts a play's patterns select, in inventory order.
-    pub fn hosts_for(&self, patterns: &[String]) -> Result<Vec<String>, Diagnostic> {
-        let _ = patterns;
-        Err(Diagnostic::new("tack: --list-hosts needs the inventory, which is being built"))
+/// The inventory settings from the configuration.
+pub fn inventory_options(config: &Config, extra_vars: &[String]) -> InventoryOptions {
+    let strings = |name: &str| -> Option<Vec<String>> {
+        config
+            .get(name)
+            .and_then(|v| v.as_str_list())
+            .map(|l| l.iter().map(|s| s.to_string()).collect())
+    };
+    let mut options =
+        InventoryOptions { localhost_python: localhost_python(), ..Default::default() };
+    options.sources.enabled_plugins = config.inventory_enabled_plugins();
+    options.sources.ignore_extensions = config.inventory_ignore_extensions();
+    options.sources.ignore_patterns = config.inventory_ignore_patterns();
+    options.sources.unparsed_is_failed = config.inventory_unparsed_is_failed();
+    options.sources.any_unparsed_is_failed = config.inventory_any_unparsed_is_failed();
+    if let Some(v) = config.get("INVENTORY_UNPARSED_WARNING") {
+        options.sources.unparsed_warning = v.is_truthy();
     }
+    if let Some(exts) = strings("YAML_FILENAME_EXTENSIONS") {
+        options.sources.yaml_extensions = exts;
+    }
+    options.hash_behaviour = match config.hash_behaviour() {
+        tack_config::HashBehaviour::Replace => HashBehaviour::Replace,
+        tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
+    };
+    options.pattern_mismatch = match config.host_pattern_mismatch() {
+        MismatchPolicy::Warning => PatternMismatch::Warning,
+        MismatchPolicy::Error => PatternMismatch::Error,
+        MismatchPolicy::Ignore => PatternMismatch::Ignore,
+    };
+    options.transform_group_chars =
+        match config.get("TRANSFORM_INVALID_GROUP_CHARS").and_then(|v| v.as_str()) {
+            Some("always") => TransformGroupChars::Always,
+            Some("ignore") => TransformGroupChars::Ignore,
+            Some("silently") => TransformGroupChars::Silently,
+            _ => TransformGroupChars::Never,
+        };
+    if let Some(order) = strings("VARIABLE_PRECEDENCE") {
+        let layers: Vec<VarLayer> = order
+            .iter()
+            .filter_map(|name| {
+                let layer = VarLayer::DEFAULT_ORDER.iter().find(|l| l.setting_name() == Some(name));
+                if layer.is_none() {
+                    tack_diag::warn(&Diagnostic::new(format!(
+                        "Ignoring unknown variable precedence entry: {name}"
+                    )));
+                }
+                layer.copied()
+            })
+            .collect();
+        options.group_precedence = layers;
+    }
+    options.sources.extra_vars = extra_vars.to_vec();
+    options
 }

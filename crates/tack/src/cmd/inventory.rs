@@ -1,11 +1,25 @@
 //! `tack inventory` (and `ansible-inventory`): show the inventory as ansible-inventory does.
+//!
+//! The inventory itself is read by `tack-inventory`; this module owns the command's flags, the
+//! order ansible does things in (actions checked, vault secrets set up, inventory read, extra
+//! vars loaded, limit applied), and printing: `--list` JSON, `--host`, `--graph [--vars]`.
+//!
+//! Differences from ansible-inventory, each refused or documented rather than guessed:
+//! `--toml` and `--flush-cache` are refused by name,
+//! and `--graph --vars` prints vault values as `********` where ansible prints the plaintext.
+
+mod output;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
+use tack_diag::{Diagnostic, ErrorClass};
+use tack_inventory::options_error;
+use tack_loader::paths;
 
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+use crate::session::{Session, SessionArgs};
 
 #[derive(ClapArgs, Debug)]
 #[command(
@@ -29,13 +43,14 @@ pub struct Args {
     #[arg(long = "playbook-dir", value_name = "BASEDIR")]
     pub playbook_dir: Option<PathBuf>,
     /// Output all hosts info, works as inventory script.
-    #[arg(long = "list", group = "action")]
+    #[arg(long = "list")]
     pub list: bool,
-    /// Output specific host info, works as inventory script.
-    #[arg(long = "host", value_name = "HOST", group = "action")]
+    /// Output specific host info, works as inventory script. It will ignore limit.
+    #[arg(long = "host", value_name = "HOST")]
     pub host: Option<String>,
-    /// Create inventory graph; if supplying pattern it must be a valid group name.
-    #[arg(long = "graph", group = "action")]
+    /// Create inventory graph; if supplying pattern it must be a valid group name. It will
+    /// ignore limit.
+    #[arg(long = "graph")]
     pub graph: bool,
     /// Use YAML format instead of default JSON, ignored for --graph.
     #[arg(short = 'y', long = "yaml")]
@@ -54,7 +69,120 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+/// The action the command was asked for.
+enum Action {
+    List,
+    Host(String),
+    Graph,
+}
+
+/// `post_process_args`: exactly one of `--list`, `--host`, `--graph`.
+fn action(args: &Args) -> Result<Action, Diagnostic> {
+    let used = [args.list, args.host.as_deref().is_some_and(|h| !h.is_empty()), args.graph];
+    match used.iter().filter(|u| **u).count() {
+        0 => Err(options_error(
+            "No action selected, at least one of --host, --graph or --list needs to be specified.",
+        )),
+        1 if args.list => Ok(Action::List),
+        1 if args.graph => Ok(Action::Graph),
+        1 => Ok(Action::Host(args.host.clone().unwrap_or_default())),
+        _ => Err(options_error(
+            "Conflicting options used, only one of --host, --graph or --list can be used at the same time.",
+        )),
+    }
+}
+
+/// Flags tack does not honour, refused by name before anything is read.
+fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
+    let refuse = |flag: &str, why: &str| {
+        Err(Diagnostic::new(format!("tack inventory does not support {flag}: {why}"))
+            .with_class(ErrorClass::Options))
+    };
+    if args.toml {
+        return refuse("--toml", "TOML output is not implemented");
+    }
+    if args.inventory.flush_cache {
+        return refuse("--flush-cache", "tack keeps no fact cache to flush");
+    }
+    if args.verbosity.verbose > 1 {
+        return refuse("-vv and above", "only -v is implemented");
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let _ = args;
-    anyhow::bail!("tack inventory: loading inventories is being built (issue 2)")
+    let action = action(&args)?;
+    refuse_unsupported(&args)?;
+    let config = crate::session::load_config()?;
+    if args.verbosity.verbose == 1 {
+        match config.config_file() {
+            Some(file) => println!("Using {} as config file", file.display()),
+            None => println!("No config file found; using defaults"),
+        }
+    }
+    let session = Session::open(
+        config,
+        SessionArgs {
+            inventory: &args.inventory,
+            vault: &args.vault,
+            extra_vars: &args.extra_vars,
+            basedir: args.playbook_dir.as_deref(),
+        },
+    )?;
+    let mut inventory = session.inventory;
+    if !matches!(action, Action::Host(_))
+        && let Some(limit) = &args.inventory.limit
+    {
+        inventory.restrict_to(Some(limit))?;
+    }
+    let view = output::View {
+        inventory: &inventory,
+        loader: &session.loader,
+        extra_vars: &session.extra_vars,
+        export: args.export
+            || session.config.get("INVENTORY_EXPORT").is_some_and(|v| v.is_truthy()),
+        playbook_dir: args.playbook_dir.as_deref().map(paths::abspath),
+    };
+    let text = match action {
+        Action::Host(pattern) => {
+            let hosts = inventory.select(&pattern)?;
+            let [host] = hosts.as_slice() else {
+                return Err(
+                    options_error("You must pass a single valid host to --host parameter").into()
+                );
+            };
+            output::dump(&view.host_variables(*host)?, args.yaml, false)?
+        }
+        Action::Graph => view.graph(args.group.as_deref().unwrap_or("all"), args.show_vars)?,
+        Action::List if args.yaml => output::dump(&view.yaml_inventory()?, true, false)?,
+        Action::List => output::dump(&view.json_inventory()?, false, true)?,
+    };
+    write_result(&text, args.output.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the result (a newline added unless it ends with one), or writes it as is to
+/// `--output`.
+fn write_result(text: &str, output: Option<&std::path::Path>) -> Result<(), Diagnostic> {
+    use std::io::Write;
+    match output {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            let newline = if text.ends_with('\n') { "" } else { "\n" };
+            let _ = write!(stdout, "{text}{newline}");
+            let _ = stdout.flush();
+            Ok(())
+        }
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            let reason = e.to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason).to_string();
+            let errno = e.raw_os_error().unwrap_or(0);
+            let shown = path.display().to_string();
+            Diagnostic::caused_by(
+                format!("Unable to write to destination file '{shown}'."),
+                None,
+                Diagnostic::new(format!("[Errno {errno}] {reason}: b'{shown}'")),
+            )
+        }),
+    }
 }

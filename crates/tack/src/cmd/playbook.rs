@@ -150,13 +150,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let config = crate::session::load_config()?;
-    let session =
-        crate::session::Session::open(config, &args.inventory, &args.vault, &args.extra_vars)?;
+    let mut session = crate::session::Session::open(
+        config,
+        crate::session::SessionArgs {
+            inventory: &args.inventory,
+            vault: &args.vault,
+            extra_vars: &args.extra_vars,
+            basedir: None,
+        },
+    )?;
+    check_host_list(&mut session, args.inventory.limit.as_deref())?;
     let out = list::run(&args, &session)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `CLI.get_host_list`: warns when the inventory has no hosts, applies `--limit`, and refuses
+/// a limit that leaves nothing to target (unless only the implicit localhost was there).
+fn check_host_list(
+    session: &mut crate::session::Session,
+    limit: Option<&str>,
+) -> Result<(), Diagnostic> {
+    let empty = session.inventory.select("all")?.is_empty();
+    if empty && session.config.localhost_warning() {
+        tack_diag::warn(&Diagnostic::new(
+            "provided hosts list is empty, only localhost is available. Note that the implicit \
+             localhost does not match 'all'",
+        ));
+    }
+    session.inventory.restrict_to(limit)?;
+    if !empty && session.inventory.select("all")?.is_empty() {
+        return Err(Diagnostic::new(
+            "Specified inventory, host pattern and/or --limit leaves us with no hosts to target.",
+        ));
+    }
+    Ok(())
 }
 
 fn is_fifo(path: &std::path::Path) -> bool {

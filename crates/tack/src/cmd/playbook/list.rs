@@ -63,7 +63,13 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
             );
             let _ = write!(out, "\tTAGS: [{}]", mine.join(","));
             if args.list_hosts {
-                let hosts = session.hosts_for(&keywords.hosts)?;
+                let data = session.inventory.data();
+                let hosts: Vec<&str> = session
+                    .inventory
+                    .select(&keywords.hosts.join(","))?
+                    .into_iter()
+                    .map(|h| data.host(h).name.as_str())
+                    .collect();
                 let pattern = keywords
                     .hosts
                     .iter()

@@ -1,0 +1,4 @@
+#!/bin/sh
+echo 'partial'
+echo 'it broke' >&2
+exit 3
