@@ -450,26 +450,3 @@ fn human_to_bytes(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     }
     Ok(int_value(round_float(total, 0) as i128))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounding_is_half_even_on_the_exact_value() {
-        assert_eq!(round_float(2.675, 2), 2.67);
-        assert_eq!(round_float(0.125, 2), 0.12);
-        assert_eq!(round_float(2.5, 0), 2.0);
-        assert_eq!(round_float(3.5, 0), 4.0);
-        assert_eq!(round_float(1250.0, -2), 1200.0);
-    }
-
-    #[test]
-    fn ints_parse_as_python_parses_them() {
-        assert_eq!(parse_int(" 42 ", 10), Some(42));
-        assert_eq!(parse_int("0x1F", 16), Some(31));
-        assert_eq!(parse_int("1_000", 10), Some(1000));
-        assert_eq!(parse_int("4.2", 10), None);
-        assert_eq!(parse_int("010", 0), None);
-    }
-}

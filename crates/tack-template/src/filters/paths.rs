@@ -457,23 +457,3 @@ fn fileglob(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let files = found.into_iter().filter(|p| Path::new(p).is_file()).map(Value::from);
     Ok(Value::from(files.collect::<Vec<_>>()))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normpath_follows_posixpath() {
-        assert_eq!(normpath_str("//a/./b/../c/"), "//a/c");
-        assert_eq!(normpath_str("///a"), "/a");
-        assert_eq!(normpath_str("../../a"), "../../a");
-        assert_eq!(normpath_str("/../a"), "/a");
-        assert_eq!(normpath_str(""), ".");
-    }
-
-    #[test]
-    fn splitext_keeps_leading_dots() {
-        assert_eq!(splitext_with(".bashrc", &['/']), (".bashrc".into(), "".into()));
-        assert_eq!(splitext_with("a/b.tar.gz", &['/']), ("a/b.tar".into(), ".gz".into()));
-    }
-}

@@ -252,19 +252,3 @@ impl Parser<'_> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errors_read_as_pythons() {
-        assert_eq!(loads("").unwrap_err(), "Expecting value: line 1 column 1 (char 0)");
-        assert_eq!(
-            loads("{\"a\" 1}").unwrap_err(),
-            "Expecting ':' delimiter: line 1 column 6 (char 5)"
-        );
-        assert_eq!(loads("[1] x").unwrap_err(), "Extra data: line 1 column 5 (char 4)");
-        assert_eq!(loads("[NaN, 1e3]").map(|v| v.len()), Ok(Some(2)));
-    }
-}

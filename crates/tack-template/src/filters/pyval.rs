@@ -269,27 +269,3 @@ pub(crate) fn list_of(value: &Value) -> Option<Vec<Value>> {
 pub(crate) fn is_sequence(value: &Value) -> bool {
     matches!(value.kind(), ValueKind::Seq | ValueKind::Iterable)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_compare_across_types_as_python_does() {
-        assert!(eq(&Value::from(1), &Value::from(1.0)));
-        assert!(eq(&Value::from(true), &Value::from(1)));
-        assert!(!eq(&Value::from("1"), &Value::from(1)));
-        assert_eq!(
-            cmp(&Value::from(1), &Value::from("a"), "<"),
-            Err("'<' not supported between instances of 'int' and 'str'".into())
-        );
-    }
-
-    #[test]
-    fn str_and_repr_follow_python() {
-        assert_eq!(str_of(&Value::from(1.0)), "1.0");
-        assert_eq!(str_of(&Value::from(true)), "True");
-        assert_eq!(repr_of(&Value::from("a")), "'a'");
-        assert_eq!(str_of(&Value::from(vec![Value::from("a"), Value::from(())])), "['a', None]");
-    }
-}
