@@ -67,10 +67,12 @@ fn hash(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 }
 
 fn sha1(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
-    if args.get(1).is_some() {
-        return Err(FilterError::failed(
-            "tack computes checksums with sha1 only: hash_func is not supported",
-        ));
+    if let Some(func) = args.get(1) {
+        // `hash_func` is called; nothing a template passes is callable.
+        return Err(FilterError::failed(format!(
+            "'{}' object is not callable",
+            pyval::type_name(func)
+        )));
     }
     Ok(Value::from(hex_digest(Box::new(Sha1::new()), str_of(args.input()).as_bytes())))
 }

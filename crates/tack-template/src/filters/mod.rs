@@ -33,6 +33,7 @@ mod random;
 mod regex;
 mod sets;
 mod strings;
+mod urlize;
 mod urls;
 
 use minijinja::value::{Rest, ValueOrKwargs};

@@ -43,7 +43,7 @@ pub(super) const FILTERS: &[Entry] = &[
     Entry::new("striptags", Sig::new("do_striptags", &["value"], 1), striptags),
     Entry::new("escape", Sig::builtin_one("escape"), escape),
     Entry::new("e", Sig::builtin_one("escape"), escape),
-    Entry::new("forceescape", Sig::new("do_forceescape", &["value"], 1), escape),
+    Entry::new("forceescape", Sig::new("do_forceescape", &["value"], 1), forceescape),
     Entry::new("safe", Sig::new("do_mark_safe", &["value"], 1), safe),
     Entry::new("xmlattr", Sig::new("do_xmlattr", &["d", "autospace"], 1), xmlattr),
     Entry::new("pprint", Sig::new("do_pprint", &["value"], 1), pprint),
@@ -60,10 +60,33 @@ pub(super) const FILTERS: &[Entry] = &[
     ),
 ];
 
-/// Jinja2's `urlize` (HTML links for URLs in text) is not implemented: refused by name rather
-/// than rendered differently.
-fn urlize(_: &mut State, _: &Bound) -> Result<Value, FilterError> {
-    Err(FilterError::failed("tack does not implement the Jinja2 urlize filter"))
+fn urlize(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    let trim_limit = match args.opt(1) {
+        None => None,
+        Some(v) => Some(usize::try_from(int_arg(Some(v), 0)?).unwrap_or(0)),
+    };
+    let mut rel_parts: Vec<String> = args
+        .opt(4)
+        .map(str_of)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if args.get(2).is_some_and(pyval::truthy) {
+        rel_parts.push("nofollow".into());
+    }
+    // Jinja2's default policy adds `noopener`.
+    rel_parts.push("noopener".into());
+    rel_parts.sort();
+    rel_parts.dedup();
+    let rel = rel_parts.join(" ");
+    let target = args.opt(3).map(str_of);
+    if let Some(schemes) = args.opt(5)
+        && pyval::list_of(schemes).is_some_and(|l| !l.is_empty())
+    {
+        return Err(FilterError::failed("tack does not implement urlize's extra_schemes"));
+    }
+    super::urlize::urlize(&text(args), trim_limit, &rel, target.as_deref()).map(Value::from)
 }
 
 fn text(args: &Bound) -> String {
@@ -795,6 +818,10 @@ fn escape(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     if input.is_safe() {
         return Ok(input.clone());
     }
+    Ok(Value::from_safe_string(escape_str(&text(args))))
+}
+
+fn forceescape(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     Ok(Value::from_safe_string(escape_str(&text(args))))
 }
 
