@@ -103,6 +103,13 @@ fn check_profile(args: &Bound) -> Result<(), FilterError> {
         }
         profile_name(profile)?;
     }
+    // Both only matter for vaulted and `!unsafe` values, which reach filters already decrypted
+    // and unmarked; honouring them is not possible, so they are refused rather than ignored.
+    for (i, name) in [(2, "vault_to_text"), (3, "preprocess_unsafe")] {
+        if args.get(i).is_some() {
+            return Err(FilterError::failed(format!("tack does not support to_json's {name}")));
+        }
+    }
     Ok(())
 }
 
@@ -204,13 +211,15 @@ fn yaml_options(
                         "The vault parameter must be one of decrypt, keep_encrypted, redact, fail",
                     ));
                 }
-                options.vault = match behavior.as_str() {
-                    "redact" => tack_yaml::VaultDump::Redact,
-                    "fail" => tack_yaml::VaultDump::Fail,
-                    "keep_encrypted" => tack_yaml::VaultDump::KeepEncrypted,
-                    // Values reaching a filter are already decrypted by the engine.
-                    _ => tack_yaml::VaultDump::Fail,
-                };
+                // Vaulted values reach filters decrypted and unmarked, so only the default
+                // (`decrypt`) can be honoured; the others would dump plaintext where ansible
+                // redacts, keeps ciphertext or fails.
+                if !value.is_none() && behavior != "decrypt" {
+                    return Err(FilterError::failed(format!(
+                        "tack does not support vault_behavior={}",
+                        tack_yaml::pyrepr::str_repr(&behavior)
+                    )));
+                }
             }
             "allow_unicode" if pyval::truthy(value) => {}
             other => {
