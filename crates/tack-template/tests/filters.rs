@@ -102,7 +102,17 @@ fn run(env: &Environment<'static>, expr: &str, vars: &Json) -> Json {
             serde_json::json!({ "error": "<unknown filter>" })
         }
         Err(err) => {
-            let message = err.detail().map(str::to_string).unwrap_or_else(|| err.to_string());
+            // Every failure a filter words itself carries that text as its source.
+            let message = match tack_template::filters::FilterMessage::of(&err) {
+                Some(own) => own.to_string(),
+                None => match err.detail().map(str::to_string) {
+                    Some(d) if d.starts_with("The filter plugin") => {
+                        format!("<no FilterMessage source> {d}")
+                    }
+                    Some(d) => d,
+                    None => err.to_string(),
+                },
+            };
             serde_json::json!({ "error": message })
         }
     }

@@ -115,10 +115,12 @@ pub(super) fn get_path_strict(item: &Value, parts: &[Value]) -> Result<Value, Fi
 
 /// Jinja2's message for reading a missing attribute or key.
 pub(super) fn undefined_attribute(obj: &Value, key: &Value) -> FilterError {
-    FilterError::Template(minijinja::Error::new(
-        minijinja::ErrorKind::UndefinedError,
-        format!("object of type '{}' has no attribute '{}'", type_name(obj), pyval::str_of(key)),
-    ))
+    let message =
+        format!("object of type '{}' has no attribute '{}'", type_name(obj), pyval::str_of(key));
+    FilterError::Template(
+        minijinja::Error::new(minijinja::ErrorKind::UndefinedError, message.clone())
+            .with_source(super::FilterMessage(message)),
+    )
 }
 
 /// Jinja2's `ignore_case` post-processing: strings lowered, anything else unchanged.

@@ -80,12 +80,28 @@ impl FilterError {
 
     fn into_jinja(self, name: &str) -> minijinja::Error {
         match self {
-            FilterError::Failed(message) => minijinja::Error::new(
-                ErrorKind::InvalidOperation,
-                format!("The filter plugin 'ansible.builtin.{name}' failed: {message}"),
-            ),
+            FilterError::Failed(message) => {
+                let message =
+                    format!("The filter plugin 'ansible.builtin.{name}' failed: {message}");
+                minijinja::Error::new(ErrorKind::InvalidOperation, message.clone())
+                    .with_source(FilterMessage(message))
+            }
             FilterError::Template(err) => err,
         }
+    }
+}
+
+/// The source attached to every error a filter raises with its own text: the complete message
+/// as ansible words it, to be shown unchanged (the engine must not reword or prefix it).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct FilterMessage(pub String);
+
+impl FilterMessage {
+    /// The filter's own message, when `err` came from a filter.
+    pub fn of(err: &minijinja::Error) -> Option<&str> {
+        let source = std::error::Error::source(err)?;
+        source.downcast_ref::<FilterMessage>().map(|m| m.0.as_str())
     }
 }
 
