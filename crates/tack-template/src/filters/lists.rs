@@ -324,10 +324,9 @@ fn groupby(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let items = iterate(args.input())?;
     require_defined(&items)?;
     let parts = attribute_parts(args.get(1));
-    let default = args.get(2);
+    // `default` (argument 2) never applies: ansible raises the missing attribute inside this
+    // filter before Jinja2 could substitute it.
     let case_sensitive = flag(args, 3);
-    // The default never applies: ansible raises the missing attribute inside this filter.
-    let _ = default;
     let mut keys: Vec<Value> = Vec::with_capacity(items.len());
     for item in &items {
         keys.push(fold(get_path_strict(item, &parts)?, case_sensitive));

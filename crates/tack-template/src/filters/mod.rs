@@ -25,6 +25,7 @@ mod json_yaml;
 mod lists;
 mod math;
 mod paths;
+mod printf;
 mod pyjson;
 mod pyset;
 mod pysort;
@@ -33,6 +34,7 @@ mod random;
 mod regex;
 mod sets;
 mod strings;
+mod textwrap;
 mod urlize;
 mod urls;
 

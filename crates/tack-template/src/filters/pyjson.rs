@@ -11,7 +11,7 @@ use super::pyval::int_value;
 
 pub(crate) fn loads(text: &str) -> Result<Value, String> {
     let chars: Vec<char> = text.chars().collect();
-    let mut p = Parser { s: &chars, text };
+    let mut p = Parser { s: &chars };
     let mut i = p.skip_ws(0);
     let (value, end) = p.value(i)?;
     i = p.skip_ws(end);
@@ -23,7 +23,6 @@ pub(crate) fn loads(text: &str) -> Result<Value, String> {
 
 struct Parser<'a> {
     s: &'a [char],
-    text: &'a str,
 }
 
 impl Parser<'_> {
@@ -34,7 +33,6 @@ impl Parser<'_> {
             Some(nl) => before[nl + 1..].chars().count() + 1,
             None => pos + 1,
         };
-        let _ = self.text;
         format!("{msg}: line {line} column {col} (char {pos})")
     }
 
@@ -83,7 +81,6 @@ impl Parser<'_> {
             }
             _ => return None,
         }
-        let int_end = i;
         let mut is_float = false;
         if s.get(i) == Some(&'.') && s.get(i + 1).is_some_and(char::is_ascii_digit) {
             i += 1;
@@ -109,7 +106,6 @@ impl Parser<'_> {
         if is_float {
             return text.parse::<f64>().ok().map(|f| (Value::from(f), i));
         }
-        let _ = int_end;
         match text.parse::<i128>() {
             Ok(n) => Some((int_value(n), i)),
             Err(_) => text.parse::<f64>().ok().map(|f| (Value::from(f), i)),
