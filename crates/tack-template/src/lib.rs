@@ -36,6 +36,7 @@
 
 mod engine;
 mod error;
+pub mod filters;
 mod python;
 pub mod value;
 mod vars;

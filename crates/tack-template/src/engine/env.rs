@@ -51,6 +51,8 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    // Plugins register last: where a name clashes with a builtin, ansible's version wins.
+    crate::filters::register(&mut env);
     env
 }
 

@@ -1,0 +1,310 @@
+//! Serialisation filters: `to_json`, `to_nice_json`, `from_json`, `to_yaml`, `to_nice_yaml`,
+//! `from_yaml`, `from_yaml_all`, and Jinja2's `tojson`.
+//!
+//! JSON text comes from `tack_yaml::to_json` and YAML text from `tack_yaml::dump`, the one
+//! home of each format; this module maps the filters' keyword arguments onto their options and
+//! refuses, by name, the `json.dumps`/`yaml.dump` arguments those do not model.
+
+use minijinja::value::ValueKind;
+use minijinja::{State, Value};
+use tack_yaml::{DumpOptions, JsonOptions, Node};
+
+use super::args::{Bound, Sig};
+use super::pyval::{self, from_node, str_of, to_node, type_name};
+use super::{Entry, FilterError};
+
+pub(super) const FILTERS: &[Entry] = &[
+    Entry::new(
+        "to_json",
+        Sig::new("to_json", &["a", "profile", "vault_to_text", "preprocess_unsafe"], 1).varkw(),
+        to_json,
+    ),
+    Entry::new(
+        "to_nice_json",
+        Sig::new("to_nice_json", &["a", "indent", "sort_keys"], 1).varkw(),
+        to_nice_json,
+    ),
+    Entry::new("from_json", Sig::new("from_json", &["a", "profile"], 1).varkw(), from_json),
+    Entry::new("to_yaml", Sig::new("to_yaml", &["a"], 1).varargs().varkw(), to_yaml),
+    Entry::new(
+        "to_nice_yaml",
+        Sig::new("to_nice_yaml", &["a", "indent"], 1).varargs().varkw(),
+        to_nice_yaml,
+    ),
+    Entry::new("from_yaml", Sig::new("from_yaml", &["data"], 1), from_yaml),
+    Entry::new("from_yaml_all", Sig::new("from_yaml_all", &["data"], 1), from_yaml_all),
+    Entry::new("tojson", Sig::new("do_tojson", &["value", "indent"], 1), tojson),
+];
+
+fn int_option(value: &Value, name: &str) -> Result<Option<usize>, FilterError> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    match pyval::num(value) {
+        Some(pyval::Num::Int(i)) => Ok(Some(usize::try_from(i).unwrap_or(0))),
+        _ => Err(FilterError::failed(format!(
+            "tack supports only an integer {name} for JSON, not {}",
+            type_name(value)
+        ))),
+    }
+}
+
+fn apply_json_kwargs(
+    options: &mut JsonOptions,
+    kwargs: &[(String, Value)],
+    separators_given: &mut bool,
+) -> Result<(), FilterError> {
+    for (key, value) in kwargs {
+        match key.as_str() {
+            "indent" => {
+                options.indent = int_option(value, "indent")?;
+                if options.indent.is_some() && !*separators_given {
+                    options.item_separator = ",".into();
+                }
+            }
+            "sort_keys" => options.sort_keys = pyval::truthy(value),
+            "ensure_ascii" => options.ensure_ascii = pyval::truthy(value),
+            "separators" => {
+                let parts = pyval::list_of(value).unwrap_or_default();
+                let [item, key_sep] = parts.as_slice() else {
+                    return Err(FilterError::failed(
+                        "separators must be a pair of strings (item, key)",
+                    ));
+                };
+                options.item_separator = str_of(item);
+                options.key_separator = str_of(key_sep);
+                *separators_given = true;
+            }
+            other => {
+                return Err(FilterError::failed(format!(
+                    "tack does not support the json.dumps argument '{other}'"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn json_text(value: &Value, options: &JsonOptions) -> Result<String, FilterError> {
+    tack_yaml::to_json(&Node::bare(to_node(value)), options).map_err(|e| FilterError::failed(e.0))
+}
+
+fn check_profile(args: &Bound) -> Result<(), FilterError> {
+    if let Some(profile) = args.opt(1) {
+        if args.get(2).is_some() {
+            return Err(FilterError::failed(
+                "Only one of `vault_to_text` or `profile` can be specified.",
+            ));
+        }
+        if args.get(3).is_some() {
+            return Err(FilterError::failed(
+                "Only one of `preprocess_unsafe` or `profile` can be specified.",
+            ));
+        }
+        profile_name(profile)?;
+    }
+    // Both only matter for vaulted and `!unsafe` values, which reach filters already decrypted
+    // and unmarked; honouring them is not possible, so they are refused rather than ignored.
+    for (i, name) in [(2, "vault_to_text"), (3, "preprocess_unsafe")] {
+        if args.get(i).is_some() {
+            return Err(FilterError::failed(format!("tack does not support to_json's {name}")));
+        }
+    }
+    Ok(())
+}
+
+/// The JSON profiles ansible knows; tack writes the default (`tagless`) one only.
+fn profile_name(profile: &Value) -> Result<(), FilterError> {
+    let name = str_of(profile);
+    match name.as_str() {
+        "tagless" => Ok(()),
+        "legacy" | "inventory_legacy" | "module_legacy" | "cache_persistence" => {
+            Err(FilterError::failed(format!(
+                "tack does not support the JSON profile {}",
+                tack_yaml::pyrepr::str_repr(&name)
+            )))
+        }
+        _ => Err(FilterError::failed(format!(
+            "Unknown profile name {}.",
+            tack_yaml::pyrepr::str_repr(&name)
+        ))),
+    }
+}
+
+fn to_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    check_profile(args)?;
+    let mut options = JsonOptions::compact();
+    let mut separators_given = false;
+    apply_json_kwargs(&mut options, &args.extra_kw, &mut separators_given)?;
+    json_text(args.input(), &options).map(Value::from)
+}
+
+fn to_nice_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    let indent = match args.get(1) {
+        None => Some(4),
+        Some(v) => int_option(v, "indent")?,
+    };
+    let sort_keys = args.get(2).is_none_or(pyval::truthy);
+    let mut options = JsonOptions::indented(indent.unwrap_or(0), sort_keys);
+    options.indent = indent;
+    let kwargs: Vec<(String, Value)> =
+        args.extra_kw.iter().filter(|(k, _)| k != "separators").cloned().collect();
+    let mut separators_given = true;
+    apply_json_kwargs(&mut options, &kwargs, &mut separators_given)?;
+    options.item_separator = ",".into();
+    options.key_separator = ": ".into();
+    json_text(args.input(), &options).map(Value::from)
+}
+
+fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    if let Some(profile) = args.opt(1) {
+        profile_name(profile)?;
+    }
+    if let Some((key, _)) = args.extra_kw.first() {
+        return Err(FilterError::failed(format!(
+            "tack does not support the json.loads argument '{key}'"
+        )));
+    }
+    let input = args.input();
+    let Some(text) = input.as_str() else {
+        return Err(FilterError::failed(format!(
+            "the JSON object must be str, bytes or bytearray, not {}",
+            pyval::class_name(input)
+        )));
+    };
+    super::pyjson::loads(text).map_err(FilterError::failed)
+}
+
+fn yaml_options(
+    mut options: DumpOptions,
+    kwargs: &[(String, Value)],
+) -> Result<DumpOptions, FilterError> {
+    for (key, value) in kwargs {
+        match key.as_str() {
+            "indent" => {
+                options.indent = pyval::num(value).and_then(|n| match n {
+                    pyval::Num::Int(i) => i32::try_from(i).ok(),
+                    pyval::Num::Float(_) => None,
+                })
+            }
+            "width" => {
+                options.width = match pyval::num(value) {
+                    Some(pyval::Num::Int(i)) => i32::try_from(i).ok(),
+                    Some(pyval::Num::Float(f)) if f.is_infinite() => Some(-1),
+                    _ => None,
+                }
+            }
+            "sort_keys" => options.sort_keys = pyval::truthy(value),
+            "default_flow_style" => {
+                options.default_flow_style =
+                    if value.is_none() { None } else { Some(pyval::truthy(value)) }
+            }
+            "vault_behavior" => {
+                let behavior = str_of(value);
+                if !value.is_none()
+                    && !matches!(
+                        behavior.as_str(),
+                        "decrypt" | "redact" | "fail" | "keep_encrypted"
+                    )
+                {
+                    return Err(FilterError::failed(
+                        "The vault parameter must be one of decrypt, keep_encrypted, redact, fail",
+                    ));
+                }
+                // Vaulted values reach filters decrypted and unmarked, so only the default
+                // (`decrypt`) can be honoured; the others would dump plaintext where ansible
+                // redacts, keeps ciphertext or fails.
+                if !value.is_none() && behavior != "decrypt" {
+                    return Err(FilterError::failed(format!(
+                        "tack does not support vault_behavior={}",
+                        tack_yaml::pyrepr::str_repr(&behavior)
+                    )));
+                }
+            }
+            "allow_unicode" if pyval::truthy(value) => {}
+            other => {
+                return Err(FilterError::failed(format!(
+                    "tack does not support the yaml.dump argument '{other}'"
+                )));
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn dump(value: &Value, options: &DumpOptions) -> Result<Value, FilterError> {
+    tack_yaml::dump(&to_node(value), options)
+        .map(Value::from)
+        .map_err(|e| FilterError::failed(e.to_string()))
+}
+
+fn extra_positional(args: &Bound) -> Result<(), FilterError> {
+    if !args.extra.is_empty() {
+        return Err(FilterError::failed(
+            "tack does not support extra positional arguments to to_yaml/to_nice_yaml",
+        ));
+    }
+    Ok(())
+}
+
+fn to_yaml(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    extra_positional(args)?;
+    dump(args.input(), &yaml_options(DumpOptions::to_yaml(), &args.extra_kw)?)
+}
+
+fn to_nice_yaml(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    extra_positional(args)?;
+    let mut options = DumpOptions::to_nice_yaml();
+    if let Some(indent) = args.get(1) {
+        options = yaml_options(options, &[("indent".into(), indent.clone())])?;
+    }
+    dump(args.input(), &yaml_options(options, &args.extra_kw)?)
+}
+
+fn yaml_error(e: tack_yaml::YamlError) -> FilterError {
+    FilterError::failed(e.message)
+}
+
+fn from_yaml(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    let data = args.input();
+    match data.kind() {
+        ValueKind::None => Ok(Value::from(())),
+        ValueKind::String => {
+            let node =
+                tack_yaml::load_one(data.as_str().unwrap_or_default(), None).map_err(yaml_error)?;
+            Ok(from_node(&node.value))
+        }
+        _ => Ok(data.clone()),
+    }
+}
+
+fn from_yaml_all(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    let data = args.input();
+    match data.kind() {
+        ValueKind::None => Ok(Value::from(Vec::<Value>::new())),
+        ValueKind::String => {
+            let loaded =
+                tack_yaml::load_all(data.as_str().unwrap_or_default(), None).map_err(yaml_error)?;
+            Ok(Value::from(
+                loaded.documents.iter().map(|n| from_node(&n.value)).collect::<Vec<_>>(),
+            ))
+        }
+        _ => Ok(data.clone()),
+    }
+}
+
+fn tojson(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    let mut options = JsonOptions::compact();
+    options.sort_keys = true;
+    if let Some(indent) = args.opt(1) {
+        options.indent = int_option(indent, "indent")?;
+        options.item_separator = ",".into();
+    }
+    let text = json_text(args.input(), &options)?;
+    let safe = text
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\'', "\\u0027");
+    Ok(Value::from_safe_string(safe))
+}
