@@ -1,10 +1,11 @@
 //! `tack eval`: renders one expression or template with the given extra vars and prints the
 //! result as JSON, the quick way to try a filter or check what ansible would make of a value.
 //!
-//! `EXPRESSION` is rendered as a task argument string is (`"{{ x }}"` keeps x's type, other
-//! text becomes a string); `--conditional` evaluates it as a `when:`; `--template-file`
-//! renders a file as the `template` module does. Errors are printed as ansible prints them,
-//! with exit code 1.
+//! `EXPRESSION` with template syntax in it is rendered as a task argument string is
+//! (`"{{ x }}"` keeps x's type, mixed text becomes a string); without template syntax it is
+//! one Jinja2 expression (`x | default('z')`), evaluated as `debug: var=` evaluates its
+//! argument. `--conditional` evaluates it as a `when:`; `--template-file` renders a file as
+//! the `template` module does. Errors are printed as ansible prints them, with exit code 1.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +23,8 @@ use crate::session::{load_config, vault_secrets};
 #[derive(ClapArgs, Debug)]
 #[command(about = "Render an expression or template with extra vars and print the result as JSON")]
 pub struct Args {
-    /// The expression or template to render (omit with --template-file).
+    /// A Jinja2 expression (`x | default(1)`) or a template (`{{ x }}-{{ y }}`); omit it with
+    /// --template-file.
     #[arg(value_name = "EXPRESSION", required_unless_present = "template_file")]
     pub expression: Option<String>,
 
@@ -59,6 +61,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         templar.render_file(path, &scope).map_err(|e| e.to_diagnostic())?.value
     } else {
         let text = args.expression.unwrap_or_default();
+        // A bare expression is what a user trying a filter types; plain text would otherwise
+        // come back unchanged, which tells them nothing.
+        let text = if args.conditional || Templar::is_template(&text) {
+            text
+        } else {
+            format!("{{{{ {text} }}}}")
+        };
         let node = Node::bare(Value::Str(text));
         if args.conditional {
             let result =
