@@ -121,13 +121,6 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let listing = args.list_hosts || args.list_tasks || args.list_tags || args.syntax_check;
-    if !listing {
-        return Err(Diagnostic::new(
-            "tack playbook cannot execute plays yet: it supports --syntax-check, --list-hosts, \
-             --list-tasks and --list-tags",
-        )
-        .into());
-    }
     if args.step {
         return Err(Diagnostic::new("tack does not support --step")
             .with_class(ErrorClass::Options)
@@ -160,6 +153,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     )?;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;
+    if !listing {
+        return run::run(&args, &session);
+    }
     let out = list::run(&args, &session)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
@@ -195,3 +191,4 @@ fn is_fifo(path: &std::path::Path) -> bool {
 }
 
 mod list;
+mod run;

@@ -1,0 +1,68 @@
+//! `debug`: shows `msg` (ansible's "Hello world!" by default) or the value of the expression
+//! `var`, when the run's verbosity reaches `verbosity`.
+
+use tack_template::TemplateErrorKind;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{ActionInput, ActionOutput};
+use crate::result::{b, s};
+
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    let mut data = Mapping::new();
+    let verbosity = input
+        .args
+        .get("verbosity")
+        .and_then(|v| match &v.value {
+            Value::Int(i) => Some(*i),
+            Value::Str(t) => t.trim().parse().ok(),
+            _ => None,
+        })
+        .unwrap_or(0);
+    if input.args.get("msg").is_some() && input.args.get("var").is_some() {
+        data.insert(s("changed"), b(false));
+        return ActionOutput::action_failed(
+            data,
+            s("parameters are mutually exclusive: msg|var"),
+            input.task_origin.clone(),
+        );
+    }
+    let mut out_verbose = false;
+    if verbosity <= input.verbosity {
+        if let Some(var) = input.args.get("var") {
+            let expr = tack_yaml::pyrepr::str(&var.value);
+            let value = evaluate_var(input, &expr, var);
+            data.insert(s(&expr), value);
+        } else {
+            let msg = input.args.get("msg").cloned().unwrap_or_else(|| s("Hello world!"));
+            data.insert(s("msg"), msg);
+        }
+        out_verbose = true;
+    } else {
+        data.insert(s("skipped_reason"), s("Verbosity threshold not met."));
+        data.insert(s("skipped"), b(true));
+    }
+    data.insert(s("failed"), b(false));
+    data.insert(s("changed"), b(false));
+    let mut out = ActionOutput::new(data);
+    out.verbose_always = out_verbose;
+    out
+}
+
+/// `var=` is an expression; an undefined value shows ansible's placeholder and warns, as
+/// its replacing marker behaviour does.
+fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Node {
+    let template = Node::new(Value::Str(format!("{{{{ {expr} }}}}")), at.origin.clone());
+    match input.templar.render(&template, input.scope) {
+        Ok(rendered) => rendered.value,
+        Err(e) if e.kind == TemplateErrorKind::Undefined => {
+            let text = format!("error 1 - {}", e.message);
+            let diag = tack_diag::Diagnostic::at(
+                format!("Encountered 1 template error.\n{text}"),
+                at.origin.clone(),
+            );
+            tack_diag::warn(&diag);
+            s(&format!("<< {text} >>"))
+        }
+        Err(e) => s(&format!("<< error 1 - {} >>", e.message)),
+    }
+}

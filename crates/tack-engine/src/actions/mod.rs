@@ -1,0 +1,134 @@
+//! The actions that run on the controller without touching a host (`debug`, `set_fact`,
+//! `assert`, `fail`): each takes its rendered arguments and the task's variables and returns
+//! the task's result, as ansible's action plugins of the same names do.
+//!
+//! Actions never print and never decide what runs next; the executor does both.
+
+mod assert;
+mod debug;
+mod fail;
+mod set_fact;
+
+use tack_diag::{Diagnostic, Origin};
+use tack_template::{Provenance, Scope, Templar};
+use tack_yaml::{Mapping, Node};
+
+use crate::result::{b, s};
+
+/// A controller action tack runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Debug,
+    SetFact,
+    Assert,
+    Fail,
+}
+
+impl Action {
+    /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling).
+    pub fn find(name: &str) -> Option<Action> {
+        match tack_playbook::tables::short_builtin_name(name) {
+            "debug" => Some(Action::Debug),
+            "set_fact" => Some(Action::SetFact),
+            "assert" => Some(Action::Assert),
+            "fail" => Some(Action::Fail),
+            _ => None,
+        }
+    }
+
+    /// The fully qualified name ansible's messages use.
+    pub fn fqcn(self) -> &'static str {
+        match self {
+            Action::Debug => "ansible.builtin.debug",
+            Action::SetFact => "ansible.builtin.set_fact",
+            Action::Assert => "ansible.builtin.assert",
+            Action::Fail => "ansible.builtin.fail",
+        }
+    }
+
+    /// Arguments the action reads unrendered (ansible's `finalize_task_arg` overrides).
+    pub fn raw_args(self) -> &'static [&'static str] {
+        match self {
+            Action::Debug => &["var"],
+            Action::Assert => &["that"],
+            Action::SetFact | Action::Fail => &[],
+        }
+    }
+
+    /// The arguments the action accepts; anything else is refused before the run starts.
+    pub fn known_args(self) -> &'static [&'static str] {
+        match self {
+            Action::Debug => &["msg", "var", "verbosity"],
+            Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
+            Action::Fail => &["msg"],
+            // Any variable name.
+            Action::SetFact => &[],
+        }
+    }
+}
+
+/// What an action sees.
+pub struct ActionInput<'a> {
+    pub action: Action,
+    /// Arguments rendered (except [`Action::raw_args`], left as written).
+    pub args: &'a Mapping,
+    pub scope: &'a Scope,
+    pub templar: &'a Templar,
+    pub task_origin: Option<Origin>,
+    pub verbosity: i64,
+    /// The provenance of what rendering the arguments read.
+    pub derived: Provenance,
+}
+
+/// What an action gives back.
+pub struct ActionOutput {
+    pub data: Mapping,
+    pub verbose_always: bool,
+    pub error: Option<Diagnostic>,
+    /// Host variables to set (`set_fact`), in order.
+    pub facts: Vec<(String, Node, Provenance)>,
+    /// The task raised instead of returning a result: `changed_when`/`failed_when` are not
+    /// evaluated.
+    pub raised: bool,
+}
+
+impl ActionOutput {
+    fn new(data: Mapping) -> ActionOutput {
+        ActionOutput { data, verbose_always: false, error: None, facts: Vec::new(), raised: false }
+    }
+
+    /// ansible's `AnsibleActionFail`: a failed result whose message is the action's.
+    fn action_failed(mut data: Mapping, msg: Node, origin: Option<Origin>) -> ActionOutput {
+        let text = tack_yaml::pyrepr::str(&msg.value);
+        data.insert(s("failed"), b(true));
+        data.insert(s("msg"), msg);
+        // ansible raises AnsibleActionFail and keeps the exception's place in the result;
+        // tack has no Python traceback to show, which is what ansible says there too.
+        data.insert(s("exception"), s("(traceback unavailable)"));
+        let mut out = ActionOutput::new(data);
+        out.error = Some(Diagnostic::at(format!("Task failed: Action failed: {text}"), origin));
+        out
+    }
+}
+
+/// Runs `input.action`.
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    match input.action {
+        Action::Debug => debug::run(input),
+        Action::SetFact => set_fact::run(input),
+        Action::Assert => assert::run(input),
+        Action::Fail => fail::run(input),
+    }
+}
+
+/// A task that failed with an error instead of a result (ansible's exception results): the
+/// result is only `failed` and the error's one-line message.
+pub fn errored(diag: Diagnostic) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&diag.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(diag);
+    out.raised = true;
+    out
+}

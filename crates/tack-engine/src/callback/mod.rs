@@ -1,0 +1,89 @@
+//! What a run reports, as ansible's callback hooks report it: a [`Callback`] receives the
+//! run's events in order; [`Stats`] counts each host's outcomes for the recap with ansible's
+//! rules. The default stdout callback lives in [`default`].
+//!
+//! Callbacks only report: they never change a result or decide what runs next.
+
+pub mod default;
+
+use std::collections::BTreeMap;
+
+use crate::result::HostResult;
+
+/// The task a result belongs to, as a callback needs it.
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    /// The name the banner shows (`role : name`, or the action when unnamed).
+    pub name: String,
+    /// The action as written (`debug`, `ansible.builtin.debug`).
+    pub action: String,
+    /// The task loops (`loop:` or `with_*`).
+    pub looped: bool,
+    /// The task's source position, for error blocks.
+    pub origin: Option<tack_diag::Origin>,
+}
+
+/// The run's events, in the order ansible's callbacks receive them.
+pub trait Callback {
+    fn play_start(&mut self, name: &str);
+    fn no_hosts_matched(&mut self);
+    fn task_start(&mut self, task: &TaskView);
+    /// A host's final result for a task (after its loop items, if any).
+    fn host_result(&mut self, task: &TaskView, result: &HostResult);
+    /// One loop item's result.
+    fn item_result(&mut self, task: &TaskView, result: &HostResult);
+    fn stats(&mut self, stats: &Stats);
+}
+
+/// One host's counters in the recap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostStats {
+    pub ok: u32,
+    pub changed: u32,
+    pub unreachable: u32,
+    pub failures: u32,
+    pub skipped: u32,
+    pub rescued: u32,
+    pub ignored: u32,
+}
+
+/// ansible's `AggregateStats`: the recap's counters by host.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    hosts: BTreeMap<String, HostStats>,
+}
+
+impl Stats {
+    /// Counts a host's final result for one task as ansible's strategy does: a changed task
+    /// also counts as ok, an ignored failure counts as ok and ignored, never as failed.
+    pub fn count(&mut self, result: &HostResult) {
+        let stats = self.hosts.entry(result.host.clone()).or_default();
+        match result.outcome() {
+            crate::result::Outcome::Failed if result.ignored => {
+                stats.ok += 1;
+                stats.ignored += 1;
+            }
+            crate::result::Outcome::Failed => stats.failures += 1,
+            crate::result::Outcome::Skipped => stats.skipped += 1,
+            crate::result::Outcome::Changed => {
+                stats.ok += 1;
+                stats.changed += 1;
+            }
+            crate::result::Outcome::Ok => stats.ok += 1,
+        }
+    }
+
+    /// A host that ran a task whose result is not counted (a meta task) still appears.
+    pub fn touch(&mut self, host: &str) {
+        self.hosts.entry(host.to_string()).or_default();
+    }
+
+    /// Hosts in the recap's order (sorted by name) with their counters.
+    pub fn hosts(&self) -> impl Iterator<Item = (&str, &HostStats)> {
+        self.hosts.iter().map(|(h, s)| (h.as_str(), s))
+    }
+
+    pub fn get(&self, host: &str) -> Option<&HostStats> {
+        self.hosts.get(host)
+    }
+}

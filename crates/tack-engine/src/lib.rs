@@ -1,0 +1,101 @@
+//! Running plays as ansible-core 2.21.5 runs them: the variables each host sees, the
+//! `linear` strategy, the controller actions, each task's result as ansible builds it, and
+//! the default callback's transcript with the recap and ansible's exit code.
+//!
+//! This first engine runs plays of controller actions (`debug`, `set_fact`, `assert`,
+//! `fail`, `meta: noop`) with `when`, `loop`, `register`, `ignore_errors`, `changed_when`
+//! and `failed_when`; everything else a playbook may use is refused by name before any play
+//! starts (`refuse`). It never reads or writes a managed host, and prints only through the
+//! [`Callback`] it is given and the warning channel of `tack_diag`.
+
+pub mod actions;
+pub mod callback;
+mod play;
+mod refuse;
+pub mod result;
+mod task;
+pub mod vars;
+
+use std::collections::BTreeMap;
+
+use tack_diag::Diagnostic;
+use tack_inventory::Inventory;
+use tack_loader::DataLoader;
+use tack_playbook::Playbook;
+use tack_playbook::tags::TagFilter;
+use tack_template::Templar;
+use tack_yaml::Mapping;
+
+pub use callback::{Callback, Stats};
+pub use vars::RunFacts;
+
+/// The ansible-core version tack reproduces (`ansible_version`).
+pub const ANSIBLE_VERSION: &str = "2.21.5";
+
+/// What a run needs from the command line and the loaded project.
+pub struct RunContext<'a> {
+    pub inventory: &'a Inventory,
+    pub loader: &'a DataLoader,
+    pub templar: &'a Templar,
+    pub extra_vars: &'a Mapping,
+    pub tags: &'a TagFilter,
+    pub facts: RunFacts,
+}
+
+/// A host's state across the plays of a run.
+#[derive(Debug, Clone, Default)]
+pub struct HostState {
+    /// The host failed a task (not ignored): it runs nothing more.
+    pub failed: bool,
+}
+
+/// How a run ended: ansible-playbook's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Ok,
+    /// A host's final state is failed (exit code 2).
+    Failed,
+}
+
+impl RunStatus {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunStatus::Ok => 0,
+            RunStatus::Failed => 2,
+        }
+    }
+}
+
+/// Checks every play of `playbooks` against what the engine runs, before anything runs.
+pub fn check(playbooks: &[Playbook]) -> Result<(), Diagnostic> {
+    for playbook in playbooks {
+        for play in &playbook.plays {
+            refuse::check_play(play)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs every play of `playbooks` in order, reporting to `callback`. A play that cannot start
+/// (its variables or keywords fail to render) ends the run with that error, as in ansible.
+pub fn run(
+    ctx: &RunContext<'_>,
+    playbooks: &[Playbook],
+    callback: &mut dyn Callback,
+) -> Result<RunStatus, Diagnostic> {
+    check(playbooks)?;
+    let mut stats = Stats::default();
+    let mut states: BTreeMap<String, HostState> = BTreeMap::new();
+    for playbook in playbooks {
+        for play in &playbook.plays {
+            if play::run_play(ctx, play, callback, &mut stats, &mut states)?
+                == play::PlayEnd::AllFailed
+            {
+                break;
+            }
+        }
+    }
+    callback.stats(&stats);
+    let failed = states.values().any(|s| s.failed);
+    Ok(if failed { RunStatus::Failed } else { RunStatus::Ok })
+}

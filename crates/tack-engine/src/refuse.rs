@@ -1,0 +1,165 @@
+//! What this engine runs, checked before anything runs: every keyword, action and option a
+//! playbook uses that tack does not honour yet is refused by name, with where it was
+//! written, so nothing is accepted and ignored.
+//!
+//! The lists here grow as the engine does; removing a name from a refusal is part of
+//! implementing it.
+
+use tack_diag::{Diagnostic, Origin};
+use tack_playbook::compile::compile_play;
+use tack_playbook::tables::Keyword;
+use tack_playbook::tables::actions as action_names;
+use tack_playbook::walk::{Sections, walk};
+use tack_playbook::{Attrs, Block, Play, TaskEntry, TaskKind};
+use tack_yaml::Value;
+
+use crate::actions::Action;
+
+/// Play keywords the engine honours.
+const PLAY_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::Hosts,
+    Keyword::GatherFacts,
+    Keyword::Vars,
+    Keyword::VarsFiles,
+    Keyword::Tasks,
+    Keyword::PreTasks,
+    Keyword::PostTasks,
+    Keyword::Tags,
+    // Controller actions never use the connection; a play of them runs the same whatever
+    // its connection is.
+    Keyword::Connection,
+];
+
+/// Task keywords the engine honours.
+const TASK_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Loop,
+    Keyword::LoopControl,
+    Keyword::Register,
+    Keyword::IgnoreErrors,
+    Keyword::Vars,
+    Keyword::Tags,
+    Keyword::ChangedWhen,
+    Keyword::FailedWhen,
+    Keyword::Action,
+    Keyword::Args,
+    Keyword::Connection,
+];
+
+const BLOCK_KEYWORDS: &[Keyword] =
+    &[Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags, Keyword::IgnoreErrors];
+
+const LOOP_CONTROL: &[&str] = &["loop_var", "index_var", "label"];
+
+fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
+    Diagnostic::at(format!("tack does not support {what} yet"), origin)
+}
+
+fn check_attrs(attrs: &Attrs, allowed: &[Keyword], kind: &str) -> Result<(), Diagnostic> {
+    for (keyword, _) in attrs.iter() {
+        if !allowed.contains(&keyword) {
+            let origin = attrs.key(keyword).and_then(|k| k.origin.clone());
+            return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
+        }
+    }
+    Ok(())
+}
+
+fn check_block(block: &Block) -> Result<(), Diagnostic> {
+    if !block.implicit {
+        check_attrs(&block.attrs, BLOCK_KEYWORDS, "block")?;
+    }
+    if !block.rescue.is_empty() {
+        return Err(refuse("'rescue' sections".into(), block.origin.clone()));
+    }
+    if !block.always.is_empty() {
+        return Err(refuse("'always' sections".into(), block.origin.clone()));
+    }
+    for entry in &block.block {
+        if let TaskEntry::Block(inner) = entry {
+            check_block(inner)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses what `play` uses that the engine cannot run.
+pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
+    check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
+    match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
+        Some(Value::Bool(false)) => {}
+        Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}
+        _ => {
+            let origin = play.attrs.key(Keyword::GatherFacts).and_then(|k| k.origin.clone());
+            return Err(refuse(
+                "gathering facts (set 'gather_facts: false' on the play)".into(),
+                origin.or_else(|| play.origin.clone()),
+            ));
+        }
+    }
+    if !play.roles.is_empty() || !play.role_arena.is_empty() {
+        return Err(refuse("roles".into(), play.origin.clone()));
+    }
+    if !play.handlers.is_empty() {
+        return Err(refuse("handlers".into(), play.origin.clone()));
+    }
+    if !play.vars_prompt.is_empty() {
+        return Err(refuse("'vars_prompt'".into(), play.origin.clone()));
+    }
+    for block in play.pre_tasks.iter().chain(&play.tasks).chain(&play.post_tasks) {
+        check_block(block)?;
+    }
+    let compiled = compile_play(play);
+    for ctx in walk(play, &compiled, Sections::All) {
+        let task = ctx.task;
+        if task.implicit {
+            continue;
+        }
+        if !matches!(task.kind, TaskKind::Action) {
+            return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
+        }
+        if action_names::is(&task.action, action_names::META) {
+            let arg = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
+            if arg.as_deref() != Some("noop") && arg.as_deref() != Some("flush_handlers") {
+                let what = format!("'meta: {}'", arg.unwrap_or_default());
+                return Err(refuse(what, task.origin.clone()));
+            }
+            continue;
+        }
+        let Some(action) = Action::find(&task.action) else {
+            return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
+        };
+        check_attrs(&task.attrs, TASK_KEYWORDS, "task")?;
+        if let Some(with) = &task.loop_with {
+            return Err(refuse(format!("'with_{with}' loops"), task.origin.clone()));
+        }
+        if task.delegate_to.is_some() {
+            return Err(refuse("'delegate_to'".into(), task.origin.clone()));
+        }
+        if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
+            for (key, _) in control.iter() {
+                let name = key.as_str().unwrap_or_default();
+                if !LOOP_CONTROL.contains(&name) {
+                    return Err(refuse(
+                        format!("the loop_control option '{name}'"),
+                        key.origin.clone(),
+                    ));
+                }
+            }
+        }
+        let known = action.known_args();
+        if !known.is_empty() {
+            for (key, _) in task.args.iter() {
+                let name = key.as_str().unwrap_or_default();
+                // Free-form text fails at run time, in ansible's words, as it does there.
+                if name != "_raw_params" && !known.contains(&name) {
+                    let what = format!("the argument '{name}' of '{}'", task.action);
+                    return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! A task's result for one host, as ansible's `TaskResult` carries it: the result dictionary
+//! (with ansible's `_ansible_*` control keys kept apart) and what the run decided about it.
+
+use tack_yaml::{Mapping, Node, Value};
+
+/// What happened to a task on one host, as the recap counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Changed,
+    Skipped,
+    Failed,
+}
+
+/// One host's result for one task (or one loop item of it).
+#[derive(Debug, Clone)]
+pub struct HostResult {
+    pub host: String,
+    /// The result dictionary as `register` stores it (no `_ansible_*` keys).
+    pub data: Mapping,
+    /// Print the result even at verbosity 0 (`_ansible_verbose_always`: debug, assert).
+    pub verbose_always: bool,
+    /// A failure that `ignore_errors` let pass.
+    pub ignored: bool,
+    /// The loop item label, for `(item=...)`.
+    pub item_label: Option<Node>,
+    /// The task's error, printed as an `[ERROR]:` block before the `fatal:` line.
+    pub error: Option<tack_diag::Diagnostic>,
+}
+
+pub(crate) fn s(text: &str) -> Node {
+    Node::bare(Value::Str(text.to_string()))
+}
+
+pub(crate) fn b(value: bool) -> Node {
+    Node::bare(Value::Bool(value))
+}
+
+impl HostResult {
+    pub fn new(host: &str, data: Mapping) -> HostResult {
+        HostResult {
+            host: host.to_string(),
+            data,
+            verbose_always: false,
+            ignored: false,
+            item_label: None,
+            error: None,
+        }
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.data.get(key).is_some_and(|v| v.value.is_truthy())
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        if self.flag("failed") {
+            Outcome::Failed
+        } else if self.flag("skipped") {
+            Outcome::Skipped
+        } else if self.flag("changed") {
+            Outcome::Changed
+        } else {
+            Outcome::Ok
+        }
+    }
+}
+
+/// The result of a task skipped by its `when`.
+pub fn skipped(host: &str, condition: &str) -> HostResult {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("false_condition"), s(condition));
+    data.insert(s("skip_reason"), s("Conditional result was False"));
+    data.insert(s("skipped"), b(true));
+    HostResult::new(host, data)
+}

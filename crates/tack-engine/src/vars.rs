@@ -1,0 +1,214 @@
+//! The variables a task sees on one host, layered as ansible-core's `VariableManager.get_vars`
+//! orders them (lowest first): inventory variables, play variables (vars, vars_files),
+//! block and task `vars`, the host's facts and registered results (`set_fact`, `register`),
+//! extra vars, then the magic variables. Also `hostvars`: every inventory host's view.
+//!
+//! Layers are shared (`Arc`) and never deep-copied per task; only the per-host fact layer
+//! changes during a play, and it is replaced, not mutated, so a running render keeps a
+//! consistent view.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use tack_diag::Diagnostic;
+use tack_inventory::Inventory;
+use tack_loader::DataLoader;
+use tack_template::{Binding, HostVars, Layer, Provenance, Scope};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::result::{b, s};
+
+/// What the magic variables say about the run itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    pub check_mode: bool,
+    pub diff_mode: bool,
+    pub forks: i64,
+    pub verbosity: i64,
+    pub run_tags: Vec<String>,
+    pub skip_tags: Vec<String>,
+    pub inventory_sources: Vec<String>,
+    pub config_file: Option<PathBuf>,
+    pub limit: Option<String>,
+}
+
+/// One play's variables for every host, shared by all its tasks (and by `hostvars`).
+pub struct PlayScope {
+    inventory_vars: BTreeMap<String, Arc<Layer>>,
+    host_order: Vec<String>,
+    play: Arc<Layer>,
+    extra: Arc<Layer>,
+    common_magic: Mapping,
+    host_magic: BTreeMap<String, Arc<Layer>>,
+    facts: RwLock<BTreeMap<String, Arc<Layer>>>,
+    play_hosts: RwLock<Arc<Layer>>,
+}
+
+fn list(items: &[String]) -> Node {
+    Node::bare(Value::Seq(items.iter().map(|i| s(i)).collect()))
+}
+
+impl PlayScope {
+    /// Builds the play's layers: `play_vars` are the play's own variables (vars, vars_files,
+    /// role exports) as `tack_playbook::play_vars` computes them.
+    pub fn new(
+        inventory: &Inventory,
+        loader: &DataLoader,
+        play_vars: &Mapping,
+        extra_vars: &Mapping,
+        playbook_dir: &std::path::Path,
+        run: &RunFacts,
+    ) -> Result<Arc<PlayScope>, Diagnostic> {
+        let data = inventory.data();
+        let dirs = vec![playbook_dir.to_path_buf()];
+        let mut inventory_vars = BTreeMap::new();
+        let mut host_magic = BTreeMap::new();
+        let mut host_order = Vec::new();
+        let mut groups = Mapping::new();
+        for gid in data.group_ids() {
+            let group = data.group(gid);
+            let names: Vec<String> =
+                data.group_hosts(gid).into_iter().map(|h| data.host(h).name.clone()).collect();
+            groups.insert(s(&group.name), list(&names));
+        }
+        for hid in data.host_ids() {
+            let host = data.host(hid);
+            let vars = inventory.host_vars(loader, hid, &dirs)?;
+            inventory_vars.insert(
+                host.name.clone(),
+                Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)),
+            );
+            let mut magic = Layer::new();
+            magic.insert("inventory_hostname", s(&host.name), Provenance::Trusted);
+            let short = host.name.split('.').next().unwrap_or(&host.name);
+            magic.insert("inventory_hostname_short", s(short), Provenance::Trusted);
+            let mut names: Vec<String> = host
+                .groups
+                .iter()
+                .map(|g| data.group(*g).name.clone())
+                .filter(|n| n != "all")
+                .collect();
+            names.sort();
+            magic.insert("group_names", list(&names), Provenance::Trusted);
+            host_magic.insert(host.name.clone(), Arc::new(magic));
+            host_order.push(host.name.clone());
+        }
+
+        let mut common = Mapping::new();
+        common.insert(s("groups"), Node::bare(Value::Map(groups)));
+        common.insert(s("playbook_dir"), s(&playbook_dir.to_string_lossy()));
+        common.insert(s("ansible_check_mode"), b(run.check_mode));
+        common.insert(s("ansible_diff_mode"), b(run.diff_mode));
+        common.insert(s("ansible_forks"), Node::bare(Value::Int(run.forks)));
+        common.insert(s("ansible_verbosity"), Node::bare(Value::Int(run.verbosity)));
+        let run_tags =
+            if run.run_tags.is_empty() { vec!["all".to_string()] } else { run.run_tags.clone() };
+        common.insert(s("ansible_run_tags"), list(&run_tags));
+        common.insert(s("ansible_skip_tags"), list(&run.skip_tags));
+        common.insert(s("ansible_inventory_sources"), list(&run.inventory_sources));
+        if let Some(limit) = &run.limit {
+            common.insert(s("ansible_limit"), s(limit));
+        }
+        if let Some(file) = &run.config_file {
+            common.insert(s("ansible_config_file"), s(&file.to_string_lossy()));
+        }
+        let mut version = Mapping::new();
+        version.insert(s("string"), s(crate::ANSIBLE_VERSION));
+        version.insert(s("full"), s(crate::ANSIBLE_VERSION));
+        let parts: Vec<i64> =
+            crate::ANSIBLE_VERSION.split('.').filter_map(|p| p.parse().ok()).collect();
+        for (key, value) in ["major", "minor", "revision"].iter().zip(parts) {
+            version.insert(s(key), Node::bare(Value::Int(value)));
+        }
+        common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
+
+        Ok(Arc::new(PlayScope {
+            inventory_vars,
+            host_order,
+            play: Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted)),
+            extra: Arc::new(Layer::from_mapping(extra_vars, Provenance::Trusted)),
+            common_magic: common,
+            host_magic,
+            facts: RwLock::new(BTreeMap::new()),
+            play_hosts: RwLock::new(Arc::new(Layer::new())),
+        }))
+    }
+
+    /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
+    /// `ansible_play_batch`, `play_hosts`).
+    pub fn set_play_hosts(&self, all: &[String], active: &[String]) {
+        let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
+        layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
+        layer.insert("ansible_play_hosts", list(active), Provenance::Trusted);
+        layer.insert("ansible_play_batch", list(active), Provenance::Trusted);
+        let deprecation = tack_template::Deprecation {
+            message: "The `play_hosts` magic variable is deprecated.".into(),
+            removed_in: "2.23".into(),
+            help: Some("Use `ansible_play_batch` instead.".into()),
+        };
+        layer.insert_deprecated("play_hosts", list(active), Provenance::Trusted, deprecation);
+        if let Ok(mut slot) = self.play_hosts.write() {
+            *slot = Arc::new(layer);
+        }
+    }
+
+    /// Records `value` as the host's fact or registered variable `name`.
+    pub fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+        let Ok(mut facts) = self.facts.write() else { return };
+        let mut layer = Layer::new();
+        if let Some(old) = facts.get(host) {
+            for name in old.names() {
+                if let Some(binding) = old.get(name) {
+                    layer.insert_binding(name, binding.clone());
+                }
+            }
+        }
+        layer.insert_binding(name, Arc::new(Binding::new(value, provenance)));
+        facts.insert(host.to_string(), Arc::new(layer));
+    }
+
+    fn facts_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.facts.read().ok().and_then(|f| f.get(host).cloned())
+    }
+
+    /// The variables of `host` without block or task variables: what `hostvars[host]` shows.
+    pub fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
+        self.task_scope(host, &[])
+    }
+
+    /// The variables a task sees on `host`, with its blocks' and its own `vars` (outermost
+    /// first) between the play's variables and the host's facts.
+    pub fn task_scope(self: &Arc<Self>, host: &str, task_vars: &[&Mapping]) -> Option<Scope> {
+        let mut scope = Scope::new().with_layer(self.inventory_vars.get(host)?.clone());
+        scope = scope.with_layer(self.play.clone());
+        for vars in task_vars {
+            if !vars.is_empty() {
+                scope = scope.with_layer(Arc::new(Layer::from_mapping(vars, Provenance::Trusted)));
+            }
+        }
+        if let Some(facts) = self.facts_of(host) {
+            scope = scope.with_layer(facts);
+        }
+        scope = scope.with_layer(self.extra.clone());
+        if let Ok(magic) = self.play_hosts.read() {
+            scope = scope.with_layer(magic.clone());
+        }
+        scope = scope.with_layer(self.host_magic.get(host)?.clone());
+        let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
+        Some(scope.with_hostvars(hostvars))
+    }
+}
+
+/// `hostvars`: every inventory host's variables, as the play sees them now.
+struct HostVarsView(Arc<PlayScope>);
+
+impl HostVars for HostVarsView {
+    fn hosts(&self) -> Vec<String> {
+        self.0.host_order.clone()
+    }
+
+    fn host_scope(&self, host: &str) -> Option<Scope> {
+        self.0.host_scope(host)
+    }
+}

@@ -1,0 +1,87 @@
+//! Running plays: loads every playbook, refuses what the engine does not run yet (options
+//! here, keywords and actions in `tack_engine::check`) before any play starts, then runs them
+//! with the default callback on stdout.
+
+use std::process::ExitCode;
+
+use tack_diag::{Diagnostic, ErrorClass};
+use tack_engine::callback::default::DefaultCallback;
+use tack_engine::{RunContext, RunFacts};
+use tack_playbook::tags::TagFilter;
+use tack_playbook::{LoadOptions, Loader};
+use tack_template::Templar;
+
+use super::Args;
+use crate::session::Session;
+
+/// Command-line options the engine does not honour yet, by the flag a user typed.
+fn refused_options(args: &Args) -> Option<&'static str> {
+    let checks: [(bool, &'static str); 14] = [
+        (args.check, "--check"),
+        (args.diff, "--diff"),
+        (args.start_at_task.is_some(), "--start-at-task"),
+        (args.force_handlers, "--force-handlers"),
+        (args.verbosity.verbose > 0, "-v (verbose output)"),
+        (!args.module_path.is_empty(), "--module-path"),
+        (args.private_key.is_some(), "--private-key"),
+        (args.remote_user.is_some(), "--user"),
+        (args.connection.is_some(), "--connection"),
+        (args.timeout.is_some(), "--timeout"),
+        (args.ask_pass || args.connection_password_file.is_some(), "connection passwords"),
+        (args.become_ || args.become_method.is_some() || args.become_user.is_some(), "--become"),
+        (args.ask_become_pass || args.become_password_file.is_some(), "become passwords"),
+        (
+            args.ssh_common_args.is_some()
+                || args.ssh_extra_args.is_some()
+                || args.scp_extra_args.is_some()
+                || args.sftp_extra_args.is_some(),
+            "ssh arguments",
+        ),
+    ];
+    checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+}
+
+pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
+    if let Some(option) = refused_options(args) {
+        return Err(Diagnostic::new(format!("tack playbook does not support {option} yet"))
+            .with_class(ErrorClass::Options)
+            .into());
+    }
+    let options = LoadOptions {
+        extra_vars: session.extra_vars.clone(),
+        roles_path: session.roles_path.clone(),
+        module_paths: Vec::new(),
+        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
+    };
+    let loader = Loader::new(&session.loader, &options);
+    let mut playbooks = Vec::new();
+    for path in &args.playbooks {
+        playbooks.push(loader.load_playbook(path)?);
+    }
+    tack_engine::check(&playbooks)?;
+
+    let templar = Templar::new();
+    let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
+    let ctx = RunContext {
+        inventory: &session.inventory,
+        loader: &session.loader,
+        templar: &templar,
+        extra_vars: &session.extra_vars,
+        tags: &tags,
+        facts: RunFacts {
+            check_mode: false,
+            diff_mode: false,
+            forks: i64::from(args.forks.unwrap_or(5)),
+            verbosity: i64::from(args.verbosity.verbose),
+            run_tags: args.tags.clone(),
+            skip_tags: args.skip_tags.clone(),
+            inventory_sources: session.inventory.sources().to_vec(),
+            config_file: session.config.config_file().map(|p| p.to_path_buf()),
+            limit: args.inventory.limit.clone(),
+        },
+    };
+    let stdout = std::io::stdout().lock();
+    let mut callback = DefaultCallback::new(stdout, 79);
+    let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    Ok(ExitCode::from(status.exit_code()))
+}
