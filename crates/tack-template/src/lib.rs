@@ -38,6 +38,7 @@ mod engine;
 mod error;
 pub mod filters;
 mod python;
+pub mod test_plugins;
 pub mod value;
 mod vars;
 

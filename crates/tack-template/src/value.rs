@@ -139,7 +139,7 @@ fn number(value: &JValue) -> Value {
 
 /// The error an invalid value carries (minijinja keeps it private; iterating over the value
 /// reveals it).
-fn invalid_error(value: &JValue) -> Error {
+pub(crate) fn invalid_error(value: &JValue) -> Error {
     let one = JValue::from(vec![value.clone()]);
     match one.try_iter().map(|it| it.checked().find_map(Result::err)) {
         Ok(Some(e)) => e,

@@ -21,6 +21,9 @@ struct Top {
     provenance: ProvenanceSet,
     /// Identity (address) of each template string currently being rendered.
     resolving: Vec<usize>,
+    /// The strings decrypted from `!vault` values so far (kept alive, so their addresses
+    /// identify them), for the `vault_encrypted` test.
+    decrypted: Vec<JValue>,
 }
 
 thread_local! {
@@ -47,6 +50,30 @@ pub(crate) fn record(provenance: &Provenance) {
             top.provenance.add(provenance);
         }
     });
+}
+
+/// Notes that `value` (a string in its own allocation) is the plaintext of a `!vault` value.
+pub(crate) fn decrypted(value: &JValue) {
+    TOPS.with(|t| {
+        if let Some(top) = t.borrow_mut().last_mut() {
+            top.decrypted.push(value.clone());
+        }
+    });
+}
+
+/// Whether `value` is a `!vault` value's plaintext as it was read (not a copy or a string
+/// computed from it): ansible's vault values keep their tag only while passed along as such.
+pub(crate) fn is_decrypted(value: &JValue) -> bool {
+    let Some(text) = value.as_str() else { return false };
+    TOPS.with(|t| {
+        t.borrow().last().is_some_and(|top| {
+            top.decrypted.iter().any(|d| {
+                d.as_str().is_some_and(|s| {
+                    std::ptr::eq(s.as_ptr(), text.as_ptr()) && s.len() == text.len()
+                })
+            })
+        })
+    })
 }
 
 /// The error ansible reports when a variable's template refers back to itself.

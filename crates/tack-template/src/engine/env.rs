@@ -17,7 +17,7 @@ use crate::vars::objects::is_omit;
 /// The environment for one engine.
 ///
 /// Plugin families register at the end of this function, after tack's own builtins so that
-/// theirs win: `crate::filters::register(&mut env)`, `crate::tests::register(&mut env)`,
+/// theirs win: `crate::filters::register(&mut env)`, `crate::test_plugins::register(&mut env)`,
 /// `crate::lookups::register(&mut env)`. A plugin that needs the run's loader, secrets or
 /// variables takes them from `crate::value::current()` when it is called.
 pub(super) fn build() -> Environment<'static> {
@@ -53,6 +53,7 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::EMBEDDED, embedded);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
+    crate::test_plugins::register(&mut env);
     env
 }
 

@@ -42,6 +42,10 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
     if let Some(message) = final_message(err) {
         return final_error(err.kind(), message.to_string());
     }
+    // A filter's failure is already worded as ansible words it.
+    if let Some(message) = crate::filters::FilterMessage::of(err) {
+        return final_error(err.kind(), message.to_string());
+    }
     if let Some(expr) = undefined_expr(err) {
         let message = match root {
             Some(root) => undefined::explain(expr, root),

@@ -31,12 +31,12 @@ mod pyset;
 mod pysort;
 pub(crate) mod pyval;
 mod random;
-mod regex;
+pub(crate) mod regex;
 mod sets;
 mod strings;
 mod textwrap;
 mod urlize;
-mod urls;
+pub(crate) mod urls;
 
 use minijinja::value::{Rest, ValueOrKwargs};
 use minijinja::{Environment, ErrorKind, State, Value};

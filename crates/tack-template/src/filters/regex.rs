@@ -210,16 +210,38 @@ fn translate(pattern: &str, multiline: bool) -> String {
 }
 
 fn compile(pattern: &str, ignorecase: bool, multiline: bool) -> Result<Regex, FilterError> {
+    compile_anchored(pattern, ignorecase, multiline, Anchor::Search)
+}
+
+/// Where a pattern must match: anywhere (`re.search`), at the start (`re.match`) or over the
+/// whole text (`re.fullmatch`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Anchor {
+    Search,
+    Start,
+    Full,
+}
+
+/// A Python pattern compiled for `re.search`, `re.match` or `re.fullmatch`; a syntax error is
+/// Python's message, at Python's position in the pattern as written.
+pub(crate) fn compile_anchored(
+    pattern: &str,
+    ignorecase: bool,
+    multiline: bool,
+    anchor: Anchor,
+) -> Result<Regex, FilterError> {
     if let Some(msg) = python_syntax_error(pattern) {
         return Err(FilterError::failed(msg));
     }
-    RegexBuilder::new(&translate(pattern, multiline))
-        .case_insensitive(ignorecase)
-        .multi_line(multiline)
-        .build()
-        .map_err(|e| {
-            FilterError::failed(format!("tack cannot compile the regular expression: {e}"))
-        })
+    let translated = translate(pattern, multiline);
+    let anchored = match anchor {
+        Anchor::Search => translated,
+        Anchor::Start => format!("\\A(?:{translated})"),
+        Anchor::Full => format!("\\A(?:{translated})\\z"),
+    };
+    RegexBuilder::new(&anchored).case_insensitive(ignorecase).multi_line(multiline).build().map_err(
+        |e| FilterError::failed(format!("tack cannot compile the regular expression: {e}")),
+    )
 }
 
 fn regex_error(e: fancy_regex::Error) -> FilterError {

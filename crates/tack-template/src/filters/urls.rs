@@ -18,15 +18,16 @@ pub(super) const FILTERS: &[Entry] = &[
     Entry::new("urlencode", Sig::new("do_urlencode", &["value"], 1), urlencode),
 ];
 
-struct Split {
-    scheme: String,
-    netloc: String,
-    path: String,
-    query: String,
-    fragment: String,
+pub(crate) struct Split {
+    pub scheme: String,
+    pub netloc: String,
+    pub path: String,
+    pub query: String,
+    pub fragment: String,
 }
 
-fn split(url: &str) -> Result<Split, FilterError> {
+/// Python's `urllib.parse.urlsplit`.
+pub(crate) fn split(url: &str) -> Result<Split, FilterError> {
     let url: String = url
         .trim_start_matches(|c: char| c <= ' ')
         .chars()
