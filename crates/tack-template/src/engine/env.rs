@@ -53,6 +53,7 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::EMBEDDED, embedded);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
+    crate::lookups::register(&mut env);
     env
 }
 
