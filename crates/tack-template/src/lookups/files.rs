@@ -223,9 +223,24 @@ fn list_option(value: &JValue) -> Vec<String> {
     }
 }
 
-/// `_split_on`: each entry split on any of `splitters`.
-fn split_on(items: &[String], splitters: &[char]) -> Vec<String> {
-    items.iter().flat_map(|s| s.split(splitters).map(str::to_string)).collect()
+/// `_split_on`: each entry split on any of `splitters`, with ansible's deprecation when one
+/// was split.
+fn split_on(target: &str, items: &[String], splitters: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in items {
+        let parts: Vec<String> =
+            item.split(|c| splitters.contains(c)).map(str::to_string).collect();
+        if parts.len() > 1 {
+            let diag = tack_diag::Diagnostic::new(format!(
+                "Automatic splitting of {target} on {} is deprecated.",
+                tack_yaml::pyrepr::str_repr(splitters)
+            ))
+            .with_help(format!("Provide a list of paths for {target} instead."));
+            tack_diag::deprecate(&diag, "2.23");
+        }
+        out.extend(parts);
+    }
+    out
 }
 
 fn first_found_terms(
@@ -234,7 +249,7 @@ fn first_found_terms(
     out: &mut Vec<String>,
 ) -> Result<(), LookupError> {
     for term in terms {
-        let files = match term.kind() {
+        let (files, target) = match term.kind() {
             ValueKind::Map => {
                 let mut pairs = Vec::new();
                 for key in term.try_iter()? {
@@ -242,9 +257,9 @@ fn first_found_terms(
                     pairs.push((py_str(&key), value));
                 }
                 *options = FirstFound::set(&pairs)?;
-                options.files.clone()
+                (options.files.clone(), "the 'files' option")
             }
-            ValueKind::String => vec![py_str(term)],
+            ValueKind::String => (vec![py_str(term)], "files"),
             ValueKind::Seq | ValueKind::Iterable => {
                 let items: Vec<JValue> = term.try_iter()?.collect();
                 first_found_terms(&items, options, out)?;
@@ -257,8 +272,8 @@ fn first_found_terms(
                 )));
             }
         };
-        let files = split_on(&files, &[',', ';']);
-        let paths = split_on(&options.paths, &[',', ':', ';']);
+        let files = split_on(target, &files, ",;");
+        let paths = split_on("the \"paths\" option", &options.paths, ",:;");
         if paths.is_empty() {
             out.extend(files);
         } else {

@@ -14,7 +14,24 @@ use crate::{Layer, Provenance};
 
 pub(super) const LOOKUPS: &[Entry] = &[Entry::new("template", template)];
 
-const DEPRECATED: &[&str] = &["convert_data", "jinja2_native"];
+/// Options ansible-core 2.21 accepts, ignores and deprecates, with the alternative its
+/// deprecation names.
+const DEPRECATED: &[(&str, &str)] = &[
+    (
+        "convert_data",
+        "Jinja2 native mode is now the default and only option, which is mutually exclusive \
+         with this option.",
+    ),
+    ("jinja2_native", "Jinja2 native mode is now the default and only option."),
+];
+
+fn deprecated(option: &str, alternative: &str) {
+    tack_diag::deprecate_formatted(&tack_diag::Diagnostic::new(format!(
+        "{option} option. Reason: This option is no longer used in the Ansible Core code \
+         base.\nAlternatives: {alternative} This feature will be removed from lookup plugin \
+         'template' in ansible-core version 2.23."
+    )));
+}
 
 fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut syntax: Vec<(String, String)> = Vec::new();
@@ -43,10 +60,12 @@ fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
                     extra.push((py_str(&k), untemplated(node)));
                 }
             }
-            name if DEPRECATED.contains(&name) => {
-                // Accepted and ignored, as ansible-core 2.21 does (native mode is the only one).
+            name => {
+                // Native mode is the only one; these are accepted, ignored and deprecated.
+                if let Some((option, alternative)) = DEPRECATED.iter().find(|(o, _)| *o == name) {
+                    deprecated(option, alternative);
+                }
             }
-            _ => {}
         }
     }
     let templar = call.env.templar();
