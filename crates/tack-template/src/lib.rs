@@ -37,6 +37,7 @@
 mod engine;
 mod error;
 pub mod filters;
+pub mod lookups;
 mod python;
 pub mod test_plugins;
 pub mod value;

@@ -168,3 +168,45 @@ fn rendered_strings_are_never_rendered_again() {
     let after = base.with_layer(Arc::new(facts));
     assert_eq!(read("{{ made }}", &after).0, Value::Unsafe("{{ app }}".into()));
 }
+
+#[test]
+fn vars_lookup_of_a_trusted_name_is_trusted() {
+    let (value, p) = read("{{ lookup('vars', 'http_port') }}", &scope());
+    assert_eq!(value, Value::Int(8080));
+    assert!(!p.is_managed_host());
+    assert!(p.is_trusted());
+}
+
+#[test]
+fn vars_lookup_records_the_binding_it_read() {
+    let (value, p) = read("{{ lookup('vars', 'ansible_hostname') }}", &scope());
+    assert_eq!(value, Value::Str("h1".into()));
+    assert!(p.is_managed_host());
+    // A name computed from trusted data still reads the managed-host binding it names.
+    assert!(read("{{ lookup('vars', 'ansible_' ~ 'hostname') }}", &scope()).1.is_managed_host());
+    assert!(read("{{ query('vars', 'app', 'result')[1].rc }}", &scope()).1.is_managed_host());
+}
+
+#[test]
+fn controller_lookups_are_trusted_unless_their_terms_came_from_a_host() {
+    assert!(!read("{{ lookup('env', 'HOME') }}", &scope()).1.is_managed_host());
+    assert!(!read("{{ lookup('pipe', 'echo hi') }}", &scope()).1.is_managed_host());
+    let (value, p) = read("{{ lookup('items', ansible_facts.hostname) }}", &scope());
+    assert_eq!(value, Value::Str("h1".into()));
+    assert!(p.is_managed_host());
+}
+
+#[test]
+fn with_loop_items_carry_the_provenance_of_their_terms() {
+    let templar = Templar::new();
+    let trusted = yaml("['{{ app }}', b]");
+    let (items, p) =
+        tack_template::lookups::run_loop(&templar, "items", &trusted, &scope()).expect("loop");
+    assert_eq!(items.len(), 2);
+    assert!(!p.is_managed_host());
+    let from_host = Node::bare(Value::Str("{{ [ansible_hostname, 'x'] }}".into()));
+    let (items, p) =
+        tack_template::lookups::run_loop(&templar, "items", &from_host, &scope()).expect("loop");
+    assert_eq!(items[0].value, Value::Str("h1".into()));
+    assert!(p.is_managed_host());
+}

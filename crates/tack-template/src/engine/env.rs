@@ -54,6 +54,7 @@ pub(super) fn build() -> Environment<'static> {
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
     crate::test_plugins::register(&mut env);
+    crate::lookups::register(&mut env);
     env
 }
 

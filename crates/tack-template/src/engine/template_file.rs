@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use minijinja::syntax::SyntaxConfig;
+use minijinja::value::Value as JValue;
 use minijinja::{Error, ErrorKind};
 use tack_yaml::{Node, TimeOfDay, Timestamp, Value};
 
@@ -231,4 +232,54 @@ pub(crate) fn search_path(parent: &Path) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let dir = parent.parent().map(Path::to_path_buf).unwrap_or_default();
     vec![cwd.join("templates"), cwd, dir.join("templates"), dir]
+}
+
+/// Renders the template file at `path` for the `template` lookup: the `template_*` variables
+/// (with `template_path` as the lookup's term), then `extra` (its `template_vars`), in the
+/// given delimiters and `trim_blocks`; the result keeps its native type.
+pub(crate) fn render_for_lookup(
+    engine: &Arc<Engine>,
+    path: &Path,
+    given: &str,
+    scope: &Scope,
+    syntax: &[(String, String)],
+    extra: Layer,
+) -> Result<JValue, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        errors::final_error(
+            ErrorKind::TemplateNotFound,
+            format!("Could not find or access '{}': {e}", path.display()),
+        )
+    })?;
+    let options = TemplateFileOptions {
+        path_as_given: Some(given.to_string()),
+        ..TemplateFileOptions::default()
+    };
+    let scope = scope
+        .with_layer(Arc::new(template_vars(path, scope, &options)))
+        .with_layer(Arc::new(extra));
+    let name = path.to_string_lossy();
+    let value = if syntax.is_empty() {
+        let template =
+            engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, &text))?;
+        engine.render_template(&template, &scope)?
+    } else {
+        let (syntax, _, _) = syntax_of(syntax)?;
+        let mut env = super::env::build();
+        env.set_syntax(syntax);
+        let rewritten = super::prepass::rewrite(&text, super::prepass::Mode::File);
+        let source = rewritten.unwrap_or_else(|| text.clone());
+        let template = env
+            .template_from_named_str(&name, &source)
+            .map_err(|e| errors::compile_error(&e, &text))?;
+        engine.render_template(&template, &scope)?
+    };
+    let Some(out) = value.as_str() else { return Ok(value) };
+    let mut out = out.to_string();
+    let want = text.len() - text.trim_end_matches('\n').len();
+    let have = out.len() - out.trim_end_matches('\n').len();
+    for _ in have..want {
+        out.push('\n');
+    }
+    Ok(JValue::from(out))
 }

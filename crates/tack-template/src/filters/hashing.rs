@@ -124,6 +124,35 @@ fn int_param(value: Option<&Value>, name: &str) -> Result<Option<i128>, FilterEr
 }
 
 fn password_hash(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    encrypt(args)
+}
+
+/// ansible's `do_encrypt(password, algorithm, salt=, ident=)`, for the `password` lookup;
+/// `Err` is the failure's message.
+pub(crate) fn do_encrypt(
+    password: &str,
+    algorithm: &str,
+    salt: Option<&str>,
+    ident: Option<&str>,
+) -> Result<String, String> {
+    let sig = Sig::new(
+        "get_encrypted_password",
+        &["password", "hashtype", "salt", "salt_size", "rounds", "ident"],
+        1,
+    );
+    let args = vec![Value::from(password), Value::from(algorithm)];
+    let mut kwargs = vec![];
+    if let Some(s) = salt {
+        kwargs.push(("salt".to_string(), Value::from(s)));
+    }
+    if let Some(i) = ident {
+        kwargs.push(("ident".to_string(), Value::from(i)));
+    }
+    let bound = super::args::bind(&sig, args, kwargs).map_err(|e| e.to_string())?;
+    encrypt(&bound).map(|v| str_of(&v)).map_err(|e| e.to_string())
+}
+
+fn encrypt(args: &Bound) -> Result<Value, FilterError> {
     let hashtype = args.get(1).map(str_of).unwrap_or_else(|| "sha512".into());
     let algorithm = match hashtype.as_str() {
         "md5" => "md5_crypt".to_string(),

@@ -209,6 +209,12 @@ fn translate(pattern: &str, multiline: bool) -> String {
     out
 }
 
+/// A Python `re` pattern compiled with Python's syntax rules; `Err` is Python's `re.error` text
+/// (or why tack cannot compile it). For other plugin families (the `varnames` lookup).
+pub(crate) fn compile_python(pattern: &str) -> Result<Regex, String> {
+    compile(pattern, false, false).map_err(|e| e.to_string())
+}
+
 fn compile(pattern: &str, ignorecase: bool, multiline: bool) -> Result<Regex, FilterError> {
     compile_anchored(pattern, ignorecase, multiline, Anchor::Search)
 }

@@ -1,0 +1,108 @@
+//! The `config` lookup: a setting's resolved value (and, with `show_origin`, where it came
+//! from), from the run's configuration.
+//!
+//! The configuration is tack-config's [`tack_config::Config`] (tack-config depends on no crate
+//! that depends on this one, so there is no cycle). The binary installs the run's with
+//! [`set_config`], as ansible's lookup reads its process-wide `C.config`; until one is
+//! installed, the first `config` lookup resolves the configuration from the process's own
+//! environment and working directory, as ansible would at start-up.
+
+use std::sync::{Arc, OnceLock, RwLock};
+
+use minijinja::value::Value as JValue;
+use tack_config::{Config, Context, SettingValue};
+
+use super::options::{boolean, choice, py_repr, string};
+use super::{Call, Entry, LookupError};
+
+pub(super) const LOOKUPS: &[Entry] = &[Entry::new("config", config)];
+
+static INSTALLED: OnceLock<RwLock<Option<Arc<Config>>>> = OnceLock::new();
+
+/// Installs the run's configuration for the `config` lookup.
+pub fn set_config(config: Arc<Config>) {
+    let slot = INSTALLED.get_or_init(|| RwLock::new(None));
+    if let Ok(mut guard) = slot.write() {
+        *guard = Some(config);
+    }
+}
+
+fn installed() -> Result<Arc<Config>, LookupError> {
+    let slot = INSTALLED.get_or_init(|| RwLock::new(None));
+    if let Some(config) = slot.read().ok().and_then(|g| g.clone()) {
+        return Ok(config);
+    }
+    let ctx = Context::from_process().map_err(|e| LookupError::failed(e.to_string()))?;
+    let config = Arc::new(Config::load(&ctx).map_err(|e| LookupError::failed(e.to_string()))?);
+    set_config(config.clone());
+    Ok(config)
+}
+
+fn to_jinja(value: &SettingValue) -> JValue {
+    match value {
+        SettingValue::Null => JValue::from(()),
+        SettingValue::Bool(b) => JValue::from(*b),
+        SettingValue::Int(i) => JValue::from(*i),
+        SettingValue::Float(f) => JValue::from(*f),
+        SettingValue::Str(s) => JValue::from(s.as_str()),
+        SettingValue::List(items) => crate::value::new_list(items.iter().map(to_jinja).collect()),
+        SettingValue::Dict(items) => crate::value::new_dict(
+            items.iter().map(|(k, v)| (JValue::from(k.as_str()), to_jinja(v))).collect(),
+        ),
+    }
+}
+
+fn config(call: &Call) -> Result<Vec<JValue>, LookupError> {
+    let on_missing = call.kwarg("on_missing").map(string).unwrap_or_else(|| "error".into());
+    choice("config", "on_missing", &on_missing, &["error", "warn", "skip"])?;
+    let plugin_type = call.kwarg("plugin_type").filter(|v| !v.is_none()).map(string);
+    let plugin_name = call.kwarg("plugin_name").filter(|v| !v.is_none()).map(string);
+    let show_origin = match call.kwarg("show_origin") {
+        Some(v) => boolean("config", "show_origin", v)?,
+        None => false,
+    };
+    if plugin_type.is_some() != plugin_name.is_some() {
+        return Err(LookupError::failed(
+            "Both plugin_type and plugin_name are required, cannot use one without the other.",
+        ));
+    }
+    let settings = installed()?;
+    let mut out = Vec::new();
+    for term in &call.terms {
+        let Some(name) = term.as_str() else {
+            return Err(LookupError::failed(format!(
+                "Invalid setting identifier, {} is not a <class 'str'>, its a {}.",
+                py_repr(term),
+                crate::filters::pyval::class_repr(term)
+            )));
+        };
+        let found = match (&plugin_type, &plugin_name) {
+            (Some(ptype), Some(pname)) => match settings.plugin_option(ptype, pname, name) {
+                Some(Ok(resolved)) => Some((resolved.value.clone(), resolved.origin.label())),
+                Some(Err(e)) => return Err(LookupError::failed(e.to_string())),
+                None => None,
+            },
+            _ => settings.setting(name).map(|r| (r.value.clone(), r.origin.label())),
+        };
+        let Some((value, origin)) = found else {
+            let message =
+                format!("No config definition exists for {}.", tack_yaml::pyrepr::str_repr(name));
+            match on_missing.as_str() {
+                "skip" => continue,
+                "warn" => {
+                    tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+                        "Skipping {name}: {message}"
+                    )));
+                    continue;
+                }
+                _ => return Err(LookupError::failed(message)),
+            }
+        };
+        if show_origin {
+            out.push(JValue::from(vec![to_jinja(&value), JValue::from(origin)]));
+        } else {
+            out.push(to_jinja(&value));
+        }
+    }
+    Ok(out)
+}

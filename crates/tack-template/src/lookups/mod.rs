@@ -1,0 +1,319 @@
+//! ansible-core 2.21's lookups: the Jinja2 globals `lookup(name, *terms, **kwargs)`,
+//! `query(...)` and `q(...)`, and [`run_loop`], what the executor calls for a task's
+//! `with_<name>:` loop.
+//!
+//! Every lookup is registered once here ([`families`]) and called through [`invoke`], which does
+//! what ansible's `_invoke_lookup` does: an undefined top-level argument is the result (unless
+//! the lookup accepts undefined values), `wantlist` and `errors` are taken out of the keyword
+//! arguments, a failure reads `The lookup plugin 'NAME' failed: ...` (or is a warning or
+//! nothing with `errors=warn|ignore`), and without `wantlist` a one-item result is that item
+//! and a result of strings only is joined with commas.
+//!
+//! Lookups that read the controller (files, the environment, commands) return trusted values:
+//! whatever their terms read is already recorded by the render that computed the terms. The
+//! `vars` lookup reads variables through [`RenderEnv::read`], so the binding read is recorded.
+//!
+//! This module owns the lookups only; it prints nothing except ansible's `errors=warn`
+//! warning, and never writes files other than the `password` lookup's.
+
+mod config;
+mod files;
+mod lists;
+mod options;
+mod password;
+mod process;
+mod sequence;
+mod tables;
+mod template;
+mod vars;
+
+use std::sync::Arc;
+
+use minijinja::value::{Rest, Value as JValue, ValueOrKwargs};
+use minijinja::{Environment, Error, ErrorKind};
+use tack_yaml::{Node, Value};
+
+use crate::engine::final_error;
+use crate::value::{RenderEnv, current, new_list};
+use crate::{Layer, Provenance, ProvenanceSet, Scope, Templar, TemplateError, TemplateErrorKind};
+
+pub use config::set_config;
+
+/// One call of a lookup's `run(terms, variables, **kwargs)`.
+pub(crate) struct Call<'a> {
+    pub env: &'a RenderEnv,
+    pub terms: Vec<JValue>,
+    pub kwargs: Vec<(String, JValue)>,
+    /// Run for a `with_<name>:` loop (first_found then drops undefined terms).
+    pub as_with: bool,
+    /// The task's action, for a `with_` loop (first_found searches `templates/` for a
+    /// template task, `vars/` for an include_vars one).
+    pub action: Option<&'a str>,
+}
+
+impl Call<'_> {
+    /// The keyword argument `name`, if given.
+    pub fn kwarg(&self, name: &str) -> Option<&JValue> {
+        self.kwargs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+}
+
+/// Why a lookup gave no result.
+pub(crate) enum LookupError {
+    /// The plugin raised: ansible reports `The lookup plugin 'NAME' failed: {0}`.
+    Failed(String),
+    /// An error that passes through unchanged (an undefined value used by the lookup).
+    Template(Error),
+}
+
+impl LookupError {
+    pub fn failed(message: impl Into<String>) -> LookupError {
+        LookupError::Failed(message.into())
+    }
+}
+
+impl From<Error> for LookupError {
+    fn from(err: Error) -> LookupError {
+        LookupError::Template(err)
+    }
+}
+
+pub(crate) type Run = fn(&Call) -> Result<Vec<JValue>, LookupError>;
+
+/// One lookup plugin.
+pub(crate) struct Entry {
+    pub name: &'static str,
+    /// Called even when a top-level argument is undefined (ansible's `accept_args_markers`).
+    pub accepts_undefined: bool,
+    pub run: Run,
+}
+
+impl Entry {
+    pub const fn new(name: &'static str, run: Run) -> Entry {
+        Entry { name, accepts_undefined: false, run }
+    }
+
+    pub const fn accepting_undefined(mut self) -> Entry {
+        self.accepts_undefined = true;
+        self
+    }
+}
+
+/// Builtin lookups tack does not provide, refused by name (they are not unknown to ansible).
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "url",
+        "tack does not implement the 'url' lookup (it fetches URLs from the controller); \
+         use the uri module or the get_url module instead",
+    ),
+    (
+        "inventory_hostnames",
+        "tack does not implement the 'inventory_hostnames' lookup: it needs the inventory, \
+         which the templar does not hold; use the groups variable (groups['all'])",
+    ),
+];
+
+fn families() -> impl Iterator<Item = &'static Entry> {
+    [
+        lists::LOOKUPS,
+        sequence::LOOKUPS,
+        files::LOOKUPS,
+        template::LOOKUPS,
+        process::LOOKUPS,
+        vars::LOOKUPS,
+        config::LOOKUPS,
+        tables::LOOKUPS,
+        password::LOOKUPS,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The names of every lookup tack provides (short names; each also answers to
+/// `ansible.builtin.NAME`).
+pub fn names() -> Vec<&'static str> {
+    families().map(|e| e.name).collect()
+}
+
+fn find(name: &str) -> Option<&'static Entry> {
+    let short = name.strip_prefix("ansible.builtin.").or(name.strip_prefix("ansible.legacy."));
+    let short = short.unwrap_or(name);
+    families().find(|e| e.name == short)
+}
+
+/// ansible's message for a lookup no plugin provides.
+pub fn unknown_lookup_message(name: &str) -> String {
+    format!("The lookup plugin {} was not found.", tack_yaml::pyrepr::str_repr(name))
+}
+
+/// ansible's message for a lookup that raised.
+pub fn failed_lookup_message(name: &str, message: &str) -> String {
+    format!("The lookup plugin {} failed: {message}", tack_yaml::pyrepr::str_repr(name))
+}
+
+/// Registers `lookup`, `query`, `q` and the executor's `with_` entry point.
+pub fn register(env: &mut Environment<'static>) {
+    env.add_function("lookup", |args: Rest<ValueOrKwargs>| global(args, false));
+    env.add_function("query", |args: Rest<ValueOrKwargs>| global(args, true));
+    env.add_function("q", |args: Rest<ValueOrKwargs>| global(args, true));
+    env.add_function(WITH_FUNCTION, |name: String, terms: JValue, action: Option<String>| {
+        let terms: Vec<JValue> = terms.try_iter()?.collect();
+        invoke(&name, terms, Vec::new(), true, action.as_deref().or(Some("")))
+    });
+}
+
+const WITH_FUNCTION: &str = "__tack_with_lookup";
+const WITH_NAME: &str = "__tack_with_name";
+const WITH_TERMS: &str = "__tack_with_terms";
+const WITH_ACTION: &str = "__tack_with_action";
+
+fn global(args: Rest<ValueOrKwargs>, query: bool) -> Result<JValue, Error> {
+    let (mut positional, mut kwargs) = crate::filters::args::split(args);
+    if positional.is_empty() {
+        let func = if query { "_query" } else { "_lookup" };
+        return Err(final_error(
+            ErrorKind::InvalidOperation,
+            format!(
+                "Error rendering template: {func}() missing 1 required positional argument: \
+                 'plugin_name'"
+            ),
+        ));
+    }
+    let name = positional.remove(0);
+    let name = crate::python::repr::str_of(&name)?;
+    let mut wantlist = query;
+    if let Some(i) = kwargs.iter().position(|(k, _)| k == "wantlist") {
+        let (_, v) = kwargs.remove(i);
+        wantlist = query || v.is_true();
+    }
+    invoke(&name, positional, kwargs, wantlist, None)
+}
+
+/// ansible's `_invoke_lookup`.
+fn invoke(
+    name: &str,
+    terms: Vec<JValue>,
+    mut kwargs: Vec<(String, JValue)>,
+    wantlist: bool,
+    with_action: Option<&str>,
+) -> Result<JValue, Error> {
+    if let Some((_, why)) = REFUSED.iter().find(|(n, _)| find_refused(name) == Some(*n)) {
+        return Err(final_error(ErrorKind::InvalidOperation, failed_lookup_message(name, why)));
+    }
+    let Some(entry) = find(name) else {
+        return Err(final_error(ErrorKind::InvalidOperation, unknown_lookup_message(name)));
+    };
+    if !entry.accepts_undefined
+        && let Some(undefined) =
+            terms.iter().chain(kwargs.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
+    {
+        return Ok(undefined.clone());
+    }
+    let errors = match kwargs.iter().position(|(k, _)| k == "errors") {
+        Some(i) => crate::python::repr::str_of(&kwargs.remove(i).1)?,
+        None => "strict".to_string(),
+    };
+    let Some(env) = current() else {
+        return Err(Error::new(ErrorKind::InvalidOperation, "a lookup ran outside a render"));
+    };
+    let action = with_action.filter(|a| !a.is_empty());
+    let call = Call { env: &env, terms, kwargs, as_with: with_action.is_some(), action };
+    let result = match (entry.run)(&call) {
+        Ok(items) => items,
+        Err(LookupError::Template(err)) => return Err(err),
+        Err(LookupError::Failed(message)) => {
+            return match errors.as_str() {
+                "warn" => {
+                    tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+                        "An error occurred while running the lookup plugin {}: {}",
+                        tack_yaml::pyrepr::str_repr(name),
+                        message.trim_end()
+                    )));
+                    Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) })
+                }
+                "ignore" => Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) }),
+                _ => Err(final_error(
+                    ErrorKind::InvalidOperation,
+                    failed_lookup_message(name, message.trim_end()),
+                )),
+            };
+        }
+    };
+    if wantlist || result.is_empty() {
+        return Ok(new_list(result));
+    }
+    if result.len() == 1 {
+        return Ok(result.into_iter().next().unwrap_or_default());
+    }
+    if result.iter().all(|v| v.as_str().is_some()) {
+        let texts: Vec<&str> = result.iter().filter_map(JValue::as_str).collect();
+        return Ok(JValue::from(texts.join(",")));
+    }
+    Ok(new_list(result))
+}
+
+fn find_refused(name: &str) -> Option<&str> {
+    let short = name.strip_prefix("ansible.builtin.").unwrap_or(name);
+    REFUSED.iter().map(|(n, _)| *n).find(|n| *n == short)
+}
+
+/// What ansible's `TaskExecutor` does for a task's `with_<name>: terms`: a string is stripped
+/// and rendered, a value that is not a list becomes a one-item list, every term is rendered,
+/// and the lookup runs with `wantlist=True` (as a `with_` loop: `first_found` then drops
+/// undefined terms). Returns the loop's items and the provenance of everything read.
+pub fn run_loop(
+    templar: &Templar,
+    name: &str,
+    terms: &Node,
+    scope: &Scope,
+) -> Result<(Vec<Node>, ProvenanceSet), TemplateError> {
+    run_task_loop(templar, name, terms, scope, None)
+}
+
+/// [`run_loop`] for a task whose action is `action` (its name as the task wrote it):
+/// `with_first_found` searches `templates/` when it names `template`, `vars/` when it names
+/// `var`, else `files/`, as ansible's does.
+pub fn run_task_loop(
+    templar: &Templar,
+    name: &str,
+    terms: &Node,
+    scope: &Scope,
+    action: Option<&str>,
+) -> Result<(Vec<Node>, ProvenanceSet), TemplateError> {
+    let node = match &terms.value {
+        Value::Str(s) => {
+            Node::new(Value::Str(tack_py::text::strip(s).to_string()), terms.origin.clone())
+        }
+        _ => terms.clone(),
+    };
+    let rendered = templar.render(&node, scope)?;
+    let list = match rendered.value.value {
+        Value::Seq(_) => rendered.value,
+        other => Node::new(
+            Value::Seq(vec![Node::new(other, rendered.value.origin)]),
+            terms.origin.clone(),
+        ),
+    };
+    let mut layer = Layer::new();
+    layer.insert(WITH_NAME, Node::bare(Value::Unsafe(name.to_string())), Provenance::Trusted);
+    layer.insert(WITH_TERMS, list, rendered.provenance.derived());
+    let action = Node::bare(Value::Unsafe(action.unwrap_or_default().to_string()));
+    layer.insert(WITH_ACTION, action, Provenance::Trusted);
+    let inner = scope.with_layer(Arc::new(layer));
+    let source = format!("{{{{ {WITH_FUNCTION}({WITH_NAME}, {WITH_TERMS}, {WITH_ACTION}) }}}}");
+    let out = templar.render_str(&source, &inner)?;
+    let mut provenance = rendered.provenance;
+    provenance.extend(&out.provenance);
+    match out.value.value {
+        Value::Seq(items) => Ok((items, provenance)),
+        other => Err(TemplateError::new(
+            TemplateErrorKind::Render,
+            format!(
+                "The lookup plugin {} returned {} instead of a list.",
+                tack_yaml::pyrepr::str_repr(name),
+                Node::bare(other).python_type()
+            ),
+        )
+        .at(terms.origin.clone())),
+    }
+}

@@ -1,0 +1,91 @@
+//! The lookups that ask the controller's process: `env` (its environment), `pipe` and `lines`
+//! (a command run through `/bin/sh` in the loader's base directory).
+//!
+//! Commands run on the controller, never on a managed host; their output is trusted data.
+
+use std::process::{Command, Stdio};
+
+use minijinja::value::Value as JValue;
+
+use super::options::py_str;
+use super::{Call, Entry, LookupError};
+
+pub(super) const LOOKUPS: &[Entry] = &[
+    Entry::new("env", env).accepting_undefined(),
+    Entry::new("pipe", pipe),
+    Entry::new("lines", lines),
+];
+
+fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
+    if let Some(undefined) = call.terms.iter().find(|t| t.is_undefined()) {
+        return Err(LookupError::Template(crate::value::undefined_error(undefined)));
+    }
+    let default = call.kwarg("default").cloned().unwrap_or(JValue::from(""));
+    let mut out = Vec::new();
+    for term in &call.terms {
+        let text = py_str(term);
+        let name = tack_py::text::split(&text).first().copied().unwrap_or("").to_string();
+        match std::env::var_os(&name) {
+            Some(value) => out.push(JValue::from(value.to_string_lossy().into_owned())),
+            None => out.push(default.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `command` with `sh -c` in the loader's base directory: its stdout and exit status
+/// (a signal's number negated, as Python's `returncode`).
+fn run(call: &Call, command: &str) -> Result<(Vec<u8>, i32), LookupError> {
+    let output = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(call.env.loader().basedir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| {
+            LookupError::failed(format!("[Errno {}] {e}", e.raw_os_error().unwrap_or(0)))
+        })?;
+    let code = match output.status.code() {
+        Some(code) => code,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            -output.status.signal().unwrap_or(0)
+        }
+    };
+    Ok((output.stdout, code))
+}
+
+fn pipe(call: &Call) -> Result<Vec<JValue>, LookupError> {
+    let mut out = Vec::new();
+    for term in &call.terms {
+        let command = py_str(term);
+        let (stdout, code) = run(call, &command)?;
+        if code != 0 {
+            return Err(LookupError::failed(format!(
+                "lookup_plugin.pipe({command}) returned {code}"
+            )));
+        }
+        let text = String::from_utf8_lossy(&stdout);
+        out.push(JValue::from(tack_py::text::rstrip(&text).to_string()));
+    }
+    Ok(out)
+}
+
+fn lines(call: &Call) -> Result<Vec<JValue>, LookupError> {
+    let mut out = Vec::new();
+    for term in &call.terms {
+        let command = py_str(term);
+        let (stdout, code) = run(call, &command)?;
+        if code != 0 {
+            return Err(LookupError::failed(format!(
+                "lookup_plugin.lines({command}) returned {code}"
+            )));
+        }
+        for line in tack_py::text::bytes_splitlines(&stdout) {
+            out.push(JValue::from(String::from_utf8_lossy(line).into_owned()));
+        }
+    }
+    Ok(out)
+}
