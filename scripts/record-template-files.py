@@ -21,10 +21,13 @@ PLAY/out/NAME`, `ignore_errors: true` and is registered; a second task writes th
 `failed`/`msg` as JSON. The expected result is the bytes written to `dest` (as UTF-8 text) or
 the failure's `msg`.
 
+A case with `NAME.ansible.cfg` beside it (the `ansible_managed` setting, say) is run by an
+ansible-playbook of its own with that file as its configuration; the others see an empty one.
+
 Normalised: the temporary directory's path is written `<PLAY>`. Nothing else varies: TZ=UTC,
 the files' mtime is fixed, no case prints the host name, the user, or the run date themselves
-(cases test their shape instead), and no configuration file is read (ANSIBLE_CONFIG points at
-an empty file).
+(cases test their shape, or replace the value by a marker, instead), and no other
+configuration file is read (ANSIBLE_CONFIG points at the case's or an empty file).
 
 Writes crates/tack-template/tests/corpus/expected.json: {NAME: {"output": TEXT} or {"error":
 MSG}}. Only this script writes that file. The reference is $ANSIBLE_REF (default
@@ -85,6 +88,29 @@ def playbook(play: Path, names):
     return json.dumps(plays, indent=1)
 
 
+def run_playbook(play: Path, names, config: Path) -> None:
+    (play / "site.yml").write_text(playbook(play, names))
+    env = {
+        "PATH": f"{REF / 'bin'}:/usr/bin:/bin",
+        "HOME": str(play),
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "ANSIBLE_CONFIG": str(config),
+        "ANSIBLE_LOCAL_TEMP": str(play / "tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+    }
+    run = subprocess.run(
+        [str(REF / "bin" / "ansible-playbook"), "-i", "inventory", "site.yml"],
+        cwd=play,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode != 0:
+        sys.exit(f"ansible-playbook failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+
+
 def main() -> None:
     names = cases()
     play = Path(tempfile.mkdtemp(prefix="tack-template-files-"))
@@ -95,30 +121,14 @@ def main() -> None:
         for path in (play / "templates").rglob("*"):
             os.utime(path, (MTIME, MTIME))
         (play / "out").mkdir()
-        (play / "site.yml").write_text(playbook(play, names))
         (play / "ansible.cfg").write_text("")
         (play / "inventory").write_text(
             f"localhost ansible_python_interpreter={REF / 'bin' / 'python'}\n"
         )
-        env = {
-            "PATH": f"{REF / 'bin'}:/usr/bin:/bin",
-            "HOME": str(play),
-            "TZ": "UTC",
-            "LANG": "C.UTF-8",
-            "ANSIBLE_CONFIG": str(play / "ansible.cfg"),
-            "ANSIBLE_LOCAL_TEMP": str(play / "tmp"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        }
-        run = subprocess.run(
-            [str(REF / "bin" / "ansible-playbook"), "-i", "inventory", "site.yml"],
-            cwd=play,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if run.returncode != 0:
-            sys.exit(f"ansible-playbook failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+        own_config = [n for n in names if (CORPUS / f"{n}.ansible.cfg").exists()]
+        run_playbook(play, [n for n in names if n not in own_config], play / "ansible.cfg")
+        for name in own_config:
+            run_playbook(play, [name], play / "templates" / f"{name}.ansible.cfg")
         expected = {}
         for name in names:
             out = play / "out" / name

@@ -7,8 +7,9 @@
 //! `templates/` (a copy of the corpus, every file's mtime set to the recording's) and
 //! `out/NAME` (the `dest`), and the working directory is that directory, as the playbook's
 //! directory was for ansible. `NAME.vars.yml` gives the case's variables (play vars) over
-//! `inventory_hostname: localhost`. A failure is compared as the task reported it,
-//! `Task failed: ` followed by the templar's message.
+//! `inventory_hostname: localhost`; `NAME.ansible.cfg` gives its `ansible_managed` setting.
+//! A failure is compared as the task reported it, `Task failed: ` followed by the templar's
+//! message.
 //!
 //! A case tack knowingly renders differently is named in `tests/corpus/known-divergences.toml`
 //! with its reason, and must still differ.
@@ -60,14 +61,26 @@ fn scope_for(templates: &Path, name: &str) -> Scope {
     scope.with_layer(Arc::new(Layer::from_mapping(map, Provenance::Trusted)))
 }
 
+/// The `ansible_managed` setting of a case's own `ansible.cfg` (read raw, as ansible reads it).
+fn managed_setting(config: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(config).ok()?;
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "ansible_managed").then(|| value.trim().to_string())
+    })
+}
+
 /// What tack makes of one case, in the recording's shape.
 fn run(templar: &Templar, play: &Path, name: &str) -> Json {
     let templates = play.join("templates");
-    let options = TemplateFileOptions {
+    let mut options = TemplateFileOptions {
         path_as_given: Some(format!("{name}.j2")),
         dest_path: Some(play.join("out").join(name).display().to_string()),
         ..TemplateFileOptions::default()
     };
+    if let Some(managed) = managed_setting(&templates.join(format!("{name}.ansible.cfg"))) {
+        options.managed_str = managed;
+    }
     let scope = scope_for(&templates, name);
     let normalise = |s: &str| s.replace(&play.display().to_string(), "<PLAY>");
     match templar.render_file_with(&templates.join(format!("{name}.j2")), &scope, &options) {

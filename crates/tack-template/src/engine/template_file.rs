@@ -30,7 +30,8 @@ pub struct TemplateFileOptions {
     pub path_as_given: Option<String>,
     /// `template_destpath`.
     pub dest_path: Option<String>,
-    /// The `DEFAULT_MANAGED_STR` setting.
+    /// The `DEFAULT_MANAGED_STR` setting as the configuration gives it: its `{host}`, `{uid}`,
+    /// `{file}` fields and `strftime` codes are expanded here, as ansible expands them.
     pub managed_str: String,
 }
 
@@ -296,7 +297,7 @@ pub(crate) fn render(
             format!("Could not find or access '{}': {e}", path.display()),
         )
     })?;
-    let scope = scope.with_layer(Arc::new(template_vars(path, scope, options)));
+    let scope = scope.with_layer(Arc::new(template_vars(engine, path, scope, options)?));
     let (header, body) = header(&text)?;
     let name = path.to_string_lossy();
     let sequence = header.as_ref().map_or("\n", |h| h.newline_sequence.as_str());
@@ -371,7 +372,12 @@ fn not_found_on_search_path(err: Error, source: &Path) -> Error {
 }
 
 /// The variables the `template` action adds for the file it renders.
-fn template_vars(path: &Path, scope: &Scope, options: &TemplateFileOptions) -> Layer {
+fn template_vars(
+    engine: &Arc<Engine>,
+    path: &Path,
+    scope: &Scope,
+    options: &TemplateFileOptions,
+) -> Result<Layer, Error> {
     let meta = std::fs::metadata(path).ok();
     let mtime = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(UNIX_EPOCH);
     let uid = meta.as_ref().map(std::os::unix::fs::MetadataExt::uid).unwrap_or(0);
@@ -386,9 +392,57 @@ fn template_vars(path: &Path, scope: &Scope, options: &TemplateFileOptions) -> L
     set("template_destpath", options.dest_path.clone().map_or(Value::Null, Value::Str));
     set("template_fullpath", Value::Str(path.display().to_string()));
     if !scope.contains("ansible_managed") {
-        set("ansible_managed", Value::Str(options.managed_str.clone()));
+        let managed = managed_string(engine, &options.managed_str, mtime)?;
+        set("ansible_managed", Value::Str(managed));
     }
-    layer
+    Ok(layer)
+}
+
+/// `ansible_managed` from the `DEFAULT_MANAGED_STR` setting, as ansible makes it: `{host}`,
+/// `{uid}` and `{file}` become templates of the variables (rendered when read, never the
+/// values themselves, so nothing in them is rendered), then `time.strftime` with the file's
+/// mtime in local time.
+fn managed_string(engine: &Arc<Engine>, setting: &str, mtime: SystemTime) -> Result<String, Error> {
+    let mut formatted = String::with_capacity(setting.len());
+    let mut rest = setting;
+    while let Some(at) = rest.find(['{', '}']) {
+        formatted.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            formatted.push_str(&tail[..1]);
+            rest = &tail[2..];
+            continue;
+        }
+        let field = tail.strip_prefix('{').and_then(|t| t.split_once('}'));
+        let variable = match field {
+            Some(("host", _)) => "template_host",
+            Some(("uid", _)) => "template_uid",
+            Some(("file", _)) => "template_path",
+            _ => {
+                return Err(errors::final_error(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "The ansible_managed setting ({setting:?}) has a format field tack \
+                         does not support: only {{host}}, {{uid}} and {{file}} are."
+                    ),
+                ));
+            }
+        };
+        formatted.push_str(&format!("{{{{ {variable} }}}}"));
+        rest = field.map_or("", |(_, after)| after);
+    }
+    formatted.push_str(rest);
+    if !formatted.contains('%') {
+        return Ok(formatted);
+    }
+    // The `strftime` filter is Python's `time.strftime` over local time.
+    let seconds = mtime.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let mut layer = Layer::new();
+    layer.insert("__tack_format", Node::bare(Value::Unsafe(formatted)), Provenance::Trusted);
+    layer.insert("__tack_mtime", Node::bare(Value::Int(seconds as i64)), Provenance::Trusted);
+    let scope = Scope::new().with_layer(Arc::new(layer));
+    let value = engine.render_nested("{{ __tack_format | strftime(__tack_mtime) }}", &scope)?;
+    Ok(value.as_str().unwrap_or_default().to_string())
 }
 
 fn host_name() -> String {
