@@ -1,11 +1,15 @@
 //! A template file rendered as ansible's `template` action renders it: the `#jinja2:` header
-//! (whitespace flags, delimiters, newline sequence), the template variables
-//! (`template_path`, `template_fullpath`, `template_host`, `template_uid`, `template_mtime`,
-//! `template_run_date`, `template_destpath`, `ansible_managed`), native rendering with
-//! backslashes processed, and the text written: a string result with its trailing newlines
-//! kept, `None` as nothing, anything else as its `str()`.
+//! (validated as ansible's `TemplateOverrides`: whitespace flags, delimiters, line statements,
+//! newline sequence), the source's newlines read as Jinja2's lexer reads them, the template
+//! variables (`template_path`, `template_fullpath`, `template_host`, `template_uid`,
+//! `template_mtime`, `template_run_date`, `template_destpath`, `ansible_managed`), native
+//! rendering with backslashes processed, a missing include reported with the action's search
+//! path, and the text written: a string result with its trailing newlines kept, `None` as
+//! nothing, anything else as its `str()`.
 //!
 //! It reads the template file and, for its owner's name, `/etc/passwd`; it writes nothing.
+//! It must not change how templates render in general (that is the engine's): only what the
+//! action does around the render. Measured by `tests/template_files.rs` (the corpus).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,7 +31,8 @@ pub struct TemplateFileOptions {
     pub path_as_given: Option<String>,
     /// `template_destpath`.
     pub dest_path: Option<String>,
-    /// The `DEFAULT_MANAGED_STR` setting.
+    /// The `DEFAULT_MANAGED_STR` setting as the configuration gives it: its `{host}`, `{uid}`,
+    /// `{file}` fields and `strftime` codes are expanded here, as ansible expands them.
     pub managed_str: String,
 }
 
@@ -41,69 +46,243 @@ impl Default for TemplateFileOptions {
     }
 }
 
-/// The `#jinja2:` header's settings.
-#[derive(Default)]
+/// The `#jinja2:` header's settings, as ansible's `TemplateOverrides` validates them.
 struct Header {
-    syntax: Vec<(String, String)>,
-    newline_sequence: Option<String>,
+    block: (String, String),
+    variable: (String, String),
+    comment: (String, String),
+    line_statement_prefix: Option<String>,
+    line_comment_prefix: Option<String>,
+    trim_blocks: bool,
+    lstrip_blocks: bool,
+    keep_trailing_newline: bool,
+    newline_sequence: String,
 }
 
-/// Splits a `#jinja2: key: value, key: value` first line from the body.
-fn header(text: &str) -> (Option<Header>, &str) {
-    let Some(rest) = text.strip_prefix("#jinja2:") else { return (None, text) };
-    let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-    let mut h = Header::default();
-    for part in line.split(',') {
-        let Some((k, v)) = part.split_once(':') else { continue };
-        let value = unquote(v.trim());
-        match k.trim() {
-            "newline_sequence" => h.newline_sequence = Some(value),
-            key => h.syntax.push((key.to_string(), value)),
+/// A Python literal as `ast.literal_eval` reads the few kinds a header can hold.
+#[derive(Clone, Debug, PartialEq)]
+enum Literal {
+    Str(String),
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    None,
+}
+
+impl Literal {
+    fn class(&self) -> &'static str {
+        match self {
+            Literal::Str(_) => "<class 'str'>",
+            Literal::Bool(_) => "<class 'bool'>",
+            Literal::Int(_) => "<class 'int'>",
+            Literal::Float(_) => "<class 'float'>",
+            Literal::None => "<class 'NoneType'>",
         }
     }
-    (Some(h), body)
 }
 
-/// A Python literal's text: quotes removed and `\r`/`\n`/`\t` escapes processed.
-fn unquote(v: &str) -> String {
-    let inner = v
-        .strip_prefix('\'')
-        .and_then(|s| s.strip_suffix('\''))
-        .or_else(|| v.strip_prefix('"').and_then(|s| s.strip_suffix('"')));
-    match inner {
-        Some(s) => s.replace("\\r", "\r").replace("\\n", "\n").replace("\\t", "\t"),
-        None => v.to_string(),
-    }
+const OVERRIDE: &str = "#jinja2:";
+
+/// The header's fields in `TemplateOverrides`' declaration order (the order it validates).
+const FIELDS: [&str; 12] = [
+    "block_start_string",
+    "block_end_string",
+    "variable_start_string",
+    "variable_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "line_statement_prefix",
+    "line_comment_prefix",
+    "trim_blocks",
+    "lstrip_blocks",
+    "newline_sequence",
+    "keep_trailing_newline",
+];
+
+fn header_error(message: String) -> Error {
+    errors::final_error(ErrorKind::SyntaxError, format!("Syntax error in template: {message}"))
 }
 
-fn flag(value: &str) -> bool {
-    matches!(value, "True" | "true" | "yes" | "1")
+/// Splits a `#jinja2: key: value, key: value` first line from the body; a malformed header
+/// is ansible's syntax error.
+fn header(text: &str) -> Result<(Option<Header>, &str), Error> {
+    let Some(rest) = text.strip_prefix(OVERRIDE) else { return Ok((None, text)) };
+    let Some((line, body)) = rest.split_once('\n') else {
+        return Err(header_error(format!("Missing newline after '{OVERRIDE}' override.")));
+    };
+    let mut given: Vec<(&str, Literal)> = Vec::new();
+    for pair in line.split(',') {
+        if pair.trim().is_empty() {
+            return Err(header_error(format!("Empty '{OVERRIDE}' override pair not allowed.")));
+        }
+        let Some((key, value)) = pair.split_once(':') else {
+            return Err(header_error(format!(
+                "Missing key-value separator `:` in '{OVERRIDE}' override pair {}.",
+                tack_yaml::pyrepr::str_repr(pair)
+            )));
+        };
+        let key = key.trim();
+        let Some(field) = FIELDS.iter().find(|f| **f == key) else {
+            return Err(header_error(format!(
+                "Invalid '{OVERRIDE}' override key {}.",
+                tack_yaml::pyrepr::str_repr(key)
+            )));
+        };
+        let value = literal(value).ok_or_else(|| {
+            header_error("malformed node or string on line 1 (not a Python literal)".into())
+        })?;
+        given.retain(|(k, _)| k != field);
+        given.push((field, value));
+    }
+    let get = |k: &str| given.iter().find(|(key, _)| *key == k).map(|(_, v)| v.clone());
+    let string = |k: &str, default: &str| -> Result<String, Error> {
+        match get(k) {
+            None => Ok(default.to_string()),
+            Some(Literal::Str(s)) => Ok(s),
+            Some(other) => Err(wrong_type(k, "<class 'str'>", &other)),
+        }
+    };
+    let optional = |k: &str| -> Result<Option<String>, Error> {
+        match get(k) {
+            None | Some(Literal::None) => Ok(None),
+            Some(Literal::Str(s)) => Ok(Some(s)),
+            Some(other) => Err(wrong_type(k, "<class 'NoneType'> or <class 'str'>", &other)),
+        }
+    };
+    let boolean = |k: &str, default: bool| -> Result<bool, Error> {
+        match get(k) {
+            None => Ok(default),
+            Some(Literal::Bool(b)) => Ok(b),
+            Some(other) => Err(wrong_type(k, "<class 'bool'>", &other)),
+        }
+    };
+    let block = (string(FIELDS[0], "{%")?, string(FIELDS[1], "%}")?);
+    let variable = (string(FIELDS[2], "{{")?, string(FIELDS[3], "}}")?);
+    let comment = (string(FIELDS[4], "{#")?, string(FIELDS[5], "#}")?);
+    let line_statement_prefix = optional(FIELDS[6])?;
+    let line_comment_prefix = optional(FIELDS[7])?;
+    let trim_blocks = boolean(FIELDS[8], true)?;
+    let lstrip_blocks = boolean(FIELDS[9], false)?;
+    let newline_sequence = match get(FIELDS[10]) {
+        None => "\n".to_string(),
+        Some(Literal::Str(s)) if matches!(s.as_str(), "\n" | "\r\n" | "\r") => s,
+        Some(other) => {
+            let shown = match &other {
+                Literal::Str(s) => tack_yaml::pyrepr::str_repr(s),
+                Literal::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                Literal::Int(i) => i.to_string(),
+                Literal::Float(f) => tack_yaml::py_float_repr(*f),
+                Literal::None => "None".to_string(),
+            };
+            return Err(header_error(format!(
+                "TemplateOverrides.newline_sequence must be one of ('\\n', '\\r\\n', '\\r') \
+                 instead of {shown}"
+            )));
+        }
+    };
+    let keep_trailing_newline = boolean(FIELDS[11], false)?;
+    // Python's chained `!=`: neighbours differ, and the block and comment starts differ.
+    if block.0 == variable.0 || variable.0 == comment.0 || comment.0 == block.0 {
+        return Err(header_error(
+            "Block, variable and comment start strings must be different.".into(),
+        ));
+    }
+    let h = Header {
+        block,
+        variable,
+        comment,
+        line_statement_prefix,
+        line_comment_prefix,
+        trim_blocks,
+        lstrip_blocks,
+        keep_trailing_newline,
+        newline_sequence,
+    };
+    Ok((Some(h), body))
 }
 
-fn syntax_of(settings: &[(String, String)]) -> Result<(SyntaxConfig, bool, bool), Error> {
-    let (mut var, mut block, mut comment) = (("{{", "}}"), ("{%", "%}"), ("{#", "#}"));
-    let (mut trim, mut lstrip) = (true, false);
-    let get = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
-    if let Some(v) = get("trim_blocks") {
-        trim = flag(v);
+fn wrong_type(field: &str, wanted: &str, got: &Literal) -> Error {
+    header_error(format!("TemplateOverrides.{field} must be {wanted} instead of {}", got.class()))
+}
+
+/// `ast.literal_eval` of a header value: `True`/`False`/`None`, integers, floats and (adjacent)
+/// quoted strings with their escapes; `None` for anything else.
+fn literal(text: &str) -> Option<Literal> {
+    let text = text.trim_matches([' ', '\t']);
+    match text {
+        "True" => return Some(Literal::Bool(true)),
+        "False" => return Some(Literal::Bool(false)),
+        "None" => return Some(Literal::None),
+        _ => {}
     }
-    if let Some(v) = get("lstrip_blocks") {
-        lstrip = flag(v);
+    if text.starts_with(['\'', '"']) {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) {
+            let mut chars = rest[1..].char_indices();
+            let mut closed = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => match chars.next()?.1 {
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        '0' => out.push('\0'),
+                        other @ ('\\' | '\'' | '"') => out.push(other),
+                        other => {
+                            out.push('\\');
+                            out.push(other);
+                        }
+                    },
+                    c if c == quote => {
+                        closed = Some(i);
+                        break;
+                    }
+                    '\n' => return None,
+                    c => out.push(c),
+                }
+            }
+            rest = rest[1 + closed? + 1..].trim_start_matches([' ', '\t']);
+        }
+        return rest.is_empty().then_some(Literal::Str(out));
     }
-    var.0 = get("variable_start_string").unwrap_or(var.0);
-    var.1 = get("variable_end_string").unwrap_or(var.1);
-    block.0 = get("block_start_string").unwrap_or(block.0);
-    block.1 = get("block_end_string").unwrap_or(block.1);
-    comment.0 = get("comment_start_string").unwrap_or(comment.0);
-    comment.1 = get("comment_end_string").unwrap_or(comment.1);
-    let syntax = SyntaxConfig::builder()
-        .variable_delimiters(var.0.to_string(), var.1.to_string())
-        .block_delimiters(block.0.to_string(), block.1.to_string())
-        .comment_delimiters(comment.0.to_string(), comment.1.to_string())
-        .trim_blocks(trim)
-        .lstrip_blocks(lstrip)
-        .build()?;
-    Ok((syntax, trim, lstrip))
+    let digits = text.replace('_', "");
+    if let Ok(i) = digits.parse::<i64>() {
+        return Some(Literal::Int(i));
+    }
+    if digits.contains(['.', 'e', 'E']) && !digits.contains(char::is_alphabetic) {
+        return digits.parse::<f64>().ok().map(Literal::Float);
+    }
+    None
+}
+
+fn syntax_of(h: &Header) -> Result<SyntaxConfig, Error> {
+    let mut builder = SyntaxConfig::builder();
+    builder
+        .variable_delimiters(h.variable.0.clone(), h.variable.1.clone())
+        .block_delimiters(h.block.0.clone(), h.block.1.clone())
+        .comment_delimiters(h.comment.0.clone(), h.comment.1.clone())
+        .trim_blocks(h.trim_blocks)
+        .lstrip_blocks(h.lstrip_blocks)
+        .keep_trailing_newline(h.keep_trailing_newline);
+    if let Some(prefix) = &h.line_statement_prefix {
+        builder.line_statement_prefix(prefix.clone());
+    }
+    if let Some(prefix) = &h.line_comment_prefix {
+        builder.line_comment_prefix(prefix.clone());
+    }
+    builder.build()
+}
+
+/// Jinja2's lexer reads every `\r\n`, `\r` and `\n` of the source as one newline and writes
+/// the template's own newlines as the newline sequence (values printed keep theirs). minijinja
+/// reads all three as newlines too, so the source with its newlines rewritten renders the same.
+fn with_newlines(body: &str, sequence: &str) -> Option<String> {
+    if !body.contains('\r') && sequence == "\n" {
+        return None;
+    }
+    let normal = body.replace("\r\n", "\n").replace('\r', "\n");
+    Some(if sequence == "\n" { normal } else { normal.replace('\n', sequence) })
 }
 
 /// Renders the template file at `path` (absolute) and returns the text the action writes.
@@ -119,38 +298,48 @@ pub(crate) fn render(
             format!("Could not find or access '{}': {e}", path.display()),
         )
     })?;
-    let scope = scope.with_layer(Arc::new(template_vars(path, scope, options)));
-    let (header, body) = header(&text);
-    let value = match &header {
-        None => {
-            let name = path.to_string_lossy();
+    let scope = scope.with_layer(Arc::new(template_vars(engine, path, scope, options)?));
+    let (header, body) = header(&text)?;
+    let name = path.to_string_lossy();
+    let sequence = header.as_ref().map_or("\n", |h| h.newline_sequence.as_str());
+    let value = match (&header, with_newlines(body, sequence)) {
+        // The common case: the file as it is, compiled once per engine.
+        (None, None) => {
             let template =
                 engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, body))?;
-            engine.render_template(&template, &scope)?
+            engine.render_template(&template, &scope)
         }
-        Some(h) => {
+        (None, Some(source)) => {
+            let rewritten = super::prepass::rewrite(&source, super::prepass::Mode::File);
+            let source = rewritten.unwrap_or(source);
+            let template = engine
+                .env
+                .template_from_named_str(&name, &source)
+                .map_err(|e| errors::compile_error(&e, body))?;
+            engine.render_template(&template, &scope)
+        }
+        (Some(h), source) => {
             // A header changes the syntax: compile in an environment of its own (not cached).
-            let (syntax, _, _) = syntax_of(&h.syntax)?;
             let mut env = super::env::build();
-            env.set_syntax(syntax);
-            let rewritten = super::prepass::rewrite(body, super::prepass::Mode::File);
-            let source = rewritten.unwrap_or_else(|| body.to_string());
-            let name = path.to_string_lossy();
+            env.set_syntax(syntax_of(h)?);
+            let source = source.unwrap_or_else(|| body.to_string());
+            let rewritten = super::prepass::rewrite(&source, super::prepass::Mode::File);
+            let source = rewritten.unwrap_or(source);
             let template = env
                 .template_from_named_str(&name, &source)
                 .map_err(|e| errors::compile_error(&e, body))?;
-            engine.render_template(&template, &scope)?
+            engine.render_template(&template, &scope)
         }
-    };
+    }
+    .map_err(|e| not_found_on_search_path(e, path))?;
     let mut out = match value.as_str() {
         Some(s) => s.to_string(),
         None if value.is_none() => return Ok(String::new()),
         None => return crate::python::repr::str_of(&value),
     };
-    if let Some(seq) = header.as_ref().and_then(|h| h.newline_sequence.as_deref()) {
-        out = out.replace('\n', seq);
-    }
-    let want = body.len() - body.trim_end_matches('\n').len();
+    // ansible gives back the newlines the file ended with (counting `\n` only, in the whole
+    // file) as the task's newline sequence, which is `\n` whatever the header says.
+    let want = text.len() - text.trim_end_matches('\n').len();
     let have = out.len() - out.trim_end_matches('\n').len();
     for _ in have..want {
         out.push('\n');
@@ -158,8 +347,38 @@ pub(crate) fn render(
     Ok(out)
 }
 
+/// A missing `{% include %}`/`{% import %}` in ansible's words: the action's search path is
+/// the play's `ansible_search_path` and the loader's base directory (for tack, both the
+/// working directory, the playbook's) and the template's directory, each after its
+/// `templates/` subdirectory.
+fn not_found_on_search_path(err: Error, source: &Path) -> Error {
+    const MINIJINJA: &str = "Error rendering template: tried to include non-existing template ";
+    if err.kind() != ErrorKind::TemplateNotFound {
+        return err;
+    }
+    let Some(name) = err.detail().and_then(|d| d.split_once(MINIJINJA)).map(|(_, n)| n) else {
+        return err;
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let dir = source.parent().map(Path::to_path_buf).unwrap_or_default();
+    let paths: Vec<String> = [&cwd, &cwd, &dir]
+        .iter()
+        .flat_map(|p| [p.join("templates"), p.to_path_buf()])
+        .map(|p| tack_yaml::pyrepr::str_repr(&p.to_string_lossy()))
+        .collect();
+    errors::final_error(
+        ErrorKind::TemplateNotFound,
+        format!("Error rendering template: {name} not found in search paths: {}", paths.join(", ")),
+    )
+}
+
 /// The variables the `template` action adds for the file it renders.
-fn template_vars(path: &Path, scope: &Scope, options: &TemplateFileOptions) -> Layer {
+fn template_vars(
+    engine: &Arc<Engine>,
+    path: &Path,
+    scope: &Scope,
+    options: &TemplateFileOptions,
+) -> Result<Layer, Error> {
     let meta = std::fs::metadata(path).ok();
     let mtime = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(UNIX_EPOCH);
     let uid = meta.as_ref().map(std::os::unix::fs::MetadataExt::uid).unwrap_or(0);
@@ -174,9 +393,57 @@ fn template_vars(path: &Path, scope: &Scope, options: &TemplateFileOptions) -> L
     set("template_destpath", options.dest_path.clone().map_or(Value::Null, Value::Str));
     set("template_fullpath", Value::Str(path.display().to_string()));
     if !scope.contains("ansible_managed") {
-        set("ansible_managed", Value::Str(options.managed_str.clone()));
+        let managed = managed_string(engine, &options.managed_str, mtime)?;
+        set("ansible_managed", Value::Str(managed));
     }
-    layer
+    Ok(layer)
+}
+
+/// `ansible_managed` from the `DEFAULT_MANAGED_STR` setting, as ansible makes it: `{host}`,
+/// `{uid}` and `{file}` become templates of the variables (rendered when read, never the
+/// values themselves, so nothing in them is rendered), then `time.strftime` with the file's
+/// mtime in local time.
+fn managed_string(engine: &Arc<Engine>, setting: &str, mtime: SystemTime) -> Result<String, Error> {
+    let mut formatted = String::with_capacity(setting.len());
+    let mut rest = setting;
+    while let Some(at) = rest.find(['{', '}']) {
+        formatted.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            formatted.push_str(&tail[..1]);
+            rest = &tail[2..];
+            continue;
+        }
+        let field = tail.strip_prefix('{').and_then(|t| t.split_once('}'));
+        let variable = match field {
+            Some(("host", _)) => "template_host",
+            Some(("uid", _)) => "template_uid",
+            Some(("file", _)) => "template_path",
+            _ => {
+                return Err(errors::final_error(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "The ansible_managed setting ({setting:?}) has a format field tack \
+                         does not support: only {{host}}, {{uid}} and {{file}} are."
+                    ),
+                ));
+            }
+        };
+        formatted.push_str(&format!("{{{{ {variable} }}}}"));
+        rest = field.map_or("", |(_, after)| after);
+    }
+    formatted.push_str(rest);
+    if !formatted.contains('%') {
+        return Ok(formatted);
+    }
+    // The `strftime` filter is Python's `time.strftime` over local time.
+    let seconds = mtime.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let mut layer = Layer::new();
+    layer.insert("__tack_format", Node::bare(Value::Unsafe(formatted)), Provenance::Trusted);
+    layer.insert("__tack_mtime", Node::bare(Value::Int(seconds as i64)), Provenance::Trusted);
+    let scope = Scope::new().with_layer(Arc::new(layer));
+    let value = engine.render_nested("{{ __tack_format | strftime(__tack_mtime) }}", &scope)?;
+    Ok(value.as_str().unwrap_or_default().to_string())
 }
 
 fn host_name() -> String {
@@ -256,7 +523,7 @@ pub(crate) fn render_for_lookup(
         ..TemplateFileOptions::default()
     };
     let scope = scope
-        .with_layer(Arc::new(template_vars(path, scope, &options)))
+        .with_layer(Arc::new(template_vars(engine, path, scope, &options)?))
         .with_layer(Arc::new(extra));
     let name = path.to_string_lossy();
     let value = if syntax.is_empty() {
@@ -264,7 +531,7 @@ pub(crate) fn render_for_lookup(
             engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, &text))?;
         engine.render_template(&template, &scope)?
     } else {
-        let (syntax, _, _) = syntax_of(syntax)?;
+        let syntax = lookup_syntax(syntax)?;
         let mut env = super::env::build();
         env.set_syntax(syntax);
         let rewritten = super::prepass::rewrite(&text, super::prepass::Mode::File);
@@ -282,4 +549,24 @@ pub(crate) fn render_for_lookup(
         out.push('\n');
     }
     Ok(JValue::from(out))
+}
+
+/// The `template` lookup's delimiter and whitespace options (`variable_start_string`, ...,
+/// `trim_blocks`, `lstrip_blocks`) as a minijinja syntax.
+fn lookup_syntax(settings: &[(String, String)]) -> Result<SyntaxConfig, Error> {
+    let flag = |value: &str| matches!(value, "True" | "true" | "yes" | "1");
+    let get = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let pair = |start: &str, end: &str, default: (&str, &str)| {
+        (get(start).unwrap_or(default.0).to_string(), get(end).unwrap_or(default.1).to_string())
+    };
+    let var = pair("variable_start_string", "variable_end_string", ("{{", "}}"));
+    let block = pair("block_start_string", "block_end_string", ("{%", "%}"));
+    let comment = pair("comment_start_string", "comment_end_string", ("{#", "#}"));
+    SyntaxConfig::builder()
+        .variable_delimiters(var.0, var.1)
+        .block_delimiters(block.0, block.1)
+        .comment_delimiters(comment.0, comment.1)
+        .trim_blocks(get("trim_blocks").is_none_or(flag))
+        .lstrip_blocks(get("lstrip_blocks").is_some_and(flag))
+        .build()
 }
