@@ -10,6 +10,8 @@
 
 pub mod actions;
 pub mod callback;
+mod handlers;
+mod iterator;
 mod play;
 mod refuse;
 pub mod result;

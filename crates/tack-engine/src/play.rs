@@ -1,18 +1,28 @@
-//! One play under the `linear` strategy: every targeted host runs a task before any host
-//! runs the next one; a host that fails (and is not ignoring errors) runs nothing more in
-//! the play; when no host is left the play ends with ansible's "NO MORE HOSTS LEFT".
+//! One play under the `linear` strategy, as ansible-core 2.21 runs it: every host has a
+//! position in the play's flat task list (see `iterator`); each round runs the first task,
+//! from the lockstep cursor on, that some host is at, on every host at it. A host that fails
+//! outside any rescue leaves the play; `flush_handlers` runs the notified handlers in their
+//! order; when every host of the play failed, the playbook stops.
+
+use std::collections::BTreeMap;
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
-use tack_playbook::compile::compile_play;
+use tack_playbook::compile::{CompiledBlock, compile_play};
 use tack_playbook::listing::{listed_name, task_tags};
 use tack_playbook::play_vars::{play_basedir, play_vars};
 use tack_playbook::post_validate::post_validate_play;
+use tack_playbook::tables::Keyword;
 use tack_playbook::tables::actions as action_names;
-use tack_playbook::walk::{Sections, walk};
+use tack_playbook::walk::{Sections, TaskInContext, walk, walk_spans};
+use tack_template::Provenance;
+use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::Action;
 use crate::callback::{Callback, Stats, TaskView};
+use crate::handlers::Handlers;
+use crate::iterator::{HostCursor, Layout};
+use crate::result::s;
 use crate::task::TaskRun;
 use crate::vars::PlayScope;
 use crate::{HostState, RunContext};
@@ -25,13 +35,29 @@ pub enum PlayEnd {
     AllFailed,
 }
 
+/// What one play's run shares between its rounds.
+struct PlayRun<'r, 'a> {
+    run: &'r RunContext<'a>,
+    play: &'r Play,
+    scope: std::sync::Arc<PlayScope>,
+    hosts: Vec<String>,
+}
+
+fn is_meta(ctx: &TaskInContext<'_>) -> bool {
+    action_names::is(&ctx.task.action, action_names::META)
+}
+
+fn meta_arg(ctx: &TaskInContext<'_>) -> String {
+    ctx.task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value)).unwrap_or_default()
+}
+
 /// Runs `play`, updating each host's state and the recap.
 pub fn run_play(
     run: &RunContext<'_>,
     play: &Play,
     callback: &mut dyn Callback,
     stats: &mut Stats,
-    states: &mut std::collections::BTreeMap<String, HostState>,
+    states: &mut BTreeMap<String, HostState>,
 ) -> Result<PlayEnd, Diagnostic> {
     let templar = run.templar;
     let vars = play_vars(play, run.extra_vars, run.loader, templar)?;
@@ -63,58 +89,225 @@ pub fn run_play(
         &play_basedir(play),
         &run.facts,
     )?;
-    let mut active: Vec<String> = hosts.clone();
-    scope.set_play_hosts(&hosts, &active);
+    scope.set_play_hosts(&hosts, &hosts);
 
     let compiled = compile_play(play);
-    let tasks = walk(play, &compiled, Sections::BlockOnly);
+    let (tasks, spans, innermost) = walk_spans(play, &compiled);
+    let mut selected = Vec::with_capacity(tasks.len());
     for ctx in &tasks {
+        let keep = (ctx.task.implicit && is_meta(ctx))
+            || run.tags.should_run(&task_tags(ctx, &vars, templar)?);
+        selected.push(keep);
+    }
+    let handler_blocks: Vec<CompiledBlock> = play
+        .handlers
+        .iter()
+        .map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() })
+        .collect();
+    let mut handlers = Handlers::new(walk(play, &handler_blocks, Sections::All), templar, &vars);
+    let layout = Layout { spans: &spans, innermost: &innermost, selected: &selected };
+    let mut cursors: Vec<(String, HostCursor)> =
+        hosts.iter().map(|h| (h.clone(), layout.start())).collect();
+    let this = PlayRun { run, play, scope, hosts: hosts.clone() };
+
+    let mut lockstep = 0;
+    loop {
+        let positions: Vec<usize> = cursors.iter().filter_map(|(_, c)| c.pos).collect();
+        let Some(&lowest) = positions.iter().min() else { break };
+        let next = positions.iter().copied().filter(|p| *p >= lockstep).min().unwrap_or(lowest);
+        lockstep = next + 1;
+        let at: Vec<String> =
+            cursors.iter().filter(|(_, c)| c.pos == Some(next)).map(|(h, _)| h.clone()).collect();
+        let ctx = &tasks[next];
+        if is_meta(ctx) {
+            if !ctx.task.implicit {
+                // Measured: an explicit meta task shows its banner once per host it runs on.
+                let view = this.view(ctx);
+                for _ in &at {
+                    callback.task_start(&view);
+                }
+            }
+            if meta_arg(ctx) == "flush_handlers" {
+                this.flush(&mut handlers, &at, callback, stats, &mut cursors)?;
+            }
+            for (host, cursor) in cursors.iter_mut() {
+                if at.contains(host) && cursor.pos == Some(next) {
+                    layout.succeeded(cursor, next);
+                }
+            }
+            continue;
+        }
+        this.run_task(ctx, &at, callback, false, &mut |host, outcome| {
+            let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) else {
+                return Ok(());
+            };
+            let result = &outcome.result;
+            if result.flag("failed") && !result.ignored {
+                let rescuing = layout.rescuing(next);
+                stats.count(result, rescuing);
+                if rescuing {
+                    this.remember_failure(host, ctx, result);
+                }
+                layout.failed(cursor, next);
+            } else {
+                if result.flag("changed") {
+                    handlers.notify(host, &this.notify_names(ctx, host)?)?;
+                }
+                stats.count(result, false);
+                layout.succeeded(cursor, next);
+            }
+            Ok(())
+        })?;
+        this.update_play_hosts(&cursors);
+    }
+
+    let mut all_failed = true;
+    for (host, cursor) in &cursors {
+        if cursor.failed {
+            states.entry(host.clone()).or_default().failed = true;
+        } else {
+            all_failed = false;
+        }
+    }
+    Ok(if all_failed { PlayEnd::AllFailed } else { PlayEnd::Continue })
+}
+
+impl PlayRun<'_, '_> {
+    fn view(&self, ctx: &TaskInContext<'_>) -> TaskView {
         let task = ctx.task;
-        if action_names::is(&task.action, action_names::META) {
-            // Implicit flushes and role ends have nothing to do without handlers; explicit
-            // meta tasks were checked before the run.
-            continue;
-        }
-        let tags = task_tags(ctx, &vars, templar)?;
-        if !run.tags.should_run(&tags) {
-            continue;
-        }
-        if active.is_empty() {
-            break;
-        }
-        let Some(action) = Action::find(&task.action) else {
-            return Err(Diagnostic::at(
-                format!("tack cannot run the action '{}' yet", task.action),
-                task.origin.clone(),
-            ));
-        };
-        let view = TaskView {
-            name: listed_name(play, task).unwrap_or_else(|| task.action.clone()),
+        TaskView {
+            name: listed_name(self.play, task).unwrap_or_else(|| task.action.clone()),
             action: task.action.clone(),
             looped: task.loop_items.is_some(),
             origin: task.origin.clone(),
+        }
+    }
+
+    /// Runs one task on `hosts` in order; each host's outcome goes to `judge` (the strategy's
+    /// result processing: stats, notifications, the host's next position) before its result
+    /// line is shown, as ansible processes a result before its callback.
+    fn run_task(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        callback: &mut dyn Callback,
+        handler: bool,
+        judge: &mut dyn FnMut(&str, &crate::task::TaskOutcome) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        let task = ctx.task;
+        let Some(action) = Action::find(&task.action) else {
+            return Err(Diagnostic::at(
+                format!("tack does not support the action '{}' yet", task.action),
+                task.origin.clone(),
+            ));
         };
-        callback.task_start(&view);
-        let runner = TaskRun { ctx, action, templar, vars: &scope, verbosity: run.facts.verbosity };
-        let mut failed_now = Vec::new();
-        for host in &active {
+        let view = self.view(ctx);
+        if handler {
+            callback.handler_start(&view);
+        } else {
+            callback.task_start(&view);
+        }
+        let runner = TaskRun {
+            ctx,
+            action,
+            templar: self.run.templar,
+            vars: &self.scope,
+            verbosity: self.run.facts.verbosity,
+        };
+        for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {
                 callback.item_result(&view, item);
             }
+            judge(host, &outcome)?;
             callback.host_result(&view, &outcome.result);
-            stats.count(&outcome.result);
-            if outcome.result.flag("failed") && !outcome.result.ignored {
-                failed_now.push(host.clone());
-            }
         }
-        if !failed_now.is_empty() {
-            for host in &failed_now {
-                states.entry(host.clone()).or_default().failed = true;
-            }
-            active.retain(|h| !failed_now.contains(h));
-            scope.set_play_hosts(&hosts, &active);
-        }
+        Ok(())
     }
-    Ok(if active.is_empty() { PlayEnd::AllFailed } else { PlayEnd::Continue })
+
+    /// The handler names a task's `notify` gives on `host` (rendered with its variables).
+    fn notify_names(&self, ctx: &TaskInContext<'_>, host: &str) -> Result<Vec<String>, Diagnostic> {
+        let Some(node) = ctx.task.attrs.get(Keyword::Notify) else { return Ok(Vec::new()) };
+        let Some(scope) = self.scope.task_scope(host, &[&ctx.task.vars]) else {
+            return Ok(Vec::new());
+        };
+        let rendered = self.run.templar.render(node, &scope).map_err(|e| e.to_diagnostic())?;
+        Ok(match &rendered.value.value {
+            Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+            Value::Null => Vec::new(),
+            other => vec![tack_yaml::pyrepr::str(other)],
+        })
+    }
+
+    /// `ansible_failed_task` and `ansible_failed_result` for the rescue that follows.
+    fn remember_failure(
+        &self,
+        host: &str,
+        ctx: &TaskInContext<'_>,
+        result: &crate::result::HostResult,
+    ) {
+        let mut task = Mapping::new();
+        let name = ctx.task.name().map(|n| n.value.clone()).unwrap_or(Value::Str(String::new()));
+        task.insert(s("name"), Node::bare(name));
+        task.insert(s("action"), s(&ctx.task.action));
+        task.insert(s("args"), Node::bare(Value::Map(ctx.task.args.clone())));
+        self.scope.set_host_var(
+            host,
+            "ansible_failed_task",
+            Node::bare(Value::Map(task)),
+            Provenance::Trusted,
+        );
+        self.scope.set_host_var(
+            host,
+            "ansible_failed_result",
+            Node::bare(Value::Map(result.data.clone())),
+            Provenance::ManagedHost,
+        );
+    }
+
+    fn update_play_hosts(&self, cursors: &[(String, HostCursor)]) {
+        let active: Vec<String> =
+            cursors.iter().filter(|(_, c)| !c.failed).map(|(h, _)| h.clone()).collect();
+        self.scope.set_play_hosts(&self.hosts, &active);
+    }
+
+    /// `meta: flush_handlers` for `hosts`: every handler in order, on the hosts notified for it
+    /// (and still running).
+    fn flush(
+        &self,
+        handlers: &mut Handlers<'_>,
+        hosts: &[String],
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        cursors: &mut [(String, HostCursor)],
+    ) -> Result<(), Diagnostic> {
+        for index in 0..handlers.list.len() {
+            let running: Vec<String> = hosts
+                .iter()
+                .filter(|h| cursors.iter().any(|(c, cur)| c == *h && !cur.failed))
+                .cloned()
+                .collect();
+            let notified = handlers.take(index, &running);
+            if notified.is_empty() {
+                continue;
+            }
+            let ctx = handlers.list[index].ctx.clone();
+            let mut judge = |host: &str, outcome: &crate::task::TaskOutcome| {
+                let result = &outcome.result;
+                if result.flag("failed") && !result.ignored {
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                } else if result.flag("changed") {
+                    handlers.notify(host, &self.notify_names(&ctx, host)?)?;
+                }
+                stats.count(result, false);
+                Ok(())
+            };
+            self.run_task(&ctx, &notified, callback, true, &mut judge)?;
+            self.update_play_hosts(cursors);
+        }
+        Ok(())
+    }
 }

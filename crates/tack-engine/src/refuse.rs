@@ -6,7 +6,7 @@
 //! implementing it.
 
 use tack_diag::{Diagnostic, Origin};
-use tack_playbook::compile::compile_play;
+use tack_playbook::compile::{CompiledBlock, compile_play};
 use tack_playbook::tables::Keyword;
 use tack_playbook::tables::actions as action_names;
 use tack_playbook::walk::{Sections, walk};
@@ -46,6 +46,7 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Action,
     Keyword::Args,
     Keyword::Connection,
+    Keyword::Notify,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] =
@@ -71,13 +72,7 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
     if !block.implicit {
         check_attrs(&block.attrs, BLOCK_KEYWORDS, "block")?;
     }
-    if !block.rescue.is_empty() {
-        return Err(refuse("'rescue' sections".into(), block.origin.clone()));
-    }
-    if !block.always.is_empty() {
-        return Err(refuse("'always' sections".into(), block.origin.clone()));
-    }
-    for entry in &block.block {
+    for entry in block.block.iter().chain(&block.rescue).chain(&block.always) {
         if let TaskEntry::Block(inner) = entry {
             check_block(inner)?;
         }
@@ -102,22 +97,31 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     if !play.roles.is_empty() || !play.role_arena.is_empty() {
         return Err(refuse("roles".into(), play.origin.clone()));
     }
-    if !play.handlers.is_empty() {
-        return Err(refuse("handlers".into(), play.origin.clone()));
-    }
     if !play.vars_prompt.is_empty() {
         return Err(refuse("'vars_prompt'".into(), play.origin.clone()));
     }
-    for block in play.pre_tasks.iter().chain(&play.tasks).chain(&play.post_tasks) {
+    for block in
+        play.pre_tasks.iter().chain(&play.tasks).chain(&play.post_tasks).chain(&play.handlers)
+    {
         check_block(block)?;
     }
     let compiled = compile_play(play);
-    for ctx in walk(play, &compiled, Sections::All) {
+    let handlers: Vec<CompiledBlock> = play
+        .handlers
+        .iter()
+        .map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() })
+        .collect();
+    let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
+        play,
+        &handlers,
+        Sections::All,
+    ));
+    for ctx in all {
         let task = ctx.task;
         if task.implicit {
             continue;
         }
-        if !matches!(task.kind, TaskKind::Action) {
+        if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
             return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
         }
         if action_names::is(&task.action, action_names::META) {
@@ -131,7 +135,14 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
         let Some(action) = Action::find(&task.action) else {
             return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
         };
-        check_attrs(&task.attrs, TASK_KEYWORDS, "task")?;
+        let handler = matches!(task.kind, TaskKind::Handler { .. });
+        for (keyword, _) in task.attrs.iter() {
+            if !(TASK_KEYWORDS.contains(&keyword) || handler && keyword == Keyword::Listen) {
+                let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
+                let kind = if handler { "handler" } else { "task" };
+                return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
+            }
+        }
         if let Some(with) = &task.loop_with {
             return Err(refuse(format!("'with_{with}' loops"), task.origin.clone()));
         }

@@ -167,3 +167,86 @@ fn chain_from<'a>(play: &'a Play, stack: &[Frame<'a>], seq: &mut Vec<Ancestor<'a
     }
     seq.push(Ancestor::Play(play));
 }
+
+/// One block's place in the flat task list of [`walk_spans`]: its `block`, `rescue` and
+/// `always` sections as index ranges (contiguous, in that order), its parent block and the
+/// top-level block it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockSpan {
+    pub parent: Option<usize>,
+    /// The index of the compiled (top-level) block this block is part of.
+    pub top: usize,
+    pub block: std::ops::Range<usize>,
+    pub rescue: std::ops::Range<usize>,
+    pub always: std::ops::Range<usize>,
+}
+
+impl BlockSpan {
+    pub fn end(&self) -> usize {
+        self.always.end
+    }
+}
+
+/// The play's flat task list (block, rescue and always sections of every block, in order, as
+/// [`walk`] with [`Sections::All`] gives it) with every block's span, and for each task the
+/// innermost block containing it.
+pub fn walk_spans<'a>(
+    play: &'a Play,
+    blocks: &'a [CompiledBlock],
+) -> (Vec<TaskInContext<'a>>, Vec<BlockSpan>, Vec<usize>) {
+    let mut tasks = Vec::new();
+    let mut spans = Vec::new();
+    let mut innermost = Vec::new();
+    for (top, cb) in blocks.iter().enumerate() {
+        let frame = Frame { block: &cb.block, dep_chain: cb.dep_chain.clone() };
+        span_block(play, &[frame], None, top, &mut tasks, &mut spans, &mut innermost);
+    }
+    (tasks, spans, innermost)
+}
+
+fn span_block<'a>(
+    play: &'a Play,
+    stack: &[Frame<'a>],
+    parent: Option<usize>,
+    top: usize,
+    tasks: &mut Vec<TaskInContext<'a>>,
+    spans: &mut Vec<BlockSpan>,
+    innermost: &mut Vec<usize>,
+) {
+    let Some(frame) = stack.last() else { return };
+    let id = spans.len();
+    let start = tasks.len();
+    spans.push(BlockSpan {
+        parent,
+        top,
+        block: start..start,
+        rescue: start..start,
+        always: start..start,
+    });
+    let mut ranges = Vec::new();
+    for list in [&frame.block.block, &frame.block.rescue, &frame.block.always] {
+        let from = tasks.len();
+        for entry in list {
+            match entry {
+                TaskEntry::Block(b) => {
+                    let mut next = stack.to_vec();
+                    next.push(Frame { block: b, dep_chain: frame.dep_chain.clone() });
+                    span_block(play, &next, Some(id), top, tasks, spans, innermost);
+                }
+                TaskEntry::Task(t) => {
+                    tasks.push(TaskInContext {
+                        task: t,
+                        ancestry: ancestry(play, stack),
+                        dep_chain: frame.dep_chain.clone(),
+                    });
+                    innermost.push(id);
+                }
+            }
+        }
+        ranges.push(from..tasks.len());
+    }
+    let span = &mut spans[id];
+    span.block = ranges[0].clone();
+    span.rescue = ranges[1].clone();
+    span.always = ranges[2].clone();
+}

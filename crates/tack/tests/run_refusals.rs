@@ -54,10 +54,8 @@ fn modules_that_need_a_host_are_refused_by_name() {
 fn unsupported_keywords_are_refused_where_written() {
     let play = format!("{PLAY}    - debug: msg=x\n      delegate_to: localhost\n");
     refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
-    let play = format!(
-        "{PLAY}    - block:\n        - debug: msg=x\n      rescue:\n        - debug: msg=y\n"
-    );
-    refused(&play, &[], "'rescue' sections", 1);
+    let play = format!("{PLAY}    - include_tasks: other.yml\n");
+    refused(&play, &[], "tack does not support the action 'include_tasks' yet", 1);
     let play = format!("{PLAY}    - debug: msg=x\n      with_items: [1]\n");
     refused(&play, &[], "'with_items' loops", 1);
     let play = format!(

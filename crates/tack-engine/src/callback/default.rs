@@ -19,11 +19,13 @@ pub struct DefaultCallback<W: Write> {
     out: W,
     /// `Display.columns`: 79 unless the terminal is wider.
     columns: usize,
+    /// Error blocks already shown: ansible's display prints each distinct one once.
+    shown_errors: std::collections::HashSet<String>,
 }
 
 impl<W: Write> DefaultCallback<W> {
     pub fn new(out: W, columns: usize) -> DefaultCallback<W> {
-        DefaultCallback { out, columns }
+        DefaultCallback { out, columns, shown_errors: Default::default() }
     }
 
     pub fn into_inner(self) -> W {
@@ -51,6 +53,9 @@ impl<W: Write> DefaultCallback<W> {
         let _ = task;
         if let Some(diag) = &result.error {
             let text = diag.render();
+            if !self.shown_errors.insert(text.clone()) {
+                return;
+            }
             let _ = self.out.write_all(text.as_bytes());
             if !text.ends_with('\n') {
                 let _ = self.out.write_all(b"\n");
@@ -137,6 +142,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn task_start(&mut self, task: &TaskView) {
         self.banner(&format!("TASK [{}]", task.name.trim()));
+    }
+
+    fn handler_start(&mut self, task: &TaskView) {
+        self.banner(&format!("RUNNING HANDLER [{}]", task.name.trim()));
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {

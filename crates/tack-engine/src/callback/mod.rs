@@ -28,6 +28,8 @@ pub trait Callback {
     fn play_start(&mut self, name: &str);
     fn no_hosts_matched(&mut self);
     fn task_start(&mut self, task: &TaskView);
+    /// A handler about to run (`RUNNING HANDLER`).
+    fn handler_start(&mut self, task: &TaskView);
     /// A host's final result for a task (after its loop items, if any).
     fn host_result(&mut self, task: &TaskView, result: &HostResult);
     /// One loop item's result.
@@ -55,14 +57,20 @@ pub struct Stats {
 
 impl Stats {
     /// Counts a host's final result for one task as ansible's strategy does: a changed task
-    /// also counts as ok, an ignored failure counts as ok and ignored, never as failed.
-    pub fn count(&mut self, result: &HostResult) {
+    /// also counts as ok; an ignored failure counts as ok and ignored (and changed if it
+    /// changed), never as failed; a failure inside a block that has a rescue section counts
+    /// as rescued (`rescuing`), not failed.
+    pub fn count(&mut self, result: &HostResult, rescuing: bool) {
         let stats = self.hosts.entry(result.host.clone()).or_default();
         match result.outcome() {
             crate::result::Outcome::Failed if result.ignored => {
                 stats.ok += 1;
                 stats.ignored += 1;
+                if result.flag("changed") {
+                    stats.changed += 1;
+                }
             }
+            crate::result::Outcome::Failed if rescuing => stats.rescued += 1,
             crate::result::Outcome::Failed => stats.failures += 1,
             crate::result::Outcome::Skipped => stats.skipped += 1,
             crate::result::Outcome::Changed => {
