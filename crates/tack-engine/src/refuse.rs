@@ -143,9 +143,6 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
                 return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
             }
         }
-        if let Some(with) = &task.loop_with {
-            return Err(refuse(format!("'with_{with}' loops"), task.origin.clone()));
-        }
         if task.delegate_to.is_some() {
             return Err(refuse("'delegate_to'".into(), task.origin.clone()));
         }

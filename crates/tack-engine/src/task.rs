@@ -139,31 +139,9 @@ impl TaskRun<'_> {
         ignore_errors: bool,
     ) -> Result<(Vec<HostResult>, HostResult), Diagnostic> {
         let _ = ignore_errors;
-        let rendered = self.templar.render(items, scope).map_err(|e| {
-            if e.kind == TemplateErrorKind::Undefined {
-                Diagnostic::caused_by(
-                    "Task failed.",
-                    self.task_origin(),
-                    Diagnostic::at(e.message.clone(), e.origin.clone()),
-                )
-            } else {
-                e.to_diagnostic()
-            }
-        })?;
-        let list = match &rendered.value.value {
-            Value::Seq(list) => list.clone(),
-            other => {
-                return Err(Diagnostic::at(
-                    format!(
-                        "The `loop` value must resolve to a 'list', not '{}'.",
-                        Node::bare(other.clone()).python_type()
-                    ),
-                    items.origin.clone(),
-                )
-                .with_help(
-                    "Provide a list of items/templates, or a template resolving to a list.",
-                ));
-            }
+        let (list, read) = match &self.ctx.task.loop_with {
+            Some(lookup) => self.with_items(lookup, items, scope)?,
+            None => self.loop_items(items, scope)?,
         };
         let control = LoopControl::read(self, scope)?;
         let mut results = Vec::new();
@@ -181,11 +159,8 @@ impl TaskRun<'_> {
         for (index, item) in list.iter().enumerate() {
             // Each item sees what earlier items set (`set_fact` in a loop accumulates).
             let scope = &self.scope(host).unwrap_or_else(|| scope.clone());
-            let mut item_scope = scope.with_var(
-                &control.loop_var,
-                item.clone(),
-                loop_provenance(&rendered.provenance),
-            );
+            let mut item_scope =
+                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read));
             if let Some(index_var) = &control.index_var {
                 item_scope = item_scope.with_var(
                     index_var,
@@ -229,6 +204,55 @@ impl TaskRun<'_> {
             results.push(result);
         }
         Ok((shown, aggregate(host, results)))
+    }
+
+    /// `loop:`: a template that must give a list.
+    fn loop_items(
+        &self,
+        items: &Node,
+        scope: &Scope,
+    ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
+        let rendered = self.templar.render(items, scope).map_err(|e| self.loop_error(e))?;
+        match rendered.value.value {
+            Value::Seq(list) => Ok((list, rendered.provenance)),
+            other => Err(Diagnostic::at(
+                format!(
+                    "The `loop` value must resolve to a 'list', not '{}'.",
+                    Node::bare(other).python_type()
+                ),
+                items.origin.clone(),
+            )
+            .with_help("Provide a list of items/templates, or a template resolving to a list.")),
+        }
+    }
+
+    /// `with_<lookup>:`: the terms given to the lookup, as ansible's task executor does.
+    fn with_items(
+        &self,
+        lookup: &str,
+        terms: &Node,
+        scope: &Scope,
+    ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
+        tack_template::lookups::run_task_loop(
+            self.templar,
+            lookup,
+            terms,
+            scope,
+            Some(&self.ctx.task.action),
+        )
+        .map_err(|e| self.loop_error(e))
+    }
+
+    fn loop_error(&self, e: tack_template::TemplateError) -> Diagnostic {
+        if e.kind == TemplateErrorKind::Undefined {
+            Diagnostic::caused_by(
+                "Task failed.",
+                self.task_origin(),
+                Diagnostic::at(e.message.clone(), e.origin.clone()),
+            )
+        } else {
+            e.to_diagnostic()
+        }
     }
 
     /// Renders the arguments and runs the action.
