@@ -17,6 +17,8 @@ use tack_yaml::{Mapping, Node, Value};
 pub struct Handler<'a> {
     pub ctx: TaskInContext<'a>,
     name: Option<String>,
+    /// `role : name` for a role's handler.
+    role_name: Option<String>,
     listen: Vec<String>,
     notified: BTreeSet<String>,
 }
@@ -35,7 +37,12 @@ fn strings(node: &Node) -> Vec<String> {
 }
 
 impl<'a> Handlers<'a> {
-    pub fn new(tasks: Vec<TaskInContext<'a>>, templar: &Templar, vars: &Mapping) -> Handlers<'a> {
+    pub fn new(
+        play: &tack_playbook::Play,
+        tasks: Vec<TaskInContext<'a>>,
+        templar: &Templar,
+        vars: &Mapping,
+    ) -> Handlers<'a> {
         let list = tasks
             .into_iter()
             .map(|ctx| {
@@ -50,7 +57,11 @@ impl<'a> Handlers<'a> {
                     TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
                     _ => Vec::new(),
                 };
-                Handler { ctx, name, listen, notified: BTreeSet::new() }
+                let role_name = match (&name, ctx.task.role) {
+                    (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
+                    _ => None,
+                };
+                Handler { ctx, name, role_name, listen, notified: BTreeSet::new() }
             })
             .collect();
         Handlers { list }
@@ -59,9 +70,10 @@ impl<'a> Handlers<'a> {
     /// The handlers `notification` names: the last one defined with that name, else every
     /// handler listening to it (each name once).
     fn find(&self, notification: &str) -> Vec<usize> {
-        if let Some(i) =
-            (0..self.list.len()).rev().find(|i| self.list[*i].name.as_deref() == Some(notification))
-        {
+        let named = |h: &Handler<'_>| {
+            h.name.as_deref() == Some(notification) || h.role_name.as_deref() == Some(notification)
+        };
+        if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
             return vec![i];
         }
         let mut seen = BTreeSet::new();

@@ -15,6 +15,7 @@ mod iterator;
 mod play;
 mod refuse;
 pub mod result;
+mod roles;
 mod task;
 pub mod vars;
 

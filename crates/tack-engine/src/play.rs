@@ -10,7 +10,7 @@ use tack_diag::Diagnostic;
 use tack_playbook::Play;
 use tack_playbook::compile::{CompiledBlock, compile_play};
 use tack_playbook::listing::{listed_name, task_tags};
-use tack_playbook::play_vars::{play_basedir, play_vars};
+use tack_playbook::play_vars::{play_basedir, play_var_layers};
 use tack_playbook::post_validate::post_validate_play;
 use tack_playbook::tables::Keyword;
 use tack_playbook::tables::actions as action_names;
@@ -43,6 +43,24 @@ struct PlayRun<'r, 'a> {
     hosts: Vec<String>,
 }
 
+/// `Play.handlers` with the roles' first (`compile_roles_handlers`), each role's under its
+/// dependency chain.
+pub fn handler_blocks(play: &Play) -> Vec<CompiledBlock> {
+    let mut out = Vec::new();
+    for id in &play.roles {
+        if play.role(*id).from_include {
+            continue;
+        }
+        for block in tack_playbook::compile::role_handler_blocks(&play.role_arena, *id) {
+            out.push(CompiledBlock { block, dep_chain: vec![*id] });
+        }
+    }
+    out.extend(
+        play.handlers.iter().map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() }),
+    );
+    out
+}
+
 fn is_meta(ctx: &TaskInContext<'_>) -> bool {
     action_names::is(&ctx.task.action, action_names::META)
 }
@@ -60,7 +78,11 @@ pub fn run_play(
     states: &mut BTreeMap<String, HostState>,
 ) -> Result<PlayEnd, Diagnostic> {
     let templar = run.templar;
-    let vars = play_vars(play, run.extra_vars, run.loader, templar)?;
+    let layers = play_var_layers(play, run.extra_vars, run.loader, templar)?;
+    let mut vars = layers.role_defaults.clone();
+    for (k, v) in layers.vars.iter() {
+        vars.insert(k.clone(), v.clone());
+    }
     let keywords = post_validate_play(play, &vars, templar)?;
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {
@@ -84,7 +106,8 @@ pub fn run_play(
     let scope = PlayScope::new(
         run.inventory,
         run.loader,
-        &vars,
+        &layers.role_defaults,
+        &layers.vars,
         run.extra_vars,
         &play_basedir(play),
         &run.facts,
@@ -99,26 +122,49 @@ pub fn run_play(
             || run.tags.should_run(&task_tags(ctx, &vars, templar)?);
         selected.push(keep);
     }
-    let handler_blocks: Vec<CompiledBlock> = play
-        .handlers
-        .iter()
-        .map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() })
-        .collect();
-    let mut handlers = Handlers::new(walk(play, &handler_blocks, Sections::All), templar, &vars);
+    let handler_blocks = handler_blocks(play);
+    let mut handlers =
+        Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
     let layout = Layout { spans: &spans, innermost: &innermost, selected: &selected };
     let mut cursors: Vec<(String, HostCursor)> =
         hosts.iter().map(|h| (h.clone(), layout.start())).collect();
     let this = PlayRun { run, play, scope, hosts: hosts.clone() };
 
+    let identities: Vec<String> = (0..play.role_arena.len())
+        .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
+        .collect();
+    let mut completed: std::collections::BTreeSet<(String, String)> = Default::default();
     let mut lockstep = 0;
     loop {
         let positions: Vec<usize> = cursors.iter().filter_map(|(_, c)| c.pos).collect();
         let Some(&lowest) = positions.iter().min() else { break };
         let next = positions.iter().copied().filter(|p| *p >= lockstep).min().unwrap_or(lowest);
         lockstep = next + 1;
-        let at: Vec<String> =
+        let mut at: Vec<String> =
             cursors.iter().filter(|(_, c)| c.pos == Some(next)).map(|(h, _)| h.clone()).collect();
         let ctx = &tasks[next];
+        // A role that already ran on a host under the same identity is passed over there.
+        if let Some(role) = ctx.task.role
+            && !play.role(role).allow_duplicates
+        {
+            let done: Vec<String> = at
+                .iter()
+                .filter(|h| completed.contains(&(identities[role.0].clone(), (*h).clone())))
+                .cloned()
+                .collect();
+            let finishing = ctx.task.implicit && meta_arg(ctx) == "role_complete";
+            if !finishing {
+                for (host, cursor) in cursors.iter_mut() {
+                    if done.contains(host) {
+                        layout.succeeded(cursor, next);
+                    }
+                }
+                at.retain(|h| !done.contains(h));
+                if at.is_empty() {
+                    continue;
+                }
+            }
+        }
         if is_meta(ctx) {
             if !ctx.task.implicit {
                 // Measured: an explicit meta task shows its banner once per host it runs on.
@@ -127,8 +173,18 @@ pub fn run_play(
                     callback.task_start(&view);
                 }
             }
-            if meta_arg(ctx) == "flush_handlers" {
-                this.flush(&mut handlers, &at, callback, stats, &mut cursors)?;
+            match meta_arg(ctx).as_str() {
+                "flush_handlers" => {
+                    this.flush(&mut handlers, &at, callback, stats, &mut cursors)?
+                }
+                "role_complete" => {
+                    if let Some(role) = ctx.task.role {
+                        for host in &at {
+                            completed.insert((identities[role.0].clone(), host.clone()));
+                        }
+                    }
+                }
+                _ => {}
             }
             for (host, cursor) in cursors.iter_mut() {
                 if at.contains(host) && cursor.pos == Some(next) {
@@ -173,6 +229,17 @@ pub fn run_play(
 }
 
 impl PlayRun<'_, '_> {
+    fn runner<'t>(&'t self, ctx: &'t TaskInContext<'t>, action: Action) -> TaskRun<'t> {
+        TaskRun {
+            ctx,
+            action,
+            templar: self.run.templar,
+            vars: &self.scope,
+            verbosity: self.run.facts.verbosity,
+            role: crate::roles::layers(self.play, ctx),
+        }
+    }
+
     fn view(&self, ctx: &TaskInContext<'_>) -> TaskView {
         let task = ctx.task;
         TaskView {
@@ -207,13 +274,7 @@ impl PlayRun<'_, '_> {
         } else {
             callback.task_start(&view);
         }
-        let runner = TaskRun {
-            ctx,
-            action,
-            templar: self.run.templar,
-            vars: &self.scope,
-            verbosity: self.run.facts.verbosity,
-        };
+        let runner = self.runner(ctx, action);
         for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {
@@ -228,9 +289,8 @@ impl PlayRun<'_, '_> {
     /// The handler names a task's `notify` gives on `host` (rendered with its variables).
     fn notify_names(&self, ctx: &TaskInContext<'_>, host: &str) -> Result<Vec<String>, Diagnostic> {
         let Some(node) = ctx.task.attrs.get(Keyword::Notify) else { return Ok(Vec::new()) };
-        let Some(scope) = self.scope.task_scope(host, &[&ctx.task.vars]) else {
-            return Ok(Vec::new());
-        };
+        let Some(action) = Action::find(&ctx.task.action) else { return Ok(Vec::new()) };
+        let Some(scope) = self.runner(ctx, action).scope(host) else { return Ok(Vec::new()) };
         let rendered = self.run.templar.render(node, &scope).map_err(|e| e.to_diagnostic())?;
         Ok(match &rendered.value.value {
             Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),

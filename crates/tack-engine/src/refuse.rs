@@ -52,6 +52,10 @@ const TASK_KEYWORDS: &[Keyword] = &[
 const BLOCK_KEYWORDS: &[Keyword] =
     &[Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags, Keyword::IgnoreErrors];
 
+/// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
+const ROLE_KEYWORDS: &[Keyword] =
+    &[Keyword::Role, Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags];
+
 const LOOP_CONTROL: &[&str] = &["loop_var", "index_var", "label"];
 
 fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
@@ -94,23 +98,27 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
             ));
         }
     }
-    if !play.roles.is_empty() || !play.role_arena.is_empty() {
-        return Err(refuse("roles".into(), play.origin.clone()));
+    for role in &play.role_arena {
+        check_attrs(&role.attrs, ROLE_KEYWORDS, "role")?;
     }
     if !play.vars_prompt.is_empty() {
         return Err(refuse("'vars_prompt'".into(), play.origin.clone()));
     }
-    for block in
-        play.pre_tasks.iter().chain(&play.tasks).chain(&play.post_tasks).chain(&play.handlers)
+    let role_blocks =
+        play.role_arena.iter().flat_map(|r| r.task_blocks.iter().chain(&r.handler_blocks));
+    for block in play
+        .pre_tasks
+        .iter()
+        .chain(&play.tasks)
+        .chain(&play.post_tasks)
+        .chain(&play.handlers)
+        .chain(role_blocks)
     {
         check_block(block)?;
     }
     let compiled = compile_play(play);
-    let handlers: Vec<CompiledBlock> = play
-        .handlers
-        .iter()
-        .map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() })
-        .collect();
+    // Role handlers too: they run like any other.
+    let handlers: Vec<CompiledBlock> = crate::play::handler_blocks(play);
     let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
         play,
         &handlers,

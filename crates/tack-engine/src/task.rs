@@ -21,6 +21,7 @@ pub struct TaskRun<'a> {
     pub templar: &'a Templar,
     pub vars: &'a Arc<PlayScope>,
     pub verbosity: i64,
+    pub role: crate::roles::RoleLayers,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -39,7 +40,7 @@ impl TaskRun<'_> {
     }
 
     /// The task's and its parents' `vars`, outermost first.
-    fn scope(&self, host: &str) -> Option<Scope> {
+    pub fn scope(&self, host: &str) -> Option<Scope> {
         let mut layers: Vec<&Mapping> = Vec::new();
         for ancestor in self.ctx.ancestry.iter().rev() {
             match ancestor {
@@ -49,7 +50,8 @@ impl TaskRun<'_> {
             }
         }
         layers.push(&self.ctx.task.vars);
-        self.vars.task_scope(host, &layers)
+        let task = crate::vars::TaskVars { role: self.role.clone(), vars: layers };
+        self.vars.task_scope(host, &task)
     }
 
     /// The `when` conditions, parents' first; `Some(text)` of the first false one.

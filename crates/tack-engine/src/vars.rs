@@ -33,8 +33,17 @@ pub struct RunFacts {
     pub limit: Option<String>,
 }
 
+/// What a task adds to its host's variables: its role's layers and its blocks' and its own
+/// `vars`, outermost first.
+#[derive(Default)]
+pub struct TaskVars<'a> {
+    pub role: crate::roles::RoleLayers,
+    pub vars: Vec<&'a Mapping>,
+}
+
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
 pub struct PlayScope {
+    role_defaults: Arc<Layer>,
     inventory_vars: BTreeMap<String, Arc<Layer>>,
     host_order: Vec<String>,
     play: Arc<Layer>,
@@ -55,6 +64,7 @@ impl PlayScope {
     pub fn new(
         inventory: &Inventory,
         loader: &DataLoader,
+        role_defaults: &Mapping,
         play_vars: &Mapping,
         extra_vars: &Mapping,
         playbook_dir: &std::path::Path,
@@ -124,6 +134,7 @@ impl PlayScope {
         common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
 
         Ok(Arc::new(PlayScope {
+            role_defaults: Arc::new(Layer::from_mapping(role_defaults, Provenance::Trusted)),
             inventory_vars,
             host_order,
             play: Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted)),
@@ -174,15 +185,22 @@ impl PlayScope {
 
     /// The variables of `host` without block or task variables: what `hostvars[host]` shows.
     pub fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
-        self.task_scope(host, &[])
+        self.task_scope(host, &TaskVars::default())
     }
 
-    /// The variables a task sees on `host`, with its blocks' and its own `vars` (outermost
-    /// first) between the play's variables and the host's facts.
-    pub fn task_scope(self: &Arc<Self>, host: &str, task_vars: &[&Mapping]) -> Option<Scope> {
-        let mut scope = Scope::new().with_layer(self.inventory_vars.get(host)?.clone());
+    /// The variables a task sees on `host`: its role's layers and its blocks' and its own
+    /// `vars` at their rungs between the play's layers.
+    pub fn task_scope(self: &Arc<Self>, host: &str, task: &TaskVars<'_>) -> Option<Scope> {
+        let push = |scope: Scope, layer: &Option<Arc<Layer>>| match layer {
+            Some(l) => scope.with_layer(l.clone()),
+            None => scope,
+        };
+        let mut scope = Scope::new().with_layer(self.role_defaults.clone());
+        scope = push(scope, &task.role.defaults);
+        scope = scope.with_layer(self.inventory_vars.get(host)?.clone());
         scope = scope.with_layer(self.play.clone());
-        for vars in task_vars {
+        scope = push(scope, &task.role.vars);
+        for vars in &task.vars {
             if !vars.is_empty() {
                 scope = scope.with_layer(Arc::new(Layer::from_mapping(vars, Provenance::Trusted)));
             }
@@ -190,11 +208,13 @@ impl PlayScope {
         if let Some(facts) = self.facts_of(host) {
             scope = scope.with_layer(facts);
         }
+        scope = push(scope, &task.role.params);
         scope = scope.with_layer(self.extra.clone());
         if let Ok(magic) = self.play_hosts.read() {
             scope = scope.with_layer(magic.clone());
         }
         scope = scope.with_layer(self.host_magic.get(host)?.clone());
+        scope = push(scope, &task.role.magic);
         let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
         Some(scope.with_hostvars(hostvars))
     }

@@ -64,15 +64,42 @@ pub fn play_vars(
     files: &dyn FileLoader,
     templar: &Templar,
 ) -> Result<Mapping, Diagnostic> {
+    let layers = play_var_layers(play, extra_vars, files, templar)?;
+    let mut all = layers.role_defaults;
+    merge(&mut all, &layers.vars);
+    Ok(all)
+}
+
+/// A play's variables split where a host's inventory variables go between them.
+#[derive(Debug, Clone, Default)]
+pub struct PlayVarLayers {
+    /// Every public role's defaults (below inventory variables).
+    pub role_defaults: Mapping,
+    /// Play `vars`, `vars_files`, public roles' exported vars, extra vars and the
+    /// host-independent magic variables (above them).
+    pub vars: Mapping,
+}
+
+/// [`play_vars`] as its two layers.
+pub fn play_var_layers(
+    play: &Play,
+    extra_vars: &Mapping,
+    files: &dyn FileLoader,
+    templar: &Templar,
+) -> Result<PlayVarLayers, Diagnostic> {
     let magic = magic_vars(play);
-    let mut all = Mapping::new();
+    let mut defaults = Mapping::new();
     // Every role loaded with the play (from `roles:` or `import_role`) is public; only
     // `include_role`, which loads at run time, makes private roles.
     let public: Vec<RoleId> = play.roles.clone();
     for id in &public {
-        merge(&mut all, &role_defaults(&play.role_arena, *id));
+        merge(&mut defaults, &role_defaults(&play.role_arena, *id));
     }
+    // `all` is what `vars_files` names render against (defaults included); `upper` is the
+    // same merges without the defaults.
+    let mut all = defaults.clone();
     merge(&mut all, &play.vars);
+    let mut upper = play.vars.clone();
 
     for item in &play.vars_files {
         let mut temp = all.clone();
@@ -123,11 +150,15 @@ pub fn play_vars(
             })?;
             match &data.value {
                 Value::Null => {}
-                Value::Map(m) => merge(&mut all, m),
+                Value::Map(m) => {
+                    merge(&mut all, m);
+                    merge(&mut upper, m);
+                }
                 Value::Seq(items) => {
                     for it in items {
                         let Some(m) = it.as_map() else { return Err(invalid_file_contents(it)) };
                         merge(&mut all, m);
+                        merge(&mut upper, m);
                     }
                 }
                 _ => return Err(invalid_file_contents(&data)),
@@ -136,11 +167,11 @@ pub fn play_vars(
         }
     }
     for id in &public {
-        merge(&mut all, &role_exports(&play.role_arena, *id));
+        merge(&mut upper, &role_exports(&play.role_arena, *id));
     }
-    merge(&mut all, extra_vars);
-    merge(&mut all, &magic);
-    Ok(all)
+    merge(&mut upper, extra_vars);
+    merge(&mut upper, &magic);
+    Ok(PlayVarLayers { role_defaults: defaults, vars: upper })
 }
 
 fn invalid_file_contents(at: &Node) -> Diagnostic {

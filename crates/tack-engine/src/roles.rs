@@ -1,0 +1,131 @@
+//! The variables a task inside a role sees from its role, as ansible's `Role.get_default_vars`,
+//! `Role.get_vars` and `Role.get_role_params` compute them along the task's dependency chain,
+//! and the role magic variables (`role_name`, `role_path`, ...). Host-independent: computed
+//! once per task and shared by every host.
+
+use std::sync::Arc;
+
+use tack_playbook::walk::TaskInContext;
+use tack_playbook::{Play, RoleId};
+use tack_template::{Layer, Provenance};
+use tack_yaml::Mapping;
+
+use crate::result::s;
+
+/// A role task's layers, each placed at its rung of the precedence ladder.
+#[derive(Clone, Default)]
+pub struct RoleLayers {
+    /// The role's defaults with its dependencies' and parents' (above every public role's).
+    pub defaults: Option<Arc<Layer>>,
+    /// The role's vars (parents', dependencies' exports, `vars/main`, the `vars:` it was given).
+    pub vars: Option<Arc<Layer>>,
+    /// Role parameters (`- {role: x, param: 1}`), parents' first.
+    pub params: Option<Arc<Layer>>,
+    /// `role_name`, `role_path`, `ansible_role_name`.
+    pub magic: Option<Arc<Layer>>,
+}
+
+fn merge(into: &mut Mapping, from: &Mapping) {
+    for (k, v) in from.iter() {
+        into.insert(k.clone(), v.clone());
+    }
+}
+
+fn layer(vars: &Mapping) -> Option<Arc<Layer>> {
+    (!vars.is_empty()).then(|| Arc::new(Layer::from_mapping(vars, Provenance::Trusted)))
+}
+
+/// Every dependency of `id`, deepest first (`get_all_dependencies`).
+fn all_deps(play: &Play, id: RoleId) -> Vec<RoleId> {
+    tack_playbook::play_vars::all_dependencies(&play.role_arena, id)
+}
+
+fn default_vars(play: &Play, id: RoleId, parents: &[RoleId]) -> Mapping {
+    let mut out = Mapping::new();
+    for dep in all_deps(play, id) {
+        merge(&mut out, &default_vars(play, dep, &[]));
+    }
+    for parent in parents {
+        merge(&mut out, &play.role(*parent).default_vars);
+    }
+    merge(&mut out, &play.role(id).default_vars);
+    out
+}
+
+fn role_vars(play: &Play, id: RoleId, parents: &[RoleId], only_exports: bool) -> Mapping {
+    let mut out = Mapping::new();
+    for parent in parents {
+        if !only_exports {
+            merge(&mut out, &play.role(*parent).vars);
+        }
+        merge(&mut out, &play.role(*parent).role_vars);
+    }
+    let mut seen = Vec::new();
+    for dep in all_deps(play, id) {
+        if !seen.contains(&dep) {
+            merge(&mut out, &role_vars(play, dep, &[], true));
+            seen.push(dep);
+        }
+    }
+    merge(&mut out, &play.role(id).role_vars);
+    if !only_exports {
+        merge(&mut out, &play.role(id).vars);
+    }
+    out
+}
+
+fn role_params(play: &Play, id: RoleId, parents: &[RoleId]) -> Mapping {
+    let mut out = Mapping::new();
+    for parent in parents {
+        merge(&mut out, &play.role(*parent).params);
+    }
+    merge(&mut out, &play.role(id).params);
+    out
+}
+
+/// The role layers of `ctx`'s task (empty when it is not in a role).
+pub fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
+    let Some(id) = ctx.task.role else { return RoleLayers::default() };
+    // The walk's chain ends with the task's own role; ansible's dependency chain is the
+    // roles above it.
+    let mut parents = ctx.dep_chain.clone();
+    if parents.last() == Some(&id) {
+        parents.pop();
+    }
+    let role = play.role(id);
+    let mut magic = Mapping::new();
+    magic.insert(s("role_name"), s(&role.name));
+    magic.insert(s("ansible_role_name"), s(&role.name));
+    magic.insert(s("role_path"), s(&role.path.to_string_lossy()));
+    RoleLayers {
+        defaults: layer(&default_vars(play, id, &parents)),
+        vars: layer(&role_vars(play, id, &parents, false)),
+        params: layer(&role_params(play, id, &parents)),
+        magic: layer(&magic),
+    }
+}
+
+/// What makes two uses of a role the same role for ansible (its role cache): the role, its
+/// parameters, `when`, `tags`, `vars`, the files it was loaded from and whether an include
+/// loaded it. A role that already ran on a host is not run again there under the same
+/// identity, unless it allows duplicates.
+pub fn identity(play: &Play, id: RoleId) -> String {
+    let role = play.role(id);
+    let node = |n: Option<&tack_yaml::Node>| n.map(|n| tack_yaml::pyrepr::repr(&n.value));
+    let files: Vec<String> = role
+        .task_blocks
+        .iter()
+        .filter_map(|b| {
+            b.origin.as_ref().and_then(|o| o.path.as_ref()).map(|p| p.display().to_string())
+        })
+        .collect();
+    format!(
+        "{}|{}|{}|{:?}|{:?}|{}|{files:?}",
+        role.path.display(),
+        tack_yaml::pyrepr::repr(&tack_yaml::Value::Map(role.params.clone())),
+        tack_yaml::pyrepr::repr(&tack_yaml::Value::Map(role.vars.clone())),
+        node(role.attrs.get(tack_playbook::tables::Keyword::When)),
+        node(role.attrs.get(tack_playbook::tables::Keyword::Tags)),
+        role.from_include,
+    )
+}
