@@ -10,8 +10,10 @@
 
 pub mod actions;
 pub mod callback;
+pub mod connection;
 mod handlers;
 mod iterator;
+mod json;
 mod play;
 mod refuse;
 pub mod result;

@@ -90,7 +90,6 @@ pub fn run_play(
     } else {
         keywords.name.clone()
     };
-    callback.play_start(&name);
     let data = run.inventory.data();
     let hosts: Vec<String> = run
         .inventory
@@ -100,6 +99,7 @@ pub fn run_play(
         .filter(|h| !states.get(h).is_some_and(|s| s.failed))
         .collect();
     if hosts.is_empty() {
+        callback.play_start(&name);
         callback.no_hosts_matched();
         return Ok(PlayEnd::Continue);
     }
@@ -130,6 +130,8 @@ pub fn run_play(
         hosts.iter().map(|h| (h.clone(), layout.start())).collect();
     let this = PlayRun { run, play, scope, hosts: hosts.clone() };
 
+    this.check_connections(&tasks, &handlers)?;
+    callback.play_start(&name);
     let identities: Vec<String> = (0..play.role_arena.len())
         .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
         .collect();
@@ -238,6 +240,38 @@ impl PlayRun<'_, '_> {
             verbosity: self.run.facts.verbosity,
             role: crate::roles::layers(self.play, ctx),
         }
+    }
+
+    /// Modules run only on hosts whose connection tack has: refused by name before the play
+    /// runs a task.
+    fn check_connections(
+        &self,
+        tasks: &[TaskInContext<'_>],
+        handlers: &Handlers<'_>,
+    ) -> Result<(), Diagnostic> {
+        let all = tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
+        for ctx in all {
+            let Some(Action::Module(_)) = Action::find(&ctx.task.action) else { continue };
+            for host in &self.hosts {
+                let Some(scope) = self.runner(ctx, Action::Debug).scope(host) else { continue };
+                let from_var = scope
+                    .get("ansible_connection")
+                    .map(|b| tack_yaml::pyrepr::str(&b.node().value));
+                let keyword =
+                    ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
+                let connection = from_var.or(keyword).unwrap_or_else(|| "ssh".into());
+                if connection != "local" && connection != "ansible.builtin.local" {
+                    return Err(Diagnostic::at(
+                        format!(
+                            "tack does not support the '{connection}' connection yet (host \
+                             '{host}'); modules run only on hosts with ansible_connection=local"
+                        ),
+                        ctx.task.origin.clone(),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn view(&self, ctx: &TaskInContext<'_>) -> TaskView {

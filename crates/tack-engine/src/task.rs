@@ -259,7 +259,7 @@ impl TaskRun<'_> {
 
     /// Renders the arguments and runs the action.
     fn execute(&self, scope: &Scope) -> ActionOutput {
-        if self.ctx.task.args.get("_raw_params").is_some() {
+        if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
             let msg = format!(
@@ -317,6 +317,8 @@ impl TaskRun<'_> {
             task_origin: self.task_origin(),
             verbosity: self.verbosity,
             derived: provenance.derived(),
+            check_mode: false,
+            diff: false,
         })
     }
 

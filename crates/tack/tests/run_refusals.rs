@@ -56,8 +56,6 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
     let play = format!("{PLAY}    - include_tasks: other.yml\n");
     refused(&play, &[], "tack does not support the action 'include_tasks' yet", 1);
-    let play = format!("{PLAY}    - debug: msg=x\n      with_items: [1]\n");
-    refused(&play, &[], "'with_items' loops", 1);
     let play = format!(
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );

@@ -28,11 +28,16 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
 
 /// Whether tack has a native module called `name`.
 pub fn is_native(name: &str) -> bool {
+    native_name(name).is_some()
+}
+
+/// The short name of the native module `name` names (any spelling), if tack has it.
+pub fn native_name(name: &str) -> Option<&'static str> {
     let short = name
         .strip_prefix("ansible.builtin.")
         .or_else(|| name.strip_prefix("ansible.legacy."))
         .unwrap_or(name);
-    NATIVE.contains(&short)
+    NATIVE.iter().copied().find(|n| *n == short)
 }
 
 /// Every native module, by short name. A module is added here in the same change that

@@ -7,6 +7,7 @@
 mod assert;
 mod debug;
 mod fail;
+mod module;
 mod set_fact;
 
 use tack_diag::{Diagnostic, Origin};
@@ -22,6 +23,8 @@ pub enum Action {
     SetFact,
     Assert,
     Fail,
+    /// A native module, run on the host through its connection.
+    Module(&'static str),
 }
 
 impl Action {
@@ -32,18 +35,25 @@ impl Action {
             "set_fact" => Some(Action::SetFact),
             "assert" => Some(Action::Assert),
             "fail" => Some(Action::Fail),
-            _ => None,
+            _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
     }
 
     /// The fully qualified name ansible's messages use.
-    pub fn fqcn(self) -> &'static str {
+    pub fn fqcn(self) -> String {
         match self {
-            Action::Debug => "ansible.builtin.debug",
-            Action::SetFact => "ansible.builtin.set_fact",
-            Action::Assert => "ansible.builtin.assert",
-            Action::Fail => "ansible.builtin.fail",
+            Action::Debug => "ansible.builtin.debug".into(),
+            Action::SetFact => "ansible.builtin.set_fact".into(),
+            Action::Assert => "ansible.builtin.assert".into(),
+            Action::Fail => "ansible.builtin.fail".into(),
+            Action::Module(name) => format!("ansible.builtin.{name}"),
         }
+    }
+
+    /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
+    /// it, modules decide for themselves (`command` takes it, `file` refuses it).
+    pub fn takes_raw_params(self) -> bool {
+        matches!(self, Action::Module(_))
     }
 
     /// Arguments the action reads unrendered (ansible's `finalize_task_arg` overrides).
@@ -51,7 +61,7 @@ impl Action {
         match self {
             Action::Debug => &["var"],
             Action::Assert => &["that"],
-            Action::SetFact | Action::Fail => &[],
+            Action::SetFact | Action::Fail | Action::Module(_) => &[],
         }
     }
 
@@ -61,8 +71,8 @@ impl Action {
             Action::Debug => &["msg", "var", "verbosity"],
             Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
             Action::Fail => &["msg"],
-            // Any variable name.
-            Action::SetFact => &[],
+            // Any variable name; a module checks its own arguments, in ansible's words.
+            Action::SetFact | Action::Module(_) => &[],
         }
     }
 }
@@ -78,6 +88,10 @@ pub struct ActionInput<'a> {
     pub verbosity: i64,
     /// The provenance of what rendering the arguments read.
     pub derived: Provenance,
+    /// `--check` / `check_mode:` for this task.
+    pub check_mode: bool,
+    /// `--diff` / `diff:` for this task.
+    pub diff: bool,
 }
 
 /// What an action gives back.
@@ -118,6 +132,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::SetFact => set_fact::run(input),
         Action::Assert => assert::run(input),
         Action::Fail => fail::run(input),
+        Action::Module(name) => module::run(input, name),
     }
 }
 

@@ -1,0 +1,38 @@
+//! A native module run on the task's host: the rendered arguments go over the host's
+//! connection as JSON, and the module's result dictionary comes back as the task's result.
+
+use tack_agent::Invocation;
+use tack_diag::Diagnostic;
+
+use super::{ActionInput, ActionOutput};
+use crate::connection::{Connection, Local};
+use crate::json;
+
+pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
+    let invocation = Invocation {
+        args: json::map_to_json(input.args),
+        check_mode: input.check_mode,
+        diff: input.diff,
+    };
+    match Local.run_module(name, &invocation) {
+        Ok(result) => {
+            let data = json::map_from_json(&result);
+            let mut out = ActionOutput::new(data);
+            if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+                let msg = out
+                    .data
+                    .get("msg")
+                    .map(|m| tack_yaml::pyrepr::str(&m.value))
+                    .unwrap_or_default();
+                out.error = Some(Diagnostic::at(
+                    format!("Task failed: Module failed: {msg}"),
+                    input.task_origin.clone(),
+                ));
+            }
+            out
+        }
+        Err(e) => {
+            super::errored(Diagnostic::at(format!("Task failed: {e}"), input.task_origin.clone()))
+        }
+    }
+}
