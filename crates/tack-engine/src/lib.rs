@@ -48,10 +48,13 @@ pub struct RunContext<'a> {
 }
 
 /// A host's state across the plays of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct HostState {
     /// The host failed a task (not ignored): it runs nothing more.
     pub failed: bool,
+    /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
+    /// fact cache keeps them).
+    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
 /// How a run ended: ansible-playbook's exit code.

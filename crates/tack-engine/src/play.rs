@@ -43,6 +43,11 @@ struct PlayRun<'r, 'a> {
     hosts: Vec<String>,
 }
 
+/// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
+fn gathers_facts(keywords: &tack_playbook::post_validate::PlayKeywords) -> bool {
+    keywords.get(Keyword::GatherFacts).is_none_or(|v| v.value.is_truthy())
+}
+
 /// `Play.handlers` with the roles' first (`compile_roles_handlers`), each role's under its
 /// dependency chain.
 pub fn handler_blocks(play: &Play) -> Vec<CompiledBlock> {
@@ -131,7 +136,15 @@ pub fn run_play(
     let this = PlayRun { run, play, scope, hosts: hosts.clone() };
 
     this.check_connections(&tasks, &handlers)?;
+    for host in &hosts {
+        if let Some(facts) = states.get(host).and_then(|s| s.facts.clone()) {
+            this.scope.set_gathered(host, facts);
+        }
+    }
     callback.play_start(&name);
+    if gathers_facts(&keywords) {
+        this.gather_facts(&keywords, callback, stats, states, &mut cursors)?;
+    }
     let identities: Vec<String> = (0..play.role_arena.len())
         .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
         .collect();
@@ -240,6 +253,71 @@ impl PlayRun<'_, '_> {
             verbosity: self.run.facts.verbosity,
             role: crate::roles::layers(self.play, ctx),
         }
+    }
+
+    /// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept
+    /// for the rest of the run.
+    fn gather_facts(
+        &self,
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+        cursors: &mut [(String, HostCursor)],
+    ) -> Result<(), Diagnostic> {
+        let view = TaskView {
+            name: "Gathering Facts".into(),
+            action: "gather_facts".into(),
+            looped: false,
+            origin: self.play.origin.clone(),
+        };
+        callback.task_start(&view);
+        let mut args = serde_json::Map::new();
+        for (keyword, arg) in [
+            (Keyword::GatherSubset, "gather_subset"),
+            (Keyword::GatherTimeout, "gather_timeout"),
+            (Keyword::FactPath, "fact_path"),
+        ] {
+            if let Some(value) = keywords.get(keyword) {
+                args.insert(arg.to_string(), crate::json::to_json(value));
+            }
+        }
+        let invocation = tack_agent::Invocation { args, check_mode: false, diff: false };
+        for (host, cursor) in cursors.iter_mut() {
+            use crate::connection::Connection;
+            let result = match crate::connection::Local.run_module("setup", &invocation) {
+                Ok(result) => crate::json::map_from_json(&result),
+                Err(e) => {
+                    let mut data = Mapping::new();
+                    data.insert(s("failed"), crate::result::b(true));
+                    data.insert(s("msg"), s(&e.to_string()));
+                    data
+                }
+            };
+            let mut shown = crate::result::HostResult::new(host, result.clone());
+            if shown.flag("failed") {
+                let msg =
+                    result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+                shown.error = Some(Diagnostic::at(
+                    format!("Task failed: Module failed: {msg}"),
+                    self.play.origin.clone(),
+                ));
+                stats.count(&shown, false);
+                cursor.pos = None;
+                cursor.failed = true;
+            } else {
+                if let Some(facts) = result.get("ansible_facts").and_then(Node::as_map) {
+                    let layer = std::sync::Arc::new(crate::vars::facts_layer(facts));
+                    self.scope.set_gathered(host, layer.clone());
+                    states.entry(host.clone()).or_default().facts = Some(layer);
+                }
+                stats.count(&shown, false);
+            }
+            shown.data.remove("ansible_facts");
+            callback.host_result(&view, &shown);
+        }
+        self.update_play_hosts(cursors);
+        Ok(())
     }
 
     /// Modules run only on hosts whose connection tack has: refused by name before the play

@@ -20,6 +20,9 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
     Keyword::Hosts,
     Keyword::GatherFacts,
+    Keyword::GatherSubset,
+    Keyword::GatherTimeout,
+    Keyword::FactPath,
     Keyword::Vars,
     Keyword::VarsFiles,
     Keyword::Tasks,
@@ -90,6 +93,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
         Some(Value::Bool(false)) => {}
         Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}
+        _ if tack_agent::modules::is_native("setup") => {}
         _ => {
             let origin = play.attrs.key(Keyword::GatherFacts).and_then(|k| k.origin.clone());
             return Err(refuse(

@@ -51,6 +51,8 @@ pub struct PlayScope {
     common_magic: Mapping,
     host_magic: BTreeMap<String, Arc<Layer>>,
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
+    /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
+    gathered: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
 }
 
@@ -142,6 +144,7 @@ impl PlayScope {
             common_magic: common,
             host_magic,
             facts: RwLock::new(BTreeMap::new()),
+            gathered: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
         }))
     }
@@ -179,6 +182,17 @@ impl PlayScope {
         facts.insert(host.to_string(), Arc::new(layer));
     }
 
+    /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
+    pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
+        if let Ok(mut gathered) = self.gathered.write() {
+            gathered.insert(host.to_string(), layer);
+        }
+    }
+
+    fn gathered_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.gathered.read().ok().and_then(|f| f.get(host).cloned())
+    }
+
     fn facts_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.facts.read().ok().and_then(|f| f.get(host).cloned())
     }
@@ -198,6 +212,9 @@ impl PlayScope {
         let mut scope = Scope::new().with_layer(self.role_defaults.clone());
         scope = push(scope, &task.role.defaults);
         scope = scope.with_layer(self.inventory_vars.get(host)?.clone());
+        if let Some(gathered) = self.gathered_of(host) {
+            scope = scope.with_layer(gathered);
+        }
         scope = scope.with_layer(self.play.clone());
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
@@ -231,4 +248,25 @@ impl HostVars for HostVarsView {
     fn host_scope(&self, host: &str) -> Option<Scope> {
         self.0.host_scope(host)
     }
+}
+
+/// A host's facts as variables: `ansible_facts` (names without the `ansible_` prefix), and
+/// each fact under its own name as well (`INJECT_FACTS_AS_VARS`, with ansible's deprecation
+/// when read). Everything in it was said by the host.
+pub fn facts_layer(facts: &Mapping) -> Layer {
+    let mut namespaced = Mapping::new();
+    let mut layer = Layer::new();
+    for (k, v) in facts.iter() {
+        let name = tack_yaml::pyrepr::str(&k.value);
+        let short = name.strip_prefix("ansible_").unwrap_or(&name);
+        namespaced.insert(s(short), v.clone());
+        layer.insert_deprecated(
+            name.clone(),
+            v.clone(),
+            Provenance::ManagedHost,
+            tack_template::Deprecation::top_level_fact(),
+        );
+    }
+    layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
+    layer
 }
