@@ -87,6 +87,14 @@ pub fn dump_result(data: &Mapping, indent: bool) -> String {
         .unwrap_or_else(|e| format!("<<result not serialisable: {e}>>"))
 }
 
+/// `_handle_warnings`: the warnings a module returned, each shown once on stderr.
+fn warnings(result: &HostResult) {
+    let Some(list) = result.data.get("warnings").and_then(Node::as_seq) else { return };
+    for warning in list {
+        tack_diag::warn(&tack_diag::Diagnostic::new(tack_yaml::pyrepr::str(&warning.value)));
+    }
+}
+
 fn label(result: &HostResult) -> String {
     match &result.item_label {
         Some(node) => tack_yaml::pyrepr::str(&node.value),
@@ -149,6 +157,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
+        warnings(result);
         let host = result.host.clone();
         let data = clean(task, &result.data);
         let items = task.looped && result.data.get("results").is_some();
@@ -186,6 +195,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
+        warnings(result);
         let host = result.host.clone();
         let data = clean(task, &result.data);
         let item = label(result);
