@@ -2,6 +2,19 @@
 
 use serde_json::{Map, Value};
 
+pub mod argspec;
+mod command;
+mod common;
+mod digest;
+mod file;
+mod fsattr;
+mod glob;
+mod host;
+mod paths;
+mod ping;
+mod pyfmt;
+mod stat;
+
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
 
@@ -15,26 +28,52 @@ pub struct Invocation {
     pub diff: bool,
 }
 
+/// What a module sees of its run besides its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The name ansible's messages give the module (the task's spelling of it).
+    pub name: &'a str,
+    pub check_mode: bool,
+    pub diff: bool,
+}
+
+impl Ctx<'_> {
+    /// Validates the arguments against `spec`; `Err` is the failure result to return.
+    pub fn params(
+        &self,
+        spec: &argspec::Spec,
+        inv: &Invocation,
+    ) -> Result<argspec::Params, ModuleResult> {
+        argspec::validate(self.name, spec, &inv.args).map_err(common::fail)
+    }
+}
+
 /// Runs the native module `name` (short name, `ansible.builtin.` or `ansible.legacy.`
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
-    let short = name
-        .strip_prefix("ansible.builtin.")
+    let ctx = Ctx { name, check_mode: invocation.check_mode, diff: invocation.diff };
+    let result = match short_name(name) {
+        "ping" => ping::run(ctx, invocation),
+        "command" => command::run(ctx, invocation, false),
+        "shell" => command::run(ctx, invocation, true),
+        "stat" => stat::run(ctx, invocation),
+        "file" => file::run(ctx, invocation),
+        _ => return None,
+    };
+    Some(result)
+}
+
+fn short_name(name: &str) -> &str {
+    name.strip_prefix("ansible.builtin.")
         .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
-    let _ = (short, invocation);
-    None
+        .unwrap_or(name)
 }
 
 /// Whether tack has a native module called `name`.
 pub fn is_native(name: &str) -> bool {
-    let short = name
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
-    NATIVE.contains(&short)
+    NATIVE.contains(&short_name(name))
 }
 
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
-const NATIVE: &[&str] = &[];
+const NATIVE: &[&str] = &["ping", "command", "shell", "stat", "file"];
