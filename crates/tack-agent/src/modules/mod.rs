@@ -10,10 +10,17 @@ mod file;
 mod fsattr;
 mod glob;
 mod host;
+mod lineinfile;
 mod paths;
 mod ping;
 mod pyfmt;
+mod pyre;
+mod replace;
+mod slurp;
 mod stat;
+mod tempname;
+mod textfile;
+mod validate;
 
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
@@ -58,6 +65,10 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "shell" => command::run(ctx, invocation, true),
         "stat" => stat::run(ctx, invocation),
         "file" => file::run(ctx, invocation),
+        "slurp" => slurp::run(ctx, invocation),
+        "tempfile" => tempname::run(ctx, invocation),
+        "lineinfile" => lineinfile::run(ctx, invocation),
+        "replace" => replace::run(ctx, invocation),
         _ => return None,
     };
     Some(result)
@@ -76,4 +87,5 @@ pub fn is_native(name: &str) -> bool {
 
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
-const NATIVE: &[&str] = &["ping", "command", "shell", "stat", "file"];
+const NATIVE: &[&str] =
+    &["ping", "command", "shell", "stat", "file", "slurp", "tempfile", "lineinfile", "replace"];
