@@ -5,6 +5,8 @@ use serde_json::{Map, Value};
 pub mod argspec;
 mod command;
 mod common;
+mod copy;
+mod copytree;
 mod digest;
 mod file;
 mod fsattr;
@@ -69,6 +71,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "tempfile" => tempname::run(ctx, invocation),
         "lineinfile" => lineinfile::run(ctx, invocation),
         "replace" => replace::run(ctx, invocation),
+        "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         _ => return None,
     };
     Some(result)
@@ -87,5 +90,15 @@ pub fn is_native(name: &str) -> bool {
 
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
-const NATIVE: &[&str] =
-    &["ping", "command", "shell", "stat", "file", "slurp", "tempfile", "lineinfile", "replace"];
+const NATIVE: &[&str] = &[
+    "ping",
+    "command",
+    "shell",
+    "stat",
+    "file",
+    "slurp",
+    "tempfile",
+    "lineinfile",
+    "replace",
+    "copy",
+];
