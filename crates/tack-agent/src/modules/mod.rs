@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 pub mod argspec;
+mod blockinfile;
 mod command;
 mod common;
 mod copy;
@@ -71,6 +72,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "tempfile" => tempname::run(ctx, invocation),
         "lineinfile" => lineinfile::run(ctx, invocation),
         "replace" => replace::run(ctx, invocation),
+        "blockinfile" => blockinfile::run(ctx, invocation),
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         _ => return None,
     };

@@ -18,7 +18,7 @@ pub struct Flags {
     pub dotall: bool,
 }
 
-fn has_inline_flag(pattern: &str, flag: char) -> bool {
+pub fn has_inline_flag(pattern: &str, flag: char) -> bool {
     let mut rest = pattern;
     while let Some(i) = rest.find("(?") {
         let after = &rest[i + 2..];
