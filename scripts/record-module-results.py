@@ -26,6 +26,12 @@ controller's action passes (`_ansible_module_name` as that action names the modu
 result, before the controller adds its own keys. `shell` runs as its action does: the
 `command` module with `_uses_shell`.
 
+The `argspec` family (cases/argspec.yml) checks argument handling alone: each case gives
+`spec` (an `argument_spec` as a module writes it, plus optional `mutually_exclusive`,
+`required_one_of`, `required_together`, `required_if` lists) and `args`; a probe module built
+on ansible's own `AnsibleModule` with that spec returns `{"params": module.params}` (no_log
+values masked as ansible masks every result), or ansible's failure.
+
 The outcome is written to crates/tack-agent/tests/modules/MODULE.json: per case, the case,
 `result` (the module's JSON result) and `files` (the scratch dir after the run: per relative
 path its type, mode, and content sha1 or link target). Only this script writes those files.
@@ -102,7 +108,39 @@ def file_state(scratch):
     return dict(sorted(state.items()))
 
 
+PROBE = """
+import json, os
+from ansible.module_utils.basic import AnsibleModule
+spec = json.loads(os.environ["TACK_ARGSPEC"])
+checks = {k: spec.pop(k) for k in ("mutually_exclusive", "required_one_of", "required_together", "required_if") if k in spec}
+module = AnsibleModule(argument_spec=spec["options"], supports_check_mode=True, **checks)
+module.exit_json(params=module.params)
+"""
+
+
+def run_probe(case):
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    probe = SCRATCH / ".argspec_probe.py"
+    probe.write_text(PROBE)
+    args = dict(case.get("args") or {})
+    args["_ansible_module_name"] = "probe"
+    args_file = SCRATCH / f".{case['name']}.args.json"
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC", "LANG": "C.UTF-8",
+           "HOME": os.environ.get("HOME", "/root"), "TACK_ARGSPEC": json.dumps(case["spec"]),
+           "PYTHONPATH": str(REF / "lib" / "python3.13" / "site-packages")}
+    proc = subprocess.run([str(PYTHON), str(probe), str(args_file)], env=env, capture_output=True, text=True)
+    args_file.unlink()
+    probe.unlink()
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        raise SystemExit(f"{case['name']}: no result\n{proc.stdout}\n{proc.stderr}")
+    return {"case": case, "result": json.loads(lines[-1])}
+
+
 def run_case(module, case):
+    if module == "argspec":
+        return run_probe(case)
     name = case["name"]
     scratch = SCRATCH / name
     if scratch.exists() or scratch.is_symlink():

@@ -28,6 +28,25 @@ pub enum Kind {
 pub enum Elem {
     Str,
     Path,
+    Int,
+    Bool,
+    Float,
+    Dict,
+    Raw,
+}
+
+impl Elem {
+    fn kind(self) -> Kind {
+        match self {
+            Elem::Str => Kind::Str,
+            Elem::Path => Kind::Path,
+            Elem::Int => Kind::Int,
+            Elem::Bool => Kind::Bool,
+            Elem::Float => Kind::Float,
+            Elem::Dict => Kind::Dict,
+            Elem::Raw => Kind::Raw,
+        }
+    }
 }
 
 /// One option of a module's argument spec.
@@ -38,7 +57,7 @@ pub struct Opt {
     pub aliases: &'static [&'static str],
     pub default: Option<Value>,
     pub required: bool,
-    pub choices: &'static [&'static str],
+    pub choices: Vec<Value>,
     pub no_log: bool,
 }
 
@@ -50,7 +69,7 @@ impl Opt {
             aliases: &[],
             default: None,
             required: false,
-            choices: &[],
+            choices: Vec::new(),
             no_log: false,
         }
     }
@@ -66,7 +85,12 @@ impl Opt {
         self.required = true;
         self
     }
-    pub fn choices(mut self, choices: &'static [&'static str]) -> Self {
+    pub fn choices(mut self, choices: &[&str]) -> Self {
+        self.choices = choices.iter().map(|c| Value::from(*c)).collect();
+        self
+    }
+    /// Choices that are not all strings (as a spec written in JSON may give).
+    pub fn choice_values(mut self, choices: Vec<Value>) -> Self {
         self.choices = choices;
         self
     }
@@ -81,7 +105,7 @@ impl Opt {
 #[derive(Debug, Clone)]
 pub struct RequiredIf {
     pub key: &'static str,
-    pub value: &'static str,
+    pub value: Value,
     pub needs: &'static [&'static str],
     pub any: bool,
 }
@@ -146,6 +170,9 @@ pub fn to_bool(value: &Value) -> Result<bool, String> {
     let normalized = match value {
         Value::Bool(b) => return Ok(*b),
         Value::String(s) => s.trim().to_lowercase(),
+        Value::Array(_) | Value::Object(_) | Value::Null => {
+            return Err(format!("{} cannot be converted to a bool", class_name(value)));
+        }
         Value::Number(n) => match n.as_f64() {
             Some(1.0) => return Ok(true),
             Some(0.0) => return Ok(false),
@@ -373,7 +400,8 @@ fn sorted_join(mut names: Vec<&str>) -> String {
 }
 
 /// Validates `args` against `spec` as `AnsibleModule(...)` would; `Err` is the `msg` of the
-/// failure result. `module` is the name the unsupported-parameters message shows.
+/// failure result. `module` is the name the unsupported-parameters message shows. Warnings
+/// (an option given with its alias too) and `no_log` values are kept for [`finish`].
 pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<Params, String> {
     let mut params: Map<String, Value> = args
         .iter()
@@ -382,18 +410,23 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         .collect();
     let mut errors: Vec<String> = Vec::new();
     let mut unsupported_error = None;
+    let mut warnings = Vec::new();
 
     for opt in &spec.options {
         for alias in opt.aliases {
             if let Some(v) = params.get(*alias).cloned() {
+                if params.contains_key(opt.name) {
+                    warnings
+                        .push(format!("Both option {} and its alias {alias} are set.", opt.name));
+                }
                 params.insert(opt.name.to_string(), v);
             }
         }
     }
     let mut no_log_values = Vec::new();
     for opt in spec.options.iter().filter(|o| o.no_log) {
-        if let Some(v) = params.get(opt.name).filter(|v| !is_falsy(v)) {
-            no_log_values.push(py_str(v));
+        if let Some(v) = params.get(opt.name) {
+            datastructure_strings(v, &mut no_log_values);
         }
     }
     let legal = |k: &str| spec.options.iter().any(|o| o.name == k || o.aliases.contains(&k));
@@ -424,6 +457,9 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
             && !params.contains_key(opt.name)
             && !d.is_null()
         {
+            if opt.no_log {
+                datastructure_strings(d, &mut no_log_values);
+            }
             params.insert(opt.name.to_string(), d.clone());
         }
     }
@@ -444,15 +480,23 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         match convert(opt.kind, &value) {
             Ok(converted) => {
                 let converted = match (opt.kind, converted) {
-                    (Kind::List(Some(elem)), Value::Array(items)) => Value::Array(
-                        items
-                            .iter()
-                            .map(|item| match elem {
-                                Elem::Str => Value::from(to_str(item)),
-                                Elem::Path => Value::from(expand_path(&to_str(item))),
-                            })
-                            .collect(),
-                    ),
+                    (Kind::List(Some(elem)), Value::Array(items)) => {
+                        let mut out = Vec::new();
+                        for item in &items {
+                            match convert(elem.kind(), item) {
+                                Ok(v) => out.push(v),
+                                Err(e) => {
+                                    errors.push(format!(
+                                        "Elements value for option '{}' is of type {} and we were unable to convert to {}: {e}",
+                                        opt.name,
+                                        type_name(item),
+                                        kind_name(elem.kind())
+                                    ));
+                                }
+                            }
+                        }
+                        Value::Array(out)
+                    }
                     (_, c) => c,
                 };
                 params.insert(opt.name.to_string(), converted);
@@ -467,14 +511,11 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
     }
     for opt in spec.options.iter().filter(|o| !o.choices.is_empty()) {
         let Some(value) = params.get(opt.name).cloned() else { continue };
-        let choices = opt.choices.join(", ");
+        let choices = opt.choices.iter().map(py_str).collect::<Vec<_>>().join(", ");
+        let has = |v: &Value| opt.choices.iter().any(|c| py_eq(c, v));
         match &value {
             Value::Array(items) => {
-                let bad: Vec<String> = items
-                    .iter()
-                    .filter(|i| !i.as_str().is_some_and(|s| opt.choices.contains(&s)))
-                    .map(py_str)
-                    .collect();
+                let bad: Vec<String> = items.iter().filter(|i| !has(i)).map(py_str).collect();
                 if !bad.is_empty() {
                     errors.push(format!(
                         "value of {} must be one or more of: {choices}. Got no match for: {}",
@@ -483,15 +524,36 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
                     ));
                 }
             }
-            other => {
-                if !other.as_str().is_some_and(|s| opt.choices.contains(&s)) {
+            other if !has(other) => {
+                // PyYAML turned `yes`/`no` into booleans; ansible maps them back when only one
+                // of the choices can be meant.
+                let spellings = match other.as_str() {
+                    Some("False") => Some(FALSE_STRS),
+                    Some("True") => Some(TRUE_STRS),
+                    _ => None,
+                };
+                let overlap: Vec<&Value> = match spellings {
+                    Some(words) => opt
+                        .choices
+                        .iter()
+                        .filter(|c| {
+                            c.as_str().is_some_and(|s| words.contains(&s))
+                                || is_bool_number(c, other)
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                if overlap.len() == 1 {
+                    params.insert(opt.name.to_string(), overlap[0].clone());
+                } else {
                     errors.push(format!(
                         "value of {} must be one of: {choices}, got: {}",
                         opt.name,
-                        if other.is_null() { "None".to_string() } else { py_str(other) }
+                        py_str(other)
                     ));
                 }
             }
+            _ => {}
         }
     }
     for group in spec.required_together {
@@ -508,7 +570,7 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         }
     }
     for rule in &spec.required_if {
-        if params.get(rule.key).and_then(Value::as_str) != Some(rule.value) {
+        if !params.get(rule.key).is_some_and(|v| py_eq(v, &rule.value)) {
             continue;
         }
         let missing: Vec<&str> =
@@ -518,7 +580,7 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
             errors.push(format!(
                 "{} is {} but {} of the following are missing: {}",
                 rule.key,
-                rule.value,
+                py_str(&rule.value),
                 if rule.any { "any" } else { "all" },
                 missing.join(", ")
             ));
@@ -536,22 +598,125 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
             params.insert(opt.name.to_string(), opt.default.clone().unwrap_or(Value::Null));
         }
     }
-    let values = spec
-        .options
-        .iter()
-        .map(|o| (o.name.to_string(), params.get(o.name).cloned().unwrap_or(Value::Null)))
-        .collect();
-    Ok(Params { values, no_log_values })
+    RUN.with(|r| {
+        let mut r = r.borrow_mut();
+        r.warnings.extend(warnings);
+        r.no_log.extend(no_log_values.iter().cloned());
+    });
+    Ok(Params { values: params, no_log_values })
 }
 
-fn is_falsy(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        Value::Number(n) => n.as_f64() == Some(0.0),
+fn is_bool_number(choice: &Value, given: &Value) -> bool {
+    match (choice, given.as_str()) {
+        (Value::Bool(b), Some("True")) => *b,
+        (Value::Bool(b), Some("False")) => !*b,
+        (Value::Number(n), Some("True")) => n.as_f64() == Some(1.0),
+        (Value::Number(n), Some("False")) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
+}
+
+/// Python `==` between JSON values (numbers compare by value, `True == 1`).
+fn py_eq(a: &Value, b: &Value) -> bool {
+    let num = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        _ => None,
+    };
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// `_return_datastructure_name`: every string (and number) inside a `no_log` value.
+fn datastructure_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if !s.is_empty() => out.push(s.clone()),
+        Value::Number(_) => out.push(py_str(v)),
+        Value::Array(items) => items.iter().for_each(|i| datastructure_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| datastructure_strings(i, out)),
+        _ => {}
+    }
+}
+
+/// What validation leaves for the end of a module run.
+#[derive(Default)]
+struct RunState {
+    warnings: Vec<String>,
+    no_log: Vec<String>,
+}
+
+thread_local! {
+    // One module run at a time per thread: `run_module` clears this before the module and
+    // consumes it after, so nothing leaks between runs.
+    static RUN: std::cell::RefCell<RunState> = std::cell::RefCell::new(RunState::default());
+}
+
+/// Forgets what an earlier run left (called before a module runs).
+pub fn begin() {
+    RUN.with(|r| *r.borrow_mut() = RunState::default());
+}
+
+/// Finishes a result as `_return_formatted` does: validation warnings first among the
+/// warnings, and every `no_log` value masked (booleans and nulls at the top kept).
+pub fn finish(mut result: Map<String, Value>) -> Map<String, Value> {
+    let state = RUN.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    if !state.warnings.is_empty() {
+        let mut list: Vec<Value> = state
+            .warnings
+            .iter()
+            .map(|w| {
+                serde_json::json!({"event": {"msg": w, "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"})
+            })
+            .collect();
+        if let Some(Value::Array(existing)) = result.shift_remove("warnings") {
+            list.extend(existing);
+        }
+        result.insert("warnings".into(), Value::Array(list));
+    }
+    if state.no_log.is_empty() {
+        return result;
+    }
+    result
+        .into_iter()
+        .map(|(k, v)| {
+            let masked =
+                if v.is_boolean() || v.is_null() { v } else { remove_values(&v, &state.no_log) };
+            (k, masked)
+        })
+        .collect()
+}
+
+/// `remove_values`: a value equal to a secret becomes a placeholder, a secret inside a
+/// string becomes `********`.
+pub fn remove_values(v: &Value, secrets: &[String]) -> Value {
+    match v {
+        Value::String(s) => {
+            if secrets.iter().any(|x| x == s) {
+                return Value::from("VALUE_SPECIFIED_IN_NO_LOG_PARAMETER");
+            }
+            let mut out = s.clone();
+            for x in secrets {
+                out = out.replace(x.as_str(), "********");
+            }
+            Value::from(out)
+        }
+        Value::Number(_) => {
+            let text = py_str(v);
+            if secrets.iter().any(|x| text.contains(x.as_str())) {
+                Value::from("VALUE_SPECIFIED_IN_NO_LOG_PARAMETER")
+            } else {
+                v.clone()
+            }
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| remove_values(i, secrets)).collect())
+        }
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, i)| (k.clone(), remove_values(i, secrets))).collect())
+        }
+        other => other.clone(),
     }
 }
 

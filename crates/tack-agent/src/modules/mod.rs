@@ -62,6 +62,7 @@ impl Ctx<'_> {
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
     let ctx = Ctx { name, check_mode: invocation.check_mode, diff: invocation.diff };
+    argspec::begin();
     let result = match short_name(name) {
         "ping" => ping::run(ctx, invocation),
         "command" => command::run(ctx, invocation, false),
@@ -76,7 +77,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         _ => return None,
     };
-    Some(result)
+    Some(argspec::finish(result))
 }
 
 fn short_name(name: &str) -> &str {
