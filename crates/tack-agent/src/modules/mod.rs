@@ -2,6 +2,29 @@
 
 use serde_json::{Map, Value};
 
+pub mod argspec;
+mod blockinfile;
+mod command;
+mod common;
+mod copy;
+mod copytree;
+mod digest;
+mod file;
+mod fsattr;
+mod glob;
+mod host;
+mod lineinfile;
+mod paths;
+mod ping;
+mod pyfmt;
+mod pyre;
+mod replace;
+mod slurp;
+mod stat;
+mod tempname;
+mod textfile;
+mod validate;
+
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
 
@@ -15,15 +38,52 @@ pub struct Invocation {
     pub diff: bool,
 }
 
+/// What a module sees of its run besides its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The name ansible's messages give the module (the task's spelling of it).
+    pub name: &'a str,
+    pub check_mode: bool,
+    pub diff: bool,
+}
+
+impl Ctx<'_> {
+    /// Validates the arguments against `spec`; `Err` is the failure result to return.
+    pub fn params(
+        &self,
+        spec: &argspec::Spec,
+        inv: &Invocation,
+    ) -> Result<argspec::Params, ModuleResult> {
+        argspec::validate(self.name, spec, &inv.args).map_err(common::fail)
+    }
+}
+
 /// Runs the native module `name` (short name, `ansible.builtin.` or `ansible.legacy.`
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
-    let short = name
-        .strip_prefix("ansible.builtin.")
+    let ctx = Ctx { name, check_mode: invocation.check_mode, diff: invocation.diff };
+    argspec::begin();
+    let result = match short_name(name) {
+        "ping" => ping::run(ctx, invocation),
+        "command" => command::run(ctx, invocation, false),
+        "shell" => command::run(ctx, invocation, true),
+        "stat" => stat::run(ctx, invocation),
+        "file" => file::run(ctx, invocation),
+        "slurp" => slurp::run(ctx, invocation),
+        "tempfile" => tempname::run(ctx, invocation),
+        "lineinfile" => lineinfile::run(ctx, invocation),
+        "replace" => replace::run(ctx, invocation),
+        "blockinfile" => blockinfile::run(ctx, invocation),
+        "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
+        _ => return None,
+    };
+    Some(argspec::finish(result))
+}
+
+fn short_name(name: &str) -> &str {
+    name.strip_prefix("ansible.builtin.")
         .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
-    let _ = (short, invocation);
-    None
+        .unwrap_or(name)
 }
 
 /// Whether tack has a native module called `name`.
@@ -33,13 +93,21 @@ pub fn is_native(name: &str) -> bool {
 
 /// The short name of the native module `name` names (any spelling), if tack has it.
 pub fn native_name(name: &str) -> Option<&'static str> {
-    let short = name
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
+    let short = short_name(name);
     NATIVE.iter().copied().find(|n| *n == short)
 }
 
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
-const NATIVE: &[&str] = &[];
+const NATIVE: &[&str] = &[
+    "ping",
+    "command",
+    "shell",
+    "stat",
+    "file",
+    "slurp",
+    "tempfile",
+    "lineinfile",
+    "replace",
+    "copy",
+];

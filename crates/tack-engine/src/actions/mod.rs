@@ -35,6 +35,9 @@ impl Action {
             "set_fact" => Some(Action::SetFact),
             "assert" => Some(Action::Assert),
             "fail" => Some(Action::Fail),
+            // ansible runs these through controller-side action plugins (staging, rendering,
+            // checksums); their host halves alone would not do what the task asks.
+            "copy" | "template" | "fetch" | "assemble" | "unarchive" | "script" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
     }

@@ -1,0 +1,166 @@
+//! Pieces every module's result shares: failures, ansible's warning and error summaries,
+//! timestamps as Python prints them, `shlex.split`. Owns formatting only.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+
+use super::ModuleResult;
+
+/// `fail_json(msg=...)` with no other keys.
+pub fn fail(msg: impl Into<String>) -> ModuleResult {
+    let mut r = Map::new();
+    r.insert("failed".into(), Value::Bool(true));
+    r.insert("msg".into(), Value::from(msg.into()));
+    r
+}
+
+/// Marks `result` failed with `msg`, keeping its other keys (as `fail_json(**r)`).
+pub fn failed(mut result: ModuleResult, msg: impl Into<String>) -> ModuleResult {
+    result.insert("failed".into(), Value::Bool(true));
+    result.insert("msg".into(), Value::from(msg.into()));
+    result
+}
+
+/// The `exception` value ansible attaches when a failure was caused by an OS error.
+pub fn error_summary(msg: &str, cause: &str) -> Value {
+    json!({"event": {"msg": msg, "chain": {"msg_reason": "<<< caused by >>>",
+        "traceback_reason": "The above exception was the direct cause of the following error:",
+        "event": {"msg": cause, "__ansible_type": "Event"}, "follow": true,
+        "__ansible_type": "EventChain"}, "__ansible_type": "Event"}, "__ansible_type": "ErrorSummary"})
+}
+
+/// `fail_json(msg, exception=err, **extra)`.
+pub fn fail_with_cause(mut result: ModuleResult, msg: &str, cause: &str) -> ModuleResult {
+    result.insert("failed".into(), Value::Bool(true));
+    result.insert("msg".into(), Value::from(msg));
+    result.insert("exception".into(), error_summary(msg, cause));
+    result
+}
+
+/// Adds a `module.warn(msg)` to the result's `warnings`.
+pub fn warn(result: &mut ModuleResult, msg: &str) {
+    let entry = json!({"event": {"msg": msg, "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"});
+    match result.get_mut("warnings") {
+        Some(Value::Array(list)) => list.push(entry),
+        _ => {
+            result.insert("warnings".into(), Value::Array(vec![entry]));
+        }
+    }
+}
+
+/// Python's `str(OSError)` for an errno and a path shown as bytes: `[Errno 2] No such file or
+/// directory: b'/x'`.
+pub fn os_error(err: &std::io::Error, path: &str) -> String {
+    let code = err.raw_os_error().unwrap_or(0);
+    format!("[Errno {code}] {}: b{}", strerror(code), super::pyfmt::py_repr(&Value::from(path)))
+}
+
+/// Python's `str(OSError)` for an errno and a path shown as text.
+pub fn os_error_text(err: &std::io::Error, path: &str) -> String {
+    let code = err.raw_os_error().unwrap_or(0);
+    format!("[Errno {code}] {}: {}", strerror(code), super::pyfmt::py_repr(&Value::from(path)))
+}
+
+/// The C library's message for an errno, as Python shows it.
+pub fn strerror(code: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(code).to_string();
+    // Rust appends " (os error N)" to the C message.
+    match text.rfind(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// `str(datetime.datetime.now())` in local time.
+pub fn timestamp(at: SystemTime) -> String {
+    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs() as libc::time_t;
+    // SAFETY: a zeroed tm is a valid out-parameter for localtime_r.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals.
+    unsafe { libc::localtime_r(&secs, &mut tm) };
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        since.subsec_micros()
+    )
+}
+
+/// `str(timedelta)` for a run's duration.
+pub fn delta(d: Duration) -> String {
+    let secs = d.as_secs();
+    format!("{}:{:02}:{:02}.{:06}", secs / 3600, (secs / 60) % 60, secs % 60, d.subsec_micros())
+}
+
+/// Python's `shlex.split` (POSIX mode, comments off). `None` for an unclosed quote or a
+/// trailing escape, where Python raises.
+pub fn shlex_split(s: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\\' => {
+                cur.push(chars.next()?);
+                in_word = true;
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('\\' | '"' | '$' | '`' | '\n') => cur.push(c),
+                            c => {
+                                cur.push('\\');
+                                cur.push(c);
+                            }
+                        },
+                        c => cur.push(c),
+                    }
+                }
+            }
+            c => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    Some(out)
+}
+
+/// `shlex.quote`.
+pub fn shlex_quote(s: &str) -> String {
+    if s.is_empty() {
+        return "''".into();
+    }
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\"'\"'"))
+}

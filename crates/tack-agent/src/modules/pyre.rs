@@ -1,0 +1,230 @@
+//! Python `re` syntax on `fancy-regex`: the translation of what Python spells differently
+//! (`(?P<n>...)`, `(?P=n)`, `\Z`, and `$`, which in Python also matches before a final
+//! newline), and Python's replacement templates (`\1`, `\g<n>`, `\g<1>`, escapes). Every
+//! module taking a Python regular expression goes through here.
+
+use fancy_regex::{Captures, Regex};
+
+/// A compiled Python pattern.
+#[derive(Debug)]
+pub struct PyRegex {
+    re: Regex,
+}
+
+/// `re.compile` flags tack honours.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Flags {
+    pub multiline: bool,
+    pub dotall: bool,
+}
+
+pub fn has_inline_flag(pattern: &str, flag: char) -> bool {
+    let mut rest = pattern;
+    while let Some(i) = rest.find("(?") {
+        let after = &rest[i + 2..];
+        let flags: String = after.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        if after[flags.len()..].starts_with([')', ':']) && flags.contains(flag) {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Rewrites Python-only syntax into the syntax fancy-regex reads.
+pub fn translate(pattern: &str, flags: Flags) -> String {
+    let multiline = flags.multiline || has_inline_flag(pattern, 'm');
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::new();
+    if flags.multiline {
+        out.push_str("(?m)");
+    }
+    if flags.dotall {
+        out.push_str("(?s)");
+    }
+    let mut i = 0;
+    let mut in_class = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && i + 1 < chars.len() {
+            let n = chars[i + 1];
+            if !in_class && n == 'Z' {
+                out.push_str("\\z");
+            } else {
+                out.push(c);
+                out.push(n);
+            }
+            i += 2;
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            }
+            if c == '[' {
+                // A literal `[` inside a class: Rust would read a nested class.
+                out.push_str("\\[");
+            } else {
+                out.push(c);
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            '[' => {
+                in_class = true;
+                out.push('[');
+                i += 1;
+                // `]` or `^]` right after the opening bracket is literal in both dialects.
+                if chars.get(i) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    out.push_str("\\]");
+                    i += 1;
+                }
+            }
+            '(' if chars[i..].starts_with(&['(', '?', 'P', '=']) => {
+                let end =
+                    chars[i..].iter().position(|c| *c == ')').map(|p| p + i).unwrap_or(chars.len());
+                let name: String = chars[i + 4..end].iter().collect();
+                out.push_str(&format!("\\k<{name}>"));
+                i = end + 1;
+            }
+            '(' if chars[i..].starts_with(&['(', '?', 'P', '<']) => {
+                out.push_str("(?<");
+                i += 4;
+            }
+            '$' if !multiline => {
+                out.push_str("(?=\\n?\\z)");
+                i += 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+impl PyRegex {
+    /// `re.compile(pattern, flags)`; `Err` is the compile error's text.
+    pub fn new(pattern: &str, flags: Flags) -> Result<Self, String> {
+        Regex::new(&translate(pattern, flags)).map(|re| PyRegex { re }).map_err(|e| e.to_string())
+    }
+
+    /// `re.search`: the first match's captures.
+    pub fn search<'t>(&self, text: &'t str) -> Option<Captures<'t, str>> {
+        self.re.captures(text).ok().flatten()
+    }
+
+    pub fn is_match(&self, text: &str) -> bool {
+        self.re.is_match(text).unwrap_or(false)
+    }
+
+    /// Every non-overlapping match, in order.
+    pub fn captures_all<'t>(&self, text: &'t str) -> Vec<Captures<'t, str>> {
+        self.re.captures_iter(text).filter_map(Result::ok).collect()
+    }
+}
+
+impl PyRegex {
+    /// `match.expand(template)`: Python's replacement-template language; `Err` is Python's
+    /// message for a bad escape or an unknown group.
+    pub fn expand(&self, template: &str, caps: &Captures<'_, str>) -> Result<String, String> {
+        let names: Vec<&str> = self.re.capture_names().flatten().collect();
+        let chars: Vec<char> = template.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        let group = |out: &mut String, key: &str| -> Result<(), String> {
+            let m = match key.parse::<usize>() {
+                Ok(n) if n < caps.len() => caps.get(n),
+                Ok(n) => return Err(format!("invalid group reference {n}")),
+                Err(_) => {
+                    if !names.contains(&key) {
+                        return Err(format!("unknown group name '{key}'"));
+                    }
+                    caps.name(key)
+                }
+            };
+            if let Some(m) = m {
+                out.push_str(m.as_str());
+            }
+            Ok(())
+        };
+        while i < chars.len() {
+            let c = chars[i];
+            if c != '\\' {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let Some(&n) = chars.get(i + 1) else {
+                return Err(format!("bad escape (end of pattern) at position {i}"));
+            };
+            match n {
+                'g' => {
+                    if chars.get(i + 2) != Some(&'<') {
+                        return Err(format!("missing < at position {}", i + 2));
+                    }
+                    let end = chars[i + 3..].iter().position(|c| *c == '>').map(|p| p + i + 3);
+                    let Some(end) = end else {
+                        return Err(format!("missing >, unterminated name at position {}", i + 3));
+                    };
+                    let key: String = chars[i + 3..end].iter().collect();
+                    group(&mut out, &key)?;
+                    i = end + 1;
+                }
+                '0'..='9' => {
+                    let mut j = i + 1;
+                    while j < chars.len() && j < i + 3 && chars[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                    let digits: String = chars[i + 1..j].iter().collect();
+                    if n == '0' {
+                        let v = u32::from_str_radix(&digits, 8).unwrap_or(0);
+                        out.push(char::from_u32(v).unwrap_or('\0'));
+                    } else {
+                        group(&mut out, &digits)?;
+                    }
+                    i = j;
+                }
+                'n' => push(&mut out, &mut i, '\n'),
+                't' => push(&mut out, &mut i, '\t'),
+                'r' => push(&mut out, &mut i, '\r'),
+                'f' => push(&mut out, &mut i, '\x0c'),
+                'v' => push(&mut out, &mut i, '\x0b'),
+                'a' => push(&mut out, &mut i, '\x07'),
+                'b' => push(&mut out, &mut i, '\x08'),
+                '\\' => push(&mut out, &mut i, '\\'),
+                c if c.is_ascii_alphabetic() => {
+                    return Err(format!("bad escape \\{c} at position {i}"));
+                }
+                c => {
+                    out.push('\\');
+                    out.push(c);
+                    i += 2;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn push(out: &mut String, i: &mut usize, c: char) {
+    out.push(c);
+    *i += 2;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_named_groups_and_dollar_translate() {
+        assert_eq!(translate("(?P<a>x)(?P=a)$", Flags::default()), "(?<a>x)\\k<a>(?=\\n?\\z)");
+        assert_eq!(translate("^a$", Flags { multiline: true, dotall: false }), "(?m)^a$");
+    }
+}

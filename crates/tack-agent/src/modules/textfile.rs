@@ -1,0 +1,143 @@
+//! Text files as ansible's line-editing modules read and write them: universal-newline
+//! reading, atomic replacement keeping the old file's mode and owner (a new file gets
+//! 0666 less the umask, as `atomic_move` does), dated backups, and the attribute step
+//! (`check_file_attrs`). Writes only the destination file and its backup.
+
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+use serde_json::{Map, Value};
+
+use super::argspec::Params;
+use super::common::{fail, timestamp};
+use super::fsattr::{FileArgs, Outcome, set_fs_attributes};
+use super::paths::{dirname, islink, join, realpath};
+
+/// Whether `encoding` names UTF-8 (the only text encoding tack reads and writes).
+pub fn check_encoding(p: &Params) -> Outcome<()> {
+    let enc = p.str("encoding").unwrap_or("utf-8").to_ascii_lowercase().replace('_', "-");
+    if matches!(enc.as_str(), "utf-8" | "utf8" | "u8" | "utf") {
+        Ok(())
+    } else {
+        Err(fail(format!(
+            "tack reads and writes text as UTF-8 only: encoding '{}' is not supported",
+            enc
+        )))
+    }
+}
+
+/// Python's text-mode read (`newline=None`): `\r\n` and `\r` become `\n`.
+pub fn read_text(path: &str) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    Ok(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
+/// `str.splitlines(keepends=True)` as `readlines()` splits text-mode content.
+pub fn lines_of(text: &str) -> Vec<String> {
+    text.split_inclusive('\n').map(str::to_string).collect()
+}
+
+fn umask() -> u32 {
+    // SAFETY: umask has no preconditions; the original mask is restored at once.
+    unsafe {
+        let m = libc::umask(0);
+        libc::umask(m);
+        m
+    }
+}
+
+/// Replaces `dest` (through symlinks) with `content` atomically.
+pub fn write_atomic(dest: &str, content: &[u8]) -> std::io::Result<()> {
+    let target = realpath(dest);
+    let existing = std::fs::metadata(&target).ok();
+    let dir = dirname(&target);
+    let tmp =
+        join(&dir, &format!(".tack-tmp-{}-{}", std::process::id(), super::tempname::random_part()));
+    let result = (|| {
+        let mut f =
+            std::fs::OpenOptions::new().write(true).create_new(true).mode_private().open(&tmp)?;
+        f.write_all(content)?;
+        f.sync_all()?;
+        drop(f);
+        let mode = match &existing {
+            Some(m) => m.mode() & 0o7777,
+            None => 0o666 & !umask(),
+        };
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
+        if let Some(m) = &existing {
+            let _ = std::os::unix::fs::chown(&tmp, Some(m.uid()), Some(m.gid()));
+        }
+        std::fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+trait PrivateOpen {
+    fn mode_private(&mut self) -> &mut Self;
+}
+
+impl PrivateOpen for std::fs::OpenOptions {
+    fn mode_private(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.mode(0o600)
+    }
+}
+
+/// `backup_local`: a copy named `DEST.PID.YYYY-MM-DD@HH:MM:SS~` keeping mode and times.
+pub fn backup_local(dest: &str, check: bool) -> Outcome<String> {
+    if !super::paths::exists(dest) {
+        return Ok(String::new());
+    }
+    let stamp = timestamp(std::time::SystemTime::now());
+    let (date, time) = stamp.split_once(' ').unwrap_or((&stamp, ""));
+    let backup = format!("{dest}.{}.{date}@{}~", std::process::id(), time.get(..8).unwrap_or(time));
+    if !check {
+        let copy = || -> std::io::Result<()> {
+            std::fs::copy(dest, &backup)?;
+            let st = std::fs::metadata(dest)?;
+            std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(st.mode() & 0o7777))?;
+            let _ = std::os::unix::fs::chown(&backup, Some(st.uid()), Some(st.gid()));
+            let f = std::fs::File::options().write(true).open(&backup)?;
+            f.set_times(
+                std::fs::FileTimes::new().set_accessed(st.accessed()?).set_modified(st.modified()?),
+            )?;
+            Ok(())
+        };
+        copy().map_err(|_| fail(format!("Could not make backup of '{dest}' to '{backup}'.")))?;
+    }
+    Ok(backup)
+}
+
+/// `check_file_attrs`: applies the file options and extends the message as ansible does.
+pub fn check_file_attrs(
+    p: &Params,
+    dest: &str,
+    changed: bool,
+    msg: &str,
+    diff: &mut Map<String, Value>,
+    check: bool,
+) -> Outcome<(String, bool)> {
+    let path = if p.bool("follow") && islink(dest) { realpath(dest) } else { dest.to_string() };
+    let args = FileArgs {
+        path,
+        mode: p.get("mode").clone(),
+        owner: p.str("owner").map(str::to_string),
+        group: p.str("group").map(str::to_string),
+        attributes: p.str("attributes").map(str::to_string),
+    };
+    let mut msg = msg.to_string();
+    let mut changed = changed;
+    if set_fs_attributes(&args, false, Some(diff), check)? {
+        if changed {
+            msg.push_str(" and ");
+        }
+        changed = true;
+        msg.push_str("ownership, perms or SE linux context changed");
+    }
+    Ok((msg, changed))
+}

@@ -1,0 +1,338 @@
+//! The module cases recorded from ansible-core 2.21.5's own modules by
+//! `scripts/record-module-results.py` (`tests/modules/*.json`), run through
+//! `tack_agent::run_module` in the same fixed scratch directories.
+//!
+//! The whole result dictionary is compared (its key set included) and so is the scratch
+//! directory afterwards. Only what varies between runs is normalised: run times
+//! (`start`/`end`/`delta`, file times), inode and device numbers and lsattr's file version, backup-file timestamps and
+//! the random part of temporary names. A case tack knowingly answers differently is listed
+//! in `tests/modules/known-divergences.txt` with its reason, and must still differ.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde_json::{Map, Value};
+use sha1_smol_free::sha1_hex;
+use tack_agent::modules::argspec::{self, Elem, Kind, Opt, RequiredIf, Spec};
+use tack_agent::{Invocation, run_module};
+
+mod sha1_smol_free {
+    /// SHA-1 of a file's content, as the recorder stores it.
+    pub fn sha1_hex(data: &[u8]) -> String {
+        use sha1::{Digest, Sha1};
+        let mut h = Sha1::new();
+        h.update(data);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+const SCRATCH: &str = "/tmp/tack-modules";
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("modules")
+}
+
+fn subst(value: &Value, dir: &str) -> Value {
+    match value {
+        Value::String(s) => Value::from(s.replace("%D", dir)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| subst(v, dir)).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), subst(v, dir))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn make_setup(scratch: &Path, setup: Option<&Value>) {
+    for entry in setup.and_then(Value::as_array).into_iter().flatten() {
+        let p = scratch.join(entry["path"].as_str().expect("setup path"));
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir parent");
+        if entry.get("dir").and_then(Value::as_bool) == Some(true) {
+            fs::create_dir_all(&p).expect("mkdir");
+        } else if let Some(target) = entry.get("link").and_then(Value::as_str) {
+            std::os::unix::fs::symlink(target, &p).expect("symlink");
+        } else if let Some(target) = entry.get("hard").and_then(Value::as_str) {
+            fs::hard_link(scratch.join(target), &p).expect("hard link");
+        } else {
+            fs::write(&p, entry.get("content").and_then(Value::as_str).unwrap_or(""))
+                .expect("write");
+        }
+        if let Some(mode) = entry.get("mode").and_then(Value::as_str)
+            && entry.get("link").is_none()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = u32::from_str_radix(mode, 8).expect("octal mode");
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+    }
+}
+
+fn file_state(scratch: &Path) -> Value {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![scratch.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read_dir").flatten() {
+            let p = entry.path();
+            let rel =
+                p.strip_prefix(scratch).expect("under scratch").to_string_lossy().into_owned();
+            let st = fs::symlink_metadata(&p).expect("lstat");
+            let mut e = Map::new();
+            if st.file_type().is_symlink() {
+                e.insert("type".into(), "link".into());
+                e.insert(
+                    "target".into(),
+                    fs::read_link(&p).expect("readlink").to_string_lossy().into_owned().into(),
+                );
+            } else {
+                e.insert("mode".into(), format!("{:04o}", st.mode() & 0o7777).into());
+                if st.is_dir() {
+                    e.insert("type".into(), "directory".into());
+                    stack.push(p.clone());
+                } else {
+                    e.insert("type".into(), "file".into());
+                    e.insert("sha1".into(), sha1_hex(&fs::read(&p).expect("read")).into());
+                    e.insert("nlink".into(), st.nlink().into());
+                }
+            }
+            out.insert(rel, Value::Object(e));
+        }
+    }
+    Value::Object(out.into_iter().collect())
+}
+
+struct Normaliser {
+    backup: Regex,
+    temp: Option<Regex>,
+}
+
+impl Normaliser {
+    fn new(case: &Value) -> Self {
+        let temp = (case["module"].as_str() == Some("tempfile")).then(|| {
+            let args = &case["args"];
+            let prefix = args.get("prefix").and_then(Value::as_str).unwrap_or("ansible.");
+            let suffix = args.get("suffix").and_then(Value::as_str).unwrap_or("");
+            Regex::new(&format!("{}[a-z0-9_]{{8}}{}", regex::escape(prefix), regex::escape(suffix)))
+                .expect("re")
+        });
+        Normaliser {
+            backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
+            temp,
+        }
+    }
+
+    fn text(&self, s: &str) -> String {
+        let s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        match &self.temp {
+            Some(re) => re.replace_all(&s, "<tempname>").into_owned(),
+            None => s,
+        }
+    }
+
+    fn value(&self, key: &str, v: &Value) -> Value {
+        const TIMES: &[&str] = &["start", "end", "delta", "mtime", "atime", "ctime"];
+        const NUMBERS: &[&str] = &["inode", "dev"];
+        // lsattr's file version (inode generation) is new for every file made.
+        if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {
+            return "<n>".into();
+        }
+        match v {
+            Value::String(_) | Value::Number(_) if TIMES.contains(&key) => "<time>".into(),
+            Value::Number(_) if NUMBERS.contains(&key) => "<n>".into(),
+            Value::String(s) => self.text(s).into(),
+            Value::Array(items) => Value::Array(items.iter().map(|i| self.value("", i)).collect()),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (self.text(k), self.value(k, v))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    // Specs hold static names; a test process may keep these few strings for its lifetime.
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+fn leak_list(v: &Value) -> &'static [&'static str] {
+    let names: Vec<&'static str> =
+        v.as_array().into_iter().flatten().filter_map(Value::as_str).map(leak).collect();
+    Box::leak(names.into_boxed_slice())
+}
+
+fn leak_groups(v: Option<&Value>) -> &'static [&'static [&'static str]] {
+    let groups: Vec<&'static [&'static str]> =
+        v.and_then(Value::as_array).into_iter().flatten().map(leak_list).collect();
+    Box::leak(groups.into_boxed_slice())
+}
+
+fn kind_of(name: Option<&str>, elements: Option<&str>) -> Kind {
+    let elem = elements.map(|e| match e {
+        "str" => Elem::Str,
+        "path" => Elem::Path,
+        "int" => Elem::Int,
+        "bool" => Elem::Bool,
+        "float" => Elem::Float,
+        "dict" => Elem::Dict,
+        _ => Elem::Raw,
+    });
+    match name.unwrap_or("str") {
+        "bool" => Kind::Bool,
+        "int" => Kind::Int,
+        "float" => Kind::Float,
+        "path" => Kind::Path,
+        "list" => Kind::List(elem),
+        "dict" => Kind::Dict,
+        "raw" => Kind::Raw,
+        _ => Kind::Str,
+    }
+}
+
+/// A case's spec, written as ansible's `argument_spec`, as tack's [`Spec`].
+fn spec_of(case: &Value) -> Spec {
+    let spec = &case["spec"];
+    let mut options = Vec::new();
+    for (name, o) in spec["options"].as_object().into_iter().flatten() {
+        let mut opt = Opt::new(
+            leak(name),
+            kind_of(
+                o.get("type").and_then(Value::as_str),
+                o.get("elements").and_then(Value::as_str),
+            ),
+        )
+        .aliases(leak_list(o.get("aliases").unwrap_or(&Value::Null)));
+        if let Some(d) = o.get("default") {
+            opt = opt.default(d.clone());
+        }
+        if o.get("required").and_then(Value::as_bool) == Some(true) {
+            opt = opt.required();
+        }
+        if let Some(c) = o.get("choices").and_then(Value::as_array) {
+            opt = opt.choice_values(c.clone());
+        }
+        if o.get("no_log").and_then(Value::as_bool) == Some(true) {
+            opt = opt.no_log();
+        }
+        options.push(opt);
+    }
+    let required_if = spec
+        .get("required_if")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| RequiredIf {
+            key: leak(r[0].as_str().unwrap_or_default()),
+            value: r[1].clone(),
+            needs: leak_list(&r[2]),
+            any: r.get(3).and_then(Value::as_bool).unwrap_or(false),
+        })
+        .collect();
+    Spec {
+        options,
+        mutually_exclusive: leak_groups(spec.get("mutually_exclusive")),
+        required_one_of: leak_groups(spec.get("required_one_of")),
+        required_together: leak_groups(spec.get("required_together")),
+        required_if,
+    }
+}
+
+/// What the recorder's probe module returns for a case: the validated parameters or the
+/// failure.
+fn run_probe(case: &Value) -> Value {
+    let spec = spec_of(case);
+    argspec::begin();
+    let args = case.get("args").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut result = Map::new();
+    match argspec::validate("probe", &spec, &args) {
+        Ok(params) => {
+            result.insert("params".into(), Value::Object(params.values));
+        }
+        Err(msg) => {
+            result.insert("failed".into(), true.into());
+            result.insert("msg".into(), msg.into());
+        }
+    }
+    Value::Object(argspec::finish(result))
+}
+
+fn known_divergences() -> BTreeMap<String, String> {
+    let text = fs::read_to_string(cases_dir().join("known-divergences.txt")).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            l.split_once(':').map(|(n, r)| (n.trim().to_string(), r.trim().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn module_cases_match_ansible() {
+    let known = known_divergences();
+    let mut files: Vec<PathBuf> = fs::read_dir(cases_dir())
+        .expect("cases dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let (mut total, mut same) = (0, 0);
+    let mut failures = Vec::new();
+    for file in files {
+        let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
+        let recorded: Vec<Value> =
+            serde_json::from_str(&fs::read_to_string(&file).expect("read")).expect("json");
+        for rec in recorded {
+            let mut case = rec["case"].clone();
+            let name = case["name"].as_str().expect("name").to_string();
+            if case.get("module").is_none() {
+                case["module"] = Value::from(module.clone());
+            }
+            let scratch = Path::new(SCRATCH).join(&name);
+            let _ = fs::remove_dir_all(&scratch);
+            fs::create_dir_all(&scratch).expect("scratch");
+            make_setup(&scratch, case.get("setup"));
+            let dir = scratch.to_string_lossy().into_owned();
+            let args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+            let inv = Invocation {
+                args: args.as_object().cloned().unwrap_or_default(),
+                check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
+                diff: case.get("diff").and_then(Value::as_bool).unwrap_or(false),
+            };
+            let module_name = case["module"].as_str().expect("module").to_string();
+            let got = if module_name == "argspec" {
+                run_probe(&case)
+            } else {
+                run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
+            };
+            let got_files = file_state(&scratch);
+            let _ = fs::remove_dir_all(&scratch);
+            let norm = Normaliser::new(&case);
+            let (want, got) = (norm.value("", &rec["result"]), norm.value("", &got));
+            let no_files = Value::Object(Map::new());
+            let want_files = norm.value("", rec.get("files").unwrap_or(&no_files));
+            let got_files = norm.value("", &got_files);
+            let matches = want == got && want_files == got_files;
+            total += 1;
+            match (matches, known.contains_key(&name)) {
+                (true, false) => same += 1,
+                (false, true) => {}
+                (true, true) => failures.push(format!("{name}: listed as a known divergence but now matches")),
+                (false, false) => failures.push(format!(
+                    "{name}:\n  want {want}\n  got  {got}\n  want files {want_files}\n  got files  {got_files}"
+                )),
+            }
+        }
+    }
+    eprintln!(
+        "module cases: {total} recorded, {same} identical, {} known divergences",
+        known.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} module cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
