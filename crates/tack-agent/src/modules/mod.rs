@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+pub mod setup;
+
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
 
@@ -22,8 +24,10 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         .strip_prefix("ansible.builtin.")
         .or_else(|| name.strip_prefix("ansible.legacy."))
         .unwrap_or(name);
-    let _ = (short, invocation);
-    None
+    match short {
+        "setup" => Some(setup::run(invocation)),
+        _ => None,
+    }
 }
 
 /// Whether tack has a native module called `name`.
@@ -37,4 +41,4 @@ pub fn is_native(name: &str) -> bool {
 
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
-const NATIVE: &[&str] = &[];
+const NATIVE: &[&str] = &["setup"];
