@@ -19,6 +19,7 @@ mod ping;
 mod pyfmt;
 mod pyre;
 mod replace;
+pub mod setup;
 mod slurp;
 mod stat;
 mod tempname;
@@ -61,6 +62,10 @@ impl Ctx<'_> {
 /// Runs the native module `name` (short name, `ansible.builtin.` or `ansible.legacy.`
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
+    // setup reads its few arguments itself (it predates the shared argument handling).
+    if short_name(name) == "setup" {
+        return Some(setup::run(invocation));
+    }
     let ctx = Ctx { name, check_mode: invocation.check_mode, diff: invocation.diff };
     argspec::begin();
     let result = match short_name(name) {
@@ -100,6 +105,7 @@ pub fn native_name(name: &str) -> Option<&'static str> {
 /// Every native module, by short name. A module is added here in the same change that
 /// registers it in [`run_module`].
 const NATIVE: &[&str] = &[
+    "setup",
     "ping",
     "command",
     "shell",
