@@ -66,6 +66,30 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Replaces what differs between any two runs in a result: a command's `start`/`end` times
+/// and its `delta` (see tests/golden/README.md).
+fn normalise_times(text: &str) -> String {
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 2]> = std::sync::OnceLock::new();
+    let rules = TIMES.get_or_init(|| {
+        [
+            (
+                regex::Regex::new(r#""(start|end)": "\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}""#)
+                    .expect("valid pattern"),
+                r#""$1": "<TIME>""#,
+            ),
+            (
+                regex::Regex::new(r#""delta": "\d+:\d\d:\d\d\.\d{6}""#).expect("valid pattern"),
+                r#""delta": "<DELTA>""#,
+            ),
+        ]
+    });
+    let mut out = text.to_string();
+    for (pattern, with) in rules {
+        out = pattern.replace_all(&out, *with).into_owned();
+    }
+    out
+}
+
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
 /// after `hosts (N):` and the tags inside a play line's `TAGS: [...]`.
 fn normalise_unordered(text: &str) -> String {
@@ -159,7 +183,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         let normalise = |bytes: &[u8]| -> Vec<u8> {
             let replaced = replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
             match String::from_utf8(replaced) {
-                Ok(text) => normalise_unordered(&text).into_bytes(),
+                Ok(text) => normalise_times(&normalise_unordered(&text)).into_bytes(),
                 Err(e) => e.into_bytes(),
             }
         };

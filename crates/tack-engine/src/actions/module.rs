@@ -16,7 +16,8 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     };
     match Local.run_module(name, &invocation) {
         Ok(result) => {
-            let data = json::map_from_json(&result);
+            let mut data = json::map_from_json(&result);
+            add_lines(&mut data);
             let mut out = ActionOutput::new(data);
             if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
                 let msg = out
@@ -34,5 +35,26 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         Err(e) => {
             super::errored(Diagnostic::at(format!("Task failed: {e}"), input.task_origin.clone()))
         }
+    }
+}
+
+/// ansible's task executor adds `stdout_lines`/`stderr_lines` to any result with `stdout`/
+/// `stderr` text that lacks them.
+fn add_lines(data: &mut tack_yaml::Mapping) {
+    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+        if data.get(lines).is_some() {
+            continue;
+        }
+        let Some(tack_yaml::Value::Str(value)) = data.get(text).map(|n| n.value.clone()) else {
+            continue;
+        };
+        let list = tack_py::text::splitlines(&value)
+            .into_iter()
+            .map(|l| tack_yaml::Node::bare(tack_yaml::Value::Str(l.to_string())))
+            .collect();
+        data.insert(
+            tack_yaml::Node::bare(tack_yaml::Value::Str(lines.to_string())),
+            tack_yaml::Node::bare(tack_yaml::Value::Seq(list)),
+        );
     }
 }
