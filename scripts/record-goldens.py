@@ -76,6 +76,25 @@ def commands(case: Path) -> list[list[str]]:
     return argvs
 
 
+def file_state(work: Path, rel: str) -> str:
+    """One line of expected/files: the path, what it is, its permission bits and, for a
+    regular file, the SHA-1 of its bytes (a symlink gives its target)."""
+    import hashlib
+    import stat as st
+
+    path = work / rel
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return f"{rel} absent"
+    mode = f"{st.S_IMODE(info.st_mode):04o}"
+    if st.S_ISLNK(info.st_mode):
+        return f"{rel} link {mode} {os.readlink(path)}"
+    if st.S_ISDIR(info.st_mode):
+        return f"{rel} directory {mode}"
+    return f"{rel} file {mode} {hashlib.sha1(path.read_bytes()).hexdigest()}"
+
+
 def record(case: Path, ref: Path) -> None:
     """Runs each line of `cmd` in order in one staged copy. One line records into
     expected/{stdout,stderr,rc}; several lines into expected/<n>/ (1-based)."""
@@ -96,6 +115,10 @@ def record(case: Path, ref: Path) -> None:
             (out / name).write_bytes(text.encode("utf-8", "surrogateescape"))
         (out / "rc").write_text(f"{proc.returncode}\n")
         print(f"{case.relative_to(GOLDEN)}[{n}]: rc {proc.returncode}")
+    check = case / "check-files"
+    if check.exists():
+        rels = [l.strip() for l in check.read_text().splitlines() if l.strip() and not l.startswith("#")]
+        (expected / "files").write_text("".join(file_state(work, r) + "\n" for r in rels))
 
 
 def main() -> None:

@@ -208,7 +208,43 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
             problems.push(format!("{label}{line}\nexit code: ansible-core {want_rc}, tack {rc}"));
         }
     }
+    if let Ok(listed) = fs::read_to_string(case.join("check-files")) {
+        let want = fs::read_to_string(expected.join("files")).unwrap_or_default();
+        let got: String = listed
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|rel| file_state(&work, rel) + "\n")
+            .collect();
+        if want != got {
+            let diff = similar::TextDiff::from_lines(want.as_str(), got.as_str());
+            problems.push(format!(
+                "files left behind differ (- ansible-core, + tack):\n{}",
+                diff.unified_diff().context_radius(3)
+            ));
+        }
+    }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// One line of `expected/files`, as `scripts/record-goldens.py` writes it: the path, its
+/// kind, its permission bits and, for a regular file, the SHA-1 of its bytes.
+fn file_state(work: &Path, rel: &str) -> String {
+    use sha1::Digest;
+    use std::os::unix::fs::PermissionsExt;
+    let path = work.join(rel);
+    let Ok(meta) = fs::symlink_metadata(&path) else { return format!("{rel} absent") };
+    let mode = format!("{:04o}", meta.permissions().mode() & 0o7777);
+    if meta.file_type().is_symlink() {
+        let target = fs::read_link(&path).map(|t| t.display().to_string()).unwrap_or_default();
+        return format!("{rel} link {mode} {target}");
+    }
+    if meta.is_dir() {
+        return format!("{rel} directory {mode}");
+    }
+    let digest = sha1::Sha1::digest(fs::read(&path).unwrap_or_default());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{rel} file {mode} {hex}")
 }
 
 fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
