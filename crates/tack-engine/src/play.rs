@@ -252,6 +252,7 @@ impl PlayRun<'_, '_> {
             vars: &self.scope,
             verbosity: self.run.facts.verbosity,
             role: crate::roles::layers(self.play, ctx),
+            play: self.play,
         }
     }
 

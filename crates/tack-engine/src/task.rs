@@ -2,6 +2,7 @@
 //! the action with its rendered arguments, `changed_when`/`failed_when`, `ignore_errors` and
 //! `register`. Results go to the callback through the play runner; nothing here prints.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tack_diag::Diagnostic;
@@ -22,6 +23,7 @@ pub struct TaskRun<'a> {
     pub vars: &'a Arc<PlayScope>,
     pub verbosity: i64,
     pub role: crate::roles::RoleLayers,
+    pub play: &'a tack_playbook::Play,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -208,6 +210,25 @@ impl TaskRun<'_> {
         Ok((shown, aggregate(host, results)))
     }
 
+    /// `Task.get_search_path`: the task's role and the roles above it, then the play's
+    /// directory.
+    fn search_path(&self) -> actions::copy::SearchPath {
+        let mut roles = Vec::new();
+        for id in self.ctx.dep_chain.iter().rev() {
+            roles.push(self.play.role(*id).path.clone());
+        }
+        let basedir = tack_playbook::play_vars::play_basedir(self.play);
+        let task_dir = self
+            .ctx
+            .task
+            .origin
+            .as_ref()
+            .and_then(|o| o.path.as_ref())
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| basedir.clone());
+        actions::copy::SearchPath { basedir, roles, task_dir }
+    }
+
     /// `loop:`: a template that must give a list.
     fn loop_items(
         &self,
@@ -309,6 +330,7 @@ impl TaskRun<'_> {
                 }
             }
         }
+        let search = self.search_path();
         actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -319,6 +341,7 @@ impl TaskRun<'_> {
             derived: provenance.derived(),
             check_mode: false,
             diff: false,
+            search: &search,
         })
     }
 

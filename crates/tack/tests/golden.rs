@@ -67,9 +67,9 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// Replaces what differs between any two runs in a result: a command's `start`/`end` times
-/// and its `delta` (see tests/golden/README.md).
+/// and its `delta`, and the name of a staging directory (see tests/golden/README.md).
 fn normalise_times(text: &str) -> String {
-    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 2]> = std::sync::OnceLock::new();
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 3]> = std::sync::OnceLock::new();
     let rules = TIMES.get_or_init(|| {
         [
             (
@@ -80,6 +80,10 @@ fn normalise_times(text: &str) -> String {
             (
                 regex::Regex::new(r#""delta": "\d+:\d\d:\d\d\.\d{6}""#).expect("valid pattern"),
                 r#""delta": "<DELTA>""#,
+            ),
+            (
+                regex::Regex::new(r"ansible-tmp-\d+\.\d+-\d+-\d+").expect("valid pattern"),
+                "ansible-tmp-<TMP>",
             ),
         ]
     });

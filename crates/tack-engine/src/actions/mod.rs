@@ -5,6 +5,7 @@
 //! Actions never print and never decide what runs next; the executor does both.
 
 mod assert;
+pub mod copy;
 mod debug;
 mod fail;
 mod module;
@@ -25,6 +26,10 @@ pub enum Action {
     Fail,
     /// A native module, run on the host through its connection.
     Module(&'static str),
+    /// The `copy` action plugin.
+    Copy,
+    /// The `template` action plugin.
+    Template,
 }
 
 impl Action {
@@ -37,7 +42,9 @@ impl Action {
             "fail" => Some(Action::Fail),
             // ansible runs these through controller-side action plugins (staging, rendering,
             // checksums); their host halves alone would not do what the task asks.
-            "copy" | "template" | "fetch" | "assemble" | "unarchive" | "script" => None,
+            "copy" => Some(Action::Copy),
+            "template" => Some(Action::Template),
+            "fetch" | "assemble" | "unarchive" | "script" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
     }
@@ -50,6 +57,8 @@ impl Action {
             Action::Assert => "ansible.builtin.assert".into(),
             Action::Fail => "ansible.builtin.fail".into(),
             Action::Module(name) => format!("ansible.builtin.{name}"),
+            Action::Copy => "ansible.builtin.copy".into(),
+            Action::Template => "ansible.builtin.template".into(),
         }
     }
 
@@ -64,7 +73,7 @@ impl Action {
         match self {
             Action::Debug => &["var"],
             Action::Assert => &["that"],
-            Action::SetFact | Action::Fail | Action::Module(_) => &[],
+            Action::SetFact | Action::Fail | Action::Module(_) | Action::Copy | Action::Template => &[],
         }
     }
 
@@ -75,7 +84,7 @@ impl Action {
             Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
             Action::Fail => &["msg"],
             // Any variable name; a module checks its own arguments, in ansible's words.
-            Action::SetFact | Action::Module(_) => &[],
+            Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
         }
     }
 }
@@ -95,6 +104,8 @@ pub struct ActionInput<'a> {
     pub check_mode: bool,
     /// `--diff` / `diff:` for this task.
     pub diff: bool,
+    /// Where relative `src` files are found.
+    pub search: &'a copy::SearchPath,
 }
 
 /// What an action gives back.
@@ -136,6 +147,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Assert => assert::run(input),
         Action::Fail => fail::run(input),
         Action::Module(name) => module::run(input, name),
+        Action::Copy => copy::copy(input, input.search),
+        Action::Template => copy::template(input, input.search),
     }
 }
 

@@ -1,0 +1,308 @@
+//! `copy` and `template` as ansible's action plugins run them on a local host: the bytes are
+//! found (or rendered) on the controller, the destination is stat'ed with its SHA-1; equal
+//! bytes only get the `file` module's attributes, different bytes are staged in a private
+//! temporary directory and moved into place by the `copy` module, and the staging is removed
+//! as soon as the module returns.
+//!
+//! Directory sources, `remote_src`, `local_follow` and `decrypt: false` are refused by name
+//! (issue 6 completes the action plugins).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value as Json};
+use sha1::Digest;
+use tack_agent::Invocation;
+use tack_diag::{Diagnostic, Origin};
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{ActionInput, ActionOutput};
+use crate::connection::{Connection, Local};
+use crate::json;
+use crate::result::{b, s};
+
+/// Arguments the action consumes itself; the rest go to the modules.
+const ACTION_ONLY: &[&str] = &["src", "content", "remote_src", "local_follow", "decrypt"];
+const TEMPLATE_ONLY: &[&str] = &[
+    "src",
+    "newline_sequence",
+    "variable_start_string",
+    "variable_end_string",
+    "block_start_string",
+    "block_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "trim_blocks",
+    "lstrip_blocks",
+    "output_encoding",
+];
+
+/// Where the action finds relative sources: the task's role, then the play's directory.
+pub struct SearchPath {
+    pub basedir: PathBuf,
+    /// The task's role and the roles above it.
+    pub roles: Vec<PathBuf>,
+    /// The directory of the file the task was written in.
+    pub task_dir: PathBuf,
+}
+
+fn failed(msg: String, origin: Option<Origin>) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    ActionOutput::action_failed(data, Node::bare(Value::Str(msg)), origin)
+}
+
+#[allow(clippy::needless_lifetimes)]
+fn arg<'a>(input: &'a ActionInput<'_>, name: &str) -> Option<&'a Node> {
+    input.args.get(name)
+}
+
+/// `_find_needle`: the file in the task's search path, or ansible's error naming every place
+/// it looked.
+fn find(search: &SearchPath, dir: &str, name: &str) -> Result<PathBuf, Diagnostic> {
+    let mut paths = search.roles.clone();
+    if !paths.contains(&search.task_dir) {
+        paths.push(search.task_dir.clone());
+    }
+    tack_loader::search::path_dwim_relative_stack(&search.basedir, &paths, Some(dir), name).map_err(
+        |searched| {
+            let list: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+            Diagnostic::new(format!(
+                "Could not find or access '{name}'\nSearched in:\n\t{} on the Ansible Controller.",
+                list.join("\n\t")
+            ))
+            .with_help("If you are using a module and expect the file to exist on the remote, see the remote_src option.")
+        },
+    )
+}
+
+/// An `AnsibleActionFail` raised inside the action: the task fails with the error's chain.
+fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput {
+    let middle = Diagnostic::caused_by("Unexpected AnsibleActionFail error.", None, cause);
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&middle.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::caused_by("Task failed.", origin, middle));
+    out.raised = true;
+    out
+}
+
+/// `copy`.
+pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    for refused in ["remote_src", "local_follow", "decrypt"] {
+        if arg(input, refused).is_some() {
+            return failed(
+                format!("tack does not support the copy option '{refused}' yet"),
+                input.task_origin.clone(),
+            );
+        }
+    }
+    let content = arg(input, "content");
+    let src = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value));
+    let (bytes, basename) = match (content, &src) {
+        (Some(_), Some(_)) => {
+            return failed("src and content are mutually exclusive".into(), input.task_origin.clone());
+        }
+        (Some(node), None) => {
+            let text = match &node.value {
+                Value::Str(t) | Value::Unsafe(t) => t.clone(),
+                other => tack_yaml::to_json(&Node::bare(other.clone()), &tack_yaml::JsonOptions::compact())
+                    .unwrap_or_default(),
+            };
+            (text.into_bytes(), None)
+        }
+        (None, Some(name)) => {
+            let path = match find(search, "files", name) {
+                Ok(path) => path,
+                Err(e) => return raised(e, input.task_origin.clone()),
+            };
+            if path.is_dir() {
+                return failed("tack does not support copying a directory yet".into(), input.task_origin.clone());
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let base = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    (bytes, base)
+                }
+                Err(e) => {
+                    return failed(format!("Could not find or access '{name}': {e}"), input.task_origin.clone());
+                }
+            }
+        }
+        (None, None) => return failed("src (or content) is required".into(), input.task_origin.clone()),
+    };
+    transfer(input, bytes, basename, ACTION_ONLY)
+}
+
+/// `template`.
+pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    for (key, _) in input.args.iter() {
+        let name = key.as_str().unwrap_or_default();
+        if TEMPLATE_ONLY.contains(&name) && name != "src" {
+            return failed(format!("tack does not support the template option '{name}' yet"), input.task_origin.clone());
+        }
+    }
+    let Some(src) = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
+        return failed("src and dest are required".into(), input.task_origin.clone());
+    };
+    let path = match find(search, "templates", &src) {
+        Ok(path) => path,
+        Err(e) => return raised(e, input.task_origin.clone()),
+    };
+    let dest = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value));
+    let options = tack_template::TemplateFileOptions {
+        path_as_given: Some(src.clone()),
+        dest_path: dest,
+        ..Default::default()
+    };
+    let text = match input.templar.render_file_with(&path, input.scope, &options) {
+        Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
+        Err(e) => return super::errored(Diagnostic::caused_by("Task failed.", input.task_origin.clone(), e.to_diagnostic())),
+    };
+    transfer(input, text.into_bytes(), None, TEMPLATE_ONLY)
+}
+
+fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
+    let invocation = Invocation { args, check_mode: input.check_mode, diff: input.diff };
+    Local.run_module(module, &invocation).map(|r| json::map_from_json(&r)).map_err(|e| e.to_string())
+}
+
+/// The common half: compare with the destination, then set attributes or stage and copy.
+fn transfer(
+    input: &ActionInput<'_>,
+    bytes: Vec<u8>,
+    basename: Option<String>,
+    own: &[&str],
+) -> ActionOutput {
+    let origin = input.task_origin.clone();
+    let Some(mut dest) = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
+        return failed("dest is required".into(), origin);
+    };
+    let checksum: String = sha1::Sha1::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let mut module_args: Map<String, Json> = json::map_to_json(input.args);
+    for key in own {
+        module_args.remove(*key);
+    }
+    let mut stat_args = Map::new();
+    stat_args.insert("path".into(), Json::String(dest.clone()));
+    stat_args.insert("get_checksum".into(), Json::Bool(true));
+    stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
+    let stat = match run("stat", stat_args, input) {
+        Ok(r) => r,
+        Err(e) => return failed(e, origin),
+    };
+    let info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
+    let flag = |k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
+    let mut same = false;
+    if flag("exists") && flag("isdir") {
+        match &basename {
+            Some(base) => {
+                dest = Path::new(&dest).join(base).to_string_lossy().into_owned();
+                module_args.insert("dest".into(), Json::String(dest.clone()));
+            }
+            None => return failed("can not use content with a dir as dest".into(), origin),
+        }
+    } else if flag("exists") {
+        same = info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value)) == Some(checksum.clone());
+    }
+    let force = input.args.get("force").is_none_or(|f| f.value.is_truthy());
+    if flag("exists") && !same && !force {
+        let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
+        data.insert(s("dest"), s(&dest));
+        data.insert(s("src"), s(&dest));
+        return ActionOutput::new(data);
+    }
+    let mut result = if same {
+        let mut file_args = module_args.clone();
+        file_args.remove("dest");
+        for key in ["backup", "force", "validate", "checksum", "directory_mode"] {
+            file_args.remove(key);
+        }
+        file_args.insert("path".into(), Json::String(dest.clone()));
+        match run("file", file_args, input) {
+            Ok(r) => r,
+            Err(e) => return failed(e, origin),
+        }
+    } else {
+        let staged = match stage(&bytes, &dest) {
+            Ok(staged) => staged,
+            Err(e) => return failed(format!("could not stage the file: {e}"), origin),
+        };
+        module_args.insert("src".into(), Json::String(staged.file.to_string_lossy().into_owned()));
+        module_args.insert("checksum".into(), Json::String(checksum.clone()));
+        if let Some(base) = &basename {
+            module_args.insert("_original_basename".into(), Json::String(base.clone()));
+        }
+        let out = run("copy", module_args, input);
+        // The staged bytes are removed as soon as the module has them in place.
+        let _ = std::fs::remove_dir_all(&staged.dir);
+        match out {
+            Ok(r) => r,
+            Err(e) => return failed(e, origin),
+        }
+    };
+    result.insert(s("dest"), s(&dest));
+    if same {
+        result.insert(s("checksum"), s(&checksum));
+    }
+    if !input.diff {
+        result.insert(s("diff"), Node::bare(Value::Seq(Vec::new())));
+    }
+    let mut out = ActionOutput::new(result);
+    if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        out.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), input.task_origin.clone()));
+    }
+    out
+}
+
+struct Staged {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+/// Writes `bytes` where ansible's local connection stages them: a fresh directory under
+/// `~/.ansible/tmp` made private (0700), the file inside it private (0600).
+/// The file is named `.source` with the destination's extension, as ansible names it.
+fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let home = user_home().unwrap_or_else(std::env::temp_dir);
+    let root = home.join(".ansible").join("tmp");
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root)?;
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let dir = root.join(format!(
+        "ansible-tmp-{}.{:07}-{}-{}",
+        now.as_secs(),
+        now.subsec_nanos() / 100,
+        std::process::id(),
+        u64::from_le_bytes(random) % 1_000_000_000_000_000,
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let ext = Path::new(dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
+    let file = dir.join(format!(".source{}", ext.unwrap_or_default()));
+    let mut handle = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
+    handle.write_all(bytes)?;
+    Ok(Staged { dir, file })
+}
+
+/// The running user's home directory from the password database, as the shell's `~` on the
+/// host gives it (ansible expands `remote_tmp` there, whatever `$HOME` says).
+fn user_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: getpwuid returns a pointer into static storage or null; it is read at once,
+    // on this thread, before any other call could overwrite it.
+    unsafe {
+        let entry = libc::getpwuid(libc::getuid());
+        if entry.is_null() || (*entry).pw_dir.is_null() {
+            return None;
+        }
+        let dir = CStr::from_ptr((*entry).pw_dir);
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
+    }
+}
