@@ -15,6 +15,7 @@ mod args;
 mod collectors;
 mod distribution;
 mod hardware;
+mod ini;
 mod local;
 mod network;
 mod storage;
@@ -53,7 +54,10 @@ fn failure(msg: &str) -> ModuleResult {
 }
 
 fn gather(invocation: &Invocation) -> Result<ModuleResult, ArgError> {
-    let params = args::parse(&invocation.args)?;
+    let mut params = args::parse(&invocation.args)?;
+    if params.gather_subset.is_empty() {
+        params.gather_subset = vec!["all".to_string()];
+    }
     let selected = collectors::select(&params.gather_subset)?;
     let mut state = Gathered::default();
     let mut out = Map::new();

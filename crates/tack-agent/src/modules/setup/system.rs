@@ -484,31 +484,30 @@ pub fn service_mgr(collected: &Facts) -> Facts {
     facts(vec![("service_mgr", json!(name))])
 }
 
-/// `shlex.split(data, posix=False)`: whitespace-separated words, quotes kept and protecting
-/// whitespace; `None` when a quote is left open (ansible then keeps what it has: nothing).
-fn split_non_posix(data: &str) -> Option<Vec<String>> {
+/// `shlex.split(data, posix=False)`: whitespace-separated words; a word that starts with a
+/// quote runs to the matching quote and ends there; a quote inside a word is an ordinary
+/// character. `None` when a quote is left open (ansible then keeps nothing).
+pub(crate) fn split_non_posix(data: &str) -> Option<Vec<String>> {
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     for ch in data.chars() {
-        match quote {
-            Some(q) => {
-                cur.push(ch);
-                if ch == q {
-                    quote = None;
-                }
+        if let Some(q) = quote {
+            cur.push(ch);
+            if ch == q {
+                quote = None;
+                words.push(std::mem::take(&mut cur));
             }
-            None if ch.is_whitespace() => {
-                if !cur.is_empty() {
-                    words.push(std::mem::take(&mut cur));
-                }
+        } else if is_space(ch) {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
             }
-            None => {
-                if ch == '"' || ch == '\'' {
-                    quote = Some(ch);
-                }
-                cur.push(ch);
-            }
+        } else if cur.is_empty() && (ch == '"' || ch == '\'') {
+            quote = Some(ch);
+            cur.push(ch);
+        } else {
+            cur.push(ch);
         }
     }
     if quote.is_some() {
@@ -524,7 +523,12 @@ pub fn cmdline() -> Facts {
     let Some(data) = file_content("/proc/cmdline").filter(|d| !d.is_empty()) else {
         return Facts::new();
     };
-    let words = split_non_posix(&data).unwrap_or_default();
+    parse_cmdline(&data)
+}
+
+/// The `cmdline` (last value wins) and `proc_cmdline` (repeated keys collect a list) facts.
+pub(crate) fn parse_cmdline(data: &str) -> Facts {
+    let words = split_non_posix(data).unwrap_or_default();
     let mut plain = Map::new();
     let mut multi = Map::new();
     for w in &words {
