@@ -20,6 +20,8 @@ mod local;
 mod network;
 mod storage;
 mod system;
+#[cfg(test)]
+mod units_tests;
 mod util;
 mod virt;
 
@@ -95,7 +97,7 @@ fn gather(invocation: &Invocation) -> Result<ModuleResult, ArgError> {
 
 /// ansible's filter: an empty list (or `*`) keeps everything; a pattern also matches with
 /// `ansible_` put in front unless it already names a namespace.
-fn matches(key: &str, filter: &[String]) -> bool {
+pub(crate) fn matches(key: &str, filter: &[String]) -> bool {
     if filter.is_empty() || (filter.len() == 1 && filter[0] == "*") {
         return true;
     }

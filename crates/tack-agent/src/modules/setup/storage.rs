@@ -16,7 +16,7 @@ use super::util::{bin_path, file_content, run};
 type Facts = Map<String, Value>;
 
 /// ansible's `bytes_to_human`.
-fn bytes_to_human(size: f64) -> String {
+pub(crate) fn bytes_to_human(size: f64) -> String {
     let ranges: [(&str, f64); 9] = [
         ("Y", 2f64.powi(80)),
         ("Z", 2f64.powi(70)),

@@ -141,6 +141,17 @@ fn getfqdn(node: &str) -> String {
 }
 
 pub fn lsb() -> Facts {
+    let out = bin_path("lsb_release")
+        .and_then(|p| run(&[&p.to_string_lossy(), "-a"]))
+        .filter(|r| r.0 == 0)
+        .map(|r| r.1);
+    let file =
+        Path::new("/etc/lsb-release").exists().then(|| super::util::file_lines("/etc/lsb-release"));
+    lsb_facts(out.as_deref(), file)
+}
+
+/// The lsb facts from `lsb_release -a`'s output, else from /etc/lsb-release's lines.
+pub(crate) fn lsb_facts(out: Option<&str>, file: Option<Vec<String>>) -> Facts {
     let mut lsb: Vec<(String, String)> = Vec::new();
     let set = |lsb: &mut Vec<(String, String)>, k: &str, v: String| {
         if let Some(e) = lsb.iter_mut().find(|e| e.0 == k) {
@@ -149,27 +160,28 @@ pub fn lsb() -> Facts {
             lsb.push((k.to_string(), v));
         }
     };
-    if let Some(p) = bin_path("lsb_release")
-        && let Some((0, out, _)) = run(&[&p.to_string_lossy(), "-a"])
-    {
-        for line in out.lines() {
-            let Some((_, value)) = line.split_once(':') else {
-                continue;
-            };
-            let value = value.trim().to_string();
-            if line.contains("LSB Version:") || line.contains("Release:") {
-                set(&mut lsb, "release", value);
-            } else if line.contains("Distributor ID:") {
-                set(&mut lsb, "id", value);
-            } else if line.contains("Description:") {
-                set(&mut lsb, "description", value);
-            } else if line.contains("Codename:") {
-                set(&mut lsb, "codename", value);
-            }
+    for line in out.unwrap_or("").lines() {
+        let Some((_, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim().to_string();
+        let key = [
+            ("LSB Version:", "release"),
+            ("Distributor ID:", "id"),
+            ("Description:", "description"),
+            ("Release:", "release"),
+            ("Codename:", "codename"),
+        ]
+        .iter()
+        .find(|(marker, _)| line.contains(marker));
+        if let Some((_, name)) = key {
+            set(&mut lsb, name, value);
         }
     }
-    if lsb.is_empty() && Path::new("/etc/lsb-release").exists() {
-        for line in super::util::file_lines("/etc/lsb-release") {
+    if lsb.is_empty()
+        && let Some(lines) = file
+    {
+        for line in lines {
             let Some((_, value)) = line.split_once('=') else {
                 continue;
             };
@@ -743,8 +755,12 @@ pub fn systemd() -> Facts {
 }
 
 pub fn dns() -> Facts {
+    parse_dns(&file_content("/etc/resolv.conf").unwrap_or_default())
+}
+
+/// resolv.conf's nameserver, domain, search, sortlist and options lines as ansible reads them.
+pub(crate) fn parse_dns(content: &str) -> Facts {
     let mut d = Map::new();
-    let content = file_content("/etc/resolv.conf").unwrap_or_default();
     for line in content.lines() {
         if line.starts_with('#') || line.starts_with(';') || line.trim().is_empty() {
             continue;
