@@ -21,7 +21,8 @@ A path is the keys from the top of the result joined with "/", list indexes as "
 
 `--units` runs each input of crates/tack-agent/tests/setup/units.yml through the ansible
 function that parses that kind of text (kernel command line, resolv.conf, a Debian-family
-release file, /proc/cpuinfo, `lsb_release -a` output, bytes_to_human, the fact filter) and
+release file, /proc/cpuinfo, `lsb_release -a` output, bytes_to_human, the fact filter, an
+interface's `ip addr show` output with /sys stubbed to a MAC and an MTU, `ip route get`) and
 writes units.json: {kind: [{"input": ..., "result": ...}]}. It needs the reference's python
 (it imports ansible); the cpuinfo results leave out processor_nproc, which ansible takes from
 the process's CPU affinity rather than from the text.
@@ -187,7 +188,41 @@ def record_units():
         found = ansible_collector.AnsibleFactCollector()._filter(facts, case["filter"])
         return sorted({k for k, _ in found})
 
-    runners = {"cmdline": cmdline, "dns": dns, "debian": debian, "cpuinfo": cpuinfo,
+    from ansible.module_utils.facts.network import linux as net_linux
+
+    class NetModule:
+        def __init__(self, outputs):
+            self.outputs = outputs
+
+        def get_bin_path(self, name, *a, **kw):
+            return None  # no ethtool
+
+        def run_command(self, args, **kw):
+            for word, out in self.outputs.items():
+                if word in args:
+                    return 0, out, ""
+            return 1, "", ""
+
+    def addresses(case):
+        base = "/sys/class/net/" + case["device"]
+        files = {base + "/address": case["mac"], base + "/mtu": "1500"}
+        module = NetModule({"primary": case["primary"], "secondary": case["secondary"]})
+        d4, d6 = dict(case["default_ipv4"]), dict(case["default_ipv6"])
+        with mock.patch.object(net_linux.glob, "glob", lambda p: [base] if p == "/sys/class/net/*" else []), \
+                mock.patch.object(net_linux.os.path, "isdir", lambda p: p == base), \
+                mock.patch.object(net_linux.os.path, "exists", lambda p: p in files), \
+                mock.patch.object(net_linux, "get_file_content", lambda p, default=None: files.get(p, default)):
+            interfaces, ips = net_linux.LinuxNetwork(module).get_interfaces_info("/sbin/ip", d4, d6)
+        return {"interfaces": interfaces, "default_ipv4": d4, "default_ipv6": d6, **ips}
+
+    def route_get(case):
+        family = "-6" if ":" in case["target"] else "-4"
+        other = "2404:6800:400a:800::1012" if family == "-4" else "8.8.8.8"
+        module = NetModule({case["target"]: case["out"], other: ""})
+        d4, d6 = net_linux.LinuxNetwork(module).get_default_interfaces("/sbin/ip")
+        return d4 if family == "-4" else d6
+
+    runners = {"addresses": addresses, "route_get": route_get, "cmdline": cmdline, "dns": dns, "debian": debian, "cpuinfo": cpuinfo,
                "lsb_release": lsb, "bytes_to_human": lambda n: bytes_to_human(float(n)),
                "filter": flt}
     for kind, inputs in units.items():

@@ -2,8 +2,8 @@
 //! `gather_subset`, `filter`, `gather_timeout` and `fact_path` arguments.
 //!
 //! Owns the whole module: argument checking (`args`), which collectors a subset selects
-//! (`collectors`), and one file per family of facts (`system`, `distribution`, `hardware`,
-//! `network`, `virt`, `local`). Facts are read from the host it runs on (`/proc`, `/sys`,
+//! (`collectors`), and one file per family of facts (`system`, `managers`, `distribution`,
+//! `hardware` and `storage`, `network`, `virt`, `local` with its INI reader `ini`). Facts are read from the host it runs on (`/proc`, `/sys`,
 //! `/etc`, a few commands as ansible runs them) and never written; the only process it starts
 //! besides those commands is `python3` once, for the python facts, and executable `.fact`
 //! files under `fact_path`, as ansible does.
@@ -17,6 +17,7 @@ mod distribution;
 mod hardware;
 mod ini;
 mod local;
+mod managers;
 mod network;
 mod storage;
 mod system;

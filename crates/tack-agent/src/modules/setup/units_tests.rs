@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{distribution, hardware, matches, storage, system};
+use super::{distribution, hardware, matches, network, storage, system};
 
 /// (kind, index, why): units where tack knowingly differs.
 const KNOWN_DIVERGENCES: &[(&str, usize, &str)] = &[];
@@ -63,6 +63,32 @@ fn run(kind: &str, input: &Value) -> Value {
             keys.sort_unstable();
             json!(keys)
         }
+        "addresses" => {
+            let device = input["device"].as_str().unwrap_or("");
+            let mac = input["mac"].as_str().unwrap_or("").to_string();
+            // What the harness stubs /sys with: an address file and an MTU of 1500.
+            let mut base = Map::new();
+            base.insert("device".into(), json!(device));
+            if !mac.is_empty() && mac != "00:00:00:00:00:00" {
+                base.insert("macaddress".into(), json!(mac));
+            }
+            base.insert("mtu".into(), json!(1500));
+            let obj = |k: &str| input[k].as_object().cloned().unwrap_or_default();
+            network::parse_addresses(
+                device,
+                base,
+                Some(mac),
+                (
+                    input["primary"].as_str().unwrap_or(""),
+                    input["secondary"].as_str().unwrap_or(""),
+                ),
+                (obj("default_ipv4"), obj("default_ipv6")),
+            )
+        }
+        "route_get" => Value::Object(network::parse_route_get(
+            input["out"].as_str().unwrap_or(""),
+            input["target"].as_str().unwrap_or(""),
+        )),
         other => panic!("unknown unit kind {other}"),
     }
 }
