@@ -3,6 +3,7 @@
 
 usage: scripts/record-setup-facts.py            # record: write the recording file
        scripts/record-setup-facts.py --print    # one live run of every case, JSON on stdout
+       scripts/record-setup-facts.py --units    # record the text-parser units (units.json)
 
 Cases are written by hand in crates/tack-agent/tests/setup/cases.yml (a name and the module's
 arguments; `@FIXTURE@` in a string stands for crates/tack-agent/tests/setup/fixture, in the arguments and
@@ -17,6 +18,14 @@ Recording runs every case twice and writes crates/tack-agent/tests/setup/recorde
    "varying": sorted list of fact paths whose value differed between the two runs}
 A path is the keys from the top of the result joined with "/", list indexes as "[]"
 ("ansible_facts/ansible_date_time/epoch"). Only this script writes that file.
+
+`--units` runs each input of crates/tack-agent/tests/setup/units.yml through the ansible
+function that parses that kind of text (kernel command line, resolv.conf, a Debian-family
+release file, /proc/cpuinfo, `lsb_release -a` output, bytes_to_human, the fact filter, an
+interface's `ip addr show` output with /sys stubbed to a MAC and an MTU, `ip route get`) and
+writes units.json: {kind: [{"input": ..., "result": ...}]}. It needs the reference's python
+(it imports ansible); the cpuinfo results leave out processor_nproc, which ansible takes from
+the process's CPU affinity rather than from the text.
 
 `--print` is what tests/setup.rs calls when the reference exists: it prints
 {"python3": ..., "cases": {name: result}} for one run, writing nothing.
@@ -117,11 +126,124 @@ def diff_paths(a, b, prefix, out):
         out.add(prefix)
 
 
+def record_units():
+    sys.path.insert(0, str(next((REF / "lib").glob("python3*/site-packages"))))
+    import yaml
+    from unittest import mock
+
+    from ansible.module_utils.common.text.formatters import bytes_to_human
+    from ansible.module_utils.facts import ansible_collector
+    from ansible.module_utils.facts.hardware import linux as hw_linux
+    from ansible.module_utils.facts.system import dns as dns_mod
+    from ansible.module_utils.facts.system.cmdline import CmdLineFactCollector
+    from ansible.module_utils.facts.system.distribution import DistributionFiles
+    from ansible.module_utils.facts.system.lsb import LSBFactCollector
+
+    units = yaml.safe_load((SETUP / "units.yml").read_text())
+    out = {}
+
+    def cmdline(text):
+        c = CmdLineFactCollector()
+        data = text.strip()
+        return {"cmdline": c._parse_proc_cmdline(data), "proc_cmdline": c._parse_proc_cmdline_facts(data)}
+
+    def dns(text):
+        with mock.patch.object(dns_mod, "get_file_content", lambda path, default=None: text.strip()):
+            return dns_mod.DnsFactCollector().collect()
+
+    def debian(case):
+        files = DistributionFiles(module=None)
+        parsed, facts = files._parse_dist_file("Debian", case["data"].strip(), case["path"],
+                                               {"distribution_release": "bookworm"})
+        return {"parsed": parsed, "facts": facts}
+
+    def cpuinfo(case):
+        lines = case["text"].strip().splitlines()
+
+        def fake_lines(path, *a, **kw):
+            return lines if path == "/proc/cpuinfo" else []
+
+        with mock.patch.object(hw_linux, "get_file_lines", fake_lines):
+            facts = hw_linux.LinuxHardware(module=None).get_cpu_facts(
+                collected_facts={"ansible_architecture": case["arch"]})
+        facts.pop("processor_nproc", None)
+        return facts
+
+    class FakeModule:
+        def __init__(self, output):
+            self.output = output
+
+        def get_bin_path(self, name, *a, **kw):
+            return "/usr/bin/lsb_release"
+
+        def run_command(self, *a, **kw):
+            return 0, self.output, ""
+
+    def lsb(text):
+        with mock.patch("os.path.exists", lambda p: False):
+            return LSBFactCollector().collect(module=FakeModule(text))
+
+    def flt(case):
+        facts = {k: True for k in case["keys"]}
+        found = ansible_collector.AnsibleFactCollector()._filter(facts, case["filter"])
+        return sorted({k for k, _ in found})
+
+    from ansible.module_utils.facts.network import linux as net_linux
+
+    class NetModule:
+        def __init__(self, outputs):
+            self.outputs = outputs
+
+        def get_bin_path(self, name, *a, **kw):
+            return None  # no ethtool
+
+        def run_command(self, args, **kw):
+            for word, out in self.outputs.items():
+                if word in args:
+                    return 0, out, ""
+            return 1, "", ""
+
+    def addresses(case):
+        base = "/sys/class/net/" + case["device"]
+        files = {base + "/address": case["mac"], base + "/mtu": "1500"}
+        module = NetModule({"primary": case["primary"], "secondary": case["secondary"]})
+        d4, d6 = dict(case["default_ipv4"]), dict(case["default_ipv6"])
+        with mock.patch.object(net_linux.glob, "glob", lambda p: [base] if p == "/sys/class/net/*" else []), \
+                mock.patch.object(net_linux.os.path, "isdir", lambda p: p == base), \
+                mock.patch.object(net_linux.os.path, "exists", lambda p: p in files), \
+                mock.patch.object(net_linux, "get_file_content", lambda p, default=None: files.get(p, default)):
+            interfaces, ips = net_linux.LinuxNetwork(module).get_interfaces_info("/sbin/ip", d4, d6)
+        return {"interfaces": interfaces, "default_ipv4": d4, "default_ipv6": d6, **ips}
+
+    def route_get(case):
+        family = "-6" if ":" in case["target"] else "-4"
+        other = "2404:6800:400a:800::1012" if family == "-4" else "8.8.8.8"
+        module = NetModule({case["target"]: case["out"], other: ""})
+        d4, d6 = net_linux.LinuxNetwork(module).get_default_interfaces("/sbin/ip")
+        return d4 if family == "-4" else d6
+
+    runners = {"addresses": addresses, "route_get": route_get, "cmdline": cmdline, "dns": dns, "debian": debian, "cpuinfo": cpuinfo,
+               "lsb_release": lsb, "bytes_to_human": lambda n: bytes_to_human(float(n)),
+               "filter": flt}
+    for kind, inputs in units.items():
+        out[kind] = [{"input": i, "result": runners[kind](i)} for i in inputs]
+    (SETUP / "units.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {sum(len(v) for v in out.values())} units")
+
+
 def main():
+    if sys.argv[1:] == ["--units"]:
+        record_units()
+        return
     cases = load_cases()
     interpreter = real_interpreter(python3())
     if sys.argv[1:] == ["--print"]:
-        out = {name: run_case(args, interpreter) for name, args in cases}
+        # Cases are independent; running a few at once keeps the comparison test short.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = pool.map(lambda c: run_case(c[1], interpreter), cases)
+            out = dict(zip((name for name, _ in cases), results))
         json.dump({"python3": interpreter, "cases": out}, sys.stdout, sort_keys=True)
         return
     if sys.argv[1:]:

@@ -41,17 +41,19 @@ pub fn parse(args: &Map<String, Value>) -> Result<Params, ArgError> {
         unknown.sort_unstable();
         return Err(ArgError::Unsupported(unknown.join(", ")));
     }
+    // An explicit null is checked against the type like any value (ansible does not put
+    // the default in its place), except for `path`, which lets None through.
     let gather_subset = match args.get("gather_subset") {
-        None | Some(Value::Null) => vec!["all".to_string()],
+        None => vec!["all".to_string()],
         Some(v) => str_list("gather_subset", v)?,
     };
-    let filter = match args.get("filter") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(v) => str_list("filter", v)?,
-    };
     let gather_timeout = match args.get("gather_timeout") {
-        None | Some(Value::Null) => 10,
+        None => 10,
         Some(v) => int("gather_timeout", v)?,
+    };
+    let filter = match args.get("filter") {
+        None => Vec::new(),
+        Some(v) => str_list("filter", v)?,
     };
     let fact_path = match args.get("fact_path") {
         None | Some(Value::Null) => "/etc/ansible/facts.d".to_string(),
@@ -73,22 +75,60 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Python's `str()` of a scalar, as ansible's `str` element conversion gives it.
+/// Python's `str()` of a value, as ansible's `str` element conversion gives it.
 fn py_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// Python's `repr()` of a JSON value.
+fn py_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+            let mut out = String::from(q);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    c if c == q => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(q);
+            out
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(py_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Object(m) => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", py_repr(&Value::String(k.clone())), py_repr(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
     }
 }
 
 fn str_list(name: &'static str, v: &Value) -> Result<Vec<String>, ArgError> {
     match v {
         Value::Array(items) => Ok(items.iter().map(py_str).collect()),
-        Value::String(s) => Ok(s.split(',').map(|p| p.trim().to_string()).collect()),
-        Value::Number(_) => Ok(vec![py_str(v)]),
+        Value::String(s) => Ok(s.split(',').map(str::to_string).collect()),
+        // bool is an int in Python.
+        Value::Number(_) | Value::Bool(_) => Ok(vec![py_str(v)]),
         other => Err(ArgError::Type {
             name,
             kind: type_name(other),
@@ -98,25 +138,54 @@ fn str_list(name: &'static str, v: &Value) -> Result<Vec<String>, ArgError> {
     }
 }
 
+/// ansible's `int` check: ints (and bools) as they are; anything `Decimal()` reads as a whole
+/// number converted; the rest refused with the value's repr.
 fn int(name: &'static str, v: &Value) -> Result<i64, ArgError> {
-    let err = |detail: String| ArgError::Type { name, kind: type_name(v), target: "int", detail };
+    let err = || ArgError::Type {
+        name,
+        kind: type_name(v),
+        target: "int",
+        detail: format!("\"{}\" cannot be converted to an int", py_repr(v)),
+    };
     match v {
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Ok(i)
-            } else {
-                match n.as_f64() {
-                    Some(f) if f.fract() == 0.0 => Ok(f as i64),
-                    _ => Err(err(format!("\"{n}\" cannot be converted to an int"))),
-                }
-            }
-        }
-        Value::String(s) => s
-            .trim()
-            .parse::<i64>()
-            .map_err(|_| err(format!("\"'{s}'\" cannot be converted to an int"))),
-        other => Err(err(format!("<class '{}'> cannot be converted to an int", type_name(other)))),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(i),
+            (None, Some(f)) if f.fract() == 0.0 && f.is_finite() => Ok(f as i64),
+            _ => Err(err()),
+        },
+        Value::String(s) => decimal_int(s.trim()).ok_or_else(err),
+        _ => Err(err()),
     }
+}
+
+/// `int(Decimal(s))` when `Decimal(s)` is a whole number: digits with an optional sign,
+/// fraction and exponent.
+fn decimal_int(s: &str) -> Option<i64> {
+    let re = regex::Regex::new(r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$").ok()?;
+    let c = re.captures(s)?;
+    let (int_part, frac) =
+        (c.get(2).map_or("", |m| m.as_str()), c.get(3).map_or("", |m| m.as_str()));
+    if int_part.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let exp: i64 = c.get(4).map_or(Ok(0), |m| m.as_str().parse()).ok()?;
+    let digits = format!("{int_part}{frac}");
+    let point = int_part.len() as i64 + exp;
+    if point < 0 {
+        return digits.chars().all(|d| d == '0').then_some(0);
+    }
+    let point = point as usize;
+    let (whole, rest) = if point >= digits.len() {
+        (format!("{digits}{}", "0".repeat(point - digits.len())), String::new())
+    } else {
+        (digits[..point].to_string(), digits[point..].to_string())
+    };
+    if rest.chars().any(|d| d != '0') {
+        return None;
+    }
+    let n: i64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    Some(if &c[1] == "-" { -n } else { n })
 }
 
 /// ansible's `path` type: `~` and `$VAR` expanded.

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::args::{ArgError, Params};
-use super::{Gathered, distribution, hardware, local, network, system, virt};
+use super::{Gathered, distribution, hardware, local, managers, network, system, virt};
 
 /// One of ansible's Linux fact collectors.
 struct Collector {
@@ -252,15 +252,15 @@ pub fn collect(
         "fips" => system::fips(),
         "python" => system::python(),
         "caps" => system::caps(),
-        "pkg_mgr" => system::pkg_mgr(&state.facts),
-        "service_mgr" => system::service_mgr(&state.facts),
+        "pkg_mgr" => managers::pkg_mgr(&state.facts),
+        "service_mgr" => managers::service_mgr(&state.facts),
         "cmdline" => system::cmdline(),
         "date_time" => system::date_time(),
         "env" => system::env(),
         "loadavg" => system::loadavg(),
         "ssh_pub_keys" => system::ssh_pub_keys(),
         "user" => system::user(),
-        "systemd" => system::systemd(),
+        "systemd" => managers::systemd(),
         "virtual" => virt::collect(),
         "hardware" => hardware::collect(&state.facts, params.gather_timeout, &mut state.warnings),
         "dns" => system::dns(),

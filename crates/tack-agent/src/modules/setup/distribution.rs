@@ -302,6 +302,24 @@ fn parse_debian(
     Some(f)
 }
 
+/// ansible strips quotes and backslashes from both ends of a release file before parsing it.
+fn strip_quotes(content: &str) -> &str {
+    content.trim_matches(|c| c == '\'' || c == '"' || c == '\\')
+}
+
+/// ansible's `_parse_dist_file` for the Debian entry: whether the file was recognised, and
+/// what it says.
+pub(crate) fn parse_debian_file(
+    content: &str,
+    path: &str,
+    guessed: &Map<String, Value>,
+) -> (bool, Map<String, Value>) {
+    match parse_debian(strip_quotes(content), path, guessed) {
+        Some(f) => (true, f),
+        None => (false, Map::new()),
+    }
+}
+
 fn dist_file(path: &str, allow_empty: bool) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() || (!allow_empty && meta.len() == 0) {
@@ -342,7 +360,7 @@ pub fn collect() -> Result<Map<String, Value>, ArgError> {
             decided(&mut f, None);
             break;
         }
-        let data = content.trim_matches(|c| c == '\'' || c == '"' || c == '\\');
+        let data = strip_quotes(&content);
         let declines = match name {
             "Amazon" => !data.contains("Amazon"),
             "Archlinux" => !data.contains("Arch Linux"),
@@ -353,8 +371,9 @@ pub fn collect() -> Result<Map<String, Value>, ArgError> {
             continue;
         }
         if name == "Debian" {
-            if let Some(parsed) = parse_debian(data, path, &f.clone()) {
-                decided(&mut f, Some(parsed));
+            let (parsed, facts) = parse_debian_file(&content, path, &f);
+            if parsed {
+                decided(&mut f, Some(facts));
                 break;
             }
             if data.contains("Debian") || data.contains("Raspbian") {

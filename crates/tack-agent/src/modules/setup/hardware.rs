@@ -30,12 +30,23 @@ pub fn collect(collected: &Facts, gather_timeout: i64, warnings: &mut Vec<String
 }
 
 fn cpu(collected: &Facts) -> Facts {
-    let mut f = Facts::new();
     let xen = Path::new("/proc/xen").exists()
         || file_lines("/sys/hypervisor/type").first().is_some_and(|l| l.trim() == "xen");
     let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") else {
-        return f;
+        return Facts::new();
     };
+    let arch = collected.get("ansible_architecture").and_then(Value::as_str).unwrap_or("");
+    let mut f = parse_cpu(&text, arch, xen);
+    if let Some(n) = affinity_count() {
+        f.insert("processor_nproc".into(), json!(n));
+    }
+    f
+}
+
+/// The processor facts ansible derives from /proc/cpuinfo's text (`processor_nproc` from the
+/// text too; the caller replaces it with the CPU affinity count, as ansible does).
+pub(crate) fn parse_cpu(text: &str, arch: &str, xen: bool) -> Facts {
+    let mut f = Facts::new();
     let mut processor: Vec<Value> = Vec::new();
     let (mut i, mut vendor_n, mut model_n, mut proc_n) = (0i64, 0i64, 0i64, 0i64);
     let mut physid = String::from("0");
@@ -101,11 +112,10 @@ fn cpu(collected: &Facts) -> Facts {
     if vendor_n > 0 && vendor_n == model_n {
         i = vendor_n;
     }
-    let arch = collected.get("ansible_architecture").and_then(Value::as_str).unwrap_or("");
     if ["armv", "aarch", "ppc"].iter().any(|p| arch.starts_with(p)) {
         i = proc_n;
     }
-    let (count, cores_n, threads, vcpus, mut nproc);
+    let (count, cores_n, threads, vcpus, nproc);
     if arch == "s390x" {
         count = 1;
         cores_n = if zmt == 0 { 0 } else { py_round(zp as f64 / zmt as f64) };
@@ -126,9 +136,6 @@ fn cpu(collected: &Facts) -> Facts {
         };
         vcpus = threads * count * cores_n;
         nproc = proc_n;
-    }
-    if let Some(n) = affinity_count() {
-        nproc = n;
     }
     f.insert("processor_count".into(), json!(count));
     f.insert("processor_cores".into(), json!(cores_n));

@@ -5,6 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::{Map, Value, json};
 
+use super::ini;
+
 pub fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String, Value> {
     let mut out = Map::new();
     let mut local = Map::new();
@@ -56,22 +58,23 @@ pub fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String, Value
                 .map(|b| String::from_utf8_lossy(&b).trim().as_bytes().to_vec())
                 .unwrap_or_default()
         };
-        let Ok(text) = String::from_utf8(bytes) else {
-            let msg = format!("error loading fact - output of running \"{fn_}\" was not utf-8");
-            warnings.push(msg.clone());
-            local.insert(base, json!(msg));
-            continue;
-        };
+        // ansible decodes a script's output keeping undecodable bytes as surrogates and reads
+        // on; tack replaces them, which only shows in a value that keeps such bytes.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let fact = match serde_json::from_str::<Value>(&text) {
             Ok(v) => v,
-            Err(_) => match parse_ini(&text) {
-                Some(v) => v,
-                None => {
+            Err(_) => match ini::read(&text) {
+                Err(()) => {
                     let msg =
                         format!("error loading facts as JSON or ini - please check content: {fn_}");
                     warnings.push(msg.clone());
                     json!(msg)
                 }
+                Ok(parser) => match ini_fact(&parser, &fn_, warnings) {
+                    Some(v) => v,
+                    // ansible's collector raises here and setup drops every local fact.
+                    None => return Map::new(),
+                },
             },
         };
         local.insert(base, fact);
@@ -80,72 +83,41 @@ pub fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String, Value
     out
 }
 
-/// `configparser.ConfigParser().read_file` then every section's options (defaults merged),
-/// keys lowercased; `None` where configparser raises. Values holding `%` other than `%%` are
-/// treated as unreadable: configparser's interpolation of them is not ported.
-fn parse_ini(text: &str) -> Option<Value> {
-    let mut sections: Vec<(String, Vec<(String, String)>)> = Vec::new();
-    let mut defaults: Vec<(String, String)> = Vec::new();
-    let mut current: Option<usize> = None;
-    let mut in_default = false;
-    let mut last_key: Option<String> = None;
-    for raw in text.lines() {
-        let stripped = raw.trim();
-        if stripped.is_empty() || stripped.starts_with('#') || stripped.starts_with(';') {
-            last_key = None;
-            continue;
+/// ansible's loop over a parsed INI fact: each section's options as interpolated strings.
+/// An option that fails to interpolate turns the whole fact into the error text, after which
+/// ansible keeps indexing into that text; where Python would raise there, `None`.
+fn ini_fact(parser: &ini::Parser, fn_: &str, warnings: &mut Vec<String>) -> Option<Value> {
+    let mut fact: Result<Map<String, Value>, String> = Ok(Map::new());
+    for sect in parser.sections() {
+        match &mut fact {
+            Ok(m) => {
+                m.entry(sect.to_string()).or_insert_with(|| json!({}));
+            }
+            // `sect not in fact` on a str is a substring test; assigning into it raises.
+            Err(text) if !text.contains(sect) => return None,
+            Err(_) => {}
         }
-        let indented = raw.starts_with(|c: char| c.is_whitespace());
-        if indented && last_key.is_some() {
-            let key = last_key.clone()?;
-            let opts = if in_default { &mut defaults } else { &mut sections[current?].1 };
-            let entry = opts.iter_mut().find(|(k, _)| *k == key)?;
-            entry.1.push('\n');
-            entry.1.push_str(stripped);
-            continue;
-        }
-        if stripped.starts_with('[') && stripped.ends_with(']') {
-            let name = stripped[1..stripped.len() - 1].to_string();
-            if name == "DEFAULT" {
-                in_default = true;
-                current = None;
-            } else {
-                if sections.iter().any(|(n, _)| *n == name) {
-                    return None;
+        for opt in parser.options(sect) {
+            match parser.get(sect, &opt) {
+                Err(ex) => {
+                    let msg =
+                        format!("error loading facts as ini - please check content: {fn_} ({ex})");
+                    warnings.push(msg.clone());
+                    fact = Err(msg);
                 }
-                sections.push((name, Vec::new()));
-                current = Some(sections.len() - 1);
-                in_default = false;
+                Ok(val) => match &mut fact {
+                    Ok(m) => {
+                        if let Some(Value::Object(s)) = m.get_mut(sect) {
+                            s.insert(opt, json!(val));
+                        }
+                    }
+                    Err(_) => return None,
+                },
             }
-            last_key = None;
-            continue;
         }
-        let pos = stripped.find(['=', ':'])?;
-        let key = stripped[..pos].trim().to_lowercase();
-        let value = stripped[pos + 1..].trim().to_string();
-        let opts = if in_default { &mut defaults } else { &mut sections[current?].1 };
-        if opts.iter().any(|(k, _)| *k == key) {
-            return None;
-        }
-        opts.push((key.clone(), value));
-        last_key = Some(key);
     }
-    let mut out = Map::new();
-    for (name, opts) in sections {
-        let mut sect = Map::new();
-        let mut all = opts.clone();
-        for (k, v) in &defaults {
-            if !all.iter().any(|(ok, _)| ok == k) {
-                all.push((k.clone(), v.clone()));
-            }
-        }
-        for (k, v) in all {
-            if v.replace("%%", "").contains('%') {
-                return None;
-            }
-            sect.insert(k, json!(v.replace("%%", "%")));
-        }
-        out.insert(name, Value::Object(sect));
-    }
-    Some(Value::Object(out))
+    Some(match fact {
+        Ok(m) => Value::Object(m),
+        Err(text) => json!(text),
+    })
 }

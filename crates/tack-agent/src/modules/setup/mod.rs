@@ -2,8 +2,8 @@
 //! `gather_subset`, `filter`, `gather_timeout` and `fact_path` arguments.
 //!
 //! Owns the whole module: argument checking (`args`), which collectors a subset selects
-//! (`collectors`), and one file per family of facts (`system`, `distribution`, `hardware`,
-//! `network`, `virt`, `local`). Facts are read from the host it runs on (`/proc`, `/sys`,
+//! (`collectors`), and one file per family of facts (`system`, `managers`, `distribution`,
+//! `hardware` and `storage`, `network`, `virt`, `local` with its INI reader `ini`). Facts are read from the host it runs on (`/proc`, `/sys`,
 //! `/etc`, a few commands as ansible runs them) and never written; the only process it starts
 //! besides those commands is `python3` once, for the python facts, and executable `.fact`
 //! files under `fact_path`, as ansible does.
@@ -15,10 +15,14 @@ mod args;
 mod collectors;
 mod distribution;
 mod hardware;
+mod ini;
 mod local;
+mod managers;
 mod network;
 mod storage;
 mod system;
+#[cfg(test)]
+mod units_tests;
 mod util;
 mod virt;
 
@@ -53,7 +57,10 @@ fn failure(msg: &str) -> ModuleResult {
 }
 
 fn gather(invocation: &Invocation) -> Result<ModuleResult, ArgError> {
-    let params = args::parse(&invocation.args)?;
+    let mut params = args::parse(&invocation.args)?;
+    if params.gather_subset.is_empty() {
+        params.gather_subset = vec!["all".to_string()];
+    }
     let selected = collectors::select(&params.gather_subset)?;
     let mut state = Gathered::default();
     let mut out = Map::new();
@@ -91,7 +98,7 @@ fn gather(invocation: &Invocation) -> Result<ModuleResult, ArgError> {
 
 /// ansible's filter: an empty list (or `*`) keeps everything; a pattern also matches with
 /// `ansible_` put in front unless it already names a namespace.
-fn matches(key: &str, filter: &[String]) -> bool {
+pub(crate) fn matches(key: &str, filter: &[String]) -> bool {
     if filter.is_empty() || (filter.len() == 1 && filter[0] == "*") {
         return true;
     }

@@ -71,10 +71,15 @@ fn interface_type(t: &str) -> &'static str {
 
 /// `ip route get` of a far address: the route's device, source and gateway.
 fn default_route(ip: &str, family: &str, target: &str) -> Facts {
+    match run(&[ip, family, "route", "get", target]) {
+        Some((_, out, _)) => parse_route_get(&out, target),
+        None => Facts::new(),
+    }
+}
+
+/// The first line of `ip route get TARGET`: its `dev`, `src` and `via` words.
+pub(crate) fn parse_route_get(out: &str, target: &str) -> Facts {
     let mut d = Facts::new();
-    let Some((_, out, _)) = run(&[ip, family, "route", "get", target]) else {
-        return d;
-    };
     let Some(first) = out.lines().next() else {
         return d;
     };
@@ -238,6 +243,36 @@ fn parse_ip_output(ctx: &mut Ctx<'_>, output: &str, secondary: bool) {
             }
         }
     }
+}
+
+/// One interface's `ip addr show primary|secondary dev DEVICE` outputs read into ansible's
+/// facts, the device starting from `base` (what /sys gave); for the parser units.
+#[cfg(test)]
+pub(crate) fn parse_addresses(
+    device: &str,
+    base: Facts,
+    mac: Option<String>,
+    outputs: (&str, &str),
+    defaults: (Facts, Facts),
+) -> Value {
+    let (mut default4, mut default6) = defaults;
+    let mut interfaces = vec![(device.to_string(), base)];
+    let (mut all4, mut all6) = (Vec::new(), Vec::new());
+    let mut ctx = Ctx {
+        device,
+        interfaces: &mut interfaces,
+        default4: &mut default4,
+        default6: &mut default6,
+        all4: &mut all4,
+        all6: &mut all6,
+        mac: &mac,
+    };
+    parse_ip_output(&mut ctx, outputs.0, false);
+    parse_ip_output(&mut ctx, outputs.1, true);
+    let ifaces: Map<String, Value> =
+        interfaces.into_iter().map(|(n, d)| (n.replace(':', "_"), Value::Object(d))).collect();
+    json!({"interfaces": ifaces, "default_ipv4": default4, "default_ipv6": default6,
+           "all_ipv4_addresses": all4, "all_ipv6_addresses": all6})
 }
 
 fn ethtool(device: &str) -> Facts {

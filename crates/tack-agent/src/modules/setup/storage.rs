@@ -16,7 +16,7 @@ use super::util::{bin_path, file_content, run};
 type Facts = Map<String, Value>;
 
 /// ansible's `bytes_to_human`.
-fn bytes_to_human(size: f64) -> String {
+pub(crate) fn bytes_to_human(size: f64) -> String {
     let ranges: [(&str, f64); 9] = [
         ("Y", 2f64.powi(80)),
         ("Z", 2f64.powi(70)),
@@ -348,7 +348,13 @@ pub fn mounts(gather_timeout: i64, warnings: &mut Vec<String>) -> Facts {
     let mtab =
         if std::path::Path::new("/etc/mtab").exists() { "/etc/mtab" } else { "/proc/mounts" };
     let content = file_content(mtab).unwrap_or_default();
-    let timeout = Duration::from_secs(if gather_timeout > 0 { gather_timeout as u64 } else { 10 });
+    // ansible's `gather_timeout or 10`: zero means the default; a negative limit has passed
+    // before the first look, so only details already gathered by then are kept.
+    let timeout = match gather_timeout {
+        0 => Duration::from_secs(10),
+        t if t < 0 => Duration::ZERO,
+        t => Duration::from_secs(t as u64),
+    };
     let mut pending = Vec::new();
     for line in content.lines() {
         let fields: Vec<String> = line.split_whitespace().map(unescape).collect();

@@ -141,6 +141,17 @@ fn getfqdn(node: &str) -> String {
 }
 
 pub fn lsb() -> Facts {
+    let out = bin_path("lsb_release")
+        .and_then(|p| run(&[&p.to_string_lossy(), "-a"]))
+        .filter(|r| r.0 == 0)
+        .map(|r| r.1);
+    let file =
+        Path::new("/etc/lsb-release").exists().then(|| super::util::file_lines("/etc/lsb-release"));
+    lsb_facts(out.as_deref(), file)
+}
+
+/// The lsb facts from `lsb_release -a`'s output, else from /etc/lsb-release's lines.
+pub(crate) fn lsb_facts(out: Option<&str>, file: Option<Vec<String>>) -> Facts {
     let mut lsb: Vec<(String, String)> = Vec::new();
     let set = |lsb: &mut Vec<(String, String)>, k: &str, v: String| {
         if let Some(e) = lsb.iter_mut().find(|e| e.0 == k) {
@@ -149,27 +160,28 @@ pub fn lsb() -> Facts {
             lsb.push((k.to_string(), v));
         }
     };
-    if let Some(p) = bin_path("lsb_release")
-        && let Some((0, out, _)) = run(&[&p.to_string_lossy(), "-a"])
-    {
-        for line in out.lines() {
-            let Some((_, value)) = line.split_once(':') else {
-                continue;
-            };
-            let value = value.trim().to_string();
-            if line.contains("LSB Version:") || line.contains("Release:") {
-                set(&mut lsb, "release", value);
-            } else if line.contains("Distributor ID:") {
-                set(&mut lsb, "id", value);
-            } else if line.contains("Description:") {
-                set(&mut lsb, "description", value);
-            } else if line.contains("Codename:") {
-                set(&mut lsb, "codename", value);
-            }
+    for line in out.unwrap_or("").lines() {
+        let Some((_, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim().to_string();
+        let key = [
+            ("LSB Version:", "release"),
+            ("Distributor ID:", "id"),
+            ("Description:", "description"),
+            ("Release:", "release"),
+            ("Codename:", "codename"),
+        ]
+        .iter()
+        .find(|(marker, _)| line.contains(marker));
+        if let Some((_, name)) = key {
+            set(&mut lsb, name, value);
         }
     }
-    if lsb.is_empty() && Path::new("/etc/lsb-release").exists() {
-        for line in super::util::file_lines("/etc/lsb-release") {
+    if lsb.is_empty()
+        && let Some(lines) = file
+    {
+        for line in lines {
             let Some((_, value)) = line.split_once('=') else {
                 continue;
             };
@@ -347,168 +359,30 @@ pub fn caps() -> Facts {
     f
 }
 
-const PKG_MGRS: &[(&str, &str)] = &[
-    ("/usr/bin/rpm-ostree", "atomic_container"),
-    ("/usr/bin/yum", "dnf"),
-    ("/usr/bin/dnf-3", "dnf"),
-    ("/usr/bin/dnf5", "dnf5"),
-    ("/usr/bin/apt-get", "apt"),
-    ("/usr/bin/zypper", "zypper"),
-    ("/usr/sbin/urpmi", "urpmi"),
-    ("/usr/bin/pacman", "pacman"),
-    ("/bin/opkg", "opkg"),
-    ("/usr/pkg/bin/pkgin", "pkgin"),
-    ("/opt/local/bin/pkgin", "pkgin"),
-    ("/opt/tools/bin/pkgin", "pkgin"),
-    ("/opt/local/bin/port", "macports"),
-    ("/usr/local/bin/brew", "homebrew"),
-    ("/opt/homebrew/bin/brew", "homebrew"),
-    ("/sbin/apk", "apk"),
-    ("/usr/sbin/pkg", "pkgng"),
-    ("/usr/sbin/swlist", "swdepot"),
-    ("/usr/bin/emerge", "portage"),
-    ("/usr/sbin/pkgadd", "svr4pkg"),
-    ("/usr/bin/pkg", "pkg5"),
-    ("/usr/bin/xbps-install", "xbps"),
-    ("/usr/local/sbin/pkg", "pkgng"),
-    ("/usr/bin/swupd", "swupd"),
-    ("/usr/sbin/sorcery", "sorcery"),
-    ("/usr/bin/installp", "installp"),
-];
-
-pub fn pkg_mgr(collected: &Facts) -> Facts {
-    let family = collected.get("ansible_os_family").and_then(Value::as_str).unwrap_or("");
-    let mut name = "unknown".to_string();
-    for (path, mgr) in PKG_MGRS {
-        if family == "Altlinux" && *path == "/usr/bin/pkg" {
-            continue;
-        }
-        if Path::new(path).exists() {
-            name = (*mgr).to_string();
-        }
-    }
-    if family == "RedHat" {
-        name = if Path::new("/run/ostree-booted").exists() {
-            "atomic_container".into()
-        } else {
-            ["/usr/bin/dnf", "/usr/bin/microdnf"]
-                .iter()
-                .find(|p| Path::new(p).exists())
-                .map(|p| {
-                    let real = std::fs::canonicalize(p).ok();
-                    if real.as_deref() == Some(Path::new("/usr/bin/dnf5")) {
-                        "dnf5".to_string()
-                    } else {
-                        "dnf".to_string()
-                    }
-                })
-                .unwrap_or_else(|| "unknown".into())
-        };
-    } else if family == "Debian" && name != "apt" {
-        name = "apt".into();
-    } else if family == "Altlinux" && name == "apt" {
-        name = "apt_rpm".into();
-    }
-    if name == "apt" && Path::new("/usr/bin/rpm").exists() {
-        let rpm = run(&["/usr/bin/rpm", "-q", "--whatprovides", "/usr/bin/apt-get"]);
-        if rpm.is_some_and(|r| r.0 == 0) {
-            name = "apt_rpm".into();
-        }
-    }
-    facts(vec![("pkg_mgr", json!(name))])
-}
-
-fn systemd_managed() -> bool {
-    bin_path("systemctl").is_some()
-        && ["/run/systemd/system/", "/dev/.run/systemd/", "/dev/.systemd/"]
-            .iter()
-            .any(|c| Path::new(c).exists())
-}
-
-pub fn service_mgr(collected: &Facts) -> Facts {
-    let get = |k: &str| collected.get(k).and_then(Value::as_str).unwrap_or("");
-    let mut proc_1 = file_content("/proc/1/comm");
-    if proc_1.is_none() {
-        proc_1 = run(&["/bin/sh", "-c", "ps -p 1 -o comm|tail -n 1"])
-            .filter(|r| r.0 == 0 && !r.1.trim().is_empty())
-            .map(|r| r.1)
-            .filter(|o| {
-                !o.starts_with(' ') || !o.trim_start().starts_with(|c: char| c.is_ascii_digit())
-            });
-    }
-    if proc_1.as_deref() == Some("COMMAND\n") {
-        proc_1 = None;
-    }
-    if proc_1.is_none() {
-        proc_1 = std::fs::read_link("/sbin/init").ok().map(|p| p.to_string_lossy().into_owned());
-    }
-    let proc_1 = proc_1
-        .map(|p| p.rsplit('/').next().unwrap_or("").trim().to_string())
-        .filter(|p| p != "init" && !p.ends_with("sh"));
-    let name = if let Some(p) = proc_1 {
-        match p.as_str() {
-            "procd" => "openwrt_init".to_string(),
-            "runit-init" => "runit".into(),
-            "svscan" => "svc".into(),
-            "openrc-init" => "openrc".into(),
-            _ => p,
-        }
-    } else if get("ansible_distribution") == "OpenWrt" {
-        "openwrt_init".into()
-    } else if get("ansible_distribution") == "SMGL" {
-        "simpleinit_msb".into()
-    } else if get("ansible_system") == "Linux" {
-        let offline = bin_path("systemctl").is_some()
-            && std::fs::read_link("/sbin/init")
-                .ok()
-                .and_then(|l| l.file_name().map(|n| n == "systemd"))
-                .unwrap_or(false);
-        if systemd_managed() {
-            "systemd".into()
-        } else if bin_path("initctl").is_some() && Path::new("/etc/init/").exists() {
-            "upstart".into()
-        } else if Path::new("/sbin/openrc").exists() {
-            "openrc".into()
-        } else if offline {
-            "systemd".into()
-        } else if Path::new("/etc/init.d/").exists() {
-            "sysvinit".into()
-        } else if Path::new("/etc/dinit.d/").exists() {
-            "dinit".into()
-        } else {
-            "service".into()
-        }
-    } else {
-        "service".into()
-    };
-    facts(vec![("service_mgr", json!(name))])
-}
-
-/// `shlex.split(data, posix=False)`: whitespace-separated words, quotes kept and protecting
-/// whitespace; `None` when a quote is left open (ansible then keeps what it has: nothing).
-fn split_non_posix(data: &str) -> Option<Vec<String>> {
+/// `shlex.split(data, posix=False)`: whitespace-separated words; a word that starts with a
+/// quote runs to the matching quote and ends there; a quote inside a word is an ordinary
+/// character. `None` when a quote is left open (ansible then keeps nothing).
+pub(crate) fn split_non_posix(data: &str) -> Option<Vec<String>> {
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     for ch in data.chars() {
-        match quote {
-            Some(q) => {
-                cur.push(ch);
-                if ch == q {
-                    quote = None;
-                }
+        if let Some(q) = quote {
+            cur.push(ch);
+            if ch == q {
+                quote = None;
+                words.push(std::mem::take(&mut cur));
             }
-            None if ch.is_whitespace() => {
-                if !cur.is_empty() {
-                    words.push(std::mem::take(&mut cur));
-                }
+        } else if is_space(ch) {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
             }
-            None => {
-                if ch == '"' || ch == '\'' {
-                    quote = Some(ch);
-                }
-                cur.push(ch);
-            }
+        } else if cur.is_empty() && (ch == '"' || ch == '\'') {
+            quote = Some(ch);
+            cur.push(ch);
+        } else {
+            cur.push(ch);
         }
     }
     if quote.is_some() {
@@ -524,7 +398,12 @@ pub fn cmdline() -> Facts {
     let Some(data) = file_content("/proc/cmdline").filter(|d| !d.is_empty()) else {
         return Facts::new();
     };
-    let words = split_non_posix(&data).unwrap_or_default();
+    parse_cmdline(&data)
+}
+
+/// The `cmdline` (last value wins) and `proc_cmdline` (repeated keys collect a list) facts.
+pub(crate) fn parse_cmdline(data: &str) -> Facts {
+    let words = split_non_posix(data).unwrap_or_default();
     let mut plain = Map::new();
     let mut multi = Map::new();
     for w in &words {
@@ -720,27 +599,13 @@ pub fn user() -> Facts {
     f
 }
 
-pub fn systemd() -> Facts {
-    let Some(p) = bin_path("systemctl") else {
-        return Facts::new();
-    };
-    if !systemd_managed() {
-        return Facts::new();
-    }
-    let Some((0, out, _)) = run(&[&p.to_string_lossy(), "--version"]) else {
-        return Facts::new();
-    };
-    let features = out.split('\n').nth(1).unwrap_or("").to_string();
-    let version = out.split(' ').nth(1).and_then(|v| v.trim().parse::<i64>().ok());
-    match version {
-        Some(v) => facts(vec![("systemd", json!({"features": features, "version": v}))]),
-        None => Facts::new(),
-    }
+pub fn dns() -> Facts {
+    parse_dns(&file_content("/etc/resolv.conf").unwrap_or_default())
 }
 
-pub fn dns() -> Facts {
+/// resolv.conf's nameserver, domain, search, sortlist and options lines as ansible reads them.
+pub(crate) fn parse_dns(content: &str) -> Facts {
     let mut d = Map::new();
-    let content = file_content("/etc/resolv.conf").unwrap_or_default();
     for line in content.lines() {
         if line.starts_with('#') || line.starts_with(';') || line.trim().is_empty() {
             continue;
