@@ -253,6 +253,7 @@ impl PlayRun<'_, '_> {
             verbosity: self.run.facts.verbosity,
             role: crate::roles::layers(self.play, ctx),
             play: self.play,
+            check_flag: self.run.facts.check_mode,
         }
     }
 

@@ -32,6 +32,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     // Controller actions never use the connection; a play of them runs the same whatever
     // its connection is.
     Keyword::Connection,
+    Keyword::CheckMode,
 ];
 
 /// Task keywords the engine honours.
@@ -50,10 +51,17 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Args,
     Keyword::Connection,
     Keyword::Notify,
+    Keyword::CheckMode,
 ];
 
-const BLOCK_KEYWORDS: &[Keyword] =
-    &[Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags, Keyword::IgnoreErrors];
+const BLOCK_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Vars,
+    Keyword::Tags,
+    Keyword::IgnoreErrors,
+    Keyword::CheckMode,
+];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
 const ROLE_KEYWORDS: &[Keyword] =

@@ -24,6 +24,8 @@ pub struct TaskRun<'a> {
     pub verbosity: i64,
     pub role: crate::roles::RoleLayers,
     pub play: &'a tack_playbook::Play,
+    /// `--check` on the command line.
+    pub check_flag: bool,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -210,6 +212,16 @@ impl TaskRun<'_> {
         Ok((shown, aggregate(host, results)))
     }
 
+    /// The task's effective check mode: its own or an ancestor's `check_mode`, else `--check`.
+    fn check_mode(&self, scope: &Scope) -> bool {
+        match self.ctx.inherited(Keyword::CheckMode) {
+            Some(node) => {
+                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
+            }
+            None => self.check_flag,
+        }
+    }
+
     /// `Task.get_search_path`: the task's role and the roles above it, then the play's
     /// directory.
     fn search_path(&self) -> actions::copy::SearchPath {
@@ -339,7 +351,7 @@ impl TaskRun<'_> {
             task_origin: self.task_origin(),
             verbosity: self.verbosity,
             derived: provenance.derived(),
-            check_mode: false,
+            check_mode: self.check_mode(scope),
             diff: false,
             search: &search,
         })

@@ -67,6 +67,6 @@ fn unsupported_keywords_are_refused_where_written() {
 #[test]
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
-    refused(&play, &["--check"], "tack playbook does not support --check yet", 5);
+    refused(&play, &["--diff"], "tack playbook does not support --diff yet", 5);
     refused(&play, &["-v"], "does not support -v (verbose output) yet", 5);
 }

@@ -103,13 +103,19 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     let src = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value));
     let (bytes, basename) = match (content, &src) {
         (Some(_), Some(_)) => {
-            return failed("src and content are mutually exclusive".into(), input.task_origin.clone());
+            return failed(
+                "src and content are mutually exclusive".into(),
+                input.task_origin.clone(),
+            );
         }
         (Some(node), None) => {
             let text = match &node.value {
                 Value::Str(t) | Value::Unsafe(t) => t.clone(),
-                other => tack_yaml::to_json(&Node::bare(other.clone()), &tack_yaml::JsonOptions::compact())
-                    .unwrap_or_default(),
+                other => tack_yaml::to_json(
+                    &Node::bare(other.clone()),
+                    &tack_yaml::JsonOptions::compact(),
+                )
+                .unwrap_or_default(),
             };
             (text.into_bytes(), None)
         }
@@ -119,7 +125,10 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                 Err(e) => return raised(e, input.task_origin.clone()),
             };
             if path.is_dir() {
-                return failed("tack does not support copying a directory yet".into(), input.task_origin.clone());
+                return failed(
+                    "tack does not support copying a directory yet".into(),
+                    input.task_origin.clone(),
+                );
             }
             match std::fs::read(&path) {
                 Ok(bytes) => {
@@ -127,11 +136,16 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                     (bytes, base)
                 }
                 Err(e) => {
-                    return failed(format!("Could not find or access '{name}': {e}"), input.task_origin.clone());
+                    return failed(
+                        format!("Could not find or access '{name}': {e}"),
+                        input.task_origin.clone(),
+                    );
                 }
             }
         }
-        (None, None) => return failed("src (or content) is required".into(), input.task_origin.clone()),
+        (None, None) => {
+            return failed("src (or content) is required".into(), input.task_origin.clone());
+        }
     };
     transfer(input, bytes, basename, ACTION_ONLY)
 }
@@ -141,7 +155,10 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     for (key, _) in input.args.iter() {
         let name = key.as_str().unwrap_or_default();
         if TEMPLATE_ONLY.contains(&name) && name != "src" {
-            return failed(format!("tack does not support the template option '{name}' yet"), input.task_origin.clone());
+            return failed(
+                format!("tack does not support the template option '{name}' yet"),
+                input.task_origin.clone(),
+            );
         }
     }
     let Some(src) = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
@@ -159,14 +176,23 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     };
     let text = match input.templar.render_file_with(&path, input.scope, &options) {
         Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
-        Err(e) => return super::errored(Diagnostic::caused_by("Task failed.", input.task_origin.clone(), e.to_diagnostic())),
+        Err(e) => {
+            return super::errored(Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                e.to_diagnostic(),
+            ));
+        }
     };
     transfer(input, text.into_bytes(), None, TEMPLATE_ONLY)
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
     let invocation = Invocation { args, check_mode: input.check_mode, diff: input.diff };
-    Local.run_module(module, &invocation).map(|r| json::map_from_json(&r)).map_err(|e| e.to_string())
+    Local
+        .run_module(module, &invocation)
+        .map(|r| json::map_from_json(&r))
+        .map_err(|e| e.to_string())
 }
 
 /// The common half: compare with the destination, then set attributes or stage and copy.
@@ -205,7 +231,8 @@ fn transfer(
             None => return failed("can not use content with a dir as dest".into(), origin),
         }
     } else if flag("exists") {
-        same = info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value)) == Some(checksum.clone());
+        same = info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value))
+            == Some(checksum.clone());
     }
     let force = input.args.get("force").is_none_or(|f| f.value.is_truthy());
     if flag("exists") && !same && !force {
@@ -254,7 +281,10 @@ fn transfer(
     let mut out = ActionOutput::new(result);
     if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
         let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
-        out.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), input.task_origin.clone()));
+        out.error = Some(Diagnostic::at(
+            format!("Task failed: Module failed: {msg}"),
+            input.task_origin.clone(),
+        ));
     }
     out
 }
@@ -274,7 +304,8 @@ fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root)?;
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let dir = root.join(format!(
         "ansible-tmp-{}.{:07}-{}-{}",
         now.as_secs(),
@@ -285,7 +316,8 @@ fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     let ext = Path::new(dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
     let file = dir.join(format!(".source{}", ext.unwrap_or_default()));
-    let mut handle = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
+    let mut handle =
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
     handle.write_all(bytes)?;
     Ok(Staged { dir, file })
 }

@@ -73,7 +73,11 @@ impl Action {
         match self {
             Action::Debug => &["var"],
             Action::Assert => &["that"],
-            Action::SetFact | Action::Fail | Action::Module(_) | Action::Copy | Action::Template => &[],
+            Action::SetFact
+            | Action::Fail
+            | Action::Module(_)
+            | Action::Copy
+            | Action::Template => &[],
         }
     }
 

@@ -16,8 +16,7 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 14] = [
-        (args.check, "--check"),
+    let checks: [(bool, &'static str); 13] = [
         (args.diff, "--diff"),
         (args.start_at_task.is_some(), "--start-at-task"),
         (args.force_handlers, "--force-handlers"),
@@ -69,7 +68,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         extra_vars: &session.extra_vars,
         tags: &tags,
         facts: RunFacts {
-            check_mode: false,
+            check_mode: args.check,
             diff_mode: false,
             forks: i64::from(args.forks.unwrap_or(5)),
             verbosity: i64::from(args.verbosity.verbose),
