@@ -34,20 +34,33 @@ fn refused(playbook: &str, extra: &[&str], wanted: &str, code: i32) {
 const PLAY: &str = "- hosts: all\n  gather_facts: false\n  tasks:\n";
 
 #[test]
-fn fact_gathering_is_refused_until_setup_exists() {
-    refused(
-        "- hosts: all\n  tasks:\n    - debug: msg=hi\n",
-        &[],
-        "tack does not support gathering facts (set 'gather_facts: false' on the play) yet",
-        1,
-    );
+fn modules_tack_has_no_native_version_of_are_refused_by_name() {
+    let play = format!("{PLAY}    - debug: msg=first\n    - git: repo=x dest=y\n");
+    refused(&play, &[], "tack does not support the action 'git' yet", 1);
+    refused(&play, &[], "site.yml:5:7", 1);
+    let play = format!("{PLAY}    - fetch: src=/etc/hostname dest=out\n");
+    refused(&play, &[], "tack does not support the action 'fetch' yet", 1);
 }
 
 #[test]
-fn modules_that_need_a_host_are_refused_by_name() {
-    let play = format!("{PLAY}    - debug: msg=first\n    - command: /bin/true\n");
-    refused(&play, &[], "tack does not support the action 'command' yet", 1);
-    refused(&play, &[], "site.yml:5:7", 1);
+fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("hosts"), "remote1 ansible_host=192.0.2.1\n").expect("hosts");
+    std::fs::write(dir.path().join("site.yml"), format!("{PLAY}    - command: /bin/true\n"))
+        .expect("playbook");
+    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "site.yml"])
+        .current_dir(dir.path())
+        .env("ANSIBLE_CONFIG", "")
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("tack does not support the 'ssh' connection yet (host 'remote1')"),
+        "{stderr}"
+    );
 }
 
 #[test]
