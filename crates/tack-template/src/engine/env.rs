@@ -31,6 +31,9 @@ pub(super) fn build() -> Environment<'static> {
     if let Ok(syntax) = SyntaxConfig::builder().trim_blocks(true).build() {
         env.set_syntax(syntax);
     }
+    // Errors keep the failing template's source, which some of ansible's messages are read
+    // from (a macro parameter that was not passed); only failures pay for it.
+    env.set_debug(true);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_formatter(format_value);
     env.set_loader(load);
@@ -127,7 +130,11 @@ fn load(name: &str) -> Result<Option<String>, Error> {
         return Ok(Some(rewritten.unwrap_or_else(|| source.to_string())));
     }
     match std::fs::read_to_string(name) {
-        Ok(text) => Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text))),
+        Ok(text) => {
+            // Read as the top-level file is: Jinja2's lexer takes `\r\n` and `\r` as newlines.
+            let text = super::template_file::with_newlines(&text, "\n").unwrap_or(text);
+            Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text)))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
     }

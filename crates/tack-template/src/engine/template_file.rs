@@ -277,7 +277,7 @@ fn syntax_of(h: &Header) -> Result<SyntaxConfig, Error> {
 /// Jinja2's lexer reads every `\r\n`, `\r` and `\n` of the source as one newline and writes
 /// the template's own newlines as the newline sequence (values printed keep theirs). minijinja
 /// reads all three as newlines too, so the source with its newlines rewritten renders the same.
-fn with_newlines(body: &str, sequence: &str) -> Option<String> {
+pub(super) fn with_newlines(body: &str, sequence: &str) -> Option<String> {
     if !body.contains('\r') && sequence == "\n" {
         return None;
     }
