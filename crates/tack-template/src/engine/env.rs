@@ -54,6 +54,7 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    super::context::register(&mut env);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
     crate::test_plugins::register(&mut env);
@@ -133,6 +134,7 @@ fn load(name: &str) -> Result<Option<String>, Error> {
         Ok(text) => {
             // Read as the top-level file is: Jinja2's lexer takes `\r\n` and `\r` as newlines.
             let text = super::template_file::with_newlines(&text, "\n").unwrap_or(text);
+            let text = super::tags::rewrite(&text, true).unwrap_or(text);
             Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -142,7 +144,7 @@ fn load(name: &str) -> Result<Option<String>, Error> {
 
 /// `{% include "x" %}` in a template file names a file on the `template` action's search
 /// path (the first that exists; the last candidate when none does).
-fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
+pub(super) fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
     if parent.starts_with([INLINE, EXPRESSION]) || Path::new(name).is_absolute() {
         return Cow::Borrowed(name);
     }

@@ -54,6 +54,9 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
         return final_error(err.kind(), message.to_string());
     }
     if let Some(expr) = undefined_expr(err) {
+        if expr.starts_with(super::tags::NO_LOOP) {
+            return final_error(ErrorKind::UndefinedError, "'loop' is undefined".to_string());
+        }
         let message = match root {
             Some(root) => undefined::explain(expr, root),
             None => format!("'{expr}' is undefined"),

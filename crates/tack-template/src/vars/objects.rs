@@ -407,6 +407,10 @@ impl Object for Root {
     }
 
     fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        // An import without context runs as if there were no variables.
+        if crate::engine::active::context_hidden() {
+            return None;
+        }
         if let Some(v) = lock(&self.read).get(name) {
             return Some(v.clone());
         }
