@@ -97,7 +97,7 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
             return final_error(ErrorKind::UndefinedError, format!("'{name}' is undefined"));
         }
         _ if detail.is_empty() => format!("Error rendering template: {}", err.kind()),
-        _ => format!("Error rendering template: {}", python_message(detail)),
+        _ => format!("Error rendering template: {}", python_message(detail, err, root)),
     };
     final_error(err.kind(), message)
 }
@@ -218,16 +218,29 @@ fn py_kind(kind: &str) -> &str {
     }
 }
 
-/// minijinja's runtime messages as Python words the same failure.
-fn python_message(detail: &str) -> String {
+/// minijinja's runtime messages as Python words the same failure; an operand read from
+/// variables is named by ansible's tagged class (see `tagged`).
+fn python_message(detail: &str, err: &Error, root: Option<&Arc<Root>>) -> String {
+    let operands = |op: Option<&str>| match root {
+        Some(root) => super::tagged::operand_names(err, root, op),
+        None => (None, None),
+    };
     if let Some(rest) = detail.strip_prefix("tried to use ")
         && let Some((op, types)) = rest.split_once(" operator on unsupported types ")
         && let Some((a, b)) = types.split_once(" and ")
     {
         let (a, b) = (py_kind(a), py_kind(b));
+        let (tagged_a, tagged_b) = operands(Some(op));
+        let b_name = tagged_b.unwrap_or(b);
         return match (op, a) {
-            ("+", "str" | "list") => format!("can only concatenate {a} (not \"{b}\") to {a}"),
-            _ => format!("unsupported operand type(s) for {op}: '{a}' and '{b}'"),
+            // Python names the left operand's base class here, whatever its subclass.
+            ("+", "str" | "list") => {
+                format!("can only concatenate {a} (not \"{b_name}\") to {a}")
+            }
+            _ => format!(
+                "unsupported operand type(s) for {op}: '{}' and '{b_name}'",
+                tagged_a.unwrap_or(a)
+            ),
         };
     }
     if let Some(rest) = detail.strip_prefix("unable to calculate ") {
@@ -248,12 +261,14 @@ fn python_message(detail: &str) -> String {
         return message.to_string();
     }
     if let Some(kind) = detail.strip_suffix(" is not iterable") {
-        return format!("'{}' object is not iterable", py_kind(kind));
+        let name = operands(None).0.unwrap_or(py_kind(kind));
+        return format!("'{name}' object is not iterable");
     }
     if let Some(kind) =
         detail.strip_prefix("value of type ").and_then(|d| d.strip_suffix(" is not callable"))
     {
-        return format!("'{}' object is not callable", py_kind(kind));
+        let name = operands(None).0.unwrap_or(py_kind(kind));
+        return format!("'{name}' object is not callable");
     }
     detail.to_string()
 }

@@ -19,6 +19,7 @@ mod env;
 mod errors;
 mod prepass;
 pub(crate) mod render;
+mod tagged;
 mod tags;
 pub(crate) mod template_file;
 mod undefined;

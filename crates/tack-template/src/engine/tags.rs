@@ -4,8 +4,9 @@
 //!
 //! - `{% include ... without context %}` renders the file with no variables, as its own render
 //!   (minijinja ignores the marker);
-//! - `{% import %}` and `{% from ... import %}` without `with context` run with the play's
-//!   variables hidden, so the macros they define do not see them;
+//! - `{% import %}` and `{% from ... import %}` without `with context` run inside a macro of
+//!   their own with the play's variables hidden, so the macros they define see neither the
+//!   play's variables nor the importer's names;
 //! - `loop` written outside any `{% for %}` of the file is undefined (Jinja2 does not pass the
 //!   including template's `loop` into an included one);
 //! - a macro whose body refers to `varargs` or `kwargs` takes extra positional and keyword
@@ -206,28 +207,82 @@ fn bare_include(source: &str, tag: &[Tok], edits: &mut Vec<(usize, usize, String
     ));
 }
 
-/// `{% import %}`/`{% from ... import %}` without `with context`, between tags that hide and
-/// show the play's variables.
+/// `{% import %}`/`{% from ... import %}` without `with context`, run inside a macro of its own
+/// (a macro sees none of its caller's names) with the play's variables hidden; the names it
+/// binds are handed out through a namespace.
 fn hidden_import(source: &str, tag: &[Tok], edits: &mut Vec<(usize, usize, String)>) {
     let n = tag.len();
-    let with_context = n >= 4
-        && matches!(tag[n - 3].token, Token::Ident("with"))
-        && matches!(tag[n - 2].token, Token::Ident("context"));
-    if with_context {
+    let ident = |k: usize| match tag.get(k).map(|t| &t.token) {
+        Some(Token::Ident(w)) => Some(*w),
+        _ => None,
+    };
+    if n >= 4 && ident(n - 3) == Some("with") && ident(n - 2) == Some("context") {
         return;
     }
+    let Some(names) = imported_names(tag) else { return };
     let (open, close) = (&tag[0], &tag[n - 1]);
     let (open_text, close_text) = (&source[open.start..open.end], &source[close.start..close.end]);
-    edits.push((
-        open.start,
-        open.end,
-        format!("{open_text} set __tack_ctx = {CONTEXT}(false) %}}{{%"),
+    let statement = &source[open.end..close.start];
+    let mut out = format!(
+        "{open_text} set __tack_ns = namespace() %}}{{% macro __tack_import(__tack_ns) %}}\
+         {{% set __tack_ctx = {CONTEXT}(false) %}}{{%{statement}%}}"
+    );
+    for name in &names {
+        out.push_str(&format!("{{% set __tack_ns.{name} = {name} %}}"));
+    }
+    out.push_str(&format!(
+        "{{% set __tack_ctx = {CONTEXT}(true) %}}{{% endmacro %}}\
+         {{% set __tack_ctx = __tack_import(__tack_ns) %}}"
     ));
-    edits.push((
-        close.start,
-        close.end,
-        format!("%}}{{% set __tack_ctx = {CONTEXT}(true) {close_text}"),
-    ));
+    for name in &names {
+        out.push_str(&format!("{{% set {name} = __tack_ns.{name} %}}"));
+    }
+    // The last tag closes as the original did (whitespace control, `trim_blocks`).
+    if let Some(stripped) = out.strip_suffix("%}") {
+        out = format!("{stripped}{close_text}");
+    }
+    edits.push((open.start, close.end, out));
+}
+
+/// The names an import tag binds: `import X as m` binds `m`; `from X import a, b as c` binds
+/// `a` and `c`. `None` for a tag of another shape.
+fn imported_names<'s>(tag: &[Tok<'s>]) -> Option<Vec<&'s str>> {
+    let ident = |k: usize| match tag.get(k).map(|t| &t.token) {
+        Some(Token::Ident(w)) => Some(*w),
+        _ => None,
+    };
+    let mut end = tag.len() - 1;
+    if end >= 2 && ident(end - 2) == Some("without") && ident(end - 1) == Some("context") {
+        end -= 2;
+    }
+    match ident(1)? {
+        "import" => {
+            let name = ident(end - 1)?;
+            (ident(end - 2)? == "as").then(|| vec![name])
+        }
+        "from" => {
+            let start = (2..end).find(|&k| ident(k) == Some("import"))? + 1;
+            let mut names = Vec::new();
+            let mut k = start;
+            while k < end {
+                let name = ident(k)?;
+                if ident(k + 1) == Some("as") {
+                    names.push(ident(k + 2)?);
+                    k += 3;
+                } else {
+                    names.push(name);
+                    k += 1;
+                }
+                match tag.get(k).map(|t| &t.token) {
+                    Some(Token::Comma) => k += 1,
+                    _ if k == end => {}
+                    _ => return None,
+                }
+            }
+            Some(names)
+        }
+        _ => None,
+    }
 }
 
 /// The name and parameters of a `{% macro name(a, b=1) %}` tag.
@@ -310,10 +365,15 @@ mod tests {
         assert_eq!(
             rewrite("{% import 'm.j2' as m %}", true).as_deref(),
             Some(
-                "{% set __tack_ctx = __tack_context(false) %}{% import 'm.j2' as m %}\
-                 {% set __tack_ctx = __tack_context(true) %}"
+                "{% set __tack_ns = namespace() %}{% macro __tack_import(__tack_ns) %}\
+                 {% set __tack_ctx = __tack_context(false) %}{% import 'm.j2' as m %}\
+                 {% set __tack_ns.m = m %}{% set __tack_ctx = __tack_context(true) %}\
+                 {% endmacro %}{% set __tack_ctx = __tack_import(__tack_ns) %}\
+                 {% set m = __tack_ns.m %}"
             )
         );
+        let from = rewrite("{% from 'm.j2' import a, b as c -%}", true).unwrap_or_default();
+        assert!(from.ends_with("{% set a = __tack_ns.a %}{% set c = __tack_ns.c -%}"), "{from}");
         assert_eq!(rewrite("{% import 'm.j2' as m with context %}", true), None);
     }
 
