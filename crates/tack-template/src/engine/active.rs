@@ -145,14 +145,33 @@ pub(crate) fn emitted_omit() {
 
 thread_local! {
     static CTXS: RefCell<Vec<crate::vars::objects::Ctx>> = const { RefCell::new(Vec::new()) };
+    /// For each render in `CTXS`, whether its variables are hidden (an import running
+    /// without context).
+    static HIDDEN: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `f` with `ctx` as the render plugins see ([`current_ctx`]).
 pub(crate) fn with_ctx<R>(ctx: crate::vars::objects::Ctx, f: impl FnOnce() -> R) -> R {
     CTXS.with(|c| c.borrow_mut().push(ctx));
+    HIDDEN.with(|h| h.borrow_mut().push(false));
     let result = f();
+    HIDDEN.with(|h| h.borrow_mut().pop());
     CTXS.with(|c| c.borrow_mut().pop());
     result
+}
+
+/// Hides (or shows again) the innermost render's variables from its template.
+pub(crate) fn hide_context(hidden: bool) {
+    HIDDEN.with(|h| {
+        if let Some(top) = h.borrow_mut().last_mut() {
+            *top = hidden;
+        }
+    });
+}
+
+/// Whether the innermost render's variables are hidden.
+pub(crate) fn context_hidden() -> bool {
+    HIDDEN.with(|h| h.borrow().last().copied().unwrap_or(false))
 }
 
 /// The innermost render running on this thread.

@@ -31,6 +31,9 @@ pub(super) fn build() -> Environment<'static> {
     if let Ok(syntax) = SyntaxConfig::builder().trim_blocks(true).build() {
         env.set_syntax(syntax);
     }
+    // Errors keep the failing template's source, which some of ansible's messages are read
+    // from (a macro parameter that was not passed); only failures pay for it.
+    env.set_debug(true);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_formatter(format_value);
     env.set_loader(load);
@@ -51,6 +54,7 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    super::context::register(&mut env);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
     crate::test_plugins::register(&mut env);
@@ -127,7 +131,12 @@ fn load(name: &str) -> Result<Option<String>, Error> {
         return Ok(Some(rewritten.unwrap_or_else(|| source.to_string())));
     }
     match std::fs::read_to_string(name) {
-        Ok(text) => Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text))),
+        Ok(text) => {
+            // Read as the top-level file is: Jinja2's lexer takes `\r\n` and `\r` as newlines.
+            let text = super::template_file::with_newlines(&text, "\n").unwrap_or(text);
+            let text = super::tags::rewrite(&text, true).unwrap_or(text);
+            Ok(Some(prepass::rewrite(&text, prepass::Mode::File).unwrap_or(text)))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::new(ErrorKind::TemplateNotFound, format!("{name}: {e}"))),
     }
@@ -135,7 +144,7 @@ fn load(name: &str) -> Result<Option<String>, Error> {
 
 /// `{% include "x" %}` in a template file names a file on the `template` action's search
 /// path (the first that exists; the last candidate when none does).
-fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
+pub(super) fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
     if parent.starts_with([INLINE, EXPRESSION]) || Path::new(name).is_absolute() {
         return Cow::Borrowed(name);
     }

@@ -39,6 +39,13 @@ fn undefined_expr(err: &Error) -> Option<&str> {
 /// Rewrites a render failure in ansible's words; `root` (the failed render's variables) lets
 /// an undefined value be explained exactly.
 pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
+    // ansible reports a failure inside an included template as the failure itself; minijinja
+    // wraps it in a `BadInclude` naming the file.
+    if err.kind() == ErrorKind::BadInclude
+        && let Some(inner) = std::error::Error::source(err).and_then(|e| e.downcast_ref::<Error>())
+    {
+        return ansible_error(inner, root);
+    }
     if let Some(message) = final_message(err) {
         return final_error(err.kind(), message.to_string());
     }
@@ -47,10 +54,16 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
         return final_error(err.kind(), message.to_string());
     }
     if let Some(expr) = undefined_expr(err) {
+        if expr.starts_with(super::tags::NO_LOOP) {
+            return final_error(ErrorKind::UndefinedError, "'loop' is undefined".to_string());
+        }
         let message = match root {
             Some(root) => undefined::explain(expr, root),
             None => format!("'{expr}' is undefined"),
         };
+        return final_error(ErrorKind::UndefinedError, message);
+    }
+    if let Some(message) = missing_argument(err) {
         return final_error(ErrorKind::UndefinedError, message);
     }
     let detail = err.detail().unwrap_or_default();
@@ -84,9 +97,74 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
             return final_error(ErrorKind::UndefinedError, format!("'{name}' is undefined"));
         }
         _ if detail.is_empty() => format!("Error rendering template: {}", err.kind()),
-        _ => format!("Error rendering template: {}", python_message(detail)),
+        _ => format!("Error rendering template: {}", python_message(detail, err, root)),
     };
     final_error(err.kind(), message)
+}
+
+/// Jinja2's message for a macro parameter the call did not pass (`parameter 'name' was not
+/// provided`): minijinja passes it as an undefined value with no origin, so it is recognised
+/// as a use of a bare name, at the error's span, that is a parameter of the macro enclosing
+/// it (read from the failing template's source, which the environment's debug mode keeps).
+fn missing_argument(err: &Error) -> Option<String> {
+    use minijinja::machinery::{Token, tokenize};
+    if err.kind() != ErrorKind::UndefinedError || err.detail().is_some() {
+        return None;
+    }
+    let source = err.template_source()?;
+    let range = err.range()?;
+    let name = source.get(range.clone())?.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    // The parameter lists of the macros open at each point, innermost last.
+    let mut macros: Vec<Vec<&str>> = Vec::new();
+    let (mut prev, mut prev2): (Option<Token>, Option<Token>) = (None, None);
+    let mut in_params = None::<usize>;
+    for item in tokenize(source, false, minijinja::syntax::SyntaxConfig::default()) {
+        let Ok((token, span)) = item else { break };
+        if span.start_offset as usize >= range.start {
+            break;
+        }
+        match (&prev2, &prev, &token) {
+            (Some(Token::BlockStart), Some(Token::Ident("macro")), Token::Ident(_)) => {
+                macros.push(Vec::new());
+            }
+            (_, Some(Token::BlockStart), Token::Ident("endmacro")) => {
+                macros.pop();
+            }
+            _ => {}
+        }
+        match &token {
+            Token::ParenOpen
+                if matches!(prev2, Some(Token::Ident("macro"))) && in_params.is_none() =>
+            {
+                in_params = Some(0);
+            }
+            Token::ParenOpen | Token::BracketOpen | Token::BraceOpen => {
+                in_params = in_params.map(|d| d + 1);
+            }
+            Token::ParenClose | Token::BracketClose | Token::BraceClose => {
+                in_params = match in_params {
+                    Some(0) | None => None,
+                    Some(d) => Some(d - 1),
+                };
+            }
+            Token::Ident(param)
+                if in_params == Some(0)
+                    && matches!(prev, Some(Token::ParenOpen | Token::Comma)) =>
+            {
+                if let Some(params) = macros.last_mut() {
+                    params.push(param);
+                }
+            }
+            Token::BlockEnd => in_params = None,
+            _ => {}
+        }
+        prev2 = prev.replace(token);
+    }
+    let params = macros.last()?;
+    params.contains(&name).then(|| format!("parameter '{name}' was not provided"))
 }
 
 fn name_between<'a>(detail: &'a str, prefix: &str, suffix: &str) -> &'a str {
@@ -140,16 +218,29 @@ fn py_kind(kind: &str) -> &str {
     }
 }
 
-/// minijinja's runtime messages as Python words the same failure.
-fn python_message(detail: &str) -> String {
+/// minijinja's runtime messages as Python words the same failure; an operand read from
+/// variables is named by ansible's tagged class (see `tagged`).
+fn python_message(detail: &str, err: &Error, root: Option<&Arc<Root>>) -> String {
+    let operands = |op: Option<&str>| match root {
+        Some(root) => super::tagged::operand_names(err, root, op),
+        None => (None, None),
+    };
     if let Some(rest) = detail.strip_prefix("tried to use ")
         && let Some((op, types)) = rest.split_once(" operator on unsupported types ")
         && let Some((a, b)) = types.split_once(" and ")
     {
         let (a, b) = (py_kind(a), py_kind(b));
+        let (tagged_a, tagged_b) = operands(Some(op));
+        let b_name = tagged_b.unwrap_or(b);
         return match (op, a) {
-            ("+", "str" | "list") => format!("can only concatenate {a} (not \"{b}\") to {a}"),
-            _ => format!("unsupported operand type(s) for {op}: '{a}' and '{b}'"),
+            // Python names the left operand's base class here, whatever its subclass.
+            ("+", "str" | "list") => {
+                format!("can only concatenate {a} (not \"{b_name}\") to {a}")
+            }
+            _ => format!(
+                "unsupported operand type(s) for {op}: '{}' and '{b_name}'",
+                tagged_a.unwrap_or(a)
+            ),
         };
     }
     if let Some(rest) = detail.strip_prefix("unable to calculate ") {
@@ -170,12 +261,14 @@ fn python_message(detail: &str) -> String {
         return message.to_string();
     }
     if let Some(kind) = detail.strip_suffix(" is not iterable") {
-        return format!("'{}' object is not iterable", py_kind(kind));
+        let name = operands(None).0.unwrap_or(py_kind(kind));
+        return format!("'{name}' object is not iterable");
     }
     if let Some(kind) =
         detail.strip_prefix("value of type ").and_then(|d| d.strip_suffix(" is not callable"))
     {
-        return format!("'{}' object is not callable", py_kind(kind));
+        let name = operands(None).0.unwrap_or(py_kind(kind));
+        return format!("'{name}' object is not callable");
     }
     detail.to_string()
 }
@@ -196,6 +289,53 @@ pub(crate) fn to_template_error(err: &Error) -> TemplateError {
     TemplateError::new(kind, message)
 }
 
+/// The tags ansible's Jinja2 knows (no loop controls, no `do`).
+const KNOWN_TAGS: &[&str] = &[
+    "if",
+    "elif",
+    "else",
+    "for",
+    "macro",
+    "call",
+    "filter",
+    "with",
+    "block",
+    "autoescape",
+    "raw",
+    "set",
+    "include",
+    "import",
+    "from",
+    "extends",
+];
+
+/// Jinja2's wording for a syntax error minijinja words from a token class, read from the
+/// compiled source at the error's span: what follows a complete expression inside `{{ }}`
+/// (`expected token 'end of print statement', got 'next'`), and a `}}` after an operator
+/// (`unexpected 'end of print statement'`) as opposed to an empty `{{ }}`.
+fn token_syntax_detail(err: &Error) -> Option<String> {
+    let detail = err.detail()?;
+    let source = err.template_source()?;
+    let range = err.range()?;
+    let at = source.get(range.clone())?;
+    if detail == "unexpected end of variable block" {
+        let before = source.get(..range.start)?.trim_end();
+        let empty = ["{{", "{{-", "{{+"].iter().any(|d| before.ends_with(d));
+        return (!empty).then(|| "unexpected 'end of print statement'".to_string());
+    }
+    let what =
+        detail.strip_prefix("unexpected ")?.strip_suffix(", expected end of variable block")?;
+    let shown = match what {
+        "identifier" => at,
+        "integer" | "float" | "string" => what,
+        // Jinja2's lexer fails on an unbalanced bracket before the parser sees it.
+        "`)`" | "`]`" | "`}`" => return Some(format!("unexpected '{}'", what.trim_matches('`'))),
+        other if other.starts_with('`') => other.trim_matches('`'),
+        _ => return None,
+    };
+    Some(format!("expected token 'end of print statement', got '{shown}'"))
+}
+
 /// What Jinja2 says it was looking for when a block is left open: the innermost block open
 /// where `failing` (a tag it did not expect) appears in `source`, or at the end of `source`
 /// when `failing` is `None`.
@@ -212,7 +352,7 @@ fn looking_for(source: &str, failing: Option<&str>) -> Option<String> {
                 let closes = tag.strip_prefix("end");
                 let accepted = match closes {
                     Some(block) => open.last() == Some(&block),
-                    None => !matches!(tag, "break" | "continue" | "do"),
+                    None => KNOWN_TAGS.contains(&tag),
                 };
                 if failing == Some(tag) && !accepted {
                     break;
@@ -243,6 +383,11 @@ fn looking_for(source: &str, failing: Option<&str>) -> Option<String> {
 
 /// A compile error of `source` in ansible's words, with Jinja2's note on open blocks.
 pub(crate) fn compile_error(err: &Error, source: &str) -> Error {
+    if err.kind() == ErrorKind::SyntaxError
+        && let Some(detail) = token_syntax_detail(err)
+    {
+        return final_error(err.kind(), format!("Syntax error in template: {detail}"));
+    }
     let err = ansible_error(err, None);
     let Some(message) = final_message(&err) else { return err };
     if let Some(rest) = message.strip_prefix("Syntax error in template: Encountered unknown tag '")

@@ -14,10 +14,13 @@
 
 pub(crate) mod active;
 mod conditional;
+mod context;
 mod env;
 mod errors;
 mod prepass;
 pub(crate) mod render;
+mod tagged;
+mod tags;
 pub(crate) mod template_file;
 mod undefined;
 

@@ -47,6 +47,7 @@ impl Default for TemplateFileOptions {
 }
 
 /// The `#jinja2:` header's settings, as ansible's `TemplateOverrides` validates them.
+#[derive(Clone)]
 struct Header {
     block: (String, String),
     variable: (String, String),
@@ -277,12 +278,65 @@ fn syntax_of(h: &Header) -> Result<SyntaxConfig, Error> {
 /// Jinja2's lexer reads every `\r\n`, `\r` and `\n` of the source as one newline and writes
 /// the template's own newlines as the newline sequence (values printed keep theirs). minijinja
 /// reads all three as newlines too, so the source with its newlines rewritten renders the same.
-fn with_newlines(body: &str, sequence: &str) -> Option<String> {
+pub(super) fn with_newlines(body: &str, sequence: &str) -> Option<String> {
     if !body.contains('\r') && sequence == "\n" {
         return None;
     }
     let normal = body.replace("\r\n", "\n").replace('\r', "\n");
     Some(if sequence == "\n" { normal } else { normal.replace('\n', sequence) })
+}
+
+/// Jinja2's line comments: from the prefix to the end of the line, with the blanks before it,
+/// but not the newline (minijinja's lexer takes the newline too). Removed here from the
+/// template data (never from tags, comments or raw blocks), so minijinja sees none.
+fn line_comments(source: &str, h: &Header) -> Option<String> {
+    let prefix = h.line_comment_prefix.as_deref().filter(|p| !p.is_empty())?;
+    if !source.contains(prefix) {
+        return None;
+    }
+    let plain =
+        Header { line_comment_prefix: None, trim_blocks: false, lstrip_blocks: false, ..h.clone() };
+    let syntax = syntax_of(&plain).ok()?;
+    let mut removed: Vec<(usize, usize)> = Vec::new();
+    for item in minijinja::machinery::tokenize(source, false, syntax) {
+        let (token, span) = item.ok()?;
+        let (start, end) = (span.start_offset as usize, span.end_offset as usize);
+        if !matches!(token, minijinja::machinery::Token::TemplateData(_))
+            || after_raw(source, start, h)
+        {
+            continue;
+        }
+        let data = &source[start..end];
+        let mut from = 0;
+        while let Some(at) = data[from..].find(prefix) {
+            let at = from + at;
+            let line_end = data[at..].find('\n').map_or(data.len(), |n| at + n);
+            let blanks = data[..at].trim_end_matches(|c: char| c.is_whitespace() && c != '\n');
+            removed.push((start + blanks.len(), start + line_end));
+            from = line_end;
+        }
+    }
+    if removed.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut pos = 0;
+    for (s, e) in removed {
+        out.push_str(&source[pos..s]);
+        pos = e;
+    }
+    out.push_str(&source[pos..]);
+    Some(out)
+}
+
+/// Whether the template data at `at` is a raw block's content (its opening tag right before it).
+fn after_raw(source: &str, at: usize, h: &Header) -> bool {
+    let Some(tag) = source[..at].strip_suffix(h.block.1.as_str()) else { return false };
+    tag.rfind(h.block.0.as_str()).is_some_and(|open| {
+        tag[open + h.block.0.len()..]
+            .trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace())
+            == "raw"
+    })
 }
 
 /// Renders the template file at `path` (absolute) and returns the text the action writes.
@@ -310,6 +364,7 @@ pub(crate) fn render(
             engine.render_template(&template, &scope)
         }
         (None, Some(source)) => {
+            let source = super::tags::rewrite(&source, true).unwrap_or(source);
             let rewritten = super::prepass::rewrite(&source, super::prepass::Mode::File);
             let source = rewritten.unwrap_or(source);
             let template = engine
@@ -323,6 +378,16 @@ pub(crate) fn render(
             let mut env = super::env::build();
             env.set_syntax(syntax_of(h)?);
             let source = source.unwrap_or_else(|| body.to_string());
+            let source = line_comments(&source, h).unwrap_or(source);
+            // The tag rewrites read the default syntax.
+            let default_syntax = h.block == ("{%".into(), "%}".into())
+                && h.variable == ("{{".into(), "}}".into())
+                && h.comment == ("{#".into(), "#}".into());
+            let source = match default_syntax.then(|| super::tags::rewrite(&source, h.trim_blocks))
+            {
+                Some(Some(rewritten)) => rewritten,
+                _ => source,
+            };
             let rewritten = super::prepass::rewrite(&source, super::prepass::Mode::File);
             let source = rewritten.unwrap_or(source);
             let template = env

@@ -348,9 +348,34 @@ fn groupby(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let out = groups.into_iter().map(|(key, members)| {
         // Jinja2 reports the first member's own value, not the folded key.
         let grouper = if case_sensitive { key } else { get_path(&members[0], &parts, None) };
-        Value::from(vec![grouper, Value::from(members)])
+        Value::from_object(GroupTuple { grouper, list: Value::from(members) })
     });
     Ok(Value::from(out.collect::<Vec<_>>()))
+}
+
+/// Jinja2's `_GroupTuple`: a `(grouper, list)` pair that also has those names as attributes.
+#[derive(Debug)]
+struct GroupTuple {
+    grouper: Value,
+    list: Value,
+}
+
+impl minijinja::value::Object for GroupTuple {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Seq
+    }
+
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        match (key.as_str(), key.as_i64()) {
+            (Some("grouper"), _) | (_, Some(0 | -2)) => Some(self.grouper.clone()),
+            (Some("list"), _) | (_, Some(1 | -1)) => Some(self.list.clone()),
+            _ => None,
+        }
+    }
+
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Seq(2)
+    }
 }
 
 fn first(_: &mut State, args: &Bound) -> Result<Value, FilterError> {

@@ -317,6 +317,29 @@ impl Object for PyDateTime {
         f.write_str(&self.0.python_str())
     }
 
+    /// A `datetime`'s attributes are the filters' datetime's (`year`, ..., `microsecond`); a
+    /// `date` has no time of day.
+    fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
+        if self.0.time.is_none() && !matches!(key.as_str()?, "year" | "month" | "day") {
+            return None;
+        }
+        Arc::new(crate::filters::DateTime(self.0.clone())).get_value(key)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::NonEnumerable
+    }
+
+    /// `strftime()`, `isoformat()`, `weekday()`, `isoweekday()` as the filters' datetime has them.
+    fn call_method(
+        self: &Arc<Self>,
+        state: &mut minijinja::State<'_, '_>,
+        method: &str,
+        args: &[JValue],
+    ) -> Result<JValue, Error> {
+        Arc::new(crate::filters::DateTime(self.0.clone())).call_method(state, method, args)
+    }
+
     fn custom_cmp(
         self: &Arc<Self>,
         other: &minijinja::value::DynObject,
@@ -384,6 +407,10 @@ impl Object for Root {
     }
 
     fn get_value_by_str(self: &Arc<Self>, name: &str) -> Option<JValue> {
+        // An import without context runs as if there were no variables.
+        if crate::engine::active::context_hidden() {
+            return None;
+        }
         if let Some(v) = lock(&self.read).get(name) {
             return Some(v.clone());
         }
