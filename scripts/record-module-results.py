@@ -35,7 +35,8 @@ values masked as ansible masks every result), or ansible's failure.
 The outcome is written to crates/tack-agent/tests/modules/MODULE.json: per case, the case,
 `result` (the module's JSON result) and `files` (the scratch dir after the run: per relative
 path its type, mode, and content sha1 or link target). Only this script writes those files.
-Runs use PYTHONHASHSEED=0 (ansible lists its boolean spellings in set order), TZ=UTC, LANG=C.UTF-8.
+Runs use PYTHONHASHSEED=0 (ansible lists its boolean spellings in set order), TZ=UTC,
+LANG=C.UTF-8 and HOME=/nonexistent-home/tack; the Rust test sets the same HOME.
 """
 
 import hashlib
@@ -54,6 +55,8 @@ CASES = ROOT / "crates" / "tack-agent" / "tests" / "modules"
 SCRATCH = Path("/tmp/tack-modules")
 REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 PYTHON = REF / "bin" / "python"
+# A fixed home, so that `~` and $HOME expand alike in the recording and in the Rust test.
+HOME = "/nonexistent-home/tack"
 
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
@@ -127,7 +130,7 @@ def run_probe(case):
     args_file = SCRATCH / f".{case['name']}.args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC", "LANG": "C.UTF-8",
-           "HOME": os.environ.get("HOME", "/root"), "TACK_ARGSPEC": json.dumps(case["spec"]),
+           "HOME": HOME, "TACK_ARGSPEC": json.dumps(case["spec"]),
            "PYTHONPATH": str(REF / "lib" / "python3.13" / "site-packages")}
     proc = subprocess.run([str(PYTHON), str(probe), str(args_file)], env=env, capture_output=True, text=True)
     args_file.unlink()
@@ -159,7 +162,7 @@ def run_case(module, case):
     args_file = SCRATCH / f".{name}.args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
-           "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
+           "LANG": "C.UTF-8", "HOME": HOME}
     proc = subprocess.run([str(PYTHON), "-m", f"ansible.modules.{real}", str(args_file)],
                           cwd=scratch, env=env, capture_output=True, text=True, input=case.get("stdin", ""))
     args_file.unlink()
@@ -182,6 +185,10 @@ def main():
         out = [run_case(module, case) for case in cases]
         (CASES / f"{module}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
         print(f"{module}: {len(out)} cases")
+    try:
+        SCRATCH.rmdir()
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":
