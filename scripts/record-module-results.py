@@ -19,8 +19,8 @@ Cases are written by hand in crates/tack-agent/tests/modules/cases/MODULE.yml:
 
 `%D` in any string argument stands for the case's scratch directory, the fixed path
 /tmp/tack-modules/CASE (made anew for each run), which is also the module's working
-directory. Each case runs ansible's module file itself (`python -m ansible.modules.NAME
-ARGS_FILE`, the way the controller's payload runs it), with the internal arguments the
+directory. Each case runs ansible's module through ansible's own module loader (what the
+AnsiballZ payload calls on a host), with the internal arguments the
 controller's action passes (`_ansible_module_name` as that action names the module,
 `_ansible_check_mode`, `_ansible_diff`): what is recorded is exactly the module's printed
 result, before the controller adds its own keys. `shell` runs as its action does: the
@@ -111,6 +111,17 @@ def file_state(scratch):
     return dict(sorted(state.items()))
 
 
+# How AnsiballZ starts a module on the host: ansible's own loader, which also turns an
+# exception escaping the module into the failure result the controller receives.
+LOADER = """
+import sys
+from ansible.module_utils._internal._ansiballz import _loader
+with open(sys.argv[2], "rb") as f:
+    params = f.read()
+_loader.run_module(json_params=params, profile="legacy", module_fqn=sys.argv[1],
+                   modlib_path="/nonexistent", extensions={})
+"""
+
 PROBE = """
 import json, os
 from ansible.module_utils.basic import AnsibleModule
@@ -163,7 +174,7 @@ def run_case(module, case):
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
            "LANG": "C.UTF-8", "HOME": HOME}
-    proc = subprocess.run([str(PYTHON), "-m", f"ansible.modules.{real}", str(args_file)],
+    proc = subprocess.run([str(PYTHON), "-c", LOADER, f"ansible.modules.{real}", str(args_file)],
                           cwd=scratch, env=env, capture_output=True, text=True, input=case.get("stdin", ""))
     args_file.unlink()
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
@@ -176,6 +187,11 @@ def run_case(module, case):
 
 
 def main():
+    # The scratch paths are fixed, so runs (this script, or tests/modules.rs in any worktree)
+    # take turns on one lock.
+    import fcntl
+    lock = open("/tmp/tack-modules.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     wanted = set(sys.argv[1:])
     for path in sorted((CASES / "cases").glob("*.yml")):
         module = path.stem

@@ -7,8 +7,8 @@
 //! `lineinfile`, `replace`, `blockinfile`, and the host side of `copy`. Each validates its
 //! arguments through [`modules::argspec`] (ansible's `AnsibleModule` rules and messages) and
 //! returns exactly the dictionary ansible's module prints; what the controller adds around it
-//! (`invocation`, `stdout_lines`/`stderr_lines`, `_ansible_*` keys, dropping `diff` when not
-//! asked for) is the controller's. Compatibility is measured by `tests/modules.rs` against
+//! (`invocation`, `stdout_lines`/`stderr_lines` from `stdout`/`stderr`, `_ansible_*` keys, how
+//! `diff` is shown) is the controller's. Compatibility is measured by `tests/modules.rs` against
 //! results recorded from ansible-core's own modules by `scripts/record-module-results.py`.
 //!
 //! This crate knows nothing of playbooks, templates or the controller: a module sees only its

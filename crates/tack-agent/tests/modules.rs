@@ -292,6 +292,22 @@ fn run_probe(case: &Value) -> Value {
     Value::Object(argspec::finish(result))
 }
 
+/// The scratch paths are fixed (recorded results name them), so concurrent runs of this test
+/// (another worktree's) and of the recorder take turns on one lock, held until dropped.
+fn scratch_lock() -> fs::File {
+    use std::os::fd::AsRawFd;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/tack-modules.lock")
+        .expect("lock file");
+    // SAFETY: the descriptor is open for the call; flock only blocks until the lock is free.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "could not lock /tmp/tack-modules.lock");
+    file
+}
+
 fn known_divergences() -> BTreeMap<String, String> {
     let text = fs::read_to_string(cases_dir().join("known-divergences.txt")).unwrap_or_default();
     text.lines()
@@ -307,6 +323,7 @@ fn module_cases_match_ansible() {
     // SAFETY: this is the test binary's only test, so no other thread reads the environment
     // while it is changed; the recorder ran each module with the same HOME.
     unsafe { std::env::set_var("HOME", "/nonexistent-home/tack") };
+    let _lock = scratch_lock();
     let known = known_divergences();
     let mut files: Vec<PathBuf> = fs::read_dir(cases_dir())
         .expect("cases dir")
