@@ -326,6 +326,7 @@ fn to_dict(value: &Value) -> Result<Value, String> {
         Value::Object(_) => Ok(value.clone()),
         Value::String(s) if s.starts_with('{') => serde_json::from_str::<Value>(s)
             .ok()
+            .or_else(|| super::pylit::literal_eval(s))
             .filter(Value::is_object)
             .ok_or_else(|| "unable to evaluate string as dictionary".to_string()),
         Value::String(s) if s.contains('=') => {
