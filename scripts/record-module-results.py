@@ -19,8 +19,8 @@ Cases are written by hand in crates/tack-agent/tests/modules/cases/MODULE.yml:
 
 `%D` in any string argument stands for the case's scratch directory, the fixed path
 /tmp/tack-modules/CASE (made anew for each run), which is also the module's working
-directory. Each case runs ansible's module file itself (`python -m ansible.modules.NAME
-ARGS_FILE`, the way the controller's payload runs it), with the internal arguments the
+directory. Each case runs ansible's module through ansible's own module loader (what the
+AnsiballZ payload calls on a host), with the internal arguments the
 controller's action passes (`_ansible_module_name` as that action names the module,
 `_ansible_check_mode`, `_ansible_diff`): what is recorded is exactly the module's printed
 result, before the controller adds its own keys. `shell` runs as its action does: the
@@ -35,7 +35,8 @@ values masked as ansible masks every result), or ansible's failure.
 The outcome is written to crates/tack-agent/tests/modules/MODULE.json: per case, the case,
 `result` (the module's JSON result) and `files` (the scratch dir after the run: per relative
 path its type, mode, and content sha1 or link target). Only this script writes those files.
-Runs use PYTHONHASHSEED=0 (ansible lists its boolean spellings in set order), TZ=UTC, LANG=C.UTF-8.
+Runs use PYTHONHASHSEED=0 (ansible lists its boolean spellings in set order), TZ=UTC,
+LANG=C.UTF-8 and HOME=/nonexistent-home/tack; the Rust test sets the same HOME.
 """
 
 import hashlib
@@ -54,6 +55,8 @@ CASES = ROOT / "crates" / "tack-agent" / "tests" / "modules"
 SCRATCH = Path("/tmp/tack-modules")
 REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 PYTHON = REF / "bin" / "python"
+# A fixed home, so that `~` and $HOME expand alike in the recording and in the Rust test.
+HOME = "/nonexistent-home/tack"
 
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
@@ -108,6 +111,17 @@ def file_state(scratch):
     return dict(sorted(state.items()))
 
 
+# How AnsiballZ starts a module on the host: ansible's own loader, which also turns an
+# exception escaping the module into the failure result the controller receives.
+LOADER = """
+import sys
+from ansible.module_utils._internal._ansiballz import _loader
+with open(sys.argv[2], "rb") as f:
+    params = f.read()
+_loader.run_module(json_params=params, profile="legacy", module_fqn=sys.argv[1],
+                   modlib_path="/nonexistent", extensions={})
+"""
+
 PROBE = """
 import json, os
 from ansible.module_utils.basic import AnsibleModule
@@ -127,7 +141,7 @@ def run_probe(case):
     args_file = SCRATCH / f".{case['name']}.args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC", "LANG": "C.UTF-8",
-           "HOME": os.environ.get("HOME", "/root"), "TACK_ARGSPEC": json.dumps(case["spec"]),
+           "HOME": HOME, "TACK_ARGSPEC": json.dumps(case["spec"]),
            "PYTHONPATH": str(REF / "lib" / "python3.13" / "site-packages")}
     proc = subprocess.run([str(PYTHON), str(probe), str(args_file)], env=env, capture_output=True, text=True)
     args_file.unlink()
@@ -159,8 +173,8 @@ def run_case(module, case):
     args_file = SCRATCH / f".{name}.args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
-           "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
-    proc = subprocess.run([str(PYTHON), "-m", f"ansible.modules.{real}", str(args_file)],
+           "LANG": "C.UTF-8", "HOME": HOME}
+    proc = subprocess.run([str(PYTHON), "-c", LOADER, f"ansible.modules.{real}", str(args_file)],
                           cwd=scratch, env=env, capture_output=True, text=True, input=case.get("stdin", ""))
     args_file.unlink()
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
@@ -173,6 +187,11 @@ def run_case(module, case):
 
 
 def main():
+    # The scratch paths are fixed, so runs (this script, or tests/modules.rs in any worktree)
+    # take turns on one lock.
+    import fcntl
+    lock = open("/tmp/tack-modules.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     wanted = set(sys.argv[1:])
     for path in sorted((CASES / "cases").glob("*.yml")):
         module = path.stem
@@ -182,6 +201,10 @@ def main():
         out = [run_case(module, case) for case in cases]
         (CASES / f"{module}.json").write_text(json.dumps(out, indent=1, sort_keys=False) + "\n")
         print(f"{module}: {len(out)} cases")
+    try:
+        SCRATCH.rmdir()
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

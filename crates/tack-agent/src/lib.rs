@@ -3,6 +3,14 @@
 //! dictionary as JSON. The controller calls them in-process for local hosts; the agent binary
 //! (issue 5) runs the same code on remote ones.
 //!
+//! Native modules: `ping`, `command`, `shell`, `stat`, `file`, `slurp`, `tempfile`,
+//! `lineinfile`, `replace`, `blockinfile`, and the host side of `copy`. Each validates its
+//! arguments through [`modules::argspec`] (ansible's `AnsibleModule` rules and messages) and
+//! returns exactly the dictionary ansible's module prints; what the controller adds around it
+//! (`invocation`, `stdout_lines`/`stderr_lines` from `stdout`/`stderr`, `_ansible_*` keys, how
+//! `diff` is shown) is the controller's. Compatibility is measured by `tests/modules.rs` against
+//! results recorded from ansible-core's own modules by `scripts/record-module-results.py`.
+//!
 //! This crate knows nothing of playbooks, templates or the controller: a module sees only its
 //! arguments and the host it runs on, and its result is plain JSON. It must stay small enough
 //! to build as a static binary.

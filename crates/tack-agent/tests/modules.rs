@@ -5,7 +5,9 @@
 //! The whole result dictionary is compared (its key set included) and so is the scratch
 //! directory afterwards. Only what varies between runs is normalised: run times
 //! (`start`/`end`/`delta`, file times), inode and device numbers and lsattr's file version, backup-file timestamps and
-//! the random part of temporary names. A case tack knowingly answers differently is listed
+//! the random part of temporary names; when the test does not run as root (the user the
+//! recordings were made as), root's uid, gid and names in expected results stand for the
+//! current user's, and cases marked `needs_root` (they change ownership) are skipped. A case tack knowingly answers differently is listed
 //! in `tests/modules/known-divergences.txt` with its reason, and must still differ.
 
 use std::collections::BTreeMap;
@@ -106,6 +108,25 @@ fn file_state(scratch: &Path) -> Value {
 struct Normaliser {
     backup: Regex,
     temp: Option<Regex>,
+    /// When not run as root (the recordings' user): the current user's uid, gid and names,
+    /// standing in for root's in expected results.
+    me: Option<(u32, u32, String, String)>,
+}
+
+fn current_identity() -> Option<(u32, u32, String, String)> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if uid == 0 {
+        return None;
+    }
+    let name = |cmd: &str| {
+        std::process::Command::new("id")
+            .arg(cmd)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    Some((uid, gid, name("-un"), name("-gn")))
 }
 
 impl Normaliser {
@@ -120,6 +141,7 @@ impl Normaliser {
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
             temp,
+            me: current_identity(),
         }
     }
 
@@ -137,6 +159,19 @@ impl Normaliser {
         // lsattr's file version (inode generation) is new for every file made.
         if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {
             return "<n>".into();
+        }
+        if let Some((uid, gid, user, group)) = &self.me {
+            match (key, v) {
+                ("uid", Value::Number(n)) if n.as_u64() == Some(0) => return Value::from(*uid),
+                ("gid", Value::Number(n)) if n.as_u64() == Some(0) => return Value::from(*gid),
+                ("owner" | "pw_name", Value::String(s)) if s == "root" => {
+                    return Value::from(user.clone());
+                }
+                ("group" | "gr_name", Value::String(s)) if s == "root" => {
+                    return Value::from(group.clone());
+                }
+                _ => {}
+            }
         }
         match v {
             Value::String(_) | Value::Number(_) if TIMES.contains(&key) => "<time>".into(),
@@ -257,6 +292,22 @@ fn run_probe(case: &Value) -> Value {
     Value::Object(argspec::finish(result))
 }
 
+/// The scratch paths are fixed (recorded results name them), so concurrent runs of this test
+/// (another worktree's) and of the recorder take turns on one lock, held until dropped.
+fn scratch_lock() -> fs::File {
+    use std::os::fd::AsRawFd;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/tack-modules.lock")
+        .expect("lock file");
+    // SAFETY: the descriptor is open for the call; flock only blocks until the lock is free.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "could not lock /tmp/tack-modules.lock");
+    file
+}
+
 fn known_divergences() -> BTreeMap<String, String> {
     let text = fs::read_to_string(cases_dir().join("known-divergences.txt")).unwrap_or_default();
     text.lines()
@@ -269,6 +320,10 @@ fn known_divergences() -> BTreeMap<String, String> {
 
 #[test]
 fn module_cases_match_ansible() {
+    // SAFETY: this is the test binary's only test, so no other thread reads the environment
+    // while it is changed; the recorder ran each module with the same HOME.
+    unsafe { std::env::set_var("HOME", "/nonexistent-home/tack") };
+    let _lock = scratch_lock();
     let known = known_divergences();
     let mut files: Vec<PathBuf> = fs::read_dir(cases_dir())
         .expect("cases dir")
@@ -277,7 +332,7 @@ fn module_cases_match_ansible() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let (mut total, mut same) = (0, 0);
+    let (mut total, mut same, mut skipped) = (0, 0, 0);
     let mut failures = Vec::new();
     for file in files {
         let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
@@ -286,6 +341,13 @@ fn module_cases_match_ansible() {
         for rec in recorded {
             let mut case = rec["case"].clone();
             let name = case["name"].as_str().expect("name").to_string();
+            // SAFETY: geteuid has no preconditions.
+            if case.get("needs_root").and_then(Value::as_bool) == Some(true)
+                && unsafe { libc::geteuid() } != 0
+            {
+                skipped += 1;
+                continue;
+            }
             if case.get("module").is_none() {
                 case["module"] = Value::from(module.clone());
             }
@@ -325,8 +387,9 @@ fn module_cases_match_ansible() {
             }
         }
     }
+    let _ = fs::remove_dir(SCRATCH);
     eprintln!(
-        "module cases: {total} recorded, {same} identical, {} known divergences",
+        "module cases: {total} run ({skipped} skipped: they need root), {same} identical, {} known divergences",
         known.len()
     );
     assert!(

@@ -59,6 +59,8 @@ pub struct Opt {
     pub required: bool,
     pub choices: Vec<Value>,
     pub no_log: bool,
+    /// `fallback=(env_fallback, [...])`: environment variables read when the option is absent.
+    pub env_fallback: &'static [&'static str],
 }
 
 impl Opt {
@@ -71,6 +73,7 @@ impl Opt {
             required: false,
             choices: Vec::new(),
             no_log: false,
+            env_fallback: &[],
         }
     }
     pub fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
@@ -92,6 +95,10 @@ impl Opt {
     /// Choices that are not all strings (as a spec written in JSON may give).
     pub fn choice_values(mut self, choices: Vec<Value>) -> Self {
         self.choices = choices;
+        self
+    }
+    pub fn env_fallback(mut self, vars: &'static [&'static str]) -> Self {
+        self.env_fallback = vars;
         self
     }
     pub fn no_log(mut self) -> Self {
@@ -131,7 +138,9 @@ pub fn file_common() -> Vec<Opt> {
         Opt::new("selevel", Kind::Str),
         Opt::new("setype", Kind::Str),
         Opt::new("attributes", Kind::Str).aliases(&["attr"]),
-        Opt::new("unsafe_writes", Kind::Bool).default(false),
+        Opt::new("unsafe_writes", Kind::Bool)
+            .default(false)
+            .env_fallback(&["ANSIBLE_UNSAFE_WRITES"]),
     ]
 }
 
@@ -178,7 +187,6 @@ pub fn to_bool(value: &Value) -> Result<bool, String> {
             Some(0.0) => return Ok(false),
             _ => String::new(),
         },
-        _ => String::new(),
     };
     if TRUE_STRS.contains(&normalized.as_str()) {
         return Ok(true);
@@ -318,6 +326,7 @@ fn to_dict(value: &Value) -> Result<Value, String> {
         Value::Object(_) => Ok(value.clone()),
         Value::String(s) if s.starts_with('{') => serde_json::from_str::<Value>(s)
             .ok()
+            .or_else(|| super::pylit::literal_eval(s))
             .filter(Value::is_object)
             .ok_or_else(|| "unable to evaluate string as dictionary".to_string()),
         Value::String(s) if s.contains('=') => {
@@ -412,6 +421,14 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
     let mut unsupported_error = None;
     let mut warnings = Vec::new();
 
+    for opt in spec.options.iter().filter(|o| !o.env_fallback.is_empty()) {
+        if params.contains_key(opt.name) {
+            continue;
+        }
+        if let Some(v) = opt.env_fallback.iter().find_map(|var| std::env::var(var).ok()) {
+            params.insert(opt.name.to_string(), Value::from(v));
+        }
+    }
     for opt in &spec.options {
         for alias in opt.aliases {
             if let Some(v) = params.get(*alias).cloned() {

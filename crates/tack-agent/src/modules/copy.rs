@@ -317,10 +317,22 @@ fn place(src: &str, dest: &str, remote_src: bool) -> std::io::Result<()> {
         std::fs::set_permissions(&moving, std::fs::Permissions::from_mode(st.mode() & 0o7777))?;
     }
     if let Err(e) = std::fs::rename(&moving, dest) {
-        if remote_src {
-            let _ = std::fs::remove_file(&moving);
+        let retry = [libc::EPERM, libc::EXDEV, libc::EACCES, libc::ETXTBSY, libc::EBUSY];
+        if !e.raw_os_error().is_some_and(|c| retry.contains(&c)) {
+            if remote_src {
+                let _ = std::fs::remove_file(&moving);
+            }
+            return Err(e);
         }
-        return Err(e);
+        // Another filesystem (the upload's) or a busy target: copy beside the destination
+        // and rename from there, as atomic_move does; the source is moved, so it goes.
+        let tmp = join(&dirname(dest), &format!(".ansible_tmp{}", super::tempname::random_part()));
+        let copied = std::fs::copy(&moving, &tmp).and_then(|_| std::fs::rename(&tmp, dest));
+        let _ = std::fs::remove_file(&moving);
+        if let Err(e) = copied {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
     }
     if creating {
         std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o666 & !umask()))?;

@@ -34,21 +34,13 @@ fn fail_at(path: &str, msg: &str) -> ModuleResult {
     r
 }
 
-fn side<'a>(diff: &'a mut Map<String, Value>, which: &str) -> &'a mut Map<String, Value> {
-    let entry = diff.entry(which.to_string()).or_insert_with(|| Value::Object(Map::new()));
-    if !entry.is_object() {
-        *entry = Value::Object(Map::new());
-    }
-    match entry {
-        Value::Object(m) => m,
-        _ => unreachable!("just made an object"),
-    }
-}
-
 fn record(diff: &mut Option<&mut Map<String, Value>>, key: &str, before: Value, after: Value) {
-    if let Some(d) = diff.as_deref_mut() {
-        side(d, "before").insert(key.into(), before);
-        side(d, "after").insert(key.into(), after);
+    let Some(d) = diff.as_deref_mut() else { return };
+    for (which, value) in [("before", before), ("after", after)] {
+        let entry = d.entry(which.to_string()).or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(side) = entry {
+            side.insert(key.into(), value);
+        }
     }
 }
 

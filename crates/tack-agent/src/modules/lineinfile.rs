@@ -192,7 +192,6 @@ fn present(
     };
     let mut index = [-1i64, -1i64];
     let mut matched: Option<String> = None;
-    let mut exact = false;
     let mut expanded: Option<Result<String, String>> = None;
     if let Some(re) = &re_m {
         for (n, cur) in lines.iter().enumerate() {
@@ -221,7 +220,6 @@ fn present(
         for (n, cur) in lines.iter().enumerate() {
             if line == cur.trim_end_matches(['\r', '\n']) {
                 index[0] = n as i64;
-                exact = true;
             } else if let Some(re) = &re_ins
                 && re.is_match(cur)
             {
@@ -255,10 +253,9 @@ fn present(
         if !new_line.ends_with('\n') {
             new_line.push('\n');
         }
-        if regexp.is_none() && search.is_none() && matched.is_none() && !exact {
-            // ansible's unreachable-in-practice insertion branch for an index found without a
-            // match: never taken, as index[0] is set only by a match or an exact line.
-        } else if lines[index[0] as usize] != new_line {
+        // ansible's separate insertion branch for an index found without any match cannot be
+        // reached: without regexp or search_string the index comes from an exact line.
+        if lines[index[0] as usize] != new_line {
             lines[index[0] as usize] = new_line;
             msg = "line replaced";
             changed = true;

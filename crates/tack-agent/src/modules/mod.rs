@@ -17,6 +17,7 @@ mod lineinfile;
 mod paths;
 mod ping;
 mod pyfmt;
+mod pylit;
 mod pyre;
 mod replace;
 pub mod setup;

@@ -14,9 +14,15 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     };
     let data = params.str("data").unwrap_or_default();
     if data == "crash" {
-        // ansible's module raises here and the controller reports a module failure; tack
-        // reports that failure directly.
-        return super::common::fail("MODULE FAILURE: boom");
+        // ansible's module raises an exception here on purpose; its module loader turns an
+        // escaping exception into this failure (no `msg`: the controller words it).
+        let mut r = ModuleResult::new();
+        r.insert("failed".into(), Value::Bool(true));
+        r.insert(
+            "exception".into(),
+            serde_json::json!({"event": {"msg": "boom", "__ansible_type": "Event"}, "__ansible_type": "ErrorSummary"}),
+        );
+        return r;
     }
     let mut result = ModuleResult::new();
     result.insert("ping".into(), Value::from(data));

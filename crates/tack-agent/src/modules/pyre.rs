@@ -124,9 +124,28 @@ impl PyRegex {
         self.re.is_match(text).unwrap_or(false)
     }
 
-    /// Every non-overlapping match, in order.
+    /// Every non-overlapping match, in order, as Python (3.7 on) finds them: an empty match
+    /// may follow a non-empty one at the same position, but never another empty one.
     pub fn captures_all<'t>(&self, text: &'t str) -> Vec<Captures<'t, str>> {
-        self.re.captures_iter(text).filter_map(Result::ok).collect()
+        let mut out = Vec::new();
+        let mut pos = 0;
+        let mut last_empty_at = None;
+        while pos <= text.len() {
+            let Ok(Some(caps)) = self.re.captures_from_pos(text, pos) else { break };
+            let Some((start, end)) = caps.get(0).map(|m| (m.start(), m.end())) else { break };
+            if start == end && last_empty_at == Some(start) {
+                // Step one character on and look again, as Python does after an empty match.
+                match text[start..].chars().next() {
+                    Some(c) => pos = start + c.len_utf8(),
+                    None => break,
+                }
+                continue;
+            }
+            last_empty_at = (start == end).then_some(end);
+            pos = end;
+            out.push(caps);
+        }
+        out
     }
 }
 

@@ -185,6 +185,10 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         );
         o.insert("attr_flags".into(), flags.unwrap_or_default().into());
     }
+    if p.bool("get_selinux_context") {
+        // SELinux is disabled here (checked above): ansible's initial, empty context.
+        o.insert("selinux_context".into(), Value::Array(vec![Value::Null; 3]));
+    }
     result.insert("stat".into(), Value::Object(o));
     result
 }

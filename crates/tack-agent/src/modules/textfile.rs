@@ -48,8 +48,10 @@ fn umask() -> u32 {
     }
 }
 
-/// Replaces `dest` (through symlinks) with `content` atomically.
-pub fn write_atomic(dest: &str, content: &[u8]) -> std::io::Result<()> {
+/// Replaces `dest` (through symlinks) with `content` atomically. When the rename cannot be
+/// done (a busy or bind-mounted file) and `unsafe_writes` allows it, the content is written
+/// into the file in place, as ansible's `_unsafe_writes` does.
+pub fn write_atomic(dest: &str, content: &[u8], unsafe_writes: bool) -> std::io::Result<()> {
     let target = realpath(dest);
     let existing = std::fs::metadata(&target).ok();
     let dir = dirname(&target);
@@ -71,10 +73,15 @@ pub fn write_atomic(dest: &str, content: &[u8]) -> std::io::Result<()> {
         }
         std::fs::rename(&tmp, &target)
     })();
-    if result.is_err() {
+    if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
+        let fallback = [libc::EPERM, libc::EXDEV, libc::EACCES, libc::ETXTBSY, libc::EBUSY];
+        if unsafe_writes && e.raw_os_error().is_some_and(|c| fallback.contains(&c)) {
+            return std::fs::write(&target, content);
+        }
+        return Err(e);
     }
-    result
+    Ok(())
 }
 
 trait PrivateOpen {

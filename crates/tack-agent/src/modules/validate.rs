@@ -16,7 +16,8 @@ pub fn write_validated(p: &Params, dest: &str, content: &[u8], _ctx: Ctx) -> Out
     if let Some(validate) = p.str("validate").filter(|v| !v.is_empty()) {
         run_validate(validate, content)?;
     }
-    write_atomic(dest, content).map_err(|e| fail(format!("Could not replace {dest:?}: {e}")))
+    write_atomic(dest, content, p.bool("unsafe_writes"))
+        .map_err(|e| fail(format!("Could not replace {dest:?}: {e}")))
 }
 
 /// Runs the `validate` command on `content`; `Err` is ansible's failure.
