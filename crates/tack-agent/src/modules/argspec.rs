@@ -178,7 +178,6 @@ pub fn to_bool(value: &Value) -> Result<bool, String> {
             Some(0.0) => return Ok(false),
             _ => String::new(),
         },
-        _ => String::new(),
     };
     if TRUE_STRS.contains(&normalized.as_str()) {
         return Ok(true);
