@@ -16,6 +16,8 @@ Cases are written by hand in crates/tack-agent/tests/modules/cases/MODULE.yml:
           - {path: d, dir: true, mode: "0755"}
           - {path: l, link: f}
           - {path: h, hard: f}
+          - {path: b, content_base64: "//4="}   # bytes that are not UTF-8
+          - {path: old, content: "x", mtime: 1000000000}   # atime and mtime set
 
 `%D` in any string argument stands for the case's scratch directory, the fixed path
 /tmp/tack-modules/CASE (made anew for each run), which is also the module's working
@@ -39,6 +41,7 @@ Runs use PYTHONHASHSEED=0 (ansible lists its boolean spellings in set order), TZ
 LANG=C.UTF-8 and HOME=/nonexistent-home/tack; the Rust test sets the same HOME.
 """
 
+import base64
 import hashlib
 import json
 import os
@@ -84,10 +87,14 @@ def make_setup(scratch, setup):
             os.symlink(entry["link"], p)
         elif "hard" in entry:
             os.link(scratch / entry["hard"], p)
+        elif "content_base64" in entry:
+            p.write_bytes(base64.b64decode(entry["content_base64"]))
         else:
             p.write_bytes(entry.get("content", "").encode())
         if "mode" in entry and "link" not in entry:
             os.chmod(p, int(entry["mode"], 8))
+        if "mtime" in entry:
+            os.utime(p, (entry["mtime"], entry["mtime"]), follow_symlinks=False)
 
 
 def file_state(scratch):

@@ -10,6 +10,7 @@ mod copy;
 mod copytree;
 mod digest;
 mod file;
+mod find;
 mod fsattr;
 mod glob;
 mod host;
@@ -81,6 +82,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "replace" => replace::run(ctx, invocation),
         "blockinfile" => blockinfile::run(ctx, invocation),
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
+        "find" => find::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -117,4 +119,5 @@ const NATIVE: &[&str] = &[
     "lineinfile",
     "replace",
     "copy",
+    "find",
 ];
