@@ -118,6 +118,7 @@ const NATIVE: &[&str] = &[
     "tempfile",
     "lineinfile",
     "replace",
+    "blockinfile",
     "copy",
     "find",
 ];
