@@ -51,7 +51,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+try:
+    import yaml
+except ImportError:  # re-run with the reference's python, which has PyYAML
+    _ref_python = os.path.join(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"), "bin", "python")
+    os.execv(_ref_python, [_ref_python, __file__, *sys.argv[1:]])
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "crates" / "tack-agent" / "tests" / "modules"

@@ -203,7 +203,7 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             f.insert("rc".into(), Value::from(err.raw_os_error().unwrap_or(257)));
             f.insert("stdout".into(), Value::from(""));
             f.insert("stderr".into(), Value::from(""));
-            f.insert("cmd".into(), Value::from(argv.join(" ")));
+            f.insert("cmd".into(), Value::from(clean_args(&argv)));
             return fail_with_cause(f, "Error executing command.", &os_error(&err, program));
         }
     };
@@ -225,6 +225,36 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
         return failed(r, "The command exited with a non-zero return code.");
     }
     r
+}
+
+/// `_clean_args`: the command line for a failure report, with password arguments masked.
+fn clean_args(argv: &[String]) -> String {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for arg in argv {
+        if hide_next {
+            hide_next = false;
+            out.push("********".to_string());
+            continue;
+        }
+        if is_password_flag(arg) {
+            match arg.find('=') {
+                Some(i) => {
+                    out.push(format!("{}=********", &arg[..i]));
+                    continue;
+                }
+                None => hide_next = true,
+            }
+        }
+        out.push(arg.clone());
+    }
+    out.iter().map(|a| shlex_quote(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// `^[-]{0,2}pass[-]?(word|wd)?`, matched at the start.
+fn is_password_flag(arg: &str) -> bool {
+    let rest = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).unwrap_or(arg);
+    rest.starts_with("pass")
 }
 
 fn spawn(
