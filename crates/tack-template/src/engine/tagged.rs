@@ -7,8 +7,10 @@
 //!
 //! minijinja's values carry no such mark, so a failing operation's operand is read from the
 //! template source at the error's span: an operand written as a chain (`port`, `svc.port`,
-//! `ports[0]`) rooted in a variable the template does not bind itself is named by the tagged
-//! class of its value. Any other operand (a literal, a computed value, a template's own name)
+//! `ports[0]`) rooted in a variable the template does not bind itself (or in a name it set to
+//! such a chain, or loops over one with), or as such a chain's `| sort` (ansible's gives back
+//! its lazy list) or `| first`/`| last` (after `sort`, `reverse`, `list`), is named by the
+//! tagged class of its value. Any other operand (a literal, a computed value, a template's own name)
 //! keeps its plain name. Only reached when a render has already failed.
 
 use std::sync::Arc;
@@ -49,22 +51,48 @@ pub(super) fn operand_names(
 /// the template set to one (`{% set q = port %}`) or loops over one with (`{% for p in
 /// ports %}`: every item of that value has the same class).
 fn tagged_name(operand: &str, source: &str, root: &Arc<Root>) -> Option<&'static str> {
+    // `first` and `last` hand back one of the items themselves, and `sort`, `reverse` and
+    // `list` before them keep the items as they are.
+    if let Some((chain, filters)) = operand.split_once('|') {
+        let filters: Vec<&str> = filters.split('|').map(str::trim).collect();
+        let (last, keeping) = filters.split_last()?;
+        let kept = keeping.iter().all(|f| matches!(*f, "sort" | "reverse" | "list"));
+        let value = chain_or_local(chain.trim(), source, root)?;
+        return match *last {
+            "first" | "last" if kept => common_class(&value),
+            // ansible's `sort` gives back its lazy list.
+            "sort" if keeping.is_empty() => class_of(&value),
+            _ => None,
+        };
+    }
     let (name, steps) = parse(operand)?;
     let value = match local_binding(source, name) {
         Binding::None => root.get_value_by_str(name)?,
         Binding::Set(chain) => chain_value(chain, source, root)?,
-        Binding::Loop(chain) => {
-            let items = chain_value(chain, source, root)?;
-            let names: Vec<_> = items.try_iter().ok()?.map(|item| class_of(&item)).collect();
-            let first = *names.first()?;
-            if !steps.is_empty() || names.iter().any(|n| *n != first) {
-                return None;
-            }
-            return first;
+        Binding::Loop(chain) if steps.is_empty() => {
+            return common_class(&chain_value(chain, source, root)?);
         }
+        Binding::Loop(_) => return None,
         Binding::Other => return None,
     };
     class_of(&follow(value, steps)?)
+}
+
+/// The class every item of `items` has, if they all have the same.
+fn common_class(items: &JValue) -> Option<&'static str> {
+    let names: Vec<_> = items.try_iter().ok()?.map(|item| class_of(&item)).collect();
+    let first = *names.first()?;
+    names.iter().all(|n| *n == first).then_some(first)?
+}
+
+/// The value of a chain rooted in a variable, or in a name the template set to one.
+fn chain_or_local(chain: &str, source: &str, root: &Arc<Root>) -> Option<JValue> {
+    let (name, steps) = parse(chain)?;
+    match local_binding(source, name) {
+        Binding::None => follow(root.get_value_by_str(name)?, steps),
+        Binding::Set(bound) => follow(chain_value(bound, source, root)?, steps),
+        _ => None,
+    }
 }
 
 /// The value of a chain rooted in a variable the template does not bind itself.
