@@ -99,13 +99,13 @@ pub(crate) fn rewrite(source: &str, trim_blocks: bool) -> Option<String> {
                     }
                     _ => {}
                 }
-                names(source, &toks[i..=end], for_depth, &mut macros, &mut edits);
+                names(&toks[i..=end], for_depth, &mut macros, &mut edits);
                 i = end + 1;
                 continue;
             }
             Token::VariableStart => {
                 let end = (i..toks.len()).find(|&j| matches!(toks[j].token, Token::VariableEnd))?;
-                names(source, &toks[i..=end], for_depth, &mut macros, &mut edits);
+                names(&toks[i..=end], for_depth, &mut macros, &mut edits);
                 i = end + 1;
                 continue;
             }
@@ -145,7 +145,6 @@ fn after_raw_tag(source: &str, at: usize) -> bool {
 
 /// The bare names of one tag: `loop` outside a for loop, and `varargs`/`kwargs` in a macro.
 fn names(
-    source: &str,
     tag: &[Tok],
     for_depth: usize,
     macros: &mut [OpenMacro],
@@ -164,8 +163,8 @@ fn names(
             }
             "varargs" | "kwargs" => {
                 if let Some(m) = macros.last_mut() {
-                    let in_header = t.start < m.close_paren;
-                    if !in_header && source.get(t.start..t.end).is_some() {
+                    // The macro's own parameter list does not count as a use.
+                    if t.start >= m.close_paren {
                         m.varargs |= name == "varargs";
                         m.kwargs |= name == "kwargs";
                     }
