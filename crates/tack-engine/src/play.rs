@@ -297,6 +297,7 @@ impl PlayRun<'_, '_> {
                 }
             };
             let mut shown = crate::result::HostResult::new(host, result.clone());
+            shown.verbose_override = true;
             if shown.flag("failed") {
                 let msg =
                     result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();

@@ -20,6 +20,8 @@ pub struct HostResult {
     pub data: Mapping,
     /// Print the result even at verbosity 0 (`_ansible_verbose_always`: debug, assert).
     pub verbose_always: bool,
+    /// Never print the result (`_ansible_verbose_override`: gathered facts).
+    pub verbose_override: bool,
     /// A failure that `ignore_errors` let pass.
     pub ignored: bool,
     /// The loop item label, for `(item=...)`.
@@ -42,6 +44,7 @@ impl HostResult {
             host: host.to_string(),
             data,
             verbose_always: false,
+            verbose_override: false,
             ignored: false,
             item_label: None,
             error: None,

@@ -428,6 +428,8 @@ impl TaskRun<'_> {
         }
         let mut result = HostResult::new(host, data);
         result.verbose_always = output.verbose_always;
+        // A result carrying facts is not shown, as ansible marks fact-gathering results.
+        result.verbose_override = matches!(self.action, Action::Module("setup"));
         result.error = output.error;
         result
     }

@@ -219,21 +219,27 @@ fn transfer(
         Ok(r) => r,
         Err(e) => return failed(e, origin),
     };
-    let info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
-    let flag = |k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
-    let mut same = false;
-    if flag("exists") && flag("isdir") {
-        match &basename {
-            Some(base) => {
-                dest = Path::new(&dest).join(base).to_string_lossy().into_owned();
-                module_args.insert("dest".into(), Json::String(dest.clone()));
-            }
-            None => return failed("can not use content with a dir as dest".into(), origin),
-        }
-    } else if flag("exists") {
-        same = info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value))
-            == Some(checksum.clone());
+    let mut info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
+    let is = |info: &Mapping, k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
+    if is(&info, "exists") && is(&info, "isdir") {
+        // Into a directory: the file keeps its name, and that path is what is compared.
+        let Some(base) = &basename else {
+            return failed("can not use content with a dir as dest".into(), origin);
+        };
+        dest = Path::new(&dest).join(base).to_string_lossy().into_owned();
+        module_args.insert("dest".into(), Json::String(dest.clone()));
+        let mut again = Map::new();
+        again.insert("path".into(), Json::String(dest.clone()));
+        again.insert("get_checksum".into(), Json::Bool(true));
+        again.insert("checksum_algorithm".into(), Json::String("sha1".into()));
+        info = match run("stat", again, input) {
+            Ok(r) => r.get("stat").and_then(Node::as_map).cloned().unwrap_or_default(),
+            Err(e) => return failed(e, origin),
+        };
     }
+    let flag = |k: &str| is(&info, k);
+    let same = flag("exists")
+        && info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value)) == Some(checksum.clone());
     let force = input.args.get("force").is_none_or(|f| f.value.is_truthy());
     if flag("exists") && !same && !force {
         let mut data = Mapping::new();

@@ -18,6 +18,10 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         Ok(result) => {
             let mut data = json::map_from_json(&result);
             add_lines(&mut data);
+            // ansible's executor says `changed: false` for a module that did not say.
+            if data.get("changed").is_none() {
+                data.insert(crate::result::s("changed"), crate::result::b(false));
+            }
             let mut out = ActionOutput::new(data);
             if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
                 let msg = out

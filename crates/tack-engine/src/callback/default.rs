@@ -3,7 +3,8 @@
 //! as JSON (indented when the result asks to be shown, `debug` and `assert`), error blocks
 //! before failures, and the PLAY RECAP.
 //!
-//! Colour, `-v` dumps and the non-default options (`display_ok_hosts`, `display_skipped_hosts`,
+//! `-v` shows every result (`-vv` and more are refused by the command line for now). Colour
+//! and the non-default options (`display_ok_hosts`, `display_skipped_hosts`,
 //! `show_task_path_on_failure`, `result_format`, ...) are not written yet; the run refuses them
 //! before it starts (see `crate::refuse`).
 
@@ -21,11 +22,29 @@ pub struct DefaultCallback<W: Write> {
     columns: usize,
     /// Error blocks already shown: ansible's display prints each distinct one once.
     shown_errors: std::collections::HashSet<String>,
+    /// `-v` count.
+    verbosity: u8,
 }
 
 impl<W: Write> DefaultCallback<W> {
     pub fn new(out: W, columns: usize) -> DefaultCallback<W> {
-        DefaultCallback { out, columns, shown_errors: Default::default() }
+        DefaultCallback { out, columns, shown_errors: Default::default(), verbosity: 0 }
+    }
+
+    /// The callback at `-v` level `verbosity`: every result is shown, indented from `-vvv`.
+    pub fn with_verbosity(mut self, verbosity: u8) -> DefaultCallback<W> {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// `_run_is_verbose`.
+    fn verbose(&self, result: &HostResult) -> bool {
+        (result.verbose_always || self.verbosity > 0) && !result.verbose_override
+    }
+
+    /// `_dump_results`' indentation rule.
+    fn indent(&self, result: &HostResult) -> bool {
+        result.verbose_always || self.verbosity > 2
     }
 
     pub fn into_inner(self) -> W {
@@ -76,9 +95,10 @@ pub fn dump_result(data: &Mapping, indent: bool) -> String {
     };
     options.ensure_ascii = false;
     let mut shown = data.clone();
-    // `failed` is moved out of a result before callbacks see it (they learn failure from
-    // the event itself).
-    for key in ["failed", "exception", "warnings", "deprecations", "invocation", "diff"] {
+    // `failed` and `skipped` are moved out of a result before callbacks see it (they learn
+    // them from the event itself).
+    for key in ["failed", "skipped", "exception", "warnings", "deprecations", "invocation", "diff"]
+    {
         shown.remove(key);
     }
     // Every value in a result is data the run produced; a failure to serialise one would be a
@@ -165,7 +185,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
             crate::result::Outcome::Failed => {
                 if !items {
                     self.error_block(task, result);
-                    let dump = dump_result(&data, result.verbose_always);
+                    let dump = dump_result(&data, self.indent(result));
                     self.line(&format!("fatal: [{host}]: FAILED! => {dump}"));
                 }
                 if result.ignored {
@@ -174,8 +194,12 @@ impl<W: Write> Callback for DefaultCallback<W> {
             }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{host}]");
-                if result.verbose_always && !items {
-                    msg.push_str(&format!(" => {}", dump_result(&data, true)));
+                if self.verbose(result) {
+                    let mut shown = data.clone();
+                    if items {
+                        shown.remove("results");
+                    }
+                    msg.push_str(&format!(" => {}", dump_result(&shown, self.indent(result))));
                 }
                 self.line(&msg);
             }
@@ -186,8 +210,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 let word =
                     if outcome == crate::result::Outcome::Changed { "changed" } else { "ok" };
                 let mut msg = format!("{word}: [{host}]");
-                if result.verbose_always {
-                    msg.push_str(&format!(" => {}", dump_result(&data, true)));
+                if self.verbose(result) {
+                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
                 self.line(&msg);
             }
@@ -202,13 +226,13 @@ impl<W: Write> Callback for DefaultCallback<W> {
         match result.outcome() {
             crate::result::Outcome::Failed => {
                 self.error_block(task, result);
-                let dump = dump_result(&data, result.verbose_always);
+                let dump = dump_result(&data, self.indent(result));
                 self.line(&format!("failed: [{host}] (item={item}) => {dump}"));
             }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{host}] => (item={item}) ");
-                if result.verbose_always {
-                    msg.push_str(&format!(" => {}", dump_result(&data, true)));
+                if self.verbose(result) {
+                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
                 self.line(&msg);
             }
@@ -216,8 +240,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 let word =
                     if outcome == crate::result::Outcome::Changed { "changed" } else { "ok" };
                 let mut msg = format!("{word}: [{host}] => (item={item})");
-                if result.verbose_always {
-                    msg.push_str(&format!(" => {}", dump_result(&data, true)));
+                if self.verbose(result) {
+                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
                 self.line(&msg);
             }

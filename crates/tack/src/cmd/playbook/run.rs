@@ -20,7 +20,7 @@ fn refused_options(args: &Args) -> Option<&'static str> {
         (args.diff, "--diff"),
         (args.start_at_task.is_some(), "--start-at-task"),
         (args.force_handlers, "--force-handlers"),
-        (args.verbosity.verbose > 0, "-v (verbose output)"),
+        (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
         (!args.module_path.is_empty(), "--module-path"),
         (args.private_key.is_some(), "--private-key"),
         (args.remote_user.is_some(), "--user"),
@@ -79,8 +79,17 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
         },
     };
-    let stdout = std::io::stdout().lock();
-    let mut callback = DefaultCallback::new(stdout, 79);
+    let mut stdout = std::io::stdout().lock();
+    if args.verbosity.verbose > 0 {
+        // ansible-playbook names its configuration first at any verbosity.
+        use std::io::Write;
+        let line = match session.config.config_file() {
+            Some(path) => format!("Using {} as config file", path.display()),
+            None => "No config file found; using defaults".to_string(),
+        };
+        writeln!(stdout, "{line}")?;
+    }
+    let mut callback = DefaultCallback::new(stdout, 79).with_verbosity(args.verbosity.verbose);
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
 }
