@@ -44,6 +44,8 @@ pub struct RunContext<'a> {
     pub templar: &'a Templar,
     pub extra_vars: &'a Mapping,
     pub tags: &'a TagFilter,
+    /// Loads the task files `include_tasks` names at run time.
+    pub tasks: &'a tack_playbook::Loader<'a>,
     pub facts: RunFacts,
 }
 

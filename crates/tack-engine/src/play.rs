@@ -4,7 +4,9 @@
 //! outside any rescue leaves the play; `flush_handlers` runs the notified handlers in their
 //! order; when every host of the play failed, the playbook stops.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+
+use typed_arena::Arena;
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
@@ -33,6 +35,153 @@ pub enum PlayEnd {
     Continue,
     /// Every host the play started with failed: ansible stops the playbook.
     AllFailed,
+}
+
+/// A task list a play runs: the play's own (segment 0) or a file an `include_tasks`
+/// brought in, with the include parameters its tasks see.
+#[derive(Clone)]
+struct Segment<'a> {
+    tasks: Vec<TaskInContext<'a>>,
+    spans: Vec<tack_playbook::walk::BlockSpan>,
+    innermost: Vec<usize>,
+    selected: Vec<bool>,
+    params: Option<std::sync::Arc<tack_template::Layer>>,
+}
+
+impl<'a> Segment<'a> {
+    fn new(
+        play: &'a Play,
+        blocks: &'a [CompiledBlock],
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+        keep: impl Fn(&TaskInContext<'a>) -> Result<bool, Diagnostic>,
+    ) -> Result<Segment<'a>, Diagnostic> {
+        let (tasks, spans, innermost) = walk_spans(play, blocks);
+        let mut selected = Vec::with_capacity(tasks.len());
+        for ctx in &tasks {
+            selected.push(keep(ctx)?);
+        }
+        Ok(Segment { tasks, spans, innermost, selected, params })
+    }
+
+    fn layout(&self) -> Layout<'_> {
+        Layout { spans: &self.spans, innermost: &self.innermost, selected: &self.selected }
+    }
+}
+
+/// A host inside an included file: the segment it runs, its position there, and the
+/// segments the same include still has for it (one per loop item).
+struct Frame {
+    seg: usize,
+    cursor: HostCursor,
+    queue: VecDeque<usize>,
+}
+
+/// Moves `host` past task `next` of segment `seg`, out of included files it finished (their
+/// include then succeeds, or fails with them), as ansible's iterator leaves included blocks.
+fn step(
+    host: &str,
+    seg: usize,
+    next: usize,
+    failed: bool,
+    cursors: &mut [(String, HostCursor)],
+    frames: &mut BTreeMap<String, Vec<Frame>>,
+    segments: &[Segment<'_>],
+) {
+    let stack = frames.entry(host.to_string()).or_default();
+    let mut failing = failed;
+    let mut from = (seg, next);
+    loop {
+        match stack.last_mut() {
+            Some(frame) => {
+                let layout = segments[frame.seg].layout();
+                if failing {
+                    layout.failed(&mut frame.cursor, from.1);
+                } else {
+                    layout.succeeded(&mut frame.cursor, from.1);
+                }
+                if frame.cursor.pos.is_some() {
+                    return;
+                }
+                if !frame.cursor.failed {
+                    // The same include's next file (an included file with no selected task
+                    // is passed over).
+                    while let Some(more) = frame.queue.pop_front() {
+                        let cursor = segments[more].layout().start();
+                        if cursor.pos.is_some() {
+                            frame.seg = more;
+                            frame.cursor = cursor;
+                            return;
+                        }
+                    }
+                }
+                failing = frame.cursor.failed;
+                stack.pop();
+                // The include itself now succeeds or fails where it stands.
+                from = match stack.last() {
+                    Some(outer) => (outer.seg, outer.cursor.pos.unwrap_or(0)),
+                    None => {
+                        let base = cursors.iter().find(|(h, _)| h == host).and_then(|(_, c)| c.pos);
+                        (0, base.unwrap_or(0))
+                    }
+                };
+            }
+            None => {
+                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                    let layout = segments[0].layout();
+                    if failing {
+                        layout.failed(cursor, from.1);
+                    } else {
+                        layout.succeeded(cursor, from.1);
+                    }
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Puts `host` into the files its include at `next` of segment `seg` brought in.
+fn enter(
+    host: &str,
+    mut queue: VecDeque<usize>,
+    cursors: &mut [(String, HostCursor)],
+    frames: &mut BTreeMap<String, Vec<Frame>>,
+    segments: &[Segment<'_>],
+    seg: usize,
+    next: usize,
+) {
+    while let Some(first) = queue.pop_front() {
+        let cursor = segments[first].layout().start();
+        if cursor.pos.is_some() {
+            frames.entry(host.to_string()).or_default().push(Frame { seg: first, cursor, queue });
+            return;
+        }
+    }
+    step(host, seg, next, false, cursors, frames, segments);
+}
+
+/// `is_any_block_rescuing` for a host that may be inside included files: the file's own
+/// blocks, then the blocks around each include.
+fn rescuing(
+    host: &str,
+    seg: usize,
+    next: usize,
+    base: Option<usize>,
+    frames: &BTreeMap<String, Vec<Frame>>,
+    segments: &[Segment<'_>],
+) -> bool {
+    if segments[seg].layout().rescuing(next) {
+        return true;
+    }
+    let stack = frames.get(host).map(Vec::as_slice).unwrap_or_default();
+    if stack.is_empty() {
+        return false;
+    }
+    // Where each enclosing include stands: the play's position, then each outer file's.
+    let mut outer: Vec<(usize, Option<usize>)> = vec![(0, base)];
+    outer.extend(stack.iter().map(|f| (f.seg, f.cursor.pos)));
+    outer.pop();
+    outer.iter().rev().any(|(s, p)| p.is_some_and(|p| segments[*s].layout().rescuing(p)))
 }
 
 /// What one play's run shares between its rounds.
@@ -119,23 +268,23 @@ pub fn run_play(
     )?;
     scope.set_play_hosts(&hosts, &hosts);
 
-    let compiled = compile_play(play);
-    let (tasks, spans, innermost) = walk_spans(play, &compiled);
-    let mut selected = Vec::with_capacity(tasks.len());
-    for ctx in &tasks {
-        let keep = (ctx.task.implicit && is_meta(ctx))
-            || run.tags.should_run(&task_tags(ctx, &vars, templar)?);
-        selected.push(keep);
-    }
+    let arena: Arena<Vec<CompiledBlock>> = Arena::new();
+    let compiled: &[CompiledBlock] = arena.alloc(compile_play(play));
+    let mut segments = vec![Segment::new(play, compiled, None, |ctx| {
+        Ok((ctx.task.implicit && is_meta(ctx))
+            || run.tags.should_run(&task_tags(ctx, &vars, templar)?))
+    })?];
     let handler_blocks = handler_blocks(play);
     let mut handlers =
         Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
-    let layout = Layout { spans: &spans, innermost: &innermost, selected: &selected };
     let mut cursors: Vec<(String, HostCursor)> =
-        hosts.iter().map(|h| (h.clone(), layout.start())).collect();
+        hosts.iter().map(|h| (h.clone(), segments[0].layout().start())).collect();
+    // Hosts inside included files: the segments they run, innermost last.
+    let mut frames: BTreeMap<String, Vec<Frame>> = BTreeMap::new();
+    let mut order: Vec<(usize, usize)> = (0..segments[0].tasks.len()).map(|i| (0, i)).collect();
     let this = PlayRun { run, play, scope, hosts: hosts.clone() };
 
-    this.check_connections(&tasks, &handlers)?;
+    this.check_connections(&segments[0].tasks, &handlers)?;
     for host in &hosts {
         if let Some(facts) = states.get(host).and_then(|s| s.facts.clone()) {
             this.scope.set_gathered(host, facts);
@@ -151,13 +300,37 @@ pub fn run_play(
     let mut completed: std::collections::BTreeSet<(String, String)> = Default::default();
     let mut lockstep = 0;
     loop {
-        let positions: Vec<usize> = cursors.iter().filter_map(|(_, c)| c.pos).collect();
-        let Some(&lowest) = positions.iter().min() else { break };
-        let next = positions.iter().copied().filter(|p| *p >= lockstep).min().unwrap_or(lowest);
-        lockstep = next + 1;
-        let mut at: Vec<String> =
-            cursors.iter().filter(|(_, c)| c.pos == Some(next)).map(|(h, _)| h.clone()).collect();
-        let ctx = &tasks[next];
+        // Each host's position: its innermost included file's, else the play's.
+        let position = |host: &str, base: &HostCursor| -> Option<(usize, usize)> {
+            match frames.get(host).and_then(|f| f.last()) {
+                Some(frame) => frame.cursor.pos.map(|p| (frame.seg, p)),
+                None => base.pos.map(|p| (0, p)),
+            }
+        };
+        let index: std::collections::HashMap<(usize, usize), usize> =
+            order.iter().enumerate().map(|(i, at)| (*at, i)).collect();
+        let placed: Vec<usize> = cursors
+            .iter()
+            .filter_map(|(h, c)| position(h, c).and_then(|at| index.get(&at).copied()))
+            .collect();
+        let Some(&lowest) = placed.iter().min() else { break };
+        let pick = placed.iter().copied().filter(|p| *p >= lockstep).min().unwrap_or(lowest);
+        lockstep = pick + 1;
+        let (seg, next) = order[pick];
+        let mut at: Vec<String> = cursors
+            .iter()
+            .filter(|(h, c)| position(h, c) == Some((seg, next)))
+            .map(|(h, _)| h.clone())
+            .collect();
+        let ctx = segments[seg].tasks[next].clone();
+        let ctx = &ctx;
+        let advance = |host: &str,
+                       failed: bool,
+                       cursors: &mut Vec<(String, HostCursor)>,
+                       frames: &mut BTreeMap<String, Vec<Frame>>,
+                       segments: &[Segment<'_>]| {
+            step(host, seg, next, failed, cursors, frames, segments);
+        };
         // A role that already ran on a host under the same identity is passed over there.
         if let Some(role) = ctx.task.role
             && !play.role(role).allow_duplicates
@@ -169,10 +342,8 @@ pub fn run_play(
                 .collect();
             let finishing = ctx.task.implicit && meta_arg(ctx) == "role_complete";
             if !finishing {
-                for (host, cursor) in cursors.iter_mut() {
-                    if done.contains(host) {
-                        layout.succeeded(cursor, next);
-                    }
+                for host in &done {
+                    advance(host, false, &mut cursors, &mut frames, &segments);
                 }
                 at.retain(|h| !done.contains(h));
                 if at.is_empty() {
@@ -190,7 +361,8 @@ pub fn run_play(
             }
             match meta_arg(ctx).as_str() {
                 "flush_handlers" => {
-                    this.flush(&mut handlers, &at, callback, stats, &mut cursors)?
+                    this.flush(&mut handlers, &at, callback, stats, &mut cursors)?;
+                    frames.retain(|h, _| cursors.iter().any(|(c, cur)| c == h && !cur.failed));
                 }
                 "role_complete" => {
                     if let Some(role) = ctx.task.role {
@@ -201,31 +373,76 @@ pub fn run_play(
                 }
                 _ => {}
             }
-            for (host, cursor) in cursors.iter_mut() {
-                if at.contains(host) && cursor.pos == Some(next) {
-                    layout.succeeded(cursor, next);
+            for host in &at {
+                if cursors.iter().any(|(h, c)| h == host && !c.failed) {
+                    advance(host, false, &mut cursors, &mut frames, &segments);
                 }
             }
             continue;
         }
-        this.run_task(ctx, &at, callback, false, &mut |host, outcome| {
-            let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) else {
-                return Ok(());
-            };
+        if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
+            let params = segments[seg].params.clone();
+            let included = this.include(ctx, &at, params.as_ref(), callback, stats)?;
+            let mut splice = pick + 1;
+            let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
+            for (block, params, hosts_of) in included {
+                let blocks: &[CompiledBlock] =
+                    arena.alloc(vec![CompiledBlock { block, dep_chain: ctx.dep_chain.clone() }]);
+                let mut segment = Segment::new(play, blocks, Some(params), |c| {
+                    Ok(run.tags.should_run(&task_tags(c, &vars, templar)?))
+                })?;
+                // The included tasks inherit what the include inherits (its blocks, role
+                // and play), as children of the include.
+                for task in &mut segment.tasks {
+                    let mut ancestry: Vec<_> = task
+                        .ancestry
+                        .iter()
+                        .copied()
+                        .filter(|a| !matches!(a, tack_playbook::walk::Ancestor::Play(_)))
+                        .collect();
+                    ancestry.extend(ctx.ancestry.iter().copied());
+                    task.ancestry = ancestry;
+                }
+                let id = segments.len();
+                let count = segment.tasks.len();
+                segments.push(segment);
+                for (i, entry) in (0..count).map(|i| (id, i)).enumerate() {
+                    order.insert(splice + i, entry);
+                }
+                splice += count;
+                for host in hosts_of {
+                    queues.entry(host).or_default().push_back(id);
+                }
+            }
+            for host in &at {
+                match queues.remove(host) {
+                    Some(queue) => {
+                        enter(host, queue, &mut cursors, &mut frames, &segments, seg, next)
+                    }
+                    None => advance(host, false, &mut cursors, &mut frames, &segments),
+                }
+            }
+            this.update_play_hosts(&cursors);
+            continue;
+        }
+        let params = segments[seg].params.clone();
+        let segs = &segments;
+        this.run_task(ctx, &at, params.clone(), callback, false, &mut |host, outcome| {
             let result = &outcome.result;
             if result.flag("failed") && !result.ignored {
-                let rescuing = layout.rescuing(next);
+                let base = cursors.iter().find(|(h, _)| h == host).and_then(|(_, c)| c.pos);
+                let rescuing = rescuing(host, seg, next, base, &frames, segs);
                 stats.count(result, rescuing);
                 if rescuing {
                     this.remember_failure(host, ctx, result);
                 }
-                layout.failed(cursor, next);
+                step(host, seg, next, true, &mut cursors, &mut frames, segs);
             } else {
                 if result.flag("changed") {
-                    handlers.notify(host, &this.notify_names(ctx, host)?)?;
+                    handlers.notify(host, &this.notify_names(ctx, host, params.clone())?)?;
                 }
                 stats.count(result, false);
-                layout.succeeded(cursor, next);
+                step(host, seg, next, false, &mut cursors, &mut frames, segs);
             }
             Ok(())
         })?;
@@ -244,7 +461,12 @@ pub fn run_play(
 }
 
 impl PlayRun<'_, '_> {
-    fn runner<'t>(&'t self, ctx: &'t TaskInContext<'t>, action: Action) -> TaskRun<'t> {
+    fn runner<'t>(
+        &'t self,
+        ctx: &'t TaskInContext<'t>,
+        action: Action,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> TaskRun<'t> {
         TaskRun {
             ctx,
             action,
@@ -254,6 +476,7 @@ impl PlayRun<'_, '_> {
             role: crate::roles::layers(self.play, ctx),
             play: self.play,
             check_flag: self.run.facts.check_mode,
+            params,
         }
     }
 
@@ -334,7 +557,9 @@ impl PlayRun<'_, '_> {
         for ctx in all {
             let Some(Action::Module(_)) = Action::find(&ctx.task.action) else { continue };
             for host in &self.hosts {
-                let Some(scope) = self.runner(ctx, Action::Debug).scope(host) else { continue };
+                let Some(scope) = self.runner(ctx, Action::Debug, None).scope(host) else {
+                    continue;
+                };
                 let from_var = scope
                     .get("ansible_connection")
                     .map(|b| tack_yaml::pyrepr::str(&b.node().value));
@@ -358,7 +583,11 @@ impl PlayRun<'_, '_> {
     fn view(&self, ctx: &TaskInContext<'_>) -> TaskView {
         let task = ctx.task;
         TaskView {
-            name: listed_name(self.play, task).unwrap_or_else(|| task.action.clone()),
+            // `Task.get_name`: an unnamed task in a role shows `role : action`.
+            name: listed_name(self.play, task).unwrap_or_else(|| match task.role {
+                Some(role) => format!("{} : {}", self.play.role(role).name, task.action),
+                None => task.action.clone(),
+            }),
             action: task.action.clone(),
             looped: task.loop_items.is_some(),
             origin: task.origin.clone(),
@@ -372,6 +601,7 @@ impl PlayRun<'_, '_> {
         &self,
         ctx: &TaskInContext<'_>,
         hosts: &[String],
+        params: Option<std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
         handler: bool,
         judge: &mut dyn FnMut(&str, &crate::task::TaskOutcome) -> Result<(), Diagnostic>,
@@ -389,7 +619,7 @@ impl PlayRun<'_, '_> {
         } else {
             callback.task_start(&view);
         }
-        let runner = self.runner(ctx, action);
+        let runner = self.runner(ctx, action, params);
         for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {
@@ -401,11 +631,119 @@ impl PlayRun<'_, '_> {
         Ok(())
     }
 
+    /// `include_tasks` on `hosts`: its `when` and loop per host, the file each item names,
+    /// the files loaded once for every host that names them (with the same parameters), and
+    /// ansible's `included: FILE for HOSTS` lines. Returns each file's block, its include
+    /// parameters and its hosts, in the order ansible runs them.
+    #[allow(clippy::type_complexity)]
+    fn include(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        params: Option<&std::sync::Arc<tack_template::Layer>>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<
+        Vec<(tack_playbook::Block, std::sync::Arc<tack_template::Layer>, Vec<String>)>,
+        Diagnostic,
+    > {
+        let view = self.view(ctx);
+        callback.task_start(&view);
+        let runner = self.runner(ctx, Action::Debug, params.cloned());
+        let loop_var = ctx
+            .task
+            .attrs
+            .get(Keyword::LoopControl)
+            .and_then(Node::as_map)
+            .and_then(|m| m.get("loop_var"))
+            .map(|n| tack_yaml::pyrepr::str(&n.value))
+            .unwrap_or_else(|| "item".into());
+        // (target, item) → hosts, in first-seen order.
+        let mut wanted: Vec<(String, Option<Node>, Vec<String>)> = Vec::new();
+        for host in hosts {
+            let Some(scope) = runner.scope(host) else { continue };
+            if let Some(cond) = runner.false_condition(&scope)? {
+                let result = crate::result::skipped(host, &cond);
+                stats.count(&result, false);
+                callback.host_result(&view, &result);
+                continue;
+            }
+            let items: Vec<Option<Node>> = match (&ctx.task.loop_items, &ctx.task.loop_with) {
+                (Some(items), Some(lookup)) => {
+                    runner.with_items(lookup, items, &scope)?.0.into_iter().map(Some).collect()
+                }
+                (Some(items), None) => {
+                    runner.loop_items(items, &scope)?.0.into_iter().map(Some).collect()
+                }
+                (None, _) => vec![None],
+            };
+            for item in items {
+                let item_scope = match &item {
+                    Some(value) => scope.with_var(&loop_var, value.clone(), Provenance::Trusted),
+                    None => scope.clone(),
+                };
+                let raw = ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file"));
+                let Some(raw) = raw else {
+                    return Err(Diagnostic::at(
+                        "No file specified for include_tasks",
+                        ctx.task.origin.clone(),
+                    ));
+                };
+                let target =
+                    self.run.templar.render(raw, &item_scope).map_err(|e| e.to_diagnostic())?;
+                let target = tack_yaml::pyrepr::str(&target.value.value);
+                match wanted.iter_mut().find(|(t, i, _)| *t == target && *i == item) {
+                    Some((_, _, list)) => list.push(host.clone()),
+                    None => wanted.push((target, item, vec![host.clone()])),
+                }
+            }
+        }
+        // The include's own keywords stay with it: its condition, loop and tags were for the
+        // include; its vars become the included tasks' include parameters.
+        let mut parent = ctx.task.clone();
+        for keyword in
+            [Keyword::When, Keyword::Tags, Keyword::Loop, Keyword::LoopControl, Keyword::Name]
+        {
+            parent.attrs.remove(keyword);
+        }
+        parent.loop_items = None;
+        parent.loop_with = None;
+        let include_vars = std::mem::take(&mut parent.vars);
+        let mut out = Vec::new();
+        for (target, item, list) in wanted {
+            let (file, block) = self.run.tasks.load_included_tasks(
+                self.play,
+                &parent,
+                &target,
+                &self.scope.play_vars(),
+            )?;
+            crate::refuse::check_included(&block)?;
+            let mut layer = tack_template::Layer::from_mapping(&include_vars, Provenance::Trusted);
+            if let Some(value) = &item {
+                layer.insert(loop_var.clone(), value.clone(), Provenance::Trusted);
+            }
+            let label = item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+            callback.included(&file.display().to_string(), &list, label.as_deref());
+            for host in &list {
+                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
+            }
+            out.push((block, std::sync::Arc::new(layer), list));
+        }
+        Ok(out)
+    }
+
     /// The handler names a task's `notify` gives on `host` (rendered with its variables).
-    fn notify_names(&self, ctx: &TaskInContext<'_>, host: &str) -> Result<Vec<String>, Diagnostic> {
+    fn notify_names(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Result<Vec<String>, Diagnostic> {
         let Some(node) = ctx.task.attrs.get(Keyword::Notify) else { return Ok(Vec::new()) };
         let Some(action) = Action::find(&ctx.task.action) else { return Ok(Vec::new()) };
-        let Some(scope) = self.runner(ctx, action).scope(host) else { return Ok(Vec::new()) };
+        let Some(scope) = self.runner(ctx, action, params).scope(host) else {
+            return Ok(Vec::new());
+        };
         let rendered = self.run.templar.render(node, &scope).map_err(|e| e.to_diagnostic())?;
         Ok(match &rendered.value.value {
             Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
@@ -475,12 +813,12 @@ impl PlayRun<'_, '_> {
                         cursor.failed = true;
                     }
                 } else if result.flag("changed") {
-                    handlers.notify(host, &self.notify_names(&ctx, host)?)?;
+                    handlers.notify(host, &self.notify_names(&ctx, host, None)?)?;
                 }
                 stats.count(result, false);
                 Ok(())
             };
-            self.run_task(&ctx, &notified, callback, true, &mut judge)?;
+            self.run_task(&ctx, &notified, None, callback, true, &mut judge)?;
             self.update_play_hosts(cursors);
         }
         Ok(())

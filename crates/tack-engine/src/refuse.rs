@@ -137,57 +137,110 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
         Sections::All,
     ));
     for ctx in all {
-        let task = ctx.task;
-        if task.implicit {
-            continue;
+        if !ctx.task.implicit {
+            check_task(ctx.task)?;
         }
-        if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
-            return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
+    }
+    Ok(())
+}
+
+/// Refuses what a task uses that the engine cannot run.
+fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
+    if matches!(task.kind, TaskKind::IncludeTasks) {
+        if let Some(key) = task.args.get("apply") {
+            return Err(refuse("the include_tasks option 'apply'".into(), key.origin.clone()));
         }
-        if action_names::is(&task.action, action_names::META) {
-            let arg = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
-            if arg.as_deref() != Some("noop") && arg.as_deref() != Some("flush_handlers") {
-                let what = format!("'meta: {}'", arg.unwrap_or_default());
-                return Err(refuse(what, task.origin.clone()));
-            }
-            continue;
-        }
-        let Some(action) = Action::find(&task.action) else {
-            return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
-        };
-        let handler = matches!(task.kind, TaskKind::Handler { .. });
         for (keyword, _) in task.attrs.iter() {
-            if !(TASK_KEYWORDS.contains(&keyword) || handler && keyword == Keyword::Listen) {
+            if !INCLUDE_KEYWORDS.contains(&keyword) {
                 let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
-                let kind = if handler { "handler" } else { "task" };
-                return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
+                return Err(refuse(
+                    format!("the include_tasks keyword '{}'", keyword.as_str()),
+                    origin,
+                ));
             }
         }
-        if task.delegate_to.is_some() {
-            return Err(refuse("'delegate_to'".into(), task.origin.clone()));
+        return Ok(());
+    }
+    if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
+        return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
+    }
+    if action_names::is(&task.action, action_names::META) {
+        let arg = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
+        if arg.as_deref() != Some("noop") && arg.as_deref() != Some("flush_handlers") {
+            let what = format!("'meta: {}'", arg.unwrap_or_default());
+            return Err(refuse(what, task.origin.clone()));
         }
-        if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
-            for (key, _) in control.iter() {
-                let name = key.as_str().unwrap_or_default();
-                if !LOOP_CONTROL.contains(&name) {
-                    return Err(refuse(
-                        format!("the loop_control option '{name}'"),
-                        key.origin.clone(),
-                    ));
+        return Ok(());
+    }
+    let Some(action) = Action::find(&task.action) else {
+        return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
+    };
+    let handler = matches!(task.kind, TaskKind::Handler { .. });
+    for (keyword, _) in task.attrs.iter() {
+        if !(TASK_KEYWORDS.contains(&keyword) || handler && keyword == Keyword::Listen) {
+            let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
+            let kind = if handler { "handler" } else { "task" };
+            return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
+        }
+    }
+    if task.delegate_to.is_some() {
+        return Err(refuse("'delegate_to'".into(), task.origin.clone()));
+    }
+    if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
+        for (key, _) in control.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if !LOOP_CONTROL.contains(&name) {
+                return Err(refuse(
+                    format!("the loop_control option '{name}'"),
+                    key.origin.clone(),
+                ));
+            }
+        }
+    }
+    let known = action.known_args();
+    if !known.is_empty() {
+        for (key, _) in task.args.iter() {
+            let name = key.as_str().unwrap_or_default();
+            // Free-form text fails at run time, in ansible's words, as it does there.
+            if name != "_raw_params" && !known.contains(&name) {
+                let what = format!("the argument '{name}' of '{}'", task.action);
+                return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keywords on an `include_tasks` the engine honours.
+const INCLUDE_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Loop,
+    Keyword::LoopControl,
+    Keyword::Vars,
+    Keyword::Tags,
+    Keyword::IgnoreErrors,
+];
+
+/// Refuses what the tasks of a file loaded by `include_tasks` use that the engine cannot run.
+pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    check_block(block)?;
+    fn tasks(entries: &[TaskEntry], out: &mut Vec<tack_playbook::Task>) {
+        for entry in entries {
+            match entry {
+                TaskEntry::Task(t) => out.push(t.clone()),
+                TaskEntry::Block(b) => {
+                    tasks(&b.block, out);
+                    tasks(&b.rescue, out);
+                    tasks(&b.always, out);
                 }
             }
         }
-        let known = action.known_args();
-        if !known.is_empty() {
-            for (key, _) in task.args.iter() {
-                let name = key.as_str().unwrap_or_default();
-                // Free-form text fails at run time, in ansible's words, as it does there.
-                if name != "_raw_params" && !known.contains(&name) {
-                    let what = format!("the argument '{name}' of '{}'", task.action);
-                    return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
-                }
-            }
-        }
+    }
+    let mut all = Vec::new();
+    tasks(&block.block, &mut all);
+    for task in &all {
+        check_task(task)?;
     }
     Ok(())
 }

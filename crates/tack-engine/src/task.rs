@@ -26,6 +26,9 @@ pub struct TaskRun<'a> {
     pub play: &'a tack_playbook::Play,
     /// `--check` on the command line.
     pub check_flag: bool,
+    /// The include parameters of the `include_tasks` that brought the task in (its `vars`
+    /// and loop variable).
+    pub params: Option<Arc<tack_template::Layer>>,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -54,12 +57,16 @@ impl TaskRun<'_> {
             }
         }
         layers.push(&self.ctx.task.vars);
-        let task = crate::vars::TaskVars { role: self.role.clone(), vars: layers };
+        let task = crate::vars::TaskVars {
+            role: self.role.clone(),
+            vars: layers,
+            params: self.params.clone(),
+        };
         self.vars.task_scope(host, &task)
     }
 
     /// The `when` conditions, parents' first; `Some(text)` of the first false one.
-    fn false_condition(&self, scope: &Scope) -> Result<Option<String>, Diagnostic> {
+    pub(crate) fn false_condition(&self, scope: &Scope) -> Result<Option<String>, Diagnostic> {
         let mut conditions: Vec<&Node> = self.ctx.extended(Keyword::When);
         conditions.reverse();
         for cond in conditions {
@@ -242,7 +249,7 @@ impl TaskRun<'_> {
     }
 
     /// `loop:`: a template that must give a list.
-    fn loop_items(
+    pub(crate) fn loop_items(
         &self,
         items: &Node,
         scope: &Scope,
@@ -262,7 +269,7 @@ impl TaskRun<'_> {
     }
 
     /// `with_<lookup>:`: the terms given to the lookup, as ansible's task executor does.
-    fn with_items(
+    pub(crate) fn with_items(
         &self,
         lookup: &str,
         terms: &Node,

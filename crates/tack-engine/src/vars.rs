@@ -39,6 +39,8 @@ pub struct RunFacts {
 pub struct TaskVars<'a> {
     pub role: crate::roles::RoleLayers,
     pub vars: Vec<&'a Mapping>,
+    /// Include parameters (`include_tasks` vars and loop variable), above role parameters.
+    pub params: Option<Arc<Layer>>,
 }
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
@@ -149,6 +151,17 @@ impl PlayScope {
         }))
     }
 
+    /// The play's own variables (what names loaded at run time are rendered with).
+    pub fn play_vars(&self) -> Mapping {
+        let mut out = Mapping::new();
+        for name in self.play.names() {
+            if let Some(binding) = self.play.get(name) {
+                out.insert(s(name), binding.node().clone());
+            }
+        }
+        out
+    }
+
     /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
     /// `ansible_play_batch`, `play_hosts`).
     pub fn set_play_hosts(&self, all: &[String], active: &[String]) {
@@ -226,6 +239,7 @@ impl PlayScope {
             scope = scope.with_layer(facts);
         }
         scope = push(scope, &task.role.params);
+        scope = push(scope, &task.params);
         scope = scope.with_layer(self.extra.clone());
         if let Ok(magic) = self.play_hosts.read() {
             scope = scope.with_layer(magic.clone());

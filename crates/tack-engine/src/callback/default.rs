@@ -172,6 +172,14 @@ impl<W: Write> Callback for DefaultCallback<W> {
         self.banner(&format!("TASK [{}]", task.name.trim()));
     }
 
+    fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>) {
+        let mut msg = format!("included: {file} for {}", hosts.join(", "));
+        if let Some(item) = item {
+            msg.push_str(&format!(" => (item={item})"));
+        }
+        self.line(&msg);
+    }
+
     fn handler_start(&mut self, task: &TaskView) {
         self.banner(&format!("RUNNING HANDLER [{}]", task.name.trim()));
     }

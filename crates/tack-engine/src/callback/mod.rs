@@ -28,6 +28,8 @@ pub trait Callback {
     fn play_start(&mut self, name: &str);
     fn no_hosts_matched(&mut self);
     fn task_start(&mut self, task: &TaskView);
+    /// `include_tasks` loaded `file` for `hosts` (for one loop item, when it loops).
+    fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>);
     /// A handler about to run (`RUNNING HANDLER`).
     fn handler_start(&mut self, task: &TaskView);
     /// A host's final result for a task (after its loop items, if any).

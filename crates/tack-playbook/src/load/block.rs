@@ -415,3 +415,78 @@ impl Loader<'_> {
         }
     }
 }
+
+impl Loader<'_> {
+    /// Loads the task file a dynamic `include_tasks` names, at run time: `target` (already
+    /// rendered) is found as a static import of that name from the include's role would be,
+    /// and its blocks come back under one block whose parent is `include` (so its tasks
+    /// inherit the include's keywords). Returns the file's path with the block.
+    ///
+    /// Roles imported inside the included file are refused: they would join a play whose
+    /// roles are already loaded.
+    pub fn load_included_tasks(
+        &self,
+        play: &crate::ast::Play,
+        include: &crate::ast::Task,
+        target: &str,
+        vars: &Mapping,
+    ) -> Result<(PathBuf, Block), Diagnostic> {
+        let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
+        let scope = match include.role {
+            Some(id) => Scope {
+                role: Some(id),
+                role_path: Some(play.role(id).path.clone()),
+                ..Scope::root()
+            },
+            None => Scope::root(),
+        };
+        // A relative name is first looked for beside the file the include was written in
+        // (a task file including its neighbour), as ansible resolves it against the
+        // including file's directory.
+        let beside = include
+            .origin
+            .as_ref()
+            .and_then(|o| o.path.as_ref())
+            .and_then(|p| p.parent())
+            .map(|dir| dir.join(target))
+            .filter(|p| !Path::new(target).is_absolute() && p.is_file());
+        let file = beside.unwrap_or_else(|| self.find_import(&build, &scope, "tasks", target));
+        let data = self.files.load(&file)?;
+        let blocks = match &data.value {
+            Value::Null => Vec::new(),
+            Value::Seq(s) if s.is_empty() => Vec::new(),
+            Value::Seq(_) => {
+                let mut inner = scope.clone();
+                inner.include_targets.push(target.to_string());
+                self.load_blocks(&data, &mut build, &inner).map_err(|e| match e {
+                    LoadFail::Error(d) => d,
+                    LoadFail::Shape(cause) => Diagnostic::new(cause),
+                })?
+            }
+            _ => {
+                return Err(parser_error(
+                    "included task files must contain a list of tasks",
+                    Some(&data),
+                ));
+            }
+        };
+        if !build.roles.is_empty() {
+            return Err(Diagnostic::at(
+                "tack does not support importing roles inside an included task file yet",
+                include.origin.clone(),
+            ));
+        }
+        let block = Block {
+            origin: include.origin.clone(),
+            implicit: true,
+            attrs: Default::default(),
+            vars: Mapping::new(),
+            block: blocks.into_iter().map(TaskEntry::Block).collect(),
+            rescue: Vec::new(),
+            always: Vec::new(),
+            role: include.role,
+            from: BlockOrigin::ImportTasks(Box::new(include.clone())),
+        };
+        Ok((file, block))
+    }
+}

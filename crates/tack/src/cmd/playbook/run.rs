@@ -67,6 +67,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         templar: &templar,
         extra_vars: &session.extra_vars,
         tags: &tags,
+        tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
             diff_mode: false,
