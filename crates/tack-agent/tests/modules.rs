@@ -29,6 +29,9 @@ mod sha1_smol_free {
     }
 }
 
+#[path = "modules/server.rs"]
+mod server;
+
 const SCRATCH: &str = "/tmp/tack-modules";
 
 fn cases_dir() -> PathBuf {
@@ -41,6 +44,17 @@ fn subst(value: &Value, dir: &str) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|v| subst(v, dir)).collect()),
         Value::Object(map) => {
             Value::Object(map.iter().map(|(k, v)| (k.clone(), subst(v, dir))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn subst_port(value: &Value, port: u16) -> Value {
+    match value {
+        Value::String(s) => Value::from(s.replace("%P", &port.to_string())),
+        Value::Array(items) => Value::Array(items.iter().map(|v| subst_port(v, port)).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), subst_port(v, port))).collect())
         }
         other => other.clone(),
     }
@@ -120,9 +134,15 @@ fn file_state(scratch: &Path) -> Value {
 struct Normaliser {
     backup: Regex,
     temp: Option<Regex>,
+    /// The port of the case's server in this run (the recorder's or the test's).
+    port: Option<u64>,
 }
 
 impl Normaliser {
+    fn with_port(case: &Value, port: Option<u64>) -> Self {
+        Normaliser { port, ..Normaliser::new(case) }
+    }
+
     fn new(case: &Value) -> Self {
         let temp = (case["module"].as_str() == Some("tempfile")).then(|| {
             let args = &case["args"];
@@ -134,11 +154,15 @@ impl Normaliser {
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
             temp,
+            port: None,
         }
     }
 
     fn text(&self, s: &str) -> String {
-        let s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        let mut s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        if let Some(port) = self.port {
+            s = s.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>");
+        }
         match &self.temp {
             Some(re) => re.replace_all(&s, "<tempname>").into_owned(),
             None => s,
@@ -151,6 +175,9 @@ impl Normaliser {
         // lsattr's file version (inode generation) is new for every file made.
         if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {
             return "<n>".into();
+        }
+        if key == "port" && v.as_u64().is_some() && v.as_u64() == self.port {
+            return "<port>".into();
         }
         match v {
             Value::String(_) | Value::Number(_) if TIMES.contains(&key) => "<time>".into(),
@@ -314,7 +341,11 @@ fn module_cases_match_ansible() {
             fs::create_dir_all(&scratch).expect("scratch");
             make_setup(&scratch, case.get("setup"));
             let dir = scratch.to_string_lossy().into_owned();
-            let args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+            let server = case.get("server").map(server::Server::start);
+            let mut args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+            if let Some(s) = &server {
+                args = subst_port(&args, s.port);
+            }
             let inv = Invocation {
                 args: args.as_object().cloned().unwrap_or_default(),
                 check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
@@ -329,7 +360,11 @@ fn module_cases_match_ansible() {
             let got_files = file_state(&scratch);
             let _ = fs::remove_dir_all(&scratch);
             let norm = Normaliser::new(&case);
-            let (mut want, mut got) = (norm.value("", &rec["result"]), norm.value("", &got));
+            let want_norm = Normaliser::with_port(&case, rec.get("port").and_then(Value::as_u64));
+            let got_norm = Normaliser::with_port(&case, server.as_ref().map(|s| u64::from(s.port)));
+            drop(server);
+            let (mut want, mut got) =
+                (want_norm.value("", &rec["result"]), got_norm.value("", &got));
             if module_name == "find" || module_name.ends_with(".find") {
                 // find lists entries in directory order, which is the file system's own.
                 sort_by_path(&mut want);

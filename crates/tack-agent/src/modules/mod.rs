@@ -26,6 +26,7 @@ mod stat;
 mod tempname;
 mod textfile;
 mod validate;
+mod wait_for;
 
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
@@ -82,6 +83,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "blockinfile" => blockinfile::run(ctx, invocation),
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         "find" => find::run(ctx, invocation),
+        "wait_for" => wait_for::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -119,4 +121,5 @@ const NATIVE: &[&str] = &[
     "replace",
     "copy",
     "find",
+    "wait_for",
 ];
