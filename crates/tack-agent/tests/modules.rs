@@ -134,6 +134,8 @@ fn file_state(scratch: &Path) -> Value {
 struct Normaliser {
     backup: Regex,
     temp: Option<Regex>,
+    /// The URL modules' download file in the module's private temporary directory.
+    download: Option<Regex>,
     /// The port of the case's server in this run (the recorder's or the test's).
     port: Option<u64>,
 }
@@ -151,15 +153,23 @@ impl Normaliser {
             Regex::new(&format!("{}[a-z0-9_]{{8}}{}", regex::escape(prefix), regex::escape(suffix)))
                 .expect("re")
         });
+        let download = matches!(case["module"].as_str(), Some("get_url" | "uri")).then(|| {
+            Regex::new(r"(?:/tmp/ansible-moduletmp-[0-9.]+-[a-z0-9_]{8})?/tmp[a-z0-9_]{8}\b")
+                .expect("re")
+        });
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
             temp,
+            download,
             port: None,
         }
     }
 
     fn text(&self, s: &str) -> String {
         let mut s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        if let Some(re) = &self.download {
+            s = re.replace_all(&s, "/<tmpfile>").into_owned();
+        }
         if let Some(port) = self.port {
             s = s.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>");
         }

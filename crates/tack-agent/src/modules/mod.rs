@@ -9,11 +9,14 @@ mod common;
 mod copy;
 mod copytree;
 mod digest;
+mod fetch;
 mod file;
 mod find;
 mod fsattr;
+mod get_url;
 mod glob;
 mod host;
+mod http;
 mod lineinfile;
 mod paths;
 mod ping;
@@ -25,6 +28,7 @@ mod slurp;
 mod stat;
 mod tempname;
 mod textfile;
+mod uri;
 mod validate;
 mod wait_for;
 
@@ -84,6 +88,8 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         "find" => find::run(ctx, invocation),
         "wait_for" => wait_for::run(ctx, invocation),
+        "get_url" => get_url::run(ctx, invocation),
+        "uri" => uri::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -122,4 +128,6 @@ const NATIVE: &[&str] = &[
     "copy",
     "find",
     "wait_for",
+    "get_url",
+    "uri",
 ];
