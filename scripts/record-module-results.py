@@ -29,6 +29,11 @@ the server's own replies) stands for its port, which is stored with the result a
         server: {kind: http, routes: {"/a": {status: 200, headers: [[K, V]], body: "..."},
                                       "/e": {echo: true, echo_headers: [x-h]}}}
 
+A case that changes the host's user database says so: `before` and `after` list commands
+(argv lists) run before the module and after it (always), e.g. to make or remove the made-up
+group a case works on; such a case is only recorded and tested as root. `vary` names result
+keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`.
+
 An `echo` route answers with a compact, key-sorted JSON object of the request's method,
 target, body, content type and the named request headers.
 
@@ -276,6 +281,13 @@ def run_case(module, case):
     os.chmod(scratch, 0o755)
     make_setup(scratch, case.get("setup"))
     module = case.get("module", module)
+    if case.get("before") or case.get("after"):
+        if os.geteuid() != 0:
+            raise SystemExit(f"{name}: changes the user database; record as root")
+        for argv in case.get("after") or []:
+            subprocess.run(argv, capture_output=True)
+        for argv in case.get("before") or []:
+            subprocess.run(argv, capture_output=True, check=True)
     server = Server(case["server"]) if case.get("server") else None
     args = subst(dict(case.get("args") or {}), str(scratch))
     if server:
@@ -295,6 +307,8 @@ def run_case(module, case):
     args_file.unlink()
     if server:
         server.close()
+    for argv in case.get("after") or []:
+        subprocess.run(argv, capture_output=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if not lines:
         raise SystemExit(f"{name}: no result\n{proc.stdout}\n{proc.stderr}")

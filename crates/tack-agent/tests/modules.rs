@@ -202,6 +202,12 @@ impl Normaliser {
     }
 }
 
+fn run_all(commands: &[Vec<String>]) {
+    for argv in commands {
+        let _ = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
+    }
+}
+
 fn sort_by_path(result: &mut Value) {
     if let Some(Value::Array(files)) = result.get_mut("files") {
         files.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
@@ -334,7 +340,7 @@ fn module_cases_match_ansible() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let (mut total, mut same) = (0, 0);
+    let (mut total, mut same, mut skipped) = (0, 0, 0);
     let mut failures = Vec::new();
     for file in files {
         let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
@@ -345,6 +351,35 @@ fn module_cases_match_ansible() {
             let name = case["name"].as_str().expect("name").to_string();
             if case.get("module").is_none() {
                 case["module"] = Value::from(module.clone());
+            }
+            let commands = |key: &str| -> Vec<Vec<String>> {
+                case.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|argv| {
+                        argv.as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|a| a.as_str().expect("argv").to_string())
+                            .collect()
+                    })
+                    .collect()
+            };
+            let (before, after) = (commands("before"), commands("after"));
+            if !(before.is_empty() && after.is_empty()) {
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } != 0 {
+                    eprintln!("{name}: skipped (changes the user database; needs root)");
+                    skipped += 1;
+                    total += 1;
+                    continue;
+                }
+                run_all(&after);
+                for argv in &before {
+                    let st = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
+                    assert!(st.is_ok_and(|o| o.status.success()), "{name}: before {argv:?}");
+                }
             }
             let scratch = Path::new(SCRATCH).join(&name);
             let _ = fs::remove_dir_all(&scratch);
@@ -367,6 +402,7 @@ fn module_cases_match_ansible() {
             } else {
                 run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
             };
+            run_all(&after);
             let got_files = file_state(&scratch);
             let _ = fs::remove_dir_all(&scratch);
             let norm = Normaliser::new(&case);
@@ -396,7 +432,7 @@ fn module_cases_match_ansible() {
         }
     }
     eprintln!(
-        "module cases: {total} recorded, {same} identical, {} known divergences",
+        "module cases: {total} recorded, {same} identical, {} known divergences, {skipped} skipped (not root)",
         known.len()
     );
     assert!(

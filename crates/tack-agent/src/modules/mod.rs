@@ -15,6 +15,7 @@ mod find;
 mod fsattr;
 mod get_url;
 mod glob;
+mod group;
 mod host;
 mod http;
 mod lineinfile;
@@ -90,6 +91,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "wait_for" => wait_for::run(ctx, invocation),
         "get_url" => get_url::run(ctx, invocation),
         "uri" => uri::run(ctx, invocation),
+        "group" => group::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -130,4 +132,5 @@ const NATIVE: &[&str] = &[
     "wait_for",
     "get_url",
     "uri",
+    "group",
 ];
