@@ -30,7 +30,7 @@ the server's own replies) stands for its port, which is stored with the result a
                                       "/e": {echo: true, echo_headers: [x-h]}}}
 
 A case that changes the host's user database says so: `before` and `after` list commands
-(argv lists) run before the module and after it (always), e.g. to make or remove the made-up
+(argv lists, `%D` substituted) run before the module and after it (always), e.g. to make or remove the made-up
 group a case works on; such a case is only recorded and tested as root. `vary` names result
 keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`.
 
@@ -284,9 +284,9 @@ def run_case(module, case):
     if case.get("before") or case.get("after"):
         if os.geteuid() != 0:
             raise SystemExit(f"{name}: changes the user database; record as root")
-        for argv in case.get("after") or []:
+        for argv in subst(case.get("after") or [], str(scratch)):
             subprocess.run(argv, capture_output=True)
-        for argv in case.get("before") or []:
+        for argv in subst(case.get("before") or [], str(scratch)):
             subprocess.run(argv, capture_output=True, check=True)
     server = Server(case["server"]) if case.get("server") else None
     args = subst(dict(case.get("args") or {}), str(scratch))
@@ -307,7 +307,7 @@ def run_case(module, case):
     args_file.unlink()
     if server:
         server.close()
-    for argv in case.get("after") or []:
+    for argv in subst(case.get("after") or [], str(scratch)):
         subprocess.run(argv, capture_output=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if not lines:

@@ -352,6 +352,10 @@ fn module_cases_match_ansible() {
             if case.get("module").is_none() {
                 case["module"] = Value::from(module.clone());
             }
+            let scratch = Path::new(SCRATCH).join(&name);
+            let _ = fs::remove_dir_all(&scratch);
+            fs::create_dir_all(&scratch).expect("scratch");
+            make_setup(&scratch, case.get("setup"));
             let commands = |key: &str| -> Vec<Vec<String>> {
                 case.get(key)
                     .and_then(Value::as_array)
@@ -361,7 +365,10 @@ fn module_cases_match_ansible() {
                         argv.as_array()
                             .into_iter()
                             .flatten()
-                            .map(|a| a.as_str().expect("argv").to_string())
+                            .map(|a| {
+                                let dir = Path::new(SCRATCH).join(&name);
+                                a.as_str().expect("argv").replace("%D", &dir.to_string_lossy())
+                            })
                             .collect()
                     })
                     .collect()
@@ -381,10 +388,6 @@ fn module_cases_match_ansible() {
                     assert!(st.is_ok_and(|o| o.status.success()), "{name}: before {argv:?}");
                 }
             }
-            let scratch = Path::new(SCRATCH).join(&name);
-            let _ = fs::remove_dir_all(&scratch);
-            fs::create_dir_all(&scratch).expect("scratch");
-            make_setup(&scratch, case.get("setup"));
             let dir = scratch.to_string_lossy().into_owned();
             let server = case.get("server").map(server::Server::start);
             let mut args = subst(case.get("args").unwrap_or(&Value::Null), &dir);

@@ -30,6 +30,8 @@ mod stat;
 mod tempname;
 mod textfile;
 mod uri;
+mod user;
+mod user_ops;
 mod validate;
 mod wait_for;
 
@@ -92,6 +94,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "get_url" => get_url::run(ctx, invocation),
         "uri" => uri::run(ctx, invocation),
         "group" => group::run(ctx, invocation),
+        "user" => user::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -133,4 +136,5 @@ const NATIVE: &[&str] = &[
     "get_url",
     "uri",
     "group",
+    "user",
 ];
