@@ -32,7 +32,8 @@ the server's own replies) stands for its port, which is stored with the result a
 A case that changes the host's user database says so: `before` and `after` list commands
 (argv lists, `%D` substituted) run before the module and after it (always), e.g. to make or remove the made-up
 group a case works on; such a case is only recorded and tested as root. `vary` names result
-keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`.
+keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`. `needs` lists
+programs the case needs on the host (`crontab`); the test skips the case where one is missing.
 
 An `echo` route answers with a compact, key-sorted JSON object of the request's method,
 target, body, content type and the named request headers.
@@ -281,6 +282,9 @@ def run_case(module, case):
     os.chmod(scratch, 0o755)
     make_setup(scratch, case.get("setup"))
     module = case.get("module", module)
+    for program in case.get("needs") or []:
+        if not shutil.which(program, path="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"):
+            raise SystemExit(f"{name}: needs {program} on this host")
     if case.get("before") or case.get("after"):
         if os.geteuid() != 0:
             raise SystemExit(f"{name}: changes the user database; record as root")

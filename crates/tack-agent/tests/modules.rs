@@ -202,6 +202,13 @@ impl Normaliser {
     }
 }
 
+fn on_path(program: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .any(|d| !d.is_empty() && Path::new(d).join(program).is_file())
+}
+
 fn run_all(commands: &[Vec<String>]) {
     for argv in commands {
         let _ = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
@@ -352,6 +359,20 @@ fn module_cases_match_ansible() {
             if case.get("module").is_none() {
                 case["module"] = Value::from(module.clone());
             }
+            let missing: Vec<&str> = case
+                .get("needs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|prog| !on_path(prog))
+                .collect();
+            if !missing.is_empty() {
+                eprintln!("{name}: skipped (needs {missing:?} on this host)");
+                skipped += 1;
+                total += 1;
+                continue;
+            }
             let scratch = Path::new(SCRATCH).join(&name);
             let _ = fs::remove_dir_all(&scratch);
             fs::create_dir_all(&scratch).expect("scratch");
@@ -378,6 +399,7 @@ fn module_cases_match_ansible() {
                 // SAFETY: geteuid has no preconditions.
                 if unsafe { libc::geteuid() } != 0 {
                     eprintln!("{name}: skipped (changes the user database; needs root)");
+                    let _ = fs::remove_dir_all(&scratch);
                     skipped += 1;
                     total += 1;
                     continue;
@@ -435,7 +457,7 @@ fn module_cases_match_ansible() {
         }
     }
     eprintln!(
-        "module cases: {total} recorded, {same} identical, {} known divergences, {skipped} skipped (not root)",
+        "module cases: {total} recorded, {same} identical, {} known divergences, {skipped} skipped (not root, or a program they need is missing)",
         known.len()
     );
     assert!(

@@ -8,6 +8,7 @@ mod command;
 mod common;
 mod copy;
 mod copytree;
+mod cron;
 mod digest;
 mod fetch;
 mod file;
@@ -95,6 +96,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "uri" => uri::run(ctx, invocation),
         "group" => group::run(ctx, invocation),
         "user" => user::run(ctx, invocation),
+        "cron" => cron::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -137,4 +139,5 @@ const NATIVE: &[&str] = &[
     "uri",
     "group",
     "user",
+    "cron",
 ];
