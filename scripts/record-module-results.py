@@ -38,6 +38,9 @@ programs the case needs on the host (`crontab`); the test skips the case where o
 An `echo` route answers with a compact, key-sorted JSON object of the request's method,
 target, body, content type and the named request headers.
 
+`%H` stands for the host's name; a `hostname` case's record also stores `hostname`, `fqdn`
+(as `socket.getfqdn()` gives them) for the test to compare them as placeholders.
+
 `%D` in any string argument stands for the case's scratch directory, the fixed path
 /tmp/tack-modules/CASE (made anew for each run), which is also the module's working
 directory. Each case runs ansible's module file itself (`python -m ansible.modules.NAME
@@ -103,6 +106,16 @@ def subst_port(value, port):
         return [subst_port(v, port) for v in value]
     if isinstance(value, dict):
         return {k: subst_port(v, port) for k, v in value.items()}
+    return value
+
+
+def subst_host(value):
+    if isinstance(value, str):
+        return value.replace("%H", socket.gethostname())
+    if isinstance(value, list):
+        return [subst_host(v) for v in value]
+    if isinstance(value, dict):
+        return {k: subst_host(v) for k, v in value.items()}
     return value
 
 
@@ -296,6 +309,7 @@ def run_case(module, case):
     args = subst(dict(case.get("args") or {}), str(scratch))
     if server:
         args = subst_port(args, server.port)
+    args = subst_host(args)
     real = "command" if module == "shell" else module
     if module == "shell":
         args["_uses_shell"] = True
@@ -322,6 +336,9 @@ def run_case(module, case):
     out = {"case": case, "result": result, "files": files}
     if server:
         out["port"] = server.port
+    if module == "hostname":
+        out["hostname"] = socket.gethostname()
+        out["fqdn"] = socket.getfqdn()
     return out
 
 

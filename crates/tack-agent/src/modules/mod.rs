@@ -18,6 +18,7 @@ mod get_url;
 mod glob;
 mod group;
 mod host;
+mod hostname;
 mod http;
 mod lineinfile;
 mod paths;
@@ -97,6 +98,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "group" => group::run(ctx, invocation),
         "user" => user::run(ctx, invocation),
         "cron" => cron::run(ctx, invocation),
+        "hostname" => hostname::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -140,4 +142,5 @@ const NATIVE: &[&str] = &[
     "group",
     "user",
     "cron",
+    "hostname",
 ];
