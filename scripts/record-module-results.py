@@ -86,7 +86,7 @@ PYTHON = REF / "bin" / "python"
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
 ACTION_NAMES = {"command": "ansible.legacy.command", "shell": "ansible.legacy.command",
-                "copy": "ansible.legacy.copy"}
+                "copy": "ansible.legacy.copy", "uri": "ansible.legacy.uri"}
 
 
 def subst(value, d):

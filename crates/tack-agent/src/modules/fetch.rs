@@ -57,9 +57,14 @@ pub fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result<(), Mo
         )));
     }
     let Some(parsed) = http::parse_url(url) else {
-        return Err(fail(format!(
-            "tack cannot request '{url}': credentials inside the URL are not supported (use url_username with force_basic_auth)"
-        )));
+        let netloc = url[7..].split(['/', '?', '#']).next().unwrap_or_default();
+        if netloc.contains('@') {
+            return Err(fail(format!(
+                "tack cannot request '{url}': credentials inside the URL are not supported (use url_username with force_basic_auth)"
+            )));
+        }
+        let port = netloc.rsplit_once(':').map(|(_, p)| p).unwrap_or_default();
+        return Err(fail(format!("nonnumeric port: '{port}'")));
     };
     if p.bool("use_gssapi") {
         return Err(fail(

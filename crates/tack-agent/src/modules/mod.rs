@@ -94,7 +94,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "find" => find::run(ctx, invocation),
         "wait_for" => wait_for::run(ctx, invocation),
         "get_url" => get_url::run(ctx, invocation),
-        "uri" => uri::run(ctx, invocation),
+        "uri" => uri::run(Ctx { name: "ansible.legacy.uri", ..ctx }, invocation),
         "group" => group::run(ctx, invocation),
         "user" => user::run(ctx, invocation),
         "cron" => cron::run(ctx, invocation),
