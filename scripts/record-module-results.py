@@ -243,6 +243,30 @@ def read_request(sock):
     return head + b"\r\n\r\n" + body
 
 
+def port_in_use(port):
+    """Whether any TCP socket (a lingering TIME_WAIT one included) uses local `port`."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        if any(l.split()[1].endswith(":%04X" % port) for l in lines if len(l.split()) > 1):
+            return True
+    return False
+
+
+def fresh_port():
+    """A port no other socket has used lately, so a case about a port's connections sees
+    only its own."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if not port_in_use(port):
+            return port
+
+
 class Server:
     """The case's server on 127.0.0.1, for the length of one run."""
 
@@ -251,7 +275,7 @@ class Server:
         kind = spec["kind"]
         if kind in ("listen", "closed"):
             self.sock = socket.socket()
-            self.sock.bind(("127.0.0.1", 0))
+            self.sock.bind(("127.0.0.1", fresh_port()))
             self.port = self.sock.getsockname()[1]
             if kind == "listen":
                 self.sock.listen(16)

@@ -118,11 +118,36 @@ fn http_reply(routes: &Value, port: u16, raw: &[u8]) -> Vec<u8> {
     reply
 }
 
+/// Whether any TCP socket (a lingering TIME_WAIT one included) uses local `port`.
+fn port_in_use(port: u16) -> bool {
+    let hex = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                l.split_whitespace().nth(1).is_some_and(|a| format!("{a} ").ends_with(&hex))
+            })
+        })
+    })
+}
+
+/// A listener on a port no other socket has used lately, so a case about a port's
+/// connections (`wait_for` drained) sees only its own.
+fn fresh_port() -> (TcpListener, u16) {
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        drop(listener);
+        if !port_in_use(port) {
+            let listener = TcpListener::bind(("127.0.0.1", port)).expect("rebind");
+            return (listener, port);
+        }
+    }
+}
+
 impl Server {
     pub fn start(spec: &Value) -> Server {
         let kind = spec["kind"].as_str().expect("server kind").to_string();
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
+        let (listener, port) = fresh_port();
         let stop = Arc::new(AtomicBool::new(false));
         match kind.as_str() {
             "closed" => {
