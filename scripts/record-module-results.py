@@ -19,6 +19,28 @@ Cases are written by hand in crates/tack-agent/tests/modules/cases/MODULE.yml:
           - {path: b, content_base64: "//4="}   # bytes that are not UTF-8
           - {path: old, content: "x", mtime: 1000000000}   # atime and mtime set
 
+A case may also name a server the module talks to on 127.0.0.1 (tests/modules.rs runs the
+same one, byte for byte, from tests/modules/server.rs); `%P` in any string argument (and in
+the server's own replies) stands for its port, which is stored with the result as `port`:
+
+        server: {kind: listen}                  # listening, never accepting
+        server: {kind: closed}                  # nobody listens on %P
+        server: {kind: banner, text: "SSH-2.0-x\r\n"}   # accepts, sends text, closes
+        server: {kind: http, routes: {"/a": {status: 200, headers: [[K, V]], body: "..."},
+                                      "/e": {echo: true, echo_headers: [x-h]}}}
+
+A case that changes the host's user database says so: `before` and `after` list commands
+(argv lists, `%D` substituted) run before the module and after it (always), e.g. to make or remove the made-up
+group a case works on; such a case is only recorded and tested as root. `vary` names result
+keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`. `needs` lists
+programs the case needs on the host (`crontab`); the test skips the case where one is missing.
+
+An `echo` route answers with a compact, key-sorted JSON object of the request's method,
+target, body, content type and the named request headers.
+
+`%H` stands for the host's name; a `hostname` case's record also stores `hostname`, `fqdn`
+(as `socket.getfqdn()` gives them) for the test to compare them as placeholders.
+
 `%D` in any string argument stands for the case's scratch directory, the fixed path
 /tmp/tack-modules/CASE (made anew for each run), which is also the module's working
 directory. Each case runs ansible's module through ansible's own module loader (what the
@@ -46,9 +68,12 @@ import hashlib
 import json
 import os
 import shutil
+import socket
+import socketserver
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 try:
@@ -68,7 +93,7 @@ HOME = "/nonexistent-home/tack"
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
 ACTION_NAMES = {"command": "ansible.legacy.command", "shell": "ansible.legacy.command",
-                "copy": "ansible.legacy.copy"}
+                "copy": "ansible.legacy.copy", "uri": "ansible.legacy.uri"}
 
 
 def subst(value, d):
@@ -78,6 +103,26 @@ def subst(value, d):
         return [subst(v, d) for v in value]
     if isinstance(value, dict):
         return {k: subst(v, d) for k, v in value.items()}
+    return value
+
+
+def subst_port(value, port):
+    if isinstance(value, str):
+        return value.replace("%P", str(port))
+    if isinstance(value, list):
+        return [subst_port(v, port) for v in value]
+    if isinstance(value, dict):
+        return {k: subst_port(v, port) for k, v in value.items()}
+    return value
+
+
+def subst_host(value):
+    if isinstance(value, str):
+        return value.replace("%H", socket.gethostname())
+    if isinstance(value, list):
+        return [subst_host(v) for v in value]
+    if isinstance(value, dict):
+        return {k: subst_host(v) for k, v in value.items()}
     return value
 
 
@@ -163,6 +208,124 @@ def run_probe(case):
     return {"case": case, "result": json.loads(lines[-1])}
 
 
+REASONS = {200: "OK", 201: "Created", 204: "No Content", 301: "Moved Permanently", 302: "Found",
+           304: "Not Modified", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
+
+
+def http_reply(routes, port, raw):
+    """The bytes the case's HTTP server answers `raw` (one whole request) with."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    route = routes.get(target) or routes.get(target.split("?")[0]) or {"status": 404, "body": "no route"}
+    if route.get("echo"):
+        seen = {"method": method, "target": target, "body": body.decode("utf-8", "replace"),
+                "content_type": headers.get("content-type")}
+        for h in route.get("echo_headers", []):
+            seen[h] = headers.get(h.lower())
+        out_body = json.dumps(seen, sort_keys=True, separators=(",", ":")).encode()
+    else:
+        out_body = route.get("body", "").replace("%P", str(port)).encode()
+    status = route.get("status", 200)
+    out = [f"HTTP/1.1 {status} {REASONS.get(status, 'Unknown')}"]
+    for k, v in route.get("headers", []):
+        out.append(f"{k}: {v.replace('%P', str(port))}")
+    out.append(f"Content-Length: {len(out_body)}")
+    out.append("Connection: close")
+    reply = ("\r\n".join(out) + "\r\n\r\n").encode()
+    return reply if method == "HEAD" else reply + out_body
+
+
+def read_request(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            length = int(v.strip())
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def port_in_use(port):
+    """Whether any TCP socket (a lingering TIME_WAIT one included) uses local `port`."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        if any(l.split()[1].endswith(":%04X" % port) for l in lines if len(l.split()) > 1):
+            return True
+    return False
+
+
+def fresh_port():
+    """A port no other socket has used lately, so a case about a port's connections sees
+    only its own."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if not port_in_use(port):
+            return port
+
+
+class Server:
+    """The case's server on 127.0.0.1, for the length of one run."""
+
+    def __init__(self, spec):
+        self.spec, self.sock, self.server = spec, None, None
+        kind = spec["kind"]
+        if kind in ("listen", "closed"):
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", fresh_port()))
+            self.port = self.sock.getsockname()[1]
+            if kind == "listen":
+                self.sock.listen(16)
+            else:
+                self.sock.close()
+                self.sock = None
+            return
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                if kind == "banner":
+                    self.request.sendall(spec["text"].encode())
+                    return
+                raw = read_request(self.request)
+                if raw:
+                    self.request.sendall(http_reply(spec.get("routes", {}), outer.port, raw))
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        if self.sock:
+            self.sock.close()
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
 def run_case(module, case):
     if module == "argspec":
         return run_probe(case)
@@ -174,7 +337,23 @@ def run_case(module, case):
     os.chmod(scratch, 0o755)
     make_setup(scratch, case.get("setup"))
     module = case.get("module", module)
+    for program in case.get("needs") or []:
+        if not shutil.which(program, path="/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"):
+            raise SystemExit(f"{name}: needs {program} on this host")
+    if case.get("before") or case.get("after"):
+        if os.geteuid() != 0:
+            raise SystemExit(f"{name}: changes the user database; record as root")
+        for argv in subst(case.get("after") or [], str(scratch)):
+            subprocess.run(argv, capture_output=True)
+        for argv in subst(case.get("before") or [], str(scratch)):
+            subprocess.run(argv, capture_output=True, check=True)
+    server = Server(case["server"]) if case.get("server") else None
     args = subst(dict(case.get("args") or {}), str(scratch))
+    if server:
+        args = subst_port(args, server.port)
+    if module == "hostname":
+        # `%H` is the hostname cases' placeholder; elsewhere it is text (strftime's hour).
+        args = subst_host(args)
     real = "command" if module == "shell" else module
     if module == "shell":
         args["_uses_shell"] = True
@@ -188,13 +367,23 @@ def run_case(module, case):
     proc = subprocess.run([str(PYTHON), "-c", LOADER, f"ansible.modules.{real}", str(args_file)],
                           cwd=scratch, env=env, capture_output=True, text=True, input=case.get("stdin", ""))
     args_file.unlink()
+    if server:
+        server.close()
+    for argv in subst(case.get("after") or [], str(scratch)):
+        subprocess.run(argv, capture_output=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if not lines:
         raise SystemExit(f"{name}: no result\n{proc.stdout}\n{proc.stderr}")
     result = json.loads(lines[-1])
     files = file_state(scratch)
     shutil.rmtree(scratch)
-    return {"case": case, "result": result, "files": files}
+    out = {"case": case, "result": result, "files": files}
+    if server:
+        out["port"] = server.port
+    if module == "hostname":
+        out["hostname"] = socket.gethostname()
+        out["fqdn"] = socket.getfqdn()
+    return out
 
 
 def main():

@@ -8,6 +8,12 @@ command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)" >&
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 
+# The cron module's cases need crontab(1); without it they are skipped (and say so).
+if ! command -v crontab >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cron >/dev/null; } ||
+    echo "could not install cron: the cron module's cases will be skipped" >&2
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

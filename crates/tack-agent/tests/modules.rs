@@ -5,10 +5,15 @@
 //! The whole result dictionary is compared (its key set included) and so is the scratch
 //! directory afterwards. Only what varies between runs is normalised: run times
 //! (`start`/`end`/`delta`, file times), inode and device numbers and lsattr's file version, backup-file timestamps and
-//! the random part of temporary names; when the test does not run as root (the user the
-//! recordings were made as), root's uid, gid and names in expected results stand for the
-//! current user's, and cases marked `needs_root` (they change ownership) are skipped. A case tack knowingly answers differently is listed
-//! in `tests/modules/known-divergences.txt` with its reason, and must still differ.
+//! the random part of temporary names (and the URL modules' private download file), the port
+//! of a case's server (`tests/modules/server.rs`, the same one the recorder runs), the host's
+//! own name in `hostname` results, numbers a case marks as host-chosen (`vary`), an `elapsed`
+//! one second longer on a loaded machine, and `find`'s file order (the file system's own).
+//! When the test does not run as root (the user the recordings were made as), root's uid,
+//! gid and names in expected results stand for the current user's, and cases marked
+//! `needs_root` (they change ownership) or that change the user database are skipped; cases
+//! may name programs they need. A case tack knowingly answers differently is listed in
+//! `tests/modules/known-divergences.txt` with its reason, and must still differ.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -31,6 +36,9 @@ mod sha1_smol_free {
     }
 }
 
+#[path = "modules/server.rs"]
+mod server;
+
 const SCRATCH: &str = "/tmp/tack-modules";
 
 fn cases_dir() -> PathBuf {
@@ -44,6 +52,62 @@ fn subst(value: &Value, dir: &str) -> Value {
         Value::Object(map) => {
             Value::Object(map.iter().map(|(k, v)| (k.clone(), subst(v, dir))).collect())
         }
+        other => other.clone(),
+    }
+}
+
+fn subst_port(value: &Value, port: u16) -> Value {
+    match value {
+        Value::String(s) => Value::from(s.replace("%P", &port.to_string())),
+        Value::Array(items) => Value::Array(items.iter().map(|v| subst_port(v, port)).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), subst_port(v, port))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn subst_text(value: &Value, from: &str, to: &str) -> Value {
+    match value {
+        Value::String(s) => Value::from(s.replace(from, to)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| subst_text(v, from, to)).collect())
+        }
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), subst_text(v, from, to))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// This host's name and `socket.getfqdn()`, as Python reports them.
+fn host_names() -> (String, String) {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import socket; print(socket.gethostname()); print(socket.getfqdn())"])
+        .output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let mut lines = text.lines();
+    (lines.next().unwrap_or_default().to_string(), lines.next().unwrap_or_default().to_string())
+}
+
+/// The host's own names in a hostname result, as placeholders (they differ between hosts).
+fn host_placeholders(v: &Value, (host, fqdn): &(String, String)) -> Value {
+    let domain = fqdn.split('.').skip(1).collect::<Vec<_>>().join(".");
+    match v {
+        Value::String(s) if s == fqdn => "<fqdn>".into(),
+        Value::String(s) if s == host => "<hostname>".into(),
+        Value::String(s) if !domain.is_empty() && *s == domain => "<domain>".into(),
+        Value::String(s) => {
+            s.replace(&format!("hostname = {host}\n"), "hostname = <hostname>\n").into()
+        }
+        Value::Array(items) => Value::Array(
+            items.iter().map(|i| host_placeholders(i, &(host.clone(), fqdn.clone()))).collect(),
+        ),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, i)| (k.clone(), host_placeholders(i, &(host.clone(), fqdn.clone()))))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -122,6 +186,10 @@ fn file_state(scratch: &Path) -> Value {
 struct Normaliser {
     backup: Regex,
     temp: Option<Regex>,
+    /// The URL modules' download file in the module's private temporary directory.
+    download: Option<Regex>,
+    /// The port of the case's server in this run (the recorder's or the test's).
+    port: Option<u64>,
     /// When not run as root (the recordings' user): the current user's uid, gid and names,
     /// standing in for root's in expected results.
     me: Option<(u32, u32, String, String)>,
@@ -144,6 +212,10 @@ fn current_identity() -> Option<(u32, u32, String, String)> {
 }
 
 impl Normaliser {
+    fn with_port(case: &Value, port: Option<u64>) -> Self {
+        Normaliser { port, ..Normaliser::new(case) }
+    }
+
     fn new(case: &Value) -> Self {
         let temp = (case["module"].as_str() == Some("tempfile")).then(|| {
             let args = &case["args"];
@@ -152,15 +224,27 @@ impl Normaliser {
             Regex::new(&format!("{}[a-z0-9_]{{8}}{}", regex::escape(prefix), regex::escape(suffix)))
                 .expect("re")
         });
+        let download = matches!(case["module"].as_str(), Some("get_url" | "uri")).then(|| {
+            Regex::new(r"(?:/tmp/ansible-moduletmp-[0-9.]+-[a-z0-9_]{8})?/tmp[a-z0-9_]{8}\b")
+                .expect("re")
+        });
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
             temp,
             me: current_identity(),
+            download,
+            port: None,
         }
     }
 
     fn text(&self, s: &str) -> String {
-        let s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        let mut s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
+        if let Some(re) = &self.download {
+            s = re.replace_all(&s, "/<tmpfile>").into_owned();
+        }
+        if let Some(port) = self.port {
+            s = s.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>");
+        }
         match &self.temp {
             Some(re) => re.replace_all(&s, "<tempname>").into_owned(),
             None => s,
@@ -173,6 +257,9 @@ impl Normaliser {
         // lsattr's file version (inode generation) is new for every file made.
         if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {
             return "<n>".into();
+        }
+        if key == "port" && v.as_u64().is_some() && v.as_u64() == self.port {
+            return "<port>".into();
         }
         if let Some((uid, gid, user, group)) = &self.me {
             match (key, v) {
@@ -197,6 +284,19 @@ impl Normaliser {
             }
             other => other.clone(),
         }
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .any(|d| !d.is_empty() && Path::new(d).join(program).is_file())
+}
+
+fn run_all(commands: &[Vec<String>]) {
+    for argv in commands {
+        let _ = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
     }
 }
 
@@ -353,6 +453,7 @@ fn module_cases_match_ansible() {
         .collect();
     files.sort();
     let (mut total, mut same, mut skipped) = (0, 0, 0);
+    let this_host = host_names();
     let mut failures = Vec::new();
     for file in files {
         let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
@@ -371,12 +472,68 @@ fn module_cases_match_ansible() {
             if case.get("module").is_none() {
                 case["module"] = Value::from(module.clone());
             }
+            let missing: Vec<&str> = case
+                .get("needs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|prog| !on_path(prog))
+                .collect();
+            if !missing.is_empty() {
+                eprintln!("{name}: skipped (needs {missing:?} on this host)");
+                skipped += 1;
+                total += 1;
+                continue;
+            }
             let scratch = Path::new(SCRATCH).join(&name);
             let _ = fs::remove_dir_all(&scratch);
             fs::create_dir_all(&scratch).expect("scratch");
             make_setup(&scratch, case.get("setup"));
+            let commands = |key: &str| -> Vec<Vec<String>> {
+                case.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|argv| {
+                        argv.as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|a| {
+                                let dir = Path::new(SCRATCH).join(&name);
+                                a.as_str().expect("argv").replace("%D", &dir.to_string_lossy())
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            let (before, after) = (commands("before"), commands("after"));
+            if !(before.is_empty() && after.is_empty()) {
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } != 0 {
+                    eprintln!("{name}: skipped (changes the user database; needs root)");
+                    let _ = fs::remove_dir_all(&scratch);
+                    skipped += 1;
+                    total += 1;
+                    continue;
+                }
+                run_all(&after);
+                for argv in &before {
+                    let st = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
+                    assert!(st.is_ok_and(|o| o.status.success()), "{name}: before {argv:?}");
+                }
+            }
             let dir = scratch.to_string_lossy().into_owned();
-            let args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+            let server = case.get("server").map(server::Server::start);
+            let mut args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+            if let Some(s) = &server {
+                args = subst_port(&args, s.port);
+            }
+            // `%H` (the host's name) is a placeholder of the hostname cases only: elsewhere it
+            // is ordinary text (`strftime`'s hour).
+            if case["module"].as_str() == Some("hostname") {
+                args = subst_text(&args, "%H", &this_host.0);
+            }
             let inv = Invocation {
                 args: args.as_object().cloned().unwrap_or_default(),
                 check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
@@ -388,10 +545,29 @@ fn module_cases_match_ansible() {
             } else {
                 run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
             };
+            run_all(&after);
             let got_files = file_state(&scratch);
             let _ = fs::remove_dir_all(&scratch);
             let norm = Normaliser::new(&case);
-            let (mut want, mut got) = (norm.value("", &rec["result"]), norm.value("", &got));
+            let want_norm = Normaliser::with_port(&case, rec.get("port").and_then(Value::as_u64));
+            let got_norm = Normaliser::with_port(&case, server.as_ref().map(|s| u64::from(s.port)));
+            drop(server);
+            let (mut want, mut got) =
+                (want_norm.value("", &rec["result"]), got_norm.value("", &got));
+            // A run's `elapsed` seconds may round one higher on a loaded machine.
+            if let (Some(w), Some(g)) = (want["elapsed"].as_u64(), got["elapsed"].as_u64())
+                && (g == w || g == w + 1)
+            {
+                got["elapsed"] = w.into();
+            }
+            if module_name == "hostname" {
+                let theirs = (
+                    rec["hostname"].as_str().unwrap_or_default().to_string(),
+                    rec["fqdn"].as_str().unwrap_or_default().to_string(),
+                );
+                want = host_placeholders(&want, &theirs);
+                got = host_placeholders(&got, &this_host);
+            }
             if module_name == "find" || module_name.ends_with(".find") {
                 // find lists entries in directory order, which is the file system's own.
                 sort_by_path(&mut want);
@@ -414,7 +590,7 @@ fn module_cases_match_ansible() {
     }
     let _ = fs::remove_dir(SCRATCH);
     eprintln!(
-        "module cases: {total} run ({skipped} skipped: they need root), {same} identical, {} known divergences",
+        "module cases: {total} recorded, {same} identical, {} known divergences, {skipped} skipped (not root, or a program they need is missing)",
         known.len()
     );
     assert!(

@@ -251,7 +251,23 @@ impl Filters {
 }
 
 /// `statinfo`: the keys ansible gives each found path.
-fn statinfo(path: &str, st: &std::fs::Metadata) -> Map<String, Value> {
+/// Owner and group names by id, looked up once per search (a tree mostly has one owner).
+#[derive(Default)]
+struct Names {
+    users: std::collections::HashMap<u32, String>,
+    groups: std::collections::HashMap<u32, String>,
+}
+
+impl Names {
+    fn user(&mut self, uid: u32) -> String {
+        self.users.entry(uid).or_insert_with(|| host::user_name(uid).unwrap_or_default()).clone()
+    }
+    fn group(&mut self, gid: u32) -> String {
+        self.groups.entry(gid).or_insert_with(|| host::group_name(gid).unwrap_or_default()).clone()
+    }
+}
+
+fn statinfo(path: &str, st: &std::fs::Metadata, names: &mut Names) -> Map<String, Value> {
     let mode = st.mode();
     let ft = st.file_type();
     let time = |s: i64, ns: i64| Value::from(s as f64 + ns as f64 / 1e9);
@@ -277,8 +293,8 @@ fn statinfo(path: &str, st: &std::fs::Metadata) -> Map<String, Value> {
     put("atime", time(st.atime(), st.atime_nsec()));
     put("mtime", time(st.mtime(), st.mtime_nsec()));
     put("ctime", time(st.ctime(), st.ctime_nsec()));
-    put("gr_name", host::group_name(st.gid()).unwrap_or_default().into());
-    put("pw_name", host::user_name(st.uid()).unwrap_or_default().into());
+    put("gr_name", names.group(st.gid()).into());
+    put("pw_name", names.user(st.uid()).into());
     for (k, bit) in [
         ("wusr", 0o200),
         ("rusr", 0o400),
@@ -307,6 +323,7 @@ struct Found {
     skipped: Map<String, Value>,
     warnings: Vec<String>,
     limit_hit: bool,
+    names: Names,
 }
 
 /// One directory's entries as `os.walk` splits them: names of non-directories and of
@@ -356,7 +373,7 @@ fn consider(f: &Filters, fsobj: &str, fsname: &str, out: &mut Found) -> Result<(
     };
     match f.file_type.as_str() {
         "any" if common()? => {
-            let mut r = statinfo(fsname, &st);
+            let mut r = statinfo(fsname, &st, &mut out.names);
             if ft.is_file() && f.get_checksum {
                 r.insert("checksum".into(), checksum(f, fsname)?);
             }
@@ -365,7 +382,7 @@ fn consider(f: &Filters, fsobj: &str, fsname: &str, out: &mut Found) -> Result<(
             }
         }
         "directory" if ft.is_dir() && common()? => {
-            out.files.push(Value::Object(statinfo(fsname, &st)));
+            out.files.push(Value::Object(statinfo(fsname, &st, &mut out.names)));
         }
         "file"
             if ft.is_file()
@@ -375,14 +392,14 @@ fn consider(f: &Filters, fsobj: &str, fsname: &str, out: &mut Found) -> Result<(
                 && f.content_ok(fsname)?
                 && f.mode_ok(&st)? =>
         {
-            let mut r = statinfo(fsname, &st);
+            let mut r = statinfo(fsname, &st, &mut out.names);
             if f.get_checksum {
                 r.insert("checksum".into(), checksum(f, fsname)?);
             }
             out.files.push(Value::Object(r));
         }
         "link" if ft.is_symlink() && common()? => {
-            out.files.push(Value::Object(statinfo(fsname, &st)));
+            out.files.push(Value::Object(statinfo(fsname, &st, &mut out.names)));
         }
         _ => {}
     }

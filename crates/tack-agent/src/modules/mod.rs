@@ -8,12 +8,18 @@ mod command;
 mod common;
 mod copy;
 mod copytree;
+mod cron;
 mod digest;
+mod fetch;
 mod file;
 mod find;
 mod fsattr;
+mod get_url;
 mod glob;
+mod group;
 mod host;
+mod hostname;
+mod http;
 mod lineinfile;
 mod paths;
 mod ping;
@@ -26,7 +32,11 @@ mod slurp;
 mod stat;
 mod tempname;
 mod textfile;
+mod uri;
+mod user;
+mod user_ops;
 mod validate;
+mod wait_for;
 
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
@@ -83,6 +93,13 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "blockinfile" => blockinfile::run(ctx, invocation),
         "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
         "find" => find::run(ctx, invocation),
+        "wait_for" => wait_for::run(ctx, invocation),
+        "get_url" => get_url::run(ctx, invocation),
+        "uri" => uri::run(Ctx { name: "ansible.legacy.uri", ..ctx }, invocation),
+        "group" => group::run(ctx, invocation),
+        "user" => user::run(ctx, invocation),
+        "cron" => cron::run(ctx, invocation),
+        "hostname" => hostname::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -121,4 +138,11 @@ const NATIVE: &[&str] = &[
     "blockinfile",
     "copy",
     "find",
+    "wait_for",
+    "get_url",
+    "uri",
+    "group",
+    "user",
+    "cron",
+    "hostname",
 ];
