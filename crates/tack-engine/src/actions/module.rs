@@ -8,7 +8,18 @@ use super::{ActionInput, ActionOutput};
 use crate::connection::{Connection, Local};
 use crate::json;
 
+/// Modules ansible runs through an action plugin that refuses check mode.
+const NO_CHECK_MODE: &[&str] = &["uri"];
+
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
+    if input.check_mode && NO_CHECK_MODE.contains(&name) {
+        let mut data = tack_yaml::Mapping::new();
+        data.insert(crate::result::s("changed"), crate::result::b(false));
+        let msg = format!("This action ({name}) does not support check mode.");
+        data.insert(crate::result::s("msg"), crate::result::s(&msg));
+        data.insert(crate::result::s("skipped"), crate::result::b(true));
+        return ActionOutput::new(data);
+    }
     let invocation = Invocation {
         args: json::map_to_json(input.args),
         check_mode: input.check_mode,
@@ -24,6 +35,14 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
             }
             let mut out = ActionOutput::new(data);
             if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+                // A failed module's result keeps the place of its traceback, which ansible's
+                // executor fills with this text when the module sent none.
+                if out.data.get("exception").is_none() {
+                    out.data.insert(
+                        crate::result::s("exception"),
+                        crate::result::s("(traceback unavailable)"),
+                    );
+                }
                 let msg = out
                     .data
                     .get("msg")
