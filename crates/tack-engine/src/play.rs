@@ -352,32 +352,76 @@ pub fn run_play(
             }
         }
         if is_meta(ctx) {
-            if !ctx.task.implicit {
-                // Measured: an explicit meta task shows its banner once per host it runs on.
-                let view = this.view(ctx);
-                for _ in &at {
+            let kind = meta_arg(ctx);
+            // ansible runs these once per host; the others once for the whole play (on the
+            // first host at them).
+            let per_host =
+                matches!(kind.as_str(), "noop" | "end_host" | "role_complete" | "flush_handlers");
+            let targets: Vec<String> =
+                if per_host { at.clone() } else { at.iter().take(1).cloned().collect() };
+            let params = segments[seg].params.clone();
+            let view = this.view(ctx);
+            let mut flushing = Vec::new();
+            let mut ended: Vec<String> = Vec::new();
+            for host in &targets {
+                if !ctx.task.implicit {
                     callback.task_start(&view);
                 }
-            }
-            match meta_arg(ctx).as_str() {
-                "flush_handlers" => {
-                    this.flush(&mut handlers, &at, callback, stats, &mut cursors)?;
-                    frames.retain(|h, _| cursors.iter().any(|(c, cur)| c == h && !cur.failed));
+                let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
+                if conditional
+                    && let Some(skip) = this.meta_skip(ctx, host, &kind, params.clone())?
+                {
+                    // Shown, never counted in the recap.
+                    callback.host_result(&view, &skip);
+                    continue;
                 }
-                "role_complete" => {
-                    if let Some(role) = ctx.task.role {
-                        for host in &at {
+                match kind.as_str() {
+                    "flush_handlers" => flushing.push(host.clone()),
+                    "role_complete" => {
+                        if let Some(role) = ctx.task.role {
                             completed.insert((identities[role.0].clone(), host.clone()));
                         }
                     }
+                    "end_host" => ended.push(host.clone()),
+                    "end_play" | "end_batch" => ended.extend(this.hosts.iter().cloned()),
+                    "clear_facts" => {
+                        for h in &this.hosts {
+                            this.scope
+                                .set_gathered(h, std::sync::Arc::new(tack_template::Layer::new()));
+                            states.entry(h.clone()).or_default().facts = None;
+                        }
+                    }
+                    "clear_host_errors" => {
+                        for (h, cursor) in cursors.iter_mut() {
+                            cursor.failed = false;
+                            states.entry(h.clone()).or_default().failed = false;
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
+            }
+            if !flushing.is_empty() {
+                this.flush(&mut handlers, &flushing, callback, stats, &mut cursors)?;
+                frames.retain(|h, _| cursors.iter().any(|(c, cur)| c == h && !cur.failed));
             }
             for host in &at {
-                if cursors.iter().any(|(h, c)| h == host && !c.failed) {
+                if ended.contains(host) {
+                    // The host is done with the play, not failed.
+                    frames.remove(host);
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                        cursor.pos = None;
+                    }
+                } else if cursors.iter().any(|(h, c)| h == host && !c.failed) {
                     advance(host, false, &mut cursors, &mut frames, &segments);
                 }
             }
+            for host in &ended {
+                frames.remove(host);
+                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                    cursor.pos = None;
+                }
+            }
+            this.update_play_hosts(&cursors);
             continue;
         }
         if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
@@ -629,6 +673,42 @@ impl PlayRun<'_, '_> {
             callback.host_result(&view, &outcome.result);
         }
         Ok(())
+    }
+
+    /// A meta task's `when` on `host`: `None` when it holds, else the skipped result
+    /// ansible shows (with its wording for each meta action).
+    fn meta_skip(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        kind: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Result<Option<crate::result::HostResult>, Diagnostic> {
+        let runner = self.runner(ctx, Action::Debug, params);
+        let Some(scope) = runner.scope(host) else { return Ok(None) };
+        if runner.false_condition(&scope)?.is_none() {
+            return Ok(None);
+        }
+        let tail = match kind {
+            "flush_handlers" => format!(", not running handlers for {host}"),
+            "clear_facts" => format!(", not clearing facts and fact cache for {host}"),
+            "clear_host_errors" => format!(", not clearing host error state for {host}"),
+            "end_batch" => ", continuing current batch".into(),
+            "end_play" => ", continuing play".into(),
+            "end_host" => format!(", continuing execution for {host}"),
+            _ => String::new(),
+        };
+        let msg = if kind == "end_host" {
+            format!("end_host conditional evaluated to false, continuing execution for {host}")
+        } else {
+            kind.to_string()
+        };
+        let mut data = Mapping::new();
+        data.insert(s("changed"), crate::result::b(false));
+        data.insert(s("msg"), s(&msg));
+        data.insert(s("skip_reason"), s(&format!("{kind} conditional evaluated to False{tail}")));
+        data.insert(s("skipped"), crate::result::b(true));
+        Ok(Some(crate::result::HostResult::new(host, data)))
     }
 
     /// `include_tasks` on `hosts`: its `when` and loop per host, the file each item names,

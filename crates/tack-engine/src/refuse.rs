@@ -166,7 +166,16 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     }
     if action_names::is(&task.action, action_names::META) {
         let arg = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
-        if arg.as_deref() != Some("noop") && arg.as_deref() != Some("flush_handlers") {
+        let known = [
+            "noop",
+            "flush_handlers",
+            "end_host",
+            "end_play",
+            "end_batch",
+            "clear_facts",
+            "clear_host_errors",
+        ];
+        if !arg.as_deref().is_some_and(|a| known.contains(&a)) {
             let what = format!("'meta: {}'", arg.unwrap_or_default());
             return Err(refuse(what, task.origin.clone()));
         }
