@@ -69,10 +69,10 @@ impl HostResult {
 }
 
 /// The result of a task skipped by its `when`.
-pub fn skipped(host: &str, condition: &str) -> HostResult {
+pub fn skipped(host: &str, condition: &Node) -> HostResult {
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
-    data.insert(s("false_condition"), s(condition));
+    data.insert(s("false_condition"), condition.clone());
     data.insert(s("skip_reason"), s("Conditional result was False"));
     data.insert(s("skipped"), b(true));
     HostResult::new(host, data)

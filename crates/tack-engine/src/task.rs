@@ -37,10 +37,6 @@ pub struct TaskOutcome {
     pub result: HostResult,
 }
 
-fn condition_text(node: &Node) -> String {
-    tack_yaml::pyrepr::str(&node.value)
-}
-
 impl TaskRun<'_> {
     fn task_origin(&self) -> Option<tack_diag::Origin> {
         self.ctx.task.origin.clone()
@@ -66,7 +62,7 @@ impl TaskRun<'_> {
     }
 
     /// The `when` conditions, parents' first; `Some(text)` of the first false one.
-    pub(crate) fn false_condition(&self, scope: &Scope) -> Result<Option<String>, Diagnostic> {
+    pub(crate) fn false_condition(&self, scope: &Scope) -> Result<Option<Node>, Diagnostic> {
         let mut conditions: Vec<&Node> = self.ctx.extended(Keyword::When);
         conditions.reverse();
         for cond in conditions {
@@ -77,7 +73,8 @@ impl TaskRun<'_> {
             for item in items {
                 match self.templar.evaluate_conditional(item, scope) {
                     Ok(r) if r.value => {}
-                    Ok(_) => return Ok(Some(condition_text(item))),
+                    // The condition as written: a string, or `false` itself.
+                    Ok(_) => return Ok(Some(Node::bare(item.value.clone()))),
                     Err(e) => {
                         let cause = Diagnostic::at(
                             format!("A 'when' expression failed: {}", e.message),
@@ -126,11 +123,16 @@ impl TaskRun<'_> {
         }
         if let Some(name) = self.ctx.task.attrs.get(Keyword::Register) {
             let name = tack_yaml::pyrepr::str(&name.value);
+            let provenance = if self.action.trusted_result() {
+                Provenance::Trusted
+            } else {
+                Provenance::ManagedHost
+            };
             self.vars.set_host_var(
                 host,
                 &name,
                 Node::bare(Value::Map(result.data.clone())),
-                Provenance::ManagedHost,
+                provenance,
             );
         }
         TaskOutcome { items, result }
@@ -313,6 +315,7 @@ impl TaskRun<'_> {
                 verbose_always: false,
                 error: Some(Diagnostic::at(msg, self.task_origin())),
                 facts: Vec::new(),
+                included: Vec::new(),
                 raised: true,
             };
         }
@@ -368,6 +371,9 @@ impl TaskRun<'_> {
     fn judge(&self, host: &str, scope: &Scope, output: ActionOutput) -> HostResult {
         for (name, value, provenance) in &output.facts {
             self.vars.set_host_var(host, name, value.clone(), provenance.clone());
+        }
+        for (name, value) in &output.included {
+            self.vars.set_included_var(host, name, value.clone());
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);

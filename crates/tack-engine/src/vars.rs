@@ -55,6 +55,8 @@ pub struct PlayScope {
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
     /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
     gathered: RwLock<BTreeMap<String, Arc<Layer>>>,
+    /// Variables `include_vars` loaded, between task vars and `set_fact`.
+    included: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
 }
 
@@ -147,6 +149,7 @@ impl PlayScope {
             host_magic,
             facts: RwLock::new(BTreeMap::new()),
             gathered: RwLock::new(BTreeMap::new()),
+            included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
         }))
     }
@@ -182,7 +185,29 @@ impl PlayScope {
 
     /// Records `value` as the host's fact or registered variable `name`.
     pub fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
-        let Ok(mut facts) = self.facts.write() else { return };
+        set_in(&self.facts, host, name, value, provenance);
+    }
+
+    /// Records `value` as a variable `include_vars` loaded for the host (below `set_fact`).
+    pub fn set_included_var(&self, host: &str, name: &str, value: Node) {
+        set_in(&self.included, host, name, value, Provenance::Trusted);
+    }
+
+    fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.included.read().ok().and_then(|f| f.get(host).cloned())
+    }
+}
+
+/// Replaces the host's layer in `slot` with one that also binds `name`.
+fn set_in(
+    slot: &RwLock<BTreeMap<String, Arc<Layer>>>,
+    host: &str,
+    name: &str,
+    value: Node,
+    provenance: Provenance,
+) {
+    {
+        let Ok(mut facts) = slot.write() else { return };
         let mut layer = Layer::new();
         if let Some(old) = facts.get(host) {
             for name in old.names() {
@@ -194,7 +219,9 @@ impl PlayScope {
         layer.insert_binding(name, Arc::new(Binding::new(value, provenance)));
         facts.insert(host.to_string(), Arc::new(layer));
     }
+}
 
+impl PlayScope {
     /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
     pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
         if let Ok(mut gathered) = self.gathered.write() {
@@ -234,6 +261,9 @@ impl PlayScope {
             if !vars.is_empty() {
                 scope = scope.with_layer(Arc::new(Layer::from_mapping(vars, Provenance::Trusted)));
             }
+        }
+        if let Some(included) = self.included_of(host) {
+            scope = scope.with_layer(included);
         }
         if let Some(facts) = self.facts_of(host) {
             scope = scope.with_layer(facts);

@@ -59,7 +59,7 @@ fn arg<'a>(input: &'a ActionInput<'_>, name: &str) -> Option<&'a Node> {
 
 /// `_find_needle`: the file in the task's search path, or ansible's error naming every place
 /// it looked.
-fn find(search: &SearchPath, dir: &str, name: &str) -> Result<PathBuf, Diagnostic> {
+pub(super) fn find(search: &SearchPath, dir: &str, name: &str) -> Result<PathBuf, Diagnostic> {
     let mut paths = search.roles.clone();
     if !paths.contains(&search.task_dir) {
         paths.push(search.task_dir.clone());
@@ -77,7 +77,7 @@ fn find(search: &SearchPath, dir: &str, name: &str) -> Result<PathBuf, Diagnosti
 }
 
 /// An `AnsibleActionFail` raised inside the action: the task fails with the error's chain.
-fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput {
+pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput {
     let middle = Diagnostic::caused_by("Unexpected AnsibleActionFail error.", None, cause);
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));

@@ -8,6 +8,7 @@ mod assert;
 pub mod copy;
 mod debug;
 mod fail;
+mod include_vars;
 mod module;
 mod set_fact;
 
@@ -30,6 +31,7 @@ pub enum Action {
     Copy,
     /// The `template` action plugin.
     Template,
+    IncludeVars,
 }
 
 impl Action {
@@ -43,6 +45,7 @@ impl Action {
             // ansible runs these through controller-side action plugins (staging, rendering,
             // checksums); their host halves alone would not do what the task asks.
             "copy" => Some(Action::Copy),
+            "include_vars" => Some(Action::IncludeVars),
             "template" => Some(Action::Template),
             "fetch" | "assemble" | "unarchive" | "script" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
@@ -59,13 +62,20 @@ impl Action {
             Action::Module(name) => format!("ansible.builtin.{name}"),
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
+            Action::IncludeVars => "ansible.builtin.include_vars".into(),
         }
     }
 
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(self, Action::Module(_))
+        matches!(self, Action::Module(_) | Action::IncludeVars)
+    }
+
+    /// Whether what the action returns comes only from the controller's own files, so
+    /// registering it does not make it data a managed host said.
+    pub fn trusted_result(self) -> bool {
+        matches!(self, Action::IncludeVars)
     }
 
     /// Arguments the action reads unrendered (ansible's `finalize_task_arg` overrides).
@@ -77,7 +87,8 @@ impl Action {
             | Action::Fail
             | Action::Module(_)
             | Action::Copy
-            | Action::Template => &[],
+            | Action::Template
+            | Action::IncludeVars => &[],
         }
     }
 
@@ -87,6 +98,8 @@ impl Action {
             Action::Debug => &["msg", "var", "verbosity"],
             Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
             Action::Fail => &["msg"],
+            // One file, optionally nested; directory loading is not done yet.
+            Action::IncludeVars => &["file", "name"],
             // Any variable name; a module checks its own arguments, in ansible's words.
             Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
         }
@@ -119,6 +132,8 @@ pub struct ActionOutput {
     pub error: Option<Diagnostic>,
     /// Host variables to set (`set_fact`), in order.
     pub facts: Vec<(String, Node, Provenance)>,
+    /// Host variables `include_vars` loaded, in order.
+    pub included: Vec<(String, Node)>,
     /// The task raised instead of returning a result: `changed_when`/`failed_when` are not
     /// evaluated.
     pub raised: bool,
@@ -126,7 +141,14 @@ pub struct ActionOutput {
 
 impl ActionOutput {
     fn new(data: Mapping) -> ActionOutput {
-        ActionOutput { data, verbose_always: false, error: None, facts: Vec::new(), raised: false }
+        ActionOutput {
+            data,
+            verbose_always: false,
+            error: None,
+            facts: Vec::new(),
+            included: Vec::new(),
+            raised: false,
+        }
     }
 
     /// ansible's `AnsibleActionFail`: a failed result whose message is the action's.
@@ -153,6 +175,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Module(name) => module::run(input, name),
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
+        Action::IncludeVars => include_vars::run(input),
     }
 }
 
