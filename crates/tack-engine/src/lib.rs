@@ -18,6 +18,7 @@ mod play;
 mod refuse;
 pub mod result;
 mod roles;
+mod segments;
 mod task;
 pub mod vars;
 
