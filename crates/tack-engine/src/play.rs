@@ -593,7 +593,7 @@ impl PlayRun<'_, '_> {
             .map(|n| tack_yaml::pyrepr::str(&n.value))
             .unwrap_or_else(|| "item".into());
         // (target, item) → hosts, in first-seen order.
-        let mut wanted: Vec<(String, Option<Node>, Vec<String>)> = Vec::new();
+        let mut wanted: Vec<(String, Option<Node>, Vec<String>, Provenance)> = Vec::new();
         for host in hosts {
             let Some(scope) = runner.scope(host) else { continue };
             if let Some(cond) = runner.false_condition(&scope)? {
@@ -602,18 +602,22 @@ impl PlayRun<'_, '_> {
                 callback.host_result(&view, &result);
                 continue;
             }
-            let items: Vec<Option<Node>> = match (&ctx.task.loop_items, &ctx.task.loop_with) {
-                (Some(items), Some(lookup)) => {
-                    runner.with_items(lookup, items, &scope)?.0.into_iter().map(Some).collect()
-                }
-                (Some(items), None) => {
-                    runner.loop_items(items, &scope)?.0.into_iter().map(Some).collect()
-                }
-                (None, _) => vec![None],
-            };
+            // The items keep the provenance of what their loop read.
+            let (items, read): (Vec<Option<Node>>, tack_template::ProvenanceSet) =
+                match (&ctx.task.loop_items, &ctx.task.loop_with) {
+                    (Some(items), Some(lookup)) => {
+                        let (list, read) = runner.with_items(lookup, items, &scope)?;
+                        (list.into_iter().map(Some).collect(), read)
+                    }
+                    (Some(items), None) => {
+                        let (list, read) = runner.loop_items(items, &scope)?;
+                        (list.into_iter().map(Some).collect(), read)
+                    }
+                    (None, _) => (vec![None], Default::default()),
+                };
             for item in items {
                 let item_scope = match &item {
-                    Some(value) => scope.with_var(&loop_var, value.clone(), Provenance::Trusted),
+                    Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
                     None => scope.clone(),
                 };
                 let raw = ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file"));
@@ -625,10 +629,19 @@ impl PlayRun<'_, '_> {
                 };
                 let target =
                     self.run.templar.render(raw, &item_scope).map_err(|e| e.to_diagnostic())?;
+                // A task file is read on the controller: a name a managed host chose is never
+                // looked up (seed 002).
+                if target.provenance.is_managed_host() {
+                    return Err(Diagnostic::at(
+                        "the 'file' of this include was named by a managed host, and a \
+                         controller file a host chose is never read",
+                        ctx.task.origin.clone(),
+                    ));
+                }
                 let target = tack_yaml::pyrepr::str(&target.value.value);
-                match wanted.iter_mut().find(|(t, i, _)| *t == target && *i == item) {
-                    Some((_, _, list)) => list.push(host.clone()),
-                    None => wanted.push((target, item, vec![host.clone()])),
+                match wanted.iter_mut().find(|(t, i, _, _)| *t == target && *i == item) {
+                    Some((_, _, list, _)) => list.push(host.clone()),
+                    None => wanted.push((target, item, vec![host.clone()], read.derived())),
                 }
             }
         }
@@ -644,7 +657,7 @@ impl PlayRun<'_, '_> {
         parent.loop_with = None;
         let include_vars = std::mem::take(&mut parent.vars);
         let mut out = Vec::new();
-        for (target, item, list) in wanted {
+        for (target, item, list, item_provenance) in wanted {
             let (file, block) = self.run.tasks.load_included_tasks(
                 self.play,
                 &parent,
@@ -654,7 +667,7 @@ impl PlayRun<'_, '_> {
             crate::refuse::check_included(&block)?;
             let mut layer = tack_template::Layer::from_mapping(&include_vars, Provenance::Trusted);
             if let Some(value) = &item {
-                layer.insert(loop_var.clone(), value.clone(), Provenance::Trusted);
+                layer.insert(loop_var.clone(), value.clone(), item_provenance);
             }
             let label = item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
             callback.included(&file.display().to_string(), &list, label.as_deref());

@@ -322,6 +322,7 @@ impl TaskRun<'_> {
         let raw = self.action.raw_args();
         let mut args = Mapping::new();
         let mut provenance = ProvenanceSet::new();
+        let mut host_named = Vec::new();
         for (key, value) in self.ctx.task.args.iter() {
             let name = key.as_str().unwrap_or_default();
             if raw.contains(&name) {
@@ -331,6 +332,9 @@ impl TaskRun<'_> {
             match self.templar.render(value, scope) {
                 Ok(rendered) => {
                     provenance.extend(&rendered.provenance);
+                    if rendered.provenance.is_managed_host() {
+                        host_named.push(name.to_string());
+                    }
                     args.insert(key.clone(), rendered.value);
                 }
                 Err(e) if e.kind == TemplateErrorKind::Omitted => {}
@@ -364,6 +368,7 @@ impl TaskRun<'_> {
             check_mode: self.check_mode(scope),
             diff: false,
             search: &search,
+            host_named: &host_named,
         })
     }
 

@@ -86,3 +86,37 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     refused(&play, &["--diff"], "tack playbook does not support --diff yet", 5);
     refused(&play, &["-vv"], "does not support -vv and more (verbose output beyond -v) yet", 5);
 }
+
+/// Seed 002: a controller file is never looked up under a name a managed host chose (a
+/// registered value here), for any action that reads one: the task fails with the seed's
+/// words and nothing is written.
+#[test]
+fn a_controller_file_a_host_named_is_never_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("secret.yml"), "secret: 1\n").expect("secret");
+    let cases = [
+        ("copy: src={{ r.stdout }} dest={{ playbook_dir }}/out", "'src'", "never sent"),
+        ("template: src={{ r.stdout }} dest={{ playbook_dir }}/out", "'src'", "never sent"),
+        ("include_vars: file={{ r.stdout }}", "'file'", "never read"),
+        ("include_vars: '{{ r.stdout }}'", "'_raw_params'", "never read"),
+    ];
+    for (task, arg, verb) in cases {
+        let play =
+            format!("{PLAY}    - command: echo secret.yml\n      register: r\n    - {task}\n");
+        let out = run(dir.path(), &play, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{task}: {stdout}");
+        let wanted = format!(
+            "the {arg} of this task was named by a managed host, and a controller file a host \
+             chose is {verb}"
+        );
+        assert!(stdout.contains(&wanted), "{task}: {stdout}");
+        assert!(!dir.path().join("out").exists(), "{task} wrote a file");
+    }
+    let play = format!(
+        "{PLAY}    - command: echo secret.yml\n      register: r\n    - include_tasks: '{{{{ r.stdout }}}}'\n"
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the 'file' of this include was named by a managed host"), "{stderr}");
+}

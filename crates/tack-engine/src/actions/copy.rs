@@ -91,6 +91,9 @@ pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput 
 
 /// `copy`.
 pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
+        return refused;
+    }
     for refused in ["remote_src", "local_follow", "decrypt"] {
         if arg(input, refused).is_some() {
             return failed(
@@ -152,6 +155,9 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
 
 /// `template`.
 pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
+        return refused;
+    }
     for (key, _) in input.args.iter() {
         let name = key.as_str().unwrap_or_default();
         if TEMPLATE_ONLY.contains(&name) && name != "src" {

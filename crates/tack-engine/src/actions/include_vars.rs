@@ -31,6 +31,9 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             ));
         }
     }
+    if let Some(refused) = input.refuse_host_named(&["file", "_raw_params"], "read") {
+        return refused;
+    }
     let source = input.args.get("file").or_else(|| input.args.get("_raw_params"));
     let Some(source) = source.map(|n| tack_yaml::pyrepr::str(&n.value)) else {
         let mut data = Mapping::new();

@@ -123,6 +123,24 @@ pub struct ActionInput<'a> {
     pub diff: bool,
     /// Where relative `src` files are found.
     pub search: &'a copy::SearchPath,
+    /// The arguments whose render read something a managed host said: such a value never
+    /// names a controller file to read (seed 002).
+    pub host_named: &'a [String],
+}
+
+impl ActionInput<'_> {
+    /// The refusal for a controller file named by a managed host, checked before the path is
+    /// so much as looked up (a "not found" would already tell the host what exists).
+    pub fn refuse_host_named(&self, args: &[&str], verb: &str) -> Option<ActionOutput> {
+        let arg = args.iter().find(|a| self.host_named.iter().any(|n| n == *a))?;
+        let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
+        let msg = format!(
+            "the '{arg}' of this task was named by a managed host, and a controller file a \
+             host chose is never {verb}"
+        );
+        Some(ActionOutput::action_failed(data, s(&msg), self.task_origin.clone()))
+    }
 }
 
 /// What an action gives back.
