@@ -58,6 +58,10 @@ pub struct HostState {
     /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
     /// fact cache keeps them).
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
+    /// Its `set_fact` values and registered results, kept for later plays.
+    pub set_facts: Option<std::sync::Arc<tack_template::Layer>>,
+    /// What `include_vars` loaded for it, kept for later plays.
+    pub included_vars: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
 /// How a run ended: ansible-playbook's exit code.

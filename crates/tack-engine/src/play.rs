@@ -139,10 +139,12 @@ pub fn run_play(
     let this = PlayRun { run, play, scope, hosts: hosts.clone() };
 
     this.check_connections(&segments[0].tasks, &handlers)?;
-    for host in &hosts {
-        if let Some(facts) = states.get(host).and_then(|s| s.facts.clone()) {
+    // Every host's variables from earlier plays, this play's or not (`hostvars` sees them).
+    for (host, state) in states.iter() {
+        if let Some(facts) = state.facts.clone() {
             this.scope.set_gathered(host, facts);
         }
+        this.scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }
     callback.play_start(&name);
     if gathers_facts(&keywords) {
@@ -347,6 +349,12 @@ pub fn run_play(
         this.update_play_hosts(&cursors);
     }
 
+    for host in &hosts {
+        let (set_facts, included) = this.scope.carried(host);
+        let state = states.entry(host.clone()).or_default();
+        state.set_facts = set_facts;
+        state.included_vars = included;
+    }
     let mut all_failed = true;
     for (host, cursor) in &cursors {
         if cursor.failed {

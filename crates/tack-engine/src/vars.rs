@@ -193,6 +193,21 @@ impl PlayScope {
         set_in(&self.included, host, name, value, Provenance::Trusted);
     }
 
+    /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
+    /// play (ansible keeps both for the whole run).
+    pub fn carried(&self, host: &str) -> (Option<Arc<Layer>>, Option<Arc<Layer>>) {
+        (self.facts_of(host), self.included_of(host))
+    }
+
+    /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
+    pub fn carry_in(&self, host: &str, facts: Option<Arc<Layer>>, included: Option<Arc<Layer>>) {
+        for (slot, layer) in [(&self.facts, facts), (&self.included, included)] {
+            if let (Some(layer), Ok(mut map)) = (layer, slot.write()) {
+                map.insert(host.to_string(), layer);
+            }
+        }
+    }
+
     fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.included.read().ok().and_then(|f| f.get(host).cloned())
     }
