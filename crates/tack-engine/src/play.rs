@@ -44,6 +44,10 @@ struct PlayRun<'r, 'a> {
     play: &'r Play,
     scope: std::sync::Arc<PlayScope>,
     hosts: Vec<String>,
+    /// Each role task's role layers, computed once (they do not depend on the host).
+    role_layers: std::cell::RefCell<
+        std::collections::HashMap<*const tack_playbook::Task, crate::roles::RoleLayers>,
+    >,
 }
 
 /// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
@@ -136,7 +140,7 @@ pub fn run_play(
     // Hosts inside included files: the segments they run, innermost last.
     let mut frames: BTreeMap<String, Vec<Frame>> = BTreeMap::new();
     let mut order: Vec<(usize, usize)> = (0..segments[0].tasks.len()).map(|i| (0, i)).collect();
-    let this = PlayRun { run, play, scope, hosts: hosts.clone() };
+    let this = PlayRun { run, play, scope, hosts: hosts.clone(), role_layers: Default::default() };
 
     this.check_connections(&segments[0].tasks, &handlers)?;
     // Every host's variables from earlier plays, this play's or not (`hostvars` sees them).
@@ -155,6 +159,12 @@ pub fn run_play(
         .collect();
     let mut completed: std::collections::BTreeSet<(String, String)> = Default::default();
     let mut lockstep = 0;
+    // Where each task stands in the lockstep order; rebuilt only when an include splices.
+    let order_index =
+        |order: &[(usize, usize)]| -> std::collections::HashMap<(usize, usize), usize> {
+            order.iter().enumerate().map(|(i, at)| (*at, i)).collect()
+        };
+    let mut index = order_index(&order);
     loop {
         // Each host's position: its innermost included file's, else the play's.
         let position = |host: &str, base: &HostCursor| -> Option<(usize, usize)> {
@@ -163,8 +173,6 @@ pub fn run_play(
                 None => base.pos.map(|p| (0, p)),
             }
         };
-        let index: std::collections::HashMap<(usize, usize), usize> =
-            order.iter().enumerate().map(|(i, at)| (*at, i)).collect();
         let placed: Vec<usize> = cursors
             .iter()
             .filter_map(|(h, c)| position(h, c).and_then(|at| index.get(&at).copied()))
@@ -310,6 +318,7 @@ pub fn run_play(
                     order.insert(splice + i, entry);
                 }
                 splice += count;
+                index = order_index(&order);
                 for host in hosts_of {
                     queues.entry(host).or_default().push_back(id);
                 }
@@ -379,7 +388,12 @@ impl PlayRun<'_, '_> {
             templar: self.run.templar,
             vars: &self.scope,
             verbosity: self.run.facts.verbosity,
-            role: crate::roles::layers(self.play, ctx),
+            role: self
+                .role_layers
+                .borrow_mut()
+                .entry(std::ptr::from_ref(ctx.task))
+                .or_insert_with(|| crate::roles::layers(self.play, ctx))
+                .clone(),
             play: self.play,
             check_flag: self.run.facts.check_mode,
             params,
