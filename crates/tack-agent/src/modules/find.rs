@@ -4,7 +4,7 @@
 //! hidden directories still descended). Read-only: it never changes, opens for writing or
 //! follows into anything but the directories it walks.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -268,50 +268,14 @@ impl Names {
 }
 
 fn statinfo(path: &str, st: &std::fs::Metadata, names: &mut Names) -> Map<String, Value> {
-    let mode = st.mode();
-    let ft = st.file_type();
-    let time = |s: i64, ns: i64| Value::from(s as f64 + ns as f64 / 1e9);
     let mut o = Map::new();
     let mut put = |k: &str, v: Value| {
         o.insert(k.to_string(), v);
     };
-    put("path", path.into());
-    put("mode", format!("{:04o}", mode & 0o7777).into());
-    put("isdir", ft.is_dir().into());
-    put("ischr", ft.is_char_device().into());
-    put("isblk", ft.is_block_device().into());
-    put("isreg", ft.is_file().into());
-    put("isfifo", ft.is_fifo().into());
-    put("islnk", ft.is_symlink().into());
-    put("issock", ft.is_socket().into());
-    put("uid", st.uid().into());
-    put("gid", st.gid().into());
-    put("size", st.size().into());
-    put("inode", st.ino().into());
-    put("dev", st.dev().into());
-    put("nlink", st.nlink().into());
-    put("atime", time(st.atime(), st.atime_nsec()));
-    put("mtime", time(st.mtime(), st.mtime_nsec()));
-    put("ctime", time(st.ctime(), st.ctime_nsec()));
+    super::stat::common_keys(&mut put, path, st);
+    // find names the owner even when the system has no name for it (an empty string).
     put("gr_name", names.group(st.gid()).into());
     put("pw_name", names.user(st.uid()).into());
-    for (k, bit) in [
-        ("wusr", 0o200),
-        ("rusr", 0o400),
-        ("xusr", 0o100),
-        ("wgrp", 0o020),
-        ("rgrp", 0o040),
-        ("xgrp", 0o010),
-        ("woth", 0o002),
-        ("roth", 0o004),
-        ("xoth", 0o001),
-        ("isuid", 0o4000),
-        ("isgid", 0o2000),
-    ] {
-        put(k, (mode & bit != 0).into());
-    }
-    put("blocks", st.blocks().into());
-    put("disk_usage_bytes", (st.blocks() * 512).into());
     o
 }
 

@@ -46,44 +46,12 @@ fn float_time(secs: i64, nsec: i64) -> Value {
     Value::from(secs as f64 + nsec as f64 / 1e9)
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
-    let p = match ctx.params(&spec(), inv) {
-        Ok(p) => p,
-        Err(f) => return f,
-    };
-    if p.bool("get_selinux_context") && Path::new("/sys/fs/selinux/enforce").exists() {
-        return fail(
-            "tack does not read SELinux contexts: option 'get_selinux_context' is not supported",
-        );
-    }
-    let path = p.str("path").unwrap_or_default().to_string();
-    let meta =
-        if p.bool("follow") { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
-    let mut result = ModuleResult::new();
-    result.insert("changed".into(), Value::Bool(false));
-    let st = match meta {
-        Ok(st) => st,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut out = Map::new();
-            out.insert("exists".into(), Value::Bool(false));
-            result.insert("stat".into(), Value::Object(out));
-            return result;
-        }
-        Err(e) => {
-            let msg = strerror(e.raw_os_error().unwrap_or(0));
-            let mut r = fail(&msg);
-            r.insert("exception".into(), error_summary(&msg, &super::common::os_error(&e, &path)));
-            return r;
-        }
-    };
+/// The keys ansible's `stat` and `find` both report for a file, from its metadata: its path,
+/// mode and type, ownership numbers, size, inode, times, permission bits and blocks.
+pub(super) fn common_keys(put: &mut dyn FnMut(&str, Value), path: &str, st: &std::fs::Metadata) {
     let mode = st.mode();
     let ft = st.file_type();
-    let mut o = Map::new();
-    let mut put = |k: &str, v: Value| {
-        o.insert(k.to_string(), v);
-    };
-    put("exists", true.into());
-    put("path", path.clone().into());
+    put("path", path.into());
     put("mode", format!("{:04o}", mode & 0o7777).into());
     put("isdir", ft.is_dir().into());
     put("ischr", ft.is_char_device().into());
@@ -118,6 +86,45 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     }
     put("blocks", st.blocks().into());
     put("disk_usage_bytes", (st.blocks() * 512).into());
+}
+
+pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+    let p = match ctx.params(&spec(), inv) {
+        Ok(p) => p,
+        Err(f) => return f,
+    };
+    if p.bool("get_selinux_context") && Path::new("/sys/fs/selinux/enforce").exists() {
+        return fail(
+            "tack does not read SELinux contexts: option 'get_selinux_context' is not supported",
+        );
+    }
+    let path = p.str("path").unwrap_or_default().to_string();
+    let meta =
+        if p.bool("follow") { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+    let mut result = ModuleResult::new();
+    result.insert("changed".into(), Value::Bool(false));
+    let st = match meta {
+        Ok(st) => st,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut out = Map::new();
+            out.insert("exists".into(), Value::Bool(false));
+            result.insert("stat".into(), Value::Object(out));
+            return result;
+        }
+        Err(e) => {
+            let msg = strerror(e.raw_os_error().unwrap_or(0));
+            let mut r = fail(&msg);
+            r.insert("exception".into(), error_summary(&msg, &super::common::os_error(&e, &path)));
+            return r;
+        }
+    };
+    let ft = st.file_type();
+    let mut o = Map::new();
+    let mut put = |k: &str, v: Value| {
+        o.insert(k.to_string(), v);
+    };
+    put("exists", true.into());
+    common_keys(&mut put, &path, &st);
     put("block_size", st.blksize().into());
     put("device_type", st.rdev().into());
     put("readable", access(&path, libc::R_OK).into());
