@@ -223,60 +223,12 @@ fn to_str(value: &Value) -> String {
     }
 }
 
-/// `os.path.expanduser(os.path.expandvars(value))`.
+/// `os.path.expanduser(os.path.expandvars(value))`, with the one copy of Python's rules
+/// (`tack_py::path`) against this process's environment.
 pub fn expand_path(value: &str) -> String {
-    let vars = expand_vars(value);
-    if let Some(rest) = vars.strip_prefix('~') {
-        let (user, tail) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        let home = if user.is_empty() {
-            std::env::var("HOME").ok().or_else(|| super::host::home_of(None))
-        } else {
-            super::host::home_of(Some(user))
-        };
-        if let Some(home) = home {
-            let home = if home != "/" { home.trim_end_matches('/').to_string() } else { home };
-            return format!("{home}{tail}");
-        }
-    }
-    vars
-}
-
-fn expand_vars(value: &str) -> String {
-    if !value.contains('$') {
-        return value.to_string();
-    }
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
-            match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        match std::env::var(name) {
-            Ok(v) if !name.is_empty() => {
-                out.push_str(&v);
-                rest = &after[consumed..];
-            }
-            _ => {
-                out.push('$');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    use tack_py::path::{ProcessEnv, expanduser, expandvars};
+    let vars = expandvars(std::path::Path::new(value), &ProcessEnv);
+    expanduser(&vars, &ProcessEnv).to_string_lossy().into_owned()
 }
 
 fn to_int(value: &Value) -> Result<Value, String> {

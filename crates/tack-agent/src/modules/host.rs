@@ -82,18 +82,6 @@ pub fn gid_of(name: &str) -> Option<u32> {
     Some(grp.gr_gid)
 }
 
-/// Home directory of `user` (the current user's when `None`).
-pub fn home_of(user: Option<&str>) -> Option<String> {
-    match user {
-        Some(name) => passwd_by_name(name).map(|(_, home)| home),
-        None => {
-            // SAFETY: getuid has no preconditions.
-            let uid = unsafe { libc::getuid() };
-            user_name(uid).and_then(|n| passwd_by_name(&n)).map(|(_, home)| home)
-        }
-    }
-}
-
 /// `AnsibleModule.add_path_info`: for a result naming `path` (or `dest`) that exists, its
 /// owner, group, mode, state and size.
 pub fn add_path_info(result: &mut Map<String, Value>) {
