@@ -11,9 +11,13 @@
 pub mod actions;
 pub mod callback;
 pub mod connection;
+mod flush;
+mod gather;
 mod handlers;
+mod include;
 mod iterator;
 mod json;
+mod meta;
 mod play;
 mod refuse;
 pub mod result;

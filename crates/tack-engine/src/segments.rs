@@ -5,7 +5,7 @@
 //!
 //! Owns no output and runs nothing: `play` decides what runs and reports it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
@@ -55,7 +55,7 @@ pub(crate) struct Frame {
 
 /// Moves `host` past task `next` of segment `seg`, out of included files it finished (their
 /// include then succeeds, or fails with them), as ansible's iterator leaves included blocks.
-pub(crate) fn step(
+fn step(
     host: &str,
     seg: usize,
     next: usize,
@@ -118,7 +118,7 @@ pub(crate) fn step(
 }
 
 /// Puts `host` into the files its include at `next` of segment `seg` brought in.
-pub(crate) fn enter(
+fn enter(
     host: &str,
     mut queue: VecDeque<usize>,
     cursors: &mut [(String, HostCursor)],
@@ -139,7 +139,7 @@ pub(crate) fn enter(
 
 /// `is_any_block_rescuing` for a host that may be inside included files: the file's own
 /// blocks, then the blocks around each include.
-pub(crate) fn rescuing(
+fn rescuing(
     host: &str,
     seg: usize,
     next: usize,
@@ -159,4 +159,130 @@ pub(crate) fn rescuing(
     outer.extend(stack.iter().map(|f| (f.seg, f.cursor.pos)));
     outer.pop();
     outer.iter().rev().any(|(s, p)| p.is_some_and(|p| segments[*s].layout().rescuing(p)))
+}
+
+/// Where every host of a play stands: the segments (the play's list and each included
+/// file), each host's position, and the lockstep order the `linear` strategy follows.
+pub(crate) struct Walk<'a> {
+    pub segments: Vec<Segment<'a>>,
+    pub cursors: Vec<(String, HostCursor)>,
+    pub frames: BTreeMap<String, Vec<Frame>>,
+    order: Vec<(usize, usize)>,
+    /// Where each task stands in `order`; rebuilt only when an include splices.
+    index: HashMap<(usize, usize), usize>,
+    lockstep: usize,
+}
+
+/// The task a round runs and the hosts at it.
+pub(crate) struct Round {
+    /// Its place in the lockstep order (an include splices its files after it).
+    pub pick: usize,
+    pub seg: usize,
+    pub next: usize,
+    pub hosts: Vec<String>,
+}
+
+impl<'a> Walk<'a> {
+    pub fn new(play_segment: Segment<'a>, hosts: &[String]) -> Walk<'a> {
+        let cursors = hosts.iter().map(|h| (h.clone(), play_segment.layout().start())).collect();
+        let order: Vec<(usize, usize)> = (0..play_segment.tasks.len()).map(|i| (0, i)).collect();
+        let mut walk = Walk {
+            segments: vec![play_segment],
+            cursors,
+            frames: BTreeMap::new(),
+            order,
+            index: HashMap::new(),
+            lockstep: 0,
+        };
+        walk.reindex();
+        walk
+    }
+
+    fn reindex(&mut self) {
+        self.index = self.order.iter().enumerate().map(|(i, at)| (*at, i)).collect();
+    }
+
+    /// A host's position: its innermost included file's, else the play's.
+    fn position(&self, host: &str, base: &HostCursor) -> Option<(usize, usize)> {
+        match self.frames.get(host).and_then(|f| f.last()) {
+            Some(frame) => frame.cursor.pos.map(|p| (frame.seg, p)),
+            None => base.pos.map(|p| (0, p)),
+        }
+    }
+
+    /// The first task, from the lockstep cursor on, that some host is at (else the lowest
+    /// any host is at), with the hosts at it; `None` when every host is done.
+    pub fn next_round(&mut self) -> Option<Round> {
+        let placed: Vec<usize> = self
+            .cursors
+            .iter()
+            .filter_map(|(h, c)| self.position(h, c).and_then(|at| self.index.get(&at).copied()))
+            .collect();
+        let lowest = placed.iter().min().copied()?;
+        let pick = placed.iter().copied().filter(|p| *p >= self.lockstep).min().unwrap_or(lowest);
+        self.lockstep = pick + 1;
+        let (seg, next) = self.order[pick];
+        let hosts = self
+            .cursors
+            .iter()
+            .filter(|(h, c)| self.position(h, c) == Some((seg, next)))
+            .map(|(h, _)| h.clone())
+            .collect();
+        Some(Round { pick, seg, next, hosts })
+    }
+
+    /// Moves `host` past task `next` of segment `seg`.
+    pub fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
+        step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
+    }
+
+    /// Whether `host` failing at `next` of `seg` is caught by a rescue around it.
+    pub fn rescuing(&self, host: &str, seg: usize, next: usize) -> bool {
+        let base = self.cursor(host).and_then(|c| c.pos);
+        rescuing(host, seg, next, base, &self.frames, &self.segments)
+    }
+
+    pub fn cursor(&self, host: &str) -> Option<&HostCursor> {
+        self.cursors.iter().find(|(h, _)| h == host).map(|(_, c)| c)
+    }
+
+    pub fn cursor_mut(&mut self, host: &str) -> Option<&mut HostCursor> {
+        self.cursors.iter_mut().find(|(h, _)| h == host).map(|(_, c)| c)
+    }
+
+    pub fn is_running(&self, host: &str) -> bool {
+        self.cursor(host).is_some_and(|c| !c.failed)
+    }
+
+    /// The host is done with the play, not failed.
+    pub fn finish(&mut self, host: &str) {
+        self.frames.remove(host);
+        if let Some(cursor) = self.cursor_mut(host) {
+            cursor.pos = None;
+        }
+    }
+
+    /// Forgets the included files of hosts that failed (a handler failing ends them).
+    pub fn drop_failed_frames(&mut self) {
+        let cursors = &self.cursors;
+        self.frames.retain(|h, _| cursors.iter().any(|(c, cur)| c == h && !cur.failed));
+    }
+
+    /// Adds an included file's segment, its tasks in the lockstep order at `at`; returns
+    /// its id and the place after it.
+    pub fn splice(&mut self, at: usize, segment: Segment<'a>) -> (usize, usize) {
+        let id = self.segments.len();
+        let count = segment.tasks.len();
+        self.segments.push(segment);
+        for i in 0..count {
+            self.order.insert(at + i, (id, i));
+        }
+        self.reindex();
+        (id, at + count)
+    }
+
+    /// Puts `host` into the files its include at `next` of `seg` brought in.
+    pub fn enter(&mut self, host: &str, queue: VecDeque<usize>, seg: usize, next: usize) {
+        enter(host, queue, &mut self.cursors, &mut self.frames, &self.segments, seg, next);
+    }
 }

@@ -1,0 +1,75 @@
+//! Running a play's handlers: the names a task's `notify` gives, and `flush_handlers`,
+//! which runs every notified handler in definition order on the hosts still running.
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_playbook::walk::TaskInContext;
+use tack_yaml::Value;
+
+use crate::actions::Action;
+use crate::callback::{Callback, Stats};
+use crate::handlers::Handlers;
+use crate::iterator::HostCursor;
+use crate::play::PlayRun;
+
+impl PlayRun<'_, '_> {
+    /// The handler names a task's `notify` gives on `host` (rendered with its variables).
+    pub(crate) fn notify_names(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Result<Vec<String>, Diagnostic> {
+        let Some(node) = ctx.task.attrs.get(Keyword::Notify) else { return Ok(Vec::new()) };
+        let Some(action) = Action::find(&ctx.task.action) else { return Ok(Vec::new()) };
+        let Some(scope) = self.runner(ctx, action, params).scope(host) else {
+            return Ok(Vec::new());
+        };
+        let rendered = self.run.templar.render(node, &scope).map_err(|e| e.to_diagnostic())?;
+        Ok(match &rendered.value.value {
+            Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+            Value::Null => Vec::new(),
+            other => vec![tack_yaml::pyrepr::str(other)],
+        })
+    }
+
+    /// `meta: flush_handlers` for `hosts`: every handler in order, on the hosts notified for it
+    /// (and still running).
+    pub(crate) fn flush(
+        &self,
+        handlers: &mut Handlers<'_>,
+        hosts: &[String],
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        cursors: &mut [(String, HostCursor)],
+    ) -> Result<(), Diagnostic> {
+        for index in 0..handlers.list.len() {
+            let running: Vec<String> = hosts
+                .iter()
+                .filter(|h| cursors.iter().any(|(c, cur)| c == *h && !cur.failed))
+                .cloned()
+                .collect();
+            let notified = handlers.take(index, &running);
+            if notified.is_empty() {
+                continue;
+            }
+            let ctx = handlers.list[index].ctx.clone();
+            let mut judge = |host: &str, outcome: &crate::task::TaskOutcome| {
+                let result = &outcome.result;
+                if result.flag("failed") && !result.ignored {
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                } else if result.flag("changed") {
+                    handlers.notify(host, &self.notify_names(&ctx, host, None)?)?;
+                }
+                stats.count(result, false);
+                Ok(())
+            };
+            self.run_task(&ctx, &notified, None, callback, true, &mut judge)?;
+            self.update_play_hosts(cursors);
+        }
+        Ok(())
+    }
+}

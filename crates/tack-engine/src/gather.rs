@@ -1,0 +1,82 @@
+//! The implicit `Gathering Facts` task of a play: `setup` on every host, the facts kept for
+//! the rest of the run, the result hidden from `-v` dumps as ansible hides it.
+
+use std::collections::BTreeMap;
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_yaml::{Mapping, Node};
+
+use crate::HostState;
+use crate::callback::{Callback, Stats, TaskView};
+use crate::iterator::HostCursor;
+use crate::play::PlayRun;
+use crate::result::s;
+
+impl PlayRun<'_, '_> {
+    /// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept
+    /// for the rest of the run.
+    pub(crate) fn gather_facts(
+        &self,
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+        cursors: &mut [(String, HostCursor)],
+    ) -> Result<(), Diagnostic> {
+        let view = TaskView {
+            name: "Gathering Facts".into(),
+            action: "gather_facts".into(),
+            looped: false,
+            origin: self.play.origin.clone(),
+        };
+        callback.task_start(&view);
+        let mut args = serde_json::Map::new();
+        for (keyword, arg) in [
+            (Keyword::GatherSubset, "gather_subset"),
+            (Keyword::GatherTimeout, "gather_timeout"),
+            (Keyword::FactPath, "fact_path"),
+        ] {
+            if let Some(value) = keywords.get(keyword) {
+                args.insert(arg.to_string(), crate::json::to_json(value));
+            }
+        }
+        let invocation = tack_agent::Invocation { args, check_mode: false, diff: false };
+        for (host, cursor) in cursors.iter_mut() {
+            use crate::connection::Connection;
+            let result = match crate::connection::Local.run_module("setup", &invocation) {
+                Ok(result) => crate::json::map_from_json(&result),
+                Err(e) => {
+                    let mut data = Mapping::new();
+                    data.insert(s("failed"), crate::result::b(true));
+                    data.insert(s("msg"), s(&e.to_string()));
+                    data
+                }
+            };
+            let mut shown = crate::result::HostResult::new(host, result.clone());
+            shown.verbose_override = true;
+            if shown.flag("failed") {
+                let msg =
+                    result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+                shown.error = Some(Diagnostic::at(
+                    format!("Task failed: Module failed: {msg}"),
+                    self.play.origin.clone(),
+                ));
+                stats.count(&shown, false);
+                cursor.pos = None;
+                cursor.failed = true;
+            } else {
+                if let Some(facts) = result.get("ansible_facts").and_then(Node::as_map) {
+                    let layer = std::sync::Arc::new(crate::vars::facts_layer(facts));
+                    self.scope.set_gathered(host, layer.clone());
+                    states.entry(host.clone()).or_default().facts = Some(layer);
+                }
+                stats.count(&shown, false);
+            }
+            shown.data.remove("ansible_facts");
+            callback.host_result(&view, &shown);
+        }
+        self.update_play_hosts(cursors);
+        Ok(())
+    }
+}

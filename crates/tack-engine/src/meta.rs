@@ -1,0 +1,142 @@
+//! `meta` tasks in a play: what each does to the hosts at it (flush the handlers, end a
+//! host, the batch or the play, clear facts or host errors, mark a role complete), and the
+//! skipped result ansible shows when one's `when` is false.
+//!
+//! Owns no positions of its own: it moves hosts only through the play's [`Walk`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tack_diag::Diagnostic;
+use tack_playbook::walk::TaskInContext;
+use tack_yaml::Mapping;
+
+use crate::HostState;
+use crate::actions::Action;
+use crate::callback::{Callback, Stats};
+use crate::handlers::Handlers;
+use crate::play::{PlayRun, meta_arg};
+use crate::result::s;
+use crate::segments::{Round, Walk};
+
+/// What a meta task may change besides the hosts' positions.
+pub(crate) struct MetaRound<'m, 'a> {
+    pub walk: &'m mut Walk<'a>,
+    pub handlers: &'m mut Handlers<'a>,
+    /// (role identity, host) pairs whose role ran to its end.
+    pub completed: &'m mut BTreeSet<(String, String)>,
+    pub states: &'m mut BTreeMap<String, HostState>,
+}
+
+impl PlayRun<'_, '_> {
+    /// Runs the meta task `ctx` for the hosts of `round`.
+    pub(crate) fn run_meta(
+        &self,
+        ctx: &TaskInContext<'_>,
+        round: &Round,
+        meta: &mut MetaRound<'_, '_>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<(), Diagnostic> {
+        let (seg, next) = (round.seg, round.next);
+        let kind = meta_arg(ctx);
+        // ansible runs these once per host; the others once for the whole play (on the
+        // first host at them).
+        let per_host =
+            matches!(kind.as_str(), "noop" | "end_host" | "role_complete" | "flush_handlers");
+        let targets: Vec<String> = if per_host {
+            round.hosts.clone()
+        } else {
+            round.hosts.iter().take(1).cloned().collect()
+        };
+        let params = meta.walk.segments[seg].params.clone();
+        let view = self.view(ctx);
+        let mut flushing = Vec::new();
+        let mut ended: Vec<String> = Vec::new();
+        for host in &targets {
+            if !ctx.task.implicit {
+                callback.task_start(&view);
+            }
+            let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
+            if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
+                // Shown, never counted in the recap.
+                callback.host_result(&view, &skip);
+                continue;
+            }
+            match kind.as_str() {
+                "flush_handlers" => flushing.push(host.clone()),
+                "role_complete" => {
+                    if let Some(role) = ctx.task.role {
+                        meta.completed.insert((self.identities[role.0].clone(), host.clone()));
+                    }
+                }
+                "end_host" => ended.push(host.clone()),
+                "end_play" | "end_batch" => ended.extend(self.hosts.iter().cloned()),
+                "clear_facts" => {
+                    for h in &self.hosts {
+                        self.scope
+                            .set_gathered(h, std::sync::Arc::new(tack_template::Layer::new()));
+                        meta.states.entry(h.clone()).or_default().facts = None;
+                    }
+                }
+                "clear_host_errors" => {
+                    for (h, cursor) in meta.walk.cursors.iter_mut() {
+                        cursor.failed = false;
+                        meta.states.entry(h.clone()).or_default().failed = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !flushing.is_empty() {
+            self.flush(meta.handlers, &flushing, callback, stats, &mut meta.walk.cursors)?;
+            meta.walk.drop_failed_frames();
+        }
+        for host in &round.hosts {
+            if ended.contains(host) {
+                meta.walk.finish(host);
+            } else if meta.walk.is_running(host) {
+                meta.walk.advance(host, seg, next, false);
+            }
+        }
+        for host in &ended {
+            meta.walk.finish(host);
+        }
+        Ok(())
+    }
+
+    /// A meta task's `when` on `host`: `None` when it holds, else the skipped result
+    /// ansible shows (with its wording for each meta action).
+    fn meta_skip(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        kind: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Result<Option<crate::result::HostResult>, Diagnostic> {
+        let runner = self.runner(ctx, Action::Debug, params);
+        let Some(scope) = runner.scope(host) else { return Ok(None) };
+        if runner.false_condition(&scope)?.is_none() {
+            return Ok(None);
+        }
+        let tail = match kind {
+            "flush_handlers" => format!(", not running handlers for {host}"),
+            "clear_facts" => format!(", not clearing facts and fact cache for {host}"),
+            "clear_host_errors" => format!(", not clearing host error state for {host}"),
+            "end_batch" => ", continuing current batch".into(),
+            "end_play" => ", continuing play".into(),
+            "end_host" => format!(", continuing execution for {host}"),
+            _ => String::new(),
+        };
+        let msg = if kind == "end_host" {
+            format!("end_host conditional evaluated to false, continuing execution for {host}")
+        } else {
+            kind.to_string()
+        };
+        let mut data = Mapping::new();
+        data.insert(s("changed"), crate::result::b(false));
+        data.insert(s("msg"), s(&msg));
+        data.insert(s("skip_reason"), s(&format!("{kind} conditional evaluated to False{tail}")));
+        data.insert(s("skipped"), crate::result::b(true));
+        Ok(Some(crate::result::HostResult::new(host, data)))
+    }
+}
