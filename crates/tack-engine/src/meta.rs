@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
 use tack_yaml::Mapping;
 
@@ -55,6 +56,14 @@ impl PlayRun<'_, '_> {
         for host in &targets {
             if !ctx.task.implicit {
                 callback.task_start(&view);
+            }
+            // These never evaluate a condition; ansible says so (once, as every warning).
+            if matches!(kind.as_str(), "noop" | "refresh_inventory" | "reset_connection")
+                && !ctx.extended(Keyword::When).is_empty()
+            {
+                tack_diag::warn(&Diagnostic::new(format!(
+                    "{kind} task does not support when conditional"
+                )));
             }
             let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
