@@ -27,6 +27,7 @@ pub mod ansible;
 pub mod num;
 pub mod oserror;
 pub mod path;
+pub mod re;
 pub mod repr;
 pub mod shlex;
 pub mod text;

@@ -25,7 +25,8 @@ mod paths;
 mod ping;
 mod pyfmt;
 mod pylit;
-mod pyre;
+// Python's `re`, shared with the template layer.
+use tack_py::re as pyre;
 mod replace;
 pub mod setup;
 mod slurp;

@@ -46,169 +46,6 @@ pub(super) const FILTERS: &[Entry] = &[
     Entry::new("regex_escape", Sig::new("regex_escape", &["string", "re_type"], 1), regex_escape),
 ];
 
-/// Python's complaint about a pattern, found before translation.
-fn python_syntax_error(pattern: &str) -> Option<String> {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut open: Vec<usize> = Vec::new();
-    let mut i = 0;
-    let mut prev_repeatable = false;
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => {
-                let Some(&e) = chars.get(i + 1) else {
-                    return Some(format!("bad escape (end of pattern) at position {i}"));
-                };
-                if e.is_ascii_alphabetic() && !"AbBdDsSwWZafnrtvxuUNg".contains(e) {
-                    return Some(format!("bad escape \\{e} at position {i}"));
-                }
-                i += 2;
-                prev_repeatable = true;
-                continue;
-            }
-            '[' => {
-                let start = i;
-                i += 1;
-                if chars.get(i) == Some(&'^') {
-                    i += 1;
-                }
-                if chars.get(i) == Some(&']') {
-                    i += 1;
-                }
-                while i < chars.len() && chars[i] != ']' {
-                    if chars[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if i >= chars.len() {
-                    return Some(format!("unterminated character set at position {start}"));
-                }
-                prev_repeatable = true;
-            }
-            '(' => {
-                open.push(i);
-                prev_repeatable = false;
-                if chars.get(i + 1) == Some(&'?') {
-                    i += 1;
-                }
-            }
-            ')' => {
-                if open.pop().is_none() {
-                    return Some(format!("unbalanced parenthesis at position {i}"));
-                }
-                prev_repeatable = true;
-            }
-            '*' | '+' | '?' => {
-                if !prev_repeatable {
-                    return Some(format!("nothing to repeat at position {i}"));
-                }
-                // A second quantifier is Python's lazy or possessive marker.
-                if matches!(chars.get(i + 1), Some('?' | '+')) {
-                    i += 1;
-                }
-                prev_repeatable = false;
-            }
-            '|' => prev_repeatable = false,
-            _ => prev_repeatable = true,
-        }
-        i += 1;
-    }
-    open.first().map(|p| format!("missing ), unterminated subpattern at position {p}"))
-}
-
-/// Whether `chars[i..]` starts a `{m}`, `{m,}`, `{,n}` or `{m,n}` repetition.
-fn is_repetition(chars: &[char], i: usize) -> bool {
-    let mut j = i + 1;
-    let mut digits = 0;
-    while chars.get(j).is_some_and(char::is_ascii_digit) {
-        j += 1;
-        digits += 1;
-    }
-    if chars.get(j) == Some(&',') {
-        j += 1;
-        while chars.get(j).is_some_and(char::is_ascii_digit) {
-            j += 1;
-            digits += 1;
-        }
-    }
-    digits > 0 && chars.get(j) == Some(&'}')
-}
-
-/// The pattern in fancy-regex's dialect.
-fn translate(pattern: &str, multiline: bool) -> String {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let mut i = 0;
-    let mut in_class = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' {
-            let next = chars.get(i + 1).copied().unwrap_or('\\');
-            match next {
-                'Z' if !in_class => out.push_str("\\z"),
-                _ => {
-                    out.push('\\');
-                    out.push(next);
-                }
-            }
-            i += 2;
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            } else if c == '[' {
-                // A literal `[` inside a class (Python) is a nested class to fancy-regex.
-                out.push_str("\\[");
-                i += 1;
-                continue;
-            }
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        match c {
-            '[' => {
-                in_class = true;
-                out.push('[');
-                i += 1;
-                if chars.get(i) == Some(&'^') {
-                    out.push('^');
-                    i += 1;
-                }
-                if chars.get(i) == Some(&']') {
-                    out.push_str("\\]");
-                    i += 1;
-                }
-                continue;
-            }
-            '(' if chars.get(i + 1) == Some(&'?')
-                && chars.get(i + 2) == Some(&'P')
-                && chars.get(i + 3) == Some(&'=') =>
-            {
-                let end =
-                    chars[i..].iter().position(|&x| x == ')').map(|p| i + p).unwrap_or(chars.len());
-                let name: String = chars[i + 4..end].iter().collect();
-                out.push_str(&format!("\\k<{name}>"));
-                i = end + 1;
-                continue;
-            }
-            '$' if !multiline => out.push_str("(?=\\n?\\z)"),
-            '{' if !is_repetition(&chars, i) => out.push_str("\\{"),
-            '}' => {
-                // Unmatched `}` is literal in both dialects, but fancy-regex wants it escaped.
-                let opened = out
-                    .rfind('{')
-                    .is_some_and(|p| !out[p..].contains('}') && !out[..p].ends_with('\\'));
-                if opened { out.push('}') } else { out.push_str("\\}") }
-            }
-            _ => out.push(c),
-        }
-        i += 1;
-    }
-    out
-}
-
 /// A Python `re` pattern compiled with Python's syntax rules; `Err` is Python's `re.error` text
 /// (or why tack cannot compile it). For other plugin families (the `varnames` lookup).
 pub(crate) fn compile_python(pattern: &str) -> Result<Regex, String> {
@@ -236,10 +73,11 @@ pub(crate) fn compile_anchored(
     multiline: bool,
     anchor: Anchor,
 ) -> Result<Regex, FilterError> {
-    if let Some(msg) = python_syntax_error(pattern) {
+    if let Some(msg) = tack_py::re::syntax_error(pattern) {
         return Err(FilterError::failed(msg));
     }
-    let translated = translate(pattern, multiline);
+    let translated =
+        tack_py::re::translate(pattern, tack_py::re::Flags { multiline, dotall: false });
     let anchored = match anchor {
         Anchor::Search => translated,
         Anchor::Start => format!("\\A(?:{translated})"),

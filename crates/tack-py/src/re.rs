@@ -1,7 +1,11 @@
-//! Python `re` syntax on `fancy-regex`: the translation of what Python spells differently
-//! (`(?P<n>...)`, `(?P=n)`, `\Z`, and `$`, which in Python also matches before a final
-//! newline), and Python's replacement templates (`\1`, `\g<n>`, `\g<1>`, escapes). Every
-//! module taking a Python regular expression goes through here.
+//! Python's `re` on `fancy-regex`: Python's complaints about a pattern (`re.error`'s text and
+//! position), the translation of what Python spells differently (`(?P=n)`, `\\Z`, a literal
+//! `[` inside a class, braces that are not a repetition, and `$`, which in Python also
+//! matches before a final newline), `findall`'s rule for empty matches, and Python's
+//! replacement templates (`\\1`, `\\g<n>`, escapes).
+//!
+//! Every layer that takes a Python regular expression (the template filters and tests, the
+//! agent's modules) goes through here, so one pattern means one thing everywhere.
 
 use fancy_regex::{Captures, Regex};
 
@@ -18,6 +22,7 @@ pub struct Flags {
     pub dotall: bool,
 }
 
+/// Whether the pattern turns `flag` on inline (`(?m)`, `(?sm:...)`).
 pub fn has_inline_flag(pattern: &str, flag: char) -> bool {
     let mut rest = pattern;
     while let Some(i) = rest.find("(?") {
@@ -31,11 +36,100 @@ pub fn has_inline_flag(pattern: &str, flag: char) -> bool {
     false
 }
 
-/// Rewrites Python-only syntax into the syntax fancy-regex reads.
+/// Python's complaint about a pattern, found before translation.
+pub fn syntax_error(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    let mut prev_repeatable = false;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let Some(&e) = chars.get(i + 1) else {
+                    return Some(format!("bad escape (end of pattern) at position {i}"));
+                };
+                if e.is_ascii_alphabetic() && !"AbBdDsSwWZafnrtvxuUNg".contains(e) {
+                    return Some(format!("bad escape \\{e} at position {i}"));
+                }
+                i += 2;
+                prev_repeatable = true;
+                continue;
+            }
+            '[' => {
+                let start = i;
+                i += 1;
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while i < chars.len() && chars[i] != ']' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Some(format!("unterminated character set at position {start}"));
+                }
+                prev_repeatable = true;
+            }
+            '(' => {
+                open.push(i);
+                prev_repeatable = false;
+                if chars.get(i + 1) == Some(&'?') {
+                    i += 1;
+                }
+            }
+            ')' => {
+                if open.pop().is_none() {
+                    return Some(format!("unbalanced parenthesis at position {i}"));
+                }
+                prev_repeatable = true;
+            }
+            '*' | '+' | '?' => {
+                if !prev_repeatable {
+                    return Some(format!("nothing to repeat at position {i}"));
+                }
+                // A second quantifier is Python's lazy or possessive marker.
+                if matches!(chars.get(i + 1), Some('?' | '+')) {
+                    i += 1;
+                }
+                prev_repeatable = false;
+            }
+            '|' => prev_repeatable = false,
+            _ => prev_repeatable = true,
+        }
+        i += 1;
+    }
+    open.first().map(|p| format!("missing ), unterminated subpattern at position {p}"))
+}
+
+/// Whether `chars[i..]` starts a `{m}`, `{m,}`, `{,n}` or `{m,n}` repetition.
+fn is_repetition(chars: &[char], i: usize) -> bool {
+    let mut j = i + 1;
+    let mut digits = 0;
+    while chars.get(j).is_some_and(char::is_ascii_digit) {
+        j += 1;
+        digits += 1;
+    }
+    if chars.get(j) == Some(&',') {
+        j += 1;
+        while chars.get(j).is_some_and(char::is_ascii_digit) {
+            j += 1;
+            digits += 1;
+        }
+    }
+    digits > 0 && chars.get(j) == Some(&'}')
+}
+
+/// Rewrites Python-only syntax into the syntax fancy-regex reads; `flags` become inline
+/// flags of the result.
 pub fn translate(pattern: &str, flags: Flags) -> String {
     let multiline = flags.multiline || has_inline_flag(pattern, 'm');
     let chars: Vec<char> = pattern.chars().collect();
-    let mut out = String::new();
+    let mut out = String::with_capacity(pattern.len() + 8);
     if flags.multiline {
         out.push_str("(?m)");
     }
@@ -62,7 +156,7 @@ pub fn translate(pattern: &str, flags: Flags) -> String {
                 in_class = false;
             }
             if c == '[' {
-                // A literal `[` inside a class: Rust would read a nested class.
+                // A literal `[` inside a class: fancy-regex would read a nested class.
                 out.push_str("\\[");
             } else {
                 out.push(c);
@@ -84,6 +178,7 @@ pub fn translate(pattern: &str, flags: Flags) -> String {
                     out.push_str("\\]");
                     i += 1;
                 }
+                continue;
             }
             '(' if chars[i..].starts_with(&['(', '?', 'P', '=']) => {
                 let end =
@@ -91,20 +186,20 @@ pub fn translate(pattern: &str, flags: Flags) -> String {
                 let name: String = chars[i + 4..end].iter().collect();
                 out.push_str(&format!("\\k<{name}>"));
                 i = end + 1;
+                continue;
             }
-            '(' if chars[i..].starts_with(&['(', '?', 'P', '<']) => {
-                out.push_str("(?<");
-                i += 4;
+            '$' if !multiline => out.push_str("(?=\\n?\\z)"),
+            '{' if !is_repetition(&chars, i) => out.push_str("\\{"),
+            '}' => {
+                // An unmatched `}` is literal in both dialects, but fancy-regex wants it escaped.
+                let opened = out
+                    .rfind('{')
+                    .is_some_and(|p| !out[p..].contains('}') && !out[..p].ends_with('\\'));
+                if opened { out.push('}') } else { out.push_str("\\}") }
             }
-            '$' if !multiline => {
-                out.push_str("(?=\\n?\\z)");
-                i += 1;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
+            _ => out.push(c),
         }
+        i += 1;
     }
     out
 }
@@ -112,6 +207,9 @@ pub fn translate(pattern: &str, flags: Flags) -> String {
 impl PyRegex {
     /// `re.compile(pattern, flags)`; `Err` is the compile error's text.
     pub fn new(pattern: &str, flags: Flags) -> Result<Self, String> {
+        if let Some(msg) = syntax_error(pattern) {
+            return Err(msg);
+        }
         Regex::new(&translate(pattern, flags)).map(|re| PyRegex { re }).map_err(|e| e.to_string())
     }
 
@@ -243,7 +341,18 @@ mod tests {
 
     #[test]
     fn python_named_groups_and_dollar_translate() {
-        assert_eq!(translate("(?P<a>x)(?P=a)$", Flags::default()), "(?<a>x)\\k<a>(?=\\n?\\z)");
+        assert_eq!(translate("(?P=a)$", Flags::default()), "\\k<a>(?=\\n?\\z)");
         assert_eq!(translate("^a$", Flags { multiline: true, dotall: false }), "(?m)^a$");
+        assert_eq!(translate("(?m)^a$", Flags::default()), "(?m)^a$");
+        assert_eq!(translate("a{x}", Flags::default()), "a\\{x\\}");
+    }
+
+    #[test]
+    fn python_errors_come_before_translation() {
+        assert_eq!(
+            syntax_error("a("),
+            Some("missing ), unterminated subpattern at position 1".into())
+        );
+        assert!(PyRegex::new("*", Flags::default()).is_err());
     }
 }
