@@ -42,18 +42,25 @@ fn path_arg(value: &Value) -> Result<String, FilterError> {
     })
 }
 
-fn basename_of(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
+// Every `os.path` rule is tack_py::path's; a filter only converts its argument and result.
+fn text(path: impl AsRef<std::ffi::OsStr>) -> String {
+    path.as_ref().to_string_lossy().into_owned()
+}
+
+fn basename_of(p: &str) -> String {
+    text(tack_py::path::basename(Path::new(p)))
 }
 
 fn dirname_of(p: &str) -> String {
-    let i = p.rfind('/').map(|i| i + 1).unwrap_or(0);
-    let head = &p[..i];
-    if !head.is_empty() && !head.bytes().all(|b| b == b'/') {
-        head.trim_end_matches('/').to_string()
-    } else {
-        head.to_string()
-    }
+    text(tack_py::path::dirname(Path::new(p)))
+}
+
+fn expanduser_str(path: &str) -> String {
+    text(tack_py::path::expanduser(Path::new(path), &tack_py::path::ProcessEnv))
+}
+
+fn normpath_str(path: &str) -> String {
+    text(tack_py::path::normpath(Path::new(path)))
 }
 
 fn basename(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
@@ -64,94 +71,13 @@ fn dirname(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     Ok(Value::from(dirname_of(&path_arg(args.input())?)))
 }
 
-fn home_of(user: &str) -> Option<String> {
-    let name = std::ffi::CString::new(user).ok()?;
-    // SAFETY: getpwnam returns a pointer into static storage or null; it is read at once and
-    // nothing else in this crate calls it concurrently.
-    unsafe {
-        let pw = libc::getpwnam(name.as_ptr());
-        if pw.is_null() || (*pw).pw_dir.is_null() {
-            return None;
-        }
-        Some(std::ffi::CStr::from_ptr((*pw).pw_dir).to_string_lossy().into_owned())
-    }
-}
-
-fn expanduser_str(path: &str) -> String {
-    if !path.starts_with('~') {
-        return path.to_string();
-    }
-    let i = path[1..].find('/').map(|i| i + 1).unwrap_or(path.len());
-    let home = if i == 1 {
-        match std::env::var("HOME") {
-            Ok(h) => Some(h),
-            Err(_) => home_of(&std::env::var("USER").unwrap_or_default()),
-        }
-    } else {
-        home_of(&path[1..i])
-    };
-    let Some(home) = home else { return path.to_string() };
-    let joined = format!("{}{}", home.trim_end_matches('/'), &path[i..]);
-    if joined.is_empty() { "/".into() } else { joined }
-}
-
 fn expanduser(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     Ok(Value::from(expanduser_str(&path_arg(args.input())?)))
 }
 
 fn expandvars(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let path = path_arg(args.input())?;
-    let mut out = String::with_capacity(path.len());
-    let mut rest = path.as_str();
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
-            match braced.find('}') {
-                Some(end) => (&braced[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        match std::env::var(name).ok().filter(|_| consumed > 0 && !name.is_empty()) {
-            Some(value) => out.push_str(&value),
-            None => out.push_str(&rest[i..i + 1 + consumed]),
-        }
-        rest = &rest[i + 1 + consumed..];
-    }
-    out.push_str(rest);
-    Ok(Value::from(out))
-}
-
-/// `os.path.normpath` (POSIX).
-fn normpath_str(path: &str) -> String {
-    if path.is_empty() {
-        return ".".into();
-    }
-    let initial = if path.starts_with("//") && !path.starts_with("///") {
-        "//"
-    } else if path.starts_with('/') {
-        "/"
-    } else {
-        ""
-    };
-    let mut comps: Vec<&str> = Vec::new();
-    for comp in path.split('/') {
-        if comp.is_empty() || comp == "." {
-            continue;
-        }
-        if comp != ".." || (initial.is_empty() && comps.is_empty()) || comps.last() == Some(&"..") {
-            comps.push(comp);
-        } else if !comps.is_empty() {
-            comps.pop();
-        }
-    }
-    let joined = format!("{initial}{}", comps.join("/"));
-    if joined.is_empty() { ".".into() } else { joined }
+    Ok(Value::from(text(tack_py::path::expandvars(Path::new(&path), &tack_py::path::ProcessEnv))))
 }
 
 fn cwd() -> Result<String, FilterError> {
