@@ -38,20 +38,9 @@ UNITS = ROOT / "crates" / "tack-template" / "tests" / "filters"
 FIXTURE = UNITS / "fixture"
 HOME = "/nonexistent-home/tack"
 
-try:
-    import ansible  # noqa: F401
+from reflib import run_under_reference  # noqa: E402
 
-    HAVE_ANSIBLE = True
-except ImportError:
-    HAVE_ANSIBLE = False
-
-# Python sets iterate in string-hash order; a zero hash seed makes that order reproducible, and
-# it is the order tack's set filters produce.
-if not HAVE_ANSIBLE or os.environ.get("PYTHONHASHSEED") != "0":
-    python = sys.executable
-    if not HAVE_ANSIBLE:
-        python = str(Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref")) / "bin" / "python")
-    os.execve(python, [python, __file__, *sys.argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
+run_under_reference(__file__, hash_seed_zero=True)
 
 import yaml  # noqa: E402
 

@@ -44,11 +44,9 @@ FIXTURE = UNITS / "fixture"
 HOME = "/nonexistent-home/tack"
 PASSWORD = b"lookup-pw"
 
-try:
-    import ansible  # noqa: F401
-except ImportError:
-    python = str(Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref")) / "bin" / "python")
-    os.execve(python, [python, __file__, *sys.argv[1:]], dict(os.environ))
+from reflib import plain, run_under_reference  # noqa: E402
+
+run_under_reference(__file__, hash_seed_zero=False)
 
 from ansible.errors import AnsibleError  # noqa: E402
 from ansible.module_utils.datatag import native_type_name  # noqa: E402
@@ -59,18 +57,6 @@ from ansible.template import Templar, trust_as_template  # noqa: E402
 from ansible.utils.display import Display  # noqa: E402
 from ansible._internal._templating._jinja_plugins import _invoke_lookup, _DirectCall  # noqa: E402
 from ansible._internal._datatag._utils import str_problematic_strip  # noqa: E402
-
-
-def plain(value):
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    return {"__repr__": repr(value)}
 
 
 def with_loop(templar, name, loop):

@@ -47,18 +47,9 @@ SYMLINKS = {
     "broken-link": "no-such-target",
 }
 
-try:
-    import ansible  # noqa: F401
+from reflib import plain, run_under_reference  # noqa: E402
 
-    HAVE_ANSIBLE = True
-except ImportError:
-    HAVE_ANSIBLE = False
-
-if not HAVE_ANSIBLE or os.environ.get("PYTHONHASHSEED") != "0":
-    python = sys.executable
-    if not HAVE_ANSIBLE:
-        python = str(Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref")) / "bin" / "python")
-    os.execve(python, [python, __file__, *sys.argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
+run_under_reference(__file__, hash_seed_zero=True)
 
 from ansible.errors import AnsibleError  # noqa: E402
 from ansible.module_utils.datatag import native_type_name  # noqa: E402
@@ -91,18 +82,6 @@ def make_symlinks():
         if link.is_symlink() or link.exists():
             link.unlink()
         os.symlink(target, link)
-
-
-def plain(value):
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    return {"__repr__": repr(value)}
 
 
 def outcome(templar, expr):
