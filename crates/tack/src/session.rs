@@ -19,7 +19,8 @@ use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
 
 /// A command's loaded project context.
 pub struct Session {
-    pub config: Config,
+    /// Shared with the `config` lookup, which reads the run's settings as ansible's `C.config`.
+    pub config: std::sync::Arc<Config>,
     pub loader: DataLoader,
     pub inventory: Inventory,
     pub extra_vars: Mapping,
@@ -69,6 +70,8 @@ impl Session {
             inventory.options().hash_behaviour,
         )?;
         let roles_path = config.roles_path();
+        let config = std::sync::Arc::new(config);
+        tack_template::lookups::set_config(config.clone());
         Ok(Session { config, loader, inventory, extra_vars, roles_path })
     }
 }
