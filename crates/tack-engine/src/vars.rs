@@ -88,7 +88,8 @@ impl PlayScope {
                 data.group_hosts(gid).into_iter().map(|h| data.host(h).name.clone()).collect();
             groups.insert(s(&group.name), list(&names));
         }
-        for hid in data.host_ids() {
+        // The implicit localhost has variables too, once a play named it.
+        for hid in data.host_ids().chain(data.implicit_localhost()) {
             let host = data.host(hid);
             let vars = inventory.host_vars(loader, hid, &dirs)?;
             inventory_vars.insert(
@@ -108,7 +109,10 @@ impl PlayScope {
             names.sort();
             magic.insert("group_names", list(&names), Provenance::Trusted);
             host_magic.insert(host.name.clone(), Arc::new(magic));
-            host_order.push(host.name.clone());
+            // `hostvars` lists only the inventory's hosts, though it answers for localhost.
+            if !host.implicit {
+                host_order.push(host.name.clone());
+            }
         }
 
         let mut common = Mapping::new();

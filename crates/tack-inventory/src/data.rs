@@ -163,6 +163,11 @@ impl InventoryData {
         (0..self.hosts.len() as u32).map(HostId)
     }
 
+    /// The implicit localhost's id, once a pattern or lookup created it.
+    pub fn implicit_localhost(&self) -> Option<HostId> {
+        self.implicit_localhost.get().map(|_| HostId::IMPLICIT_LOCALHOST)
+    }
+
     /// Every group, in the order first seen.
     pub fn group_ids(&self) -> impl ExactSizeIterator<Item = GroupId> {
         (0..self.groups.len() as u32).map(GroupId)
