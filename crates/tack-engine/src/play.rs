@@ -124,6 +124,7 @@ pub fn run_play(
         &layers.vars,
         run.extra_vars,
         &play_basedir(play),
+        &name,
         &run.facts,
     )?;
     scope.set_play_hosts(&hosts, &hosts);

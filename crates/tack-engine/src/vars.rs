@@ -74,6 +74,7 @@ impl PlayScope {
         play_vars: &Mapping,
         extra_vars: &Mapping,
         playbook_dir: &std::path::Path,
+        play_name: &str,
         run: &RunFacts,
     ) -> Result<Arc<PlayScope>, Diagnostic> {
         let data = inventory.data();
@@ -118,6 +119,7 @@ impl PlayScope {
         let mut common = Mapping::new();
         common.insert(s("groups"), Node::bare(Value::Map(groups)));
         common.insert(s("playbook_dir"), s(&playbook_dir.to_string_lossy()));
+        common.insert(s("ansible_play_name"), s(play_name));
         common.insert(s("ansible_check_mode"), b(run.check_mode));
         common.insert(s("ansible_diff_mode"), b(run.diff_mode));
         common.insert(s("ansible_forks"), Node::bare(Value::Int(run.forks)));

@@ -197,5 +197,22 @@ fn magic_vars(play: &Play) -> Mapping {
     let play_roles: Vec<Node> = play.roles.iter().map(|id| s(&play.role(*id).name)).collect();
     m.insert(s("ansible_play_role_names"), Node::bare(Value::Seq(play_roles.clone())));
     m.insert(s("role_names"), Node::bare(Value::Seq(play_roles)));
+    // ansible builds these two from Python sets, whose order changes between runs; tack
+    // lists them sorted.
+    let mut dependencies = std::collections::BTreeSet::new();
+    let mut pending: Vec<RoleId> =
+        play.roles.iter().flat_map(|id| play.role(*id).dependencies.clone()).collect();
+    while let Some(id) = pending.pop() {
+        if dependencies.insert(play.role(id).name.clone()) {
+            pending.extend(play.role(id).dependencies.iter().copied());
+        }
+    }
+    let mut all = dependencies.clone();
+    all.extend(play.roles.iter().map(|id| play.role(*id).name.clone()));
+    let names = |set: &std::collections::BTreeSet<String>| {
+        Node::bare(Value::Seq(set.iter().map(|n| s(n)).collect()))
+    };
+    m.insert(s("ansible_dependent_role_names"), names(&dependencies));
+    m.insert(s("ansible_role_names"), names(&all));
     m
 }
