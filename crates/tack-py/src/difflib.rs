@@ -207,7 +207,8 @@ impl<'s, T: Eq + Hash> SequenceMatcher<'s, T> {
             }
             group.push(code);
         }
-        if !group.is_empty() && !(group.len() == 1 && group[0].tag == Tag::Equal) {
+        let only_context = group.len() == 1 && group[0].tag == Tag::Equal;
+        if !group.is_empty() && !only_context {
             groups.push(group);
         }
         groups
