@@ -46,6 +46,10 @@ fn difflib_matches_cpython() {
         let name = case["name"].as_str().unwrap();
         let (a, b) = (strs(&case["a"]), strs(&case["b"]));
         let mut problems = Vec::new();
+        // The recorded lines are `str.splitlines(True)` of the text they join back into.
+        if tack_py::text::splitlines_keepends(&a.concat()) != a {
+            problems.push("splitlines(True) of the before text".to_string());
+        }
         if opcodes(&a, &b) != recorded_opcodes(&case["opcodes"]) {
             problems.push(format!("opcodes {:?}", opcodes(&a, &b)));
         }

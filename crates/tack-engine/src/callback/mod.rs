@@ -5,6 +5,7 @@
 //! Callbacks only report: they never change a result or decide what runs next.
 
 pub mod default;
+pub mod diff;
 
 use std::collections::BTreeMap;
 
