@@ -26,6 +26,8 @@ pub struct TaskRun<'a> {
     pub play: &'a tack_playbook::Play,
     /// `--check` on the command line.
     pub check_flag: bool,
+    /// `--diff` on the command line.
+    pub diff_flag: bool,
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
@@ -35,6 +37,9 @@ pub struct TaskRun<'a> {
 pub struct TaskOutcome {
     pub items: Vec<HostResult>,
     pub result: HostResult,
+    /// The task's effective diff mode (`diff:` on it or its parents, else `--diff`), which
+    /// decides whether each loop item's diff is shown.
+    pub diff: bool,
 }
 
 impl TaskRun<'_> {
@@ -102,12 +107,15 @@ impl TaskRun<'_> {
     pub fn run(&self, host: &str) -> TaskOutcome {
         let Some(scope) = self.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
-            return TaskOutcome { items: Vec::new(), result: self.finish(host, errored(diag)) };
+            let result = self.finish(host, errored(diag));
+            return TaskOutcome { items: Vec::new(), result, diff: false };
         };
+        let diff = self.diff_mode(&scope);
         let ignore_errors = match self.flag(Keyword::IgnoreErrors, &scope) {
             Ok(v) => v,
             Err(d) => {
-                return TaskOutcome { items: Vec::new(), result: self.finish(host, errored(d)) };
+                let result = self.finish(host, errored(d));
+                return TaskOutcome { items: Vec::new(), result, diff };
             }
         };
         let outcome = match &self.ctx.task.loop_items {
@@ -135,7 +143,7 @@ impl TaskRun<'_> {
                 provenance,
             );
         }
-        TaskOutcome { items, result }
+        TaskOutcome { items, result, diff }
     }
 
     fn run_once(&self, host: &str, scope: &Scope) -> Result<HostResult, Diagnostic> {
@@ -228,6 +236,16 @@ impl TaskRun<'_> {
                 self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
             }
             None => self.check_flag,
+        }
+    }
+
+    /// The task's effective diff mode: its own or an ancestor's `diff`, else `--diff`.
+    fn diff_mode(&self, scope: &Scope) -> bool {
+        match self.ctx.inherited(Keyword::Diff) {
+            Some(node) => {
+                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
+            }
+            None => self.diff_flag,
         }
     }
 
@@ -366,7 +384,7 @@ impl TaskRun<'_> {
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),
-            diff: false,
+            diff: self.diff_mode(scope),
             search: &search,
             host_named: &host_named,
         })

@@ -6,6 +6,7 @@
 
 mod assert;
 pub mod copy;
+mod copy_diff;
 mod debug;
 mod fail;
 mod include_vars;

@@ -226,6 +226,18 @@ impl<W: Write> Callback for DefaultCallback<W> {
         }
     }
 
+    fn file_diff(&mut self, task: &TaskView, result: &HostResult) {
+        let _ = task;
+        let Some(diff) = result.data.get("diff") else { return };
+        if !diff.value.is_truthy() || !result.flag("changed") {
+            return;
+        }
+        let text = super::diff::render(diff);
+        if !text.is_empty() {
+            let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
+        }
+    }
+
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
         let host = result.host.clone();

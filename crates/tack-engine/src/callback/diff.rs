@@ -8,6 +8,15 @@
 use tack_py::difflib::{UnifiedOptions, unified_diff};
 use tack_yaml::{JsonOptions, Mapping, Node, Value};
 
+/// Whether ansible sends `v2_on_file_diff` for a result: a result that neither failed nor was
+/// skipped and carries a `diff` key (the callback then decides whether it shows anything).
+pub fn sent_for(result: &crate::result::HostResult) -> bool {
+    let outcome = result.outcome();
+    outcome != crate::result::Outcome::Failed
+        && outcome != crate::result::Outcome::Skipped
+        && result.data.get("diff").is_some()
+}
+
 /// `DIFF_CONTEXT`'s default.
 const CONTEXT: usize = 3;
 

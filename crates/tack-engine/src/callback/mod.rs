@@ -37,6 +37,11 @@ pub trait Callback {
     fn host_result(&mut self, task: &TaskView, result: &HostResult);
     /// One loop item's result.
     fn item_result(&mut self, task: &TaskView, result: &HostResult);
+    /// `v2_on_file_diff`: a result with a `diff`, before its result line (each loop item's
+    /// before the item's line).
+    fn file_diff(&mut self, task: &TaskView, result: &HostResult) {
+        let _ = (task, result);
+    }
     fn stats(&mut self, stats: &Stats);
 }
 

@@ -16,8 +16,7 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 13] = [
-        (args.diff, "--diff"),
+    let checks: [(bool, &'static str); 12] = [
         (args.start_at_task.is_some(), "--start-at-task"),
         (args.force_handlers, "--force-handlers"),
         (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
@@ -70,7 +69,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
-            diff_mode: false,
+            diff_mode: args.diff,
             forks: i64::from(args.forks.unwrap_or(5)),
             verbosity: i64::from(args.verbosity.verbose),
             run_tags: args.tags.clone(),
