@@ -334,7 +334,18 @@ fn transfer(
             Err(e) => return failed(e, origin),
         }
     };
-    result.insert(s("dest"), s(&dest));
+    if result.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        // A failed module's result is passed on as it came, with the local checksum ansible's
+        // action adds.
+        if result.get("checksum").is_none() {
+            result.insert(s("checksum"), s(&checksum));
+        }
+        if result.get("changed").is_none() {
+            result.insert(s("changed"), b(false));
+        }
+    } else {
+        result.insert(s("dest"), s(&dest));
+    }
     if same {
         result.insert(s("checksum"), s(&checksum));
     }
