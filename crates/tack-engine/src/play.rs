@@ -263,6 +263,7 @@ impl PlayRun<'_, '_> {
             play: self.play,
             check_flag: self.run.facts.check_mode,
             diff_flag: self.run.facts.diff_mode,
+            diff_settings: &self.run.facts.diff,
             params,
         }
     }

@@ -26,8 +26,9 @@ pub struct TaskRun<'a> {
     pub play: &'a tack_playbook::Play,
     /// `--check` on the command line.
     pub check_flag: bool,
-    /// `--diff` on the command line.
+    /// `--diff` on the command line (or `DIFF_ALWAYS`).
     pub diff_flag: bool,
+    pub diff_settings: &'a crate::callback::diff::DiffSettings,
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
@@ -385,6 +386,7 @@ impl TaskRun<'_> {
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),
             diff: self.diff_mode(scope),
+            diff_settings: self.diff_settings,
             search: &search,
             host_named: &host_named,
         })

@@ -302,7 +302,11 @@ fn transfer(
                     let name = path.to_string_lossy();
                     copy_diff::diff_data(input, &dest, &bytes, copy_diff::Source::File(path), &name)
                 }
-                DiffSource::Template(base) => match copy_diff::RenderedFile::write(base, &bytes) {
+                DiffSource::Template(base) => match copy_diff::RenderedFile::write(
+                    input.diff_settings.local_tmp.as_deref(),
+                    base,
+                    &bytes,
+                ) {
                     Ok(file) => {
                         let name = file.path.to_string_lossy().into_owned();
                         let from = copy_diff::Source::File(&file.path);

@@ -14,9 +14,6 @@ use serde_json::{Map, Value as Json};
 
 use super::ActionInput;
 
-/// `MAX_FILE_SIZE_FOR_DIFF`'s default.
-const MAX_FILE_SIZE_FOR_DIFF: u64 = 104448;
-
 /// Where the new content came from, which names the diff's `after` side.
 pub(super) enum Source<'a> {
     /// `content:`: the header is the destination.
@@ -34,6 +31,8 @@ pub(super) fn diff_data(
     source: Source<'_>,
     source_name: &str,
 ) -> Json {
+    let limit = input.diff_settings.max_size;
+    let too_large = |size: i64| limit > 0 && size > limit;
     let mut diff = Map::new();
     let mut peek_args = Map::new();
     peek_args.insert("path".into(), Json::String(dest.into()));
@@ -61,8 +60,8 @@ pub(super) fn diff_data(
         diff.insert("before".into(), Json::String(String::new()));
     } else if flag("appears_binary") {
         diff.insert("dst_binary".into(), Json::from(1));
-    } else if size > 0 && size as u64 > MAX_FILE_SIZE_FOR_DIFF {
-        diff.insert("dst_larger".into(), Json::from(MAX_FILE_SIZE_FOR_DIFF));
+    } else if size > 0 && too_large(size) {
+        diff.insert("dst_larger".into(), Json::from(limit));
     } else {
         let mut slurp_args = Map::new();
         slurp_args.insert("path".into(), Json::String(dest.into()));
@@ -76,8 +75,8 @@ pub(super) fn diff_data(
             }
         }
     }
-    if bytes.len() as u64 > MAX_FILE_SIZE_FOR_DIFF {
-        diff.insert("src_larger".into(), Json::from(MAX_FILE_SIZE_FOR_DIFF));
+    if too_large(i64::try_from(bytes.len()).unwrap_or(i64::MAX)) {
+        diff.insert("src_larger".into(), Json::from(limit));
     } else if bytes.contains(&0) {
         diff.insert("src_binary".into(), Json::from(1));
     } else {
@@ -101,18 +100,22 @@ fn peek_failed(source_name: &str, dest: &str, msg: &str, diff: Map<String, Json>
 }
 
 /// The rendered template as ansible writes it before copying: `<basename>` inside a fresh
-/// `tmp*` directory under a per-run `ansible-local-<pid>*` directory in `~/.ansible/tmp`
-/// (`DEFAULT_LOCAL_TMP`, with `~` from `$HOME` as the controller expands it).
+/// `tmp*` directory under an `ansible-local-<pid>*` directory in `DEFAULT_LOCAL_TMP`
+/// (`~/.ansible/tmp`, with `~` from `$HOME` as the controller expands it, when unresolved).
 pub(super) struct RenderedFile {
     run_dir: PathBuf,
     pub path: PathBuf,
 }
 
 impl RenderedFile {
-    pub(super) fn write(basename: &str, bytes: &[u8]) -> std::io::Result<RenderedFile> {
+    pub(super) fn write(
+        local_tmp: Option<&Path>,
+        basename: &str,
+        bytes: &[u8],
+    ) -> std::io::Result<RenderedFile> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-        let root = home.join(".ansible").join("tmp");
+        let root = local_tmp.map_or_else(|| home.join(".ansible").join("tmp"), Path::to_path_buf);
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root)?;
         let run_dir = root.join(format!("ansible-local-{}{}", std::process::id(), random_name()?));
         std::fs::DirBuilder::new().mode(0o700).create(&run_dir)?;

@@ -17,22 +17,42 @@ pub fn sent_for(result: &crate::result::HostResult) -> bool {
         && result.data.get("diff").is_some()
 }
 
-/// `DIFF_CONTEXT`'s default.
-const CONTEXT: usize = 3;
+/// The settings diff mode reads, resolved once for the run.
+#[derive(Debug, Clone)]
+pub struct DiffSettings {
+    /// `DIFF_CONTEXT`: lines of context in a unified diff.
+    pub context: usize,
+    /// `MAX_FILE_SIZE_FOR_DIFF`: files larger are not diffed (0 or less: no limit).
+    pub max_size: i64,
+    /// `DEFAULT_LOCAL_TMP`: where the controller writes a rendered template.
+    pub local_tmp: Option<std::path::PathBuf>,
+}
+
+impl Default for DiffSettings {
+    /// ansible's defaults.
+    fn default() -> DiffSettings {
+        DiffSettings { context: 3, max_size: 104448, local_tmp: None }
+    }
+}
+
+/// `_get_diff(diff)` with the default context.
+pub fn render(diff: &Node) -> String {
+    render_with(diff, DiffSettings::default().context)
+}
 
 /// `_get_diff(diff)`: the text for one diff or a list of them ("" when there is nothing to
-/// show).
-pub fn render(diff: &Node) -> String {
+/// show), with `context` lines around each change.
+pub fn render_with(diff: &Node, context: usize) -> String {
     let mut out = String::new();
     match &diff.value {
         Value::Seq(list) => {
             for item in list {
                 if let Some(map) = item.as_map() {
-                    one(map, &mut out);
+                    one(map, context, &mut out);
                 }
             }
         }
-        Value::Map(map) => one(map, &mut out),
+        Value::Map(map) => one(map, context, &mut out),
         _ => {}
     }
     out
@@ -47,7 +67,7 @@ pub fn displayed(text: &str) -> String {
     msg
 }
 
-fn one(diff: &Mapping, out: &mut String) {
+fn one(diff: &Mapping, context: usize, out: &mut String) {
     if diff.get("dst_binary").is_some() {
         out.push_str("diff skipped: destination file appears to be binary\n");
     }
@@ -76,7 +96,7 @@ fn one(diff: &Mapping, out: &mut String) {
         let options = UnifiedOptions {
             fromfile: &from,
             tofile: &to,
-            n: CONTEXT,
+            n: context,
             lineterm: "\n",
             ..Default::default()
         };
