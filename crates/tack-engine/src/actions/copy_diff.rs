@@ -65,14 +65,12 @@ pub(super) fn diff_data(
     } else {
         let mut slurp_args = Map::new();
         slurp_args.insert("path".into(), Json::String(dest.into()));
-        if let Ok(slurped) = super::copy::run_module("slurp", slurp_args, input) {
-            if let Some(content) = slurped.get("content") {
-                let text = tack_yaml::pyrepr::str(&content.value);
-                let data =
-                    base64::engine::general_purpose::STANDARD.decode(text).unwrap_or_default();
-                diff.insert("before_header".into(), Json::String(dest.into()));
-                diff.insert("before".into(), Json::String(String::from_utf8_lossy(&data).into()));
-            }
+        let slurped = super::copy::run_module("slurp", slurp_args, input).ok();
+        if let Some(content) = slurped.as_ref().and_then(|r| r.get("content")) {
+            let text = tack_yaml::pyrepr::str(&content.value);
+            let data = base64::engine::general_purpose::STANDARD.decode(text).unwrap_or_default();
+            diff.insert("before_header".into(), Json::String(dest.into()));
+            diff.insert("before".into(), Json::String(String::from_utf8_lossy(&data).into()));
         }
     }
     if too_large(i64::try_from(bytes.len()).unwrap_or(i64::MAX)) {
