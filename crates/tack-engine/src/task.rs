@@ -431,9 +431,13 @@ impl TaskRun<'_> {
                     result.data.insert(s("failed"), b(failed));
                     if !failed {
                         result.error = None;
-                    } else if result.error.is_none() {
-                        result.error =
-                            Some(Diagnostic::at("Task failed: Action failed.", self.task_origin()));
+                    } else {
+                        // A true `failed_when` replaces whatever error the action raised.
+                        result.error = Some(Diagnostic::at(
+                            "Task failed: Action failed: A 'failed_when' expression evaluated \
+                             to 'True'.",
+                            self.task_origin(),
+                        ));
                     }
                 }
                 Err(d) => return self.finish(host, errored(d)),
