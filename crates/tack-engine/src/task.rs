@@ -111,7 +111,14 @@ impl TaskRun<'_> {
             let result = self.finish(host, errored(diag));
             return TaskOutcome { items: Vec::new(), result, diff: false };
         };
-        let diff = self.diff_mode(&scope);
+        let diff = match self.diff_mode(&scope) {
+            Ok(diff) => diff,
+            Err(d) => {
+                let mut result = self.finish(host, errored(d));
+                result.data.insert(s("changed"), b(false));
+                return TaskOutcome { items: Vec::new(), result, diff: false };
+            }
+        };
         let ignore_errors = match self.flag(Keyword::IgnoreErrors, &scope) {
             Ok(v) => v,
             Err(d) => {
@@ -240,14 +247,32 @@ impl TaskRun<'_> {
         }
     }
 
-    /// The task's effective diff mode: its own or an ancestor's `diff`, else `--diff`.
-    fn diff_mode(&self, scope: &Scope) -> bool {
-        match self.ctx.inherited(Keyword::Diff) {
-            Some(node) => {
-                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
-            }
-            None => self.diff_flag,
+    /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
+    /// converted as ansible's bool keywords are), else `--diff`.
+    fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
+        let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(self.diff_flag) };
+        let keyword_error = |cause: Diagnostic| {
+            let middle = Diagnostic::caused_by(
+                "Error processing keyword 'diff'.",
+                node.origin.clone(),
+                cause,
+            );
+            Diagnostic::caused_by("Task failed.", self.task_origin(), middle)
+        };
+        let mut rendered =
+            self.templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
+        if rendered.origin.is_none() {
+            rendered.origin = node.origin.clone();
         }
+        let valid = tack_playbook::post_validate::validated_value(
+            "diff",
+            tack_playbook::tables::Isa::Bool,
+            &[],
+            false,
+            rendered,
+        )
+        .map_err(keyword_error)?;
+        Ok(valid.value.is_truthy())
     }
 
     /// `Task.get_search_path`: the task's role and the roles above it, then the play's
@@ -385,7 +410,8 @@ impl TaskRun<'_> {
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),
-            diff: self.diff_mode(scope),
+            // An unconvertible `diff` already failed the task before it got here.
+            diff: self.diff_mode(scope).unwrap_or(false),
             diff_settings: self.diff_settings,
             search: &search,
             host_named: &host_named,
