@@ -390,6 +390,16 @@ impl Config {
         self.flag("DEFAULT_UNDEFINED_VAR_BEHAVIOR")
     }
 
+    /// `[diff] always` (DIFF_ALWAYS): diff mode without `--diff`.
+    pub fn diff_always(&self) -> bool {
+        self.flag("DIFF_ALWAYS")
+    }
+
+    /// `[diff] context` (DIFF_CONTEXT): lines of context around each change.
+    pub fn diff_context(&self) -> i64 {
+        self.int_or_default("DIFF_CONTEXT")
+    }
+
     /// `max_diff_size` (MAX_FILE_SIZE_FOR_DIFF), in bytes.
     pub fn max_file_size_for_diff(&self) -> i64 {
         self.int_or_default("MAX_FILE_SIZE_FOR_DIFF")

@@ -263,6 +263,8 @@ impl PlayRun<'_, '_> {
                 .clone(),
             play: self.play,
             check_flag: self.run.facts.check_mode,
+            diff_flag: self.run.facts.diff_mode,
+            diff_settings: &self.run.facts.diff,
             params,
         }
     }
@@ -344,9 +346,21 @@ impl PlayRun<'_, '_> {
         for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {
+                if outcome.diff && crate::callback::diff::sent_for(item) {
+                    callback.file_diff(&view, item);
+                }
                 callback.item_result(&view, item);
             }
             judge(host, &outcome)?;
+            // A looped task's diffs went out with its items; ansible's strategy sends one for
+            // the task's own result when `--diff` or the task's `diff` is on.
+            let diff_on = self.run.facts.diff_mode || outcome.diff;
+            if diff_on
+                && outcome.items.is_empty()
+                && crate::callback::diff::sent_for(&outcome.result)
+            {
+                callback.file_diff(&view, &outcome.result);
+            }
             callback.host_result(&view, &outcome.result);
         }
         Ok(())

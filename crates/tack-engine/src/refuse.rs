@@ -33,6 +33,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     // its connection is.
     Keyword::Connection,
     Keyword::CheckMode,
+    Keyword::Diff,
 ];
 
 /// Task keywords the engine honours.
@@ -52,6 +53,7 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Connection,
     Keyword::Notify,
     Keyword::CheckMode,
+    Keyword::Diff,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -61,6 +63,7 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
     Keyword::IgnoreErrors,
     Keyword::CheckMode,
+    Keyword::Diff,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).

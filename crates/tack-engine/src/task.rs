@@ -26,6 +26,9 @@ pub struct TaskRun<'a> {
     pub play: &'a tack_playbook::Play,
     /// `--check` on the command line.
     pub check_flag: bool,
+    /// `--diff` on the command line (or `DIFF_ALWAYS`).
+    pub diff_flag: bool,
+    pub diff_settings: &'a crate::callback::diff::DiffSettings,
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
@@ -35,6 +38,9 @@ pub struct TaskRun<'a> {
 pub struct TaskOutcome {
     pub items: Vec<HostResult>,
     pub result: HostResult,
+    /// The task's effective diff mode (`diff:` on it or its parents, else `--diff`), which
+    /// decides whether each loop item's diff is shown.
+    pub diff: bool,
 }
 
 impl TaskRun<'_> {
@@ -102,12 +108,22 @@ impl TaskRun<'_> {
     pub fn run(&self, host: &str) -> TaskOutcome {
         let Some(scope) = self.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
-            return TaskOutcome { items: Vec::new(), result: self.finish(host, errored(diag)) };
+            let result = self.finish(host, errored(diag));
+            return TaskOutcome { items: Vec::new(), result, diff: false };
+        };
+        let diff = match self.diff_mode(&scope) {
+            Ok(diff) => diff,
+            Err(d) => {
+                let mut result = self.finish(host, errored(d));
+                result.data.insert(s("changed"), b(false));
+                return TaskOutcome { items: Vec::new(), result, diff: false };
+            }
         };
         let ignore_errors = match self.flag(Keyword::IgnoreErrors, &scope) {
             Ok(v) => v,
             Err(d) => {
-                return TaskOutcome { items: Vec::new(), result: self.finish(host, errored(d)) };
+                let result = self.finish(host, errored(d));
+                return TaskOutcome { items: Vec::new(), result, diff };
             }
         };
         let outcome = match &self.ctx.task.loop_items {
@@ -135,7 +151,7 @@ impl TaskRun<'_> {
                 provenance,
             );
         }
-        TaskOutcome { items, result }
+        TaskOutcome { items, result, diff }
     }
 
     fn run_once(&self, host: &str, scope: &Scope) -> Result<HostResult, Diagnostic> {
@@ -229,6 +245,34 @@ impl TaskRun<'_> {
             }
             None => self.check_flag,
         }
+    }
+
+    /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
+    /// converted as ansible's bool keywords are), else `--diff`.
+    fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
+        let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(self.diff_flag) };
+        let keyword_error = |cause: Diagnostic| {
+            let middle = Diagnostic::caused_by(
+                "Error processing keyword 'diff'.",
+                node.origin.clone(),
+                cause,
+            );
+            Diagnostic::caused_by("Task failed.", self.task_origin(), middle)
+        };
+        let mut rendered =
+            self.templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
+        if rendered.origin.is_none() {
+            rendered.origin = node.origin.clone();
+        }
+        let valid = tack_playbook::post_validate::validated_value(
+            "diff",
+            tack_playbook::tables::Isa::Bool,
+            &[],
+            false,
+            rendered,
+        )
+        .map_err(keyword_error)?;
+        Ok(valid.value.is_truthy())
     }
 
     /// `Task.get_search_path`: the task's role and the roles above it, then the play's
@@ -366,7 +410,9 @@ impl TaskRun<'_> {
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),
-            diff: false,
+            // An unconvertible `diff` already failed the task before it got here.
+            diff: self.diff_mode(scope).unwrap_or(false),
+            diff_settings: self.diff_settings,
             search: &search,
             host_named: &host_named,
         })
@@ -411,9 +457,13 @@ impl TaskRun<'_> {
                     result.data.insert(s("failed"), b(failed));
                     if !failed {
                         result.error = None;
-                    } else if result.error.is_none() {
-                        result.error =
-                            Some(Diagnostic::at("Task failed: Action failed.", self.task_origin()));
+                    } else {
+                        // A true `failed_when` replaces whatever error the action raised.
+                        result.error = Some(Diagnostic::at(
+                            "Task failed: Action failed: A 'failed_when' expression evaluated \
+                             to 'True'.",
+                            self.task_origin(),
+                        ));
                     }
                 }
                 Err(d) => return self.finish(host, errored(d)),

@@ -24,6 +24,8 @@ use crate::result::{b, s};
 pub struct RunFacts {
     pub check_mode: bool,
     pub diff_mode: bool,
+    /// What diff mode reads from the configuration.
+    pub diff: crate::callback::diff::DiffSettings,
     pub forks: i64,
     pub verbosity: i64,
     pub run_tags: Vec<String>,

@@ -24,6 +24,7 @@
 //! (`realpath` and `isfile` only ask the file system about names), or print anything.
 
 pub mod ansible;
+pub mod difflib;
 pub mod num;
 pub mod oserror;
 pub mod path;

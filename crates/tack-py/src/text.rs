@@ -51,6 +51,29 @@ pub fn splitlines(s: &str) -> Vec<&str> {
     lines
 }
 
+/// `s.splitlines(True)`: as [`splitlines`], each line keeping the boundary that ended it.
+pub fn splitlines_keepends(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !is_line_break(c) {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        if c == '\r' && chars.peek().map(|&(_, n)| n) == Some('\n') {
+            chars.next();
+            end += 1;
+        }
+        lines.push(&s[start..end]);
+        start = end;
+    }
+    if start < s.len() {
+        lines.push(&s[start..]);
+    }
+    lines
+}
+
 /// The bytes `bytes.strip()` removes with no argument: ASCII whitespace including `\x0b`.
 fn is_bytes_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')

@@ -83,7 +83,12 @@ fn unsupported_keywords_are_refused_where_written() {
 #[test]
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
-    refused(&play, &["--diff"], "tack playbook does not support --diff yet", 5);
+    refused(
+        &play,
+        &["--start-at-task", "x"],
+        "tack playbook does not support --start-at-task yet",
+        5,
+    );
     refused(&play, &["-vv"], "does not support -vv and more (verbose output beyond -v) yet", 5);
 }
 

@@ -16,7 +16,7 @@ use tack_agent::Invocation;
 use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use super::{ActionInput, ActionOutput, copy_diff};
 use crate::connection::{Connection, Local};
 use crate::json;
 use crate::result::{b, s};
@@ -150,7 +150,14 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
             return failed("src (or content) is required".into(), input.task_origin.clone());
         }
     };
-    transfer(input, bytes, basename, ACTION_ONLY)
+    let source = match (&src, &basename) {
+        (Some(name), Some(_)) => match find(search, "files", name) {
+            Ok(path) => DiffSource::File(path),
+            Err(e) => return raised(e, input.task_origin.clone()),
+        },
+        _ => DiffSource::Content,
+    };
+    transfer(input, bytes, basename, ACTION_ONLY, source)
 }
 
 /// `template`.
@@ -190,7 +197,25 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
             ));
         }
     };
-    transfer(input, text.into_bytes(), None, TEMPLATE_ONLY)
+    let base = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    transfer(input, text.into_bytes(), None, TEMPLATE_ONLY, DiffSource::Template(base))
+}
+
+/// Where `copy`/`template` content came from, for the diff's `after` side.
+enum DiffSource {
+    Content,
+    File(PathBuf),
+    /// Rendered from a template of this base name.
+    Template(String),
+}
+
+/// `run` for the diff's peek and read back.
+pub(super) fn run_module(
+    module: &str,
+    args: Map<String, Json>,
+    input: &ActionInput<'_>,
+) -> Result<Mapping, String> {
+    run(module, args, input)
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
@@ -207,6 +232,7 @@ fn transfer(
     bytes: Vec<u8>,
     basename: Option<String>,
     own: &[&str],
+    source: DiffSource,
 ) -> ActionOutput {
     let origin = input.task_origin.clone();
     let Some(mut dest) = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
@@ -254,6 +280,7 @@ fn transfer(
         data.insert(s("src"), s(&dest));
         return ActionOutput::new(data);
     }
+    let mut diff = None;
     let mut result = if same {
         let mut file_args = module_args.clone();
         file_args.remove("dest");
@@ -266,6 +293,34 @@ fn transfer(
             Err(e) => return failed(e, origin),
         }
     } else {
+        if input.diff {
+            diff = Some(match &source {
+                DiffSource::Content => {
+                    copy_diff::diff_data(input, &dest, &bytes, copy_diff::Source::Content, "")
+                }
+                DiffSource::File(path) => {
+                    let name = path.to_string_lossy();
+                    copy_diff::diff_data(input, &dest, &bytes, copy_diff::Source::File(path), &name)
+                }
+                DiffSource::Template(base) => match copy_diff::RenderedFile::write(
+                    input.diff_settings.local_tmp.as_deref(),
+                    base,
+                    &bytes,
+                ) {
+                    Ok(file) => {
+                        let name = file.path.to_string_lossy().into_owned();
+                        let from = copy_diff::Source::File(&file.path);
+                        copy_diff::diff_data(input, &dest, &bytes, from, &name)
+                    }
+                    Err(e) => {
+                        return failed(
+                            format!("could not write the rendered template: {e}"),
+                            origin,
+                        );
+                    }
+                },
+            });
+        }
         let staged = match stage(&bytes, &dest) {
             Ok(staged) => staged,
             Err(e) => return failed(format!("could not stage the file: {e}"), origin),
@@ -283,12 +338,26 @@ fn transfer(
             Err(e) => return failed(e, origin),
         }
     };
-    result.insert(s("dest"), s(&dest));
+    if result.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        // A failed module's result is passed on as it came, with the local checksum ansible's
+        // action adds.
+        if result.get("checksum").is_none() {
+            result.insert(s("checksum"), s(&checksum));
+        }
+        if result.get("changed").is_none() {
+            result.insert(s("changed"), b(false));
+        }
+    } else {
+        result.insert(s("dest"), s(&dest));
+    }
     if same {
         result.insert(s("checksum"), s(&checksum));
     }
     if !input.diff {
         result.insert(s("diff"), Node::bare(Value::Seq(Vec::new())));
+    } else if let Some(diff) = diff.filter(|_| result.get("diff").is_none()) {
+        // The action's own diff, unless the module that wrote the file returned one.
+        result.insert(s("diff"), Node::bare(Value::Seq(vec![json::from_json(&diff)])));
     }
     let mut out = ActionOutput::new(result);
     if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {

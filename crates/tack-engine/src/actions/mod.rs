@@ -6,6 +6,7 @@
 
 mod assert;
 pub mod copy;
+mod copy_diff;
 mod debug;
 mod fail;
 mod include_vars;
@@ -121,6 +122,8 @@ pub struct ActionInput<'a> {
     pub check_mode: bool,
     /// `--diff` / `diff:` for this task.
     pub diff: bool,
+    /// The run's diff settings (size limit, controller temp directory).
+    pub diff_settings: &'a crate::callback::diff::DiffSettings,
     /// Where relative `src` files are found.
     pub search: &'a copy::SearchPath,
     /// The arguments whose render read something a managed host said: such a value never

@@ -24,11 +24,19 @@ pub struct DefaultCallback<W: Write> {
     shown_errors: std::collections::HashSet<String>,
     /// `-v` count.
     verbosity: u8,
+    /// `DIFF_CONTEXT`.
+    diff_context: usize,
 }
 
 impl<W: Write> DefaultCallback<W> {
     pub fn new(out: W, columns: usize) -> DefaultCallback<W> {
-        DefaultCallback { out, columns, shown_errors: Default::default(), verbosity: 0 }
+        DefaultCallback {
+            out,
+            columns,
+            shown_errors: Default::default(),
+            verbosity: 0,
+            diff_context: super::diff::DiffSettings::default().context,
+        }
     }
 
     /// The callback at `-v` level `verbosity`: every result is shown, indented from `-vvv`.
@@ -45,6 +53,12 @@ impl<W: Write> DefaultCallback<W> {
     /// `_dump_results`' indentation rule.
     fn indent(&self, result: &HostResult) -> bool {
         result.verbose_always || self.verbosity > 2
+    }
+
+    /// Diffs shown with `context` lines around each change (`DIFF_CONTEXT`).
+    pub fn with_diff_context(mut self, context: usize) -> DefaultCallback<W> {
+        self.diff_context = context;
+        self
     }
 
     pub fn into_inner(self) -> W {
@@ -223,6 +237,18 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 }
                 self.line(&msg);
             }
+        }
+    }
+
+    fn file_diff(&mut self, task: &TaskView, result: &HostResult) {
+        let _ = task;
+        let Some(diff) = result.data.get("diff") else { return };
+        if !diff.value.is_truthy() || !result.flag("changed") {
+            return;
+        }
+        let text = super::diff::render_with(diff, self.diff_context);
+        if !text.is_empty() {
+            let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
         }
     }
 

@@ -5,6 +5,7 @@
 //! Callbacks only report: they never change a result or decide what runs next.
 
 pub mod default;
+pub mod diff;
 
 use std::collections::BTreeMap;
 
@@ -36,6 +37,11 @@ pub trait Callback {
     fn host_result(&mut self, task: &TaskView, result: &HostResult);
     /// One loop item's result.
     fn item_result(&mut self, task: &TaskView, result: &HostResult);
+    /// `v2_on_file_diff`: a result with a `diff`, before its result line (each loop item's
+    /// before the item's line).
+    fn file_diff(&mut self, task: &TaskView, result: &HostResult) {
+        let _ = (task, result);
+    }
     fn stats(&mut self, stats: &Stats);
 }
 

@@ -16,8 +16,7 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 13] = [
-        (args.diff, "--diff"),
+    let checks: [(bool, &'static str); 12] = [
         (args.start_at_task.is_some(), "--start-at-task"),
         (args.force_handlers, "--force-handlers"),
         (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
@@ -70,7 +69,12 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
-            diff_mode: false,
+            diff_mode: args.diff || session.config.diff_always(),
+            diff: tack_engine::callback::diff::DiffSettings {
+                context: usize::try_from(session.config.diff_context()).unwrap_or(0),
+                max_size: session.config.max_file_size_for_diff(),
+                local_tmp: session.config.local_tmp(),
+            },
             forks: i64::from(args.forks.unwrap_or(5)),
             verbosity: i64::from(args.verbosity.verbose),
             run_tags: args.tags.clone(),
@@ -90,7 +94,10 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         };
         writeln!(stdout, "{line}")?;
     }
-    let mut callback = DefaultCallback::new(stdout, 79).with_verbosity(args.verbosity.verbose);
+    let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
+    let mut callback = DefaultCallback::new(stdout, 79)
+        .with_verbosity(args.verbosity.verbose)
+        .with_diff_context(context);
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
 }
