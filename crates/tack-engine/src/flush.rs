@@ -54,19 +54,24 @@ impl PlayRun<'_, '_> {
                 continue;
             }
             let ctx = handlers.list[index].ctx.clone();
-            let mut judge = |host: &str, outcome: &crate::task::TaskOutcome| {
-                let result = &outcome.result;
-                if result.flag("failed") && !result.ignored {
-                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
-                        cursor.pos = None;
-                        cursor.failed = true;
+            let mut judge =
+                |host: &str, outcome: &crate::task::TaskOutcome, cb: &mut dyn Callback| {
+                    let result = &outcome.result;
+                    if result.flag("failed") && !result.ignored {
+                        if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                            cursor.pos = None;
+                            cursor.failed = true;
+                        }
+                    } else if result.flag("changed") {
+                        let names = self.notify_names(&ctx, host, None)?;
+                        for i in handlers.notify_now(host, &names)? {
+                            let name = self.view(&handlers.list[i].ctx).name;
+                            cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                        }
                     }
-                } else if result.flag("changed") {
-                    handlers.notify(host, &self.notify_names(&ctx, host, None)?)?;
-                }
-                stats.count(result, false);
-                Ok(())
-            };
+                    stats.count(result, false);
+                    Ok(())
+                };
             self.run_task(&ctx, &notified, None, callback, true, &mut judge)?;
             self.update_play_hosts(cursors);
         }

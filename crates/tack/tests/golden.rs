@@ -94,6 +94,36 @@ fn normalise_times(text: &str) -> String {
     out
 }
 
+/// Replaces the values of `-vv`'s version block that name the program's own install (its
+/// version, package location, executable, interpreter, Jinja2 and PyYAML): ansible-core prints
+/// its own and tack its own (see tests/golden/README.md). A line may be wrapped in colour codes.
+fn normalise_install(text: &str) -> String {
+    static RULES: std::sync::OnceLock<[(regex::Regex, &str); 2]> = std::sync::OnceLock::new();
+    let rules = RULES.get_or_init(|| {
+        [
+            (
+                regex::Regex::new(
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?)$",
+                )
+                .expect("valid pattern"),
+                "$1$2 [<VERSION>]$3",
+            ),
+            (
+                regex::Regex::new(
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)  (ansible python module location|executable location|python version|jinja version|pyyaml version) = [^\n]*?((?:\x1b\[0m)?)$",
+                )
+                .expect("valid pattern"),
+                "$1  $2 = <INSTALL>$3",
+            ),
+        ]
+    });
+    let mut out = text.to_string();
+    for (pattern, with) in rules {
+        out = pattern.replace_all(&out, *with).into_owned();
+    }
+    out
+}
+
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
 /// after `hosts (N):` and the tags inside a play line's `TAGS: [...]`.
 fn normalise_unordered(text: &str) -> String {
@@ -187,7 +217,9 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         let normalise = |bytes: &[u8]| -> Vec<u8> {
             let replaced = replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
             match String::from_utf8(replaced) {
-                Ok(text) => normalise_times(&normalise_unordered(&text)).into_bytes(),
+                Ok(text) => {
+                    normalise_install(&normalise_times(&normalise_unordered(&text))).into_bytes()
+                }
                 Err(e) => e.into_bytes(),
             }
         };

@@ -84,7 +84,12 @@ fn unsupported_keywords_are_refused_where_written() {
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     refused(&play, &["--diff"], "tack playbook does not support --diff yet", 5);
-    refused(&play, &["-vv"], "does not support -vv and more (verbose output beyond -v) yet", 5);
+    refused(
+        &play,
+        &["-vvv"],
+        "does not support -vvv and more (at -vvv ansible reports its Python module transport",
+        5,
+    );
 }
 
 /// Seed 002: a controller file is never looked up under a name a managed host chose (a

@@ -126,6 +126,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
+    // Configuration first, as ansible reads it when it starts: its notices come before a
+    // missing playbook's error, and that error is coloured as the settings say.
+    let config = crate::session::load_config()?;
     for playbook in &args.playbooks {
         if !playbook.exists() {
             return Err(Diagnostic::new(format!(
@@ -142,7 +145,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let config = crate::session::load_config()?;
     let mut session = crate::session::Session::open(
         config,
         crate::session::SessionArgs {
@@ -190,5 +192,6 @@ fn is_fifo(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
+mod header;
 mod list;
 mod run;
