@@ -58,6 +58,9 @@ def environment(case: Path, work: Path, bindir: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "ANSIBLE_NOCOLOR": "1",
     }
+    tty = case / "tty"
+    if tty.exists():
+        env["TERM"] = tty.read_text().strip()
     env_file = case / "env"
     if env_file.exists():
         for line in env_file.read_text().splitlines():
@@ -105,6 +108,9 @@ def record(case: Path, ref: Path) -> None:
     if expected.exists():
         shutil.rmtree(expected)
     for n, argv in enumerate(argvs, 1):
+        if (case / "tty").exists():
+            # On a pseudo-terminal (util-linux `script`), as a user at a terminal runs it.
+            argv = ["script", "-qec", shlex.join(argv), "/dev/null"]
         proc = subprocess.run(
             argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
         )

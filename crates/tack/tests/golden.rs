@@ -103,14 +103,14 @@ fn normalise_install(text: &str) -> String {
         [
             (
                 regex::Regex::new(
-                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?)$",
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?\r?)$",
                 )
                 .expect("valid pattern"),
                 "$1$2 [<VERSION>]$3",
             ),
             (
                 regex::Regex::new(
-                    r"(?m)^((?:\x1b\[[0-9;]*m)?)  (ansible python module location|executable location|python version|jinja version|pyyaml version) = [^\n]*?((?:\x1b\[0m)?)$",
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)  (ansible python module location|executable location|python version|jinja version|pyyaml version) = [^\n]*?((?:\x1b\[0m)?\r?)$",
                 )
                 .expect("valid pattern"),
                 "$1  $2 = <INSTALL>$3",
@@ -181,14 +181,28 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
         // The recorder splits with Python's `shlex.split`; so does the replay.
         let argv = tack_py::shlex::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
-        let mut cmd = Command::new(bin.join(&argv[0]));
-        cmd.args(&argv[1..])
-            .current_dir(&work)
+        let tty = fs::read_to_string(case.join("tty")).ok();
+        let mut cmd = match &tty {
+            // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
+            Some(_) => {
+                let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
+                let mut c = Command::new("script");
+                c.args(["-qec", &joined.join(" "), "/dev/null"]);
+                c
+            }
+            None => {
+                let mut c = Command::new(bin.join(&argv[0]));
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        cmd.current_dir(&work)
             .env_clear()
             .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
             .env("HOME", work.join(".home"))
             .env("LANG", "C.UTF-8")
             .env("ANSIBLE_NOCOLOR", "1")
+            .envs(tty.as_ref().map(|term| ("TERM", term.trim())))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
