@@ -126,6 +126,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
+    if listing && args.verbosity.verbose > 2 {
+        return Err(Diagnostic::new(
+            "tack does not support -vvv and more with a listing or --syntax-check yet (at -vvv \
+             ansible's inventory plugins report each source they decline and parse)",
+        )
+        .with_class(ErrorClass::Options)
+        .into());
+    }
     // Configuration first, as ansible reads it when it starts: its notices come before a
     // missing playbook's error, and that error is coloured as the settings say.
     let config = crate::session::load_config()?;
@@ -158,8 +166,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !listing {
         return run::run(&args, &session);
     }
-    let out = list::run(&args, &session)?;
+    let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
+    header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
+    let out = list::run(&args, &session, palette.as_ref())?;
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)

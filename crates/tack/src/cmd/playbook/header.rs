@@ -35,17 +35,26 @@ fn version_block(prog: &str, config: &Config) -> Vec<String> {
     ]
 }
 
+/// The program's name as the version block gives it: ansible's command name when tack runs
+/// under it, else tack's own.
+fn prog() -> &'static str {
+    let argv0 = std::env::args().next().unwrap_or_default();
+    match std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
+        Some("ansible-playbook") => "ansible-playbook",
+        _ => "tack playbook",
+    }
+}
+
 /// Writes the header lines for `verbosity` (`-v` count), in `palette`'s verbose colour.
 pub fn write(
     out: &mut impl Write,
-    prog: &str,
     config: &Config,
     verbosity: u8,
     palette: Option<&Palette>,
 ) -> std::io::Result<()> {
     let mut lines = Vec::new();
     if verbosity >= 2 {
-        lines.push(version_block(prog, config).join("\n"));
+        lines.push(version_block(prog(), config).join("\n"));
     }
     if verbosity >= 1 {
         lines.push(match config.config_file() {

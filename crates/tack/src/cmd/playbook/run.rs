@@ -87,18 +87,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
-    let argv0 = std::env::args().next().unwrap_or_default();
-    let prog = match std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
-        Some("ansible-playbook") => "ansible-playbook",
-        _ => "tack playbook",
-    };
-    super::header::write(
-        &mut stdout,
-        prog,
-        &session.config,
-        args.verbosity.verbose,
-        palette.as_ref(),
-    )?;
+    super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
     let mut callback = DefaultCallback::new(stdout, 79)
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette);
