@@ -22,6 +22,13 @@ pub fn enabled(config: &Config) -> bool {
     !config.nocolor() && std::io::stdout().is_terminal() && terminal_has_colors()
 }
 
+/// `Display.columns`: the terminal's width less one when stdout is a terminal wider than 80
+/// columns, else 79.
+pub fn columns() -> usize {
+    let width = terminal_size::terminal_size_of(std::io::stdout()).map_or(0, |(w, _)| w.0);
+    usize::from(width).saturating_sub(1).max(79)
+}
+
 /// `curses.setupterm(); curses.tigetnum('colors') >= 0`: the terminal `TERM` names is known
 /// and has a `colors` number (ncurses reports a missing one as -1).
 fn terminal_has_colors() -> bool {

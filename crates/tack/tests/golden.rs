@@ -184,10 +184,16 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         let tty = fs::read_to_string(case.join("tty")).ok();
         let mut cmd = match &tty {
             // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
-            Some(_) => {
+            Some(tty) => {
                 let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
+                let mut line = joined.join(" ");
+                // A second word in `tty` is the terminal's width.
+                if let Some(cols) = tty.split_whitespace().nth(1) {
+                    let cols: u32 = cols.parse().map_err(|e| format!("{rel}/tty: {e}"))?;
+                    line = format!("stty cols {cols} rows 40 && {line}");
+                }
                 let mut c = Command::new("script");
-                c.args(["-qec", &joined.join(" "), "/dev/null"]);
+                c.args(["-qec", &line, "/dev/null"]);
                 c
             }
             None => {
@@ -202,7 +208,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
             .env("HOME", work.join(".home"))
             .env("LANG", "C.UTF-8")
             .env("ANSIBLE_NOCOLOR", "1")
-            .envs(tty.as_ref().map(|term| ("TERM", term.trim())))
+            .envs(tty.as_ref().and_then(|t| t.split_whitespace().next()).map(|term| ("TERM", term)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -88,7 +88,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
     super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
-    let mut callback = DefaultCallback::new(stdout, 79)
+    let mut callback = DefaultCallback::new(stdout, crate::color::columns())
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette);
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
