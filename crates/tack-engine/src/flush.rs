@@ -33,6 +33,31 @@ impl PlayRun<'_, '_> {
         })
     }
 
+    /// The notifications of a changed task's result on `host`, saved for the next flush.
+    /// ansible processes them once per loop result that was not skipped (each says so from
+    /// `-vv`), else once.
+    pub(crate) fn notify_from(
+        &self,
+        handlers: &mut Handlers<'_>,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        outcome: &crate::task::TaskOutcome,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+        callback: &mut dyn Callback,
+    ) -> Result<(), Diagnostic> {
+        let names = self.notify_names(ctx, host, params)?;
+        let times = if outcome.items.is_empty() {
+            1
+        } else {
+            let skipped = crate::result::Outcome::Skipped;
+            outcome.items.iter().filter(|i| i.outcome() != skipped).count()
+        };
+        for _ in 0..times {
+            handlers.notify(host, &names, callback)?;
+        }
+        Ok(())
+    }
+
     /// `meta: flush_handlers` for `hosts`: every handler in order, on the hosts notified for it
     /// (and still running).
     pub(crate) fn flush(

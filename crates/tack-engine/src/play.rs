@@ -220,11 +220,7 @@ pub fn run_play(
                     walk.advance(host, seg, next, true);
                 } else {
                     if result.flag("changed") {
-                        handlers.notify(
-                            host,
-                            &this.notify_names(ctx, host, params.clone())?,
-                            cb,
-                        )?;
+                        this.notify_from(&mut handlers, ctx, host, outcome, params.clone(), cb)?;
                     }
                     stats.count(result, false);
                     walk.advance(host, seg, next, false);
