@@ -58,6 +58,9 @@ def environment(case: Path, work: Path, bindir: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "ANSIBLE_NOCOLOR": "1",
     }
+    tty = case / "tty"
+    if tty.exists():
+        env["TERM"] = tty.read_text().split()[0]
     env_file = case / "env"
     if env_file.exists():
         for line in env_file.read_text().splitlines():
@@ -105,6 +108,14 @@ def record(case: Path, ref: Path) -> None:
     if expected.exists():
         shutil.rmtree(expected)
     for n, argv in enumerate(argvs, 1):
+        if (case / "tty").exists():
+            # On a pseudo-terminal (util-linux `script`), as a user at a terminal runs it.
+            # A second word in `tty` is the terminal's width.
+            words = (case / "tty").read_text().split()
+            line = shlex.join(argv)
+            if len(words) > 1:
+                line = f"stty cols {int(words[1])} rows 40 && {line}"
+            argv = ["script", "-qec", line, "/dev/null"]
         proc = subprocess.run(
             argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
         )

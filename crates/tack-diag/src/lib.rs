@@ -19,6 +19,7 @@
 //! file when the error is shown, as ansible-core does, so holding an origin costs one shared path
 //! and two numbers.
 
+pub mod color;
 mod excerpt;
 mod render;
 mod warnings;

@@ -34,7 +34,7 @@ fn channel() -> MutexGuard<'static, Channel> {
 
 /// Emits `warning` unless the same text was already emitted by this process.
 pub fn warn(warning: &Diagnostic) {
-    emit(warning.render_warning());
+    emit(warning.render_warning(), crate::color::Level::Warn);
 }
 
 /// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
@@ -50,7 +50,7 @@ pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
         "{} This feature will be removed from ansible-core version {removed_in}.",
         deprecation.message
     );
-    emit(shown.render_deprecation());
+    emit(shown.render_deprecation(), crate::color::Level::Deprecate);
 }
 
 /// Emits a deprecation whose message already says when the feature goes (settings'
@@ -61,7 +61,7 @@ pub fn deprecate_formatted(deprecation: &Diagnostic) {
         return;
     }
     warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
-    emit(deprecation.render_deprecation());
+    emit(deprecation.render_deprecation(), crate::color::Level::Deprecate);
 }
 
 /// ansible's `deprecation_warnings` setting.
@@ -69,11 +69,13 @@ pub fn set_deprecations_enabled(enabled: bool) {
     DEPRECATIONS_ENABLED.store(enabled, Ordering::Relaxed);
 }
 
-fn emit(text: String) {
+fn emit(text: String, level: crate::color::Level) {
     let mut channel = channel();
+    // Seen-ness is the plain text's, as ansible deduplicates before colouring.
     if !channel.seen.insert(text.clone()) {
         return;
     }
+    let text = crate::color::paint(&text, level);
     match channel.sink.as_mut() {
         Some(sink) => sink(&text),
         None => {

@@ -33,6 +33,31 @@ impl PlayRun<'_, '_> {
         })
     }
 
+    /// The notifications of a changed task's result on `host`, saved for the next flush.
+    /// ansible processes them once per loop result that was not skipped (each says so from
+    /// `-vv`), else once.
+    pub(crate) fn notify_from(
+        &self,
+        handlers: &mut Handlers<'_>,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        outcome: &crate::task::TaskOutcome,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+        callback: &mut dyn Callback,
+    ) -> Result<(), Diagnostic> {
+        let names = self.notify_names(ctx, host, params)?;
+        let times = if outcome.items.is_empty() {
+            1
+        } else {
+            let skipped = crate::result::Outcome::Skipped;
+            outcome.items.iter().filter(|i| i.outcome() != skipped).count()
+        };
+        for _ in 0..times {
+            handlers.notify(host, &names, callback)?;
+        }
+        Ok(())
+    }
+
     /// `meta: flush_handlers` for `hosts`: every handler in order, on the hosts notified for it
     /// (and still running).
     pub(crate) fn flush(
@@ -54,19 +79,24 @@ impl PlayRun<'_, '_> {
                 continue;
             }
             let ctx = handlers.list[index].ctx.clone();
-            let mut judge = |host: &str, outcome: &crate::task::TaskOutcome| {
-                let result = &outcome.result;
-                if result.flag("failed") && !result.ignored {
-                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
-                        cursor.pos = None;
-                        cursor.failed = true;
+            let mut judge =
+                |host: &str, outcome: &crate::task::TaskOutcome, cb: &mut dyn Callback| {
+                    let result = &outcome.result;
+                    if result.flag("failed") && !result.ignored {
+                        if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                            cursor.pos = None;
+                            cursor.failed = true;
+                        }
+                    } else if result.flag("changed") {
+                        let names = self.notify_names(&ctx, host, None)?;
+                        for i in handlers.notify_now(host, &names)? {
+                            let name = self.view(&handlers.list[i].ctx).name;
+                            cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                        }
                     }
-                } else if result.flag("changed") {
-                    handlers.notify(host, &self.notify_names(&ctx, host, None)?)?;
-                }
-                stats.count(result, false);
-                Ok(())
-            };
+                    stats.count(result, false);
+                    Ok(())
+                };
             self.run_task(&ctx, &notified, None, callback, true, &mut judge)?;
             self.update_play_hosts(cursors);
         }

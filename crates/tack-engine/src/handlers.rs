@@ -5,7 +5,7 @@
 //! Handler names are rendered once with the play's variables, as ansible does; a name that
 //! cannot be rendered makes a handler reachable only through its `listen` topics.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
 use tack_playbook::TaskKind;
@@ -26,6 +26,9 @@ pub struct Handler<'a> {
 /// Every handler of a play, in definition order.
 pub struct Handlers<'a> {
     pub list: Vec<Handler<'a>>,
+    /// Each host's notifications since its last flush, in the order first made: a flush
+    /// announces the handlers they name in this order.
+    saved: BTreeMap<String, Vec<String>>,
 }
 
 fn strings(node: &Node) -> Vec<String> {
@@ -64,7 +67,7 @@ impl<'a> Handlers<'a> {
                 Handler { ctx, name, role_name, listen, notified: BTreeSet::new() }
             })
             .collect();
-        Handlers { list }
+        Handlers { list, saved: BTreeMap::new() }
     }
 
     /// The handlers `notification` names: the last one defined with that name, else every
@@ -92,21 +95,72 @@ impl<'a> Handlers<'a> {
         out
     }
 
-    /// Records that `host` notified each of `notifications`.
-    pub fn notify(&mut self, host: &str, notifications: &[String]) -> Result<(), Diagnostic> {
+    /// The handlers `notification` names, or ansible's error when there are none.
+    fn find_some(&self, notification: &str) -> Result<Vec<usize>, Diagnostic> {
+        let found = self.find(notification);
+        if found.is_empty() {
+            return Err(Diagnostic::new(format!(
+                "The requested handler '{notification}' was not found in either the main \
+                 handlers list nor in the listening handlers list"
+            )));
+        }
+        Ok(found)
+    }
+
+    /// Records that `host` notified each of `notifications` from a task, saving each
+    /// notification for the next flush as ansible does (and says from `-vv`).
+    pub fn notify(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+        callback: &mut dyn crate::callback::Callback,
+    ) -> Result<(), Diagnostic> {
         for notification in notifications {
-            let found = self.find(notification);
-            if found.is_empty() {
-                return Err(Diagnostic::new(format!(
-                    "The requested handler '{notification}' was not found in either the main \
-                     handlers list nor in the listening handlers list"
-                )));
-            }
-            for i in found {
+            for i in self.find_some(notification)? {
                 self.list[i].notified.insert(host.to_string());
             }
+            let saved = self.saved.entry(host.to_string()).or_default();
+            if !saved.contains(notification) {
+                saved.push(notification.clone());
+            }
+            callback.verbose_line(
+                2,
+                &format!("Notification for handler {notification} has been saved."),
+            );
         }
         Ok(())
+    }
+
+    /// Records notifications made by a running handler: they take effect at once, and the
+    /// handlers newly notified for `host` are returned (in notification order) to be announced.
+    pub fn notify_now(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+    ) -> Result<Vec<usize>, Diagnostic> {
+        let mut fresh = Vec::new();
+        for notification in notifications {
+            for i in self.find_some(notification)? {
+                if self.list[i].notified.insert(host.to_string()) {
+                    fresh.push(i);
+                }
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// At a flush for `host`: the handlers its saved notifications name, each once, in the
+    /// order the notifications were made (ansible's `NOTIFIED HANDLER` lines). Forgets them.
+    pub fn announce(&mut self, host: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        for notification in self.saved.remove(host).unwrap_or_default() {
+            for i in self.find(&notification) {
+                if !out.contains(&i) && self.list[i].notified.contains(host) {
+                    out.push(i);
+                }
+            }
+        }
+        out
     }
 
     /// The hosts of `among` notified for handler `index`, in `among`'s order, now no longer

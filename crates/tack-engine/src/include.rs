@@ -177,6 +177,9 @@ impl<'r> PlayRun<'r, '_> {
                 &target,
                 &self.scope.play_vars(),
             )?;
+            for imported in self.run.tasks.take_imported() {
+                callback.verbose_line(2, &format!("statically imported: {}", imported.display()));
+            }
             crate::refuse::check_included(&block)?;
             let mut layer = tack_template::Layer::from_mapping(&include_vars, Provenance::Trusted);
             if let Some(value) = &item {

@@ -105,7 +105,8 @@ pub fn run(
     check(playbooks)?;
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
-    for playbook in playbooks {
+    for (n, playbook) in playbooks.iter().enumerate() {
+        callback.playbook_start(playbook, n == 0);
         for play in &playbook.plays {
             if play::run_play(ctx, play, callback, &mut stats, &mut states)?
                 == play::PlayEnd::AllFailed
@@ -113,8 +114,13 @@ pub fn run(
                 break;
             }
         }
+        // ansible's executor shows the recap (counted over the whole run) after each
+        // playbook, and runs no further playbook once one has failed hosts.
+        callback.stats(&stats);
+        if states.values().any(|s| s.failed) {
+            break;
+        }
     }
-    callback.stats(&stats);
     let failed = states.values().any(|s| s.failed);
     Ok(if failed { RunStatus::Failed } else { RunStatus::Ok })
 }

@@ -67,9 +67,35 @@ impl PlayRun<'_, '_> {
             }
             let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
+                if !ctx.task.implicit {
+                    let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
+                    callback.verbose_line(2, &format!("META: {}", reason.unwrap_or_default()));
+                }
                 // Shown, never counted in the recap.
                 callback.host_result(&view, &skip);
                 continue;
+            }
+            if kind == "flush_handlers" {
+                for i in meta.handlers.announce(host) {
+                    let name = self.view(&meta.handlers.list[i].ctx).name;
+                    callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                }
+            }
+            let header = match kind.as_str() {
+                "flush_handlers" => Some(format!("triggered running handlers for {host}")),
+                "end_host" => Some(format!("ending play for {host}")),
+                "end_play" => Some("ending play".to_string()),
+                "end_batch" => Some("ending batch".to_string()),
+                "clear_facts" => Some("facts cleared".to_string()),
+                "clear_host_errors" => Some("cleared host errors".to_string()),
+                "noop" => Some("noop".to_string()),
+                // `role_complete` is only ever implicit.
+                _ => None,
+            };
+            if !ctx.task.implicit
+                && let Some(header) = header
+            {
+                callback.verbose_line(2, &format!("META: {header}"));
             }
             match kind.as_str() {
                 "flush_handlers" => flushing.push(host.clone()),

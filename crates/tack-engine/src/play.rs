@@ -204,24 +204,31 @@ pub fn run_play(
             continue;
         }
         let params = walk.segments[seg].params.clone();
-        this.run_task(ctx, &round.hosts, params.clone(), callback, false, &mut |host, outcome| {
-            let result = &outcome.result;
-            if result.flag("failed") && !result.ignored {
-                let rescuing = walk.rescuing(host, seg, next);
-                stats.count(result, rescuing);
-                if rescuing {
-                    this.remember_failure(host, ctx, result);
+        this.run_task(
+            ctx,
+            &round.hosts,
+            params.clone(),
+            callback,
+            false,
+            &mut |host, outcome, cb| {
+                let result = &outcome.result;
+                if result.flag("failed") && !result.ignored {
+                    let rescuing = walk.rescuing(host, seg, next);
+                    stats.count(result, rescuing);
+                    if rescuing {
+                        this.remember_failure(host, ctx, result);
+                    }
+                    walk.advance(host, seg, next, true);
+                } else {
+                    if result.flag("changed") {
+                        this.notify_from(&mut handlers, ctx, host, outcome, params.clone(), cb)?;
+                    }
+                    stats.count(result, false);
+                    walk.advance(host, seg, next, false);
                 }
-                walk.advance(host, seg, next, true);
-            } else {
-                if result.flag("changed") {
-                    handlers.notify(host, &this.notify_names(ctx, host, params.clone())?)?;
-                }
-                stats.count(result, false);
-                walk.advance(host, seg, next, false);
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         this.update_play_hosts(&walk.cursors);
     }
 
@@ -241,6 +248,11 @@ pub fn run_play(
     }
     Ok(if all_failed { PlayEnd::AllFailed } else { PlayEnd::Continue })
 }
+
+/// What a task's caller does with each host's result before its line is shown (stats,
+/// notifications, the host's next position); it may show lines of its own through the callback.
+pub(crate) type Judge<'j> =
+    dyn FnMut(&str, &crate::task::TaskOutcome, &mut dyn Callback) -> Result<(), Diagnostic> + 'j;
 
 impl PlayRun<'_, '_> {
     pub(crate) fn runner<'t>(
@@ -327,7 +339,7 @@ impl PlayRun<'_, '_> {
         params: Option<std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
         handler: bool,
-        judge: &mut dyn FnMut(&str, &crate::task::TaskOutcome) -> Result<(), Diagnostic>,
+        judge: &mut Judge<'_>,
     ) -> Result<(), Diagnostic> {
         let task = ctx.task;
         let Some(action) = Action::find(&task.action) else {
@@ -351,7 +363,7 @@ impl PlayRun<'_, '_> {
                 }
                 callback.item_result(&view, item);
             }
-            judge(host, &outcome)?;
+            judge(host, &outcome, callback)?;
             // A looped task's diffs went out with its items; ansible's strategy sends one for
             // the task's own result when `--diff` or the task's `diff` is on.
             let diff_on = self.run.facts.diff_mode || outcome.diff;

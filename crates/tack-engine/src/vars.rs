@@ -69,6 +69,8 @@ fn list(items: &[String]) -> Node {
 impl PlayScope {
     /// Builds the play's layers: `play_vars` are the play's own variables (vars, vars_files,
     /// role exports) as `tack_playbook::play_vars` computes them.
+    // Each argument is one of the layers ansible stacks for a play; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         inventory: &Inventory,
         loader: &DataLoader,

@@ -66,6 +66,8 @@ pub struct Playbook {
     /// The directory relative paths in the playbook resolve against.
     pub basedir: PathBuf,
     pub plays: Vec<Play>,
+    /// The task files its plays import, in load order (`statically imported:` from `-vv`).
+    pub imported: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]

@@ -16,7 +16,8 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
         None => Diagnostic::new(format!("{err:#}")),
     };
     let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(diag.render().as_bytes());
+    let text = tack_diag::color::paint(&diag.render(), tack_diag::color::Level::Error);
+    let _ = stderr.write_all(text.as_bytes());
     let _ = stderr.flush();
     ExitCode::from(diag.class.exit_code() as u8)
 }

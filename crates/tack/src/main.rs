@@ -7,6 +7,7 @@
 
 mod cli;
 mod cmd;
+mod color;
 mod exit;
 mod options;
 mod session;

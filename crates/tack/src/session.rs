@@ -42,6 +42,7 @@ pub fn load_config() -> Result<Config, crate::exit::Startup> {
     let ctx = Context::from_process().map_err(crate::exit::Startup::from)?;
     let config = Config::load(&ctx).map_err(crate::exit::Startup::from)?;
     tack_diag::set_deprecations_enabled(config.deprecation_warnings());
+    crate::color::setup_display(&config);
     config.emit_notices();
     Ok(config)
 }

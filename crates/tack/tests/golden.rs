@@ -99,6 +99,36 @@ fn normalise_times(text: &str) -> String {
     out
 }
 
+/// Replaces the values of `-vv`'s version block that name the program's own install (its
+/// version, package location, executable, interpreter, Jinja2 and PyYAML): ansible-core prints
+/// its own and tack its own (see tests/golden/README.md). A line may be wrapped in colour codes.
+fn normalise_install(text: &str) -> String {
+    static RULES: std::sync::OnceLock<[(regex::Regex, &str); 2]> = std::sync::OnceLock::new();
+    let rules = RULES.get_or_init(|| {
+        [
+            (
+                regex::Regex::new(
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?\r?)$",
+                )
+                .expect("valid pattern"),
+                "$1$2 [<VERSION>]$3",
+            ),
+            (
+                regex::Regex::new(
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)  (ansible python module location|executable location|python version|jinja version|pyyaml version) = [^\n]*?((?:\x1b\[0m)?\r?)$",
+                )
+                .expect("valid pattern"),
+                "$1  $2 = <INSTALL>$3",
+            ),
+        ]
+    });
+    let mut out = text.to_string();
+    for (pattern, with) in rules {
+        out = pattern.replace_all(&out, *with).into_owned();
+    }
+    out
+}
+
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
 /// after `hosts (N):` and the tags inside a play line's `TAGS: [...]`.
 fn normalise_unordered(text: &str) -> String {
@@ -156,14 +186,34 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
         // The recorder splits with Python's `shlex.split`; so does the replay.
         let argv = tack_py::shlex::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
-        let mut cmd = Command::new(bin.join(&argv[0]));
-        cmd.args(&argv[1..])
-            .current_dir(&work)
+        let tty = fs::read_to_string(case.join("tty")).ok();
+        let mut cmd = match &tty {
+            // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
+            Some(tty) => {
+                let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
+                let mut line = joined.join(" ");
+                // A second word in `tty` is the terminal's width.
+                if let Some(cols) = tty.split_whitespace().nth(1) {
+                    let cols: u32 = cols.parse().map_err(|e| format!("{rel}/tty: {e}"))?;
+                    line = format!("stty cols {cols} rows 40 && {line}");
+                }
+                let mut c = Command::new("script");
+                c.args(["-qec", &line, "/dev/null"]);
+                c
+            }
+            None => {
+                let mut c = Command::new(bin.join(&argv[0]));
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        cmd.current_dir(&work)
             .env_clear()
             .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
             .env("HOME", work.join(".home"))
             .env("LANG", "C.UTF-8")
             .env("ANSIBLE_NOCOLOR", "1")
+            .envs(tty.as_ref().and_then(|t| t.split_whitespace().next()).map(|term| ("TERM", term)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -192,7 +242,9 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         let normalise = |bytes: &[u8]| -> Vec<u8> {
             let replaced = replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
             match String::from_utf8(replaced) {
-                Ok(text) => normalise_times(&normalise_unordered(&text)).into_bytes(),
+                Ok(text) => {
+                    normalise_install(&normalise_times(&normalise_unordered(&text))).into_bytes()
+                }
                 Err(e) => e.into_bytes(),
             }
         };

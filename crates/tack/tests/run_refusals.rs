@@ -89,7 +89,12 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
         "tack playbook does not support --start-at-task yet",
         5,
     );
-    refused(&play, &["-vv"], "does not support -vv and more (verbose output beyond -v) yet", 5);
+    refused(
+        &play,
+        &["-vvv"],
+        "does not support -vvv and more (at -vvv ansible reports its Python module transport",
+        5,
+    );
 }
 
 /// Seed 002: a controller file is never looked up under a name a managed host chose (a

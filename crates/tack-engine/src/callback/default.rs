@@ -3,8 +3,9 @@
 //! as JSON (indented when the result asks to be shown, `debug` and `assert`), error blocks
 //! before failures, and the PLAY RECAP.
 //!
-//! `-v` shows every result (`-vv` and more are refused by the command line for now). Colour
-//! and the non-default options (`display_ok_hosts`, `display_skipped_hosts`,
+//! `-v` shows every result; `-vv` adds the playbook banner, each task's path and the
+//! strategy's `display.vv` lines (`-vvv` and more are refused by the command line). Colour,
+//! when on, comes from a [`Palette`] (see `color`). The non-default options (`display_ok_hosts`, `display_skipped_hosts`,
 //! `show_task_path_on_failure`, `result_format`, ...) are not written yet; the run refuses them
 //! before it starts (see `crate::refuse`).
 
@@ -12,6 +13,7 @@ use std::io::Write;
 
 use tack_yaml::{JsonOptions, Mapping, Node, Value};
 
+use super::color::{Hue, Palette, colorize, hostcolor, paint};
 use super::{Callback, Stats, TaskView};
 use crate::result::HostResult;
 
@@ -26,6 +28,8 @@ pub struct DefaultCallback<W: Write> {
     verbosity: u8,
     /// `DIFF_CONTEXT`.
     diff_context: usize,
+    /// The colours, `None` when output is plain.
+    palette: Option<Palette>,
 }
 
 impl<W: Write> DefaultCallback<W> {
@@ -36,6 +40,7 @@ impl<W: Write> DefaultCallback<W> {
             shown_errors: Default::default(),
             verbosity: 0,
             diff_context: super::diff::DiffSettings::default().context,
+            palette: None,
         }
     }
 
@@ -43,6 +48,30 @@ impl<W: Write> DefaultCallback<W> {
     pub fn with_verbosity(mut self, verbosity: u8) -> DefaultCallback<W> {
         self.verbosity = verbosity;
         self
+    }
+
+    /// The callback showing its lines in `palette`'s colours.
+    pub fn with_palette(mut self, palette: Option<Palette>) -> DefaultCallback<W> {
+        self.palette = palette;
+        self
+    }
+
+    /// `Display.display(text, color=hue)`.
+    fn colored(&mut self, text: &str, hue: Hue) {
+        let text = paint(self.palette.as_ref(), text, hue);
+        self.line(&text);
+    }
+
+    /// `_print_task_path`, shown under a task's banner from `-vv`.
+    fn task_path(&mut self, task: &TaskView) {
+        if self.verbosity < 2 {
+            return;
+        }
+        if let Some(origin) = &task.origin
+            && let Some(path) = &origin.path
+        {
+            self.colored(&format!("task path: {}:{}", path.display(), origin.line), Hue::Debug);
+        }
     }
 
     /// `_run_is_verbose`.
@@ -89,10 +118,8 @@ impl<W: Write> DefaultCallback<W> {
             if !self.shown_errors.insert(text.clone()) {
                 return;
             }
-            let _ = self.out.write_all(text.as_bytes());
-            if !text.ends_with('\n') {
-                let _ = self.out.write_all(b"\n");
-            }
+            let code = self.palette.as_ref().map(|p| p.error.as_str());
+            let _ = self.out.write_all(tack_diag::color::display_text(&text, code).as_bytes());
         }
     }
 }
@@ -179,11 +206,12 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn no_hosts_matched(&mut self) {
-        self.line("skipping: no hosts matched");
+        self.colored("skipping: no hosts matched", Hue::Skip);
     }
 
     fn task_start(&mut self, task: &TaskView) {
         self.banner(&format!("TASK [{}]", task.name.trim()));
+        self.task_path(task);
     }
 
     fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>) {
@@ -191,11 +219,40 @@ impl<W: Write> Callback for DefaultCallback<W> {
         if let Some(item) = item {
             msg.push_str(&format!(" => (item={item})"));
         }
-        self.line(&msg);
+        self.colored(&msg, Hue::Included);
     }
 
     fn handler_start(&mut self, task: &TaskView) {
         self.banner(&format!("RUNNING HANDLER [{}]", task.name.trim()));
+        self.task_path(task);
+    }
+
+    fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool) {
+        if self.verbosity < 2 {
+            return;
+        }
+        for file in &playbook.imported {
+            self.colored(&format!("statically imported: {}", file.display()), Hue::Verbose);
+        }
+        if first {
+            // ansible-core's other stdout callbacks, which its loader passes over once the
+            // default one is chosen; tack has them neither.
+            for name in ["minimal", "oneline"] {
+                let msg =
+                    format!("Skipping callback '{name}', as we already have a stdout callback.");
+                self.colored(&msg, Hue::Verbose);
+            }
+        }
+        let (path, plays) = (&playbook.path, playbook.plays.len());
+        let base = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        self.banner(&format!("PLAYBOOK: {base}"));
+        self.colored(&format!("{plays} plays in {}", path.display()), Hue::Verbose);
+    }
+
+    fn verbose_line(&mut self, level: u8, msg: &str) {
+        if self.verbosity >= level {
+            self.colored(msg, Hue::Verbose);
+        }
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
@@ -208,10 +265,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 if !items {
                     self.error_block(task, result);
                     let dump = dump_result(&data, self.indent(result));
-                    self.line(&format!("fatal: [{host}]: FAILED! => {dump}"));
+                    self.colored(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
                 }
                 if result.ignored {
-                    self.line("...ignoring");
+                    self.colored("...ignoring", Hue::Skip);
                 }
             }
             crate::result::Outcome::Skipped => {
@@ -223,19 +280,22 @@ impl<W: Write> Callback for DefaultCallback<W> {
                     }
                     msg.push_str(&format!(" => {}", dump_result(&shown, self.indent(result))));
                 }
-                self.line(&msg);
+                self.colored(&msg, Hue::Skip);
             }
             outcome => {
                 if items {
                     return;
                 }
-                let word =
-                    if outcome == crate::result::Outcome::Changed { "changed" } else { "ok" };
+                let (word, hue) = if outcome == crate::result::Outcome::Changed {
+                    ("changed", Hue::Changed)
+                } else {
+                    ("ok", Hue::Ok)
+                };
                 let mut msg = format!("{word}: [{host}]");
                 if self.verbose(result) {
                     msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
-                self.line(&msg);
+                self.colored(&msg, hue);
             }
         }
     }
@@ -261,36 +321,47 @@ impl<W: Write> Callback for DefaultCallback<W> {
             crate::result::Outcome::Failed => {
                 self.error_block(task, result);
                 let dump = dump_result(&data, self.indent(result));
-                self.line(&format!("failed: [{host}] (item={item}) => {dump}"));
+                self.colored(&format!("failed: [{host}] (item={item}) => {dump}"), Hue::Error);
             }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{host}] => (item={item}) ");
                 if self.verbose(result) {
                     msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
-                self.line(&msg);
+                self.colored(&msg, Hue::Skip);
             }
             outcome => {
-                let word =
-                    if outcome == crate::result::Outcome::Changed { "changed" } else { "ok" };
+                let (word, hue) = if outcome == crate::result::Outcome::Changed {
+                    ("changed", Hue::Changed)
+                } else {
+                    ("ok", Hue::Ok)
+                };
                 let mut msg = format!("{word}: [{host}] => (item={item})");
                 if self.verbose(result) {
                     msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
-                self.line(&msg);
+                self.colored(&msg, hue);
             }
         }
     }
 
     fn stats(&mut self, stats: &Stats) {
         self.banner("PLAY RECAP");
+        let p = self.palette.as_ref();
         let rows: Vec<String> = stats
             .hosts()
             .map(|(host, t)| {
+                let failed = t.failures != 0 || t.unreachable != 0;
                 format!(
-                    "{host:<26} : ok={:<4} changed={:<4} unreachable={:<4} failed={:<4} \
-                     skipped={:<4} rescued={:<4} ignored={:<4}",
-                    t.ok, t.changed, t.unreachable, t.failures, t.skipped, t.rescued, t.ignored
+                    "{} : {} {} {} {} {} {} {}",
+                    hostcolor(p, host, failed, t.changed != 0),
+                    colorize(p, "ok", t.ok, Hue::Ok),
+                    colorize(p, "changed", t.changed, Hue::Changed),
+                    colorize(p, "unreachable", t.unreachable, Hue::Unreachable),
+                    colorize(p, "failed", t.failures, Hue::Error),
+                    colorize(p, "skipped", t.skipped, Hue::Skip),
+                    colorize(p, "rescued", t.rescued, Hue::Ok),
+                    colorize(p, "ignored", t.ignored, Hue::Warn),
                 )
             })
             .collect();

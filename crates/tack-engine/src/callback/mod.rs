@@ -4,6 +4,7 @@
 //!
 //! Callbacks only report: they never change a result or decide what runs next.
 
+pub mod color;
 pub mod default;
 pub mod diff;
 
@@ -43,6 +44,11 @@ pub trait Callback {
         let _ = (task, result);
     }
     fn stats(&mut self, stats: &Stats);
+    /// A playbook about to run (`v2_playbook_on_start` and the executor's notes around it:
+    /// the files it imported, and, before the `first`, the callback loader's).
+    fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool);
+    /// A line the run shows from `-v` count `level` on (`display.vv(...)` is level 2).
+    fn verbose_line(&mut self, level: u8, msg: &str);
 }
 
 /// One host's counters in the recap.

@@ -359,6 +359,7 @@ impl Loader<'_> {
                 Some(&data),
             ));
         }
+        self.imported.borrow_mut().push(file.clone());
         let mut inner = scope.clone();
         inner.include_targets.push(target);
         inner.vars = scope.template_vars(build, &task.vars);

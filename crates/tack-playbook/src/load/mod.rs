@@ -50,11 +50,19 @@ pub struct Loader<'a> {
     pub(crate) files: &'a dyn FileLoader,
     pub(crate) options: &'a LoadOptions,
     pub(crate) templar: Templar,
+    /// Task files imported (`import_tasks`) since last taken, in load order: ansible names
+    /// each from `-vv` as it loads it.
+    pub(crate) imported: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'a> Loader<'a> {
     pub fn new(files: &'a dyn FileLoader, options: &'a LoadOptions) -> Loader<'a> {
-        Loader { files, options, templar: Templar::new() }
+        Loader { files, options, templar: Templar::new(), imported: Default::default() }
+    }
+
+    /// The task files imported since the last call, in the order they were loaded.
+    pub fn take_imported(&self) -> Vec<PathBuf> {
+        std::mem::take(&mut *self.imported.borrow_mut())
     }
 }
 

@@ -17,7 +17,8 @@ impl Loader<'_> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut plays = Vec::new();
         let basedir = self.load_playbook_data(path, &cwd, None, &mut plays)?;
-        Ok(Playbook { path: path.to_path_buf(), basedir, plays })
+        let imported = self.take_imported();
+        Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported })
     }
 
     /// Appends the plays of `file` (and of the playbooks it imports) to `out`; returns the

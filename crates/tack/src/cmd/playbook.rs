@@ -126,6 +126,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
+    if listing && args.verbosity.verbose > 2 {
+        return Err(Diagnostic::new(
+            "tack does not support -vvv and more with a listing or --syntax-check yet (at -vvv \
+             ansible's inventory plugins report each source they decline and parse)",
+        )
+        .with_class(ErrorClass::Options)
+        .into());
+    }
+    // Configuration first, as ansible reads it when it starts: its notices come before a
+    // missing playbook's error, and that error is coloured as the settings say.
+    let config = crate::session::load_config()?;
     for playbook in &args.playbooks {
         if !playbook.exists() {
             return Err(Diagnostic::new(format!(
@@ -142,7 +153,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let config = crate::session::load_config()?;
     let mut session = crate::session::Session::open(
         config,
         crate::session::SessionArgs {
@@ -156,8 +166,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !listing {
         return run::run(&args, &session);
     }
-    let out = list::run(&args, &session)?;
+    let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
+    header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
+    let out = list::run(&args, &session, palette.as_ref())?;
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -190,5 +202,6 @@ fn is_fifo(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
+mod header;
 mod list;
 mod run;

@@ -16,7 +16,11 @@ use super::Args;
 use crate::session::Session;
 
 /// Loads every playbook and renders the requested listing.
-pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
+pub fn run(
+    args: &Args,
+    session: &Session,
+    palette: Option<&tack_engine::callback::color::Palette>,
+) -> Result<String, Diagnostic> {
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
         roles_path: session.roles_path.clone(),
@@ -33,6 +37,18 @@ pub fn run(args: &Args, session: &Session) -> Result<String, Diagnostic> {
     let mut out = String::new();
     for path in &args.playbooks {
         let playbook = loader.load_playbook(path)?;
+        if args.verbosity.verbose >= 2 {
+            // Shown as each playbook loads, before any listing (which comes at the end).
+            use std::io::Write as _;
+            use tack_engine::callback::color::{Hue, paint};
+            let mut stdout = std::io::stdout().lock();
+            for file in &playbook.imported {
+                let line = format!("statically imported: {}", file.display());
+                let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
+            }
+            let line = format!("{} plays in {}", playbook.plays.len(), path.display());
+            let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
+        }
         let mut plays = Vec::new();
         for mut play in playbook.plays {
             // Listings never prompt: a prompted variable takes its default unless -e sets it.

@@ -19,7 +19,12 @@ fn refused_options(args: &Args) -> Option<&'static str> {
     let checks: [(bool, &'static str); 12] = [
         (args.start_at_task.is_some(), "--start-at-task"),
         (args.force_handlers, "--force-handlers"),
-        (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
+        (
+            args.verbosity.verbose > 2,
+            "-vvv and more (at -vvv ansible reports its Python module transport: the \
+             connection, remote temporary directories, module uploads and the commands that \
+             run them; tack runs modules natively and has none of those steps to report)",
+        ),
         (!args.module_path.is_empty(), "--module-path"),
         (args.private_key.is_some(), "--private-key"),
         (args.remote_user.is_some(), "--user"),
@@ -84,19 +89,13 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
         },
     };
+    let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
-    if args.verbosity.verbose > 0 {
-        // ansible-playbook names its configuration first at any verbosity.
-        use std::io::Write;
-        let line = match session.config.config_file() {
-            Some(path) => format!("Using {} as config file", path.display()),
-            None => "No config file found; using defaults".to_string(),
-        };
-        writeln!(stdout, "{line}")?;
-    }
+    super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
     let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
-    let mut callback = DefaultCallback::new(stdout, 79)
+    let mut callback = DefaultCallback::new(stdout, crate::color::columns())
         .with_verbosity(args.verbosity.verbose)
+        .with_palette(palette)
         .with_diff_context(context);
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
