@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 pub mod argspec;
+pub mod assemble;
 mod blockinfile;
 mod command;
 mod common;
@@ -100,6 +101,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "user" => user::run(ctx, invocation),
         "cron" => cron::run(ctx, invocation),
         "hostname" => hostname::run(ctx, invocation),
+        "assemble" => assemble::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -145,4 +147,5 @@ const NATIVE: &[&str] = &[
     "user",
     "cron",
     "hostname",
+    "assemble",
 ];

@@ -4,13 +4,18 @@
 //!
 //! Actions never print and never decide what runs next; the executor does both.
 
+mod assemble;
 mod assert;
 pub mod copy;
 mod debug;
 mod fail;
+mod fetch;
 mod include_vars;
 mod module;
+mod raw;
+mod script;
 mod set_fact;
+mod shell_run;
 
 use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
@@ -32,6 +37,14 @@ pub enum Action {
     /// The `template` action plugin.
     Template,
     IncludeVars,
+    /// `raw`: the free-form text run by the host's shell.
+    Raw,
+    /// The `script` action plugin.
+    Script,
+    /// The `fetch` action plugin.
+    Fetch,
+    /// The `assemble` action plugin.
+    Assemble,
 }
 
 impl Action {
@@ -47,7 +60,11 @@ impl Action {
             "copy" => Some(Action::Copy),
             "include_vars" => Some(Action::IncludeVars),
             "template" => Some(Action::Template),
-            "fetch" | "assemble" | "unarchive" | "script" => None,
+            "raw" => Some(Action::Raw),
+            "script" => Some(Action::Script),
+            "fetch" => Some(Action::Fetch),
+            "assemble" => Some(Action::Assemble),
+            "unarchive" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
     }
@@ -63,13 +80,31 @@ impl Action {
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
+            Action::Raw => "ansible.builtin.raw".into(),
+            Action::Script => "ansible.builtin.script".into(),
+            Action::Fetch => "ansible.builtin.fetch".into(),
+            Action::Assemble => "ansible.builtin.assemble".into(),
         }
     }
 
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(self, Action::Module(_) | Action::IncludeVars)
+        matches!(self, Action::Module(_) | Action::IncludeVars | Action::Raw | Action::Script)
+    }
+
+    /// Whether the action runs anything on the task's host (and so needs its connection).
+    pub fn touches_host(self) -> bool {
+        matches!(
+            self,
+            Action::Module(_)
+                | Action::Copy
+                | Action::Template
+                | Action::Raw
+                | Action::Script
+                | Action::Fetch
+                | Action::Assemble
+        )
     }
 
     /// Whether what the action returns comes only from the controller's own files, so
@@ -88,7 +123,11 @@ impl Action {
             | Action::Module(_)
             | Action::Copy
             | Action::Template
-            | Action::IncludeVars => &[],
+            | Action::IncludeVars
+            | Action::Raw
+            | Action::Script
+            | Action::Fetch
+            | Action::Assemble => &[],
         }
     }
 
@@ -100,8 +139,15 @@ impl Action {
             Action::Fail => &["msg"],
             // One file, optionally nested; directory loading is not done yet.
             Action::IncludeVars => &["file", "name"],
+            Action::Raw => &["executable"],
+            Action::Script => &["cmd", "creates", "removes", "chdir", "executable"],
+            Action::Fetch => &["src", "dest", "flat", "fail_on_missing", "validate_checksum"],
             // Any variable name; a module checks its own arguments, in ansible's words.
-            Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
+            Action::SetFact
+            | Action::Module(_)
+            | Action::Copy
+            | Action::Template
+            | Action::Assemble => &[],
         }
     }
 }
@@ -194,6 +240,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
         Action::IncludeVars => include_vars::run(input),
+        Action::Raw => raw::run(input),
+        Action::Script => script::run(input),
+        Action::Fetch => fetch::run(input),
+        Action::Assemble => assemble::run(input),
     }
 }
 
