@@ -1,6 +1,8 @@
 //! The actions that run on the controller without touching a host (`debug`, `set_fact`,
-//! `assert`, `fail`): each takes its rendered arguments and the task's variables and returns
-//! the task's result, as ansible's action plugins of the same names do.
+//! `assert`, `fail`), and the action plugins that decide on the controller what the host
+//! does (`copy`, `template`, `raw`, `script`, `fetch`, `assemble`): each takes its rendered
+//! arguments and the task's variables and returns the task's result, as ansible's action
+//! plugins of the same names do.
 //!
 //! Actions never print and never decide what runs next; the executor does both.
 
