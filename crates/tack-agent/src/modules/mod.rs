@@ -28,6 +28,7 @@ mod pyfmt;
 mod pylit;
 mod pyre;
 mod replace;
+mod service;
 pub mod setup;
 mod slurp;
 mod stat;
@@ -102,6 +103,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "cron" => cron::run(ctx, invocation),
         "hostname" => hostname::run(ctx, invocation),
         "assemble" => assemble::run(ctx, invocation),
+        "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -148,4 +150,5 @@ const NATIVE: &[&str] = &[
     "cron",
     "hostname",
     "assemble",
+    "service",
 ];

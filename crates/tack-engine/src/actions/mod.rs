@@ -16,6 +16,7 @@ mod include_vars;
 mod module;
 mod raw;
 mod script;
+mod service;
 mod set_fact;
 mod shell_run;
 
@@ -47,6 +48,8 @@ pub enum Action {
     Fetch,
     /// The `assemble` action plugin.
     Assemble,
+    /// The `service` action plugin (the module chosen by the host's service manager).
+    Service,
 }
 
 impl Action {
@@ -66,6 +69,7 @@ impl Action {
             "script" => Some(Action::Script),
             "fetch" => Some(Action::Fetch),
             "assemble" => Some(Action::Assemble),
+            "service" => Some(Action::Service),
             "unarchive" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
@@ -86,6 +90,7 @@ impl Action {
             Action::Script => "ansible.builtin.script".into(),
             Action::Fetch => "ansible.builtin.fetch".into(),
             Action::Assemble => "ansible.builtin.assemble".into(),
+            Action::Service => "ansible.builtin.service".into(),
         }
     }
 
@@ -106,6 +111,7 @@ impl Action {
                 | Action::Script
                 | Action::Fetch
                 | Action::Assemble
+                | Action::Service
         )
     }
 
@@ -129,7 +135,8 @@ impl Action {
             | Action::Raw
             | Action::Script
             | Action::Fetch
-            | Action::Assemble => &[],
+            | Action::Assemble
+            | Action::Service => &[],
         }
     }
 
@@ -149,7 +156,8 @@ impl Action {
             | Action::Module(_)
             | Action::Copy
             | Action::Template
-            | Action::Assemble => &[],
+            | Action::Assemble
+            | Action::Service => &[],
         }
     }
 }
@@ -246,6 +254,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Script => script::run(input),
         Action::Fetch => fetch::run(input),
         Action::Assemble => assemble::run(input),
+        Action::Service => service::run(input),
     }
 }
 
