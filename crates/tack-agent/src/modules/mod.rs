@@ -32,6 +32,7 @@ mod service;
 pub mod setup;
 mod slurp;
 mod stat;
+mod systemd;
 mod tempname;
 mod textfile;
 mod uri;
@@ -103,6 +104,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "cron" => cron::run(ctx, invocation),
         "hostname" => hostname::run(ctx, invocation),
         "assemble" => assemble::run(ctx, invocation),
+        "systemd" | "systemd_service" => systemd::run(ctx, invocation),
         "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
         _ => return None,
     };
@@ -151,4 +153,6 @@ const NATIVE: &[&str] = &[
     "hostname",
     "assemble",
     "service",
+    "systemd",
+    "systemd_service",
 ];

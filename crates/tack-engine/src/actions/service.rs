@@ -1,8 +1,9 @@
 //! `service`, as ansible's action plugin runs it: the module named by `use` (lower-cased),
 //! else by the host's `ansible_facts.service_mgr`, else by a `setup` filtered to
 //! `ansible_service_mgr`; a manager without a module of its own runs the generic `service`
-//! module, with `use` taken out of the arguments. tack has no `systemd`, `sysvinit` or
-//! `openwrt_init` module yet: a host whose manager names one fails the task by name.
+//! module, with `use` taken out of the arguments (and, for `systemd`, the arguments it does
+//! not take, each with ansible's warning). tack has no `sysvinit` or `openwrt_init` module
+//! yet: a host whose manager names one fails the task by name.
 
 use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
@@ -10,8 +11,11 @@ use tack_agent::Invocation;
 use super::{ActionInput, ActionOutput, shell_run};
 use crate::connection::{Connection, Local};
 
-/// The managers ansible runs a module of their own for.
-const OWN_MODULES: &[&str] = &["systemd", "sysvinit", "openwrt_init"];
+/// The managers ansible runs a module of their own for, which tack does not have yet.
+const OWN_MODULES: &[&str] = &["sysvinit", "openwrt_init"];
+
+/// What ansible drops, with a warning, from a `service` task handed to `systemd`.
+const SYSTEMD_UNUSED: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
 
 fn manager(input: &ActionInput<'_>) -> String {
     let named = input
@@ -59,6 +63,16 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     let mut args = input.args.clone();
     args.remove("use");
+    let systemd = module == "systemd";
+    if systemd {
+        for unused in SYSTEMD_UNUSED {
+            if args.remove(unused).is_some() {
+                tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+                    "Ignoring \"{unused}\" as it is not used in \"systemd\""
+                )));
+            }
+        }
+    }
     let stripped = super::ActionInput {
         action: input.action,
         args: &args,
@@ -72,5 +86,6 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         search: input.search,
         host_named: input.host_named,
     };
-    super::module::run(&stripped, "service")
+    let name = if systemd { "ansible.legacy.systemd" } else { "service" };
+    super::module::run(&stripped, name)
 }
