@@ -93,7 +93,8 @@ HOME = "/nonexistent-home/tack"
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
 ACTION_NAMES = {"command": "ansible.legacy.command", "shell": "ansible.legacy.command",
-                "copy": "ansible.legacy.copy", "uri": "ansible.legacy.uri"}
+                "copy": "ansible.legacy.copy", "uri": "ansible.legacy.uri",
+                "service": "ansible.legacy.service"}
 
 
 def subst(value, d):

@@ -11,6 +11,16 @@ use tack_agent::{Invocation, ModuleResult};
 pub enum ConnectionError {
     #[error("tack has no native module '{0}'")]
     NoSuchModule(String),
+    #[error("could not run the command on the host: {0}")]
+    Exec(String),
+}
+
+/// What a command run through the host's shell gave back (`exec_command`).
+#[derive(Debug, Clone)]
+pub struct ExecOutput {
+    pub rc: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
 }
 
 /// A link to one host.
@@ -20,6 +30,11 @@ pub trait Connection: Send + Sync {
         module: &str,
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError>;
+
+    /// Runs `cmd` through the host's `/bin/sh -c`, in `cwd`, with nothing on its standard
+    /// input (what `raw` and `script` run, and the shell tests action plugins make).
+    fn exec_command(&self, cmd: &str, cwd: &std::path::Path)
+    -> Result<ExecOutput, ConnectionError>;
 }
 
 /// The `local` connection: the controller itself is the host.
@@ -33,5 +48,25 @@ impl Connection for Local {
     ) -> Result<ModuleResult, ConnectionError> {
         tack_agent::run_module(module, invocation)
             .ok_or_else(|| ConnectionError::NoSuchModule(module.to_string()))
+    }
+
+    fn exec_command(
+        &self,
+        cmd: &str,
+        cwd: &std::path::Path,
+    ) -> Result<ExecOutput, ConnectionError> {
+        let mut command = std::process::Command::new("/bin/sh");
+        command.arg("-c").arg(cmd).stdin(std::process::Stdio::null());
+        // ansible's local connection runs in the play's directory; one that is gone leaves
+        // the controller's own.
+        if cwd.is_dir() {
+            command.current_dir(cwd);
+        }
+        let out = command.output().map_err(|e| ConnectionError::Exec(e.to_string()))?;
+        let rc = out.status.code().unwrap_or_else(|| {
+            use std::os::unix::process::ExitStatusExt;
+            -out.status.signal().unwrap_or(0)
+        });
+        Ok(ExecOutput { rc, stdout: out.stdout, stderr: out.stderr })
     }
 }

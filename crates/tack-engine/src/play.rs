@@ -290,7 +290,10 @@ impl PlayRun<'_, '_> {
     ) -> Result<(), Diagnostic> {
         let all = tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
         for ctx in all {
-            let Some(Action::Module(_)) = Action::find(&ctx.task.action) else { continue };
+            let Some(action) = Action::find(&ctx.task.action) else { continue };
+            if !action.touches_host() {
+                continue;
+            }
             for host in &self.hosts {
                 let Some(scope) = self.runner(ctx, Action::Debug, None).scope(host) else {
                     continue;

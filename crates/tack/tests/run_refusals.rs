@@ -38,8 +38,26 @@ fn modules_tack_has_no_native_version_of_are_refused_by_name() {
     let play = format!("{PLAY}    - debug: msg=first\n    - git: repo=x dest=y\n");
     refused(&play, &[], "tack does not support the action 'git' yet", 1);
     refused(&play, &[], "site.yml:5:7", 1);
-    let play = format!("{PLAY}    - fetch: src=/etc/hostname dest=out\n");
-    refused(&play, &[], "tack does not support the action 'fetch' yet", 1);
+    let play = format!("{PLAY}    - unarchive: src=a.tgz dest=out\n");
+    refused(&play, &[], "tack does not support the action 'unarchive' yet", 1);
+}
+
+#[test]
+fn fetch_never_writes_outside_dest() {
+    // ansible-core writes a climbing `src` outside `dest`; tack refuses it before making
+    // any directory (seed 002).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let outside = dir.path().join("victim");
+    std::fs::write(&outside, "host bytes\n").expect("source");
+    let climb = "../".repeat(12);
+    let src = format!("{climb}{}", outside.display().to_string().trim_start_matches('/'));
+    let play = format!("{PLAY}    - fetch: src={src} dest=out\n");
+    let out = run(dir.path(), &play, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let wanted = format!("the fetched path {} is outside 'out'", outside.display());
+    assert!(stdout.contains(&wanted), "wanted {wanted:?} in:\n{stdout}");
+    assert!(!dir.path().join("out").exists(), "a directory was made under dest");
 }
 
 #[test]

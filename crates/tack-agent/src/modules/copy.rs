@@ -296,7 +296,7 @@ fn umask() -> u32 {
 
 /// `atomic_move` of the source into `dest`: an upload is renamed into place taking the old
 /// file's mode and owner; a `remote_src` file is copied (with its own mode and times) first.
-fn place(src: &str, dest: &str, remote_src: bool) -> std::io::Result<()> {
+pub(super) fn place(src: &str, dest: &str, remote_src: bool) -> std::io::Result<()> {
     let existing = std::fs::metadata(dest).ok();
     let creating = existing.is_none();
     let moving = if remote_src {

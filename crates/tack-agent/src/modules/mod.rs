@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 pub mod argspec;
+pub mod assemble;
 mod blockinfile;
 mod command;
 mod common;
@@ -28,9 +29,11 @@ mod pylit;
 // Python's `re`, shared with the template layer.
 use tack_py::re as pyre;
 mod replace;
+mod service;
 pub mod setup;
 mod slurp;
 mod stat;
+mod systemd;
 mod tempname;
 mod textfile;
 mod uri;
@@ -101,6 +104,9 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "user" => user::run(ctx, invocation),
         "cron" => cron::run(ctx, invocation),
         "hostname" => hostname::run(ctx, invocation),
+        "assemble" => assemble::run(ctx, invocation),
+        "systemd" | "systemd_service" => systemd::run(ctx, invocation),
+        "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -146,4 +152,8 @@ const NATIVE: &[&str] = &[
     "user",
     "cron",
     "hostname",
+    "assemble",
+    "service",
+    "systemd",
+    "systemd_service",
 ];

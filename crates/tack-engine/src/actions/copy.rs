@@ -370,15 +370,21 @@ fn transfer(
     out
 }
 
-struct Staged {
-    dir: PathBuf,
-    file: PathBuf,
+pub(super) struct Staged {
+    pub(super) dir: PathBuf,
+    pub(super) file: PathBuf,
 }
 
 /// Writes `bytes` where ansible's local connection stages them: a fresh directory under
 /// `~/.ansible/tmp` made private (0700), the file inside it private (0600).
 /// The file is named `.source` with the destination's extension, as ansible names it.
 fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
+    let ext = Path::new(dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
+    stage_named(bytes, &format!(".source{}", ext.unwrap_or_default()))
+}
+
+/// Stages `bytes` as the file `name` in a fresh private staging directory.
+pub(super) fn stage_named(bytes: &[u8], name: &str) -> std::io::Result<Staged> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let home = user_home().unwrap_or_else(std::env::temp_dir);
     let root = home.join(".ansible").join("tmp");
@@ -395,8 +401,7 @@ fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
         u64::from_le_bytes(random) % 1_000_000_000_000_000,
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    let ext = Path::new(dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
-    let file = dir.join(format!(".source{}", ext.unwrap_or_default()));
+    let file = dir.join(name);
     let mut handle =
         std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
     handle.write_all(bytes)?;

@@ -1,17 +1,25 @@
 //! The actions that run on the controller without touching a host (`debug`, `set_fact`,
-//! `assert`, `fail`): each takes its rendered arguments and the task's variables and returns
-//! the task's result, as ansible's action plugins of the same names do.
+//! `assert`, `fail`), and the action plugins that decide on the controller what the host
+//! does (`copy`, `template`, `raw`, `script`, `fetch`, `assemble`): each takes its rendered
+//! arguments and the task's variables and returns the task's result, as ansible's action
+//! plugins of the same names do.
 //!
 //! Actions never print and never decide what runs next; the executor does both.
 
+mod assemble;
 mod assert;
 pub mod copy;
 mod copy_diff;
 mod debug;
 mod fail;
+mod fetch;
 mod include_vars;
 mod module;
+mod raw;
+mod script;
+mod service;
 mod set_fact;
+mod shell_run;
 
 use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
@@ -33,6 +41,16 @@ pub enum Action {
     /// The `template` action plugin.
     Template,
     IncludeVars,
+    /// `raw`: the free-form text run by the host's shell.
+    Raw,
+    /// The `script` action plugin.
+    Script,
+    /// The `fetch` action plugin.
+    Fetch,
+    /// The `assemble` action plugin.
+    Assemble,
+    /// The `service` action plugin (the module chosen by the host's service manager).
+    Service,
 }
 
 impl Action {
@@ -48,7 +66,12 @@ impl Action {
             "copy" => Some(Action::Copy),
             "include_vars" => Some(Action::IncludeVars),
             "template" => Some(Action::Template),
-            "fetch" | "assemble" | "unarchive" | "script" => None,
+            "raw" => Some(Action::Raw),
+            "script" => Some(Action::Script),
+            "fetch" => Some(Action::Fetch),
+            "assemble" => Some(Action::Assemble),
+            "service" => Some(Action::Service),
+            "unarchive" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
     }
@@ -64,13 +87,33 @@ impl Action {
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
+            Action::Raw => "ansible.builtin.raw".into(),
+            Action::Script => "ansible.builtin.script".into(),
+            Action::Fetch => "ansible.builtin.fetch".into(),
+            Action::Assemble => "ansible.builtin.assemble".into(),
+            Action::Service => "ansible.builtin.service".into(),
         }
     }
 
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(self, Action::Module(_) | Action::IncludeVars)
+        matches!(self, Action::Module(_) | Action::IncludeVars | Action::Raw | Action::Script)
+    }
+
+    /// Whether the action runs anything on the task's host (and so needs its connection).
+    pub fn touches_host(self) -> bool {
+        matches!(
+            self,
+            Action::Module(_)
+                | Action::Copy
+                | Action::Template
+                | Action::Raw
+                | Action::Script
+                | Action::Fetch
+                | Action::Assemble
+                | Action::Service
+        )
     }
 
     /// Whether what the action returns comes only from the controller's own files, so
@@ -89,7 +132,12 @@ impl Action {
             | Action::Module(_)
             | Action::Copy
             | Action::Template
-            | Action::IncludeVars => &[],
+            | Action::IncludeVars
+            | Action::Raw
+            | Action::Script
+            | Action::Fetch
+            | Action::Assemble
+            | Action::Service => &[],
         }
     }
 
@@ -101,8 +149,16 @@ impl Action {
             Action::Fail => &["msg"],
             // One file, optionally nested; directory loading is not done yet.
             Action::IncludeVars => &["file", "name"],
+            Action::Raw => &["executable"],
+            Action::Script => &["cmd", "creates", "removes", "chdir", "executable"],
+            Action::Fetch => &["src", "dest", "flat", "fail_on_missing", "validate_checksum"],
             // Any variable name; a module checks its own arguments, in ansible's words.
-            Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
+            Action::SetFact
+            | Action::Module(_)
+            | Action::Copy
+            | Action::Template
+            | Action::Assemble
+            | Action::Service => &[],
         }
     }
 }
@@ -197,6 +253,11 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
         Action::IncludeVars => include_vars::run(input),
+        Action::Raw => raw::run(input),
+        Action::Script => script::run(input),
+        Action::Fetch => fetch::run(input),
+        Action::Assemble => assemble::run(input),
+        Action::Service => service::run(input),
     }
 }
 

@@ -1,0 +1,126 @@
+//! `assemble`, as ansible's action plugin runs it: with `remote_src` (the default) the
+//! module runs alone on the host; otherwise the fragments of a controller directory (found
+//! under `files/`, the role's first) are joined on the controller, staged privately on the
+//! host and put in place by the `copy` module, the staging removed as soon as it returns.
+//!
+//! As in ansible, the controller's assembled file is always handed to `copy` (ansible
+//! compares the destination's checksum with one of the temporary file's *name*, which never
+//! matches), so `copy` decides whether anything changed.
+
+use serde_json::{Map, Value as Json};
+use tack_agent::Invocation;
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Value};
+
+use super::copy::{find, stage_named};
+use super::{ActionInput, ActionOutput};
+use crate::connection::{Connection, Local};
+use crate::json;
+use crate::result::{b, s};
+
+/// The arguments the controller consumes; the rest go to `copy`.
+const ACTION_ONLY: &[&str] = &["remote_src", "regexp", "delimiter", "ignore_hidden", "decrypt"];
+
+fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
+    super::shell_run::action_fail(input, msg)
+}
+
+fn text(input: &ActionInput<'_>, k: &str) -> Option<String> {
+    input
+        .args
+        .get(k)
+        .filter(|n| !matches!(n.value, Value::Null))
+        .map(|n| tack_yaml::pyrepr::str(&n.value))
+}
+
+fn truthy(input: &ActionInput<'_>, k: &str, default: bool) -> bool {
+    match input.args.get(k).map(|n| &n.value) {
+        None | Some(Value::Null) => default,
+        Some(Value::Bool(v)) => *v,
+        Some(other) => {
+            let t = tack_yaml::pyrepr::str(other).to_lowercase();
+            matches!(t.as_str(), "y" | "yes" | "on" | "1" | "true" | "t" | "1.0")
+        }
+    }
+}
+
+/// A module's result as the task's, failed in ansible's words when the module failed.
+fn module_result(
+    input: &ActionInput<'_>,
+    name: &str,
+    args: Map<String, Json>,
+) -> Result<ActionOutput, ActionOutput> {
+    let invocation = Invocation { args, check_mode: input.check_mode, diff: input.diff };
+    let result = Local.run_module(name, &invocation).map_err(|e| failed(&e.to_string(), input))?;
+    let mut out = ActionOutput::new(json::map_from_json(&result));
+    if out.data.get("changed").is_none() {
+        out.data.insert(s("changed"), b(false));
+    }
+    if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        if out.data.get("exception").is_none() {
+            out.data.insert(s("exception"), s("(traceback unavailable)"));
+        }
+        let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        out.error = Some(Diagnostic::at(
+            format!("Task failed: Module failed: {msg}"),
+            input.task_origin.clone(),
+        ));
+    }
+    Ok(out)
+}
+
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    let (Some(src), Some(_)) = (text(input, "src"), text(input, "dest")) else {
+        return failed("src and dest are required", input);
+    };
+    let args = json::map_to_json(input.args);
+    if truthy(input, "remote_src", true) {
+        return module_result(input, "assemble", args).unwrap_or_else(|e| e);
+    }
+    if let Some(refused) = input.refuse_host_named(&["src"], "read") {
+        return refused;
+    }
+    if truthy(input, "decrypt", true) {
+        // Fragments are read as they are; a vaulted one is refused below.
+    } else {
+        return failed("tack does not support the assemble option 'decrypt: false' yet", input);
+    }
+    let dir = match find(input.search, "files", &src) {
+        Ok(path) => path,
+        Err(e) => {
+            let error = Diagnostic::caused_by("Task failed.", input.task_origin.clone(), e);
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            data.insert(s("failed"), b(true));
+            data.insert(s("msg"), s(&error.brief()));
+            let mut out = ActionOutput::new(data);
+            out.error = Some(error);
+            out.raised = true;
+            return out;
+        }
+    };
+    if !dir.is_dir() {
+        return failed(&format!("Source ({}) is not a directory", dir.display()), input);
+    }
+    let bytes = match tack_agent::modules::assemble::controller_fragments(
+        &dir.to_string_lossy(),
+        text(input, "delimiter").as_deref(),
+        text(input, "regexp").as_deref(),
+        truthy(input, "ignore_hidden", false),
+    ) {
+        Ok(bytes) => bytes,
+        Err(e) => return failed(&e, input),
+    };
+    let staged = match stage_named(&bytes, "src") {
+        Ok(staged) => staged,
+        Err(e) => return failed(&format!("could not stage the assembled file: {e}"), input),
+    };
+    let mut copy_args = args;
+    for key in ACTION_ONLY {
+        copy_args.remove(*key);
+    }
+    copy_args.insert("src".into(), Json::String(staged.file.to_string_lossy().into_owned()));
+    let out = module_result(input, "copy", copy_args).unwrap_or_else(|e| e);
+    let _ = std::fs::remove_dir_all(&staged.dir);
+    out
+}

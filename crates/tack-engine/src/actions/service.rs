@@ -1,0 +1,92 @@
+//! `service`, as ansible's action plugin runs it: the module named by `use` (lower-cased),
+//! else by the host's `ansible_facts.service_mgr`, else by a `setup` filtered to
+//! `ansible_service_mgr`; a manager without a module of its own runs the generic `service`
+//! module, with `use` taken out of the arguments (and, for `systemd`, the arguments it does
+//! not take, each with ansible's warning). tack has no `sysvinit` or `openwrt_init` module
+//! yet: a host whose manager names one fails the task by name.
+
+use serde_json::{Map, Value as Json};
+use tack_agent::Invocation;
+
+use super::{ActionInput, ActionOutput, shell_run};
+use crate::connection::{Connection, Local};
+
+/// The managers ansible runs a module of their own for, which tack does not have yet.
+const OWN_MODULES: &[&str] = &["sysvinit", "openwrt_init"];
+
+/// What ansible drops, with a warning, from a `service` task handed to `systemd`.
+const SYSTEMD_UNUSED: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
+
+fn manager(input: &ActionInput<'_>) -> String {
+    let named = input
+        .args
+        .get("use")
+        .map(|n| tack_yaml::pyrepr::str(&n.value).to_lowercase())
+        .unwrap_or_else(|| "auto".into());
+    if named != "auto" {
+        return named;
+    }
+    let from_facts = input.scope.get("ansible_facts").and_then(|b| {
+        b.node()
+            .as_map()
+            .and_then(|m| m.get("service_mgr"))
+            .map(|n| tack_yaml::pyrepr::str(&n.value))
+    });
+    if let Some(m) = from_facts {
+        return m;
+    }
+    let mut args = Map::new();
+    args.insert("gather_subset".into(), Json::String("!all".into()));
+    args.insert("filter".into(), Json::String("ansible_service_mgr".into()));
+    let invocation = Invocation { args, check_mode: false, diff: false };
+    Local
+        .run_module("setup", &invocation)
+        .ok()
+        .and_then(|r| {
+            r.get("ansible_facts")
+                .and_then(|f| f.get("ansible_service_mgr"))
+                .and_then(Json::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "auto".into())
+}
+
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    let module = manager(input);
+    if OWN_MODULES.contains(&module.as_str()) {
+        return shell_run::action_fail(
+            input,
+            &format!(
+                "this host's service manager is '{module}', and tack has no '{module}' module yet"
+            ),
+        );
+    }
+    let mut args = input.args.clone();
+    args.remove("use");
+    let systemd = module == "systemd";
+    if systemd {
+        for unused in SYSTEMD_UNUSED {
+            if args.remove(unused).is_some() {
+                tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+                    "Ignoring \"{unused}\" as it is not used in \"systemd\""
+                )));
+            }
+        }
+    }
+    let stripped = super::ActionInput {
+        action: input.action,
+        args: &args,
+        scope: input.scope,
+        templar: input.templar,
+        task_origin: input.task_origin.clone(),
+        verbosity: input.verbosity,
+        derived: input.derived.clone(),
+        check_mode: input.check_mode,
+        diff: input.diff,
+        diff_settings: input.diff_settings,
+        search: input.search,
+        host_named: input.host_named,
+    };
+    let name = if systemd { "ansible.legacy.systemd" } else { "service" };
+    super::module::run(&stripped, name)
+}

@@ -1,0 +1,84 @@
+//! What `raw` and `script` share: a command run through the host's shell
+//! (`_low_level_execute_command`) and the result ansible builds from it (`rc`, `stdout`,
+//! `stderr` and their lines, `changed: true`, and `non-zero return code` on failure).
+
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{ActionInput, ActionOutput};
+use crate::connection::{Connection, Local};
+use crate::result::{b, s};
+
+/// The directory a local host's commands run in: the play's (the loader's base directory).
+pub fn cwd(input: &ActionInput<'_>) -> std::path::PathBuf {
+    input.search.basedir.clone()
+}
+
+fn lines(text: &str) -> Node {
+    let list = tack_py::text::splitlines(text)
+        .into_iter()
+        .map(|l| Node::bare(Value::Str(l.to_string())))
+        .collect();
+    Node::bare(Value::Seq(list))
+}
+
+/// Runs `cmd` and returns the task's result, failed when the command exits non-zero.
+pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
+    let out = match Local.exec_command(cmd, &cwd(input)) {
+        Ok(out) => out,
+        Err(e) => {
+            return super::errored(Diagnostic::at(
+                format!("Task failed: {e}"),
+                input.task_origin.clone(),
+            ));
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut data = Mapping::new();
+    data.insert(s("rc"), Node::bare(Value::Int(i64::from(out.rc))));
+    data.insert(s("stdout_lines"), lines(&stdout));
+    data.insert(s("stdout"), s(&stdout));
+    data.insert(s("stderr_lines"), lines(&stderr));
+    data.insert(s("stderr"), s(&stderr));
+    data.insert(s("changed"), b(true));
+    let mut output = ActionOutput::new(data);
+    if out.rc != 0 {
+        output.data.insert(s("msg"), s("non-zero return code"));
+        output.data.insert(s("failed"), b(true));
+        output.data.insert(s("exception"), s("(traceback unavailable)"));
+        output.error = Some(Diagnostic::at(
+            "Task failed: Action failed: non-zero return code",
+            input.task_origin.clone(),
+        ));
+    }
+    output
+}
+
+/// Whether `path` exists on the host (`test -e`, as ansible's shell plugin asks).
+pub fn exists(input: &ActionInput<'_>, path: &str) -> bool {
+    let cmd = format!("test -e {}", tack_py::shlex::quote(path));
+    Local.exec_command(&cmd, &cwd(input)).is_ok_and(|o| o.rc == 0)
+}
+
+/// A skipped result with ansible's message (`AnsibleActionSkip`).
+pub fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(changed.unwrap_or(false)));
+    data.insert(s("skipped"), b(true));
+    data.insert(s("msg"), s(msg));
+    ActionOutput::new(data)
+}
+
+/// ansible's `AnsibleActionFail(msg)` raised by an action plugin: a failed, unchanged result
+/// whose message the error line repeats after `Task failed:`.
+pub fn action_fail(input: &ActionInput<'_>, msg: &str) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(msg));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::at(format!("Task failed: {msg}"), input.task_origin.clone()));
+    out
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+echo "args: $*"
+echo "to stderr" >&2
+echo "cwd: $(pwd)"

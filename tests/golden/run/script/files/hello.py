@@ -1,0 +1,1 @@
+print("python says", 6 * 7)
