@@ -67,7 +67,14 @@ impl PlayRun<'_, '_> {
                 stats.count(result, false);
                 Ok(())
             };
-            self.run_task(&ctx, &notified, None, callback, true, &mut judge)?;
+            self.run_task(
+                &ctx,
+                &notified,
+                None,
+                callback,
+                crate::play::RunKind::Handler,
+                &mut judge,
+            )?;
             self.update_play_hosts(cursors);
         }
         Ok(())

@@ -9,8 +9,10 @@
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
 pub mod actions;
+mod batches;
 pub mod callback;
 pub mod connection;
+mod fatal;
 mod flush;
 mod gather;
 mod handlers;

@@ -70,7 +70,13 @@ impl PlayRun<'_, '_> {
                     }
                 }
                 "end_host" => ended.push(host.clone()),
-                "end_play" | "end_batch" => ended.extend(self.hosts.iter().cloned()),
+                "end_play" | "end_batch" => {
+                    ended.extend(self.hosts.iter().cloned());
+                    // end_batch ends this batch only; end_play every batch after it too.
+                    if kind == "end_play" {
+                        self.ended_play.set(true);
+                    }
+                }
                 "clear_facts" => {
                     for h in &self.hosts {
                         self.scope

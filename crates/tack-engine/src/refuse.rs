@@ -33,6 +33,12 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     // its connection is.
     Keyword::Connection,
     Keyword::CheckMode,
+    Keyword::Serial,
+    Keyword::Order,
+    Keyword::MaxFailPercentage,
+    Keyword::AnyErrorsFatal,
+    // Checked by value in `check_play`: only `linear` runs.
+    Keyword::Strategy,
 ];
 
 /// Task keywords the engine honours.
@@ -52,6 +58,8 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Connection,
     Keyword::Notify,
     Keyword::CheckMode,
+    Keyword::RunOnce,
+    Keyword::AnyErrorsFatal,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -61,6 +69,8 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
     Keyword::IgnoreErrors,
     Keyword::CheckMode,
+    Keyword::RunOnce,
+    Keyword::AnyErrorsFatal,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
@@ -98,6 +108,13 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
 /// Refuses what `play` uses that the engine cannot run.
 pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
+    if let Some(node) = play.attrs.get(Keyword::Strategy) {
+        let name = tack_yaml::pyrepr::str(&node.value);
+        if !matches!(name.as_str(), "linear" | "ansible.builtin.linear" | "ansible.legacy.linear") {
+            let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
+            return Err(refuse(format!("the strategy '{name}'"), origin));
+        }
+    }
     match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
         Some(Value::Bool(false)) => {}
         Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}

@@ -168,6 +168,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
         self.line("skipping: no hosts matched");
     }
 
+    fn no_hosts_remaining(&mut self) {
+        self.banner("NO MORE HOSTS LEFT");
+    }
+
     fn task_start(&mut self, task: &TaskView) {
         self.banner(&format!("TASK [{}]", task.name.trim()));
     }
