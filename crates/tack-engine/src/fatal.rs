@@ -10,6 +10,7 @@
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
+use tack_yaml::Value;
 
 use crate::actions::Action;
 use crate::callback::Callback;
@@ -57,10 +58,37 @@ impl PlayRun<'_, '_> {
         let Some(action) = Action::find(&ctx.task.action) else { return Ok(none) };
         let runner = self.runner(ctx, action, params);
         let Some(scope) = runner.scope(first) else { return Ok(none) };
+        // `throttle` caps how many hosts run the task at once; the engine runs a task on one
+        // host at a time, so every cap holds. It is still read, so an invalid one fails as
+        // in ansible.
+        self.throttle(ctx, &scope)?;
         Ok(Controls {
             run_once: runner.flag(Keyword::RunOnce, &scope)?,
             any_errors_fatal: runner.flag(Keyword::AnyErrorsFatal, &scope)?,
             ignore: runner.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false),
+        })
+    }
+
+    /// `int(throttle)` rendered, with ansible's error when it is not a number.
+    fn throttle(
+        &self,
+        ctx: &TaskInContext<'_>,
+        scope: &tack_template::Scope,
+    ) -> Result<i64, Diagnostic> {
+        let Some(node) = ctx.inherited(Keyword::Throttle) else { return Ok(0) };
+        let rendered = self.run.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
+        let value = match &rendered.value.value {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(i64::from(*b)),
+            Value::Float(f) if f.is_finite() => Some(f.trunc() as i64),
+            Value::Str(s) | Value::Unsafe(s) => tack_py::num::int(s).ok(),
+            _ => None,
+        };
+        value.ok_or_else(|| {
+            Diagnostic::at(
+                "Failed to convert the throttle value to an integer.",
+                node.origin.clone(),
+            )
         })
     }
 

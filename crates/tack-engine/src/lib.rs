@@ -25,6 +25,7 @@ mod refuse;
 pub mod result;
 mod roles;
 mod segments;
+mod start_at;
 mod task;
 pub mod vars;
 
@@ -39,6 +40,7 @@ use tack_template::Templar;
 use tack_yaml::Mapping;
 
 pub use callback::{Callback, Stats};
+pub use start_at::StartAt;
 pub use vars::RunFacts;
 
 /// The ansible-core version tack reproduces (`ansible_version`).
@@ -54,6 +56,8 @@ pub struct RunContext<'a> {
     /// Loads the task files `include_tasks` names at run time.
     pub tasks: &'a tack_playbook::Loader<'a>,
     pub facts: RunFacts,
+    /// `--start-at-task`.
+    pub start_at: Option<StartAt>,
 }
 
 /// A host's state across the plays of a run.

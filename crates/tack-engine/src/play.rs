@@ -243,6 +243,11 @@ impl<'r, 'a> PlayRun<'r, 'a> {
     {
         let (this, play) = (self, self.play);
         this.update_play_hosts(&walk.cursors);
+        if let Some(start) = self.run.start_at.as_ref().filter(|s| !s.done.get())
+            && !start.seek(play, &mut walk)
+        {
+            return Ok(BatchEnd::Done);
+        }
         if gathers_facts(keywords) {
             this.gather_facts(keywords, callback, stats, states, &mut walk.cursors)?;
         }

@@ -37,6 +37,12 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::Order,
     Keyword::MaxFailPercentage,
     Keyword::AnyErrorsFatal,
+    Keyword::RunOnce,
+    Keyword::Throttle,
+    // Hosts of the local connection are never unreachable, so this changes nothing they
+    // show; a connection that can fail must honour it where its unreachable results are
+    // judged (`fatal::RoundResult`).
+    Keyword::IgnoreUnreachable,
     // Checked by value in `check_play`: only `linear` runs.
     Keyword::Strategy,
 ];
@@ -60,6 +66,8 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::CheckMode,
     Keyword::RunOnce,
     Keyword::AnyErrorsFatal,
+    Keyword::Throttle,
+    Keyword::IgnoreUnreachable,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -71,6 +79,8 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::CheckMode,
     Keyword::RunOnce,
     Keyword::AnyErrorsFatal,
+    Keyword::Throttle,
+    Keyword::IgnoreUnreachable,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
