@@ -14,6 +14,7 @@ pub mod callback;
 pub mod connection;
 mod fatal;
 mod flush;
+mod force_handlers;
 mod gather;
 mod handlers;
 mod include;
@@ -58,6 +59,8 @@ pub struct RunContext<'a> {
     pub facts: RunFacts,
     /// `--start-at-task`.
     pub start_at: Option<StartAt>,
+    /// `--force-handlers`: the default of the plays' `force_handlers`.
+    pub force_handlers: bool,
 }
 
 /// A host's state across the plays of a run.

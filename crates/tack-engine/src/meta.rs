@@ -106,6 +106,9 @@ impl PlayRun<'_, '_> {
         }
         for host in &ended {
             meta.walk.finish(host);
+            // An ended host leaves `ansible_play_hosts` and `ansible_play_batch` for the rest
+            // of the play, as ansible's `end_host` removes it.
+            self.removed.borrow_mut().insert(host.clone());
         }
         Ok(())
     }

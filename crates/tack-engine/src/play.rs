@@ -147,7 +147,11 @@ pub fn run_play(
     )?;
 
     let arena: Arena<Vec<CompiledBlock>> = Arena::new();
-    let compiled: &[CompiledBlock] = arena.alloc(compile_play(play));
+    let force =
+        keywords.get(Keyword::ForceHandlers).map_or(run.force_handlers, |n| n.value.is_truthy());
+    let blocks = compile_play(play);
+    let blocks = if force { crate::force_handlers::wrap(play, blocks)? } else { blocks };
+    let compiled: &[CompiledBlock] = arena.alloc(blocks);
     let play_segment = Segment::new(play, compiled, None, |ctx| {
         Ok((ctx.task.implicit && is_meta(ctx))
             || run.tags.should_run(&task_tags(ctx, &vars, templar)?))

@@ -39,6 +39,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::AnyErrorsFatal,
     Keyword::RunOnce,
     Keyword::Throttle,
+    Keyword::ForceHandlers,
     // Hosts of the local connection are never unreachable, so this changes nothing they
     // show; a connection that can fail must honour it where its unreachable results are
     // judged (`fatal::RoundResult`).

@@ -16,9 +16,8 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 12] = [
+    let checks: [(bool, &'static str); 11] = [
         (args.diff, "--diff"),
-        (args.force_handlers, "--force-handlers"),
         (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
         (!args.module_path.is_empty(), "--module-path"),
         (args.private_key.is_some(), "--private-key"),
@@ -79,6 +78,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
+        force_handlers: args.force_handlers,
     };
     let mut stdout = std::io::stdout().lock();
     if args.verbosity.verbose > 0 {
