@@ -15,6 +15,7 @@ pub mod connection;
 mod fatal;
 mod flush;
 mod force_handlers;
+mod free_passes;
 mod gather;
 mod handlers;
 mod include;
@@ -27,6 +28,7 @@ pub mod result;
 mod roles;
 mod segments;
 mod start_at;
+mod strategy_free;
 mod task;
 pub mod vars;
 

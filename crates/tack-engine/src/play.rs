@@ -214,6 +214,8 @@ pub fn run_play(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RunKind {
     Task,
+    /// A task whose banner is already the last shown (the free strategies).
+    Continued,
     Once,
     Handler,
 }
@@ -254,6 +256,12 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         }
         if gathers_facts(keywords) {
             this.gather_facts(keywords, callback, stats, states, &mut walk.cursors)?;
+        }
+        let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
+        if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
+            let end =
+                this.run_batch_free(pinned, &mut walk, &mut handlers, callback, stats, states)?;
+            return Ok(this.finish_batch(&walk, states, false).unwrap_or(end));
         }
         let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
         let mut stop = false;
@@ -342,6 +350,18 @@ impl<'r, 'a> PlayRun<'r, 'a> {
             this.update_play_hosts(&walk.cursors);
         }
 
+        Ok(this.finish_batch(&walk, states, stop).unwrap_or(BatchEnd::Done))
+    }
+
+    /// Keeps each host's state for later plays; how the batch ended when it ended the
+    /// play or the playbook.
+    fn finish_batch(
+        &self,
+        walk: &Walk<'_>,
+        states: &mut BTreeMap<String, HostState>,
+        stop: bool,
+    ) -> Option<BatchEnd> {
+        let this = self;
         for host in &this.hosts {
             let (set_facts, included) = this.scope.carried(host);
             let state = states.entry(host.clone()).or_default();
@@ -357,13 +377,13 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                 failed += 1;
             }
         }
-        Ok(if stop || failed == this.hosts.len() {
-            BatchEnd::Stop
+        if stop || failed == this.hosts.len() {
+            Some(BatchEnd::Stop)
         } else if this.ended_play.get() {
-            BatchEnd::EndPlay
+            Some(BatchEnd::EndPlay)
         } else {
-            BatchEnd::Done
-        })
+            None
+        }
     }
 }
 
@@ -463,7 +483,7 @@ impl PlayRun<'_, '_> {
         let view = self.view(ctx);
         if kind == RunKind::Handler {
             callback.handler_start(&view);
-        } else {
+        } else if kind != RunKind::Continued {
             callback.task_start(&view);
         }
         let mut runner = self.runner(ctx, action, params);
