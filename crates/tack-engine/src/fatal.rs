@@ -14,6 +14,7 @@ use tack_yaml::Value;
 
 use crate::actions::Action;
 use crate::callback::Callback;
+use crate::iterator::HostCursor;
 use crate::play::PlayRun;
 use crate::result::HostResult;
 use crate::segments::{Round, Walk};
@@ -157,6 +158,61 @@ impl PlayRun<'_, '_> {
         // finds every host failed.
         callback.no_hosts_remaining();
         callback.no_hosts_remaining();
+        true
+    }
+
+    /// The same checks after a handler ran in a flush (the hosts then are only positions: a
+    /// host failed there leaves the play, as a failed handler does). `true` when the play
+    /// must stop.
+    pub(crate) fn after_handler(
+        &self,
+        controls: &Controls,
+        results: &[RoundResult],
+        cursors: &mut [(String, HostCursor)],
+        callback: &mut dyn Callback,
+    ) -> bool {
+        if self.free {
+            return false;
+        }
+        let failed: Vec<&str> =
+            results.iter().filter(|r| r.failed).map(|r| r.host.as_str()).collect();
+        let fail_others = |forced: &mut std::collections::BTreeSet<String>,
+                           cursors: &mut [(String, HostCursor)]| {
+            for (host, cursor) in cursors.iter_mut() {
+                if !failed.contains(&host.as_str()) {
+                    forced.insert(host.clone());
+                    if !cursor.failed {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                }
+            }
+        };
+        let armed = (controls.any_errors_fatal || controls.run_once)
+            && results.iter().any(|r| !r.ignore_errors);
+        if armed && !failed.is_empty() {
+            fail_others(&mut self.forced.borrow_mut(), cursors);
+        }
+        let Some(fraction) = self.max_fail else { return false };
+        if results.is_empty() {
+            return false;
+        }
+        let count = {
+            let forced = self.forced.borrow();
+            self.hosts
+                .iter()
+                .filter(|h| {
+                    forced.contains(*h) || cursors.iter().any(|(c, cur)| c == *h && cur.failed)
+                })
+                .count()
+        };
+        if !crate::batches::over_max_fail(count, self.hosts.len(), fraction) {
+            return false;
+        }
+        fail_others(&mut self.forced.borrow_mut(), cursors);
+        callback.no_hosts_remaining();
+        callback.no_hosts_remaining();
+        self.stopped.set(true);
         true
     }
 }

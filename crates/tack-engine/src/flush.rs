@@ -54,8 +54,11 @@ impl PlayRun<'_, '_> {
                 continue;
             }
             let ctx = handlers.list[index].ctx.clone();
+            let controls = self.task_controls(&ctx, &notified, None)?;
+            let mut results: Vec<crate::fatal::RoundResult> = Vec::new();
             let mut judge = |host: &str, outcome: &crate::task::TaskOutcome| {
                 let result = &outcome.result;
+                results.push(crate::fatal::RoundResult::of(host, result, controls.ignore));
                 if result.flag("failed") && !result.ignored {
                     if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
                         cursor.pos = None;
@@ -72,9 +75,16 @@ impl PlayRun<'_, '_> {
                 &notified,
                 None,
                 callback,
-                crate::play::RunKind::Handler,
+                if controls.run_once {
+                    crate::play::RunKind::HandlerOnce
+                } else {
+                    crate::play::RunKind::Handler
+                },
                 &mut judge,
             )?;
+            if self.after_handler(&controls, &results, cursors, callback) {
+                return Ok(());
+            }
             self.update_play_hosts(cursors);
         }
         Ok(())

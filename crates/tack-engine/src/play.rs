@@ -57,6 +57,11 @@ pub(crate) struct PlayRun<'r, 'a> {
     pub ended_play: std::cell::Cell<bool>,
     /// `max_fail_percentage` as a fraction.
     pub max_fail: Option<f64>,
+    /// The play runs under `free` or `host_pinned`, which honour neither
+    /// `any_errors_fatal` nor `max_fail_percentage`.
+    pub free: bool,
+    /// A handler passed `max_fail_percentage`: the batch ends and the playbook stops.
+    pub stopped: std::cell::Cell<bool>,
     /// Each role's identity (its name and parameters), for `allow_duplicates`.
     pub identities: Vec<String>,
     /// Each role task's role layers, computed once (they do not depend on the host).
@@ -171,6 +176,10 @@ pub fn run_play(
         forced: Default::default(),
         ended_play: Default::default(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
+        free: keywords.get(Keyword::Strategy).is_some_and(|n| {
+            crate::strategy_free::free_kind(&tack_yaml::pyrepr::str(&n.value)).is_some()
+        }),
+        stopped: Default::default(),
         role_layers: Default::default(),
         identities: identities.clone(),
     };
@@ -218,6 +227,8 @@ pub(crate) enum RunKind {
     Continued,
     Once,
     Handler,
+    /// A `run_once` handler.
+    HandlerOnce,
 }
 
 /// How one batch ended for the play.
@@ -297,6 +308,10 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                     states,
                 };
                 this.run_meta(ctx, &round, &mut meta, callback, stats)?;
+                if this.stopped.get() {
+                    stop = true;
+                    break;
+                }
                 this.update_play_hosts(&walk.cursors);
                 continue;
             }
@@ -481,14 +496,14 @@ impl PlayRun<'_, '_> {
             ));
         };
         let view = self.view(ctx);
-        if kind == RunKind::Handler {
+        if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
         } else if kind != RunKind::Continued {
             callback.task_start(&view);
         }
         let mut runner = self.runner(ctx, action, params);
         // `run_once`: the first host runs it; its result is every host's.
-        let hosts = if kind == RunKind::Once && !hosts.is_empty() {
+        let hosts = if matches!(kind, RunKind::Once | RunKind::HandlerOnce) && !hosts.is_empty() {
             runner.fanout = self.hosts.iter().filter(|h| **h != hosts[0]).cloned().collect();
             &hosts[..1]
         } else {
