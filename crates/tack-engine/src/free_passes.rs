@@ -25,20 +25,28 @@ use crate::task::TaskOutcome;
 /// What a queued step ran: a task of the walk, or a handler (by index).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Step {
+    /// The implicit `Gathering Facts`, each host's first step.
+    Gather,
     Task(usize, usize),
     Handler(usize),
+}
+
+enum Payload {
+    Gathered(crate::gather::Gathered),
+    Ran(TaskOutcome),
 }
 
 struct Queued {
     host: String,
     step: Step,
-    outcome: TaskOutcome,
+    outcome: Payload,
 }
 
 impl PlayRun<'_, '_> {
     /// One batch under `free`.
     pub(crate) fn run_free_passes<'w>(
         &self,
+        gather: Option<&tack_playbook::post_validate::PlayKeywords>,
         walk: &mut Walk<'w>,
         handlers: &mut Handlers<'w>,
         callback: &mut dyn Callback,
@@ -51,6 +59,11 @@ impl PlayRun<'_, '_> {
         let mut in_handlers: BTreeMap<String, usize> = BTreeMap::new();
         let mut in_flight: Option<Queued> = None;
         let mut banner: Option<Step> = None;
+        let mut to_gather: BTreeSet<String> = if gather.is_some() {
+            walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+        } else {
+            BTreeSet::new()
+        };
         loop {
             let mut queued: Vec<Queued> = Vec::new();
             let mut stepped = false;
@@ -60,6 +73,14 @@ impl PlayRun<'_, '_> {
                 if waiting || !walk.is_running(host) {
                     continue;
                 }
+                if let Some(keywords) = gather
+                    && to_gather.remove(host)
+                {
+                    let outcome = Payload::Gathered(self.gather_one(keywords, host));
+                    queued.push(Queued { host: host.clone(), step: Step::Gather, outcome });
+                    stepped = true;
+                    continue;
+                }
                 if let Some(from) = in_handlers.get(host).copied() {
                     let next = (from..handlers.list.len()).find(|i| handlers.is_notified(*i, host));
                     match next {
@@ -67,7 +88,7 @@ impl PlayRun<'_, '_> {
                             handlers.take(index, std::slice::from_ref(host));
                             in_handlers.insert(host.clone(), index + 1);
                             let ctx = handlers.list[index].ctx.clone();
-                            let outcome = self.execute(&ctx, host, None)?;
+                            let outcome = Payload::Ran(self.execute(&ctx, host, None)?);
                             queued.push(Queued {
                                 host: host.clone(),
                                 step: Step::Handler(index),
@@ -112,19 +133,23 @@ impl PlayRun<'_, '_> {
                 let controls =
                     self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
                 crate::strategy_free::warn_unsupported(&controls);
-                let outcome = self.execute(&ctx, host, params)?;
+                let outcome = Payload::Ran(self.execute(&ctx, host, params)?);
                 queued.push(Queued { host: host.clone(), step: Step::Task(seg, next), outcome });
             }
-            // The single worker finishes the one before each task it takes.
-            let mut done: Vec<Queued> = in_flight.take().into_iter().collect();
-            let nothing_queued = queued.is_empty();
-            done.extend(queued);
-            if !nothing_queued {
+            // The single worker finishes the one before each task it takes. A pass that
+            // queued nothing but ran meta tasks is over before the running task's result is
+            // in; one where no host could move waits for it.
+            let mut done: Vec<Queued> = Vec::new();
+            if !queued.is_empty() {
+                done.extend(in_flight.take());
+                done.extend(queued);
                 in_flight = done.pop();
+            } else if !stepped {
+                done.extend(in_flight.take());
             }
             let processed = !done.is_empty();
             for q in done {
-                self.process(q, walk, handlers, callback, stats, &mut banner)?;
+                self.process(q, walk, handlers, callback, stats, states, &mut banner)?;
             }
             self.update_play_hosts(&walk.cursors);
             if self.ended_play.get() || (!stepped && !processed && in_flight.is_none()) {
@@ -151,6 +176,7 @@ impl PlayRun<'_, '_> {
 
     /// A result processed: the banner if another task's result was shown last, the items,
     /// the host's next position, the result line.
+    #[allow(clippy::too_many_arguments)]
     fn process(
         &self,
         q: Queued,
@@ -158,9 +184,24 @@ impl PlayRun<'_, '_> {
         handlers: &mut Handlers<'_>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
         banner: &mut Option<Step>,
     ) -> Result<(), Diagnostic> {
+        let outcome = match q.outcome {
+            Payload::Gathered(gathered) => {
+                if *banner != Some(Step::Gather) {
+                    callback.task_start(&crate::gather::gather_view(self.play));
+                    *banner = Some(Step::Gather);
+                }
+                if let Some(cursor) = walk.cursor_mut(&q.host) {
+                    self.apply_gathered(gathered, cursor, stats, states, callback);
+                }
+                return Ok(());
+            }
+            Payload::Ran(outcome) => outcome,
+        };
         let (ctx, params) = match q.step {
+            Step::Gather => return Ok(()),
             Step::Task(seg, next) => {
                 (walk.segments[seg].tasks[next].clone(), walk.segments[seg].params.clone())
             }
@@ -169,18 +210,19 @@ impl PlayRun<'_, '_> {
         let view = self.view(&ctx);
         if *banner != Some(q.step) {
             match q.step {
-                Step::Task(..) => callback.task_start(&view),
                 Step::Handler(_) => callback.handler_start(&view),
+                _ => callback.task_start(&view),
             }
             *banner = Some(q.step);
         }
-        for item in &q.outcome.items {
+        for item in &outcome.items {
             callback.item_result(&view, item);
         }
-        let result = &q.outcome.result;
+        let result = &outcome.result;
         let host = q.host.as_str();
         let failed = result.flag("failed") && !result.ignored;
         match q.step {
+            Step::Gather => {}
             Step::Task(seg, next) => {
                 let rescuing = failed && walk.rescuing(host, seg, next);
                 stats.count(result, rescuing);

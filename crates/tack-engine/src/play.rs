@@ -265,14 +265,22 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         {
             return Ok(BatchEnd::Done);
         }
-        if gathers_facts(keywords) {
-            this.gather_facts(keywords, callback, stats, states, &mut walk.cursors)?;
-        }
         let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
         if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
-            let end =
-                this.run_batch_free(pinned, &mut walk, &mut handlers, callback, stats, states)?;
+            let gather = gathers_facts(keywords).then_some(keywords);
+            let end = this.run_batch_free(
+                pinned,
+                gather,
+                &mut walk,
+                &mut handlers,
+                callback,
+                stats,
+                states,
+            )?;
             return Ok(this.finish_batch(&walk, states, false).unwrap_or(end));
+        }
+        if gathers_facts(keywords) {
+            this.gather_facts(keywords, callback, stats, states, &mut walk.cursors)?;
         }
         let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
         let mut stop = false;

@@ -69,9 +69,11 @@ pub(crate) fn warn_unsupported(controls: &crate::fatal::Controls) {
 
 impl PlayRun<'_, '_> {
     /// One batch under `free` (`pinned` false) or `host_pinned`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_batch_free<'w>(
         &self,
         pinned: bool,
+        gather: Option<&tack_playbook::post_validate::PlayKeywords>,
         walk: &mut Walk<'w>,
         handlers: &mut Handlers<'w>,
         callback: &mut dyn Callback,
@@ -85,8 +87,13 @@ impl PlayRun<'_, '_> {
             ));
         }
         if !pinned {
-            return self.run_free_passes(walk, handlers, callback, stats, states);
+            return self.run_free_passes(gather, walk, handlers, callback, stats, states);
         }
+        let mut to_gather: BTreeSet<String> = if gather.is_some() {
+            walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+        } else {
+            BTreeSet::new()
+        };
         let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
         let mut last: Option<(usize, usize)> = None;
         let hosts = self.hosts.clone();
@@ -94,8 +101,25 @@ impl PlayRun<'_, '_> {
         loop {
             // The hosts of this pass: all of them (free), or the first not done (pinned).
             let pass: Vec<String> = if pinned {
-                while pinned_at < hosts.len() && walk.at(&hosts[pinned_at]).is_none() {
+                while pinned_at < hosts.len()
+                    && walk.at(&hosts[pinned_at]).is_none()
+                    && !to_gather.contains(&hosts[pinned_at])
+                {
                     pinned_at += 1;
+                }
+                // A pinned host gathers its facts as its first step.
+                if let Some(keywords) = gather
+                    && let Some(host) = hosts.get(pinned_at)
+                    && to_gather.remove(host)
+                {
+                    let gathered = self.gather_one(keywords, host);
+                    callback.task_start(&crate::gather::gather_view(self.play));
+                    last = None;
+                    if let Some(cursor) = walk.cursor_mut(host) {
+                        self.apply_gathered(gathered, cursor, stats, states, callback);
+                    }
+                    self.update_play_hosts(&walk.cursors);
+                    continue;
                 }
                 hosts.get(pinned_at).cloned().into_iter().collect()
             } else {
