@@ -76,8 +76,11 @@ fn unsupported_keywords_are_refused_where_written() {
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );
     refused(&play, &[], "the loop_control option 'pause'", 1);
-    let play = "- hosts: all\n  gather_facts: false\n  serial: 1\n  tasks:\n    - debug: msg=x\n";
-    refused(play, &[], "the play keyword 'serial'", 1);
+    let play =
+        "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
+    refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
+    let play = "- hosts: all\n  gather_facts: false\n  strategy: free\n  tasks:\n    - include_tasks: x.yml\n";
+    refused(play, &[], "tack does not support include_tasks under the 'free' strategy yet", 1);
 }
 
 #[test]
@@ -85,6 +88,7 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     refused(&play, &["--diff"], "tack playbook does not support --diff yet", 5);
     refused(&play, &["-vv"], "does not support -vv and more (verbose output beyond -v) yet", 5);
+    refused(&play, &["--step"], "tack does not support --step", 5);
 }
 
 /// Seed 002: a controller file is never looked up under a name a managed host chose (a
