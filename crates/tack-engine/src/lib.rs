@@ -1,6 +1,7 @@
-//! Running plays as ansible-core 2.21.5 runs them: the variables each host sees, the
-//! `linear` strategy, the controller actions, each task's result as ansible builds it, and
-//! the default callback's transcript with the recap and ansible's exit code.
+//! Running plays as ansible-core 2.21.5 runs them: the variables each host sees, `serial`
+//! batches and host `order`, the `linear`, `free` and `host_pinned` strategies, the
+//! controller actions, each task's result as ansible builds it, and the default callback's
+//! transcript with the recap and ansible's exit code.
 //!
 //! This first engine runs plays of controller actions (`debug`, `set_fact`, `assert`,
 //! `fail`, `meta: noop`) with `when`, `loop`, `register`, `ignore_errors`, `changed_when`

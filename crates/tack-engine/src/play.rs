@@ -1,8 +1,12 @@
-//! One play under the `linear` strategy, as ansible-core 2.21 runs it: every host has a
-//! position in the play's flat task list (see `iterator`); each round runs the first task,
-//! from the lockstep cursor on, that some host is at, on every host at it. A host that fails
-//! outside any rescue leaves the play; `flush_handlers` runs the notified handlers in their
-//! order; when every host of the play failed, the playbook stops.
+//! One play as ansible-core 2.21 runs it: its hosts in `order`, cut into `serial` batches
+//! (`batches`), each batch run as one task-queue-manager run (its own PLAY banner, fact
+//! gathering, handlers) under the play's strategy. This file runs the `linear` strategy:
+//! every host has a position in the play's flat task list (see `iterator`); each round runs
+//! the first task, from the lockstep cursor on, that some host is at, on every host at it,
+//! then applies `any_errors_fatal`, `run_once` and `max_fail_percentage` (`fatal`). A host
+//! that fails outside any rescue leaves the play; `flush_handlers` runs the notified handlers
+//! in their order; when every host of a batch failed, the playbook stops. `free` and
+//! `host_pinned` live in `strategy_free` and `free_passes`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
