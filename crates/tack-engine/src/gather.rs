@@ -13,6 +13,21 @@ use crate::iterator::HostCursor;
 use crate::play::PlayRun;
 use crate::result::s;
 
+/// One host's `setup` result, as the strategy then shows and applies it.
+pub(crate) struct Gathered {
+    pub shown: crate::result::HostResult,
+    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
+}
+
+pub(crate) fn gather_view(play: &tack_playbook::Play) -> TaskView {
+    TaskView {
+        name: "Gathering Facts".into(),
+        action: "gather_facts".into(),
+        looped: false,
+        origin: play.origin.clone(),
+    }
+}
+
 impl PlayRun<'_, '_> {
     /// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept
     /// for the rest of the run.
@@ -24,13 +39,22 @@ impl PlayRun<'_, '_> {
         states: &mut BTreeMap<String, HostState>,
         cursors: &mut [(String, HostCursor)],
     ) -> Result<(), Diagnostic> {
-        let view = TaskView {
-            name: "Gathering Facts".into(),
-            action: "gather_facts".into(),
-            looped: false,
-            origin: self.play.origin.clone(),
-        };
+        let view = gather_view(self.play);
         callback.task_start(&view);
+        for (host, cursor) in cursors.iter_mut() {
+            let gathered = self.gather_one(keywords, host);
+            self.apply_gathered(gathered, cursor, stats, states, callback);
+        }
+        self.update_play_hosts(cursors);
+        Ok(())
+    }
+
+    /// Runs `setup` on `host`.
+    pub(crate) fn gather_one(
+        &self,
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        host: &str,
+    ) -> Gathered {
         let mut args = serde_json::Map::new();
         for (keyword, arg) in [
             (Keyword::GatherSubset, "gather_subset"),
@@ -42,41 +66,51 @@ impl PlayRun<'_, '_> {
             }
         }
         let invocation = tack_agent::Invocation { args, check_mode: false, diff: false };
-        for (host, cursor) in cursors.iter_mut() {
-            use crate::connection::Connection;
-            let result = match crate::connection::Local.run_module("setup", &invocation) {
-                Ok(result) => crate::json::map_from_json(&result),
-                Err(e) => {
-                    let mut data = Mapping::new();
-                    data.insert(s("failed"), crate::result::b(true));
-                    data.insert(s("msg"), s(&e.to_string()));
-                    data
-                }
-            };
-            let mut shown = crate::result::HostResult::new(host, result.clone());
-            shown.verbose_override = true;
-            if shown.flag("failed") {
-                let msg =
-                    result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
-                shown.error = Some(Diagnostic::at(
-                    format!("Task failed: Module failed: {msg}"),
-                    self.play.origin.clone(),
-                ));
-                stats.count(&shown, false);
-                cursor.pos = None;
-                cursor.failed = true;
-            } else {
-                if let Some(facts) = result.get("ansible_facts").and_then(Node::as_map) {
-                    let layer = std::sync::Arc::new(crate::vars::facts_layer(facts));
-                    self.scope.set_gathered(host, layer.clone());
-                    states.entry(host.clone()).or_default().facts = Some(layer);
-                }
-                stats.count(&shown, false);
+        use crate::connection::Connection;
+        let result = match crate::connection::Local.run_module("setup", &invocation) {
+            Ok(result) => crate::json::map_from_json(&result),
+            Err(e) => {
+                let mut data = Mapping::new();
+                data.insert(s("failed"), crate::result::b(true));
+                data.insert(s("msg"), s(&e.to_string()));
+                data
             }
-            shown.data.remove("ansible_facts");
-            callback.host_result(&view, &shown);
+        };
+        let mut shown = crate::result::HostResult::new(host, result.clone());
+        shown.verbose_override = true;
+        let mut facts = None;
+        if shown.flag("failed") {
+            let msg =
+                result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+            shown.error = Some(Diagnostic::at(
+                format!("Task failed: Module failed: {msg}"),
+                self.play.origin.clone(),
+            ));
+        } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
+            facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
         }
-        self.update_play_hosts(cursors);
-        Ok(())
+        shown.data.remove("ansible_facts");
+        Gathered { shown, facts }
+    }
+
+    /// Keeps a host's gathered facts (or fails it) and shows its result.
+    pub(crate) fn apply_gathered(
+        &self,
+        gathered: Gathered,
+        cursor: &mut HostCursor,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+        callback: &mut dyn Callback,
+    ) {
+        let host = gathered.shown.host.clone();
+        stats.count(&gathered.shown, false);
+        if gathered.shown.flag("failed") {
+            cursor.pos = None;
+            cursor.failed = true;
+        } else if let Some(layer) = gathered.facts {
+            self.scope.set_gathered(&host, layer.clone());
+            states.entry(host).or_default().facts = Some(layer);
+        }
+        callback.host_result(&gather_view(self.play), &gathered.shown);
     }
 }

@@ -163,6 +163,11 @@ impl<'a> Handlers<'a> {
         out
     }
 
+    /// Whether `host` is notified for handler `index`.
+    pub fn is_notified(&self, index: usize, host: &str) -> bool {
+        self.list[index].notified.contains(host)
+    }
+
     /// The hosts of `among` notified for handler `index`, in `among`'s order, now no longer
     /// notified.
     pub fn take(&mut self, index: usize, among: &[String]) -> Vec<String> {

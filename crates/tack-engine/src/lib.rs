@@ -1,6 +1,7 @@
-//! Running plays as ansible-core 2.21.5 runs them: the variables each host sees, the
-//! `linear` strategy, the controller actions, each task's result as ansible builds it, and
-//! the default callback's transcript with the recap and ansible's exit code.
+//! Running plays as ansible-core 2.21.5 runs them: the variables each host sees, `serial`
+//! batches and host `order`, the `linear`, `free` and `host_pinned` strategies, the
+//! controller actions, each task's result as ansible builds it, and the default callback's
+//! transcript with the recap and ansible's exit code.
 //!
 //! This first engine runs plays of controller actions (`debug`, `set_fact`, `assert`,
 //! `fail`, `meta: noop`) with `when`, `loop`, `register`, `ignore_errors`, `changed_when`
@@ -9,9 +10,13 @@
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
 pub mod actions;
+mod batches;
 pub mod callback;
 pub mod connection;
+mod fatal;
 mod flush;
+mod force_handlers;
+mod free_passes;
 mod gather;
 mod handlers;
 mod include;
@@ -23,6 +28,8 @@ mod refuse;
 pub mod result;
 mod roles;
 mod segments;
+mod start_at;
+mod strategy_free;
 mod task;
 pub mod vars;
 
@@ -37,6 +44,7 @@ use tack_template::Templar;
 use tack_yaml::Mapping;
 
 pub use callback::{Callback, Stats};
+pub use start_at::StartAt;
 pub use vars::RunFacts;
 
 /// The ansible-core version tack reproduces (`ansible_version`).
@@ -52,6 +60,10 @@ pub struct RunContext<'a> {
     /// Loads the task files `include_tasks` names at run time.
     pub tasks: &'a tack_playbook::Loader<'a>,
     pub facts: RunFacts,
+    /// `--start-at-task`.
+    pub start_at: Option<StartAt>,
+    /// `--force-handlers`: the default of the plays' `force_handlers`.
+    pub force_handlers: bool,
 }
 
 /// A host's state across the plays of a run.

@@ -105,7 +105,13 @@ impl PlayRun<'_, '_> {
                     }
                 }
                 "end_host" => ended.push(host.clone()),
-                "end_play" | "end_batch" => ended.extend(self.hosts.iter().cloned()),
+                "end_play" | "end_batch" => {
+                    ended.extend(self.hosts.iter().cloned());
+                    // end_batch ends this batch only; end_play every batch after it too.
+                    if kind == "end_play" {
+                        self.ended_play.set(true);
+                    }
+                }
                 "clear_facts" => {
                     for h in &self.hosts {
                         self.scope
@@ -135,6 +141,9 @@ impl PlayRun<'_, '_> {
         }
         for host in &ended {
             meta.walk.finish(host);
+            // An ended host leaves `ansible_play_hosts` and `ansible_play_batch` for the rest
+            // of the play, as ansible's `end_host` removes it.
+            self.removed.borrow_mut().insert(host.clone());
         }
         Ok(())
     }

@@ -1,8 +1,12 @@
-//! One play under the `linear` strategy, as ansible-core 2.21 runs it: every host has a
-//! position in the play's flat task list (see `iterator`); each round runs the first task,
-//! from the lockstep cursor on, that some host is at, on every host at it. A host that fails
-//! outside any rescue leaves the play; `flush_handlers` runs the notified handlers in their
-//! order; when every host of the play failed, the playbook stops.
+//! One play as ansible-core 2.21 runs it: its hosts in `order`, cut into `serial` batches
+//! (`batches`), each batch run as one task-queue-manager run (its own PLAY banner, fact
+//! gathering, handlers) under the play's strategy. This file runs the `linear` strategy:
+//! every host has a position in the play's flat task list (see `iterator`); each round runs
+//! the first task, from the lockstep cursor on, that some host is at, on every host at it,
+//! then applies `any_errors_fatal`, `run_once` and `max_fail_percentage` (`fatal`). A host
+//! that fails outside any rescue leaves the play; `flush_handlers` runs the notified handlers
+//! in their order; when every host of a batch failed, the playbook stops. `free` and
+//! `host_pinned` live in `strategy_free` and `free_passes`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,7 +47,25 @@ pub(crate) struct PlayRun<'r, 'a> {
     pub run: &'r RunContext<'a>,
     pub play: &'r Play,
     pub scope: std::sync::Arc<PlayScope>,
+    /// The hosts of the batch being run.
     pub hosts: Vec<String>,
+    /// Every host of the play, in its `order` (`ansible_play_hosts_all`).
+    pub all_hosts: Vec<String>,
+    /// Hosts that failed in an earlier batch of the play (ansible's `_removed_hosts`).
+    pub removed: std::rc::Rc<std::cell::RefCell<BTreeSet<String>>>,
+    /// Hosts `any_errors_fatal`, `run_once` or `max_fail_percentage` failed in this batch
+    /// without a failed result of their own: they end the run failed even if a rescue
+    /// catches them, as ansible keeps them in its failed hosts.
+    pub forced: std::cell::RefCell<BTreeSet<String>>,
+    /// `meta: end_play` ran: no later batch runs.
+    pub ended_play: std::cell::Cell<bool>,
+    /// `max_fail_percentage` as a fraction.
+    pub max_fail: Option<f64>,
+    /// The play runs under `free` or `host_pinned`, which honour neither
+    /// `any_errors_fatal` nor `max_fail_percentage`.
+    pub free: bool,
+    /// A handler passed `max_fail_percentage`: the batch ends and the playbook stops.
+    pub stopped: std::cell::Cell<bool>,
     /// Each role's identity (its name and parameters), for `allow_duplicates`.
     pub identities: Vec<String>,
     /// Each role task's role layers, computed once (they do not depend on the host).
@@ -83,7 +105,8 @@ pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
     ctx.task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value)).unwrap_or_default()
 }
 
-/// Runs `play`, updating each host's state and the recap.
+/// Runs `play`, updating each host's state and the recap: its hosts in `order`, cut into
+/// `serial` batches, each batch run as ansible's task queue manager runs one.
 pub fn run_play(
     run: &RunContext<'_>,
     play: &Play,
@@ -105,18 +128,23 @@ pub fn run_play(
         keywords.name.clone()
     };
     let data = run.inventory.data();
-    let hosts: Vec<String> = run
+    // Hosts that failed in earlier plays stay in the play's lists and batches (ansible
+    // counts them there), but run nothing.
+    let selected: Vec<String> = run
         .inventory
         .select_terms(&keywords.hosts)?
         .into_iter()
         .map(|h| data.host(h).name.clone())
-        .filter(|h| !states.get(h).is_some_and(|s| s.failed))
         .collect();
+    let failed_before: BTreeSet<String> =
+        selected.iter().filter(|h| states.get(*h).is_some_and(|s| s.failed)).cloned().collect();
+    let hosts = crate::batches::order_hosts(selected.clone(), keywords.get(Keyword::Order))?;
     if hosts.is_empty() {
         callback.play_start(&name);
         callback.no_hosts_matched();
         return Ok(PlayEnd::Continue);
     }
+    let batches = crate::batches::serialize(&hosts, keywords.get(Keyword::Serial))?;
     let scope = PlayScope::new(
         run.inventory,
         run.loader,
@@ -127,126 +155,270 @@ pub fn run_play(
         &name,
         &run.facts,
     )?;
-    scope.set_play_hosts(&hosts, &hosts);
 
     let arena: Arena<Vec<CompiledBlock>> = Arena::new();
-    let compiled: &[CompiledBlock] = arena.alloc(compile_play(play));
+    let force =
+        keywords.get(Keyword::ForceHandlers).map_or(run.force_handlers, |n| n.value.is_truthy());
+    let blocks = compile_play(play);
+    let blocks = if force { crate::force_handlers::wrap(play, blocks)? } else { blocks };
+    let compiled: &[CompiledBlock] = arena.alloc(blocks);
     let play_segment = Segment::new(play, compiled, None, |ctx| {
         Ok((ctx.task.implicit && is_meta(ctx))
             || run.tags.should_run(&task_tags(ctx, &vars, templar)?))
     })?;
     let handler_blocks = handler_blocks(play);
-    let mut handlers =
-        Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
-    let mut walk = Walk::new(play_segment, &hosts);
-    let this = PlayRun {
+    let identities: Vec<String> = (0..play.role_arena.len())
+        .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
+        .collect();
+    let removed = std::rc::Rc::new(std::cell::RefCell::new(failed_before.clone()));
+    let new_run = |batch: Vec<String>| PlayRun {
         run,
         play,
-        scope,
-        hosts: hosts.clone(),
+        scope: scope.clone(),
+        hosts: batch,
+        all_hosts: selected.clone(),
+        removed: removed.clone(),
+        forced: Default::default(),
+        ended_play: Default::default(),
+        max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
+        free: keywords.get(Keyword::Strategy).is_some_and(|n| {
+            crate::strategy_free::free_kind(&tack_yaml::pyrepr::str(&n.value)).is_some()
+        }),
+        stopped: Default::default(),
         role_layers: Default::default(),
-        identities: (0..play.role_arena.len())
-            .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
-            .collect(),
+        identities: identities.clone(),
     };
-
-    this.check_connections(&walk.segments[0].tasks, &handlers)?;
+    {
+        let all = new_run(hosts.clone());
+        let handlers =
+            Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
+        all.check_connections(&play_segment.tasks, &handlers)?;
+    }
     // Every host's variables from earlier plays, this play's or not (`hostvars` sees them).
     for (host, state) in states.iter() {
         if let Some(facts) = state.facts.clone() {
-            this.scope.set_gathered(host, facts);
+            scope.set_gathered(host, facts);
         }
-        this.scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
+        scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }
-    callback.play_start(&name);
-    if gathers_facts(&keywords) {
-        this.gather_facts(&keywords, callback, stats, states, &mut walk.cursors)?;
+    for batch in batches {
+        let this = new_run(batch);
+        let handlers =
+            Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
+        let running: Vec<String> =
+            this.hosts.iter().filter(|h| !failed_before.contains(*h)).cloned().collect();
+        let walk = Walk::new(play_segment.clone(), &running);
+        callback.play_start(&name);
+        if running.is_empty() {
+            continue;
+        }
+        let end =
+            this.run_batch(&keywords, walk, handlers, &arena, &vars, callback, stats, states)?;
+        match end {
+            BatchEnd::Done => {}
+            BatchEnd::EndPlay => break,
+            BatchEnd::Stop => return Ok(PlayEnd::AllFailed),
+        }
     }
-    let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
-    while let Some(mut round) = walk.next_round() {
-        let (seg, next) = (round.seg, round.next);
-        let ctx = walk.segments[seg].tasks[next].clone();
-        let ctx = &ctx;
-        // A role that already ran on a host under the same identity is passed over there.
-        if let Some(role) = ctx.task.role
-            && !play.role(role).allow_duplicates
-            && !(ctx.task.implicit && meta_arg(ctx) == "role_complete")
+    Ok(PlayEnd::Continue)
+}
+
+/// What `run_task` runs: a task on every host given, a `run_once` task (on the first, its
+/// result every host's), or a handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunKind {
+    Task,
+    /// A task whose banner is already the last shown (the free strategies).
+    Continued,
+    Once,
+    Handler,
+    /// A `run_once` handler.
+    HandlerOnce,
+}
+
+/// How one batch ended for the play.
+pub(crate) enum BatchEnd {
+    Done,
+    /// `meta: end_play`: no later batch runs.
+    EndPlay,
+    /// Every host of the batch failed, or `max_fail_percentage` was passed: the playbook
+    /// stops.
+    Stop,
+}
+
+impl<'r, 'a> PlayRun<'r, 'a> {
+    /// One batch under the `linear` strategy.
+    #[allow(clippy::too_many_arguments)]
+    fn run_batch<'w>(
+        &self,
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        mut walk: Walk<'w>,
+        mut handlers: Handlers<'w>,
+        arena: &'w Arena<Vec<CompiledBlock>>,
+        vars: &Mapping,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+    ) -> Result<BatchEnd, Diagnostic>
+    where
+        'r: 'w,
+    {
+        let (this, play) = (self, self.play);
+        this.update_play_hosts(&walk.cursors);
+        if let Some(start) = self.run.start_at.as_ref().filter(|s| !s.done.get())
+            && !start.seek(play, &mut walk)
         {
-            let identity = &this.identities[role.0];
-            let done: Vec<String> = round
-                .hosts
-                .iter()
-                .filter(|h| completed.contains(&(identity.clone(), (*h).clone())))
-                .cloned()
-                .collect();
-            for host in &done {
-                walk.advance(host, seg, next, false);
-            }
-            round.hosts.retain(|h| !done.contains(h));
-            if round.hosts.is_empty() {
-                continue;
-            }
+            return Ok(BatchEnd::Done);
         }
-        if is_meta(ctx) {
-            let mut meta = crate::meta::MetaRound {
-                walk: &mut walk,
-                handlers: &mut handlers,
-                completed: &mut completed,
+        let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
+        if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
+            let gather = gathers_facts(keywords).then_some(keywords);
+            let end = this.run_batch_free(
+                pinned,
+                gather,
+                &mut walk,
+                &mut handlers,
+                callback,
+                stats,
                 states,
-            };
-            this.run_meta(ctx, &round, &mut meta, callback, stats)?;
-            this.update_play_hosts(&walk.cursors);
-            continue;
+            )?;
+            return Ok(this.finish_batch(&walk, states, false).unwrap_or(end));
         }
-        if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
-            this.splice_include(ctx, &round, &mut walk, &arena, &vars, callback, stats)?;
-            this.update_play_hosts(&walk.cursors);
-            continue;
+        if gathers_facts(keywords) {
+            this.gather_facts(keywords, callback, stats, states, &mut walk.cursors)?;
         }
-        let params = walk.segments[seg].params.clone();
-        this.run_task(
-            ctx,
-            &round.hosts,
-            params.clone(),
-            callback,
-            false,
-            &mut |host, outcome, cb| {
-                let result = &outcome.result;
-                if result.flag("failed") && !result.ignored {
-                    let rescuing = walk.rescuing(host, seg, next);
-                    stats.count(result, rescuing);
-                    if rescuing {
-                        this.remember_failure(host, ctx, result);
-                    }
-                    walk.advance(host, seg, next, true);
-                } else {
-                    if result.flag("changed") {
-                        this.notify_from(&mut handlers, ctx, host, outcome, params.clone(), cb)?;
-                    }
-                    stats.count(result, false);
+        let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut stop = false;
+        while let Some(mut round) = walk.next_round() {
+            let (seg, next) = (round.seg, round.next);
+            let ctx = walk.segments[seg].tasks[next].clone();
+            let ctx = &ctx;
+            // A role that already ran on a host under the same identity is passed over there.
+            if let Some(role) = ctx.task.role
+                && !play.role(role).allow_duplicates
+                && !(ctx.task.implicit && meta_arg(ctx) == "role_complete")
+            {
+                let identity = &this.identities[role.0];
+                let done: Vec<String> = round
+                    .hosts
+                    .iter()
+                    .filter(|h| completed.contains(&(identity.clone(), (*h).clone())))
+                    .cloned()
+                    .collect();
+                for host in &done {
                     walk.advance(host, seg, next, false);
                 }
-                Ok(())
-            },
-        )?;
-        this.update_play_hosts(&walk.cursors);
+                round.hosts.retain(|h| !done.contains(h));
+                if round.hosts.is_empty() {
+                    continue;
+                }
+            }
+            if is_meta(ctx) {
+                let mut meta = crate::meta::MetaRound {
+                    walk: &mut walk,
+                    handlers: &mut handlers,
+                    completed: &mut completed,
+                    states,
+                };
+                this.run_meta(ctx, &round, &mut meta, callback, stats)?;
+                if this.stopped.get() {
+                    stop = true;
+                    break;
+                }
+                this.update_play_hosts(&walk.cursors);
+                continue;
+            }
+            if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
+                this.splice_include(ctx, &round, &mut walk, arena, vars, callback, stats)?;
+                this.update_play_hosts(&walk.cursors);
+                continue;
+            }
+            let params = walk.segments[seg].params.clone();
+            let controls = this.task_controls(ctx, &round.hosts, params.clone())?;
+            let mut results: Vec<crate::fatal::RoundResult> = Vec::new();
+            this.run_task(
+                ctx,
+                &round.hosts,
+                params.clone(),
+                callback,
+                if controls.run_once { RunKind::Once } else { RunKind::Task },
+                &mut |host, outcome, cb| {
+                    let result = &outcome.result;
+                    results.push(crate::fatal::RoundResult::of(host, result, controls.ignore));
+                    if result.flag("failed") && !result.ignored {
+                        let rescuing = walk.rescuing(host, seg, next);
+                        stats.count(result, rescuing);
+                        if rescuing {
+                            this.remember_failure(host, ctx, result);
+                        }
+                        walk.advance(host, seg, next, true);
+                    } else {
+                        if result.flag("changed") {
+                            this.notify_from(
+                                &mut handlers,
+                                ctx,
+                                host,
+                                outcome,
+                                params.clone(),
+                                cb,
+                            )?;
+                        }
+                        stats.count(result, false);
+                        walk.advance(host, seg, next, false);
+                    }
+                    Ok(())
+                },
+            )?;
+            if controls.run_once {
+                // The other hosts of the round are done with the task too.
+                for host in round.hosts.iter().skip(1) {
+                    if walk.is_running(host) {
+                        walk.advance(host, seg, next, false);
+                    }
+                }
+            }
+            if this.after_round(&controls, &results, &round, &mut walk, callback) {
+                stop = true;
+                break;
+            }
+            this.update_play_hosts(&walk.cursors);
+        }
+
+        Ok(this.finish_batch(&walk, states, stop).unwrap_or(BatchEnd::Done))
     }
 
-    for host in &hosts {
-        let (set_facts, included) = this.scope.carried(host);
-        let state = states.entry(host.clone()).or_default();
-        state.set_facts = set_facts;
-        state.included_vars = included;
-    }
-    let mut all_failed = true;
-    for (host, cursor) in &walk.cursors {
-        if cursor.failed {
-            states.entry(host.clone()).or_default().failed = true;
+    /// Keeps each host's state for later plays; how the batch ended when it ended the
+    /// play or the playbook.
+    fn finish_batch(
+        &self,
+        walk: &Walk<'_>,
+        states: &mut BTreeMap<String, HostState>,
+        stop: bool,
+    ) -> Option<BatchEnd> {
+        let this = self;
+        for host in &this.hosts {
+            let (set_facts, included) = this.scope.carried(host);
+            let state = states.entry(host.clone()).or_default();
+            state.set_facts = set_facts;
+            state.included_vars = included;
+        }
+        // Only this batch's new failures count towards "every host of the batch failed".
+        let mut failed = 0;
+        for (host, cursor) in &walk.cursors {
+            if cursor.failed || this.forced.borrow().contains(host) {
+                states.entry(host.clone()).or_default().failed = true;
+                this.removed.borrow_mut().insert(host.clone());
+                failed += 1;
+            }
+        }
+        if stop || failed == this.hosts.len() {
+            Some(BatchEnd::Stop)
+        } else if this.ended_play.get() {
+            Some(BatchEnd::EndPlay)
         } else {
-            all_failed = false;
+            None
         }
     }
-    Ok(if all_failed { PlayEnd::AllFailed } else { PlayEnd::Continue })
 }
 
 /// What a task's caller does with each host's result before its line is shown (stats,
@@ -278,6 +450,7 @@ impl PlayRun<'_, '_> {
             diff_flag: self.run.facts.diff_mode,
             diff_settings: &self.run.facts.diff,
             params,
+            fanout: Vec::new(),
         }
     }
 
@@ -341,7 +514,7 @@ impl PlayRun<'_, '_> {
         hosts: &[String],
         params: Option<std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
-        handler: bool,
+        kind: RunKind,
         judge: &mut Judge<'_>,
     ) -> Result<(), Diagnostic> {
         let task = ctx.task;
@@ -352,12 +525,19 @@ impl PlayRun<'_, '_> {
             ));
         };
         let view = self.view(ctx);
-        if handler {
+        if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
-        } else {
+        } else if kind != RunKind::Continued {
             callback.task_start(&view);
         }
-        let runner = self.runner(ctx, action, params);
+        let mut runner = self.runner(ctx, action, params);
+        // `run_once`: the first host runs it; its result is every host's.
+        let hosts = if matches!(kind, RunKind::Once | RunKind::HandlerOnce) && !hosts.is_empty() {
+            runner.fanout = self.hosts.iter().filter(|h| **h != hosts[0]).cloned().collect();
+            &hosts[..1]
+        } else {
+            hosts
+        };
         for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {
@@ -407,9 +587,18 @@ impl PlayRun<'_, '_> {
         );
     }
 
+    /// `ansible_play_hosts` (the play's hosts not failed) and `ansible_play_batch` (the
+    /// batch's).
     pub(crate) fn update_play_hosts(&self, cursors: &[(String, HostCursor)]) {
-        let active: Vec<String> =
-            cursors.iter().filter(|(_, c)| !c.failed).map(|(h, _)| h.clone()).collect();
-        self.scope.set_play_hosts(&self.hosts, &active);
+        let removed = self.removed.borrow();
+        let forced = self.forced.borrow();
+        let out = |h: &String| {
+            removed.contains(h)
+                || forced.contains(h)
+                || cursors.iter().any(|(c, cur)| c == h && cur.failed)
+        };
+        let play: Vec<String> = self.all_hosts.iter().filter(|h| !out(h)).cloned().collect();
+        let batch: Vec<String> = self.hosts.iter().filter(|h| !out(h)).cloned().collect();
+        self.scope.set_play_batch(&self.all_hosts, &play, &batch);
     }
 }

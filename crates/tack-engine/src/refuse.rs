@@ -34,6 +34,19 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::Connection,
     Keyword::CheckMode,
     Keyword::Diff,
+    Keyword::Serial,
+    Keyword::Order,
+    Keyword::MaxFailPercentage,
+    Keyword::AnyErrorsFatal,
+    Keyword::RunOnce,
+    Keyword::Throttle,
+    Keyword::ForceHandlers,
+    // Hosts of the local connection are never unreachable, so this changes nothing they
+    // show; a connection that can fail must honour it where its unreachable results are
+    // judged (`fatal::RoundResult`).
+    Keyword::IgnoreUnreachable,
+    // Checked by value in `check_play`: only `linear` runs.
+    Keyword::Strategy,
 ];
 
 /// Task keywords the engine honours.
@@ -54,6 +67,10 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Notify,
     Keyword::CheckMode,
     Keyword::Diff,
+    Keyword::RunOnce,
+    Keyword::AnyErrorsFatal,
+    Keyword::Throttle,
+    Keyword::IgnoreUnreachable,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -64,6 +81,10 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::IgnoreErrors,
     Keyword::CheckMode,
     Keyword::Diff,
+    Keyword::RunOnce,
+    Keyword::AnyErrorsFatal,
+    Keyword::Throttle,
+    Keyword::IgnoreUnreachable,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
@@ -101,6 +122,18 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
 /// Refuses what `play` uses that the engine cannot run.
 pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
+    if let Some(node) = play.attrs.get(Keyword::Strategy) {
+        let name = tack_yaml::pyrepr::str(&node.value);
+        if crate::strategy_free::free_kind(&name).is_some() {
+            crate::strategy_free::check(play, &name)?;
+        } else if !matches!(
+            name.as_str(),
+            "linear" | "ansible.builtin.linear" | "ansible.legacy.linear"
+        ) {
+            let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
+            return Err(refuse(format!("the strategy '{name}'"), origin));
+        }
+    }
     match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
         Some(Value::Bool(false)) => {}
         Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}

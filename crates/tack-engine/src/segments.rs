@@ -210,6 +210,11 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// Where `host` stands: (segment, task), `None` once it is done.
+    pub fn at(&self, host: &str) -> Option<(usize, usize)> {
+        self.cursor(host).and_then(|c| self.position(host, c))
+    }
+
     /// The first task, from the lockstep cursor on, that some host is at (else the lowest
     /// any host is at), with the hosts at it; `None` when every host is done.
     pub fn next_round(&mut self) -> Option<Round> {

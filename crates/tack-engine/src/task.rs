@@ -32,6 +32,9 @@ pub struct TaskRun<'a> {
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
+    /// `run_once`: the other hosts of the batch, which get the one host's facts and
+    /// registered result as ansible applies a run-once result to every host.
+    pub fanout: Vec<String>,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -98,7 +101,7 @@ impl TaskRun<'_> {
         Ok(None)
     }
 
-    fn flag(&self, keyword: Keyword, scope: &Scope) -> Result<bool, Diagnostic> {
+    pub(crate) fn flag(&self, keyword: Keyword, scope: &Scope) -> Result<bool, Diagnostic> {
         let Some(node) = self.ctx.inherited(keyword) else { return Ok(false) };
         let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
         Ok(rendered.value.value.is_truthy())
@@ -144,12 +147,14 @@ impl TaskRun<'_> {
             } else {
                 Provenance::ManagedHost
             };
-            self.vars.set_host_var(
-                host,
-                &name,
-                Node::bare(Value::Map(result.data.clone())),
-                provenance,
-            );
+            for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
+                self.vars.set_host_var(
+                    target,
+                    &name,
+                    Node::bare(Value::Map(result.data.clone())),
+                    provenance.clone(),
+                );
+            }
         }
         TaskOutcome { items, result, diff }
     }
@@ -421,7 +426,9 @@ impl TaskRun<'_> {
     /// Applies the action's facts, then `changed_when` and `failed_when`.
     fn judge(&self, host: &str, scope: &Scope, output: ActionOutput) -> HostResult {
         for (name, value, provenance) in &output.facts {
-            self.vars.set_host_var(host, name, value.clone(), provenance.clone());
+            for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
+                self.vars.set_host_var(target, name, value.clone(), provenance.clone());
+            }
         }
         for (name, value) in &output.included {
             self.vars.set_included_var(host, name, value.clone());

@@ -178,16 +178,22 @@ impl PlayScope {
     /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
     /// `ansible_play_batch`, `play_hosts`).
     pub fn set_play_hosts(&self, all: &[String], active: &[String]) {
+        self.set_play_batch(all, active, active);
+    }
+
+    /// The play's hosts magic variables under `serial`: every host of the play, those not
+    /// failed, and those of the current batch not failed.
+    pub fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
         let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
         layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
         layer.insert("ansible_play_hosts", list(active), Provenance::Trusted);
-        layer.insert("ansible_play_batch", list(active), Provenance::Trusted);
+        layer.insert("ansible_play_batch", list(batch), Provenance::Trusted);
         let deprecation = tack_template::Deprecation {
             message: "The `play_hosts` magic variable is deprecated.".into(),
             removed_in: "2.23".into(),
             help: Some("Use `ansible_play_batch` instead.".into()),
         };
-        layer.insert_deprecated("play_hosts", list(active), Provenance::Trusted, deprecation);
+        layer.insert_deprecated("play_hosts", list(batch), Provenance::Trusted, deprecation);
         if let Ok(mut slot) = self.play_hosts.write() {
             *slot = Arc::new(layer);
         }

@@ -94,8 +94,11 @@ fn unsupported_keywords_are_refused_where_written() {
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );
     refused(&play, &[], "the loop_control option 'pause'", 1);
-    let play = "- hosts: all\n  gather_facts: false\n  serial: 1\n  tasks:\n    - debug: msg=x\n";
-    refused(play, &[], "the play keyword 'serial'", 1);
+    let play =
+        "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
+    refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
+    let play = "- hosts: all\n  gather_facts: false\n  strategy: free\n  tasks:\n    - include_tasks: x.yml\n";
+    refused(play, &[], "tack does not support include_tasks under the 'free' strategy yet", 1);
 }
 
 #[test]
@@ -103,16 +106,11 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     refused(
         &play,
-        &["--start-at-task", "x"],
-        "tack playbook does not support --start-at-task yet",
-        5,
-    );
-    refused(
-        &play,
         &["-vvv"],
         "does not support -vvv and more (at -vvv ansible reports its Python module transport",
         5,
     );
+    refused(&play, &["--step"], "tack does not support --step", 5);
 }
 
 /// Seed 002: a controller file is never looked up under a name a managed host chose (a

@@ -16,7 +16,7 @@ mod file;
 mod find;
 mod fsattr;
 mod get_url;
-mod glob;
+pub mod glob;
 mod group;
 mod host;
 mod hostname;

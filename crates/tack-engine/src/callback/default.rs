@@ -209,6 +209,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
         self.colored("skipping: no hosts matched", Hue::Skip);
     }
 
+    fn no_hosts_remaining(&mut self) {
+        self.banner("NO MORE HOSTS LEFT");
+    }
+
     fn task_start(&mut self, task: &TaskView) {
         self.banner(&format!("TASK [{}]", task.name.trim()));
         self.task_path(task);

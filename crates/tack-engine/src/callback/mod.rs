@@ -29,6 +29,8 @@ pub struct TaskView {
 pub trait Callback {
     fn play_start(&mut self, name: &str);
     fn no_hosts_matched(&mut self);
+    /// `NO MORE HOSTS LEFT`: `max_fail_percentage` ended the play.
+    fn no_hosts_remaining(&mut self);
     fn task_start(&mut self, task: &TaskView);
     /// `include_tasks` loaded `file` for `hosts` (for one loop item, when it loops).
     fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>);

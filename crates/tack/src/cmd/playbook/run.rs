@@ -16,9 +16,7 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 12] = [
-        (args.start_at_task.is_some(), "--start-at-task"),
-        (args.force_handlers, "--force-handlers"),
+    let checks: [(bool, &'static str); 10] = [
         (
             args.verbosity.verbose > 2,
             "-vvv and more (at -vvv ansible reports its Python module transport: the \
@@ -88,6 +86,8 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
         },
+        start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
+        force_handlers: args.force_handlers,
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
@@ -98,5 +98,15 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         .with_palette(palette)
         .with_diff_context(context);
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.done.get() && !s.pattern.is_empty()) {
+        // ansible reports it after the recap, and the exit code stays the run's.
+        use std::io::Write;
+        let diag = Diagnostic::new(format!(
+            "No matching task \"{}\" found. Note: --start-at-task can only follow static includes.",
+            start.pattern
+        ));
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(diag.render().as_bytes())?;
+    }
     Ok(ExitCode::from(status.exit_code()))
 }

@@ -1,0 +1,256 @@
+//! The `free` strategy's passes as ansible runs them with one fork: in each pass over the
+//! batch every host that is not waiting for a result takes one step (a `meta` task runs at
+//! once; any other task is queued); at the end of the pass the results that are in are
+//! processed, which is every queued result but the last one queued (its worker is still
+//! running), unless the pass queued nothing. A host waits from its task's queueing to its
+//! result's processing. Results are shown when processed, each task's banner before the first
+//! result of another task than the last shown, as ansible's callback does for `free`.
+//!
+//! Handlers run per host, one per step, after the host's `flush_handlers`. Runs tasks only
+//! through [`TaskRun`](crate::task::TaskRun) and moves hosts only through the [`Walk`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tack_diag::Diagnostic;
+use tack_playbook::walk::TaskInContext;
+
+use crate::HostState;
+use crate::actions::Action;
+use crate::callback::{Callback, Stats};
+use crate::handlers::Handlers;
+use crate::play::{BatchEnd, PlayRun, is_meta, meta_arg};
+use crate::segments::{Round, Walk};
+use crate::task::TaskOutcome;
+
+/// What a queued step ran: a task of the walk, or a handler (by index).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The implicit `Gathering Facts`, each host's first step.
+    Gather,
+    Task(usize, usize),
+    Handler(usize),
+}
+
+enum Payload {
+    Gathered(crate::gather::Gathered),
+    Ran(TaskOutcome),
+}
+
+struct Queued {
+    host: String,
+    step: Step,
+    outcome: Payload,
+}
+
+impl PlayRun<'_, '_> {
+    /// One batch under `free`.
+    pub(crate) fn run_free_passes<'w>(
+        &self,
+        gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+        walk: &mut Walk<'w>,
+        handlers: &mut Handlers<'w>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+    ) -> Result<BatchEnd, Diagnostic> {
+        let hosts = self.hosts.clone();
+        let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
+        // Each host inside its handlers: the next handler index to consider.
+        let mut in_handlers: BTreeMap<String, usize> = BTreeMap::new();
+        let mut in_flight: Option<Queued> = None;
+        let mut banner: Option<Step> = None;
+        let mut to_gather: BTreeSet<String> = if gather.is_some() {
+            walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+        } else {
+            BTreeSet::new()
+        };
+        loop {
+            let mut queued: Vec<Queued> = Vec::new();
+            let mut stepped = false;
+            for host in &hosts {
+                let waiting = in_flight.as_ref().is_some_and(|q| &q.host == host)
+                    || queued.iter().any(|q| &q.host == host);
+                if waiting || !walk.is_running(host) {
+                    continue;
+                }
+                if let Some(keywords) = gather
+                    && to_gather.remove(host)
+                {
+                    let outcome = Payload::Gathered(self.gather_one(keywords, host));
+                    queued.push(Queued { host: host.clone(), step: Step::Gather, outcome });
+                    stepped = true;
+                    continue;
+                }
+                if let Some(from) = in_handlers.get(host).copied() {
+                    let next = (from..handlers.list.len()).find(|i| handlers.is_notified(*i, host));
+                    match next {
+                        Some(index) => {
+                            handlers.take(index, std::slice::from_ref(host));
+                            in_handlers.insert(host.clone(), index + 1);
+                            let ctx = handlers.list[index].ctx.clone();
+                            let outcome = Payload::Ran(self.execute(&ctx, host, None)?);
+                            queued.push(Queued {
+                                host: host.clone(),
+                                step: Step::Handler(index),
+                                outcome,
+                            });
+                            stepped = true;
+                            continue;
+                        }
+                        None => {
+                            in_handlers.remove(host);
+                        }
+                    }
+                }
+                let Some((seg, next)) = walk.at(host) else { continue };
+                stepped = true;
+                let ctx = walk.segments[seg].tasks[next].clone();
+                if let Some(role) = ctx.task.role
+                    && !self.play.role(role).allow_duplicates
+                    && !(ctx.task.implicit && meta_arg(&ctx) == "role_complete")
+                    && completed.contains(&(self.identities[role.0].clone(), host.clone()))
+                {
+                    walk.advance(host, seg, next, false);
+                    continue;
+                }
+                if is_meta(&ctx) {
+                    if meta_arg(&ctx) == "flush_handlers" {
+                        in_handlers.insert(host.clone(), 0);
+                        walk.advance(host, seg, next, false);
+                        continue;
+                    }
+                    let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
+                    let mut meta = crate::meta::MetaRound {
+                        walk,
+                        handlers,
+                        completed: &mut completed,
+                        states,
+                    };
+                    self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    continue;
+                }
+                let params = walk.segments[seg].params.clone();
+                let controls =
+                    self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
+                crate::strategy_free::warn_unsupported(&controls);
+                let outcome = Payload::Ran(self.execute(&ctx, host, params)?);
+                queued.push(Queued { host: host.clone(), step: Step::Task(seg, next), outcome });
+            }
+            // The single worker finishes the one before each task it takes. A pass that
+            // queued nothing but ran meta tasks is over before the running task's result is
+            // in; one where no host could move waits for it.
+            let mut done: Vec<Queued> = Vec::new();
+            if !queued.is_empty() {
+                done.extend(in_flight.take());
+                done.extend(queued);
+                in_flight = done.pop();
+            } else if !stepped {
+                done.extend(in_flight.take());
+            }
+            let processed = !done.is_empty();
+            for q in done {
+                self.process(q, walk, handlers, callback, stats, states, &mut banner)?;
+            }
+            self.update_play_hosts(&walk.cursors);
+            if self.ended_play.get() || (!stepped && !processed && in_flight.is_none()) {
+                break;
+            }
+        }
+        Ok(BatchEnd::Done)
+    }
+
+    fn execute(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Result<TaskOutcome, Diagnostic> {
+        let Some(action) = Action::find(&ctx.task.action) else {
+            return Err(Diagnostic::at(
+                format!("tack does not support the action '{}' yet", ctx.task.action),
+                ctx.task.origin.clone(),
+            ));
+        };
+        Ok(self.runner(ctx, action, params).run(host))
+    }
+
+    /// A result processed: the banner if another task's result was shown last, the items,
+    /// the host's next position, the result line.
+    #[allow(clippy::too_many_arguments)]
+    fn process(
+        &self,
+        q: Queued,
+        walk: &mut Walk<'_>,
+        handlers: &mut Handlers<'_>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        states: &mut BTreeMap<String, HostState>,
+        banner: &mut Option<Step>,
+    ) -> Result<(), Diagnostic> {
+        let outcome = match q.outcome {
+            Payload::Gathered(gathered) => {
+                if *banner != Some(Step::Gather) {
+                    callback.task_start(&crate::gather::gather_view(self.play));
+                    *banner = Some(Step::Gather);
+                }
+                if let Some(cursor) = walk.cursor_mut(&q.host) {
+                    self.apply_gathered(gathered, cursor, stats, states, callback);
+                }
+                return Ok(());
+            }
+            Payload::Ran(outcome) => outcome,
+        };
+        let (ctx, params) = match q.step {
+            Step::Gather => return Ok(()),
+            Step::Task(seg, next) => {
+                (walk.segments[seg].tasks[next].clone(), walk.segments[seg].params.clone())
+            }
+            Step::Handler(index) => (handlers.list[index].ctx.clone(), None),
+        };
+        let view = self.view(&ctx);
+        if *banner != Some(q.step) {
+            match q.step {
+                Step::Handler(_) => callback.handler_start(&view),
+                _ => callback.task_start(&view),
+            }
+            *banner = Some(q.step);
+        }
+        for item in &outcome.items {
+            callback.item_result(&view, item);
+        }
+        let result = &outcome.result;
+        let host = q.host.as_str();
+        let failed = result.flag("failed") && !result.ignored;
+        match q.step {
+            Step::Gather => {}
+            Step::Task(seg, next) => {
+                let rescuing = failed && walk.rescuing(host, seg, next);
+                stats.count(result, rescuing);
+                if rescuing {
+                    self.remember_failure(host, &ctx, result);
+                }
+                if !failed && result.flag("changed") {
+                    self.notify_from(handlers, &ctx, host, &outcome, params, callback)?;
+                }
+                walk.advance(host, seg, next, failed);
+            }
+            Step::Handler(_) => {
+                stats.count(result, false);
+                if failed {
+                    if let Some(cursor) = walk.cursor_mut(host) {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                } else if result.flag("changed") {
+                    let names = self.notify_names(&ctx, host, None)?;
+                    for i in handlers.notify_now(host, &names)? {
+                        let name = self.view(&handlers.list[i].ctx).name;
+                        callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                    }
+                }
+            }
+        }
+        callback.host_result(&view, result);
+        Ok(())
+    }
+}
