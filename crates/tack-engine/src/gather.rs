@@ -28,7 +28,7 @@ impl PlayRun<'_, '_> {
             name: "Gathering Facts".into(),
             action: "gather_facts".into(),
             looped: false,
-            origin: self.play.origin.clone(),
+            origin: self.play().origin.clone(),
         };
         callback.task_start(&view);
         let mut args = serde_json::Map::new();
@@ -60,7 +60,7 @@ impl PlayRun<'_, '_> {
                     result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
                 shown.error = Some(Diagnostic::at(
                     format!("Task failed: Module failed: {msg}"),
-                    self.play.origin.clone(),
+                    self.play().origin.clone(),
                 ));
                 stats.count(&shown, false);
                 cursor.pos = None;

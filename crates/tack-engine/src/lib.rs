@@ -15,6 +15,7 @@ mod flush;
 mod gather;
 mod handlers;
 mod include;
+mod include_role;
 mod iterator;
 mod json;
 mod meta;

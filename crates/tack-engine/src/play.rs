@@ -41,11 +41,13 @@ pub enum PlayEnd {
 /// What one play's run shares between its rounds.
 pub(crate) struct PlayRun<'r, 'a> {
     pub run: &'r RunContext<'a>,
-    pub play: &'r Play,
+    /// The play as it stands: an `include_role` replaces it with a copy whose role arena
+    /// holds the roles loaded since (earlier roles keep their ids).
+    play: std::cell::Cell<&'r Play>,
     pub scope: std::sync::Arc<PlayScope>,
     pub hosts: Vec<String>,
     /// Each role's identity (its name and parameters), for `allow_duplicates`.
-    pub identities: Vec<String>,
+    pub identities: std::cell::RefCell<Vec<String>>,
     /// Each role task's role layers, computed once (they do not depend on the host).
     role_layers: std::cell::RefCell<
         std::collections::HashMap<*const tack_playbook::Task, crate::roles::RoleLayers>,
@@ -129,6 +131,7 @@ pub fn run_play(
     scope.set_play_hosts(&hosts, &hosts);
 
     let arena: Arena<Vec<CompiledBlock>> = Arena::new();
+    let plays: Arena<Play> = Arena::new();
     let compiled: &[CompiledBlock] = arena.alloc(compile_play(play));
     let play_segment = Segment::new(play, compiled, None, |ctx| {
         Ok((ctx.task.implicit && is_meta(ctx))
@@ -140,13 +143,15 @@ pub fn run_play(
     let mut walk = Walk::new(play_segment, &hosts);
     let this = PlayRun {
         run,
-        play,
+        play: std::cell::Cell::new(play),
         scope,
         hosts: hosts.clone(),
         role_layers: Default::default(),
-        identities: (0..play.role_arena.len())
-            .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
-            .collect(),
+        identities: std::cell::RefCell::new(
+            (0..play.role_arena.len())
+                .map(|i| crate::roles::identity(play, tack_playbook::RoleId(i)))
+                .collect(),
+        ),
     };
 
     this.check_connections(&walk.segments[0].tasks, &handlers)?;
@@ -168,10 +173,10 @@ pub fn run_play(
         let ctx = &ctx;
         // A role that already ran on a host under the same identity is passed over there.
         if let Some(role) = ctx.task.role
-            && !play.role(role).allow_duplicates
+            && !this.play().role(role).allow_duplicates
             && !(ctx.task.implicit && meta_arg(ctx) == "role_complete")
         {
-            let identity = &this.identities[role.0];
+            let identity = &this.identities.borrow()[role.0].clone();
             let done: Vec<String> = round
                 .hosts
                 .iter()
@@ -197,8 +202,18 @@ pub fn run_play(
             this.update_play_hosts(&walk.cursors);
             continue;
         }
-        if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
-            this.splice_include(ctx, &round, &mut walk, &arena, &vars, callback, stats)?;
+        if matches!(
+            ctx.task.kind,
+            tack_playbook::TaskKind::IncludeTasks | tack_playbook::TaskKind::IncludeRole(_)
+        ) {
+            let mut splice = crate::include::Splice {
+                walk: &mut walk,
+                handlers: &mut handlers,
+                arena: &arena,
+                plays: &plays,
+                vars: &vars,
+            };
+            this.splice_include(ctx, &round, &mut splice, callback, stats)?;
             this.update_play_hosts(&walk.cursors);
             continue;
         }
@@ -241,7 +256,15 @@ pub fn run_play(
     Ok(if all_failed { PlayEnd::AllFailed } else { PlayEnd::Continue })
 }
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
+    pub(crate) fn play(&self) -> &'r Play {
+        self.play.get()
+    }
+
+    pub(crate) fn set_play(&self, play: &'r Play) {
+        self.play.set(play);
+    }
+
     pub(crate) fn runner<'t>(
         &'t self,
         ctx: &'t TaskInContext<'t>,
@@ -258,9 +281,9 @@ impl PlayRun<'_, '_> {
                 .role_layers
                 .borrow_mut()
                 .entry(std::ptr::from_ref(ctx.task))
-                .or_insert_with(|| crate::roles::layers(self.play, ctx))
+                .or_insert_with(|| crate::roles::layers(self.play(), ctx))
                 .clone(),
-            play: self.play,
+            play: self.play(),
             check_flag: self.run.facts.check_mode,
             params,
         }
@@ -304,9 +327,12 @@ impl PlayRun<'_, '_> {
         let task = ctx.task;
         TaskView {
             // `Task.get_name`: an unnamed task in a role shows `role : action`.
-            name: listed_name(self.play, task).unwrap_or_else(|| match task.role {
-                Some(role) => format!("{} : {}", self.play.role(role).name, task.action),
-                None => task.action.clone(),
+            name: listed_name(self.play(), task).unwrap_or_else(|| match (&task.kind, task.role) {
+                (tack_playbook::TaskKind::IncludeRole(target), _) => {
+                    crate::include_role::unnamed(&task.action, target)
+                }
+                (_, Some(role)) => format!("{} : {}", self.play().role(role).name, task.action),
+                (_, None) => task.action.clone(),
             }),
             action: task.action.clone(),
             looped: task.loop_items.is_some(),

@@ -161,6 +161,9 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         }
         return Ok(());
     }
+    if let TaskKind::IncludeRole(target) = &task.kind {
+        return check_include_role(task, target);
+    }
     if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     }
@@ -174,6 +177,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             "end_batch",
             "clear_facts",
             "clear_host_errors",
+            "end_role",
         ];
         if !arg.as_deref().is_some_and(|a| known.contains(&a)) {
             let what = format!("'meta: {}'", arg.unwrap_or_default());
@@ -248,8 +252,61 @@ pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     }
     let mut all = Vec::new();
     tasks(&block.block, &mut all);
-    for task in &all {
+    for task in all.iter().filter(|t| !t.implicit) {
         check_task(task)?;
+    }
+    Ok(())
+}
+
+/// Keywords on an `include_role` the engine honours (its other keywords would be inherited
+/// by the role's tasks, which the engine does not do yet).
+const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Loop,
+    Keyword::LoopControl,
+    Keyword::Vars,
+    Keyword::Tags,
+];
+
+/// `include_role`'s options and keywords; `public`, `apply`, `rescuable` and
+/// `rolespec_validate` are refused by name (as given, truthy or not, except a false
+/// `public`, which is the include's default).
+fn check_include_role(
+    task: &tack_playbook::Task,
+    target: &tack_playbook::RoleTarget,
+) -> Result<(), Diagnostic> {
+    for option in ["apply", "rescuable", "rolespec_validate"] {
+        if let Some(node) = task.args.get(option) {
+            let what = format!("the {} option '{option}'", task.action);
+            return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
+        }
+    }
+    if let Some(public) = &target.public
+        && !matches!(&public.value, Value::Bool(false))
+    {
+        let what = format!("the {} option 'public'", task.action);
+        return Err(refuse(what, public.origin.clone().or_else(|| task.origin.clone())));
+    }
+    for (keyword, _) in task.attrs.iter() {
+        if !INCLUDE_ROLE_KEYWORDS.contains(&keyword) {
+            let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
+            return Err(refuse(format!("the include_role keyword '{}'", keyword.as_str()), origin));
+        }
+    }
+    if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
+        for (key, _) in control.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if name != "loop_var" {
+                return Err(refuse(
+                    format!("the loop_control option '{name}' on include_role"),
+                    key.origin.clone(),
+                ));
+            }
+        }
+    }
+    if task.delegate_to.is_some() {
+        return Err(refuse("'delegate_to'".into(), task.origin.clone()));
     }
     Ok(())
 }

@@ -231,6 +231,12 @@ impl<'a> Walk<'a> {
         Some(Round { pick, seg, next, hosts })
     }
 
+    /// Where `host` stands (segment and task), if it has a task left.
+    pub fn position_of(&self, host: &str) -> Option<(usize, usize)> {
+        let base = self.cursor(host)?;
+        self.position(host, base)
+    }
+
     /// Moves `host` past task `next` of segment `seg`.
     pub fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
         step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
