@@ -118,7 +118,7 @@ impl<'r> PlayRun<'r, '_> {
                 ctx.task.origin.clone(),
             ));
         };
-        let wanted = self.wanted(ctx, hosts, params, callback, stats, &[Some(raw)])?;
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
         let mut out = Vec::new();
@@ -159,7 +159,7 @@ impl<'r> PlayRun<'r, '_> {
         params: Option<&std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-        nodes: &[Option<&Node>],
+        nodes: &[(&str, Option<&Node>)],
     ) -> Result<Vec<Wanted>, Diagnostic> {
         let view = self.view(ctx);
         callback.task_start(&view);
@@ -213,7 +213,7 @@ impl<'r> PlayRun<'r, '_> {
                     continue;
                 }
                 let mut names = Vec::with_capacity(nodes.len());
-                for node in nodes {
+                for (arg, node) in nodes {
                     let Some(node) = node else {
                         names.push(None);
                         continue;
@@ -228,9 +228,8 @@ impl<'r> PlayRun<'r, '_> {
                     if rendered.provenance.is_managed_host() {
                         return Err(Diagnostic::at(
                             format!(
-                                "the file or role of this {} was named by a managed host, and \
-                                 a controller file a host chose is never read",
-                                ctx.task.action
+                                "the '{arg}' of this include was named by a managed host, and \
+                                 a controller file a host chose is never read"
                             ),
                             ctx.task.origin.clone(),
                         ));

@@ -45,12 +45,12 @@ impl<'r> PlayRun<'r, '_> {
         stats: &mut Stats,
     ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
         let nodes = [
-            target.name.as_ref(),
-            target.tasks_from.as_ref(),
-            target.vars_from.as_ref(),
-            target.defaults_from.as_ref(),
-            target.handlers_from.as_ref(),
-            target.allow_duplicates.as_ref(),
+            ("name", target.name.as_ref()),
+            ("tasks_from", target.tasks_from.as_ref()),
+            ("vars_from", target.vars_from.as_ref()),
+            ("defaults_from", target.defaults_from.as_ref()),
+            ("handlers_from", target.handlers_from.as_ref()),
+            ("allow_duplicates", target.allow_duplicates.as_ref()),
         ];
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
         let (parent, include_vars) = stripped_parent(ctx);

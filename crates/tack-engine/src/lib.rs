@@ -18,6 +18,7 @@ mod include;
 mod include_role;
 mod iterator;
 mod json;
+mod live;
 mod meta;
 mod play;
 mod refuse;
@@ -106,9 +107,10 @@ pub fn run(
     check(playbooks)?;
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
+    let live = live::LiveInventory::new(ctx.inventory);
     for playbook in playbooks {
         for play in &playbook.plays {
-            if play::run_play(ctx, play, callback, &mut stats, &mut states)?
+            if play::run_play(ctx, &live, play, callback, &mut stats, &mut states)?
                 == play::PlayEnd::AllFailed
             {
                 break;

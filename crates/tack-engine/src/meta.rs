@@ -43,7 +43,12 @@ impl PlayRun<'_, '_> {
         // first host at them).
         let per_host = matches!(
             kind.as_str(),
-            "noop" | "end_host" | "role_complete" | "flush_handlers" | "end_role"
+            "noop"
+                | "end_host"
+                | "role_complete"
+                | "flush_handlers"
+                | "end_role"
+                | "reset_connection"
         );
         let targets: Vec<String> = if per_host {
             round.hosts.clone()
@@ -59,7 +64,10 @@ impl PlayRun<'_, '_> {
             if !ctx.task.implicit {
                 callback.task_start(&view);
             }
-            let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
+            let conditional = !matches!(
+                kind.as_str(),
+                "noop" | "role_complete" | "refresh_inventory" | "reset_connection"
+            );
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
                 // Shown, never counted in the recap.
                 callback.host_result(&view, &skip);
@@ -74,6 +82,10 @@ impl PlayRun<'_, '_> {
                     }
                 }
                 "end_host" => ended.push(host.clone()),
+                "refresh_inventory" => {
+                    self.live.refresh(self.run.loader)?;
+                    self.scope.set_inventory(&self.live.current(), self.run.loader)?;
+                }
                 "end_role" => ending_role.push(host.clone()),
                 "end_play" | "end_batch" => ended.extend(self.hosts.iter().cloned()),
                 "clear_facts" => {

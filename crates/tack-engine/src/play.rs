@@ -44,6 +44,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// The play as it stands: an `include_role` replaces it with a copy whose role arena
     /// holds the roles loaded since (earlier roles keep their ids).
     play: std::cell::Cell<&'r Play>,
+    /// The run's inventory as `add_host` and `group_by` leave it.
+    pub live: &'r crate::live::LiveInventory,
     pub scope: std::sync::Arc<PlayScope>,
     pub hosts: Vec<String>,
     /// Each role's identity (its name and parameters), for `allow_duplicates`.
@@ -88,6 +90,7 @@ pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
 /// Runs `play`, updating each host's state and the recap.
 pub fn run_play(
     run: &RunContext<'_>,
+    live: &crate::live::LiveInventory,
     play: &Play,
     callback: &mut dyn Callback,
     stats: &mut Stats,
@@ -106,9 +109,9 @@ pub fn run_play(
     } else {
         keywords.name.clone()
     };
-    let data = run.inventory.data();
-    let hosts: Vec<String> = run
-        .inventory
+    let inventory = live.current();
+    let data = inventory.data();
+    let hosts: Vec<String> = inventory
         .select_terms(&keywords.hosts)?
         .into_iter()
         .map(|h| data.host(h).name.clone())
@@ -120,7 +123,7 @@ pub fn run_play(
         return Ok(PlayEnd::Continue);
     }
     let scope = PlayScope::new(
-        run.inventory,
+        &inventory,
         run.loader,
         &layers.role_defaults,
         &layers.vars,
@@ -128,6 +131,8 @@ pub fn run_play(
         &play_basedir(play),
         &run.facts,
     )?;
+    // Tasks change the inventory from here on (`add_host`, `group_by`).
+    drop(inventory);
     scope.set_play_hosts(&hosts, &hosts);
 
     let arena: Arena<Vec<CompiledBlock>> = Arena::new();
@@ -144,6 +149,7 @@ pub fn run_play(
     let this = PlayRun {
         run,
         play: std::cell::Cell::new(play),
+        live,
         scope,
         hosts: hosts.clone(),
         role_layers: Default::default(),
@@ -218,7 +224,16 @@ pub fn run_play(
             continue;
         }
         let params = walk.segments[seg].params.clone();
-        this.run_task(ctx, &round.hosts, params.clone(), callback, false, &mut |host, outcome| {
+        let action = Action::find(&ctx.task.action);
+        // `add_host` bypasses the host loop: it runs once, on the first host, and the others
+        // move on without a result.
+        let bypass = matches!(action, Some(Action::AddHost));
+        let run_hosts: Vec<String> = if bypass {
+            round.hosts.iter().take(1).cloned().collect()
+        } else {
+            round.hosts.clone()
+        };
+        this.run_task(ctx, &run_hosts, params.clone(), callback, false, &mut |host, outcome| {
             let result = &outcome.result;
             if result.flag("failed") && !result.ignored {
                 let rescuing = walk.rescuing(host, seg, next);
@@ -236,6 +251,12 @@ pub fn run_play(
             }
             Ok(())
         })?;
+        for host in round.hosts.iter().filter(|h| !run_hosts.contains(h)) {
+            walk.advance(host, seg, next, false);
+        }
+        if matches!(action, Some(Action::AddHost | Action::GroupBy)) {
+            this.scope.set_inventory(&this.live.current(), run.loader)?;
+        }
         this.update_play_hosts(&walk.cursors);
     }
 
@@ -286,6 +307,7 @@ impl<'r> PlayRun<'r, '_> {
             play: self.play(),
             check_flag: self.run.facts.check_mode,
             params,
+            inventory: self.live,
         }
     }
 
@@ -298,7 +320,12 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let all = tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
         for ctx in all {
-            let Some(Action::Module(_)) = Action::find(&ctx.task.action) else { continue };
+            // `meta: reset_connection` resets the host's connection, which only the local
+            // one (where it does nothing) is tack's to reset.
+            let resets = is_meta(ctx) && meta_arg(ctx) == "reset_connection";
+            if !resets && !matches!(Action::find(&ctx.task.action), Some(Action::Module(_))) {
+                continue;
+            }
             for host in &self.hosts {
                 let Some(scope) = self.runner(ctx, Action::Debug, None).scope(host) else {
                     continue;

@@ -178,10 +178,19 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             "clear_facts",
             "clear_host_errors",
             "end_role",
+            "refresh_inventory",
+            "reset_connection",
         ];
         if !arg.as_deref().is_some_and(|a| known.contains(&a)) {
             let what = format!("'meta: {}'", arg.unwrap_or_default());
             return Err(refuse(what, task.origin.clone()));
+        }
+        // ansible warns that these take no condition and runs them anyway.
+        if matches!(arg.as_deref(), Some("refresh_inventory" | "reset_connection"))
+            && let Some(key) = task.attrs.key(Keyword::When)
+        {
+            let what = format!("'when' on 'meta: {}'", arg.unwrap_or_default());
+            return Err(refuse(what, key.origin.clone()));
         }
         return Ok(());
     }

@@ -29,6 +29,7 @@ pub struct TaskRun<'a> {
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
+    pub inventory: &'a crate::live::LiveInventory,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -369,6 +370,7 @@ impl TaskRun<'_> {
             diff: false,
             search: &search,
             host_named: &host_named,
+            inventory: self.inventory,
         })
     }
 

@@ -119,4 +119,10 @@ fn a_controller_file_a_host_named_is_never_read() {
     let out = run(dir.path(), &play, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the 'file' of this include was named by a managed host"), "{stderr}");
+    let play = format!(
+        "{PLAY}    - command: echo secret\n      register: r\n    - include_role:\n        name: '{{{{ r.stdout }}}}'\n"
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the 'name' of this include was named by a managed host"), "{stderr}");
 }

@@ -9,6 +9,7 @@ pub mod copy;
 mod debug;
 mod fail;
 mod include_vars;
+mod inventory;
 mod module;
 mod set_fact;
 
@@ -32,6 +33,8 @@ pub enum Action {
     /// The `template` action plugin.
     Template,
     IncludeVars,
+    AddHost,
+    GroupBy,
 }
 
 impl Action {
@@ -46,6 +49,8 @@ impl Action {
             // checksums); their host halves alone would not do what the task asks.
             "copy" => Some(Action::Copy),
             "include_vars" => Some(Action::IncludeVars),
+            "add_host" => Some(Action::AddHost),
+            "group_by" => Some(Action::GroupBy),
             "template" => Some(Action::Template),
             "fetch" | "assemble" | "unarchive" | "script" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
@@ -63,6 +68,8 @@ impl Action {
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
+            Action::AddHost => "ansible.builtin.add_host".into(),
+            Action::GroupBy => "ansible.builtin.group_by".into(),
         }
     }
 
@@ -88,7 +95,9 @@ impl Action {
             | Action::Module(_)
             | Action::Copy
             | Action::Template
-            | Action::IncludeVars => &[],
+            | Action::IncludeVars
+            | Action::AddHost
+            | Action::GroupBy => &[],
         }
     }
 
@@ -100,8 +109,14 @@ impl Action {
             Action::Fail => &["msg"],
             // One file, optionally nested; directory loading is not done yet.
             Action::IncludeVars => &["file", "name"],
+            Action::GroupBy => &["key", "parents"],
             // Any variable name; a module checks its own arguments, in ansible's words.
-            Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
+            // add_host: every other argument is a host variable.
+            Action::SetFact
+            | Action::Module(_)
+            | Action::Copy
+            | Action::Template
+            | Action::AddHost => &[],
         }
     }
 }
@@ -126,6 +141,8 @@ pub struct ActionInput<'a> {
     /// The arguments whose render read something a managed host said: such a value never
     /// names a controller file to read (seed 002).
     pub host_named: &'a [String],
+    /// The run's inventory (`add_host` and `group_by` change it).
+    pub inventory: &'a crate::live::LiveInventory,
 }
 
 impl ActionInput<'_> {
@@ -194,6 +211,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
         Action::IncludeVars => include_vars::run(input),
+        Action::AddHost => inventory::add_host(input),
+        Action::GroupBy => inventory::group_by(input),
     }
 }
 
