@@ -227,7 +227,7 @@ pub fn run_play(
         let action = Action::find(&ctx.task.action);
         // `add_host` bypasses the host loop: it runs once, on the first host, and the others
         // move on without a result.
-        let bypass = matches!(action, Some(Action::AddHost));
+        let bypass = matches!(action, Some(Action::AddHost | Action::Pause));
         let run_hosts: Vec<String> = if bypass {
             round.hosts.iter().take(1).cloned().collect()
         } else {
@@ -245,6 +245,11 @@ pub fn run_play(
             } else {
                 if result.flag("changed") {
                     handlers.notify(host, &this.notify_names(ctx, host, params.clone())?)?;
+                }
+                if let Some(custom) = result.data.get("ansible_stats").and_then(Node::as_map)
+                    && action == Some(Action::SetStats)
+                {
+                    stats.apply_custom(host, custom);
                 }
                 stats.count(result, false);
                 walk.advance(host, seg, next, false);
@@ -323,7 +328,12 @@ impl<'r> PlayRun<'r, '_> {
             // `meta: reset_connection` resets the host's connection, which only the local
             // one (where it does nothing) is tack's to reset.
             let resets = is_meta(ctx) && meta_arg(ctx) == "reset_connection";
-            if !resets && !matches!(Action::find(&ctx.task.action), Some(Action::Module(_))) {
+            if !resets
+                && !matches!(
+                    Action::find(&ctx.task.action),
+                    Some(Action::Module(_) | Action::WaitForConnection)
+                )
+            {
                 continue;
             }
             for host in &self.hosts {
@@ -394,6 +404,11 @@ impl<'r> PlayRun<'r, '_> {
         }
         let runner = self.runner(ctx, action, params);
         for host in hosts {
+            if action == Action::Pause {
+                for line in runner.announce(host) {
+                    callback.display(&line);
+                }
+            }
             let outcome = runner.run(host);
             for item in &outcome.items {
                 callback.item_result(&view, item);

@@ -300,6 +300,26 @@ impl TaskRun<'_> {
         }
     }
 
+    /// What `pause` announces on `host` before it waits (nothing when its `when` is false
+    /// or its arguments do not render; running it then reports that).
+    pub(crate) fn announce(&self, host: &str) -> Vec<String> {
+        let Some(scope) = self.scope(host) else { return Vec::new() };
+        if !matches!(self.false_condition(&scope), Ok(None)) {
+            return Vec::new();
+        }
+        let mut args = Mapping::new();
+        for (key, value) in self.ctx.task.args.iter() {
+            match self.templar.render(value, &scope) {
+                Ok(rendered) => {
+                    args.insert(key.clone(), rendered.value);
+                }
+                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(_) => return Vec::new(),
+            }
+        }
+        actions::pause::announce(&args)
+    }
+
     /// Renders the arguments and runs the action.
     fn execute(&self, scope: &Scope) -> ActionOutput {
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {

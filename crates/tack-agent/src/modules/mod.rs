@@ -6,6 +6,7 @@ pub mod argspec;
 mod blockinfile;
 mod command;
 mod common;
+pub use common::timestamp;
 mod copy;
 mod copytree;
 mod cron;

@@ -11,7 +11,9 @@ mod fail;
 mod include_vars;
 mod inventory;
 mod module;
+pub mod pause;
 mod set_fact;
+mod set_stats;
 
 use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
@@ -35,6 +37,9 @@ pub enum Action {
     IncludeVars,
     AddHost,
     GroupBy,
+    Pause,
+    SetStats,
+    WaitForConnection,
 }
 
 impl Action {
@@ -51,6 +56,9 @@ impl Action {
             "include_vars" => Some(Action::IncludeVars),
             "add_host" => Some(Action::AddHost),
             "group_by" => Some(Action::GroupBy),
+            "pause" => Some(Action::Pause),
+            "set_stats" => Some(Action::SetStats),
+            "wait_for_connection" => Some(Action::WaitForConnection),
             "template" => Some(Action::Template),
             "fetch" | "assemble" | "unarchive" | "script" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
@@ -70,6 +78,9 @@ impl Action {
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
+            Action::Pause => "ansible.builtin.pause".into(),
+            Action::SetStats => "ansible.builtin.set_stats".into(),
+            Action::WaitForConnection => "ansible.builtin.wait_for_connection".into(),
         }
     }
 
@@ -97,7 +108,10 @@ impl Action {
             | Action::Template
             | Action::IncludeVars
             | Action::AddHost
-            | Action::GroupBy => &[],
+            | Action::GroupBy
+            | Action::Pause
+            | Action::SetStats
+            | Action::WaitForConnection => &[],
         }
     }
 
@@ -110,6 +124,9 @@ impl Action {
             // One file, optionally nested; directory loading is not done yet.
             Action::IncludeVars => &["file", "name"],
             Action::GroupBy => &["key", "parents"],
+            Action::Pause => &["echo", "minutes", "seconds", "prompt"],
+            Action::SetStats => &["aggregate", "data", "per_host"],
+            Action::WaitForConnection => &["connect_timeout", "delay", "sleep", "timeout"],
             // Any variable name; a module checks its own arguments, in ansible's words.
             // add_host: every other argument is a host variable.
             Action::SetFact
@@ -213,6 +230,9 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::IncludeVars => include_vars::run(input),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
+        Action::Pause => pause::pause(input),
+        Action::SetStats => set_stats::run(input),
+        Action::WaitForConnection => pause::wait_for_connection(input),
     }
 }
 

@@ -24,11 +24,19 @@ pub struct DefaultCallback<W: Write> {
     shown_errors: std::collections::HashSet<String>,
     /// `-v` count.
     verbosity: u8,
+    /// `show_custom_stats`: the recap is followed by the `set_stats` data.
+    custom_stats: bool,
 }
 
 impl<W: Write> DefaultCallback<W> {
     pub fn new(out: W, columns: usize) -> DefaultCallback<W> {
-        DefaultCallback { out, columns, shown_errors: Default::default(), verbosity: 0 }
+        DefaultCallback {
+            out,
+            columns,
+            shown_errors: Default::default(),
+            verbosity: 0,
+            custom_stats: false,
+        }
     }
 
     /// The callback at `-v` level `verbosity`: every result is shown, indented from `-vvv`.
@@ -45,6 +53,12 @@ impl<W: Write> DefaultCallback<W> {
     /// `_dump_results`' indentation rule.
     fn indent(&self, result: &HostResult) -> bool {
         result.verbose_always || self.verbosity > 2
+    }
+
+    /// The callback with `show_custom_stats` set.
+    pub fn with_custom_stats(mut self, show: bool) -> DefaultCallback<W> {
+        self.custom_stats = show;
+        self
     }
 
     pub fn into_inner(self) -> W {
@@ -272,5 +286,15 @@ impl<W: Write> Callback for DefaultCallback<W> {
             self.line(&row);
         }
         self.line("");
+        if self.custom_stats && !stats.custom.is_empty() {
+            self.banner("CUSTOM STATS: ");
+            for line in stats.custom_lines() {
+                self.line(&line);
+            }
+        }
+    }
+
+    fn display(&mut self, text: &str) {
+        self.line(text);
     }
 }

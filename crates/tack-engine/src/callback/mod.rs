@@ -4,6 +4,7 @@
 //!
 //! Callbacks only report: they never change a result or decide what runs next.
 
+mod custom;
 pub mod default;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,8 @@ pub trait Callback {
     /// One loop item's result.
     fn item_result(&mut self, task: &TaskView, result: &HostResult);
     fn stats(&mut self, stats: &Stats);
+    /// A line an action shows while it runs (`pause`'s announcement).
+    fn display(&mut self, text: &str);
 }
 
 /// One host's counters in the recap.
@@ -55,6 +58,8 @@ pub struct HostStats {
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
     hosts: BTreeMap<String, HostStats>,
+    /// `set_stats` data by host (`_run` for the whole run's), see `custom`.
+    pub custom: BTreeMap<String, tack_yaml::Mapping>,
 }
 
 impl Stats {

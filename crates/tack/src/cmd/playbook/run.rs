@@ -90,7 +90,9 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         };
         writeln!(stdout, "{line}")?;
     }
-    let mut callback = DefaultCallback::new(stdout, 79).with_verbosity(args.verbosity.verbose);
+    let mut callback = DefaultCallback::new(stdout, 79)
+        .with_verbosity(args.verbosity.verbose)
+        .with_custom_stats(session.config.show_custom_stats());
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
 }
