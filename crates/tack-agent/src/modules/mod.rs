@@ -26,7 +26,7 @@ mod paths;
 mod ping;
 mod pyfmt;
 mod pylit;
-mod pyre;
+pub mod pyre;
 mod replace;
 pub mod setup;
 mod slurp;

@@ -9,6 +9,7 @@ pub mod copy;
 mod debug;
 mod fail;
 mod include_vars;
+mod include_vars_dir;
 mod inventory;
 mod module;
 pub mod pause;
@@ -121,8 +122,17 @@ impl Action {
             Action::Debug => &["msg", "var", "verbosity"],
             Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
             Action::Fail => &["msg"],
-            // One file, optionally nested; directory loading is not done yet.
-            Action::IncludeVars => &["file", "name"],
+            Action::IncludeVars => &[
+                "file",
+                "name",
+                "dir",
+                "depth",
+                "files_matching",
+                "ignore_files",
+                "extensions",
+                "ignore_unknown_extensions",
+                "hash_behaviour",
+            ],
             Action::GroupBy => &["key", "parents"],
             Action::Pause => &["echo", "minutes", "seconds", "prompt"],
             Action::SetStats => &["aggregate", "data", "per_host"],
