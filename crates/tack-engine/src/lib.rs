@@ -21,6 +21,7 @@ mod json;
 mod live;
 mod meta;
 mod play;
+mod prompt;
 mod refuse;
 pub mod result;
 mod roles;
@@ -110,6 +111,8 @@ pub fn run(
     let live = live::LiveInventory::new(ctx.inventory);
     for playbook in playbooks {
         for play in &playbook.plays {
+            let prompted = prompt::answered(ctx, play)?;
+            let play = prompted.as_ref().unwrap_or(play);
             if play::run_play(ctx, &live, play, callback, &mut stats, &mut states)?
                 == play::PlayEnd::AllFailed
             {

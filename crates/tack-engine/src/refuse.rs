@@ -113,8 +113,14 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for role in &play.role_arena {
         check_attrs(&role.attrs, ROLE_KEYWORDS, "role")?;
     }
-    if !play.vars_prompt.is_empty() {
-        return Err(refuse("'vars_prompt'".into(), play.origin.clone()));
+    for entry in &play.vars_prompt {
+        for (key, _) in entry.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if !crate::prompt::OPTIONS.contains(&name) {
+                let what = format!("the vars_prompt option '{name}'");
+                return Err(refuse(what, key.origin.clone().or_else(|| play.origin.clone())));
+            }
+        }
     }
     let role_blocks =
         play.role_arena.iter().flat_map(|r| r.task_blocks.iter().chain(&r.handler_blocks));
