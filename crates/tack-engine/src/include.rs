@@ -48,6 +48,7 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let (seg, next) = (round.seg, round.next);
         let params = state.walk.segments[seg].params.clone();
+        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
         let included = match &ctx.task.kind {
             tack_playbook::TaskKind::IncludeRole(target) => {
                 self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
@@ -57,6 +58,15 @@ impl<'r> PlayRun<'r, '_> {
         let mut splice = round.pick + 1;
         let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
         let templar = self.run.templar;
+        let apply: Option<&'r tack_playbook::Block> =
+            match self.run.tasks.load_apply(self.play(), ctx.task)? {
+                Some(block) => {
+                    let held =
+                        state.arena.alloc(vec![CompiledBlock { block, dep_chain: Vec::new() }]);
+                    held.first().map(|c| &c.block)
+                }
+                None => None,
+            };
         for (included, params, hosts_of) in included {
             if let Some(roles) = included.roles {
                 self.grow_roles(state.plays, roles);
@@ -67,21 +77,34 @@ impl<'r> PlayRun<'r, '_> {
                 state.handlers.extend(play, walk(play, blocks, Sections::All), templar, state.vars);
             }
             let blocks: &[CompiledBlock] = state.arena.alloc(included.blocks);
-            let mut segment = Segment::new(play, blocks, Some(params), |c| {
-                Ok(self.run.tags.should_run(&task_tags(c, state.vars, templar)?))
-            })?;
             // The included tasks inherit what the include inherits (its blocks, role and
-            // play), as children of the include.
-            for task in &mut segment.tasks {
+            // play) but nothing of the include itself, which is dynamic (ansible passes over
+            // a parent that was not loaded statically); its `apply` block stands in its place.
+            let adjust = |task: &mut TaskInContext<'r>| {
+                use tack_playbook::walk::Ancestor;
                 let mut ancestry: Vec<_> = task
                     .ancestry
                     .iter()
                     .copied()
-                    .filter(|a| !matches!(a, tack_playbook::walk::Ancestor::Play(_)))
+                    .filter(|a| !matches!(a, Ancestor::Play(_)))
                     .collect();
+                // The file's own tasks list the include last among the imports.
+                let at = match ancestry.iter().rposition(|a| matches!(a, Ancestor::Import(_))) {
+                    Some(at) if is_tasks => {
+                        ancestry.remove(at);
+                        at
+                    }
+                    _ => ancestry.len(),
+                };
+                if let Some(apply) = apply {
+                    ancestry.insert(at, Ancestor::Block(apply));
+                }
                 ancestry.extend(ctx.ancestry.iter().copied());
                 task.ancestry = ancestry;
-            }
+            };
+            let segment = Segment::adjusted(play, blocks, Some(params), adjust, |c| {
+                Ok(self.run.tags.should_run(&task_tags(c, state.vars, templar)?))
+            })?;
             let (id, after) = state.walk.splice(splice, segment);
             splice = after;
             for host in hosts_of {

@@ -65,7 +65,8 @@ pub(crate) fn answered(ctx: &RunContext<'_>, play: &Play) -> Result<Option<Play>
             Some(Value::Null) | None => "None".to_string(),
             Some(value) => tack_yaml::pyrepr::str(value),
         };
-        let value = if truthy(entry.get("unsafe")) { Value::Unsafe(text) } else { Value::Str(text) };
+        let value =
+            if truthy(entry.get("unsafe")) { Value::Unsafe(text) } else { Value::Str(text) };
         answers.insert(crate::result::s(&name), Node::bare(value));
     }
     let mut play = play.clone();

@@ -153,9 +153,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
 /// Refuses what a task uses that the engine cannot run.
 fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if matches!(task.kind, TaskKind::IncludeTasks) {
-        if let Some(key) = task.args.get("apply") {
-            return Err(refuse("the include_tasks option 'apply'".into(), key.origin.clone()));
-        }
+        check_apply(task)?;
         for (keyword, _) in task.attrs.iter() {
             if !INCLUDE_KEYWORDS.contains(&keyword) {
                 let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
@@ -291,7 +289,8 @@ fn check_include_role(
     task: &tack_playbook::Task,
     target: &tack_playbook::RoleTarget,
 ) -> Result<(), Diagnostic> {
-    for option in ["apply", "rescuable", "rolespec_validate"] {
+    check_apply(task)?;
+    for option in ["rescuable", "rolespec_validate"] {
         if let Some(node) = task.args.get(option) {
             let what = format!("the {} option '{option}'", task.action);
             return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
@@ -322,6 +321,19 @@ fn check_include_role(
     }
     if task.delegate_to.is_some() {
         return Err(refuse("'delegate_to'".into(), task.origin.clone()));
+    }
+    Ok(())
+}
+
+/// An include's `apply`: a block's keywords, those the engine honours on blocks.
+fn check_apply(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
+    let Some(apply) = task.args.get("apply").and_then(|a| a.as_map()) else { return Ok(()) };
+    for (key, _) in apply.iter() {
+        let name = key.as_str().unwrap_or_default();
+        if !BLOCK_KEYWORDS.iter().any(|k| k.as_str() == name) {
+            let what = format!("the {} apply keyword '{name}'", task.action);
+            return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
+        }
     }
     Ok(())
 }

@@ -69,9 +69,10 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
     let play = format!("{PLAY}    - include_role:\n        name: other\n        public: true\n");
     refused(&play, &[], "tack does not support the include_role option 'public' yet", 1);
-    let play =
-        format!("{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{tags: [a]}}\n");
-    refused(&play, &[], "the include_tasks option 'apply'", 1);
+    let play = format!(
+        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{become: true}}\n"
+    );
+    refused(&play, &[], "the include_tasks apply keyword 'become'", 1);
     let play = format!(
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );

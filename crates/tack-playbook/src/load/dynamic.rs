@@ -61,6 +61,18 @@ pub struct RoleRequest<'r> {
 }
 
 impl Loader<'_> {
+    /// `TaskInclude.build_parent_block`: the block an include's `apply` makes, the parent of
+    /// everything the include brings in (`None` without `apply`).
+    pub fn load_apply(&self, play: &Play, include: &Task) -> Result<Option<Block>, Diagnostic> {
+        let Some(apply) = include.args.get("apply").filter(|a| a.value.is_truthy()) else {
+            return Ok(None);
+        };
+        let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, &Mapping::new());
+        build.roles = play.role_arena.clone();
+        let scope = super::Scope { role: include.role, ..super::Scope::root() };
+        self.load_block(apply, false, &mut build, &scope).map(Some)
+    }
+
     /// `IncludeRole.get_block_list`: loads the role `request` names (search path, files,
     /// dependencies) into a copy of `play`'s arena and compiles it under the include's
     /// dependency chain. `vars` are what the role name's search templates see.
