@@ -158,7 +158,7 @@ impl<'r> PlayRun<'r, '_> {
                 block.dep_chain = ctx.dep_chain.clone();
             }
             for block in &included.handlers {
-                crate::refuse::check_included(&block.block)?;
+                crate::refuse::check_included_handlers(&block.block)?;
             }
             let layer = param_layer(&include_vars, &loop_var, &want);
             let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));

@@ -91,8 +91,11 @@ impl<'r> PlayRun<'r, '_> {
             };
             let (included, _role) =
                 self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars())?;
-            for block in included.blocks.iter().chain(&included.handlers) {
+            for block in &included.blocks {
                 crate::refuse::check_included(&block.block)?;
+            }
+            for block in &included.handlers {
+                crate::refuse::check_included_handlers(&block.block)?;
             }
             let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
             callback.included(&name, &want.hosts, label.as_deref());

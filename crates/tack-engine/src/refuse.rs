@@ -137,6 +137,12 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     let compiled = compile_play(play);
     // Role handlers too: they run like any other.
     let handlers: Vec<CompiledBlock> = crate::play::handler_blocks(play);
+    for ctx in walk(play, &handlers, Sections::All) {
+        if matches!(ctx.task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_)) {
+            let what = format!("'{}' as a handler", ctx.task.action);
+            return Err(refuse(what, ctx.task.origin.clone()));
+        }
+    }
     let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
         play,
         &handlers,
@@ -267,6 +273,24 @@ pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     tasks(&block.block, &mut all);
     for task in all.iter().filter(|t| !t.implicit) {
         check_task(task)?;
+    }
+    Ok(())
+}
+
+/// [`check_included`] for handlers an include brought in: an include as a handler is refused.
+pub fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    check_included(block)?;
+    for entry in &block.block {
+        let TaskEntry::Block(inner) = entry else { continue };
+        check_included_handlers(inner)?;
+    }
+    for entry in &block.block {
+        if let TaskEntry::Task(task) = entry
+            && matches!(task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_))
+        {
+            let what = format!("'{}' as a handler", task.action);
+            return Err(refuse(what, task.origin.clone()));
+        }
     }
     Ok(())
 }

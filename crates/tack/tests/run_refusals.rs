@@ -74,6 +74,10 @@ fn unsupported_keywords_are_refused_where_written() {
     );
     refused(&play, &[], "the include_tasks apply keyword 'become'", 1);
     let play = format!(
+        "{PLAY}    - debug: msg=x\n  handlers:\n    - name: h\n      include_tasks: h.yml\n"
+    );
+    refused(&play, &[], "tack does not support 'include_tasks' as a handler yet", 1);
+    let play = format!(
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );
     refused(&play, &[], "the loop_control option 'pause'", 1);

@@ -79,14 +79,9 @@ pub fn add_host(input: &ActionInput<'_>) -> ActionOutput {
 pub fn group_by(input: &ActionInput<'_>) -> ActionOutput {
     let Some(key) = input.args.get("key") else {
         let mut data = Mapping::new();
-        data.insert(s("failed"), b(true));
-        data.insert(s("msg"), s("the 'key' param is required when using group_by"));
-        let mut out = ActionOutput::new(data);
-        out.error = Some(tack_diag::Diagnostic::at(
-            "Task failed: the 'key' param is required when using group_by",
-            input.task_origin.clone(),
-        ));
-        return out;
+        data.insert(s("changed"), b(false));
+        let msg = s("the 'key' param is required when using group_by");
+        return ActionOutput::action_failed(data, msg, input.task_origin.clone());
     };
     let group_name = text(key);
     let parents: Vec<String> = match input.args.get("parents").map(|n| &n.value) {
