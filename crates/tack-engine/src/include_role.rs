@@ -31,6 +31,17 @@ fn option_bool(text: &str) -> Option<bool> {
     }
 }
 
+fn not_bool(text: &str, ctx: &TaskInContext<'_>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "The value '{text}' is not a valid boolean. Valid booleans include: 'yes', 'on', \
+             '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', 'false', 'f', 'n', 0, 0.0, \
+             False"
+        ),
+        ctx.task.origin.clone(),
+    )
+}
+
 impl<'r> PlayRun<'r, '_> {
     /// `include_role` on `hosts`: returns each loaded role's blocks and handlers, its
     /// include parameters and its hosts, in the order ansible runs them.
@@ -51,6 +62,7 @@ impl<'r> PlayRun<'r, '_> {
             ("defaults_from", target.defaults_from.as_ref()),
             ("handlers_from", target.handlers_from.as_ref()),
             ("allow_duplicates", target.allow_duplicates.as_ref()),
+            ("public", target.public.as_ref()),
         ];
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
         let (parent, include_vars) = stripped_parent(ctx);
@@ -60,16 +72,11 @@ impl<'r> PlayRun<'r, '_> {
             let name = want.names[0].clone().unwrap_or_default();
             let allow_duplicates = match &want.names[5] {
                 None => true,
-                Some(text) => option_bool(text).ok_or_else(|| {
-                    Diagnostic::at(
-                        format!(
-                            "The value '{text}' is not a valid boolean. Valid booleans include: \
-                             'yes', 'on', '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', \
-                             'false', 'f', 'n', 0, 0.0, False"
-                        ),
-                        ctx.task.origin.clone(),
-                    )
-                })?,
+                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
+            };
+            let public = match &want.names[6] {
+                None => false,
+                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
             };
             let layer = param_layer(&include_vars, &loop_var, &want);
             let mut role_vars = include_vars.clone();
@@ -89,8 +96,15 @@ impl<'r> PlayRun<'r, '_> {
                 vars: role_vars,
                 allow_duplicates,
             };
-            let (included, _role) =
+            let (included, role) =
                 self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars())?;
+            // A public role's defaults and vars are the play's from here on.
+            if public && let Some(roles) = &included.roles {
+                self.scope.expose_role(
+                    &tack_playbook::play_vars::role_defaults(roles, role),
+                    &tack_playbook::play_vars::role_exports(roles, role),
+                );
+            }
             for block in &included.blocks {
                 crate::refuse::check_included(&block.block)?;
             }

@@ -171,8 +171,8 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         }
         return Ok(());
     }
-    if let TaskKind::IncludeRole(target) = &task.kind {
-        return check_include_role(task, target);
+    if let TaskKind::IncludeRole(_) = &task.kind {
+        return check_include_role(task);
     }
     if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
@@ -306,25 +306,15 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
 ];
 
-/// `include_role`'s options and keywords; `public`, `apply`, `rescuable` and
-/// `rolespec_validate` are refused by name (as given, truthy or not, except a false
-/// `public`, which is the include's default).
-fn check_include_role(
-    task: &tack_playbook::Task,
-    target: &tack_playbook::RoleTarget,
-) -> Result<(), Diagnostic> {
+/// `include_role`'s options and keywords; `rescuable` and `rolespec_validate` are refused by
+/// name.
+fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     check_apply(task)?;
     for option in ["rescuable", "rolespec_validate"] {
         if let Some(node) = task.args.get(option) {
             let what = format!("the {} option '{option}'", task.action);
             return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
         }
-    }
-    if let Some(public) = &target.public
-        && !matches!(&public.value, Value::Bool(false))
-    {
-        let what = format!("the {} option 'public'", task.action);
-        return Err(refuse(what, public.origin.clone().or_else(|| task.origin.clone())));
     }
     for (keyword, _) in task.attrs.iter() {
         if !INCLUDE_ROLE_KEYWORDS.contains(&keyword) {

@@ -45,12 +45,14 @@ pub struct TaskVars<'a> {
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
 pub struct PlayScope {
-    role_defaults: Arc<Layer>,
+    /// Public roles' defaults; an `include_role` with `public` adds its role's.
+    role_defaults: RwLock<Arc<Layer>>,
     /// What the inventory says, replaced when a task changes the inventory.
     view: RwLock<Arc<InventoryView>>,
     /// Where `group_vars/` and `host_vars/` beside the playbook are looked for.
     dirs: Vec<PathBuf>,
-    play: Arc<Layer>,
+    /// The play's variables; an `include_role` with `public` adds its role's exports.
+    play: RwLock<Arc<Layer>>,
     extra: Arc<Layer>,
     common_magic: Mapping,
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
@@ -107,10 +109,13 @@ impl PlayScope {
         common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
 
         Ok(Arc::new(PlayScope {
-            role_defaults: Arc::new(Layer::from_mapping(role_defaults, Provenance::Trusted)),
+            role_defaults: RwLock::new(Arc::new(Layer::from_mapping(
+                role_defaults,
+                Provenance::Trusted,
+            ))),
             view: RwLock::new(Arc::new(view)),
             dirs,
-            play: Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted)),
+            play: RwLock::new(Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted))),
             extra: Arc::new(Layer::from_mapping(extra_vars, Provenance::Trusted)),
             common_magic: common,
             facts: RwLock::new(BTreeMap::new()),
@@ -123,12 +128,33 @@ impl PlayScope {
     /// The play's own variables (what names loaded at run time are rendered with).
     pub fn play_vars(&self) -> Mapping {
         let mut out = Mapping::new();
-        for name in self.play.names() {
-            if let Some(binding) = self.play.get(name) {
+        let play = read_layer(&self.play);
+        for name in play.names() {
+            if let Some(binding) = play.get(name) {
                 out.insert(s(name), binding.node().clone());
             }
         }
         out
+    }
+
+    /// A public role's defaults and exported vars join the play's from now on
+    /// (`include_role` with `public: true`).
+    pub fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
+        for (slot, vars) in [(&self.role_defaults, defaults), (&self.play, exports)] {
+            let old = read_layer(slot);
+            let mut layer = Layer::new();
+            for name in old.names() {
+                if let Some(binding) = old.get(name) {
+                    layer.insert_binding(name, binding.clone());
+                }
+            }
+            for (k, v) in vars.iter() {
+                layer.insert(tack_yaml::pyrepr::str(&k.value), v.clone(), Provenance::Trusted);
+            }
+            if let Ok(mut slot) = slot.write() {
+                *slot = Arc::new(layer);
+            }
+        }
     }
 
     /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
@@ -177,6 +203,13 @@ impl PlayScope {
 
     fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.included.read().ok().and_then(|f| f.get(host).cloned())
+    }
+}
+
+fn read_layer(slot: &RwLock<Arc<Layer>>) -> Arc<Layer> {
+    match slot.read() {
+        Ok(layer) => layer.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
     }
 }
 
@@ -231,14 +264,14 @@ impl PlayScope {
             Some(l) => scope.with_layer(l.clone()),
             None => scope,
         };
-        let mut scope = Scope::new().with_layer(self.role_defaults.clone());
+        let mut scope = Scope::new().with_layer(read_layer(&self.role_defaults));
         scope = push(scope, &task.role.defaults);
         let view = self.view();
         scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
         if let Some(gathered) = self.gathered_of(host) {
             scope = scope.with_layer(gathered);
         }
-        scope = scope.with_layer(self.play.clone());
+        scope = scope.with_layer(read_layer(&self.play));
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
             if !vars.is_empty() {

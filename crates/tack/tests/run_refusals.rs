@@ -67,8 +67,8 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
 fn unsupported_keywords_are_refused_where_written() {
     let play = format!("{PLAY}    - debug: msg=x\n      delegate_to: localhost\n");
     refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
-    let play = format!("{PLAY}    - include_role:\n        name: other\n        public: true\n");
-    refused(&play, &[], "tack does not support the include_role option 'public' yet", 1);
+    let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
+    refused(&play, &[], "tack does not support the include_role option 'rescuable' yet", 1);
     let play = format!(
         "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{become: true}}\n"
     );
