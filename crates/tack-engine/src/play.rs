@@ -111,8 +111,14 @@ pub fn run_play(
     };
     let inventory = live.current();
     let data = inventory.data();
+    // `get_hosts` splits each entry of the play's list (`web:db`, `a,b`).
+    let terms: Vec<String> = keywords
+        .hosts
+        .iter()
+        .flat_map(|h| tack_inventory::pattern::split_host_pattern(h))
+        .collect();
     let hosts: Vec<String> = inventory
-        .select_terms(&keywords.hosts)?
+        .select_terms(&terms)?
         .into_iter()
         .map(|h| data.host(h).name.clone())
         .filter(|h| !states.get(h).is_some_and(|s| s.failed))
