@@ -1,8 +1,11 @@
-//! The actions that run on the controller without touching a host (`debug`, `set_fact`,
-//! `assert`, `fail`): each takes its rendered arguments and the task's variables and returns
-//! the task's result, as ansible's action plugins of the same names do.
+//! The actions that run on the controller (`debug`, `set_fact`, `assert`, `fail`,
+//! `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`, `wait_for_connection`, and
+//! `copy`/`template` as action plugins) and native modules over a host's connection: each
+//! takes its rendered arguments and the task's variables and returns the task's result, as
+//! ansible's action plugins of the same names do.
 //!
-//! Actions never print and never decide what runs next; the executor does both.
+//! Actions never print and never decide what runs next; the executor does both (`add_host`
+//! and `group_by` change only the run's [`crate::live::LiveInventory`]).
 
 mod assert;
 pub mod copy;
