@@ -106,9 +106,9 @@ impl PlayRun<'_, '_> {
                 stepped = true;
                 let ctx = walk.segments[seg].tasks[next].clone();
                 if let Some(role) = ctx.task.role
-                    && !self.play.role(role).allow_duplicates
+                    && !self.play().role(role).allow_duplicates
                     && !(ctx.task.implicit && meta_arg(&ctx) == "role_complete")
-                    && completed.contains(&(self.identities[role.0].clone(), host.clone()))
+                    && completed.contains(&(self.identities.borrow()[role.0].clone(), host.clone()))
                 {
                     walk.advance(host, seg, next, false);
                     continue;
@@ -190,7 +190,7 @@ impl PlayRun<'_, '_> {
         let outcome = match q.outcome {
             Payload::Gathered(gathered) => {
                 if *banner != Some(Step::Gather) {
-                    callback.task_start(&crate::gather::gather_view(self.play));
+                    callback.task_start(&crate::gather::gather_view(self.play()));
                     *banner = Some(Step::Gather);
                 }
                 if let Some(cursor) = walk.cursor_mut(&q.host) {

@@ -39,7 +39,7 @@ impl PlayRun<'_, '_> {
         states: &mut BTreeMap<String, HostState>,
         cursors: &mut [(String, HostCursor)],
     ) -> Result<(), Diagnostic> {
-        let view = gather_view(self.play);
+        let view = gather_view(self.play());
         callback.task_start(&view);
         for (host, cursor) in cursors.iter_mut() {
             let gathered = self.gather_one(keywords, host);
@@ -84,7 +84,7 @@ impl PlayRun<'_, '_> {
                 result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
             shown.error = Some(Diagnostic::at(
                 format!("Task failed: Module failed: {msg}"),
-                self.play.origin.clone(),
+                self.play().origin.clone(),
             ));
         } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
             facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
@@ -111,6 +111,6 @@ impl PlayRun<'_, '_> {
             self.scope.set_gathered(&host, layer.clone());
             states.entry(host).or_default().facts = Some(layer);
         }
-        callback.host_result(&gather_view(self.play), &gathered.shown);
+        callback.host_result(&gather_view(self.play()), &gathered.shown);
     }
 }

@@ -46,28 +46,38 @@ impl<'a> Handlers<'a> {
         templar: &Templar,
         vars: &Mapping,
     ) -> Handlers<'a> {
-        let list = tasks
-            .into_iter()
-            .map(|ctx| {
-                let name = ctx.task.name().and_then(|n| {
-                    templar
-                        .render_with_vars(n, vars)
-                        .ok()
-                        .map(|r| tack_yaml::pyrepr::str(&r.value))
-                        .filter(|s| !s.is_empty())
-                });
-                let listen = match &ctx.task.kind {
-                    TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
-                    _ => Vec::new(),
-                };
-                let role_name = match (&name, ctx.task.role) {
-                    (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
-                    _ => None,
-                };
-                Handler { ctx, name, role_name, listen, notified: BTreeSet::new() }
-            })
-            .collect();
-        Handlers { list, saved: BTreeMap::new() }
+        let mut handlers = Handlers { list: Vec::new(), saved: BTreeMap::new() };
+        handlers.extend(play, tasks, templar, vars);
+        handlers
+    }
+
+    /// Adds `tasks` after the handlers already known (an `include_role` brings its role's,
+    /// as ansible adds them to the play's handlers).
+    pub fn extend(
+        &mut self,
+        play: &tack_playbook::Play,
+        tasks: Vec<TaskInContext<'a>>,
+        templar: &Templar,
+        vars: &Mapping,
+    ) {
+        self.list.extend(tasks.into_iter().map(|ctx| {
+            let name = ctx.task.name().and_then(|n| {
+                templar
+                    .render_with_vars(n, vars)
+                    .ok()
+                    .map(|r| tack_yaml::pyrepr::str(&r.value))
+                    .filter(|s| !s.is_empty())
+            });
+            let listen = match &ctx.task.kind {
+                TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
+                _ => Vec::new(),
+            };
+            let role_name = match (&name, ctx.task.role) {
+                (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
+                _ => None,
+            };
+            Handler { ctx, name, role_name, listen, notified: BTreeSet::new() }
+        }));
     }
 
     /// The handlers `notification` names: the last one defined with that name, else every

@@ -1,6 +1,7 @@
-//! `include_tasks` in a play: the file each host's include names (its `when` and loop per
-//! host), each file loaded once for every host naming it with the same parameters, the
-//! `included:` lines, and the new segments spliced into the play's lockstep order.
+//! `include_tasks` and `include_role` in a play: what each host's include names (its `when`
+//! and loop per host), each file or role loaded once for every host naming it with the same
+//! parameters, the `included:` lines, and the new segments spliced into the play's lockstep
+//! order (with the handlers and roles they bring).
 //!
 //! Reads task files only under names the playbook chose (seed 002); runs none of their
 //! tasks itself.
@@ -11,59 +12,100 @@ use typed_arena::Arena;
 
 use tack_diag::Diagnostic;
 use tack_playbook::compile::CompiledBlock;
+use tack_playbook::dynamic::Included;
 use tack_playbook::listing::task_tags;
 use tack_playbook::tables::Keyword;
-use tack_playbook::walk::TaskInContext;
+use tack_playbook::walk::{Sections, TaskInContext, walk};
 use tack_template::Provenance;
 use tack_yaml::{Mapping, Node};
 
 use crate::actions::Action;
 use crate::callback::{Callback, Stats};
+use crate::handlers::Handlers;
 use crate::play::PlayRun;
 use crate::segments::{Round, Segment, Walk};
 
+/// What splicing an include changes besides the callback and the recap: the hosts'
+/// positions, the play's handlers and (through `plays`) its role arena.
+pub(crate) struct Splice<'m, 's> {
+    pub walk: &'m mut Walk<'s>,
+    pub handlers: &'m mut Handlers<'s>,
+    pub arena: &'s Arena<Vec<CompiledBlock>>,
+    pub plays: &'s Arena<tack_playbook::Play>,
+    pub vars: &'m Mapping,
+}
+
 impl<'r> PlayRun<'r, '_> {
-    /// Runs the include `ctx` for the hosts of `round`: each host enters the files it
-    /// named, or moves on when it named none.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn splice_include<'s>(
+    /// Runs the include (`include_tasks` or `include_role`) `ctx` for the hosts of `round`:
+    /// each host enters what it included, or moves on when it included nothing.
+    pub(crate) fn splice_include(
         &self,
-        ctx: &TaskInContext<'s>,
+        ctx: &TaskInContext<'r>,
         round: &Round,
-        walk: &mut Walk<'s>,
-        arena: &'s Arena<Vec<CompiledBlock>>,
-        vars: &Mapping,
+        state: &mut Splice<'_, 'r>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-    ) -> Result<(), Diagnostic>
-    where
-        'r: 's,
-    {
+    ) -> Result<(), Diagnostic> {
         let (seg, next) = (round.seg, round.next);
-        let params = walk.segments[seg].params.clone();
-        let included = self.include(ctx, &round.hosts, params.as_ref(), callback, stats)?;
+        let params = state.walk.segments[seg].params.clone();
+        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
+        let included = match &ctx.task.kind {
+            tack_playbook::TaskKind::IncludeRole(target) => {
+                self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
+            }
+            _ => self.include(ctx, &round.hosts, params.as_ref(), callback, stats)?,
+        };
         let mut splice = round.pick + 1;
         let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
         let templar = self.run.templar;
-        for (block, params, hosts_of) in included {
-            let blocks: &[CompiledBlock] =
-                arena.alloc(vec![CompiledBlock { block, dep_chain: ctx.dep_chain.clone() }]);
-            let mut segment = Segment::new(self.play, blocks, Some(params), |c| {
-                Ok(self.run.tags.should_run(&task_tags(c, vars, templar)?))
-            })?;
+        let apply: Option<&'r tack_playbook::Block> =
+            match self.run.tasks.load_apply(self.play(), ctx.task)? {
+                Some(block) => {
+                    let held =
+                        state.arena.alloc(vec![CompiledBlock { block, dep_chain: Vec::new() }]);
+                    held.first().map(|c| &c.block)
+                }
+                None => None,
+            };
+        for (included, params, hosts_of) in included {
+            if let Some(roles) = included.roles {
+                self.grow_roles(state.plays, roles);
+            }
+            let play = self.play();
+            if !included.handlers.is_empty() {
+                let blocks: &[CompiledBlock] = state.arena.alloc(included.handlers);
+                state.handlers.extend(play, walk(play, blocks, Sections::All), templar, state.vars);
+            }
+            let blocks: &[CompiledBlock] = state.arena.alloc(included.blocks);
             // The included tasks inherit what the include inherits (its blocks, role and
-            // play), as children of the include.
-            for task in &mut segment.tasks {
+            // play) but nothing of the include itself, which is dynamic (ansible passes over
+            // a parent that was not loaded statically); its `apply` block stands in its place.
+            let adjust = |task: &mut TaskInContext<'r>| {
+                use tack_playbook::walk::Ancestor;
                 let mut ancestry: Vec<_> = task
                     .ancestry
                     .iter()
                     .copied()
-                    .filter(|a| !matches!(a, tack_playbook::walk::Ancestor::Play(_)))
+                    .filter(|a| !matches!(a, Ancestor::Play(_)))
                     .collect();
+                // The file's own tasks list the include last among the imports.
+                let at = match ancestry.iter().rposition(|a| matches!(a, Ancestor::Import(_))) {
+                    Some(at) if is_tasks => {
+                        ancestry.remove(at);
+                        at
+                    }
+                    _ => ancestry.len(),
+                };
+                if let Some(apply) = apply {
+                    ancestry.insert(at, Ancestor::Block(apply));
+                }
                 ancestry.extend(ctx.ancestry.iter().copied());
                 task.ancestry = ancestry;
-            }
-            let (id, after) = walk.splice(splice, segment);
+            };
+            let segment = Segment::adjusted(play, blocks, Some(params), adjust, |c| {
+                Ok(self.run.tags.should_run(&task_tags(c, state.vars, templar)?))
+            })?;
+            let (id, after) = state.walk.splice(splice, segment);
             splice = after;
             for host in hosts_of {
                 queues.entry(host).or_default().push_back(id);
@@ -71,8 +113,8 @@ impl<'r> PlayRun<'r, '_> {
         }
         for host in &round.hosts {
             match queues.remove(host) {
-                Some(queue) => walk.enter(host, queue, seg, next),
-                None => walk.advance(host, seg, next, false),
+                Some(queue) => state.walk.enter(host, queue, seg, next),
+                None => state.walk.advance(host, seg, next, false),
             }
         }
         Ok(())
@@ -80,7 +122,7 @@ impl<'r> PlayRun<'r, '_> {
 
     /// `include_tasks` on `hosts`: its `when` and loop per host, the file each item names,
     /// the files loaded once for every host that names them (with the same parameters), and
-    /// ansible's `included: FILE for HOSTS` lines. Returns each file's block, its include
+    /// ansible's `included: FILE for HOSTS` lines. Returns each file's blocks, its include
     /// parameters and its hosts, in the order ansible runs them.
     #[allow(clippy::type_complexity)]
     fn include(
@@ -90,26 +132,72 @@ impl<'r> PlayRun<'r, '_> {
         params: Option<&std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-    ) -> Result<
-        Vec<(tack_playbook::Block, std::sync::Arc<tack_template::Layer>, Vec<String>)>,
-        Diagnostic,
-    > {
+    ) -> Result<Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>, Diagnostic>
+    {
+        let raw = ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file"));
+        let Some(raw) = raw else {
+            return Err(Diagnostic::at(
+                "No file specified for include_tasks",
+                ctx.task.origin.clone(),
+            ));
+        };
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
+        let (parent, include_vars) = stripped_parent(ctx);
+        let loop_var = loop_var(ctx);
+        let mut out = Vec::new();
+        for want in wanted {
+            let target = want.names[0].clone().unwrap_or_default();
+            let mut included = self.run.tasks.load_included_tasks(
+                self.play(),
+                &parent,
+                &target,
+                &self.scope.play_vars(),
+            )?;
+            for imported in self.run.tasks.take_imported() {
+                callback.verbose_line(2, &format!("statically imported: {}", imported.display()));
+            }
+            for block in &mut included.blocks {
+                crate::refuse::check_included(&block.block)?;
+                block.dep_chain = ctx.dep_chain.clone();
+            }
+            for block in &included.handlers {
+                crate::refuse::check_included_handlers(&block.block)?;
+            }
+            let layer = param_layer(&include_vars, &loop_var, &want);
+            let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+            callback.included(&included.file.display().to_string(), &want.hosts, label.as_deref());
+            for host in &want.hosts {
+                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
+            }
+            out.push((included, std::sync::Arc::new(layer), want.hosts));
+        }
+        Ok(out)
+    }
+
+    /// An include's `when` and loop on each of `hosts` (a false `when` shows the host
+    /// skipped), and what each item names: `nodes` rendered with the host's variables and
+    /// the item. Hosts naming the same things with the same item share one entry, in
+    /// first-seen order.
+    pub(crate) fn wanted(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        params: Option<&std::sync::Arc<tack_template::Layer>>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+        nodes: &[(&str, Option<&Node>)],
+    ) -> Result<Vec<Wanted>, Diagnostic> {
         let view = self.view(ctx);
         callback.task_start(&view);
         let runner = self.runner(ctx, Action::Debug, params.cloned());
-        let loop_var = ctx
-            .task
-            .attrs
-            .get(Keyword::LoopControl)
-            .and_then(Node::as_map)
-            .and_then(|m| m.get("loop_var"))
-            .map(|n| tack_yaml::pyrepr::str(&n.value))
-            .unwrap_or_else(|| "item".into());
-        // (target, item) → hosts, in first-seen order.
-        let mut wanted: Vec<(String, Option<Node>, Vec<String>, Provenance)> = Vec::new();
+        let loop_var = loop_var(ctx);
+        let mut wanted: Vec<Wanted> = Vec::new();
         for host in hosts {
             let Some(scope) = runner.scope(host) else { continue };
-            if let Some(cond) = runner.false_condition(&scope)? {
+            // Without a loop the `when` is the include's; with one it is each item's.
+            if ctx.task.loop_items.is_none()
+                && let Some(cond) = runner.false_condition(&scope)?
+            {
                 let result = crate::result::skipped(host, &cond);
                 stats.count(&result, false);
                 callback.host_result(&view, &result);
@@ -128,70 +216,133 @@ impl<'r> PlayRun<'r, '_> {
                     }
                     (None, _) => (vec![None], Default::default()),
                 };
+            let looped = ctx.task.loop_items.is_some();
+            let mut skipped_items: Vec<Node> = Vec::new();
+            let count = items.len();
             for item in items {
                 let item_scope = match &item {
                     Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
                     None => scope.clone(),
                 };
-                let raw = ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file"));
-                let Some(raw) = raw else {
-                    return Err(Diagnostic::at(
-                        "No file specified for include_tasks",
-                        ctx.task.origin.clone(),
-                    ));
-                };
-                let target =
-                    self.run.templar.render(raw, &item_scope).map_err(|e| e.to_diagnostic())?;
-                // A task file is read on the controller: a name a managed host chose is never
-                // looked up (seed 002).
-                if target.provenance.is_managed_host() {
-                    return Err(Diagnostic::at(
-                        "the 'file' of this include was named by a managed host, and a \
-                         controller file a host chose is never read",
-                        ctx.task.origin.clone(),
-                    ));
+                if looped
+                    && let Some(value) = &item
+                    && let Some(cond) = runner.false_condition(&item_scope)?
+                {
+                    let mut result = crate::result::skipped(host, &cond);
+                    result.data.insert(crate::result::s(&loop_var), value.clone());
+                    result
+                        .data
+                        .insert(crate::result::s("ansible_loop_var"), crate::result::s(&loop_var));
+                    result.item_label = Some(value.clone());
+                    callback.item_result(&view, &result);
+                    skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                    continue;
                 }
-                let target = tack_yaml::pyrepr::str(&target.value.value);
-                match wanted.iter_mut().find(|(t, i, _, _)| *t == target && *i == item) {
-                    Some((_, _, list, _)) => list.push(host.clone()),
-                    None => wanted.push((target, item, vec![host.clone()], read.derived())),
+                let mut names = Vec::with_capacity(nodes.len());
+                for (arg, node) in nodes {
+                    let Some(node) = node else {
+                        names.push(None);
+                        continue;
+                    };
+                    let rendered = self
+                        .run
+                        .templar
+                        .render(node, &item_scope)
+                        .map_err(|e| e.to_diagnostic())?;
+                    // What an include names is read on the controller: a name a managed host
+                    // chose is never looked up (seed 002).
+                    if rendered.provenance.is_managed_host() {
+                        return Err(Diagnostic::at(
+                            format!(
+                                "the '{arg}' of this include was named by a managed host, and \
+                                 a controller file a host chose is never read"
+                            ),
+                            ctx.task.origin.clone(),
+                        ));
+                    }
+                    names.push(Some(tack_yaml::pyrepr::str(&rendered.value.value)));
+                }
+                match wanted.iter_mut().find(|w| w.names == names && w.item == item) {
+                    Some(w) => w.hosts.push(host.clone()),
+                    None => wanted.push(Wanted {
+                        names,
+                        item,
+                        hosts: vec![host.clone()],
+                        provenance: read.derived(),
+                    }),
                 }
             }
-        }
-        // The include's own keywords stay with it: its condition, loop and tags were for the
-        // include; its vars become the included tasks' include parameters.
-        let mut parent = ctx.task.clone();
-        for keyword in
-            [Keyword::When, Keyword::Tags, Keyword::Loop, Keyword::LoopControl, Keyword::Name]
-        {
-            parent.attrs.remove(keyword);
-        }
-        parent.loop_items = None;
-        parent.loop_with = None;
-        let include_vars = std::mem::take(&mut parent.vars);
-        let mut out = Vec::new();
-        for (target, item, list, item_provenance) in wanted {
-            let (file, block) = self.run.tasks.load_included_tasks(
-                self.play,
-                &parent,
-                &target,
-                &self.scope.play_vars(),
-            )?;
-            for imported in self.run.tasks.take_imported() {
-                callback.verbose_line(2, &format!("statically imported: {}", imported.display()));
+            if looped && (count == 0 || skipped_items.len() == count) {
+                let result = all_skipped(host, skipped_items);
+                stats.count(&result, false);
+                callback.host_result(&view, &result);
             }
-            crate::refuse::check_included(&block)?;
-            let mut layer = tack_template::Layer::from_mapping(&include_vars, Provenance::Trusted);
-            if let Some(value) = &item {
-                layer.insert(loop_var.clone(), value.clone(), item_provenance);
-            }
-            let label = item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
-            callback.included(&file.display().to_string(), &list, label.as_deref());
-            for host in &list {
-                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
-            }
-            out.push((block, std::sync::Arc::new(layer), list));
         }
-        Ok(out)
+        Ok(wanted)
     }
+}
+
+/// What an include names for some hosts with one loop item.
+pub(crate) struct Wanted {
+    pub names: Vec<Option<String>>,
+    pub item: Option<Node>,
+    pub hosts: Vec<String>,
+    /// The loop item's provenance.
+    pub provenance: Provenance,
+}
+
+/// The include's `loop_control.loop_var` (`item` by default).
+pub(crate) fn loop_var(ctx: &TaskInContext<'_>) -> String {
+    ctx.task
+        .attrs
+        .get(Keyword::LoopControl)
+        .and_then(Node::as_map)
+        .and_then(|m| m.get("loop_var"))
+        .map(|n| tack_yaml::pyrepr::str(&n.value))
+        .unwrap_or_else(|| "item".into())
+}
+
+/// The include as the parent of what it brings in: its condition, loop and tags were for
+/// the include; its `vars` (returned apart) become the included tasks' include parameters.
+pub(crate) fn stripped_parent(ctx: &TaskInContext<'_>) -> (tack_playbook::Task, Mapping) {
+    let mut parent = ctx.task.clone();
+    for keyword in
+        [Keyword::When, Keyword::Tags, Keyword::Loop, Keyword::LoopControl, Keyword::Name]
+    {
+        parent.attrs.remove(keyword);
+    }
+    parent.loop_items = None;
+    parent.loop_with = None;
+    let vars = std::mem::take(&mut parent.vars);
+    (parent, vars)
+}
+
+/// The include parameters the included tasks see: the include's `vars` and its loop item.
+pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack_template::Layer {
+    let mut layer = tack_template::Layer::from_mapping(vars, Provenance::Trusted);
+    if let Some(value) = &want.item {
+        layer.insert(loop_var.to_string(), value.clone(), want.provenance.clone());
+    }
+    layer
+}
+
+/// A looped include's result on a host where every item was skipped (or there were none),
+/// as ansible's loop result says it.
+fn all_skipped(host: &str, items: Vec<Node>) -> crate::result::HostResult {
+    use crate::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    if items.is_empty() {
+        data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(Vec::new())));
+        data.insert(s("skip_reason"), s("No items in the list"));
+        data.insert(s("skipped"), b(true));
+        data.insert(s("skipped_reason"), s("No items in the list"));
+        data.insert(s("failed"), b(false));
+    } else {
+        data.insert(s("failed"), b(false));
+        data.insert(s("msg"), s("All items skipped"));
+        data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
+        data.insert(s("skipped"), b(true));
+    }
+    crate::result::HostResult::new(host, data)
 }

@@ -20,10 +20,13 @@ mod free_passes;
 mod gather;
 mod handlers;
 mod include;
+mod include_role;
 mod iterator;
 mod json;
+mod live;
 mod meta;
 mod play;
+mod prompt;
 mod refuse;
 pub mod result;
 mod roles;
@@ -117,10 +120,13 @@ pub fn run(
     check(playbooks)?;
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
+    let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
         callback.playbook_start(playbook, n == 0);
         for play in &playbook.plays {
-            if play::run_play(ctx, play, callback, &mut stats, &mut states)?
+            let prompted = prompt::answered(ctx, play)?;
+            let play = prompted.as_ref().unwrap_or(play);
+            if play::run_play(ctx, play, &live, callback, &mut stats, &mut states)?
                 == play::PlayEnd::AllFailed
             {
                 break;

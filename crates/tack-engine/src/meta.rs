@@ -42,8 +42,15 @@ impl PlayRun<'_, '_> {
         let kind = meta_arg(ctx);
         // ansible runs these once per host; the others once for the whole play (on the
         // first host at them).
-        let per_host =
-            matches!(kind.as_str(), "noop" | "end_host" | "role_complete" | "flush_handlers");
+        let per_host = matches!(
+            kind.as_str(),
+            "noop"
+                | "end_host"
+                | "role_complete"
+                | "flush_handlers"
+                | "end_role"
+                | "reset_connection"
+        );
         let targets: Vec<String> = if per_host {
             round.hosts.clone()
         } else {
@@ -53,6 +60,7 @@ impl PlayRun<'_, '_> {
         let view = self.view(ctx);
         let mut flushing = Vec::new();
         let mut ended: Vec<String> = Vec::new();
+        let mut ending_role: Vec<String> = Vec::new();
         for host in &targets {
             if !ctx.task.implicit {
                 callback.task_start(&view);
@@ -65,7 +73,10 @@ impl PlayRun<'_, '_> {
                     "{kind} task does not support when conditional"
                 )));
             }
-            let conditional = !matches!(kind.as_str(), "noop" | "role_complete");
+            let conditional = !matches!(
+                kind.as_str(),
+                "noop" | "role_complete" | "refresh_inventory" | "reset_connection"
+            );
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
                 if !ctx.task.implicit {
                     let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
@@ -101,10 +112,16 @@ impl PlayRun<'_, '_> {
                 "flush_handlers" => flushing.push(host.clone()),
                 "role_complete" => {
                     if let Some(role) = ctx.task.role {
-                        meta.completed.insert((self.identities[role.0].clone(), host.clone()));
+                        meta.completed
+                            .insert((self.identities.borrow()[role.0].clone(), host.clone()));
                     }
                 }
                 "end_host" => ended.push(host.clone()),
+                "refresh_inventory" => {
+                    self.live.refresh(self.run.loader)?;
+                    self.scope.set_inventory(&self.live.current(), self.run.loader)?;
+                }
+                "end_role" => ending_role.push(host.clone()),
                 "end_play" | "end_batch" => {
                     ended.extend(self.hosts.iter().cloned());
                     // end_batch ends this batch only; end_play every batch after it too.
@@ -133,7 +150,19 @@ impl PlayRun<'_, '_> {
             meta.walk.drop_failed_frames();
         }
         for host in &round.hosts {
-            if ended.contains(host) {
+            if ending_role.contains(host) {
+                // Past every task up to the role's implicit `role_complete`, which then runs.
+                let (mut at_seg, mut at_next) = (seg, next);
+                loop {
+                    meta.walk.advance(host, at_seg, at_next, false);
+                    let Some((s, n)) = meta.walk.position_of(host) else { break };
+                    let task = &meta.walk.segments[s].tasks[n];
+                    if task.task.implicit && meta_arg(task) == "role_complete" {
+                        break;
+                    }
+                    (at_seg, at_next) = (s, n);
+                }
+            } else if ended.contains(host) {
                 meta.walk.finish(host);
             } else if meta.walk.is_running(host) {
                 meta.walk.advance(host, seg, next, false);
@@ -169,6 +198,12 @@ impl PlayRun<'_, '_> {
             "end_batch" => ", continuing current batch".into(),
             "end_play" => ", continuing play".into(),
             "end_host" => format!(", continuing execution for {host}"),
+            "end_role" => match ctx.task.role {
+                Some(role) => {
+                    format!(", continuing role {} for {host}", self.play().role(role).name)
+                }
+                None => String::new(),
+            },
             _ => String::new(),
         };
         let msg = if kind == "end_host" {

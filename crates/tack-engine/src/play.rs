@@ -45,7 +45,11 @@ pub enum PlayEnd {
 /// What one play's run shares between its rounds.
 pub(crate) struct PlayRun<'r, 'a> {
     pub run: &'r RunContext<'a>,
-    pub play: &'r Play,
+    /// The play as it stands: an `include_role` replaces it with a copy whose role arena
+    /// holds the roles loaded since (earlier roles keep their ids).
+    play: std::cell::Cell<&'r Play>,
+    /// The run's inventory as `add_host` and `group_by` leave it.
+    pub live: &'r crate::live::LiveInventory,
     pub scope: std::sync::Arc<PlayScope>,
     /// The hosts of the batch being run.
     pub hosts: Vec<String>,
@@ -67,7 +71,7 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// A handler passed `max_fail_percentage`: the batch ends and the playbook stops.
     pub stopped: std::cell::Cell<bool>,
     /// Each role's identity (its name and parameters), for `allow_duplicates`.
-    pub identities: Vec<String>,
+    pub identities: std::cell::RefCell<Vec<String>>,
     /// Each role task's role layers, computed once (they do not depend on the host).
     role_layers: std::cell::RefCell<
         std::collections::HashMap<*const tack_playbook::Task, crate::roles::RoleLayers>,
@@ -110,6 +114,7 @@ pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
 pub fn run_play(
     run: &RunContext<'_>,
     play: &Play,
+    live: &crate::live::LiveInventory,
     callback: &mut dyn Callback,
     stats: &mut Stats,
     states: &mut BTreeMap<String, HostState>,
@@ -127,15 +132,18 @@ pub fn run_play(
     } else {
         keywords.name.clone()
     };
-    let data = run.inventory.data();
+    let inventory = live.current();
+    let data = inventory.data();
+    // `get_hosts` splits each entry of the play's list (`web:db`, `a,b`).
+    let terms: Vec<String> = keywords
+        .hosts
+        .iter()
+        .flat_map(|h| tack_inventory::pattern::split_host_pattern(h))
+        .collect();
     // Hosts that failed in earlier plays stay in the play's lists and batches (ansible
     // counts them there), but run nothing.
-    let selected: Vec<String> = run
-        .inventory
-        .select_terms(&keywords.hosts)?
-        .into_iter()
-        .map(|h| data.host(h).name.clone())
-        .collect();
+    let selected: Vec<String> =
+        inventory.select_terms(&terms)?.into_iter().map(|h| data.host(h).name.clone()).collect();
     let failed_before: BTreeSet<String> =
         selected.iter().filter(|h| states.get(*h).is_some_and(|s| s.failed)).cloned().collect();
     let hosts = crate::batches::order_hosts(selected.clone(), keywords.get(Keyword::Order))?;
@@ -146,7 +154,7 @@ pub fn run_play(
     }
     let batches = crate::batches::serialize(&hosts, keywords.get(Keyword::Serial))?;
     let scope = PlayScope::new(
-        run.inventory,
+        &inventory,
         run.loader,
         &layers.role_defaults,
         &layers.vars,
@@ -155,8 +163,11 @@ pub fn run_play(
         &name,
         &run.facts,
     )?;
+    // Tasks change the inventory from here on (`add_host`, `group_by`).
+    drop(inventory);
 
     let arena: Arena<Vec<CompiledBlock>> = Arena::new();
+    let plays: Arena<Play> = Arena::new();
     let force =
         keywords.get(Keyword::ForceHandlers).map_or(run.force_handlers, |n| n.value.is_truthy());
     let blocks = compile_play(play);
@@ -173,7 +184,8 @@ pub fn run_play(
     let removed = std::rc::Rc::new(std::cell::RefCell::new(failed_before.clone()));
     let new_run = |batch: Vec<String>| PlayRun {
         run,
-        play,
+        play: std::cell::Cell::new(play),
+        live,
         scope: scope.clone(),
         hosts: batch,
         all_hosts: selected.clone(),
@@ -186,7 +198,7 @@ pub fn run_play(
         }),
         stopped: Default::default(),
         role_layers: Default::default(),
-        identities: identities.clone(),
+        identities: std::cell::RefCell::new(identities.clone()),
     };
     {
         let all = new_run(hosts.clone());
@@ -212,8 +224,16 @@ pub fn run_play(
         if running.is_empty() {
             continue;
         }
-        let end =
-            this.run_batch(&keywords, walk, handlers, &arena, &vars, callback, stats, states)?;
+        let end = this.run_batch(
+            &keywords,
+            walk,
+            handlers,
+            (&arena, &plays),
+            &vars,
+            callback,
+            stats,
+            states,
+        )?;
         match end {
             BatchEnd::Done => {}
             BatchEnd::EndPlay => break,
@@ -249,24 +269,21 @@ pub(crate) enum BatchEnd {
 impl<'r, 'a> PlayRun<'r, 'a> {
     /// One batch under the `linear` strategy.
     #[allow(clippy::too_many_arguments)]
-    fn run_batch<'w>(
+    fn run_batch(
         &self,
         keywords: &tack_playbook::post_validate::PlayKeywords,
-        mut walk: Walk<'w>,
-        mut handlers: Handlers<'w>,
-        arena: &'w Arena<Vec<CompiledBlock>>,
+        mut walk: Walk<'r>,
+        mut handlers: Handlers<'r>,
+        (arena, plays): (&'r Arena<Vec<CompiledBlock>>, &'r Arena<Play>),
         vars: &Mapping,
         callback: &mut dyn Callback,
         stats: &mut Stats,
         states: &mut BTreeMap<String, HostState>,
-    ) -> Result<BatchEnd, Diagnostic>
-    where
-        'r: 'w,
-    {
-        let (this, play) = (self, self.play);
+    ) -> Result<BatchEnd, Diagnostic> {
+        let this = self;
         this.update_play_hosts(&walk.cursors);
         if let Some(start) = self.run.start_at.as_ref().filter(|s| !s.done.get())
-            && !start.seek(play, &mut walk)
+            && !start.seek(self.play(), &mut walk)
         {
             return Ok(BatchEnd::Done);
         }
@@ -295,10 +312,10 @@ impl<'r, 'a> PlayRun<'r, 'a> {
             let ctx = &ctx;
             // A role that already ran on a host under the same identity is passed over there.
             if let Some(role) = ctx.task.role
-                && !play.role(role).allow_duplicates
+                && !this.play().role(role).allow_duplicates
                 && !(ctx.task.implicit && meta_arg(ctx) == "role_complete")
             {
-                let identity = &this.identities[role.0];
+                let identity = &this.identities.borrow()[role.0].clone();
                 let done: Vec<String> = round
                     .hosts
                     .iter()
@@ -328,17 +345,36 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                 this.update_play_hosts(&walk.cursors);
                 continue;
             }
-            if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
-                this.splice_include(ctx, &round, &mut walk, arena, vars, callback, stats)?;
+            if matches!(
+                ctx.task.kind,
+                tack_playbook::TaskKind::IncludeTasks | tack_playbook::TaskKind::IncludeRole(_)
+            ) {
+                let mut splice = crate::include::Splice {
+                    walk: &mut walk,
+                    handlers: &mut handlers,
+                    arena,
+                    plays,
+                    vars,
+                };
+                this.splice_include(ctx, &round, &mut splice, callback, stats)?;
                 this.update_play_hosts(&walk.cursors);
                 continue;
             }
             let params = walk.segments[seg].params.clone();
             let controls = this.task_controls(ctx, &round.hosts, params.clone())?;
             let mut results: Vec<crate::fatal::RoundResult> = Vec::new();
+            let action = Action::find(&ctx.task.action);
+            // `add_host` and `pause` bypass the host loop: they run once, on the first host,
+            // and the others move on without a result.
+            let bypass = matches!(action, Some(Action::AddHost | Action::Pause));
+            let run_hosts: Vec<String> = if bypass {
+                round.hosts.iter().take(1).cloned().collect()
+            } else {
+                round.hosts.clone()
+            };
             this.run_task(
                 ctx,
-                &round.hosts,
+                &run_hosts,
                 params.clone(),
                 callback,
                 if controls.run_once { RunKind::Once } else { RunKind::Task },
@@ -363,12 +399,26 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                                 cb,
                             )?;
                         }
+                        if let Some(custom) =
+                            result.data.get("ansible_stats").and_then(Node::as_map)
+                            && action == Some(Action::SetStats)
+                        {
+                            stats.apply_custom(host, custom);
+                        }
                         stats.count(result, false);
                         walk.advance(host, seg, next, false);
                     }
                     Ok(())
                 },
             )?;
+            if bypass {
+                for host in round.hosts.iter().filter(|h| !run_hosts.contains(h)) {
+                    walk.advance(host, seg, next, false);
+                }
+            }
+            if matches!(action, Some(Action::AddHost | Action::GroupBy)) {
+                this.scope.set_inventory(&this.live.current(), this.run.loader)?;
+            }
             if controls.run_once {
                 // The other hosts of the round are done with the task too.
                 for host in round.hosts.iter().skip(1) {
@@ -426,7 +476,15 @@ impl<'r, 'a> PlayRun<'r, 'a> {
 pub(crate) type Judge<'j> =
     dyn FnMut(&str, &crate::task::TaskOutcome, &mut dyn Callback) -> Result<(), Diagnostic> + 'j;
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
+    pub(crate) fn play(&self) -> &'r Play {
+        self.play.get()
+    }
+
+    pub(crate) fn set_play(&self, play: &'r Play) {
+        self.play.set(play);
+    }
+
     pub(crate) fn runner<'t>(
         &'t self,
         ctx: &'t TaskInContext<'t>,
@@ -443,14 +501,15 @@ impl PlayRun<'_, '_> {
                 .role_layers
                 .borrow_mut()
                 .entry(std::ptr::from_ref(ctx.task))
-                .or_insert_with(|| crate::roles::layers(self.play, ctx))
+                .or_insert_with(|| crate::roles::layers(self.play(), ctx))
                 .clone(),
-            play: self.play,
+            play: self.play(),
             check_flag: self.run.facts.check_mode,
             diff_flag: self.run.facts.diff_mode,
             diff_settings: &self.run.facts.diff,
             params,
             fanout: Vec::new(),
+            inventory: self.live,
         }
     }
 
@@ -463,8 +522,12 @@ impl PlayRun<'_, '_> {
     ) -> Result<(), Diagnostic> {
         let all = tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
         for ctx in all {
-            let Some(action) = Action::find(&ctx.task.action) else { continue };
-            if !action.touches_host() {
+            // `meta: reset_connection` resets the host's connection, which only the local
+            // one (where it does nothing) is tack's to reset.
+            let resets = is_meta(ctx) && meta_arg(ctx) == "reset_connection";
+            let touches = Action::find(&ctx.task.action)
+                .is_some_and(|a| a.touches_host() || a == Action::WaitForConnection);
+            if !resets && !touches {
                 continue;
             }
             for host in &self.hosts {
@@ -495,9 +558,12 @@ impl PlayRun<'_, '_> {
         let task = ctx.task;
         TaskView {
             // `Task.get_name`: an unnamed task in a role shows `role : action`.
-            name: listed_name(self.play, task).unwrap_or_else(|| match task.role {
-                Some(role) => format!("{} : {}", self.play.role(role).name, task.action),
-                None => task.action.clone(),
+            name: listed_name(self.play(), task).unwrap_or_else(|| match (&task.kind, task.role) {
+                (tack_playbook::TaskKind::IncludeRole(target), _) => {
+                    crate::include_role::unnamed(&task.action, target)
+                }
+                (_, Some(role)) => format!("{} : {}", self.play().role(role).name, task.action),
+                (_, None) => task.action.clone(),
             }),
             action: task.action.clone(),
             looped: task.loop_items.is_some(),
@@ -539,6 +605,11 @@ impl PlayRun<'_, '_> {
             hosts
         };
         for host in hosts {
+            if action == Action::Pause {
+                for line in runner.announce(host) {
+                    callback.display(&line);
+                }
+            }
             let outcome = runner.run(host);
             for item in &outcome.items {
                 if outcome.diff && crate::callback::diff::sent_for(item) {

@@ -149,8 +149,14 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for role in &play.role_arena {
         check_attrs(&role.attrs, ROLE_KEYWORDS, "role")?;
     }
-    if !play.vars_prompt.is_empty() {
-        return Err(refuse("'vars_prompt'".into(), play.origin.clone()));
+    for entry in &play.vars_prompt {
+        for (key, _) in entry.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if !crate::prompt::OPTIONS.contains(&name) {
+                let what = format!("the vars_prompt option '{name}'");
+                return Err(refuse(what, key.origin.clone().or_else(|| play.origin.clone())));
+            }
+        }
     }
     let role_blocks =
         play.role_arena.iter().flat_map(|r| r.task_blocks.iter().chain(&r.handler_blocks));
@@ -167,6 +173,12 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     let compiled = compile_play(play);
     // Role handlers too: they run like any other.
     let handlers: Vec<CompiledBlock> = crate::play::handler_blocks(play);
+    for ctx in walk(play, &handlers, Sections::All) {
+        if matches!(ctx.task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_)) {
+            let what = format!("'{}' as a handler", ctx.task.action);
+            return Err(refuse(what, ctx.task.origin.clone()));
+        }
+    }
     let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
         play,
         &handlers,
@@ -183,9 +195,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
 /// Refuses what a task uses that the engine cannot run.
 fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if matches!(task.kind, TaskKind::IncludeTasks) {
-        if let Some(key) = task.args.get("apply") {
-            return Err(refuse("the include_tasks option 'apply'".into(), key.origin.clone()));
-        }
+        check_apply(task)?;
         for (keyword, _) in task.attrs.iter() {
             if !INCLUDE_KEYWORDS.contains(&keyword) {
                 let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
@@ -196,6 +206,9 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             }
         }
         return Ok(());
+    }
+    if let TaskKind::IncludeRole(_) = &task.kind {
+        return check_include_role(task);
     }
     if !matches!(task.kind, TaskKind::Action | TaskKind::Handler { .. }) {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
@@ -210,10 +223,20 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             "end_batch",
             "clear_facts",
             "clear_host_errors",
+            "end_role",
+            "refresh_inventory",
+            "reset_connection",
         ];
         if !arg.as_deref().is_some_and(|a| known.contains(&a)) {
             let what = format!("'meta: {}'", arg.unwrap_or_default());
             return Err(refuse(what, task.origin.clone()));
+        }
+        // ansible warns that these take no condition and runs them anyway.
+        if matches!(arg.as_deref(), Some("refresh_inventory" | "reset_connection"))
+            && let Some(key) = task.attrs.key(Keyword::When)
+        {
+            let what = format!("'when' on 'meta: {}'", arg.unwrap_or_default());
+            return Err(refuse(what, key.origin.clone()));
         }
         return Ok(());
     }
@@ -284,8 +307,83 @@ pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     }
     let mut all = Vec::new();
     tasks(&block.block, &mut all);
-    for task in &all {
+    for task in all.iter().filter(|t| !t.implicit) {
         check_task(task)?;
+    }
+    Ok(())
+}
+
+/// [`check_included`] for handlers an include brought in: an include as a handler is refused.
+pub fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    check_included(block)?;
+    for entry in &block.block {
+        let TaskEntry::Block(inner) = entry else { continue };
+        check_included_handlers(inner)?;
+    }
+    for entry in &block.block {
+        if let TaskEntry::Task(task) = entry
+            && matches!(task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_))
+        {
+            let what = format!("'{}' as a handler", task.action);
+            return Err(refuse(what, task.origin.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Keywords on an `include_role` the engine honours (its other keywords would be inherited
+/// by the role's tasks, which the engine does not do yet).
+const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Loop,
+    Keyword::LoopControl,
+    Keyword::Vars,
+    Keyword::Tags,
+];
+
+/// `include_role`'s options and keywords; `rescuable` and `rolespec_validate` are refused by
+/// name.
+fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
+    check_apply(task)?;
+    for option in ["rescuable", "rolespec_validate"] {
+        if let Some(node) = task.args.get(option) {
+            let what = format!("the {} option '{option}'", task.action);
+            return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
+        }
+    }
+    for (keyword, _) in task.attrs.iter() {
+        if !INCLUDE_ROLE_KEYWORDS.contains(&keyword) {
+            let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
+            return Err(refuse(format!("the include_role keyword '{}'", keyword.as_str()), origin));
+        }
+    }
+    if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
+        for (key, _) in control.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if name != "loop_var" {
+                return Err(refuse(
+                    format!("the loop_control option '{name}' on include_role"),
+                    key.origin.clone(),
+                ));
+            }
+        }
+    }
+    if task.delegate_to.is_some() {
+        return Err(refuse("'delegate_to'".into(), task.origin.clone()));
+    }
+    Ok(())
+}
+
+/// An include's `apply`: a block's keywords, those the engine honours on blocks.
+fn check_apply(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
+    let Some(apply) = task.args.get("apply").and_then(|a| a.as_map()) else { return Ok(()) };
+    for (key, _) in apply.iter() {
+        let name = key.as_str().unwrap_or_default();
+        if !BLOCK_KEYWORDS.iter().any(|k| k.as_str() == name) {
+            let what = format!("the {} apply keyword '{name}'", task.action);
+            return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
+        }
     }
     Ok(())
 }

@@ -40,6 +40,24 @@ impl<'a> Segment<'a> {
         Ok(Segment { tasks, spans, innermost, selected, params })
     }
 
+    /// A segment whose tasks' ancestry `adjust` changes before `keep` selects them (an
+    /// included file's tasks inherit from the include and its `apply`).
+    pub fn adjusted(
+        play: &'a Play,
+        blocks: &'a [CompiledBlock],
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+        adjust: impl Fn(&mut TaskInContext<'a>),
+        keep: impl Fn(&TaskInContext<'a>) -> Result<bool, Diagnostic>,
+    ) -> Result<Segment<'a>, Diagnostic> {
+        let (mut tasks, spans, innermost) = walk_spans(play, blocks);
+        let mut selected = Vec::with_capacity(tasks.len());
+        for ctx in &mut tasks {
+            adjust(ctx);
+            selected.push(keep(ctx)?);
+        }
+        Ok(Segment { tasks, spans, innermost, selected, params })
+    }
+
     pub fn layout(&self) -> Layout<'_> {
         Layout { spans: &self.spans, innermost: &self.innermost, selected: &self.selected }
     }
@@ -234,6 +252,12 @@ impl<'a> Walk<'a> {
             .map(|(h, _)| h.clone())
             .collect();
         Some(Round { pick, seg, next, hosts })
+    }
+
+    /// Where `host` stands (segment and task), if it has a task left.
+    pub fn position_of(&self, host: &str) -> Option<(usize, usize)> {
+        let base = self.cursor(host)?;
+        self.position(host, base)
     }
 
     /// Moves `host` past task `next` of segment `seg`.

@@ -113,7 +113,7 @@ impl PlayRun<'_, '_> {
                     && to_gather.remove(host)
                 {
                     let gathered = self.gather_one(keywords, host);
-                    callback.task_start(&crate::gather::gather_view(self.play));
+                    callback.task_start(&crate::gather::gather_view(self.play()));
                     last = None;
                     if let Some(cursor) = walk.cursor_mut(host) {
                         self.apply_gathered(gathered, cursor, stats, states, callback);
@@ -132,9 +132,9 @@ impl PlayRun<'_, '_> {
                 moved = true;
                 let ctx = walk.segments[seg].tasks[next].clone();
                 if let Some(role) = ctx.task.role
-                    && !self.play.role(role).allow_duplicates
+                    && !self.play().role(role).allow_duplicates
                     && !(ctx.task.implicit && meta_arg(&ctx) == "role_complete")
-                    && completed.contains(&(self.identities[role.0].clone(), host.clone()))
+                    && completed.contains(&(self.identities.borrow()[role.0].clone(), host.clone()))
                 {
                     walk.advance(host, seg, next, false);
                     continue;
@@ -182,14 +182,7 @@ impl PlayRun<'_, '_> {
                             walk.advance(host, seg, next, true);
                         } else {
                             if result.flag("changed") {
-                                self.notify_from(
-                                    handlers,
-                                    ctx,
-                                    host,
-                                    outcome,
-                                    params.clone(),
-                                    cb,
-                                )?;
+                                self.notify_from(handlers, ctx, host, outcome, params.clone(), cb)?;
                             }
                             stats.count(result, false);
                             walk.advance(host, seg, next, false);

@@ -35,6 +35,7 @@ pub struct TaskRun<'a> {
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
+    pub inventory: &'a crate::live::LiveInventory,
 }
 
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
@@ -348,6 +349,26 @@ impl TaskRun<'_> {
         }
     }
 
+    /// What `pause` announces on `host` before it waits (nothing when its `when` is false
+    /// or its arguments do not render; running it then reports that).
+    pub(crate) fn announce(&self, host: &str) -> Vec<String> {
+        let Some(scope) = self.scope(host) else { return Vec::new() };
+        if !matches!(self.false_condition(&scope), Ok(None)) {
+            return Vec::new();
+        }
+        let mut args = Mapping::new();
+        for (key, value) in self.ctx.task.args.iter() {
+            match self.templar.render(value, &scope) {
+                Ok(rendered) => {
+                    args.insert(key.clone(), rendered.value);
+                }
+                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(_) => return Vec::new(),
+            }
+        }
+        actions::pause::announce(&args)
+    }
+
     /// Renders the arguments and runs the action.
     fn execute(&self, scope: &Scope) -> ActionOutput {
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
@@ -420,6 +441,7 @@ impl TaskRun<'_> {
             diff_settings: self.diff_settings,
             search: &search,
             host_named: &host_named,
+            inventory: self.inventory,
         })
     }
 

@@ -47,13 +47,16 @@ pub struct TaskVars<'a> {
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
 pub struct PlayScope {
-    role_defaults: Arc<Layer>,
-    inventory_vars: BTreeMap<String, Arc<Layer>>,
-    host_order: Vec<String>,
-    play: Arc<Layer>,
+    /// Public roles' defaults; an `include_role` with `public` adds its role's.
+    role_defaults: RwLock<Arc<Layer>>,
+    /// What the inventory says, replaced when a task changes the inventory.
+    view: RwLock<Arc<InventoryView>>,
+    /// Where `group_vars/` and `host_vars/` beside the playbook are looked for.
+    dirs: Vec<PathBuf>,
+    /// The play's variables; an `include_role` with `public` adds its role's exports.
+    play: RwLock<Arc<Layer>>,
     extra: Arc<Layer>,
     common_magic: Mapping,
-    host_magic: BTreeMap<String, Arc<Layer>>,
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
     /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
     gathered: RwLock<BTreeMap<String, Arc<Layer>>>,
@@ -81,47 +84,9 @@ impl PlayScope {
         play_name: &str,
         run: &RunFacts,
     ) -> Result<Arc<PlayScope>, Diagnostic> {
-        let data = inventory.data();
         let dirs = vec![playbook_dir.to_path_buf()];
-        let mut inventory_vars = BTreeMap::new();
-        let mut host_magic = BTreeMap::new();
-        let mut host_order = Vec::new();
-        let mut groups = Mapping::new();
-        for gid in data.group_ids() {
-            let group = data.group(gid);
-            let names: Vec<String> =
-                data.group_hosts(gid).into_iter().map(|h| data.host(h).name.clone()).collect();
-            groups.insert(s(&group.name), list(&names));
-        }
-        // The implicit localhost has variables too, once a play named it.
-        for hid in data.host_ids().chain(data.implicit_localhost()) {
-            let host = data.host(hid);
-            let vars = inventory.host_vars(loader, hid, &dirs)?;
-            inventory_vars.insert(
-                host.name.clone(),
-                Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)),
-            );
-            let mut magic = Layer::new();
-            magic.insert("inventory_hostname", s(&host.name), Provenance::Trusted);
-            let short = host.name.split('.').next().unwrap_or(&host.name);
-            magic.insert("inventory_hostname_short", s(short), Provenance::Trusted);
-            let mut names: Vec<String> = host
-                .groups
-                .iter()
-                .map(|g| data.group(*g).name.clone())
-                .filter(|n| n != "all")
-                .collect();
-            names.sort();
-            magic.insert("group_names", list(&names), Provenance::Trusted);
-            host_magic.insert(host.name.clone(), Arc::new(magic));
-            // `hostvars` lists only the inventory's hosts, though it answers for localhost.
-            if !host.implicit {
-                host_order.push(host.name.clone());
-            }
-        }
-
+        let view = InventoryView::new(inventory, loader, &dirs)?;
         let mut common = Mapping::new();
-        common.insert(s("groups"), Node::bare(Value::Map(groups)));
         common.insert(s("playbook_dir"), s(&playbook_dir.to_string_lossy()));
         common.insert(s("ansible_play_name"), s(play_name));
         common.insert(s("ansible_check_mode"), b(run.check_mode));
@@ -150,13 +115,15 @@ impl PlayScope {
         common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
 
         Ok(Arc::new(PlayScope {
-            role_defaults: Arc::new(Layer::from_mapping(role_defaults, Provenance::Trusted)),
-            inventory_vars,
-            host_order,
-            play: Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted)),
+            role_defaults: RwLock::new(Arc::new(Layer::from_mapping(
+                role_defaults,
+                Provenance::Trusted,
+            ))),
+            view: RwLock::new(Arc::new(view)),
+            dirs,
+            play: RwLock::new(Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted))),
             extra: Arc::new(Layer::from_mapping(extra_vars, Provenance::Trusted)),
             common_magic: common,
-            host_magic,
             facts: RwLock::new(BTreeMap::new()),
             gathered: RwLock::new(BTreeMap::new()),
             included: RwLock::new(BTreeMap::new()),
@@ -167,12 +134,33 @@ impl PlayScope {
     /// The play's own variables (what names loaded at run time are rendered with).
     pub fn play_vars(&self) -> Mapping {
         let mut out = Mapping::new();
-        for name in self.play.names() {
-            if let Some(binding) = self.play.get(name) {
+        let play = read_layer(&self.play);
+        for name in play.names() {
+            if let Some(binding) = play.get(name) {
                 out.insert(s(name), binding.node().clone());
             }
         }
         out
+    }
+
+    /// A public role's defaults and exported vars join the play's from now on
+    /// (`include_role` with `public: true`).
+    pub fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
+        for (slot, vars) in [(&self.role_defaults, defaults), (&self.play, exports)] {
+            let old = read_layer(slot);
+            let mut layer = Layer::new();
+            for name in old.names() {
+                if let Some(binding) = old.get(name) {
+                    layer.insert_binding(name, binding.clone());
+                }
+            }
+            for (k, v) in vars.iter() {
+                layer.insert(tack_yaml::pyrepr::str(&k.value), v.clone(), Provenance::Trusted);
+            }
+            if let Ok(mut slot) = slot.write() {
+                *slot = Arc::new(layer);
+            }
+        }
     }
 
     /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
@@ -185,6 +173,7 @@ impl PlayScope {
     /// failed, and those of the current batch not failed.
     pub fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
         let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
+        layer.insert("groups", self.view().groups.clone(), Provenance::Trusted);
         layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
         layer.insert("ansible_play_hosts", list(active), Provenance::Trusted);
         layer.insert("ansible_play_batch", list(batch), Provenance::Trusted);
@@ -226,6 +215,13 @@ impl PlayScope {
 
     fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.included.read().ok().and_then(|f| f.get(host).cloned())
+    }
+}
+
+fn read_layer(slot: &RwLock<Arc<Layer>>) -> Arc<Layer> {
+    match slot.read() {
+        Ok(layer) => layer.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
     }
 }
 
@@ -280,13 +276,14 @@ impl PlayScope {
             Some(l) => scope.with_layer(l.clone()),
             None => scope,
         };
-        let mut scope = Scope::new().with_layer(self.role_defaults.clone());
+        let mut scope = Scope::new().with_layer(read_layer(&self.role_defaults));
         scope = push(scope, &task.role.defaults);
-        scope = scope.with_layer(self.inventory_vars.get(host)?.clone());
+        let view = self.view();
+        scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
         if let Some(gathered) = self.gathered_of(host) {
             scope = scope.with_layer(gathered);
         }
-        scope = scope.with_layer(self.play.clone());
+        scope = scope.with_layer(read_layer(&self.play));
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
             if !vars.is_empty() {
@@ -305,10 +302,94 @@ impl PlayScope {
         if let Ok(magic) = self.play_hosts.read() {
             scope = scope.with_layer(magic.clone());
         }
-        scope = scope.with_layer(self.host_magic.get(host)?.clone());
+        scope = scope.with_layer(view.host_magic.get(host)?.clone());
         scope = push(scope, &task.role.magic);
         let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
         Some(scope.with_hostvars(hostvars))
+    }
+}
+
+/// What the play's variables take from the inventory: each host's inventory variables and
+/// magic names, the hosts' order and `groups`.
+struct InventoryView {
+    inventory_vars: BTreeMap<String, Arc<Layer>>,
+    host_order: Vec<String>,
+    groups: Node,
+    host_magic: BTreeMap<String, Arc<Layer>>,
+}
+
+impl InventoryView {
+    fn new(
+        inventory: &Inventory,
+        loader: &DataLoader,
+        dirs: &[PathBuf],
+    ) -> Result<InventoryView, Diagnostic> {
+        let data = inventory.data();
+        let mut inventory_vars = BTreeMap::new();
+        let mut host_magic = BTreeMap::new();
+        let mut host_order = Vec::new();
+        let mut groups = Mapping::new();
+        for gid in data.group_ids() {
+            let group = data.group(gid);
+            let names: Vec<String> =
+                data.group_hosts(gid).into_iter().map(|h| data.host(h).name.clone()).collect();
+            groups.insert(s(&group.name), list(&names));
+        }
+        // The implicit localhost has variables too, once a play named it.
+        for hid in data.host_ids().chain(data.implicit_localhost()) {
+            let host = data.host(hid);
+            let vars = inventory.host_vars(loader, hid, dirs)?;
+            inventory_vars.insert(
+                host.name.clone(),
+                Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)),
+            );
+            let mut magic = Layer::new();
+            magic.insert("inventory_hostname", s(&host.name), Provenance::Trusted);
+            let short = host.name.split('.').next().unwrap_or(&host.name);
+            magic.insert("inventory_hostname_short", s(short), Provenance::Trusted);
+            let mut names: Vec<String> = host
+                .groups
+                .iter()
+                .map(|g| data.group(*g).name.clone())
+                .filter(|n| n != "all")
+                .collect();
+            names.sort();
+            magic.insert("group_names", list(&names), Provenance::Trusted);
+            host_magic.insert(host.name.clone(), Arc::new(magic));
+            // `hostvars` lists only the inventory's hosts, though it answers for localhost.
+            if !host.implicit {
+                host_order.push(host.name.clone());
+            }
+        }
+        Ok(InventoryView {
+            inventory_vars,
+            host_order,
+            groups: Node::bare(Value::Map(groups)),
+            host_magic,
+        })
+    }
+}
+
+impl PlayScope {
+    fn view(&self) -> Arc<InventoryView> {
+        match self.view.read() {
+            Ok(view) => view.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Reads the inventory's hosts, groups and variables again after a task changed it;
+    /// `set_play_hosts` then publishes the new `groups`.
+    pub fn set_inventory(
+        &self,
+        inventory: &Inventory,
+        loader: &DataLoader,
+    ) -> Result<(), Diagnostic> {
+        let view = InventoryView::new(inventory, loader, &self.dirs)?;
+        if let Ok(mut slot) = self.view.write() {
+            *slot = Arc::new(view);
+        }
+        Ok(())
     }
 }
 
@@ -317,7 +398,7 @@ struct HostVarsView(Arc<PlayScope>);
 
 impl HostVars for HostVarsView {
     fn hosts(&self) -> Vec<String> {
-        self.0.host_order.clone()
+        self.0.view().host_order.clone()
     }
 
     fn host_scope(&self, host: &str) -> Option<Scope> {

@@ -81,7 +81,7 @@ pub enum TransformGroupChars {
 pub struct DataError(pub String);
 
 /// Hosts and groups.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct InventoryData {
     hosts: Vec<Host>,
     host_index: HashMap<String, HostId>,

@@ -29,6 +29,7 @@
 
 mod address;
 mod data;
+mod dynamic;
 mod ini;
 mod literal;
 pub mod pattern;
@@ -47,6 +48,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 pub use address::{expand_hostname_range, is_ip_address, parse_address};
 pub use data::{Group, GroupId, Host, HostId, InventoryData, LOCALHOST_NAMES, TransformGroupChars};
+pub use dynamic::{AddGroup, AddHost};
 pub use pattern::PatternMismatch;
 pub use pyrepr::{VAULT_MASK, repr as python_repr, str_of as python_str};
 pub use sources::{DEFAULT_HOST_LIST, SourceOptions};
@@ -134,6 +136,19 @@ pub struct Inventory {
     vars_cache: vars::VarsCache,
 }
 
+/// A copy shares nothing with the original: the variable-file cache starts empty.
+impl Clone for Inventory {
+    fn clone(&self) -> Inventory {
+        Inventory {
+            data: self.data.clone(),
+            sources: self.sources.clone(),
+            limit: self.limit.clone(),
+            options: self.options.clone(),
+            vars_cache: vars::VarsCache::default(),
+        }
+    }
+}
+
 impl Inventory {
     /// Reads `sources` (as given to `-i`) in order.
     pub fn load(
@@ -155,6 +170,19 @@ impl Inventory {
 
     pub fn data(&self) -> &InventoryData {
         &self.data
+    }
+
+    /// The hosts and groups, to change during a run (`add_host`, `group_by`).
+    pub fn data_mut(&mut self) -> &mut InventoryData {
+        &mut self.data
+    }
+
+    /// `refresh_inventory`'s first half: the sources read again with the same options and
+    /// the same `--limit` (what the run added is the caller's to apply again).
+    pub fn reload(&self, loader: &DataLoader) -> Result<Inventory, Diagnostic> {
+        let mut fresh = Inventory::load(loader, &self.sources, self.options.clone())?;
+        fresh.limit = self.limit.clone();
+        Ok(fresh)
     }
 
     /// The sources as given.

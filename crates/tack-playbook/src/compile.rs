@@ -54,6 +54,12 @@ pub fn role_blocks(roles: &[Role], id: RoleId) -> Vec<Block> {
     compile_role(roles, id, &[]).into_iter().map(|c| c.block).collect()
 }
 
+/// `Role.compile` for a role an `include_role` loads: its blocks reached through `chain`
+/// (the include's roles) and the role itself.
+pub fn compile_role_under(roles: &[Role], id: RoleId, chain: &[RoleId]) -> Vec<CompiledBlock> {
+    compile_role(roles, id, chain)
+}
+
 fn compile_role(roles: &[Role], id: RoleId, chain: &[RoleId]) -> Vec<CompiledBlock> {
     let role = &roles[id.0];
     let mut new_chain = chain.to_vec();

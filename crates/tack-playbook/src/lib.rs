@@ -17,4 +17,5 @@ pub mod tags;
 pub mod walk;
 
 pub use ast::*;
+pub use load::dynamic;
 pub use load::{FileLoader, LoadOptions, Loader};

@@ -24,7 +24,7 @@ fn s(v: &str) -> Node {
 }
 
 /// A role's defaults with its dependencies' below them (`Role.get_default_vars`).
-fn role_defaults(roles: &[Role], id: RoleId) -> Mapping {
+pub fn role_defaults(roles: &[Role], id: RoleId) -> Mapping {
     let mut out = Mapping::new();
     for dep in all_dependencies(roles, id) {
         merge(&mut out, &role_defaults(roles, dep));
@@ -44,7 +44,7 @@ pub fn all_dependencies(roles: &[Role], id: RoleId) -> Vec<RoleId> {
 }
 
 /// `Role.get_vars(include_params=False, only_exports=True)`.
-fn role_exports(roles: &[Role], id: RoleId) -> Mapping {
+pub fn role_exports(roles: &[Role], id: RoleId) -> Mapping {
     let mut out = Mapping::new();
     let mut seen = Vec::new();
     for dep in all_dependencies(roles, id) {

@@ -85,11 +85,16 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
 fn unsupported_keywords_are_refused_where_written() {
     let play = format!("{PLAY}    - debug: msg=x\n      delegate_to: localhost\n");
     refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
-    let play = format!("{PLAY}    - include_role: name=other\n");
-    refused(&play, &[], "tack does not support the action 'include_role' yet", 1);
-    let play =
-        format!("{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{tags: [a]}}\n");
-    refused(&play, &[], "the include_tasks option 'apply'", 1);
+    let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
+    refused(&play, &[], "tack does not support the include_role option 'rescuable' yet", 1);
+    let play = format!(
+        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{become: true}}\n"
+    );
+    refused(&play, &[], "the include_tasks apply keyword 'become'", 1);
+    let play = format!(
+        "{PLAY}    - debug: msg=x\n  handlers:\n    - name: h\n      include_tasks: h.yml\n"
+    );
+    refused(&play, &[], "tack does not support 'include_tasks' as a handler yet", 1);
     let play = format!(
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
     );
@@ -145,4 +150,10 @@ fn a_controller_file_a_host_named_is_never_read() {
     let out = run(dir.path(), &play, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the 'file' of this include was named by a managed host"), "{stderr}");
+    let play = format!(
+        "{PLAY}    - command: echo secret\n      register: r\n    - include_role:\n        name: '{{{{ r.stdout }}}}'\n"
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the 'name' of this include was named by a managed host"), "{stderr}");
 }

@@ -7,6 +7,7 @@ pub mod assemble;
 mod blockinfile;
 mod command;
 mod common;
+pub use common::timestamp;
 mod copy;
 mod copytree;
 mod cron;

@@ -1,9 +1,9 @@
-//! `include_vars` for one file: found as ansible's action finds it (the role's and the
-//! task's `vars/`, then beside them), loaded with the run's loader (vaults decrypted), its
-//! variables set for the host at the `include_vars` rung (or nested under `name`).
-//!
-//! Directory loading (`dir`, `depth`, `files_matching`, `ignore_files`, `extensions`,
-//! `ignore_unknown_extensions`) and `hash_behaviour` are refused by name.
+//! `include_vars` of one file (found as ansible's action finds it: the role's and the task's
+//! `vars/`, then beside them) or of a directory (`dir`, walked as ansible walks it: sorted,
+//! `depth`, `files_matching`, `ignore_files`, `extensions`, `ignore_unknown_extensions`),
+//! loaded with the run's loader (vaults decrypted), its variables set for the host at the
+//! `include_vars` rung (or nested under `name`), merged into the host's own with
+//! `hash_behaviour: merge`. Directory walking lives in `include_vars_dir`.
 
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
@@ -11,28 +11,40 @@ use tack_yaml::{Mapping, Node, Value};
 use super::{ActionInput, ActionOutput};
 use crate::result::{b, s};
 
-const REFUSED: &[&str] = &[
-    "dir",
-    "depth",
-    "files_matching",
-    "ignore_files",
-    "extensions",
-    "ignore_unknown_extensions",
-    "hash_behaviour",
-];
-
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let origin = input.task_origin.clone();
-    for name in REFUSED {
-        if input.args.get(name).is_some() {
+    if let Some(refused) = input.refuse_host_named(&["file", "_raw_params", "dir"], "read") {
+        return refused;
+    }
+    let mut dirs = 0;
+    let mut files = 0;
+    for (key, _) in input.args.iter() {
+        let arg = key.as_str().unwrap_or_default();
+        if super::include_vars_dir::DIR_ARGS.contains(&arg) {
+            dirs += 1;
+        } else if ["file", "_raw_params"].contains(&arg) {
+            files += 1;
+        } else if !["name", "hash_behaviour"].contains(&arg) {
             return super::errored(Diagnostic::at(
-                format!("tack does not support the include_vars option '{name}' yet"),
+                format!("{arg} is not a valid option in include_vars"),
                 origin,
             ));
         }
     }
-    if let Some(refused) = input.refuse_host_named(&["file", "_raw_params"], "read") {
-        return refused;
+    if dirs > 0 && files > 0 {
+        return super::errored(Diagnostic::at(
+            "You are mixing file only and dir only arguments, these are incompatible",
+            origin,
+        ));
+    }
+    if input.args.get("dir").is_some() {
+        return match super::include_vars_dir::load(input) {
+            Ok(loaded) => finish(input, loaded.vars, loaded.files),
+            Err(super::include_vars_dir::DirError::Failed(message, partial)) => {
+                not_loaded(&message, origin, partial.vars, partial.files)
+            }
+            Err(super::include_vars_dir::DirError::Raised(d)) => super::errored(d),
+        };
     }
     let source = input.args.get("file").or_else(|| input.args.get("_raw_params"));
     let Some(source) = source.map(|n| tack_yaml::pyrepr::str(&n.value)) else {
@@ -42,20 +54,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     };
     let path = match super::copy::find(input.search, "vars", &source) {
         Ok(path) => path,
-        Err(e) => {
-            // ansible's include_vars reports a missing file under `message`, with an empty
-            // result and a generic failure text of its own.
-            let mut data = Mapping::new();
-            data.insert(s("ansible_facts"), Node::bare(Value::Map(Mapping::new())));
-            data.insert(s("ansible_included_var_files"), Node::bare(Value::Seq(Vec::new())));
-            data.insert(s("changed"), b(false));
-            data.insert(s("message"), s(&e.message));
-            data.insert(s("failed"), b(true));
-            data.insert(s("msg"), s("Task failed: Action failed: Unknown error."));
-            let mut out = ActionOutput::new(data);
-            out.error = Some(Diagnostic::at("Task failed: Action failed: Unknown error.", origin));
-            return out;
-        }
+        Err(e) => return not_loaded(&e.message, origin, Mapping::new(), Vec::new()),
     };
     let loaded = match input.templar.loader().load_file(&path) {
         Ok(node) => node,
@@ -77,7 +76,36 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             return ActionOutput::action_failed(data, s(&msg), origin);
         }
     };
-    let facts = match input.args.get("name").map(|n| tack_yaml::pyrepr::str(&n.value)) {
+    finish(input, vars, vec![path.to_string_lossy().into_owned()])
+}
+
+/// ansible's include_vars reports what it could not load under `message`, with an empty
+/// result and a generic failure text of its own.
+fn not_loaded(
+    message: &str,
+    origin: Option<tack_diag::Origin>,
+    facts: Mapping,
+    files: Vec<String>,
+) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
+    data.insert(
+        s("ansible_included_var_files"),
+        Node::bare(Value::Seq(files.iter().map(|f| s(f)).collect())),
+    );
+    data.insert(s("changed"), b(false));
+    data.insert(s("message"), s(message));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s("Task failed: Action failed: Unknown error."));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::at("Task failed: Action failed: Unknown error.", origin));
+    out
+}
+
+/// The loaded variables nested under `name` when given, merged into the host's own under
+/// `hash_behaviour: merge`, as the task's result and the host's new variables.
+fn finish(input: &ActionInput<'_>, vars: Mapping, files: Vec<String>) -> ActionOutput {
+    let mut facts = match input.args.get("name").map(|n| tack_yaml::pyrepr::str(&n.value)) {
         Some(name) => {
             let mut nested = Mapping::new();
             nested.insert(s(&name), Node::bare(Value::Map(vars)));
@@ -85,11 +113,23 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         }
         None => vars,
     };
+    // `replace` is ansible's default: only `merge` changes what is set.
+    let behaviour = input.args.get("hash_behaviour").map(|n| tack_yaml::pyrepr::str(&n.value));
+    if behaviour.as_deref() == Some("merge") {
+        let mut existing = Mapping::new();
+        for (k, _) in facts.iter() {
+            let name = tack_yaml::pyrepr::str(&k.value);
+            if let Some(binding) = input.scope.get(&name) {
+                existing.insert(k.clone(), binding.node().clone());
+            }
+        }
+        facts = tack_loader::combine_vars(&existing, &facts, tack_loader::HashBehaviour::Merge);
+    }
     let mut data = Mapping::new();
     data.insert(s("ansible_facts"), Node::bare(Value::Map(facts.clone())));
     data.insert(
         s("ansible_included_var_files"),
-        Node::bare(Value::Seq(vec![s(&path.to_string_lossy())])),
+        Node::bare(Value::Seq(files.iter().map(|f| s(f)).collect())),
     );
     data.insert(s("changed"), b(false));
     let mut out = ActionOutput::new(data);

@@ -1,10 +1,12 @@
 //! The actions that run on the controller without touching a host (`debug`, `set_fact`,
-//! `assert`, `fail`), and the action plugins that decide on the controller what the host
-//! does (`copy`, `template`, `raw`, `script`, `fetch`, `assemble`): each takes its rendered
-//! arguments and the task's variables and returns the task's result, as ansible's action
-//! plugins of the same names do.
+//! `assert`, `fail`, `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`), and the
+//! action plugins that decide on the controller what the host does (`copy`, `template`,
+//! `raw`, `script`, `fetch`, `assemble`, `service`, `wait_for_connection`): each takes its
+//! rendered arguments and the task's variables and returns the task's result, as ansible's
+//! action plugins of the same names do.
 //!
-//! Actions never print and never decide what runs next; the executor does both.
+//! Actions never print and never decide what runs next; the executor does both (`add_host`
+//! and `group_by` change only the run's [`crate::live::LiveInventory`]).
 
 mod assemble;
 mod assert;
@@ -14,11 +16,15 @@ mod debug;
 mod fail;
 mod fetch;
 mod include_vars;
+mod include_vars_dir;
+mod inventory;
 mod module;
+pub mod pause;
 mod raw;
 mod script;
 mod service;
 mod set_fact;
+mod set_stats;
 mod shell_run;
 
 use tack_diag::{Diagnostic, Origin};
@@ -51,6 +57,11 @@ pub enum Action {
     Assemble,
     /// The `service` action plugin (the module chosen by the host's service manager).
     Service,
+    AddHost,
+    GroupBy,
+    Pause,
+    SetStats,
+    WaitForConnection,
 }
 
 impl Action {
@@ -65,6 +76,11 @@ impl Action {
             // checksums); their host halves alone would not do what the task asks.
             "copy" => Some(Action::Copy),
             "include_vars" => Some(Action::IncludeVars),
+            "add_host" => Some(Action::AddHost),
+            "group_by" => Some(Action::GroupBy),
+            "pause" => Some(Action::Pause),
+            "set_stats" => Some(Action::SetStats),
+            "wait_for_connection" => Some(Action::WaitForConnection),
             "template" => Some(Action::Template),
             "raw" => Some(Action::Raw),
             "script" => Some(Action::Script),
@@ -92,6 +108,11 @@ impl Action {
             Action::Fetch => "ansible.builtin.fetch".into(),
             Action::Assemble => "ansible.builtin.assemble".into(),
             Action::Service => "ansible.builtin.service".into(),
+            Action::AddHost => "ansible.builtin.add_host".into(),
+            Action::GroupBy => "ansible.builtin.group_by".into(),
+            Action::Pause => "ansible.builtin.pause".into(),
+            Action::SetStats => "ansible.builtin.set_stats".into(),
+            Action::WaitForConnection => "ansible.builtin.wait_for_connection".into(),
         }
     }
 
@@ -138,6 +159,11 @@ impl Action {
             | Action::Fetch
             | Action::Assemble
             | Action::Service => &[],
+            Action::AddHost
+            | Action::GroupBy
+            | Action::Pause
+            | Action::SetStats
+            | Action::WaitForConnection => &[],
         }
     }
 
@@ -147,18 +173,33 @@ impl Action {
             Action::Debug => &["msg", "var", "verbosity"],
             Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
             Action::Fail => &["msg"],
-            // One file, optionally nested; directory loading is not done yet.
-            Action::IncludeVars => &["file", "name"],
+            Action::IncludeVars => &[
+                "file",
+                "name",
+                "dir",
+                "depth",
+                "files_matching",
+                "ignore_files",
+                "extensions",
+                "ignore_unknown_extensions",
+                "hash_behaviour",
+            ],
+            Action::GroupBy => &["key", "parents"],
+            Action::Pause => &["echo", "minutes", "seconds", "prompt"],
+            Action::SetStats => &["aggregate", "data", "per_host"],
+            Action::WaitForConnection => &["connect_timeout", "delay", "sleep", "timeout"],
             Action::Raw => &["executable"],
             Action::Script => &["cmd", "creates", "removes", "chdir", "executable"],
             Action::Fetch => &["src", "dest", "flat", "fail_on_missing", "validate_checksum"],
             // Any variable name; a module checks its own arguments, in ansible's words.
+            // add_host: every other argument is a host variable.
             Action::SetFact
             | Action::Module(_)
             | Action::Copy
             | Action::Template
             | Action::Assemble
-            | Action::Service => &[],
+            | Action::Service
+            | Action::AddHost => &[],
         }
     }
 }
@@ -185,6 +226,8 @@ pub struct ActionInput<'a> {
     /// The arguments whose render read something a managed host said: such a value never
     /// names a controller file to read (seed 002).
     pub host_named: &'a [String],
+    /// The run's inventory (`add_host` and `group_by` change it).
+    pub inventory: &'a crate::live::LiveInventory,
 }
 
 impl ActionInput<'_> {
@@ -258,6 +301,11 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Fetch => fetch::run(input),
         Action::Assemble => assemble::run(input),
         Action::Service => service::run(input),
+        Action::AddHost => inventory::add_host(input),
+        Action::GroupBy => inventory::group_by(input),
+        Action::Pause => pause::pause(input),
+        Action::SetStats => set_stats::run(input),
+        Action::WaitForConnection => pause::wait_for_connection(input),
     }
 }
 

@@ -84,6 +84,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         check_mode: input.check_mode,
         diff: input.diff,
         diff_settings: input.diff_settings,
+        inventory: input.inventory,
         search: input.search,
         host_named: input.host_named,
     };

@@ -30,6 +30,8 @@ pub struct DefaultCallback<W: Write> {
     diff_context: usize,
     /// The colours, `None` when output is plain.
     palette: Option<Palette>,
+    /// `show_custom_stats`: the recap is followed by the `set_stats` data.
+    custom_stats: bool,
 }
 
 impl<W: Write> DefaultCallback<W> {
@@ -41,6 +43,7 @@ impl<W: Write> DefaultCallback<W> {
             verbosity: 0,
             diff_context: super::diff::DiffSettings::default().context,
             palette: None,
+            custom_stats: false,
         }
     }
 
@@ -87,6 +90,12 @@ impl<W: Write> DefaultCallback<W> {
     /// Diffs shown with `context` lines around each change (`DIFF_CONTEXT`).
     pub fn with_diff_context(mut self, context: usize) -> DefaultCallback<W> {
         self.diff_context = context;
+        self
+    }
+
+    /// The callback with `show_custom_stats` set.
+    pub fn with_custom_stats(mut self, show: bool) -> DefaultCallback<W> {
+        self.custom_stats = show;
         self
     }
 
@@ -373,5 +382,15 @@ impl<W: Write> Callback for DefaultCallback<W> {
             self.line(&row);
         }
         self.line("");
+        if self.custom_stats && !stats.custom.is_empty() {
+            self.banner("CUSTOM STATS: ");
+            for line in stats.custom_lines() {
+                self.line(&line);
+            }
+        }
+    }
+
+    fn display(&mut self, text: &str) {
+        self.line(text);
     }
 }

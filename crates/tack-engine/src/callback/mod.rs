@@ -5,6 +5,7 @@
 //! Callbacks only report: they never change a result or decide what runs next.
 
 pub mod color;
+mod custom;
 pub mod default;
 pub mod diff;
 
@@ -51,6 +52,8 @@ pub trait Callback {
     fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool);
     /// A line the run shows from `-v` count `level` on (`display.vv(...)` is level 2).
     fn verbose_line(&mut self, level: u8, msg: &str);
+    /// A line an action shows while it runs (`pause`'s announcement).
+    fn display(&mut self, text: &str);
 }
 
 /// One host's counters in the recap.
@@ -69,6 +72,8 @@ pub struct HostStats {
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
     hosts: BTreeMap<String, HostStats>,
+    /// `set_stats` data by host (`_run` for the whole run's), see `custom`.
+    pub custom: BTreeMap<String, tack_yaml::Mapping>,
 }
 
 impl Stats {

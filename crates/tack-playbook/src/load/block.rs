@@ -423,16 +423,17 @@ impl Loader<'_> {
     /// and its blocks come back under one block whose parent is `include` (so its tasks
     /// inherit the include's keywords). Returns the file's path with the block.
     ///
-    /// Roles imported inside the included file are refused: they would join a play whose
-    /// roles are already loaded.
+    /// Roles imported inside the included file join the play's role arena: the returned
+    /// [`super::dynamic::Included`] then carries the grown arena and the handlers they bring.
     pub fn load_included_tasks(
         &self,
         play: &crate::ast::Play,
         include: &crate::ast::Task,
         target: &str,
         vars: &Mapping,
-    ) -> Result<(PathBuf, Block), Diagnostic> {
+    ) -> Result<super::dynamic::Included, Diagnostic> {
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
+        build.roles = play.role_arena.clone();
         let scope = match include.role {
             Some(id) => Scope {
                 role: Some(id),
@@ -471,12 +472,6 @@ impl Loader<'_> {
                 ));
             }
         };
-        if !build.roles.is_empty() {
-            return Err(Diagnostic::at(
-                "tack does not support importing roles inside an included task file yet",
-                include.origin.clone(),
-            ));
-        }
         let block = Block {
             origin: include.origin.clone(),
             implicit: true,
@@ -488,6 +483,6 @@ impl Loader<'_> {
             role: include.role,
             from: BlockOrigin::ImportTasks(Box::new(include.clone())),
         };
-        Ok((file, block))
+        Ok(super::dynamic::Included::new(file, block, play, build))
     }
 }

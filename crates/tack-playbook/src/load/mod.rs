@@ -5,6 +5,7 @@
 
 mod attrs;
 mod block;
+pub mod dynamic;
 mod modargs;
 mod play;
 mod playbook;

@@ -31,7 +31,7 @@ use tack_diag::Origin;
 
 /// Which files to load instead of `main` (`tasks_from`, ...).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FromFiles {
+pub struct FromFiles {
     pub tasks: Option<String>,
     pub vars: Option<String>,
     pub defaults: Option<String>,

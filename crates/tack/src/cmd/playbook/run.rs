@@ -96,7 +96,8 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     let mut callback = DefaultCallback::new(stdout, crate::color::columns())
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette)
-        .with_diff_context(context);
+        .with_diff_context(context)
+        .with_custom_stats(session.config.show_custom_stats());
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.done.get() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.

@@ -1,0 +1,205 @@
+//! `pause` and `wait_for_connection`, as ansible's action plugins of those names run them
+//! when stdin is not a terminal: `pause` sleeps its `seconds`/`minutes` (at least one second)
+//! or, with only a prompt, does not wait and warns; `wait_for_connection` runs `ping` over
+//! the host's (local) connection until it answers or the timeout passes.
+//!
+//! Neither prints: what `pause` announces before it sleeps is [`announce`], which the
+//! executor shows through its callback. Waiting for typed input at a terminal is refused.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant, SystemTime};
+
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{ActionInput, ActionOutput};
+use crate::result::{b, s};
+
+/// What a `pause` was asked to do.
+struct Plan {
+    /// `None`: wait for input.
+    seconds: Option<i64>,
+    minutes_unit: bool,
+    prompt: Option<String>,
+    echo: bool,
+}
+
+/// ansible's `int` conversion of an argument, in its argument-spec words.
+fn as_int(name: &str, node: &Node) -> Result<i64, String> {
+    match &node.value {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(v) => Ok(i64::from(*v)),
+        Value::Float(f) if f.is_finite() => Ok(f.trunc() as i64),
+        Value::Str(text) => tack_py::num::int(text).map_err(|e| {
+            let why = match e {
+                tack_py::num::IntError::Invalid(why) => why,
+                tack_py::num::IntError::TooLarge => {
+                    "the number does not fit tack's integers".into()
+                }
+            };
+            format!(
+                "argument '{name}' is of type str and we were unable to convert to int: \
+                 {why}"
+            )
+        }),
+        other => Err(format!(
+            "argument '{name}' is of type {} and we were unable to convert to int",
+            other.python_type()
+        )),
+    }
+}
+
+/// A failed argument check, as ansible's `validate_argument_spec` in an action reports it.
+fn invalid(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(msg));
+    let mut out = ActionOutput::new(data);
+    out.error =
+        Some(tack_diag::Diagnostic::at(format!("Task failed: {msg}"), input.task_origin.clone()));
+    out
+}
+
+fn plan(args: &Mapping) -> Result<Plan, String> {
+    if args.get("minutes").is_some() && args.get("seconds").is_some() {
+        return Err("parameters are mutually exclusive: minutes|seconds".into());
+    }
+    let echo = match args.get("echo").map(|n| &n.value) {
+        None => true,
+        Some(Value::Bool(v)) => *v,
+        Some(other) => match tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str() {
+            "yes" | "on" | "1" | "true" | "t" | "y" => true,
+            "no" | "off" | "0" | "false" | "f" | "n" => false,
+            _ => {
+                return Err(format!(
+                    "argument 'echo' is of type {} and we were unable to convert to bool: The \
+                     value '{}' is not a valid boolean.",
+                    other.python_type(),
+                    tack_yaml::pyrepr::str(other)
+                ));
+            }
+        },
+    };
+    let (seconds, minutes_unit) = match (args.get("minutes"), args.get("seconds")) {
+        (Some(m), _) => (Some(as_int("minutes", m)? * 60), true),
+        (None, Some(sec)) => (Some(as_int("seconds", sec)?), false),
+        (None, None) => (None, true),
+    };
+    let prompt = args
+        .get("prompt")
+        .filter(|p| !matches!(p.value, Value::Null))
+        .map(|p| tack_yaml::pyrepr::str(&p.value))
+        .filter(|p| !p.is_empty());
+    Ok(Plan { seconds: seconds.map(|s| s.max(1)), minutes_unit, prompt, echo })
+}
+
+/// The lines `pause` shows before it waits (none when it waits for input).
+pub fn announce(args: &Mapping) -> Vec<String> {
+    let Ok(plan) = plan(args) else { return Vec::new() };
+    let Some(seconds) = plan.seconds else { return Vec::new() };
+    let hidden = if plan.echo { "" } else { " (output is hidden)" };
+    let mut lines = vec![format!("Pausing for {seconds} seconds{hidden}")];
+    if plan.prompt.is_some() {
+        lines.push("(ctrl+C then 'C' = continue early, ctrl+C then 'A' = abort)\r".into());
+    }
+    lines
+}
+
+pub fn pause(input: &ActionInput<'_>) -> ActionOutput {
+    let plan = match plan(input.args) {
+        Ok(plan) => plan,
+        Err(msg) => return invalid(&msg, input),
+    };
+    let start_at = SystemTime::now();
+    let start = Instant::now();
+    let mut warnings = Vec::new();
+    match plan.seconds {
+        Some(seconds) => std::thread::sleep(Duration::from_secs(seconds.unsigned_abs())),
+        None if std::io::stdin().is_terminal() => {
+            let msg = "tack does not support waiting for input at a pause prompt yet (stdin is a \
+                       terminal)";
+            return ActionOutput::action_failed(Mapping::new(), s(msg), input.task_origin.clone());
+        }
+        None => warnings.push(s("Not waiting for response to prompt as stdin is not interactive")),
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("rc"), Node::bare(Value::Int(0)));
+    data.insert(s("stderr"), s(""));
+    let (amount, unit) = if plan.minutes_unit {
+        ((elapsed / 60.0 * 100.0).round() / 100.0, "minutes")
+    } else {
+        ((elapsed * 100.0).round() / 100.0, "seconds")
+    };
+    let stdout = format!("Paused for {} {unit}", tack_py::repr::float_repr(amount));
+    data.insert(s("stdout"), s(&stdout));
+    data.insert(s("start"), s(&tack_agent::modules::timestamp(start_at)));
+    data.insert(s("stop"), s(&tack_agent::modules::timestamp(SystemTime::now())));
+    data.insert(s("delta"), Node::bare(Value::Int(elapsed as i64)));
+    data.insert(s("echo"), b(plan.echo));
+    data.insert(s("user_input"), s(""));
+    if !warnings.is_empty() {
+        data.insert(s("warnings"), Node::bare(Value::Seq(warnings)));
+    }
+    ActionOutput::new(data)
+}
+
+fn int_arg(input: &ActionInput<'_>, name: &str, default: i64) -> Result<i64, String> {
+    match input.args.get(name) {
+        None => Ok(default),
+        Some(node) => as_int(name, node),
+    }
+}
+
+pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
+    let read = || -> Result<(i64, i64, i64), String> {
+        let _connect_timeout = int_arg(input, "connect_timeout", 5)?;
+        Ok((
+            int_arg(input, "delay", 0)?,
+            int_arg(input, "sleep", 1)?,
+            int_arg(input, "timeout", 600)?,
+        ))
+    };
+    let (delay, sleep, timeout) = match read() {
+        Ok(values) => values,
+        Err(msg) => {
+            return ActionOutput::action_failed(Mapping::new(), s(&msg), input.task_origin.clone());
+        }
+    };
+    if input.check_mode {
+        let mut data = Mapping::new();
+        data.insert(s("skipped"), b(true));
+        return ActionOutput::new(data);
+    }
+    let start = Instant::now();
+    if delay > 0 {
+        std::thread::sleep(Duration::from_secs(delay.unsigned_abs()));
+    }
+    let deadline = Instant::now() + Duration::from_secs(timeout.max(0).unsigned_abs());
+    let invocation =
+        tack_agent::Invocation { args: serde_json::Map::new(), check_mode: false, diff: false };
+    let mut data = Mapping::new();
+    let mut last_error = String::new();
+    let mut answered = false;
+    use crate::connection::Connection;
+    while Instant::now() < deadline {
+        match crate::connection::Local.run_module("ping", &invocation) {
+            Ok(result) if result.get("ping").and_then(|p| p.as_str()) == Some("pong") => {
+                answered = true;
+                break;
+            }
+            Ok(_) => last_error = "ping test failed".into(),
+            Err(e) => last_error = e.to_string(),
+        }
+        std::thread::sleep(Duration::from_secs(sleep.max(0).unsigned_abs()));
+    }
+    if !answered {
+        let msg = format!("timed out waiting for ping module test: {last_error}");
+        data.insert(s("elapsed"), Node::bare(Value::Int(start.elapsed().as_secs() as i64)));
+        return ActionOutput::action_failed(data, s(&msg), input.task_origin.clone());
+    }
+    data.insert(s("elapsed"), Node::bare(Value::Int(start.elapsed().as_secs() as i64)));
+    data.insert(s("changed"), b(false));
+    ActionOutput::new(data)
+}

@@ -1,0 +1,46 @@
+//! `set_stats`, as ansible's action plugin reads it: `data` (a mapping), `per_host` and
+//! `aggregate` (ansible's loose booleans), returned under `ansible_stats` for the executor
+//! to add to the run's custom stats.
+
+use tack_yaml::{Mapping, Node, Value};
+
+use super::{ActionInput, ActionOutput};
+use crate::result::{b, s};
+
+fn loose_bool(node: &Node) -> bool {
+    match &node.value {
+        Value::Bool(v) => *v,
+        other => matches!(
+            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
+            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
+        ),
+    }
+}
+
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    let data = match input.args.get("data").map(|n| &n.value) {
+        None => Mapping::new(),
+        Some(Value::Map(m)) => m.clone(),
+        Some(_) => {
+            let mut out = Mapping::new();
+            out.insert(s("failed"), b(true));
+            out.insert(s("msg"), s("The 'data' option needs to be a dictionary/hash"));
+            let mut output = ActionOutput::new(out);
+            output.error = Some(tack_diag::Diagnostic::at(
+                "Task failed: The 'data' option needs to be a dictionary/hash",
+                input.task_origin.clone(),
+            ));
+            return output;
+        }
+    };
+    let per_host = input.args.get("per_host").is_some_and(loose_bool);
+    let aggregate = input.args.get("aggregate").is_none_or(loose_bool);
+    let mut stats = Mapping::new();
+    stats.insert(s("data"), Node::bare(Value::Map(data)));
+    stats.insert(s("per_host"), b(per_host));
+    stats.insert(s("aggregate"), b(aggregate));
+    let mut out = Mapping::new();
+    out.insert(s("changed"), b(false));
+    out.insert(s("ansible_stats"), Node::bare(Value::Map(stats)));
+    ActionOutput::new(out)
+}

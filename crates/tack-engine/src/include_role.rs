@@ -1,0 +1,146 @@
+//! `include_role` in a play, as ansible's `IncludedFile.process_include_results` and
+//! `IncludeRole.get_block_list` run it: the role name and its `*_from` files rendered per host
+//! and loop item, each distinct request loaded once for the hosts that share it, the role's
+//! own `vars` given the include's `vars` and loop item, `included: ROLE for HOSTS` lines, and
+//! the roles it loads joining the play's arena for the rest of the play.
+//!
+//! Loads roles only under names the playbook chose (seed 002, through `wanted`); runs none of
+//! their tasks itself and touches no host's position (`include` splices).
+
+use std::sync::Arc;
+
+use typed_arena::Arena;
+
+use tack_diag::Diagnostic;
+use tack_playbook::dynamic::{FromFiles, Included, RoleRequest};
+use tack_playbook::walk::TaskInContext;
+use tack_playbook::{Play, RoleId, RoleTarget};
+use tack_template::Layer;
+use tack_yaml::{Mapping, Value};
+
+use crate::callback::{Callback, Stats};
+use crate::include::{loop_var, param_layer, stripped_parent};
+use crate::play::PlayRun;
+
+/// ansible's bool conversion of a module option (`boolean()`), for `allow_duplicates`.
+fn option_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "on" | "1" | "true" | "t" | "y" | "1.0" => Some(true),
+        "no" | "off" | "0" | "false" | "f" | "n" | "0.0" => Some(false),
+        _ => None,
+    }
+}
+
+fn not_bool(text: &str, ctx: &TaskInContext<'_>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "The value '{text}' is not a valid boolean. Valid booleans include: 'yes', 'on', \
+             '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', 'false', 'f', 'n', 0, 0.0, \
+             False"
+        ),
+        ctx.task.origin.clone(),
+    )
+}
+
+impl<'r> PlayRun<'r, '_> {
+    /// `include_role` on `hosts`: returns each loaded role's blocks and handlers, its
+    /// include parameters and its hosts, in the order ansible runs them.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn include_role(
+        &self,
+        ctx: &TaskInContext<'_>,
+        target: &RoleTarget,
+        hosts: &[String],
+        params: Option<&Arc<Layer>>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
+        let nodes = [
+            ("name", target.name.as_ref()),
+            ("tasks_from", target.tasks_from.as_ref()),
+            ("vars_from", target.vars_from.as_ref()),
+            ("defaults_from", target.defaults_from.as_ref()),
+            ("handlers_from", target.handlers_from.as_ref()),
+            ("allow_duplicates", target.allow_duplicates.as_ref()),
+            ("public", target.public.as_ref()),
+        ];
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
+        let (parent, include_vars) = stripped_parent(ctx);
+        let loop_var = loop_var(ctx);
+        let mut out = Vec::new();
+        for want in wanted {
+            let name = want.names[0].clone().unwrap_or_default();
+            let allow_duplicates = match &want.names[5] {
+                None => true,
+                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
+            };
+            let public = match &want.names[6] {
+                None => false,
+                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
+            };
+            let layer = param_layer(&include_vars, &loop_var, &want);
+            let mut role_vars = include_vars.clone();
+            if let Some(item) = &want.item {
+                role_vars.insert(crate::result::s(&loop_var), item.clone());
+            }
+            let request = RoleRequest {
+                include: &parent,
+                dep_chain: &ctx.dep_chain,
+                name: &name,
+                from: FromFiles {
+                    tasks: want.names[1].clone(),
+                    vars: want.names[2].clone(),
+                    defaults: want.names[3].clone(),
+                    handlers: want.names[4].clone(),
+                },
+                vars: role_vars,
+                allow_duplicates,
+            };
+            let (included, role) =
+                self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars())?;
+            // A public role's defaults and vars are the play's from here on.
+            if public && let Some(roles) = &included.roles {
+                self.scope.expose_role(
+                    &tack_playbook::play_vars::role_defaults(roles, role),
+                    &tack_playbook::play_vars::role_exports(roles, role),
+                );
+            }
+            for block in &included.blocks {
+                crate::refuse::check_included(&block.block)?;
+            }
+            for block in &included.handlers {
+                crate::refuse::check_included_handlers(&block.block)?;
+            }
+            let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+            callback.included(&name, &want.hosts, label.as_deref());
+            for host in &want.hosts {
+                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
+            }
+            out.push((included, Arc::new(layer), want.hosts));
+        }
+        Ok(out)
+    }
+
+    /// The play runs on with `roles` as its role arena from now on (the roles an include
+    /// loaded appended to it), each new role with its identity for `allow_duplicates`.
+    pub(crate) fn grow_roles(&self, plays: &'r Arena<Play>, roles: Vec<tack_playbook::Role>) {
+        let mut play = self.play().clone();
+        play.role_arena = roles;
+        let play: &'r Play = plays.alloc(play);
+        let mut identities = self.identities.borrow_mut();
+        for i in identities.len()..play.role_arena.len() {
+            identities.push(crate::roles::identity(play, RoleId(i)));
+        }
+        self.set_play(play);
+    }
+}
+
+/// The name an unnamed `include_role` shows (`IncludeRole.get_name`): its action and the
+/// role name as written.
+pub(crate) fn unnamed(action: &str, target: &RoleTarget) -> String {
+    let name = target.name.as_ref().map(|n| match &n.value {
+        Value::Str(s) => s.clone(),
+        other => tack_yaml::pyrepr::str(other),
+    });
+    format!("{action} : {}", name.unwrap_or_default())
+}
