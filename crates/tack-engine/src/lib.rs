@@ -21,6 +21,7 @@ mod meta;
 mod play;
 mod refuse;
 pub mod result;
+mod retries;
 mod roles;
 mod segments;
 mod task;

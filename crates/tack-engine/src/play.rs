@@ -342,8 +342,11 @@ impl PlayRun<'_, '_> {
         let runner = self.runner(ctx, action, params);
         for host in hosts {
             let outcome = runner.run(host);
-            for item in &outcome.items {
-                callback.item_result(&view, item);
+            for event in &outcome.items {
+                match event {
+                    crate::task::TaskEvent::Item(item) => callback.item_result(&view, item),
+                    crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
+                }
             }
             judge(host, &outcome)?;
             callback.host_result(&view, &outcome.result);

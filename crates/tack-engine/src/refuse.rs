@@ -52,6 +52,9 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Connection,
     Keyword::Notify,
     Keyword::CheckMode,
+    Keyword::Until,
+    Keyword::Retries,
+    Keyword::Delay,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[

@@ -31,9 +31,17 @@ pub struct TaskRun<'a> {
     pub params: Option<Arc<tack_template::Layer>>,
 }
 
-/// A host's outcome for one task: the per-item results (for loops) and the final one.
+/// What the callback hears about a host before its final result, in the order it happened.
+pub enum TaskEvent {
+    /// One loop item's result.
+    Item(HostResult),
+    /// A bad run that `until`/`retries` runs again (`v2_runner_retry`).
+    Retry(HostResult),
+}
+
+/// A host's outcome for one task: the retries and per-item results, and the final one.
 pub struct TaskOutcome {
-    pub items: Vec<HostResult>,
+    pub items: Vec<TaskEvent>,
     pub result: HostResult,
 }
 
@@ -110,13 +118,17 @@ impl TaskRun<'_> {
                 return TaskOutcome { items: Vec::new(), result: self.finish(host, errored(d)) };
             }
         };
+        let mut events = Vec::new();
         let outcome = match &self.ctx.task.loop_items {
-            None => self.run_once(host, &scope).map(|r| (Vec::new(), r)),
+            None => self.run_once(host, &scope, &mut events).map(|r| (Vec::new(), r)),
             Some(items) => self.run_loop(host, &scope, items, ignore_errors),
         };
         let (items, mut result) = match outcome {
-            Ok(pair) => pair,
-            Err(diag) => (Vec::new(), self.finish(host, errored(diag))),
+            Ok((items, result)) => {
+                events.extend(items);
+                (events, result)
+            }
+            Err(diag) => (events, self.finish(host, errored(diag))),
         };
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
@@ -138,12 +150,16 @@ impl TaskRun<'_> {
         TaskOutcome { items, result }
     }
 
-    fn run_once(&self, host: &str, scope: &Scope) -> Result<HostResult, Diagnostic> {
+    fn run_once(
+        &self,
+        host: &str,
+        scope: &Scope,
+        events: &mut Vec<TaskEvent>,
+    ) -> Result<HostResult, Diagnostic> {
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        let output = self.execute(scope);
-        Ok(self.judge(host, scope, output))
+        self.attempts(host, scope, events)
     }
 
     fn run_loop(
@@ -152,7 +168,7 @@ impl TaskRun<'_> {
         scope: &Scope,
         items: &Node,
         ignore_errors: bool,
-    ) -> Result<(Vec<HostResult>, HostResult), Diagnostic> {
+    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
         let _ = ignore_errors;
         let (list, read) = match &self.ctx.task.loop_with {
             Some(lookup) => self.with_items(lookup, items, scope)?,
@@ -183,19 +199,26 @@ impl TaskRun<'_> {
                     Provenance::Trusted,
                 );
             }
+            let mut retries = Vec::new();
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
-                None => {
-                    let output = self.execute(&item_scope);
-                    self.judge(host, &item_scope, output)
-                }
+                None => self.attempts(host, &item_scope, &mut retries)?,
             };
-            result.data.insert(s(&control.loop_var), item.clone());
-            if let Some(index_var) = &control.index_var {
-                result.data.insert(s(index_var), Node::bare(Value::Int(index as i64)));
-                result.data.insert(s("ansible_index_var"), s(index_var));
+            let loop_keys = |data: &mut Mapping| {
+                data.insert(s(&control.loop_var), item.clone());
+                if let Some(index_var) = &control.index_var {
+                    data.insert(s(index_var), Node::bare(Value::Int(index as i64)));
+                    data.insert(s("ansible_index_var"), s(index_var));
+                }
+                data.insert(s("ansible_loop_var"), s(&control.loop_var));
+            };
+            loop_keys(&mut result.data);
+            for retry in retries {
+                if let TaskEvent::Retry(mut r) = retry {
+                    loop_keys(&mut r.data);
+                    shown.push(TaskEvent::Retry(r));
+                }
             }
-            result.data.insert(s("ansible_loop_var"), s(&control.loop_var));
             if result.data.get("failed").is_none() {
                 result.data.insert(s("failed"), b(false));
             }
@@ -214,7 +237,7 @@ impl TaskRun<'_> {
                     result.item_label.clone().unwrap_or_else(|| item.clone()),
                 );
             }
-            shown.push(result.clone());
+            shown.push(TaskEvent::Item(result.clone()));
             result.data.remove("_ansible_item_label");
             results.push(result);
         }
@@ -300,7 +323,7 @@ impl TaskRun<'_> {
     }
 
     /// Renders the arguments and runs the action.
-    fn execute(&self, scope: &Scope) -> ActionOutput {
+    pub(crate) fn execute(&self, scope: &Scope) -> ActionOutput {
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
@@ -372,16 +395,39 @@ impl TaskRun<'_> {
         })
     }
 
-    /// Applies the action's facts, then `changed_when` and `failed_when`.
-    fn judge(&self, host: &str, scope: &Scope, output: ActionOutput) -> HostResult {
-        for (name, value, provenance) in &output.facts {
+    /// The facts and variables an action set, made the host's.
+    pub(crate) fn apply_facts(
+        &self,
+        host: &str,
+        facts: &[(String, Node, Provenance)],
+        included: &[(String, Node)],
+    ) {
+        for (name, value, provenance) in facts {
             self.vars.set_host_var(host, name, value.clone(), provenance.clone());
         }
-        for (name, value) in &output.included {
+        for (name, value) in included {
             self.vars.set_included_var(host, name, value.clone());
+        }
+    }
+
+    /// Applies the action's facts (unless `apply` is false: the retry loop applies those of
+    /// the run it keeps), then `changed_when` and `failed_when`, which see `attempts`.
+    pub(crate) fn judge(
+        &self,
+        host: &str,
+        scope: &Scope,
+        output: ActionOutput,
+        attempt: Option<i64>,
+        apply: bool,
+    ) -> HostResult {
+        if apply {
+            self.apply_facts(host, &output.facts, &output.included);
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);
+        if let Some(attempt) = attempt {
+            result.data.insert(s("attempts"), Node::bare(Value::Int(attempt)));
+        }
         if raised {
             return result;
         }

@@ -191,7 +191,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let items = task.looped && result.data.get("results").is_some();
         match result.outcome() {
             crate::result::Outcome::Failed => {
-                if !items {
+                // ansible cleans a failure before looking for its items: a looped `debug`
+                // that failed loses `results` and shows the summary line.
+                if !(task.looped && data.get("results").is_some()) {
                     self.error_block(task, result);
                     let dump = dump_result(&data, self.indent(result));
                     self.line(&format!("fatal: [{host}]: FAILED! => {dump}"));
@@ -254,6 +256,27 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.line(&msg);
             }
         }
+    }
+
+    fn retry(&mut self, task: &TaskView, result: &HostResult) {
+        let count = |key: &str| match result.data.get(key).map(|n| &n.value) {
+            Some(Value::Int(i)) => *i,
+            _ => 0,
+        };
+        let mut msg = format!(
+            "FAILED - RETRYING: [{}]: {} ({} retries left).",
+            result.host,
+            task.name,
+            count("retries") - count("attempts")
+        );
+        // `_run_is_verbose(result, verbosity=2)`: shown from -vvv, or when always shown.
+        if (result.verbose_always || self.verbosity > 2) && !result.verbose_override {
+            msg.push_str(&format!(
+                "Result was: {}",
+                dump_result(&result.data, self.indent(result))
+            ));
+        }
+        self.line(&msg);
     }
 
     fn stats(&mut self, stats: &Stats) {

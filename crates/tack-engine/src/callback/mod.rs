@@ -36,6 +36,8 @@ pub trait Callback {
     fn host_result(&mut self, task: &TaskView, result: &HostResult);
     /// One loop item's result.
     fn item_result(&mut self, task: &TaskView, result: &HostResult);
+    /// A bad run that `until`/`retries` runs again.
+    fn retry(&mut self, task: &TaskView, result: &HostResult);
     fn stats(&mut self, stats: &Stats);
 }
 
