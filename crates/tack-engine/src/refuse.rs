@@ -33,6 +33,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     // its connection is.
     Keyword::Connection,
     Keyword::CheckMode,
+    Keyword::NoLog,
 ];
 
 /// Task keywords the engine honours.
@@ -55,10 +56,12 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Until,
     Keyword::Retries,
     Keyword::Delay,
+    Keyword::NoLog,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
+    Keyword::NoLog,
     Keyword::When,
     Keyword::Vars,
     Keyword::Tags,
@@ -69,8 +72,6 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
 const ROLE_KEYWORDS: &[Keyword] =
     &[Keyword::Role, Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags];
-
-const LOOP_CONTROL: &[&str] = &["loop_var", "index_var", "label"];
 
 fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(format!("tack does not support {what} yet"), origin)
@@ -201,7 +202,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if !LOOP_CONTROL.contains(&name) {
+            if !crate::loop_control::OPTIONS.contains(&name) {
                 return Err(refuse(
                     format!("the loop_control option '{name}'"),
                     key.origin.clone(),

@@ -28,6 +28,8 @@ pub struct HostResult {
     pub item_label: Option<Node>,
     /// The task's error, printed as an `[ERROR]:` block before the `fatal:` line.
     pub error: Option<tack_diag::Diagnostic>,
+    /// `no_log` hides the result from the callback (see `crate::no_log`).
+    pub no_log: bool,
 }
 
 pub(crate) fn s(text: &str) -> Node {
@@ -48,7 +50,13 @@ impl HostResult {
             ignored: false,
             item_label: None,
             error: None,
+            no_log: false,
         }
+    }
+
+    /// `_ansible_verbose_always`, which a censored result loses.
+    pub fn always_shown(&self) -> bool {
+        self.verbose_always && !self.no_log
     }
 
     pub fn flag(&self, key: &str) -> bool {

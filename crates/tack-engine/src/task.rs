@@ -12,6 +12,7 @@ use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
+use crate::loop_control::LoopControl;
 use crate::result::{HostResult, b, s};
 use crate::vars::PlayScope;
 
@@ -123,13 +124,24 @@ impl TaskRun<'_> {
             None => self.run_once(host, &scope, &mut events).map(|r| (Vec::new(), r)),
             Some(items) => self.run_loop(host, &scope, items, ignore_errors),
         };
-        let (items, mut result) = match outcome {
+        let (mut items, mut result) = match outcome {
             Ok((items, result)) => {
                 events.extend(items);
                 (events, result)
             }
             Err(diag) => (events, self.finish(host, errored(diag))),
         };
+        // A loop's own result is hidden when the task's `no_log` (rendered without an item)
+        // or any item's is; each item and retry decided for itself in the loop.
+        let hidden = self.no_log(&scope);
+        result.no_log = hidden;
+        for event in &mut items {
+            match event {
+                TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
+                TaskEvent::Item(r) => result.no_log |= r.no_log,
+                TaskEvent::Retry(_) => {}
+            }
+        }
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
@@ -188,34 +200,26 @@ impl TaskRun<'_> {
             return Ok((Vec::new(), HostResult::new(host, data)));
         }
         for (index, item) in list.iter().enumerate() {
+            control.pause_before(index);
             // Each item sees what earlier items set (`set_fact` in a loop accumulates).
             let scope = &self.scope(host).unwrap_or_else(|| scope.clone());
-            let mut item_scope =
-                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read));
-            if let Some(index_var) = &control.index_var {
-                item_scope = item_scope.with_var(
-                    index_var,
-                    Node::bare(Value::Int(index as i64)),
-                    Provenance::Trusted,
-                );
-            }
+            let item_scope = control.item_scope(
+                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read)),
+                &list,
+                index,
+            );
             let mut retries = Vec::new();
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
                 None => self.attempts(host, &item_scope, &mut retries)?,
             };
-            let loop_keys = |data: &mut Mapping| {
-                data.insert(s(&control.loop_var), item.clone());
-                if let Some(index_var) = &control.index_var {
-                    data.insert(s(index_var), Node::bare(Value::Int(index as i64)));
-                    data.insert(s("ansible_index_var"), s(index_var));
-                }
-                data.insert(s("ansible_loop_var"), s(&control.loop_var));
-            };
+            let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
+            result.no_log = self.no_log(&item_scope);
             for retry in retries {
                 if let TaskEvent::Retry(mut r) = retry {
                     loop_keys(&mut r.data);
+                    r.no_log = result.no_log;
                     shown.push(TaskEvent::Retry(r));
                 }
             }
@@ -506,36 +510,6 @@ fn errored(diag: Diagnostic) -> ActionOutput {
 /// Loop items come from the loop's render: whatever it read decides their provenance.
 fn loop_provenance(read: &ProvenanceSet) -> Provenance {
     read.derived()
-}
-
-/// `loop_control` as far as tack runs it.
-struct LoopControl {
-    loop_var: String,
-    index_var: Option<String>,
-    label: Option<Node>,
-}
-
-impl LoopControl {
-    fn read(run: &TaskRun<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
-        let mut control = LoopControl { loop_var: "item".into(), index_var: None, label: None };
-        let Some(node) = run.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
-        let Some(map) = node.as_map() else { return Ok(control) };
-        for (key, value) in map.iter() {
-            match key.as_str().unwrap_or_default() {
-                "loop_var" => {
-                    let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?;
-                    control.loop_var = tack_yaml::pyrepr::str(&v.value.value);
-                }
-                "index_var" => {
-                    let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?;
-                    control.index_var = Some(tack_yaml::pyrepr::str(&v.value.value));
-                }
-                "label" => control.label = Some(value.clone()),
-                _ => {}
-            }
-        }
-        Ok(control)
-    }
 }
 
 /// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.

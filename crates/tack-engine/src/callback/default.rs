@@ -39,12 +39,12 @@ impl<W: Write> DefaultCallback<W> {
 
     /// `_run_is_verbose`.
     fn verbose(&self, result: &HostResult) -> bool {
-        (result.verbose_always || self.verbosity > 0) && !result.verbose_override
+        (result.always_shown() || self.verbosity > 0) && !result.verbose_override
     }
 
     /// `_dump_results`' indentation rule.
     fn indent(&self, result: &HostResult) -> bool {
-        result.verbose_always || self.verbosity > 2
+        result.always_shown() || self.verbosity > 2
     }
 
     pub fn into_inner(self) -> W {
@@ -116,6 +116,9 @@ fn warnings(result: &HostResult) {
 }
 
 fn label(result: &HostResult) -> String {
+    if result.no_log {
+        return crate::no_log::CENSORED_ITEM.into();
+    }
     match &result.item_label {
         Some(node) => tack_yaml::pyrepr::str(&node.value),
         None => "None".into(),
@@ -187,7 +190,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
         let host = result.host.clone();
-        let data = clean(task, &result.data);
+        let data = clean(task, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
         match result.outcome() {
             crate::result::Outcome::Failed => {
@@ -231,7 +234,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
         let host = result.host.clone();
-        let data = clean(task, &result.data);
+        let data = clean(task, &crate::no_log::shown(result));
         let item = label(result);
         match result.outcome() {
             crate::result::Outcome::Failed => {
@@ -270,11 +273,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
             count("retries") - count("attempts")
         );
         // `_run_is_verbose(result, verbosity=2)`: shown from -vvv, or when always shown.
-        if (result.verbose_always || self.verbosity > 2) && !result.verbose_override {
-            msg.push_str(&format!(
-                "Result was: {}",
-                dump_result(&result.data, self.indent(result))
-            ));
+        if (result.always_shown() || self.verbosity > 2) && !result.verbose_override {
+            let data = crate::no_log::shown(result);
+            msg.push_str(&format!("Result was: {}", dump_result(&data, self.indent(result))));
         }
         self.line(&msg);
     }
