@@ -41,7 +41,8 @@ impl PlayRun<'_, '_> {
                 args.insert(arg.to_string(), crate::json::to_json(value));
             }
         }
-        let invocation = tack_agent::Invocation { args, check_mode: false, diff: false };
+        let invocation =
+            tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
         for (host, cursor) in cursors.iter_mut() {
             use crate::connection::Connection;
             let result = match crate::connection::Local.run_module("setup", &invocation) {

@@ -34,6 +34,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::Connection,
     Keyword::CheckMode,
     Keyword::NoLog,
+    Keyword::Environment,
 ];
 
 /// Task keywords the engine honours.
@@ -57,11 +58,13 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Retries,
     Keyword::Delay,
     Keyword::NoLog,
+    Keyword::Environment,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
     Keyword::NoLog,
+    Keyword::Environment,
     Keyword::When,
     Keyword::Vars,
     Keyword::Tags,
@@ -102,6 +105,19 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
 /// Refuses what `play` uses that the engine cannot run.
 pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
+    let gathers = match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
+        Some(Value::Bool(false)) => false,
+        Some(Value::Str(s)) => !matches!(s.as_str(), "no" | "false" | "False" | "off"),
+        _ => true,
+    };
+    if gathers && let Some(key) = play.attrs.key(Keyword::Environment) {
+        // The fact-gathering task would see the environment (`ansible_env`); setup does not
+        // take one yet.
+        return Err(refuse(
+            "the play keyword 'environment' when gathering facts".into(),
+            key.origin.clone(),
+        ));
+    }
     match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
         Some(Value::Bool(false)) => {}
         Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}
@@ -143,6 +159,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for ctx in all {
         if !ctx.task.implicit {
             check_task(ctx.task)?;
+            crate::environment::check(&ctx)?;
         }
     }
     Ok(())

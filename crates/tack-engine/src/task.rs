@@ -384,6 +384,16 @@ impl TaskRun<'_> {
             }
         }
         let search = self.search_path();
+        let environment = match self.environment(scope) {
+            Ok(env) => env,
+            Err(d) => {
+                return actions::errored(Diagnostic::caused_by(
+                    "Task failed.",
+                    self.task_origin(),
+                    d,
+                ));
+            }
+        };
         actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -396,6 +406,7 @@ impl TaskRun<'_> {
             diff: false,
             search: &search,
             host_named: &host_named,
+            environment: &environment,
         })
     }
 

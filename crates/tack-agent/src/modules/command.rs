@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
-use super::argspec::{Elem, Kind, Opt, Spec, expand_path};
+use super::argspec::{Elem, Kind, Opt, Spec};
 use super::common::{
     delta, fail_with_cause, failed, os_error, shlex_quote, shlex_split, timestamp, warn,
 };
@@ -180,7 +180,8 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             vec![executable.clone().unwrap_or_else(|| "/bin/sh".into()), "-c".into(), line.clone()]
         }
         Args::Argv(words) if p.bool("expand_argument_vars") => {
-            words.iter().map(|w| expand_path(w)).collect()
+            let env = super::environment::TaskEnv(&inv.environment);
+            words.iter().map(|w| super::argspec::expand_path_in(w, &env)).collect()
         }
         Args::Argv(words) => words.clone(),
     };
@@ -193,7 +194,8 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
     });
     let started = SystemTime::now();
     let clock = Instant::now();
-    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref());
+    let env = super::environment::TaskEnv(&inv.environment);
+    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref(), &env);
     let ended = SystemTime::now();
     let (rc, stdout, stderr) = match outcome {
         Ok(done) => done,
@@ -261,11 +263,13 @@ fn spawn(
     argv: &[String],
     cwd: Option<&str>,
     stdin: Option<&str>,
+    env: &super::environment::TaskEnv<'_>,
 ) -> std::io::Result<(i32, String, String)> {
     let Some((program, rest)) = argv.split_first() else {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
     };
     let mut command = Command::new(program);
+    env.apply(&mut command);
     command.args(rest).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     if let Some(dir) = cwd {

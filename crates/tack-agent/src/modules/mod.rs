@@ -10,6 +10,7 @@ mod copy;
 mod copytree;
 mod cron;
 mod digest;
+mod environment;
 mod fetch;
 mod file;
 mod find;
@@ -49,7 +50,13 @@ pub struct Invocation {
     pub check_mode: bool,
     /// `--diff` / `diff: true`: include `diff` in the result where the module supports it.
     pub diff: bool,
+    /// The task's `environment`, for the processes the module runs (see `environment`).
+    pub environment: std::collections::BTreeMap<String, String>,
 }
+
+/// The modules that honour [`Invocation::environment`]; the engine refuses a task
+/// environment for any other.
+pub const TAKE_ENVIRONMENT: &[&str] = &["command", "shell"];
 
 /// What a module sees of its run besides its arguments.
 #[derive(Debug, Clone, Copy)]

@@ -66,6 +66,16 @@ impl Action {
         }
     }
 
+    /// Whether a task `environment` reaches what the action runs (controller actions run
+    /// nothing, so ansible ignores it there too).
+    pub fn takes_environment(self) -> bool {
+        match self {
+            Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
+            Action::Copy | Action::Template => false,
+            _ => true,
+        }
+    }
+
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
@@ -126,6 +136,8 @@ pub struct ActionInput<'a> {
     /// The arguments whose render read something a managed host said: such a value never
     /// names a controller file to read (seed 002).
     pub host_named: &'a [String],
+    /// The task's `environment` (see `crate::environment`).
+    pub environment: &'a std::collections::BTreeMap<String, String>,
 }
 
 impl ActionInput<'_> {
@@ -185,6 +197,11 @@ impl ActionOutput {
 
 /// Runs `input.action`.
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    // A task environment a module would not see is refused, not dropped (most are refused
+    // before the run; an included file's task can only be caught here).
+    if !input.environment.is_empty() && !input.action.takes_environment() {
+        return errored(crate::environment::refusal(input.action, input.task_origin.clone()));
+    }
     match input.action {
         Action::Debug => debug::run(input),
         Action::SetFact => set_fact::run(input),

@@ -24,6 +24,7 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         args: json::map_to_json(input.args),
         check_mode: input.check_mode,
         diff: input.diff,
+        environment: input.environment.clone(),
     };
     match Local.run_module(name, &invocation) {
         Ok(result) => {
