@@ -20,6 +20,7 @@ mod iterator;
 mod json;
 mod loop_control;
 mod meta;
+mod module_defaults;
 mod no_log;
 mod play;
 mod refuse;

@@ -35,6 +35,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::CheckMode,
     Keyword::NoLog,
     Keyword::Environment,
+    Keyword::ModuleDefaults,
 ];
 
 /// Task keywords the engine honours.
@@ -59,12 +60,14 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Delay,
     Keyword::NoLog,
     Keyword::Environment,
+    Keyword::ModuleDefaults,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
     Keyword::NoLog,
     Keyword::Environment,
+    Keyword::ModuleDefaults,
     Keyword::When,
     Keyword::Vars,
     Keyword::Tags,
@@ -80,9 +83,15 @@ fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(format!("tack does not support {what} yet"), origin)
 }
 
+/// `debugger: never` asks for what tack does anyway (no debugger); any other value is refused.
+fn debugger_never(attrs: &Attrs, keyword: Keyword) -> bool {
+    keyword == Keyword::Debugger
+        && attrs.get(Keyword::Debugger).is_some_and(|n| n.value == Value::Str("never".into()))
+}
+
 fn check_attrs(attrs: &Attrs, allowed: &[Keyword], kind: &str) -> Result<(), Diagnostic> {
     for (keyword, _) in attrs.iter() {
-        if !allowed.contains(&keyword) {
+        if !allowed.contains(&keyword) && !debugger_never(attrs, keyword) {
             let origin = attrs.key(keyword).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
         }
@@ -160,6 +169,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
         if !ctx.task.implicit {
             check_task(ctx.task)?;
             crate::environment::check(&ctx)?;
+            crate::module_defaults::check(&ctx)?;
         }
     }
     Ok(())
@@ -207,7 +217,10 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     };
     let handler = matches!(task.kind, TaskKind::Handler { .. });
     for (keyword, _) in task.attrs.iter() {
-        if !(TASK_KEYWORDS.contains(&keyword) || handler && keyword == Keyword::Listen) {
+        if !(TASK_KEYWORDS.contains(&keyword)
+            || handler && keyword == Keyword::Listen
+            || debugger_never(&task.attrs, keyword))
+        {
             let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
             let kind = if handler { "handler" } else { "task" };
             return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));

@@ -350,7 +350,17 @@ impl TaskRun<'_> {
         let mut args = Mapping::new();
         let mut provenance = ProvenanceSet::new();
         let mut host_named = Vec::new();
-        for (key, value) in self.ctx.task.args.iter() {
+        let defaults = match self.default_args(scope) {
+            Ok(d) => d,
+            Err(d) => {
+                return actions::errored(Diagnostic::caused_by(
+                    "Task failed.",
+                    self.task_origin(),
+                    d,
+                ));
+            }
+        };
+        for (key, value) in self.ctx.task.args.iter().chain(defaults.iter()) {
             let name = key.as_str().unwrap_or_default();
             if raw.contains(&name) {
                 args.insert(key.clone(), value.clone());
