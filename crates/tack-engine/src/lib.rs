@@ -11,6 +11,7 @@
 pub mod actions;
 pub mod callback;
 pub mod connection;
+mod delegate;
 mod environment;
 mod flush;
 mod gather;

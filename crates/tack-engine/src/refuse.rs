@@ -58,6 +58,7 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Until,
     Keyword::Retries,
     Keyword::Delay,
+    Keyword::DelegateFacts,
     Keyword::NoLog,
     Keyword::Environment,
     Keyword::ModuleDefaults,
@@ -225,9 +226,6 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             let kind = if handler { "handler" } else { "task" };
             return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
         }
-    }
-    if task.delegate_to.is_some() {
-        return Err(refuse("'delegate_to'".into(), task.origin.clone()));
     }
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {

@@ -91,7 +91,7 @@ impl TaskRun<'_> {
             let mut result = self.judge(host, &judged, output, Some(attempt), false);
             if self.good(&judged, &result)? {
                 if !result.flag("failed") {
-                    self.apply_facts(host, &facts.0, &facts.1);
+                    self.apply_facts(&self.fact_host(host, scope), &facts.0, &facts.1);
                 }
                 return Ok(result);
             }

@@ -135,6 +135,19 @@ impl TaskRun<'_> {
         // or any item's is; each item and retry decided for itself in the loop.
         let hidden = self.no_log(&scope);
         result.no_log = hidden;
+        if self.ctx.task.loop_items.is_none() {
+            let delegated = self.delegated(host, &scope).ok().flatten();
+            result.delegated = delegated.clone();
+            for event in &mut items {
+                if let TaskEvent::Retry(r) = event {
+                    r.delegated = delegated.clone();
+                }
+            }
+        } else if let Some(TaskEvent::Item(last)) =
+            items.iter().rev().find(|e| matches!(e, TaskEvent::Item(_)))
+        {
+            result.delegated = last.delegated.clone();
+        }
         for event in &mut items {
             match event {
                 TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
@@ -171,6 +184,7 @@ impl TaskRun<'_> {
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
+        self.delegated(host, scope)?;
         self.attempts(host, scope, events)
     }
 
@@ -216,10 +230,12 @@ impl TaskRun<'_> {
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
             result.no_log = self.no_log(&item_scope);
+            result.delegated = self.delegated(host, &item_scope)?;
             for retry in retries {
                 if let TaskEvent::Retry(mut r) = retry {
                     loop_keys(&mut r.data);
                     r.no_log = result.no_log;
+                    r.delegated = result.delegated.clone();
                     shown.push(TaskEvent::Retry(r));
                 }
             }
@@ -446,7 +462,7 @@ impl TaskRun<'_> {
         apply: bool,
     ) -> HostResult {
         if apply {
-            self.apply_facts(host, &output.facts, &output.included);
+            self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);

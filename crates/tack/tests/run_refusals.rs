@@ -65,17 +65,17 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
 
 #[test]
 fn unsupported_keywords_are_refused_where_written() {
-    let play = format!("{PLAY}    - debug: msg=x\n      delegate_to: localhost\n");
-    refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      async: 10\n");
+    refused(&play, &[], "tack does not support the task keyword 'async' yet", 1);
     let play = format!("{PLAY}    - include_role: name=other\n");
     refused(&play, &[], "tack does not support the action 'include_role' yet", 1);
     let play =
         format!("{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{tags: [a]}}\n");
     refused(&play, &[], "the include_tasks option 'apply'", 1);
     let play = format!(
-        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
+        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        break_when: []\n"
     );
-    refused(&play, &[], "the loop_control option 'pause'", 1);
+    refused(&play, &[], "the loop_control option 'break_when'", 1);
     let play = "- hosts: all\n  gather_facts: false\n  serial: 1\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "the play keyword 'serial'", 1);
 }

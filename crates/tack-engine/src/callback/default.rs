@@ -189,7 +189,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
-        let host = result.host.clone();
+        let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
         match result.outcome() {
@@ -206,7 +206,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 }
             }
             crate::result::Outcome::Skipped => {
-                let mut msg = format!("skipping: [{host}]");
+                let mut msg = format!("skipping: [{}]", result.host);
                 if self.verbose(result) {
                     let mut shown = data.clone();
                     if items {
@@ -233,7 +233,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
-        let host = result.host.clone();
+        let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
         let item = label(result);
         match result.outcome() {
@@ -243,7 +243,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.line(&format!("failed: [{host}] (item={item}) => {dump}"));
             }
             crate::result::Outcome::Skipped => {
-                let mut msg = format!("skipping: [{host}] => (item={item}) ");
+                let mut msg = format!("skipping: [{}] => (item={item}) ", result.host);
                 if self.verbose(result) {
                     msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
@@ -268,7 +268,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         };
         let mut msg = format!(
             "FAILED - RETRYING: [{}]: {} ({} retries left).",
-            result.host,
+            result.label(),
             task.name,
             count("retries") - count("attempts")
         );
