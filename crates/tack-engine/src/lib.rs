@@ -9,6 +9,7 @@
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
 pub mod actions;
+mod become_;
 pub mod callback;
 pub mod connection;
 mod delegate;

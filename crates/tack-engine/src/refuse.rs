@@ -36,6 +36,11 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::NoLog,
     Keyword::Environment,
     Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
 ];
 
 /// Task keywords the engine honours.
@@ -62,6 +67,11 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::NoLog,
     Keyword::Environment,
     Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -69,6 +79,11 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::NoLog,
     Keyword::Environment,
     Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
     Keyword::When,
     Keyword::Vars,
     Keyword::Tags,

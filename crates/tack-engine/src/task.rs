@@ -409,6 +409,9 @@ impl TaskRun<'_> {
                 }
             }
         }
+        if let Err(d) = self.check_become(scope) {
+            return actions::errored(d);
+        }
         let search = self.search_path();
         let environment = match self.environment(scope) {
             Ok(env) => env,

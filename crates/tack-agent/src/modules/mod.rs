@@ -39,6 +39,9 @@ mod user_ops;
 mod validate;
 mod wait_for;
 
+/// The name of a uid in the password database (the engine's `become` compares users).
+pub use host::user_name;
+
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
 
