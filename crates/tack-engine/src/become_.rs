@@ -27,7 +27,7 @@ impl TaskRun<'_> {
     ) -> Result<Option<tack_yaml::Value>, Diagnostic> {
         if let Some(binding) = scope.get(var) {
             let node = binding.node();
-            let r = self.templar.render(&node, scope).map_err(|e| e.to_diagnostic())?;
+            let r = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
             return Ok(Some(r.value.value));
         }
         match self.ctx.inherited(keyword) {
