@@ -77,7 +77,7 @@ impl TaskRun<'_> {
             "runas" => None,
             other => Some(other),
         };
-        let missing = program.filter(|p| !on_path(p, scope));
+        let missing = program.filter(|p| !on_path(p));
         Err(Diagnostic::at(
             match missing {
                 Some(p) => format!(
@@ -95,7 +95,7 @@ impl TaskRun<'_> {
 }
 
 /// Whether `program` is an executable on the controller's `PATH` (`which`).
-fn on_path(program: &str, _scope: &Scope) -> bool {
+fn on_path(program: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).any(|dir| {

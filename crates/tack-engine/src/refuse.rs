@@ -63,6 +63,7 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Until,
     Keyword::Retries,
     Keyword::Delay,
+    Keyword::Timeout,
     Keyword::DelegateFacts,
     Keyword::NoLog,
     Keyword::Environment,
@@ -251,6 +252,20 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
                     key.origin.clone(),
                 ));
             }
+        }
+    }
+    if let Some(key) = task.attrs.key(Keyword::Timeout) {
+        let stoppable = match action {
+            Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
+            Action::Copy | Action::Template => false,
+            // Controller actions finish at once; a timeout can never stop them.
+            _ => true,
+        };
+        if !stoppable {
+            return Err(refuse(
+                format!("the task keyword 'timeout' with the action '{}'", task.action),
+                key.origin.clone(),
+            ));
         }
     }
     let known = action.known_args();

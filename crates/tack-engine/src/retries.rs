@@ -25,7 +25,11 @@ struct Plan {
 }
 
 impl TaskRun<'_> {
-    fn int_keyword(&self, keyword: Keyword, scope: &Scope) -> Result<Option<i64>, Diagnostic> {
+    pub(crate) fn int_keyword(
+        &self,
+        keyword: Keyword,
+        scope: &Scope,
+    ) -> Result<Option<i64>, Diagnostic> {
         let Some(node) = self.ctx.task.attrs.get(keyword) else { return Ok(None) };
         let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
         let value = match &rendered.value.value {

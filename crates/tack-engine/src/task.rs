@@ -436,7 +436,14 @@ impl TaskRun<'_> {
             search: &search,
             host_named: &host_named,
             environment: &environment,
+            timeout: self.timeout(scope),
         })
+    }
+
+    /// The task's `timeout`, when it has a positive one.
+    fn timeout(&self, scope: &Scope) -> Option<u64> {
+        let secs = self.int_keyword(Keyword::Timeout, scope).ok().flatten()?;
+        u64::try_from(secs).ok().filter(|s| *s > 0)
     }
 
     /// The facts and variables an action set, made the host's.

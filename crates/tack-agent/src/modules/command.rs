@@ -195,10 +195,18 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
     let started = SystemTime::now();
     let clock = Instant::now();
     let env = super::environment::TaskEnv(&inv.environment);
-    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref(), &env);
+    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref(), &env, inv.timeout);
     let ended = SystemTime::now();
     let (rc, stdout, stderr) = match outcome {
         Ok(done) => done,
+        Err(err) if err.kind() == std::io::ErrorKind::TimedOut => {
+            let mut f = ModuleResult::new();
+            f.insert("failed".into(), Value::Bool(true));
+            let mut period = serde_json::Map::new();
+            period.insert("period".into(), Value::from(inv.timeout.unwrap_or_default()));
+            f.insert("timedout".into(), Value::Object(period));
+            return f;
+        }
         Err(err) => {
             let program = argv.first().map(String::as_str).unwrap_or_default();
             let mut f = ModuleResult::new();
@@ -264,6 +272,7 @@ fn spawn(
     cwd: Option<&str>,
     stdin: Option<&str>,
     env: &super::environment::TaskEnv<'_>,
+    timeout: Option<u64>,
 ) -> std::io::Result<(i32, String, String)> {
     let Some((program, rest)) = argv.split_first() else {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
@@ -275,12 +284,25 @@ fn spawn(
     if let Some(dir) = cwd {
         command.current_dir(dir);
     }
+    if timeout.is_some() {
+        // Its own process group, so a timeout kills what a shell started too (their pipes
+        // would keep the wait below open).
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
     let mut child = command.spawn()?;
+    let watchdog = timeout.map(|secs| watchdog(child.id(), secs));
     if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A child that exits without reading its input is not an error of the module's.
         let _ = pipe.write_all(data.as_bytes());
     }
     let out = child.wait_with_output()?;
+    if let Some((done, fired)) = watchdog {
+        // The watchdog may already be gone (it fired); nothing is left to tell it then.
+        let _ = done.send(());
+        if fired.join().unwrap_or(false) {
+            return Err(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        }
+    }
     let rc = match out.status.code() {
         Some(code) => code,
         None => {
@@ -293,4 +315,21 @@ fn spawn(
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     ))
+}
+
+/// Kills process group `pid` after `secs` seconds unless told the child is done first; the
+/// thread's result says whether it fired.
+fn watchdog(pid: u32, secs: u64) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool>) {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let handle = std::thread::spawn(move || {
+        match wait.recv_timeout(std::time::Duration::from_secs(secs)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // SAFETY: kill has no memory preconditions; a group already gone gives ESRCH.
+                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+                true
+            }
+            _ => false,
+        }
+    });
+    (done, handle)
 }

@@ -55,7 +55,13 @@ pub struct Invocation {
     pub diff: bool,
     /// The task's `environment`, for the processes the module runs (see `environment`).
     pub environment: std::collections::BTreeMap<String, String>,
+    /// The task's `timeout` in seconds: a command still running then is killed (with its
+    /// process group) and the result is only `failed` and `timedout: {period}`.
+    pub timeout: Option<u64>,
 }
+
+/// The modules that honour [`Invocation::timeout`].
+pub const TAKE_TIMEOUT: &[&str] = &["command", "shell"];
 
 /// The modules that honour [`Invocation::environment`]; the engine refuses a task
 /// environment for any other.

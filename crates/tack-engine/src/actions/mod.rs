@@ -138,6 +138,8 @@ pub struct ActionInput<'a> {
     pub host_named: &'a [String],
     /// The task's `environment` (see `crate::environment`).
     pub environment: &'a std::collections::BTreeMap<String, String>,
+    /// The task's `timeout` in seconds (`None` or 0: none).
+    pub timeout: Option<u64>,
 }
 
 impl ActionInput<'_> {
