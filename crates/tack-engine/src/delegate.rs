@@ -10,6 +10,9 @@
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
 use tack_template::Scope;
+use tack_yaml::{Node, Value};
+
+use crate::result::s;
 
 use crate::task::TaskRun;
 
@@ -26,7 +29,16 @@ impl TaskRun<'_> {
             tack_yaml::Value::Null => return Ok(None),
             other => tack_yaml::pyrepr::str(other),
         };
-        if name.is_empty() || name == host {
+        if name.is_empty() {
+            return Err(Diagnostic::at(
+                format!(
+                    "Empty hostname produced from delegate_to: \"{}\"",
+                    tack_yaml::pyrepr::str(&node.value)
+                ),
+                node.origin.clone(),
+            ));
+        }
+        if name == host {
             return Ok(None);
         }
         self.check_delegated_connection(&name, node.origin.clone())?;
@@ -64,6 +76,54 @@ impl TaskRun<'_> {
             ),
             origin,
         ))
+    }
+
+    /// `scope` for a run delegated to `other`: with `ansible_delegated_vars`, the delegated
+    /// host's variables (as this task would see them there) under its name, its
+    /// `inventory_hostname` the original host's, as ansible's variable manager builds it.
+    /// A host outside the inventory (the implicit `localhost`) has no variables of its own
+    /// tack could give, so the variable is left undefined there.
+    pub(crate) fn delegated_scope(&self, scope: &Scope, host: &str, other: &str) -> Scope {
+        let Some(there) = self.scope(other) else { return scope.clone() };
+        let mut vars = tack_yaml::Mapping::new();
+        let mut provenance = tack_template::ProvenanceSet::new();
+        for name in there.names() {
+            if let Some(binding) = there.get(name) {
+                provenance.add(binding.provenance());
+                vars.insert(s(name), binding.node().clone());
+            }
+        }
+        vars.insert(s("inventory_hostname"), s(host));
+        // The play context's defaults for a delegated host's address, port and user, named
+        // per its transport (ansible's `DEFAULT_TRANSPORT`, ssh, when it sets none).
+        let transport = vars
+            .get("ansible_connection")
+            .map(|n| tack_yaml::pyrepr::str(&n.value))
+            .unwrap_or_else(|| "ssh".into());
+        let has = |vars: &tack_yaml::Mapping, names: &[String], truthy: bool| {
+            names.iter().any(|n| vars.get(n).is_some_and(|v| !truthy || v.value.is_truthy()))
+        };
+        let named = |what: &str, extra: &[&str]| {
+            let mut names = vec![format!("ansible_{transport}_{what}")];
+            names.extend(extra.iter().map(|n| n.to_string()));
+            names
+        };
+        if !has(&vars, &named("host", &["ansible_host", "ansible_ssh_host"]), false) {
+            vars.insert(s("ansible_host"), s(other));
+        }
+        if !has(&vars, &named("port", &["ansible_port", "ansible_ssh_port"]), false) {
+            vars.insert(s("ansible_port"), Node::bare(Value::Null));
+        }
+        if !has(&vars, &named("user", &["ansible_user", "ansible_ssh_user"]), true) {
+            vars.insert(s("ansible_user"), Node::bare(Value::Null));
+        }
+        let mut outer = tack_yaml::Mapping::new();
+        outer.insert(s(other), Node::bare(Value::Map(vars)));
+        scope.with_var(
+            "ansible_delegated_vars",
+            Node::bare(Value::Map(outer)),
+            provenance.derived(),
+        )
     }
 
     /// The host whose facts a run on `host` sets: the delegated one under `delegate_facts`.

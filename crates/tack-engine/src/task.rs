@@ -184,8 +184,10 @@ impl TaskRun<'_> {
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        self.delegated(host, scope)?;
-        self.attempts(host, scope, events)
+        match self.delegated(host, scope)? {
+            Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
+            None => self.attempts(host, scope, events),
+        }
     }
 
     fn run_loop(
@@ -223,14 +225,21 @@ impl TaskRun<'_> {
                 index,
             );
             let mut retries = Vec::new();
+            let delegated = self.delegated(host, &item_scope)?;
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
-                None => self.attempts(host, &item_scope, &mut retries)?,
+                None => match &delegated {
+                    Some(other) => {
+                        let there = self.delegated_scope(&item_scope, host, other);
+                        self.attempts(host, &there, &mut retries)?
+                    }
+                    None => self.attempts(host, &item_scope, &mut retries)?,
+                },
             };
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
             result.no_log = self.no_log(&item_scope);
-            result.delegated = self.delegated(host, &item_scope)?;
+            result.delegated = delegated;
             for retry in retries {
                 if let TaskEvent::Retry(mut r) = retry {
                     loop_keys(&mut r.data);
