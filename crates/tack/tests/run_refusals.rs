@@ -78,6 +78,36 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "the loop_control option 'break_when'", 1);
     let play = "- hosts: all\n  gather_facts: false\n  serial: 1\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "the play keyword 'serial'", 1);
+    let play =
+        format!("{PLAY}    - file: path=/tmp state=directory\n      environment: {{A: b}}\n");
+    refused(&play, &[], "the keyword 'environment' with the action 'ansible.builtin.file'", 1);
+    let play = "- hosts: all\n  environment: {A: b}\n  tasks:\n    - debug: msg=x\n";
+    refused(play, &[], "the play keyword 'environment' when gathering facts", 1);
+    let play = format!("{PLAY}    - file: path=/tmp state=directory\n      timeout: 5\n");
+    refused(&play, &[], "the task keyword 'timeout' with the action 'file'", 1);
+    let play = format!(
+        "{PLAY}    - debug: msg=x\n      module_defaults: {{community.general.foo: {{}}}}\n"
+    );
+    refused(&play, &[], "the module_defaults entry 'community.general.foo'", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      debugger: on_failed\n");
+    refused(&play, &[], "the task keyword 'debugger'", 1);
+}
+
+/// Escalating to another user is refused by name at the task (its user may come from a
+/// variable), never faked: the task fails and nothing runs as that user.
+#[test]
+fn become_to_another_user_is_refused_at_the_task() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let play = format!(
+        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n",
+        dir.path().display()
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("tack does not support become to"), "{stdout}");
+    assert!(!dir.path().join("made").exists());
 }
 
 #[test]
