@@ -108,7 +108,18 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             Args::Argv(v) => Value::from(v.clone()),
         },
     );
-    let chdir = p.str("chdir").filter(|s| !s.is_empty()).map(str::to_string);
+    // Path options expand against the task's environment, which the module's process has in
+    // ansible; validation expanded them against the agent's own.
+    let task_env = super::environment::TaskEnv(&inv.environment);
+    let path_opt = |name: &str| -> Option<String> {
+        let value = p.str(name).filter(|s| !s.is_empty())?;
+        if inv.environment.is_empty() {
+            return Some(value.to_string());
+        }
+        let raw = inv.args.get(name).and_then(Value::as_str).unwrap_or(value);
+        Some(super::argspec::expand_path_in(raw, &task_env))
+    };
+    let chdir = path_opt("chdir");
     if let Some(dir) = &chdir {
         match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
@@ -134,8 +145,9 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
         _ => pattern.to_string(),
     };
     let shoulda = if ctx.check_mode { "Would" } else { "Did" };
-    let creates = p.str("creates").filter(|s| !s.is_empty());
-    let removes = p.str("removes").filter(|s| !s.is_empty());
+    let creates = path_opt("creates");
+    let removes = path_opt("removes");
+    let (creates, removes) = (creates.as_deref(), removes.as_deref());
     let mut skipped = None;
     if let Some(c) = creates
         && glob::any_match(&in_dir(c))
