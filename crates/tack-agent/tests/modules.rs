@@ -538,6 +538,7 @@ fn module_cases_match_ansible() {
                 args: args.as_object().cloned().unwrap_or_default(),
                 check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
                 diff: case.get("diff").and_then(Value::as_bool).unwrap_or(false),
+                ..Invocation::default()
             };
             let module_name = case["module"].as_str().expect("module").to_string();
             let got = if module_name == "argspec" {

@@ -46,11 +46,21 @@ impl PlayRun<'_, '_> {
         callback: &mut dyn Callback,
     ) -> Result<(), Diagnostic> {
         let names = self.notify_names(ctx, host, params)?;
-        let times = if outcome.items.is_empty() {
+        // A looped task notifies once per item that was not skipped (each item is a result
+        // in ansible); retries are not results.
+        let items: Vec<&crate::result::HostResult> = outcome
+            .items
+            .iter()
+            .filter_map(|e| match e {
+                crate::task::TaskEvent::Item(i) => Some(i),
+                crate::task::TaskEvent::Retry(_) => None,
+            })
+            .collect();
+        let times = if items.is_empty() {
             1
         } else {
             let skipped = crate::result::Outcome::Skipped;
-            outcome.items.iter().filter(|i| i.outcome() != skipped).count()
+            items.iter().filter(|i| i.outcome() != skipped).count()
         };
         for _ in 0..times {
             handlers.notify(host, &names, callback)?;

@@ -215,8 +215,16 @@ impl PlayRun<'_, '_> {
             }
             *banner = Some(q.step);
         }
-        for item in &outcome.items {
-            callback.item_result(&view, item);
+        for event in &outcome.items {
+            match event {
+                crate::task::TaskEvent::Item(item) => {
+                    if outcome.diff && crate::callback::diff::sent_for(item) {
+                        callback.file_diff(&view, item);
+                    }
+                    callback.item_result(&view, item);
+                }
+                crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
+            }
         }
         let result = &outcome.result;
         let host = q.host.as_str();

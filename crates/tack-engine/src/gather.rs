@@ -65,7 +65,8 @@ impl PlayRun<'_, '_> {
                 args.insert(arg.to_string(), crate::json::to_json(value));
             }
         }
-        let invocation = tack_agent::Invocation { args, check_mode: false, diff: false };
+        let invocation =
+            tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
         use crate::connection::Connection;
         let result = match crate::connection::Local.run_module("setup", &invocation) {
             Ok(result) => crate::json::map_from_json(&result),

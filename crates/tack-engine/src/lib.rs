@@ -11,8 +11,11 @@
 
 pub mod actions;
 mod batches;
+mod become_;
 pub mod callback;
 pub mod connection;
+mod delegate;
+mod environment;
 mod fatal;
 mod flush;
 mod force_handlers;
@@ -24,11 +27,15 @@ mod include_role;
 mod iterator;
 mod json;
 mod live;
+mod loop_control;
 mod meta;
+mod module_defaults;
+mod no_log;
 mod play;
 mod prompt;
 mod refuse;
 pub mod result;
+mod retries;
 mod roles;
 mod segments;
 mod start_at;

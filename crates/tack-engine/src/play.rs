@@ -611,11 +611,16 @@ impl<'r> PlayRun<'r, '_> {
                 }
             }
             let outcome = runner.run(host);
-            for item in &outcome.items {
-                if outcome.diff && crate::callback::diff::sent_for(item) {
-                    callback.file_diff(&view, item);
+            for event in &outcome.items {
+                match event {
+                    crate::task::TaskEvent::Item(item) => {
+                        if outcome.diff && crate::callback::diff::sent_for(item) {
+                            callback.file_diff(&view, item);
+                        }
+                        callback.item_result(&view, item);
+                    }
+                    crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
                 }
-                callback.item_result(&view, item);
             }
             judge(host, &outcome, callback)?;
             // A looped task's diffs went out with its items; ansible's strategy sends one for

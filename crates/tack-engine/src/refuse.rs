@@ -47,6 +47,14 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::IgnoreUnreachable,
     // Checked by value in `check_play`: only `linear` runs.
     Keyword::Strategy,
+    Keyword::NoLog,
+    Keyword::Environment,
+    Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
 ];
 
 /// Task keywords the engine honours.
@@ -71,10 +79,31 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::AnyErrorsFatal,
     Keyword::Throttle,
     Keyword::IgnoreUnreachable,
+    Keyword::Until,
+    Keyword::Retries,
+    Keyword::Delay,
+    Keyword::Timeout,
+    Keyword::DelegateFacts,
+    Keyword::NoLog,
+    Keyword::Environment,
+    Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
+    Keyword::NoLog,
+    Keyword::Environment,
+    Keyword::ModuleDefaults,
+    Keyword::Become,
+    Keyword::BecomeUser,
+    Keyword::BecomeMethod,
+    Keyword::BecomeFlags,
+    Keyword::BecomeExe,
     Keyword::When,
     Keyword::Vars,
     Keyword::Tags,
@@ -91,15 +120,19 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
 const ROLE_KEYWORDS: &[Keyword] =
     &[Keyword::Role, Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags];
 
-const LOOP_CONTROL: &[&str] = &["loop_var", "index_var", "label"];
-
 fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(format!("tack does not support {what} yet"), origin)
 }
 
+/// `debugger: never` asks for what tack does anyway (no debugger); any other value is refused.
+fn debugger_never(attrs: &Attrs, keyword: Keyword) -> bool {
+    keyword == Keyword::Debugger
+        && attrs.get(Keyword::Debugger).is_some_and(|n| n.value == Value::Str("never".into()))
+}
+
 fn check_attrs(attrs: &Attrs, allowed: &[Keyword], kind: &str) -> Result<(), Diagnostic> {
     for (keyword, _) in attrs.iter() {
-        if !allowed.contains(&keyword) {
+        if !allowed.contains(&keyword) && !debugger_never(attrs, keyword) {
             let origin = attrs.key(keyword).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
         }
@@ -133,6 +166,19 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the strategy '{name}'"), origin));
         }
+    }
+    let gathers = match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
+        Some(Value::Bool(false)) => false,
+        Some(Value::Str(s)) => !matches!(s.as_str(), "no" | "false" | "False" | "off"),
+        _ => true,
+    };
+    if gathers && let Some(key) = play.attrs.key(Keyword::Environment) {
+        // The fact-gathering task would see the environment (`ansible_env`); setup does not
+        // take one yet.
+        return Err(refuse(
+            "the play keyword 'environment' when gathering facts".into(),
+            key.origin.clone(),
+        ));
     }
     match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
         Some(Value::Bool(false)) => {}
@@ -187,6 +233,8 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for ctx in all {
         if !ctx.task.implicit {
             check_task(ctx.task)?;
+            crate::environment::check(&ctx)?;
+            crate::module_defaults::check(&ctx)?;
         }
     }
     Ok(())
@@ -245,24 +293,38 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     };
     let handler = matches!(task.kind, TaskKind::Handler { .. });
     for (keyword, _) in task.attrs.iter() {
-        if !(TASK_KEYWORDS.contains(&keyword) || handler && keyword == Keyword::Listen) {
+        if !(TASK_KEYWORDS.contains(&keyword)
+            || handler && keyword == Keyword::Listen
+            || debugger_never(&task.attrs, keyword))
+        {
             let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
             let kind = if handler { "handler" } else { "task" };
             return Err(refuse(format!("the {kind} keyword '{}'", keyword.as_str()), origin));
         }
     }
-    if task.delegate_to.is_some() {
-        return Err(refuse("'delegate_to'".into(), task.origin.clone()));
-    }
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if !LOOP_CONTROL.contains(&name) {
+            if !crate::loop_control::OPTIONS.contains(&name) {
                 return Err(refuse(
                     format!("the loop_control option '{name}'"),
                     key.origin.clone(),
                 ));
             }
+        }
+    }
+    if let Some(key) = task.attrs.key(Keyword::Timeout) {
+        let stoppable = match action {
+            Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
+            Action::Copy | Action::Template => false,
+            // Controller actions finish at once; a timeout can never stop them.
+            _ => true,
+        };
+        if !stoppable {
+            return Err(refuse(
+                format!("the task keyword 'timeout' with the action '{}'", task.action),
+                key.origin.clone(),
+            ));
         }
     }
     let known = action.known_args();

@@ -28,6 +28,10 @@ pub struct HostResult {
     pub item_label: Option<Node>,
     /// The task's error, printed as an `[ERROR]:` block before the `fatal:` line.
     pub error: Option<tack_diag::Diagnostic>,
+    /// `no_log` hides the result from the callback (see `crate::no_log`).
+    pub no_log: bool,
+    /// The host a delegated run ran on (`[host -> delegated]`).
+    pub delegated: Option<String>,
 }
 
 pub(crate) fn s(text: &str) -> Node {
@@ -48,6 +52,21 @@ impl HostResult {
             ignored: false,
             item_label: None,
             error: None,
+            no_log: false,
+            delegated: None,
+        }
+    }
+
+    /// `_ansible_verbose_always`, which a censored result loses.
+    pub fn always_shown(&self) -> bool {
+        self.verbose_always && !self.no_log
+    }
+
+    /// `host_label`: the host, and the delegated one after an arrow.
+    pub fn label(&self) -> String {
+        match &self.delegated {
+            Some(other) => format!("{} -> {other}", self.host),
+            None => self.host.clone(),
         }
     }
 

@@ -12,6 +12,7 @@ use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
+use crate::loop_control::LoopControl;
 use crate::result::{HostResult, b, s};
 use crate::vars::PlayScope;
 
@@ -38,9 +39,17 @@ pub struct TaskRun<'a> {
     pub inventory: &'a crate::live::LiveInventory,
 }
 
-/// A host's outcome for one task: the per-item results (for loops) and the final one.
+/// What the callback hears about a host before its final result, in the order it happened.
+pub enum TaskEvent {
+    /// One loop item's result.
+    Item(HostResult),
+    /// A bad run that `until`/`retries` runs again (`v2_runner_retry`).
+    Retry(HostResult),
+}
+
+/// A host's outcome for one task: the retries and per-item results, and the final one.
 pub struct TaskOutcome {
-    pub items: Vec<HostResult>,
+    pub items: Vec<TaskEvent>,
     pub result: HostResult,
     /// The task's effective diff mode (`diff:` on it or its parents, else `--diff`), which
     /// decides whether each loop item's diff is shown.
@@ -130,14 +139,42 @@ impl TaskRun<'_> {
                 return TaskOutcome { items: Vec::new(), result, diff };
             }
         };
+        let mut events = Vec::new();
         let outcome = match &self.ctx.task.loop_items {
-            None => self.run_once(host, &scope).map(|r| (Vec::new(), r)),
+            None => self.run_once(host, &scope, &mut events).map(|r| (Vec::new(), r)),
             Some(items) => self.run_loop(host, &scope, items, ignore_errors),
         };
-        let (items, mut result) = match outcome {
-            Ok(pair) => pair,
-            Err(diag) => (Vec::new(), self.finish(host, errored(diag))),
+        let (mut items, mut result) = match outcome {
+            Ok((items, result)) => {
+                events.extend(items);
+                (events, result)
+            }
+            Err(diag) => (events, self.finish(host, errored(diag))),
         };
+        // A loop's own result is hidden when the task's `no_log` (rendered without an item)
+        // or any item's is; each item and retry decided for itself in the loop.
+        let hidden = self.no_log(&scope);
+        result.no_log = hidden;
+        if self.ctx.task.loop_items.is_none() {
+            let delegated = self.delegated(host, &scope).ok().flatten();
+            result.delegated = delegated.clone();
+            for event in &mut items {
+                if let TaskEvent::Retry(r) = event {
+                    r.delegated = delegated.clone();
+                }
+            }
+        } else if let Some(TaskEvent::Item(last)) =
+            items.iter().rev().find(|e| matches!(e, TaskEvent::Item(_)))
+        {
+            result.delegated = last.delegated.clone();
+        }
+        for event in &mut items {
+            match event {
+                TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
+                TaskEvent::Item(r) => result.no_log |= r.no_log,
+                TaskEvent::Retry(_) => {}
+            }
+        }
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
@@ -160,12 +197,19 @@ impl TaskRun<'_> {
         TaskOutcome { items, result, diff }
     }
 
-    fn run_once(&self, host: &str, scope: &Scope) -> Result<HostResult, Diagnostic> {
+    fn run_once(
+        &self,
+        host: &str,
+        scope: &Scope,
+        events: &mut Vec<TaskEvent>,
+    ) -> Result<HostResult, Diagnostic> {
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        let output = self.execute(scope);
-        Ok(self.judge(host, scope, output))
+        match self.delegated(host, scope)? {
+            Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
+            None => self.attempts(host, scope, events),
+        }
     }
 
     fn run_loop(
@@ -174,7 +218,7 @@ impl TaskRun<'_> {
         scope: &Scope,
         items: &Node,
         ignore_errors: bool,
-    ) -> Result<(Vec<HostResult>, HostResult), Diagnostic> {
+    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
         let _ = ignore_errors;
         let (list, read) = match &self.ctx.task.loop_with {
             Some(lookup) => self.with_items(lookup, items, scope)?,
@@ -194,30 +238,38 @@ impl TaskRun<'_> {
             return Ok((Vec::new(), HostResult::new(host, data)));
         }
         for (index, item) in list.iter().enumerate() {
+            control.pause_before(index);
             // Each item sees what earlier items set (`set_fact` in a loop accumulates).
             let scope = &self.scope(host).unwrap_or_else(|| scope.clone());
-            let mut item_scope =
-                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read));
-            if let Some(index_var) = &control.index_var {
-                item_scope = item_scope.with_var(
-                    index_var,
-                    Node::bare(Value::Int(index as i64)),
-                    Provenance::Trusted,
-                );
-            }
+            let item_scope = control.item_scope(
+                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read)),
+                &list,
+                index,
+            );
+            let mut retries = Vec::new();
+            let delegated = self.delegated(host, &item_scope)?;
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
-                None => {
-                    let output = self.execute(&item_scope);
-                    self.judge(host, &item_scope, output)
-                }
+                None => match &delegated {
+                    Some(other) => {
+                        let there = self.delegated_scope(&item_scope, host, other);
+                        self.attempts(host, &there, &mut retries)?
+                    }
+                    None => self.attempts(host, &item_scope, &mut retries)?,
+                },
             };
-            result.data.insert(s(&control.loop_var), item.clone());
-            if let Some(index_var) = &control.index_var {
-                result.data.insert(s(index_var), Node::bare(Value::Int(index as i64)));
-                result.data.insert(s("ansible_index_var"), s(index_var));
+            let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
+            loop_keys(&mut result.data);
+            result.no_log = self.no_log(&item_scope);
+            result.delegated = delegated;
+            for retry in retries {
+                if let TaskEvent::Retry(mut r) = retry {
+                    loop_keys(&mut r.data);
+                    r.no_log = result.no_log;
+                    r.delegated = result.delegated.clone();
+                    shown.push(TaskEvent::Retry(r));
+                }
             }
-            result.data.insert(s("ansible_loop_var"), s(&control.loop_var));
             if result.data.get("failed").is_none() {
                 result.data.insert(s("failed"), b(false));
             }
@@ -236,7 +288,7 @@ impl TaskRun<'_> {
                     result.item_label.clone().unwrap_or_else(|| item.clone()),
                 );
             }
-            shown.push(result.clone());
+            shown.push(TaskEvent::Item(result.clone()));
             result.data.remove("_ansible_item_label");
             results.push(result);
         }
@@ -370,7 +422,7 @@ impl TaskRun<'_> {
     }
 
     /// Renders the arguments and runs the action.
-    fn execute(&self, scope: &Scope) -> ActionOutput {
+    pub(crate) fn execute(&self, scope: &Scope) -> ActionOutput {
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
@@ -393,7 +445,17 @@ impl TaskRun<'_> {
         let mut args = Mapping::new();
         let mut provenance = ProvenanceSet::new();
         let mut host_named = Vec::new();
-        for (key, value) in self.ctx.task.args.iter() {
+        let defaults = match self.default_args(scope) {
+            Ok(d) => d,
+            Err(d) => {
+                return actions::errored(Diagnostic::caused_by(
+                    "Task failed.",
+                    self.task_origin(),
+                    d,
+                ));
+            }
+        };
+        for (key, value) in self.ctx.task.args.iter().chain(defaults.iter()) {
             let name = key.as_str().unwrap_or_default();
             if raw.contains(&name) {
                 args.insert(key.clone(), value.clone());
@@ -426,7 +488,20 @@ impl TaskRun<'_> {
                 }
             }
         }
+        if let Err(d) = self.check_become(scope) {
+            return actions::errored(d);
+        }
         let search = self.search_path();
+        let environment = match self.environment(scope) {
+            Ok(env) => env,
+            Err(d) => {
+                return actions::errored(Diagnostic::caused_by(
+                    "Task failed.",
+                    self.task_origin(),
+                    d,
+                ));
+            }
+        };
         actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -442,21 +517,53 @@ impl TaskRun<'_> {
             search: &search,
             host_named: &host_named,
             inventory: self.inventory,
+            environment: &environment,
+            timeout: self.timeout(scope),
         })
     }
 
-    /// Applies the action's facts, then `changed_when` and `failed_when`.
-    fn judge(&self, host: &str, scope: &Scope, output: ActionOutput) -> HostResult {
-        for (name, value, provenance) in &output.facts {
+    /// The task's `timeout`, when it has a positive one.
+    fn timeout(&self, scope: &Scope) -> Option<u64> {
+        let secs = self.int_keyword(Keyword::Timeout, scope).ok().flatten()?;
+        u64::try_from(secs).ok().filter(|s| *s > 0)
+    }
+
+    /// The facts and variables an action set, made the host's.
+    pub(crate) fn apply_facts(
+        &self,
+        host: &str,
+        facts: &[(String, Node, Provenance)],
+        included: &[(String, Node)],
+    ) {
+        // `run_once`: the facts are every host's of the batch.
+        for (name, value, provenance) in facts {
             for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
                 self.vars.set_host_var(target, name, value.clone(), provenance.clone());
             }
         }
-        for (name, value) in &output.included {
+        for (name, value) in included {
             self.vars.set_included_var(host, name, value.clone());
+        }
+    }
+
+    /// Applies the action's facts (unless `apply` is false: the retry loop applies those of
+    /// the run it keeps), then `changed_when` and `failed_when`, which see `attempts`.
+    pub(crate) fn judge(
+        &self,
+        host: &str,
+        scope: &Scope,
+        output: ActionOutput,
+        attempt: Option<i64>,
+        apply: bool,
+    ) -> HostResult {
+        if apply {
+            self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);
+        if let Some(attempt) = attempt {
+            result.data.insert(s("attempts"), Node::bare(Value::Int(attempt)));
+        }
         if raised {
             return result;
         }
@@ -539,36 +646,6 @@ fn errored(diag: Diagnostic) -> ActionOutput {
 /// Loop items come from the loop's render: whatever it read decides their provenance.
 fn loop_provenance(read: &ProvenanceSet) -> Provenance {
     read.derived()
-}
-
-/// `loop_control` as far as tack runs it.
-struct LoopControl {
-    loop_var: String,
-    index_var: Option<String>,
-    label: Option<Node>,
-}
-
-impl LoopControl {
-    fn read(run: &TaskRun<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
-        let mut control = LoopControl { loop_var: "item".into(), index_var: None, label: None };
-        let Some(node) = run.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
-        let Some(map) = node.as_map() else { return Ok(control) };
-        for (key, value) in map.iter() {
-            match key.as_str().unwrap_or_default() {
-                "loop_var" => {
-                    let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?;
-                    control.loop_var = tack_yaml::pyrepr::str(&v.value.value);
-                }
-                "index_var" => {
-                    let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?;
-                    control.index_var = Some(tack_yaml::pyrepr::str(&v.value.value));
-                }
-                "label" => control.label = Some(value.clone()),
-                _ => {}
-            }
-        }
-        Ok(control)
-    }
 }
 
 /// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.

@@ -83,27 +83,57 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
 
 #[test]
 fn unsupported_keywords_are_refused_where_written() {
-    let play = format!("{PLAY}    - debug: msg=x\n      delegate_to: localhost\n");
-    refused(&play, &[], "tack does not support 'delegate_to' yet", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      async: 10\n");
+    refused(&play, &[], "tack does not support the task keyword 'async' yet", 1);
     let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
     refused(&play, &[], "tack does not support the include_role option 'rescuable' yet", 1);
     let play = format!(
-        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{become: true}}\n"
+        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{remote_user: x}}\n"
     );
-    refused(&play, &[], "the include_tasks apply keyword 'become'", 1);
+    refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
     let play = format!(
         "{PLAY}    - debug: msg=x\n  handlers:\n    - name: h\n      include_tasks: h.yml\n"
     );
     refused(&play, &[], "tack does not support 'include_tasks' as a handler yet", 1);
     let play = format!(
-        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        pause: 1\n"
+        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        break_when: []\n"
     );
-    refused(&play, &[], "the loop_control option 'pause'", 1);
+    refused(&play, &[], "the loop_control option 'break_when'", 1);
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
     let play = "- hosts: all\n  gather_facts: false\n  strategy: free\n  tasks:\n    - include_tasks: x.yml\n";
     refused(play, &[], "tack does not support include_tasks under the 'free' strategy yet", 1);
+    let play =
+        format!("{PLAY}    - file: path=/tmp state=directory\n      environment: {{A: b}}\n");
+    refused(&play, &[], "the keyword 'environment' with the action 'ansible.builtin.file'", 1);
+    let play = "- hosts: all\n  environment: {A: b}\n  tasks:\n    - debug: msg=x\n";
+    refused(play, &[], "the play keyword 'environment' when gathering facts", 1);
+    let play = format!("{PLAY}    - file: path=/tmp state=directory\n      timeout: 5\n");
+    refused(&play, &[], "the task keyword 'timeout' with the action 'file'", 1);
+    let play = format!(
+        "{PLAY}    - debug: msg=x\n      module_defaults: {{community.general.foo: {{}}}}\n"
+    );
+    refused(&play, &[], "the module_defaults entry 'community.general.foo'", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      debugger: on_failed\n");
+    refused(&play, &[], "the task keyword 'debugger'", 1);
+}
+
+/// Escalating to another user is refused by name at the task (its user may come from a
+/// variable), never faked: the task fails and nothing runs as that user.
+#[test]
+fn become_to_another_user_is_refused_at_the_task() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let play = format!(
+        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n",
+        dir.path().display()
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("tack does not support become to"), "{stdout}");
+    assert!(!dir.path().join("made").exists());
 }
 
 #[test]

@@ -226,9 +226,14 @@ fn to_str(value: &Value) -> String {
 /// `os.path.expanduser(os.path.expandvars(value))`, with the one copy of Python's rules
 /// (`tack_py::path`) against this process's environment.
 pub fn expand_path(value: &str) -> String {
-    use tack_py::path::{ProcessEnv, expanduser, expandvars};
-    let vars = expandvars(std::path::Path::new(value), &ProcessEnv);
-    expanduser(&vars, &ProcessEnv).to_string_lossy().into_owned()
+    expand_path_in(value, &tack_py::path::ProcessEnv)
+}
+
+/// [`expand_path`] against `env` (a task's environment over the agent's).
+pub fn expand_path_in(value: &str, env: &dyn tack_py::path::Environ) -> String {
+    use tack_py::path::{expanduser, expandvars};
+    let vars = expandvars(std::path::Path::new(value), env);
+    expanduser(&vars, env).to_string_lossy().into_owned()
 }
 
 fn to_int(value: &Value) -> Result<Value, String> {

@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
-use super::argspec::{Elem, Kind, Opt, Spec, expand_path};
+use super::argspec::{Elem, Kind, Opt, Spec};
 use super::common::{
     delta, fail_with_cause, failed, os_error, shlex_quote, shlex_split, timestamp, warn,
 };
@@ -108,7 +108,18 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             Args::Argv(v) => Value::from(v.clone()),
         },
     );
-    let chdir = p.str("chdir").filter(|s| !s.is_empty()).map(str::to_string);
+    // Path options expand against the task's environment, which the module's process has in
+    // ansible; validation expanded them against the agent's own.
+    let task_env = super::environment::TaskEnv(&inv.environment);
+    let path_opt = |name: &str| -> Option<String> {
+        let value = p.str(name).filter(|s| !s.is_empty())?;
+        if inv.environment.is_empty() {
+            return Some(value.to_string());
+        }
+        let raw = inv.args.get(name).and_then(Value::as_str).unwrap_or(value);
+        Some(super::argspec::expand_path_in(raw, &task_env))
+    };
+    let chdir = path_opt("chdir");
     if let Some(dir) = &chdir {
         match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
@@ -134,8 +145,9 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
         _ => pattern.to_string(),
     };
     let shoulda = if ctx.check_mode { "Would" } else { "Did" };
-    let creates = p.str("creates").filter(|s| !s.is_empty());
-    let removes = p.str("removes").filter(|s| !s.is_empty());
+    let creates = path_opt("creates");
+    let removes = path_opt("removes");
+    let (creates, removes) = (creates.as_deref(), removes.as_deref());
     let mut skipped = None;
     if let Some(c) = creates
         && glob::any_match(&in_dir(c))
@@ -180,7 +192,8 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             vec![executable.clone().unwrap_or_else(|| "/bin/sh".into()), "-c".into(), line.clone()]
         }
         Args::Argv(words) if p.bool("expand_argument_vars") => {
-            words.iter().map(|w| expand_path(w)).collect()
+            let env = super::environment::TaskEnv(&inv.environment);
+            words.iter().map(|w| super::argspec::expand_path_in(w, &env)).collect()
         }
         Args::Argv(words) => words.clone(),
     };
@@ -193,10 +206,19 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
     });
     let started = SystemTime::now();
     let clock = Instant::now();
-    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref());
+    let env = super::environment::TaskEnv(&inv.environment);
+    let outcome = spawn(&argv, chdir.as_deref(), stdin.as_deref(), &env, inv.timeout);
     let ended = SystemTime::now();
     let (rc, stdout, stderr) = match outcome {
         Ok(done) => done,
+        Err(err) if err.kind() == std::io::ErrorKind::TimedOut => {
+            let mut f = ModuleResult::new();
+            f.insert("failed".into(), Value::Bool(true));
+            let mut period = serde_json::Map::new();
+            period.insert("period".into(), Value::from(inv.timeout.unwrap_or_default()));
+            f.insert("timedout".into(), Value::Object(period));
+            return f;
+        }
         Err(err) => {
             let program = argv.first().map(String::as_str).unwrap_or_default();
             let mut f = ModuleResult::new();
@@ -261,22 +283,38 @@ fn spawn(
     argv: &[String],
     cwd: Option<&str>,
     stdin: Option<&str>,
+    env: &super::environment::TaskEnv<'_>,
+    timeout: Option<u64>,
 ) -> std::io::Result<(i32, String, String)> {
     let Some((program, rest)) = argv.split_first() else {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
     };
     let mut command = Command::new(program);
+    env.apply(&mut command);
     command.args(rest).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     if let Some(dir) = cwd {
         command.current_dir(dir);
     }
+    if timeout.is_some() {
+        // Its own process group, so a timeout kills what a shell started too (their pipes
+        // would keep the wait below open).
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
     let mut child = command.spawn()?;
+    let watchdog = timeout.map(|secs| watchdog(child.id(), secs));
     if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A child that exits without reading its input is not an error of the module's.
         let _ = pipe.write_all(data.as_bytes());
     }
     let out = child.wait_with_output()?;
+    if let Some((done, fired)) = watchdog {
+        // The watchdog may already be gone (it fired); nothing is left to tell it then.
+        let _ = done.send(());
+        if fired.join().unwrap_or(false) {
+            return Err(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        }
+    }
     let rc = match out.status.code() {
         Some(code) => code,
         None => {
@@ -289,4 +327,21 @@ fn spawn(
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     ))
+}
+
+/// Kills process group `pid` after `secs` seconds unless told the child is done first; the
+/// thread's result says whether it fired.
+fn watchdog(pid: u32, secs: u64) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool>) {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let handle = std::thread::spawn(move || {
+        match wait.recv_timeout(std::time::Duration::from_secs(secs)) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                // SAFETY: kill has no memory preconditions; a group already gone gives ESRCH.
+                unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+                true
+            }
+            _ => false,
+        }
+    });
+    (done, handle)
 }

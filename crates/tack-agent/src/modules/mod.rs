@@ -12,6 +12,7 @@ mod copy;
 mod copytree;
 mod cron;
 mod digest;
+mod environment;
 mod fetch;
 mod file;
 mod find;
@@ -43,6 +44,9 @@ mod user_ops;
 mod validate;
 mod wait_for;
 
+/// The name of a uid in the password database (the engine's `become` compares users).
+pub use host::user_name;
+
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;
 
@@ -54,7 +58,19 @@ pub struct Invocation {
     pub check_mode: bool,
     /// `--diff` / `diff: true`: include `diff` in the result where the module supports it.
     pub diff: bool,
+    /// The task's `environment`, for the processes the module runs (see `environment`).
+    pub environment: std::collections::BTreeMap<String, String>,
+    /// The task's `timeout` in seconds: a command still running then is killed (with its
+    /// process group) and the result is only `failed` and `timedout: {period}`.
+    pub timeout: Option<u64>,
 }
+
+/// The modules that honour [`Invocation::timeout`].
+pub const TAKE_TIMEOUT: &[&str] = &["command", "shell"];
+
+/// The modules that honour [`Invocation::environment`]; the engine refuses a task
+/// environment for any other.
+pub const TAKE_ENVIRONMENT: &[&str] = &["command", "shell"];
 
 /// What a module sees of its run besides its arguments.
 #[derive(Debug, Clone, Copy)]

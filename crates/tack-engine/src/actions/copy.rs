@@ -219,7 +219,8 @@ pub(super) fn run_module(
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
-    let invocation = Invocation { args, check_mode: input.check_mode, diff: input.diff };
+    let invocation =
+        Invocation { args, check_mode: input.check_mode, diff: input.diff, ..Default::default() };
     Local
         .run_module(module, &invocation)
         .map(|r| json::map_from_json(&r))

@@ -42,7 +42,7 @@ fn flag(input: &ActionInput<'_>, key: &str, default: bool) -> bool {
 }
 
 fn module(name: &str, args: Map<String, Json>) -> Result<Mapping, String> {
-    let invocation = Invocation { args, check_mode: false, diff: false };
+    let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
     Local.run_module(name, &invocation).map(|r| json::map_from_json(&r)).map_err(|e| e.to_string())
 }
 

@@ -116,6 +116,16 @@ impl Action {
         }
     }
 
+    /// Whether a task `environment` reaches what the action runs (controller actions run
+    /// nothing, so ansible ignores it there too).
+    pub fn takes_environment(self) -> bool {
+        match self {
+            Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
+            Action::Copy | Action::Template => false,
+            _ => true,
+        }
+    }
+
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
@@ -228,6 +238,10 @@ pub struct ActionInput<'a> {
     pub host_named: &'a [String],
     /// The run's inventory (`add_host` and `group_by` change it).
     pub inventory: &'a crate::live::LiveInventory,
+    /// The task's `environment` (see `crate::environment`).
+    pub environment: &'a std::collections::BTreeMap<String, String>,
+    /// The task's `timeout` in seconds (`None` or 0: none).
+    pub timeout: Option<u64>,
 }
 
 impl ActionInput<'_> {
@@ -287,6 +301,11 @@ impl ActionOutput {
 
 /// Runs `input.action`.
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    // A task environment a module would not see is refused, not dropped (most are refused
+    // before the run; an included file's task can only be caught here).
+    if !input.environment.is_empty() && !input.action.takes_environment() {
+        return errored(crate::environment::refusal(input.action, input.task_origin.clone()));
+    }
     match input.action {
         Action::Debug => debug::run(input),
         Action::SetFact => set_fact::run(input),

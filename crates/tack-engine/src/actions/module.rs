@@ -24,8 +24,11 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         args: json::map_to_json(input.args),
         check_mode: input.check_mode,
         diff: input.diff,
+        environment: input.environment.clone(),
+        timeout: input.timeout,
     };
     match Local.run_module(name, &invocation) {
+        Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
         Ok(result) => {
             let mut data = json::map_from_json(&result);
             add_lines(&mut data);
@@ -80,4 +83,29 @@ fn add_lines(data: &mut tack_yaml::Mapping) {
             tack_yaml::Node::bare(tack_yaml::Value::Seq(list)),
         );
     }
+}
+
+/// ansible's result for a task its `timeout` stopped (a `TaskTimeoutError`, raised, so not
+/// retried).
+fn timed_out(input: &ActionInput<'_>, result: &tack_agent::ModuleResult) -> ActionOutput {
+    use crate::result::{b, s};
+    let period = result.get("timedout").and_then(|t| t.get("period")).cloned();
+    let period = period.and_then(|p| p.as_i64()).unwrap_or_default();
+    let msg = format!("Task failed: Timed out after {period} second(s).");
+    let mut timedout = tack_yaml::Mapping::new();
+    timedout.insert(
+        s("frame"),
+        s("Configure `DISPLAY_TRACEBACK` to see a traceback on timeout errors."),
+    );
+    timedout.insert(s("period"), tack_yaml::Node::bare(tack_yaml::Value::Int(period)));
+    let mut data = tack_yaml::Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("msg"), s(&msg));
+    data.insert(s("timedout"), tack_yaml::Node::bare(tack_yaml::Value::Map(timedout)));
+    data.insert(s("failed"), b(true));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::at(msg, input.task_origin.clone()));
+    out.raised = true;
+    out
 }

@@ -177,8 +177,7 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
         std::thread::sleep(Duration::from_secs(delay.unsigned_abs()));
     }
     let deadline = Instant::now() + Duration::from_secs(timeout.max(0).unsigned_abs());
-    let invocation =
-        tack_agent::Invocation { args: serde_json::Map::new(), check_mode: false, diff: false };
+    let invocation = tack_agent::Invocation { args: serde_json::Map::new(), ..Default::default() };
     let mut data = Mapping::new();
     let mut last_error = String::new();
     let mut answered = false;

@@ -38,7 +38,7 @@ fn manager(input: &ActionInput<'_>) -> String {
     let mut args = Map::new();
     args.insert("gather_subset".into(), Json::String("!all".into()));
     args.insert("filter".into(), Json::String("ansible_service_mgr".into()));
-    let invocation = Invocation { args, check_mode: false, diff: false };
+    let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
     Local
         .run_module("setup", &invocation)
         .ok()
@@ -85,6 +85,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         diff: input.diff,
         diff_settings: input.diff_settings,
         inventory: input.inventory,
+        environment: input.environment,
+        timeout: input.timeout,
         search: input.search,
         host_named: input.host_named,
     };

@@ -79,12 +79,12 @@ impl<W: Write> DefaultCallback<W> {
 
     /// `_run_is_verbose`.
     fn verbose(&self, result: &HostResult) -> bool {
-        (result.verbose_always || self.verbosity > 0) && !result.verbose_override
+        (result.always_shown() || self.verbosity > 0) && !result.verbose_override
     }
 
     /// `_dump_results`' indentation rule.
     fn indent(&self, result: &HostResult) -> bool {
-        result.verbose_always || self.verbosity > 2
+        result.always_shown() || self.verbosity > 2
     }
 
     /// Diffs shown with `context` lines around each change (`DIFF_CONTEXT`).
@@ -166,6 +166,9 @@ fn warnings(result: &HostResult) {
 }
 
 fn label(result: &HostResult) -> String {
+    if result.no_log {
+        return crate::no_log::CENSORED_ITEM.into();
+    }
     match &result.item_label {
         Some(node) => tack_yaml::pyrepr::str(&node.value),
         None => "None".into(),
@@ -270,12 +273,14 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
-        let host = result.host.clone();
-        let data = clean(task, &result.data);
+        let host = result.label();
+        let data = clean(task, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
         match result.outcome() {
             crate::result::Outcome::Failed => {
-                if !items {
+                // ansible cleans a failure before looking for its items: a looped `debug`
+                // that failed loses `results` and shows the summary line.
+                if !(task.looped && data.get("results").is_some()) {
                     self.error_block(task, result);
                     let dump = dump_result(&data, self.indent(result));
                     self.colored(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
@@ -285,7 +290,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 }
             }
             crate::result::Outcome::Skipped => {
-                let mut msg = format!("skipping: [{host}]");
+                let mut msg = format!("skipping: [{}]", result.host);
                 if self.verbose(result) {
                     let mut shown = data.clone();
                     if items {
@@ -327,8 +332,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
-        let host = result.host.clone();
-        let data = clean(task, &result.data);
+        let host = result.label();
+        let data = clean(task, &crate::no_log::shown(result));
         let item = label(result);
         match result.outcome() {
             crate::result::Outcome::Failed => {
@@ -337,7 +342,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.colored(&format!("failed: [{host}] (item={item}) => {dump}"), Hue::Error);
             }
             crate::result::Outcome::Skipped => {
-                let mut msg = format!("skipping: [{host}] => (item={item}) ");
+                let mut msg = format!("skipping: [{}] => (item={item}) ", result.host);
                 if self.verbose(result) {
                     msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
                 }
@@ -356,6 +361,25 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.colored(&msg, hue);
             }
         }
+    }
+
+    fn retry(&mut self, task: &TaskView, result: &HostResult) {
+        let count = |key: &str| match result.data.get(key).map(|n| &n.value) {
+            Some(Value::Int(i)) => *i,
+            _ => 0,
+        };
+        let mut msg = format!(
+            "FAILED - RETRYING: [{}]: {} ({} retries left).",
+            result.label(),
+            task.name,
+            count("retries") - count("attempts")
+        );
+        // `_run_is_verbose(result, verbosity=2)`: shown from -vvv, or when always shown.
+        if (result.always_shown() || self.verbosity > 2) && !result.verbose_override {
+            let data = crate::no_log::shown(result);
+            msg.push_str(&format!("Result was: {}", dump_result(&data, self.indent(result))));
+        }
+        self.line(&msg);
     }
 
     fn stats(&mut self, stats: &Stats) {

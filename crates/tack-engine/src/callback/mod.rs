@@ -46,6 +46,8 @@ pub trait Callback {
     fn file_diff(&mut self, task: &TaskView, result: &HostResult) {
         let _ = (task, result);
     }
+    /// A bad run that `until`/`retries` runs again.
+    fn retry(&mut self, task: &TaskView, result: &HostResult);
     fn stats(&mut self, stats: &Stats);
     /// A playbook about to run (`v2_playbook_on_start` and the executor's notes around it:
     /// the files it imported, and, before the `first`, the callback loader's).

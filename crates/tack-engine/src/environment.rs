@@ -1,0 +1,114 @@
+//! The `environment` keyword, as ansible's `Task._post_validate_environment` resolves it: the
+//! play's, blocks' and task's values, outermost first (later names win), each a mapping whose
+//! values are templated one by one or a template giving a mapping; anything else is skipped
+//! with ansible's warning. Values become text as Python's `str()` makes them.
+//!
+//! Only the module invocation receives the result (see `tack_agent::modules::environment`);
+//! nothing here touches the controller's own environment.
+
+use std::collections::BTreeMap;
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_playbook::walk::TaskInContext;
+use tack_template::{Scope, TemplateErrorKind};
+use tack_yaml::{Node, Value};
+
+use crate::actions::Action;
+use crate::task::TaskRun;
+
+/// The `environment` values that apply to the task, outermost first.
+pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
+    let mut out = Vec::new();
+    for ancestor in ctx.ancestry.iter().rev() {
+        if let Some(node) = ancestor.get(Keyword::Environment) {
+            out.push(node);
+        }
+    }
+    if let Some(node) = ctx.task.attrs.get(Keyword::Environment) {
+        out.push(node);
+    }
+    out
+}
+
+/// The refusal for an environment on an action that does not pass it on.
+pub(crate) fn refusal(action: Action, origin: Option<tack_diag::Origin>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "tack does not support the keyword 'environment' with the action '{}' yet (only \
+             with command and shell)",
+            action.fqcn()
+        ),
+        origin,
+    )
+}
+
+/// Refuses an `environment` that applies to a task whose action would not pass it on.
+pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
+    if layers(ctx).is_empty() {
+        return Ok(());
+    }
+    match Action::find(&ctx.task.action) {
+        Some(action) if !action.takes_environment() => {
+            Err(refusal(action, ctx.task.origin.clone()))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl TaskRun<'_> {
+    /// The task's environment, rendered in `scope`.
+    pub(crate) fn environment(
+        &self,
+        scope: &Scope,
+    ) -> Result<BTreeMap<String, String>, Diagnostic> {
+        let mut items: Vec<&Node> = Vec::new();
+        for layer in layers(self.ctx) {
+            match &layer.value {
+                Value::Seq(list) => items.extend(list.iter()),
+                Value::Null => {}
+                _ => items.push(layer),
+            }
+        }
+        let mut env = BTreeMap::new();
+        for item in &items {
+            if let Some(map) = item.as_map() {
+                for (key, value) in map.iter() {
+                    match self.templar.render(value, scope) {
+                        Ok(r) => {
+                            env.insert(
+                                tack_yaml::pyrepr::str(&key.value),
+                                tack_yaml::pyrepr::str(&r.value.value),
+                            );
+                        }
+                        Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                        Err(e) => return Err(e.to_diagnostic()),
+                    }
+                }
+                continue;
+            }
+            match self.templar.render(item, scope) {
+                Ok(r) => match &r.value.value {
+                    Value::Map(map) => {
+                        for (key, value) in map.iter() {
+                            env.insert(
+                                tack_yaml::pyrepr::str(&key.value),
+                                tack_yaml::pyrepr::str(&value.value),
+                            );
+                        }
+                    }
+                    _ => {
+                        let all = Value::Seq(items.iter().map(|n| (*n).clone()).collect());
+                        tack_diag::warn(&Diagnostic::new(format!(
+                            "could not parse environment value, skipping: {}",
+                            tack_yaml::pyrepr::repr(&all)
+                        )));
+                    }
+                },
+                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(e) => return Err(e.to_diagnostic()),
+            }
+        }
+        Ok(env)
+    }
+}
