@@ -18,6 +18,7 @@ mod include;
 mod iterator;
 mod json;
 mod meta;
+mod params;
 mod play;
 mod refuse;
 pub mod result;

@@ -340,6 +340,9 @@ impl PlayRun<'_, '_> {
             callback.task_start(&view);
         }
         let runner = self.runner(ctx, action, params);
+        if callback.wants_params() {
+            callback.task_params(&view, &crate::params::collect(&runner, hosts));
+        }
         for host in hosts {
             let outcome = runner.run(host);
             for item in &outcome.items {

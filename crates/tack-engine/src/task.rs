@@ -31,6 +31,17 @@ pub struct TaskRun<'a> {
     pub params: Option<Arc<tack_template::Layer>>,
 }
 
+/// A task's arguments as rendered for one host.
+#[derive(Default)]
+pub(crate) struct RenderedArgs {
+    pub args: Mapping,
+    pub provenance: ProvenanceSet,
+    /// Arguments whose value came from a managed host.
+    pub host_named: Vec<String>,
+    /// Arguments whose render read a `!vault` value.
+    pub sealed: Vec<String>,
+}
+
 /// A host's outcome for one task: the per-item results (for loops) and the final one.
 pub struct TaskOutcome {
     pub items: Vec<HostResult>,
@@ -319,43 +330,11 @@ impl TaskRun<'_> {
                 raised: true,
             };
         }
-        let raw = self.action.raw_args();
-        let mut args = Mapping::new();
-        let mut provenance = ProvenanceSet::new();
-        let mut host_named = Vec::new();
-        for (key, value) in self.ctx.task.args.iter() {
-            let name = key.as_str().unwrap_or_default();
-            if raw.contains(&name) {
-                args.insert(key.clone(), value.clone());
-                continue;
-            }
-            match self.templar.render(value, scope) {
-                Ok(rendered) => {
-                    provenance.extend(&rendered.provenance);
-                    if rendered.provenance.is_managed_host() {
-                        host_named.push(name.to_string());
-                    }
-                    args.insert(key.clone(), rendered.value);
-                }
-                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
-                Err(e) => {
-                    let cause = Diagnostic::at(
-                        format!("Error while resolving value for '{name}': {}", e.message),
-                        e.origin.clone().or_else(|| value.origin.clone()),
-                    );
-                    let middle = Diagnostic::caused_by(
-                        format!("Finalization of task args for '{}' failed.", self.action.fqcn()),
-                        None,
-                        cause,
-                    );
-                    return actions::errored(Diagnostic::caused_by(
-                        "Task failed.",
-                        self.task_origin(),
-                        middle,
-                    ));
-                }
-            }
-        }
+        let rendered = match self.render_args(scope) {
+            Ok(rendered) => rendered,
+            Err(diag) => return actions::errored(diag),
+        };
+        let RenderedArgs { args, provenance, host_named, .. } = rendered;
         let search = self.search_path();
         actions::run(&ActionInput {
             action: self.action,
@@ -370,6 +349,55 @@ impl TaskRun<'_> {
             search: &search,
             host_named: &host_named,
         })
+    }
+
+    /// The task's arguments rendered in `scope` (those the action takes raw kept as written;
+    /// omitted ones dropped), with what the renders read; the error is ansible's chain for an
+    /// argument that failed to render.
+    pub(crate) fn render_args(&self, scope: &Scope) -> Result<RenderedArgs, Diagnostic> {
+        let raw = self.action.raw_args();
+        let mut out = RenderedArgs::default();
+        for (key, value) in self.ctx.task.args.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if raw.contains(&name) {
+                out.args.insert(key.clone(), value.clone());
+                continue;
+            }
+            match self.templar.render(value, scope) {
+                Ok(rendered) => {
+                    out.provenance.extend(&rendered.provenance);
+                    if rendered.provenance.is_managed_host() {
+                        out.host_named.push(name.to_string());
+                    }
+                    if rendered.provenance.is_sealed() {
+                        out.sealed.push(name.to_string());
+                    }
+                    out.args.insert(key.clone(), rendered.value);
+                }
+                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(e) => {
+                    let mut cause = Diagnostic::at(
+                        format!("Error while resolving value for '{name}': {}", e.message),
+                        e.origin.clone().or_else(|| value.origin.clone()),
+                    );
+                    // A value written outside any file (`-a` of the ad-hoc command) is shown
+                    // as itself under its origin, as ansible shows an untagged source.
+                    if e.origin.is_none()
+                        && value.origin.as_ref().is_some_and(|o| o.path.is_none())
+                        && let Value::Str(text) = &value.value
+                    {
+                        cause.value_repr = Some(text.clone());
+                    }
+                    let middle = Diagnostic::caused_by(
+                        format!("Finalization of task args for '{}' failed.", self.action.fqcn()),
+                        None,
+                        cause,
+                    );
+                    return Err(Diagnostic::caused_by("Task failed.", self.task_origin(), middle));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Applies the action's facts, then `changed_when` and `failed_when`.
@@ -463,14 +491,14 @@ fn loop_provenance(read: &ProvenanceSet) -> Provenance {
 }
 
 /// `loop_control` as far as tack runs it.
-struct LoopControl {
-    loop_var: String,
-    index_var: Option<String>,
+pub(crate) struct LoopControl {
+    pub loop_var: String,
+    pub index_var: Option<String>,
     label: Option<Node>,
 }
 
 impl LoopControl {
-    fn read(run: &TaskRun<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
+    pub(crate) fn read(run: &TaskRun<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
         let mut control = LoopControl { loop_var: "item".into(), index_var: None, label: None };
         let Some(node) = run.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
         let Some(map) = node.as_map() else { return Ok(control) };

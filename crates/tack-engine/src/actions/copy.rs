@@ -265,6 +265,15 @@ fn transfer(
             Ok(r) => r,
             Err(e) => return failed(e, origin),
         }
+    } else if input.check_mode {
+        // ansible's copy action stops here in check mode: nothing is staged or sent, and the
+        // result says only that the file would change.
+        let mut data = Mapping::new();
+        data.insert(s("changed"), b(true));
+        if !input.diff {
+            data.insert(s("diff"), Node::bare(Value::Seq(Vec::new())));
+        }
+        return ActionOutput::new(data);
     } else {
         let staged = match stage(&bytes, &dest) {
             Ok(staged) => staged,

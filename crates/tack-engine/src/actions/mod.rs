@@ -200,7 +200,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
 /// A task that failed with an error instead of a result (ansible's exception results): the
 /// result is only `failed` and the error's one-line message.
 pub fn errored(diag: Diagnostic) -> ActionOutput {
+    // ansible's result for a task whose action raised (`create_from_action_exception`).
     let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
     data.insert(s("failed"), b(true));
     data.insert(s("msg"), s(&diag.brief()));
     let mut out = ActionOutput::new(data);

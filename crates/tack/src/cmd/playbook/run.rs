@@ -90,7 +90,10 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         };
         writeln!(stdout, "{line}")?;
     }
-    let mut callback = DefaultCallback::new(stdout, 79).with_verbosity(args.verbosity.verbose);
-    let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    let callback = DefaultCallback::new(stdout, 79).with_verbosity(args.verbosity.verbose);
+    let status = match &args.events {
+        None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
+        Some(path) => super::events::run(&ctx, &playbooks, callback, path)?,
+    };
     Ok(ExitCode::from(status.exit_code()))
 }
