@@ -382,7 +382,7 @@ impl TaskRun<'_> {
                     );
                     // A value written outside any file (`-a` of the ad-hoc command) is shown
                     // as itself under its origin, as ansible shows an untagged source.
-                    if e.origin.is_none()
+                    if cause.origin == value.origin
                         && value.origin.as_ref().is_some_and(|o| o.path.is_none())
                         && let Value::Str(text) = &value.value
                     {

@@ -189,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = crate::session::load_config()?;
     if args.one_line {
         tack_diag::deprecate(
-            &Diagnostic::new("The '-o' argument is deprecated.")
+            &Diagnostic::new(format!("The '{}' argument is deprecated.", one_line_spelling()))
                 .with_help("Use callback configuration to enable the oneline callback instead."),
             "2.23",
         );
@@ -294,6 +294,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
+}
+
+/// How `-o` was typed: ansible's notice names the option as the command line spelled it.
+fn one_line_spelling() -> &'static str {
+    let long =
+        std::env::args().skip(1).any(|a| a.len() > 2 && "--one-line".starts_with(a.as_str()));
+    if long { "--one-line" } else { "-o" }
 }
 
 fn setting(config: &tack_config::Config, name: &str) -> String {
