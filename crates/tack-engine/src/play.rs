@@ -327,7 +327,7 @@ impl PlayRun<'_, '_> {
         judge: &mut dyn FnMut(&str, &crate::task::TaskOutcome) -> Result<(), Diagnostic>,
     ) -> Result<(), Diagnostic> {
         let task = ctx.task;
-        let Some(action) = Action::find(&task.action) else {
+        let Some(action) = Action::resolve(&task.action) else {
             return Err(Diagnostic::at(
                 format!("tack does not support the action '{}' yet", task.action),
                 task.origin.clone(),

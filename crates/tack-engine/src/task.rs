@@ -312,6 +312,18 @@ impl TaskRun<'_> {
 
     /// Renders the arguments and runs the action.
     fn execute(&self, scope: &Scope) -> ActionOutput {
+        if self.action == Action::Unresolvable {
+            let name = &self.ctx.task.action;
+            let cause = Diagnostic::at(
+                format!("Cannot resolve '{name}' to an action or module."),
+                self.ctx.task.action_origin.clone(),
+            );
+            return actions::errored(Diagnostic::caused_by(
+                "Task failed.",
+                self.task_origin(),
+                cause,
+            ));
+        }
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));

@@ -17,4 +17,4 @@ pub mod tags;
 pub mod walk;
 
 pub use ast::*;
-pub use load::{FileLoader, LoadOptions, Loader};
+pub use load::{FileLoader, LoadOptions, Loader, builtin_resolves};

@@ -32,6 +32,9 @@ pub enum Action {
     /// The `template` action plugin.
     Template,
     IncludeVars,
+    /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
+    /// ansible's does (`Cannot resolve '...' to an action or module.`).
+    Unresolvable,
 }
 
 impl Action {
@@ -52,6 +55,19 @@ impl Action {
         }
     }
 
+    /// [`Action::find`], or [`Action::Unresolvable`] for a short or `ansible.builtin.`/
+    /// `ansible.legacy.` name ansible-core does not know (a collection's name may be one tack
+    /// lacks, and stays unknown).
+    pub fn resolve(name: &str) -> Option<Action> {
+        let builtin_spelling = !name.contains('.')
+            || name.starts_with("ansible.builtin.")
+            || name.starts_with("ansible.legacy.");
+        Action::find(name).or_else(|| {
+            (builtin_spelling && !name.contains("{{") && !tack_playbook::builtin_resolves(name))
+                .then_some(Action::Unresolvable)
+        })
+    }
+
     /// The fully qualified name ansible's messages use.
     pub fn fqcn(self) -> String {
         match self {
@@ -63,13 +79,14 @@ impl Action {
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
+            Action::Unresolvable => "unresolvable".into(),
         }
     }
 
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(self, Action::Module(_) | Action::IncludeVars)
+        matches!(self, Action::Module(_) | Action::IncludeVars | Action::Unresolvable)
     }
 
     /// Whether what the action returns comes only from the controller's own files, so
@@ -88,7 +105,8 @@ impl Action {
             | Action::Module(_)
             | Action::Copy
             | Action::Template
-            | Action::IncludeVars => &[],
+            | Action::IncludeVars
+            | Action::Unresolvable => &[],
         }
     }
 
@@ -101,7 +119,11 @@ impl Action {
             // One file, optionally nested; directory loading is not done yet.
             Action::IncludeVars => &["file", "name"],
             // Any variable name; a module checks its own arguments, in ansible's words.
-            Action::SetFact | Action::Module(_) | Action::Copy | Action::Template => &[],
+            Action::SetFact
+            | Action::Module(_)
+            | Action::Copy
+            | Action::Template
+            | Action::Unresolvable => &[],
         }
     }
 }
@@ -194,6 +216,11 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
         Action::IncludeVars => include_vars::run(input),
+        // The task runner fails the task before any action runs (it knows the name).
+        Action::Unresolvable => errored(Diagnostic::at(
+            "Cannot resolve the action to an action or module.",
+            input.task_origin.clone(),
+        )),
     }
 }
 

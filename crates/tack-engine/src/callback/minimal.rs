@@ -173,6 +173,9 @@ fn is_no_json(task: &TaskView) -> bool {
     tack_playbook::tables::actions::is(&task.action, NO_JSON)
 }
 
+/// The origin ansible gives the ad-hoc task's action name.
+const CLI_M: &str = "<CLI option '-m'>";
+
 /// Gives every error in the chain that points at the ad-hoc task the task's data to show.
 fn fill_value_repr(diag: &mut Diagnostic, origin: &AdhocOrigin) {
     let mut cur = Some(diag);
@@ -186,7 +189,13 @@ fn fill_value_repr(diag: &mut Diagnostic, origin: &AdhocOrigin) {
         // ansible positions the argument-finalization step at the action's name, which for
         // this task came from `-m`; the engine's chain leaves that step unpositioned.
         if d.origin.is_none() && d.message.starts_with("Finalization of task args for ") {
-            d.origin = Some(tack_diag::Origin::described("<CLI option '-m'>"));
+            d.origin = Some(tack_diag::Origin::described(CLI_M));
+        }
+        let at_module = d
+            .origin
+            .as_ref()
+            .is_some_and(|o| o.path.is_none() && o.description.as_deref() == Some(CLI_M));
+        if at_module && d.value_repr.is_none() {
             d.value_repr = Some(origin.module.clone());
         }
         cur = d.cause.as_deref_mut();

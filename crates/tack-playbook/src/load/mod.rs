@@ -6,6 +6,8 @@
 mod attrs;
 mod block;
 mod modargs;
+
+pub use modargs::builtin_resolves;
 mod play;
 mod playbook;
 mod role;

@@ -348,12 +348,12 @@ impl AdhocTask {
     fn new(module: &str, raw: &str, check_raw: bool) -> Result<AdhocTask, Diagnostic> {
         let cli_a = Origin::described("<CLI option '-a'>");
         let mut args = Mapping::new();
-        if raw.starts_with('{') && raw.ends_with('}') {
-            if let Ok(node) = tack_loader::json::parse(raw, Some(&cli_a))
-                && let Value::Map(map) = node.value
-            {
-                args = map;
-            }
+        if raw.starts_with('{')
+            && raw.ends_with('}')
+            && let Ok(node) = tack_loader::json::parse(raw, Some(&cli_a))
+            && let Value::Map(map) = node.value
+        {
+            args = map;
         }
         if args.is_empty() {
             let pairs = tack_loader::kv::parse_kv(raw, check_raw)
