@@ -87,6 +87,8 @@ mod tests {
         assert!(matches!(cli.command, Command::Playbook(a) if a.list_tasks));
         let cli = parse_strs(&["ansible-inventory", "--graph"]);
         assert!(matches!(cli.command, Command::Inventory(a) if a.graph));
+        let cli = parse_strs(&["/usr/bin/ansible", "web", "-m", "ping", "-o"]);
+        assert!(matches!(cli.command, Command::Adhoc(a) if a.pattern == "web" && a.one_line));
         let cli = parse_strs(&["tack", "playbook", "x.yml", "--syntax-check"]);
         assert!(matches!(cli.command, Command::Playbook(a) if a.syntax_check));
     }

@@ -3,7 +3,7 @@
 //! of that name.
 
 use std::io::BufWriter;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use tack_diag::Diagnostic;
@@ -23,6 +23,11 @@ pub fn run(
         .truncate(true)
         .mode(0o600)
         .open(path)
+        // A file that was there keeps its old mode on open: made private like a new one.
+        .and_then(|f| {
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            Ok(f)
+        })
         .map_err(|e| {
             Diagnostic::new(format!("Unable to write the events file {}: {e}", path.display()))
         })?;
