@@ -257,7 +257,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let templar = Templar::new();
+    // The templar decrypts inline `!vault` values with the run's secrets (its loader is
+    // otherwise the default one, as before).
+    let templar = Templar::with_loader(std::sync::Arc::new(tack_loader::DataLoader::new(
+        session.loader.secrets().clone(),
+    )));
     let tags = TagFilter::from_cli(&[], &[]);
     let ctx = RunContext {
         inventory: &session.inventory,

@@ -59,7 +59,11 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     }
     tack_engine::check(&playbooks)?;
 
-    let templar = Templar::new();
+    // The templar decrypts inline `!vault` values with the run's secrets (its loader is
+    // otherwise the default one, as before).
+    let templar = Templar::with_loader(std::sync::Arc::new(tack_loader::DataLoader::new(
+        session.loader.secrets().clone(),
+    )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let ctx = RunContext {
         inventory: &session.inventory,
