@@ -31,6 +31,7 @@ mod loop_control;
 mod meta;
 mod module_defaults;
 mod no_log;
+mod params;
 mod play;
 mod prompt;
 mod refuse;

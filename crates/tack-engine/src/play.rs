@@ -584,7 +584,7 @@ impl<'r> PlayRun<'r, '_> {
         judge: &mut Judge<'_>,
     ) -> Result<(), Diagnostic> {
         let task = ctx.task;
-        let Some(action) = Action::find(&task.action) else {
+        let Some(action) = Action::resolve(&task.action) else {
             return Err(Diagnostic::at(
                 format!("tack does not support the action '{}' yet", task.action),
                 task.origin.clone(),
@@ -597,6 +597,9 @@ impl<'r> PlayRun<'r, '_> {
             callback.task_start(&view);
         }
         let mut runner = self.runner(ctx, action, params);
+        if callback.wants_params() {
+            callback.task_params(&view, &crate::params::collect(&runner, hosts));
+        }
         // `run_once`: the first host runs it; its result is every host's.
         let hosts = if matches!(kind, RunKind::Once | RunKind::HandlerOnce) && !hosts.is_empty() {
             runner.fanout = self.hosts.iter().filter(|h| **h != hosts[0]).cloned().collect();

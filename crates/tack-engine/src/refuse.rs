@@ -288,7 +288,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         }
         return Ok(());
     }
-    let Some(action) = Action::find(&task.action) else {
+    let Some(action) = Action::resolve(&task.action) else {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
     let handler = matches!(task.kind, TaskKind::Handler { .. });

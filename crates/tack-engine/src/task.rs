@@ -47,6 +47,17 @@ pub enum TaskEvent {
     Retry(HostResult),
 }
 
+/// A task's arguments as rendered for one host.
+#[derive(Default)]
+pub(crate) struct RenderedArgs {
+    pub args: Mapping,
+    pub provenance: ProvenanceSet,
+    /// Arguments whose value came from a managed host.
+    pub host_named: Vec<String>,
+    /// Arguments whose render read a `!vault` value.
+    pub sealed: Vec<String>,
+}
+
 /// A host's outcome for one task: the retries and per-item results, and the final one.
 pub struct TaskOutcome {
     pub items: Vec<TaskEvent>,
@@ -423,6 +434,18 @@ impl TaskRun<'_> {
 
     /// Renders the arguments and runs the action.
     pub(crate) fn execute(&self, scope: &Scope) -> ActionOutput {
+        if self.action == Action::Unresolvable {
+            let name = &self.ctx.task.action;
+            let cause = Diagnostic::at(
+                format!("Cannot resolve '{name}' to an action or module."),
+                self.ctx.task.action_origin.clone(),
+            );
+            return actions::errored(Diagnostic::caused_by(
+                "Task failed.",
+                self.task_origin(),
+                cause,
+            ));
+        }
         if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
@@ -441,53 +464,11 @@ impl TaskRun<'_> {
                 raised: true,
             };
         }
-        let raw = self.action.raw_args();
-        let mut args = Mapping::new();
-        let mut provenance = ProvenanceSet::new();
-        let mut host_named = Vec::new();
-        let defaults = match self.default_args(scope) {
-            Ok(d) => d,
-            Err(d) => {
-                return actions::errored(Diagnostic::caused_by(
-                    "Task failed.",
-                    self.task_origin(),
-                    d,
-                ));
-            }
+        let rendered = match self.render_args(scope) {
+            Ok(rendered) => rendered,
+            Err(diag) => return actions::errored(diag),
         };
-        for (key, value) in self.ctx.task.args.iter().chain(defaults.iter()) {
-            let name = key.as_str().unwrap_or_default();
-            if raw.contains(&name) {
-                args.insert(key.clone(), value.clone());
-                continue;
-            }
-            match self.templar.render(value, scope) {
-                Ok(rendered) => {
-                    provenance.extend(&rendered.provenance);
-                    if rendered.provenance.is_managed_host() {
-                        host_named.push(name.to_string());
-                    }
-                    args.insert(key.clone(), rendered.value);
-                }
-                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
-                Err(e) => {
-                    let cause = Diagnostic::at(
-                        format!("Error while resolving value for '{name}': {}", e.message),
-                        e.origin.clone().or_else(|| value.origin.clone()),
-                    );
-                    let middle = Diagnostic::caused_by(
-                        format!("Finalization of task args for '{}' failed.", self.action.fqcn()),
-                        None,
-                        cause,
-                    );
-                    return actions::errored(Diagnostic::caused_by(
-                        "Task failed.",
-                        self.task_origin(),
-                        middle,
-                    ));
-                }
-            }
-        }
+        let RenderedArgs { args, provenance, host_named, .. } = rendered;
         if let Err(d) = self.check_become(scope) {
             return actions::errored(d);
         }
@@ -526,6 +507,58 @@ impl TaskRun<'_> {
     fn timeout(&self, scope: &Scope) -> Option<u64> {
         let secs = self.int_keyword(Keyword::Timeout, scope).ok().flatten()?;
         u64::try_from(secs).ok().filter(|s| *s > 0)
+    }
+
+    /// The task's arguments rendered in `scope` (those the action takes raw kept as written;
+    /// omitted ones dropped), with what the renders read; the error is ansible's chain for an
+    /// argument that failed to render.
+    pub(crate) fn render_args(&self, scope: &Scope) -> Result<RenderedArgs, Diagnostic> {
+        let raw = self.action.raw_args();
+        let mut out = RenderedArgs::default();
+        let defaults = self
+            .default_args(scope)
+            .map_err(|d| Diagnostic::caused_by("Task failed.", self.task_origin(), d))?;
+        for (key, value) in self.ctx.task.args.iter().chain(defaults.iter()) {
+            let name = key.as_str().unwrap_or_default();
+            if raw.contains(&name) {
+                out.args.insert(key.clone(), value.clone());
+                continue;
+            }
+            match self.templar.render(value, scope) {
+                Ok(rendered) => {
+                    out.provenance.extend(&rendered.provenance);
+                    if rendered.provenance.is_managed_host() {
+                        out.host_named.push(name.to_string());
+                    }
+                    if rendered.provenance.is_sealed() {
+                        out.sealed.push(name.to_string());
+                    }
+                    out.args.insert(key.clone(), rendered.value);
+                }
+                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(e) => {
+                    let mut cause = Diagnostic::at(
+                        format!("Error while resolving value for '{name}': {}", e.message),
+                        e.origin.clone().or_else(|| value.origin.clone()),
+                    );
+                    // A value written outside any file (`-a` of the ad-hoc command) is shown
+                    // as itself under its origin, as ansible shows an untagged source.
+                    if cause.origin == value.origin
+                        && value.origin.as_ref().is_some_and(|o| o.path.is_none())
+                        && let Value::Str(text) = &value.value
+                    {
+                        cause.value_repr = Some(text.clone());
+                    }
+                    let middle = Diagnostic::caused_by(
+                        format!("Finalization of task args for '{}' failed.", self.action.fqcn()),
+                        None,
+                        cause,
+                    );
+                    return Err(Diagnostic::caused_by("Task failed.", self.task_origin(), middle));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The facts and variables an action set, made the host's.

@@ -169,6 +169,8 @@ pub struct Task {
     pub kind: TaskKind,
     /// The action as written (`copy`, `ansible.builtin.copy`, a template such as `{{ m }}`).
     pub action: String,
+    /// Where the action's name was written (`action: x`'s value), when known.
+    pub action_origin: Option<Origin>,
     /// The module arguments: a mapping, possibly with `_raw_params` (free-form text) or
     /// `_variable_params` (an `args:` template).
     pub args: Mapping,

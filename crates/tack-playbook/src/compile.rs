@@ -27,6 +27,7 @@ fn implicit_meta(arg: &str, role: Option<RoleId>, always: bool) -> Block {
         origin: None,
         kind: TaskKind::Action,
         action: "meta".into(),
+        action_origin: None,
         args,
         delegate_to: None,
         loop_items: None,

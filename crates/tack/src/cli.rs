@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Run (or list, or syntax-check) playbooks, as ansible-playbook does.
     Playbook(cmd::playbook::Args),
+    /// Run one module on the hosts a pattern selects, as ansible's ad-hoc command does.
+    Adhoc(cmd::adhoc::Args),
     /// Show the inventory, as ansible-inventory does.
     Inventory(cmd::inventory::Args),
     /// Encrypt and decrypt vault files and strings, as ansible-vault does.
@@ -39,6 +41,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("ansible-playbook", "playbook"),
     ("ansible-inventory", "inventory"),
     ("ansible-vault", "vault"),
+    ("ansible", "adhoc"),
 ];
 
 /// The subcommand an argv[0] names, when it is one of ansible's command names.
@@ -64,6 +67,7 @@ pub fn parse(args: Vec<OsString>) -> Cli {
         Some("playbook") => Command::Playbook(parse_as("ansible-playbook", args)),
         Some("inventory") => Command::Inventory(parse_as("ansible-inventory", args)),
         Some("vault") => Command::Vault(parse_as("ansible-vault", args)),
+        Some("adhoc") => Command::Adhoc(parse_as("ansible", args)),
         _ => return Cli::parse_from(args),
     };
     Cli { command }
@@ -83,6 +87,8 @@ mod tests {
         assert!(matches!(cli.command, Command::Playbook(a) if a.list_tasks));
         let cli = parse_strs(&["ansible-inventory", "--graph"]);
         assert!(matches!(cli.command, Command::Inventory(a) if a.graph));
+        let cli = parse_strs(&["/usr/bin/ansible", "web", "-m", "ping", "-o"]);
+        assert!(matches!(cli.command, Command::Adhoc(a) if a.pattern == "web" && a.one_line));
         let cli = parse_strs(&["tack", "playbook", "x.yml", "--syntax-check"]);
         assert!(matches!(cli.command, Command::Playbook(a) if a.syntax_check));
     }

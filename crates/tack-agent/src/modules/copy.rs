@@ -15,7 +15,7 @@ use super::paths::{basename, dirname, exists, isdir, islink, join, realpath};
 use super::textfile::backup_local;
 use super::{Ctx, Invocation, ModuleResult, digest, host};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = vec![
         Opt::new("src", Kind::Path),
         Opt::new("_original_basename", Kind::Str),

@@ -15,7 +15,7 @@ use super::{Ctx, Invocation, ModuleResult, digest, file, fsattr, host, paths, te
 
 const ALGORITHMS: &[&str] = &["md5", "sha1", "sha224", "sha256", "sha384", "sha512"];
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = fetch::url_options();
     for o in &mut options {
         match o.name {

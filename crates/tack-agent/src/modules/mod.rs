@@ -135,6 +135,24 @@ fn short_name(name: &str) -> &str {
         .unwrap_or(name)
 }
 
+/// The options (with their aliases) a native module marks `no_log`: their values are secrets
+/// wherever the controller would show them. A module with such an option is listed here.
+pub fn secret_options(name: &str) -> Vec<&'static str> {
+    let spec = match short_name(name) {
+        "uri" => uri::spec(),
+        "user" => user::spec(),
+        "copy" => copy::spec(),
+        "get_url" => get_url::spec(),
+        _ => return Vec::new(),
+    };
+    let mut names = Vec::new();
+    for opt in spec.options.iter().filter(|o| o.no_log) {
+        names.push(opt.name);
+        names.extend(opt.aliases.iter().copied());
+    }
+    names
+}
+
 /// Whether tack has a native module called `name`.
 pub fn is_native(name: &str) -> bool {
     native_name(name).is_some()

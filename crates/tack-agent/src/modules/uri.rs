@@ -14,7 +14,7 @@ use super::http;
 use super::pyfmt::py_repr;
 use super::{Ctx, Invocation, ModuleResult, digest, file, fsattr, host, paths, textfile};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = fetch::url_options();
     options.retain(|o| !["url", "url_username", "url_password"].contains(&o.name));
     options.extend([

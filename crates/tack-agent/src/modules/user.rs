@@ -23,7 +23,7 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let int = |n| Opt::new(n, Kind::Int);
     let s = |n| Opt::new(n, Kind::Str);
     let b = |n| Opt::new(n, Kind::Bool);

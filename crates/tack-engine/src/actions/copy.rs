@@ -322,6 +322,15 @@ fn transfer(
                 },
             });
         }
+        if input.check_mode {
+            // ansible's copy action stops here in check mode, its diff made: nothing is
+            // staged or sent, and the result says only that the file would change.
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(true));
+            let list = diff.map(|d| vec![json::from_json(&d)]).unwrap_or_default();
+            data.insert(s("diff"), Node::bare(Value::Seq(list)));
+            return ActionOutput::new(data);
+        }
         let staged = match stage(&bytes, &dest) {
             Ok(staged) => staged,
             Err(e) => return failed(format!("could not stage the file: {e}"), origin),

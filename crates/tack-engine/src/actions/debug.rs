@@ -56,10 +56,14 @@ fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Node {
         Ok(rendered) => rendered.value,
         Err(e) if e.kind == TemplateErrorKind::Undefined => {
             let text = format!("error 1 - {}", e.message);
-            let diag = tack_diag::Diagnostic::at(
+            let mut diag = tack_diag::Diagnostic::at(
                 format!("Encountered 1 template error.\n{text}"),
                 at.origin.clone(),
             );
+            // Written outside any file (the ad-hoc command's `-a`): shown as itself.
+            if at.origin.as_ref().is_some_and(|o| o.path.is_none()) {
+                diag.value_repr = Some(expr.to_string());
+            }
             tack_diag::warn(&diag);
             s(&format!("<< {text} >>"))
         }

@@ -62,6 +62,9 @@ pub enum Action {
     Pause,
     SetStats,
     WaitForConnection,
+    /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
+    /// ansible's does (`Cannot resolve '...' to an action or module.`).
+    Unresolvable,
 }
 
 impl Action {
@@ -92,6 +95,19 @@ impl Action {
         }
     }
 
+    /// [`Action::find`], or [`Action::Unresolvable`] for a short or `ansible.builtin.`/
+    /// `ansible.legacy.` name ansible-core does not know (a collection's name may be one tack
+    /// lacks, and stays unknown).
+    pub fn resolve(name: &str) -> Option<Action> {
+        let builtin_spelling = !name.contains('.')
+            || name.starts_with("ansible.builtin.")
+            || name.starts_with("ansible.legacy.");
+        Action::find(name).or_else(|| {
+            (builtin_spelling && !name.contains("{{") && !tack_playbook::builtin_resolves(name))
+                .then_some(Action::Unresolvable)
+        })
+    }
+
     /// The fully qualified name ansible's messages use.
     pub fn fqcn(self) -> String {
         match self {
@@ -113,6 +129,7 @@ impl Action {
             Action::Pause => "ansible.builtin.pause".into(),
             Action::SetStats => "ansible.builtin.set_stats".into(),
             Action::WaitForConnection => "ansible.builtin.wait_for_connection".into(),
+            Action::Unresolvable => "unresolvable".into(),
         }
     }
 
@@ -129,7 +146,14 @@ impl Action {
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(self, Action::Module(_) | Action::IncludeVars | Action::Raw | Action::Script)
+        matches!(
+            self,
+            Action::Module(_)
+                | Action::IncludeVars
+                | Action::Raw
+                | Action::Script
+                | Action::Unresolvable
+        )
     }
 
     /// Whether the action runs anything on the task's host (and so needs its connection).
@@ -173,7 +197,8 @@ impl Action {
             | Action::GroupBy
             | Action::Pause
             | Action::SetStats
-            | Action::WaitForConnection => &[],
+            | Action::WaitForConnection
+            | Action::Unresolvable => &[],
         }
     }
 
@@ -209,7 +234,8 @@ impl Action {
             | Action::Template
             | Action::Assemble
             | Action::Service
-            | Action::AddHost => &[],
+            | Action::AddHost
+            | Action::Unresolvable => &[],
         }
     }
 }
@@ -325,13 +351,21 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Pause => pause::pause(input),
         Action::SetStats => set_stats::run(input),
         Action::WaitForConnection => pause::wait_for_connection(input),
+        // The task runner fails the task before any action runs (it knows the name).
+        Action::Unresolvable => errored(Diagnostic::at(
+            "Cannot resolve the action to an action or module.",
+            input.task_origin.clone(),
+        )),
     }
 }
 
 /// A task that failed with an error instead of a result (ansible's exception results): the
 /// result is only `failed` and the error's one-line message.
 pub fn errored(diag: Diagnostic) -> ActionOutput {
+    // ansible's result for a task whose action raised (`create_from_action_exception`).
     let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
     data.insert(s("failed"), b(true));
     data.insert(s("msg"), s(&diag.brief()));
     let mut out = ActionOutput::new(data);

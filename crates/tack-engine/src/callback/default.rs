@@ -136,13 +136,18 @@ impl<W: Write> DefaultCallback<W> {
 /// `_dump_results`: the result without ansible's internal keys, as `json.dumps` with sorted
 /// keys, non-ASCII kept, indented by four when the result is always shown.
 pub fn dump_result(data: &Mapping, indent: bool) -> String {
-    let mut options = if indent {
+    let options = if indent {
         JsonOptions::indented(4, true)
     } else {
         let mut o = JsonOptions::compact();
         o.sort_keys = true;
         o
     };
+    dump_result_with(data, options)
+}
+
+/// `_dump_results` with the JSON layout chosen by the caller (the ad-hoc callbacks).
+pub fn dump_result_with(data: &Mapping, mut options: JsonOptions) -> String {
     options.ensure_ascii = false;
     let mut shown = data.clone();
     // `failed` and `skipped` are moved out of a result before callbacks see it (they learn
@@ -158,7 +163,7 @@ pub fn dump_result(data: &Mapping, indent: bool) -> String {
 }
 
 /// `_handle_warnings`: the warnings a module returned, each shown once on stderr.
-fn warnings(result: &HostResult) {
+pub(crate) fn warnings(result: &HostResult) {
     let Some(list) = result.data.get("warnings").and_then(Node::as_seq) else { return };
     for warning in list {
         tack_diag::warn(&tack_diag::Diagnostic::new(tack_yaml::pyrepr::str(&warning.value)));
@@ -177,7 +182,7 @@ fn label(result: &HostResult) -> String {
 
 /// `_clean_results` for `debug`: a result with `msg` shows only `msg` (and the flags the
 /// callback keeps); a `var=` result shows only the variable.
-fn clean(task: &TaskView, data: &Mapping) -> Mapping {
+pub(crate) fn clean(task: &TaskView, data: &Mapping) -> Mapping {
     if !tack_playbook::tables::actions::is(&task.action, &["debug"]) {
         return data.clone();
     }

@@ -8,6 +8,8 @@ pub mod color;
 mod custom;
 pub mod default;
 pub mod diff;
+pub mod events;
+pub mod minimal;
 
 use std::collections::BTreeMap;
 
@@ -26,8 +28,33 @@ pub struct TaskView {
     pub origin: Option<tack_diag::Origin>,
 }
 
+/// A task's input as the hosts it targets receive it (seed 000, steps 1-3): rendered for
+/// each host in its own context and compared with the first host's (hosts by name).
+#[derive(Debug, Clone)]
+pub struct TaskParams {
+    /// The first host's input, for showing: every secret value (a `!vault` value read, a
+    /// `no_log` task's or a module's `no_log` option) replaced by `********`, then every
+    /// top-level key whose value differs between hosts by `<per-host>` (a masked value stays
+    /// masked). A looped task's input is the list of its items' arguments.
+    pub shown: tack_yaml::Node,
+    /// Every host received the same input.
+    pub shared: bool,
+    /// The hosts whose input was rendered, by name (a host whose `when` is false, or whose
+    /// arguments fail to render, receives none).
+    pub hosts: Vec<String>,
+    /// Hosts whose input held a secret: what their results say may repeat it.
+    pub sealed_hosts: Vec<String>,
+}
+
 /// The run's events, in the order ansible's callbacks receive them.
 pub trait Callback {
+    /// Whether the callback shows [`TaskParams`]; computing them renders every task's
+    /// arguments once more, so only callbacks that show them ask.
+    fn wants_params(&self) -> bool {
+        false
+    }
+    /// The task's rendered input, right after its start (`task_start` or `handler_start`).
+    fn task_params(&mut self, _task: &TaskView, _params: &TaskParams) {}
     fn play_start(&mut self, name: &str);
     fn no_hosts_matched(&mut self);
     /// `NO MORE HOSTS LEFT`: `max_fail_percentage` ended the play.

@@ -7,6 +7,8 @@ mod attrs;
 mod block;
 pub mod dynamic;
 mod modargs;
+
+pub use modargs::builtin_resolves;
 mod play;
 mod playbook;
 mod role;

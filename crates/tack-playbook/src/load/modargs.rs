@@ -84,6 +84,12 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
     Resolution::Unresolved
 }
 
+/// Whether ansible-core itself (no collections, no `library/` directories) resolves `name` to
+/// a module or action plugin, removed ones included.
+pub fn builtin_resolves(name: &str) -> bool {
+    !matches!(resolve(name, &ModuleSearch { dirs: Vec::new() }), Resolution::Unresolved)
+}
+
 fn task_keys() -> impl Iterator<Item = &'static str> {
     ObjectKind::Task
         .attributes()

@@ -21,6 +21,18 @@ impl Loader<'_> {
         Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported })
     }
 
+    /// A playbook of one play given as data rather than read from a file (ansible's ad-hoc
+    /// command builds its play this way); `basedir` is where relative names are found.
+    pub fn load_play_data(&self, ds: &Node, basedir: &Path) -> Result<Playbook, Diagnostic> {
+        let play = self.load_play(ds, basedir, None)?;
+        Ok(Playbook {
+            path: basedir.to_path_buf(),
+            basedir: basedir.to_path_buf(),
+            plays: vec![play],
+            imported: self.take_imported(),
+        })
+    }
+
     /// Appends the plays of `file` (and of the playbooks it imports) to `out`; returns the
     /// playbook's base directory.
     fn load_playbook_data(

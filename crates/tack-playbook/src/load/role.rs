@@ -400,6 +400,7 @@ impl Loader<'_> {
             origin: role.origin.clone(),
             kind: TaskKind::Action,
             action: "ansible.builtin.validate_argument_spec".into(),
+            action_origin: None,
             args,
             delegate_to: None,
             loop_items: None,

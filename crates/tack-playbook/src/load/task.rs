@@ -182,6 +182,10 @@ impl Loader<'_> {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
             action: parsed.action.clone(),
+            action_origin: map
+                .get("action")
+                .or_else(|| map.get("local_action"))
+                .and_then(|n| n.origin.clone()),
             args: parsed.args,
             delegate_to: parsed.delegate_to,
             loop_items,

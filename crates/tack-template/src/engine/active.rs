@@ -36,8 +36,23 @@ pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
     TOPS.with(|t| t.borrow_mut().push(Top::default()));
     LAST_MISS.with(|m| *m.borrow_mut() = None);
     let result = f();
-    let top = TOPS.with(|t| t.borrow_mut().pop()).unwrap_or_default();
-    (result, top.provenance)
+    let top = TOPS.with(|t| {
+        let mut tops = t.borrow_mut();
+        let top = tops.pop().unwrap_or_default();
+        // A render inside another (a lookup's, a variable's) hands on that it read a secret,
+        // so the outer result is known to hold one too.
+        if !top.decrypted.is_empty()
+            && let Some(outer) = tops.last_mut()
+        {
+            outer.provenance.mark_sealed();
+        }
+        top
+    });
+    let mut provenance = top.provenance;
+    if !top.decrypted.is_empty() {
+        provenance.mark_sealed();
+    }
+    (result, provenance)
 }
 
 /// Notes that the current render read a value of this provenance.

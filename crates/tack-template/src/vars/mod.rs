@@ -37,6 +37,8 @@ pub enum Provenance {
 pub struct ProvenanceSet {
     managed_host: bool,
     unavailable: BTreeSet<Arc<str>>,
+    /// The render decrypted a `!vault` value: what it made may hold a secret.
+    sealed: bool,
 }
 
 impl ProvenanceSet {
@@ -56,7 +58,18 @@ impl ProvenanceSet {
 
     pub fn extend(&mut self, other: &ProvenanceSet) {
         self.managed_host |= other.managed_host;
+        self.sealed |= other.sealed;
         self.unavailable.extend(other.unavailable.iter().cloned());
+    }
+
+    /// Whether the render read a `!vault` value (its result may hold, or be made from, a
+    /// secret; whoever shows it masks it).
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
+    }
+
+    pub(crate) fn mark_sealed(&mut self) {
+        self.sealed = true;
     }
 
     /// Whether anything read came from (or was computed from) a managed host.

@@ -65,6 +65,9 @@ pub struct Args {
     /// When changing (small) files and templates, show the differences in those files.
     #[arg(short = 'D', long = "diff")]
     pub diff: bool,
+    /// Write the run's events to this file as JSON, one object per line (tack's own).
+    #[arg(long = "events", value_name = "FILE")]
+    pub events: Option<PathBuf>,
     /// Prepend colon-separated path(s) to module library.
     #[arg(short = 'M', long = "module-path", value_name = "MODULE_PATH")]
     pub module_path: Vec<String>,
@@ -202,6 +205,7 @@ fn is_fifo(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
+mod events;
 mod header;
 mod list;
 mod run;

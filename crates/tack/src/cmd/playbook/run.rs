@@ -61,7 +61,11 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     }
     tack_engine::check(&playbooks)?;
 
-    let templar = Templar::new();
+    // The templar decrypts inline `!vault` values with the run's secrets (its loader is
+    // otherwise the default one, as before).
+    let templar = Templar::with_loader(std::sync::Arc::new(tack_loader::DataLoader::new(
+        session.loader.secrets().clone(),
+    )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let ctx = RunContext {
         inventory: &session.inventory,
@@ -93,12 +97,15 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
     let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
-    let mut callback = DefaultCallback::new(stdout, crate::color::columns())
+    let callback = DefaultCallback::new(stdout, crate::color::columns())
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette)
         .with_diff_context(context)
         .with_custom_stats(session.config.show_custom_stats());
-    let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    let status = match &args.events {
+        None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
+        Some(path) => super::events::run(&ctx, &playbooks, callback, path)?,
+    };
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.done.get() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.
         use std::io::Write;

@@ -1,0 +1,195 @@
+//! `--events`: the exact JSON lines the events callback writes for small runs, with their
+//! per-host rendered inputs (seed 000: shared or `<per-host>`, secrets masked, the mask over
+//! the marker), results and recap. Durations vary and are written `0` before comparing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tack_engine::callback::default::DefaultCallback;
+use tack_engine::callback::events::EventsCallback;
+use tack_engine::{RunContext, RunFacts};
+use tack_inventory::{Inventory, InventoryOptions};
+use tack_loader::DataLoader;
+use tack_playbook::tags::TagFilter;
+use tack_playbook::{LoadOptions, Loader};
+use tack_template::Templar;
+use tack_vault::{VaultSecret, VaultSecrets};
+use tack_yaml::Mapping;
+
+const PASSWORD: &[u8] = b"events-test-password";
+const SECRET: &str = "s3cr3t-Value";
+
+fn secrets() -> VaultSecrets {
+    VaultSecrets::new(vec![VaultSecret::new("default", PASSWORD.to_vec())])
+}
+
+/// `SECRET` as an inline `!vault` value, indented for a play's `vars:`.
+fn vaulted() -> String {
+    let envelope = secrets().encrypt(SECRET.as_bytes(), "default").unwrap();
+    let body: Vec<String> = envelope.lines().map(|l| format!("      {l}")).collect();
+    format!("!vault |\n{}", body.join("\n"))
+}
+
+const INVENTORY: &str = "\
+[web]
+beta ansible_connection=local ansible_python_interpreter=/usr/bin/python3 colour=blue
+alpha ansible_connection=local ansible_python_interpreter=/usr/bin/python3 colour=red
+";
+
+/// Runs `playbook` against `INVENTORY` in a fresh directory; the events file's lines with
+/// durations zeroed and the directory written `<DIR>`, and the transcript.
+fn run(playbook: &str) -> (Vec<String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("inv"), INVENTORY).unwrap();
+    std::fs::write(root.join("site.yml"), playbook.replace("<DIR>", &root.to_string_lossy()))
+        .unwrap();
+    let loader = Arc::new(DataLoader::new(secrets()));
+    let sources = vec![root.join("inv").to_string_lossy().into_owned()];
+    let inventory = Inventory::load(&loader, &sources, InventoryOptions::default()).unwrap();
+    let options = LoadOptions { invalid_task_attribute_failed: true, ..Default::default() };
+    let files = Loader::new(&*loader, &options);
+    let playbooks = vec![files.load_playbook(&root.join("site.yml")).unwrap()];
+    let templar = Templar::with_loader(loader.clone());
+    let extra_vars = Mapping::new();
+    let tags = TagFilter::from_cli(&[], &[]);
+    let ctx = RunContext {
+        inventory: &inventory,
+        loader: &loader,
+        templar: &templar,
+        extra_vars: &extra_vars,
+        tags: &tags,
+        tasks: &files,
+        facts: RunFacts { forks: 1, ..Default::default() },
+        start_at: None,
+        force_handlers: false,
+    };
+    let mut callback = EventsCallback::new(Vec::new(), DefaultCallback::new(Vec::new(), 79));
+    tack_engine::run(&ctx, &playbooks, &mut callback).unwrap();
+    let (events, inner) = callback.finish().unwrap();
+    let transcript = String::from_utf8(inner.into_inner()).unwrap();
+    let text = String::from_utf8(events).unwrap();
+    let lines = text.lines().map(|l| normalise(l, root)).collect();
+    (lines, transcript)
+}
+
+/// `"duration": <seconds>` written as `0` (after checking it is a number), the run's
+/// directory as `<DIR>`.
+fn normalise(line: &str, dir: &Path) -> String {
+    let line = line.replace(&*dir.to_string_lossy(), "<DIR>");
+    let key = "\"duration\": ";
+    let Some(at) = line.find(key) else { return line };
+    let start = at + key.len();
+    let end = start + line[start..].find(['}', ',']).unwrap();
+    let number: f64 = line[start..end].parse().expect("duration is a number");
+    assert!(number >= 0.0);
+    format!("{}0{}", &line[..start], &line[end..])
+}
+
+#[test]
+fn shared_and_per_host_inputs() {
+    let (lines, _) = run("\
+- hosts: web
+  gather_facts: false
+  tasks:
+    - name: same everywhere
+      command: echo hello
+    - name: per host
+      debug:
+        msg: '{{ inventory_hostname }} likes {{ colour }}'
+        verbosity: 0
+");
+    let expected = [
+        r#"{"event": "play_start", "play": "web"}"#,
+        r#"{"event": "task_start", "task": "same everywhere", "action": "command", "handler": false, "params": {"_raw_params": "echo hello"}, "params_shared": true, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_result", "host": "beta", "task": "same everywhere", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "hello", "stderr": "", "msg": "", "duration": 0}"#,
+        r#"{"event": "task_result", "host": "alpha", "task": "same everywhere", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "hello", "stderr": "", "msg": "", "duration": 0}"#,
+        r#"{"event": "task_start", "task": "per host", "action": "debug", "handler": false, "params": {"msg": "<per-host>", "verbosity": 0}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_result", "host": "beta", "task": "per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "beta likes blue", "duration": 0}"#,
+        r#"{"event": "task_result", "host": "alpha", "task": "per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "alpha likes red", "duration": 0}"#,
+        r#"{"event": "recap", "hosts": {"alpha": {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 0, "rescued": 0, "ignored": 0}, "beta": {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 0, "rescued": 0, "ignored": 0}}}"#,
+    ];
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn secrets_are_masked_and_the_mask_outranks_the_marker() {
+    let playbook = format!(
+        "\
+- hosts: web
+  gather_facts: false
+  vars:
+    secret: {}
+  tasks:
+    - name: vaulted and per host
+      debug:
+        msg: '{{{{ secret }}}} for {{{{ inventory_hostname }}}}'
+    - name: vaulted output
+      command: echo {{{{ secret }}}}
+    - name: a module's no_log option
+      copy:
+        content: 'plain but no_log'
+        dest: '<DIR>/{{{{ inventory_hostname }}}}.txt'
+",
+        vaulted()
+    );
+    let (lines, transcript) = run(&playbook);
+    let expected = [
+        r#"{"event": "play_start", "play": "web"}"#,
+        r#"{"event": "task_start", "task": "vaulted and per host", "action": "debug", "handler": false, "params": {"msg": "********"}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_result", "host": "beta", "task": "vaulted and per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "********", "duration": 0}"#,
+        r#"{"event": "task_result", "host": "alpha", "task": "vaulted and per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "********", "duration": 0}"#,
+        r#"{"event": "task_start", "task": "vaulted output", "action": "command", "handler": false, "params": {"_raw_params": "********"}, "params_shared": true, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_result", "host": "beta", "task": "vaulted output", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "********", "stderr": "********", "msg": "********", "duration": 0}"#,
+        r#"{"event": "task_result", "host": "alpha", "task": "vaulted output", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "********", "stderr": "********", "msg": "********", "duration": 0}"#,
+        r#"{"event": "task_start", "task": "a module's no_log option", "action": "copy", "handler": false, "params": {"content": "********", "dest": "<per-host>"}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+    ];
+    assert_eq!(lines[..expected.len()], expected);
+    // The secret is in the transcript (ansible shows it too) but never in the events.
+    assert!(transcript.contains(SECRET));
+    assert!(lines.iter().all(|l| !l.contains(SECRET)), "{lines:#?}");
+    assert!(lines.last().unwrap().starts_with(r#"{"event": "recap""#));
+}
+
+#[test]
+fn secret_text_is_masked_wherever_it_lands() {
+    // `debug: var=` reads the vault value inside the action, not through the arguments; the
+    // plaintext still never reaches the file.
+    let playbook = format!(
+        "\
+- hosts: alpha
+  gather_facts: false
+  vars:
+    secret: {}
+  tasks:
+    - set_fact:
+        copied: '{{{{ secret }}}}'
+    - name: shown from a copy
+      debug:
+        msg: 'copy is {{{{ copied }}}}'
+",
+        vaulted()
+    );
+    let (lines, _) = run(&playbook);
+    let shown = lines
+        .iter()
+        .find(|l| l.contains("\"task\": \"shown from a copy\"") && l.contains("task_result"))
+        .unwrap();
+    assert_eq!(
+        shown,
+        r#"{"event": "task_result", "host": "alpha", "task": "shown from a copy", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "copy is ********", "duration": 0}"#
+    );
+    assert!(lines.iter().all(|l| !l.contains(SECRET)), "{lines:#?}");
+}
+
+#[test]
+fn the_file_is_written_only_through_the_wrapped_callback() {
+    let (_, transcript) = run("\
+- hosts: web
+  gather_facts: false
+  tasks:
+    - debug: msg=hi
+");
+    assert!(transcript.contains("TASK [debug]"));
+    assert!(transcript.contains("PLAY RECAP"));
+}

@@ -1,0 +1,450 @@
+//! `tack adhoc` (and `ansible`): one module on the hosts a pattern selects, as ansible's ad-hoc
+//! command runs it: a one-task play ("Ansible Ad-Hoc", no fact gathering) built in memory and
+//! run by the same engine as playbooks, shown by the `minimal` callback (`oneline` with `-o`).
+//!
+//! This module owns the flags and the checks ansible makes before the play exists; what the
+//! engine does with the task is the engine's. Options the engine does not honour are refused
+//! by name before anything runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args as ClapArgs;
+use tack_diag::{Diagnostic, ErrorClass, Origin};
+use tack_engine::callback::minimal::{AdhocOrigin, Layout, MinimalCallback};
+use tack_engine::{RunContext, RunFacts};
+use tack_playbook::tags::TagFilter;
+use tack_playbook::{LoadOptions, Loader};
+use tack_template::Templar;
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+use crate::session::{Session, SessionArgs};
+
+#[derive(ClapArgs, Debug)]
+#[command(
+    about = "Define and run a single task 'playbook' against a set of hosts",
+    infer_long_args = true
+)]
+pub struct Args {
+    /// host pattern
+    #[arg(value_name = "pattern")]
+    pub pattern: String,
+
+    /// The action's options in space separated k=v format: -a 'opt1=val1 opt2=val2' or a json
+    /// string: -a '{"opt1": "val1", "opt2": "val2"}'
+    #[arg(short = 'a', long = "args", value_name = "MODULE_ARGS", allow_hyphen_values = true)]
+    pub module_args: Option<String>,
+    /// Name of the action to execute (default=command)
+    #[arg(short = 'm', long = "module-name", value_name = "MODULE_NAME")]
+    pub module_name: Option<String>,
+
+    #[command(flatten)]
+    pub inventory: InventoryOpts,
+    #[command(flatten)]
+    pub vault: VaultOpts,
+    #[command(flatten)]
+    pub extra_vars: ExtraVarsOpts,
+    #[command(flatten)]
+    pub verbosity: VerbosityOpts,
+
+    /// Outputs a list of matching hosts; does not execute anything else.
+    #[arg(long = "list-hosts")]
+    pub list_hosts: bool,
+    /// Condense output.
+    #[arg(short = 'o', long = "one-line")]
+    pub one_line: bool,
+    /// Log output to this directory.
+    #[arg(short = 't', long = "tree", value_name = "TREE")]
+    pub tree: Option<PathBuf>,
+    /// Set the poll interval if using -B (default=15).
+    #[arg(short = 'P', long = "poll", value_name = "POLL_INTERVAL")]
+    pub poll: Option<i64>,
+    /// Run asynchronously, failing after X seconds (default=N/A).
+    #[arg(short = 'B', long = "background", value_name = "SECONDS")]
+    pub background: Option<i64>,
+    /// Set task timeout limit in seconds, must be positive integer.
+    #[arg(long = "task-timeout", value_name = "TASK_TIMEOUT")]
+    pub task_timeout: Option<i64>,
+    /// Don't make any changes; instead, try to predict some of the changes that may occur.
+    #[arg(short = 'C', long = "check")]
+    pub check: bool,
+    /// When changing (small) files and templates, show the differences in those files.
+    #[arg(short = 'D', long = "diff")]
+    pub diff: bool,
+    /// Specify number of parallel processes to use (default=5).
+    #[arg(short = 'f', long = "forks", value_name = "FORKS")]
+    pub forks: Option<u32>,
+    /// Prepend colon-separated path(s) to module library.
+    #[arg(short = 'M', long = "module-path", value_name = "MODULE_PATH")]
+    pub module_path: Vec<String>,
+    /// Since this tool does not use playbooks, use this as a substitute playbook directory.
+    #[arg(long = "playbook-dir", value_name = "BASEDIR")]
+    pub playbook_dir: Option<PathBuf>,
+
+    // Connection options.
+    /// Use this file to authenticate the connection.
+    #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
+    pub private_key: Option<PathBuf>,
+    /// Connect as this user.
+    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
+    pub remote_user: Option<String>,
+    /// Connection type to use (default=ssh).
+    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
+    pub connection: Option<String>,
+    /// Override the connection timeout in seconds.
+    #[arg(short = 'T', long = "timeout", value_name = "TIMEOUT")]
+    pub timeout: Option<u32>,
+    /// Specify common arguments to pass to sftp/scp/ssh (e.g. ProxyCommand).
+    #[arg(long = "ssh-common-args", value_name = "SSH_COMMON_ARGS", allow_hyphen_values = true)]
+    pub ssh_common_args: Option<String>,
+    /// Specify extra arguments to pass to sftp only.
+    #[arg(long = "sftp-extra-args", value_name = "SFTP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub sftp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to scp only.
+    #[arg(long = "scp-extra-args", value_name = "SCP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub scp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to ssh only.
+    #[arg(long = "ssh-extra-args", value_name = "SSH_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub ssh_extra_args: Option<String>,
+    /// Ask for connection password.
+    #[arg(short = 'k', long = "ask-pass", conflicts_with = "connection_password_file")]
+    pub ask_pass: bool,
+    /// Connection password file.
+    #[arg(long = "connection-password-file", visible_alias = "conn-pass-file")]
+    pub connection_password_file: Option<PathBuf>,
+
+    // Privilege escalation options.
+    /// Run operations with become (does not imply password prompting).
+    #[arg(short = 'b', long = "become")]
+    pub become_: bool,
+    /// Privilege escalation method to use (default=sudo).
+    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
+    pub become_method: Option<String>,
+    /// Run operations as this user (default=root).
+    #[arg(long = "become-user", value_name = "BECOME_USER")]
+    pub become_user: Option<String>,
+    /// Ask for privilege escalation password.
+    #[arg(short = 'K', long = "ask-become-pass", conflicts_with = "become_password_file")]
+    pub ask_become_pass: bool,
+    /// Become password file.
+    #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
+    pub become_password_file: Option<PathBuf>,
+}
+
+/// `C.MODULE_REQUIRE_ARGS`: the modules that take free-form arguments and need some.
+const REQUIRE_ARGS: &[&str] = &["command", "raw", "script", "shell", "win_command", "win_shell"];
+
+/// `C.MODULE_REQUIRE_ARGS`, with the names ansible.builtin/ansible.legacy and the Windows
+/// collection give them.
+fn requires_args(module: &str) -> bool {
+    let short = module
+        .strip_prefix("ansible.builtin.")
+        .or_else(|| module.strip_prefix("ansible.legacy."))
+        .unwrap_or(module);
+    if REQUIRE_ARGS.contains(&short) && short == module.rsplit('.').next().unwrap_or(module) {
+        return true;
+    }
+    matches!(module, "ansible.windows.win_command" | "ansible.windows.win_shell")
+}
+
+/// Command-line options the engine does not honour yet, by the flag a user typed.
+fn refused_options(args: &Args) -> Option<&'static str> {
+    let checks: [(bool, &'static str); 16] = [
+        (args.diff, "--diff"),
+        (args.tree.is_some(), "--tree"),
+        (args.background.is_some_and(|s| s != 0), "--background"),
+        (args.poll.is_some(), "--poll"),
+        (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
+        (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
+        (!args.module_path.is_empty(), "--module-path"),
+        (args.private_key.is_some(), "--private-key"),
+        (args.remote_user.is_some(), "--user"),
+        (args.connection.is_some(), "--connection"),
+        (args.timeout.is_some(), "--timeout"),
+        (args.ask_pass || args.connection_password_file.is_some(), "connection passwords"),
+        (args.become_ || args.become_method.is_some() || args.become_user.is_some(), "--become"),
+        (args.ask_become_pass || args.become_password_file.is_some(), "become passwords"),
+        (
+            args.ssh_common_args.is_some()
+                || args.ssh_extra_args.is_some()
+                || args.scp_extra_args.is_some()
+                || args.sftp_extra_args.is_some(),
+            "ssh arguments",
+        ),
+        (args.inventory.flush_cache, "--flush-cache"),
+    ];
+    checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+}
+
+fn options_error(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(message).with_class(ErrorClass::Options)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(option) = refused_options(&args) {
+        return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
+    }
+    let config = crate::session::load_config()?;
+    if args.one_line {
+        tack_diag::deprecate(
+            &Diagnostic::new(format!("The '{}' argument is deprecated.", one_line_spelling()))
+                .with_help("Use callback configuration to enable the oneline callback instead."),
+            "2.23",
+        );
+    }
+    let module =
+        args.module_name.clone().unwrap_or_else(|| setting(&config, "DEFAULT_MODULE_NAME"));
+    let module_args =
+        args.module_args.clone().unwrap_or_else(|| setting(&config, "DEFAULT_MODULE_ARGS"));
+    let mut session = Session::open(
+        config,
+        SessionArgs {
+            inventory: &args.inventory,
+            vault: &args.vault,
+            extra_vars: &args.extra_vars,
+            basedir: args.playbook_dir.as_deref(),
+        },
+    )?;
+    let hosts = host_list(&mut session, args.inventory.limit.as_deref(), &args.pattern)?;
+    let mut stdout = std::io::stdout().lock();
+    if args.list_hosts {
+        writeln!(stdout, "  hosts ({}):", hosts.len())?;
+        for host in &hosts {
+            writeln!(stdout, "    {host}")?;
+        }
+        stdout.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if requires_args(&module) && module_args.is_empty() {
+        let mut err = format!("No argument passed to {module} module");
+        if args.pattern.ends_with(".yml") {
+            err.push_str(" (did you mean to run ansible-playbook?)");
+        }
+        return Err(options_error(err).into());
+    }
+    if tack_playbook::tables::actions::is(&module, tack_playbook::tables::actions::IMPORT_PLAYBOOK)
+    {
+        return Err(
+            options_error(format!("'{module}' is not a valid action for ad-hoc commands")).into()
+        );
+    }
+
+    let adhoc = AdhocTask::new(&module, &module_args, requires_args(&module))?;
+    let options = LoadOptions {
+        extra_vars: session.extra_vars.clone(),
+        roles_path: session.roles_path.clone(),
+        module_paths: Vec::new(),
+        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
+    };
+    let loader = Loader::new(&session.loader, &options);
+    let basedir = match &args.playbook_dir {
+        Some(dir) => tack_py::ansible::unfrackpath(dir, false, None),
+        None => std::env::current_dir()?,
+    };
+    let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
+    let playbooks = vec![playbook];
+    tack_engine::check(&playbooks)?;
+    if args.one_line {
+        tack_diag::deprecate(
+            &Diagnostic::about_value(
+                "oneline has been deprecated. Use another callback plugin, or vendor and/or \
+                 move the oneline callback to a collection.",
+                "oneline",
+            ),
+            "2.23",
+        );
+    }
+
+    // The templar decrypts inline `!vault` values with the run's secrets (its loader is
+    // otherwise the default one, as before).
+    let templar = Templar::with_loader(std::sync::Arc::new(tack_loader::DataLoader::new(
+        session.loader.secrets().clone(),
+    )));
+    let tags = TagFilter::from_cli(&[], &[]);
+    let ctx = RunContext {
+        inventory: &session.inventory,
+        loader: &session.loader,
+        templar: &templar,
+        extra_vars: &session.extra_vars,
+        tags: &tags,
+        tasks: &loader,
+        facts: RunFacts {
+            check_mode: args.check,
+            diff_mode: false,
+            diff: tack_engine::callback::diff::DiffSettings {
+                context: usize::try_from(session.config.diff_context()).unwrap_or(0),
+                max_size: session.config.max_file_size_for_diff(),
+                local_tmp: session.config.local_tmp(),
+            },
+            forks: i64::from(args.forks.unwrap_or(5)),
+            verbosity: i64::from(args.verbosity.verbose),
+            run_tags: Vec::new(),
+            skip_tags: Vec::new(),
+            inventory_sources: session.inventory.sources().to_vec(),
+            config_file: session.config.config_file().map(|p| p.to_path_buf()),
+            limit: args.inventory.limit.clone(),
+        },
+        start_at: None,
+        force_handlers: false,
+    };
+    if args.verbosity.verbose > 0 {
+        let line = match session.config.config_file() {
+            Some(path) => format!("Using {} as config file", path.display()),
+            None => "No config file found; using defaults".to_string(),
+        };
+        writeln!(stdout, "{line}")?;
+    }
+    let layout = if args.one_line { Layout::OneLine } else { Layout::Minimal };
+    let mut callback =
+        MinimalCallback::new(stdout, layout, args.verbosity.verbose).with_origin(AdhocOrigin {
+            description: adhoc.description(),
+            module: adhoc.module.clone(),
+            repr: adhoc.repr(),
+        });
+    let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    Ok(ExitCode::from(status.exit_code()))
+}
+
+/// How `-o` was typed: ansible's notice names the option as the command line spelled it.
+fn one_line_spelling() -> &'static str {
+    let long =
+        std::env::args().skip(1).any(|a| a.len() > 2 && "--one-line".starts_with(a.as_str()));
+    if long { "--one-line" } else { "-o" }
+}
+
+fn setting(config: &tack_config::Config, name: &str) -> String {
+    config.get(name).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_default()
+}
+
+/// `CLI.get_host_list` as the ad-hoc command uses it: a pattern that matches nothing is a
+/// warning (and nothing runs), unless `--limit` was given.
+fn host_list(
+    session: &mut Session,
+    limit: Option<&str>,
+    pattern: &str,
+) -> Result<Vec<String>, Diagnostic> {
+    let empty = session.inventory.select("all")?.is_empty();
+    if empty && session.config.localhost_warning() {
+        tack_diag::warn(&Diagnostic::new(
+            "provided hosts list is empty, only localhost is available. Note that the implicit \
+             localhost does not match 'all'",
+        ));
+    }
+    session.inventory.restrict_to(limit)?;
+    let data = session.inventory.data();
+    let hosts: Vec<String> =
+        session.inventory.select(pattern)?.into_iter().map(|h| data.host(h).name.clone()).collect();
+    if hosts.is_empty() && !empty {
+        if limit.is_some() {
+            return Err(Diagnostic::new(
+                "Specified inventory, host pattern and/or --limit leaves us with no hosts to \
+                 target.",
+            ));
+        }
+        tack_diag::warn(&Diagnostic::new("No hosts matched, nothing to do"));
+    }
+    Ok(hosts)
+}
+
+/// The one task ansible's `_play_ds` builds: the module and its arguments (a JSON object when
+/// `-a` is one, else `k=v` pairs, free-form text kept for the modules that take it).
+struct AdhocTask {
+    module: String,
+    args: Mapping,
+}
+
+impl AdhocTask {
+    fn new(module: &str, raw: &str, check_raw: bool) -> Result<AdhocTask, Diagnostic> {
+        let cli_a = Origin::described("<CLI option '-a'>");
+        let mut args = Mapping::new();
+        if raw.starts_with('{')
+            && raw.ends_with('}')
+            && let Ok(node) = tack_loader::json::parse(raw, Some(&cli_a))
+            && let Value::Map(map) = node.value
+        {
+            args = map;
+        }
+        if args.is_empty() {
+            let pairs = tack_loader::kv::parse_kv(raw, check_raw)
+                .map_err(|e| options_error(e.to_string()))?;
+            for (k, v) in pairs {
+                args.insert(
+                    Node::new(Value::Str(k), Some(cli_a.clone())),
+                    Node::new(Value::Str(v), Some(cli_a.clone())),
+                );
+            }
+        }
+        Ok(AdhocTask { module: module.to_string(), args })
+    }
+
+    fn description(&self) -> String {
+        format!("<adhoc {} task>", tack_py::repr::str_repr(&self.module))
+    }
+
+    /// The task's data as Python's `repr()` shows it in error blocks, with the defaults ansible
+    /// adds (`timeout`, and `async_val`/`poll` since the poll interval is never zero here).
+    fn repr(&self) -> String {
+        let mut map = Mapping::new();
+        let str_node = |s: &str| Node::bare(Value::Str(s.to_string()));
+        map.insert(str_node("action"), str_node(&self.module));
+        map.insert(str_node("args"), Node::bare(Value::Map(self.args.clone())));
+        map.insert(str_node("timeout"), Node::bare(Value::Int(0)));
+        use tack_playbook::tables::actions::{INCLUDE_ROLE, INCLUDE_TASKS, is};
+        if !is(&self.module, INCLUDE_ROLE) && !is(&self.module, INCLUDE_TASKS) {
+            map.insert(str_node("async_val"), Node::bare(Value::Int(0)));
+            map.insert(str_node("poll"), Node::bare(Value::Int(15)));
+        }
+        tack_yaml::pyrepr::repr(&Value::Map(map))
+    }
+
+    /// The play `_play_ds` builds around the task.
+    fn play(&self, pattern: &str) -> Node {
+        let origin = Some(Origin::described(self.description()));
+        let key = |s: &str| Node::new(Value::Str(s.to_string()), origin.clone());
+        let mut task = Mapping::new();
+        task.insert(
+            key("action"),
+            Node::new(
+                Value::Str(self.module.clone()),
+                Some(Origin::described("<CLI option '-m'>")),
+            ),
+        );
+        task.insert(key("args"), Node::new(Value::Map(self.args.clone()), origin.clone()));
+        let mut play = Mapping::new();
+        play.insert(key("name"), key("Ansible Ad-Hoc"));
+        play.insert(key("hosts"), key(pattern));
+        play.insert(key("gather_facts"), key("no"));
+        play.insert(
+            key("tasks"),
+            Node::new(Value::Seq(vec![Node::new(Value::Map(task), origin.clone())]), None),
+        );
+        Node::new(Value::Map(play), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_that_need_arguments() {
+        assert!(requires_args("command"));
+        assert!(requires_args("ansible.builtin.shell"));
+        assert!(requires_args("ansible.windows.win_shell"));
+        assert!(!requires_args("ping"));
+        assert!(!requires_args("community.general.shell"));
+    }
+
+    #[test]
+    fn task_repr_is_pythons() {
+        let task = AdhocTask::new("command", "echo 'a b'", true).unwrap();
+        assert_eq!(
+            task.repr(),
+            "{'action': 'command', 'args': {'_raw_params': \"echo 'a b'\"}, 'timeout': 0, \
+             'async_val': 0, 'poll': 15}"
+        );
+        assert_eq!(task.description(), "<adhoc 'command' task>");
+    }
+}

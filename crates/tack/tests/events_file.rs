@@ -1,0 +1,75 @@
+//! `tack playbook --events FILE` and the ad-hoc command's refusals, through the binary: the
+//! events file is private and replaces an older one, the transcript on stdout is unchanged,
+//! and the ad-hoc options tack does not honour are refused by name before anything runs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output};
+
+fn tack(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(args)
+        .current_dir(dir)
+        .env("ANSIBLE_CONFIG", "")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .expect("tack runs")
+}
+
+#[test]
+fn events_file_is_private_and_stdout_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    std::fs::write(
+        dir.path().join("site.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hi\n",
+    )
+    .unwrap();
+    let events = dir.path().join("events.jsonl");
+    std::fs::write(&events, "old contents\n").unwrap();
+    std::fs::set_permissions(&events, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let plain = tack(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    let with =
+        tack(dir.path(), &["playbook", "-i", "hosts", "site.yml", "--events", "events.jsonl"]);
+    assert_eq!(with.status.code(), Some(0), "{}", String::from_utf8_lossy(&with.stderr));
+    assert_eq!(plain.stdout, with.stdout);
+    let mode = std::fs::metadata(&events).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(&events).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], r#"{"event": "play_start", "play": "all"}"#);
+    assert_eq!(
+        lines[1],
+        r#"{"event": "task_start", "task": "debug", "action": "debug", "handler": false, "params": {"msg": "hi"}, "params_shared": true, "hosts": ["h1"]}"#
+    );
+    assert!(
+        lines[2].starts_with(
+            r#"{"event": "task_result", "host": "h1", "task": "debug", "status": "ok""#
+        )
+    );
+    assert!(lines[3].starts_with(r#"{"event": "recap", "hosts": {"h1": {"ok": 1,"#));
+    assert_eq!(lines.len(), 4);
+}
+
+#[test]
+fn adhoc_options_tack_does_not_honour_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    for (flags, name) in [
+        (&["-D"][..], "--diff"),
+        (&["-t", "tree"][..], "--tree"),
+        (&["-B", "10"][..], "--background"),
+        (&["-P", "5"][..], "--poll"),
+        (&["-b"][..], "--become"),
+        (&["--become-user", "x"][..], "--become"),
+        (&["-vv"][..], "-vv"),
+    ] {
+        let mut args = vec!["adhoc", "-i", "hosts", "all", "-m", "ping"];
+        args.extend_from_slice(flags);
+        let out = tack(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{flags:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{flags:?}");
+        assert!(stderr.contains(&format!("tack adhoc does not support {name}")), "{stderr}");
+    }
+    assert!(!dir.path().join("tree").exists());
+}
