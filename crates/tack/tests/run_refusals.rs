@@ -88,7 +88,7 @@ fn unsupported_keywords_are_refused_where_written() {
     // Only `command` and `shell` run as async jobs.
     let play = format!("{PLAY}    - debug: msg=x\n      async: 10\n");
     refused(&play, &[], "the task keyword 'async' with the action 'debug' yet", 1);
-    refused(&play, &[], "site.yml:6:7", 1);
+    refused(&play, &[], "site.yml:5:7", 1);
     let play = format!("{PLAY}    - command: /bin/true\n      async: 10\n      timeout: 5\n");
     refused(&play, &[], "the task keyword 'timeout' with 'async' yet", 1);
     let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
