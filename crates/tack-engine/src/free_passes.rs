@@ -224,6 +224,7 @@ impl PlayRun<'_, '_> {
                     callback.item_result(&view, item);
                 }
                 crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
+                crate::task::TaskEvent::Async(note) => callback.async_note(note),
             }
         }
         let result = &outcome.result;

@@ -10,6 +10,8 @@
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
 pub mod actions;
+mod async_job;
+pub mod async_wrapper;
 mod batches;
 mod become_;
 pub mod callback;

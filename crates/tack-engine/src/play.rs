@@ -623,6 +623,7 @@ impl<'r> PlayRun<'r, '_> {
                         callback.item_result(&view, item);
                     }
                     crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
+                    crate::task::TaskEvent::Async(note) => callback.async_note(note),
                 }
             }
             judge(host, &outcome, callback)?;

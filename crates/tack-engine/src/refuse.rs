@@ -92,6 +92,9 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::BecomeMethod,
     Keyword::BecomeFlags,
     Keyword::BecomeExe,
+    // Checked by action in `check_task`: only `command` and `shell` run as jobs.
+    Keyword::Async,
+    Keyword::Poll,
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
@@ -311,6 +314,20 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
                     key.origin.clone(),
                 ));
             }
+        }
+    }
+    if let Some(key) = task.attrs.key(Keyword::Async) {
+        if !matches!(action, Action::Module("command" | "shell")) {
+            return Err(refuse(
+                format!("the task keyword 'async' with the action '{}'", task.action),
+                key.origin.clone(),
+            ));
+        }
+        if let Some(timeout) = task.attrs.key(Keyword::Timeout) {
+            return Err(refuse(
+                "the task keyword 'timeout' with 'async'".into(),
+                timeout.origin.clone(),
+            ));
         }
     }
     if let Some(key) = task.attrs.key(Keyword::Timeout) {

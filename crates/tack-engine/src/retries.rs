@@ -75,12 +75,12 @@ impl TaskRun<'_> {
     ) -> Result<HostResult, Diagnostic> {
         let plan = self.plan(scope)?;
         if plan.runs <= 1 {
-            let output = self.execute(scope);
+            let output = self.execute(host, scope, events);
             return Ok(self.judge(host, scope, output, None, true));
         }
         let mut last = None;
         for attempt in 1..=plan.runs {
-            let output = self.execute(scope);
+            let output = self.execute(host, scope, events);
             // An action that raised is not run again (ansible's exceptions leave the loop).
             if output.raised {
                 return Ok(self.judge(host, scope, output, None, false));

@@ -45,6 +45,8 @@ pub enum TaskEvent {
     Item(HostResult),
     /// A bad run that `until`/`retries` runs again (`v2_runner_retry`).
     Retry(HostResult),
+    /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` line of a job the task waits for.
+    Async(String),
 }
 
 /// A task's arguments as rendered for one host.
@@ -183,7 +185,7 @@ impl TaskRun<'_> {
             match event {
                 TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
                 TaskEvent::Item(r) => result.no_log |= r.no_log,
-                TaskEvent::Retry(_) => {}
+                TaskEvent::Retry(_) | TaskEvent::Async(_) => {}
             }
         }
         if result.flag("failed") && ignore_errors {
@@ -274,11 +276,15 @@ impl TaskRun<'_> {
             result.no_log = self.no_log(&item_scope);
             result.delegated = delegated;
             for retry in retries {
-                if let TaskEvent::Retry(mut r) = retry {
-                    loop_keys(&mut r.data);
-                    r.no_log = result.no_log;
-                    r.delegated = result.delegated.clone();
-                    shown.push(TaskEvent::Retry(r));
+                match retry {
+                    TaskEvent::Retry(mut r) => {
+                        loop_keys(&mut r.data);
+                        r.no_log = result.no_log;
+                        r.delegated = result.delegated.clone();
+                        shown.push(TaskEvent::Retry(r));
+                    }
+                    note @ TaskEvent::Async(_) => shown.push(note),
+                    TaskEvent::Item(_) => {}
                 }
             }
             if result.data.get("failed").is_none() {
@@ -432,8 +438,14 @@ impl TaskRun<'_> {
         actions::pause::announce(&args)
     }
 
-    /// Renders the arguments and runs the action.
-    pub(crate) fn execute(&self, scope: &Scope) -> ActionOutput {
+    /// Renders the arguments and runs the action; the notes of an `async` job it waits for
+    /// go to `events`.
+    pub(crate) fn execute(
+        &self,
+        host: &str,
+        scope: &Scope,
+        events: &mut Vec<TaskEvent>,
+    ) -> ActionOutput {
         if self.action == Action::Unresolvable {
             let name = &self.ctx.task.action;
             let cause = Diagnostic::at(
@@ -483,7 +495,18 @@ impl TaskRun<'_> {
                 ));
             }
         };
-        actions::run(&ActionInput {
+        let async_keywords = match self.async_keywords(scope) {
+            Ok(keywords) => keywords,
+            Err(d) => return actions::errored(d),
+        };
+        let notes = std::cell::RefCell::new(Vec::new());
+        let async_task = async_keywords.map(|(limit, poll)| crate::async_job::AsyncTask {
+            limit,
+            poll,
+            host,
+            notes: &notes,
+        });
+        let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
             scope,
@@ -500,7 +523,21 @@ impl TaskRun<'_> {
             inventory: self.inventory,
             environment: &environment,
             timeout: self.timeout(scope),
-        })
+            async_task: async_task.as_ref(),
+        });
+        events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));
+        output
+    }
+
+    /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
+    /// 0; `poll` is 15 when unset, as ansible's `DEFAULT_POLL_INTERVAL`).
+    fn async_keywords(&self, scope: &Scope) -> Result<Option<(u64, u64)>, Diagnostic> {
+        let limit = self.int_keyword(Keyword::Async, scope)?.unwrap_or(0);
+        if limit <= 0 {
+            return Ok(None);
+        }
+        let poll = self.int_keyword(Keyword::Poll, scope)?.unwrap_or(15).max(0);
+        Ok(Some((limit.unsigned_abs(), poll.unsigned_abs())))
     }
 
     /// The task's `timeout`, when it has a positive one.

@@ -17,9 +17,24 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The detached halves of an `async` task (tack_engine::async_wrapper): not commands a
+    // user types, so they bypass the command line.
+    match std::env::args_os().nth(1).as_deref().and_then(|a| a.to_str()) {
+        Some(tack_engine::async_wrapper::JOB_ARG) => {
+            return exit_code(tack_engine::async_wrapper::job_main());
+        }
+        Some(tack_engine::async_wrapper::MODULE_ARG) => {
+            return exit_code(tack_engine::async_wrapper::module_main());
+        }
+        _ => {}
+    }
     let cli = cli::parse(std::env::args_os().collect::<Vec<OsString>>());
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => exit::report(&err),
     }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

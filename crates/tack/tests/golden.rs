@@ -69,7 +69,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Replaces what differs between any two runs in a result: a command's `start`/`end` times
 /// and its `delta`, and the name of a staging directory (see tests/golden/README.md).
 fn normalise_times(text: &str) -> String {
-    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 4]> = std::sync::OnceLock::new();
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 6]> = std::sync::OnceLock::new();
     let rules = TIMES.get_or_init(|| {
         [
             (
@@ -89,6 +89,13 @@ fn normalise_times(text: &str) -> String {
                 regex::Regex::new(r"ansible-local-\d+[a-z0-9_]{8}/tmp[a-z0-9_]{8}")
                     .expect("valid pattern"),
                 "ansible-local-<TMP>/tmp<TMP>",
+            ),
+            // An async job's id (random digits and the wrapper's pid) and the pid of the
+            // module process its timeout killed.
+            (regex::Regex::new(r"\bj\d{1,12}\.\d+\b").expect("valid pattern"), "<JID>"),
+            (
+                regex::Regex::new(r#""child_pid": \d+"#).expect("valid pattern"),
+                r#""child_pid": <PID>"#,
             ),
         ]
     });

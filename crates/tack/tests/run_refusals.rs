@@ -83,8 +83,14 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
 
 #[test]
 fn unsupported_keywords_are_refused_where_written() {
+    let play = format!("{PLAY}    - debug: msg=x\n      remote_user: x\n");
+    refused(&play, &[], "tack does not support the task keyword 'remote_user' yet", 1);
+    // Only `command` and `shell` run as async jobs.
     let play = format!("{PLAY}    - debug: msg=x\n      async: 10\n");
-    refused(&play, &[], "tack does not support the task keyword 'async' yet", 1);
+    refused(&play, &[], "the task keyword 'async' with the action 'debug' yet", 1);
+    refused(&play, &[], "site.yml:5:7", 1);
+    let play = format!("{PLAY}    - command: /bin/true\n      async: 10\n      timeout: 5\n");
+    refused(&play, &[], "the task keyword 'timeout' with 'async' yet", 1);
     let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
     refused(&play, &[], "tack does not support the include_role option 'rescuable' yet", 1);
     let play = format!(

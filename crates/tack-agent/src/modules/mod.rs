@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 pub mod argspec;
 pub mod assemble;
+mod async_status;
 mod blockinfile;
 mod command;
 mod common;
@@ -103,6 +104,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
     argspec::begin();
     let result = match short_name(name) {
         "ping" => ping::run(ctx, invocation),
+        "async_status" => async_status::run(ctx, invocation),
         "command" => command::run(ctx, invocation, false),
         "shell" => command::run(ctx, invocation, true),
         "stat" => stat::run(ctx, invocation),
@@ -169,6 +171,7 @@ pub fn native_name(name: &str) -> Option<&'static str> {
 const NATIVE: &[&str] = &[
     "setup",
     "ping",
+    "async_status",
     "command",
     "shell",
     "stat",

@@ -420,7 +420,7 @@ pub(super) fn stage_named(bytes: &[u8], name: &str) -> std::io::Result<Staged> {
 
 /// The running user's home directory from the password database, as the shell's `~` on the
 /// host gives it (ansible expands `remote_tmp` there, whatever `$HOME` says).
-fn user_home() -> Option<PathBuf> {
+pub(crate) fn user_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
     // SAFETY: getpwuid returns a pointer into static storage or null; it is read at once,

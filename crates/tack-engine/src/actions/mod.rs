@@ -18,7 +18,7 @@ mod fetch;
 mod include_vars;
 mod include_vars_dir;
 mod inventory;
-mod module;
+pub(crate) mod module;
 pub mod pause;
 mod raw;
 mod script;
@@ -268,6 +268,8 @@ pub struct ActionInput<'a> {
     pub environment: &'a std::collections::BTreeMap<String, String>,
     /// The task's `timeout` in seconds (`None` or 0: none).
     pub timeout: Option<u64>,
+    /// The task's `async`/`poll`, when it runs as a job (`command`/`shell` only).
+    pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
 }
 
 impl ActionInput<'_> {
@@ -300,7 +302,7 @@ pub struct ActionOutput {
 }
 
 impl ActionOutput {
-    fn new(data: Mapping) -> ActionOutput {
+    pub(crate) fn new(data: Mapping) -> ActionOutput {
         ActionOutput {
             data,
             verbose_always: false,

@@ -27,41 +27,50 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         environment: input.environment.clone(),
         timeout: input.timeout,
     };
+    if name == "async_status" {
+        return crate::async_job::status_action(input);
+    }
+    if let Some(task) = input.async_task {
+        return crate::async_job::run(input, task, name, &invocation);
+    }
     match Local.run_module(name, &invocation) {
         Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
-        Ok(result) => {
-            let mut data = json::map_from_json(&result);
-            add_lines(&mut data);
-            // ansible's executor says `changed: false` for a module that did not say.
-            if data.get("changed").is_none() {
-                data.insert(crate::result::s("changed"), crate::result::b(false));
-            }
-            let mut out = ActionOutput::new(data);
-            if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
-                // A failed module's result keeps the place of its traceback, which ansible's
-                // executor fills with this text when the module sent none.
-                if out.data.get("exception").is_none() {
-                    out.data.insert(
-                        crate::result::s("exception"),
-                        crate::result::s("(traceback unavailable)"),
-                    );
-                }
-                let msg = out
-                    .data
-                    .get("msg")
-                    .map(|m| tack_yaml::pyrepr::str(&m.value))
-                    .unwrap_or_default();
-                out.error = Some(Diagnostic::at(
-                    format!("Task failed: Module failed: {msg}"),
-                    input.task_origin.clone(),
-                ));
-            }
-            out
-        }
+        Ok(result) => from_result(input, &result, true),
         Err(e) => {
             super::errored(Diagnostic::at(format!("Task failed: {e}"), input.task_origin.clone()))
         }
     }
+}
+
+/// The task's output for a module's result dictionary: the lines ansible's executor adds,
+/// `changed: false` when the module did not say, and the failure when it failed (with the
+/// executor's place-holder traceback when `traceback` and the module sent none).
+pub(crate) fn from_result(
+    input: &ActionInput<'_>,
+    result: &tack_agent::ModuleResult,
+    traceback: bool,
+) -> ActionOutput {
+    let mut data = json::map_from_json(result);
+    add_lines(&mut data);
+    // ansible's executor says `changed: false` for a module that did not say.
+    if data.get("changed").is_none() {
+        data.insert(crate::result::s("changed"), crate::result::b(false));
+    }
+    let mut out = ActionOutput::new(data);
+    if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        // A failed module's result keeps the place of its traceback, which ansible's
+        // executor fills with this text when the module sent none.
+        if traceback && out.data.get("exception").is_none() {
+            out.data
+                .insert(crate::result::s("exception"), crate::result::s("(traceback unavailable)"));
+        }
+        let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        out.error = Some(Diagnostic::at(
+            format!("Task failed: Module failed: {msg}"),
+            input.task_origin.clone(),
+        ));
+    }
+    out
 }
 
 /// ansible's task executor adds `stdout_lines`/`stderr_lines` to any result with `stdout`/

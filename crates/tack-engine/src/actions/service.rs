@@ -87,6 +87,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         inventory: input.inventory,
         environment: input.environment,
         timeout: input.timeout,
+        async_task: None,
         search: input.search,
         host_named: input.host_named,
     };

@@ -422,4 +422,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
     fn display(&mut self, text: &str) {
         self.line(text);
     }
+
+    fn async_note(&mut self, text: &str) {
+        self.colored(text, Hue::Debug);
+    }
 }

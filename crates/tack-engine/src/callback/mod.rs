@@ -83,6 +83,10 @@ pub trait Callback {
     fn verbose_line(&mut self, level: u8, msg: &str);
     /// A line an action shows while it runs (`pause`'s announcement).
     fn display(&mut self, text: &str);
+    /// `v2_runner_on_async_poll`/`_ok`/`_failed`: a note on a job the task waits for.
+    fn async_note(&mut self, text: &str) {
+        let _ = text;
+    }
 }
 
 /// One host's counters in the recap.

@@ -1,0 +1,316 @@
+//! `async`/`poll` on the controller, as ansible's task executor and `async_status` action
+//! plugin do them: starting a task's module as a detached job (the `tack` binary re-invoked
+//! as the job process of `async_wrapper`), the immediate result of `poll: 0`, the poll loop
+//! of `poll > 0` with its `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` notes, the cleanup of a
+//! finished job's file, and the `async_status` action itself.
+//!
+//! Only `command` and `shell` run as jobs (refused by name for anything else, in `refuse`);
+//! this module never judges a result (`changed_when`, `until`, ...): the executor does.
+
+use std::cell::RefCell;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Map, Value as Json, json};
+use tack_agent::{Invocation, ModuleResult};
+use tack_template::{Scope, Templar};
+
+use crate::actions::{ActionInput, ActionOutput};
+use crate::async_wrapper::{JOB_ARG, JobOrder};
+use crate::connection::{Connection, Local};
+
+/// A task's `async` and `poll`, and where its notes for the callback go.
+pub struct AsyncTask<'a> {
+    /// `async`: the seconds the job may run.
+    pub limit: u64,
+    /// `poll`: seconds between looks; 0 returns at once.
+    pub poll: u64,
+    /// The host the task runs for (the notes name it).
+    pub host: &'a str,
+    /// The `ASYNC ...` lines, in order, for the callback.
+    pub notes: &'a RefCell<Vec<String>>,
+}
+
+/// The async directory for a task as configured: `ansible_async_dir`, else
+/// `ANSIBLE_ASYNC_DIR`, else `~/.ansible_async`.
+fn configured_dir(templar: &Templar, scope: &Scope) -> Result<String, String> {
+    if let Some(binding) = scope.get("ansible_async_dir") {
+        let rendered = templar.render(binding.node(), scope).map_err(|e| e.message.clone())?;
+        return Ok(tack_yaml::pyrepr::str(&rendered.value.value));
+    }
+    Ok(std::env::var("ANSIBLE_ASYNC_DIR").unwrap_or_else(|_| "~/.ansible_async".to_string()))
+}
+
+/// The directory the controller looks in: `~` is the user's home in the password database,
+/// as ansible's `_remote_expand_user` asks the host for `~user` (the job process reads
+/// `$HOME` instead; the two differ only when `$HOME` was changed).
+fn controller_dir(configured: &str) -> PathBuf {
+    match configured.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = crate::actions::copy::user_home().unwrap_or_default();
+            PathBuf::from(home.display().to_string() + rest)
+        }
+        _ => PathBuf::from(configured),
+    }
+}
+
+fn failed_output(input: &ActionInput<'_>, msg: String) -> ActionOutput {
+    let mut result = ModuleResult::new();
+    result.insert("failed".into(), Json::Bool(true));
+    result.insert("msg".into(), Json::from(msg));
+    crate::actions::module::from_result(input, &result, true)
+}
+
+/// Starts the job and, unless `poll` is 0, waits for it as ansible's `_poll_async_result`.
+pub(crate) fn run(
+    input: &ActionInput<'_>,
+    task: &AsyncTask<'_>,
+    module: &str,
+    invocation: &Invocation,
+) -> ActionOutput {
+    let configured = match configured_dir(input.templar, input.scope) {
+        Ok(configured) => configured,
+        Err(msg) => return failed_output(input, msg),
+    };
+    let dir = controller_dir(&configured);
+    let started = match start(module, invocation, &configured, task.limit) {
+        Ok(started) => started,
+        Err(msg) => return failed_output(input, msg),
+    };
+    if started.get("failed").is_some_and(|f| f.as_bool() == Some(true)) {
+        return crate::actions::module::from_result(input, &started, true);
+    }
+    if task.poll == 0 {
+        let mut result = started;
+        // The executor marks a job it left running as a change.
+        result.insert("changed".into(), Json::Bool(true));
+        return crate::actions::module::from_result(input, &result, false);
+    }
+    let jid = started.get("ansible_job_id").and_then(Json::as_str).unwrap_or_default();
+    let mut time_left = task.limit as i64;
+    let poll = task.poll as i64;
+    let mut status = ModuleResult::new();
+    while time_left > 0 {
+        std::thread::sleep(Duration::from_secs(task.poll));
+        status = job_status(jid, &dir, "status", input.check_mode);
+        let failed = status.get("failed").is_some_and(|f| f.as_bool() == Some(true));
+        if flag(&status, "finished") || failed || flag(&status, "skipped") {
+            break;
+        }
+        time_left -= poll;
+        task.notes.borrow_mut().push(format!(
+            "ASYNC POLL on {}: jid={} started={} finished={}",
+            task.host,
+            py(status.get("ansible_job_id")),
+            py(status.get("started")),
+            py(status.get("finished")),
+        ));
+    }
+    let result = if flag(&status, "finished") {
+        // The job file of a finished job is removed, as the executor's cleanup task does.
+        job_status(jid, &dir, "cleanup", input.check_mode);
+        status
+    } else {
+        let mut failed = ModuleResult::new();
+        failed.insert("failed".into(), Json::Bool(true));
+        failed.insert("async_result".into(), Json::Object(status));
+        let msg =
+            format!("async task did not complete within the requested time - {}s", task.limit);
+        failed.insert("msg".into(), Json::from(msg));
+        failed
+    };
+    let failed = result.get("failed").is_some_and(|f| f.as_bool() == Some(true));
+    let jid_shown = result
+        .get("ansible_job_id")
+        .or_else(|| result.get("async_result").and_then(|r| r.get("ansible_job_id")));
+    let word = if failed { "FAILED" } else { "OK" };
+    task.notes.borrow_mut().push(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
+    crate::actions::module::from_result(input, &result, true)
+}
+
+fn flag(result: &ModuleResult, key: &str) -> bool {
+    result.get(key).is_some_and(|v| v.as_bool() == Some(true))
+}
+
+/// A JSON value as Python's `%s` prints it (`True`, `None`, a bare string).
+fn py(value: Option<&Json>) -> String {
+    match value {
+        None | Some(Json::Null) => "None".into(),
+        Some(Json::Bool(true)) => "True".into(),
+        Some(Json::Bool(false)) => "False".into(),
+        Some(Json::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Spawns the job process in its own session and waits only until its module runs; the
+/// result is the one ansible's wrapper prints then (`started`, `ansible_job_id`, ...).
+fn start(
+    module: &str,
+    invocation: &Invocation,
+    dir: &str,
+    limit: u64,
+) -> Result<ModuleResult, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("FATAL ERROR: {e}"))?;
+    let mut command = Command::new(exe);
+    command.arg(JOB_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches nothing of the parent's; a new session
+    // keeps the job out of the controller's terminal and process group, so it outlives both.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|e| format!("FATAL ERROR: {e}"))?;
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(|e| format!("FATAL ERROR: {e}"))?;
+    // ansible's job ids: `j` and up to twelve random digits, then the wrapper's pid.
+    let jid = format!("j{}.{}", u64::from_le_bytes(random) % 1_000_000_000_000, child.id());
+    let order = JobOrder {
+        jid: jid.clone(),
+        dir: dir.to_string(),
+        limit,
+        module: module.to_string(),
+        args: invocation.args.clone(),
+        check_mode: invocation.check_mode,
+        diff: invocation.diff,
+        environment: invocation.environment.clone(),
+    };
+    let text = serde_json::to_string(&order).map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(text.as_bytes()).map_err(|e| format!("FATAL ERROR: {e}"))?;
+    }
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+    }
+    // The job lives on; a thread reaps it when it ends so it leaves no zombie behind.
+    std::thread::spawn(move || child.wait());
+    let said = match serde_json::from_str::<Json>(line.trim()) {
+        Ok(Json::Object(map)) => map,
+        _ => return Err("async_wrapper exited prematurely".into()),
+    };
+    if said.get("started") != Some(&Json::Bool(true)) {
+        return Ok(said);
+    }
+    let mut result = ModuleResult::new();
+    result.insert("failed".into(), Json::Bool(false));
+    result.insert("started".into(), Json::Bool(true));
+    result.insert("finished".into(), Json::Bool(false));
+    result.insert("ansible_job_id".into(), Json::from(jid));
+    let results_file = said.get("results_file").cloned().unwrap_or(Json::Null);
+    result.insert("results_file".into(), results_file);
+    Ok(result)
+}
+
+/// What ansible's `async_status` action returns for `jid` in `mode`: its own keys, the
+/// module's result over them, `started`/`finished` as booleans.
+fn job_status(jid: &str, dir: &Path, mode: &str, check_mode: bool) -> ModuleResult {
+    let mut args = Map::new();
+    args.insert("jid".into(), Json::from(jid));
+    args.insert("mode".into(), Json::from(mode));
+    status_with(args, jid, mode, dir, check_mode)
+}
+
+fn status_with(
+    mut args: Map<String, Json>,
+    jid: &str,
+    mode: &str,
+    dir: &Path,
+    check_mode: bool,
+) -> ModuleResult {
+    let mut results = ModuleResult::new();
+    results.insert("started".into(), Json::Bool(false));
+    results.insert("finished".into(), Json::Bool(false));
+    results.insert("stdout".into(), Json::from(""));
+    results.insert("stderr".into(), Json::from(""));
+    results.insert("stdout_lines".into(), json!([]));
+    results.insert("stderr_lines".into(), json!([]));
+    results.insert("ansible_job_id".into(), Json::from(jid));
+    let log_path = dir.join(jid).display().to_string();
+    if mode == "cleanup" {
+        results.insert("erased".into(), Json::from(log_path));
+    } else {
+        results.insert("results_file".into(), Json::from(log_path));
+        results.insert("started".into(), Json::Bool(true));
+    }
+    args.insert("_async_dir".into(), Json::from(dir.display().to_string()));
+    let invocation = Invocation { args, check_mode, ..Invocation::default() };
+    let module = match Local.run_module("async_status", &invocation) {
+        Ok(module) => module,
+        Err(e) => {
+            let mut failed = ModuleResult::new();
+            failed.insert("failed".into(), Json::Bool(true));
+            failed.insert("msg".into(), Json::from(e.to_string()));
+            failed
+        }
+    };
+    let mut module = module;
+    // The executor's lines for the text the module returned, before the action merges it
+    // over its own empty ones.
+    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
+        if module.contains_key(lines) {
+            continue;
+        }
+        if let Some(Json::String(value)) = module.get(text) {
+            let split: Vec<Json> =
+                tack_py::text::splitlines(value).into_iter().map(Json::from).collect();
+            module.insert(lines.into(), Json::Array(split));
+        }
+    }
+    for (key, value) in module {
+        results.insert(key, value);
+    }
+    for key in ["started", "finished"] {
+        let truth = match results.get(key) {
+            Some(Json::Bool(b)) => *b,
+            Some(Json::Number(n)) => n.as_f64().is_some_and(|n| n != 0.0),
+            Some(Json::String(s)) => !s.is_empty(),
+            Some(Json::Null) | None => false,
+            Some(_) => true,
+        };
+        results.insert(key.into(), Json::Bool(truth));
+    }
+    results
+}
+
+/// The `async_status` action a task names.
+pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
+    let args = crate::json::map_to_json(input.args);
+    let jid = args.get("jid").filter(|j| !j.is_null()).map(|j| py(Some(j)));
+    let mode = args.get("mode").map(|m| py(Some(m))).unwrap_or_else(|| "status".into());
+    // The action checks its own two arguments before the module runs, in its order.
+    let invalid = match &jid {
+        None => Some("missing required arguments: jid".to_string()),
+        Some(_) if !matches!(mode.as_str(), "status" | "cleanup") => {
+            Some(format!("value of mode must be one of: status, cleanup, got: {mode}"))
+        }
+        Some(_) => None,
+    };
+    if let Some(msg) = invalid {
+        let mut data = tack_yaml::Mapping::new();
+        data.insert(crate::result::s("changed"), crate::result::b(false));
+        data.insert(crate::result::s("exception"), crate::result::s("(traceback unavailable)"));
+        data.insert(crate::result::s("failed"), crate::result::b(true));
+        data.insert(crate::result::s("msg"), crate::result::s(&msg));
+        let mut out = ActionOutput::new(data);
+        out.error = Some(tack_diag::Diagnostic::at(
+            format!("Task failed: {msg}"),
+            input.task_origin.clone(),
+        ));
+        out.raised = true;
+        return out;
+    }
+    let jid = jid.unwrap_or_default();
+    let dir = match configured_dir(input.templar, input.scope) {
+        Ok(configured) => controller_dir(&configured),
+        Err(msg) => return failed_output(input, msg),
+    };
+    let result = status_with(args, &jid, &mode, &dir, input.check_mode);
+    crate::actions::module::from_result(input, &result, true)
+}

@@ -1,0 +1,209 @@
+//! The host side of an `async` task, as ansible's `async_wrapper` runs it: a job process,
+//! detached from the controller in its own session, that keeps the job file under the async
+//! directory (`{"started": ..}` first, the module's result or a timeout last) and kills the
+//! module's process group when the task's `async` seconds pass; and the module process it
+//! supervises, which runs one native module and prints its result.
+//!
+//! Both are the `tack` binary re-invoked with a hidden argument ([`JOB_ARG`], [`MODULE_ARG`]),
+//! reading their orders as JSON on standard input. Nothing here knows about tasks, results
+//! shown to the user, or polling: that is `async_job`, on the controller.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+/// The hidden first argument that makes `tack` a job process.
+pub const JOB_ARG: &str = "__tack-async-job";
+/// The hidden first argument that makes `tack` the module process of a job.
+pub const MODULE_ARG: &str = "__tack-async-module";
+
+/// What the controller asks of a job process.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct JobOrder {
+    pub jid: String,
+    /// The async directory as configured: `~` is this process's `$HOME`, as Python's
+    /// `expanduser` in ansible's wrapper reads it.
+    pub dir: String,
+    /// The task's `async` seconds.
+    pub limit: u64,
+    pub module: String,
+    pub args: Map<String, Value>,
+    pub check_mode: bool,
+    pub diff: bool,
+    pub environment: std::collections::BTreeMap<String, String>,
+}
+
+/// `~` and `~/...` under `$HOME` (the password database's home when it is unset).
+fn expand_home(dir: &str) -> PathBuf {
+    let home = std::env::var("HOME")
+        .ok()
+        .or_else(|| crate::actions::copy::user_home().map(|h| h.display().to_string()))
+        .unwrap_or_default();
+    match dir.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => PathBuf::from(home + rest),
+        _ => PathBuf::from(dir),
+    }
+}
+
+/// Writes `value` to `path` whole: a reader sees the old file or the new one, never half.
+fn write_job_file(path: &Path, value: &Value) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(value.to_string().as_bytes())?;
+    drop(file);
+    std::fs::rename(&tmp, path)
+}
+
+/// When ansible's wrapper kills a job: it looks every `step` seconds (five, or half the
+/// limit when that is shorter) and kills at the first look past the limit.
+fn kill_after(limit: u64) -> Duration {
+    let limit = limit as f64;
+    let step = if limit != 0.0 && 5.0 >= limit { limit / 2.0 } else { 5.0 };
+    let looks = (limit / step).ceil().max(1.0);
+    Duration::from_secs_f64(looks * step)
+}
+
+/// The job process: `Ok(code)` once the job ended; what went wrong before the job started
+/// is printed for the controller as a failed result.
+pub fn job_main() -> i32 {
+    let mut text = String::new();
+    let order: JobOrder = match std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())
+        .and_then(|_| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(order) => order,
+        Err(e) => return say_failed(&format!("bad job order: {e}")),
+    };
+    let dir = expand_home(&order.dir);
+    if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
+        return say_failed(&format!("could not create directory: {} - {e}", dir.display()));
+    }
+    let job_path = dir.join(&order.jid);
+    let started = json!({"started": true, "finished": false, "ansible_job_id": order.jid});
+    if let Err(e) = write_job_file(&job_path, &started) {
+        return say_failed(&format!("could not write {}: {e}", job_path.display()));
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return say_failed(&format!("FATAL ERROR: {e}")),
+    };
+    let mut command = Command::new(&exe);
+    command.arg(MODULE_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Its own process group, so a timeout kills whatever the module started too.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return say_failed(&format!("FATAL ERROR: {e}")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A module that exits before reading its order fails on its own; nothing to add.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let out = child.stdout.take().map(reader);
+    let err = child.stderr.take().map(reader);
+    // What ansible's wrapper prints once its module runs (the controller adds the rest).
+    println!("{}", json!({"started": true, "results_file": job_path.display().to_string()}));
+    let _ = std::io::stdout().flush();
+    detach_stdio();
+
+    let deadline = Instant::now() + kill_after(order.limit);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() >= deadline => {
+                let pid = child.id();
+                // SAFETY: killpg only sends a signal to the group this process made above.
+                unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) };
+                let _ = child.wait();
+                std::thread::sleep(Duration::from_secs(1));
+                let res = json!({"msg": "Timeout exceeded", "failed": true, "child_pid": pid});
+                let _ = write_job_file(&job_path, &res);
+                return 0;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(_) => break,
+        }
+    }
+    let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    let result = match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(Value::Object(mut map)) => {
+            if !stderr.is_empty() {
+                map.insert("stderr".into(), Value::from(stderr));
+            }
+            Value::Object(map)
+        }
+        _ => json!({
+            "failed": true,
+            "cmd": format!("{} {MODULE_ARG}", exe.display()),
+            "data": stdout,
+            "stderr": stderr,
+            "msg": "the module printed no result",
+            "ansible_job_id": order.jid,
+        }),
+    };
+    let _ = write_job_file(&job_path, &result);
+    0
+}
+
+fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// The controller stops reading once the job started; nothing may reach its pipes after.
+fn detach_stdio() {
+    if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+        use std::os::fd::AsRawFd;
+        for fd in 0..3 {
+            // SAFETY: dup2 onto the standard descriptors, which this process owns.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+    }
+}
+
+fn say_failed(msg: &str) -> i32 {
+    println!("{}", json!({"failed": true, "msg": msg}));
+    1
+}
+
+/// The module process: runs the order's module and prints its result.
+pub fn module_main() -> i32 {
+    let mut text = String::new();
+    let order: JobOrder = match std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())
+        .and_then(|_| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(order) => order,
+        Err(e) => return say_failed(&format!("bad module order: {e}")),
+    };
+    let invocation = tack_agent::Invocation {
+        args: order.args,
+        check_mode: order.check_mode,
+        diff: order.diff,
+        environment: order.environment,
+        timeout: None,
+    };
+    match tack_agent::run_module(&order.module, &invocation) {
+        Some(result) => {
+            println!("{}", Value::Object(result));
+            0
+        }
+        None => say_failed(&format!("tack has no native module '{}'", order.module)),
+    }
+}
