@@ -412,6 +412,11 @@ impl Config {
         self.path("DEFAULT_LOCAL_TMP")
     }
 
+    /// The sh shell's `async_dir`, as written (expanded where the job runs).
+    pub fn async_dir(&self) -> Option<String> {
+        self.plugin_value("shell", "sh", "async_dir").ok()?.as_str().map(str::to_string)
+    }
+
     /// The sh shell's `remote_tmp`, as written (expanded on the managed host).
     pub fn remote_tmp(&self) -> Result<Option<&str>, &ConfigError> {
         Ok(self.plugin_value("shell", "sh", "remote_tmp")?.as_str())

@@ -33,14 +33,14 @@ pub struct AsyncTask<'a> {
     pub notes: &'a RefCell<Vec<String>>,
 }
 
-/// The async directory for a task as configured: `ansible_async_dir`, else
-/// `ANSIBLE_ASYNC_DIR`, else `~/.ansible_async`.
-fn configured_dir(templar: &Templar, scope: &Scope) -> Result<String, String> {
+/// The async directory for a task as configured: `ansible_async_dir`, else the `async_dir`
+/// setting (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`, `~/.ansible_async`).
+fn configured_dir(templar: &Templar, scope: &Scope, setting: &str) -> Result<String, String> {
     if let Some(binding) = scope.get("ansible_async_dir") {
         let rendered = templar.render(binding.node(), scope).map_err(|e| e.message.clone())?;
         return Ok(tack_yaml::pyrepr::str(&rendered.value.value));
     }
-    Ok(std::env::var("ANSIBLE_ASYNC_DIR").unwrap_or_else(|_| "~/.ansible_async".to_string()))
+    Ok(if setting.is_empty() { "~/.ansible_async".to_string() } else { setting.to_string() })
 }
 
 /// The directory the controller looks in: `~` is the user's home in the password database,
@@ -70,7 +70,7 @@ pub(crate) fn run(
     module: &str,
     invocation: &Invocation,
 ) -> ActionOutput {
-    let configured = match configured_dir(input.templar, input.scope) {
+    let configured = match configured_dir(input.templar, input.scope, input.async_dir) {
         Ok(configured) => configured,
         Err(msg) => return failed_output(input, msg),
     };
@@ -307,7 +307,7 @@ pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
         return out;
     }
     let jid = jid.unwrap_or_default();
-    let dir = match configured_dir(input.templar, input.scope) {
+    let dir = match configured_dir(input.templar, input.scope, input.async_dir) {
         Ok(configured) => controller_dir(&configured),
         Err(msg) => return failed_output(input, msg),
     };

@@ -507,6 +507,7 @@ impl<'r> PlayRun<'r, '_> {
             check_flag: self.run.facts.check_mode,
             diff_flag: self.run.facts.diff_mode,
             diff_settings: &self.run.facts.diff,
+            async_dir: &self.run.facts.async_dir,
             params,
             fanout: Vec::new(),
             inventory: self.live,

@@ -30,6 +30,8 @@ pub struct TaskRun<'a> {
     /// `--diff` on the command line (or `DIFF_ALWAYS`).
     pub diff_flag: bool,
     pub diff_settings: &'a crate::callback::diff::DiffSettings,
+    /// The `async_dir` setting (ansible's sh shell option), under `ansible_async_dir`.
+    pub async_dir: &'a str,
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<tack_template::Layer>>,
@@ -518,6 +520,7 @@ impl TaskRun<'_> {
             // An unconvertible `diff` already failed the task before it got here.
             diff: self.diff_mode(scope).unwrap_or(false),
             diff_settings: self.diff_settings,
+            async_dir: self.async_dir,
             search: &search,
             host_named: &host_named,
             inventory: self.inventory,

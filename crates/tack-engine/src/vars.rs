@@ -33,6 +33,8 @@ pub struct RunFacts {
     pub inventory_sources: Vec<String>,
     pub config_file: Option<PathBuf>,
     pub limit: Option<String>,
+    /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
+    pub async_dir: String,
 }
 
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own

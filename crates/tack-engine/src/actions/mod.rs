@@ -257,6 +257,8 @@ pub struct ActionInput<'a> {
     pub diff: bool,
     /// The run's diff settings (size limit, controller temp directory).
     pub diff_settings: &'a crate::callback::diff::DiffSettings,
+    /// The `async_dir` setting, used when no `ansible_async_dir` variable is set.
+    pub async_dir: &'a str,
     /// Where relative `src` files are found.
     pub search: &'a copy::SearchPath,
     /// The arguments whose render read something a managed host said: such a value never

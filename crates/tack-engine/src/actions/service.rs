@@ -84,6 +84,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         check_mode: input.check_mode,
         diff: input.diff,
         diff_settings: input.diff_settings,
+        async_dir: input.async_dir,
         inventory: input.inventory,
         environment: input.environment,
         timeout: input.timeout,

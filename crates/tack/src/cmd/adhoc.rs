@@ -285,6 +285,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             inventory_sources: session.inventory.sources().to_vec(),
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
+            async_dir: session.config.async_dir().unwrap_or_default(),
         },
         start_at: None,
         force_handlers: false,
