@@ -578,3 +578,45 @@ fn special_version(runner: &Runner, package: &str, python: &str) -> Option<Strin
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::modules::{Invocation, run_module};
+
+    fn run(args: Value, check_mode: bool) -> crate::modules::ModuleResult {
+        let inv = Invocation {
+            args: args.as_object().cloned().unwrap_or_default(),
+            check_mode,
+            ..Invocation::default()
+        };
+        run_module("pip", &inv).unwrap()
+    }
+
+    fn refused(r: &crate::modules::ModuleResult, needle: &str) -> bool {
+        r["failed"] == Value::Bool(true) && r["msg"].as_str().is_some_and(|m| m.contains(needle))
+    }
+
+    /// What needs ansible's own interpreter is refused, naming the option, and nothing is made.
+    #[test]
+    fn interpreter_fallbacks_are_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("tack-pip-refuse-{}", std::process::id()));
+        let venv = dir.join("venv").to_string_lossy().into_owned();
+        let r = run(json!({"name": ["six"]}), false);
+        assert!(refused(&r, "`virtualenv` or through an `executable`"), "{r:?}");
+        let r = run(
+            json!({"name": ["six"], "virtualenv": venv, "virtualenv_command": "virtualenv"}),
+            false,
+        );
+        assert!(refused(&r, "needs `virtualenv_python`"), "{r:?}");
+        assert!(!dir.exists());
+        let r = run(json!({"name": ["./pkg"], "executable": "/nonexistent/pip"}), true);
+        assert!(refused(&r, "check mode with a name that is not a requirement"), "{r:?}");
+        let r = run(
+            json!({"name": ["six; python_version>'3'"], "executable": "/nonexistent/pip"}),
+            false,
+        );
+        assert!(refused(&r, "environment markers"), "{r:?}");
+    }
+}
