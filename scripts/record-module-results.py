@@ -34,6 +34,11 @@ A case that changes the host's user database says so: `before` and `after` list 
 group a case works on; such a case is only recorded and tested as root. `vary` names result
 keys whose numbers the host chooses (a GID groupadd picked), compared as `<n>`. `needs` lists
 programs the case needs on the host (`crontab`); the test skips the case where one is missing.
+`prepare` lists commands (argv lists, `%D` substituted) run before the module on any host (a
+virtualenv to work in); `opaque` lists scratch paths whose contents are not compared (only
+the path itself: a virtualenv's files hold byte-compiled sources and install records).
+Every run has PIP_NO_CACHE_DIR=1 and PIP_DISABLE_PIP_VERSION_CHECK=1, so that pip's output
+does not depend on a cache or on when pip last looked for a newer release.
 
 An `echo` route answers with a compact, key-sorted JSON object of the request's method,
 target, body, content type and the named request headers.
@@ -89,6 +94,8 @@ REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 PYTHON = REF / "bin" / "python"
 # A fixed home, so that `~` and $HOME expand alike in the recording and in the Rust test.
 HOME = "/nonexistent-home/tack"
+# pip's output without a download cache or a self-version check (the Rust test sets the same).
+PIP_ENV = {"PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 # The name each controller action gives the module it runs (shown in ansible's
 # unsupported-parameters message).
@@ -348,6 +355,10 @@ def run_case(module, case):
             subprocess.run(argv, capture_output=True)
         for argv in subst(case.get("before") or [], str(scratch)):
             subprocess.run(argv, capture_output=True, check=True)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
+           "LANG": "C.UTF-8", "HOME": HOME, **PIP_ENV}
+    for argv in subst(case.get("prepare") or [], str(scratch)):
+        subprocess.run(argv, capture_output=True, check=True, env=env, cwd=scratch)
     server = Server(case["server"]) if case.get("server") else None
     args = subst(dict(case.get("args") or {}), str(scratch))
     if server:
@@ -363,8 +374,6 @@ def run_case(module, case):
     args["_ansible_diff"] = bool(case.get("diff"))
     args_file = SCRATCH / f".{name}.args.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
-           "LANG": "C.UTF-8", "HOME": HOME}
     proc = subprocess.run([str(PYTHON), "-c", LOADER, f"ansible.modules.{real}", str(args_file)],
                           cwd=scratch, env=env, capture_output=True, text=True, input=case.get("stdin", ""))
     args_file.unlink()
@@ -377,6 +386,8 @@ def run_case(module, case):
         raise SystemExit(f"{name}: no result\n{proc.stdout}\n{proc.stderr}")
     result = json.loads(lines[-1])
     files = file_state(scratch)
+    for hidden in case.get("opaque") or []:
+        files = {k: v for k, v in files.items() if not k.startswith(hidden + "/")}
     shutil.rmtree(scratch)
     out = {"case": case, "result": result, "files": files}
     if server:

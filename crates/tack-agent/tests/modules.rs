@@ -12,7 +12,12 @@
 //! When the test does not run as root (the user the recordings were made as), root's uid,
 //! gid and names in expected results stand for the current user's, and cases marked
 //! `needs_root` (they change ownership) or that change the user database are skipped; cases
-//! may name programs they need. A case tack knowingly answers differently is listed in
+//! may name programs they need. A case's `prepare` commands (a virtualenv to work in) run on
+//! any host, and the contents of its `opaque` paths are not compared (a virtualenv's byte-
+//! compiled files and install records differ run to run). pip runs with
+//! `PIP_NO_CACHE_DIR=1` and `PIP_DISABLE_PIP_VERSION_CHECK=1` and no other `PIP_*` setting,
+//! as in the recorder: so its `stdout`/`stderr` (always "Downloading", never "Using cached",
+//! no "new release" notice) are compared exactly, not normalised. A case tack knowingly answers differently is listed in
 //! `tests/modules/known-divergences.txt` with its reason, and must still differ.
 
 use std::collections::BTreeMap;
@@ -443,6 +448,15 @@ fn module_cases_match_ansible() {
     // SAFETY: this is the test binary's only test, so no other thread reads the environment
     // while it is changed; the recorder ran each module with the same HOME.
     unsafe { std::env::set_var("HOME", "/nonexistent-home/tack") };
+    // pip reads its settings from the environment; the recorder ran it with only these.
+    for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("PIP_")) {
+        // SAFETY: as above, no other thread reads the environment.
+        unsafe { std::env::remove_var(key) };
+    }
+    for key in ["PIP_NO_CACHE_DIR", "PIP_DISABLE_PIP_VERSION_CHECK"] {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(key, "1") };
+    }
     let _lock = scratch_lock();
     let known = known_divergences();
     let mut files: Vec<PathBuf> = fs::read_dir(cases_dir())
@@ -452,6 +466,10 @@ fn module_cases_match_ansible() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
+    // TACK_MODULE_CASES=MODULE runs one module's cases only (the slow pip ones, say).
+    if let Ok(only) = std::env::var("TACK_MODULE_CASES") {
+        files.retain(|f| f.file_stem().is_some_and(|s| s.to_string_lossy() == only));
+    }
     let (mut total, mut same, mut skipped) = (0, 0, 0);
     let this_host = host_names();
     let mut failures = Vec::new();
@@ -508,6 +526,13 @@ fn module_cases_match_ansible() {
                     .collect()
             };
             let (before, after) = (commands("before"), commands("after"));
+            for argv in commands("prepare") {
+                let st = std::process::Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .current_dir(&scratch)
+                    .output();
+                assert!(st.is_ok_and(|o| o.status.success()), "{name}: prepare {argv:?}");
+            }
             if !(before.is_empty() && after.is_empty()) {
                 // SAFETY: geteuid has no preconditions.
                 if unsafe { libc::geteuid() } != 0 {
@@ -547,7 +572,13 @@ fn module_cases_match_ansible() {
                 run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
             };
             run_all(&after);
-            let got_files = file_state(&scratch);
+            let mut got_files = file_state(&scratch);
+            for hidden in case.get("opaque").and_then(Value::as_array).into_iter().flatten() {
+                let prefix = format!("{}/", hidden.as_str().unwrap_or_default());
+                if let Value::Object(map) = &mut got_files {
+                    map.retain(|k, _| !k.starts_with(&prefix));
+                }
+            }
             let _ = fs::remove_dir_all(&scratch);
             let norm = Normaliser::new(&case);
             let want_norm = Normaliser::with_port(&case, rec.get("port").and_then(Value::as_u64));

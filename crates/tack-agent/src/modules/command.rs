@@ -250,7 +250,7 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
 }
 
 /// `_clean_args`: the command line for a failure report, with password arguments masked.
-fn clean_args(argv: &[String]) -> String {
+pub(super) fn clean_args(argv: &[String]) -> String {
     let mut out = Vec::new();
     let mut hide_next = false;
     for arg in argv {

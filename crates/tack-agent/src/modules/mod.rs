@@ -27,6 +27,8 @@ mod http;
 mod lineinfile;
 mod paths;
 mod ping;
+mod pip;
+mod pip_req;
 mod pyfmt;
 mod pylit;
 // Python's `re`, shared with the template layer.
@@ -126,6 +128,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "assemble" => assemble::run(ctx, invocation),
         "systemd" | "systemd_service" => systemd::run(ctx, invocation),
         "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
+        "pip" => pip::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -194,4 +197,5 @@ const NATIVE: &[&str] = &[
     "service",
     "systemd",
     "systemd_service",
+    "pip",
 ];
