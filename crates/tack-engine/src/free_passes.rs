@@ -105,11 +105,7 @@ impl PlayRun<'_, '_> {
                 let Some((seg, next)) = walk.at(host) else { continue };
                 stepped = true;
                 let ctx = walk.segments[seg].tasks[next].clone();
-                if let Some(role) = ctx.task.role
-                    && !self.play().role(role).allow_duplicates
-                    && !(ctx.task.implicit && meta_arg(&ctx) == "role_complete")
-                    && completed.contains(&(self.identities.borrow()[role.0].clone(), host.clone()))
-                {
+                if self.role_done(&ctx, host, &completed) {
                     walk.advance(host, seg, next, false);
                     continue;
                 }

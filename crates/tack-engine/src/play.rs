@@ -311,17 +311,13 @@ impl<'r, 'a> PlayRun<'r, 'a> {
             let ctx = walk.segments[seg].tasks[next].clone();
             let ctx = &ctx;
             // A role that already ran on a host under the same identity is passed over there.
-            if let Some(role) = ctx.task.role
-                && !this.play().role(role).allow_duplicates
-                && !(ctx.task.implicit && meta_arg(ctx) == "role_complete")
-            {
-                let identity = &this.identities.borrow()[role.0].clone();
-                let done: Vec<String> = round
-                    .hosts
-                    .iter()
-                    .filter(|h| completed.contains(&(identity.clone(), (*h).clone())))
-                    .cloned()
-                    .collect();
+            let done: Vec<String> = round
+                .hosts
+                .iter()
+                .filter(|h| this.role_done(ctx, h, &completed))
+                .cloned()
+                .collect();
+            if !done.is_empty() {
                 for host in &done {
                     walk.advance(host, seg, next, false);
                 }
@@ -483,6 +479,25 @@ impl<'r> PlayRun<'r, '_> {
 
     pub(crate) fn set_play(&self, play: &'r Play) {
         self.play.set(play);
+    }
+
+    /// Whether `ctx` belongs to a role that already ran on `host` under the same identity
+    /// (and does not allow duplicates): ansible passes over it there. The role's closing
+    /// `role_complete` still runs.
+    pub(crate) fn role_done(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        completed: &BTreeSet<(String, String)>,
+    ) -> bool {
+        let Some(role) = ctx.task.role else { return false };
+        if self.play().role(role).allow_duplicates
+            || (ctx.task.implicit && meta_arg(ctx) == "role_complete")
+        {
+            return false;
+        }
+        let identity = self.identities.borrow()[role.0].clone();
+        completed.contains(&(identity, host.to_string()))
     }
 
     pub(crate) fn runner<'t>(

@@ -61,3 +61,93 @@ pub struct VerbosityOpts {
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
+
+/// Connection options (`ansible-playbook` and `ansible` share them). tack runs only local
+/// hosts so far: any of them given is refused by name (`refused`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConnectionOpts {
+    /// Use this file to authenticate the connection.
+    #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
+    pub private_key: Option<PathBuf>,
+    /// Connect as this user.
+    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
+    pub remote_user: Option<String>,
+    /// Connection type to use (default=ssh).
+    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
+    pub connection: Option<String>,
+    /// Override the connection timeout in seconds.
+    #[arg(short = 'T', long = "timeout", value_name = "TIMEOUT")]
+    pub timeout: Option<u32>,
+    /// Specify common arguments to pass to sftp/scp/ssh (e.g. ProxyCommand).
+    #[arg(long = "ssh-common-args", value_name = "SSH_COMMON_ARGS", allow_hyphen_values = true)]
+    pub ssh_common_args: Option<String>,
+    /// Specify extra arguments to pass to sftp only.
+    #[arg(long = "sftp-extra-args", value_name = "SFTP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub sftp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to scp only.
+    #[arg(long = "scp-extra-args", value_name = "SCP_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub scp_extra_args: Option<String>,
+    /// Specify extra arguments to pass to ssh only.
+    #[arg(long = "ssh-extra-args", value_name = "SSH_EXTRA_ARGS", allow_hyphen_values = true)]
+    pub ssh_extra_args: Option<String>,
+    /// Ask for connection password.
+    #[arg(short = 'k', long = "ask-pass", conflicts_with = "connection_password_file")]
+    pub ask_pass: bool,
+    /// Connection password file.
+    #[arg(long = "connection-password-file", visible_alias = "conn-pass-file")]
+    pub connection_password_file: Option<PathBuf>,
+}
+
+impl ConnectionOpts {
+    /// The first option given that tack does not honour yet, by the flag a user typed.
+    pub fn refused(&self) -> Option<&'static str> {
+        let checks: [(bool, &'static str); 6] = [
+            (self.private_key.is_some(), "--private-key"),
+            (self.remote_user.is_some(), "--user"),
+            (self.connection.is_some(), "--connection"),
+            (self.timeout.is_some(), "--timeout"),
+            (self.ask_pass || self.connection_password_file.is_some(), "connection passwords"),
+            (
+                self.ssh_common_args.is_some()
+                    || self.ssh_extra_args.is_some()
+                    || self.scp_extra_args.is_some()
+                    || self.sftp_extra_args.is_some(),
+                "ssh arguments",
+            ),
+        ];
+        checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+    }
+}
+
+/// Privilege escalation options, refused by name until become runs from the command line.
+#[derive(Args, Debug, Clone, Default)]
+pub struct BecomeOpts {
+    /// Run operations with become (does not imply password prompting).
+    #[arg(short = 'b', long = "become")]
+    pub become_: bool,
+    /// Privilege escalation method to use (default=sudo).
+    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
+    pub become_method: Option<String>,
+    /// Run operations as this user (default=root).
+    #[arg(long = "become-user", value_name = "BECOME_USER")]
+    pub become_user: Option<String>,
+    /// Ask for privilege escalation password.
+    #[arg(short = 'K', long = "ask-become-pass", conflicts_with = "become_password_file")]
+    pub ask_become_pass: bool,
+    /// Become password file.
+    #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
+    pub become_password_file: Option<PathBuf>,
+}
+
+impl BecomeOpts {
+    /// The first option given that tack does not honour yet, by the flag a user typed.
+    pub fn refused(&self) -> Option<&'static str> {
+        if self.become_ || self.become_method.is_some() || self.become_user.is_some() {
+            Some("--become")
+        } else if self.ask_become_pass || self.become_password_file.is_some() {
+            Some("become passwords")
+        } else {
+            None
+        }
+    }
+}

@@ -19,7 +19,9 @@ use tack_playbook::{LoadOptions, Loader};
 use tack_template::Templar;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+use crate::options::{
+    BecomeOpts, ConnectionOpts, ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts,
+};
 use crate::session::{Session, SessionArgs};
 
 #[derive(ClapArgs, Debug)]
@@ -83,54 +85,10 @@ pub struct Args {
     #[arg(long = "playbook-dir", value_name = "BASEDIR")]
     pub playbook_dir: Option<PathBuf>,
 
-    // Connection options.
-    /// Use this file to authenticate the connection.
-    #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
-    pub private_key: Option<PathBuf>,
-    /// Connect as this user.
-    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
-    pub remote_user: Option<String>,
-    /// Connection type to use (default=ssh).
-    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
-    pub connection: Option<String>,
-    /// Override the connection timeout in seconds.
-    #[arg(short = 'T', long = "timeout", value_name = "TIMEOUT")]
-    pub timeout: Option<u32>,
-    /// Specify common arguments to pass to sftp/scp/ssh (e.g. ProxyCommand).
-    #[arg(long = "ssh-common-args", value_name = "SSH_COMMON_ARGS", allow_hyphen_values = true)]
-    pub ssh_common_args: Option<String>,
-    /// Specify extra arguments to pass to sftp only.
-    #[arg(long = "sftp-extra-args", value_name = "SFTP_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub sftp_extra_args: Option<String>,
-    /// Specify extra arguments to pass to scp only.
-    #[arg(long = "scp-extra-args", value_name = "SCP_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub scp_extra_args: Option<String>,
-    /// Specify extra arguments to pass to ssh only.
-    #[arg(long = "ssh-extra-args", value_name = "SSH_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub ssh_extra_args: Option<String>,
-    /// Ask for connection password.
-    #[arg(short = 'k', long = "ask-pass", conflicts_with = "connection_password_file")]
-    pub ask_pass: bool,
-    /// Connection password file.
-    #[arg(long = "connection-password-file", visible_alias = "conn-pass-file")]
-    pub connection_password_file: Option<PathBuf>,
-
-    // Privilege escalation options.
-    /// Run operations with become (does not imply password prompting).
-    #[arg(short = 'b', long = "become")]
-    pub become_: bool,
-    /// Privilege escalation method to use (default=sudo).
-    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
-    pub become_method: Option<String>,
-    /// Run operations as this user (default=root).
-    #[arg(long = "become-user", value_name = "BECOME_USER")]
-    pub become_user: Option<String>,
-    /// Ask for privilege escalation password.
-    #[arg(short = 'K', long = "ask-become-pass", conflicts_with = "become_password_file")]
-    pub ask_become_pass: bool,
-    /// Become password file.
-    #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
-    pub become_password_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub connection_opts: ConnectionOpts,
+    #[command(flatten)]
+    pub become_opts: BecomeOpts,
 }
 
 /// `C.MODULE_REQUIRE_ARGS`: the modules that take free-form arguments and need some.
@@ -151,7 +109,7 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 16] = [
+    let checks: [(bool, &'static str); 8] = [
         (args.diff, "--diff"),
         (args.tree.is_some(), "--tree"),
         (args.background.is_some_and(|s| s != 0), "--background"),
@@ -159,23 +117,14 @@ fn refused_options(args: &Args) -> Option<&'static str> {
         (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
         (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
         (!args.module_path.is_empty(), "--module-path"),
-        (args.private_key.is_some(), "--private-key"),
-        (args.remote_user.is_some(), "--user"),
-        (args.connection.is_some(), "--connection"),
-        (args.timeout.is_some(), "--timeout"),
-        (args.ask_pass || args.connection_password_file.is_some(), "connection passwords"),
-        (args.become_ || args.become_method.is_some() || args.become_user.is_some(), "--become"),
-        (args.ask_become_pass || args.become_password_file.is_some(), "become passwords"),
-        (
-            args.ssh_common_args.is_some()
-                || args.ssh_extra_args.is_some()
-                || args.scp_extra_args.is_some()
-                || args.sftp_extra_args.is_some(),
-            "ssh arguments",
-        ),
         (args.inventory.flush_cache, "--flush-cache"),
     ];
-    checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+    checks
+        .into_iter()
+        .find(|(used, _)| *used)
+        .map(|(_, name)| name)
+        .or_else(|| args.connection_opts.refused())
+        .or_else(|| args.become_opts.refused())
 }
 
 fn options_error(message: impl Into<String>) -> Diagnostic {

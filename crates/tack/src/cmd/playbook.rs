@@ -8,7 +8,9 @@ use std::io::Write;
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass};
 
-use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts};
+use crate::options::{
+    BecomeOpts, ConnectionOpts, ExtraVarsOpts, InventoryOpts, VaultOpts, VerbosityOpts,
+};
 
 #[derive(ClapArgs, Debug)]
 #[command(
@@ -72,54 +74,10 @@ pub struct Args {
     #[arg(short = 'M', long = "module-path", value_name = "MODULE_PATH")]
     pub module_path: Vec<String>,
 
-    // Connection options.
-    /// Use this file to authenticate the connection.
-    #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
-    pub private_key: Option<PathBuf>,
-    /// Connect as this user.
-    #[arg(short = 'u', long = "user", value_name = "REMOTE_USER")]
-    pub remote_user: Option<String>,
-    /// Connection type to use (default=ssh).
-    #[arg(short = 'c', long = "connection", value_name = "CONNECTION")]
-    pub connection: Option<String>,
-    /// Override the connection timeout in seconds.
-    #[arg(short = 'T', long = "timeout", value_name = "TIMEOUT")]
-    pub timeout: Option<u32>,
-    /// Specify common arguments to pass to sftp/scp/ssh (e.g. ProxyCommand).
-    #[arg(long = "ssh-common-args", value_name = "SSH_COMMON_ARGS", allow_hyphen_values = true)]
-    pub ssh_common_args: Option<String>,
-    /// Specify extra arguments to pass to sftp only.
-    #[arg(long = "sftp-extra-args", value_name = "SFTP_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub sftp_extra_args: Option<String>,
-    /// Specify extra arguments to pass to scp only.
-    #[arg(long = "scp-extra-args", value_name = "SCP_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub scp_extra_args: Option<String>,
-    /// Specify extra arguments to pass to ssh only.
-    #[arg(long = "ssh-extra-args", value_name = "SSH_EXTRA_ARGS", allow_hyphen_values = true)]
-    pub ssh_extra_args: Option<String>,
-    /// Ask for connection password.
-    #[arg(short = 'k', long = "ask-pass", conflicts_with = "connection_password_file")]
-    pub ask_pass: bool,
-    /// Connection password file.
-    #[arg(long = "connection-password-file", visible_alias = "conn-pass-file")]
-    pub connection_password_file: Option<PathBuf>,
-
-    // Privilege escalation options.
-    /// Run operations with become (does not imply password prompting).
-    #[arg(short = 'b', long = "become")]
-    pub become_: bool,
-    /// Privilege escalation method to use (default=sudo).
-    #[arg(long = "become-method", value_name = "BECOME_METHOD")]
-    pub become_method: Option<String>,
-    /// Run operations as this user (default=root).
-    #[arg(long = "become-user", value_name = "BECOME_USER")]
-    pub become_user: Option<String>,
-    /// Ask for privilege escalation password.
-    #[arg(short = 'K', long = "ask-become-pass", conflicts_with = "become_password_file")]
-    pub ask_become_pass: bool,
-    /// Become password file.
-    #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
-    pub become_password_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub connection_opts: ConnectionOpts,
+    #[command(flatten)]
+    pub become_opts: BecomeOpts,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -16,7 +16,7 @@ use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 10] = [
+    let checks: [(bool, &'static str); 2] = [
         (
             args.verbosity.verbose > 2,
             "-vvv and more (at -vvv ansible reports its Python module transport: the \
@@ -24,22 +24,13 @@ fn refused_options(args: &Args) -> Option<&'static str> {
              run them; tack runs modules natively and has none of those steps to report)",
         ),
         (!args.module_path.is_empty(), "--module-path"),
-        (args.private_key.is_some(), "--private-key"),
-        (args.remote_user.is_some(), "--user"),
-        (args.connection.is_some(), "--connection"),
-        (args.timeout.is_some(), "--timeout"),
-        (args.ask_pass || args.connection_password_file.is_some(), "connection passwords"),
-        (args.become_ || args.become_method.is_some() || args.become_user.is_some(), "--become"),
-        (args.ask_become_pass || args.become_password_file.is_some(), "become passwords"),
-        (
-            args.ssh_common_args.is_some()
-                || args.ssh_extra_args.is_some()
-                || args.scp_extra_args.is_some()
-                || args.sftp_extra_args.is_some(),
-            "ssh arguments",
-        ),
     ];
-    checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+    checks
+        .into_iter()
+        .find(|(used, _)| *used)
+        .map(|(_, name)| name)
+        .or_else(|| args.connection_opts.refused())
+        .or_else(|| args.become_opts.refused())
 }
 
 pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
