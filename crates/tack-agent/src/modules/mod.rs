@@ -93,6 +93,21 @@ impl Ctx<'_> {
     ) -> Result<argspec::Params, ModuleResult> {
         argspec::validate(self.name, spec, &inv.args).map_err(common::fail)
     }
+
+    /// For a module without check-mode support (`supports_check_mode=False`): in check mode,
+    /// the skipped result `AnsibleModule` returns instead of running.
+    pub fn skip_in_check_mode(&self) -> Option<ModuleResult> {
+        if !self.check_mode {
+            return None;
+        }
+        let mut r = ModuleResult::new();
+        r.insert("skipped".into(), true.into());
+        r.insert(
+            "msg".into(),
+            format!("remote module ({}) does not support check mode", self.name).into(),
+        );
+        Some(r)
+    }
 }
 
 /// Runs the native module `name` (short name, `ansible.builtin.` or `ansible.legacy.`

@@ -48,14 +48,8 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         Ok(p) => p,
         Err(f) => return f,
     };
-    if ctx.check_mode {
-        let mut r = ModuleResult::new();
-        r.insert("skipped".into(), Value::Bool(true));
-        r.insert(
-            "msg".into(),
-            Value::from(format!("remote module ({}) does not support check mode", ctx.name)),
-        );
-        return r;
+    if let Some(skipped) = ctx.skip_in_check_mode() {
+        return skipped;
     }
     let prefix = p.str("prefix").unwrap_or_default();
     let suffix = p.str("suffix").unwrap_or_default();

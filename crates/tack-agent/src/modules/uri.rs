@@ -245,14 +245,8 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         Ok(p) => p,
         Err(f) => return f,
     };
-    if ctx.check_mode {
-        let mut r = ModuleResult::new();
-        r.insert("skipped".into(), true.into());
-        r.insert(
-            "msg".into(),
-            format!("remote module ({}) does not support check mode", ctx.name).into(),
-        );
-        return r;
+    if let Some(skipped) = ctx.skip_in_check_mode() {
+        return skipped;
     }
     let url = p.str("url").unwrap_or_default().to_string();
     let method = p.str("method").unwrap_or("GET").to_uppercase();

@@ -244,14 +244,8 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         Ok(p) => p,
         Err(f) => return f,
     };
-    if ctx.check_mode {
-        let mut r = ModuleResult::new();
-        r.insert("skipped".into(), true.into());
-        r.insert(
-            "msg".into(),
-            format!("remote module ({}) does not support check mode", ctx.name).into(),
-        );
-        return r;
+    if let Some(skipped) = ctx.skip_in_check_mode() {
+        return skipped;
     }
     let host = p.str("host").unwrap_or("127.0.0.1").to_string();
     let (timeout, connect_timeout) = (secs(&p, "timeout"), secs(&p, "connect_timeout"));
