@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
-RUN_ROOT = Path("/tmp/tack-golden")
+RUN_ROOT = Path(os.environ.get("TACK_GOLDEN_ROOT", "/tmp/tack-golden"))
 COMMANDS = {"ansible-playbook", "ansible-inventory", "ansible-vault", "ansible"}
 
 

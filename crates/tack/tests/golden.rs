@@ -10,7 +10,11 @@ use std::process::{Command, Stdio};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-const RUN_ROOT: &str = "/tmp/tack-golden";
+/// Where cases run; `TACK_GOLDEN_ROOT` moves it so that two checkouts testing at once never
+/// share a directory (paths below it are compared as `<CASE>`).
+fn run_root() -> std::path::PathBuf {
+    std::env::var_os("TACK_GOLDEN_ROOT").map_or_else(|| "/tmp/tack-golden".into(), Into::into)
+}
 const COMMANDS: &[&str] = &["ansible-playbook", "ansible-inventory", "ansible-vault", "ansible"];
 
 fn golden_root() -> PathBuf {
@@ -177,7 +181,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let cmdtext = fs::read_to_string(case.join("cmd")).unwrap();
     let lines: Vec<&str> =
         cmdtext.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
-    let work = Path::new(RUN_ROOT).join(rel);
+    let work = run_root().join(rel);
     let _ = fs::remove_dir_all(&work);
     copy_tree(case, &work);
     fs::create_dir_all(work.join(".home")).unwrap();
