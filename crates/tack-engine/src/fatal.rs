@@ -59,9 +59,8 @@ impl PlayRun<'_, '_> {
         let Some(action) = Action::find(&ctx.task.action) else { return Ok(none) };
         let runner = self.runner(ctx, action, params);
         let Some(scope) = runner.scope(first) else { return Ok(none) };
-        // `throttle` caps how many hosts run the task at once; the engine runs a task on one
-        // host at a time, so every cap holds. It is still read, so an invalid one fails as
-        // in ansible.
+        // `throttle` caps how many hosts run the task at once (`forks`); an invalid one fails
+        // here, before the task's banner, as in ansible.
         self.throttle(ctx, &scope)?;
         Ok(Controls {
             run_once: runner.flag(Keyword::RunOnce, &scope)?,
@@ -71,7 +70,7 @@ impl PlayRun<'_, '_> {
     }
 
     /// `int(throttle)` rendered, with ansible's error when it is not a number.
-    fn throttle(
+    pub(crate) fn throttle(
         &self,
         ctx: &TaskInContext<'_>,
         scope: &tack_template::Scope,

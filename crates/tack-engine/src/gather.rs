@@ -41,10 +41,20 @@ impl PlayRun<'_, '_> {
     ) -> Result<(), Diagnostic> {
         let view = gather_view(self.play());
         callback.task_start(&view);
-        for (host, cursor) in cursors.iter_mut() {
-            let gathered = self.gather_one(keywords, host);
-            self.apply_gathered(gathered, cursor, stats, states, callback);
-        }
+        let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
+        let width = crate::forks::width(self.run.facts.forks, 0, hosts.len());
+        let origin = self.play().origin.clone();
+        crate::forks::run_hosts(
+            &hosts,
+            width,
+            |host| gather_on(keywords, host, origin.clone()),
+            |host, gathered| {
+                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                    self.apply_gathered(gathered, cursor, stats, states, callback);
+                }
+                Ok(())
+            },
+        )?;
         self.update_play_hosts(cursors);
         Ok(())
     }
@@ -55,43 +65,7 @@ impl PlayRun<'_, '_> {
         keywords: &tack_playbook::post_validate::PlayKeywords,
         host: &str,
     ) -> Gathered {
-        let mut args = serde_json::Map::new();
-        for (keyword, arg) in [
-            (Keyword::GatherSubset, "gather_subset"),
-            (Keyword::GatherTimeout, "gather_timeout"),
-            (Keyword::FactPath, "fact_path"),
-        ] {
-            if let Some(value) = keywords.get(keyword) {
-                args.insert(arg.to_string(), crate::json::to_json(value));
-            }
-        }
-        let invocation =
-            tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
-        use crate::connection::Connection;
-        let result = match crate::connection::Local.run_module("setup", &invocation) {
-            Ok(result) => crate::json::map_from_json(&result),
-            Err(e) => {
-                let mut data = Mapping::new();
-                data.insert(s("failed"), crate::result::b(true));
-                data.insert(s("msg"), s(&e.to_string()));
-                data
-            }
-        };
-        let mut shown = crate::result::HostResult::new(host, result.clone());
-        shown.verbose_override = true;
-        let mut facts = None;
-        if shown.flag("failed") {
-            let msg =
-                result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
-            shown.error = Some(Diagnostic::at(
-                format!("Task failed: Module failed: {msg}"),
-                self.play().origin.clone(),
-            ));
-        } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
-            facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
-        }
-        shown.data.remove("ansible_facts");
-        Gathered { shown, facts }
+        gather_on(keywords, host, self.play().origin.clone())
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.
@@ -114,4 +88,46 @@ impl PlayRun<'_, '_> {
         }
         callback.host_result(&gather_view(self.play()), &gathered.shown);
     }
+}
+
+/// Runs `setup` on `host`; a failure is placed at the play (`origin`), as ansible places the
+/// implicit task's.
+fn gather_on(
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+    origin: Option<tack_diag::Origin>,
+) -> Gathered {
+    let mut args = serde_json::Map::new();
+    for (keyword, arg) in [
+        (Keyword::GatherSubset, "gather_subset"),
+        (Keyword::GatherTimeout, "gather_timeout"),
+        (Keyword::FactPath, "fact_path"),
+    ] {
+        if let Some(value) = keywords.get(keyword) {
+            args.insert(arg.to_string(), crate::json::to_json(value));
+        }
+    }
+    let invocation =
+        tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
+    use crate::connection::Connection;
+    let result = match crate::connection::Local.run_module("setup", &invocation) {
+        Ok(result) => crate::json::map_from_json(&result),
+        Err(e) => {
+            let mut data = Mapping::new();
+            data.insert(s("failed"), crate::result::b(true));
+            data.insert(s("msg"), s(&e.to_string()));
+            data
+        }
+    };
+    let mut shown = crate::result::HostResult::new(host, result.clone());
+    shown.verbose_override = true;
+    let mut facts = None;
+    if shown.flag("failed") {
+        let msg = result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        shown.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), origin));
+    } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
+        facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
+    }
+    shown.data.remove("ansible_facts");
+    Gathered { shown, facts }
 }

@@ -21,6 +21,7 @@ mod environment;
 mod fatal;
 mod flush;
 mod force_handlers;
+mod forks;
 mod free_passes;
 mod gather;
 mod handlers;

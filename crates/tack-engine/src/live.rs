@@ -6,7 +6,7 @@
 //! Owns the inventory of the run; plays read it when they start and after each change. It
 //! never prints and never templates.
 
-use std::cell::{Ref, RefCell};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use tack_diag::Diagnostic;
 use tack_inventory::{AddGroup, AddHost, Inventory};
@@ -21,40 +21,54 @@ enum Change {
 
 /// The run's inventory and the changes made to it.
 pub struct LiveInventory {
-    inventory: RefCell<Inventory>,
-    changes: RefCell<Vec<Change>>,
+    // Locks, not cells: hosts run a task on threads of their own (`forks`), and a module's
+    // run reads the inventory. Only controller actions, on the coordinating thread, write.
+    inventory: RwLock<Inventory>,
+    changes: RwLock<Vec<Change>>,
 }
 
 impl LiveInventory {
     pub fn new(inventory: &Inventory) -> LiveInventory {
-        LiveInventory { inventory: RefCell::new(inventory.clone()), changes: RefCell::default() }
+        LiveInventory { inventory: RwLock::new(inventory.clone()), changes: RwLock::default() }
     }
 
-    pub fn current(&self) -> Ref<'_, Inventory> {
-        self.inventory.borrow()
+    pub fn current(&self) -> RwLockReadGuard<'_, Inventory> {
+        // A poisoned lock means a thread panicked, which ends the run with that panic; what
+        // the inventory holds is read as it is until then.
+        self.inventory.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `add_dynamic_host`; whether anything changed.
     pub fn add_host(&self, request: AddHost) -> Result<bool, String> {
-        let changed =
-            self.inventory.borrow_mut().data_mut().add_dynamic_host(&request).map_err(|e| e.0)?;
-        self.changes.borrow_mut().push(Change::Host(request));
+        let changed = self
+            .inventory
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .data_mut()
+            .add_dynamic_host(&request)
+            .map_err(|e| e.0)?;
+        self.changes.write().unwrap_or_else(PoisonError::into_inner).push(Change::Host(request));
         Ok(changed)
     }
 
     /// `add_dynamic_group`; whether anything changed.
     pub fn add_group(&self, request: AddGroup) -> Result<bool, String> {
-        let changed =
-            self.inventory.borrow_mut().data_mut().add_dynamic_group(&request).map_err(|e| e.0)?;
-        self.changes.borrow_mut().push(Change::Group(request));
+        let changed = self
+            .inventory
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .data_mut()
+            .add_dynamic_group(&request)
+            .map_err(|e| e.0)?;
+        self.changes.write().unwrap_or_else(PoisonError::into_inner).push(Change::Group(request));
         Ok(changed)
     }
 
     /// `refresh_inventory`: the sources read again, then this run's changes applied again
     /// (a grouping whose host is gone is passed over).
     pub fn refresh(&self, loader: &DataLoader) -> Result<(), Diagnostic> {
-        let mut fresh = self.inventory.borrow().reload(loader)?;
-        for change in self.changes.borrow().iter() {
+        let mut fresh = self.current().reload(loader)?;
+        for change in self.changes.read().unwrap_or_else(PoisonError::into_inner).iter() {
             let data = fresh.data_mut();
             let applied = match change {
                 Change::Host(request) => data.add_dynamic_host(request).map(|_| ()),
@@ -65,7 +79,7 @@ impl LiveInventory {
             };
             applied.map_err(|e| Diagnostic::new(e.0))?;
         }
-        *self.inventory.borrow_mut() = fresh;
+        *self.inventory.write().unwrap_or_else(PoisonError::into_inner) = fresh;
         Ok(())
     }
 }

@@ -623,38 +623,65 @@ impl<'r> PlayRun<'r, '_> {
         } else {
             hosts
         };
-        for host in hosts {
-            if action == Action::Pause {
+        if action == Action::Pause {
+            for host in hosts {
                 for line in runner.announce(host) {
                     callback.display(&line);
                 }
             }
-            let outcome = runner.run(host);
-            for event in &outcome.items {
-                match event {
-                    crate::task::TaskEvent::Item(item) => {
-                        if outcome.diff && crate::callback::diff::sent_for(item) {
-                            callback.file_diff(&view, item);
-                        }
-                        callback.item_result(&view, item);
-                    }
-                    crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
-                    crate::task::TaskEvent::Async(note) => callback.async_note(note),
-                }
-            }
-            judge(host, &outcome, callback)?;
-            // A looped task's diffs went out with its items; ansible's strategy sends one for
-            // the task's own result when `--diff` or the task's `diff` is on.
-            let diff_on = self.run.facts.diff_mode || outcome.diff;
-            if diff_on
-                && outcome.items.is_empty()
-                && crate::callback::diff::sent_for(&outcome.result)
-            {
-                callback.file_diff(&view, &outcome.result);
-            }
-            callback.host_result(&view, &outcome.result);
         }
-        Ok(())
+        let width = self.forks_width(ctx, action, &runner, hosts)?;
+        crate::forks::run_hosts(
+            hosts,
+            width,
+            |host| runner.run(host),
+            |host, outcome| {
+                for event in &outcome.items {
+                    match event {
+                        crate::task::TaskEvent::Item(item) => {
+                            if outcome.diff && crate::callback::diff::sent_for(item) {
+                                callback.file_diff(&view, item);
+                            }
+                            callback.item_result(&view, item);
+                        }
+                        crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
+                        crate::task::TaskEvent::Async(note) => callback.async_note(note),
+                    }
+                }
+                judge(host, &outcome, callback)?;
+                // A looped task's diffs went out with its items; ansible's strategy sends one for
+                // the task's own result when `--diff` or the task's `diff` is on.
+                let diff_on = self.run.facts.diff_mode || outcome.diff;
+                if diff_on
+                    && outcome.items.is_empty()
+                    && crate::callback::diff::sent_for(&outcome.result)
+                {
+                    callback.file_diff(&view, &outcome.result);
+                }
+                callback.host_result(&view, &outcome.result);
+                Ok(())
+            },
+        )
+    }
+
+    /// How many hosts run the task at once: only what runs on the host is worth a thread
+    /// (controller actions are quick, and some, like `set_fact` in a loop, read what the
+    /// previous host's run wrote).
+    fn forks_width(
+        &self,
+        ctx: &TaskInContext<'_>,
+        action: Action,
+        runner: &crate::task::TaskRun<'_>,
+        hosts: &[String],
+    ) -> Result<usize, Diagnostic> {
+        if hosts.len() <= 1 || !(action.touches_host() || action == Action::WaitForConnection) {
+            return Ok(1);
+        }
+        let throttle = match runner.scope(&hosts[0]) {
+            Some(scope) => self.throttle(ctx, &scope)?,
+            None => 0,
+        };
+        Ok(crate::forks::width(self.run.facts.forks, throttle, hosts.len()))
     }
 
     /// `ansible_failed_task` and `ansible_failed_result` for the rescue that follows.

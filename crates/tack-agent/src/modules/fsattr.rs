@@ -125,12 +125,23 @@ pub fn set_group(
 }
 
 fn current_umask() -> u32 {
-    // SAFETY: umask has no preconditions; the original mask is restored at once.
-    unsafe {
-        let m = libc::umask(0);
-        libc::umask(m);
-        m
-    }
+    // Read, not swapped: umask(2) can only be read by setting it, and for that instant a file
+    // another thread creates (hosts run modules side by side under `forks`) would get the
+    // mask 0. Linux states the mask in /proc since 4.7.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let stated = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok());
+    stated.unwrap_or_else(|| {
+        // SAFETY: umask has no preconditions; the original mask is restored at once. Only
+        // where /proc is missing, and with the instant's risk above.
+        unsafe {
+            let m = libc::umask(0);
+            libc::umask(m);
+            m
+        }
+    })
 }
 
 /// `_symbolic_mode_to_octal`: chmod's symbolic syntax applied to the file's current mode.

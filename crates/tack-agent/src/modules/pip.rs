@@ -56,6 +56,10 @@ fn spec() -> Spec {
 /// How one run of the module talks to the commands it starts.
 struct Runner {
     extra_env: Vec<(String, String)>,
+    /// The `umask` argument, set in each command's own process: the module may share its
+    /// process with modules of other hosts running at the same time (`forks`), whose files
+    /// must not get this mask.
+    umask: Option<libc::mode_t>,
 }
 
 /// `run_command` as ansible calls it here: `~` and `$VAR` expanded in every argument, an
@@ -76,6 +80,17 @@ impl Runner {
         }
         for (k, v) in &self.extra_env {
             cmd.env(k, v);
+        }
+        if let Some(mask) = self.umask {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: the closure runs in the forked child before exec and calls only
+            // umask(2), which is async-signal-safe and cannot fail.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::umask(mask);
+                    Ok(())
+                });
+            }
         }
         for (k, v) in env {
             cmd.env(k, v);
@@ -273,11 +288,9 @@ fn main(ctx: Ctx, p: &super::argspec::Params) -> Result<ModuleResult, ModuleResu
         }
     }
 
-    let mut runner = Runner { extra_env: Vec::new() };
-    let _umask = match p.str("umask") {
+    let umask = match p.str("umask") {
         Some(u) => match u32::from_str_radix(u, 8) {
-            // SAFETY: umask only swaps the process's file-creation mask; restored on drop.
-            Ok(m) => Some(UmaskGuard(unsafe { libc::umask(m as libc::mode_t) })),
+            Ok(m) => Some(m as libc::mode_t),
             Err(e) => {
                 let mut r = fail("umask must be an octal integer");
                 r.insert("details".into(), Value::from(py_int_error(u, &e)));
@@ -286,6 +299,7 @@ fn main(ctx: Ctx, p: &super::argspec::Params) -> Result<ModuleResult, ModuleResu
         },
         None => None,
     };
+    let mut runner = Runner { extra_env: Vec::new(), umask };
     if state == "latest" && version.is_some() {
         return Err(fail("version is incompatible with state=latest"));
     }
@@ -448,16 +462,6 @@ fn main(ctx: Ctx, p: &super::argspec::Params) -> Result<ModuleResult, ModuleResu
         o.contains("Successfully installed")
     };
     Ok(full(changed || venv_cmd.is_some(), strings(&cmd), &out, &err))
-}
-
-/// Puts the process's umask back when the run ends.
-struct UmaskGuard(libc::mode_t);
-
-impl Drop for UmaskGuard {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved when the guard was made.
-        unsafe { libc::umask(self.0) };
-    }
 }
 
 /// Python's `int(u, 8)` error text.

@@ -1,0 +1,95 @@
+//! `forks` and `throttle`: a task's hosts run on up to that many threads at once, while the
+//! coordinating thread takes their outcomes in the hosts' order and hands each to the
+//! strategy and the callback.
+//!
+//! The transcript is the one `-f 1` gives: ansible prints results as workers finish, so with
+//! several forks its order depends on timing; tack picks the one order that is always among
+//! ansible's possible ones, the hosts' own. A host's outcome is shown as soon as it and every
+//! host before it are done.
+//!
+//! Owns only the scheduling. What a host runs (a task's `TaskRun::run`, or `setup`) and what
+//! its outcome does to the play are the caller's. Nothing here prints.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use tack_diag::Diagnostic;
+
+/// How many hosts may run the task at once: `forks`, capped by a positive `throttle`, and
+/// never more than there are hosts.
+pub(crate) fn width(forks: i64, throttle: i64, hosts: usize) -> usize {
+    let forks = usize::try_from(forks).unwrap_or(1).max(1);
+    let capped = match usize::try_from(throttle) {
+        Ok(t) if t > 0 => forks.min(t),
+        _ => forks,
+    };
+    capped.min(hosts).max(1)
+}
+
+/// Runs `work` on every host, `width` at a time, and gives each outcome to `each` in the
+/// hosts' order. When `each` fails, no host that has not started yet starts; the ones running
+/// finish (a module half-way through its change is never abandoned) and their outcomes are
+/// dropped, as the strategy that stopped no longer looks at them.
+pub(crate) fn run_hosts<T: Send>(
+    hosts: &[String],
+    width: usize,
+    work: impl Fn(&str) -> T + Sync,
+    mut each: impl FnMut(&str, T) -> Result<(), Diagnostic>,
+) -> Result<(), Diagnostic> {
+    if width <= 1 || hosts.len() <= 1 {
+        for host in hosts {
+            each(host, work(host))?;
+        }
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        let (send, receive) = mpsc::channel::<(usize, T)>();
+        for _ in 0..width {
+            let send = send.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            threads.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(host) = hosts.get(index) else { break };
+                    if send.send((index, work(host))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        // The workers hold the only senders left, so the receiving loop ends when they do.
+        drop(send);
+        let mut waiting: BTreeMap<usize, T> = BTreeMap::new();
+        let mut shown = 0;
+        for (index, outcome) in receive {
+            waiting.insert(index, outcome);
+            while let Some(outcome) = waiting.remove(&shown) {
+                if let Err(diag) = each(&hosts[shown], outcome) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(diag);
+                }
+                shown += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::width;
+
+    #[test]
+    fn width_is_forks_capped_by_throttle_and_hosts() {
+        assert_eq!(width(5, 0, 10), 5);
+        assert_eq!(width(5, 2, 10), 2);
+        assert_eq!(width(5, 9, 10), 5);
+        assert_eq!(width(5, 0, 3), 3);
+        assert_eq!(width(0, 0, 3), 1);
+        assert_eq!(width(1, 0, 3), 1);
+        assert_eq!(width(5, -1, 10), 5);
+    }
+}
