@@ -6,13 +6,16 @@ use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
 use tack_yaml::Value;
 
+use tack_playbook::compile::CompiledBlock;
+use tack_playbook::walk::{Sections, walk};
+
 use crate::actions::Action;
 use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
     /// The handler names a task's `notify` gives on `host` (rendered with its variables).
     pub(crate) fn notify_names(
         &self,
@@ -72,13 +75,16 @@ impl PlayRun<'_, '_> {
     /// (and still running).
     pub(crate) fn flush(
         &self,
-        handlers: &mut Handlers<'_>,
+        handlers: &mut Handlers<'r>,
         hosts: &[String],
         callback: &mut dyn Callback,
         stats: &mut Stats,
         cursors: &mut [(String, HostCursor)],
     ) -> Result<(), Diagnostic> {
-        for index in 0..handlers.list.len() {
+        let mut index = 0;
+        while index < handlers.list.len() {
+            index += 1;
+            let index = index - 1;
             let running: Vec<String> = hosts
                 .iter()
                 .filter(|h| cursors.iter().any(|(c, cur)| c == *h && !cur.failed))
@@ -89,7 +95,12 @@ impl PlayRun<'_, '_> {
                 continue;
             }
             let ctx = handlers.list[index].ctx.clone();
-            let controls = self.task_controls(&ctx, &notified, None)?;
+            let params = handlers.list[index].params.clone();
+            if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
+                self.include_handler(&ctx, index, &notified, handlers, callback, stats)?;
+                continue;
+            }
+            let controls = self.task_controls(&ctx, &notified, params.clone())?;
             let mut results: Vec<crate::fatal::RoundResult> = Vec::new();
             let mut judge =
                 |host: &str, outcome: &crate::task::TaskOutcome, cb: &mut dyn Callback| {
@@ -101,7 +112,7 @@ impl PlayRun<'_, '_> {
                             cursor.failed = true;
                         }
                     } else if result.flag("changed") {
-                        let names = self.notify_names(&ctx, host, None)?;
+                        let names = self.notify_names(&ctx, host, params.clone())?;
                         for i in handlers.notify_now(host, &names)? {
                             let name = self.view(&handlers.list[i].ctx).name;
                             cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
@@ -113,7 +124,7 @@ impl PlayRun<'_, '_> {
             self.run_task(
                 &ctx,
                 &notified,
-                None,
+                params.clone(),
                 callback,
                 if controls.run_once {
                     crate::play::RunKind::HandlerOnce
@@ -123,10 +134,82 @@ impl PlayRun<'_, '_> {
                 &mut judge,
             )?;
             if self.after_handler(&controls, &results, cursors, callback) {
+                handlers.drop_included();
                 return Ok(());
             }
             self.update_play_hosts(cursors);
         }
+        handlers.drop_included();
         Ok(())
     }
+
+    /// A handler that is an `include_tasks`: the file each host names is loaded, and its
+    /// tasks run next in this flush as handlers, for the hosts that included them (ansible
+    /// neither filters them by tags nor lets a notification name them).
+    fn include_handler(
+        &self,
+        ctx: &TaskInContext<'r>,
+        index: usize,
+        hosts: &[String],
+        handlers: &mut Handlers<'r>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<(), Diagnostic> {
+        let params = handlers.list[index].params.clone();
+        let included = self.include(ctx, hosts, params.as_ref(), true, callback, stats)?;
+        let apply: Option<&'r tack_playbook::Block> =
+            match self.run.tasks.load_apply(self.play(), ctx.task)? {
+                Some(block) => {
+                    let held =
+                        self.blocks.alloc(vec![CompiledBlock { block, dep_chain: Vec::new() }]);
+                    held.first().map(|c| &c.block)
+                }
+                None => None,
+            };
+        let mut at = index + 1;
+        for (included, layer, hosts_of) in included {
+            let blocks: &'r [CompiledBlock] = self.blocks.alloc(included.blocks);
+            let mut tasks = walk(self.play(), blocks, Sections::BlockOnly);
+            for task in &mut tasks {
+                crate::include::adopt(task, ctx, apply, true);
+            }
+            let count = tasks.len();
+            handlers.insert_included(at, tasks, layer, &hosts_of);
+            at += count;
+        }
+        Ok(())
+    }
+}
+
+/// ansible runs the tasks of a file a handler includes one by one, as handlers: the tasks
+/// of each of the file's blocks, without their `rescue`/`always` (ansible passes over those
+/// there too); a block nested deeper is ansible's error. An `include_role` there tack
+/// refuses.
+pub(crate) fn check_handler_file(file: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::{TaskEntry, TaskKind};
+    for entry in &file.block {
+        let TaskEntry::Block(block) = entry else { continue };
+        for inner in &block.block {
+            match inner {
+                TaskEntry::Block(nested) => {
+                    return Err(Diagnostic::at(
+                        "Using a block as a handler is not supported.",
+                        nested.origin.clone(),
+                    )
+                    .parser());
+                }
+                TaskEntry::Task(task) if matches!(task.kind, TaskKind::IncludeRole(_)) => {
+                    return Err(Diagnostic::at(
+                        format!(
+                            "tack does not support '{}' in a file included by a handler yet",
+                            task.action
+                        ),
+                        task.origin.clone(),
+                    ));
+                }
+                TaskEntry::Task(_) => {}
+            }
+        }
+    }
+    Ok(())
 }

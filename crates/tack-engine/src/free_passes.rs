@@ -42,13 +42,13 @@ struct Queued {
     outcome: Payload,
 }
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
     /// One batch under `free`.
-    pub(crate) fn run_free_passes<'w>(
+    pub(crate) fn run_free_passes(
         &self,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
-        walk: &mut Walk<'w>,
-        handlers: &mut Handlers<'w>,
+        walk: &mut Walk<'r>,
+        handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
         states: &mut BTreeMap<String, HostState>,

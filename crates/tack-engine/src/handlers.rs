@@ -21,6 +21,11 @@ pub struct Handler<'a> {
     role_name: Option<String>,
     listen: Vec<String>,
     notified: BTreeSet<String>,
+    /// The include parameters of a task a handler's `include_tasks` brought in.
+    pub params: Option<std::sync::Arc<tack_template::Layer>>,
+    /// Brought in by a handler's `include_tasks`: it runs in this flush only, for the hosts
+    /// that included it, and no notification names it.
+    included: bool,
 }
 
 /// Every handler of a play, in definition order.
@@ -70,21 +75,64 @@ impl<'a> Handlers<'a> {
             });
             let listen = match &ctx.task.kind {
                 TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
+                // An `include_tasks` handler keeps its topics among its keywords.
+                TaskKind::IncludeTasks => ctx
+                    .task
+                    .attrs
+                    .get(tack_playbook::tables::Keyword::Listen)
+                    .map(strings)
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             };
             let role_name = match (&name, ctx.task.role) {
                 (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
                 _ => None,
             };
-            Handler { ctx, name, role_name, listen, notified: BTreeSet::new() }
+            Handler {
+                ctx,
+                name,
+                role_name,
+                listen,
+                notified: BTreeSet::new(),
+                params: None,
+                included: false,
+            }
         }));
+    }
+
+    /// Puts the tasks a handler's `include_tasks` brought in right after it (`at`), notified
+    /// for `hosts`, as ansible inserts them into the flush under way.
+    pub fn insert_included(
+        &mut self,
+        at: usize,
+        tasks: Vec<TaskInContext<'a>>,
+        params: std::sync::Arc<tack_template::Layer>,
+        hosts: &[String],
+    ) {
+        let brought = tasks.into_iter().map(|ctx| Handler {
+            ctx,
+            name: None,
+            role_name: None,
+            listen: Vec::new(),
+            notified: hosts.iter().cloned().collect(),
+            params: Some(params.clone()),
+            included: true,
+        });
+        self.list.splice(at..at, brought);
+    }
+
+    /// Forgets what handlers' includes brought in, once their flush is over.
+    pub fn drop_included(&mut self) {
+        self.list.retain(|h| !h.included);
     }
 
     /// The handlers `notification` names: the last one defined with that name, else every
     /// handler listening to it (each name once).
     fn find(&self, notification: &str) -> Vec<usize> {
         let named = |h: &Handler<'_>| {
-            h.name.as_deref() == Some(notification) || h.role_name.as_deref() == Some(notification)
+            !h.included
+                && (h.name.as_deref() == Some(notification)
+                    || h.role_name.as_deref() == Some(notification))
         };
         if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
             return vec![i];

@@ -53,7 +53,7 @@ impl<'r> PlayRun<'r, '_> {
             tack_playbook::TaskKind::IncludeRole(target) => {
                 self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
             }
-            _ => self.include(ctx, &round.hosts, params.as_ref(), callback, stats)?,
+            _ => self.include(ctx, &round.hosts, params.as_ref(), false, callback, stats)?,
         };
         let mut splice = round.pick + 1;
         let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
@@ -80,28 +80,7 @@ impl<'r> PlayRun<'r, '_> {
             // The included tasks inherit what the include inherits (its blocks, role and
             // play) but nothing of the include itself, which is dynamic (ansible passes over
             // a parent that was not loaded statically); its `apply` block stands in its place.
-            let adjust = |task: &mut TaskInContext<'r>| {
-                use tack_playbook::walk::Ancestor;
-                let mut ancestry: Vec<_> = task
-                    .ancestry
-                    .iter()
-                    .copied()
-                    .filter(|a| !matches!(a, Ancestor::Play(_)))
-                    .collect();
-                // The file's own tasks list the include last among the imports.
-                let at = match ancestry.iter().rposition(|a| matches!(a, Ancestor::Import(_))) {
-                    Some(at) if is_tasks => {
-                        ancestry.remove(at);
-                        at
-                    }
-                    _ => ancestry.len(),
-                };
-                if let Some(apply) = apply {
-                    ancestry.insert(at, Ancestor::Block(apply));
-                }
-                ancestry.extend(ctx.ancestry.iter().copied());
-                task.ancestry = ancestry;
-            };
+            let adjust = |task: &mut TaskInContext<'r>| adopt(task, ctx, apply, is_tasks);
             let segment = Segment::adjusted(play, blocks, Some(params), adjust, |c| {
                 Ok(self.run.tags.should_run(&task_tags(c, state.vars, templar)?))
             })?;
@@ -120,16 +99,17 @@ impl<'r> PlayRun<'r, '_> {
         Ok(())
     }
 
-    /// `include_tasks` on `hosts`: its `when` and loop per host, the file each item names,
+    /// `include_tasks` on `hosts` (a handler's when `as_handler`): its `when` and loop per host, the file each item names,
     /// the files loaded once for every host that names them (with the same parameters), and
     /// ansible's `included: FILE for HOSTS` lines. Returns each file's blocks, its include
     /// parameters and its hosts, in the order ansible runs them.
     #[allow(clippy::type_complexity)]
-    fn include(
+    pub(crate) fn include(
         &self,
         ctx: &TaskInContext<'_>,
         hosts: &[String],
         params: Option<&std::sync::Arc<tack_template::Layer>>,
+        as_handler: bool,
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>, Diagnostic>
@@ -141,6 +121,11 @@ impl<'r> PlayRun<'r, '_> {
                 ctx.task.origin.clone(),
             ));
         };
+        if as_handler {
+            callback.handler_start(&self.view(ctx));
+        } else {
+            callback.task_start(&self.view(ctx));
+        }
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
@@ -158,6 +143,9 @@ impl<'r> PlayRun<'r, '_> {
             }
             for block in &mut included.blocks {
                 crate::refuse::check_included(&block.block)?;
+                if as_handler {
+                    crate::flush::check_handler_file(&block.block)?;
+                }
                 block.dep_chain = ctx.dep_chain.clone();
             }
             for block in &included.handlers {
@@ -174,8 +162,8 @@ impl<'r> PlayRun<'r, '_> {
         Ok(out)
     }
 
-    /// An include's `when` and loop on each of `hosts` (a false `when` shows the host
-    /// skipped), and what each item names: `nodes` rendered with the host's variables and
+    /// An include's `when` and loop on each of `hosts` (after its banner, the caller's; a
+    /// false `when` shows the host skipped), and what each item names: `nodes` rendered with the host's variables and
     /// the item. Hosts naming the same things with the same item share one entry, in
     /// first-seen order.
     pub(crate) fn wanted(
@@ -188,7 +176,6 @@ impl<'r> PlayRun<'r, '_> {
         nodes: &[(&str, Option<&Node>)],
     ) -> Result<Vec<Wanted>, Diagnostic> {
         let view = self.view(ctx);
-        callback.task_start(&view);
         let runner = self.runner(ctx, Action::Debug, params.cloned());
         let loop_var = loop_var(ctx);
         let mut wanted: Vec<Wanted> = Vec::new();
@@ -280,6 +267,34 @@ impl<'r> PlayRun<'r, '_> {
         }
         Ok(wanted)
     }
+}
+
+/// Gives a task an include brought in the include's place: it inherits what the include
+/// inherits (its blocks, role and play) but nothing of the include itself, which is dynamic
+/// (ansible passes over a parent that was not loaded statically); the include's `apply`
+/// block stands in its place.
+pub(crate) fn adopt<'r>(
+    task: &mut TaskInContext<'r>,
+    include: &TaskInContext<'r>,
+    apply: Option<&'r tack_playbook::Block>,
+    is_tasks: bool,
+) {
+    use tack_playbook::walk::Ancestor;
+    let mut ancestry: Vec<_> =
+        task.ancestry.iter().copied().filter(|a| !matches!(a, Ancestor::Play(_))).collect();
+    // The file's own tasks list the include last among the imports.
+    let at = match ancestry.iter().rposition(|a| matches!(a, Ancestor::Import(_))) {
+        Some(at) if is_tasks => {
+            ancestry.remove(at);
+            at
+        }
+        _ => ancestry.len(),
+    };
+    if let Some(apply) = apply {
+        ancestry.insert(at, Ancestor::Block(apply));
+    }
+    ancestry.extend(include.ancestry.iter().copied());
+    task.ancestry = ancestry;
 }
 
 /// What an include names for some hosts with one loop item.

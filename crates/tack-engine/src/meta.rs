@@ -28,13 +28,13 @@ pub(crate) struct MetaRound<'m, 'a> {
     pub states: &'m mut BTreeMap<String, HostState>,
 }
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
     /// Runs the meta task `ctx` for the hosts of `round`.
     pub(crate) fn run_meta(
         &self,
         ctx: &TaskInContext<'_>,
         round: &Round,
-        meta: &mut MetaRound<'_, '_>,
+        meta: &mut MetaRound<'_, 'r>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<(), Diagnostic> {

@@ -76,6 +76,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     role_layers: std::cell::RefCell<
         std::collections::HashMap<*const tack_playbook::Task, crate::roles::RoleLayers>,
     >,
+    /// Where the blocks a handler's `include_tasks` loads are kept for the play.
+    pub blocks: &'r Arena<Vec<CompiledBlock>>,
 }
 
 /// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
@@ -199,6 +201,7 @@ pub fn run_play(
         stopped: Default::default(),
         role_layers: Default::default(),
         identities: std::cell::RefCell::new(identities.clone()),
+        blocks: &arena,
     };
     {
         let all = new_run(hosts.clone());

@@ -223,7 +223,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     // Role handlers too: they run like any other.
     let handlers: Vec<CompiledBlock> = crate::play::handler_blocks(play);
     for ctx in walk(play, &handlers, Sections::All) {
-        if matches!(ctx.task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_)) {
+        if matches!(ctx.task.kind, TaskKind::IncludeRole(_)) {
             let what = format!("'{}' as a handler", ctx.task.action);
             return Err(refuse(what, ctx.task.origin.clone()));
         }
@@ -248,7 +248,8 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if matches!(task.kind, TaskKind::IncludeTasks) {
         check_apply(task)?;
         for (keyword, _) in task.attrs.iter() {
-            if !INCLUDE_KEYWORDS.contains(&keyword) {
+            // Only a handler's include may carry `listen` (the loader says so for others).
+            if !INCLUDE_KEYWORDS.contains(&keyword) && keyword != Keyword::Listen {
                 let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
                 return Err(refuse(
                     format!("the include_tasks keyword '{}'", keyword.as_str()),
@@ -392,7 +393,8 @@ pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// [`check_included`] for handlers an include brought in: an include as a handler is refused.
+/// [`check_included`] for handlers an include brought in (a role's): an include as such a
+/// handler is refused.
 pub fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     check_included(block)?;
     for entry in &block.block {

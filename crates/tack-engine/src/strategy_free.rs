@@ -67,15 +67,15 @@ pub(crate) fn warn_unsupported(controls: &crate::fatal::Controls) {
     }
 }
 
-impl PlayRun<'_, '_> {
+impl<'r> PlayRun<'r, '_> {
     /// One batch under `free` (`pinned` false) or `host_pinned`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn run_batch_free<'w>(
+    pub(crate) fn run_batch_free(
         &self,
         pinned: bool,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
-        walk: &mut Walk<'w>,
-        handlers: &mut Handlers<'w>,
+        walk: &mut Walk<'r>,
+        handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
         states: &mut BTreeMap<String, HostState>,

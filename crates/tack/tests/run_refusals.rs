@@ -98,10 +98,6 @@ fn unsupported_keywords_are_refused_where_written() {
     );
     refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
     let play = format!(
-        "{PLAY}    - debug: msg=x\n  handlers:\n    - name: h\n      include_tasks: h.yml\n"
-    );
-    refused(&play, &[], "tack does not support 'include_tasks' as a handler yet", 1);
-    let play = format!(
         "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        break_when: []\n"
     );
     refused(&play, &[], "the loop_control option 'break_when'", 1);

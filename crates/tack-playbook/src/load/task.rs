@@ -134,7 +134,9 @@ impl Loader<'_> {
             let delegate = parsed.delegate_to.as_ref().map(|_| "delegate_to");
             let keys = rest.keys().filter_map(|k| k.as_str()).chain(delegate);
             for k in keys {
-                if !VALID_INCLUDE_KEYWORDS.contains(&k) {
+                // `HandlerTaskInclude` adds `listen` to the include keywords.
+                let listens = scope.use_handlers && k == "listen";
+                if !VALID_INCLUDE_KEYWORDS.contains(&k) && !listens {
                     if self.options.invalid_task_attribute_failed {
                         return Err(parser_error(
                             format!("'{k}' is not a valid attribute for a {}", kind.class_name()),
