@@ -357,8 +357,11 @@ fn transfer(
         if result.get("changed").is_none() {
             result.insert(s("changed"), b(false));
         }
-    } else {
-        result.insert(s("dest"), s(&dest));
+    } else if result.get("dest").is_none() {
+        // The module's own `dest` stands (the copy module says `./name` for a bare name);
+        // the file module's `path` is taken for it, as ansible's action takes it.
+        let path = result.get("path").cloned();
+        result.insert(s("dest"), path.unwrap_or_else(|| s(&dest)));
     }
     if same {
         result.insert(s("checksum"), s(&checksum));

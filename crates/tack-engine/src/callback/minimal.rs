@@ -40,11 +40,34 @@ pub struct MinimalCallback<W: Write> {
     verbosity: u8,
     origin: Option<AdhocOrigin>,
     shown_errors: std::collections::HashSet<String>,
+    /// `--tree`: ansible's `tree` callback beside this one.
+    tree: Option<super::tree::TreeWriter>,
+    /// `-D`: the diff context, when diffs are shown.
+    diff_context: Option<usize>,
 }
 
 impl<W: Write> MinimalCallback<W> {
     pub fn new(out: W, layout: Layout, verbosity: u8) -> MinimalCallback<W> {
-        MinimalCallback { out, layout, verbosity, origin: None, shown_errors: Default::default() }
+        MinimalCallback {
+            out,
+            layout,
+            verbosity,
+            origin: None,
+            shown_errors: Default::default(),
+            tree: None,
+            diff_context: None,
+        }
+    }
+
+    pub fn with_tree(mut self, tree: super::tree::TreeWriter) -> MinimalCallback<W> {
+        self.tree = Some(tree);
+        self
+    }
+
+    /// Shows file diffs (`-D`) with `context` lines around each change.
+    pub fn with_diffs(mut self, context: usize) -> MinimalCallback<W> {
+        self.diff_context = Some(context);
+        self
     }
 
     pub fn with_origin(mut self, origin: AdhocOrigin) -> MinimalCallback<W> {
@@ -235,6 +258,24 @@ impl<W: Write> Callback for MinimalCallback<W> {
             }
             Outcome::Ok | Outcome::Changed => self.ok(task, result),
         }
+        if let Some(tree) = &self.tree
+            && result.outcome() != Outcome::Skipped
+        {
+            tree.write(task, result);
+        }
+    }
+
+    /// `minimal`'s `v2_on_file_diff`: any result with a diff shows it, changed or not (the
+    /// one-line callback shows none).
+    fn file_diff(&mut self, _task: &TaskView, result: &HostResult) {
+        let Some(context) = self.diff_context.filter(|_| self.layout == Layout::Minimal) else {
+            return;
+        };
+        let Some(diff) = result.data.get("diff").filter(|d| d.value.is_truthy()) else {
+            return;
+        };
+        let text = super::diff::render_with(diff, context);
+        let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
     }
 
     // Neither callback shows loop items (ansible's base callback ignores them).

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass, Origin};
 use tack_engine::callback::minimal::{AdhocOrigin, Layout, MinimalCallback};
+use tack_engine::callback::tree::TreeWriter;
 use tack_engine::{RunContext, RunFacts};
 use tack_playbook::tags::TagFilter;
 use tack_playbook::{LoadOptions, Loader};
@@ -109,11 +110,7 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 8] = [
-        (args.diff, "--diff"),
-        (args.tree.is_some(), "--tree"),
-        (args.background.is_some_and(|s| s != 0), "--background"),
-        (args.poll.is_some(), "--poll"),
+    let checks: [(bool, &'static str); 4] = [
         (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
         (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
         (!args.module_path.is_empty(), "--module-path"),
@@ -180,7 +177,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let adhoc = AdhocTask::new(&module, &module_args, requires_args(&module))?;
+    let mut adhoc = AdhocTask::new(&module, &module_args, requires_args(&module))?;
+    // `-B`/`-P` become the task's `async`/`poll` (ansible adds them when either is set, and
+    // the poll interval always is: 15 by default).
+    adhoc.background = args.background.unwrap_or(0);
+    adhoc.poll = args.poll.unwrap_or(DEFAULT_POLL_INTERVAL);
+    if args.tree.is_some() {
+        tack_diag::deprecate(
+            &Diagnostic::new("The '--tree' argument is deprecated.")
+                .with_help("Use callback configuration to enable the tree callback instead."),
+            "2.23",
+        );
+    }
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
         roles_path: session.roles_path.clone(),
@@ -195,6 +203,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
     let playbooks = vec![playbook];
     tack_engine::check(&playbooks)?;
+    if args.tree.is_some() {
+        tack_diag::deprecate(
+            &Diagnostic::about_value(
+                "tree has been deprecated. Use another callback plugin, or vendor and/or move \
+                 the tree callback to a collection.",
+                "tree",
+            ),
+            "2.23",
+        );
+    }
     if args.one_line {
         tack_diag::deprecate(
             &Diagnostic::about_value(
@@ -221,7 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
-            diff_mode: false,
+            diff_mode: args.diff,
             diff: tack_engine::callback::diff::DiffSettings {
                 context: usize::try_from(session.config.diff_context()).unwrap_or(0),
                 max_size: session.config.max_file_size_for_diff(),
@@ -253,6 +271,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             module: adhoc.module.clone(),
             repr: adhoc.repr(),
         });
+    if let Some(dir) = &args.tree {
+        let dir = tack_py::ansible::unfrackpath(dir, false, None);
+        callback = callback.with_tree(TreeWriter::new(dir, args.verbosity.verbose));
+    }
+    if args.diff {
+        callback = callback.with_diffs(usize::try_from(session.config.diff_context()).unwrap_or(0));
+    }
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     Ok(ExitCode::from(status.exit_code()))
 }
@@ -303,7 +328,14 @@ fn host_list(
 struct AdhocTask {
     module: String,
     args: Mapping,
+    /// `-B`: seconds the job may run in the background (0: not in the background).
+    background: i64,
+    /// `-P`: seconds between polls of a background job (0: not polled).
+    poll: i64,
 }
+
+/// `C.DEFAULT_POLL_INTERVAL`.
+const DEFAULT_POLL_INTERVAL: i64 = 15;
 
 impl AdhocTask {
     fn new(module: &str, raw: &str, check_raw: bool) -> Result<AdhocTask, Diagnostic> {
@@ -326,27 +358,40 @@ impl AdhocTask {
                 );
             }
         }
-        Ok(AdhocTask { module: module.to_string(), args })
+        Ok(AdhocTask {
+            module: module.to_string(),
+            args,
+            background: 0,
+            poll: DEFAULT_POLL_INTERVAL,
+        })
     }
 
     fn description(&self) -> String {
         format!("<adhoc {} task>", tack_py::repr::str_repr(&self.module))
     }
 
-    /// The task's data as Python's `repr()` shows it in error blocks, with the defaults ansible
-    /// adds (`timeout`, and `async_val`/`poll` since the poll interval is never zero here).
+    /// The task's data as Python's `repr()` shows it in error blocks, with what ansible adds
+    /// (`timeout`, and `async_val`/`poll` when either is set).
     fn repr(&self) -> String {
         let mut map = Mapping::new();
         let str_node = |s: &str| Node::bare(Value::Str(s.to_string()));
         map.insert(str_node("action"), str_node(&self.module));
         map.insert(str_node("args"), Node::bare(Value::Map(self.args.clone())));
         map.insert(str_node("timeout"), Node::bare(Value::Int(0)));
-        use tack_playbook::tables::actions::{INCLUDE_ROLE, INCLUDE_TASKS, is};
-        if !is(&self.module, INCLUDE_ROLE) && !is(&self.module, INCLUDE_TASKS) {
-            map.insert(str_node("async_val"), Node::bare(Value::Int(0)));
-            map.insert(str_node("poll"), Node::bare(Value::Int(15)));
+        if self.adds_async() {
+            map.insert(str_node("async_val"), Node::bare(Value::Int(self.background)));
+            map.insert(str_node("poll"), Node::bare(Value::Int(self.poll)));
         }
         tack_yaml::pyrepr::repr(&Value::Map(map))
+    }
+
+    /// Whether `_play_ds` gives the task `async_val` and `poll`: not for includes, and only
+    /// when one of them is set.
+    fn adds_async(&self) -> bool {
+        use tack_playbook::tables::actions::{INCLUDE_ROLE, INCLUDE_TASKS, is};
+        !is(&self.module, INCLUDE_ROLE)
+            && !is(&self.module, INCLUDE_TASKS)
+            && (self.background != 0 || self.poll != 0)
     }
 
     /// The play `_play_ds` builds around the task.
@@ -362,6 +407,12 @@ impl AdhocTask {
             ),
         );
         task.insert(key("args"), Node::new(Value::Map(self.args.clone()), origin.clone()));
+        // Only a job in the background changes how the task runs; a bare `-P` is shown in the
+        // task's data but, as in ansible, does nothing.
+        if self.adds_async() && self.background != 0 {
+            task.insert(key("async"), Node::new(Value::Int(self.background), origin.clone()));
+            task.insert(key("poll"), Node::new(Value::Int(self.poll), origin.clone()));
+        }
         let mut play = Mapping::new();
         play.insert(key("name"), key("Ansible Ad-Hoc"));
         play.insert(key("hosts"), key(pattern));
