@@ -53,7 +53,9 @@ impl PlayRun<'_, '_> {
             .iter()
             .filter_map(|e| match e {
                 crate::task::TaskEvent::Item(i) => Some(i),
-                crate::task::TaskEvent::Retry(_) | crate::task::TaskEvent::Async(_) => None,
+                crate::task::TaskEvent::Retry(_)
+                | crate::task::TaskEvent::Async(_)
+                | crate::task::TaskEvent::Transport(_) => None,
             })
             .collect();
         let times = if items.is_empty() {

@@ -16,6 +16,8 @@ use crate::result::s;
 /// One host's `setup` result, as the strategy then shows and applies it.
 pub(crate) struct Gathered {
     pub shown: crate::result::HostResult,
+    /// The `-vvv` lines about reaching the host (see `crate::transport`).
+    pub transport: Vec<String>,
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
@@ -68,7 +70,11 @@ impl PlayRun<'_, '_> {
         let invocation =
             tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
         use crate::connection::Connection;
-        let result = match crate::connection::Local.run_module("setup", &invocation) {
+        crate::transport::new_task();
+        let outcome = crate::connection::Local.run_module("setup", &invocation);
+        let transport =
+            crate::transport::lines(&self.gather_address(host), crate::transport::take());
+        let result = match outcome {
             Ok(result) => crate::json::map_from_json(&result),
             Err(e) => {
                 let mut data = Mapping::new();
@@ -91,7 +97,7 @@ impl PlayRun<'_, '_> {
             facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
         }
         shown.data.remove("ansible_facts");
-        Gathered { shown, facts }
+        Gathered { shown, transport, facts }
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.
@@ -104,6 +110,9 @@ impl PlayRun<'_, '_> {
         callback: &mut dyn Callback,
     ) {
         let host = gathered.shown.host.clone();
+        for line in &gathered.transport {
+            callback.verbose_line(3, line);
+        }
         stats.count(&gathered.shown, false);
         if gathered.shown.flag("failed") {
             cursor.pos = None;

@@ -158,6 +158,7 @@ impl<'r> PlayRun<'r, '_> {
             }
             for block in &mut included.blocks {
                 crate::refuse::check_included(&block.block)?;
+                crate::verbose::check_included(&block.block, self.run.facts.verbosity)?;
                 block.dep_chain = ctx.dep_chain.clone();
             }
             for block in &included.handlers {

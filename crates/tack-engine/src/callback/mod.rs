@@ -10,6 +10,7 @@ pub mod default;
 pub mod diff;
 pub mod events;
 pub mod minimal;
+pub mod verbose;
 
 use std::collections::BTreeMap;
 
