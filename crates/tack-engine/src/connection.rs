@@ -46,6 +46,7 @@ impl Connection for Local {
         module: &str,
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Module(module.to_string()));
         tack_agent::run_module(module, invocation)
             .ok_or_else(|| ConnectionError::NoSuchModule(module.to_string()))
     }
@@ -55,6 +56,7 @@ impl Connection for Local {
         cmd: &str,
         cwd: &std::path::Path,
     ) -> Result<ExecOutput, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
         let mut command = std::process::Command::new("/bin/sh");
         command.arg("-c").arg(cmd).stdin(std::process::Stdio::null());
         // ansible's local connection runs in the play's directory; one that is gone leaves

@@ -56,7 +56,9 @@ impl<'r> PlayRun<'r, '_> {
             .iter()
             .filter_map(|e| match e {
                 crate::task::TaskEvent::Item(i) => Some(i),
-                crate::task::TaskEvent::Retry(_) | crate::task::TaskEvent::Async(_) => None,
+                crate::task::TaskEvent::Retry(_)
+                | crate::task::TaskEvent::Async(_)
+                | crate::task::TaskEvent::Transport(_) => None,
             })
             .collect();
         let times = if items.is_empty() {

@@ -221,6 +221,7 @@ impl<'r> PlayRun<'r, '_> {
                 }
                 crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
                 crate::task::TaskEvent::Async(note) => callback.async_note(note),
+                crate::task::TaskEvent::Transport(line) => callback.verbose_line(3, line),
             }
         }
         let result = &outcome.result;

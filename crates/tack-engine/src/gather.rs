@@ -16,6 +16,8 @@ use crate::result::s;
 /// One host's `setup` result, as the strategy then shows and applies it.
 pub(crate) struct Gathered {
     pub shown: crate::result::HostResult,
+    /// The `-vvv` lines about reaching the host (see `crate::transport`).
+    pub transport: Vec<String>,
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
@@ -44,10 +46,16 @@ impl PlayRun<'_, '_> {
         let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
         let width = crate::forks::width(self.run.facts.forks, 0, hosts.len());
         let origin = self.play().origin.clone();
+        // Worked out here: the threads that gather cannot reach the play's state.
+        let addresses: BTreeMap<String, String> =
+            hosts.iter().map(|h| (h.clone(), self.gather_address(h))).collect();
         crate::forks::run_hosts(
             &hosts,
             width,
-            |host| gather_on(keywords, host, origin.clone()),
+            |host| {
+                let address = addresses.get(host).map_or(host, String::as_str);
+                gather_on(keywords, host, address, origin.clone())
+            },
             |host, gathered| {
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
                     self.apply_gathered(gathered, cursor, stats, states, callback);
@@ -65,7 +73,7 @@ impl PlayRun<'_, '_> {
         keywords: &tack_playbook::post_validate::PlayKeywords,
         host: &str,
     ) -> Gathered {
-        gather_on(keywords, host, self.play().origin.clone())
+        gather_on(keywords, host, &self.gather_address(host), self.play().origin.clone())
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.
@@ -78,6 +86,9 @@ impl PlayRun<'_, '_> {
         callback: &mut dyn Callback,
     ) {
         let host = gathered.shown.host.clone();
+        for line in &gathered.transport {
+            callback.verbose_line(3, line);
+        }
         stats.count(&gathered.shown, false);
         if gathered.shown.flag("failed") {
             cursor.pos = None;
@@ -95,6 +106,7 @@ impl PlayRun<'_, '_> {
 fn gather_on(
     keywords: &tack_playbook::post_validate::PlayKeywords,
     host: &str,
+    address: &str,
     origin: Option<tack_diag::Origin>,
 ) -> Gathered {
     let mut args = serde_json::Map::new();
@@ -110,7 +122,10 @@ fn gather_on(
     let invocation =
         tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
     use crate::connection::Connection;
-    let result = match crate::connection::Local.run_module("setup", &invocation) {
+    crate::transport::new_task();
+    let outcome = crate::connection::Local.run_module("setup", &invocation);
+    let transport = crate::transport::lines(address, crate::transport::take());
+    let result = match outcome {
         Ok(result) => crate::json::map_from_json(&result),
         Err(e) => {
             let mut data = Mapping::new();
@@ -129,5 +144,5 @@ fn gather_on(
         facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
     }
     shown.data.remove("ansible_facts");
-    Gathered { shown, facts }
+    Gathered { shown, transport, facts }
 }

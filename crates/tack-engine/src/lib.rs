@@ -45,7 +45,9 @@ mod segments;
 mod start_at;
 mod strategy_free;
 mod task;
+mod transport;
 pub mod vars;
+pub mod verbose;
 
 use std::collections::BTreeMap;
 
@@ -60,6 +62,7 @@ use tack_yaml::Mapping;
 pub use callback::{Callback, Stats};
 pub use start_at::StartAt;
 pub use vars::RunFacts;
+pub use verbose::check as check_verbosity;
 
 /// The ansible-core version tack reproduces (`ansible_version`).
 pub const ANSIBLE_VERSION: &str = "2.21.5";

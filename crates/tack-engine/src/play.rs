@@ -649,6 +649,7 @@ impl<'r> PlayRun<'r, '_> {
                         }
                         crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
                         crate::task::TaskEvent::Async(note) => callback.async_note(note),
+                        crate::task::TaskEvent::Transport(line) => callback.verbose_line(3, line),
                     }
                 }
                 judge(host, &outcome, callback)?;
@@ -656,7 +657,7 @@ impl<'r> PlayRun<'r, '_> {
                 // the task's own result when `--diff` or the task's `diff` is on.
                 let diff_on = self.run.facts.diff_mode || outcome.diff;
                 if diff_on
-                    && outcome.items.is_empty()
+                    && !outcome.items.iter().any(|e| matches!(e, crate::task::TaskEvent::Item(_)))
                     && crate::callback::diff::sent_for(&outcome.result)
                 {
                     callback.file_diff(&view, &outcome.result);

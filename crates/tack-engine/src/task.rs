@@ -49,6 +49,8 @@ pub enum TaskEvent {
     Retry(HostResult),
     /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` line of a job the task waits for.
     Async(String),
+    /// A `-vvv` line about reaching the host (see `crate::transport`).
+    Transport(String),
 }
 
 /// A task's arguments as rendered for one host.
@@ -134,6 +136,7 @@ impl TaskRun<'_> {
 
     /// Runs the task on `host`.
     pub fn run(&self, host: &str) -> TaskOutcome {
+        crate::transport::new_task();
         let Some(scope) = self.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
             let result = self.finish(host, errored(diag));
@@ -187,7 +190,7 @@ impl TaskRun<'_> {
             match event {
                 TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
                 TaskEvent::Item(r) => result.no_log |= r.no_log,
-                TaskEvent::Retry(_) | TaskEvent::Async(_) => {}
+                TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(_) => {}
             }
         }
         if result.flag("failed") && ignore_errors {
@@ -285,7 +288,7 @@ impl TaskRun<'_> {
                         r.delegated = result.delegated.clone();
                         shown.push(TaskEvent::Retry(r));
                     }
-                    note @ TaskEvent::Async(_) => shown.push(note),
+                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(_)) => shown.push(note),
                     TaskEvent::Item(_) => {}
                 }
             }
@@ -508,6 +511,7 @@ impl TaskRun<'_> {
             host,
             notes: &notes,
         });
+        crate::transport::take();
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -528,6 +532,13 @@ impl TaskRun<'_> {
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
         });
+        let uses = crate::transport::take();
+        if !uses.is_empty() {
+            let address = crate::verbose::address(self, host, scope);
+            events.extend(
+                crate::transport::lines(&address, uses).into_iter().map(TaskEvent::Transport),
+            );
+        }
         events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));
         output
     }

@@ -96,6 +96,9 @@ pub struct InventoryData {
     pub(crate) transform_group_chars: TransformGroupChars,
     /// The interpreter the implicit localhost gets as `ansible_python_interpreter`.
     pub(crate) localhost_python: String,
+    /// What ansible's inventory manager says while reading the sources, from `-v` count
+    /// `.0` on (see [`crate::Inventory::verbose_notes`]).
+    pub(crate) notes: Vec<(u8, String)>,
 }
 
 fn invalid_name_chars(name: &str) -> bool {
@@ -127,6 +130,7 @@ impl InventoryData {
             hash_behaviour,
             transform_group_chars,
             localhost_python: "/usr/bin/python3".into(),
+            notes: Vec::new(),
         };
         for name in ["all", "ungrouped"] {
             data.insert_group(name.to_string());
@@ -312,7 +316,10 @@ impl InventoryData {
         self.host_index.insert(name.to_string(), id);
         if LOCALHOST_NAMES.contains(&name) {
             match self.localhost {
-                None => self.localhost = Some(id),
+                None => {
+                    self.localhost = Some(id);
+                    self.notes.push((4, format!("Set default localhost to {name}")));
+                }
                 Some(first) => tack_diag::warn(&Diagnostic::new(format!(
                     "A duplicate localhost-like entry was found ({name}). First found localhost was {}",
                     self.host(first).name

@@ -185,6 +185,14 @@ impl Inventory {
         Ok(fresh)
     }
 
+    /// The lines ansible's inventory manager and plugins show while reading the sources
+    /// (`display.vvv`/`vvvv`), in order, each with the `-v` count it needs: the plugins
+    /// declining or parsing each source, `setting up inventory plugins`, the default
+    /// localhost. Only what [`Inventory::load`] read; a reload's are not kept here.
+    pub fn verbose_notes(&self) -> &[(u8, String)] {
+        &self.data.notes
+    }
+
     /// The sources as given.
     pub fn sources(&self) -> &[String] {
         &self.sources

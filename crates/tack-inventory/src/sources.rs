@@ -190,10 +190,22 @@ impl<'a> SourceReader<'a> {
         self.data.current_source = Some(source.to_string());
         let mut parsed = false;
         let mut failures: Vec<(String, Diagnostic)> = Vec::new();
+        self.note(4, "setting up inventory plugins".into());
+        if !self.data.notes.iter().any(|(_, n)| n.starts_with("Loading collection ")) {
+            // ansible's collection loader announces ansible.builtin (which has no path) when
+            // the first plugin is loaded from it.
+            self.note(4, "Loading collection ansible.builtin from ".into());
+        }
         for plugin in self.plugins()? {
             match self.attempt(&plugin, source)? {
-                Attempt::Declined => {}
+                Attempt::Declined => self.note(
+                    3,
+                    format!(
+                        "{plugin} declined parsing {source} as it did not pass its verify_file() method"
+                    ),
+                ),
                 Attempt::Parsed => {
+                    self.note(3, format!("Parsed {source} inventory source with {plugin} plugin"));
                     parsed = true;
                     break;
                 }
@@ -256,6 +268,45 @@ impl<'a> SourceReader<'a> {
         path.exists() && std::fs::File::open(path).is_ok()
     }
 
+    fn note(&mut self, level: u8, text: String) {
+        self.data.notes.push((level, text));
+    }
+
+    /// `BaseFileInventoryPlugin.verify_file`, which says why it declines.
+    fn readable_source(&mut self, path: &Path) -> bool {
+        let readable = Self::readable_file(path);
+        if !readable {
+            self.note(
+                3,
+                "Skipping due to inventory source not existing or not being readable by the \
+                 current user"
+                    .into(),
+            );
+        }
+        readable
+    }
+
+    /// `verify_file` of each plugin, with the note the file plugins give when the source is
+    /// missing (`auto` looks at the extension first).
+    fn verify_noted(&mut self, plugin: &str, source: &str) -> bool {
+        let path = Path::new(source);
+        let ext = tack_py::path::splitext(source).1;
+        match plugin {
+            "script" => self.readable_source(path) && is_executable(path),
+            "auto" => {
+                (source.ends_with(".yml") || source.ends_with(".yaml"))
+                    && self.readable_source(path)
+            }
+            "yaml" => {
+                self.readable_source(path)
+                    && (ext.is_empty() || self.options.yaml_extensions.iter().any(|e| e == ext))
+            }
+            "ini" => self.readable_source(path) && ext != ".toml",
+            "toml" => self.readable_source(path) && ext == ".toml",
+            _ => self.verify(plugin, source),
+        }
+    }
+
     fn verify(&self, plugin: &str, source: &str) -> bool {
         let path = Path::new(source);
         let ext = tack_py::path::splitext(source).1;
@@ -277,7 +328,7 @@ impl<'a> SourceReader<'a> {
 
     /// Offers `source` to `plugin`. An `Err` is a refusal that ends the whole run.
     fn attempt(&mut self, plugin: &str, source: &str) -> Result<Attempt, Diagnostic> {
-        if !self.verify(plugin, source) {
+        if !self.verify_noted(plugin, source) {
             return Ok(Attempt::Declined);
         }
         let path = Path::new(source);

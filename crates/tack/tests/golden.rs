@@ -114,7 +114,7 @@ fn normalise_times(text: &str) -> String {
 /// version, package location, executable, interpreter, Jinja2 and PyYAML): ansible-core prints
 /// its own and tack its own (see tests/golden/README.md). A line may be wrapped in colour codes.
 fn normalise_install(text: &str) -> String {
-    static RULES: std::sync::OnceLock<[(regex::Regex, &str); 2]> = std::sync::OnceLock::new();
+    static RULES: std::sync::OnceLock<[(regex::Regex, &str); 3]> = std::sync::OnceLock::new();
     let rules = RULES.get_or_init(|| {
         [
             (
@@ -131,6 +131,15 @@ fn normalise_install(text: &str) -> String {
                 .expect("valid pattern"),
                 "$1  $2 = <INSTALL>$3",
             ),
+            // `-vvvv`: the file the default callback was loaded from (ansible's Python file,
+            // tack's own binary).
+            (
+                regex::Regex::new(
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(Loading callback plugin \S+ of type \S+, v[0-9.]+ from )[^\n]*?((?:\x1b\[0m)?\r?)$",
+                )
+                .expect("valid pattern"),
+                "$1$2<INSTALL>$3",
+            ),
         ]
     });
     let mut out = text.to_string();
@@ -138,6 +147,22 @@ fn normalise_install(text: &str) -> String {
         out = pattern.replace_all(&out, *with).into_owned();
     }
     out
+}
+
+/// In a case with a `transport` file: drops the `-vvv` lines that describe how each program
+/// reaches a host, which differ by design (see tests/golden/README.md): ansible's `EXEC`,
+/// `PUT` and `FETCH` lines and `Using module file ...` (its Python transport: temporary
+/// directories, AnsiballZ uploads), tack's `NATIVE MODULE` and `EXEC` lines. The
+/// `ESTABLISH` line and everything else stay compared.
+fn drop_transport(text: &str) -> String {
+    static LINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let line = LINE.get_or_init(|| {
+        regex::Regex::new(
+            r"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:EXEC|PUT|FETCH|NATIVE MODULE) |Using module file )",
+        )
+        .expect("valid pattern")
+    });
+    text.split_inclusive('\n').filter(|l| !line.is_match(l)).collect()
 }
 
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
@@ -187,6 +212,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     fs::create_dir_all(work.join(".home")).unwrap();
     let work_str = work.display().to_string();
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
+    let transport = case.join("transport").is_file();
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {
@@ -254,6 +280,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
             let replaced = replace_bytes(bytes, work_str.as_bytes(), b"<CASE>");
             match String::from_utf8(replaced) {
                 Ok(text) => {
+                    let text = if transport { drop_transport(&text) } else { text };
                     normalise_install(&normalise_times(&normalise_unordered(&text))).into_bytes()
                 }
                 Err(e) => e.into_bytes(),

@@ -4,7 +4,8 @@
 //! before failures, and the PLAY RECAP.
 //!
 //! `-v` shows every result; `-vv` adds the playbook banner, each task's path and the
-//! strategy's `display.vv` lines (`-vvv` and more are refused by the command line). Colour,
+//! strategy's `display.vv` lines; `-vvv` indents every dump and shows the connection lines the
+//! engine reports; `-vvvv` adds the lines of `callback::verbose`. Colour,
 //! when on, comes from a [`Palette`] (see `color`). The non-default options (`display_ok_hosts`, `display_skipped_hosts`,
 //! `show_task_path_on_failure`, `result_format`, ...) are not written yet; the run refuses them
 //! before it starts (see `crate::refuse`).
@@ -32,6 +33,8 @@ pub struct DefaultCallback<W: Write> {
     palette: Option<Palette>,
     /// `show_custom_stats`: the recap is followed by the `set_stats` data.
     custom_stats: bool,
+    /// The `-vvvv` lines the command supplies.
+    extras: super::verbose::VerboseExtras,
 }
 
 impl<W: Write> DefaultCallback<W> {
@@ -44,7 +47,17 @@ impl<W: Write> DefaultCallback<W> {
             diff_context: super::diff::DiffSettings::default().context,
             palette: None,
             custom_stats: false,
+            extras: Default::default(),
         }
+    }
+
+    /// The callback with the `-vvvv` lines the command supplies.
+    pub fn with_verbose_extras(
+        mut self,
+        extras: super::verbose::VerboseExtras,
+    ) -> DefaultCallback<W> {
+        self.extras = extras;
+        self
     }
 
     /// The callback at `-v` level `verbosity`: every result is shown, indented from `-vvv`.
@@ -85,6 +98,24 @@ impl<W: Write> DefaultCallback<W> {
     /// `_dump_results`' indentation rule.
     fn indent(&self, result: &HostResult) -> bool {
         result.always_shown() || self.verbosity > 2
+    }
+
+    /// `_dump_results` at this callback's verbosity: from `-vvv` the `diff` and `invocation`
+    /// keys stay in the dump.
+    fn dump(&self, data: &Mapping, result: &HostResult) -> String {
+        let indent = self.indent(result);
+        if self.verbosity < 3 {
+            return dump_result(data, indent);
+        }
+        let mut options = if indent {
+            JsonOptions::indented(4, true)
+        } else {
+            let mut o = JsonOptions::compact();
+            o.sort_keys = true;
+            o
+        };
+        options.ensure_ascii = false;
+        super::verbose::dump_keeping_diff(data, options)
     }
 
     /// Diffs shown with `context` lines around each change (`DIFF_CONTEXT`).
@@ -255,6 +286,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
         for file in &playbook.imported {
             self.colored(&format!("statically imported: {}", file.display()), Hue::Verbose);
         }
+        if first && self.verbosity >= 4 {
+            let line = self.extras.loaded_line();
+            self.colored(&line, Hue::Verbose);
+        }
         if first {
             // ansible-core's other stdout callbacks, which its loader passes over once the
             // default one is chosen; tack has them neither.
@@ -267,6 +302,11 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let (path, plays) = (&playbook.path, playbook.plays.len());
         let base = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         self.banner(&format!("PLAYBOOK: {base}"));
+        if self.verbosity >= 4 {
+            for line in self.extras.cli_args.clone() {
+                self.colored(&line, Hue::Verbose);
+            }
+        }
         self.colored(&format!("{plays} plays in {}", path.display()), Hue::Verbose);
     }
 
@@ -287,7 +327,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 // that failed loses `results` and shows the summary line.
                 if !(task.looped && data.get("results").is_some()) {
                     self.error_block(task, result);
-                    let dump = dump_result(&data, self.indent(result));
+                    let dump = self.dump(&data, result);
                     self.colored(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
                 }
                 if result.ignored {
@@ -301,7 +341,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                     if items {
                         shown.remove("results");
                     }
-                    msg.push_str(&format!(" => {}", dump_result(&shown, self.indent(result))));
+                    msg.push_str(&format!(" => {}", self.dump(&shown, result)));
                 }
                 self.colored(&msg, Hue::Skip);
             }
@@ -316,7 +356,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 };
                 let mut msg = format!("{word}: [{host}]");
                 if self.verbose(result) {
-                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
+                    msg.push_str(&format!(" => {}", self.dump(&data, result)));
                 }
                 self.colored(&msg, hue);
             }
@@ -343,13 +383,13 @@ impl<W: Write> Callback for DefaultCallback<W> {
         match result.outcome() {
             crate::result::Outcome::Failed => {
                 self.error_block(task, result);
-                let dump = dump_result(&data, self.indent(result));
+                let dump = self.dump(&data, result);
                 self.colored(&format!("failed: [{host}] (item={item}) => {dump}"), Hue::Error);
             }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{}] => (item={item}) ", result.host);
                 if self.verbose(result) {
-                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
+                    msg.push_str(&format!(" => {}", self.dump(&data, result)));
                 }
                 self.colored(&msg, Hue::Skip);
             }
@@ -361,7 +401,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 };
                 let mut msg = format!("{word}: [{host}] => (item={item})");
                 if self.verbose(result) {
-                    msg.push_str(&format!(" => {}", dump_result(&data, self.indent(result))));
+                    msg.push_str(&format!(" => {}", self.dump(&data, result)));
                 }
                 self.colored(&msg, hue);
             }
@@ -382,7 +422,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         // `_run_is_verbose(result, verbosity=2)`: shown from -vvv, or when always shown.
         if (result.always_shown() || self.verbosity > 2) && !result.verbose_override {
             let data = crate::no_log::shown(result);
-            msg.push_str(&format!("Result was: {}", dump_result(&data, self.indent(result))));
+            msg.push_str(&format!("Result was: {}", self.dump(&data, result)));
         }
         self.line(&msg);
     }

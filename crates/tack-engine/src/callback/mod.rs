@@ -11,6 +11,7 @@ pub mod diff;
 pub mod events;
 pub mod minimal;
 pub mod tree;
+pub mod verbose;
 
 use std::collections::BTreeMap;
 

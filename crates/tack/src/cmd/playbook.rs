@@ -163,7 +163,9 @@ fn is_fifo(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
+mod cliargs;
 mod events;
 mod header;
 mod list;
 mod run;
+mod verbose;

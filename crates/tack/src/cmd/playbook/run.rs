@@ -17,12 +17,7 @@ use crate::session::Session;
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
     let checks: [(bool, &'static str); 2] = [
-        (
-            args.verbosity.verbose > 2,
-            "-vvv and more (at -vvv ansible reports its Python module transport: the \
-             connection, remote temporary directories, module uploads and the commands that \
-             run them; tack runs modules natively and has none of those steps to report)",
-        ),
+        (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
     ];
     checks
@@ -51,6 +46,8 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         playbooks.push(loader.load_playbook(path)?);
     }
     tack_engine::check(&playbooks)?;
+    tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
+    let extras = super::verbose::extras(args, session)?;
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is
     // otherwise the default one, as before).
@@ -88,12 +85,19 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
     super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
+    super::verbose::inventory_notes(
+        &mut stdout,
+        session,
+        args.verbosity.verbose,
+        palette.as_ref(),
+    )?;
     let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
     let callback = DefaultCallback::new(stdout, crate::color::columns())
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette)
         .with_diff_context(context)
-        .with_custom_stats(session.config.show_custom_stats());
+        .with_custom_stats(session.config.show_custom_stats())
+        .with_verbose_extras(extras);
     let status = match &args.events {
         None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
         Some(path) => super::events::run(&ctx, &playbooks, callback, path)?,

@@ -1,0 +1,116 @@
+//! What `-vvv` says about reaching a host: the lines ansible's connection prints as
+//! `<address> ...`, for what tack's connection really did.
+//!
+//! ansible's `local` connection announces itself once per task and host
+//! (`ESTABLISH LOCAL CONNECTION FOR USER: name`, on first use); that line is as true for tack
+//! and is printed the same way. What follows in ansible (`EXEC` of the shell commands that make
+//! remote temporary directories, `Using module file`, `PUT` of an AnsiballZ file) describes a
+//! Python transport tack does not have. tack reports its own steps in the same `<address> `
+//! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module, and
+//! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`).
+//!
+//! [`Local`](crate::connection::Local) records each use on the running thread (an action runs
+//! on one thread from start to end); the task runner takes them after each action and turns
+//! them into lines. This module owns that record and the lines' wording; it never decides
+//! whether a line is shown (the callback does, by verbosity).
+
+use std::cell::RefCell;
+
+/// One use of a host's connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// A native module run in-process.
+    Module(String),
+    /// A command run through `/bin/sh -c`.
+    Exec(String),
+}
+
+thread_local! {
+    /// Uses since the last [`take`].
+    static USES: RefCell<Vec<Use>> = const { RefCell::new(Vec::new()) };
+    /// The address the current task and host announced a connection to, if any.
+    static ESTABLISHED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Records a use of the connection (called by the connection itself).
+pub(crate) fn record(action: Use) {
+    USES.with(|u| u.borrow_mut().push(action));
+}
+
+/// The uses recorded since the last call, oldest first.
+pub(crate) fn take() -> Vec<Use> {
+    USES.with(|u| std::mem::take(&mut *u.borrow_mut()))
+}
+
+/// A new task on a host: its first use of the connection announces it again (ansible makes a
+/// connection object per task executor, and `local` announces on first connect).
+pub(crate) fn new_task() {
+    take();
+    ESTABLISHED.with(|e| *e.borrow_mut() = None);
+}
+
+/// `getpass.getuser()`: the first of `LOGNAME`, `USER`, `LNAME`, `USERNAME` that is set and
+/// not empty, else the password database's name for the process's uid (empty when it has
+/// none, as ansible's local connection leaves it).
+pub(crate) fn local_user() -> String {
+    for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
+        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+            return value.to_string_lossy().into_owned();
+        }
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    tack_agent::modules::user_name(uid).unwrap_or_default()
+}
+
+/// The `-vvv` lines for `uses` on the host reached at `address`: the announcement when this
+/// task has not yet announced that address, then one line per use.
+pub(crate) fn lines(address: &str, uses: Vec<Use>) -> Vec<String> {
+    if uses.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let announce = ESTABLISHED.with(|e| {
+        let mut e = e.borrow_mut();
+        let fresh = e.as_deref() != Some(address);
+        *e = Some(address.to_string());
+        fresh
+    });
+    if announce {
+        out.push(format!("<{address}> ESTABLISH LOCAL CONNECTION FOR USER: {}", local_user()));
+    }
+    for action in uses {
+        out.push(match action {
+            Use::Module(name) => {
+                format!("<{address}> NATIVE MODULE {name} (run in-process by tack)")
+            }
+            Use::Exec(cmd) => {
+                format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
+            }
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announces_once_per_task_and_address() {
+        new_task();
+        record(Use::Module("ping".into()));
+        let first = lines("h1", take());
+        assert_eq!(first.len(), 2);
+        assert!(first[0].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
+        assert_eq!(first[1], "<h1> NATIVE MODULE ping (run in-process by tack)");
+        record(Use::Exec("echo 'a b'".into()));
+        assert_eq!(lines("h1", take()), vec![r#"<h1> EXEC /bin/sh -c 'echo '"'"'a b'"'"''"#]);
+        record(Use::Module("ping".into()));
+        assert_eq!(lines("h2", take()).len(), 2);
+        new_task();
+        record(Use::Module("ping".into()));
+        assert_eq!(lines("h2", take()).len(), 2);
+        assert!(lines("h2", take()).is_empty());
+    }
+}

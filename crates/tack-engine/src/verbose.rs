@@ -1,0 +1,152 @@
+//! What `-vvv` and `-vvvv` need from the engine beyond the callback: the address a task's
+//! connection lines name, and what a run at those levels refuses because ansible prints lines
+//! there that tack does not reproduce yet (each refused by name before anything runs).
+//!
+//! This module never prints; the lines themselves are `crate::transport`'s and the callback's.
+
+use tack_diag::{Diagnostic, Origin};
+use tack_playbook::compile::compile_play;
+use tack_playbook::tables::Keyword;
+use tack_playbook::tables::actions as action_names;
+use tack_playbook::walk::{Sections, walk};
+use tack_playbook::{Playbook, TaskEntry};
+use tack_template::Scope;
+
+use crate::task::TaskRun;
+
+/// The play context's `remote_addr` for a task's run on `host` in `scope`: the delegated
+/// host's `ansible_host` (or name) when the run is delegated, else the host's `ansible_host`,
+/// else `127.0.0.1` for the implicit localhost, else the host's name.
+pub(crate) fn address(run: &TaskRun<'_>, host: &str, scope: &Scope) -> String {
+    address_in(run.templar, run.inventory, host, scope)
+}
+
+impl crate::play::PlayRun<'_, '_> {
+    /// [`address`] for the fact-gathering task, in the host's play scope.
+    pub(crate) fn gather_address(&self, host: &str) -> String {
+        match self.scope.host_scope(host) {
+            Some(scope) => address_in(self.run.templar, self.live, host, &scope),
+            None => host.to_string(),
+        }
+    }
+}
+
+fn address_in(
+    templar: &tack_template::Templar,
+    live: &crate::live::LiveInventory,
+    host: &str,
+    scope: &Scope,
+) -> String {
+    let render = |node: &tack_yaml::Node| {
+        templar
+            .render(node, scope)
+            .map(|r| tack_yaml::pyrepr::str(&r.value.value))
+            .unwrap_or_else(|_| tack_yaml::pyrepr::str(&node.value))
+    };
+    if let Some(binding) = scope.get("ansible_delegated_vars")
+        && let Some(map) = binding.node().as_map()
+        && let Some((name, vars)) = map.iter().next()
+    {
+        return match vars.as_map().and_then(|v| v.get("ansible_host")) {
+            Some(node) => render(node),
+            None => tack_yaml::pyrepr::str(&name.value),
+        };
+    }
+    if let Some(binding) = scope.get("ansible_host") {
+        return render(&binding.node().clone());
+    }
+    let inventory = live.current();
+    let data = inventory.data();
+    match data.get_host(host) {
+        Some(id) if data.host(id).implicit => "127.0.0.1".into(),
+        _ => host.into(),
+    }
+}
+
+fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
+    let flag = "v".repeat(usize::from(level));
+    Diagnostic::at(
+        format!(
+            "tack does not support -{flag} with {what} yet (ansible prints lines there that tack \
+             does not reproduce)"
+        ),
+        origin,
+    )
+}
+
+/// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
+/// differently from ansible: `vars_files` (ansible notes each read, once per variable lookup
+/// of its strategy), `async` (the wrapper's transport), `meta: refresh_inventory` (the
+/// inventory plugins' lines again), `wait_for_connection` (its own `-vvv` notes), and from
+/// `-vvvv` the `service` action (which names the module it picked).
+pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
+    if verbosity < 3 {
+        return Ok(());
+    }
+    for playbook in playbooks {
+        for play in &playbook.plays {
+            if !play.vars_files.is_empty() {
+                let origin = play.vars_files.first().and_then(|n| n.origin.clone());
+                return Err(refuse("vars_files", 3, origin.or_else(|| play.origin.clone())));
+            }
+            let compiled = compile_play(play);
+            let handlers = crate::play::handler_blocks(play);
+            let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
+                play,
+                &handlers,
+                Sections::All,
+            ));
+            for ctx in all {
+                check_task(ctx.task, verbosity)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The same refusals for a task file an include brought in at run time.
+pub(crate) fn check_included(
+    block: &tack_playbook::Block,
+    verbosity: i64,
+) -> Result<(), Diagnostic> {
+    if verbosity < 3 {
+        return Ok(());
+    }
+    let level = u8::try_from(verbosity).unwrap_or(u8::MAX);
+    fn entries(list: &[TaskEntry], level: u8) -> Result<(), Diagnostic> {
+        for entry in list {
+            match entry {
+                TaskEntry::Task(task) => check_task(task, level)?,
+                TaskEntry::Block(b) => {
+                    entries(&b.block, level)?;
+                    entries(&b.rescue, level)?;
+                    entries(&b.always, level)?;
+                }
+            }
+        }
+        Ok(())
+    }
+    entries(&block.block, level)?;
+    entries(&block.rescue, level)?;
+    entries(&block.always, level)
+}
+
+fn check_task(task: &tack_playbook::Task, verbosity: u8) -> Result<(), Diagnostic> {
+    if let Some(key) = task.attrs.key(Keyword::Async) {
+        return Err(refuse("'async'", 3, key.origin.clone()));
+    }
+    let short = tack_playbook::tables::short_builtin_name(&task.action);
+    let raw = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
+    if action_names::is(&task.action, action_names::META)
+        && raw.as_deref() == Some("refresh_inventory")
+    {
+        return Err(refuse("meta: refresh_inventory", 3, task.origin.clone()));
+    }
+    if short == "wait_for_connection" {
+        return Err(refuse("wait_for_connection", 3, task.origin.clone()));
+    }
+    if verbosity >= 4 && short == "service" {
+        return Err(refuse("the service action", 4, task.origin.clone()));
+    }
+    Ok(())
+}

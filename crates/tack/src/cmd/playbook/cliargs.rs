@@ -1,0 +1,95 @@
+//! The command line as ansible-playbook's default callback shows it at `-vvvv`
+//! (`v2_playbook_on_start`): `Positional arguments: ...`, then `name: value` for every
+//! `CLIARGS` entry whose value is true in Python, in `CLIARGS` order (argparse's defaults in
+//! the order the parser adds its options), values as Python's `str()` gives them.
+//!
+//! Only options whose value tack knows as ansible computes it are shown; an option whose
+//! shown value tack cannot reproduce yet is refused by name (the caller's error).
+
+use tack_config::Config;
+use tack_py::repr::str_repr;
+
+use super::Args;
+
+/// Python's `str()` of a tuple of strings.
+fn tuple(items: &[String]) -> String {
+    let shown: Vec<String> = items.iter().map(|s| str_repr(s)).collect();
+    match shown.len() {
+        1 => format!("({},)", shown[0]),
+        _ => format!("({})", shown.join(", ")),
+    }
+}
+
+fn setting_flag(config: &Config, name: &str) -> bool {
+    config.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// ansible's tag options: every value split at commas, stripped, kept once (a set, so more
+/// than one tag comes out in an order that changes between runs).
+fn tag_set(values: &[String]) -> Result<Vec<String>, &'static str> {
+    let mut tags: Vec<String> = Vec::new();
+    for value in values {
+        for tag in value.split(',') {
+            let tag = tag.trim().to_string();
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
+    }
+    if tags.len() > 1 {
+        return Err("more than one tag or skipped tag (ansible shows them in set order)");
+    }
+    Ok(tags)
+}
+
+/// The lines, or the option tack cannot show as ansible does.
+pub fn lines(
+    args: &Args,
+    config: &Config,
+    sources: &[String],
+) -> Result<Vec<String>, &'static str> {
+    if !args.vault.vault_ids.is_empty()
+        || !args.vault.vault_password_files.is_empty()
+        || args.vault.ask_vault_pass
+    {
+        return Err("vault options");
+    }
+    if setting_flag(config, "DEFAULT_BECOME") || setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
+        return Err("become settings in the configuration");
+    }
+    let mut tags = tag_set(&args.tags)?;
+    if tags.is_empty() {
+        tags.push("all".into());
+    }
+    let skip_tags = tag_set(&args.skip_tags)?;
+    let playbooks: Vec<String> =
+        args.playbooks.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let text = |name: &str| config.get(name).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let forks = args.forks.map_or_else(|| config.forks(), i64::from);
+    let bool_line = |name: &str, on: bool| on.then(|| format!("{name}: True"));
+    let text_line =
+        |name: &str, value: String| (!value.is_empty()).then(|| format!("{name}: {value}"));
+    let entries = [
+        (args.verbosity.verbose > 0).then(|| format!("verbosity: {}", args.verbosity.verbose)),
+        text_line("connection", text("DEFAULT_TRANSPORT")),
+        bool_line(
+            "force_handlers",
+            args.force_handlers || setting_flag(config, "DEFAULT_FORCE_HANDLERS"),
+        ),
+        text_line("become_method", text("DEFAULT_BECOME_METHOD")),
+        Some(format!("tags: {}", tuple(&tags))),
+        (!skip_tags.is_empty()).then(|| format!("skip_tags: {}", tuple(&skip_tags))),
+        bool_line("check", args.check),
+        bool_line("diff", args.diff || setting_flag(config, "DIFF_ALWAYS")),
+        (!sources.is_empty()).then(|| format!("inventory: {}", tuple(sources))),
+        text_line("subset", args.inventory.limit.clone().unwrap_or_default()),
+        bool_line("flush_cache", args.inventory.flush_cache),
+        (!args.extra_vars.extra_vars.is_empty())
+            .then(|| format!("extra_vars: {}", tuple(&args.extra_vars.extra_vars))),
+        (forks != 0).then(|| format!("forks: {forks}")),
+        text_line("start_at_task", args.start_at_task.clone().unwrap_or_default()),
+    ];
+    let mut out = vec![format!("Positional arguments: {}", playbooks.join(" "))];
+    out.extend(entries.into_iter().flatten());
+    Ok(out)
+}

@@ -1,0 +1,44 @@
+//! What `tack playbook` prints itself at `-vvv` and `-vvvv`: the inventory's notes (the
+//! plugins that declined or parsed each source) after the header, and the `-vvvv` text the
+//! default callback shows (where the callback comes from, the command line's arguments).
+//!
+//! The callback-plugin line names tack's own binary where ansible names its Python file (the
+//! golden harness writes that value `<INSTALL>`, as for the `-vv` version block).
+
+use std::io::Write;
+
+use tack_diag::{Diagnostic, ErrorClass};
+use tack_engine::callback::color::{Hue, Palette, paint};
+use tack_engine::callback::verbose::VerboseExtras;
+
+use super::Args;
+use crate::session::Session;
+
+/// Writes the inventory's notes that `verbosity` shows.
+pub fn inventory_notes(
+    out: &mut impl Write,
+    session: &Session,
+    verbosity: u8,
+    palette: Option<&Palette>,
+) -> std::io::Result<()> {
+    for (level, note) in session.inventory.verbose_notes() {
+        if verbosity >= *level {
+            writeln!(out, "{}", paint(palette, note, Hue::Verbose))?;
+        }
+    }
+    Ok(())
+}
+
+/// The `-vvvv` text for the callback; an option it cannot show as ansible does is refused.
+pub fn extras(args: &Args, session: &Session) -> Result<VerboseExtras, Diagnostic> {
+    if args.verbosity.verbose < 4 {
+        return Ok(VerboseExtras::default());
+    }
+    let cli_args = super::cliargs::lines(args, &session.config, session.inventory.sources())
+        .map_err(|what| {
+            Diagnostic::new(format!("tack playbook does not support -vvvv with {what} yet"))
+                .with_class(ErrorClass::Options)
+        })?;
+    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+    Ok(VerboseExtras { callback_origin: format!("{exe} (built in)"), cli_args })
+}
