@@ -119,7 +119,7 @@ fn normalise_install(text: &str) -> String {
         [
             (
                 regex::Regex::new(
-                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?\r?)$",
+                    r"(?m)^((?:\x1b\[[0-9;]*m)?)(ansible-playbook|ansible) \[(?:core|tack) [^\]\n]*\]((?:\x1b\[0m)?\r?)$",
                 )
                 .expect("valid pattern"),
                 "$1$2 [<VERSION>]$3",

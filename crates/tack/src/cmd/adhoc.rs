@@ -112,7 +112,7 @@ fn requires_args(module: &str) -> bool {
 fn refused_options(args: &Args) -> Option<&'static str> {
     let checks: [(bool, &'static str); 4] = [
         (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
-        (args.verbosity.verbose > 1, "-vv and more (verbose output beyond -v)"),
+        (args.verbosity.verbose > 3, "-vvvv and more (verbose output beyond -vvv)"),
         (!args.module_path.is_empty(), "--module-path"),
         (args.inventory.flush_cache, "--flush-cache"),
     ];
@@ -257,12 +257,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         start_at: None,
         force_handlers: false,
     };
-    if args.verbosity.verbose > 0 {
-        let line = match session.config.config_file() {
-            Some(path) => format!("Using {} as config file", path.display()),
-            None => "No config file found; using defaults".to_string(),
-        };
-        writeln!(stdout, "{line}")?;
+    let verbosity = args.verbosity.verbose;
+    crate::cmd::playbook::header::write_adhoc(&mut stdout, &session.config, verbosity)?;
+    crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
+    if verbosity >= 2 {
+        // The callback loader's notes: every stdout callback but the one in use, by name.
+        let used = if args.one_line { "oneline" } else { "minimal" };
+        for name in ["default", "minimal", "oneline"].into_iter().filter(|n| *n != used) {
+            writeln!(stdout, "Skipping callback '{name}', as we already have a stdout callback.")?;
+        }
     }
     let layout = if args.one_line { Layout::OneLine } else { Layout::Minimal };
     let mut callback =

@@ -165,7 +165,7 @@ fn is_fifo(path: &std::path::Path) -> bool {
 
 mod cliargs;
 mod events;
-mod header;
+pub(crate) mod header;
 mod list;
 mod run;
-mod verbose;
+pub(crate) mod verbose;

@@ -1,4 +1,4 @@
-//! What `ansible-playbook` prints before its first playbook at `-v` and more: from `-vv` the
+//! What `ansible-playbook` (and `ansible`) prints before its first playbook at `-v` and more: from `-vv` the
 //! version block (`opt_help.version`) and from `-v` the configuration file line. (The
 //! callback loader's notes follow the first playbook's loading; the callback prints them.)
 //!
@@ -35,18 +35,34 @@ fn version_block(prog: &str, config: &Config) -> Vec<String> {
     ]
 }
 
-/// The program's name as the version block gives it: ansible's command name when tack runs
-/// under it, else tack's own.
-fn prog() -> &'static str {
+/// The program's name as the version block gives it: ansible's command name (`ansible_name`)
+/// when tack runs under it, else tack's own subcommand.
+fn prog(ansible_name: &'static str, tack_name: &'static str) -> &'static str {
     let argv0 = std::env::args().next().unwrap_or_default();
     match std::path::Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
-        Some("ansible-playbook") => "ansible-playbook",
-        _ => "tack playbook",
+        Some(name) if name == ansible_name => ansible_name,
+        _ => tack_name,
     }
 }
 
-/// Writes the header lines for `verbosity` (`-v` count), in `palette`'s verbose colour.
+/// Writes `ansible-playbook`'s header lines for `verbosity` (`-v` count), in `palette`'s
+/// verbose colour.
 pub fn write(
+    out: &mut impl Write,
+    config: &Config,
+    verbosity: u8,
+    palette: Option<&Palette>,
+) -> std::io::Result<()> {
+    write_for(prog("ansible-playbook", "tack playbook"), out, config, verbosity, palette)
+}
+
+/// [`write`] for the ad-hoc command (`ansible`).
+pub fn write_adhoc(out: &mut impl Write, config: &Config, verbosity: u8) -> std::io::Result<()> {
+    write_for(prog("ansible", "tack adhoc"), out, config, verbosity, None)
+}
+
+fn write_for(
+    prog: &str,
     out: &mut impl Write,
     config: &Config,
     verbosity: u8,
@@ -54,7 +70,7 @@ pub fn write(
 ) -> std::io::Result<()> {
     let mut lines = Vec::new();
     if verbosity >= 2 {
-        lines.push(version_block(prog(), config).join("\n"));
+        lines.push(version_block(prog, config).join("\n"));
     }
     if verbosity >= 1 {
         lines.push(match config.config_file() {
