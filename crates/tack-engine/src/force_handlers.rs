@@ -5,9 +5,8 @@
 //!
 //! Rewrites the compiled block list only; the play runs it as any other.
 
-use tack_diag::Diagnostic;
 use tack_playbook::compile::CompiledBlock;
-use tack_playbook::{Block, BlockOrigin, Play, TaskEntry};
+use tack_playbook::{Block, BlockOrigin, TaskEntry};
 use tack_yaml::{Mapping, Node, Value};
 
 fn is_flush(block: &Block) -> bool {
@@ -31,23 +30,33 @@ fn noop_from(flush: &Block) -> TaskEntry {
     entries.remove(0)
 }
 
+/// A compiled block as an entry of a section: a role's block goes inside a plain block that
+/// carries its role chain, so its tasks still see their roles' variables and names.
+fn keep_chain(cb: CompiledBlock) -> Block {
+    if cb.dep_chain.is_empty() {
+        return cb.block;
+    }
+    Block {
+        origin: None,
+        implicit: true,
+        attrs: Default::default(),
+        vars: Mapping::new(),
+        block: vec![TaskEntry::Block(cb.block)],
+        rescue: Vec::new(),
+        always: Vec::new(),
+        role: None,
+        from: BlockOrigin::Compiled(cb.dep_chain),
+    }
+}
+
 /// The play's compiled blocks with every section ending in a flush wrapped as ansible's
 /// `force_handlers` compiles it.
-pub(crate) fn wrap(
-    play: &Play,
-    compiled: Vec<CompiledBlock>,
-) -> Result<Vec<CompiledBlock>, Diagnostic> {
-    if compiled.iter().any(|c| !c.dep_chain.is_empty()) {
-        return Err(Diagnostic::at(
-            "tack does not support 'force_handlers' in a play with roles yet",
-            play.origin.clone(),
-        ));
-    }
+pub(crate) fn wrap(compiled: Vec<CompiledBlock>) -> Vec<CompiledBlock> {
     let mut out = Vec::new();
     let mut section: Vec<TaskEntry> = Vec::new();
     for cb in compiled {
         if !is_flush(&cb.block) {
-            section.push(TaskEntry::Block(cb.block));
+            section.push(TaskEntry::Block(keep_chain(cb)));
             continue;
         }
         let body = if section.is_empty() {
@@ -73,5 +82,5 @@ pub(crate) fn wrap(
         TaskEntry::Block(block) => Some(CompiledBlock { block, dep_chain: Vec::new() }),
         TaskEntry::Task(_) => None,
     }));
-    Ok(out)
+    out
 }

@@ -111,6 +111,8 @@ impl<'r> PlayRun<'r, '_> {
                 }
                 if is_meta(&ctx) {
                     if meta_arg(&ctx) == "flush_handlers" {
+                        // The host's saved notifications name their handlers now.
+                        handlers.announce(host);
                         in_handlers.insert(host.clone(), 0);
                         walk.advance(host, seg, next, false);
                         continue;

@@ -174,9 +174,9 @@ impl<'a> Handlers<'a> {
         callback: &mut dyn crate::callback::Callback,
     ) -> Result<(), Diagnostic> {
         for notification in notifications {
-            for i in self.find_some(notification)? {
-                self.list[i].notified.insert(host.to_string());
-            }
+            // Named handlers must exist now; which one a name means is decided at the flush
+            // (the last defined then), as ansible resolves saved notifications there.
+            self.find_some(notification)?;
             let saved = self.saved.entry(host.to_string()).or_default();
             if !saved.contains(notification) {
                 saved.push(notification.clone());
@@ -207,13 +207,15 @@ impl<'a> Handlers<'a> {
         Ok(fresh)
     }
 
-    /// At a flush for `host`: the handlers its saved notifications name, each once, in the
-    /// order the notifications were made (ansible's `NOTIFIED HANDLER` lines). Forgets them.
+    /// At a flush for `host`: the handlers its saved notifications name now, each once, in
+    /// the order the notifications were made (ansible's `NOTIFIED HANDLER` lines), notified
+    /// for it. Forgets the notifications.
     pub fn announce(&mut self, host: &str) -> Vec<usize> {
         let mut out = Vec::new();
         for notification in self.saved.remove(host).unwrap_or_default() {
             for i in self.find(&notification) {
-                if !out.contains(&i) && self.list[i].notified.contains(host) {
+                self.list[i].notified.insert(host.to_string());
+                if !out.contains(&i) {
                     out.push(i);
                 }
             }

@@ -173,7 +173,7 @@ pub fn run_play(
     let force =
         keywords.get(Keyword::ForceHandlers).map_or(run.force_handlers, |n| n.value.is_truthy());
     let blocks = compile_play(play);
-    let blocks = if force { crate::force_handlers::wrap(play, blocks)? } else { blocks };
+    let blocks = if force { crate::force_handlers::wrap(blocks) } else { blocks };
     let compiled: &[CompiledBlock] = arena.alloc(blocks);
     let play_segment = Segment::new(play, compiled, None, |ctx| {
         Ok((ctx.task.implicit && is_meta(ctx))

@@ -110,6 +110,10 @@ pub enum BlockOrigin {
     ImportTasks(Box<Task>),
     /// The tasks of a role brought in by `import_role`; the import task itself is the parent.
     ImportRole(Box<Task>),
+    /// A compiled block (a role's, reached through these roles) that a compiled play put
+    /// inside a block of its own (`force_handlers` wraps each section): its tasks keep the
+    /// role chain they were compiled with.
+    Compiled(Vec<RoleId>),
 }
 
 #[derive(Debug, Clone)]

@@ -103,6 +103,15 @@ pub fn walk<'a>(
     out
 }
 
+/// The role chain inside `block`, entered from a block reached through `outer`: its own when
+/// it was compiled apart.
+fn chain_into(block: &Block, outer: &[RoleId]) -> Vec<RoleId> {
+    match &block.from {
+        BlockOrigin::Compiled(chain) => chain.clone(),
+        _ => outer.to_vec(),
+    }
+}
+
 fn walk_block<'a>(
     play: &'a Play,
     stack: &[Frame<'a>],
@@ -119,7 +128,7 @@ fn walk_block<'a>(
             match entry {
                 TaskEntry::Block(b) => {
                     let mut next = stack.to_vec();
-                    next.push(Frame { block: b, dep_chain: top.dep_chain.clone() });
+                    next.push(Frame { block: b, dep_chain: chain_into(b, &top.dep_chain) });
                     walk_block(play, &next, sections, out);
                 }
                 TaskEntry::Task(t) => out.push(TaskInContext {
@@ -156,7 +165,7 @@ fn chain_from<'a>(play: &'a Play, stack: &[Frame<'a>], seq: &mut Vec<Ancestor<'a
         BlockOrigin::ImportTasks(t) | BlockOrigin::ImportRole(t) => {
             seq.push(Ancestor::Import(t));
         }
-        BlockOrigin::Written => {}
+        BlockOrigin::Written | BlockOrigin::Compiled(_) => {}
     }
     chain_from(play, parents, seq);
     if let Some(role) = top.block.role {
@@ -230,7 +239,7 @@ fn span_block<'a>(
             match entry {
                 TaskEntry::Block(b) => {
                     let mut next = stack.to_vec();
-                    next.push(Frame { block: b, dep_chain: frame.dep_chain.clone() });
+                    next.push(Frame { block: b, dep_chain: chain_into(b, &frame.dep_chain) });
                     span_block(play, &next, Some(id), top, tasks, spans, innermost);
                 }
                 TaskEntry::Task(t) => {
