@@ -76,6 +76,10 @@ impl<W: Write> FrameWriter<W> {
         self.limit = limit;
     }
 
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
     pub fn send(&mut self, message: &Message) -> Result<(), ProtocolError> {
         encode_message(message, &mut self.buf, self.limit)?;
         self.inner.write_all(&self.buf)?;

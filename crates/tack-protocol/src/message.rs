@@ -123,7 +123,15 @@ pub fn hello<R: Read, W: Write>(
     reader: &mut FrameReader<R>,
     writer: &mut FrameWriter<W>,
 ) -> Result<AgentInfo, ProtocolError> {
-    writer.send(&Message::Hello { protocol: PROTOCOL_VERSION, max_frame: reader.limit() })?;
+    let sent =
+        writer.send(&Message::Hello { protocol: PROTOCOL_VERSION, max_frame: reader.limit() });
+    // A peer that exits at once (refusing, or crashing) may close its input before our hello
+    // arrives: what it wrote before going is a better account than the broken pipe.
+    if let Err(e) = sent
+        && !matches!(e, ProtocolError::Io(_))
+    {
+        return Err(e);
+    }
     match reader.recv_message()? {
         None => Err(ProtocolError::Closed("the agent's ready")),
         Some(Message::Ready(info)) if info.protocol == PROTOCOL_VERSION => Ok(info),

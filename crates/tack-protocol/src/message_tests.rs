@@ -110,3 +110,21 @@ fn run_module_defaults_leave_out_what_is_empty() {
         serde_json::from_str(r#"{"run_module":{"id":1,"module":"ping","args":{}}}"#).unwrap();
     assert_eq!(back, m);
 }
+
+#[test]
+fn hello_reads_what_a_peer_said_before_closing_its_input() {
+    struct Closed;
+    impl std::io::Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let input = encoded(&[ready(PROTOCOL_VERSION + 1)]);
+    let err = hello(&mut FrameReader::new(&input[..]), &mut FrameWriter::new(Closed)).unwrap_err();
+    assert!(matches!(err, ProtocolError::VersionMismatch { .. }), "{err:?}");
+    let err = hello(&mut FrameReader::new(&b""[..]), &mut FrameWriter::new(Closed)).unwrap_err();
+    assert!(matches!(err, ProtocolError::Closed(_)), "{err:?}");
+}
