@@ -130,6 +130,7 @@ impl Link {
             Ok(info) => Ok(Link { child, reader, writer, stderr, info, next_id: 1 }),
             Err(source) => {
                 // The tail is read after the child is gone, when it has all it will say.
+                drop(writer);
                 let _ = stop(&mut child);
                 Err(ConnectionError::Hello { program: name, source, stderr: stderr.text() })
             }
@@ -163,9 +164,9 @@ impl Link {
     }
 
     /// Closes the link after `fault` and tells what happened.
-    fn fail(&mut self, during: &str, fault: Fault) -> ConnectionError {
+    fn fail(self, during: &str, fault: Fault) -> ConnectionError {
         let pid = self.info.pid;
-        let status = stop(&mut self.child);
+        let (status, stderr) = self.close();
         match fault {
             Fault::Broken(source) => {
                 ConnectionError::Protocol { pid, during: during.to_string(), source }
@@ -177,10 +178,17 @@ impl Link {
                     Some(status) => describe_exit(status),
                     None => format!("{what}, and it had to be killed"),
                 },
-                stderr: self.stderr.text(),
+                stderr: stderr.text(),
             },
             Fault::Refused(e) => e,
         }
+    }
+
+    /// Ends the agent: its input closed, then [`stop`]. Its stderr tail stays readable.
+    fn close(self) -> (Option<ExitStatus>, StderrTail) {
+        let Link { mut child, writer, stderr, .. } = self;
+        drop(writer);
+        (stop(&mut child), stderr)
     }
 }
 
@@ -266,15 +274,14 @@ impl Drop for ChildAgent {
         if let Some(mut link) = self.lock().take() {
             // A polite end first; an agent stuck in a module is killed after the grace.
             let _ = link.writer.send(&Message::Bye);
-            let _ = stop(&mut link.child);
+            let _ = link.close();
         }
     }
 }
 
-/// Closes the agent's stdin, waits up to [`EXIT_GRACE`] for it to exit, then kills it. The
-/// exit status when it exited by itself.
+/// Waits up to [`EXIT_GRACE`] for the agent to exit (its input is closed by now), then kills
+/// it. The exit status when it exited by itself.
 fn stop(child: &mut Child) -> Option<ExitStatus> {
-    drop(child.stdin.take());
     let deadline = Instant::now() + EXIT_GRACE;
     while Instant::now() < deadline {
         match child.try_wait() {
