@@ -1,7 +1,9 @@
 //! The agent side of tack: the native modules a managed host runs (`command`, `file`,
 //! `setup`, ...), each taking ansible's module arguments and returning ansible's result
 //! dictionary as JSON. The controller calls them in-process for local hosts; the agent binary
-//! (issue 5) runs the same code on remote ones.
+//! (`src/bin/tack-agent.rs`, speaking `tack_protocol` over its stdin/stdout through [`serve`])
+//! runs the same code on remote ones. [`shell`] is the one `/bin/sh -c` runner both use for
+//! the controller's command lines.
 //!
 //! Native modules: `ping`, `command`, `shell`, `stat`, `file`, `slurp`, `tempfile`,
 //! `lineinfile`, `replace`, `blockinfile`, `assemble`, `service`, `systemd`, and the host side of
@@ -17,5 +19,7 @@
 //! to build as a static binary.
 
 pub mod modules;
+pub mod serve;
+pub mod shell;
 
 pub use modules::{Invocation, ModuleResult, run_module};

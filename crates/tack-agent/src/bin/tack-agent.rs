@@ -1,0 +1,52 @@
+//! `tack-agent`: the agent a controller runs on a managed host, speaking the tack protocol
+//! over its standard input and output (its standard error is free for diagnostics).
+//!
+//! Before anything runs, the protocol streams are moved off descriptors 0 and 1: descriptor 1
+//! becomes a copy of standard error and descriptor 0 reads `/dev/null`, so nothing a module or
+//! a child process prints or reads can touch a frame.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::os::fd::FromRawFd;
+use std::process::ExitCode;
+
+use tack_agent::serve::serve;
+use tack_protocol::{FrameReader, FrameWriter};
+
+fn main() -> ExitCode {
+    let (input, output) = match take_stdio() {
+        Ok(streams) => streams,
+        Err(e) => {
+            eprintln!("tack-agent: could not set up its streams: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, input));
+    let mut writer = FrameWriter::new(output);
+    match serve(&mut reader, &mut writer) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tack-agent: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The protocol's input and output, on private close-on-exec descriptors.
+fn take_stdio() -> std::io::Result<(File, File)> {
+    let check = |rc: libc::c_int| {
+        if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(rc) }
+    };
+    // SAFETY: plain descriptor calls on this process's own standard descriptors, made before
+    // any other thread exists; each result is checked before use.
+    unsafe {
+        let output = check(libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3))?;
+        let input = check(libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3))?;
+        check(libc::dup2(2, 1))?;
+        let null = check(libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC))?;
+        check(libc::dup2(null, 0))?;
+        libc::close(null);
+        // The two descriptors were just made and are owned by nothing else.
+        Ok((File::from_raw_fd(input), File::from_raw_fd(output)))
+    }
+}

@@ -1,0 +1,150 @@
+//! The agent's side of a link: answers the controller's hello, then runs each request it is
+//! sent (a native module through [`crate::run_module`], a command through [`crate::shell`])
+//! and replies, until `bye` or the end of the stream.
+//!
+//! Owns the order of the conversation on the agent's side; the bytes are `tack_protocol`'s,
+//! and where the streams come from (a process's own stdin/stdout) is the binary's.
+
+use std::io::{Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use tack_protocol::{
+    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError,
+    RunModule,
+};
+
+use crate::{Invocation, run_module, shell};
+
+/// Why the agent stopped before `bye` or a clean end of stream.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    #[error("the controller sent {0} where only hello may come first")]
+    NoHello(&'static str),
+    #[error("the controller sent {0}, which is not a request")]
+    NotARequest(&'static str),
+}
+
+/// Serves one link until `bye` or the end of the stream. A broken stream is answered with
+/// one `error` message (when it can still be written) before the error is returned.
+pub fn serve<R: Read, W: Write>(
+    reader: &mut FrameReader<R>,
+    writer: &mut FrameWriter<W>,
+) -> Result<(), ServeError> {
+    let outcome = converse(reader, writer);
+    if let Err(e) = &outcome {
+        let message =
+            Message::Error { id: None, kind: ErrorKind::Protocol, message: e.to_string() };
+        // The stream may be what broke; the error is returned either way.
+        let _ = writer.send(&message);
+    }
+    outcome
+}
+
+fn converse<R: Read, W: Write>(
+    reader: &mut FrameReader<R>,
+    writer: &mut FrameWriter<W>,
+) -> Result<(), ServeError> {
+    match reader.recv_message()? {
+        None => return Ok(()),
+        Some(Message::Hello { protocol, max_frame }) => {
+            // Ready goes out even on a mismatch, so the controller can name both versions.
+            writer.send(&Message::Ready(AgentInfo::this_process(env!("CARGO_PKG_VERSION"))))?;
+            if protocol != PROTOCOL_VERSION {
+                return Err(ProtocolError::VersionMismatch {
+                    ours: PROTOCOL_VERSION,
+                    theirs: protocol,
+                }
+                .into());
+            }
+            writer.set_limit(max_frame);
+        }
+        Some(other) => return Err(ServeError::NoHello(other.name())),
+    }
+    loop {
+        match reader.recv_message()? {
+            None | Some(Message::Bye) => return Ok(()),
+            Some(Message::RunModule(request)) => {
+                let reply = module_reply(request);
+                send_or_refuse(writer, &reply)?;
+            }
+            Some(Message::ExecCommand { id, cmd, cwd }) => exec(writer, id, &cmd, &cwd)?,
+            Some(other) => return Err(ServeError::NotARequest(other.name())),
+        }
+    }
+}
+
+fn module_reply(request: RunModule) -> Message {
+    let RunModule { id, module, args, check_mode, diff, environment, timeout } = request;
+    let invocation = Invocation { args, check_mode, diff, environment, timeout };
+    // A module's bug fails its task, not the link: the panic's message has already gone to
+    // stderr through the panic hook.
+    match catch_unwind(AssertUnwindSafe(|| run_module(&module, &invocation))) {
+        Ok(Some(result)) => Message::ModuleResult { id, result },
+        Ok(None) => Message::Error {
+            id: Some(id),
+            kind: ErrorKind::NoSuchModule,
+            message: format!("tack has no native module '{module}'"),
+        },
+        Err(_) => Message::Error {
+            id: Some(id),
+            kind: ErrorKind::Panicked,
+            message: format!("the agent's module '{module}' panicked (see the agent's stderr)"),
+        },
+    }
+}
+
+/// Sends `reply`, or in its place the `oversize` error for its request when it is over the
+/// controller's frame limit.
+fn send_or_refuse<W: Write>(
+    writer: &mut FrameWriter<W>,
+    reply: &Message,
+) -> Result<(), ProtocolError> {
+    match writer.send(reply) {
+        Err(ProtocolError::Oversize { len, limit }) => {
+            let id = match reply {
+                Message::ModuleResult { id, .. } => Some(*id),
+                _ => None,
+            };
+            writer.send(&Message::Error {
+                id,
+                kind: ErrorKind::Oversize,
+                message: format!(
+                    "the result is {len} bytes, over the controller's frame limit of {limit}"
+                ),
+            })
+        }
+        other => other,
+    }
+}
+
+fn exec<W: Write>(
+    writer: &mut FrameWriter<W>,
+    id: u64,
+    cmd: &str,
+    cwd: &str,
+) -> Result<(), ProtocolError> {
+    let out = match shell::run(cmd, Path::new(cwd)) {
+        Ok(out) => out,
+        Err(e) => {
+            let message = format!("could not run the command: {e}");
+            return writer.send(&Message::Error { id: Some(id), kind: ErrorKind::Exec, message });
+        }
+    };
+    let limit = writer.limit() as usize;
+    if let Some(len) = [out.stdout.len(), out.stderr.len()].into_iter().find(|l| *l > limit) {
+        let message = format!(
+            "the command's output is {len} bytes, over the controller's frame limit of {limit}"
+        );
+        return writer.send(&Message::Error { id: Some(id), kind: ErrorKind::Oversize, message });
+    }
+    writer.send(&Message::ExecResult { id, rc: out.rc })?;
+    writer.send_blob(&out.stdout)?;
+    writer.send_blob(&out.stderr)
+}
+
+#[cfg(test)]
+#[path = "serve_tests.rs"]
+mod tests;

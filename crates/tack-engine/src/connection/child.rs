@@ -1,0 +1,353 @@
+//! The agent as a child process: spawns a `tack-agent` binary with its stdin/stdout as the
+//! link, says hello, and runs each request over `tack_protocol` frames. The SSH connection
+//! runs the same agent at the far end of an `ssh` process.
+//!
+//! Owns the child's life: spawning it, draining its stderr (kept as a short tail for error
+//! messages, so a chatty module never blocks it), telling how it died, and re-opening the link
+//! for the next request after it did. It never interprets a module's result.
+
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tack_agent::{Invocation, ModuleResult};
+use tack_protocol::{
+    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule,
+};
+
+use super::{Connection, ConnectionError, ExecOutput};
+
+/// How much of an agent's stderr an error message quotes.
+const STDERR_TAIL: usize = 2048;
+
+/// How long a closing or dying agent is given to exit before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// A `tack-agent` child process. Requests take turns on the one link; a link whose agent died
+/// or broke the protocol is closed, and the next request spawns a new agent.
+pub struct ChildAgent {
+    program: PathBuf,
+    link: Mutex<Option<Link>>,
+}
+
+struct Link {
+    child: Child,
+    reader: FrameReader<BufReader<ChildStdout>>,
+    writer: FrameWriter<ChildStdin>,
+    stderr: StderrTail,
+    info: AgentInfo,
+    next_id: u64,
+}
+
+/// What went wrong with a request, before it is told as a [`ConnectionError`].
+enum Fault {
+    /// The link is gone: the stream ended or failed.
+    Died(String),
+    /// The link is out of step: the agent sent something that is not the protocol.
+    Broken(ProtocolError),
+    /// The request failed; the link is fine.
+    Refused(ConnectionError),
+}
+
+impl From<ProtocolError> for Fault {
+    fn from(e: ProtocolError) -> Self {
+        match e {
+            ProtocolError::Io(e) => Fault::Died(format!("its link failed ({e})")),
+            e @ ProtocolError::Truncated { .. } => Fault::Died(e.to_string()),
+            e => Fault::Broken(e),
+        }
+    }
+}
+
+impl ChildAgent {
+    /// Starts `program` and says hello, so that an agent that cannot run fails here.
+    pub fn spawn(program: impl Into<PathBuf>) -> Result<Self, ConnectionError> {
+        let program = program.into();
+        let link = Link::open(&program)?;
+        Ok(ChildAgent { program, link: Mutex::new(Some(link)) })
+    }
+
+    /// What the agent of the open link said at hello (`None` after it died).
+    pub fn info(&self) -> Option<AgentInfo> {
+        self.lock().as_ref().map(|l| l.info.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
+        // A panic while holding the lock leaves at worst a link mid-request; the next
+        // request's read finds it out of step and closes it.
+        self.link.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `request` on the open link (opening one first if there is none).
+    fn with_link<T>(
+        &self,
+        during: &str,
+        request: impl FnOnce(&mut Link) -> Result<T, Fault>,
+    ) -> Result<T, ConnectionError> {
+        let mut guard = self.lock();
+        let mut link = match guard.take() {
+            Some(link) => link,
+            None => Link::open(&self.program)?,
+        };
+        match request(&mut link) {
+            Ok(v) => {
+                *guard = Some(link);
+                Ok(v)
+            }
+            Err(Fault::Refused(e)) => {
+                *guard = Some(link);
+                Err(e)
+            }
+            // The link is dropped here: the next request opens a new one.
+            Err(fault) => Err(link.fail(during, fault)),
+        }
+    }
+}
+
+impl Link {
+    fn open(program: &Path) -> Result<Self, ConnectionError> {
+        let name = program.display().to_string();
+        let mut child = Command::new(program)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| ConnectionError::Spawn { program: name.clone(), source })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = stop(&mut child);
+            let source = std::io::Error::other("the child's pipes were not opened");
+            return Err(ConnectionError::Spawn { program: name, source });
+        };
+        let stderr = StderrTail::drain(stderr);
+        let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, stdout));
+        let mut writer = FrameWriter::new(stdin);
+        match tack_protocol::hello(&mut reader, &mut writer) {
+            Ok(info) => Ok(Link { child, reader, writer, stderr, info, next_id: 1 }),
+            Err(source) => {
+                // The tail is read after the child is gone, when it has all it will say.
+                drop(writer);
+                let _ = stop(&mut child);
+                Err(ConnectionError::Hello { program: name, source, stderr: stderr.text() })
+            }
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// The agent's reply to request `id`: an error reply for it becomes the request's
+    /// error, anything for another request breaks the link.
+    fn reply(&mut self, id: u64) -> Result<Message, Fault> {
+        match self.reader.recv_message()? {
+            None => Err(Fault::Died("it closed its link".into())),
+            Some(Message::Error { id: Some(got), kind, message }) if got == id => {
+                Err(Fault::Refused(match kind {
+                    ErrorKind::NoSuchModule => ConnectionError::NoSuchModule(message),
+                    ErrorKind::Exec => ConnectionError::Exec(message),
+                    kind => ConnectionError::Agent { during: String::new(), kind, message },
+                }))
+            }
+            Some(Message::Error { id: None, message, .. }) => {
+                Err(Fault::Died(format!("it gave up on the link: {message}")))
+            }
+            Some(m) if reply_id(&m) == Some(id) => Ok(m),
+            Some(m) => Err(unexpected("a reply to this request", &m)),
+        }
+    }
+
+    /// Closes the link after `fault` and tells what happened.
+    fn fail(self, during: &str, fault: Fault) -> ConnectionError {
+        let pid = self.info.pid;
+        let (status, stderr) = self.close();
+        match fault {
+            Fault::Broken(source) => {
+                ConnectionError::Protocol { pid, during: during.to_string(), source }
+            }
+            Fault::Died(what) => ConnectionError::AgentDied {
+                pid,
+                during: during.to_string(),
+                how: match status {
+                    Some(status) => describe_exit(status),
+                    None => format!("{what}, and it had to be killed"),
+                },
+                stderr: stderr.text(),
+            },
+            Fault::Refused(e) => e,
+        }
+    }
+
+    /// Ends the agent: its input closed, then [`stop`]. Its stderr tail stays readable.
+    fn close(self) -> (Option<ExitStatus>, StderrTail) {
+        let Link { mut child, writer, stderr, .. } = self;
+        drop(writer);
+        (stop(&mut child), stderr)
+    }
+}
+
+fn unexpected(expected: &'static str, m: &Message) -> Fault {
+    let got = format!("{} (for request {:?})", m.name(), reply_id(m));
+    Fault::Broken(ProtocolError::Unexpected { expected, got })
+}
+
+fn reply_id(m: &Message) -> Option<u64> {
+    match m {
+        Message::ModuleResult { id, .. } | Message::ExecResult { id, .. } => Some(*id),
+        Message::Error { id, .. } => *id,
+        _ => None,
+    }
+}
+
+impl Connection for ChildAgent {
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &Invocation,
+    ) -> Result<ModuleResult, ConnectionError> {
+        let during = format!("running module '{module}'");
+        let request = |link: &mut Link| {
+            let id = link.id();
+            link.writer.send(&Message::RunModule(RunModule {
+                id,
+                module: module.to_string(),
+                args: invocation.args.clone(),
+                check_mode: invocation.check_mode,
+                diff: invocation.diff,
+                environment: invocation.environment.clone(),
+                timeout: invocation.timeout,
+            }))?;
+            match link.reply(id)? {
+                Message::ModuleResult { result, .. } => Ok(result),
+                other => Err(unexpected("module_result", &other)),
+            }
+        };
+        self.with_link(&during, request).map_err(|e| match e {
+            // The agent's message is the whole sentence; the error names the module itself.
+            ConnectionError::NoSuchModule(_) => ConnectionError::NoSuchModule(module.to_string()),
+            e => with_during(e, &during),
+        })
+    }
+
+    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
+        let Some(cwd_text) = cwd.to_str() else {
+            return Err(ConnectionError::Exec(format!(
+                "the directory {} is not UTF-8, which the agent's link cannot carry",
+                cwd.display()
+            )));
+        };
+        let during = "running a command".to_string();
+        let request = |link: &mut Link| {
+            let id = link.id();
+            let message =
+                Message::ExecCommand { id, cmd: cmd.to_string(), cwd: cwd_text.to_string() };
+            link.writer.send(&message)?;
+            let rc = match link.reply(id)? {
+                Message::ExecResult { rc, .. } => rc,
+                other => return Err(unexpected("exec_result", &other)),
+            };
+            let stdout = link.reader.recv_blob()?;
+            let stderr = link.reader.recv_blob()?;
+            Ok(ExecOutput { rc, stdout, stderr })
+        };
+        self.with_link(&during, request).map_err(|e| with_during(e, &during))
+    }
+}
+
+fn with_during(e: ConnectionError, during: &str) -> ConnectionError {
+    match e {
+        ConnectionError::Agent { kind, message, .. } => {
+            ConnectionError::Agent { during: during.to_string(), kind, message }
+        }
+        other => other,
+    }
+}
+
+impl Drop for ChildAgent {
+    fn drop(&mut self) {
+        if let Some(mut link) = self.lock().take() {
+            // A polite end first; an agent stuck in a module is killed after the grace.
+            let _ = link.writer.send(&Message::Bye);
+            let _ = link.close();
+        }
+    }
+}
+
+/// Waits up to [`EXIT_GRACE`] for the agent to exit (its input is closed by now), then kills
+/// it. The exit status when it exited by itself.
+fn stop(child: &mut Child) -> Option<ExitStatus> {
+    let deadline = Instant::now() + EXIT_GRACE;
+    while Instant::now() < deadline {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return format!("it exited with code {code}");
+    }
+    let Some(signal) = status.signal() else {
+        return format!("it ended ({status})");
+    };
+    let name = match signal {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        _ => "",
+    };
+    format!("it was killed by signal {signal}{name}")
+}
+
+/// The last [`STDERR_TAIL`] bytes the agent wrote to stderr, read by a thread of its own so
+/// the agent never blocks on a full pipe.
+struct StderrTail {
+    tail: Arc<Mutex<Vec<u8>>>,
+    thread: JoinHandle<()>,
+}
+
+impl StderrTail {
+    fn drain(mut stderr: impl Read + Send + 'static) -> Self {
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let keep = Arc::clone(&tail);
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut buf) {
+                let mut t = keep.lock().unwrap_or_else(PoisonError::into_inner);
+                t.extend_from_slice(&buf[..n]);
+                let excess = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..excess);
+            }
+        });
+        StderrTail { tail, thread }
+    }
+
+    /// The tail as text, once the agent's stderr has closed (or after a short wait: a process
+    /// the agent started may still hold it open).
+    fn text(&self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while !self.thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let t = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        String::from_utf8_lossy(&t).trim().to_string()
+    }
+}

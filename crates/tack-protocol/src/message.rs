@@ -1,0 +1,152 @@
+//! The messages of a link and the hello that opens it.
+//!
+//! Owns what each side may say and in which order; how the bytes travel is `frame`'s, and
+//! what a module does with its arguments is the agent's.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::ProtocolError;
+use crate::frame::{FrameReader, FrameWriter};
+
+/// Bumped whenever a message changes shape; both sides must speak the same one.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
+/// belongs to another request is caught rather than taken for this one's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Message {
+    /// Controller → agent, the first frame of a link: the controller's protocol version and
+    /// the largest frame it will read (the agent's writer keeps under it).
+    Hello { protocol: u32, max_frame: u32 },
+    /// Agent → controller, the answer to `Hello`.
+    Ready(AgentInfo),
+    /// Controller → agent: run one native module.
+    RunModule(RunModule),
+    /// Controller → agent: run `cmd` with `/bin/sh -c` in `cwd` (the controller's own
+    /// directory when `cwd` is not one), nothing on its standard input.
+    ExecCommand { id: u64, cmd: String, cwd: String },
+    /// Agent → controller: the module's result dictionary.
+    ModuleResult { id: u64, result: Map<String, Value> },
+    /// Agent → controller: the command's exit code (minus the signal number when a signal
+    /// ended it), followed by two blob frames: its stdout, then its stderr.
+    ExecResult { id: u64, rc: i32 },
+    /// Either side: a request could not be answered (`id` names it), or the stream itself is
+    /// wrong (`id` is `None`, and the sender closes the link after it).
+    Error { id: Option<u64>, kind: ErrorKind, message: String },
+    /// Controller → agent: the link is done; the agent exits without a reply.
+    Bye,
+}
+
+impl Message {
+    /// The message's name on the wire, for errors that say what arrived instead.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Message::Hello { .. } => "hello",
+            Message::Ready(_) => "ready",
+            Message::RunModule(_) => "run_module",
+            Message::ExecCommand { .. } => "exec_command",
+            Message::ModuleResult { .. } => "module_result",
+            Message::ExecResult { .. } => "exec_result",
+            Message::Error { .. } => "error",
+            Message::Bye => "bye",
+        }
+    }
+}
+
+/// What an agent says about itself at hello.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub protocol: u32,
+    /// The agent's package version (what a cached agent is compared by).
+    pub version: String,
+    /// `std::env::consts::ARCH` of the agent's build (`x86_64`, `aarch64`).
+    pub arch: String,
+    /// `std::env::consts::OS` of the agent's build.
+    pub os: String,
+    pub pid: u32,
+}
+
+impl AgentInfo {
+    /// This process, as an agent describes itself.
+    pub fn this_process(version: &str) -> Self {
+        AgentInfo {
+            protocol: PROTOCOL_VERSION,
+            version: version.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            os: std::env::consts::OS.to_string(),
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// One module run, as the agent's `Invocation` holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunModule {
+    pub id: u64,
+    pub module: String,
+    pub args: Map<String, Value>,
+    #[serde(default)]
+    pub check_mode: bool,
+    #[serde(default)]
+    pub diff: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub environment: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+}
+
+/// Why a request was not answered with its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The agent has no native module of that name.
+    NoSuchModule,
+    /// The command could not be started.
+    Exec,
+    /// The module panicked; the agent carries on with the next request.
+    Panicked,
+    /// The reply would be over the controller's frame limit.
+    Oversize,
+    /// The stream or the order of messages is wrong; the link is closed.
+    Protocol,
+}
+
+/// The controller's side of the handshake: sends `Hello`, reads `Ready`, and checks that the
+/// agent speaks [`PROTOCOL_VERSION`]. The agent's own refusal (an `Error` reply) comes back as
+/// [`ProtocolError::Unexpected`] with its message.
+pub fn hello<R: Read, W: Write>(
+    reader: &mut FrameReader<R>,
+    writer: &mut FrameWriter<W>,
+) -> Result<AgentInfo, ProtocolError> {
+    let sent =
+        writer.send(&Message::Hello { protocol: PROTOCOL_VERSION, max_frame: reader.limit() });
+    // A peer that exits at once (refusing, or crashing) may close its input before our hello
+    // arrives: what it wrote before going is a better account than the broken pipe.
+    if let Err(e) = sent
+        && !matches!(e, ProtocolError::Io(_))
+    {
+        return Err(e);
+    }
+    match reader.recv_message()? {
+        None => Err(ProtocolError::Closed("the agent's ready")),
+        Some(Message::Ready(info)) if info.protocol == PROTOCOL_VERSION => Ok(info),
+        Some(Message::Ready(info)) => {
+            Err(ProtocolError::VersionMismatch { ours: PROTOCOL_VERSION, theirs: info.protocol })
+        }
+        Some(Message::Error { message, .. }) => {
+            Err(ProtocolError::Unexpected { expected: "ready", got: format!("error: {message}") })
+        }
+        Some(other) => {
+            Err(ProtocolError::Unexpected { expected: "ready", got: other.name().to_string() })
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "message_tests.rs"]
+mod tests;
