@@ -381,7 +381,7 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                         let rescuing = walk.rescuing(host, seg, next);
                         stats.count(result, rescuing);
                         if rescuing {
-                            this.remember_failure(host, ctx, result);
+                            this.remember_failure(host, ctx, outcome);
                         }
                         walk.advance(host, seg, next, true);
                     } else {
@@ -526,6 +526,7 @@ impl<'r> PlayRun<'r, '_> {
             params,
             fanout: Vec::new(),
             inventory: self.live,
+            rendered: Default::default(),
         }
     }
 
@@ -662,19 +663,17 @@ impl<'r> PlayRun<'r, '_> {
         &self,
         host: &str,
         ctx: &TaskInContext<'_>,
-        result: &crate::result::HostResult,
+        outcome: &crate::task::TaskOutcome,
     ) {
+        let result = &outcome.result;
+        // An outcome that failed before its scope existed keeps the task's written basics.
         let mut task = Mapping::new();
         let name = ctx.task.name().map(|n| n.value.clone()).unwrap_or(Value::Str(String::new()));
         task.insert(s("name"), Node::bare(name));
         task.insert(s("action"), s(&ctx.task.action));
         task.insert(s("args"), Node::bare(Value::Map(ctx.task.args.clone())));
-        self.scope.set_host_var(
-            host,
-            "ansible_failed_task",
-            Node::bare(Value::Map(task)),
-            Provenance::Trusted,
-        );
+        let task = outcome.failed_task.clone().unwrap_or(Node::bare(Value::Map(task)));
+        self.scope.set_host_var(host, "ansible_failed_task", task, Provenance::Trusted);
         self.scope.set_host_var(
             host,
             "ansible_failed_result",
