@@ -39,6 +39,7 @@ mod play;
 mod prompt;
 mod refuse;
 mod render_cache;
+mod reserved;
 pub mod result;
 mod retries;
 mod roles;
@@ -135,6 +136,9 @@ pub fn run(
     let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
         callback.playbook_start(playbook, n == 0);
+        for play in &playbook.plays {
+            reserved::warn_loaded(play, ctx.extra_vars);
+        }
         for play in &playbook.plays {
             let prompted = prompt::answered(ctx, play)?;
             let play = prompted.as_ref().unwrap_or(play);

@@ -125,6 +125,7 @@ pub fn run_play(
     for (k, v) in layers.vars.iter() {
         vars.insert(k.clone(), v.clone());
     }
+    crate::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
     let keywords = post_validate_play(play, &vars, templar)?;
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {

@@ -143,6 +143,7 @@ impl TaskRun<'_> {
             let result = self.finish(host, errored(diag));
             return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
         };
+        crate::reserved::warn_scope(&scope, self.vars.extra());
         let diff = match self.diff_mode(&scope) {
             Ok(diff) => diff,
             Err(d) => {
@@ -197,8 +198,9 @@ impl TaskRun<'_> {
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
-        if let Some(name) = self.ctx.task.attrs.get(Keyword::Register) {
-            let name = tack_yaml::pyrepr::str(&name.value);
+        if let Some(node) = self.ctx.task.attrs.get(Keyword::Register) {
+            let name = tack_yaml::pyrepr::str(&node.value);
+            crate::reserved::warn_name(&name, node.origin.as_ref());
             let provenance = if self.action.trusted_result() {
                 Provenance::Trusted
             } else {

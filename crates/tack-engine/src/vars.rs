@@ -137,6 +137,11 @@ impl PlayScope {
     }
 
     /// The play's own variables (what names loaded at run time are rendered with).
+    /// The extra vars' layer (`-e`).
+    pub(crate) fn extra(&self) -> &Layer {
+        &self.extra
+    }
+
     pub fn play_vars(&self) -> Mapping {
         let mut out = Mapping::new();
         let play = read_layer(&self.play);
