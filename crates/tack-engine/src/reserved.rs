@@ -12,9 +12,10 @@ use tack_diag::Origin;
 use tack_template::Scope;
 use tack_yaml::{Mapping, Node, Value};
 
-/// Whether ansible reserves `name` (`vars` excepted: ansible sets it itself).
+/// Whether ansible reserves `name` (`vars` excepted: ansible sets it itself). The list is
+/// sorted (a test below keeps it so): this runs for every variable before every task.
 fn reserved(name: &str) -> bool {
-    name != "vars" && tack_loader::vars::RESERVED_NAMES.contains(&name)
+    name != "vars" && tack_loader::vars::RESERVED_NAMES.binary_search(&name).is_ok()
 }
 
 /// Warns for `name`, written at `origin`, when it is reserved.
@@ -123,5 +124,16 @@ pub(crate) fn warn_loaded(play: &tack_playbook::Play, extra: &Mapping) {
         if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
             pass(&ctx.ancestry, &ctx.task.vars);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_reserved_names_are_sorted_for_binary_search() {
+        let names = tack_loader::vars::RESERVED_NAMES;
+        assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+        assert!(super::reserved("port") && super::reserved("with_") && !super::reserved("vars"));
+        assert!(!super::reserved("ports"));
     }
 }
