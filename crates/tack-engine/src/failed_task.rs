@@ -6,7 +6,9 @@
 //! parents, values templated for the host and converted to the attribute's type, the
 //! `environment` layers merged into one mapping, `when` templated. A looped task comes back
 //! as loaded (its items ran on copies): keywords as written, defaults as declared; only its
-//! name, `ignore_errors`, `loop_control` and connection are resolved.
+//! name, `ignore_errors`, `loop_control` and connection are resolved. A task whose `when` or
+//! arguments failed to render comes back as loaded too, its `loop_control` and connection
+//! unresolved.
 //!
 //! Owns only the shape of that mapping; it decides nothing about the run, and renders with
 //! the host's scope without changing it.
@@ -20,15 +22,30 @@ use crate::task::TaskRun;
 
 /// The connection plugin every task tack runs resolves to.
 const CONNECTION: &str = "ansible.builtin.local";
+/// A task's `connection` before it is resolved: ansible's default transport.
+const UNRESOLVED_CONNECTION: &str = "ssh";
 
 impl TaskRun<'_> {
     /// The mapping `ansible_failed_task` holds after this task failed on a host.
     pub(crate) fn failed_task(&self, scope: &Scope) -> Node {
-        let validated = self.ctx.task.loop_items.is_none();
+        // A task whose `when` or arguments failed to render failed inside its
+        // post-validation: it comes back as loaded, its connection not resolved yet.
+        // (A looped task judges `when` per item, on copies.)
+        let unfinished = self.ctx.task.loop_items.is_none()
+            && (self.false_condition(scope).is_err() || self.render_args(scope).is_err());
+        let validated = self.ctx.task.loop_items.is_none() && !unfinished;
         let mut out = Mapping::new();
         out.insert(s("_resolved_action"), s(&self.action.fqcn()));
         for attr in ObjectKind::Task.attributes() {
-            let value = self.dumped(attr, scope, validated);
+            let value = match attr.keyword {
+                Keyword::Connection if unfinished => self
+                    .ctx
+                    .inherited(Keyword::Connection)
+                    .cloned()
+                    .unwrap_or_else(|| s(UNRESOLVED_CONNECTION)),
+                Keyword::LoopControl => self.loop_control_dump(scope, !unfinished),
+                _ => self.dumped(attr, scope, validated),
+            };
             out.insert(s(attr.name), value);
         }
         Node::bare(Value::Map(out))
@@ -90,7 +107,6 @@ impl TaskRun<'_> {
             Keyword::LoopWith => {
                 task.loop_with.as_deref().map(s).unwrap_or(Node::bare(Value::Null))
             }
-            Keyword::LoopControl => self.loop_control_dump(scope),
             Keyword::ModuleDefaults => self.module_defaults_dump(),
             Keyword::Name => match own {
                 Some(node) => match self.templar.render(node, scope) {
@@ -199,8 +215,9 @@ impl TaskRun<'_> {
         Node::bare(Value::Seq(vec![Node::bare(Value::Map(env))]))
     }
 
-    /// `LoopControl` post-validated: its typed fields templated, `label` as written.
-    fn loop_control_dump(&self, scope: &Scope) -> Node {
+    /// `LoopControl`, post-validated (its typed fields templated, `label` as written) unless
+    /// the task failed before that.
+    fn loop_control_dump(&self, scope: &Scope, validated: bool) -> Node {
         let own = self.ctx.task.attrs.get(Keyword::LoopControl).and_then(Node::as_map);
         let mut out = Mapping::new();
         for attr in ObjectKind::LoopControl.attributes() {
@@ -208,11 +225,17 @@ impl TaskRun<'_> {
             let value = match (attr.keyword, node) {
                 (Keyword::Label, Some(node)) => node.clone(),
                 (Keyword::BreakWhen, Some(node)) => as_list(node),
-                (_, Some(node)) => {
-                    self.typed(Some(node), attr.isa, attr, scope, true, Node::bare(Value::Null))
-                }
+                (_, Some(node)) => self.typed(
+                    Some(node),
+                    attr.isa,
+                    attr,
+                    scope,
+                    validated,
+                    Node::bare(Value::Null),
+                ),
                 (Keyword::LoopVar, None) => s("item"),
-                (Keyword::Pause, None) => Node::bare(Value::Float(0.0)),
+                (Keyword::Pause, None) if validated => Node::bare(Value::Float(0.0)),
+                (Keyword::Pause, None) => int(0),
                 (Keyword::ExtendedAllitems, None) => Node::bare(Value::Bool(true)),
                 (Keyword::BreakWhen, None) => empty(),
                 (_, None) => Node::bare(Value::Null),
