@@ -235,7 +235,7 @@ impl<'r> PlayRun<'r, '_> {
                 let rescuing = failed && walk.rescuing(host, seg, next);
                 stats.count(result, rescuing);
                 if rescuing {
-                    self.remember_failure(host, &ctx, result);
+                    self.remember_failure(host, &ctx, &outcome);
                 }
                 if !failed && result.flag("changed") {
                     self.notify_from(handlers, &ctx, host, &outcome, params, callback)?;

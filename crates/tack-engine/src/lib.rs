@@ -18,6 +18,7 @@ pub mod callback;
 pub mod connection;
 mod delegate;
 mod environment;
+mod failed_task;
 mod fatal;
 mod flush;
 mod force_handlers;
@@ -38,6 +39,8 @@ mod params;
 mod play;
 mod prompt;
 mod refuse;
+mod render_cache;
+mod reserved;
 pub mod result;
 mod retries;
 mod roles;
@@ -137,6 +140,9 @@ pub fn run(
     let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
         callback.playbook_start(playbook, n == 0);
+        for play in &playbook.plays {
+            reserved::warn_loaded(play, ctx.extra_vars);
+        }
         for play in &playbook.plays {
             let prompted = prompt::answered(ctx, play)?;
             let play = prompted.as_ref().unwrap_or(play);

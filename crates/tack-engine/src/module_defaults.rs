@@ -44,7 +44,7 @@ fn entry(name: &str) -> Option<Entry> {
     Action::find(name).map(|a| Entry::Action(a.fqcn()))
 }
 
-fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
+pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     let mut out = Vec::new();
     for ancestor in ctx.ancestry.iter().rev() {
         if let Some(node) = ancestor.get(Keyword::ModuleDefaults) {

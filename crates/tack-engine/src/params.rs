@@ -120,8 +120,11 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
             if run.false_condition(&scope).ok()?.is_some() {
                 return None;
             }
-            let rendered = run.render_args(&scope).ok()?;
-            items.push((rendered.args, rendered.sealed));
+            // The run renders in this same scope unless it delegates; then it renders again.
+            let keep = run.ctx.task.delegate_to.is_none();
+            let rendered =
+                run.rendered.render(&run.vars.versions, host, keep, || run.render_args(&scope));
+            items.push(rendered.ok()?);
         }
         Some(loop_items) => {
             let (list, read) = match &run.ctx.task.loop_with {

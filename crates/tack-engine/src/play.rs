@@ -127,6 +127,7 @@ pub fn run_play(
     for (k, v) in layers.vars.iter() {
         vars.insert(k.clone(), v.clone());
     }
+    crate::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
     let keywords = post_validate_play(play, &vars, templar)?;
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {
@@ -384,7 +385,7 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                         let rescuing = walk.rescuing(host, seg, next);
                         stats.count(result, rescuing);
                         if rescuing {
-                            this.remember_failure(host, ctx, result);
+                            this.remember_failure(host, ctx, outcome);
                         }
                         walk.advance(host, seg, next, true);
                     } else {
@@ -529,6 +530,7 @@ impl<'r> PlayRun<'r, '_> {
             params,
             fanout: Vec::new(),
             inventory: self.live,
+            rendered: Default::default(),
         }
     }
 
@@ -693,19 +695,17 @@ impl<'r> PlayRun<'r, '_> {
         &self,
         host: &str,
         ctx: &TaskInContext<'_>,
-        result: &crate::result::HostResult,
+        outcome: &crate::task::TaskOutcome,
     ) {
+        let result = &outcome.result;
+        // An outcome that failed before its scope existed keeps the task's written basics.
         let mut task = Mapping::new();
         let name = ctx.task.name().map(|n| n.value.clone()).unwrap_or(Value::Str(String::new()));
         task.insert(s("name"), Node::bare(name));
         task.insert(s("action"), s(&ctx.task.action));
         task.insert(s("args"), Node::bare(Value::Map(ctx.task.args.clone())));
-        self.scope.set_host_var(
-            host,
-            "ansible_failed_task",
-            Node::bare(Value::Map(task)),
-            Provenance::Trusted,
-        );
+        let task = outcome.failed_task.clone().unwrap_or(Node::bare(Value::Map(task)));
+        self.scope.set_host_var(host, "ansible_failed_task", task, Provenance::Trusted);
         self.scope.set_host_var(
             host,
             "ansible_failed_result",

@@ -173,7 +173,7 @@ impl<'r> PlayRun<'r, '_> {
                             let rescuing = walk.rescuing(host, seg, next);
                             stats.count(result, rescuing);
                             if rescuing {
-                                self.remember_failure(host, ctx, result);
+                                self.remember_failure(host, ctx, outcome);
                             }
                             walk.advance(host, seg, next, true);
                         } else {

@@ -39,6 +39,8 @@ pub struct TaskRun<'a> {
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
     pub inventory: &'a crate::live::LiveInventory,
+    /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
+    pub(crate) rendered: crate::render_cache::RenderCache,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -71,6 +73,8 @@ pub struct TaskOutcome {
     /// The task's effective diff mode (`diff:` on it or its parents, else `--diff`), which
     /// decides whether each loop item's diff is shown.
     pub diff: bool,
+    /// `ansible_failed_task` for a rescue, when the task failed (see `failed_task`).
+    pub failed_task: Option<Node>,
 }
 
 impl TaskRun<'_> {
@@ -140,21 +144,22 @@ impl TaskRun<'_> {
         let Some(scope) = self.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
             let result = self.finish(host, errored(diag));
-            return TaskOutcome { items: Vec::new(), result, diff: false };
+            return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
         };
+        crate::reserved::warn_scope(&scope, self.vars.extra());
         let diff = match self.diff_mode(&scope) {
             Ok(diff) => diff,
             Err(d) => {
                 let mut result = self.finish(host, errored(d));
                 result.data.insert(s("changed"), b(false));
-                return TaskOutcome { items: Vec::new(), result, diff: false };
+                return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
             }
         };
         let ignore_errors = match self.flag(Keyword::IgnoreErrors, &scope) {
             Ok(v) => v,
             Err(d) => {
                 let result = self.finish(host, errored(d));
-                return TaskOutcome { items: Vec::new(), result, diff };
+                return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
             }
         };
         let mut events = Vec::new();
@@ -196,8 +201,9 @@ impl TaskRun<'_> {
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
-        if let Some(name) = self.ctx.task.attrs.get(Keyword::Register) {
-            let name = tack_yaml::pyrepr::str(&name.value);
+        if let Some(node) = self.ctx.task.attrs.get(Keyword::Register) {
+            let name = tack_yaml::pyrepr::str(&node.value);
+            crate::reserved::warn_name(&name, node.origin.as_ref());
             let provenance = if self.action.trusted_result() {
                 Provenance::Trusted
             } else {
@@ -212,7 +218,9 @@ impl TaskRun<'_> {
                 );
             }
         }
-        TaskOutcome { items, result, diff }
+        let failed_task =
+            (result.flag("failed") && !result.ignored).then(|| self.failed_task(&scope));
+        TaskOutcome { items, result, diff, failed_task }
     }
 
     fn run_once(
@@ -318,7 +326,7 @@ impl TaskRun<'_> {
     }
 
     /// The task's effective check mode: its own or an ancestor's `check_mode`, else `--check`.
-    fn check_mode(&self, scope: &Scope) -> bool {
+    pub(crate) fn check_mode(&self, scope: &Scope) -> bool {
         match self.ctx.inherited(Keyword::CheckMode) {
             Some(node) => {
                 self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
@@ -329,7 +337,7 @@ impl TaskRun<'_> {
 
     /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
     /// converted as ansible's bool keywords are), else `--diff`.
-    fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
+    pub(crate) fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
         let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(self.diff_flag) };
         let keyword_error = |cause: Diagnostic| {
             let middle = Diagnostic::caused_by(
@@ -481,7 +489,8 @@ impl TaskRun<'_> {
                 raised: true,
             };
         }
-        let rendered = match self.render_args(scope) {
+        let kept = self.rendered.take(&self.vars.versions, host);
+        let rendered = match kept.map_or_else(|| self.render_args(scope), Ok) {
             Ok(rendered) => rendered,
             Err(diag) => return actions::errored(diag),
         };
@@ -673,18 +682,12 @@ impl TaskRun<'_> {
         if let Some(cond) = self.ctx.task.attrs.get(Keyword::FailedWhen) {
             match self.all_true(cond, &judged_scope) {
                 Ok(failed) => {
-                    result.data.insert(s("failed_when_result"), b(failed));
-                    result.data.insert(s("failed"), b(failed));
-                    if !failed {
-                        result.error = None;
-                    } else {
-                        // A true `failed_when` replaces whatever error the action raised.
-                        result.error = Some(Diagnostic::at(
-                            "Task failed: Action failed: A 'failed_when' expression evaluated \
-                             to 'True'.",
-                            self.task_origin(),
-                        ));
-                    }
+                    let module_failed =
+                        matches!(self.action, Action::Module(_)) && result.flag("failed");
+                    let error =
+                        crate::failed_task::failed_when_judged(&mut result, module_failed, failed);
+                    // A true `failed_when` replaces whatever error the action raised.
+                    result.error = error.map(|text| Diagnostic::at(text, self.task_origin()));
                 }
                 Err(d) => return self.finish(host, errored(d)),
             }

@@ -65,6 +65,8 @@ pub struct PlayScope {
     /// Variables `include_vars` loaded, between task vars and `set_fact`.
     included: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
+    /// What changed since a render started (`render_cache`).
+    pub(crate) versions: crate::render_cache::Versions,
 }
 
 fn list(items: &[String]) -> Node {
@@ -130,10 +132,16 @@ impl PlayScope {
             gathered: RwLock::new(BTreeMap::new()),
             included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
+            versions: crate::render_cache::Versions::default(),
         }))
     }
 
     /// The play's own variables (what names loaded at run time are rendered with).
+    /// The extra vars' layer (`-e`).
+    pub(crate) fn extra(&self) -> &Layer {
+        &self.extra
+    }
+
     pub fn play_vars(&self) -> Mapping {
         let mut out = Mapping::new();
         let play = read_layer(&self.play);
@@ -148,6 +156,7 @@ impl PlayScope {
     /// A public role's defaults and exported vars join the play's from now on
     /// (`include_role` with `public: true`).
     pub fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
+        self.versions.shared_changed();
         for (slot, vars) in [(&self.role_defaults, defaults), (&self.play, exports)] {
             let old = read_layer(slot);
             let mut layer = Layer::new();
@@ -174,6 +183,7 @@ impl PlayScope {
     /// The play's hosts magic variables under `serial`: every host of the play, those not
     /// failed, and those of the current batch not failed.
     pub fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
+        self.versions.shared_changed();
         let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
         layer.insert("groups", self.view().groups.clone(), Provenance::Trusted);
         layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
@@ -192,11 +202,13 @@ impl PlayScope {
 
     /// Records `value` as the host's fact or registered variable `name`.
     pub fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+        self.versions.host_changed(host);
         set_in(&self.facts, host, name, value, provenance);
     }
 
     /// Records `value` as a variable `include_vars` loaded for the host (below `set_fact`).
     pub fn set_included_var(&self, host: &str, name: &str, value: Node) {
+        self.versions.host_changed(host);
         set_in(&self.included, host, name, value, Provenance::Trusted);
     }
 
@@ -208,6 +220,7 @@ impl PlayScope {
 
     /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
     pub fn carry_in(&self, host: &str, facts: Option<Arc<Layer>>, included: Option<Arc<Layer>>) {
+        self.versions.host_changed(host);
         for (slot, layer) in [(&self.facts, facts), (&self.included, included)] {
             if let (Some(layer), Ok(mut map)) = (layer, slot.write()) {
                 map.insert(host.to_string(), layer);
@@ -253,6 +266,7 @@ fn set_in(
 impl PlayScope {
     /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
     pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
+        self.versions.host_changed(host);
         if let Ok(mut gathered) = self.gathered.write() {
             gathered.insert(host.to_string(), layer);
         }
@@ -388,6 +402,7 @@ impl PlayScope {
         loader: &DataLoader,
     ) -> Result<(), Diagnostic> {
         let view = InventoryView::new(inventory, loader, &self.dirs)?;
+        self.versions.shared_changed();
         if let Ok(mut slot) = self.view.write() {
             *slot = Arc::new(view);
         }
@@ -400,10 +415,12 @@ struct HostVarsView(Arc<PlayScope>);
 
 impl HostVars for HostVarsView {
     fn hosts(&self) -> Vec<String> {
+        self.0.versions.hostvars_read();
         self.0.view().host_order.clone()
     }
 
     fn host_scope(&self, host: &str) -> Option<Scope> {
+        self.0.versions.hostvars_read();
         self.0.host_scope(host)
     }
 }

@@ -193,3 +193,40 @@ fn the_file_is_written_only_through_the_wrapped_callback() {
     assert!(transcript.contains("TASK [debug]"));
     assert!(transcript.contains("PLAY RECAP"));
 }
+
+#[test]
+fn each_host_input_is_rendered_once() {
+    // Every render of the argument appends a line to a file and says how many there are: the
+    // events' input and the run share one render per host (made for the input, hosts by
+    // name), so alpha sees 1 and beta 2.
+    let (lines, transcript) = run("\
+- hosts: web
+  gather_facts: false
+  tasks:
+    - name: counted
+      debug:
+        msg: \"{{ lookup('pipe', 'echo x >> <DIR>/count; wc -l < <DIR>/count') }}\"
+");
+    assert!(transcript.contains("\"msg\": \"1\""), "{transcript}");
+    assert!(transcript.contains("\"msg\": \"2\""), "{transcript}");
+    assert!(!transcript.contains("\"msg\": \"3\""), "{transcript}");
+    assert!(lines[1].contains(r#""params": {"msg": "<per-host>"}"#), "{}", lines[1]);
+    assert!(lines[2].contains(r#""host": "beta""#) && lines[2].contains(r#""msg": "2""#));
+    assert!(lines[3].contains(r#""host": "alpha""#) && lines[3].contains(r#""msg": "1""#));
+}
+
+#[test]
+fn a_host_renders_again_when_an_earlier_host_changed_what_it_read() {
+    // beta runs first and sets `x`; alpha's input read beta's `x` through `hostvars` before
+    // that, so its run renders again and sees the new value, as it does without `--events`.
+    let (_, transcript) = run("\
+- hosts: web
+  gather_facts: false
+  tasks:
+    - set_fact:
+        x: \"{{ (hostvars['beta'].x | default('first')) ~ '-' ~ inventory_hostname }}\"
+    - debug: var=x
+");
+    assert!(transcript.contains("\"x\": \"first-beta\""), "{transcript}");
+    assert!(transcript.contains("\"x\": \"first-beta-alpha\""), "{transcript}");
+}

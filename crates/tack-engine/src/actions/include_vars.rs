@@ -125,6 +125,7 @@ fn finish(input: &ActionInput<'_>, vars: Mapping, files: Vec<String>) -> ActionO
         }
         facts = tack_loader::combine_vars(&existing, &facts, tack_loader::HashBehaviour::Merge);
     }
+    tack_loader::vars::warn_if_reserved(&facts);
     let mut data = Mapping::new();
     data.insert(s("ansible_facts"), Node::bare(Value::Map(facts.clone())));
     data.insert(

@@ -54,6 +54,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             "No key/value pairs provided, at least one is required for this action to succeed";
         return ActionOutput::action_failed(data, s(msg), input.task_origin.clone());
     }
+    tack_loader::vars::warn_if_reserved(&facts);
     data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
     data.insert(s("changed"), b(false));
     let mut out = ActionOutput::new(data);

@@ -149,13 +149,26 @@ pub struct Binding {
     node: Node,
     provenance: Provenance,
     deprecation: Option<Deprecation>,
+    /// Where the variable's name was written, when it came from a file or the command line
+    /// (ansible's warnings about a variable point there).
+    key_origin: Option<tack_diag::Origin>,
     /// The value as template data, made on first read and shared by every render after.
     data: OnceLock<data::Data>,
 }
 
 impl Binding {
     pub fn new(node: Node, provenance: Provenance) -> Binding {
-        Binding { node, provenance, deprecation: None, data: OnceLock::new() }
+        Binding { node, provenance, deprecation: None, key_origin: None, data: OnceLock::new() }
+    }
+
+    /// This binding, its name written at `origin`.
+    pub fn with_key_origin(mut self, origin: Option<tack_diag::Origin>) -> Binding {
+        self.key_origin = origin;
+        self
+    }
+
+    pub fn key_origin(&self) -> Option<&tack_diag::Origin> {
+        self.key_origin.as_ref()
     }
 
     /// This binding, printing `deprecation` whenever a template reads it.
@@ -213,7 +226,8 @@ impl Layer {
         let mut layer = Layer::new();
         for (k, v) in vars.iter() {
             if let Some(name) = k.as_str() {
-                layer.insert(name, v.clone(), provenance.clone());
+                let binding = Binding::new(v.clone(), provenance.clone());
+                layer.insert_binding(name, Arc::new(binding.with_key_origin(k.origin.clone())));
             }
         }
         layer
@@ -246,6 +260,11 @@ impl Layer {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.vars.keys().map(String::as_str)
+    }
+
+    /// Every variable with its binding, in the layer's order.
+    pub fn bindings(&self) -> impl Iterator<Item = (&str, &Arc<Binding>)> {
+        self.vars.iter().map(|(k, b)| (k.as_str(), b))
     }
 
     pub fn len(&self) -> usize {
@@ -316,6 +335,11 @@ impl Scope {
 
     pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
         self.inner.layers.iter().rev().find_map(|layer| layer.get(name))
+    }
+
+    /// The layers, bottom (lowest precedence) first.
+    pub fn layers(&self) -> impl Iterator<Item = &Arc<Layer>> {
+        self.inner.layers.iter()
     }
 
     pub fn contains(&self, name: &str) -> bool {
