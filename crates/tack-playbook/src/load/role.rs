@@ -397,7 +397,8 @@ impl Loader<'_> {
             Node::bare(Value::Seq(vec![s("always")])),
         );
         let task = Task {
-            origin: role.origin.clone(),
+            // ansible builds this task's data in memory: it has no place in any file.
+            origin: None,
             kind: TaskKind::Action,
             action: "ansible.builtin.validate_argument_spec".into(),
             action_origin: None,
