@@ -52,7 +52,15 @@ fn generated_task_repr(args: &Mapping) -> String {
 /// An error ansible's action raises (`AnsibleError`), before any result is made.
 fn raised(msg: String, input: &ActionInput<'_>) -> ActionOutput {
     let cause = Diagnostic::new(msg);
-    errored(Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause))
+    let mut out =
+        errored(Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause.clone()));
+    if input.task_origin.is_none() {
+        let mut diag = Diagnostic::caused_by("Task failed.", None, cause);
+        diag.origin = Some(tack_diag::Origin::described("<unknown>"));
+        diag.value_repr = Some(generated_task_repr(input.args));
+        out.error = Some(diag);
+    }
+    out
 }
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

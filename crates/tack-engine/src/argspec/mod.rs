@@ -43,6 +43,10 @@ pub enum SpecError {
          it as Python code"
     )]
     Fallback(String),
+    /// What ansible's validator raises instead of reporting (Python's own `TypeError`s on
+    /// values it never expected, such as a number where sub-options were due).
+    #[error("{0}")]
+    Raised(String),
 }
 
 /// The names of the sub-options being validated, outermost first (`options_context`).
@@ -444,7 +448,12 @@ struct Walk<'m> {
 
 impl Walk<'_> {
     /// `_validate_sub_spec`.
-    fn sub_specs(&mut self, spec: &[Opt<'_>], params: &mut Mapping, ctx: &mut Ctx) {
+    fn sub_specs(
+        &mut self,
+        spec: &[Opt<'_>],
+        params: &mut Mapping,
+        ctx: &mut Ctx,
+    ) -> Result<(), SpecError> {
         for opt in spec {
             let wanted = opt.type_name();
             let dicts = wanted.as_deref() == Some("dict")
@@ -477,6 +486,18 @@ impl Walk<'_> {
                 other => (vec![Node::new(other, value.origin)], false),
             };
             for element in &mut elements {
+                // `set_fallbacks` asks `name in value` of each element before anything else.
+                if !sub.is_empty()
+                    && !matches!(
+                        element.value,
+                        Value::Map(_) | Value::Seq(_) | Value::Str(_) | Value::Unsafe(_)
+                    )
+                {
+                    return Err(SpecError::Raised(format!(
+                        "argument of type '{}' is not iterable",
+                        class_name(element)
+                    )));
+                }
                 let Value::Map(sub_params) = &mut element.value else {
                     self.errors.push(format!(
                         "value of '{}' must be of type dict or list of dicts",
@@ -484,7 +505,7 @@ impl Walk<'_> {
                     ));
                     continue;
                 };
-                self.one(opt, &sub, sub_params, ctx);
+                self.one(opt, &sub, sub_params, ctx)?;
             }
             let rebuilt = if is_list {
                 Value::Seq(elements)
@@ -494,10 +515,17 @@ impl Walk<'_> {
             set(params, &opt.name, Node::new(rebuilt, value_origin(params, &opt.name)));
             ctx.pop();
         }
+        Ok(())
     }
 
     /// One dictionary of sub-options, as the loop body of `_validate_sub_spec` checks it.
-    fn one(&mut self, opt: &Opt<'_>, sub: &[Opt<'_>], params: &mut Mapping, ctx: &mut Ctx) {
+    fn one(
+        &mut self,
+        opt: &Opt<'_>,
+        sub: &[Opt<'_>],
+        params: &mut Mapping,
+        ctx: &mut Ctx,
+    ) -> Result<(), SpecError> {
         let aliases = match handle_aliases(sub, params) {
             Ok(a) => a,
             Err(e) => {
@@ -522,7 +550,7 @@ impl Walk<'_> {
         validate_values(sub, params, ctx, &mut self.errors);
         additional_checks(opt, params, ctx, &mut self.errors);
         set_defaults(sub, params, true, self.marker);
-        self.sub_specs(sub, params, ctx);
+        self.sub_specs(sub, params, ctx)
     }
 }
 
@@ -563,7 +591,7 @@ pub fn validate(spec: &Mapping, parameters: &Mapping) -> Result<Outcome, SpecErr
     validate_types(&opts, &mut params, &Vec::new(), &mut walk.errors);
     validate_values(&opts, &mut params, &Vec::new(), &mut walk.errors);
     set_defaults(&opts, &mut params, true, &marker);
-    walk.sub_specs(&opts, &mut params, &mut Vec::new());
+    walk.sub_specs(&opts, &mut params, &mut Vec::new())?;
     if let Some(msg) = walk.unsupported.message() {
         walk.errors.push(msg);
     }
