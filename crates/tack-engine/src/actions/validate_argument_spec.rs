@@ -117,6 +117,9 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Ok(outcome) => outcome,
         Err(e) => return raised(e.to_string(), input),
     };
+    for warning in &outcome.warnings {
+        tack_diag::warn(&Diagnostic::new(warning.clone()));
+    }
     let mut data = Mapping::new();
     data.insert(s("validate_args_context"), context);
     data.insert(s("changed"), b(false));

@@ -8,9 +8,10 @@
 //!
 //! Owns only the validation of one parameter dictionary against one spec; the action that
 //! gathers the parameters and shapes the task result is `actions::validate_argument_spec`.
-//! Warnings and deprecations (an option given with its alias, `removed_in_version`,
-//! `deprecated_aliases`) are not produced: the validator ansible's action uses keeps them in
-//! its result, which the action never shows. No-log values are not collected either (the
+//! Deprecations (`removed_in_version`, `deprecated_aliases`) and the top level's "option and
+//! alias both set" warnings are not produced: the validator ansible's action uses keeps them
+//! in its result, which the action never shows; a sub-option's such warning ansible prints at
+//! once, so it is in [`Outcome::warnings`]. No-log values are not collected either (the
 //! action masks nothing); only the errors their collection raises are kept.
 
 mod checks;
@@ -27,6 +28,9 @@ use types::{Checker, class_name, py_str};
 pub struct Outcome {
     /// Every error message, in ansible's order.
     pub errors: Vec<String>,
+    /// What ansible's validator prints as warnings while it validates: a sub-option given
+    /// together with its alias (`Both option a.b and its alias a.c are set.`).
+    pub warnings: Vec<String>,
     /// The parameters as validated: converted, with defaults (`None` for options without).
     pub parameters: Mapping,
 }
@@ -160,7 +164,12 @@ impl Unsupported {
 
 /// `_handle_aliases`: copies each alias's value to its option; the alias → option pairs. An
 /// `Err` (ansible's `internal error`s) leaves the options before the bad one handled.
-fn handle_aliases(spec: &[Opt<'_>], params: &mut Mapping) -> Result<Vec<(String, String)>, String> {
+/// Each `(option, alias)` given together is added to `both`.
+fn handle_aliases(
+    spec: &[Opt<'_>],
+    params: &mut Mapping,
+    both: &mut Vec<(String, String)>,
+) -> Result<Vec<(String, String)>, String> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for opt in spec {
         if opt.get("default").is_some() && truthy(opt.get("required")) {
@@ -181,6 +190,9 @@ fn handle_aliases(spec: &[Opt<'_>], params: &mut Mapping) -> Result<Vec<(String,
                 None => pairs.push((alias.clone(), opt.name.clone())),
             }
             if let Some(v) = lookup(params, &alias).cloned() {
+                if has(params, &opt.name) {
+                    both.push((opt.name.clone(), alias.clone()));
+                }
                 set(params, &opt.name, v);
             }
         }
@@ -204,7 +216,7 @@ fn unsupported(
     let names: Vec<String> = params.keys().map(|k| py_str(&k.value)).collect();
     let mut found = Vec::new();
     for name in names.iter().filter(|n| !legal.contains(&n.as_str())) {
-        let again = handle_aliases(spec, params)?;
+        let again = handle_aliases(spec, params, &mut Vec::new())?;
         let mut supported: Vec<String> = legal
             .iter()
             .filter(|l| !again.iter().any(|(a, _)| a == *l))
@@ -442,6 +454,7 @@ fn additional_checks(opt: &Opt<'_>, params: &Mapping, ctx: &Ctx, errors: &mut Ve
 
 struct Walk<'m> {
     errors: Vec<String>,
+    warnings: Vec<String>,
     unsupported: Unsupported,
     marker: &'m Origin,
 }
@@ -453,6 +466,7 @@ impl Walk<'_> {
         spec: &[Opt<'_>],
         params: &mut Mapping,
         ctx: &mut Ctx,
+        prefix: &str,
     ) -> Result<(), SpecError> {
         for opt in spec {
             let wanted = opt.type_name();
@@ -485,7 +499,7 @@ impl Walk<'_> {
                 Value::Seq(items) => (items, true),
                 other => (vec![Node::new(other, value.origin)], false),
             };
-            for element in &mut elements {
+            for (idx, element) in elements.iter_mut().enumerate() {
                 // `set_fallbacks` asks `name in value` of each element before anything else.
                 if !sub.is_empty()
                     && !matches!(
@@ -505,7 +519,9 @@ impl Walk<'_> {
                     ));
                     continue;
                 };
-                self.one(opt, &sub, sub_params, ctx)?;
+                let index = if is_list { format!("[{idx}]") } else { String::new() };
+                let prefix = format!("{prefix}{}{index}.", opt.name);
+                self.one(opt, &sub, sub_params, ctx, &prefix)?;
             }
             let rebuilt = if is_list {
                 Value::Seq(elements)
@@ -525,14 +541,21 @@ impl Walk<'_> {
         sub: &[Opt<'_>],
         params: &mut Mapping,
         ctx: &mut Ctx,
+        prefix: &str,
     ) -> Result<(), SpecError> {
-        let aliases = match handle_aliases(sub, params) {
+        let mut both = Vec::new();
+        let aliases = match handle_aliases(sub, params, &mut both) {
             Ok(a) => a,
             Err(e) => {
                 self.errors.push(e);
                 Vec::new()
             }
         };
+        for (option, alias) in both {
+            self.warnings.push(format!(
+                "Both option {prefix}{option} and its alias {prefix}{alias} are set."
+            ));
+        }
         if let Err(e) = no_log_errors(sub, params) {
             self.errors.push(e);
         }
@@ -550,7 +573,7 @@ impl Walk<'_> {
         validate_values(sub, params, ctx, &mut self.errors);
         additional_checks(opt, params, ctx, &mut self.errors);
         set_defaults(sub, params, true, self.marker);
-        self.sub_specs(sub, params, ctx)
+        self.sub_specs(sub, params, ctx, prefix)
     }
 }
 
@@ -569,9 +592,14 @@ pub fn validate(spec: &Mapping, parameters: &Mapping) -> Result<Outcome, SpecErr
         _ => Mapping::new(),
     };
     let opts = options(spec);
-    let mut walk =
-        Walk { errors: Vec::new(), unsupported: Unsupported::default(), marker: &marker };
-    let aliases = match handle_aliases(&opts, &mut params) {
+    let mut walk = Walk {
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        unsupported: Unsupported::default(),
+        marker: &marker,
+    };
+    // The top level's warnings stay in ansible's validation result, which nothing shows.
+    let aliases = match handle_aliases(&opts, &mut params, &mut Vec::new()) {
         Ok(a) => a,
         Err(e) => {
             walk.errors.push(e);
@@ -591,9 +619,9 @@ pub fn validate(spec: &Mapping, parameters: &Mapping) -> Result<Outcome, SpecErr
     validate_types(&opts, &mut params, &Vec::new(), &mut walk.errors);
     validate_values(&opts, &mut params, &Vec::new(), &mut walk.errors);
     set_defaults(&opts, &mut params, true, &marker);
-    walk.sub_specs(&opts, &mut params, &mut Vec::new())?;
+    walk.sub_specs(&opts, &mut params, &mut Vec::new(), "")?;
     if let Some(msg) = walk.unsupported.message() {
         walk.errors.push(msg);
     }
-    Ok(Outcome { errors: walk.errors, parameters: params })
+    Ok(Outcome { errors: walk.errors, warnings: walk.warnings, parameters: params })
 }
