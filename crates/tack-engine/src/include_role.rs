@@ -93,6 +93,10 @@ impl<'r> PlayRun<'r, '_> {
                     vars: want.names[2].clone(),
                     defaults: want.names[3].clone(),
                     handlers: want.names[4].clone(),
+                    skip_validation: matches!(
+                        target.rolespec_validate.as_ref().map(|n| &n.value),
+                        Some(tack_yaml::Value::Bool(false))
+                    ),
                 },
                 vars: role_vars,
                 allow_duplicates,

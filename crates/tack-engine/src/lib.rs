@@ -10,6 +10,7 @@
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
 pub mod actions;
+pub mod argspec;
 mod async_job;
 pub mod async_wrapper;
 mod batches;

@@ -423,12 +423,14 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
 ];
 
-/// `include_role`'s options and keywords; `rescuable` and `rolespec_validate` are refused by
-/// name.
+/// `include_role`'s options and keywords; `rescuable` and a `rolespec_validate` that is not a
+/// plain boolean are refused by name.
 fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     check_apply(task)?;
     for option in ["rescuable", "rolespec_validate"] {
-        if let Some(node) = task.args.get(option) {
+        if let Some(node) = task.args.get(option)
+            && !(option == "rolespec_validate" && matches!(node.value, Value::Bool(_)))
+        {
             let what = format!("the {} option '{option}'", task.action);
             return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
         }

@@ -30,7 +30,7 @@ mod ping;
 mod pip;
 mod pip_req;
 mod pyfmt;
-mod pylit;
+pub mod pylit;
 // Python's `re`, shared with the template layer.
 use tack_py::re as pyre;
 mod replace;

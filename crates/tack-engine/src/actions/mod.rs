@@ -1,5 +1,6 @@
 //! The actions that run on the controller without touching a host (`debug`, `set_fact`,
-//! `assert`, `fail`, `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`), and the
+//! `assert`, `fail`, `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`,
+//! `validate_argument_spec`), and the
 //! action plugins that decide on the controller what the host does (`copy`, `template`,
 //! `raw`, `script`, `fetch`, `assemble`, `service`, `wait_for_connection`): each takes its
 //! rendered arguments and the task's variables and returns the task's result, as ansible's
@@ -26,6 +27,7 @@ mod service;
 mod set_fact;
 mod set_stats;
 mod shell_run;
+mod validate_argument_spec;
 
 use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
@@ -62,6 +64,8 @@ pub enum Action {
     Pause,
     SetStats,
     WaitForConnection,
+    /// `validate_argument_spec` (also what a role's argument spec adds).
+    ValidateArgumentSpec,
     /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
     /// ansible's does (`Cannot resolve '...' to an action or module.`).
     Unresolvable,
@@ -84,6 +88,7 @@ impl Action {
             "pause" => Some(Action::Pause),
             "set_stats" => Some(Action::SetStats),
             "wait_for_connection" => Some(Action::WaitForConnection),
+            "validate_argument_spec" => Some(Action::ValidateArgumentSpec),
             "template" => Some(Action::Template),
             "raw" => Some(Action::Raw),
             "script" => Some(Action::Script),
@@ -129,6 +134,7 @@ impl Action {
             Action::Pause => "ansible.builtin.pause".into(),
             Action::SetStats => "ansible.builtin.set_stats".into(),
             Action::WaitForConnection => "ansible.builtin.wait_for_connection".into(),
+            Action::ValidateArgumentSpec => "ansible.builtin.validate_argument_spec".into(),
             Action::Unresolvable => "unresolvable".into(),
         }
     }
@@ -198,6 +204,7 @@ impl Action {
             | Action::Pause
             | Action::SetStats
             | Action::WaitForConnection
+            | Action::ValidateArgumentSpec
             | Action::Unresolvable => &[],
         }
     }
@@ -235,6 +242,8 @@ impl Action {
             | Action::Assemble
             | Action::Service
             | Action::AddHost
+            // ansible's action reads its three arguments and ignores any other.
+            | Action::ValidateArgumentSpec
             | Action::Unresolvable => &[],
         }
     }
@@ -355,6 +364,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Pause => pause::pause(input),
         Action::SetStats => set_stats::run(input),
         Action::WaitForConnection => pause::wait_for_connection(input),
+        Action::ValidateArgumentSpec => validate_argument_spec::run(input),
         // The task runner fails the task before any action runs (it knows the name).
         Action::Unresolvable => errored(Diagnostic::at(
             "Cannot resolve the action to an action or module.",

@@ -36,6 +36,8 @@ pub struct FromFiles {
     pub vars: Option<String>,
     pub defaults: Option<String>,
     pub handlers: Option<String>,
+    /// `rolespec_validate: false`: no argument spec validation task is prepended.
+    pub skip_validation: bool,
 }
 
 impl Loader<'_> {
@@ -266,7 +268,9 @@ impl Loader<'_> {
                 .map_err(|e| e.into_error(&message, super::block::Owner::Node(&handlers)))?;
             build.roles[id.0].handler_blocks = blocks;
         }
-        if let Some(spec) = self.argument_spec(&rr)? {
+        if !from.skip_validation
+            && let Some(spec) = self.argument_spec(&rr)?
+        {
             self.prepend_validation(build, id, &spec, from.tasks.as_deref().unwrap_or("main"))?;
         }
         Ok(id)
@@ -397,7 +401,8 @@ impl Loader<'_> {
             Node::bare(Value::Seq(vec![s("always")])),
         );
         let task = Task {
-            origin: role.origin.clone(),
+            // ansible builds this task's data in memory: it has no place in any file.
+            origin: None,
             kind: TaskKind::Action,
             action: "ansible.builtin.validate_argument_spec".into(),
             action_origin: None,
@@ -457,6 +462,7 @@ impl Loader<'_> {
                 .as_ref()
                 .map(|n| self.render_string(n, &vars))
                 .transpose()?,
+            skip_validation: skips_validation(target.rolespec_validate.as_ref())?,
         };
         let mut rr = self.role_ref(
             &Node::new(Value::Str(name), name_node.origin.clone()),
@@ -487,6 +493,19 @@ impl Loader<'_> {
             role: scope.role,
             from: BlockOrigin::ImportRole(parent),
         })])
+    }
+}
+
+/// `rolespec_validate` of an `import_role`, read as written (ansible hands the raw value to
+/// `Role.load`); only a boolean is taken, anything else is refused by name.
+fn skips_validation(node: Option<&Node>) -> Result<bool, Diagnostic> {
+    match node.map(|n| &n.value) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(validate)) => Ok(!validate),
+        Some(_) => Err(general_error(
+            "tack does not support a 'rolespec_validate' that is not a boolean yet",
+            node,
+        )),
     }
 }
 
