@@ -7,10 +7,10 @@
 //! and the per-task store of renders ([`RenderCache`]). It never renders and never decides
 //! what a host receives: a render it cannot vouch for is dropped and the run renders again.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use crate::task::RenderedArgs;
 
@@ -76,7 +76,8 @@ struct Kept {
 /// One task's renders by host, each usable once by that host's run.
 #[derive(Default)]
 pub struct RenderCache {
-    kept: RefCell<BTreeMap<String, Kept>>,
+    // A lock: hosts' runs take their renders from threads of their own (`forks`).
+    kept: Mutex<BTreeMap<String, Kept>>,
 }
 
 impl RenderCache {
@@ -95,14 +96,17 @@ impl RenderCache {
         let shown = (rendered.args.clone(), rendered.sealed.clone());
         if keep {
             let read_others = versions.reads() != reads;
-            self.kept.borrow_mut().insert(host.to_string(), Kept { stamp, read_others, rendered });
+            self.kept
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(host.to_string(), Kept { stamp, read_others, rendered });
         }
         Ok(shown)
     }
 
     /// The render kept for `host`, if nothing it could have read changed since.
     pub(crate) fn take(&self, versions: &Versions, host: &str) -> Option<RenderedArgs> {
-        let kept = self.kept.borrow_mut().remove(host)?;
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).remove(host)?;
         let now = versions.stamp(host);
         let still = now.shared == kept.stamp.shared
             && now.host == kept.stamp.host
