@@ -1,7 +1,7 @@
 //! The actions that run on the controller without touching a host (`debug`, `set_fact`,
 //! `assert`, `fail`, `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`), and the
 //! action plugins that decide on the controller what the host does (`copy`, `template`,
-//! `raw`, `script`, `fetch`, `assemble`, `service`, `wait_for_connection`): each takes its
+//! `raw`, `script`, `fetch`, `assemble`, `service`, `package`, `wait_for_connection`): each takes its
 //! rendered arguments and the task's variables and returns the task's result, as ansible's
 //! action plugins of the same names do.
 //!
@@ -19,6 +19,7 @@ mod include_vars;
 mod include_vars_dir;
 mod inventory;
 pub(crate) mod module;
+mod package;
 pub mod pause;
 mod raw;
 mod script;
@@ -57,6 +58,8 @@ pub enum Action {
     Assemble,
     /// The `service` action plugin (the module chosen by the host's service manager).
     Service,
+    /// The `package` action plugin (the module chosen by the host's package manager).
+    Package,
     AddHost,
     GroupBy,
     Pause,
@@ -90,6 +93,7 @@ impl Action {
             "fetch" => Some(Action::Fetch),
             "assemble" => Some(Action::Assemble),
             "service" => Some(Action::Service),
+            "package" => Some(Action::Package),
             "unarchive" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
@@ -124,6 +128,7 @@ impl Action {
             Action::Fetch => "ansible.builtin.fetch".into(),
             Action::Assemble => "ansible.builtin.assemble".into(),
             Action::Service => "ansible.builtin.service".into(),
+            Action::Package => "ansible.builtin.package".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
             Action::Pause => "ansible.builtin.pause".into(),
@@ -168,6 +173,7 @@ impl Action {
                 | Action::Fetch
                 | Action::Assemble
                 | Action::Service
+                | Action::Package
         )
     }
 
@@ -192,7 +198,8 @@ impl Action {
             | Action::Script
             | Action::Fetch
             | Action::Assemble
-            | Action::Service => &[],
+            | Action::Service
+            | Action::Package => &[],
             Action::AddHost
             | Action::GroupBy
             | Action::Pause
@@ -234,6 +241,7 @@ impl Action {
             | Action::Template
             | Action::Assemble
             | Action::Service
+            | Action::Package
             | Action::AddHost
             | Action::Unresolvable => &[],
         }
@@ -350,6 +358,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Fetch => fetch::run(input),
         Action::Assemble => assemble::run(input),
         Action::Service => service::run(input),
+        Action::Package => package::run(input),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
         Action::Pause => pause::pause(input),
