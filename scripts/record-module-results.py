@@ -37,6 +37,9 @@ programs the case needs on the host (`crontab`); the test skips the case where o
 `prepare` lists commands (argv lists, `%D` substituted) run before the module on any host (a
 virtualenv to work in); `opaque` lists scratch paths whose contents are not compared (only
 the path itself: a virtualenv's files hold byte-compiled sources and install records).
+apt cases (cases/apt.yml) set the package state they need with `before` commands and put
+the machine back with `after` (so they are recorded and tested as root only); ansible's apt
+respawns under /usr/bin/python3 (python3-apt), which finds ansible through PYTHONPATH.
 Every run has PIP_NO_CACHE_DIR=1 and PIP_DISABLE_PIP_VERSION_CHECK=1, so that pip's output
 does not depend on a cache or on when pip last looked for a newer release.
 
@@ -357,6 +360,10 @@ def run_case(module, case):
             subprocess.run(argv, capture_output=True, check=True)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "TZ": "UTC",
            "LANG": "C.UTF-8", "HOME": HOME, **PIP_ENV}
+    if module == "apt":
+        # ansible's apt respawns itself under the system python (which has python3-apt); the
+        # respawned interpreter finds ansible's module_utils here, as it would in AnsiballZ's zip.
+        env["PYTHONPATH"] = str(REF / "lib" / "python3.13" / "site-packages")
     for argv in subst(case.get("prepare") or [], str(scratch)):
         subprocess.run(argv, capture_output=True, check=True, env=env, cwd=scratch)
     server = Server(case["server"]) if case.get("server") else None

@@ -6,8 +6,8 @@
 //! the controller's command lines.
 //!
 //! Native modules: `ping`, `command`, `shell`, `stat`, `file`, `slurp`, `tempfile`,
-//! `lineinfile`, `replace`, `blockinfile`, `assemble`, `service`, `systemd`, and the host side of
-//! `copy`. Each validates its
+//! `lineinfile`, `replace`, `blockinfile`, `assemble`, `service`, `systemd`, `pip`, `apt`, and the
+//! host side of `copy`. Each validates its
 //! arguments through [`modules::argspec`] (ansible's `AnsibleModule` rules and messages) and
 //! returns exactly the dictionary ansible's module prints; what the controller adds around it
 //! (`invocation`, `stdout_lines`/`stderr_lines` from `stdout`/`stderr`, `_ansible_*` keys, how

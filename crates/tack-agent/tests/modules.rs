@@ -14,7 +14,10 @@
 //! `needs_root` (they change ownership) or that change the user database are skipped; cases
 //! may name programs they need. A case's `prepare` commands (a virtualenv to work in) run on
 //! any host, and the contents of its `opaque` paths are not compared (a virtualenv's byte-
-//! compiled files and install records differ run to run). pip runs with
+//! compiled files and install records differ run to run). apt cases (`before`/`after` set
+//! and restore the packages, so root only) normalise `cache_update_time` (the package lists'
+//! mtime, moved by any `apt-get update`) and apt-get's `Fetched <size> in <time> (<speed>)`
+//! line; the rest of apt-get's output (`Get:` lines included) is compared exactly. pip runs with
 //! `PIP_NO_CACHE_DIR=1` and `PIP_DISABLE_PIP_VERSION_CHECK=1` and no other `PIP_*` setting,
 //! as in the recorder: so its `stdout`/`stderr` (always "Downloading", never "Using cached",
 //! no "new release" notice) are compared exactly, not normalised. A case tack knowingly answers differently is listed in
@@ -193,6 +196,8 @@ struct Normaliser {
     temp: Option<Regex>,
     /// The URL modules' download file in the module's private temporary directory.
     download: Option<Regex>,
+    /// apt-get's download summary (`Fetched 26.7 kB in 0s (712 kB/s)`): size, time, speed.
+    fetched: Option<Regex>,
     /// The port of the case's server in this run (the recorder's or the test's).
     port: Option<u64>,
     /// When not run as root (the recordings' user): the current user's uid, gid and names,
@@ -233,11 +238,15 @@ impl Normaliser {
             Regex::new(r"(?:/tmp/ansible-moduletmp-[0-9.]+-[a-z0-9_]{8})?/tmp[a-z0-9_]{8}\b")
                 .expect("re")
         });
+        let fetched = (case["module"].as_str() == Some("apt")).then(|| {
+            Regex::new(r"Fetched [0-9.,]+ [kMG]?B in [0-9hms]+ \([0-9.,]+ [kMG]?B/s\)").expect("re")
+        });
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
             temp,
             me: current_identity(),
             download,
+            fetched,
             port: None,
         }
     }
@@ -246,6 +255,9 @@ impl Normaliser {
         let mut s = self.backup.replace_all(s, ".<pid>.<time>~").into_owned();
         if let Some(re) = &self.download {
             s = re.replace_all(&s, "/<tmpfile>").into_owned();
+        }
+        if let Some(re) = &self.fetched {
+            s = re.replace_all(&s, "Fetched <size> in <time> (<speed>)").into_owned();
         }
         if let Some(port) = self.port {
             s = s.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>");
@@ -257,7 +269,8 @@ impl Normaliser {
     }
 
     fn value(&self, key: &str, v: &Value) -> Value {
-        const TIMES: &[&str] = &["start", "end", "delta", "mtime", "atime", "ctime"];
+        const TIMES: &[&str] =
+            &["start", "end", "delta", "mtime", "atime", "ctime", "cache_update_time"];
         const NUMBERS: &[&str] = &["inode", "dev"];
         // lsattr's file version (inode generation) is new for every file made.
         if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {

@@ -92,6 +92,19 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
                         key.origin.clone(),
                     ));
                 }
+                // ansible gives a `package` task its backend's defaults too; tack applies
+                // only the task's own action's.
+                if matches!(entry(&name), Some(Entry::Action(ref a)) if a == "ansible.builtin.apt")
+                    && Action::find(&ctx.task.action) == Some(Action::Package)
+                {
+                    return Err(Diagnostic::at(
+                        format!(
+                            "tack does not support module_defaults for '{name}' on a 'package' \
+                             task yet"
+                        ),
+                        key.origin.clone(),
+                    ));
+                }
             }
         }
     }

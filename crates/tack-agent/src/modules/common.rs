@@ -164,3 +164,35 @@ pub fn shlex_quote(s: &str) -> String {
     }
     format!("'{}'", s.replace('\'', "'\"'\"'"))
 }
+
+/// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
+/// else `C`.
+pub fn best_parsable_locale() -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();
+    for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
+        if !dirs.contains(&extra) {
+            dirs.push(extra);
+        }
+    }
+    let Some(locale) =
+        dirs.iter().map(|d| format!("{}/locale", d.trim_end_matches('/'))).find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    else {
+        return "C".into();
+    };
+    let listed = match std::process::Command::new(&locale).arg("-a").output() {
+        Ok(o) if o.status.success() && !o.stdout.is_empty() => {
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        }
+        _ => return "C".into(),
+    };
+    let available: Vec<&str> = listed.trim().lines().collect();
+    ["C.utf8", "C.UTF-8", "en_US.utf8", "en_US.UTF-8", "C", "POSIX"]
+        .into_iter()
+        .find(|p| available.contains(p))
+        .unwrap_or("C")
+        .to_string()
+}

@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+mod apt;
+mod apt_cache;
 pub mod argspec;
 pub mod assemble;
 mod async_status;
@@ -144,6 +146,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
         "systemd" | "systemd_service" => systemd::run(ctx, invocation),
         "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
         "pip" => pip::run(ctx, invocation),
+        "apt" => apt::run(ctx, invocation),
         _ => return None,
     };
     Some(argspec::finish(result))
@@ -213,4 +216,5 @@ const NATIVE: &[&str] = &[
     "systemd",
     "systemd_service",
     "pip",
+    "apt",
 ];

@@ -188,21 +188,6 @@ fn is_venv_command(argv: &[String]) -> bool {
     module.as_deref() == Some("venv")
 }
 
-/// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists.
-fn parsable_locale(runner: &Runner) -> String {
-    let Some(locale) = find_bin("locale") else { return "C".into() };
-    let listed = match runner.run(&[locale, "-a".into()], ".", None, &[]) {
-        Ok((0, out, _)) if !out.is_empty() => out,
-        _ => return "C".into(),
-    };
-    let available: Vec<&str> = listed.trim().lines().collect();
-    ["C.utf8", "C.UTF-8", "en_US.utf8", "en_US.UTF-8", "C", "POSIX"]
-        .into_iter()
-        .find(|p| available.contains(p))
-        .unwrap_or("C")
-        .to_string()
-}
-
 /// `_get_packages`: `pip list --format=freeze`, or `pip freeze` where that fails.
 fn installed(
     runner: &Runner,
@@ -211,7 +196,7 @@ fn installed(
 ) -> Result<(String, String, String), ModuleResult> {
     let mut command = pip.to_vec();
     command.extend(["list".into(), "--format=freeze".into()]);
-    let loc = parsable_locale(runner);
+    let loc = super::common::best_parsable_locale();
     let env = [("LANG", loc.as_str()), ("LC_ALL", loc.as_str()), ("LC_MESSAGES", loc.as_str())];
     let (mut rc, mut out, mut err) = runner.run(&command, chdir, None, &env)?;
     if rc != 0 {

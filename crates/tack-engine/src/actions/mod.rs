@@ -2,7 +2,7 @@
 //! `assert`, `fail`, `include_vars`, `add_host`, `group_by`, `pause`, `set_stats`,
 //! `validate_argument_spec`), and the
 //! action plugins that decide on the controller what the host does (`copy`, `template`,
-//! `raw`, `script`, `fetch`, `assemble`, `service`, `wait_for_connection`): each takes its
+//! `raw`, `script`, `fetch`, `assemble`, `service`, `package`, `wait_for_connection`): each takes its
 //! rendered arguments and the task's variables and returns the task's result, as ansible's
 //! action plugins of the same names do.
 //!
@@ -20,6 +20,7 @@ mod include_vars;
 mod include_vars_dir;
 mod inventory;
 pub(crate) mod module;
+mod package;
 pub mod pause;
 mod raw;
 mod script;
@@ -59,6 +60,8 @@ pub enum Action {
     Assemble,
     /// The `service` action plugin (the module chosen by the host's service manager).
     Service,
+    /// The `package` action plugin (the module chosen by the host's package manager).
+    Package,
     AddHost,
     GroupBy,
     Pause,
@@ -95,6 +98,7 @@ impl Action {
             "fetch" => Some(Action::Fetch),
             "assemble" => Some(Action::Assemble),
             "service" => Some(Action::Service),
+            "package" => Some(Action::Package),
             "unarchive" => None,
             _ => tack_agent::modules::native_name(name).map(Action::Module),
         }
@@ -129,6 +133,7 @@ impl Action {
             Action::Fetch => "ansible.builtin.fetch".into(),
             Action::Assemble => "ansible.builtin.assemble".into(),
             Action::Service => "ansible.builtin.service".into(),
+            Action::Package => "ansible.builtin.package".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
             Action::Pause => "ansible.builtin.pause".into(),
@@ -174,6 +179,7 @@ impl Action {
                 | Action::Fetch
                 | Action::Assemble
                 | Action::Service
+                | Action::Package
         )
     }
 
@@ -198,7 +204,8 @@ impl Action {
             | Action::Script
             | Action::Fetch
             | Action::Assemble
-            | Action::Service => &[],
+            | Action::Service
+            | Action::Package => &[],
             Action::AddHost
             | Action::GroupBy
             | Action::Pause
@@ -241,6 +248,7 @@ impl Action {
             | Action::Template
             | Action::Assemble
             | Action::Service
+            | Action::Package
             | Action::AddHost
             // ansible's action reads its three arguments and ignores any other.
             | Action::ValidateArgumentSpec
@@ -359,6 +367,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Fetch => fetch::run(input),
         Action::Assemble => assemble::run(input),
         Action::Service => service::run(input),
+        Action::Package => package::run(input),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
         Action::Pause => pause::pause(input),
