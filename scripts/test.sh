@@ -14,6 +14,13 @@ if ! command -v crontab >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-
     echo "could not install cron: the cron module's cases will be skipped" >&2
 fi
 
+# The apt module's cases and goldens install and purge tiny packages (sl, hello): they need
+# the package lists, which a fresh machine may not have yet.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
+  ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then
+  apt-get update -qq || echo "could not update the apt lists: the apt cases will fail" >&2
+fi
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
