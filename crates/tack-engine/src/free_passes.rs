@@ -205,8 +205,10 @@ impl<'r> PlayRun<'r, '_> {
             }
             Step::Handler(index) => (handlers.list[index].ctx.clone(), None),
         };
-        let view = self.view(&ctx);
-        if *banner != Some(q.step) {
+        let fresh = *banner != Some(q.step);
+        let view =
+            if fresh { self.banner(&ctx, Some(&q.host), params.clone()) } else { self.view(&ctx) };
+        if fresh {
             match q.step {
                 Step::Handler(_) => callback.handler_start(&view),
                 _ => callback.task_start(&view),

@@ -121,10 +121,11 @@ impl<'r> PlayRun<'r, '_> {
                 ctx.task.origin.clone(),
             ));
         };
+        let view = self.banner(ctx, hosts.first(), params.cloned());
         if as_handler {
-            callback.handler_start(&self.view(ctx));
+            callback.handler_start(&view);
         } else {
-            callback.task_start(&self.view(ctx));
+            callback.task_start(&view);
         }
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
         let (parent, include_vars) = stripped_parent(ctx);

@@ -64,7 +64,7 @@ impl<'r> PlayRun<'r, '_> {
             ("allow_duplicates", target.allow_duplicates.as_ref()),
             ("public", target.public.as_ref()),
         ];
-        callback.task_start(&self.view(ctx));
+        callback.task_start(&self.banner(ctx, hosts.first(), params.cloned()));
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);

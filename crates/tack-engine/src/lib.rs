@@ -49,6 +49,7 @@ mod segments;
 mod start_at;
 mod strategy_free;
 mod task;
+mod task_name;
 mod transport;
 pub mod vars;
 pub mod verbose;

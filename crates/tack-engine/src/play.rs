@@ -575,6 +575,35 @@ impl<'r> PlayRun<'r, '_> {
         Ok(())
     }
 
+    /// [`view`](Self::view) with the name as the task's banner shows it: rendered with the
+    /// first host's variables (`host`), as ansible post-validates it before the banner, after
+    /// ansible's warning when some of it could not be rendered.
+    pub(crate) fn banner(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: Option<&String>,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> TaskView {
+        let mut view = self.view(ctx);
+        let (Some(raw), Some(host)) = (ctx.task.name(), host) else { return view };
+        if !tack_template::Templar::is_template(&tack_yaml::pyrepr::str(&raw.value)) {
+            return view;
+        }
+        let Some(scope) = self.runner(ctx, Action::Debug, params).scope(host) else { return view };
+        let (name, warning) = crate::task_name::render(self.run.templar, raw, &scope);
+        if let Some(warning) = warning {
+            tack_diag::warn(&warning);
+        }
+        if name.is_empty() {
+            return view;
+        }
+        view.name = match (&ctx.task.kind, ctx.task.role) {
+            (tack_playbook::TaskKind::IncludeRole(_), _) | (_, None) => name,
+            (_, Some(role)) => format!("{} : {name}", self.play().role(role).name),
+        };
+        view
+    }
+
     pub(crate) fn view(&self, ctx: &TaskInContext<'_>) -> TaskView {
         let task = ctx.task;
         TaskView {
@@ -611,7 +640,11 @@ impl<'r> PlayRun<'r, '_> {
                 task.origin.clone(),
             ));
         };
-        let view = self.view(ctx);
+        let view = if kind == RunKind::Continued {
+            self.view(ctx)
+        } else {
+            self.banner(ctx, hosts.first(), params.clone())
+        };
         if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
         } else if kind != RunKind::Continued {
