@@ -96,6 +96,23 @@ impl PlayRun<'_, '_> {
     /// `mark_host_failed`): into the rescue of the block it is in, else out of the play. A
     /// host that just ran the round's task still stands in that task's block (ansible's
     /// iterator moves on to the next block only when asked for the next task).
+    /// Fails `host` where it stands past every rescue, through the `always` sections around
+    /// it (ansible's `mark_host_failed` for a host it then keeps among its removed hosts).
+    fn remove_failed(&self, host: &str, round: &Round, walk: &mut Walk<'_>) {
+        if walk.cursor(host).is_none() {
+            return;
+        }
+        self.forced.borrow_mut().insert(host.to_string());
+        if !walk.is_running(host) {
+            return;
+        }
+        if round.hosts.iter().any(|h| h == host) {
+            walk.fail_past_rescue(host, round.seg, round.next);
+        } else if let Some((seg, next)) = walk.at(host) {
+            walk.fail_past_rescue(host, seg, next);
+        }
+    }
+
     fn force_fail(&self, host: &str, round: &Round, walk: &mut Walk<'_>) {
         // A host that failed before the play is not in the walk and stays as it is.
         if walk.cursor(host).is_none() {
@@ -129,8 +146,17 @@ impl PlayRun<'_, '_> {
         let armed = (controls.any_errors_fatal || controls.run_once)
             && results.iter().any(|r| !r.ignore_errors);
         if armed && !failed.is_empty() {
+            // A failed `run_once` result fails every other host: ansible marks them failed and
+            // leaves them among its removed hosts, which run `always` sections but no rescue
+            // (only the host that ran it may be rescued).
+            let remove = controls.run_once && !controls.any_errors_fatal;
             for host in self.hosts.clone() {
-                if !failed.contains(&host.as_str()) {
+                if failed.contains(&host.as_str()) {
+                    continue;
+                }
+                if remove {
+                    self.remove_failed(&host, round, walk);
+                } else {
                     self.force_fail(&host, round, walk);
                 }
             }

@@ -37,6 +37,9 @@ pub struct HostCursor {
     pending: BTreeSet<usize>,
     /// The host left the play through a failure no block rescued.
     pub failed: bool,
+    /// Its failures skip every rescue (a host a failed `run_once` task failed: ansible keeps
+    /// it among its removed hosts, which run `always` sections but no `rescue`).
+    pub no_rescue: bool,
 }
 
 impl Layout<'_> {
@@ -167,7 +170,7 @@ impl Layout<'_> {
     fn fail_in(&self, cursor: &mut HostCursor, span: usize, section: Section) -> Option<usize> {
         cursor.pending.insert(span);
         match section {
-            Section::Tasks if self.has(span, Section::Rescue) => {
+            Section::Tasks if self.has(span, Section::Rescue) && !cursor.no_rescue => {
                 let start = self.range(span, Section::Rescue).start;
                 self.next_in(cursor, span, Section::Rescue, start)
             }

@@ -260,6 +260,20 @@ impl<'a> Walk<'a> {
         self.position(host, base)
     }
 
+    /// Fails `host` at task `next` of segment `seg` past every rescue: on into the `always`
+    /// sections around it, then out of the play.
+    pub fn fail_past_rescue(&mut self, host: &str, seg: usize, next: usize) {
+        if let Some(cursor) = self.cursor_mut(host) {
+            cursor.no_rescue = true;
+        }
+        if let Some(stack) = self.frames.get_mut(host) {
+            for frame in stack.iter_mut() {
+                frame.cursor.no_rescue = true;
+            }
+        }
+        self.advance(host, seg, next, true);
+    }
+
     /// Moves `host` past task `next` of segment `seg`.
     pub fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
         step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
