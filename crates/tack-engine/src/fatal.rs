@@ -96,24 +96,19 @@ impl PlayRun<'_, '_> {
     /// `mark_host_failed`): into the rescue of the block it is in, else out of the play. A
     /// host that just ran the round's task still stands in that task's block (ansible's
     /// iterator moves on to the next block only when asked for the next task).
-    /// Fails `host` where it stands past every rescue, through the `always` sections around
-    /// it (ansible's `mark_host_failed` for a host it then keeps among its removed hosts).
-    fn remove_failed(&self, host: &str, round: &Round, walk: &mut Walk<'_>) {
-        if walk.cursor(host).is_none() {
-            return;
-        }
-        self.forced.borrow_mut().insert(host.to_string());
-        if !walk.is_running(host) {
-            return;
-        }
-        if round.hosts.iter().any(|h| h == host) {
-            walk.fail_past_rescue(host, round.seg, round.next);
-        } else if let Some((seg, next)) = walk.at(host) {
-            walk.fail_past_rescue(host, seg, next);
-        }
+    fn force_fail(&self, host: &str, round: &Round, walk: &mut Walk<'_>) {
+        self.fail_where_it_stands(host, round, walk, false);
     }
 
-    fn force_fail(&self, host: &str, round: &Round, walk: &mut Walk<'_>) {
+    /// [`force_fail`](Self::force_fail), into a rescue around the host's position unless
+    /// `past_rescue` (ansible's removed hosts, which run `always` sections but no rescue).
+    fn fail_where_it_stands(
+        &self,
+        host: &str,
+        round: &Round,
+        walk: &mut Walk<'_>,
+        past_rescue: bool,
+    ) {
         // A host that failed before the play is not in the walk and stays as it is.
         if walk.cursor(host).is_none() {
             return;
@@ -122,10 +117,15 @@ impl PlayRun<'_, '_> {
         if !walk.is_running(host) {
             return;
         }
-        if round.hosts.iter().any(|h| h == host) {
-            walk.advance(host, round.seg, round.next, true);
-        } else if let Some((seg, next)) = walk.at(host) {
-            walk.advance(host, seg, next, true);
+        let at = if round.hosts.iter().any(|h| h == host) {
+            Some((round.seg, round.next))
+        } else {
+            walk.at(host)
+        };
+        match at {
+            Some((seg, next)) if past_rescue => walk.fail_past_rescue(host, seg, next),
+            Some((seg, next)) => walk.advance(host, seg, next, true),
+            None => {}
         }
     }
 
@@ -154,11 +154,7 @@ impl PlayRun<'_, '_> {
                 if failed.contains(&host.as_str()) {
                     continue;
                 }
-                if remove {
-                    self.remove_failed(&host, round, walk);
-                } else {
-                    self.force_fail(&host, round, walk);
-                }
+                self.fail_where_it_stands(&host, round, walk, remove);
             }
         }
         let Some(fraction) = self.max_fail else { return false };

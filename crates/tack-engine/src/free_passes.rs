@@ -215,19 +215,7 @@ impl<'r> PlayRun<'r, '_> {
             }
             *banner = Some(q.step);
         }
-        for event in &outcome.items {
-            match event {
-                crate::task::TaskEvent::Item(item) => {
-                    if outcome.diff && crate::callback::diff::sent_for(item) {
-                        callback.file_diff(&view, item);
-                    }
-                    callback.item_result(&view, item);
-                }
-                crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
-                crate::task::TaskEvent::Async(note) => callback.async_note(note),
-                crate::task::TaskEvent::Transport(line) => callback.verbose_line(3, line),
-            }
-        }
+        outcome.show_events(&view, callback);
         let result = &outcome.result;
         let host = q.host.as_str();
         let failed = result.flag("failed") && !result.ignored;

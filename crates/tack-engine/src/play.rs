@@ -674,19 +674,7 @@ impl<'r> PlayRun<'r, '_> {
             width,
             |host| runner.run(host),
             |host, outcome| {
-                for event in &outcome.items {
-                    match event {
-                        crate::task::TaskEvent::Item(item) => {
-                            if outcome.diff && crate::callback::diff::sent_for(item) {
-                                callback.file_diff(&view, item);
-                            }
-                            callback.item_result(&view, item);
-                        }
-                        crate::task::TaskEvent::Retry(retry) => callback.retry(&view, retry),
-                        crate::task::TaskEvent::Async(note) => callback.async_note(note),
-                        crate::task::TaskEvent::Transport(line) => callback.verbose_line(3, line),
-                    }
-                }
+                outcome.show_events(&view, callback);
                 judge(host, &outcome, callback)?;
                 // A looped task's diffs went out with its items; ansible's strategy sends one for
                 // the task's own result when `--diff` or the task's `diff` is on.

@@ -77,6 +77,35 @@ pub struct TaskOutcome {
     pub failed_task: Option<Node>,
 }
 
+impl TaskOutcome {
+    /// Tells `callback` what happened before the final result, in order: each item (after its
+    /// diff, when the task's diff mode is on), retry, async note and `-vvv` connection line.
+    pub(crate) fn show_events(
+        &self,
+        view: &crate::callback::TaskView,
+        callback: &mut dyn crate::callback::Callback,
+    ) {
+        for event in &self.items {
+            match event {
+                TaskEvent::Item(item) => {
+                    if self.diff && crate::callback::diff::sent_for(item) {
+                        callback.file_diff(view, item);
+                    }
+                    callback.item_result(view, item);
+                }
+                TaskEvent::Retry(retry) => callback.retry(view, retry),
+                TaskEvent::Async(note) => callback.async_note(note),
+                // The command a `no_log` task hands the shell may carry its secrets.
+                TaskEvent::Transport(line) if self.result.no_log && line.contains("> EXEC ") => {
+                    let address = line.split_once(' ').map_or(line.as_str(), |(a, _)| a);
+                    callback.verbose_line(3, &format!("{address} EXEC (command hidden: no_log)"));
+                }
+                TaskEvent::Transport(line) => callback.verbose_line(3, line),
+            }
+        }
+    }
+}
+
 impl TaskRun<'_> {
     fn task_origin(&self) -> Option<tack_diag::Origin> {
         self.ctx.task.origin.clone()

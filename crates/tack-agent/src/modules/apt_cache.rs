@@ -9,10 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
-
 use super::ModuleResult;
-use super::common::{fail_with_cause, os_error};
 
 /// `APT_LISTS_PATH`: the package lists, whose mtime is the cache's age when there is no stamp.
 pub const LISTS: &str = "/var/lib/apt/lists";
@@ -50,21 +47,7 @@ impl Runner {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        match cmd.output() {
-            Ok(o) => Ok((
-                o.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&o.stdout).into_owned(),
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-            )),
-            Err(err) => {
-                let mut f = ModuleResult::new();
-                f.insert("rc".into(), Value::from(err.raw_os_error().unwrap_or(257)));
-                f.insert("stdout".into(), Value::from(""));
-                f.insert("stderr".into(), Value::from(""));
-                f.insert("cmd".into(), Value::from(super::command::clean_args(argv)));
-                Err(fail_with_cause(f, "Error executing command.", &os_error(&err, program)))
-            }
-        }
+        super::common::command_output(&mut cmd, argv)
     }
 
     fn output(&self, argv: &[&str]) -> Result<(i32, String, String), ModuleResult> {

@@ -278,6 +278,37 @@ fn to_float(value: &Value) -> Result<Value, String> {
     }
 }
 
+/// `check_type_dict`'s `key=value` splitting of an already stripped text: fields separated by
+/// commas or spaces outside quotes, backslash escaping the next character, quotes dropped.
+pub fn kv_fields(text: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut buf = String::new();
+    let mut quote: Option<char> = None;
+    let mut escape = false;
+    for c in text.chars() {
+        if escape {
+            buf.push(c);
+            escape = false;
+        } else if c == '\\' {
+            escape = true;
+        } else if quote.is_none() && (c == '\'' || c == '"') {
+            quote = Some(c);
+        } else if quote == Some(c) {
+            quote = None;
+        } else if quote.is_none() && (c == ',' || c == ' ') {
+            if !buf.is_empty() {
+                fields.push(std::mem::take(&mut buf));
+            }
+        } else {
+            buf.push(c);
+        }
+    }
+    if !buf.is_empty() {
+        fields.push(buf);
+    }
+    fields
+}
+
 fn to_dict(value: &Value) -> Result<Value, String> {
     match value {
         Value::Object(_) => Ok(value.clone()),
@@ -287,31 +318,7 @@ fn to_dict(value: &Value) -> Result<Value, String> {
             .filter(Value::is_object)
             .ok_or_else(|| "unable to evaluate string as dictionary".to_string()),
         Value::String(s) if s.contains('=') => {
-            let mut fields = Vec::new();
-            let mut buf = String::new();
-            let mut quote: Option<char> = None;
-            let mut escape = false;
-            for c in s.trim().chars() {
-                if escape {
-                    buf.push(c);
-                    escape = false;
-                } else if c == '\\' {
-                    escape = true;
-                } else if quote.is_none() && (c == '\'' || c == '"') {
-                    quote = Some(c);
-                } else if quote == Some(c) {
-                    quote = None;
-                } else if quote.is_none() && (c == ',' || c == ' ') {
-                    if !buf.is_empty() {
-                        fields.push(std::mem::take(&mut buf));
-                    }
-                } else {
-                    buf.push(c);
-                }
-            }
-            if !buf.is_empty() {
-                fields.push(buf);
-            }
+            let fields = kv_fields(s.trim());
             let mut map = Map::new();
             for field in fields {
                 let Some((k, v)) = field.split_once('=') else {

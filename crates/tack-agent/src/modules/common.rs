@@ -167,6 +167,30 @@ pub fn shlex_quote(s: &str) -> String {
 
 /// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
 /// else `C`.
+/// `run_command`'s ending: the finished command as (rc, stdout, stderr), or the failure
+/// ansible reports when it could not be started (`rc` the OS error, `cmd` the arguments).
+pub fn command_output(
+    cmd: &mut std::process::Command,
+    argv: &[String],
+) -> Result<(i32, String, String), ModuleResult> {
+    match cmd.output() {
+        Ok(o) => Ok((
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )),
+        Err(err) => {
+            let mut f = ModuleResult::new();
+            f.insert("rc".into(), Value::from(err.raw_os_error().unwrap_or(257)));
+            f.insert("stdout".into(), Value::from(""));
+            f.insert("stderr".into(), Value::from(""));
+            f.insert("cmd".into(), Value::from(super::command::clean_args(argv)));
+            let program = argv.first().map_or("", String::as_str);
+            Err(fail_with_cause(f, "Error executing command.", &os_error(&err, program)))
+        }
+    }
+}
+
 pub fn best_parsable_locale() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();

@@ -16,7 +16,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::argspec::{Kind, Opt, Spec, expand_path};
-use super::common::{fail, fail_with_cause, os_error, shlex_split, warn};
+use super::common::{fail, shlex_split, warn};
 use super::pip_req::{Package, canonicalize, recover_package_names};
 use super::{Ctx, Invocation, ModuleResult, group};
 
@@ -102,21 +102,7 @@ impl Runner {
                 if path.is_empty() { prefix.to_string() } else { format!("{prefix}:{path}") },
             );
         }
-        match cmd.output() {
-            Ok(o) => Ok((
-                o.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&o.stdout).into_owned(),
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-            )),
-            Err(err) => {
-                let mut f = ModuleResult::new();
-                f.insert("rc".into(), Value::from(err.raw_os_error().unwrap_or(257)));
-                f.insert("stdout".into(), Value::from(""));
-                f.insert("stderr".into(), Value::from(""));
-                f.insert("cmd".into(), Value::from(super::command::clean_args(&argv)));
-                Err(fail_with_cause(f, "Error executing command.", &os_error(&err, &argv[0])))
-            }
-        }
+        super::common::command_output(&mut cmd, &argv)
     }
 }
 

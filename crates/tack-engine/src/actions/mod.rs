@@ -291,7 +291,34 @@ pub struct ActionInput<'a> {
     pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
 }
 
-impl ActionInput<'_> {
+impl<'a> ActionInput<'a> {
+    /// The same input with other arguments, run in the foreground: what an action plugin
+    /// hands the module it dispatches to (`package` to its backend, `service` to `systemd`).
+    pub(crate) fn with_args<'b>(&'b self, args: &'b Mapping) -> ActionInput<'b>
+    where
+        'a: 'b,
+    {
+        ActionInput {
+            action: self.action,
+            args,
+            scope: self.scope,
+            templar: self.templar,
+            task_origin: self.task_origin.clone(),
+            verbosity: self.verbosity,
+            derived: self.derived.clone(),
+            check_mode: self.check_mode,
+            diff: self.diff,
+            diff_settings: self.diff_settings,
+            async_dir: self.async_dir,
+            inventory: self.inventory,
+            environment: self.environment,
+            timeout: self.timeout,
+            async_task: None,
+            search: self.search,
+            host_named: self.host_named,
+        }
+    }
+
     /// The refusal for a controller file named by a managed host, checked before the path is
     /// so much as looked up (a "not found" would already tell the host what exists).
     pub fn refuse_host_named(&self, args: &[&str], verb: &str) -> Option<ActionOutput> {

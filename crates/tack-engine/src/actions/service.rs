@@ -73,25 +73,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             }
         }
     }
-    let stripped = super::ActionInput {
-        action: input.action,
-        args: &args,
-        scope: input.scope,
-        templar: input.templar,
-        task_origin: input.task_origin.clone(),
-        verbosity: input.verbosity,
-        derived: input.derived.clone(),
-        check_mode: input.check_mode,
-        diff: input.diff,
-        diff_settings: input.diff_settings,
-        async_dir: input.async_dir,
-        inventory: input.inventory,
-        environment: input.environment,
-        timeout: input.timeout,
-        async_task: None,
-        search: input.search,
-        host_named: input.host_named,
-    };
+    let stripped = input.with_args(&args);
     let name = if systemd { "ansible.legacy.systemd" } else { "service" };
     super::module::run(&stripped, name)
 }

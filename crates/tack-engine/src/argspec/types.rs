@@ -140,31 +140,7 @@ fn check_dict(node: &Node) -> Result<Node, String> {
     if !text.contains('=') {
         return Err("dictionary requested, could not parse JSON or key=value".into());
     }
-    let mut fields = Vec::new();
-    let mut buf = String::new();
-    let mut quote: Option<char> = None;
-    let mut escape = false;
-    for c in tack_py::text::strip(text).chars() {
-        if escape {
-            buf.push(c);
-            escape = false;
-        } else if c == '\\' {
-            escape = true;
-        } else if quote.is_none() && (c == '\'' || c == '"') {
-            quote = Some(c);
-        } else if quote == Some(c) {
-            quote = None;
-        } else if quote.is_none() && (c == ',' || c == ' ') {
-            if !buf.is_empty() {
-                fields.push(std::mem::take(&mut buf));
-            }
-        } else {
-            buf.push(c);
-        }
-    }
-    if !buf.is_empty() {
-        fields.push(buf);
-    }
+    let fields = tack_agent::modules::argspec::kv_fields(tack_py::text::strip(text));
     let mut map = Mapping::new();
     for field in fields {
         let Some((k, v)) = field.split_once('=') else {
