@@ -1,10 +1,11 @@
 //! The `local` connection run in-process: the controller itself is the host, and tack's
-//! native modules run on the calling thread. Each use is recorded for `-vvv`'s connection
-//! lines (`crate::transport`).
+//! native modules run on the calling thread (`tack_connect::InProcess`). Each use is recorded
+//! for `-vvv`'s connection lines (`crate::transport`).
 //!
-//! Owns nothing but the call; modules and the shell runner are `tack_agent`'s.
+//! Owns nothing but the record; modules and the shell runner are `tack_agent`'s.
 
 use tack_agent::{Invocation, ModuleResult};
+use tack_connect::InProcess;
 
 use super::{Connection, ConnectionError, ExecOutput};
 
@@ -17,8 +18,7 @@ impl Connection for Local {
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError> {
         crate::transport::record(crate::transport::Use::Module(module.to_string()));
-        tack_agent::run_module(module, invocation)
-            .ok_or_else(|| ConnectionError::NoSuchModule(module.to_string()))
+        InProcess.run_module(module, invocation)
     }
 
     fn exec_command(
@@ -27,8 +27,6 @@ impl Connection for Local {
         cwd: &std::path::Path,
     ) -> Result<ExecOutput, ConnectionError> {
         crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
-        let out =
-            tack_agent::shell::run(cmd, cwd).map_err(|e| ConnectionError::Exec(e.to_string()))?;
-        Ok(ExecOutput { rc: out.rc, stdout: out.stdout, stderr: out.stderr })
+        InProcess.exec_command(cmd, cwd)
     }
 }

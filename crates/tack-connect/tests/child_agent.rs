@@ -1,4 +1,4 @@
-//! `ChildAgent` against the in-process `Local`: recorded module cases give the same result
+//! `ChildAgent` against `InProcess`: recorded module cases give the same result
 //! dictionary through the agent binary as in-process; and every way an agent can fail (killed
 //! mid-task, garbage on its stdout, a wrong protocol version, death before hello) is the
 //! typed `ConnectionError` that says so.
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tack_agent::Invocation;
-use tack_engine::connection::{ChildAgent, Connection, ConnectionError, Local};
+use tack_connect::{ChildAgent, Connection, ConnectionError, InProcess as Local};
 use tack_protocol::{AgentInfo, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError};
 
 fn agent_bin() -> &'static Path {

@@ -18,7 +18,7 @@ use tack_protocol::{
     AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule,
 };
 
-use super::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput};
 
 /// How much of an agent's stderr an error message quotes.
 const STDERR_TAIL: usize = 2048;

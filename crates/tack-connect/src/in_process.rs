@@ -1,0 +1,28 @@
+//! The host is this machine and the agent's code runs on the calling thread: no process, no
+//! frames. What the engine's `local` connection runs, and the yardstick the agent links are
+//! tested against.
+
+use std::path::Path;
+
+use tack_agent::{Invocation, ModuleResult};
+
+use crate::{Connection, ConnectionError, ExecOutput};
+
+pub struct InProcess;
+
+impl Connection for InProcess {
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &Invocation,
+    ) -> Result<ModuleResult, ConnectionError> {
+        tack_agent::run_module(module, invocation)
+            .ok_or_else(|| ConnectionError::NoSuchModule(module.to_string()))
+    }
+
+    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
+        let out =
+            tack_agent::shell::run(cmd, cwd).map_err(|e| ConnectionError::Exec(e.to_string()))?;
+        Ok(ExecOutput { rc: out.rc, stdout: out.stdout, stderr: out.stderr })
+    }
+}
