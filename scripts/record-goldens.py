@@ -51,6 +51,43 @@ def stage(case: Path) -> Path:
     return work
 
 
+SSHD = ROOT / "scripts" / "sshd-loopback.sh"
+
+
+def start_sshd(case: Path, work: Path) -> bool:
+    """A case with an `sshd` file gets its own loopback sshd in <CASE>/.sshd; `@SSHD_PORT@`,
+    `@SSHD_KEY@`, `@SSHD_USER@` and `@SSHD_KNOWN_HOSTS@` in its staged files are replaced with
+    that server's port, client key, user and known_hosts file, as the Rust harness does."""
+    if not (case / "sshd").exists():
+        return False
+    sshd = work / ".sshd"
+    port = subprocess.run(["sh", str(SSHD), "start", str(sshd)], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    values = {
+        "@SSHD_PORT@": port,
+        "@SSHD_KEY@": str(sshd / "client_key"),
+        "@SSHD_USER@": (sshd / "user").read_text().strip(),
+        "@SSHD_KNOWN_HOSTS@": str(sshd / "known_hosts"),
+    }
+    for path in work.rglob("*"):
+        if not path.is_file() or path.is_symlink() or sshd in path.parents:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        replaced = text
+        for key, value in values.items():
+            replaced = replaced.replace(key, value)
+        if replaced != text:
+            path.write_text(replaced)
+    return True
+
+
+def stop_sshd(work: Path) -> None:
+    subprocess.run(["sh", str(SSHD), "stop", str(work / ".sshd")], check=False)
+
+
 def environment(case: Path, work: Path, bindir: Path) -> dict[str, str]:
     env = {
         "PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin",
@@ -107,6 +144,19 @@ def record(case: Path, ref: Path) -> None:
     expected = case / "expected"
     if expected.exists():
         shutil.rmtree(expected)
+    sshd = start_sshd(case, work)
+    try:
+        run_commands(case, work, ref, argvs, stdin, expected)
+    finally:
+        if sshd:
+            stop_sshd(work)
+    check = case / "check-files"
+    if check.exists():
+        rels = [l.strip() for l in check.read_text().splitlines() if l.strip() and not l.startswith("#")]
+        (expected / "files").write_text("".join(file_state(work, r) + "\n" for r in rels))
+
+
+def run_commands(case: Path, work: Path, ref: Path, argvs, stdin: bytes, expected: Path) -> None:
     for n, argv in enumerate(argvs, 1):
         if (case / "tty").exists():
             # On a pseudo-terminal (util-linux `script`), as a user at a terminal runs it.
@@ -126,10 +176,6 @@ def record(case: Path, ref: Path) -> None:
             (out / name).write_bytes(text.encode("utf-8", "surrogateescape"))
         (out / "rc").write_text(f"{proc.returncode}\n")
         print(f"{case.relative_to(GOLDEN)}[{n}]: rc {proc.returncode}")
-    check = case / "check-files"
-    if check.exists():
-        rels = [l.strip() for l in check.read_text().splitlines() if l.strip() and not l.startswith("#")]
-        (expected / "files").write_text("".join(file_state(work, r) + "\n" for r in rels))
 
 
 def main() -> None:

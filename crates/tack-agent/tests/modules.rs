@@ -16,8 +16,8 @@
 //! any host, and the contents of its `opaque` paths are not compared (a virtualenv's byte-
 //! compiled files and install records differ run to run). apt cases (`before`/`after` set
 //! and restore the packages, so root only) normalise `cache_update_time` (the package lists'
-//! mtime, moved by any `apt-get update`) and apt-get's `Fetched <size> in <time> (<speed>)`
-//! line; the rest of apt-get's output (`Get:` lines included) is compared exactly. pip runs with
+//! mtime, moved by any `apt-get update`), apt-get's `Fetched <size> in <time> (<speed>)`
+//! line and its `and <N> not upgraded.` count (the machine's pending upgrades); the rest of apt-get's output (`Get:` lines included) is compared exactly. pip runs with
 //! `PIP_NO_CACHE_DIR=1` and `PIP_DISABLE_PIP_VERSION_CHECK=1` and no other `PIP_*` setting,
 //! as in the recorder: so its `stdout`/`stderr` (always "Downloading", never "Using cached",
 //! no "new release" notice) are compared exactly, not normalised. A case tack knowingly answers differently is listed in
@@ -238,8 +238,13 @@ impl Normaliser {
             Regex::new(r"(?:/tmp/ansible-moduletmp-[0-9.]+-[a-z0-9_]{8})?/tmp[a-z0-9_]{8}\b")
                 .expect("re")
         });
+        // What apt fetched, and its count of the machine's pending upgrades: both change with
+        // the package lists, not with what the case did.
         let fetched = (case["module"].as_str() == Some("apt")).then(|| {
-            Regex::new(r"Fetched [0-9.,]+ [kMG]?B in [0-9hms]+ \([0-9.,]+ [kMG]?B/s\)").expect("re")
+            Regex::new(
+                r"Fetched [0-9.,]+ [kMG]?B in [0-9hms]+ \([0-9.,]+ [kMG]?B/s\)|and [0-9]+ not upgraded\.",
+            )
+            .expect("re")
         });
         Normaliser {
             backup: Regex::new(r"\.\d+\.\d{4}-\d\d-\d\d@\d\d:\d\d:\d\d~").expect("re"),
@@ -257,7 +262,15 @@ impl Normaliser {
             s = re.replace_all(&s, "/<tmpfile>").into_owned();
         }
         if let Some(re) = &self.fetched {
-            s = re.replace_all(&s, "Fetched <size> in <time> (<speed>)").into_owned();
+            s = re
+                .replace_all(&s, |c: &regex::Captures<'_>| {
+                    if c[0].starts_with("Fetched") {
+                        "Fetched <size> in <time> (<speed>)".to_string()
+                    } else {
+                        "and <N> not upgraded.".to_string()
+                    }
+                })
+                .into_owned();
         }
         if let Some(port) = self.port {
             s = s.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>");

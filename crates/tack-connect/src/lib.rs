@@ -18,6 +18,11 @@ use tack_agent::{Invocation, ModuleResult};
 /// Why a module or command could not be run on a host.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectionError {
+    /// The host could not be reached (ssh could not connect or authenticate): ansible's
+    /// `AnsibleConnectionFailure`, which makes the host `UNREACHABLE!`. `message` is ansible's
+    /// sentence for it (`Failed to connect to the host via ssh: ...`).
+    #[error("{message}")]
+    Unreachable { message: String },
     #[error("tack has no native module '{0}'")]
     NoSuchModule(String),
     #[error("could not run the command on the host: {0}")]
@@ -67,6 +72,13 @@ pub struct ExecOutput {
 
 /// A link to one host.
 pub trait Connection: Send + Sync {
+    /// Opens the link if it is not open (a connection that needs none does nothing): what
+    /// fails here with [`ConnectionError::Unreachable`] makes the host unreachable, before
+    /// the task has done anything there.
+    fn connect(&self) -> Result<(), ConnectionError> {
+        Ok(())
+    }
+
     fn run_module(
         &self,
         module: &str,

@@ -79,6 +79,7 @@ fn run_with(project: &Project, callback: &mut dyn Callback) {
         facts: RunFacts { forks: 1, ..Default::default() },
         start_at: None,
         force_handlers: false,
+        links: &tack_engine::links::Links::new(&tack_engine::links::LocalOnly),
     };
     tack_engine::run(&ctx, &project.playbooks, callback).expect("the play runs");
 }

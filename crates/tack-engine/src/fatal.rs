@@ -32,6 +32,8 @@ pub(crate) struct RoundResult {
     pub host: String,
     /// Failed, ignored or not (ansible's `failed_hosts` list counts ignored failures).
     pub failed: bool,
+    /// Unreachable, not ignored (it arms `any_errors_fatal` as a failure does).
+    pub unreachable: bool,
     pub ignore_errors: bool,
 }
 
@@ -40,6 +42,7 @@ impl RoundResult {
         RoundResult {
             host: host.to_string(),
             failed: result.flag("failed"),
+            unreachable: result.lost(),
             ignore_errors: result.ignored || task_ignores,
         }
     }
@@ -139,19 +142,24 @@ impl PlayRun<'_, '_> {
         walk: &mut Walk<'_>,
         callback: &mut dyn Callback,
     ) -> bool {
+        // Unreachable hosts leave the play where they stand: no rescue, no always.
+        let lost = self.lost.borrow().clone();
+        for host in &lost {
+            walk.finish(host);
+        }
         let failed: Vec<&str> =
             results.iter().filter(|r| r.failed).map(|r| r.host.as_str()).collect();
-        // As in ansible, any result not ignoring errors arms the check, and any failed
-        // result (even an ignored one) fires it.
+        // As in ansible, any result not ignoring errors arms the check, and any failed or
+        // unreachable result (even an ignored failure) fires it.
         let armed = (controls.any_errors_fatal || controls.run_once)
             && results.iter().any(|r| !r.ignore_errors);
-        if armed && !failed.is_empty() {
+        if armed && (!failed.is_empty() || results.iter().any(|r| r.unreachable)) {
             // A failed `run_once` result fails every other host: ansible marks them failed and
             // leaves them among its removed hosts, which run `always` sections but no rescue
             // (only the host that ran it may be rescued).
             let remove = controls.run_once && !controls.any_errors_fatal;
             for host in self.hosts.clone() {
-                if failed.contains(&host.as_str()) {
+                if failed.contains(&host.as_str()) || lost.contains(&host) {
                     continue;
                 }
                 self.fail_where_it_stands(&host, round, walk, remove);

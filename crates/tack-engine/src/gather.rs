@@ -8,6 +8,11 @@ use tack_playbook::tables::Keyword;
 use tack_yaml::{Mapping, Node};
 
 use crate::HostState;
+use crate::connection::{Connection, ConnectionError};
+use crate::link_target::LinkTarget;
+
+/// A host's link for gathering, or why there is none (a refused setting, a failed open).
+type Link = Result<std::sync::Arc<dyn Connection>, String>;
 use crate::callback::{Callback, Stats, TaskView};
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
@@ -49,12 +54,15 @@ impl PlayRun<'_, '_> {
         // Worked out here: the threads that gather cannot reach the play's state.
         let addresses: BTreeMap<String, String> =
             hosts.iter().map(|h| (h.clone(), self.gather_address(h))).collect();
+        let links: BTreeMap<String, Link> =
+            hosts.iter().map(|h| (h.clone(), self.gather_link(keywords, h))).collect();
         crate::forks::run_hosts(
             &hosts,
             width,
             |host| {
                 let address = addresses.get(host).map_or(host, String::as_str);
-                gather_on(keywords, host, address, origin.clone())
+                let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
+                gather_on(keywords, host, address, origin.clone(), link)
             },
             |host, gathered| {
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
@@ -73,7 +81,34 @@ impl PlayRun<'_, '_> {
         keywords: &tack_playbook::post_validate::PlayKeywords,
         host: &str,
     ) -> Gathered {
-        gather_on(keywords, host, &self.gather_address(host), self.play().origin.clone())
+        let link = self.gather_link(keywords, host);
+        gather_on(keywords, host, &self.gather_address(host), self.play().origin.clone(), link)
+    }
+
+    /// The link `setup` takes to `host`: its play scope's connection settings under the
+    /// play's keywords.
+    fn gather_link(
+        &self,
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        host: &str,
+    ) -> Link {
+        let Some(scope) = self.scope.host_scope(host) else {
+            return self.run.links.get(&LinkTarget::Local).map_err(|e| e.to_string());
+        };
+        let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+        let keyword = |k| keywords.get(k).cloned();
+        let origin = self.play().origin.clone();
+        let target = crate::link_target::resolve(
+            self.run.templar,
+            &scope,
+            &vars,
+            &keyword,
+            host,
+            origin,
+            &self.run.facts.ssh,
+        )
+        .map_err(|d| d.brief())?;
+        self.run.links.get(&target).map_err(|e| e.to_string())
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.
@@ -90,7 +125,10 @@ impl PlayRun<'_, '_> {
             callback.verbose_line(3, line);
         }
         stats.count(&gathered.shown, false);
-        if gathered.shown.flag("failed") {
+        if gathered.shown.lost() {
+            cursor.pos = None;
+            self.lost.borrow_mut().insert(host.clone());
+        } else if gathered.shown.flag("failed") {
             cursor.pos = None;
             cursor.failed = true;
         } else if let Some(layer) = gathered.facts {
@@ -108,7 +146,29 @@ fn gather_on(
     host: &str,
     address: &str,
     origin: Option<tack_diag::Origin>,
+    link: Link,
 ) -> Gathered {
+    // (unreachable, why) when the host cannot be asked.
+    let connected = link.map_err(|why| (false, why)).and_then(|l| match l.connect() {
+        Ok(()) => Ok(l),
+        Err(e) => Err((matches!(e, ConnectionError::Unreachable { .. }), e.to_string())),
+    });
+    let link = match connected {
+        Ok(link) => link,
+        Err((unreachable, why)) => {
+            let msg = format!("Task failed: {why}");
+            let mut data = Mapping::new();
+            data.insert(s("changed"), crate::result::b(false));
+            data.insert(s("msg"), s(&msg));
+            data.insert(
+                s(if unreachable { "unreachable" } else { "failed" }),
+                crate::result::b(true),
+            );
+            let mut shown = crate::result::HostResult::new(host, data);
+            shown.error = Some(Diagnostic::at(msg, origin));
+            return Gathered { shown, transport: Vec::new(), facts: None };
+        }
+    };
     let mut args = serde_json::Map::new();
     for (keyword, arg) in [
         (Keyword::GatherSubset, "gather_subset"),
@@ -121,9 +181,8 @@ fn gather_on(
     }
     let invocation =
         tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
-    use crate::connection::Connection;
     crate::transport::new_task();
-    let outcome = crate::connection::Local.run_module("setup", &invocation);
+    let outcome = link.run_module("setup", &invocation);
     let transport = crate::transport::lines(address, crate::transport::take());
     let result = match outcome {
         Ok(result) => crate::json::map_from_json(&result),

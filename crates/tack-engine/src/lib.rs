@@ -31,6 +31,8 @@ mod include;
 mod include_role;
 mod iterator;
 mod json;
+pub mod link_target;
+pub mod links;
 mod live;
 mod loop_control;
 mod meta;
@@ -86,6 +88,8 @@ pub struct RunContext<'a> {
     pub start_at: Option<StartAt>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
+    /// The run's links to its hosts.
+    pub links: &'a links::Links<'a>,
 }
 
 /// A host's state across the plays of a run.
@@ -93,6 +97,8 @@ pub struct RunContext<'a> {
 pub struct HostState {
     /// The host failed a task (not ignored): it runs nothing more.
     pub failed: bool,
+    /// The host could not be reached (not ignored): it runs nothing more.
+    pub unreachable: bool,
     /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
     /// fact cache keeps them).
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
@@ -102,12 +108,21 @@ pub struct HostState {
     pub included_vars: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
+impl HostState {
+    /// The host runs nothing more in this run.
+    pub fn out(&self) -> bool {
+        self.failed || self.unreachable
+    }
+}
+
 /// How a run ended: ansible-playbook's exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunStatus {
     Ok,
     /// A host's final state is failed (exit code 2).
     Failed,
+    /// A host could not be reached (exit code 4, over failed hosts).
+    Unreachable,
 }
 
 impl RunStatus {
@@ -115,6 +130,7 @@ impl RunStatus {
         match self {
             RunStatus::Ok => 0,
             RunStatus::Failed => 2,
+            RunStatus::Unreachable => 4,
         }
     }
 }
@@ -157,10 +173,15 @@ pub fn run(
         // ansible's executor shows the recap (counted over the whole run) after each
         // playbook, and runs no further playbook once one has failed hosts.
         callback.stats(&stats);
-        if states.values().any(|s| s.failed) {
+        if states.values().any(HostState::out) {
             break;
         }
     }
-    let failed = states.values().any(|s| s.failed);
-    Ok(if failed { RunStatus::Failed } else { RunStatus::Ok })
+    Ok(if states.values().any(|s| s.unreachable) {
+        RunStatus::Unreachable
+    } else if states.values().any(|s| s.failed) {
+        RunStatus::Failed
+    } else {
+        RunStatus::Ok
+    })
 }

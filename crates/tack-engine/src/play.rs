@@ -63,6 +63,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     pub forced: std::cell::RefCell<BTreeSet<String>>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: std::cell::Cell<bool>,
+    /// Hosts found unreachable in this batch (not ignored): they run nothing more in the run.
+    pub lost: std::cell::RefCell<BTreeSet<String>>,
     /// `max_fail_percentage` as a fraction.
     pub max_fail: Option<f64>,
     /// The play runs under `free` or `host_pinned`, which honour neither
@@ -148,7 +150,7 @@ pub fn run_play(
     let selected: Vec<String> =
         inventory.select_terms(&terms)?.into_iter().map(|h| data.host(h).name.clone()).collect();
     let failed_before: BTreeSet<String> =
-        selected.iter().filter(|h| states.get(*h).is_some_and(|s| s.failed)).cloned().collect();
+        selected.iter().filter(|h| states.get(*h).is_some_and(HostState::out)).cloned().collect();
     let hosts = crate::batches::order_hosts(selected.clone(), keywords.get(Keyword::Order))?;
     if hosts.is_empty() {
         callback.play_start(&name);
@@ -195,6 +197,7 @@ pub fn run_play(
         removed: removed.clone(),
         forced: Default::default(),
         ended_play: Default::default(),
+        lost: Default::default(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
         free: keywords.get(Keyword::Strategy).is_some_and(|n| {
             crate::strategy_free::free_kind(&tack_yaml::pyrepr::str(&n.value)).is_some()
@@ -454,7 +457,15 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         }
         // Only this batch's new failures count towards "every host of the batch failed".
         let mut failed = 0;
+        for host in this.lost.borrow().iter() {
+            states.entry(host.clone()).or_default().unreachable = true;
+            this.removed.borrow_mut().insert(host.clone());
+            failed += 1;
+        }
         for (host, cursor) in &walk.cursors {
+            if this.lost.borrow().contains(host) {
+                continue;
+            }
             if cursor.failed || this.forced.borrow().contains(host) {
                 states.entry(host.clone()).or_default().failed = true;
                 this.removed.borrow_mut().insert(host.clone());
@@ -531,11 +542,13 @@ impl<'r> PlayRun<'r, '_> {
             fanout: Vec::new(),
             inventory: self.live,
             rendered: Default::default(),
+            links: self.run.links,
+            ssh_defaults: &self.run.facts.ssh,
         }
     }
 
-    /// Modules run only on hosts whose connection tack has: refused by name before the play
-    /// runs a task.
+    /// Tasks that touch a host run only over links tack has, and only what tack can do over
+    /// them: refused by name before the play runs a task.
     fn check_connections(
         &self,
         tasks: &[TaskInContext<'_>],
@@ -543,11 +556,10 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let all = tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
         for ctx in all {
-            // `meta: reset_connection` resets the host's connection, which only the local
-            // one (where it does nothing) is tack's to reset.
             let resets = is_meta(ctx) && meta_arg(ctx) == "reset_connection";
-            let touches = Action::find(&ctx.task.action)
-                .is_some_and(|a| a.touches_host() || a == Action::WaitForConnection);
+            let action = Action::find(&ctx.task.action);
+            let touches =
+                action.is_some_and(|a| a.touches_host() || a == Action::WaitForConnection);
             if !resets && !touches {
                 continue;
             }
@@ -555,20 +567,49 @@ impl<'r> PlayRun<'r, '_> {
                 let Some(scope) = self.runner(ctx, Action::Debug, None).scope(host) else {
                     continue;
                 };
-                let from_var = scope
-                    .get("ansible_connection")
-                    .map(|b| tack_yaml::pyrepr::str(&b.node().value));
-                let keyword =
-                    ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
-                let connection = from_var.or(keyword).unwrap_or_else(|| "ssh".into());
-                if connection != "local" && connection != "ansible.builtin.local" {
-                    return Err(Diagnostic::at(
-                        format!(
-                            "tack does not support the '{connection}' connection yet (host \
-                             '{host}'); modules run only on hosts with ansible_connection=local"
-                        ),
-                        ctx.task.origin.clone(),
-                    ));
+                let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+                let keyword = |k| ctx.inherited(k).cloned();
+                let target = crate::link_target::resolve(
+                    self.run.templar,
+                    &scope,
+                    &vars,
+                    &keyword,
+                    host,
+                    ctx.task.origin.clone(),
+                    &self.run.facts.ssh,
+                )?;
+                if target == crate::link_target::LinkTarget::Local {
+                    continue;
+                }
+                let what = if resets {
+                    Some("'meta: reset_connection'".to_string())
+                } else if ctx.task.attrs.get(Keyword::Async).is_some() {
+                    Some("'async'".to_string())
+                } else {
+                    match action {
+                        Some(
+                            a @ (Action::Copy
+                            | Action::Template
+                            | Action::Script
+                            | Action::Assemble
+                            | Action::WaitForConnection),
+                        ) => Some(format!("the '{}' action", a.fqcn())),
+                        _ => None,
+                    }
+                };
+                let refusal = match what {
+                    _ if !self.run.links.reaches_remote() => Some(format!(
+                        "tack does not support the 'ssh' connection in this run (host '{host}'); \
+                         modules run only on hosts with ansible_connection=local"
+                    )),
+                    Some(what) => Some(format!(
+                        "tack does not support {what} over the 'ssh' connection yet (host \
+                         '{host}')"
+                    )),
+                    None => None,
+                };
+                if let Some(message) = refusal {
+                    return Err(Diagnostic::at(message, ctx.task.origin.clone()));
                 }
             }
         }
@@ -674,6 +715,9 @@ impl<'r> PlayRun<'r, '_> {
             width,
             |host| runner.run(host),
             |host, outcome| {
+                if outcome.result.lost() {
+                    self.lost.borrow_mut().insert(host.to_string());
+                }
                 outcome.show_events(&view, callback);
                 judge(host, &outcome, callback)?;
                 // A looped task's diffs went out with its items; ansible's strategy sends one for
@@ -740,8 +784,10 @@ impl<'r> PlayRun<'r, '_> {
     pub(crate) fn update_play_hosts(&self, cursors: &[(String, HostCursor)]) {
         let removed = self.removed.borrow();
         let forced = self.forced.borrow();
+        let lost = self.lost.borrow();
         let out = |h: &String| {
             removed.contains(h)
+                || lost.contains(h)
                 || forced.contains(h)
                 || cursors.iter().any(|(c, cur)| c == h && cur.failed)
         };

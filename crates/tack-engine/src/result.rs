@@ -10,6 +10,8 @@ pub enum Outcome {
     Changed,
     Skipped,
     Failed,
+    /// The host could not be reached (`unreachable` in the result).
+    Unreachable,
 }
 
 /// One host's result for one task (or one loop item of it).
@@ -24,6 +26,9 @@ pub struct HostResult {
     pub verbose_override: bool,
     /// A failure that `ignore_errors` let pass.
     pub ignored: bool,
+    /// The task's `ignore_unreachable`: an unreachable result counts as ok and ignored, and
+    /// the host carries on.
+    pub ignore_unreachable: bool,
     /// The loop item label, for `(item=...)`.
     pub item_label: Option<Node>,
     /// The task's error, printed as an `[ERROR]:` block before the `fatal:` line.
@@ -50,6 +55,7 @@ impl HostResult {
             verbose_always: false,
             verbose_override: false,
             ignored: false,
+            ignore_unreachable: false,
             item_label: None,
             error: None,
             no_log: false,
@@ -70,6 +76,11 @@ impl HostResult {
         }
     }
 
+    /// Unreachable, and not ignored: the host leaves the run (ansible's unreachable hosts).
+    pub fn lost(&self) -> bool {
+        self.outcome() == Outcome::Unreachable && !self.ignore_unreachable
+    }
+
     pub fn flag(&self, key: &str) -> bool {
         self.data.get(key).is_some_and(|v| v.value.is_truthy())
     }
@@ -77,6 +88,8 @@ impl HostResult {
     pub fn outcome(&self) -> Outcome {
         if self.flag("failed") {
             Outcome::Failed
+        } else if self.flag("unreachable") {
+            Outcome::Unreachable
         } else if self.flag("skipped") {
             Outcome::Skipped
         } else if self.flag("changed") {

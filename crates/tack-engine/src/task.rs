@@ -41,6 +41,10 @@ pub struct TaskRun<'a> {
     pub inventory: &'a crate::live::LiveInventory,
     /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
     pub(crate) rendered: crate::render_cache::RenderCache,
+    /// The run's links to its hosts.
+    pub links: &'a crate::links::Links<'a>,
+    /// The configuration's ssh settings, under each host's variables.
+    pub ssh_defaults: &'a crate::link_target::SshDefaults,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -107,7 +111,7 @@ impl TaskOutcome {
 }
 
 impl TaskRun<'_> {
-    fn task_origin(&self) -> Option<tack_diag::Origin> {
+    pub(crate) fn task_origin(&self) -> Option<tack_diag::Origin> {
         self.ctx.task.origin.clone()
     }
 
@@ -229,6 +233,10 @@ impl TaskRun<'_> {
         }
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
+        }
+        if result.flag("unreachable") {
+            result.ignore_unreachable =
+                self.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
         }
         if let Some(node) = self.ctx.task.attrs.get(Keyword::Register) {
             let name = tack_yaml::pyrepr::str(&node.value);
@@ -549,6 +557,14 @@ impl TaskRun<'_> {
             host,
             notes: &notes,
         });
+        let link = if self.action.touches_host() {
+            match self.link(host, scope) {
+                Ok(link) => Some(link),
+                Err(output) => return output,
+            }
+        } else {
+            None
+        };
         crate::transport::take();
         let output = actions::run(&ActionInput {
             action: self.action,
@@ -569,6 +585,7 @@ impl TaskRun<'_> {
             environment: &environment,
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
+            conn: link.as_deref().unwrap_or(&crate::connection::Local),
         });
         let uses = crate::transport::take();
         if !uses.is_empty() {

@@ -35,6 +35,8 @@ pub struct RunFacts {
     pub limit: Option<String>,
     /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
     pub async_dir: String,
+    /// What the configuration sets for ssh links.
+    pub ssh: crate::link_target::SshDefaults,
 }
 
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own

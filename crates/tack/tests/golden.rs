@@ -73,7 +73,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Replaces what differs between any two runs in a result: a command's `start`/`end` times
 /// and its `delta`, and the name of a staging directory (see tests/golden/README.md).
 fn normalise_times(text: &str) -> String {
-    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 6]> = std::sync::OnceLock::new();
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 7]> = std::sync::OnceLock::new();
     let rules = TIMES.get_or_init(|| {
         [
             (
@@ -100,6 +100,12 @@ fn normalise_times(text: &str) -> String {
             (
                 regex::Regex::new(r#""child_pid": \d+"#).expect("valid pattern"),
                 r#""child_pid": <PID>"#,
+            ),
+            // apt's summary counts the machine's pending upgrades, which change with its
+            // package lists, not with what the task did.
+            (
+                regex::Regex::new(r"\band \d+ not upgraded\.").expect("valid pattern"),
+                "and <N> not upgraded.",
             ),
         ]
     });
@@ -213,6 +219,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let work_str = work.display().to_string();
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
     let transport = case.join("transport").is_file();
+    let _sshd = if case.join("sshd").is_file() { Some(Sshd::start(&work)?) } else { None };
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {
@@ -324,6 +331,73 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// A case's own loopback sshd (`scripts/sshd-loopback.sh`, in `<CASE>/.sshd`), stopped when
+/// dropped. Starting it replaces `@SSHD_PORT@`, `@SSHD_KEY@`, `@SSHD_USER@` and
+/// `@SSHD_KNOWN_HOSTS@` in the staged files, as `scripts/record-goldens.py` does.
+struct Sshd {
+    dir: PathBuf,
+}
+
+impl Sshd {
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sshd-loopback.sh")
+    }
+
+    fn start(work: &Path) -> Result<Sshd, Failed> {
+        let dir = work.join(".sshd");
+        let out = Command::new("sh")
+            .arg(Self::script())
+            .arg("start")
+            .arg(&dir)
+            .output()
+            .map_err(|e| format!("cannot start sshd: {e}"))?;
+        if !out.status.success() {
+            return Err(
+                format!("sshd did not start: {}", String::from_utf8_lossy(&out.stderr)).into()
+            );
+        }
+        let sshd = Sshd { dir: dir.clone() };
+        let port = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let user = fs::read_to_string(dir.join("user")).unwrap_or_default().trim().to_string();
+        let values = [
+            ("@SSHD_PORT@", port),
+            ("@SSHD_KEY@", dir.join("client_key").display().to_string()),
+            ("@SSHD_USER@", user),
+            ("@SSHD_KNOWN_HOSTS@", dir.join("known_hosts").display().to_string()),
+        ];
+        substitute(work, &dir, &values);
+        Ok(sshd)
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = Command::new("sh").arg(Self::script()).arg("stop").arg(&self.dir).status();
+    }
+}
+
+fn substitute(dir: &Path, skip: &Path, values: &[(&str, String)]) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else { continue };
+        if path == skip || kind.is_symlink() {
+            continue;
+        }
+        if kind.is_dir() {
+            substitute(&path, skip, values);
+        } else if let Ok(text) = fs::read_to_string(&path) {
+            let mut replaced = text.clone();
+            for (key, value) in values {
+                replaced = replaced.replace(key, value);
+            }
+            if replaced != text {
+                fs::write(&path, replaced).unwrap();
+            }
+        }
+    }
 }
 
 /// One line of `expected/files`, as `scripts/record-goldens.py` writes it: the path, its

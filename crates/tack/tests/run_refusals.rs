@@ -76,7 +76,7 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty());
     assert!(
-        stderr.contains("tack does not support the 'ssh' connection yet (host 'remote1')"),
+        stderr.contains("tack does not support the 'ssh' connection in this run (host 'remote1')"),
         "{stderr}"
     );
 }

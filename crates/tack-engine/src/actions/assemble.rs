@@ -14,7 +14,6 @@ use tack_yaml::{Mapping, Value};
 
 use super::copy::{find, stage_named};
 use super::{ActionInput, ActionOutput};
-use crate::connection::{Connection, Local};
 use crate::json;
 use crate::result::{b, s};
 
@@ -52,7 +51,8 @@ fn module_result(
 ) -> Result<ActionOutput, ActionOutput> {
     let invocation =
         Invocation { args, check_mode: input.check_mode, diff: input.diff, ..Default::default() };
-    let result = Local.run_module(name, &invocation).map_err(|e| failed(&e.to_string(), input))?;
+    let result =
+        input.conn.run_module(name, &invocation).map_err(|e| failed(&e.to_string(), input))?;
     let mut out = ActionOutput::new(json::map_from_json(&result));
     if out.data.get("changed").is_none() {
         out.data.insert(s("changed"), b(false));

@@ -17,7 +17,6 @@ use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, copy_diff};
-use crate::connection::{Connection, Local};
 use crate::json;
 use crate::result::{b, s};
 
@@ -221,7 +220,8 @@ pub(super) fn run_module(
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
     let invocation =
         Invocation { args, check_mode: input.check_mode, diff: input.diff, ..Default::default() };
-    Local
+    input
+        .conn
         .run_module(module, &invocation)
         .map(|r| json::map_from_json(&r))
         .map_err(|e| e.to_string())

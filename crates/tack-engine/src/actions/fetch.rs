@@ -18,7 +18,6 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::connection::{Connection, Local};
 use crate::json;
 use crate::result::{b, s};
 
@@ -41,9 +40,13 @@ fn flag(input: &ActionInput<'_>, key: &str, default: bool) -> bool {
     }
 }
 
-fn module(name: &str, args: Map<String, Json>) -> Result<Mapping, String> {
+fn module(input: &ActionInput<'_>, name: &str, args: Map<String, Json>) -> Result<Mapping, String> {
     let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
-    Local.run_module(name, &invocation).map(|r| json::map_from_json(&r)).map_err(|e| e.to_string())
+    input
+        .conn
+        .run_module(name, &invocation)
+        .map(|r| json::map_from_json(&r))
+        .map_err(|e| e.to_string())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -147,7 +150,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     stat_args.insert("follow".into(), Json::Bool(true));
     stat_args.insert("get_checksum".into(), Json::Bool(true));
     stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
-    let stat = match module("stat", stat_args) {
+    let stat = match module(input, "stat", stat_args) {
         Ok(r) => r,
         Err(e) => return failed(&e, input),
     };
@@ -183,7 +186,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if matches!(remote_checksum.as_deref(), None | Some("1") | Some("")) {
         let mut slurp_args = Map::new();
         slurp_args.insert("src".into(), Json::String(source.clone()));
-        let slurped = match module("slurp", slurp_args) {
+        let slurped = match module(input, "slurp", slurp_args) {
             Ok(r) => r,
             Err(e) => return failed(&e, input),
         };
@@ -305,7 +308,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             None => {
                 let mut slurp_args = Map::new();
                 slurp_args.insert("src".into(), Json::String(source.clone()));
-                let slurped = match module("slurp", slurp_args) {
+                let slurped = match module(input, "slurp", slurp_args) {
                     Ok(r) => r,
                     Err(e) => return failed(&e, input),
                 };

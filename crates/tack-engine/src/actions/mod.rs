@@ -289,6 +289,8 @@ pub struct ActionInput<'a> {
     pub timeout: Option<u64>,
     /// The task's `async`/`poll`, when it runs as a job (`command`/`shell` only).
     pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
+    /// The host's link (the in-process `Local` for actions that never touch the host).
+    pub conn: &'a dyn crate::connection::Connection,
 }
 
 impl<'a> ActionInput<'a> {
@@ -316,6 +318,7 @@ impl<'a> ActionInput<'a> {
             async_task: None,
             search: self.search,
             host_named: self.host_named,
+            conn: self.conn,
         }
     }
 

@@ -5,7 +5,6 @@ use tack_agent::Invocation;
 use tack_diag::Diagnostic;
 
 use super::{ActionInput, ActionOutput};
-use crate::connection::{Connection, Local};
 use crate::json;
 
 /// Modules ansible runs through an action plugin that refuses check mode.
@@ -33,7 +32,7 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if let Some(task) = input.async_task {
         return crate::async_job::run(input, task, name, &invocation);
     }
-    match Local.run_module(name, &invocation) {
+    match input.conn.run_module(name, &invocation) {
         Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
         Ok(result) => from_result(input, &result, true),
         Err(e) => {

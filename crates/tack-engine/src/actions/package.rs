@@ -11,7 +11,6 @@ use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::connection::{Connection, Local};
 
 /// The package managers ansible's `pkg_mgr` fact knows (`PKG_MGRS`): a backend named so
 /// runs as `ansible.legacy.<name>`.
@@ -75,7 +74,7 @@ fn backend(input: &ActionInput<'_>) -> Result<String, String> {
     args.insert("filter".into(), Json::String("ansible_pkg_mgr".into()));
     args.insert("gather_subset".into(), Json::String("!all".into()));
     let invocation = Invocation { args, ..Default::default() };
-    let facts = Local.run_module("setup", &invocation).map_err(|e| {
+    let facts = input.conn.run_module("setup", &invocation).map_err(|e| {
         format!("Failed to fetch ansible_pkg_mgr to determine the package action backend: {e}")
     })?;
     if facts.get("failed").and_then(Json::as_bool) == Some(true) {

@@ -9,7 +9,6 @@ use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::connection::{Connection, Local};
 
 /// The managers ansible runs a module of their own for, which tack does not have yet.
 const OWN_MODULES: &[&str] = &["sysvinit", "openwrt_init"];
@@ -39,7 +38,8 @@ fn manager(input: &ActionInput<'_>) -> String {
     args.insert("gather_subset".into(), Json::String("!all".into()));
     args.insert("filter".into(), Json::String("ansible_service_mgr".into()));
     let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
-    Local
+    input
+        .conn
         .run_module("setup", &invocation)
         .ok()
         .and_then(|r| {

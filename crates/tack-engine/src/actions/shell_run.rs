@@ -6,7 +6,6 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::connection::{Connection, Local};
 use crate::result::{b, s};
 
 /// The directory a local host's commands run in: the play's (the loader's base directory).
@@ -24,7 +23,7 @@ fn lines(text: &str) -> Node {
 
 /// Runs `cmd` and returns the task's result, failed when the command exits non-zero.
 pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
-    let out = match Local.exec_command(cmd, &cwd(input)) {
+    let out = match input.conn.exec_command(cmd, &cwd(input)) {
         Ok(out) => out,
         Err(e) => {
             return super::errored(Diagnostic::at(
@@ -58,7 +57,7 @@ pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
 /// Whether `path` exists on the host (`test -e`, as ansible's shell plugin asks).
 pub fn exists(input: &ActionInput<'_>, path: &str) -> bool {
     let cmd = format!("test -e {}", tack_py::shlex::quote(path));
-    Local.exec_command(&cmd, &cwd(input)).is_ok_and(|o| o.rc == 0)
+    input.conn.exec_command(&cmd, &cwd(input)).is_ok_and(|o| o.rc == 0)
 }
 
 /// A skipped result with ansible's message (`AnsibleActionSkip`).

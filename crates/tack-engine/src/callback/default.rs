@@ -334,6 +334,14 @@ impl<W: Write> Callback for DefaultCallback<W> {
                     self.colored("...ignoring", Hue::Skip);
                 }
             }
+            crate::result::Outcome::Unreachable => {
+                self.error_block(task, result);
+                let dump = self.dump(&data, result);
+                self.colored(&format!("fatal: [{host}]: UNREACHABLE! => {dump}"), Hue::Unreachable);
+                if result.ignore_unreachable {
+                    self.colored("...ignoring", Hue::Skip);
+                }
+            }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{}]", result.host);
                 if self.verbose(result) {
@@ -381,7 +389,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let data = clean(task, &crate::no_log::shown(result));
         let item = label(result);
         match result.outcome() {
-            crate::result::Outcome::Failed => {
+            crate::result::Outcome::Failed | crate::result::Outcome::Unreachable => {
                 self.error_block(task, result);
                 let dump = self.dump(&data, result);
                 self.colored(&format!("failed: [{host}] (item={item}) => {dump}"), Hue::Error);

@@ -118,6 +118,7 @@ impl<W: Write, C: Callback> EventsCallback<W, C> {
             Outcome::Changed => "changed",
             Outcome::Skipped => "skipped",
             Outcome::Failed => "failed",
+            Outcome::Unreachable => "unreachable",
         };
         let sealed = self.sealed_hosts.contains(&result.host);
         let field = |key: &str| match result.data.get(key) {

@@ -249,6 +249,14 @@ impl<W: Write> Callback for MinimalCallback<W> {
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
         match result.outcome() {
             Outcome::Failed => self.failed(task, result),
+            Outcome::Unreachable => {
+                if self.layout == Layout::Minimal {
+                    self.warnings_and_error(result);
+                }
+                let indent = if self.layout == Layout::Minimal { 4 } else { 0 };
+                let dump = self.dump(&result.data, result, indent);
+                self.line(&format!("{} | UNREACHABLE! => {dump}", result.host));
+            }
             Outcome::Skipped => {
                 if self.layout == Layout::Minimal {
                     self.warnings_and_error(result);

@@ -134,6 +134,11 @@ impl Stats {
                 stats.changed += 1;
             }
             crate::result::Outcome::Ok => stats.ok += 1,
+            crate::result::Outcome::Unreachable if result.ignore_unreachable => {
+                stats.ok += 1;
+                stats.ignored += 1;
+            }
+            crate::result::Outcome::Unreachable => stats.unreachable += 1,
         }
     }
 

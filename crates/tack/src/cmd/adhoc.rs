@@ -230,6 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&[], &[]);
+    let links = tack_engine::links::Links::new(&tack_engine::links::LocalOnly);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,
@@ -253,9 +254,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
+            ssh: Default::default(),
         },
         start_at: None,
         force_handlers: false,
+        links: &links,
     };
     let verbosity = args.verbosity.verbose;
     crate::cmd::playbook::header::write_adhoc(&mut stdout, &session.config, verbosity)?;

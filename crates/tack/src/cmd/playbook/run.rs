@@ -55,6 +55,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
+    let links = tack_engine::links::Links::new(&tack_engine::links::LocalOnly);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,
@@ -78,9 +79,11 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
+            ssh: Default::default(),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
         force_handlers: args.force_handlers,
+        links: &links,
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();

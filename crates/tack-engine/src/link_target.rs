@@ -1,0 +1,236 @@
+//! Which link a task's run on a host takes: the connection plugin and the settings it reads,
+//! from the host's variables, the task's and play's keywords and the configuration, with
+//! ansible's precedence (variable > task keyword > play keyword > configuration; a keyword
+//! set on the task is inherited from its play by `TaskInContext::inherited`).
+//!
+//! Owns the reading and the refusal of connection plugins tack has not got; opening a link
+//! is `crate::links`'s. Two runs that read the same settings share one link.
+
+use tack_diag::{Diagnostic, Origin};
+use tack_playbook::tables::Keyword;
+use tack_template::{Scope, Templar};
+use tack_yaml::{Node, Value};
+
+/// Where a run goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LinkTarget {
+    /// ansible's `local` connection: the controller itself.
+    Local,
+    Ssh(Box<SshSettings>),
+}
+
+/// A value that never reaches output (`Debug` shows a mask).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(********)")
+    }
+}
+
+/// What ansible's `ssh` connection plugin reads for one host, before it builds its command.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SshSettings {
+    /// `ansible_host` (else the host's name).
+    pub address: String,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub private_key_file: Option<String>,
+    /// `ansible_ssh_args` (replacing the configured/default `-C -o ControlMaster=auto ...`).
+    pub ssh_args: Option<String>,
+    pub common_args: Option<String>,
+    pub extra_args: Option<String>,
+    /// `ansible_ssh_timeout` / `timeout`, seconds.
+    pub timeout: Option<u64>,
+    pub host_key_checking: Option<bool>,
+    pub password: Option<Secret>,
+    /// `ansible_ssh_executable`.
+    pub executable: Option<String>,
+}
+
+/// The configuration's defaults for what a host's variables leave unset (`remote_user`,
+/// `private_key_file`, `[ssh_connection]` options...), as the binary read them.
+#[derive(Debug, Clone, Default)]
+pub struct SshDefaults {
+    pub user: Option<String>,
+    pub port: Option<u16>,
+    pub private_key_file: Option<String>,
+    pub ssh_args: Option<String>,
+    pub common_args: Option<String>,
+    pub extra_args: Option<String>,
+    pub timeout: Option<u64>,
+    pub host_key_checking: Option<bool>,
+    pub executable: Option<String>,
+}
+
+/// The variables each setting is read from, in the order of ansible's ssh plugin's `vars:`
+/// lists, where the last one set wins.
+const ADDRESS: &[&str] = &["ansible_host", "ansible_ssh_host"];
+const PORT: &[&str] = &["ansible_port", "ansible_ssh_port"];
+const USER: &[&str] = &["ansible_user", "ansible_ssh_user"];
+const KEY: &[&str] = &["ansible_private_key_file", "ansible_ssh_private_key_file"];
+const SSH_ARGS: &[&str] = &["ansible_ssh_args"];
+const COMMON_ARGS: &[&str] = &["ansible_ssh_common_args"];
+const EXTRA_ARGS: &[&str] = &["ansible_ssh_extra_args"];
+const TIMEOUT: &[&str] = &["ansible_ssh_timeout"];
+const HOST_KEY_CHECKING: &[&str] = &["ansible_host_key_checking", "ansible_ssh_host_key_checking"];
+const PASSWORD: &[&str] = &["ansible_password", "ansible_ssh_pass", "ansible_ssh_password"];
+const EXECUTABLE: &[&str] = &["ansible_ssh_executable"];
+
+/// ssh plugin options tack's ssh link does not honour: set on a host, they are refused by
+/// name rather than ignored.
+const NOT_HONOURED: &[&str] = &[
+    "ansible_private_key",
+    "ansible_ssh_private_key",
+    "ansible_private_key_passphrase",
+    "ansible_ssh_private_key_passphrase",
+    "ansible_ssh_pkcs11_provider",
+    "ansible_control_path",
+    "ansible_control_path_dir",
+    "ansible_ssh_retries",
+    "ansible_sshpass_prompt",
+    "ansible_ssh_password_mechanism",
+];
+
+/// The link for a run on `host` whose variables are `vars` (the delegated host's when the
+/// run is delegated), or why tack cannot open it.
+pub(crate) fn resolve(
+    templar: &Templar,
+    scope: &Scope,
+    vars: &dyn Fn(&str) -> Option<Node>,
+    keyword: &dyn Fn(Keyword) -> Option<Node>,
+    host: &str,
+    origin: Option<Origin>,
+    defaults: &SshDefaults,
+) -> Result<LinkTarget, Diagnostic> {
+    let render = |node: Node| -> Result<Value, Diagnostic> {
+        templar.render(&node, scope).map(|r| r.value.value).map_err(|e| e.to_diagnostic())
+    };
+    let first = |names: &[&str]| -> Result<Option<Value>, Diagnostic> {
+        for name in names.iter().rev() {
+            if let Some(node) = vars(name) {
+                return render(node).map(Some);
+            }
+        }
+        Ok(None)
+    };
+    let text = |names: &[&str]| -> Result<Option<String>, Diagnostic> {
+        Ok(first(names)?.filter(|v| !matches!(v, Value::Null)).map(|v| tack_yaml::pyrepr::str(&v)))
+    };
+    let connection = match first(&["ansible_connection"])? {
+        Some(v) => tack_yaml::pyrepr::str(&v),
+        None => match keyword(Keyword::Connection) {
+            Some(node) => tack_yaml::pyrepr::str(&render(node)?),
+            None => "ssh".to_string(),
+        },
+    };
+    match connection.as_str() {
+        "local" | "ansible.builtin.local" => return Ok(LinkTarget::Local),
+        "ssh" | "ansible.builtin.ssh" | "smart" => {}
+        other => return Err(refused(other, host, origin)),
+    }
+    let origin = || origin.clone();
+    if let Some(name) = NOT_HONOURED.iter().find(|n| vars(n).is_some()) {
+        return Err(Diagnostic::at(
+            format!("tack's ssh connection does not support '{name}' yet (host '{host}')"),
+            origin(),
+        ));
+    }
+    let port_value = match first(PORT)? {
+        None | Some(Value::Null) => match keyword(Keyword::Port) {
+            Some(node) => Some(render(node)?),
+            None => None,
+        },
+        found => found,
+    };
+    let port = match port_value {
+        None | Some(Value::Null) => defaults.port,
+        Some(v) => Some(port_number(&v).ok_or_else(|| {
+            Diagnostic::at(
+                format!(
+                    "Invalid value for the ssh port of host '{host}': {} (expected a number \
+                     from 1 to 65535)",
+                    tack_yaml::pyrepr::repr(&v)
+                ),
+                origin(),
+            )
+        })?),
+    };
+    let timeout = match first(TIMEOUT)? {
+        None | Some(Value::Null) => defaults.timeout,
+        Some(v) => Some(seconds(&v).ok_or_else(|| {
+            Diagnostic::at(
+                format!(
+                    "Invalid value for ansible_ssh_timeout of host '{host}': {} (expected a \
+                     number of seconds)",
+                    tack_yaml::pyrepr::repr(&v)
+                ),
+                origin(),
+            )
+        })?),
+    };
+    let user = match text(USER)? {
+        Some(user) => Some(user),
+        None => match keyword(Keyword::RemoteUser) {
+            Some(node) => Some(tack_yaml::pyrepr::str(&render(node)?)),
+            None => defaults.user.clone(),
+        },
+    };
+    Ok(LinkTarget::Ssh(Box::new(SshSettings {
+        address: text(ADDRESS)?.unwrap_or_else(|| host.to_string()),
+        port,
+        user,
+        private_key_file: text(KEY)?.or_else(|| defaults.private_key_file.clone()),
+        ssh_args: text(SSH_ARGS)?.or_else(|| defaults.ssh_args.clone()),
+        common_args: text(COMMON_ARGS)?.or_else(|| defaults.common_args.clone()),
+        extra_args: text(EXTRA_ARGS)?.or_else(|| defaults.extra_args.clone()),
+        timeout,
+        host_key_checking: match first(HOST_KEY_CHECKING)? {
+            None | Some(Value::Null) => defaults.host_key_checking,
+            Some(v) => Some(boolean(&v)),
+        },
+        password: text(PASSWORD)?.map(Secret),
+        executable: text(EXECUTABLE)?.or_else(|| defaults.executable.clone()),
+    })))
+}
+
+/// The refusal of a connection plugin tack has not got, named with the host it was for.
+pub(crate) fn refused(connection: &str, host: &str, origin: Option<Origin>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "tack does not support the '{connection}' connection (host '{host}'); it reaches \
+             hosts with 'local' and 'ssh'"
+        ),
+        origin,
+    )
+}
+
+fn port_number(v: &Value) -> Option<u16> {
+    match v {
+        Value::Int(i) => u16::try_from(*i).ok().filter(|p| *p > 0),
+        Value::Str(s) | Value::Unsafe(s) => s.trim().parse::<u16>().ok().filter(|p| *p > 0),
+        _ => None,
+    }
+}
+
+fn seconds(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) => u64::try_from(*i).ok(),
+        Value::Float(f) if f.is_finite() && *f >= 0.0 => Some(f.trunc() as u64),
+        Value::Str(s) | Value::Unsafe(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    }
+}
+
+/// ansible's `boolean()` for a connection option: true for `yes`/`on`/`1`/`true`.
+fn boolean(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i == 1,
+        Value::Str(s) | Value::Unsafe(s) => {
+            matches!(s.to_ascii_lowercase().as_str(), "y" | "yes" | "on" | "1" | "true" | "t")
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,134 @@
+//! The run's open links, one per distinct [`LinkTarget`]: a task reconnects only when what it
+//! reads for its connection changes, and every task and host with the same settings shares
+//! the link (and its agent). Links stay open for the whole run and close when it ends.
+//!
+//! Owns the pool only: how an ssh link is opened (the agent image, the ssh command) is the
+//! [`Opener`]'s, which the binary supplies; what a run does over a link is the actions'.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::connection::{Connection, ConnectionError, Local};
+use crate::link_target::{LinkTarget, SshSettings};
+
+/// How the run opens a link to a remote host. Opening must not connect yet: the first
+/// [`Connection::connect`] does, on the thread that runs the host's task.
+pub trait Opener: Send + Sync {
+    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError>;
+
+    /// Whether this opener reaches remote hosts at all (a run whose opener does not refuses
+    /// them before anything runs).
+    fn reaches_remote(&self) -> bool {
+        true
+    }
+}
+
+/// The opener of a run that reaches only local hosts (tests, benchmarks): an ssh link is
+/// refused, saying so.
+pub struct LocalOnly;
+
+impl Opener for LocalOnly {
+    fn reaches_remote(&self) -> bool {
+        false
+    }
+
+    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
+        Err(ConnectionError::Exec(format!(
+            "this run reaches only local hosts; '{}' needs the ssh connection",
+            settings.address
+        )))
+    }
+}
+
+/// The run's links.
+pub struct Links<'o> {
+    opener: &'o dyn Opener,
+    open: Mutex<HashMap<LinkTarget, Arc<dyn Connection>>>,
+    local: Arc<dyn Connection>,
+}
+
+impl<'o> Links<'o> {
+    pub fn new(opener: &'o dyn Opener) -> Self {
+        Links { opener, open: Mutex::new(HashMap::new()), local: Arc::new(Local) }
+    }
+
+    pub(crate) fn reaches_remote(&self) -> bool {
+        self.opener.reaches_remote()
+    }
+
+    /// The link for `target`, made on first use.
+    pub(crate) fn get(&self, target: &LinkTarget) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let settings = match target {
+            LinkTarget::Local => return Ok(Arc::clone(&self.local)),
+            LinkTarget::Ssh(settings) => settings,
+        };
+        // A panic while the map was held leaves it whole (inserts are single calls).
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(link) = open.get(target) {
+            return Ok(Arc::clone(link));
+        }
+        let link = self.opener.ssh(settings)?;
+        open.insert(target.clone(), Arc::clone(&link));
+        Ok(link)
+    }
+}
+
+impl crate::task::TaskRun<'_> {
+    /// The link a run of this task on `host` (with `scope`, the delegated one when delegated)
+    /// takes, connected; an unreachable host or a refused setting is the action's output.
+    pub(crate) fn link(
+        &self,
+        host: &str,
+        scope: &tack_template::Scope,
+    ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
+        let target = self.link_target(host, scope).map_err(crate::actions::errored)?;
+        let link = self.links.get(&target).map_err(|e| self.link_failed(e))?;
+        link.connect().map_err(|e| self.link_failed(e))?;
+        Ok(link)
+    }
+
+    fn link_target(
+        &self,
+        host: &str,
+        scope: &tack_template::Scope,
+    ) -> Result<LinkTarget, tack_diag::Diagnostic> {
+        // A delegated run reads the delegated host's variables (`ansible_delegated_vars`);
+        // one delegated outside the inventory is the implicit localhost (the only such host
+        // delegation accepts).
+        let delegated = scope.get("ansible_delegated_vars").and_then(|b| {
+            b.node().as_map().and_then(|m| m.iter().next().map(|(k, v)| (k.clone(), v.clone())))
+        });
+        let (name, there) = match delegated {
+            Some((name, vars)) => (tack_yaml::pyrepr::str(&name.value), Some(vars)),
+            None if self.delegated(host, scope)?.is_some() => return Ok(LinkTarget::Local),
+            None => (host.to_string(), None),
+        };
+        let vars = |var: &str| match &there {
+            Some(vars) => vars.as_map().and_then(|m| m.get(var)).cloned(),
+            None => scope.get(var).map(|b| b.node().clone()),
+        };
+        let keyword = |k| self.ctx.inherited(k).cloned();
+        crate::link_target::resolve(
+            self.templar,
+            scope,
+            &vars,
+            &keyword,
+            &name,
+            self.task_origin(),
+            self.ssh_defaults,
+        )
+    }
+
+    fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {
+        let unreachable = matches!(e, ConnectionError::Unreachable { .. });
+        let msg = format!("Task failed: {e}");
+        let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
+        out.data.remove("exception");
+        out.data.insert(crate::result::s("msg"), crate::result::s(&msg));
+        if unreachable {
+            out.data.remove("failed");
+            out.data.insert(crate::result::s("unreachable"), crate::result::b(true));
+        }
+        out
+    }
+}
