@@ -3,4 +3,5 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod cases;
 pub mod sshd;
