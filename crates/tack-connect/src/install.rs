@@ -204,6 +204,19 @@ mod tests {
     }
 
     #[test]
+    fn the_controllers_agent_is_the_embedded_one_or_says_where_it_looked() {
+        match (embedded::AGENT, AgentImage::controller()) {
+            (Some(bytes), Ok(img)) => assert_eq!(img.bytes(), bytes),
+            (None, Err(ConnectionError::AgentImage(msg))) => {
+                // A test binary lives in target/*/deps, where cargo puts no plain `tack-agent`.
+                assert!(msg.contains("set TACK_AGENT_BIN"), "{msg}");
+                assert!(msg.ends_with("/deps/tack-agent"), "{msg}");
+            }
+            (embedded, got) => panic!("embedded: {}, got {got:?}", embedded.is_some()),
+        }
+    }
+
+    #[test]
     fn only_elf_executables_for_known_machines_are_images() {
         assert!(AgentImage::new(b"#!/bin/sh\necho hi\n".to_vec(), "1").is_err());
         let mut elf = vec![0u8; 64];

@@ -1,8 +1,10 @@
 //! How the controller reaches a host (DESIGN.md layer 5): a [`Connection`] runs a module or a
-//! command there and returns what came back. [`ChildAgent`] runs a `tack-agent` process with
-//! `tack_protocol` frames over its stdin/stdout; the SSH connection runs the same agent at the
-//! far end of an `ssh` process. (The engine's in-process `local` connection implements the
-//! same trait.)
+//! command there and returns what came back. [`ChildAgent`] runs a command whose stdin/stdout
+//! carry `tack_protocol` frames (a local `tack-agent`, or `ssh` running one); [`Ssh`] is the
+//! `ssh` connection: [`SshTarget`] (ansible's settings, and the `ssh` command line ansible
+//! builds from them, in `ssh`), first contact installing the [`AgentImage`] once per host and
+//! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
+//! is the engine's `local` connection.
 //!
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
