@@ -86,17 +86,13 @@ impl Connection for Ssh {
     }
 }
 
-/// A link that could not be (re)opened because ssh failed is an unreachable host.
+/// A link that could not be (re)opened because ssh failed is an unreachable host. (An `ssh`
+/// that cannot be started at all stays `Spawn`: not the host's fault.)
 fn unreachable(e: ConnectionError) -> ConnectionError {
     match e {
         ConnectionError::Hello { code: Some(SSH_FAILED), stderr, .. } => {
             ConnectionError::Unreachable { message: failed_to_connect(&stderr) }
         }
-        ConnectionError::Spawn { program, source } => ConnectionError::Unreachable {
-            message: format!(
-                "Failed to connect to the host via ssh: cannot run {program}: {source}"
-            ),
-        },
         other => other,
     }
 }
@@ -121,9 +117,7 @@ fn run(target: &SshTarget, remote: &str, input: Option<&[u8]>) -> Result<Output,
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| {
-            unreachable(ConnectionError::Spawn { program: argv[0].clone(), source })
-        })?;
+        .map_err(|source| ConnectionError::Spawn { program: argv[0].clone(), source })?;
     let writer = match (input, child.stdin.take()) {
         (Some(bytes), Some(mut stdin)) => {
             let bytes = bytes.to_vec();

@@ -7,13 +7,12 @@
 //! (`TACK_AGENT_BIN` names another). The fake agents are shell scripts replaying bytes.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Map;
 use tack_agent::Invocation;
-use tack_connect::{ChildAgent, Connection, ConnectionError, InProcess as Local};
+use tack_connect::{AgentCommand, ChildAgent, Connection, ConnectionError, InProcess as Local};
 use tack_protocol::{AgentInfo, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError};
 
 mod support;
@@ -103,15 +102,16 @@ fn an_agent_killed_mid_task_fails_that_task_and_the_next_gets_a_new_agent() {
     assert_ne!(agent.info().unwrap().pid, pid);
 }
 
-/// A fake agent: a script that prints `bytes` on its stdout, then `tail` of shell.
-fn fake_agent(dir: &Path, bytes: &[u8], tail: &str) -> PathBuf {
+/// A fake agent: a script that prints `bytes` on its stdout, then `tail` of shell. It is run
+/// by `/bin/sh` rather than exec'd: a file just written can be "busy" for exec while another
+/// test thread's fork still holds its descriptor.
+fn fake_agent(dir: &Path, bytes: &[u8], tail: &str) -> AgentCommand {
     let data = dir.join("replay.bin");
     fs::write(&data, bytes).unwrap();
     let script = dir.join("agent.sh");
-    let text = format!("#!/bin/sh\ncat '{}'\n{tail}\n", data.display());
+    let text = format!("cat '{}'\n{tail}\n", data.display());
     fs::write(&script, text).unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o700)).unwrap();
-    script
+    AgentCommand::new("/bin/sh").args([script])
 }
 
 fn frames(messages: &[Message]) -> Vec<u8> {
@@ -130,7 +130,7 @@ fn ready(protocol: u32) -> Message {
 fn garbage_instead_of_hello_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), b"Welcome to the host!\n", "cat >/dev/null");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::UnknownKind(b'W'), .. }),
         "{err:?}"
@@ -142,7 +142,8 @@ fn garbage_after_hello_breaks_the_link_with_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = frames(&[ready(PROTOCOL_VERSION)]);
     bytes.extend_from_slice(b"Last login: today\n");
-    let agent = ChildAgent::spawn(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
+    let agent =
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     assert!(
         matches!(&err, ConnectionError::Protocol { source: ProtocolError::UnknownKind(b'L'), during, .. } if during == "running module 'ping'"),
@@ -156,7 +157,8 @@ fn a_reply_to_another_request_breaks_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let wrong = Message::ModuleResult { id: 99, result: Map::new() };
     let bytes = frames(&[ready(PROTOCOL_VERSION), wrong]);
-    let agent = ChildAgent::spawn(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
+    let agent =
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     assert!(
         matches!(&err, ConnectionError::Protocol { source: ProtocolError::Unexpected { .. }, .. }),
@@ -170,7 +172,8 @@ fn an_agent_that_dies_inside_a_frame_died() {
     let mut bytes = frames(&[ready(PROTOCOL_VERSION)]);
     bytes.extend_from_slice(&[0x01, 0, 0, 0, 50, b'{']);
     let agent =
-        ChildAgent::spawn(fake_agent(dir.path(), &bytes, "head -c 5 >/dev/null; exit 5")).unwrap();
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "head -c 5 >/dev/null; exit 5"))
+            .unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     let ConnectionError::AgentDied { how, .. } = &err else { panic!("{err:?}") };
     assert_eq!(how, "it exited with code 5");
@@ -180,7 +183,7 @@ fn an_agent_that_dies_inside_a_frame_died() {
 fn a_protocol_version_mismatch_is_refused_at_hello() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), &frames(&[ready(PROTOCOL_VERSION + 1)]), "cat >/dev/null");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::VersionMismatch { theirs, .. }, .. } if *theirs == PROTOCOL_VERSION + 1),
         "{err:?}"
@@ -191,7 +194,7 @@ fn a_protocol_version_mismatch_is_refused_at_hello() {
 fn an_agent_that_dies_before_hello_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), b"", "echo 'tack-agent: no space left' >&2; exit 7");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::Closed(_), .. }),
         "{err:?}"

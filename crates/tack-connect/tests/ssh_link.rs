@@ -15,11 +15,11 @@ use tack_agent::Invocation;
 use tack_connect::{AgentImage, Connection, ConnectionError, InProcess as Local, Ssh};
 
 mod support;
-use support::agent::agent_bin;
+use support::agent::upload_bin;
 use support::sshd::Sshd;
 
 fn image() -> AgentImage {
-    AgentImage::from_file(agent_bin(), env!("CARGO_PKG_VERSION")).unwrap()
+    AgentImage::from_file(upload_bin(), env!("CARGO_PKG_VERSION")).unwrap()
 }
 
 fn cached(sshd: &Sshd, image: &AgentImage) -> PathBuf {
@@ -122,7 +122,7 @@ fn unreachable_hosts_are_told_in_ansibles_words() {
         let name = rec["case"]["name"].as_str().unwrap();
         let mut target = sshd.target();
         // A control master per case, as the recorder had: a shared one would answer.
-        target.control_path_dir = format!("{}/cp-{i}", sshd.dir().display());
+        target.control_path_dir = sshd.control_dir(&format!("case-{i}")).display().to_string();
         target.user = None;
         target.ssh_common_args = None;
         for (k, v) in rec["case"]["vars"].as_object().unwrap() {
@@ -203,4 +203,22 @@ fn a_link_that_cannot_be_reopened_is_unreachable() {
         matches!(&next, ConnectionError::Unreachable { message } if *message == want),
         "{next:?}"
     );
+}
+
+#[test]
+fn an_agent_for_another_machine_is_refused_before_upload() {
+    let sshd = Sshd::start();
+    let mut bytes = image().bytes().to_vec();
+    // e_machine: aarch64 when the host is x86_64, x86_64 otherwise.
+    let other: u16 = if std::env::consts::ARCH == "x86_64" { 0xb7 } else { 0x3e };
+    bytes[18..20].copy_from_slice(&other.to_le_bytes());
+    let foreign = AgentImage::new(bytes, "0.0.0").unwrap();
+    let err = Ssh::connect(&sshd.target(), &foreign).err().expect("refused");
+    let want = format!(
+        "the host is {} and the agent is built for {}",
+        std::env::consts::ARCH,
+        foreign.arch()
+    );
+    assert!(matches!(&err, ConnectionError::AgentImage(m) if *m == want), "{err:?}");
+    assert!(!sshd.home().join(".cache/tack").exists(), "nothing was uploaded");
 }

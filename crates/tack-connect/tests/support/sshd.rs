@@ -54,8 +54,13 @@ impl Sshd {
         t.private_key_file = Some(self.key().display().to_string());
         t.ssh_common_args =
             Some(format!("-o UserKnownHostsFile={}", self.dir().join("known_hosts").display()));
-        t.control_path_dir = self.dir.path().join("cp").display().to_string();
+        t.control_path_dir = self.control_dir("default").display().to_string();
         t
+    }
+
+    /// A control path directory of this sshd's own, named `name`: its masters end on drop.
+    pub fn control_dir(&self, name: &str) -> PathBuf {
+        self.dir.path().join("cp").join(name)
     }
 }
 
@@ -63,7 +68,9 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         // Control masters first: stopping the server leaves its sessions running.
         let cp = self.dir.path().join("cp");
-        for entry in std::fs::read_dir(&cp).into_iter().flatten().flatten() {
+        let dirs = std::fs::read_dir(&cp).into_iter().flatten().flatten();
+        for entry in dirs.flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        {
             let _ = Command::new("ssh")
                 .args(["-o", &format!("ControlPath={}", entry.path().display()), "-O", "exit", "x"])
                 .stderr(std::process::Stdio::null())
