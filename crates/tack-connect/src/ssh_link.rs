@@ -57,7 +57,7 @@ impl Ssh {
         }
         let argv = target.command(&wrap(install::run_script(image)))?;
         let command = AgentCommand::new(&argv[0]).args(&argv[1..]);
-        let agent = ChildAgent::spawn_command(command).map_err(unreachable)?;
+        let agent = ChildAgent::spawn_command(command).map_err(ssh_said)?;
         Ok(Ssh { agent, uploaded })
     }
 
@@ -78,24 +78,36 @@ impl Connection for Ssh {
         module: &str,
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError> {
-        self.agent.run_module(module, invocation).map_err(unreachable)
+        self.agent.run_module(module, invocation).map_err(ssh_said)
     }
 
     fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
-        self.agent.exec_command(cmd, cwd).map_err(unreachable)
+        self.agent.exec_command(cmd, cwd).map_err(ssh_said)
     }
 }
 
-/// A link that could not be (re)opened because ssh failed is an unreachable host. (An `ssh`
+/// An error of the link told as ssh's: a link that could not be (re)opened because ssh failed
+/// is an unreachable host; a death seen only as ssh's 255 says so. (An `ssh`
 /// that cannot be started at all stays `Spawn`: not the host's fault.)
-fn unreachable(e: ConnectionError) -> ConnectionError {
+fn ssh_said(e: ConnectionError) -> ConnectionError {
     match e {
         ConnectionError::Hello { code: Some(SSH_FAILED), stderr, .. } => {
             ConnectionError::Unreachable { message: failed_to_connect(&stderr) }
         }
+        // ssh's 255 is not the agent's: a remote process killed by a signal, or a dropped
+        // connection, both end the local ssh with it.
+        ConnectionError::AgentDied { pid, during, how, stderr }
+            if how == format!("it exited with code {SSH_FAILED}") =>
+        {
+            ConnectionError::AgentDied { pid, during, how: LINK_ENDED.to_string(), stderr }
+        }
         other => other,
     }
 }
+
+/// How an agent's death reads when all the controller saw was ssh exiting 255.
+const LINK_ENDED: &str =
+    "its ssh link ended (ssh exited with code 255: the agent was killed or the connection dropped)";
 
 /// ansible's words for ssh's failure.
 fn failed_to_connect(stderr: &str) -> String {

@@ -166,8 +166,12 @@ fn an_agent_killed_on_the_host_fails_its_request_and_the_next_reopens_the_link()
     args.insert("_raw_params".into(), "sleep 3".into());
     let err = ssh.run_module("command", &Invocation { args, ..Invocation::default() }).unwrap_err();
     killer.join().unwrap();
-    let ConnectionError::AgentDied { pid: died, during, .. } = &err else { panic!("{err:?}") };
+    let ConnectionError::AgentDied { pid: died, during, how, .. } = &err else { panic!("{err:?}") };
     assert_eq!((*died, during.as_str()), (pid, "running module 'command'"));
+    assert_eq!(
+        how,
+        "its ssh link ended (ssh exited with code 255: the agent was killed or the connection dropped)"
+    );
     assert!(ssh.info().is_none(), "the dead link is closed");
     assert_eq!(ping(ssh.as_ref()), "pong");
     assert_ne!(ssh.info().unwrap().pid, pid);
