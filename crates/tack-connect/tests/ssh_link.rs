@@ -226,3 +226,25 @@ fn an_agent_for_another_machine_is_refused_before_upload() {
     assert!(matches!(&err, ConnectionError::AgentImage(m) if *m == want), "{err:?}");
     assert!(!sshd.home().join(".cache/tack").exists(), "nothing was uploaded");
 }
+
+#[test]
+fn links_connecting_at_once_to_a_fresh_host_all_get_a_whole_agent() {
+    let sshd = Sshd::start();
+    let image = image();
+    let links: Vec<Ssh> = std::thread::scope(|s| {
+        let joins: Vec<_> =
+            (0..4).map(|_| s.spawn(|| Ssh::connect(&sshd.target(), &image).unwrap())).collect();
+        joins.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    for link in &links {
+        assert_eq!(ping(link), "pong");
+    }
+    assert!(links.iter().any(Ssh::uploaded));
+    let cache = sshd.home().join(".cache/tack");
+    let names: Vec<_> = fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, [image.file_name()], "one agent, no temporary file left");
+    assert_eq!(fs::read(cached(&sshd, &image)).unwrap(), image.bytes());
+}
