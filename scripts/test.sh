@@ -14,6 +14,12 @@ if ! command -v crontab >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-
     echo "could not install cron: the cron module's cases will be skipped" >&2
 fi
 
+# The ssh connection's tests start their own loopback sshd (scripts/sshd-loopback.sh).
+if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null; } ||
+    echo "could not install openssh-server: the ssh tests will fail" >&2
+fi
+
 # The apt module's cases and goldens install and purge tiny packages (sl, hello): they need
 # the package lists, which a fresh machine may not have yet.
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&

@@ -1,11 +1,12 @@
-//! The agent as a child process: spawns a `tack-agent` binary with its stdin/stdout as the
-//! link, says hello, and runs each request over `tack_protocol` frames. The SSH connection
-//! runs the same agent at the far end of an `ssh` process.
+//! The agent as a child process: spawns a command (a local `tack-agent` binary, or `ssh`
+//! running one on a host) with its stdin/stdout as the link, says hello, and runs each request
+//! over `tack_protocol` frames.
 //!
 //! Owns the child's life: spawning it, draining its stderr (kept as a short tail for error
 //! messages, so a chatty module never blocks it), telling how it died, and re-opening the link
 //! for the next request after it did. It never interprets a module's result.
 
+use std::ffi::OsString;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -29,8 +30,30 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// A `tack-agent` child process. Requests take turns on the one link; a link whose agent died
 /// or broke the protocol is closed, and the next request spawns a new agent.
 pub struct ChildAgent {
-    program: PathBuf,
+    command: AgentCommand,
     link: Mutex<Option<Link>>,
+}
+
+/// The command whose stdin/stdout speak the protocol: run again for every new link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+impl AgentCommand {
+    pub fn new(program: impl Into<OsString>) -> Self {
+        AgentCommand { program: program.into(), args: Vec::new() }
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    fn name(&self) -> String {
+        Path::new(&self.program).display().to_string()
+    }
 }
 
 struct Link {
@@ -63,11 +86,16 @@ impl From<ProtocolError> for Fault {
 }
 
 impl ChildAgent {
-    /// Starts `program` and says hello, so that an agent that cannot run fails here.
+    /// Starts the agent binary `program` and says hello, so that an agent that cannot run
+    /// fails here.
     pub fn spawn(program: impl Into<PathBuf>) -> Result<Self, ConnectionError> {
-        let program = program.into();
-        let link = Link::open(&program)?;
-        Ok(ChildAgent { program, link: Mutex::new(Some(link)) })
+        Self::spawn_command(AgentCommand::new(program.into()))
+    }
+
+    /// Starts `command` (whose stdin/stdout reach an agent) and says hello.
+    pub fn spawn_command(command: AgentCommand) -> Result<Self, ConnectionError> {
+        let link = Link::open(&command)?;
+        Ok(ChildAgent { command, link: Mutex::new(Some(link)) })
     }
 
     /// What the agent of the open link said at hello (`None` after it died).
@@ -90,7 +118,7 @@ impl ChildAgent {
         let mut guard = self.lock();
         let mut link = match guard.take() {
             Some(link) => link,
-            None => Link::open(&self.program)?,
+            None => Link::open(&self.command)?,
         };
         match request(&mut link) {
             Ok(v) => {
@@ -108,9 +136,10 @@ impl ChildAgent {
 }
 
 impl Link {
-    fn open(program: &Path) -> Result<Self, ConnectionError> {
-        let name = program.display().to_string();
-        let mut child = Command::new(program)
+    fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
+        let name = command.name();
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -131,8 +160,8 @@ impl Link {
             Err(source) => {
                 // The tail is read after the child is gone, when it has all it will say.
                 drop(writer);
-                let _ = stop(&mut child);
-                Err(ConnectionError::Hello { program: name, source, stderr: stderr.text() })
+                let code = stop(&mut child).and_then(|s| s.code());
+                Err(ConnectionError::Hello { program: name, source, stderr: stderr.text(), code })
             }
         }
     }

@@ -1,17 +1,25 @@
 //! How the controller reaches a host (DESIGN.md layer 5): a [`Connection`] runs a module or a
-//! command there and returns what came back. [`ChildAgent`] runs a `tack-agent` process with
-//! `tack_protocol` frames over its stdin/stdout; the SSH connection runs the same agent at the
-//! far end of an `ssh` process. (The engine's in-process `local` connection implements the
-//! same trait.)
+//! command there and returns what came back. [`ChildAgent`] runs a command whose stdin/stdout
+//! carry `tack_protocol` frames (a local `tack-agent`, or `ssh` running one); [`Ssh`] is the
+//! `ssh` connection: [`SshTarget`] (ansible's settings, and the `ssh` command line ansible
+//! builds from them, in `ssh`), first contact installing the [`AgentImage`] once per host and
+//! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
+//! is the engine's `local` connection.
 //!
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
 
 mod child;
 mod in_process;
+mod install;
+mod ssh;
+mod ssh_link;
 
-pub use child::ChildAgent;
+pub use child::{AgentCommand, ChildAgent};
 pub use in_process::InProcess;
+pub use install::AgentImage;
+pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
+pub use ssh_link::Ssh;
 
 use tack_agent::{Invocation, ModuleResult};
 
@@ -39,7 +47,22 @@ pub enum ConnectionError {
         #[source]
         source: tack_protocol::ProtocolError,
         stderr: String,
+        /// The command's exit code, when it exited by itself.
+        code: Option<i32>,
     },
+    /// The host could not be reached over SSH (ssh exited 255, or ended before the agent's
+    /// hello), in ansible's words: `Failed to connect to the host via ssh: <ssh's stderr>`.
+    #[error("{message}")]
+    Unreachable { message: String },
+    /// No `ssh` command line could be made for the host.
+    #[error(transparent)]
+    Ssh(#[from] SshError),
+    /// The controller has no agent to upload, or the one it has cannot run on the host.
+    #[error("{0}")]
+    AgentImage(String),
+    /// The host was reached, but checking or installing its agent failed.
+    #[error("could not install the agent on the host ({step}): {message}")]
+    Install { step: &'static str, message: String },
     /// The agent's process ended (or closed its link) while a request was in flight.
     #[error("the agent (pid {pid}) died while {during}: {how}{stderr}", stderr = said(stderr))]
     AgentDied { pid: u32, during: String, how: String, stderr: String },

@@ -7,148 +7,21 @@
 //! (`TACK_AGENT_BIN` names another). The fake agents are shell scripts replaying bytes.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Map;
 use tack_agent::Invocation;
-use tack_connect::{ChildAgent, Connection, ConnectionError, InProcess as Local};
+use tack_connect::{AgentCommand, ChildAgent, Connection, ConnectionError, InProcess as Local};
 use tack_protocol::{AgentInfo, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError};
 
-fn agent_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("TACK_AGENT_BIN") {
-            return p.into();
-        }
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "tack-agent", "--bin", "tack-agent"])
-            .arg("--message-format=json")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("run cargo build");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|m| m["target"]["name"] == "tack-agent")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo names the tack-agent executable")
-    })
-}
-
-fn cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tack-agent/tests/modules")
-}
-
-fn subst(value: &Value, dir: &str) -> Value {
-    match value {
-        Value::String(s) => s.replace("%D", dir).into(),
-        Value::Array(items) => items.iter().map(|v| subst(v, dir)).collect(),
-        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), subst(v, dir))).collect(),
-        other => other.clone(),
-    }
-}
-
-/// The files a case starts from (the subset of the recorder's setup forms these cases use).
-fn make_setup(dir: &Path, setup: &Value) {
-    for entry in setup.as_array().into_iter().flatten() {
-        let p = dir.join(entry["path"].as_str().unwrap());
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        if entry["dir"] == true {
-            fs::create_dir_all(&p).unwrap();
-        } else if let Some(target) = entry["link"].as_str() {
-            std::os::unix::fs::symlink(target, &p).unwrap();
-        } else if let Some(target) = entry["hard"].as_str() {
-            fs::hard_link(dir.join(target), &p).unwrap();
-        } else if let Some(b64) = entry["content_base64"].as_str() {
-            use base64::Engine;
-            fs::write(&p, base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap();
-        } else {
-            fs::write(&p, entry["content"].as_str().unwrap_or("")).unwrap();
-        }
-        if let Some(secs) = entry["mtime"].as_u64() {
-            let at = std::time::UNIX_EPOCH + Duration::from_secs(secs);
-            let times = fs::FileTimes::new().set_accessed(at).set_modified(at);
-            fs::File::options().write(true).open(&p).unwrap().set_times(times).unwrap();
-        }
-        if let (Some(mode), None) = (entry["mode"].as_str(), entry.get("link")) {
-            let mode = u32::from_str_radix(mode, 8).unwrap();
-            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
-        }
-    }
-}
-
-/// What differs between two runs of one case made a moment apart on fresh copies of its files.
-fn normalise(v: &Value, key: &str) -> Value {
-    // `version` is lsattr's inode generation, new for every file made.
-    const VARY: &[&str] = &["start", "end", "delta", "mtime", "atime", "ctime", "inode", "version"];
-    match v {
-        Value::String(_) | Value::Number(_) if VARY.contains(&key) => "<varies>".into(),
-        Value::Array(items) => items.iter().map(|i| normalise(i, "")).collect(),
-        Value::Object(map) => map.iter().map(|(k, i)| (k.clone(), normalise(i, k))).collect(),
-        other => other.clone(),
-    }
-}
-
-/// Modules whose recorded cases run here: results of every shape (facts-like stat dicts,
-/// diffs, command output, warnings, argument failures), none needing root, a server or a
-/// random name.
-const MODULES: &[&str] = &[
-    "ping",
-    "command",
-    "stat",
-    "file",
-    "lineinfile",
-    "replace",
-    "slurp",
-    "find",
-    "blockinfile",
-    "copy",
-];
+mod support;
+use support::agent::agent_bin;
 
 #[test]
 fn recorded_cases_give_the_same_result_through_the_agent() {
     let agent = ChildAgent::spawn(agent_bin()).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
-    let (mut compared, mut with_result) = (0, 0);
-    for module in MODULES {
-        let text = fs::read_to_string(cases_dir().join(format!("{module}.json"))).unwrap();
-        let recorded: Vec<Value> = serde_json::from_str(&text).unwrap();
-        for rec in recorded {
-            let case = &rec["case"];
-            let args_text = case["args"].to_string();
-            let special = ["needs_root", "needs", "server", "prepare", "before", "after", "module"];
-            if special.iter().any(|k| case.get(k).is_some()) || args_text.contains("backup") {
-                continue;
-            }
-            let name = case["name"].as_str().unwrap();
-            let run = |conn: &dyn Connection| {
-                let dir = scratch.path().join(name);
-                let _ = fs::remove_dir_all(&dir);
-                fs::create_dir_all(&dir).unwrap();
-                make_setup(&dir, &case["setup"]);
-                let args = subst(&case["args"], &dir.to_string_lossy());
-                let inv = Invocation {
-                    args: args.as_object().cloned().unwrap_or_default(),
-                    check_mode: case["check"] == true,
-                    diff: case["diff"] == true,
-                    ..Invocation::default()
-                };
-                let got = conn.run_module(module, &inv).map(Value::Object);
-                let _ = fs::remove_dir_all(&dir);
-                got.map(|v| normalise(&v, "")).map_err(|e| e.to_string())
-            };
-            let here = run(&Local);
-            let there = run(&agent);
-            assert_eq!(here, there, "{name}");
-            compared += 1;
-            with_result += usize::from(here.is_ok());
-        }
-    }
+    let (compared, with_result) = support::cases::compare_recorded_cases(&Local, &agent, None);
     eprintln!(
         "{compared} recorded module cases compared through the agent, {with_result} with a result"
     );
@@ -229,15 +102,16 @@ fn an_agent_killed_mid_task_fails_that_task_and_the_next_gets_a_new_agent() {
     assert_ne!(agent.info().unwrap().pid, pid);
 }
 
-/// A fake agent: a script that prints `bytes` on its stdout, then `tail` of shell.
-fn fake_agent(dir: &Path, bytes: &[u8], tail: &str) -> PathBuf {
+/// A fake agent: a script that prints `bytes` on its stdout, then `tail` of shell. It is run
+/// by `/bin/sh` rather than exec'd: a file just written can be "busy" for exec while another
+/// test thread's fork still holds its descriptor.
+fn fake_agent(dir: &Path, bytes: &[u8], tail: &str) -> AgentCommand {
     let data = dir.join("replay.bin");
     fs::write(&data, bytes).unwrap();
     let script = dir.join("agent.sh");
-    let text = format!("#!/bin/sh\ncat '{}'\n{tail}\n", data.display());
+    let text = format!("cat '{}'\n{tail}\n", data.display());
     fs::write(&script, text).unwrap();
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o700)).unwrap();
-    script
+    AgentCommand::new("/bin/sh").args([script])
 }
 
 fn frames(messages: &[Message]) -> Vec<u8> {
@@ -256,7 +130,7 @@ fn ready(protocol: u32) -> Message {
 fn garbage_instead_of_hello_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), b"Welcome to the host!\n", "cat >/dev/null");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::UnknownKind(b'W'), .. }),
         "{err:?}"
@@ -268,7 +142,8 @@ fn garbage_after_hello_breaks_the_link_with_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = frames(&[ready(PROTOCOL_VERSION)]);
     bytes.extend_from_slice(b"Last login: today\n");
-    let agent = ChildAgent::spawn(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
+    let agent =
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     assert!(
         matches!(&err, ConnectionError::Protocol { source: ProtocolError::UnknownKind(b'L'), during, .. } if during == "running module 'ping'"),
@@ -282,7 +157,8 @@ fn a_reply_to_another_request_breaks_the_link() {
     let dir = tempfile::tempdir().unwrap();
     let wrong = Message::ModuleResult { id: 99, result: Map::new() };
     let bytes = frames(&[ready(PROTOCOL_VERSION), wrong]);
-    let agent = ChildAgent::spawn(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
+    let agent =
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "cat >/dev/null")).unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     assert!(
         matches!(&err, ConnectionError::Protocol { source: ProtocolError::Unexpected { .. }, .. }),
@@ -296,7 +172,8 @@ fn an_agent_that_dies_inside_a_frame_died() {
     let mut bytes = frames(&[ready(PROTOCOL_VERSION)]);
     bytes.extend_from_slice(&[0x01, 0, 0, 0, 50, b'{']);
     let agent =
-        ChildAgent::spawn(fake_agent(dir.path(), &bytes, "head -c 5 >/dev/null; exit 5")).unwrap();
+        ChildAgent::spawn_command(fake_agent(dir.path(), &bytes, "head -c 5 >/dev/null; exit 5"))
+            .unwrap();
     let err = agent.run_module("ping", &Invocation::default()).unwrap_err();
     let ConnectionError::AgentDied { how, .. } = &err else { panic!("{err:?}") };
     assert_eq!(how, "it exited with code 5");
@@ -306,7 +183,7 @@ fn an_agent_that_dies_inside_a_frame_died() {
 fn a_protocol_version_mismatch_is_refused_at_hello() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), &frames(&[ready(PROTOCOL_VERSION + 1)]), "cat >/dev/null");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::VersionMismatch { theirs, .. }, .. } if *theirs == PROTOCOL_VERSION + 1),
         "{err:?}"
@@ -317,7 +194,7 @@ fn a_protocol_version_mismatch_is_refused_at_hello() {
 fn an_agent_that_dies_before_hello_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let fake = fake_agent(dir.path(), b"", "echo 'tack-agent: no space left' >&2; exit 7");
-    let err = ChildAgent::spawn(&fake).err().expect("refused");
+    let err = ChildAgent::spawn_command(fake).err().expect("refused");
     assert!(
         matches!(&err, ConnectionError::Hello { source: ProtocolError::Closed(_), .. }),
         "{err:?}"

@@ -4,6 +4,10 @@
 //! Before anything runs, the protocol streams are moved off descriptors 0 and 1: descriptor 1
 //! becomes a copy of standard error and descriptor 0 reads `/dev/null`, so nothing a module or
 //! a child process prints or reads can touch a frame.
+//!
+//! `tack-agent --verify HASH [FILE]` instead checks that FILE (by default the agent's own
+//! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
+//! how a controller checks an upload, and a cached agent, with the agent itself.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -14,6 +18,17 @@ use tack_agent::serve::serve;
 use tack_protocol::{FrameReader, FrameWriter};
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(first) = args.first() {
+        return match (first.to_str(), &args[1..]) {
+            (Some("--verify"), [hash]) => verify(hash, None),
+            (Some("--verify"), [hash, file]) => verify(hash, Some(file)),
+            _ => {
+                eprintln!("usage: tack-agent [--verify HASH [FILE]]");
+                ExitCode::from(64)
+            }
+        };
+    }
     let (input, output) = match take_stdio() {
         Ok(streams) => streams,
         Err(e) => {
@@ -30,6 +45,28 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `--verify`: FILE's BLAKE3 hash against `want`; the hash found goes to stdout.
+fn verify(want: &std::ffi::OsStr, file: Option<&std::ffi::OsString>) -> ExitCode {
+    let path = match file {
+        Some(f) => std::path::PathBuf::from(f),
+        None => match std::env::current_exe() {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("tack-agent: cannot find its own executable: {e}");
+                return ExitCode::from(3);
+            }
+        },
+    };
+    let mut hasher = blake3::Hasher::new();
+    if let Err(e) = File::open(&path).and_then(|mut f| std::io::copy(&mut f, &mut hasher)) {
+        eprintln!("tack-agent: cannot read {}: {e}", path.display());
+        return ExitCode::from(3);
+    }
+    let got = hasher.finalize().to_hex();
+    println!("{got}");
+    if want.to_str() == Some(got.as_str()) { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// The protocol's input and output, on private close-on-exec descriptors.

@@ -1,0 +1,232 @@
+//! The agent a controller uploads ([`AgentImage`]: its bytes, version, BLAKE3 hash and the
+//! architecture it runs on) and the two shell scripts of first contact: the probe (the host's
+//! `uname -m` and whether `~/.cache/tack/agent-<version>-<hash prefix>` is there, executable
+//! and whole) and the upload (a private temporary file in that directory, its size and hash
+//! checked on the host by the uploaded agent itself, renamed into place, older agents
+//! removed).
+//!
+//! Owns what runs on the host before the link; running `ssh` is `ssh_link`'s job.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::ConnectionError;
+
+/// The agent embedded at build time when `TACK_AGENT_BIN` named one (see build.rs).
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_agent.rs"));
+}
+
+/// How many hex digits of the hash name a cached agent.
+const HASH_PREFIX: usize = 16;
+
+/// Where agents are cached on a host, relative to the remote user's `$HOME`.
+pub(crate) const CACHE_DIR: &str = ".cache/tack";
+
+/// An agent binary the controller can install on hosts.
+#[derive(Clone)]
+pub struct AgentImage {
+    bytes: Arc<[u8]>,
+    version: String,
+    hash: blake3::Hash,
+    arch: &'static str,
+}
+
+impl std::fmt::Debug for AgentImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentImage")
+            .field("version", &self.version)
+            .field("hash", &self.hash.to_hex().as_str())
+            .field("arch", &self.arch)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl AgentImage {
+    /// An image of `bytes`, which must be an ELF executable for x86_64 or aarch64.
+    pub fn new(bytes: impl Into<Arc<[u8]>>, version: &str) -> Result<Self, ConnectionError> {
+        let bytes = bytes.into();
+        let arch = elf_arch(&bytes).ok_or_else(|| {
+            ConnectionError::AgentImage(
+                "the agent image is not an x86_64 or aarch64 ELF executable".into(),
+            )
+        })?;
+        let hash = blake3::hash(&bytes);
+        Ok(AgentImage { bytes, version: version.to_string(), hash, arch })
+    }
+
+    /// The agent binary at `path`.
+    pub fn from_file(path: &Path, version: &str) -> Result<Self, ConnectionError> {
+        let bytes = std::fs::read(path).map_err(|e| {
+            ConnectionError::AgentImage(format!("cannot read the agent {}: {e}", path.display()))
+        })?;
+        Self::new(bytes, version)
+            .map_err(|e| ConnectionError::AgentImage(format!("{}: {e}", path.display())))
+    }
+
+    /// The controller's own agent: the one embedded at build time (`TACK_AGENT_BIN`), else a
+    /// `tack-agent` next to the running executable.
+    pub fn controller() -> Result<Self, ConnectionError> {
+        let version = env!("CARGO_PKG_VERSION");
+        if let Some(bytes) = embedded::AGENT {
+            return Self::new(bytes, version);
+        }
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join("tack-agent")))
+            .unwrap_or_else(|| PathBuf::from("tack-agent"));
+        if beside.is_file() {
+            return Self::from_file(&beside, version);
+        }
+        Err(ConnectionError::AgentImage(format!(
+            "no agent to install on the host: none was embedded when tack was built \
+             (set TACK_AGENT_BIN to the output of scripts/build-agent.sh and rebuild) and there \
+             is no {}",
+            beside.display()
+        )))
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The BLAKE3 hash of the bytes, in hex.
+    pub fn hash_hex(&self) -> String {
+        self.hash.to_hex().to_string()
+    }
+
+    /// `uname -m` of the hosts the image runs on.
+    pub fn arch(&self) -> &'static str {
+        self.arch
+    }
+
+    /// The cached agent's file name on a host: `agent-<version>-<hash prefix>`.
+    pub fn file_name(&self) -> String {
+        let hex = self.hash.to_hex();
+        format!("agent-{}-{}", self.version, &hex[..HASH_PREFIX])
+    }
+
+    /// The cached agent's path, as the remote shell writes it.
+    pub(crate) fn remote_path(&self) -> String {
+        format!("\"$HOME\"/{CACHE_DIR}/{}", self.file_name())
+    }
+}
+
+/// The machine an ELF header names, as `uname -m` names it.
+fn elf_arch(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.len() < 20 || &bytes[..4] != b"\x7fELF" {
+        return None;
+    }
+    // e_machine, little-endian in the 64-bit little-endian files both targets are.
+    match (bytes[4], bytes[5], u16::from_le_bytes([bytes[18], bytes[19]])) {
+        (2, 1, 0x3e) => Some("x86_64"),
+        (2, 1, 0xb7) => Some("aarch64"),
+        _ => None,
+    }
+}
+
+/// What the probe found on the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Probe {
+    pub arch: String,
+    pub cached: bool,
+}
+
+/// The probe: `uname -m`, then whether the cached agent runs and vouches for its own hash
+/// (a missing, truncated or altered file says no).
+pub(crate) fn probe_script(image: &AgentImage) -> String {
+    format!(
+        "uname -m; a={path}; if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
+         then echo tack-agent:ok; else echo tack-agent:missing; fi",
+        path = image.remote_path(),
+        hash = image.hash_hex(),
+    )
+}
+
+/// Reads the probe's output: its last two lines (a login banner may come first).
+pub(crate) fn parse_probe(stdout: &[u8]) -> Option<Probe> {
+    let text = String::from_utf8_lossy(stdout);
+    let mut lines = text.lines().rev();
+    let cached = match lines.next()?.trim() {
+        "tack-agent:ok" => true,
+        "tack-agent:missing" => false,
+        _ => return None,
+    };
+    let arch = lines.next()?.trim().to_string();
+    Some(Probe { arch, cached })
+}
+
+/// Whether `uname -m` names a machine the image runs on.
+pub(crate) fn arch_matches(image: &AgentImage, uname: &str) -> bool {
+    uname == image.arch || (image.arch == "aarch64" && uname == "arm64")
+}
+
+/// The upload, reading the agent's bytes on its stdin: a private temporary file, checked for
+/// size and hash by running it, renamed into place; then older agents go.
+pub(crate) fn upload_script(image: &AgentImage) -> String {
+    format!(
+        "set -e; umask 077; d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"; \
+         t=\"$d/.upload-$$\"; trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
+         n=$(wc -c < \"$t\" | tr -d ' '); \
+         if [ \"$n\" != {size} ]; then echo \"the upload has $n bytes, not {size}\" >&2; exit 3; fi; \
+         chmod 700 \"$t\"; \
+         if ! \"$t\" --verify {hash} \"$t\" >/dev/null; then \
+         echo 'the uploaded agent does not have the BLAKE3 hash {hash}' >&2; exit 4; fi; \
+         mv -f \"$t\" \"$d/{name}\"; \
+         for f in \"$d\"/agent-*; do [ \"$f\" = \"$d/{name}\" ] || rm -f \"$f\"; done",
+        size = image.bytes.len(),
+        hash = image.hash_hex(),
+        name = image.file_name(),
+    )
+}
+
+/// The long-lived link's remote command: the cached agent in place of the shell.
+pub(crate) fn run_script(image: &AgentImage) -> String {
+    format!("exec {}", image.remote_path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_output_is_read_from_its_last_lines() {
+        let p = parse_probe(b"Welcome!\nx86_64\ntack-agent:ok\n").unwrap();
+        assert_eq!(p, Probe { arch: "x86_64".into(), cached: true });
+        let p = parse_probe(b"aarch64\ntack-agent:missing\n").unwrap();
+        assert!(!p.cached);
+        assert_eq!(parse_probe(b"x86_64\n"), None);
+    }
+
+    #[test]
+    fn the_controllers_agent_is_the_embedded_one_or_says_where_it_looked() {
+        match (embedded::AGENT, AgentImage::controller()) {
+            (Some(bytes), Ok(img)) => assert_eq!(img.bytes(), bytes),
+            (None, Err(ConnectionError::AgentImage(msg))) => {
+                // A test binary lives in target/*/deps, where cargo puts no plain `tack-agent`.
+                assert!(msg.contains("set TACK_AGENT_BIN"), "{msg}");
+                assert!(msg.ends_with("/deps/tack-agent"), "{msg}");
+            }
+            (embedded, got) => panic!("embedded: {}, got {got:?}", embedded.is_some()),
+        }
+    }
+
+    #[test]
+    fn only_elf_executables_for_known_machines_are_images() {
+        assert!(AgentImage::new(b"#!/bin/sh\necho hi\n".to_vec(), "1").is_err());
+        let mut elf = vec![0u8; 64];
+        elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        elf[18] = 0xb7;
+        let img = AgentImage::new(elf, "1.2.3").unwrap();
+        assert_eq!(img.arch(), "aarch64");
+        assert!(arch_matches(&img, "arm64"));
+        assert!(!arch_matches(&img, "x86_64"));
+        assert!(img.file_name().starts_with("agent-1.2.3-"));
+        assert_eq!(img.file_name().len(), "agent-1.2.3-".len() + HASH_PREFIX);
+    }
+}

@@ -1,0 +1,215 @@
+//! Where and how to reach a host over SSH ([`SshTarget`]), and the `ssh` command line
+//! ansible-core 2.21's `ssh` connection plugin builds from the same settings (its
+//! `_build_command`): the same options in the same order, so that `~/.ssh/config`, a
+//! ControlMaster shared with ansible and every `ssh_args` trick behave the same.
+//!
+//! Owns the argv only; running it is `ssh_link`'s and `install`'s job. Knows nothing of
+//! inventories: the engine fills an [`SshTarget`] from a host's variables.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use sha1::{Digest, Sha1};
+use tack_py::path::{Environ, ProcessEnv};
+
+/// ansible's default `ssh_args` (`ANSIBLE_SSH_ARGS`, `[ssh_connection] ssh_args`).
+pub const DEFAULT_SSH_ARGS: &str = "-C -o ControlMaster=auto -o ControlPersist=60s";
+
+/// ansible's default `control_path_dir`.
+pub const DEFAULT_CONTROL_PATH_DIR: &str = "~/.ansible/cp";
+
+/// One host as the `ssh` connection reaches it; each field is the ansible setting named in
+/// its doc, with ansible's default in [`SshTarget::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTarget {
+    /// `ansible_host` (the inventory name when unset).
+    pub host: String,
+    /// `ansible_port`; `None` leaves the port to ssh (and its config).
+    pub port: Option<u16>,
+    /// `ansible_user` / `remote_user`; `None` leaves the user to ssh.
+    pub user: Option<String>,
+    /// `ansible_ssh_private_key_file`, `~` expanded as ansible does.
+    pub private_key_file: Option<String>,
+    /// `ansible_password`: refused (see [`SshError::Password`]).
+    pub password: Option<String>,
+    /// `ansible_ssh_executable`.
+    pub ssh_executable: String,
+    /// `ansible_ssh_args`.
+    pub ssh_args: String,
+    /// `ansible_ssh_common_args`.
+    pub ssh_common_args: Option<String>,
+    /// `ansible_ssh_extra_args`.
+    pub ssh_extra_args: Option<String>,
+    /// `ansible_ssh_timeout` / `timeout`, in seconds.
+    pub timeout: u32,
+    /// `host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`).
+    pub host_key_checking: bool,
+    /// `ansible_control_path_dir`.
+    pub control_path_dir: String,
+}
+
+/// Why no `ssh` command line could be made for a target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshError {
+    /// An args string that `shlex.split` rejects (ansible fails the same way).
+    #[error("cannot split {setting} ({value:?}): {reason}")]
+    Split { setting: &'static str, value: String, reason: String },
+    /// ansible_password: ansible 2.21 hands it to ssh through SSH_ASKPASS or sshpass; tack does
+    /// neither yet, and says which piece is missing.
+    #[error("{0}")]
+    Password(String),
+}
+
+impl SshTarget {
+    /// A target with ansible's defaults for everything but the address.
+    pub fn new(host: impl Into<String>) -> Self {
+        SshTarget {
+            host: host.into(),
+            port: None,
+            user: None,
+            private_key_file: None,
+            password: None,
+            ssh_executable: "ssh".into(),
+            ssh_args: DEFAULT_SSH_ARGS.into(),
+            ssh_common_args: None,
+            ssh_extra_args: None,
+            timeout: 10,
+            host_key_checking: true,
+            control_path_dir: DEFAULT_CONTROL_PATH_DIR.into(),
+        }
+    }
+
+    /// The command line up to (not including) the host: what ansible's `_build_command`
+    /// gives for the `ssh` binary before its `other_args`.
+    pub fn options(&self) -> Result<Vec<String>, SshError> {
+        self.options_in(&ProcessEnv)
+    }
+
+    /// [`SshTarget::options`] with `~` and `$VAR` resolved against `env`.
+    pub fn options_in(&self, env: &dyn Environ) -> Result<Vec<String>, SshError> {
+        if self.password.is_some() {
+            return Err(password_refusal());
+        }
+        let mut argv = vec![self.ssh_executable.clone()];
+        argv.extend(split("ssh_args", &self.ssh_args)?);
+        if !self.host_key_checking {
+            argv.extend(["-o".into(), "StrictHostKeyChecking=no".into()]);
+        }
+        if let Some(port) = self.port {
+            argv.extend(["-o".into(), format!("Port={port}")]);
+        }
+        if let Some(key) = &self.private_key_file {
+            let key = tack_py::path::expanduser(Path::new(key), env);
+            argv.extend(["-o".into(), format!("IdentityFile=\"{}\"", key.display())]);
+        }
+        argv.extend(
+            [
+                "-o",
+                "KbdInteractiveAuthentication=no",
+                "-o",
+                "PreferredAuthentications=gssapi-with-mic,gssapi-keyex,hostbased,publickey",
+                "-o",
+                "PasswordAuthentication=no",
+            ]
+            .map(String::from),
+        );
+        if let Some(user) = &self.user {
+            argv.extend(["-o".into(), format!("User=\"{user}\"")]);
+        }
+        argv.extend(["-o".into(), format!("ConnectTimeout={}", self.timeout)]);
+        if let Some(common) = &self.ssh_common_args {
+            argv.extend(split("ssh_common_args", common)?);
+        }
+        if let Some(extra) = &self.ssh_extra_args {
+            argv.extend(split("ssh_extra_args", extra)?);
+        }
+        // ansible looks for the two words anywhere in any argument, case-insensitively.
+        let mentions = |word: &str| argv.iter().any(|a| a.to_lowercase().contains(word));
+        let persist = mentions("controlpersist");
+        // An argument naming both counts as ControlPersist only (ansible's elif).
+        let path = argv.iter().any(|a| {
+            let a = a.to_lowercase();
+            !a.contains("controlpersist") && a.contains("controlpath")
+        });
+        if persist && !path {
+            let dir = self.control_dir_in(env);
+            let name = control_path_name(&self.host, self.port, self.user.as_deref());
+            argv.extend(["-o".into(), format!("ControlPath=\"{}/{name}\"", dir.display())]);
+        }
+        // ansible's default password_mechanism (ssh_askpass) adds this whether or not there
+        // is a password.
+        argv.extend(["-o".into(), "NumberOfPasswordPrompts=1".into()]);
+        Ok(argv)
+    }
+
+    /// The whole command line running `remote_command` on the host.
+    pub fn command(&self, remote_command: &str) -> Result<Vec<String>, SshError> {
+        let mut argv = self.options()?;
+        argv.extend([self.host.clone(), remote_command.to_string()]);
+        Ok(argv)
+    }
+
+    /// Where the ControlPath socket goes when ansible adds one: `control_path_dir`
+    /// unfracked (`$VAR`, `~`, made absolute, normalised).
+    pub fn control_dir(&self) -> PathBuf {
+        self.control_dir_in(&ProcessEnv)
+    }
+
+    fn control_dir_in(&self, env: &dyn Environ) -> PathBuf {
+        tack_py::ansible::unfrackpath_in(Path::new(&self.control_path_dir), false, None, env)
+    }
+
+    /// Whether the command line will carry a ControlPath that ansible made (so its directory
+    /// must exist before ssh runs).
+    pub(crate) fn adds_control_path(&self) -> bool {
+        self.options().is_ok_and(|argv| {
+            let dir = self.control_dir();
+            let ours = format!("ControlPath=\"{}/", dir.display());
+            argv.iter().any(|a| a.starts_with(&ours))
+        })
+    }
+}
+
+/// ansible's `_create_control_path`: the first ten hex digits of the SHA-1 of
+/// `host-port-user`, where an unset port or user is Python's `None`.
+pub fn control_path_name(host: &str, port: Option<u16>, user: Option<&str>) -> String {
+    let port = port.map_or_else(|| "None".to_string(), |p| p.to_string());
+    let text = format!("{host}-{port}-{}", user.unwrap_or("None"));
+    let digest = Sha1::digest(text.as_bytes());
+    digest.iter().take(5).map(|b| format!("{b:02x}")).collect()
+}
+
+/// ansible's `_split_ssh_args`: `shlex.split`, then each word stripped, empty ones dropped.
+fn split(setting: &'static str, value: &str) -> Result<Vec<String>, SshError> {
+    let words = tack_py::shlex::split(value).map_err(|e| SshError::Split {
+        setting,
+        value: value.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(words
+        .iter()
+        .map(|w| w.trim_matches(|c: char| c.is_whitespace()).to_string())
+        .filter(|w| !w.is_empty())
+        .collect())
+}
+
+fn password_refusal() -> SshError {
+    let sshpass = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| is_executable(&dir.join(OsStr::new("sshpass"))))
+    });
+    SshError::Password(if sshpass {
+        "ansible_password is not supported by tack's ssh connection yet: use a key \
+         (ansible_ssh_private_key_file or ssh-agent)"
+            .into()
+    } else {
+        "ansible_password needs the sshpass program, which is not installed; tack's ssh \
+         connection does not support passwords without it: use a key \
+         (ansible_ssh_private_key_file or ssh-agent)"
+            .into()
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

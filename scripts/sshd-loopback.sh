@@ -1,0 +1,91 @@
+#!/bin/sh
+# A throw-away OpenSSH server on 127.0.0.1 for tests and recorders, living wholly in DIR:
+#
+#   port=$(scripts/sshd-loopback.sh start DIR)   # prints the port it listens on
+#   scripts/sshd-loopback.sh stop DIR
+#
+# DIR (created when missing, mode 0700) holds everything: the host key, a client key pair
+# (DIR/client_key, DIR/client_key.pub) authorized for the current user through DIR's own
+# AuthorizedKeysFile (~/.ssh is never read or written), DIR/home (the HOME of sessions made
+# with that key, so what they leave in ~ stays in DIR), DIR/known_hosts naming the host key
+# for the port (so clients can keep host key checking on), the config, the pid file, the log
+# (DIR/sshd.log) and DIR/port and DIR/user for callers that read files rather than stdout.
+# The port is free on 127.0.0.1: sshd itself tries random ports until one binds.
+# openssh-server is installed with apt only when /usr/sbin/sshd is missing.
+set -eu
+
+usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+cmd=$1
+dir=$2
+
+stop() {
+    [ -f "$dir/sshd.pid" ] || return 0
+    pid=$(cat "$dir/sshd.pid")
+    kill "$pid" 2>/dev/null || true
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$dir/sshd.pid"
+}
+
+start() {
+    if [ ! -x /usr/sbin/sshd ]; then
+        command -v apt-get >/dev/null || { echo "$0: /usr/sbin/sshd is missing and apt-get is not here" >&2; exit 1; }
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } >&2 ||
+            { echo "$0: could not install openssh-server" >&2; exit 1; }
+    fi
+    mkdir -p "$dir"
+    chmod 700 "$dir"
+    dir=$(cd "$dir" && pwd)
+    stop
+    [ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -C tack-loopback-host -f "$dir/host_key"
+    [ -f "$dir/client_key" ] || ssh-keygen -q -t ed25519 -N '' -C tack-loopback-client -f "$dir/client_key"
+    mkdir -p "$dir/home"
+    chmod 700 "$dir/home"
+    printf 'environment="HOME=%s/home" %s\n' "$dir" "$(cat "$dir/client_key.pub")" > "$dir/authorized_keys"
+    chmod 600 "$dir/authorized_keys" "$dir/client_key" "$dir/host_key"
+    user=$(id -un)
+    # Privilege separation needs its empty directory when sshd runs as root.
+    if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 755 /run/sshd; fi
+    tries=0
+    while :; do
+        # 20000-59999 from the kernel's random bytes: clear of well-known and ephemeral ranges.
+        port=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000 + 20000 ))
+        cat > "$dir/sshd_config" <<CFG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PidFile $dir/sshd.pid
+AllowUsers $user
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+PermitUserEnvironment yes
+StrictModes no
+MaxStartups 100:30:200
+MaxSessions 100
+LogLevel ERROR
+Subsystem sftp /usr/lib/openssh/sftp-server
+CFG
+        # sshd binds before it daemonizes, so a taken port is its exit status.
+        if /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"; then break; fi
+        tries=$((tries + 1))
+        [ $tries -lt 20 ] || { echo "$0: sshd did not start (see $dir/sshd.log)" >&2; exit 1; }
+    done
+    i=0
+    while [ ! -s "$dir/sshd.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
+    echo "$port" > "$dir/port"
+    echo "$user" > "$dir/user"
+    echo "$port"
+}
+
+case $cmd in
+    start) start ;;
+    stop) stop ;;
+    *) usage ;;
+esac
