@@ -12,12 +12,14 @@
 mod child;
 mod in_process;
 mod install;
+mod on_demand;
 mod ssh;
 mod ssh_link;
 
 pub use child::{AgentCommand, ChildAgent};
 pub use in_process::InProcess;
 pub use install::AgentImage;
+pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
 
@@ -26,11 +28,6 @@ use tack_agent::{Invocation, ModuleResult};
 /// Why a module or command could not be run on a host.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectionError {
-    /// The host could not be reached (ssh could not connect or authenticate): ansible's
-    /// `AnsibleConnectionFailure`, which makes the host `UNREACHABLE!`. `message` is ansible's
-    /// sentence for it (`Failed to connect to the host via ssh: ...`).
-    #[error("{message}")]
-    Unreachable { message: String },
     #[error("tack has no native module '{0}'")]
     NoSuchModule(String),
     #[error("could not run the command on the host: {0}")]
@@ -52,6 +49,7 @@ pub enum ConnectionError {
     },
     /// The host could not be reached over SSH (ssh exited 255, or ended before the agent's
     /// hello), in ansible's words: `Failed to connect to the host via ssh: <ssh's stderr>`.
+    /// ansible's `AnsibleConnectionFailure`: the host is `UNREACHABLE!`.
     #[error("{message}")]
     Unreachable { message: String },
     /// No `ssh` command line could be made for the host.

@@ -9,6 +9,7 @@ mod cli;
 mod cmd;
 mod color;
 mod exit;
+mod links;
 mod options;
 mod session;
 mod vault_settings;

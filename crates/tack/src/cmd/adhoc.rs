@@ -230,7 +230,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&[], &[]);
-    let links = tack_engine::links::Links::new(&tack_engine::links::LocalOnly);
+    let opener = crate::links::AgentOpener::new(&session.config);
+    let links = tack_engine::links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,
@@ -254,7 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: Default::default(),
+            ssh: crate::links::ssh_defaults(&session.config),
         },
         start_at: None,
         force_handlers: false,

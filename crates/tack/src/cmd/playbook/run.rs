@@ -55,7 +55,8 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
-    let links = tack_engine::links::Links::new(&tack_engine::links::LocalOnly);
+    let opener = crate::links::AgentOpener::new(&session.config);
+    let links = tack_engine::links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,
@@ -79,7 +80,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: Default::default(),
+            ssh: crate::links::ssh_defaults(&session.config),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
         force_handlers: args.force_handlers,

@@ -1,0 +1,79 @@
+//! A link opened on first use: the run hands out connections for every host it may reach
+//! before any of them is contacted, and the first `connect` (or request) on the thread that
+//! runs the host's task opens it. A host that could not be reached stays unreachable for
+//! the link's life (ansible keeps an unreachable host out of the rest of the run).
+
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use tack_agent::{Invocation, ModuleResult};
+
+use crate::{Connection, ConnectionError, ExecOutput};
+
+type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync;
+
+pub struct OnDemand {
+    open: Box<Open>,
+    link: Mutex<State>,
+}
+
+enum State {
+    Closed,
+    Open(Box<dyn Connection>),
+    /// The first open failed as unreachable; its message, for every later use.
+    Unreachable(String),
+}
+
+impl OnDemand {
+    pub fn new(
+        open: impl Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync + 'static,
+    ) -> Self {
+        OnDemand { open: Box::new(open), link: Mutex::new(State::Closed) }
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&dyn Connection) -> Result<T, ConnectionError>,
+    ) -> Result<T, ConnectionError> {
+        // A panic inside a request leaves the link as it was; the link itself finds out
+        // whether it is still in step.
+        let mut state = self.link.lock().unwrap_or_else(PoisonError::into_inner);
+        if let State::Closed = *state {
+            match (self.open)() {
+                Ok(link) => *state = State::Open(link),
+                Err(ConnectionError::Unreachable { message }) => {
+                    *state = State::Unreachable(message.clone());
+                    return Err(ConnectionError::Unreachable { message });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match &*state {
+            State::Open(link) => f(link.as_ref()),
+            State::Unreachable(message) => {
+                Err(ConnectionError::Unreachable { message: message.clone() })
+            }
+            // Not opened and not failing: only a failed open that was not unreachable
+            // leaves it closed, and that returned above.
+            State::Closed => Err(ConnectionError::Exec("the link is not open".into())),
+        }
+    }
+}
+
+impl Connection for OnDemand {
+    fn connect(&self) -> Result<(), ConnectionError> {
+        self.with(|link| link.connect())
+    }
+
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &Invocation,
+    ) -> Result<ModuleResult, ConnectionError> {
+        self.with(|link| link.run_module(module, invocation))
+    }
+
+    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
+        self.with(|link| link.exec_command(cmd, cwd))
+    }
+}

@@ -1,0 +1,84 @@
+//! How `tack playbook` and `tack adhoc` open links to remote hosts: the engine's `Opener`,
+//! backed by `tack_connect::Ssh` with the controller's agent image, and the configuration's
+//! ssh settings the engine puts under each host's variables.
+//!
+//! Owns the translation from the engine's settings to an `SshTarget`; the ssh command line is
+//! `tack_connect`'s, the precedence of the settings the engine's.
+
+use std::sync::{Arc, OnceLock};
+
+use tack_config::Config;
+use tack_connect::{AgentImage, Connection, ConnectionError, OnDemand, Ssh, SshTarget};
+use tack_engine::link_target::{SshDefaults, SshSettings};
+
+/// Opens ssh links with the controller's own agent, found once per run.
+#[derive(Default)]
+pub struct AgentOpener {
+    image: OnceLock<Result<AgentImage, String>>,
+    control_path_dir: Option<String>,
+}
+
+impl AgentOpener {
+    pub fn new(config: &Config) -> Self {
+        let control_path_dir = config.ssh_control_path_dir().ok().flatten().map(str::to_string);
+        AgentOpener { image: OnceLock::new(), control_path_dir }
+    }
+
+    fn image(&self) -> Result<AgentImage, ConnectionError> {
+        self.image
+            .get_or_init(|| AgentImage::controller().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(ConnectionError::AgentImage)
+    }
+}
+
+impl tack_engine::links::Opener for AgentOpener {
+    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let image = self.image()?;
+        let mut target = SshTarget::new(settings.address.clone());
+        target.port = settings.port;
+        target.user = settings.user.clone();
+        target.private_key_file = settings.private_key_file.clone();
+        target.password = settings.password.as_ref().map(|p| p.0.clone());
+        if let Some(exe) = &settings.executable {
+            target.ssh_executable = exe.clone();
+        }
+        if let Some(args) = &settings.ssh_args {
+            target.ssh_args = args.clone();
+        }
+        target.ssh_common_args = settings.common_args.clone();
+        target.ssh_extra_args = settings.extra_args.clone();
+        if let Some(timeout) = settings.timeout {
+            target.timeout = u32::try_from(timeout).unwrap_or(u32::MAX);
+        }
+        if let Some(check) = settings.host_key_checking {
+            target.host_key_checking = check;
+        }
+        if let Some(dir) = &self.control_path_dir {
+            target.control_path_dir = dir.clone();
+        }
+        // The command line is checked now, so a bad args string fails before any host is
+        // contacted.
+        target.command("true")?;
+        Ok(Arc::new(OnDemand::new(move || {
+            Ssh::connect(&target, &image).map(|ssh| Box::new(ssh) as Box<dyn Connection>)
+        })))
+    }
+}
+
+/// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
+/// `timeout`, `host_key_checking`, `[ssh_connection]`'s args and executable).
+pub fn ssh_defaults(config: &Config) -> SshDefaults {
+    let text = |v: Result<Option<&str>, _>| v.ok().flatten().map(str::to_string);
+    SshDefaults {
+        user: config.remote_user().map(str::to_string),
+        port: config.remote_port().and_then(|p| u16::try_from(p).ok()),
+        private_key_file: config.private_key_file().map(|p| p.display().to_string()),
+        ssh_args: text(config.ssh_args()),
+        common_args: text(config.ssh_common_args()),
+        extra_args: text(config.ssh_extra_args()),
+        timeout: u64::try_from(config.timeout()).ok(),
+        host_key_checking: Some(config.host_key_checking()),
+        executable: None,
+    }
+}
