@@ -8,7 +8,8 @@
 # (DIR/client_key, DIR/client_key.pub) authorized for the current user through DIR's own
 # AuthorizedKeysFile (~/.ssh is never read or written), DIR/home (the HOME of sessions made
 # with that key, so what they leave in ~ stays in DIR), DIR/known_hosts naming the host key
-# for the port (so clients can keep host key checking on), the config, the pid file, the log
+# for the port (so clients can keep host key checking on), DIR/ssh_config (a client config
+# naming the port, user, key and known hosts for 127.0.0.1), the config, the pid file, the log
 # (DIR/sshd.log) and DIR/port and DIR/user for callers that read files rather than stdout.
 # The port is free on 127.0.0.1: sshd itself tries random ports until one binds.
 # openssh-server is installed with apt only when /usr/sbin/sshd is missing.
@@ -79,6 +80,15 @@ CFG
     i=0
     while [ ! -s "$dir/sshd.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
+    # A client config for callers that reach the server by name only (ProxyJump, -F).
+    cat > "$dir/ssh_config" <<CFG
+Host 127.0.0.1
+  Port $port
+  User $user
+  IdentityFile $dir/client_key
+  IdentitiesOnly yes
+  UserKnownHostsFile $dir/known_hosts
+CFG
     echo "$port" > "$dir/port"
     echo "$user" > "$dir/user"
     echo "$port"

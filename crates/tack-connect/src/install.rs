@@ -216,6 +216,83 @@ mod tests {
         }
     }
 
+    /// The workspace's `tack-agent`, built by cargo (as the integration tests do).
+    fn agent() -> AgentImage {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "tack-agent", "--bin", "tack-agent"])
+            .arg("--message-format=json")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let exe = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["target"]["name"] == "tack-agent")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .unwrap();
+        AgentImage::from_file(&exe, "0.0.0-test").unwrap()
+    }
+
+    /// Runs the upload script here, as the host's shell would, with `home` as `$HOME`.
+    fn upload(image: &AgentImage, home: &Path, bytes: &[u8]) -> (i32, String) {
+        use std::io::Write;
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(upload_script(image))
+            .env("HOME", home)
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+
+    fn cache_names(home: &Path) -> Vec<String> {
+        let dir = home.join(CACHE_DIR);
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_upload_keeps_only_a_whole_agent_with_the_right_hash() {
+        use std::os::unix::fs::PermissionsExt;
+        let image = agent();
+        let home = tempfile::tempdir().unwrap();
+        let bytes = image.bytes();
+
+        let (rc, err) = upload(&image, home.path(), &bytes[..bytes.len() - 1]);
+        assert_eq!(rc, 3);
+        assert_eq!(err, format!("the upload has {} bytes, not {}", bytes.len() - 1, bytes.len()));
+        assert!(cache_names(home.path()).is_empty(), "the short file is removed");
+
+        // Same size, one byte changed near the end: it still runs, and its hash tells.
+        let mut altered = bytes.to_vec();
+        let at = altered.len() - 100;
+        altered[at] ^= 0xff;
+        let (rc, err) = upload(&image, home.path(), &altered);
+        assert_eq!(rc, 4);
+        assert_eq!(
+            err,
+            format!("the uploaded agent does not have the BLAKE3 hash {}", image.hash_hex())
+        );
+        assert!(cache_names(home.path()).is_empty(), "the altered file is removed");
+
+        std::fs::write(home.path().join(CACHE_DIR).join("agent-0.0.0-old"), b"x").unwrap();
+        assert_eq!(upload(&image, home.path(), bytes), (0, String::new()));
+        assert_eq!(cache_names(home.path()), [image.file_name()]);
+        let placed = home.path().join(CACHE_DIR).join(image.file_name());
+        assert_eq!(std::fs::read(&placed).unwrap(), bytes);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&placed), mode(&home.path().join(CACHE_DIR))), (0o700, 0o700));
+    }
+
     #[test]
     fn only_elf_executables_for_known_machines_are_images() {
         assert!(AgentImage::new(b"#!/bin/sh\necho hi\n".to_vec(), "1").is_err());

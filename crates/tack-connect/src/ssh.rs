@@ -19,8 +19,10 @@ pub const DEFAULT_SSH_ARGS: &str = "-C -o ControlMaster=auto -o ControlPersist=6
 pub const DEFAULT_CONTROL_PATH_DIR: &str = "~/.ansible/cp";
 
 /// One host as the `ssh` connection reaches it; each field is the ansible setting named in
-/// its doc, with ansible's default in [`SshTarget::new`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// its doc, with ansible's default in [`SshTarget::new`]. Two equal targets are one connection
+/// signature (a task whose target differs from the last one's needs a new link). Its `Debug`
+/// hides the password.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct SshTarget {
     /// `ansible_host` (the inventory name when unset).
     pub host: String,
@@ -46,6 +48,25 @@ pub struct SshTarget {
     pub host_key_checking: bool,
     /// `ansible_control_path_dir`.
     pub control_path_dir: String,
+}
+
+impl std::fmt::Debug for SshTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshTarget")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("private_key_file", &self.private_key_file)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("ssh_executable", &self.ssh_executable)
+            .field("ssh_args", &self.ssh_args)
+            .field("ssh_common_args", &self.ssh_common_args)
+            .field("ssh_extra_args", &self.ssh_extra_args)
+            .field("timeout", &self.timeout)
+            .field("host_key_checking", &self.host_key_checking)
+            .field("control_path_dir", &self.control_path_dir)
+            .finish()
+    }
 }
 
 /// Why no `ssh` command line could be made for a target.

@@ -63,6 +63,8 @@ fn a_password_is_refused_by_name() {
     let err = t.options().unwrap_err().to_string();
     assert!(err.starts_with("ansible_password "), "{err}");
     assert!(!err.contains("secret"), "{err}");
+    let shown = format!("{t:?}");
+    assert!(shown.contains("password: Some(\"<hidden>\")") && !shown.contains("secret"), "{shown}");
 }
 
 #[test]
