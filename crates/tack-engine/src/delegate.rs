@@ -46,7 +46,7 @@ impl TaskRun<'_> {
     }
 
     /// A delegated host must be one tack reaches: its `ansible_connection` (or the task's
-    /// `connection`) is `local`, or it is the implicit `localhost`.
+    /// `connection`) is `local` or `ssh`, or it is the implicit `localhost`.
     fn check_delegated_connection(
         &self,
         name: &str,
@@ -66,16 +66,30 @@ impl TaskRun<'_> {
             _ if implicit_local => "local".into(),
             _ => "ssh".into(),
         };
-        if connection == "local" || connection == "ansible.builtin.local" {
-            return Ok(());
+        match connection.as_str() {
+            "local" | "ansible.builtin.local" => Ok(()),
+            "ssh" | "ansible.builtin.ssh" | "smart" => {
+                let sends_files = matches!(
+                    self.action,
+                    crate::actions::Action::Copy
+                        | crate::actions::Action::Template
+                        | crate::actions::Action::Script
+                        | crate::actions::Action::Assemble
+                ) || self.ctx.task.attrs.get(Keyword::Async).is_some();
+                if sends_files {
+                    return Err(Diagnostic::at(
+                        format!(
+                            "tack does not support delegating '{}' to a host of the 'ssh' \
+                             connection yet (host '{name}')",
+                            self.ctx.task.action
+                        ),
+                        origin,
+                    ));
+                }
+                Ok(())
+            }
+            other => Err(crate::link_target::refused(other, name, origin)),
         }
-        Err(Diagnostic::at(
-            format!(
-                "tack does not support the '{connection}' connection yet (host '{name}', \
-                 delegated to); tasks are delegated only to hosts with ansible_connection=local"
-            ),
-            origin,
-        ))
     }
 
     /// `scope` for a run delegated to `other`: with `ansible_delegated_vars`, the delegated

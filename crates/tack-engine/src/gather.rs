@@ -165,7 +165,9 @@ fn gather_on(
                 crate::result::b(true),
             );
             let mut shown = crate::result::HostResult::new(host, data);
-            shown.error = Some(Diagnostic::at(msg, origin));
+            // ansible places an unreachable host's error nowhere (the implicit task's
+            // connection fails before it has a place).
+            shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
             return Gathered { shown, transport: Vec::new(), facts: None };
         }
     };

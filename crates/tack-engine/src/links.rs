@@ -123,7 +123,6 @@ impl crate::task::TaskRun<'_> {
         let unreachable = matches!(e, ConnectionError::Unreachable { .. });
         let msg = format!("Task failed: {e}");
         let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
-        out.data.remove("exception");
         out.data.insert(crate::result::s("msg"), crate::result::s(&msg));
         if unreachable {
             out.data.remove("failed");

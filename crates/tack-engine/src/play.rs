@@ -581,7 +581,9 @@ impl<'r> PlayRun<'r, '_> {
                 if target == crate::link_target::LinkTarget::Local {
                     continue;
                 }
-                let what = if resets {
+                let what = if self.run.facts.verbosity >= 3 {
+                    Some("-vvv (ansible prints its ssh commands there)".to_string())
+                } else if resets {
                     Some("'meta: reset_connection'".to_string())
                 } else if ctx.task.attrs.get(Keyword::Async).is_some() {
                     Some("'async'".to_string())

@@ -61,9 +61,9 @@ fn fetch_never_writes_outside_dest() {
 }
 
 #[test]
-fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
+fn hosts_of_a_connection_tack_has_not_got_are_refused_before_a_task_runs() {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("hosts"), "remote1 ansible_host=192.0.2.1\n").expect("hosts");
+    std::fs::write(dir.path().join("hosts"), "remote1 ansible_connection=docker\n").expect("hosts");
     std::fs::write(dir.path().join("site.yml"), format!("{PLAY}    - command: /bin/true\n"))
         .expect("playbook");
     let out = Command::new(env!("CARGO_BIN_EXE_tack"))
@@ -76,7 +76,10 @@ fn hosts_without_a_local_connection_are_refused_before_a_task_runs() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty());
     assert!(
-        stderr.contains("tack does not support the 'ssh' connection in this run (host 'remote1')"),
+        stderr.contains(
+            "tack does not support the 'docker' connection (host 'remote1'); it reaches hosts \
+             with 'local' and 'ssh'"
+        ),
         "{stderr}"
     );
 }

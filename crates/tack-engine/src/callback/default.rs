@@ -137,7 +137,8 @@ impl<W: Write> DefaultCallback<W> {
     fn line(&mut self, text: &str) {
         // A closed stdout cannot be reported anywhere better than by the exit status, which
         // the run's own outcome already decides; ansible ignores it the same way.
-        let _ = writeln!(self.out, "{text}");
+        // `Display.display` turns Windows line ends into Unix ones in everything it prints.
+        let _ = writeln!(self.out, "{}", text.replace("\r\n", "\n"));
     }
 
     /// `Display.banner`: the message, a space and stars up to the width (at least three).
@@ -154,7 +155,7 @@ impl<W: Write> DefaultCallback<W> {
     fn error_block(&mut self, task: &TaskView, result: &HostResult) {
         let _ = task;
         if let Some(diag) = &result.error {
-            let text = diag.render();
+            let text = diag.render().replace("\r\n", "\n");
             if !self.shown_errors.insert(text.clone()) {
                 return;
             }

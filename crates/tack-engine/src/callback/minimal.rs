@@ -80,8 +80,9 @@ impl<W: Write> MinimalCallback<W> {
     }
 
     fn line(&mut self, text: &str) {
-        // As in the default callback: a closed stdout is the exit status's business.
-        let _ = writeln!(self.out, "{text}");
+        // As in the default callback: a closed stdout is the exit status's business, and
+        // Windows line ends become Unix ones.
+        let _ = writeln!(self.out, "{}", text.replace("\r\n", "\n"));
     }
 
     /// `_handle_warnings_and_exception`: the module's warnings, then the error block.
