@@ -27,6 +27,12 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
   apt-get update -qq || echo "could not update the apt lists: the apt cases will fail" >&2
 fi
 
+# The agent the controller uploads to ssh hosts: static musl (scripts/build-agent.sh adds the
+# rustup target, or falls back to this machine's architecture and says so), embedded in the
+# controller at build time.
+TACK_AGENT_BIN=$(scripts/build-agent.sh)
+export TACK_AGENT_BIN
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -116,7 +116,17 @@ impl ChildAgent {
         request: impl FnOnce(&mut Link) -> Result<T, Fault>,
     ) -> Result<T, ConnectionError> {
         let mut guard = self.lock();
-        let mut link = match guard.take() {
+        // A link whose process ended while idle (its agent killed, its connection cut
+        // between requests) is opened anew: nothing was in flight, so nothing is lost.
+        let idle = guard.take().and_then(|mut link| {
+            if link.exited() {
+                let _ = link.close();
+                None
+            } else {
+                Some(link)
+            }
+        });
+        let mut link = match idle {
             Some(link) => link,
             None => Link::open(&self.command)?,
         };
@@ -136,6 +146,11 @@ impl ChildAgent {
 }
 
 impl Link {
+    /// Whether the agent's process has ended.
+    fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
         let name = command.name();
         let mut child = Command::new(&command.program)

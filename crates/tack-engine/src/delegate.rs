@@ -45,6 +45,20 @@ impl TaskRun<'_> {
         Ok(Some(name))
     }
 
+    /// How a result names the host it was delegated to (`host_label`): its name, and its
+    /// `ansible_host` in parentheses when that differs.
+    pub(crate) fn delegated_label(&self, other: &str) -> String {
+        let address = self.scope(other).and_then(|scope| {
+            let node = scope.get("ansible_host")?.node().clone();
+            let rendered = self.templar.render(&node, &scope).ok()?;
+            Some(tack_yaml::pyrepr::str(&rendered.value.value))
+        });
+        match address {
+            Some(address) if address != other => format!("{other}({address})"),
+            _ => other.to_string(),
+        }
+    }
+
     /// A delegated host must be one tack reaches: its `ansible_connection` (or the task's
     /// `connection`) is `local` or `ssh`, or it is the implicit `localhost`.
     fn check_delegated_connection(

@@ -32,6 +32,10 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     // Controller actions never use the connection; a play of them runs the same whatever
     // its connection is.
     Keyword::Connection,
+    // Read with the host's ssh settings (`link_target`); the local connection has no use for
+    // them, as ansible's has none.
+    Keyword::RemoteUser,
+    Keyword::Port,
     Keyword::CheckMode,
     Keyword::Diff,
     Keyword::Serial,
@@ -72,6 +76,8 @@ const TASK_KEYWORDS: &[Keyword] = &[
     Keyword::Action,
     Keyword::Args,
     Keyword::Connection,
+    Keyword::RemoteUser,
+    Keyword::Port,
     Keyword::Notify,
     Keyword::CheckMode,
     Keyword::Diff,
@@ -99,6 +105,9 @@ const TASK_KEYWORDS: &[Keyword] = &[
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Name,
+    Keyword::Connection,
+    Keyword::RemoteUser,
+    Keyword::Port,
     Keyword::NoLog,
     Keyword::Environment,
     Keyword::ModuleDefaults,

@@ -212,7 +212,8 @@ impl TaskRun<'_> {
         let hidden = self.no_log(&scope);
         result.no_log = hidden;
         if self.ctx.task.loop_items.is_none() {
-            let delegated = self.delegated(host, &scope).ok().flatten();
+            let delegated =
+                self.delegated(host, &scope).ok().flatten().map(|o| self.delegated_label(&o));
             result.delegated = delegated.clone();
             for event in &mut items {
                 if let TaskEvent::Retry(r) = event {
@@ -324,7 +325,7 @@ impl TaskRun<'_> {
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
             result.no_log = self.no_log(&item_scope);
-            result.delegated = delegated;
+            result.delegated = delegated.map(|o| self.delegated_label(&o));
             for retry in retries {
                 match retry {
                     TaskEvent::Retry(mut r) => {
