@@ -34,6 +34,8 @@ enum Step {
 enum Payload {
     Gathered(crate::gather::Gathered),
     Ran(TaskOutcome),
+    /// An include: what it names is read when its result is processed.
+    Include,
 }
 
 struct Queued {
@@ -44,9 +46,11 @@ struct Queued {
 
 impl<'r> PlayRun<'r, '_> {
     /// One batch under `free`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_free_passes(
         &self,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+        env: crate::strategy_free::SpliceEnv<'r, '_>,
         walk: &mut Walk<'r>,
         handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
@@ -127,6 +131,15 @@ impl<'r> PlayRun<'r, '_> {
                     self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
                     continue;
                 }
+                if crate::free_include::is_include(&ctx) {
+                    let outcome = Payload::Include;
+                    queued.push(Queued {
+                        host: host.clone(),
+                        step: Step::Task(seg, next),
+                        outcome,
+                    });
+                    continue;
+                }
                 let params = walk.segments[seg].params.clone();
                 let controls =
                     self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
@@ -146,8 +159,14 @@ impl<'r> PlayRun<'r, '_> {
                 done.extend(in_flight.take());
             }
             let processed = !done.is_empty();
+            let mut pending = Vec::new();
             for q in done {
-                self.process(q, walk, handlers, callback, stats, states, &mut banner)?;
+                let at = (&mut *walk, &mut *handlers, &mut *states);
+                self.process(q, at, &mut pending, callback, stats, &mut banner)?;
+            }
+            if !pending.is_empty() {
+                let mut splice = env.splice(walk, handlers);
+                self.free_include_splice(pending, &mut splice, callback, stats)?;
             }
             self.update_play_hosts(&walk.cursors);
             if self.ended_play.get() || (!stepped && !processed && in_flight.is_none()) {
@@ -175,14 +194,18 @@ impl<'r> PlayRun<'r, '_> {
     /// A result processed: the banner if another task's result was shown last, the items,
     /// the host's next position, the result line.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     fn process(
         &self,
         q: Queued,
-        walk: &mut Walk<'_>,
-        handlers: &mut Handlers<'_>,
+        (walk, handlers, states): (
+            &mut Walk<'r>,
+            &mut Handlers<'_>,
+            &mut BTreeMap<String, HostState>,
+        ),
+        pending: &mut Vec<crate::free_include::Pending>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-        states: &mut BTreeMap<String, HostState>,
         banner: &mut Option<Step>,
     ) -> Result<(), Diagnostic> {
         let outcome = match q.outcome {
@@ -197,6 +220,23 @@ impl<'r> PlayRun<'r, '_> {
                 return Ok(());
             }
             Payload::Ran(outcome) => outcome,
+            Payload::Include => {
+                let Step::Task(seg, next) = q.step else { return Ok(()) };
+                if *banner != Some(q.step) {
+                    let ctx = walk.segments[seg].tasks[next].clone();
+                    let params = walk.segments[seg].params.clone();
+                    callback.task_start(&self.banner(&ctx, Some(&q.host), params));
+                    *banner = Some(q.step);
+                }
+                return self.free_include_result(
+                    (seg, next),
+                    &q.host,
+                    pending,
+                    walk,
+                    callback,
+                    stats,
+                );
+            }
         };
         let (ctx, params) = match q.step {
             Step::Gather => return Ok(()),

@@ -48,14 +48,29 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let (seg, next) = (round.seg, round.next);
         let params = state.walk.segments[seg].params.clone();
-        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
         let included = match &ctx.task.kind {
             tack_playbook::TaskKind::IncludeRole(target) => {
                 self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
             }
             _ => self.include(ctx, &round.hosts, params.as_ref(), false, callback, stats)?,
         };
-        let mut splice = round.pick + 1;
+        self.splice_loaded(ctx, (seg, next), &round.hosts, included, round.pick + 1, state)
+    }
+
+    /// Splices what the include `ctx` at `at` (segment, task) loaded (`included`: each
+    /// file's or role's blocks, its parameters and its hosts) into the walk, the new tasks
+    /// placed at `splice` in the lockstep order; each of `hosts` enters what it included, or
+    /// moves on when it included nothing.
+    pub(crate) fn splice_loaded(
+        &self,
+        ctx: &TaskInContext<'r>,
+        (seg, next): (usize, usize),
+        hosts: &[String],
+        included: Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>,
+        mut splice: usize,
+        state: &mut Splice<'_, 'r>,
+    ) -> Result<(), Diagnostic> {
+        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
         let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
         let templar = self.run.templar;
         let apply: Option<&'r tack_playbook::Block> =
@@ -90,7 +105,7 @@ impl<'r> PlayRun<'r, '_> {
                 queues.entry(host).or_default().push_back(id);
             }
         }
-        for host in &round.hosts {
+        for host in hosts {
             match queues.remove(host) {
                 Some(queue) => state.walk.enter(host, queue, seg, next),
                 None => state.walk.advance(host, seg, next, false),
@@ -128,6 +143,22 @@ impl<'r> PlayRun<'r, '_> {
             callback.task_start(&view);
         }
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
+        self.load_included(ctx, wanted, as_handler, callback, stats)
+    }
+
+    /// The files `wanted` names for the `include_tasks` `ctx`, each loaded once for the
+    /// hosts that name it with the same parameters, with ansible's `included: FILE for
+    /// HOSTS` lines.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn load_included(
+        &self,
+        ctx: &TaskInContext<'_>,
+        wanted: Vec<Wanted>,
+        as_handler: bool,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>, Diagnostic>
+    {
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
         let mut out = Vec::new();

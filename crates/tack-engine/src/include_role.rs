@@ -55,17 +55,23 @@ impl<'r> PlayRun<'r, '_> {
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
-        let nodes = [
-            ("name", target.name.as_ref()),
-            ("tasks_from", target.tasks_from.as_ref()),
-            ("vars_from", target.vars_from.as_ref()),
-            ("defaults_from", target.defaults_from.as_ref()),
-            ("handlers_from", target.handlers_from.as_ref()),
-            ("allow_duplicates", target.allow_duplicates.as_ref()),
-            ("public", target.public.as_ref()),
-        ];
         callback.task_start(&self.banner(ctx, hosts.first(), params.cloned()));
-        let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &role_nodes(target))?;
+        self.load_included_role(ctx, target, wanted, callback, stats)
+    }
+
+    /// The roles `wanted` names for the `include_role` `ctx`, each loaded once for the hosts
+    /// that name it with the same parameters, with ansible's `included: ROLE for HOSTS`
+    /// lines.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn load_included_role(
+        &self,
+        ctx: &TaskInContext<'_>,
+        target: &RoleTarget,
+        wanted: Vec<crate::include::Wanted>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
         let mut out = Vec::new();
@@ -139,6 +145,20 @@ impl<'r> PlayRun<'r, '_> {
         }
         self.set_play(play);
     }
+}
+
+/// What an `include_role` renders per host and item, in the order `load_included_role`
+/// reads them.
+pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 7] {
+    [
+        ("name", target.name.as_ref()),
+        ("tasks_from", target.tasks_from.as_ref()),
+        ("vars_from", target.vars_from.as_ref()),
+        ("defaults_from", target.defaults_from.as_ref()),
+        ("handlers_from", target.handlers_from.as_ref()),
+        ("allow_duplicates", target.allow_duplicates.as_ref()),
+        ("public", target.public.as_ref()),
+    ]
 }
 
 /// The name an unnamed `include_role` shows (`IncludeRole.get_name`): its action and the

@@ -294,9 +294,11 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
         if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
             let gather = gathers_facts(keywords).then_some(keywords);
+            let env = crate::strategy_free::SpliceEnv { arena, plays, vars };
             let end = this.run_batch_free(
                 pinned,
                 gather,
+                env,
                 &mut walk,
                 &mut handlers,
                 callback,

@@ -324,6 +324,11 @@ impl<'a> Walk<'a> {
         (id, at + count)
     }
 
+    /// How many tasks the lockstep order holds (where a splice at its end goes).
+    pub fn order_len(&self) -> usize {
+        self.order.len()
+    }
+
     /// Puts `host` into the files its include at `next` of `seg` brought in.
     pub fn enter(&mut self, host: &str, queue: VecDeque<usize>, seg: usize, next: usize) {
         enter(host, queue, &mut self.cursors, &mut self.frames, &self.segments, seg, next);

@@ -8,8 +8,8 @@
 //! `max_fail_percentage` are not honoured by these strategies in ansible either: each gives
 //! ansible's warning.
 //!
-//! `include_tasks` and explicit `meta` tasks under these strategies are refused by name
-//! before the play runs ([`check`]).
+//! An include is expanded per host (`free_include`). Explicit `meta` tasks and a handler
+//! that is an include are refused by name before the play runs ([`check`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +24,34 @@ use crate::handlers::Handlers;
 use crate::play::{BatchEnd, PlayRun, RunKind, is_meta, meta_arg};
 use crate::segments::{Round, Walk};
 
+/// What splicing an include needs besides the walk and the handlers: where its blocks and
+/// the grown plays are kept, and the play's variables (for the included tasks' tags).
+#[derive(Clone, Copy)]
+pub(crate) struct SpliceEnv<'r, 'v> {
+    pub arena: &'r typed_arena::Arena<Vec<tack_playbook::compile::CompiledBlock>>,
+    pub plays: &'r typed_arena::Arena<Play>,
+    pub vars: &'v tack_yaml::Mapping,
+}
+
+impl<'r, 'v> SpliceEnv<'r, 'v> {
+    pub(crate) fn splice<'m>(
+        &self,
+        walk: &'m mut Walk<'r>,
+        handlers: &'m mut Handlers<'r>,
+    ) -> crate::include::Splice<'m, 'r>
+    where
+        'v: 'm,
+    {
+        crate::include::Splice {
+            walk,
+            handlers,
+            arena: self.arena,
+            plays: self.plays,
+            vars: self.vars,
+        }
+    }
+}
+
 /// The strategy names that run hosts freely, and whether each pins hosts.
 pub(crate) fn free_kind(name: &str) -> Option<bool> {
     match name {
@@ -33,20 +61,27 @@ pub(crate) fn free_kind(name: &str) -> Option<bool> {
     }
 }
 
-/// Refuses what these strategies do not run yet in `play`.
+/// Refuses what these strategies do not run yet in `play`: explicit `meta` tasks, and a
+/// handler that is an include.
 pub(crate) fn check(play: &Play, strategy: &str) -> Result<(), Diagnostic> {
     for ctx in walk(play, &compile_play(play), Sections::All) {
-        let what = if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
-            "include_tasks"
-        } else if !ctx.task.implicit && is_meta(&ctx) {
-            "meta tasks"
-        } else {
-            continue;
-        };
-        return Err(Diagnostic::at(
-            format!("tack does not support {what} under the '{strategy}' strategy yet"),
-            ctx.task.origin.clone(),
-        ));
+        if !ctx.task.implicit && is_meta(&ctx) {
+            return Err(Diagnostic::at(
+                format!("tack does not support meta tasks under the '{strategy}' strategy yet"),
+                ctx.task.origin.clone(),
+            ));
+        }
+    }
+    for ctx in walk(play, &crate::play::handler_blocks(play), Sections::All) {
+        if crate::free_include::is_include(&ctx) {
+            return Err(Diagnostic::at(
+                format!(
+                    "tack does not support '{}' as a handler under the '{strategy}' strategy yet",
+                    ctx.task.action
+                ),
+                ctx.task.origin.clone(),
+            ));
+        }
     }
     Ok(())
 }
@@ -74,6 +109,7 @@ impl<'r> PlayRun<'r, '_> {
         &self,
         pinned: bool,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+        env: SpliceEnv<'r, '_>,
         walk: &mut Walk<'r>,
         handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
@@ -87,7 +123,7 @@ impl<'r> PlayRun<'r, '_> {
             ));
         }
         if !pinned {
-            return self.run_free_passes(gather, walk, handlers, callback, stats, states);
+            return self.run_free_passes(gather, env, walk, handlers, callback, stats, states);
         }
         let mut to_gather: BTreeSet<String> = if gather.is_some() {
             walk.cursors.iter().map(|(h, _)| h.clone()).collect()
@@ -151,6 +187,26 @@ impl<'r> PlayRun<'r, '_> {
                         states,
                     };
                     self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    continue;
+                }
+                if crate::free_include::is_include(&ctx) {
+                    if last != Some((seg, next)) {
+                        let params = walk.segments[seg].params.clone();
+                        callback.task_start(&self.banner(&ctx, Some(host), params));
+                        last = Some((seg, next));
+                    }
+                    let mut pending = Vec::new();
+                    self.free_include_result(
+                        (seg, next),
+                        host,
+                        &mut pending,
+                        walk,
+                        callback,
+                        stats,
+                    )?;
+                    let mut splice = env.splice(walk, handlers);
+                    self.free_include_splice(pending, &mut splice, callback, stats)?;
+                    self.update_play_hosts(&walk.cursors);
                     continue;
                 }
                 let params = walk.segments[seg].params.clone();
