@@ -114,21 +114,34 @@ impl<'r> PlayRun<'r, '_> {
                     continue;
                 }
                 if is_meta(&ctx) {
+                    // A meta task runs at once, in the pass; its banner shows only with a
+                    // skipped result.
+                    let mut shown = banner == Some(Step::Task(seg, next));
                     if meta_arg(&ctx) == "flush_handlers" {
+                        let params = walk.segments[seg].params.clone();
                         // The host's saved notifications name their handlers now.
-                        handlers.announce(host);
-                        in_handlers.insert(host.clone(), 0);
+                        if self.free_flush(&ctx, host, params, handlers, callback, &mut shown)? {
+                            in_handlers.insert(host.clone(), 0);
+                        }
                         walk.advance(host, seg, next, false);
-                        continue;
+                    } else {
+                        let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
+                        let mut meta = crate::meta::MetaRound {
+                            walk,
+                            handlers,
+                            completed: &mut completed,
+                            states,
+                            free_banner: Some(shown),
+                        };
+                        self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                        shown = meta.free_banner == Some(true);
+                        // An ended host runs no more handlers either.
+                        let removed = self.removed.borrow();
+                        in_handlers.retain(|h, _| !removed.contains(h));
                     }
-                    let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
-                    let mut meta = crate::meta::MetaRound {
-                        walk,
-                        handlers,
-                        completed: &mut completed,
-                        states,
-                    };
-                    self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    if shown {
+                        banner = Some(Step::Task(seg, next));
+                    }
                     continue;
                 }
                 if crate::free_include::is_include(&ctx) {
@@ -169,7 +182,8 @@ impl<'r> PlayRun<'r, '_> {
                 self.free_include_splice(pending, &mut splice, callback, stats)?;
             }
             self.update_play_hosts(&walk.cursors);
-            if self.ended_play.get() || (!stepped && !processed && in_flight.is_none()) {
+            // Ending the play ends every host; the result still running is processed first.
+            if !stepped && !processed && in_flight.is_none() {
                 break;
             }
         }
@@ -248,12 +262,23 @@ impl<'r> PlayRun<'r, '_> {
         let fresh = *banner != Some(q.step);
         let view =
             if fresh { self.banner(&ctx, Some(&q.host), params.clone()) } else { self.view(&ctx) };
+        // The banner comes with the first line shown for the task: an item or retry line
+        // (sent while the task ran), else the result, which comes after what processing it
+        // prints (its notifications).
+        let show_banner = |callback: &mut dyn Callback| match q.step {
+            Step::Handler(_) => callback.handler_start(&view),
+            _ => callback.task_start(&view),
+        };
+        let mut pending_banner = fresh;
         if fresh {
-            match q.step {
-                Step::Handler(_) => callback.handler_start(&view),
-                _ => callback.task_start(&view),
-            }
             *banner = Some(q.step);
+        }
+        let with_lines = outcome.items.iter().any(|e| {
+            matches!(e, crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_))
+        });
+        if pending_banner && with_lines {
+            show_banner(callback);
+            pending_banner = false;
         }
         outcome.show_events(&view, callback);
         let result = &outcome.result;
@@ -270,7 +295,10 @@ impl<'r> PlayRun<'r, '_> {
                 if !failed && result.flag("changed") {
                     self.notify_from(handlers, &ctx, host, &outcome, params, callback)?;
                 }
-                walk.advance(host, seg, next, failed);
+                // A host ended while its task ran (another host's `end_play`) stays ended.
+                if walk.at(host) == Some((seg, next)) {
+                    walk.advance(host, seg, next, failed);
+                }
             }
             Step::Handler(_) => {
                 stats.count(result, false);
@@ -287,6 +315,9 @@ impl<'r> PlayRun<'r, '_> {
                     }
                 }
             }
+        }
+        if pending_banner {
+            show_banner(callback);
         }
         callback.host_result(&view, result);
         Ok(())

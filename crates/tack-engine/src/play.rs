@@ -254,6 +254,9 @@ pub(crate) enum RunKind {
     Task,
     /// A task whose banner is already the last shown (the free strategies).
     Continued,
+    /// A task of the free strategies whose banner comes with its first line: an item or
+    /// retry line, else its result (after what processing the result prints).
+    Deferred,
     Once,
     Handler,
     /// A `run_once` handler.
@@ -338,6 +341,7 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                     handlers: &mut handlers,
                     completed: &mut completed,
                     states,
+                    free_banner: None,
                 };
                 this.run_meta(ctx, &round, &mut meta, callback, stats)?;
                 if this.stopped.get() {
@@ -649,9 +653,10 @@ impl<'r> PlayRun<'r, '_> {
         };
         if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
-        } else if kind != RunKind::Continued {
+        } else if !matches!(kind, RunKind::Continued | RunKind::Deferred) {
             callback.task_start(&view);
         }
+        let mut banner_due = kind == RunKind::Deferred;
         let mut runner = self.runner(ctx, action, params);
         if callback.wants_params() {
             callback.task_params(&view, &crate::params::collect(&runner, hosts));
@@ -676,8 +681,19 @@ impl<'r> PlayRun<'r, '_> {
             width,
             |host| runner.run(host),
             |host, outcome| {
+                let with_lines = outcome.items.iter().any(|e| {
+                    matches!(e, crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_))
+                });
+                if banner_due && with_lines {
+                    callback.task_start(&view);
+                    banner_due = false;
+                }
                 outcome.show_events(&view, callback);
                 judge(host, &outcome, callback)?;
+                if banner_due {
+                    callback.task_start(&view);
+                    banner_due = false;
+                }
                 // A looped task's diffs went out with its items; ansible's strategy sends one for
                 // the task's own result when `--diff` or the task's `diff` is on.
                 let diff_on = self.run.facts.diff_mode || outcome.diff;

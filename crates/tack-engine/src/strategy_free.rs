@@ -8,14 +8,14 @@
 //! `max_fail_percentage` are not honoured by these strategies in ansible either: each gives
 //! ansible's warning.
 //!
-//! An include is expanded per host (`free_include`). Explicit `meta` tasks and a handler
-//! that is an include are refused by name before the play runs ([`check`]).
+//! An include is expanded per host (`free_include`); a meta task runs for each host that
+//! reaches it, its banner shown only with a skipped result. A handler that is an include is
+//! refused by name before the play runs ([`check`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
-use tack_playbook::compile::compile_play;
 use tack_playbook::walk::{Sections, walk};
 
 use crate::HostState;
@@ -61,17 +61,8 @@ pub(crate) fn free_kind(name: &str) -> Option<bool> {
     }
 }
 
-/// Refuses what these strategies do not run yet in `play`: explicit `meta` tasks, and a
-/// handler that is an include.
+/// Refuses what these strategies do not run yet in `play`: a handler that is an include.
 pub(crate) fn check(play: &Play, strategy: &str) -> Result<(), Diagnostic> {
-    for ctx in walk(play, &compile_play(play), Sections::All) {
-        if !ctx.task.implicit && is_meta(&ctx) {
-            return Err(Diagnostic::at(
-                format!("tack does not support meta tasks under the '{strategy}' strategy yet"),
-                ctx.task.origin.clone(),
-            ));
-        }
-    }
     for ctx in walk(play, &crate::play::handler_blocks(play), Sections::All) {
         if crate::free_include::is_include(&ctx) {
             return Err(Diagnostic::at(
@@ -185,8 +176,12 @@ impl<'r> PlayRun<'r, '_> {
                         handlers,
                         completed: &mut completed,
                         states,
+                        free_banner: Some(last == Some((seg, next))),
                     };
                     self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    if meta.free_banner == Some(true) {
+                        last = Some((seg, next));
+                    }
                     continue;
                 }
                 if crate::free_include::is_include(&ctx) {
@@ -214,7 +209,7 @@ impl<'r> PlayRun<'r, '_> {
                     self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
                 warn_unsupported(&controls);
                 let kind =
-                    if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Task };
+                    if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Deferred };
                 last = Some((seg, next));
                 let ctx = &ctx;
                 self.run_task(
@@ -247,8 +242,13 @@ impl<'r> PlayRun<'r, '_> {
             for ((seg, next), group) in flushing {
                 let ctx = walk.segments[seg].tasks[next].clone();
                 let round = Round { pick: 0, seg, next, hosts: group };
-                let mut meta =
-                    crate::meta::MetaRound { walk, handlers, completed: &mut completed, states };
+                let mut meta = crate::meta::MetaRound {
+                    walk,
+                    handlers,
+                    completed: &mut completed,
+                    states,
+                    free_banner: Some(last == Some((seg, next))),
+                };
                 self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
                 last = None;
             }
