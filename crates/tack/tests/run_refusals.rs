@@ -98,9 +98,9 @@ fn unsupported_keywords_are_refused_where_written() {
     );
     refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
     let play = format!(
-        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        break_when: []\n"
+        "{PLAY}    - include_tasks: x.yml\n      loop: [1]\n      loop_control:\n        break_when: []\n"
     );
-    refused(&play, &[], "the loop_control option 'break_when'", 1);
+    refused(&play, &[], "the loop_control option 'break_when' on include_tasks", 1);
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
