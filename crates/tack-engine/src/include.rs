@@ -106,6 +106,13 @@ impl<'r> PlayRun<'r, '_> {
             }
         }
         for host in hosts {
+            // A host whose include failed to load goes on as failed (to a rescue, if any),
+            // and stays among the failed hosts as ansible's `_failed_hosts` keeps it.
+            if self.include_failed.borrow_mut().remove(host) {
+                self.forced.borrow_mut().insert(host.clone());
+                state.walk.advance(host, seg, next, true);
+                continue;
+            }
             match queues.remove(host) {
                 Some(queue) => state.walk.enter(host, queue, seg, next),
                 None => state.walk.advance(host, seg, next, false),

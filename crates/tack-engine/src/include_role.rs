@@ -106,9 +106,20 @@ impl<'r> PlayRun<'r, '_> {
                 },
                 vars: role_vars,
                 allow_duplicates,
+                rescuable: rescuable(ctx),
             };
-            let (included, role) =
-                self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars())?;
+            let loaded =
+                self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars());
+            let (included, role) = match loaded {
+                Ok(loaded) => loaded,
+                // A role that cannot be loaded fails the include on its hosts (a parser error,
+                // or any error when not `rescuable`, ends the run).
+                Err(e) if e.class == tack_diag::ErrorClass::General => {
+                    self.include_failure(ctx, &want.hosts, e, callback, stats);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             // A public role's defaults and vars are the play's from here on.
             if public && let Some(roles) = &included.roles {
                 self.scope.expose_role(
@@ -133,6 +144,33 @@ impl<'r> PlayRun<'r, '_> {
         Ok(out)
     }
 
+    /// The include `ctx` failed on `hosts` with `error`: each shows it failed and counts a
+    /// failure (even inside a rescue, as ansible counts it), and waits in `include_failed`
+    /// for the splice to move it on as failed.
+    fn include_failure(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        error: Diagnostic,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) {
+        use crate::result::{b, s};
+        let view = self.view(ctx);
+        for host in hosts {
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            data.insert(s("failed"), b(true));
+            data.insert(s("exception"), s("(traceback unavailable)"));
+            data.insert(s("msg"), s(&error.brief()));
+            let mut result = crate::result::HostResult::new(host, data);
+            result.error = Some(error.clone());
+            stats.count(&result, false);
+            callback.host_result(&view, &result);
+            self.include_failed.borrow_mut().insert(host.clone());
+        }
+    }
+
     /// The play runs on with `roles` as its role arena from now on (the roles an include
     /// loaded appended to it), each new role with its identity for `allow_duplicates`.
     pub(crate) fn grow_roles(&self, plays: &'r Arena<Play>, roles: Vec<tack_playbook::Role>) {
@@ -145,6 +183,11 @@ impl<'r> PlayRun<'r, '_> {
         }
         self.set_play(play);
     }
+}
+
+/// `rescuable` (a boolean; `crate::refuse` refuses any other value): true unless false.
+fn rescuable(ctx: &TaskInContext<'_>) -> bool {
+    !matches!(ctx.task.args.get("rescuable").map(|n| &n.value), Some(Value::Bool(false)))
 }
 
 /// What an `include_role` renders per host and item, in the order `load_included_role`

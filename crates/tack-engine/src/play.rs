@@ -61,6 +61,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// without a failed result of their own: they end the run failed even if a rescue
     /// catches them, as ansible keeps them in its failed hosts.
     pub forced: std::cell::RefCell<BTreeSet<String>>,
+    /// Hosts whose `include_role` failed to load its role (shown failed, not yet moved).
+    pub include_failed: std::cell::RefCell<BTreeSet<String>>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: std::cell::Cell<bool>,
     /// `max_fail_percentage` as a fraction.
@@ -194,6 +196,7 @@ pub fn run_play(
         all_hosts: selected.clone(),
         removed: removed.clone(),
         forced: Default::default(),
+        include_failed: Default::default(),
         ended_play: Default::default(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
         free: keywords.get(Keyword::Strategy).is_some_and(|n| {

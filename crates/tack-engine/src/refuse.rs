@@ -429,15 +429,15 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
 ];
 
-/// `include_role`'s options and keywords; `rescuable` and a `rolespec_validate` that is not a
-/// plain boolean are refused by name.
+/// `include_role`'s options and keywords; a `rescuable` or `rolespec_validate` that is not a
+/// plain boolean is refused by name.
 fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     check_apply(task)?;
     for option in ["rescuable", "rolespec_validate"] {
         if let Some(node) = task.args.get(option)
-            && !(option == "rolespec_validate" && matches!(node.value, Value::Bool(_)))
+            && !matches!(node.value, Value::Bool(_))
         {
-            let what = format!("the {} option '{option}'", task.action);
+            let what = format!("the {} option '{option}' that is not a boolean", task.action);
             return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
         }
     }
