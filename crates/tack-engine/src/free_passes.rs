@@ -92,7 +92,12 @@ impl<'r> PlayRun<'r, '_> {
                             handlers.take(index, std::slice::from_ref(host));
                             in_handlers.insert(host.clone(), index + 1);
                             let ctx = handlers.list[index].ctx.clone();
-                            let outcome = Payload::Ran(self.execute(&ctx, host, None)?);
+                            let params = handlers.list[index].params.clone();
+                            let outcome = if crate::free_include::is_include(&ctx) {
+                                Payload::Include
+                            } else {
+                                Payload::Ran(self.execute(&ctx, host, params)?)
+                            };
                             queued.push(Queued {
                                 host: host.clone(),
                                 step: Step::Handler(index),
@@ -179,7 +184,31 @@ impl<'r> PlayRun<'r, '_> {
             }
             if !pending.is_empty() {
                 let mut splice = env.splice(walk, handlers);
-                self.free_include_splice(pending, &mut splice, callback, stats)?;
+                let inserted = self.free_include_splice(pending, &mut splice, callback, stats)?;
+                // Handlers a handler's include inserted move every later handler's index:
+                // where hosts stand in them, the running one, the last banner.
+                for (at, count) in inserted {
+                    let moved = |step: &mut Step| {
+                        if let Step::Handler(i) = step
+                            && *i >= at
+                        {
+                            *i += count;
+                        }
+                    };
+                    if let Some(q) = in_flight.as_mut() {
+                        moved(&mut q.step);
+                    }
+                    if let Some(step) = banner.as_mut() {
+                        moved(step);
+                    }
+                    // A host standing right after the include (waiting for its own, or not
+                    // notified for it) passes over the new ones, notified for others only.
+                    for from in in_handlers.values_mut() {
+                        if *from > at {
+                            *from += count;
+                        }
+                    }
+                }
             }
             self.update_play_hosts(&walk.cursors);
             // Ending the play ends every host; the result still running is processed first.
@@ -235,20 +264,29 @@ impl<'r> PlayRun<'r, '_> {
             }
             Payload::Ran(outcome) => outcome,
             Payload::Include => {
-                let Step::Task(seg, next) = q.step else { return Ok(()) };
+                let (at, ctx, params) = match q.step {
+                    Step::Task(seg, next) => (
+                        crate::free_include::At::Task(seg, next),
+                        walk.segments[seg].tasks[next].clone(),
+                        walk.segments[seg].params.clone(),
+                    ),
+                    Step::Handler(index) => (
+                        crate::free_include::At::Handler(index),
+                        handlers.list[index].ctx.clone(),
+                        handlers.list[index].params.clone(),
+                    ),
+                    Step::Gather => return Ok(()),
+                };
                 if *banner != Some(q.step) {
-                    let ctx = walk.segments[seg].tasks[next].clone();
-                    let params = walk.segments[seg].params.clone();
-                    callback.task_start(&self.banner(&ctx, Some(&q.host), params));
+                    let view = self.banner(&ctx, Some(&q.host), params.clone());
+                    match q.step {
+                        Step::Handler(_) => callback.handler_start(&view),
+                        _ => callback.task_start(&view),
+                    }
                     *banner = Some(q.step);
                 }
                 return self.free_include_result(
-                    (seg, next),
-                    &q.host,
-                    pending,
-                    walk,
-                    callback,
-                    stats,
+                    at, &ctx, params, &q.host, pending, walk, callback, stats,
                 );
             }
         };
@@ -257,7 +295,9 @@ impl<'r> PlayRun<'r, '_> {
             Step::Task(seg, next) => {
                 (walk.segments[seg].tasks[next].clone(), walk.segments[seg].params.clone())
             }
-            Step::Handler(index) => (handlers.list[index].ctx.clone(), None),
+            Step::Handler(index) => {
+                (handlers.list[index].ctx.clone(), handlers.list[index].params.clone())
+            }
         };
         let fresh = *banner != Some(q.step);
         let view =

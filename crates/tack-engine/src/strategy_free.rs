@@ -8,15 +8,13 @@
 //! `max_fail_percentage` are not honoured by these strategies in ansible either: each gives
 //! ansible's warning.
 //!
-//! An include is expanded per host (`free_include`); a meta task runs for each host that
-//! reaches it, its banner shown only with a skipped result. A handler that is an include is
-//! refused by name before the play runs ([`check`]).
+//! An include (a handler's too) is expanded per host (`free_include`); a meta task runs for
+//! each host that reaches it, its banner shown only with a skipped result.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
-use tack_playbook::walk::{Sections, walk};
 
 use crate::HostState;
 use crate::callback::{Callback, Stats};
@@ -59,22 +57,6 @@ pub(crate) fn free_kind(name: &str) -> Option<bool> {
         "host_pinned" | "ansible.builtin.host_pinned" | "ansible.legacy.host_pinned" => Some(true),
         _ => None,
     }
-}
-
-/// Refuses what these strategies do not run yet in `play`: a handler that is an include.
-pub(crate) fn check(play: &Play, strategy: &str) -> Result<(), Diagnostic> {
-    for ctx in walk(play, &crate::play::handler_blocks(play), Sections::All) {
-        if crate::free_include::is_include(&ctx) {
-            return Err(Diagnostic::at(
-                format!(
-                    "tack does not support '{}' as a handler under the '{strategy}' strategy yet",
-                    ctx.task.action
-                ),
-                ctx.task.origin.clone(),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// ansible's warnings for the task keywords these strategies do not honour.
@@ -191,8 +173,11 @@ impl<'r> PlayRun<'r, '_> {
                         last = Some((seg, next));
                     }
                     let mut pending = Vec::new();
+                    let params = walk.segments[seg].params.clone();
                     self.free_include_result(
-                        (seg, next),
+                        crate::free_include::At::Task(seg, next),
+                        &ctx,
+                        params,
                         host,
                         &mut pending,
                         walk,
@@ -200,6 +185,7 @@ impl<'r> PlayRun<'r, '_> {
                         stats,
                     )?;
                     let mut splice = env.splice(walk, handlers);
+                    // Only a handler's include inserts handlers, and this loop has none.
                     self.free_include_splice(pending, &mut splice, callback, stats)?;
                     self.update_play_hosts(&walk.cursors);
                     continue;

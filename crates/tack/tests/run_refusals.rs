@@ -109,8 +109,6 @@ fn unsupported_keywords_are_refused_where_written() {
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
-    let play = "- hosts: all\n  gather_facts: false\n  strategy: free\n  handlers:\n    - name: h\n      include_tasks: x.yml\n  tasks:\n    - debug: msg=x\n";
-    refused(play, &[], "'include_tasks' as a handler under the 'free' strategy yet", 1);
     let play =
         format!("{PLAY}    - file: path=/tmp state=directory\n      environment: {{A: b}}\n");
     refused(&play, &[], "the keyword 'environment' with the action 'ansible.builtin.file'", 1);
