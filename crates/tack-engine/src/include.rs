@@ -107,15 +107,19 @@ impl<'r> PlayRun<'r, '_> {
         }
         for host in hosts {
             // A host whose include failed to load goes on as failed (to a rescue, if any),
-            // and stays among the failed hosts as ansible's `_failed_hosts` keeps it.
-            if self.include_failed.borrow_mut().remove(host) {
+            // after the files of it that loaded when a rescue follows (ansible puts those at
+            // the rescue's start; without one the host runs none of them), and stays among
+            // the failed hosts as ansible's `_failed_hosts` keeps it.
+            let fails = self.include_failed.borrow_mut().remove(host);
+            if fails {
                 self.forced.borrow_mut().insert(host.clone());
-                state.walk.advance(host, seg, next, true);
-                continue;
+                if !state.walk.rescuing(host, seg, next) {
+                    queues.remove(host);
+                }
             }
             match queues.remove(host) {
-                Some(queue) => state.walk.enter(host, queue, seg, next),
-                None => state.walk.advance(host, seg, next, false),
+                Some(queue) => state.walk.enter(host, queue, fails, seg, next),
+                None => state.walk.advance(host, seg, next, fails),
             }
         }
         Ok(())
@@ -171,12 +175,23 @@ impl<'r> PlayRun<'r, '_> {
         let mut out = Vec::new();
         for want in wanted {
             let target = want.names[0].clone().unwrap_or_default();
-            let mut included = self.run.tasks.load_included_tasks(
+            let loaded = self.run.tasks.load_included_tasks(
                 self.play(),
                 &parent,
                 &target,
                 &self.scope.play_vars(),
-            )?;
+            );
+            let mut included = match loaded {
+                Ok(included) => included,
+                // A file that cannot be loaded fails the include on its hosts; a parser error
+                // ends the run (and so does any error of a handler's include, which tack does
+                // not fail per host yet).
+                Err(e) if !as_handler && e.class == tack_diag::ErrorClass::General => {
+                    self.include_failure(ctx, &want.hosts, e, callback, stats);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             for imported in self.run.tasks.take_imported() {
                 callback.verbose_line(2, &format!("statically imported: {}", imported.display()));
             }

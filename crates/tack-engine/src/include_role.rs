@@ -147,7 +147,7 @@ impl<'r> PlayRun<'r, '_> {
     /// The include `ctx` failed on `hosts` with `error`: each shows it failed and counts a
     /// failure (even inside a rescue, as ansible counts it), and waits in `include_failed`
     /// for the splice to move it on as failed.
-    fn include_failure(
+    pub(crate) fn include_failure(
         &self,
         ctx: &TaskInContext<'_>,
         hosts: &[String],
@@ -165,6 +165,11 @@ impl<'r> PlayRun<'r, '_> {
             data.insert(s("msg"), s(&error.brief()));
             let mut result = crate::result::HostResult::new(host, data);
             result.error = Some(error.clone());
+            // A looped include's result is the host's whole loop result (its items shown
+            // already): the callback then shows only the error.
+            if ctx.task.loop_items.is_some() {
+                result.data.insert(s("results"), tack_yaml::Node::bare(Value::Seq(Vec::new())));
+            }
             stats.count(&result, false);
             callback.host_result(&view, &result);
             self.include_failed.borrow_mut().insert(host.clone());

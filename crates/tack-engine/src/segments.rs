@@ -69,6 +69,9 @@ pub(crate) struct Frame {
     pub seg: usize,
     pub cursor: HostCursor,
     pub queue: VecDeque<usize>,
+    /// Another file of the same include failed to load: the include fails once these are
+    /// done.
+    pub fails: bool,
 }
 
 /// Moves `host` past task `next` of segment `seg`, out of included files it finished (their
@@ -109,7 +112,7 @@ fn step(
                         }
                     }
                 }
-                failing = frame.cursor.failed;
+                failing = frame.cursor.failed || frame.fails;
                 stack.pop();
                 // The include itself now succeeds or fails where it stands.
                 from = match stack.last() {
@@ -135,10 +138,13 @@ fn step(
     }
 }
 
-/// Puts `host` into the files its include at `next` of segment `seg` brought in.
+/// Puts `host` into the files its include at `next` of segment `seg` brought in; the
+/// include then succeeds, or fails when `fails`.
+#[allow(clippy::too_many_arguments)]
 fn enter(
     host: &str,
     mut queue: VecDeque<usize>,
+    fails: bool,
     cursors: &mut [(String, HostCursor)],
     frames: &mut BTreeMap<String, Vec<Frame>>,
     segments: &[Segment<'_>],
@@ -148,11 +154,12 @@ fn enter(
     while let Some(first) = queue.pop_front() {
         let cursor = segments[first].layout().start();
         if cursor.pos.is_some() {
-            frames.entry(host.to_string()).or_default().push(Frame { seg: first, cursor, queue });
+            let frame = Frame { seg: first, cursor, queue, fails };
+            frames.entry(host.to_string()).or_default().push(frame);
             return;
         }
     }
-    step(host, seg, next, false, cursors, frames, segments);
+    step(host, seg, next, fails, cursors, frames, segments);
 }
 
 /// `is_any_block_rescuing` for a host that may be inside included files: the file's own
@@ -329,8 +336,17 @@ impl<'a> Walk<'a> {
         self.order.len()
     }
 
-    /// Puts `host` into the files its include at `next` of `seg` brought in.
-    pub fn enter(&mut self, host: &str, queue: VecDeque<usize>, seg: usize, next: usize) {
-        enter(host, queue, &mut self.cursors, &mut self.frames, &self.segments, seg, next);
+    /// Puts `host` into the files its include at `next` of `seg` brought in; when `fails`
+    /// (another of its files could not be loaded) the include fails after them.
+    pub fn enter(
+        &mut self,
+        host: &str,
+        queue: VecDeque<usize>,
+        fails: bool,
+        seg: usize,
+        next: usize,
+    ) {
+        let (cursors, frames) = (&mut self.cursors, &mut self.frames);
+        enter(host, queue, fails, cursors, frames, &self.segments, seg, next);
     }
 }
