@@ -260,11 +260,19 @@ impl<'r> PlayRun<'r, '_> {
                 };
             let looped = ctx.task.loop_items.is_some();
             let mut skipped_items: Vec<Node> = Vec::new();
-            let count = items.len();
+            let mut count = 0;
             for item in items {
+                count += 1;
                 let item_scope = match &item {
                     Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
                     None => scope.clone(),
+                };
+                // `break_when` is judged after every item, skipped or not.
+                let breaks = match &item {
+                    Some(_) => {
+                        crate::loop_control::include_break(ctx, self.run.templar, &item_scope)?
+                    }
+                    None => None,
                 };
                 if looped
                     && let Some(value) = &item
@@ -275,9 +283,18 @@ impl<'r> PlayRun<'r, '_> {
                     result
                         .data
                         .insert(crate::result::s("ansible_loop_var"), crate::result::s(&loop_var));
+                    if let Some(verdict) = breaks {
+                        result.data.insert(
+                            crate::result::s("break_when_result"),
+                            crate::result::b(verdict),
+                        );
+                    }
                     result.item_label = Some(value.clone());
                     callback.item_result(&view, &result);
                     skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                    if breaks == Some(true) {
+                        break;
+                    }
                     continue;
                 }
                 let mut names = Vec::with_capacity(nodes.len());
@@ -312,6 +329,9 @@ impl<'r> PlayRun<'r, '_> {
                         hosts: vec![host.clone()],
                         provenance: read.derived(),
                     }),
+                }
+                if breaks == Some(true) {
+                    break;
                 }
             }
             if looped && (count == 0 || skipped_items.len() == count) {

@@ -192,3 +192,48 @@ impl LoopControl {
         }
     }
 }
+
+/// `break_when` of an include's loop on one item (`scope` holds the item's variables):
+/// whether the loop ends after it, `None` when the include has none. ansible fails the item
+/// whose expression cannot be evaluated; tack does not fail an include's item, and refuses
+/// that by name.
+pub(crate) fn include_break(
+    ctx: &tack_playbook::walk::TaskInContext<'_>,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+) -> Result<Option<bool>, Diagnostic> {
+    let Some(node) = ctx
+        .task
+        .attrs
+        .get(Keyword::LoopControl)
+        .and_then(Node::as_map)
+        .and_then(|m| m.get("break_when"))
+    else {
+        return Ok(None);
+    };
+    let conditions: Vec<&Node> = match &node.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        _ => vec![node],
+    };
+    if conditions.is_empty() {
+        return Ok(None);
+    }
+    for cond in conditions {
+        match templar.evaluate_conditional(cond, scope) {
+            Ok(r) if r.value => {}
+            Ok(_) => return Ok(Some(false)),
+            Err(e) => {
+                return Err(Diagnostic::at(
+                    format!(
+                        "tack does not support a loop_control 'break_when' that fails on an \
+                         include yet ({})",
+                        e.message
+                    ),
+                    e.origin.clone().or_else(|| cond.origin.clone()),
+                ));
+            }
+        }
+    }
+    Ok(Some(true))
+}

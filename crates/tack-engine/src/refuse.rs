@@ -247,12 +247,6 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
 fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if matches!(task.kind, TaskKind::IncludeTasks) {
         check_apply(task)?;
-        if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map())
-            && let Some((key, _)) = control.iter().find(|(k, _)| k.as_str() == Some("break_when"))
-        {
-            let what = "the loop_control option 'break_when' on include_tasks".to_string();
-            return Err(refuse(what, key.origin.clone()));
-        }
         for (keyword, _) in task.attrs.iter() {
             // Only a handler's include may carry `listen` (the loader says so for others).
             if !INCLUDE_KEYWORDS.contains(&keyword) && keyword != Keyword::Listen {
@@ -450,7 +444,7 @@ fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if name != "loop_var" {
+            if name != "loop_var" && name != "break_when" {
                 return Err(refuse(
                     format!("the loop_control option '{name}' on include_role"),
                     key.origin.clone(),

@@ -102,10 +102,6 @@ fn unsupported_keywords_are_refused_where_written() {
         "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{remote_user: x}}\n"
     );
     refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
-    let play = format!(
-        "{PLAY}    - include_tasks: x.yml\n      loop: [1]\n      loop_control:\n        break_when: []\n"
-    );
-    refused(&play, &[], "the loop_control option 'break_when' on include_tasks", 1);
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
