@@ -106,14 +106,14 @@ impl<'r> PlayRun<'r, '_> {
             }
         }
         for host in hosts {
-            // A host whose include failed to load goes on as failed (to a rescue, if any),
-            // after the files of it that loaded when a rescue follows (ansible puts those at
-            // the rescue's start; without one the host runs none of them), and stays among
-            // the failed hosts as ansible's `_failed_hosts` keeps it.
+            // A host whose include failed to load goes on as failed (to a rescue or an
+            // `always`, if any), after the files of it that loaded when one follows (ansible
+            // puts those at its start; without one the host runs none of them), and stays
+            // among the failed hosts as ansible's `_failed_hosts` keeps it.
             let fails = self.include_failed.borrow_mut().remove(host);
             if fails {
                 self.forced.borrow_mut().insert(host.clone());
-                if !state.walk.rescuing(host, seg, next) {
+                if !state.walk.runs_on_after_failing(host, seg, next) {
                     queues.remove(host);
                 }
             }

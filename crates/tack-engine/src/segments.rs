@@ -65,6 +65,7 @@ impl<'a> Segment<'a> {
 
 /// A host inside an included file: the segment it runs, its position there, and the
 /// segments the same include still has for it (one per loop item).
+#[derive(Clone)]
 pub(crate) struct Frame {
     pub seg: usize,
     pub cursor: HostCursor,
@@ -284,6 +285,23 @@ impl<'a> Walk<'a> {
     /// Moves `host` past task `next` of segment `seg`.
     pub fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
         step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
+    }
+
+    /// Whether `host` failing at `next` of `seg` would still have tasks to run (a rescue or
+    /// an `always` around it), judged on a copy of its position.
+    pub fn runs_on_after_failing(&self, host: &str, seg: usize, next: usize) -> bool {
+        let Some(cursor) = self.cursor(host) else { return false };
+        let mut cursors = vec![(host.to_string(), cursor.clone())];
+        let mut frames: BTreeMap<String, Vec<Frame>> = BTreeMap::new();
+        if let Some(stack) = self.frames.get(host) {
+            frames.insert(host.to_string(), stack.clone());
+        }
+        step(host, seg, next, true, &mut cursors, &mut frames, &self.segments);
+        let stack = frames.get(host).map(Vec::as_slice).unwrap_or_default();
+        match stack.last() {
+            Some(frame) => frame.cursor.pos.is_some(),
+            None => cursors[0].1.pos.is_some(),
+        }
     }
 
     /// Whether `host` failing at `next` of `seg` is caught by a rescue around it.
