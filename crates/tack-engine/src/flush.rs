@@ -100,6 +100,14 @@ impl<'r> PlayRun<'r, '_> {
             let params = handlers.list[index].params.clone();
             if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
                 self.include_handler(&ctx, index, &notified, handlers, callback, stats)?;
+                // A host whose file could not be loaded has failed.
+                for host in std::mem::take(&mut *self.include_failed.borrow_mut()) {
+                    self.forced.borrow_mut().insert(host.clone());
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| *h == host) {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                }
                 continue;
             }
             let controls = self.task_controls(&ctx, &notified, params.clone())?;

@@ -169,6 +169,14 @@ impl<'r> PlayRun<'r, '_> {
         let mut inserted = Vec::new();
         let ctx = state.handlers.list[index].ctx.clone();
         let included = self.load_included(&ctx, wants, true, callback, stats)?;
+        // A host whose file could not be loaded has failed.
+        for host in std::mem::take(&mut *self.include_failed.borrow_mut()) {
+            self.forced.borrow_mut().insert(host.clone());
+            if let Some(cursor) = state.walk.cursor_mut(&host) {
+                cursor.pos = None;
+                cursor.failed = true;
+            }
+        }
         let apply: Option<&'r tack_playbook::Block> =
             match self.run.tasks.load_apply(self.play(), ctx.task)? {
                 Some(block) => {

@@ -184,9 +184,8 @@ impl<'r> PlayRun<'r, '_> {
             let mut included = match loaded {
                 Ok(included) => included,
                 // A file that cannot be loaded fails the include on its hosts; a parser error
-                // ends the run (and so does any error of a handler's include, which tack does
-                // not fail per host yet).
-                Err(e) if !as_handler && e.class == tack_diag::ErrorClass::General => {
+                // ends the run.
+                Err(e) if e.class == tack_diag::ErrorClass::General => {
                     self.include_failure(ctx, &want.hosts, e, callback, stats);
                     continue;
                 }
