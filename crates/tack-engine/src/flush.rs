@@ -100,6 +100,14 @@ impl<'r> PlayRun<'r, '_> {
             let params = handlers.list[index].params.clone();
             if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
                 self.include_handler(&ctx, index, &notified, handlers, callback, stats)?;
+                // A host whose file could not be loaded has failed.
+                for host in std::mem::take(&mut *self.include_failed.borrow_mut()) {
+                    self.forced.borrow_mut().insert(host.clone());
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| *h == host) {
+                        cursor.pos = None;
+                        cursor.failed = true;
+                    }
+                }
                 continue;
             }
             let controls = self.task_controls(&ctx, &notified, params.clone())?;
@@ -185,32 +193,58 @@ impl<'r> PlayRun<'r, '_> {
 
 /// ansible runs the tasks of a file a handler includes one by one, as handlers: the tasks
 /// of each of the file's blocks, without their `rescue`/`always` (ansible passes over those
-/// there too); a block nested deeper is ansible's error. An `include_role` there tack
-/// refuses.
+/// there too), and so for the files it imports; a block nested deeper, and an
+/// `include_role` or `import_role`, are ansible's parser errors.
 pub(crate) fn check_handler_file(file: &tack_playbook::Block) -> Result<(), Diagnostic> {
-    use tack_playbook::{TaskEntry, TaskKind};
+    use tack_playbook::TaskEntry;
     for entry in &file.block {
-        let TaskEntry::Block(block) = entry else { continue };
-        for inner in &block.block {
-            match inner {
-                TaskEntry::Block(nested) => {
+        if let TaskEntry::Block(block) = entry {
+            check_handler_block(block)?;
+        }
+    }
+    Ok(())
+}
+
+/// One top-level block of a file a handler includes (or of a file that one imports).
+fn check_handler_block(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::{BlockOrigin, TaskEntry, TaskKind};
+    let not_handler = |task: &tack_playbook::Task| {
+        Diagnostic::at(
+            format!("Using '{}' as a handler is not supported.", task.action),
+            task.origin.clone(),
+        )
+        .parser()
+    };
+    for inner in &block.block {
+        match inner {
+            TaskEntry::Block(nested) => match &nested.from {
+                BlockOrigin::ImportRole(task) => return Err(not_handler(task)),
+                // An imported file's blocks give their tasks as the file's own would.
+                BlockOrigin::ImportTasks(_) => {
+                    for entry in &nested.block {
+                        match entry {
+                            TaskEntry::Block(top) => check_handler_block(top)?,
+                            TaskEntry::Task(task)
+                                if matches!(task.kind, TaskKind::IncludeRole(_)) =>
+                            {
+                                return Err(not_handler(task));
+                            }
+                            TaskEntry::Task(_) => {}
+                        }
+                    }
+                }
+                _ => {
                     return Err(Diagnostic::at(
                         "Using a block as a handler is not supported.",
                         nested.origin.clone(),
                     )
                     .parser());
                 }
-                TaskEntry::Task(task) if matches!(task.kind, TaskKind::IncludeRole(_)) => {
-                    return Err(Diagnostic::at(
-                        format!(
-                            "tack does not support '{}' in a file included by a handler yet",
-                            task.action
-                        ),
-                        task.origin.clone(),
-                    ));
-                }
-                TaskEntry::Task(_) => {}
+            },
+            TaskEntry::Task(task) if matches!(task.kind, TaskKind::IncludeRole(_)) => {
+                return Err(not_handler(task));
             }
+            TaskEntry::Task(_) => {}
         }
     }
     Ok(())

@@ -34,6 +34,8 @@ enum Step {
 enum Payload {
     Gathered(crate::gather::Gathered),
     Ran(TaskOutcome),
+    /// An include: what it names is read when its result is processed.
+    Include,
 }
 
 struct Queued {
@@ -44,9 +46,11 @@ struct Queued {
 
 impl<'r> PlayRun<'r, '_> {
     /// One batch under `free`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_free_passes(
         &self,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+        env: crate::strategy_free::SpliceEnv<'r, '_>,
         walk: &mut Walk<'r>,
         handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
@@ -88,7 +92,12 @@ impl<'r> PlayRun<'r, '_> {
                             handlers.take(index, std::slice::from_ref(host));
                             in_handlers.insert(host.clone(), index + 1);
                             let ctx = handlers.list[index].ctx.clone();
-                            let outcome = Payload::Ran(self.execute(&ctx, host, None)?);
+                            let params = handlers.list[index].params.clone();
+                            let outcome = if crate::free_include::is_include(&ctx) {
+                                Payload::Include
+                            } else {
+                                Payload::Ran(self.execute(&ctx, host, params)?)
+                            };
                             queued.push(Queued {
                                 host: host.clone(),
                                 step: Step::Handler(index),
@@ -110,21 +119,43 @@ impl<'r> PlayRun<'r, '_> {
                     continue;
                 }
                 if is_meta(&ctx) {
+                    // A meta task runs at once, in the pass; its banner shows only with a
+                    // skipped result.
+                    let mut shown = banner == Some(Step::Task(seg, next));
                     if meta_arg(&ctx) == "flush_handlers" {
+                        let params = walk.segments[seg].params.clone();
                         // The host's saved notifications name their handlers now.
-                        handlers.announce(host);
-                        in_handlers.insert(host.clone(), 0);
+                        if self.free_flush(&ctx, host, params, handlers, callback, &mut shown)? {
+                            in_handlers.insert(host.clone(), 0);
+                        }
                         walk.advance(host, seg, next, false);
-                        continue;
+                    } else {
+                        let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
+                        let mut meta = crate::meta::MetaRound {
+                            walk,
+                            handlers,
+                            completed: &mut completed,
+                            states,
+                            free_banner: Some(shown),
+                        };
+                        self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                        shown = meta.free_banner == Some(true);
+                        // An ended host runs no more handlers either.
+                        let removed = self.removed.borrow();
+                        in_handlers.retain(|h, _| !removed.contains(h));
                     }
-                    let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
-                    let mut meta = crate::meta::MetaRound {
-                        walk,
-                        handlers,
-                        completed: &mut completed,
-                        states,
-                    };
-                    self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    if shown {
+                        banner = Some(Step::Task(seg, next));
+                    }
+                    continue;
+                }
+                if crate::free_include::is_include(&ctx) {
+                    let outcome = Payload::Include;
+                    queued.push(Queued {
+                        host: host.clone(),
+                        step: Step::Task(seg, next),
+                        outcome,
+                    });
                     continue;
                 }
                 let params = walk.segments[seg].params.clone();
@@ -146,11 +177,42 @@ impl<'r> PlayRun<'r, '_> {
                 done.extend(in_flight.take());
             }
             let processed = !done.is_empty();
+            let mut pending = Vec::new();
             for q in done {
-                self.process(q, walk, handlers, callback, stats, states, &mut banner)?;
+                let at = (&mut *walk, &mut *handlers, &mut *states);
+                self.process(q, at, &mut pending, callback, stats, &mut banner)?;
+            }
+            if !pending.is_empty() {
+                let mut splice = env.splice(walk, handlers);
+                let inserted = self.free_include_splice(pending, &mut splice, callback, stats)?;
+                // Handlers a handler's include inserted move every later handler's index:
+                // where hosts stand in them, the running one, the last banner.
+                for (at, count) in inserted {
+                    let moved = |step: &mut Step| {
+                        if let Step::Handler(i) = step
+                            && *i >= at
+                        {
+                            *i += count;
+                        }
+                    };
+                    if let Some(q) = in_flight.as_mut() {
+                        moved(&mut q.step);
+                    }
+                    if let Some(step) = banner.as_mut() {
+                        moved(step);
+                    }
+                    // A host standing right after the include (waiting for its own, or not
+                    // notified for it) passes over the new ones, notified for others only.
+                    for from in in_handlers.values_mut() {
+                        if *from > at {
+                            *from += count;
+                        }
+                    }
+                }
             }
             self.update_play_hosts(&walk.cursors);
-            if self.ended_play.get() || (!stepped && !processed && in_flight.is_none()) {
+            // Ending the play ends every host; the result still running is processed first.
+            if !stepped && !processed && in_flight.is_none() {
                 break;
             }
         }
@@ -175,14 +237,18 @@ impl<'r> PlayRun<'r, '_> {
     /// A result processed: the banner if another task's result was shown last, the items,
     /// the host's next position, the result line.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::type_complexity)]
     fn process(
         &self,
         q: Queued,
-        walk: &mut Walk<'_>,
-        handlers: &mut Handlers<'_>,
+        (walk, handlers, states): (
+            &mut Walk<'r>,
+            &mut Handlers<'_>,
+            &mut BTreeMap<String, HostState>,
+        ),
+        pending: &mut Vec<crate::free_include::Pending>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-        states: &mut BTreeMap<String, HostState>,
         banner: &mut Option<Step>,
     ) -> Result<(), Diagnostic> {
         let outcome = match q.outcome {
@@ -197,23 +263,62 @@ impl<'r> PlayRun<'r, '_> {
                 return Ok(());
             }
             Payload::Ran(outcome) => outcome,
+            Payload::Include => {
+                let (at, ctx, params) = match q.step {
+                    Step::Task(seg, next) => (
+                        crate::free_include::At::Task(seg, next),
+                        walk.segments[seg].tasks[next].clone(),
+                        walk.segments[seg].params.clone(),
+                    ),
+                    Step::Handler(index) => (
+                        crate::free_include::At::Handler(index),
+                        handlers.list[index].ctx.clone(),
+                        handlers.list[index].params.clone(),
+                    ),
+                    Step::Gather => return Ok(()),
+                };
+                if *banner != Some(q.step) {
+                    let view = self.banner(&ctx, Some(&q.host), params.clone());
+                    match q.step {
+                        Step::Handler(_) => callback.handler_start(&view),
+                        _ => callback.task_start(&view),
+                    }
+                    *banner = Some(q.step);
+                }
+                return self.free_include_result(
+                    at, &ctx, params, &q.host, pending, walk, callback, stats,
+                );
+            }
         };
         let (ctx, params) = match q.step {
             Step::Gather => return Ok(()),
             Step::Task(seg, next) => {
                 (walk.segments[seg].tasks[next].clone(), walk.segments[seg].params.clone())
             }
-            Step::Handler(index) => (handlers.list[index].ctx.clone(), None),
+            Step::Handler(index) => {
+                (handlers.list[index].ctx.clone(), handlers.list[index].params.clone())
+            }
         };
         let fresh = *banner != Some(q.step);
         let view =
             if fresh { self.banner(&ctx, Some(&q.host), params.clone()) } else { self.view(&ctx) };
+        // The banner comes with the first line shown for the task: an item or retry line
+        // (sent while the task ran), else the result, which comes after what processing it
+        // prints (its notifications).
+        let show_banner = |callback: &mut dyn Callback| match q.step {
+            Step::Handler(_) => callback.handler_start(&view),
+            _ => callback.task_start(&view),
+        };
+        let mut pending_banner = fresh;
         if fresh {
-            match q.step {
-                Step::Handler(_) => callback.handler_start(&view),
-                _ => callback.task_start(&view),
-            }
             *banner = Some(q.step);
+        }
+        let with_lines = outcome.items.iter().any(|e| {
+            matches!(e, crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_))
+        });
+        if pending_banner && with_lines {
+            show_banner(callback);
+            pending_banner = false;
         }
         outcome.show_events(&view, callback);
         let result = &outcome.result;
@@ -230,7 +335,10 @@ impl<'r> PlayRun<'r, '_> {
                 if !failed && result.flag("changed") {
                     self.notify_from(handlers, &ctx, host, &outcome, params, callback)?;
                 }
-                walk.advance(host, seg, next, failed);
+                // A host ended while its task ran (another host's `end_play`) stays ended.
+                if walk.at(host) == Some((seg, next)) {
+                    walk.advance(host, seg, next, failed);
+                }
             }
             Step::Handler(_) => {
                 stats.count(result, false);
@@ -247,6 +355,9 @@ impl<'r> PlayRun<'r, '_> {
                     }
                 }
             }
+        }
+        if pending_banner {
+            show_banner(callback);
         }
         callback.host_result(&view, result);
         Ok(())

@@ -48,14 +48,29 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let (seg, next) = (round.seg, round.next);
         let params = state.walk.segments[seg].params.clone();
-        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
         let included = match &ctx.task.kind {
             tack_playbook::TaskKind::IncludeRole(target) => {
                 self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
             }
             _ => self.include(ctx, &round.hosts, params.as_ref(), false, callback, stats)?,
         };
-        let mut splice = round.pick + 1;
+        self.splice_loaded(ctx, (seg, next), &round.hosts, included, round.pick + 1, state)
+    }
+
+    /// Splices what the include `ctx` at `at` (segment, task) loaded (`included`: each
+    /// file's or role's blocks, its parameters and its hosts) into the walk, the new tasks
+    /// placed at `splice` in the lockstep order; each of `hosts` enters what it included, or
+    /// moves on when it included nothing.
+    pub(crate) fn splice_loaded(
+        &self,
+        ctx: &TaskInContext<'r>,
+        (seg, next): (usize, usize),
+        hosts: &[String],
+        included: Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>,
+        mut splice: usize,
+        state: &mut Splice<'_, 'r>,
+    ) -> Result<(), Diagnostic> {
+        let is_tasks = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks);
         let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
         let templar = self.run.templar;
         let apply: Option<&'r tack_playbook::Block> =
@@ -90,10 +105,21 @@ impl<'r> PlayRun<'r, '_> {
                 queues.entry(host).or_default().push_back(id);
             }
         }
-        for host in &round.hosts {
+        for host in hosts {
+            // A host whose include failed to load goes on as failed (to a rescue or an
+            // `always`, if any), after the files of it that loaded when one follows (ansible
+            // puts those at its start; without one the host runs none of them), and stays
+            // among the failed hosts as ansible's `_failed_hosts` keeps it.
+            let fails = self.include_failed.borrow_mut().remove(host);
+            if fails {
+                self.forced.borrow_mut().insert(host.clone());
+                if !state.walk.runs_on_after_failing(host, seg, next) {
+                    queues.remove(host);
+                }
+            }
             match queues.remove(host) {
-                Some(queue) => state.walk.enter(host, queue, seg, next),
-                None => state.walk.advance(host, seg, next, false),
+                Some(queue) => state.walk.enter(host, queue, fails, seg, next),
+                None => state.walk.advance(host, seg, next, fails),
             }
         }
         Ok(())
@@ -128,17 +154,43 @@ impl<'r> PlayRun<'r, '_> {
             callback.task_start(&view);
         }
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
+        self.load_included(ctx, wanted, as_handler, callback, stats)
+    }
+
+    /// The files `wanted` names for the `include_tasks` `ctx`, each loaded once for the
+    /// hosts that name it with the same parameters, with ansible's `included: FILE for
+    /// HOSTS` lines.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn load_included(
+        &self,
+        ctx: &TaskInContext<'_>,
+        wanted: Vec<Wanted>,
+        as_handler: bool,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>, Diagnostic>
+    {
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
         let mut out = Vec::new();
         for want in wanted {
             let target = want.names[0].clone().unwrap_or_default();
-            let mut included = self.run.tasks.load_included_tasks(
+            let loaded = self.run.tasks.load_included_tasks(
                 self.play(),
                 &parent,
                 &target,
                 &self.scope.play_vars(),
-            )?;
+            );
+            let mut included = match loaded {
+                Ok(included) => included,
+                // A file that cannot be loaded fails the include on its hosts; a parser error
+                // ends the run.
+                Err(e) if e.class == tack_diag::ErrorClass::General => {
+                    self.include_failure(ctx, &want.hosts, e, callback, stats);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             for imported in self.run.tasks.take_imported() {
                 callback.verbose_line(2, &format!("statically imported: {}", imported.display()));
             }
@@ -207,11 +259,19 @@ impl<'r> PlayRun<'r, '_> {
                 };
             let looped = ctx.task.loop_items.is_some();
             let mut skipped_items: Vec<Node> = Vec::new();
-            let count = items.len();
+            let mut count = 0;
             for item in items {
+                count += 1;
                 let item_scope = match &item {
                     Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
                     None => scope.clone(),
+                };
+                // `break_when` is judged after every item, skipped or not.
+                let breaks = match &item {
+                    Some(_) => {
+                        crate::loop_control::include_break(ctx, self.run.templar, &item_scope)?
+                    }
+                    None => None,
                 };
                 if looped
                     && let Some(value) = &item
@@ -222,9 +282,18 @@ impl<'r> PlayRun<'r, '_> {
                     result
                         .data
                         .insert(crate::result::s("ansible_loop_var"), crate::result::s(&loop_var));
+                    if let Some(verdict) = breaks {
+                        result.data.insert(
+                            crate::result::s("break_when_result"),
+                            crate::result::b(verdict),
+                        );
+                    }
                     result.item_label = Some(value.clone());
                     callback.item_result(&view, &result);
                     skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                    if breaks == Some(true) {
+                        break;
+                    }
                     continue;
                 }
                 let mut names = Vec::with_capacity(nodes.len());
@@ -259,6 +328,9 @@ impl<'r> PlayRun<'r, '_> {
                         hosts: vec![host.clone()],
                         provenance: read.derived(),
                     }),
+                }
+                if breaks == Some(true) {
+                    break;
                 }
             }
             if looped && (count == 0 || skipped_items.len() == count) {

@@ -55,17 +55,23 @@ impl<'r> PlayRun<'r, '_> {
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
-        let nodes = [
-            ("name", target.name.as_ref()),
-            ("tasks_from", target.tasks_from.as_ref()),
-            ("vars_from", target.vars_from.as_ref()),
-            ("defaults_from", target.defaults_from.as_ref()),
-            ("handlers_from", target.handlers_from.as_ref()),
-            ("allow_duplicates", target.allow_duplicates.as_ref()),
-            ("public", target.public.as_ref()),
-        ];
         callback.task_start(&self.banner(ctx, hosts.first(), params.cloned()));
-        let wanted = self.wanted(ctx, hosts, params, callback, stats, &nodes)?;
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &role_nodes(target))?;
+        self.load_included_role(ctx, target, wanted, callback, stats)
+    }
+
+    /// The roles `wanted` names for the `include_role` `ctx`, each loaded once for the hosts
+    /// that name it with the same parameters, with ansible's `included: ROLE for HOSTS`
+    /// lines.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn load_included_role(
+        &self,
+        ctx: &TaskInContext<'_>,
+        target: &RoleTarget,
+        wanted: Vec<crate::include::Wanted>,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
         let (parent, include_vars) = stripped_parent(ctx);
         let loop_var = loop_var(ctx);
         let mut out = Vec::new();
@@ -100,9 +106,20 @@ impl<'r> PlayRun<'r, '_> {
                 },
                 vars: role_vars,
                 allow_duplicates,
+                rescuable: rescuable(ctx),
             };
-            let (included, role) =
-                self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars())?;
+            let loaded =
+                self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars());
+            let (included, role) = match loaded {
+                Ok(loaded) => loaded,
+                // A role that cannot be loaded fails the include on its hosts (a parser error,
+                // or any error when not `rescuable`, ends the run).
+                Err(e) if e.class == tack_diag::ErrorClass::General => {
+                    self.include_failure(ctx, &want.hosts, e, callback, stats);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             // A public role's defaults and vars are the play's from here on.
             if public && let Some(roles) = &included.roles {
                 self.scope.expose_role(
@@ -127,6 +144,38 @@ impl<'r> PlayRun<'r, '_> {
         Ok(out)
     }
 
+    /// The include `ctx` failed on `hosts` with `error`: each shows it failed and counts a
+    /// failure (even inside a rescue, as ansible counts it), and waits in `include_failed`
+    /// for the splice to move it on as failed.
+    pub(crate) fn include_failure(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        error: Diagnostic,
+        callback: &mut dyn Callback,
+        stats: &mut Stats,
+    ) {
+        use crate::result::{b, s};
+        let view = self.view(ctx);
+        for host in hosts {
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            data.insert(s("failed"), b(true));
+            data.insert(s("exception"), s("(traceback unavailable)"));
+            data.insert(s("msg"), s(&error.brief()));
+            let mut result = crate::result::HostResult::new(host, data);
+            result.error = Some(error.clone());
+            // A looped include's result is the host's whole loop result (its items shown
+            // already): the callback then shows only the error.
+            if ctx.task.loop_items.is_some() {
+                result.data.insert(s("results"), tack_yaml::Node::bare(Value::Seq(Vec::new())));
+            }
+            stats.count(&result, false);
+            callback.host_result(&view, &result);
+            self.include_failed.borrow_mut().insert(host.clone());
+        }
+    }
+
     /// The play runs on with `roles` as its role arena from now on (the roles an include
     /// loaded appended to it), each new role with its identity for `allow_duplicates`.
     pub(crate) fn grow_roles(&self, plays: &'r Arena<Play>, roles: Vec<tack_playbook::Role>) {
@@ -139,6 +188,25 @@ impl<'r> PlayRun<'r, '_> {
         }
         self.set_play(play);
     }
+}
+
+/// `rescuable` (a boolean; `crate::refuse` refuses any other value): true unless false.
+fn rescuable(ctx: &TaskInContext<'_>) -> bool {
+    !matches!(ctx.task.args.get("rescuable").map(|n| &n.value), Some(Value::Bool(false)))
+}
+
+/// What an `include_role` renders per host and item, in the order `load_included_role`
+/// reads them.
+pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 7] {
+    [
+        ("name", target.name.as_ref()),
+        ("tasks_from", target.tasks_from.as_ref()),
+        ("vars_from", target.vars_from.as_ref()),
+        ("defaults_from", target.defaults_from.as_ref()),
+        ("handlers_from", target.handlers_from.as_ref()),
+        ("allow_duplicates", target.allow_duplicates.as_ref()),
+        ("public", target.public.as_ref()),
+    ]
 }
 
 /// The name an unnamed `include_role` shows (`IncludeRole.get_name`): its action and the

@@ -24,6 +24,7 @@ mod fatal;
 mod flush;
 mod force_handlers;
 mod forks;
+mod free_include;
 mod free_passes;
 mod gather;
 mod handlers;

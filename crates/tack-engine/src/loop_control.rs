@@ -1,7 +1,9 @@
 //! `loop_control` as ansible's `TaskContext.start_loop` applies it: the loop and index
 //! variable names, the label, `extended` (`ansible_loop` with its counters, neighbours and,
-//! unless `extended_allitems: false`, every item) and `pause` between items. It owns the
-//! per-item variables and result keys; running the item is the executor's.
+//! unless `extended_allitems: false`, every item), `pause` between items and `break_when`
+//! (judged after each item, its own result under the task's `register` name; a true one ends
+//! the loop after that item). It owns the per-item variables and result keys; running the
+//! item is the executor's.
 
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use crate::task::TaskRun;
 
 /// The options tack runs (the others are refused by name in `crate::refuse`).
 pub(crate) const OPTIONS: &[&str] =
-    &["loop_var", "index_var", "label", "extended", "extended_allitems", "pause"];
+    &["loop_var", "index_var", "label", "extended", "extended_allitems", "pause", "break_when"];
 
 pub(crate) struct LoopControl {
     pub loop_var: String,
@@ -24,6 +26,8 @@ pub(crate) struct LoopControl {
     extended: bool,
     allitems: bool,
     pause: Duration,
+    /// The `break_when` conditions as written (a list of them all must hold).
+    break_when: Option<Node>,
 }
 
 impl LoopControl {
@@ -35,6 +39,7 @@ impl LoopControl {
             extended: false,
             allitems: true,
             pause: Duration::ZERO,
+            break_when: None,
         };
         let Some(node) = run.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
         let Some(map) = node.as_map() else { return Ok(control) };
@@ -42,6 +47,10 @@ impl LoopControl {
             let name = key.as_str().unwrap_or_default();
             if name == "label" {
                 control.label = Some(value.clone());
+                continue;
+            }
+            if name == "break_when" {
+                control.break_when = Some(value.clone());
                 continue;
             }
             let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?.value.value;
@@ -63,6 +72,62 @@ impl LoopControl {
             }
         }
         Ok(control)
+    }
+
+    /// `break_when` on an item's `result` (the item's variables in `scope`, its result under
+    /// the task's `register` name): records `break_when_result` and says whether the loop
+    /// ends here. A condition that cannot be evaluated fails the item and ends the loop, as
+    /// ansible does (the item's own exception kept as `break_when_suppressed_exception`).
+    pub(crate) fn break_here(
+        &self,
+        run: &TaskRun<'_>,
+        scope: &Scope,
+        result: &mut crate::result::HostResult,
+    ) -> bool {
+        let Some(node) = &self.break_when else { return false };
+        let conditions: Vec<&Node> = match &node.value {
+            Value::Seq(items) => items.iter().collect(),
+            Value::Null => Vec::new(),
+            _ => vec![node],
+        };
+        if conditions.is_empty() {
+            return false;
+        }
+        let register =
+            run.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value));
+        let scope = match &register {
+            Some(name) => scope.with_var(
+                name,
+                Node::bare(Value::Map(result.data.clone())),
+                Provenance::ManagedHost,
+            ),
+            None => scope.clone(),
+        };
+        let mut verdict = true;
+        for cond in conditions {
+            match run.templar.evaluate_conditional(cond, &scope) {
+                Ok(r) if r.value => {}
+                Ok(_) => {
+                    verdict = false;
+                    break;
+                }
+                Err(e) => {
+                    result.data.insert(s("break_when_result"), s(&e.message));
+                    if let Some((_, exception)) = result.data.remove("exception") {
+                        result.data.insert(s("break_when_suppressed_exception"), exception);
+                    }
+                    result.data.insert(s("exception"), s("(traceback unavailable)"));
+                    result.data.insert(s("failed"), b(true));
+                    result.error = Some(Diagnostic::at(
+                        format!("A 'break_when' expression failed: {}", e.message),
+                        e.origin.clone().or_else(|| cond.origin.clone()),
+                    ));
+                    return true;
+                }
+            }
+        }
+        result.data.insert(s("break_when_result"), b(verdict));
+        verdict
     }
 
     /// Waits `pause` before every item but the first.
@@ -126,4 +191,49 @@ impl LoopControl {
             data.insert(s("ansible_loop"), extended);
         }
     }
+}
+
+/// `break_when` of an include's loop on one item (`scope` holds the item's variables):
+/// whether the loop ends after it, `None` when the include has none. ansible fails the item
+/// whose expression cannot be evaluated; tack does not fail an include's item, and refuses
+/// that by name.
+pub(crate) fn include_break(
+    ctx: &tack_playbook::walk::TaskInContext<'_>,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+) -> Result<Option<bool>, Diagnostic> {
+    let Some(node) = ctx
+        .task
+        .attrs
+        .get(Keyword::LoopControl)
+        .and_then(Node::as_map)
+        .and_then(|m| m.get("break_when"))
+    else {
+        return Ok(None);
+    };
+    let conditions: Vec<&Node> = match &node.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        _ => vec![node],
+    };
+    if conditions.is_empty() {
+        return Ok(None);
+    }
+    for cond in conditions {
+        match templar.evaluate_conditional(cond, scope) {
+            Ok(r) if r.value => {}
+            Ok(_) => return Ok(Some(false)),
+            Err(e) => {
+                return Err(Diagnostic::at(
+                    format!(
+                        "tack does not support a loop_control 'break_when' that fails on an \
+                         include yet ({})",
+                        e.message
+                    ),
+                    e.origin.clone().or_else(|| cond.origin.clone()),
+                ));
+            }
+        }
+    }
+    Ok(Some(true))
 }

@@ -26,6 +26,10 @@ pub(crate) struct MetaRound<'m, 'a> {
     /// (role identity, host) pairs whose role ran to its end.
     pub completed: &'m mut BTreeSet<(String, String)>,
     pub states: &'m mut BTreeMap<String, HostState>,
+    /// Under `free` and `host_pinned`, whether this task's banner is the last shown: there a
+    /// meta task shows its banner only with a skipped result (ansible's callback defers
+    /// banners for those strategies); `None` under `linear`, where it always shows.
+    pub free_banner: Option<bool>,
 }
 
 impl<'r> PlayRun<'r, '_> {
@@ -62,7 +66,7 @@ impl<'r> PlayRun<'r, '_> {
         let mut ended: Vec<String> = Vec::new();
         let mut ending_role: Vec<String> = Vec::new();
         for host in &targets {
-            if !ctx.task.implicit {
+            if !ctx.task.implicit && meta.free_banner.is_none() {
                 callback.task_start(&view);
             }
             // These never evaluate a condition; ansible says so (once, as every warning).
@@ -82,6 +86,12 @@ impl<'r> PlayRun<'r, '_> {
                     let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
                     callback.verbose_line(2, &format!("META: {}", reason.unwrap_or_default()));
                 }
+                if let Some(shown) = meta.free_banner.as_mut()
+                    && !*shown
+                {
+                    callback.task_start(&view);
+                    *shown = true;
+                }
                 // Shown, never counted in the recap.
                 callback.host_result(&view, &skip);
                 continue;
@@ -100,6 +110,11 @@ impl<'r> PlayRun<'r, '_> {
                 "clear_facts" => Some("facts cleared".to_string()),
                 "clear_host_errors" => Some("cleared host errors".to_string()),
                 "noop" => Some("noop".to_string()),
+                "refresh_inventory" => Some("inventory successfully refreshed".to_string()),
+                // The local connection resets (nothing) without an error.
+                "reset_connection" => Some("reset connection".to_string()),
+                // ansible's `end_role` shows its line only at debug level (its header is
+                // told apart by the role's implicit `role_complete`, which it stops at).
                 // `role_complete` is only ever implicit.
                 _ => None,
             };
@@ -175,6 +190,41 @@ impl<'r> PlayRun<'r, '_> {
             self.removed.borrow_mut().insert(host.clone());
         }
         Ok(())
+    }
+
+    /// An explicit or implicit `flush_handlers` reached by `host` under `free` or
+    /// `host_pinned` (`shown`: whether its banner is the last shown): its `when` (a false one
+    /// shows the skipped result and returns false), then the host's saved notifications
+    /// name their handlers (`NOTIFIED HANDLER` lines at `-vv`) and it returns true.
+    pub(crate) fn free_flush(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+        handlers: &mut Handlers<'_>,
+        callback: &mut dyn Callback,
+        shown: &mut bool,
+    ) -> Result<bool, Diagnostic> {
+        if let Some(skip) = self.meta_skip(ctx, host, "flush_handlers", params)? {
+            if !ctx.task.implicit {
+                let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
+                callback.verbose_line(2, &format!("META: {}", reason.unwrap_or_default()));
+                if !*shown {
+                    callback.task_start(&self.view(ctx));
+                    *shown = true;
+                }
+                callback.host_result(&self.view(ctx), &skip);
+            }
+            return Ok(false);
+        }
+        for i in handlers.announce(host) {
+            let name = self.view(&handlers.list[i].ctx).name;
+            callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+        }
+        if !ctx.task.implicit {
+            callback.verbose_line(2, &format!("META: triggered running handlers for {host}"));
+        }
+        Ok(true)
     }
 
     /// A meta task's `when` on `host`: `None` when it holds, else the skipped result

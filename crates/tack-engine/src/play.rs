@@ -61,6 +61,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// without a failed result of their own: they end the run failed even if a rescue
     /// catches them, as ansible keeps them in its failed hosts.
     pub forced: std::cell::RefCell<BTreeSet<String>>,
+    /// Hosts whose `include_role` failed to load its role (shown failed, not yet moved).
+    pub include_failed: std::cell::RefCell<BTreeSet<String>>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: std::cell::Cell<bool>,
     /// Hosts found unreachable in this batch (not ignored): they run nothing more in the run.
@@ -196,6 +198,7 @@ pub fn run_play(
         all_hosts: selected.clone(),
         removed: removed.clone(),
         forced: Default::default(),
+        include_failed: Default::default(),
         ended_play: Default::default(),
         lost: Default::default(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
@@ -257,6 +260,9 @@ pub(crate) enum RunKind {
     Task,
     /// A task whose banner is already the last shown (the free strategies).
     Continued,
+    /// A task of the free strategies whose banner comes with its first line: an item or
+    /// retry line, else its result (after what processing the result prints).
+    Deferred,
     Once,
     Handler,
     /// A `run_once` handler.
@@ -297,9 +303,11 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
         if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
             let gather = gathers_facts(keywords).then_some(keywords);
+            let env = crate::strategy_free::SpliceEnv { arena, plays, vars };
             let end = this.run_batch_free(
                 pinned,
                 gather,
+                env,
                 &mut walk,
                 &mut handlers,
                 callback,
@@ -339,6 +347,7 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                     handlers: &mut handlers,
                     completed: &mut completed,
                     states,
+                    free_banner: None,
                 };
                 this.run_meta(ctx, &round, &mut meta, callback, stats)?;
                 if this.stopped.get() {
@@ -690,9 +699,10 @@ impl<'r> PlayRun<'r, '_> {
         };
         if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
-        } else if kind != RunKind::Continued {
+        } else if !matches!(kind, RunKind::Continued | RunKind::Deferred) {
             callback.task_start(&view);
         }
+        let mut banner_due = kind == RunKind::Deferred;
         let mut runner = self.runner(ctx, action, params);
         if callback.wants_params() {
             callback.task_params(&view, &crate::params::collect(&runner, hosts));
@@ -720,8 +730,19 @@ impl<'r> PlayRun<'r, '_> {
                 if outcome.result.lost() {
                     self.lost.borrow_mut().insert(host.to_string());
                 }
+                let with_lines = outcome.items.iter().any(|e| {
+                    matches!(e, crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_))
+                });
+                if banner_due && with_lines {
+                    callback.task_start(&view);
+                    banner_due = false;
+                }
                 outcome.show_events(&view, callback);
                 judge(host, &outcome, callback)?;
+                if banner_due {
+                    callback.task_start(&view);
+                    banner_due = false;
+                }
                 // A looped task's diffs went out with its items; ansible's strategy sends one for
                 // the task's own result when `--diff` or the task's `diff` is on.
                 let diff_on = self.run.facts.diff_mode || outcome.diff;

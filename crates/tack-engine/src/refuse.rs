@@ -169,12 +169,12 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
     if let Some(node) = play.attrs.get(Keyword::Strategy) {
         let name = tack_yaml::pyrepr::str(&node.value);
-        if crate::strategy_free::free_kind(&name).is_some() {
-            crate::strategy_free::check(play, &name)?;
-        } else if !matches!(
-            name.as_str(),
-            "linear" | "ansible.builtin.linear" | "ansible.legacy.linear"
-        ) {
+        if crate::strategy_free::free_kind(&name).is_none()
+            && !matches!(
+                name.as_str(),
+                "linear" | "ansible.builtin.linear" | "ansible.legacy.linear"
+            )
+        {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the strategy '{name}'"), origin));
         }
@@ -432,15 +432,15 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
 ];
 
-/// `include_role`'s options and keywords; `rescuable` and a `rolespec_validate` that is not a
-/// plain boolean are refused by name.
+/// `include_role`'s options and keywords; a `rescuable` or `rolespec_validate` that is not a
+/// plain boolean is refused by name.
 fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     check_apply(task)?;
     for option in ["rescuable", "rolespec_validate"] {
         if let Some(node) = task.args.get(option)
-            && !(option == "rolespec_validate" && matches!(node.value, Value::Bool(_)))
+            && !matches!(node.value, Value::Bool(_))
         {
-            let what = format!("the {} option '{option}'", task.action);
+            let what = format!("the {} option '{option}' that is not a boolean", task.action);
             return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
         }
     }
@@ -453,7 +453,7 @@ fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if name != "loop_var" {
+            if name != "loop_var" && name != "break_when" {
                 return Err(refuse(
                     format!("the loop_control option '{name}' on include_role"),
                     key.origin.clone(),

@@ -65,10 +65,14 @@ impl<'a> Segment<'a> {
 
 /// A host inside an included file: the segment it runs, its position there, and the
 /// segments the same include still has for it (one per loop item).
+#[derive(Clone)]
 pub(crate) struct Frame {
     pub seg: usize,
     pub cursor: HostCursor,
     pub queue: VecDeque<usize>,
+    /// Another file of the same include failed to load: the include fails once these are
+    /// done.
+    pub fails: bool,
 }
 
 /// Moves `host` past task `next` of segment `seg`, out of included files it finished (their
@@ -109,7 +113,7 @@ fn step(
                         }
                     }
                 }
-                failing = frame.cursor.failed;
+                failing = frame.cursor.failed || frame.fails;
                 stack.pop();
                 // The include itself now succeeds or fails where it stands.
                 from = match stack.last() {
@@ -135,10 +139,13 @@ fn step(
     }
 }
 
-/// Puts `host` into the files its include at `next` of segment `seg` brought in.
+/// Puts `host` into the files its include at `next` of segment `seg` brought in; the
+/// include then succeeds, or fails when `fails`.
+#[allow(clippy::too_many_arguments)]
 fn enter(
     host: &str,
     mut queue: VecDeque<usize>,
+    fails: bool,
     cursors: &mut [(String, HostCursor)],
     frames: &mut BTreeMap<String, Vec<Frame>>,
     segments: &[Segment<'_>],
@@ -148,11 +155,12 @@ fn enter(
     while let Some(first) = queue.pop_front() {
         let cursor = segments[first].layout().start();
         if cursor.pos.is_some() {
-            frames.entry(host.to_string()).or_default().push(Frame { seg: first, cursor, queue });
+            let frame = Frame { seg: first, cursor, queue, fails };
+            frames.entry(host.to_string()).or_default().push(frame);
             return;
         }
     }
-    step(host, seg, next, false, cursors, frames, segments);
+    step(host, seg, next, fails, cursors, frames, segments);
 }
 
 /// `is_any_block_rescuing` for a host that may be inside included files: the file's own
@@ -279,6 +287,23 @@ impl<'a> Walk<'a> {
         step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
     }
 
+    /// Whether `host` failing at `next` of `seg` would still have tasks to run (a rescue or
+    /// an `always` around it), judged on a copy of its position.
+    pub fn runs_on_after_failing(&self, host: &str, seg: usize, next: usize) -> bool {
+        let Some(cursor) = self.cursor(host) else { return false };
+        let mut cursors = vec![(host.to_string(), cursor.clone())];
+        let mut frames: BTreeMap<String, Vec<Frame>> = BTreeMap::new();
+        if let Some(stack) = self.frames.get(host) {
+            frames.insert(host.to_string(), stack.clone());
+        }
+        step(host, seg, next, true, &mut cursors, &mut frames, &self.segments);
+        let stack = frames.get(host).map(Vec::as_slice).unwrap_or_default();
+        match stack.last() {
+            Some(frame) => frame.cursor.pos.is_some(),
+            None => cursors[0].1.pos.is_some(),
+        }
+    }
+
     /// Whether `host` failing at `next` of `seg` is caught by a rescue around it.
     pub fn rescuing(&self, host: &str, seg: usize, next: usize) -> bool {
         let base = self.cursor(host).and_then(|c| c.pos);
@@ -324,8 +349,22 @@ impl<'a> Walk<'a> {
         (id, at + count)
     }
 
-    /// Puts `host` into the files its include at `next` of `seg` brought in.
-    pub fn enter(&mut self, host: &str, queue: VecDeque<usize>, seg: usize, next: usize) {
-        enter(host, queue, &mut self.cursors, &mut self.frames, &self.segments, seg, next);
+    /// How many tasks the lockstep order holds (where a splice at its end goes).
+    pub fn order_len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Puts `host` into the files its include at `next` of `seg` brought in; when `fails`
+    /// (another of its files could not be loaded) the include fails after them.
+    pub fn enter(
+        &mut self,
+        host: &str,
+        queue: VecDeque<usize>,
+        fails: bool,
+        seg: usize,
+        next: usize,
+    ) {
+        let (cursors, frames) = (&mut self.cursors, &mut self.frames);
+        enter(host, queue, fails, cursors, frames, &self.segments, seg, next);
     }
 }

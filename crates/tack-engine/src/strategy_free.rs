@@ -8,21 +8,47 @@
 //! `max_fail_percentage` are not honoured by these strategies in ansible either: each gives
 //! ansible's warning.
 //!
-//! `include_tasks` and explicit `meta` tasks under these strategies are refused by name
-//! before the play runs ([`check`]).
+//! An include (a handler's too) is expanded per host (`free_include`); a meta task runs for
+//! each host that reaches it, its banner shown only with a skipped result.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
 use tack_playbook::Play;
-use tack_playbook::compile::compile_play;
-use tack_playbook::walk::{Sections, walk};
 
 use crate::HostState;
 use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::play::{BatchEnd, PlayRun, RunKind, is_meta, meta_arg};
 use crate::segments::{Round, Walk};
+
+/// What splicing an include needs besides the walk and the handlers: where its blocks and
+/// the grown plays are kept, and the play's variables (for the included tasks' tags).
+#[derive(Clone, Copy)]
+pub(crate) struct SpliceEnv<'r, 'v> {
+    pub arena: &'r typed_arena::Arena<Vec<tack_playbook::compile::CompiledBlock>>,
+    pub plays: &'r typed_arena::Arena<Play>,
+    pub vars: &'v tack_yaml::Mapping,
+}
+
+impl<'r, 'v> SpliceEnv<'r, 'v> {
+    pub(crate) fn splice<'m>(
+        &self,
+        walk: &'m mut Walk<'r>,
+        handlers: &'m mut Handlers<'r>,
+    ) -> crate::include::Splice<'m, 'r>
+    where
+        'v: 'm,
+    {
+        crate::include::Splice {
+            walk,
+            handlers,
+            arena: self.arena,
+            plays: self.plays,
+            vars: self.vars,
+        }
+    }
+}
 
 /// The strategy names that run hosts freely, and whether each pins hosts.
 pub(crate) fn free_kind(name: &str) -> Option<bool> {
@@ -31,24 +57,6 @@ pub(crate) fn free_kind(name: &str) -> Option<bool> {
         "host_pinned" | "ansible.builtin.host_pinned" | "ansible.legacy.host_pinned" => Some(true),
         _ => None,
     }
-}
-
-/// Refuses what these strategies do not run yet in `play`.
-pub(crate) fn check(play: &Play, strategy: &str) -> Result<(), Diagnostic> {
-    for ctx in walk(play, &compile_play(play), Sections::All) {
-        let what = if matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeTasks) {
-            "include_tasks"
-        } else if !ctx.task.implicit && is_meta(&ctx) {
-            "meta tasks"
-        } else {
-            continue;
-        };
-        return Err(Diagnostic::at(
-            format!("tack does not support {what} under the '{strategy}' strategy yet"),
-            ctx.task.origin.clone(),
-        ));
-    }
-    Ok(())
 }
 
 /// ansible's warnings for the task keywords these strategies do not honour.
@@ -74,6 +82,7 @@ impl<'r> PlayRun<'r, '_> {
         &self,
         pinned: bool,
         gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+        env: SpliceEnv<'r, '_>,
         walk: &mut Walk<'r>,
         handlers: &mut Handlers<'r>,
         callback: &mut dyn Callback,
@@ -87,7 +96,7 @@ impl<'r> PlayRun<'r, '_> {
             ));
         }
         if !pinned {
-            return self.run_free_passes(gather, walk, handlers, callback, stats, states);
+            return self.run_free_passes(gather, env, walk, handlers, callback, stats, states);
         }
         let mut to_gather: BTreeSet<String> = if gather.is_some() {
             walk.cursors.iter().map(|(h, _)| h.clone()).collect()
@@ -149,8 +158,36 @@ impl<'r> PlayRun<'r, '_> {
                         handlers,
                         completed: &mut completed,
                         states,
+                        free_banner: Some(last == Some((seg, next))),
                     };
                     self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
+                    if meta.free_banner == Some(true) {
+                        last = Some((seg, next));
+                    }
+                    continue;
+                }
+                if crate::free_include::is_include(&ctx) {
+                    if last != Some((seg, next)) {
+                        let params = walk.segments[seg].params.clone();
+                        callback.task_start(&self.banner(&ctx, Some(host), params));
+                        last = Some((seg, next));
+                    }
+                    let mut pending = Vec::new();
+                    let params = walk.segments[seg].params.clone();
+                    self.free_include_result(
+                        crate::free_include::At::Task(seg, next),
+                        &ctx,
+                        params,
+                        host,
+                        &mut pending,
+                        walk,
+                        callback,
+                        stats,
+                    )?;
+                    let mut splice = env.splice(walk, handlers);
+                    // Only a handler's include inserts handlers, and this loop has none.
+                    self.free_include_splice(pending, &mut splice, callback, stats)?;
+                    self.update_play_hosts(&walk.cursors);
                     continue;
                 }
                 let params = walk.segments[seg].params.clone();
@@ -158,7 +195,7 @@ impl<'r> PlayRun<'r, '_> {
                     self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
                 warn_unsupported(&controls);
                 let kind =
-                    if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Task };
+                    if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Deferred };
                 last = Some((seg, next));
                 let ctx = &ctx;
                 self.run_task(
@@ -191,8 +228,13 @@ impl<'r> PlayRun<'r, '_> {
             for ((seg, next), group) in flushing {
                 let ctx = walk.segments[seg].tasks[next].clone();
                 let round = Round { pick: 0, seg, next, hosts: group };
-                let mut meta =
-                    crate::meta::MetaRound { walk, handlers, completed: &mut completed, states };
+                let mut meta = crate::meta::MetaRound {
+                    walk,
+                    handlers,
+                    completed: &mut completed,
+                    states,
+                    free_banner: Some(last == Some((seg, next))),
+                };
                 self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
                 last = None;
             }

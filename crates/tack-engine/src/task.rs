@@ -356,9 +356,13 @@ impl TaskRun<'_> {
                     result.item_label.clone().unwrap_or_else(|| item.clone()),
                 );
             }
+            let broke = control.break_here(self, &item_scope, &mut result);
             shown.push(TaskEvent::Item(result.clone()));
             result.data.remove("_ansible_item_label");
             results.push(result);
+            if broke {
+                break;
+            }
         }
         Ok((shown, aggregate(host, results)))
     }

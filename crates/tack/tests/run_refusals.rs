@@ -94,21 +94,20 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "site.yml:5:7", 1);
     let play = format!("{PLAY}    - command: /bin/true\n      async: 10\n      timeout: 5\n");
     refused(&play, &[], "the task keyword 'timeout' with 'async' yet", 1);
-    let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: true\n");
-    refused(&play, &[], "tack does not support the include_role option 'rescuable' yet", 1);
+    let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: 'no'\n");
+    refused(
+        &play,
+        &[],
+        "tack does not support the include_role option 'rescuable' that is not a boolean yet",
+        1,
+    );
     let play = format!(
         "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{remote_user: x}}\n"
     );
     refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
-    let play = format!(
-        "{PLAY}    - debug: msg=x\n      loop: [1]\n      loop_control:\n        break_when: []\n"
-    );
-    refused(&play, &[], "the loop_control option 'break_when'", 1);
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
-    let play = "- hosts: all\n  gather_facts: false\n  strategy: free\n  tasks:\n    - include_tasks: x.yml\n";
-    refused(play, &[], "tack does not support include_tasks under the 'free' strategy yet", 1);
     let play =
         format!("{PLAY}    - file: path=/tmp state=directory\n      environment: {{A: b}}\n");
     refused(&play, &[], "the keyword 'environment' with the action 'ansible.builtin.file'", 1);

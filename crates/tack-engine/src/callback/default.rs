@@ -324,10 +324,11 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let items = task.looped && result.data.get("results").is_some();
         match result.outcome() {
             crate::result::Outcome::Failed => {
+                // The error first, items or not (`_handle_warnings_and_exception`).
+                self.error_block(task, result);
                 // ansible cleans a failure before looking for its items: a looped `debug`
                 // that failed loses `results` and shows the summary line.
                 if !(task.looped && data.get("results").is_some()) {
-                    self.error_block(task, result);
                     let dump = self.dump(&data, result);
                     self.colored(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
                 }

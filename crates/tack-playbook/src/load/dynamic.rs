@@ -58,6 +58,9 @@ pub struct RoleRequest<'r> {
     pub vars: Mapping,
     /// `allow_duplicates` of the include (ansible's default for an include is true).
     pub allow_duplicates: bool,
+    /// `rescuable` of the include (default true): when false, a role that cannot be loaded
+    /// is ansible's parser error (fatal to the run) instead of a failure of the include.
+    pub rescuable: bool,
 }
 
 impl Loader<'_> {
@@ -89,12 +92,20 @@ impl Loader<'_> {
             Value::Str(request.name.to_string()),
             origin.and_then(|n| n.origin.clone()).or_else(|| request.include.origin.clone()),
         );
-        let mut rr = self.role_ref(&node, &build, None, &[], vars)?;
+        let mut rr = self.role_ref(&node, &build, None, &[], vars).map_err(|e| {
+            if request.rescuable {
+                e
+            } else {
+                Diagnostic::caused_by("Could not include role.", None, e).parser()
+            }
+        })?;
         for (k, v) in request.vars.iter() {
             rr.vars.insert(k.clone(), v.clone());
         }
         let path = rr.path.clone();
-        let id = self.load_role(rr, &mut build, request.include.role, &request.from, true, 0)?;
+        let id = self
+            .load_role(rr, &mut build, request.include.role, &request.from, true, 0)
+            .map_err(|e| if request.rescuable { e } else { e.parser() })?;
         build.roles[id.0].allow_duplicates = request.allow_duplicates;
         let blocks = crate::compile::compile_role_under(&build.roles, id, request.dep_chain);
         let mut chain = request.dep_chain.to_vec();
