@@ -324,8 +324,15 @@ impl<'r> PlayRun<'r, '_> {
         let result = &outcome.result;
         let host = q.host.as_str();
         let failed = result.flag("failed") && !result.ignored;
+        if result.lost() {
+            // An unreachable host leaves the run where it stands, as under `linear`.
+            stats.count(result, false);
+            self.lost.borrow_mut().insert(host.to_string());
+            walk.finish(host);
+        }
         match q.step {
             Step::Gather => {}
+            _ if result.lost() => {}
             Step::Task(seg, next) => {
                 let rescuing = failed && walk.rescuing(host, seg, next);
                 stats.count(result, rescuing);

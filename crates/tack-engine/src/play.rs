@@ -321,7 +321,12 @@ impl<'r, 'a> PlayRun<'r, 'a> {
         }
         let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
         let mut stop = false;
-        while let Some(mut round) = walk.next_round() {
+        loop {
+            // Hosts found unreachable (by a task, a handler or gathering) run nothing more.
+            for host in self.lost.borrow().iter() {
+                walk.finish(host);
+            }
+            let Some(mut round) = walk.next_round() else { break };
             let (seg, next) = (round.seg, round.next);
             let ctx = walk.segments[seg].tasks[next].clone();
             let ctx = &ctx;
