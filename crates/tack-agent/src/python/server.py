@@ -7,6 +7,7 @@
 # task's child puts its own payload first on the import path and runs the module through
 # ansible-core's own AnsiballZ loader, with its output in private files. The server answers
 # one JSON line per request: {"rc", "stdout", "stderr"}.
+import importlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import tempfile
 sys.path = [p for p in sys.path if p not in ("", ".")]
 PAYLOADS = sys.argv[1]
 WARM = False
+WARMED = set()
 
 
 def warm(zip_path):
@@ -51,6 +53,8 @@ def child(request, out, err):
     sys.stdout = sys.__stdout__
     os.environ.update(request.get("env") or {})
     prefer(request["zip"])
+    # The module runs afresh as __main__, not as the copy the server imported.
+    sys.modules.pop(request["fqn"], None)
     code = 0
     try:
         from ansible.module_utils._internal._ansiballz import _loader
@@ -77,8 +81,23 @@ def child(request, out, err):
         os._exit(code)
 
 
+def warm_module(request):
+    """Imports a module once in the server (not as __main__: its main() does not run), so its
+    module_utils are loaded before the fork; a module that cannot be imported so is left to
+    fail in its child, where the error is reported."""
+    if request["fqn"] in WARMED:
+        return
+    WARMED.add(request["fqn"])
+    prefer(request["zip"])
+    try:
+        importlib.import_module(request["fqn"])
+    except Exception:
+        pass
+
+
 def run(request):
     warm(request["zip"])
+    warm_module(request)
     with tempfile.TemporaryFile(dir=PAYLOADS) as out, tempfile.TemporaryFile(dir=PAYLOADS) as err:
         sys.stdout.flush()
         pid = os.fork()

@@ -32,7 +32,7 @@ impl Connection for Local {
     }
 
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Module(run.fqn.clone()));
+        crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
         InProcess.run_python(payload, run)
     }
 }
