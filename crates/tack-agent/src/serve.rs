@@ -11,9 +11,10 @@ use std::path::Path;
 
 use tack_protocol::{
     AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError,
-    RunModule,
+    RunModule, RunPython,
 };
 
+use crate::python::{PythonError, PythonHost, PythonRun};
 use crate::{Invocation, run_module, shell};
 
 /// Why the agent stopped before `bye` or a clean end of stream.
@@ -63,9 +64,23 @@ fn converse<R: Read, W: Write>(
         }
         Some(other) => return Err(ServeError::NoHello(other.name())),
     }
+    // The link's payloads and warm Python servers, ended with it.
+    let mut python = PythonHost::new();
+    // Why a payload sent without a reply could not be stored, told to the run that needs it.
+    let mut unstored: std::collections::HashMap<String, PythonError> = Default::default();
     loop {
         match reader.recv_message()? {
             None | Some(Message::Bye) => return Ok(()),
+            Some(Message::PutPayload { hash }) => {
+                let bytes = reader.recv_blob()?;
+                if let Err(e) = python.put_payload(&hash, &bytes) {
+                    unstored.insert(hash, e);
+                }
+            }
+            Some(Message::RunPython(request)) => {
+                let reply = python_reply(&mut python, &mut unstored, request);
+                send_or_refuse(writer, &reply)?;
+            }
             Some(Message::RunModule(request)) => {
                 let reply = module_reply(request);
                 send_or_refuse(writer, &reply)?;
@@ -96,6 +111,22 @@ fn module_reply(request: RunModule) -> Message {
     }
 }
 
+fn python_reply(
+    python: &mut PythonHost,
+    unstored: &mut std::collections::HashMap<String, PythonError>,
+    request: RunPython,
+) -> Message {
+    let RunPython { id, hash, fqn, profile, interpreter, params, environment } = request;
+    let outcome = match unstored.remove(&hash) {
+        Some(e) => Err(e),
+        None => python.run(&PythonRun { hash, fqn, profile, interpreter, params, environment }),
+    };
+    match outcome {
+        Ok(out) => Message::PythonResult { id, rc: out.rc, stdout: out.stdout, stderr: out.stderr },
+        Err(e) => Message::Error { id: Some(id), kind: ErrorKind::Python, message: e.to_string() },
+    }
+}
+
 /// Sends `reply`, or in its place the `oversize` error for its request when it is over the
 /// controller's frame limit.
 fn send_or_refuse<W: Write>(
@@ -105,7 +136,7 @@ fn send_or_refuse<W: Write>(
     match writer.send(reply) {
         Err(ProtocolError::Oversize { len, limit }) => {
             let id = match reply {
-                Message::ModuleResult { id, .. } => Some(*id),
+                Message::ModuleResult { id, .. } | Message::PythonResult { id, .. } => Some(*id),
                 _ => None,
             };
             writer.send(&Message::Error {

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::{
-    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule,
+    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule, RunPython,
 };
 
 use crate::{Connection, ConnectionError, ExecOutput};
@@ -63,6 +64,8 @@ struct Link {
     stderr: StderrTail,
     info: AgentInfo,
     next_id: u64,
+    /// The Python-path payloads this link's agent has been sent.
+    payloads: std::collections::HashSet<String>,
 }
 
 /// What went wrong with a request, before it is told as a [`ConnectionError`].
@@ -171,7 +174,15 @@ impl Link {
         let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, stdout));
         let mut writer = FrameWriter::new(stdin);
         match tack_protocol::hello(&mut reader, &mut writer) {
-            Ok(info) => Ok(Link { child, reader, writer, stderr, info, next_id: 1 }),
+            Ok(info) => Ok(Link {
+                child,
+                reader,
+                writer,
+                stderr,
+                info,
+                next_id: 1,
+                payloads: Default::default(),
+            }),
             Err(source) => {
                 // The tail is read after the child is gone, when it has all it will say.
                 drop(writer);
@@ -196,6 +207,7 @@ impl Link {
                 Err(Fault::Refused(match kind {
                     ErrorKind::NoSuchModule => ConnectionError::NoSuchModule(message),
                     ErrorKind::Exec => ConnectionError::Exec(message),
+                    ErrorKind::Python => ConnectionError::Python(message),
                     kind => ConnectionError::Agent { during: String::new(), kind, message },
                 }))
             }
@@ -243,7 +255,9 @@ fn unexpected(expected: &'static str, m: &Message) -> Fault {
 
 fn reply_id(m: &Message) -> Option<u64> {
     match m {
-        Message::ModuleResult { id, .. } | Message::ExecResult { id, .. } => Some(*id),
+        Message::ModuleResult { id, .. }
+        | Message::ExecResult { id, .. }
+        | Message::PythonResult { id, .. } => Some(*id),
         Message::Error { id, .. } => *id,
         _ => None,
     }
@@ -303,6 +317,34 @@ impl Connection for ChildAgent {
             let stdout = link.reader.recv_blob()?;
             let stderr = link.reader.recv_blob()?;
             Ok(ExecOutput { rc, stdout, stderr })
+        };
+        self.with_link(&during, request).map_err(|e| with_during(e, &during))
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        let during = format!("running module '{}' through the Python path", run.fqn);
+        let request = |link: &mut Link| {
+            if !link.payloads.contains(&run.hash) {
+                link.writer.send(&Message::PutPayload { hash: run.hash.clone() })?;
+                link.writer.send_blob(payload)?;
+                link.payloads.insert(run.hash.clone());
+            }
+            let id = link.id();
+            link.writer.send(&Message::RunPython(RunPython {
+                id,
+                hash: run.hash.clone(),
+                fqn: run.fqn.clone(),
+                profile: run.profile.clone(),
+                interpreter: run.interpreter.clone(),
+                params: run.params.clone(),
+                environment: run.environment.clone(),
+            }))?;
+            match link.reply(id)? {
+                Message::PythonResult { rc, stdout, stderr, .. } => {
+                    Ok(PythonOutput { rc, stdout, stderr })
+                }
+                other => Err(unexpected("python_result", &other)),
+            }
         };
         self.with_link(&during, request).map_err(|e| with_during(e, &during))
     }

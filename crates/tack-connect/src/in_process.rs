@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use tack_agent::python::{PythonHost, PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
 use crate::{Connection, ConnectionError, ExecOutput};
@@ -24,5 +25,17 @@ impl Connection for InProcess {
         let out =
             tack_agent::shell::run(cmd, cwd).map_err(|e| ConnectionError::Exec(e.to_string()))?;
         Ok(ExecOutput { rc: out.rc, stdout: out.stdout, stderr: out.stderr })
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        // One store and one warm server per interpreter for the whole process, as an agent
+        // keeps them for its link.
+        PythonHost::with_shared(|host| {
+            if !host.has_payload(&run.hash) {
+                host.put_payload(&run.hash, payload)?;
+            }
+            host.run(run)
+        })
+        .map_err(|e| ConnectionError::Python(e.to_string()))
     }
 }

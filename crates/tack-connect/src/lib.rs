@@ -23,6 +23,7 @@ pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
 
+use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
 /// Why a module or command could not be run on a host.
@@ -32,6 +33,9 @@ pub enum ConnectionError {
     NoSuchModule(String),
     #[error("could not run the command on the host: {0}")]
     Exec(String),
+    /// A Python-path module could not be run (see `tack_agent::python`).
+    #[error("could not run the module through ansible-core's Python code: {0}")]
+    Python(String),
     #[error("could not start the agent {program}: {source}")]
     Spawn {
         program: String,
@@ -110,4 +114,11 @@ pub trait Connection: Send + Sync {
     /// input (what `raw` and `script` run, and the shell tests action plugins make).
     fn exec_command(&self, cmd: &str, cwd: &std::path::Path)
     -> Result<ExecOutput, ConnectionError>;
+
+    /// Runs a module through ansible-core's own code from the payload `run.hash` names,
+    /// whose bytes are `payload` (sent to the host once per link, before its first run).
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        let _ = (payload, run);
+        Err(ConnectionError::Python("this connection does not carry the Python path".into()))
+    }
 }

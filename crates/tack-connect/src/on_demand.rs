@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun};
 
 type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync;
 
@@ -75,5 +75,9 @@ impl Connection for OnDemand {
 
     fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
         self.with(|link| link.exec_command(cmd, cwd))
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        self.with(|link| link.run_python(payload, run))
     }
 }

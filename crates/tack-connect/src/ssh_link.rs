@@ -15,7 +15,7 @@ use tack_protocol::AgentInfo;
 
 use crate::child::{AgentCommand, ChildAgent};
 use crate::install::{self, AgentImage};
-use crate::{Connection, ConnectionError, ExecOutput, SshTarget};
+use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget};
 
 /// ssh's own exit status for a failure of ssh itself (not of the remote command).
 const SSH_FAILED: i32 = 255;
@@ -83,6 +83,10 @@ impl Connection for Ssh {
 
     fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
         self.agent.exec_command(cmd, cwd).map_err(ssh_said)
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        self.agent.run_python(payload, run).map_err(ssh_said)
     }
 }
 

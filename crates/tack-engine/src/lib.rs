@@ -42,6 +42,7 @@ mod no_log;
 mod params;
 mod play;
 mod prompt;
+pub mod python_path;
 mod refuse;
 mod render_cache;
 mod reserved;

@@ -304,6 +304,13 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     let Some(action) = Action::resolve(&task.action) else {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
+    if let Action::Python(_) = action
+        && crate::python_path::core().is_none()
+    {
+        let why = crate::python_path::why_not();
+        let msg = format!("tack has no native module '{}': {why}", task.action);
+        return Err(Diagnostic::at(msg, task.origin.clone()));
+    }
     let handler = matches!(task.kind, TaskKind::Handler { .. });
     for (keyword, _) in task.attrs.iter() {
         if !(TASK_KEYWORDS.contains(&keyword)
@@ -343,7 +350,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(key) = task.attrs.key(Keyword::Timeout) {
         let stoppable = match action {
             Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
-            Action::Copy | Action::Template => false,
+            Action::Copy | Action::Template | Action::Python(_) => false,
             // Controller actions finish at once; a timeout can never stop them.
             _ => true,
         };

@@ -702,6 +702,13 @@ impl TaskRun<'_> {
     ) -> HostResult {
         if apply {
             self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
+            // A module's own facts (the Python path's; native modules return none but setup's).
+            if let (Action::Python(_), Some(facts)) =
+                (self.action, output.data.get("ansible_facts").and_then(Node::as_map))
+                && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
+            {
+                self.vars.merge_module_facts(&self.fact_host(host, scope), facts);
+            }
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);

@@ -267,6 +267,30 @@ fn set_in(
 
 impl PlayScope {
     /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
+    /// Adds the facts a module returned (`ansible_facts` of its result) to the host's facts,
+    /// as ansible's strategy adds them to its fact cache: newer values win, `ansible_facts`
+    /// grows.
+    pub fn merge_module_facts(&self, host: &str, facts: &Mapping) {
+        let mut layer = Layer::new();
+        let mut namespaced = Mapping::new();
+        let added = facts_layer(facts);
+        let old = self.gathered_of(host);
+        for source in old.iter().map(|l| l.as_ref()).chain(std::iter::once(&added)) {
+            for (name, binding) in source.bindings() {
+                match binding.node().as_map() {
+                    Some(map) if name == "ansible_facts" => {
+                        for (k, v) in map.iter() {
+                            namespaced.insert(k.clone(), v.clone());
+                        }
+                    }
+                    _ => layer.insert_binding(name, Arc::clone(binding)),
+                }
+            }
+        }
+        layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
+        self.set_gathered(host, Arc::new(layer));
+    }
+
     pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
         self.versions.host_changed(host);
         if let Ok(mut gathered) = self.gathered.write() {

@@ -27,4 +27,4 @@ pub use error::{FramePart, ProtocolError};
 pub use frame::{
     DEFAULT_MAX_FRAME, Frame, FrameKind, FrameReader, FrameWriter, HEADER_LEN, encode_message,
 };
-pub use message::{AgentInfo, ErrorKind, Message, PROTOCOL_VERSION, RunModule, hello};
+pub use message::{AgentInfo, ErrorKind, Message, PROTOCOL_VERSION, RunModule, RunPython, hello};

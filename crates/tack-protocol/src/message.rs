@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.
@@ -40,6 +40,14 @@ pub enum Message {
     Error { id: Option<u64>, kind: ErrorKind, message: String },
     /// Controller → agent: the link is done; the agent exits without a reply.
     Bye,
+    /// Controller → agent: a Python-path payload named by the BLAKE3 hash of its bytes,
+    /// which follow as one blob frame; sent once per link, with no reply (a payload that
+    /// could not be stored fails the `run_python` that needs it).
+    PutPayload { hash: String },
+    /// Controller → agent: run a module from a payload sent earlier on this link.
+    RunPython(RunPython),
+    /// Agent → controller: what the module's process left.
+    PythonResult { id: u64, rc: i32, stdout: String, stderr: String },
 }
 
 impl Message {
@@ -54,6 +62,9 @@ impl Message {
             Message::ExecResult { .. } => "exec_result",
             Message::Error { .. } => "error",
             Message::Bye => "bye",
+            Message::PutPayload { .. } => "put_payload",
+            Message::RunPython(_) => "run_python",
+            Message::PythonResult { .. } => "python_result",
         }
     }
 }
@@ -100,6 +111,20 @@ pub struct RunModule {
     pub timeout: Option<u64>,
 }
 
+/// One module run through the Python path (see `tack_agent::python::PythonRun`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPython {
+    pub id: u64,
+    pub hash: String,
+    pub fqn: String,
+    pub profile: String,
+    pub interpreter: String,
+    /// The JSON text of `{"ANSIBLE_MODULE_ARGS": {...}}`.
+    pub params: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub environment: BTreeMap<String, String>,
+}
+
 /// Why a request was not answered with its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,6 +139,8 @@ pub enum ErrorKind {
     Oversize,
     /// The stream or the order of messages is wrong; the link is closed.
     Protocol,
+    /// A Python-path module could not be run (no payload, no interpreter, a dead server).
+    Python,
 }
 
 /// The controller's side of the handshake: sends `Hello`, reads `Ready`, and checks that the

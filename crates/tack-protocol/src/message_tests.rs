@@ -81,6 +81,18 @@ fn every_message_round_trips() {
         Message::ExecResult { id: 8, rc: -9 },
         Message::Error { id: Some(9), kind: ErrorKind::NoSuchModule, message: "x".into() },
         Message::Bye,
+        Message::PutPayload { hash: "af13".into() },
+        Message::RunPython(RunPython {
+            id: 10,
+            hash: "af13".into(),
+            fqn: "ansible.modules.getent".into(),
+            profile: "legacy".into(),
+            interpreter: "/usr/bin/python3".into(),
+            params: r#"{"ANSIBLE_MODULE_ARGS": {}}"#.into(),
+            environment: [("LANG".to_string(), "C".to_string())].into(),
+        }),
+        Message::PythonResult { id: 10, rc: 1, stdout: "{}".into(), stderr: "e".into() },
+        Message::Error { id: Some(10), kind: ErrorKind::Python, message: "x".into() },
     ];
     let bytes = encoded(&messages);
     let mut r = FrameReader::new(&bytes[..]);

@@ -158,13 +158,13 @@ fn normalise_install(text: &str) -> String {
 /// In a case with a `transport` file: drops the `-vvv` lines that describe how each program
 /// reaches a host, which differ by design (see tests/golden/README.md): ansible's `EXEC`,
 /// `PUT` and `FETCH` lines and `Using module file ...` (its Python transport: temporary
-/// directories, AnsiballZ uploads), tack's `NATIVE MODULE` and `EXEC` lines. The
+/// directories, AnsiballZ uploads), tack's `NATIVE MODULE`, `PYTHON MODULE` and `EXEC` lines. The
 /// `ESTABLISH` line and everything else stay compared.
 fn drop_transport(text: &str) -> String {
     static LINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let line = LINE.get_or_init(|| {
         regex::Regex::new(
-            r"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:EXEC|PUT|FETCH|NATIVE MODULE) |Using module file )",
+            r"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:EXEC|PUT|FETCH|NATIVE MODULE|PYTHON MODULE) |Using module file )",
         )
         .expect("valid pattern")
     });

@@ -35,11 +35,51 @@ const PLAY: &str = "- hosts: all\n  gather_facts: false\n  tasks:\n";
 
 #[test]
 fn modules_tack_has_no_native_version_of_are_refused_by_name() {
-    let play = format!("{PLAY}    - debug: msg=first\n    - git: repo=x dest=y\n");
-    refused(&play, &[], "tack does not support the action 'git' yet", 1);
-    refused(&play, &[], "site.yml:5:7", 1);
+    // An action plugin tack lacks is refused whatever Python the controller has.
     let play = format!("{PLAY}    - unarchive: src=a.tgz dest=out\n");
     refused(&play, &[], "tack does not support the action 'unarchive' yet", 1);
+}
+
+/// Runs tack with no interpreter reachable: an empty `PATH` and no configured interpreter.
+fn without_python(playbook: &str, extra: &[&str]) -> Output {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").expect("hosts");
+    std::fs::write(dir.path().join("site.yml"), playbook).expect("playbook");
+    Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "site.yml"])
+        .args(extra)
+        .current_dir(dir.path())
+        .env("ANSIBLE_CONFIG", "")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("PATH", dir.path())
+        .output()
+        .expect("tack runs")
+}
+
+#[test]
+fn a_python_path_module_without_ansible_core_is_refused_before_anything_runs() {
+    let play = format!("{PLAY}    - debug: msg=first\n    - getent: database=passwd key=root\n");
+    let out = without_python(&play, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    for wanted in [
+        "tack has no native module 'getent': no ansible-core was found on the controller",
+        "python3 (cannot run it",
+        "--ansible-python PATH",
+        "site.yml:5:7",
+    ] {
+        assert!(stderr.contains(wanted), "wanted {wanted:?} in:\n{stderr}");
+    }
+}
+
+#[test]
+fn an_ansible_python_that_cannot_import_ansible_is_an_options_error() {
+    let play = format!("{PLAY}    - getent: database=passwd key=root\n");
+    let out = without_python(&play, &["--ansible-python", "/nonexistent/python"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("--ansible-python /nonexistent/python: cannot run it"), "{stderr}");
 }
 
 #[test]

@@ -45,6 +45,9 @@ pub enum Action {
     Fail,
     /// A native module, run on the host through its connection.
     Module(&'static str),
+    /// An ansible-core module tack has no native code for, run through ansible's own module
+    /// code (`crate::python_path`).
+    Python(&'static str),
     /// The `copy` action plugin.
     Copy,
     /// The `template` action plugin.
@@ -100,7 +103,9 @@ impl Action {
             "service" => Some(Action::Service),
             "package" => Some(Action::Package),
             "unarchive" => None,
-            _ => tack_agent::modules::native_name(name).map(Action::Module),
+            _ => tack_agent::modules::native_name(name)
+                .map(Action::Module)
+                .or_else(|| crate::python_path::module_name(name).map(Action::Python)),
         }
     }
 
@@ -124,7 +129,7 @@ impl Action {
             Action::SetFact => "ansible.builtin.set_fact".into(),
             Action::Assert => "ansible.builtin.assert".into(),
             Action::Fail => "ansible.builtin.fail".into(),
-            Action::Module(name) => format!("ansible.builtin.{name}"),
+            Action::Module(name) | Action::Python(name) => format!("ansible.builtin.{name}"),
             Action::Copy => "ansible.builtin.copy".into(),
             Action::Template => "ansible.builtin.template".into(),
             Action::IncludeVars => "ansible.builtin.include_vars".into(),
@@ -160,6 +165,7 @@ impl Action {
         matches!(
             self,
             Action::Module(_)
+                | Action::Python(_)
                 | Action::IncludeVars
                 | Action::Raw
                 | Action::Script
@@ -172,6 +178,7 @@ impl Action {
         matches!(
             self,
             Action::Module(_)
+                | Action::Python(_)
                 | Action::Copy
                 | Action::Template
                 | Action::Raw
@@ -197,6 +204,7 @@ impl Action {
             Action::SetFact
             | Action::Fail
             | Action::Module(_)
+            | Action::Python(_)
             | Action::Copy
             | Action::Template
             | Action::IncludeVars
@@ -244,6 +252,7 @@ impl Action {
             // add_host: every other argument is a host variable.
             Action::SetFact
             | Action::Module(_)
+            | Action::Python(_)
             | Action::Copy
             | Action::Template
             | Action::Assemble
@@ -389,6 +398,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Assert => assert::run(input),
         Action::Fail => fail::run(input),
         Action::Module(name) => module::run(input, name),
+        Action::Python(name) => crate::python_path::action::run(input, name),
         Action::Copy => copy::copy(input, input.search),
         Action::Template => copy::template(input, input.search),
         Action::IncludeVars => include_vars::run(input),

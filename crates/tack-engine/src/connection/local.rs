@@ -4,6 +4,7 @@
 //!
 //! Owns nothing but the record; modules and the shell runner are `tack_agent`'s.
 
+use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 use tack_connect::InProcess;
 
@@ -28,5 +29,10 @@ impl Connection for Local {
     ) -> Result<ExecOutput, ConnectionError> {
         crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
         InProcess.exec_command(cmd, cwd)
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
+        InProcess.run_python(payload, run)
     }
 }

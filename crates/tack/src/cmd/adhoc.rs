@@ -35,6 +35,10 @@ pub struct Args {
     #[arg(value_name = "pattern")]
     pub pattern: String,
 
+    /// The Python with ansible-core that runs the modules tack has no native code for.
+    #[arg(long = "ansible-python", value_name = "PATH")]
+    pub ansible_python: Option<std::path::PathBuf>,
+
     /// The action's options in space separated k=v format: -a 'opt1=val1 opt2=val2' or a json
     /// string: -a '{"opt1": "val1", "opt2": "val2"}'
     #[arg(short = 'a', long = "args", value_name = "MODULE_ARGS", allow_hyphen_values = true)]
@@ -202,6 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
     let playbooks = vec![playbook];
+    super::python_path::configure(args.ansible_python.as_deref(), &session)?;
     tack_engine::check(&playbooks)?;
     if args.tree.is_some() {
         tack_diag::deprecate(

@@ -5,6 +5,7 @@ pub mod adhoc;
 pub mod eval;
 pub mod inventory;
 pub mod playbook;
+pub mod python_path;
 pub mod vault;
 
 use std::process::ExitCode;

@@ -58,6 +58,9 @@ pub struct Args {
     /// Run handlers even if a task fails.
     #[arg(long = "force-handlers")]
     pub force_handlers: bool,
+    /// The Python with ansible-core that runs the modules tack has no native code for.
+    #[arg(long = "ansible-python", value_name = "PATH")]
+    pub ansible_python: Option<std::path::PathBuf>,
     /// Specify number of parallel processes to use (default=5).
     #[arg(short = 'f', long = "forks", value_name = "FORKS")]
     pub forks: Option<u32>,

@@ -45,6 +45,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     for path in &args.playbooks {
         playbooks.push(loader.load_playbook(path)?);
     }
+    crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     tack_engine::check(&playbooks)?;
     tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
     let extras = super::verbose::extras(args, session)?;

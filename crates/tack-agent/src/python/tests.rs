@@ -1,0 +1,121 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::*;
+
+const REF_PYTHON: &str = "/opt/ansible-ref/bin/python";
+
+/// A payload built by the engine's builder with the reference ansible-core, or `None` (and a
+/// note) on a machine without it.
+fn built(module: &str) -> Option<(String, String, Vec<u8>)> {
+    if !Path::new(REF_PYTHON).exists() {
+        eprintln!("no ansible-core at {REF_PYTHON}: Python path test not run");
+        return None;
+    }
+    let script =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tack-engine/src/python_path/build_payload.py");
+    let mut child = Command::new(REF_PYTHON)
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("[\"{module}\"]").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["modules"][module];
+    use base64::Engine;
+    let zip = base64::engine::general_purpose::STANDARD.decode(m["zip"].as_str().unwrap()).unwrap();
+    Some((m["fqn"].as_str().unwrap().to_string(), m["profile"].as_str().unwrap().to_string(), zip))
+}
+
+#[test]
+fn a_payload_is_refused_unless_its_bytes_match_its_name() {
+    let mut host = PythonHost::new();
+    let err = host.put_payload(&blake3::hash(b"one").to_hex(), b"two").unwrap_err();
+    assert!(matches!(err, PythonError::BadHash { .. }), "{err}");
+    assert!(host.dir.is_none(), "nothing is made for a refused payload");
+    let err = host.put_payload("../x", b"").unwrap_err();
+    assert!(matches!(err, PythonError::BadHash { .. }), "{err}");
+}
+
+#[test]
+fn payloads_are_private_and_removed_with_the_host() {
+    let mut host = PythonHost::new();
+    let hash = blake3::hash(b"zip").to_hex().to_string();
+    host.put_payload(&hash, b"zip").unwrap();
+    assert!(host.has_payload(&hash));
+    let dir = host.dir.clone().unwrap();
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    let file = dir.join(format!("{hash}.zip"));
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    drop(host);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_run_needs_its_payload_first() {
+    let mut host = PythonHost::new();
+    let run = PythonRun {
+        hash: "ab".into(),
+        fqn: "ansible.modules.ping".into(),
+        profile: "legacy".into(),
+        interpreter: REF_PYTHON.into(),
+        params: "{}".into(),
+        environment: BTreeMap::new(),
+    };
+    assert!(matches!(host.run(&run), Err(PythonError::NoPayload(_))));
+}
+
+#[test]
+fn the_warm_server_runs_a_module_many_times_and_cleans_up() {
+    let Some((fqn, profile, zip)) = built("ping") else { return };
+    let mut host = PythonHost::new();
+    let hash = blake3::hash(&zip).to_hex().to_string();
+    host.put_payload(&hash, &zip).unwrap();
+    let mut env = BTreeMap::new();
+    env.insert("TACK_PY_TEST".to_string(), "seen".to_string());
+    for data in ["pong", "again"] {
+        let params = serde_json::json!({"ANSIBLE_MODULE_ARGS": {
+            "data": data, "_ansible_check_mode": false, "_ansible_remote_tmp": "~/.ansible/tmp",
+        }});
+        let run = PythonRun {
+            hash: hash.clone(),
+            fqn: fqn.clone(),
+            profile: profile.clone(),
+            interpreter: REF_PYTHON.into(),
+            params: params.to_string(),
+            environment: env.clone(),
+        };
+        let out = host.run(&run).unwrap();
+        assert_eq!(out.rc, 0, "{out:?}");
+        let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        assert_eq!(result["ping"], data);
+    }
+    assert_eq!(host.servers.len(), 1, "one warm server for the interpreter");
+    let dir = host.dir.clone().unwrap();
+    drop(host);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_module_that_fails_its_arguments_exits_non_zero_with_its_json() {
+    let Some((fqn, profile, zip)) = built("ping") else { return };
+    let mut host = PythonHost::new();
+    let hash = blake3::hash(&zip).to_hex().to_string();
+    host.put_payload(&hash, &zip).unwrap();
+    let params = serde_json::json!({"ANSIBLE_MODULE_ARGS": {"nope": 1}});
+    let run = PythonRun {
+        hash,
+        fqn,
+        profile,
+        interpreter: REF_PYTHON.into(),
+        params: params.to_string(),
+        environment: BTreeMap::new(),
+    };
+    let out = host.run(&run).unwrap();
+    assert_eq!(out.rc, 1);
+    let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert!(result["msg"].as_str().unwrap().contains("Unsupported parameters"), "{result}");
+}

@@ -1,0 +1,155 @@
+//! A task whose module takes the Python path: its arguments with the internal `_ansible_*`
+//! keys ansible's action base adds, the run's payload for the module, the host's interpreter,
+//! and the result read out of what the module printed the way ansible's controller reads it
+//! (the first JSON object in its stdout, internal keys removed), then handed to the same
+//! result road as a native module's (`actions::module::from_result`).
+//!
+//! Owns the module's arguments as sent and the reading of its output; it must not build
+//! payloads (`payload`) or decide which modules come here (`module_name`).
+
+use serde_json::{Map, Value};
+use tack_agent::python::{PythonOutput, PythonRun};
+use tack_diag::Diagnostic;
+
+use super::payload;
+use crate::actions::{ActionInput, ActionOutput, errored, module::from_result};
+use crate::connection::{Connection, Local};
+use crate::json;
+
+pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
+    let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
+    let Some(core) = super::core() else {
+        // Refused before the run; an included file's task can only be caught here.
+        return fail(format!("tack has no native module '{name}': {}", super::why_not()));
+    };
+    let payload = match payload::get(core, name) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("Task failed: {e}")),
+    };
+    let interpreter = match host_var(input, "ansible_python_interpreter") {
+        Ok(Some(python)) => python,
+        Ok(None) => core.python.display().to_string(),
+        Err(e) => return fail(e),
+    };
+    let remote_tmp = match host_var(input, "ansible_remote_tmp") {
+        Ok(tmp) => tmp.unwrap_or_else(|| "~/.ansible/tmp".to_string()),
+        Err(e) => return fail(e),
+    };
+    let mut args = json::map_to_json(input.args);
+    internal_args(&mut args, input, name, &core.version, &remote_tmp, &payload.internal);
+    let mut params = Map::new();
+    params.insert("ANSIBLE_MODULE_ARGS".into(), Value::Object(args));
+    let run = PythonRun {
+        hash: payload.hash.clone(),
+        fqn: payload.fqn.clone(),
+        profile: payload.profile.clone(),
+        interpreter,
+        params: Value::Object(params).to_string(),
+        environment: input.environment.clone(),
+    };
+    match Local.run_python(&payload.zip, &run) {
+        Ok(out) => from_result(input, &read_result(&out), true),
+        Err(e) => fail(format!("Task failed: {e}")),
+    }
+}
+
+/// A host variable rendered to text, if set.
+fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
+    let Some(binding) = input.scope.get(name) else { return Ok(None) };
+    let rendered = input.templar.render(binding.node(), input.scope).map_err(|e| e.message)?;
+    Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value)))
+}
+
+/// ansible's `_update_module_args`: what every module is told besides its arguments.
+fn internal_args(
+    args: &mut Map<String, Value>,
+    input: &ActionInput<'_>,
+    name: &str,
+    version: &str,
+    remote_tmp: &str,
+    configured: &Map<String, Value>,
+) {
+    let mut set = |k: &str, v: Value| {
+        args.insert(k.to_string(), v);
+    };
+    set("_ansible_check_mode", Value::Bool(input.check_mode));
+    // The engine masks a no_log task's result itself; the module's own use of this key is
+    // what it writes to the host's syslog.
+    set("_ansible_no_log", Value::Bool(false));
+    set("_ansible_diff", Value::Bool(input.diff));
+    set("_ansible_verbosity", Value::from(input.verbosity));
+    set("_ansible_version", Value::String(version.to_string()));
+    set("_ansible_module_name", Value::String(name.to_string()));
+    set("_ansible_socket", Value::Null);
+    set("_ansible_shell_executable", Value::String("/bin/sh".into()));
+    // As with pipelining: no per-task directory; the module makes its own under remote_tmp
+    // when it needs one and removes it when it exits.
+    set("_ansible_tmpdir", Value::Null);
+    set("_ansible_remote_tmp", Value::String(remote_tmp.to_string()));
+    set("_ansible_ignore_unknown_opts", Value::Bool(false));
+    for (k, v) in configured {
+        args.insert(k.clone(), v.clone());
+    }
+}
+
+/// ansible's `_parse_returned_data`: the first JSON object the module printed, without the
+/// internal keys; a module that printed none fails the task with what it did print.
+pub(crate) fn read_result(out: &PythonOutput) -> tack_agent::ModuleResult {
+    if let Some(mut result) = first_object(&out.stdout) {
+        result.retain(|k, _| !k.starts_with("_ansible_"));
+        return result;
+    }
+    let mut result = Map::new();
+    result.insert("failed".into(), Value::Bool(true));
+    result.insert(
+        "msg".into(),
+        Value::String(
+            "Module result deserialization failed. See stdout/stderr for the returned output."
+                .into(),
+        ),
+    );
+    result.insert("module_stdout".into(), Value::String(out.stdout.clone()));
+    result.insert("module_stderr".into(), Value::String(out.stderr.clone()));
+    result.insert("rc".into(), Value::from(out.rc));
+    result
+}
+
+/// The JSON object starting at the first line that starts with `{`.
+fn first_object(stdout: &str) -> Option<Map<String, Value>> {
+    let mut offset = 0;
+    for line in stdout.split_inclusive('\n') {
+        if line.trim_start().starts_with('{') {
+            let mut values = serde_json::Deserializer::from_str(&stdout[offset..]).into_iter();
+            return match values.next() {
+                Some(Ok(Value::Object(map))) => Some(map),
+                _ => None,
+            };
+        }
+        offset += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(stdout: &str) -> PythonOutput {
+        PythonOutput { rc: 0, stdout: stdout.into(), stderr: "warn".into() }
+    }
+
+    #[test]
+    fn the_result_is_the_first_object_printed_without_internal_keys() {
+        let r = read_result(&out("noise\n{\"changed\": true, \"_ansible_no_log\": false}\ntail\n"));
+        assert_eq!(Value::Object(r), serde_json::json!({"changed": true}));
+    }
+
+    #[test]
+    fn no_object_fails_with_what_was_printed() {
+        let r = read_result(&out("Traceback\n"));
+        assert_eq!(r["failed"], true);
+        assert_eq!(r["module_stdout"], "Traceback\n");
+        assert_eq!(r["module_stderr"], "warn");
+        assert_eq!(r["rc"], 0);
+    }
+}

@@ -1,0 +1,105 @@
+//! The controller side of the Python path: a module tack has no native code for runs through
+//! ansible-core's own module code when the controller has ansible-core (seed 002, issue 5).
+//!
+//! `find`: which interpreter has ansible-core (`--ansible-python`, else the configured
+//! interpreter), settled once per run by the binary through [`configure`] before the run is
+//! checked; `payload`: the per-module payloads, built once per run by our own
+//! `build_payload.py` driving ansible's dependency finder, named by BLAKE3 and cached for
+//! the run; `action`: the task's run (ansible's internal `_ansible_*` arguments, the host's
+//! interpreter, reading the result out of what the module printed).
+//!
+//! Owns which modules take this road ([`module_name`]) and why one cannot; it never runs a
+//! module itself (the host's connection does) and never puts a task's arguments in a
+//! payload.
+
+pub(crate) mod action;
+mod find;
+mod payload;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+pub use find::{FindError, find};
+
+/// An interpreter on the controller that imports ansible-core.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnsibleCore {
+    pub python: PathBuf,
+    /// `ansible.__version__` as that interpreter imports it.
+    pub version: String,
+}
+
+/// What the run found: ansible-core, or why none (the refusal's explanation).
+#[derive(Debug, Clone)]
+pub enum Found {
+    Core(AnsibleCore),
+    None(String),
+}
+
+static FOUND: OnceLock<Found> = OnceLock::new();
+
+/// Settles the run's ansible-core (the first call wins: one run per process).
+pub fn configure(found: Found) {
+    let _ = FOUND.set(found);
+}
+
+/// The run's ansible-core, if any.
+pub fn core() -> Option<&'static AnsibleCore> {
+    match FOUND.get() {
+        Some(Found::Core(core)) => Some(core),
+        _ => None,
+    }
+}
+
+/// Why no module can take the Python path in this run, as the refusal's last sentence.
+pub fn why_not() -> String {
+    match FOUND.get() {
+        Some(Found::None(why)) => why.clone(),
+        _ => "no ansible-core was looked for".to_string(),
+    }
+}
+
+/// Builtin names that are not modules a host runs (documentation stubs for keywords and
+/// actions the engine handles itself, ansible's async wrapper).
+const NOT_HOST_MODULES: &[&str] = &[
+    "async_wrapper",
+    "import_playbook",
+    "import_role",
+    "import_tasks",
+    "include_role",
+    "include_tasks",
+    "meta",
+];
+
+/// The short name of the ansible-core module `name` names (short, `ansible.builtin.` or
+/// `ansible.legacy.` spelling), when it is one tack runs through the Python path: a builtin
+/// module with no native implementation and no controller action plugin of its own (those
+/// need their plugin, which tack either has natively or refuses by name).
+pub fn module_name(name: &str) -> Option<&'static str> {
+    use tack_playbook::tables::{BUILTIN_ACTIONS, BUILTIN_MODULES, short_builtin_name};
+    let short = short_builtin_name(name);
+    if short.contains('.')
+        || tack_agent::modules::is_native(short)
+        || BUILTIN_ACTIONS.contains(&short)
+        || NOT_HOST_MODULES.contains(&short)
+    {
+        return None;
+    }
+    BUILTIN_MODULES.iter().copied().find(|m| *m == short)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_builtin_modules_tack_lacks_take_the_python_path() {
+        assert_eq!(module_name("getent"), Some("getent"));
+        assert_eq!(module_name("ansible.builtin.known_hosts"), Some("known_hosts"));
+        assert_eq!(module_name("ansible.legacy.debconf"), Some("debconf"));
+        // native, an action plugin, a keyword's stub, a collection's, unknown
+        for name in ["ping", "unarchive", "include_tasks", "community.general.x", "nope"] {
+            assert_eq!(module_name(name), None, "{name}");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Which controller interpreter the Python path uses (`tack_engine::python_path`), settled
+//! before a run is checked: `--ansible-python PATH`, else the `interpreter_python` setting,
+//! else the `ansible_python_interpreter` of `localhost` or of the first `local` host (those
+//! run on the controller), else `python3` on `PATH`.
+//!
+//! Owns only the order of the candidates; the probe is the engine's.
+
+use std::path::Path;
+
+use tack_diag::{Diagnostic, ErrorClass};
+use tack_engine::python_path;
+
+use crate::session::Session;
+
+pub fn configure(option: Option<&Path>, session: &Session) -> Result<(), Diagnostic> {
+    let candidates = if option.is_some() { Vec::new() } else { candidates(session) };
+    let found = python_path::find(option, &candidates)
+        .map_err(|e| Diagnostic::new(e.to_string()).with_class(ErrorClass::Options))?;
+    python_path::configure(found);
+    Ok(())
+}
+
+fn candidates(session: &Session) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(python) = session.config.interpreter_python() {
+        out.push(python.to_string());
+    }
+    let inventory = &session.inventory;
+    let var = |host, name: &str| {
+        let vars = inventory.host_vars(&session.loader, host, &[]).ok()?;
+        vars.get(name).and_then(|n| n.as_str().map(str::to_string))
+    };
+    if let Some(python) =
+        inventory.get_host("localhost").and_then(|h| var(h, "ansible_python_interpreter"))
+    {
+        out.push(python);
+    }
+    for host in inventory.select("all").unwrap_or_default() {
+        if var(host, "ansible_connection").as_deref() == Some("local")
+            && let Some(python) = var(host, "ansible_python_interpreter")
+        {
+            out.push(python);
+            break;
+        }
+    }
+    out.push("python3".to_string());
+    out
+}
