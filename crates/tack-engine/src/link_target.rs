@@ -234,3 +234,75 @@ fn boolean(v: &Value) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tack_template::Provenance;
+
+    fn s(text: &str) -> Node {
+        Node::bare(Value::Str(text.to_string()))
+    }
+
+    fn target(vars: &[(&str, Node)], keywords: &[(Keyword, Node)]) -> Result<LinkTarget, String> {
+        let templar = Templar::new();
+        let mut scope = Scope::new();
+        for (name, value) in vars {
+            scope = scope.with_var(name, value.clone(), Provenance::Trusted);
+        }
+        let lookup = |name: &str| scope.get(name).map(|b| b.node().clone());
+        let keyword =
+            |k: Keyword| keywords.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone());
+        resolve(&templar, &scope, &lookup, &keyword, "web1", None, &SshDefaults::default())
+            .map_err(|d| d.brief())
+    }
+
+    fn ssh(t: Result<LinkTarget, String>) -> SshSettings {
+        match t {
+            Ok(LinkTarget::Ssh(s)) => *s,
+            other => panic!("not ssh: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_host_variable_wins_over_the_keyword_and_the_default_is_ssh() {
+        let local = [("ansible_connection", s("local"))];
+        assert_eq!(target(&local, &[(Keyword::Connection, s("ssh"))]), Ok(LinkTarget::Local));
+        assert_eq!(target(&[], &[(Keyword::Connection, s("local"))]), Ok(LinkTarget::Local));
+        assert_eq!(ssh(target(&[], &[])).address, "web1");
+    }
+
+    #[test]
+    fn the_last_variable_of_ansibles_list_wins_and_keywords_fill_in() {
+        let vars = [
+            ("ansible_host", s("10.0.0.1")),
+            ("ansible_ssh_host", s("10.0.0.2")),
+            ("ansible_port", Node::bare(Value::Int(2200))),
+        ];
+        let keywords =
+            [(Keyword::Port, Node::bare(Value::Int(22))), (Keyword::RemoteUser, s("deploy"))];
+        let got = ssh(target(&vars, &keywords));
+        assert_eq!(got.address, "10.0.0.2");
+        assert_eq!(got.port, Some(2200));
+        assert_eq!(got.user.as_deref(), Some("deploy"));
+    }
+
+    #[test]
+    fn templated_settings_are_rendered_and_bad_ones_refused() {
+        let vars = [("target", s("db1")), ("ansible_host", s("{{ target }}.example"))];
+        assert_eq!(ssh(target(&vars, &[])).address, "db1.example");
+        let bad = [("ansible_port", s("http"))];
+        assert!(target(&bad, &[]).unwrap_err().contains("Invalid value for the ssh port"));
+        let docker = [("ansible_connection", s("docker"))];
+        assert!(target(&docker, &[]).unwrap_err().contains("'docker' connection"));
+        let inline_key = [("ansible_private_key", s("-----BEGIN"))];
+        assert!(target(&inline_key, &[]).unwrap_err().contains("'ansible_private_key'"));
+    }
+
+    #[test]
+    fn a_password_never_shows_in_debug_output() {
+        let vars = [("ansible_password", s("hunter2"))];
+        let got = ssh(target(&vars, &[]));
+        assert!(!format!("{got:?}").contains("hunter2"));
+    }
+}
