@@ -39,6 +39,7 @@ mod no_log;
 mod params;
 mod play;
 mod prompt;
+mod read_notes;
 mod refuse;
 mod render_cache;
 mod reserved;
@@ -141,6 +142,10 @@ pub fn run(
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
     let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
+        // ansible loads each playbook when its turn comes, before the load's own lines.
+        for line in read_notes::load_notes(ctx, std::slice::from_ref(playbook))? {
+            callback.verbose_line(3, &line);
+        }
         callback.playbook_start(playbook, n == 0);
         for play in &playbook.plays {
             reserved::warn_loaded(play, ctx.extra_vars);

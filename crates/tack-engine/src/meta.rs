@@ -61,7 +61,20 @@ impl<'r> PlayRun<'r, '_> {
         let mut flushing = Vec::new();
         let mut ended: Vec<String> = Vec::new();
         let mut ending_role: Vec<String> = Vec::new();
-        for host in &targets {
+        // The iterator passes over an implicit flush for a host with nothing to flush: no
+        // gathering of its variables (decided for every host before any flushes).
+        let gathered: Vec<bool> = targets
+            .iter()
+            .map(|h| {
+                !(ctx.task.implicit
+                    && kind == "flush_handlers"
+                    && meta.handlers.implicit_flush_skipped(h))
+            })
+            .collect();
+        for (host, gathers) in targets.iter().zip(gathered) {
+            if gathers {
+                self.reads.show(callback);
+            }
             if !ctx.task.implicit {
                 callback.task_start(&view);
             }
@@ -77,6 +90,13 @@ impl<'r> PlayRun<'r, '_> {
                 kind.as_str(),
                 "noop" | "role_complete" | "refresh_inventory" | "reset_connection"
             );
+            // The strategy gathers the host's variables again to evaluate a `when` (and
+            // `reset_connection` for the connection's options).
+            if (conditional && !ctx.extended(Keyword::When).is_empty())
+                || kind == "reset_connection"
+            {
+                self.reads.show(callback);
+            }
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
                 if !ctx.task.implicit {
                     let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
@@ -100,6 +120,7 @@ impl<'r> PlayRun<'r, '_> {
                 "clear_facts" => Some("facts cleared".to_string()),
                 "clear_host_errors" => Some("cleared host errors".to_string()),
                 "noop" => Some("noop".to_string()),
+                "reset_connection" => Some("reset connection".to_string()),
                 // `role_complete` is only ever implicit.
                 _ => None,
             };

@@ -75,8 +75,8 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 }
 
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
-/// differently from ansible: `vars_files` (ansible notes each read, once per variable lookup
-/// of its strategy), `async` (the wrapper's transport), `meta: refresh_inventory` (the
+/// differently from ansible: `vars_files` where `crate::read_notes` cannot place ansible's
+/// notes of each read, `async` (the wrapper's transport), `meta: refresh_inventory` (the
 /// inventory plugins' lines again), `wait_for_connection` (its own `-vvv` notes), and from
 /// `-vvvv` the `service` action (which names the module it picked).
 pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
@@ -85,9 +85,13 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     }
     for playbook in playbooks {
         for play in &playbook.plays {
-            if !play.vars_files.is_empty() {
-                let origin = play.vars_files.first().and_then(|n| n.origin.clone());
-                return Err(refuse("vars_files", 3, origin.or_else(|| play.origin.clone())));
+            let vars_files = !play.vars_files.is_empty();
+            if vars_files {
+                check_vars_files(play)?;
+                // Each import gathers the play's variables while the playbook loads.
+                if !playbook.imported.is_empty() {
+                    return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
+                }
             }
             let compiled = compile_play(play);
             let handlers = crate::play::handler_blocks(play);
@@ -98,6 +102,9 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
             ));
             for ctx in all {
                 check_task(ctx.task, verbosity)?;
+                if vars_files {
+                    check_vars_files_task(&ctx)?;
+                }
             }
         }
     }
@@ -129,6 +136,49 @@ pub(crate) fn check_included(
     entries(&block.block, level)?;
     entries(&block.rescue, level)?;
     entries(&block.always, level)
+}
+
+/// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
+/// renders per host, the roles loaded besides the play's own `roles:` (each loads with a
+/// gathering of its own), and strategies other than `linear`.
+fn check_vars_files(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+    let templated = |n: &tack_yaml::Node| {
+        let text = tack_yaml::pyrepr::str(&n.value);
+        text.contains("{{") || text.contains("{%")
+    };
+    if let Some(item) = play.vars_files.iter().find(|n| templated(n)) {
+        let origin = item.origin.clone().or_else(|| play.origin.clone());
+        return Err(refuse("vars_files named by a template", 3, origin));
+    }
+    if play.role_arena.len() != play.roles.len() {
+        let origin = play.origin.clone();
+        return Err(refuse("vars_files and role dependencies or import_role", 3, origin));
+    }
+    if let Some(node) = play.attrs.get(Keyword::Strategy)
+        && tack_yaml::pyrepr::str(&node.value) != "linear"
+    {
+        return Err(refuse("vars_files and a strategy other than linear", 3, node.origin.clone()));
+    }
+    Ok(())
+}
+
+/// The tasks whose variables ansible gathers in its worker or per include (delegation,
+/// dynamic includes), where `crate::read_notes` cannot place the notes yet.
+fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result<(), Diagnostic> {
+    let task = ctx.task;
+    if let Some(node) = task.delegate_to.as_ref().or_else(|| ctx.inherited(Keyword::DelegateTo)) {
+        let origin = node.origin.clone().or_else(|| task.origin.clone());
+        return Err(refuse("vars_files and 'delegate_to'", 3, origin));
+    }
+    for (names, what) in [
+        (action_names::INCLUDE_TASKS, "vars_files and include_tasks"),
+        (action_names::INCLUDE_ROLE, "vars_files and include_role"),
+    ] {
+        if action_names::is(&task.action, names) {
+            return Err(refuse(what, 3, task.origin.clone()));
+        }
+    }
+    Ok(())
 }
 
 fn check_task(task: &tack_playbook::Task, verbosity: u8) -> Result<(), Diagnostic> {

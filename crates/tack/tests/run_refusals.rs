@@ -155,9 +155,13 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
 /// where it was written; without `-vvv` the same playbook runs.
 #[test]
 fn verbose_levels_refuse_what_they_cannot_show_as_ansible_does() {
-    let play = "- hosts: all\n  gather_facts: false\n  vars_files: [v.yml]\n  tasks:\n    - debug: msg=x\n";
-    refused(play, &["-vvv"], "tack does not support -vvv with vars_files yet", 1);
-    refused(play, &["-vvv"], "site.yml:3:", 1);
+    let play = "- hosts: all\n  gather_facts: false\n  vars_files: [v.yml]\n  tasks:\n    - debug: msg=x\n      delegate_to: localhost\n";
+    refused(play, &["-vvv"], "tack does not support -vvv with vars_files and 'delegate_to' yet", 1);
+    refused(play, &["-vvv"], "site.yml:6:", 1);
+    let play = "- hosts: all\n  gather_facts: false\n  vars_files: ['{{ x }}.yml']\n  tasks: []\n";
+    refused(play, &["-vvv"], "with vars_files named by a template yet", 1);
+    let play = "- hosts: all\n  strategy: free\n  vars_files: [v.yml]\n  tasks: []\n";
+    refused(play, &["-vvv"], "with vars_files and a strategy other than linear yet", 1);
     let play = format!("{PLAY}    - command: sleep 1\n      async: 5\n");
     refused(&play, &["-vvv"], "tack does not support -vvv with 'async' yet", 1);
     let play = format!("{PLAY}    - meta: refresh_inventory\n");
