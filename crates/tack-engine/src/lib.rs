@@ -66,9 +66,11 @@ use tack_template::Templar;
 use tack_yaml::Mapping;
 
 pub use callback::{Callback, Stats};
+pub use read_notes::gathering_notes as vars_file_notes;
 pub use start_at::StartAt;
 pub use vars::RunFacts;
 pub use verbose::check as check_verbosity;
+pub use verbose::check_listing as check_listing_verbosity;
 
 /// The ansible-core version tack reproduces (`ansible_version`).
 pub const ANSIBLE_VERSION: &str = "2.21.5";

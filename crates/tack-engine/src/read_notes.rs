@@ -76,16 +76,26 @@ pub(crate) fn load_notes(
         if play.vars_files.is_empty() || play.roles.is_empty() {
             continue;
         }
-        let layers = tack_playbook::play_vars::play_var_layers(
-            play,
-            ctx.extra_vars,
-            ctx.loader,
-            ctx.templar,
-        )?;
-        let notes = ReadNotes::new(&layers.read, ctx.facts.verbosity);
+        let notes = gathering_notes(play, ctx.extra_vars, ctx.loader, ctx.templar)?;
         for _ in &play.roles {
-            out.extend(notes.lines.iter().cloned());
+            out.extend(notes.iter().cloned());
         }
     }
     Ok(out)
+}
+
+/// The `-vvv` notes of one gathering of `play`'s variables (for the listings, which gather
+/// twice per play as the playbook executor runs, then once more per play listed with its
+/// tasks or tags).
+pub fn gathering_notes(
+    play: &tack_playbook::Play,
+    extra_vars: &tack_yaml::Mapping,
+    loader: &tack_loader::DataLoader,
+    templar: &tack_template::Templar,
+) -> Result<Vec<String>, tack_diag::Diagnostic> {
+    if play.vars_files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let layers = tack_playbook::play_vars::play_var_layers(play, extra_vars, loader, templar)?;
+    Ok(ReadNotes::new(&layers.read, 3).lines)
 }

@@ -87,7 +87,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
         for play in &playbook.plays {
             let vars_files = !play.vars_files.is_empty();
             if vars_files {
-                check_vars_files(play)?;
+                check_vars_files(play, true)?;
                 // Each import gathers the play's variables while the playbook loads.
                 if !playbook.imported.is_empty() {
                     return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
@@ -105,6 +105,34 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
                 if vars_files {
                     check_vars_files_task(&ctx)?;
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a listing or `--syntax-check` at `-v` count `verbosity` (3 or more) refuses: the
+/// `vars_files` whose notes `crate::read_notes` cannot place (the load-time gatherings of
+/// imports, includes and role dependencies; names rendered per host).
+pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
+    if verbosity < 3 {
+        return Ok(());
+    }
+    for playbook in playbooks {
+        for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
+            check_vars_files(play, false)?;
+            if !playbook.imported.is_empty() {
+                return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
+            }
+            let compiled = compile_play(play);
+            let handlers = crate::play::handler_blocks(play);
+            let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
+                play,
+                &handlers,
+                Sections::All,
+            ));
+            for ctx in all {
+                check_vars_files_includes(ctx.task)?;
             }
         }
     }
@@ -141,7 +169,7 @@ pub(crate) fn check_included(
 /// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
 /// renders per host, the roles loaded besides the play's own `roles:` (each loads with a
 /// gathering of its own), and strategies other than `linear`.
-fn check_vars_files(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnostic> {
     let templated = |n: &tack_yaml::Node| {
         let text = tack_yaml::pyrepr::str(&n.value);
         text.contains("{{") || text.contains("{%")
@@ -154,7 +182,7 @@ fn check_vars_files(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
         let origin = play.origin.clone();
         return Err(refuse("vars_files and role dependencies or import_role", 3, origin));
     }
-    if let Some(node) = play.attrs.get(Keyword::Strategy)
+    if let Some(node) = play.attrs.get(Keyword::Strategy).filter(|_| run)
         && tack_yaml::pyrepr::str(&node.value) != "linear"
     {
         return Err(refuse("vars_files and a strategy other than linear", 3, node.origin.clone()));
@@ -170,6 +198,11 @@ fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result
         let origin = node.origin.clone().or_else(|| task.origin.clone());
         return Err(refuse("vars_files and 'delegate_to'", 3, origin));
     }
+    check_vars_files_includes(task)
+}
+
+/// Includes gather the play's variables as they load, and again per host.
+fn check_vars_files_includes(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     for (names, what) in [
         (action_names::INCLUDE_TASKS, "vars_files and include_tasks"),
         (action_names::INCLUDE_ROLE, "vars_files and include_role"),
