@@ -142,12 +142,6 @@ fn become_to_another_user_is_refused_at_the_task() {
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     refused(&play, &["-vvvvv"], "does not support -vvvvv and more", 5);
-    refused(
-        &play,
-        &["-vvvv", "-t", "a,b"],
-        "does not support -vvvv with more than one tag or skipped tag",
-        5,
-    );
     refused(&play, &["--step"], "tack does not support --step", 5);
 }
 
