@@ -6,7 +6,8 @@
 //! and is printed the same way. What follows in ansible (`EXEC` of the shell commands that make
 //! remote temporary directories, `Using module file`, `PUT` of an AnsiballZ file) describes a
 //! Python transport tack does not have. tack reports its own steps in the same `<address> `
-//! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module, and
+//! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module,
+//! `NATIVE MODULE name (started by tack as a background job)` for an `async` job, and
 //! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`).
 //!
 //! [`Local`](crate::connection::Local) records each use on the running thread (an action runs
@@ -23,6 +24,8 @@ pub(crate) enum Use {
     Module(String),
     /// A command run through `/bin/sh -c`.
     Exec(String),
+    /// A native module started as a detached `async` job (tack's own binary, re-invoked).
+    Job(String),
 }
 
 thread_local! {
@@ -86,6 +89,9 @@ pub(crate) fn lines(address: &str, uses: Vec<Use>) -> Vec<String> {
             }
             Use::Exec(cmd) => {
                 format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
+            }
+            Use::Job(name) => {
+                format!("<{address}> NATIVE MODULE {name} (started by tack as a background job)")
             }
         });
     }
