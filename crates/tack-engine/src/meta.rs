@@ -140,6 +140,15 @@ impl<'r> PlayRun<'r, '_> {
                 "end_host" => ended.push(host.clone()),
                 "refresh_inventory" => {
                     self.live.refresh(self.run.loader)?;
+                    // The inventory plugins' notes again (the collection loaded only once).
+                    for (level, note) in self.live.current().verbose_notes() {
+                        if !note.starts_with("Loading collection ") {
+                            callback.verbose_line(*level, note);
+                        }
+                    }
+                    if !ctx.task.implicit {
+                        callback.verbose_line(2, "META: inventory successfully refreshed");
+                    }
                     self.scope.set_inventory(&self.live.current(), self.run.loader)?;
                 }
                 "end_role" => ending_role.push(host.clone()),
