@@ -76,8 +76,8 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
 /// differently from ansible: `vars_files` where `crate::read_notes` cannot place ansible's
-/// notes of each read, `wait_for_connection` (its own `-vvv` notes), and from `-vvvv` the
-/// `service` action (which names the module it picked).
+/// notes of each read, and from `-vvvv` the `service` action (which names the module it
+/// picked).
 pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
         return Ok(());
@@ -215,9 +215,6 @@ fn check_vars_files_includes(task: &tack_playbook::Task) -> Result<(), Diagnosti
 
 fn check_task(task: &tack_playbook::Task, verbosity: u8) -> Result<(), Diagnostic> {
     let short = tack_playbook::tables::short_builtin_name(&task.action);
-    if short == "wait_for_connection" {
-        return Err(refuse("wait_for_connection", 3, task.origin.clone()));
-    }
     if verbosity >= 4 && short == "service" {
         return Err(refuse("the service action", 4, task.origin.clone()));
     }
