@@ -144,7 +144,6 @@ impl<'r> PlayRun<'r, '_> {
             }
             for block in &mut included.blocks {
                 crate::refuse::check_included(&block.block)?;
-                crate::verbose::check_included(&block.block, self.run.facts.verbosity)?;
                 if as_handler {
                     crate::flush::check_handler_file(&block.block)?;
                 }

@@ -1,15 +1,16 @@
 //! What `-vvv` and `-vvvv` need from the engine beyond the callback: the address a task's
-//! connection lines name, and what a run at those levels refuses because ansible prints lines
-//! there that tack does not reproduce yet (each refused by name before anything runs).
+//! connection lines name, and what a run or listing at those levels refuses because ansible
+//! prints lines there that tack does not reproduce yet: the `vars_files` whose notes
+//! `crate::read_notes` cannot place (each refused by name before anything runs).
 //!
 //! This module never prints; the lines themselves are `crate::transport`'s and the callback's.
 
 use tack_diag::{Diagnostic, Origin};
+use tack_playbook::Playbook;
 use tack_playbook::compile::compile_play;
 use tack_playbook::tables::Keyword;
 use tack_playbook::tables::actions as action_names;
 use tack_playbook::walk::{Sections, walk};
-use tack_playbook::{Playbook, TaskEntry};
 use tack_template::Scope;
 
 use crate::task::TaskRun;
@@ -75,22 +76,18 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 }
 
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
-/// differently from ansible: `vars_files` where `crate::read_notes` cannot place ansible's
-/// notes of each read, and from `-vvvv` the `service` action (which names the module it
-/// picked).
+/// differently from ansible: the `vars_files` whose notes of each read `crate::read_notes`
+/// cannot place.
 pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
         return Ok(());
     }
     for playbook in playbooks {
-        for play in &playbook.plays {
-            let vars_files = !play.vars_files.is_empty();
-            if vars_files {
-                check_vars_files(play, true)?;
-                // Each import gathers the play's variables while the playbook loads.
-                if !playbook.imported.is_empty() {
-                    return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
-                }
+        for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
+            check_vars_files(play, true)?;
+            // Each import gathers the play's variables while the playbook loads.
+            if !playbook.imported.is_empty() {
+                return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
             }
             let compiled = compile_play(play);
             let handlers = crate::play::handler_blocks(play);
@@ -100,10 +97,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
                 Sections::All,
             ));
             for ctx in all {
-                check_task(ctx.task, verbosity)?;
-                if vars_files {
-                    check_vars_files_task(&ctx)?;
-                }
+                check_vars_files_task(&ctx)?;
             }
         }
     }
@@ -136,33 +130,6 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
         }
     }
     Ok(())
-}
-
-/// The same refusals for a task file an include brought in at run time.
-pub(crate) fn check_included(
-    block: &tack_playbook::Block,
-    verbosity: i64,
-) -> Result<(), Diagnostic> {
-    if verbosity < 3 {
-        return Ok(());
-    }
-    let level = u8::try_from(verbosity).unwrap_or(u8::MAX);
-    fn entries(list: &[TaskEntry], level: u8) -> Result<(), Diagnostic> {
-        for entry in list {
-            match entry {
-                TaskEntry::Task(task) => check_task(task, level)?,
-                TaskEntry::Block(b) => {
-                    entries(&b.block, level)?;
-                    entries(&b.rescue, level)?;
-                    entries(&b.always, level)?;
-                }
-            }
-        }
-        Ok(())
-    }
-    entries(&block.block, level)?;
-    entries(&block.rescue, level)?;
-    entries(&block.always, level)
 }
 
 /// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
@@ -209,14 +176,6 @@ fn check_vars_files_includes(task: &tack_playbook::Task) -> Result<(), Diagnosti
         if action_names::is(&task.action, names) {
             return Err(refuse(what, 3, task.origin.clone()));
         }
-    }
-    Ok(())
-}
-
-fn check_task(task: &tack_playbook::Task, verbosity: u8) -> Result<(), Diagnostic> {
-    let short = tack_playbook::tables::short_builtin_name(&task.action);
-    if verbosity >= 4 && short == "service" {
-        return Err(refuse("the service action", 4, task.origin.clone()));
     }
     Ok(())
 }
