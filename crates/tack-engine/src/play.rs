@@ -539,6 +539,7 @@ impl<'r> PlayRun<'r, '_> {
             fanout: Vec::new(),
             inventory: self.live,
             rendered: Default::default(),
+            reads: self.reads.clone(),
         }
     }
 

@@ -33,6 +33,11 @@ impl ReadNotes {
         ReadNotes { lines }
     }
 
+    /// One gathering's lines.
+    pub(crate) fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
     /// One gathering: each file's note.
     pub(crate) fn show(&self, callback: &mut dyn Callback) {
         for line in &self.lines {

@@ -41,6 +41,9 @@ pub struct TaskRun<'a> {
     pub inventory: &'a crate::live::LiveInventory,
     /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
     pub(crate) rendered: crate::render_cache::RenderCache,
+    /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
+    /// delegated host's in its worker).
+    pub(crate) reads: crate::read_notes::ReadNotes,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -258,12 +261,37 @@ impl TaskRun<'_> {
         scope: &Scope,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
+        // ansible works out the delegation (gathering the delegated host's variables) before
+        // it evaluates the conditions.
+        let delegated = self.delegated(host, scope);
+        if self.gathers_delegated(host, scope, &delegated) {
+            events.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+        }
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        match self.delegated(host, scope)? {
+        match delegated? {
             Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
             None => self.attempts(host, scope, events),
+        }
+    }
+
+    /// Whether ansible gathers the delegated host's variables for this run: the task names
+    /// a host to delegate to, itself included.
+    fn gathers_delegated(
+        &self,
+        host: &str,
+        scope: &Scope,
+        delegated: &Result<Option<String>, Diagnostic>,
+    ) -> bool {
+        match delegated {
+            Ok(Some(_)) => true,
+            Ok(None) => self.ctx.task.delegate_to.as_ref().is_some_and(|node| {
+                self.templar
+                    .render(node, scope)
+                    .is_ok_and(|r| tack_yaml::pyrepr::str(&r.value.value) == host)
+            }),
+            Err(_) => false,
         }
     }
 
@@ -302,7 +330,11 @@ impl TaskRun<'_> {
                 index,
             );
             let mut retries = Vec::new();
-            let delegated = self.delegated(host, &item_scope)?;
+            let delegated = self.delegated(host, &item_scope);
+            if self.gathers_delegated(host, &item_scope, &delegated) {
+                shown.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+            }
+            let delegated = delegated?;
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
                 None => match &delegated {

@@ -19,6 +19,13 @@ use crate::task::TaskRun;
 /// host's `ansible_host` (or name) when the run is delegated, else the host's `ansible_host`,
 /// else `127.0.0.1` for the implicit localhost, else the host's name.
 pub(crate) fn address(run: &TaskRun<'_>, host: &str, scope: &Scope) -> String {
+    // A host outside the inventory (the implicit `localhost` of `local_action`) has no
+    // delegated variables: ansible's new host has no `ansible_host`, so its name is shown.
+    if scope.get("ansible_delegated_vars").is_none()
+        && let Ok(Some(name)) = run.delegated(host, scope)
+    {
+        return name;
+    }
     address_in(run.templar, run.inventory, host, scope)
 }
 
@@ -160,9 +167,12 @@ fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnos
 /// dynamic includes), where `crate::read_notes` cannot place the notes yet.
 fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result<(), Diagnostic> {
     let task = ctx.task;
-    if let Some(node) = task.delegate_to.as_ref().or_else(|| ctx.inherited(Keyword::DelegateTo)) {
+    // A block's `delegate_to` is not one `crate::read_notes` follows yet.
+    if task.delegate_to.is_none()
+        && let Some(node) = ctx.inherited(Keyword::DelegateTo)
+    {
         let origin = node.origin.clone().or_else(|| task.origin.clone());
-        return Err(refuse("vars_files and 'delegate_to'", 3, origin));
+        return Err(refuse("vars_files and a block's 'delegate_to'", 3, origin));
     }
     check_vars_files_includes(task)
 }
