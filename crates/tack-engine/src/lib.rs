@@ -67,6 +67,7 @@ use tack_yaml::Mapping;
 
 pub use callback::{Callback, Stats};
 pub use read_notes::gathering_notes as vars_file_notes;
+pub use read_notes::load_lines as vars_file_load_lines;
 pub use start_at::StartAt;
 pub use vars::RunFacts;
 pub use verbose::check as check_verbosity;
@@ -144,11 +145,18 @@ pub fn run(
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
     let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
-        // ansible loads each playbook when its turn comes, before the load's own lines.
-        for line in read_notes::load_notes(ctx, std::slice::from_ref(playbook))? {
-            callback.verbose_line(3, &line);
+        // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
+        // with the gatherings of `vars_files` (see `read_notes`).
+        if ctx.facts.verbosity >= 3 && playbook.plays.iter().any(|p| !p.vars_files.is_empty()) {
+            let lines = read_notes::load_lines(playbook, ctx.extra_vars, ctx.loader, ctx.templar)?;
+            for (level, line) in lines {
+                callback.verbose_line(level, &line);
+            }
+            let shown = Playbook { imported: Vec::new(), ..playbook.clone() };
+            callback.playbook_start(&shown, n == 0);
+        } else {
+            callback.playbook_start(playbook, n == 0);
         }
-        callback.playbook_start(playbook, n == 0);
         for play in &playbook.plays {
             reserved::warn_loaded(play, ctx.extra_vars);
         }

@@ -66,25 +66,33 @@ impl ReadNotes {
     }
 }
 
-/// The notes ansible prints while it loads the playbooks, before any play starts: each role
-/// named in a play's `roles:` gathers that play's variables once to render its name (the
-/// dependencies and imports that would gather more are refused by `crate::verbose`).
-pub(crate) fn load_notes(
-    ctx: &crate::RunContext<'_>,
-    playbooks: &[tack_playbook::Playbook],
-) -> Result<Vec<String>, tack_diag::Diagnostic> {
+/// The lines ansible prints while it loads `playbook`, with the `-v` count each needs: for
+/// each play, one gathering per role named in its `roles:` (to render the role's name), then
+/// for each task file it imports one gathering and `statically imported: file` (`-vv`). The
+/// role dependencies and `import_role` that would gather more are refused by
+/// `crate::verbose`, as are several roles with imports (a role's own imports come between
+/// the roles' gatherings).
+pub fn load_lines(
+    playbook: &tack_playbook::Playbook,
+    extra_vars: &tack_yaml::Mapping,
+    loader: &tack_loader::DataLoader,
+    templar: &tack_template::Templar,
+) -> Result<Vec<(u8, String)>, tack_diag::Diagnostic> {
     let mut out = Vec::new();
-    if ctx.facts.verbosity < 3 {
-        return Ok(out);
-    }
-    for play in playbooks.iter().flat_map(|p| &p.plays) {
-        if play.vars_files.is_empty() || play.roles.is_empty() {
-            continue;
-        }
-        let notes = gathering_notes(play, ctx.extra_vars, ctx.loader, ctx.templar)?;
+    let mut from = 0;
+    for (play, mark) in playbook.plays.iter().zip(&playbook.import_marks) {
+        let notes = gathering_notes(play, extra_vars, loader, templar)?;
+        let gathering = |out: &mut Vec<(u8, String)>| {
+            out.extend(notes.iter().map(|n| (3, n.clone())));
+        };
         for _ in &play.roles {
-            out.extend(notes.iter().cloned());
+            gathering(&mut out);
         }
+        for file in playbook.imported.get(from..*mark).unwrap_or_default() {
+            gathering(&mut out);
+            out.push((2, format!("statically imported: {}", file.display())));
+        }
+        from = *mark;
     }
     Ok(out)
 }

@@ -92,10 +92,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     for playbook in playbooks {
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
             check_vars_files(play, true)?;
-            // Each import gathers the play's variables while the playbook loads.
-            if !playbook.imported.is_empty() {
-                return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
-            }
+            check_imports(playbook, play)?;
             let compiled = compile_play(play);
             let handlers = crate::play::handler_blocks(play);
             let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
@@ -121,9 +118,7 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
     for playbook in playbooks {
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
             check_vars_files(play, false)?;
-            if !playbook.imported.is_empty() {
-                return Err(refuse("vars_files and import_tasks", 3, play.origin.clone()));
-            }
+            check_imports(playbook, play)?;
             let compiled = compile_play(play);
             let handlers = crate::play::handler_blocks(play);
             let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
@@ -159,6 +154,26 @@ fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnos
         && tack_yaml::pyrepr::str(&node.value) != "linear"
     {
         return Err(refuse("vars_files and a strategy other than linear", 3, node.origin.clone()));
+    }
+    Ok(())
+}
+
+/// Each import gathers the play's variables while the playbook loads; `crate::read_notes`
+/// places those gatherings after the roles', which is where ansible has them unless a role
+/// before the last imports files of its own.
+fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+    let index = playbook.plays.iter().position(|p| std::ptr::eq(p, play)).unwrap_or(0);
+    let from =
+        if index == 0 { 0 } else { playbook.import_marks.get(index - 1).copied().unwrap_or(0) };
+    let to = playbook.import_marks.get(index).copied().unwrap_or(usize::MAX);
+    let counted = playbook.import_marks.len() == playbook.plays.len()
+        && playbook.import_marks.last().copied() == Some(playbook.imported.len());
+    if !counted || (to > from && play.roles.len() > 1) {
+        return Err(refuse(
+            "vars_files and import_tasks in a play of several roles",
+            3,
+            play.origin.clone(),
+        ));
     }
     Ok(())
 }

@@ -40,28 +40,28 @@ pub fn run(
         let vvv = args.verbosity.verbose >= 3;
         if vvv {
             tack_engine::check_listing_verbosity(std::slice::from_ref(&playbook), 3)?;
-            // Each role named in `roles:` gathers its play's variables as it loads.
-            let mut notes = String::new();
-            for play in &playbook.plays {
-                let one = tack_engine::vars_file_notes(
-                    play,
+        }
+        if args.verbosity.verbose >= 2 {
+            // Shown as each playbook loads, before any listing (which comes at the end): the
+            // imports, from -vvv with the gatherings of `vars_files` as ansible loads.
+            use std::io::Write as _;
+            use tack_engine::callback::color::{Hue, paint};
+            let lines: Vec<(u8, String)> = if vvv {
+                tack_engine::vars_file_load_lines(
+                    &playbook,
                     &session.extra_vars,
                     &session.loader,
                     &templar,
-                )?;
-                for _ in &play.roles {
-                    push_notes(&mut notes, &one, palette);
-                }
-            }
-            print_now(&notes);
-        }
-        if args.verbosity.verbose >= 2 {
-            // Shown as each playbook loads, before any listing (which comes at the end).
-            use std::io::Write as _;
-            use tack_engine::callback::color::{Hue, paint};
+                )?
+            } else {
+                playbook
+                    .imported
+                    .iter()
+                    .map(|file| (2, format!("statically imported: {}", file.display())))
+                    .collect()
+            };
             let mut stdout = std::io::stdout().lock();
-            for file in &playbook.imported {
-                let line = format!("statically imported: {}", file.display());
+            for (_, line) in lines {
                 let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
             }
             let line = format!("{} plays in {}", playbook.plays.len(), path.display());
