@@ -130,7 +130,8 @@ pub fn run_play(
         vars.insert(k.clone(), v.clone());
     }
     crate::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
-    let reads = crate::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity);
+    let reads =
+        crate::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity, run.facts.forks);
     let keywords = post_validate_play(play, &vars, templar)?;
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {

@@ -2,9 +2,10 @@
 //! gathers a play's variables, once per `vars_files` item that found a file. This module says
 //! where those gatherings fall in a run, as the linear strategy makes them at `-f 1`: two per
 //! play and one per batch before the batch's `PLAY` banner, and one per host a task (or meta
-//! task, or handler) is queued for: the first host's before the task's banner, each next
-//! host's just before the previous host's result (its worker is still starting when the
-//! strategy gathers the next host's variables).
+//! task, or handler) is queued for: the first host's before the task's banner, the next
+//! `forks` hosts' before the first host's result (each is queued at once while a worker is
+//! free), then host `i + forks`'s just before host `i`'s result (its queueing waits for a
+//! worker, and the results are read after it).
 //!
 //! What the notes cannot follow yet (templated names, which ansible renders per host; other
 //! strategies; includes and delegation, whose gatherings happen in a worker) is refused by
@@ -18,19 +19,22 @@ use crate::callback::Callback;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadNotes {
     lines: Vec<String>,
+    /// `-f`: how many workers the strategy queues hosts to.
+    forks: usize,
 }
 
 impl ReadNotes {
     /// The notes for the files a play's `vars_files` read, at `-v` count `verbosity`.
-    pub(crate) fn new(read: &[PathBuf], verbosity: i64) -> ReadNotes {
+    pub(crate) fn new(read: &[PathBuf], verbosity: i64, forks: i64) -> ReadNotes {
         if verbosity < 3 {
             return ReadNotes::default();
         }
+        let forks = usize::try_from(forks).unwrap_or(1).max(1);
         let lines = read
             .iter()
             .map(|p| format!("Read `vars_file` {}.", tack_py::repr::str_repr(&p.to_string_lossy())))
             .collect();
-        ReadNotes { lines }
+        ReadNotes { lines, forks }
     }
 
     /// One gathering's lines.
@@ -52,17 +56,16 @@ impl ReadNotes {
         }
     }
 
-    /// Before `host`'s result among `hosts` (queued in that order): the next host's
-    /// gathering, if there is a next host.
+    /// Before `host`'s result among `hosts` (queued in that order): the gatherings of the
+    /// hosts queued before it is read (see the module's notes).
     pub(crate) fn before_result(&self, hosts: &[String], host: &str, callback: &mut dyn Callback) {
         if self.lines.is_empty() {
             return;
         }
-        if let Some(i) = hosts.iter().position(|h| h == host)
-            && i + 1 < hosts.len()
-        {
-            self.show(callback);
-        }
+        let Some(i) = hosts.iter().position(|h| h == host) else { return };
+        let last = hosts.len() - 1;
+        let times = if i == 0 { self.forks.min(last) } else { usize::from(i + self.forks <= last) };
+        self.show_times(callback, times);
     }
 }
 
@@ -110,5 +113,5 @@ pub fn gathering_notes(
         return Ok(Vec::new());
     }
     let layers = tack_playbook::play_vars::play_var_layers(play, extra_vars, loader, templar)?;
-    Ok(ReadNotes::new(&layers.read, 3).lines)
+    Ok(ReadNotes::new(&layers.read, 3, 1).lines)
 }
