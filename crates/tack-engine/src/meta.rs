@@ -61,14 +61,25 @@ impl<'r> PlayRun<'r, '_> {
         let mut flushing = Vec::new();
         let mut ended: Vec<String> = Vec::new();
         let mut ending_role: Vec<String> = Vec::new();
-        // The iterator passes over an implicit flush for a host with nothing to flush: no
-        // gathering of its variables (decided for every host before any flushes).
+        // The iterator passes over an implicit flush for a host with nothing to flush, and over
+        // the whole of a role that already ran there (its `role_complete` too): no gathering
+        // of the host's variables (decided for every host before any of them runs).
+        let ran_before = |h: &String| {
+            ctx.task.role.is_some_and(|role| {
+                kind == "role_complete"
+                    && !self.play().role(role).allow_duplicates
+                    && meta
+                        .completed
+                        .contains(&(self.identities.borrow()[role.0].clone(), h.clone()))
+            })
+        };
         let gathered: Vec<bool> = targets
             .iter()
             .map(|h| {
                 !(ctx.task.implicit
                     && kind == "flush_handlers"
                     && meta.handlers.implicit_flush_skipped(h))
+                    && !ran_before(h)
             })
             .collect();
         for (host, gathers) in targets.iter().zip(gathered) {

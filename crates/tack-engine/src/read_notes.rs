@@ -69,12 +69,26 @@ impl ReadNotes {
     }
 }
 
+/// How many times loading `play`'s roles gathers its variables: once per role named in
+/// `roles:` and once per dependency each names, at every depth (a role named twice loads its
+/// dependencies twice).
+pub(crate) fn role_gatherings(play: &tack_playbook::Play) -> usize {
+    fn count(play: &tack_playbook::Play, id: tack_playbook::RoleId, depth: usize) -> usize {
+        // Dependency cycles are refused by the loader; the depth keeps this finite anyway.
+        if depth > 64 {
+            return 1;
+        }
+        1 + play.role(id).dependencies.iter().map(|d| count(play, *d, depth + 1)).sum::<usize>()
+    }
+    play.roles.iter().map(|id| count(play, *id, 0)).sum()
+}
+
 /// The lines ansible prints while it loads `playbook`, with the `-v` count each needs: for
-/// each play, one gathering per role named in its `roles:` (to render the role's name), then
-/// for each task file it imports one gathering and `statically imported: file` (`-vv`). The
-/// role dependencies and `import_role` that would gather more are refused by
-/// `crate::verbose`, as are several roles with imports (a role's own imports come between
-/// the roles' gatherings).
+/// each play, one gathering per role loaded for its `roles:` (to find the role), then
+/// for each task file it imports one gathering and `statically imported: file` (`-vv`). An
+/// `import_role`, which gathers more, is refused by `crate::verbose`, as are imports in a
+/// play whose roles gather more than once (a role's own imports come between the roles'
+/// gatherings).
 pub fn load_lines(
     playbook: &tack_playbook::Playbook,
     extra_vars: &tack_yaml::Mapping,
@@ -88,7 +102,7 @@ pub fn load_lines(
         let gathering = |out: &mut Vec<(u8, String)>| {
             out.extend(notes.iter().map(|n| (3, n.clone())));
         };
-        for _ in &play.roles {
+        for _ in 0..role_gatherings(play) {
             gathering(&mut out);
         }
         for file in playbook.imported.get(from..*mark).unwrap_or_default() {

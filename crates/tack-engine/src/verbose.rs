@@ -135,8 +135,8 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
 }
 
 /// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
-/// renders per host, the roles loaded besides the play's own `roles:` (each loads with a
-/// gathering of its own), and strategies other than `linear`.
+/// renders per host, `import_role` (which gathers as it loads), and strategies other than
+/// `linear`.
 fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnostic> {
     let templated = |n: &tack_yaml::Node| {
         let text = tack_yaml::pyrepr::str(&n.value);
@@ -146,9 +146,20 @@ fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnos
         let origin = item.origin.clone().or_else(|| play.origin.clone());
         return Err(refuse("vars_files named by a template", 3, origin));
     }
-    if play.role_arena.len() != play.roles.len() {
+    // Roles loaded besides `roles:` and their dependencies come from `import_role`.
+    let mut reached = vec![false; play.role_arena.len()];
+    let mut stack: Vec<tack_playbook::RoleId> = play.roles.clone();
+    while let Some(id) = stack.pop() {
+        if let Some(seen) = reached.get_mut(id.0)
+            && !*seen
+        {
+            *seen = true;
+            stack.extend(play.role(id).dependencies.iter().copied());
+        }
+    }
+    if reached.contains(&false) {
         let origin = play.origin.clone();
-        return Err(refuse("vars_files and role dependencies or import_role", 3, origin));
+        return Err(refuse("vars_files and import_role", 3, origin));
     }
     if let Some(node) = play.attrs.get(Keyword::Strategy).filter(|_| run)
         && tack_yaml::pyrepr::str(&node.value) != "linear"
@@ -168,12 +179,9 @@ fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), 
     let to = playbook.import_marks.get(index).copied().unwrap_or(usize::MAX);
     let counted = playbook.import_marks.len() == playbook.plays.len()
         && playbook.import_marks.last().copied() == Some(playbook.imported.len());
-    if !counted || (to > from && play.roles.len() > 1) {
-        return Err(refuse(
-            "vars_files and import_tasks in a play of several roles",
-            3,
-            play.origin.clone(),
-        ));
+    if !counted || (to > from && crate::read_notes::role_gatherings(play) > 1) {
+        let what = "vars_files and import_tasks in a play of several roles or role dependencies";
+        return Err(refuse(what, 3, play.origin.clone()));
     }
     Ok(())
 }
