@@ -76,10 +76,10 @@ impl<'r> PlayRun<'r, '_> {
         let gathered: Vec<bool> = targets
             .iter()
             .map(|h| {
-                !(ctx.task.implicit
+                let passed_flush = ctx.task.implicit
                     && kind == "flush_handlers"
-                    && meta.handlers.implicit_flush_skipped(h))
-                    && !ran_before(h)
+                    && meta.handlers.implicit_flush_skipped(h);
+                !(passed_flush || ran_before(h))
             })
             .collect();
         for (host, gathers) in targets.iter().zip(gathered) {
