@@ -83,6 +83,21 @@ pub(crate) fn role_gatherings(play: &tack_playbook::Play) -> usize {
     play.roles.iter().map(|id| count(play, *id, 0)).sum()
 }
 
+/// How many `include_tasks` tasks loading `play` meets (its sections, its roles' task files,
+/// its handlers): each gathers the play's variables as it is loaded.
+pub(crate) fn include_gatherings(play: &tack_playbook::Play) -> usize {
+    use tack_playbook::tables::actions as names;
+    let compiled = tack_playbook::compile::compile_play(play);
+    let handlers = crate::play::handler_blocks(play);
+    let walk = tack_playbook::walk::walk;
+    let all = tack_playbook::walk::Sections::All;
+    walk(play, &compiled, all)
+        .into_iter()
+        .chain(walk(play, &handlers, all))
+        .filter(|ctx| names::is(&ctx.task.action, names::INCLUDE_TASKS))
+        .count()
+}
+
 /// The lines ansible prints while it loads `playbook`, with the `-v` count each needs: for
 /// each play, one gathering per role loaded for its `roles:` (to find the role), then
 /// for each task file it imports one gathering and `statically imported: file` (`-vv`). An
@@ -102,7 +117,9 @@ pub fn load_lines(
         let gathering = |out: &mut Vec<(u8, String)>| {
             out.extend(notes.iter().map(|n| (3, n.clone())));
         };
-        for _ in 0..role_gatherings(play) {
+        // Each `include_tasks` the play loads gathers too (imports with them are refused, so
+        // every note here is the same line and only their count matters).
+        for _ in 0..role_gatherings(play) + include_gatherings(play) {
             gathering(&mut out);
         }
         for file in playbook.imported.get(from..*mark).unwrap_or_default() {

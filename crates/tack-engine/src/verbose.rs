@@ -179,6 +179,11 @@ fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), 
     let to = playbook.import_marks.get(index).copied().unwrap_or(usize::MAX);
     let counted = playbook.import_marks.len() == playbook.plays.len()
         && playbook.import_marks.last().copied() == Some(playbook.imported.len());
+    let includes = crate::read_notes::include_gatherings(play) > 0;
+    if to > from && includes {
+        let what = "vars_files and both import_tasks and include_tasks in a play";
+        return Err(refuse(what, 3, play.origin.clone()));
+    }
     if !counted || (to > from && crate::read_notes::role_gatherings(play) > 1) {
         let what = "vars_files and import_tasks in a play of several roles or role dependencies";
         return Err(refuse(what, 3, play.origin.clone()));
@@ -200,15 +205,10 @@ fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result
     check_vars_files_includes(task)
 }
 
-/// Includes gather the play's variables as they load, and again per host.
+/// `include_role` gathers the play's variables as its role loads (not followed yet).
 fn check_vars_files_includes(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
-    for (names, what) in [
-        (action_names::INCLUDE_TASKS, "vars_files and include_tasks"),
-        (action_names::INCLUDE_ROLE, "vars_files and include_role"),
-    ] {
-        if action_names::is(&task.action, names) {
-            return Err(refuse(what, 3, task.origin.clone()));
-        }
+    if action_names::is(&task.action, action_names::INCLUDE_ROLE) {
+        return Err(refuse("vars_files and include_role", 3, task.origin.clone()));
     }
     Ok(())
 }

@@ -149,8 +149,8 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
 /// where it was written; without `-vvv` the same playbook runs.
 #[test]
 fn verbose_levels_refuse_what_they_cannot_show_as_ansible_does() {
-    let play = "- hosts: all\n  gather_facts: false\n  vars_files: [v.yml]\n  tasks:\n    - include_tasks: t.yml\n";
-    refused(play, &["-vvv"], "tack does not support -vvv with vars_files and include_tasks yet", 1);
+    let play = "- hosts: all\n  gather_facts: false\n  vars_files: [v.yml]\n  tasks:\n    - include_role: name=r\n";
+    refused(play, &["-vvv"], "tack does not support -vvv with vars_files and include_role yet", 1);
     refused(play, &["-vvv"], "site.yml:5:", 1);
     let play = "- hosts: all\n  gather_facts: false\n  vars_files: ['{{ x }}.yml']\n  tasks: []\n";
     refused(play, &["-vvv"], "with vars_files named by a template yet", 1);
