@@ -276,25 +276,6 @@ impl TaskRun<'_> {
         }
     }
 
-    /// Whether ansible gathers the delegated host's variables for this run: the task names
-    /// a host to delegate to, itself included.
-    fn gathers_delegated(
-        &self,
-        host: &str,
-        scope: &Scope,
-        delegated: &Result<Option<String>, Diagnostic>,
-    ) -> bool {
-        match delegated {
-            Ok(Some(_)) => true,
-            Ok(None) => self.ctx.task.delegate_to.as_ref().is_some_and(|node| {
-                self.templar
-                    .render(node, scope)
-                    .is_ok_and(|r| tack_yaml::pyrepr::str(&r.value.value) == host)
-            }),
-            Err(_) => false,
-        }
-    }
-
     fn run_loop(
         &self,
         host: &str,
