@@ -166,6 +166,7 @@ fn start(
             Ok(())
         });
     }
+    crate::transport::record(crate::transport::Use::Job(module.to_string()));
     let mut child = command.spawn().map_err(|e| format!("FATAL ERROR: {e}"))?;
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| format!("FATAL ERROR: {e}"))?;

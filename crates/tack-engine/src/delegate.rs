@@ -59,6 +59,25 @@ impl TaskRun<'_> {
         }
     }
 
+    /// Whether ansible gathers the delegated host's variables for this run: the task names
+    /// a host to delegate to, itself included.
+    pub(crate) fn gathers_delegated(
+        &self,
+        host: &str,
+        scope: &Scope,
+        delegated: &Result<Option<String>, Diagnostic>,
+    ) -> bool {
+        match delegated {
+            Ok(Some(_)) => true,
+            Ok(None) => self.ctx.task.delegate_to.as_ref().is_some_and(|node| {
+                self.templar
+                    .render(node, scope)
+                    .is_ok_and(|r| tack_yaml::pyrepr::str(&r.value.value) == host)
+            }),
+            Err(_) => false,
+        }
+    }
+
     /// A delegated host must be one tack reaches: its `ansible_connection` (or the task's
     /// `connection`) is `local` or `ssh`, or it is the implicit `localhost`.
     fn check_delegated_connection(

@@ -47,8 +47,11 @@ impl PlayRun<'_, '_> {
         cursors: &mut [(String, HostCursor)],
     ) -> Result<(), Diagnostic> {
         let view = gather_view(self.play());
-        callback.task_start(&view);
         let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
+        if !hosts.is_empty() {
+            self.reads.show(callback);
+        }
+        callback.task_start(&view);
         let width = crate::forks::width(self.run.facts.forks, 0, hosts.len());
         let origin = self.play().origin.clone();
         // Worked out here: the threads that gather cannot reach the play's state.
@@ -65,6 +68,7 @@ impl PlayRun<'_, '_> {
                 gather_on(keywords, host, address, origin.clone(), link)
             },
             |host, gathered| {
+                self.reads.before_result(&hosts, host, callback);
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
                     self.apply_gathered(gathered, cursor, stats, states, callback);
                 }

@@ -210,6 +210,13 @@ impl<'a> Handlers<'a> {
     /// At a flush for `host`: the handlers its saved notifications name now, each once, in
     /// the order the notifications were made (ansible's `NOTIFIED HANDLER` lines), notified
     /// for it. Forgets the notifications.
+    /// Whether the play iterator passes over an implicit `flush_handlers` for `host`: the
+    /// host has no saved notification and no handler is notified for any host.
+    pub fn implicit_flush_skipped(&self, host: &str) -> bool {
+        self.saved.get(host).is_none_or(|n| n.is_empty())
+            && self.list.iter().all(|h| h.notified.is_empty())
+    }
+
     pub fn announce(&mut self, host: &str) -> Vec<usize> {
         let mut out = Vec::new();
         for notification in self.saved.remove(host).unwrap_or_default() {

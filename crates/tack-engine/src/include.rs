@@ -148,12 +148,23 @@ impl<'r> PlayRun<'r, '_> {
             ));
         };
         let view = self.banner(ctx, hosts.first(), params.cloned());
+        if !hosts.is_empty() {
+            self.reads.show(callback);
+        }
         if as_handler {
             callback.handler_start(&view);
         } else {
             callback.task_start(&view);
         }
         let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
+        // The strategy gathers each including host's variables once as it reads the results.
+        let mut including: Vec<&String> = Vec::new();
+        for host in wanted.iter().flat_map(|w| &w.hosts) {
+            if !including.contains(&host) {
+                including.push(host);
+            }
+        }
+        self.reads.show_times(callback, including.len());
         self.load_included(ctx, wanted, as_handler, callback, stats)
     }
 
@@ -196,7 +207,6 @@ impl<'r> PlayRun<'r, '_> {
             }
             for block in &mut included.blocks {
                 crate::refuse::check_included(&block.block)?;
-                crate::verbose::check_included(&block.block, self.run.facts.verbosity)?;
                 if as_handler {
                     crate::flush::check_handler_file(&block.block)?;
                 }
@@ -207,6 +217,10 @@ impl<'r> PlayRun<'r, '_> {
             }
             let layer = param_layer(&include_vars, &loop_var, &want);
             let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+            // Each block of a task file (not a handler's) gathers once to filter it by tags.
+            if !as_handler {
+                self.reads.show_times(callback, included.blocks.len());
+            }
             callback.included(&included.file.display().to_string(), &want.hosts, label.as_deref());
             for host in &want.hosts {
                 stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
@@ -234,6 +248,7 @@ impl<'r> PlayRun<'r, '_> {
         let loop_var = loop_var(ctx);
         let mut wanted: Vec<Wanted> = Vec::new();
         for host in hosts {
+            self.reads.before_result(hosts, host, callback);
             let Some(scope) = runner.scope(host) else { continue };
             // Without a loop the `when` is the include's; with one it is each item's.
             if ctx.task.loop_items.is_none()

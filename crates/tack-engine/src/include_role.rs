@@ -129,7 +129,6 @@ impl<'r> PlayRun<'r, '_> {
             }
             for block in &included.blocks {
                 crate::refuse::check_included(&block.block)?;
-                crate::verbose::check_included(&block.block, self.run.facts.verbosity)?;
             }
             for block in &included.handlers {
                 crate::refuse::check_included_handlers(&block.block)?;

@@ -43,6 +43,7 @@ mod params;
 mod play;
 mod prompt;
 pub mod python_path;
+mod read_notes;
 mod refuse;
 mod render_cache;
 mod reserved;
@@ -69,9 +70,12 @@ use tack_template::Templar;
 use tack_yaml::Mapping;
 
 pub use callback::{Callback, Stats};
+pub use read_notes::gathering_notes as vars_file_notes;
+pub use read_notes::load_lines as vars_file_load_lines;
 pub use start_at::StartAt;
 pub use vars::RunFacts;
 pub use verbose::check as check_verbosity;
+pub use verbose::check_listing as check_listing_verbosity;
 
 /// The ansible-core version tack reproduces (`ansible_version`).
 pub const ANSIBLE_VERSION: &str = "2.21.5";
@@ -159,7 +163,18 @@ pub fn run(
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
     let live = live::LiveInventory::new(ctx.inventory);
     for (n, playbook) in playbooks.iter().enumerate() {
-        callback.playbook_start(playbook, n == 0);
+        // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
+        // with the gatherings of `vars_files` (see `read_notes`).
+        if ctx.facts.verbosity >= 3 && playbook.plays.iter().any(|p| !p.vars_files.is_empty()) {
+            let lines = read_notes::load_lines(playbook, ctx.extra_vars, ctx.loader, ctx.templar)?;
+            for (level, line) in lines {
+                callback.verbose_line(level, &line);
+            }
+            let shown = Playbook { imported: Vec::new(), ..playbook.clone() };
+            callback.playbook_start(&shown, n == 0);
+        } else {
+            callback.playbook_start(playbook, n == 0);
+        }
         for play in &playbook.plays {
             reserved::warn_loaded(play, ctx.extra_vars);
         }

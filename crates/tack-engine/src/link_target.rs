@@ -251,8 +251,7 @@ mod tests {
             scope = scope.with_var(name, value.clone(), Provenance::Trusted);
         }
         let lookup = |name: &str| scope.get(name).map(|b| b.node().clone());
-        let keyword =
-            |k: Keyword| keywords.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone());
+        let keyword = |k: Keyword| keywords.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone());
         resolve(&templar, &scope, &lookup, &keyword, "web1", None, &SshDefaults::default())
             .map_err(|d| d.brief())
     }

@@ -65,7 +65,31 @@ impl<'r> PlayRun<'r, '_> {
         let mut flushing = Vec::new();
         let mut ended: Vec<String> = Vec::new();
         let mut ending_role: Vec<String> = Vec::new();
-        for host in &targets {
+        // The iterator passes over an implicit flush for a host with nothing to flush, and over
+        // the whole of a role that already ran there (its `role_complete` too): no gathering
+        // of the host's variables (decided for every host before any of them runs).
+        let ran_before = |h: &String| {
+            ctx.task.role.is_some_and(|role| {
+                kind == "role_complete"
+                    && !self.play().role(role).allow_duplicates
+                    && meta
+                        .completed
+                        .contains(&(self.identities.borrow()[role.0].clone(), h.clone()))
+            })
+        };
+        let gathered: Vec<bool> = targets
+            .iter()
+            .map(|h| {
+                let passed_flush = ctx.task.implicit
+                    && kind == "flush_handlers"
+                    && meta.handlers.implicit_flush_skipped(h);
+                !(passed_flush || ran_before(h))
+            })
+            .collect();
+        for (host, gathers) in targets.iter().zip(gathered) {
+            if gathers {
+                self.reads.show(callback);
+            }
             if !ctx.task.implicit && meta.free_banner.is_none() {
                 callback.task_start(&view);
             }
@@ -81,6 +105,13 @@ impl<'r> PlayRun<'r, '_> {
                 kind.as_str(),
                 "noop" | "role_complete" | "refresh_inventory" | "reset_connection"
             );
+            // The strategy gathers the host's variables again to evaluate a `when` (and
+            // `reset_connection` for the connection's options).
+            if (conditional && !ctx.extended(Keyword::When).is_empty())
+                || kind == "reset_connection"
+            {
+                self.reads.show(callback);
+            }
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
                 if !ctx.task.implicit {
                     let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
@@ -110,8 +141,6 @@ impl<'r> PlayRun<'r, '_> {
                 "clear_facts" => Some("facts cleared".to_string()),
                 "clear_host_errors" => Some("cleared host errors".to_string()),
                 "noop" => Some("noop".to_string()),
-                "refresh_inventory" => Some("inventory successfully refreshed".to_string()),
-                // The local connection resets (nothing) without an error.
                 "reset_connection" => Some("reset connection".to_string()),
                 // ansible's `end_role` shows its line only at debug level (its header is
                 // told apart by the role's implicit `role_complete`, which it stops at).
@@ -134,6 +163,15 @@ impl<'r> PlayRun<'r, '_> {
                 "end_host" => ended.push(host.clone()),
                 "refresh_inventory" => {
                     self.live.refresh(self.run.loader)?;
+                    // The inventory plugins' notes again (the collection loaded only once).
+                    for (level, note) in self.live.current().verbose_notes() {
+                        if !note.starts_with("Loading collection ") {
+                            callback.verbose_line(*level, note);
+                        }
+                    }
+                    if !ctx.task.implicit {
+                        callback.verbose_line(2, "META: inventory successfully refreshed");
+                    }
                     self.scope.set_inventory(&self.live.current(), self.run.loader)?;
                 }
                 "end_role" => ending_role.push(host.clone()),

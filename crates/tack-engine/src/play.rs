@@ -82,6 +82,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     >,
     /// Where the blocks a handler's `include_tasks` loads are kept for the play.
     pub blocks: &'r Arena<Vec<CompiledBlock>>,
+    /// The `-vvv` notes of each gathering of the play's variables.
+    pub reads: crate::read_notes::ReadNotes,
 }
 
 /// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
@@ -132,6 +134,8 @@ pub fn run_play(
         vars.insert(k.clone(), v.clone());
     }
     crate::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
+    let reads =
+        crate::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity, run.facts.forks);
     let keywords = post_validate_play(play, &vars, templar)?;
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {
@@ -155,6 +159,8 @@ pub fn run_play(
         selected.iter().filter(|h| states.get(*h).is_some_and(HostState::out)).cloned().collect();
     let hosts = crate::batches::order_hosts(selected.clone(), keywords.get(Keyword::Order))?;
     if hosts.is_empty() {
+        // The playbook executor's two gatherings (vars_prompt, post-validation).
+        reads.show_times(callback, 2);
         callback.play_start(&name);
         callback.no_hosts_matched();
         return Ok(PlayEnd::Continue);
@@ -209,6 +215,7 @@ pub fn run_play(
         role_layers: Default::default(),
         identities: std::cell::RefCell::new(identities.clone()),
         blocks: &arena,
+        reads: reads.clone(),
     };
     {
         let all = new_run(hosts.clone());
@@ -223,13 +230,15 @@ pub fn run_play(
         }
         scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }
-    for batch in batches {
+    for (n, batch) in batches.into_iter().enumerate() {
         let this = new_run(batch);
         let handlers =
             Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
         let running: Vec<String> =
             this.hosts.iter().filter(|h| !failed_before.contains(*h)).cloned().collect();
         let walk = Walk::new(play_segment.clone(), &running);
+        // The task queue manager's gathering for the batch, after the executor's two.
+        reads.show_times(callback, if n == 0 { 3 } else { 1 });
         callback.play_start(&name);
         if running.is_empty() {
             continue;
@@ -558,6 +567,7 @@ impl<'r> PlayRun<'r, '_> {
             rendered: Default::default(),
             links: self.run.links,
             ssh_defaults: &self.run.facts.ssh,
+            reads: self.reads.clone(),
         }
     }
 
@@ -702,6 +712,10 @@ impl<'r> PlayRun<'r, '_> {
         } else {
             self.banner(ctx, hosts.first(), params.clone())
         };
+        // The first host's gathering comes before the banner; see `crate::read_notes`.
+        if !hosts.is_empty() && kind != RunKind::Continued {
+            self.reads.show(callback);
+        }
         if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
             callback.handler_start(&view);
         } else if !matches!(kind, RunKind::Continued | RunKind::Deferred) {
@@ -732,6 +746,7 @@ impl<'r> PlayRun<'r, '_> {
             width,
             |host| runner.run(host),
             |host, outcome| {
+                self.reads.before_result(hosts, host, callback);
                 if outcome.result.lost() {
                     self.lost.borrow_mut().insert(host.to_string());
                 }

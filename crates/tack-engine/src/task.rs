@@ -45,6 +45,9 @@ pub struct TaskRun<'a> {
     pub links: &'a crate::links::Links<'a>,
     /// The configuration's ssh settings, under each host's variables.
     pub ssh_defaults: &'a crate::link_target::SshDefaults,
+    /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
+    /// delegated host's in its worker).
+    pub(crate) reads: crate::read_notes::ReadNotes,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -267,10 +270,16 @@ impl TaskRun<'_> {
         scope: &Scope,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
+        // ansible works out the delegation (gathering the delegated host's variables) before
+        // it evaluates the conditions.
+        let delegated = self.delegated(host, scope);
+        if self.gathers_delegated(host, scope, &delegated) {
+            events.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+        }
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        match self.delegated(host, scope)? {
+        match delegated? {
             Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
             None => self.attempts(host, scope, events),
         }
@@ -311,7 +320,11 @@ impl TaskRun<'_> {
                 index,
             );
             let mut retries = Vec::new();
-            let delegated = self.delegated(host, &item_scope)?;
+            let delegated = self.delegated(host, &item_scope);
+            if self.gathers_delegated(host, &item_scope, &delegated) {
+                shown.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+            }
+            let delegated = delegated?;
             let mut result = match self.false_condition(&item_scope)? {
                 Some(cond) => crate::result::skipped(host, &cond),
                 None => match &delegated {

@@ -8,6 +8,7 @@
 //! Python transport tack does not have. tack reports its own steps in the same `<address> `
 //! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module,
 //! `PYTHON MODULE fqn (ansible-core's code, run by tack)` for one run by the Python path, and
+//! `NATIVE MODULE name (started by tack as a background job)` for an `async` job, and
 //! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`).
 //!
 //! [`Local`](crate::connection::Local) records each use on the running thread (an action runs
@@ -26,6 +27,11 @@ pub(crate) enum Use {
     Exec(String),
     /// An ansible-core module run from its payload by the warm Python server.
     Python(String),
+    /// A native module started as a detached `async` job (tack's own binary, re-invoked).
+    Job(String),
+    /// A `-vvv` note the action makes about its own steps, in order with its uses (ansible's
+    /// `wait_for_connection: attempting ping module test`); it does not reach the host.
+    Note(String),
 }
 
 thread_local! {
@@ -66,23 +72,25 @@ pub(crate) fn local_user() -> String {
     tack_agent::modules::user_name(uid).unwrap_or_default()
 }
 
-/// The `-vvv` lines for `uses` on the host reached at `address`: the announcement when this
-/// task has not yet announced that address, then one line per use.
+/// The `-vvv` lines for `uses` on the host reached at `address`: one line per use, the first
+/// that reaches the host preceded by the announcement when this task has not yet announced
+/// that address.
 pub(crate) fn lines(address: &str, uses: Vec<Use>) -> Vec<String> {
-    if uses.is_empty() {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    let announce = ESTABLISHED.with(|e| {
-        let mut e = e.borrow_mut();
-        let fresh = e.as_deref() != Some(address);
-        *e = Some(address.to_string());
-        fresh
-    });
-    if announce {
-        out.push(format!("<{address}> ESTABLISH LOCAL CONNECTION FOR USER: {}", local_user()));
-    }
     for action in uses {
+        if let Use::Note(text) = action {
+            out.push(text);
+            continue;
+        }
+        let announce = ESTABLISHED.with(|e| {
+            let mut e = e.borrow_mut();
+            let fresh = e.as_deref() != Some(address);
+            *e = Some(address.to_string());
+            fresh
+        });
+        if announce {
+            out.push(format!("<{address}> ESTABLISH LOCAL CONNECTION FOR USER: {}", local_user()));
+        }
         out.push(match action {
             Use::Module(name) => {
                 format!("<{address}> NATIVE MODULE {name} (run in-process by tack)")
@@ -93,6 +101,10 @@ pub(crate) fn lines(address: &str, uses: Vec<Use>) -> Vec<String> {
             Use::Python(name) => {
                 format!("<{address}> PYTHON MODULE {name} (ansible-core's code, run by tack)")
             }
+            Use::Job(name) => {
+                format!("<{address}> NATIVE MODULE {name} (started by tack as a background job)")
+            }
+            Use::Note(text) => text,
         });
     }
     out
@@ -118,5 +130,19 @@ mod tests {
         record(Use::Module("ping".into()));
         assert_eq!(lines("h2", take()).len(), 2);
         assert!(lines("h2", take()).is_empty());
+    }
+
+    #[test]
+    fn a_note_comes_before_the_announcement_it_does_not_make() {
+        new_task();
+        record(Use::Note("attempting".into()));
+        record(Use::Module("ping".into()));
+        let out = lines("h1", take());
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0], "attempting");
+        assert!(out[1].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
+        new_task();
+        record(Use::Note("skipping".into()));
+        assert_eq!(lines("h1", take()), vec!["skipping".to_string()]);
     }
 }

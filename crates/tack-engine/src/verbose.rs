@@ -1,15 +1,16 @@
 //! What `-vvv` and `-vvvv` need from the engine beyond the callback: the address a task's
-//! connection lines name, and what a run at those levels refuses because ansible prints lines
-//! there that tack does not reproduce yet (each refused by name before anything runs).
+//! connection lines name, and what a run or listing at those levels refuses because ansible
+//! prints lines there that tack does not reproduce yet: the `vars_files` whose notes
+//! `crate::read_notes` cannot place (each refused by name before anything runs).
 //!
 //! This module never prints; the lines themselves are `crate::transport`'s and the callback's.
 
 use tack_diag::{Diagnostic, Origin};
+use tack_playbook::Playbook;
 use tack_playbook::compile::compile_play;
 use tack_playbook::tables::Keyword;
 use tack_playbook::tables::actions as action_names;
 use tack_playbook::walk::{Sections, walk};
-use tack_playbook::{Playbook, TaskEntry};
 use tack_template::Scope;
 
 use crate::task::TaskRun;
@@ -18,6 +19,13 @@ use crate::task::TaskRun;
 /// host's `ansible_host` (or name) when the run is delegated, else the host's `ansible_host`,
 /// else `127.0.0.1` for the implicit localhost, else the host's name.
 pub(crate) fn address(run: &TaskRun<'_>, host: &str, scope: &Scope) -> String {
+    // A host outside the inventory (the implicit `localhost` of `local_action`) has no
+    // delegated variables: ansible's new host has no `ansible_host`, so its name is shown.
+    if scope.get("ansible_delegated_vars").is_none()
+        && let Ok(Some(name)) = run.delegated(host, scope)
+    {
+        return name;
+    }
     address_in(run.templar, run.inventory, host, scope)
 }
 
@@ -75,20 +83,16 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 }
 
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
-/// differently from ansible: `vars_files` (ansible notes each read, once per variable lookup
-/// of its strategy), `async` (the wrapper's transport), `meta: refresh_inventory` (the
-/// inventory plugins' lines again), `wait_for_connection` (its own `-vvv` notes), and from
-/// `-vvvv` the `service` action (which names the module it picked).
+/// differently from ansible: the `vars_files` whose notes of each read `crate::read_notes`
+/// cannot place.
 pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
         return Ok(());
     }
     for playbook in playbooks {
-        for play in &playbook.plays {
-            if !play.vars_files.is_empty() {
-                let origin = play.vars_files.first().and_then(|n| n.origin.clone());
-                return Err(refuse("vars_files", 3, origin.or_else(|| play.origin.clone())));
-            }
+        for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
+            check_vars_files(play, true)?;
+            check_imports(playbook, play)?;
             let compiled = compile_play(play);
             let handlers = crate::play::handler_blocks(play);
             let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
@@ -97,56 +101,114 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
                 Sections::All,
             ));
             for ctx in all {
-                check_task(ctx.task, verbosity)?;
+                check_vars_files_task(&ctx)?;
             }
         }
     }
     Ok(())
 }
 
-/// The same refusals for a task file an include brought in at run time.
-pub(crate) fn check_included(
-    block: &tack_playbook::Block,
-    verbosity: i64,
-) -> Result<(), Diagnostic> {
+/// What a listing or `--syntax-check` at `-v` count `verbosity` (3 or more) refuses: the
+/// `vars_files` whose notes `crate::read_notes` cannot place (the load-time gatherings of
+/// imports, includes and role dependencies; names rendered per host).
+pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
         return Ok(());
     }
-    let level = u8::try_from(verbosity).unwrap_or(u8::MAX);
-    fn entries(list: &[TaskEntry], level: u8) -> Result<(), Diagnostic> {
-        for entry in list {
-            match entry {
-                TaskEntry::Task(task) => check_task(task, level)?,
-                TaskEntry::Block(b) => {
-                    entries(&b.block, level)?;
-                    entries(&b.rescue, level)?;
-                    entries(&b.always, level)?;
-                }
+    for playbook in playbooks {
+        for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
+            check_vars_files(play, false)?;
+            check_imports(playbook, play)?;
+            let compiled = compile_play(play);
+            let handlers = crate::play::handler_blocks(play);
+            let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
+                play,
+                &handlers,
+                Sections::All,
+            ));
+            for ctx in all {
+                check_vars_files_includes(ctx.task)?;
             }
         }
-        Ok(())
     }
-    entries(&block.block, level)?;
-    entries(&block.rescue, level)?;
-    entries(&block.always, level)
+    Ok(())
 }
 
-fn check_task(task: &tack_playbook::Task, verbosity: u8) -> Result<(), Diagnostic> {
-    if let Some(key) = task.attrs.key(Keyword::Async) {
-        return Err(refuse("'async'", 3, key.origin.clone()));
+/// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
+/// renders per host, `import_role` (which gathers as it loads), and strategies other than
+/// `linear`.
+fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnostic> {
+    let templated = |n: &tack_yaml::Node| {
+        let text = tack_yaml::pyrepr::str(&n.value);
+        text.contains("{{") || text.contains("{%")
+    };
+    if let Some(item) = play.vars_files.iter().find(|n| templated(n)) {
+        let origin = item.origin.clone().or_else(|| play.origin.clone());
+        return Err(refuse("vars_files named by a template", 3, origin));
     }
-    let short = tack_playbook::tables::short_builtin_name(&task.action);
-    let raw = task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value));
-    if action_names::is(&task.action, action_names::META)
-        && raw.as_deref() == Some("refresh_inventory")
+    // Roles loaded besides `roles:` and their dependencies come from `import_role`.
+    let mut reached = vec![false; play.role_arena.len()];
+    let mut stack: Vec<tack_playbook::RoleId> = play.roles.clone();
+    while let Some(id) = stack.pop() {
+        if let Some(seen) = reached.get_mut(id.0)
+            && !*seen
+        {
+            *seen = true;
+            stack.extend(play.role(id).dependencies.iter().copied());
+        }
+    }
+    if reached.contains(&false) {
+        let origin = play.origin.clone();
+        return Err(refuse("vars_files and import_role", 3, origin));
+    }
+    if let Some(node) = play.attrs.get(Keyword::Strategy).filter(|_| run)
+        && tack_yaml::pyrepr::str(&node.value) != "linear"
     {
-        return Err(refuse("meta: refresh_inventory", 3, task.origin.clone()));
+        return Err(refuse("vars_files and a strategy other than linear", 3, node.origin.clone()));
     }
-    if short == "wait_for_connection" {
-        return Err(refuse("wait_for_connection", 3, task.origin.clone()));
+    Ok(())
+}
+
+/// Each import gathers the play's variables while the playbook loads; `crate::read_notes`
+/// places those gatherings after the roles', which is where ansible has them unless a role
+/// before the last imports files of its own.
+fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+    let index = playbook.plays.iter().position(|p| std::ptr::eq(p, play)).unwrap_or(0);
+    let from =
+        if index == 0 { 0 } else { playbook.import_marks.get(index - 1).copied().unwrap_or(0) };
+    let to = playbook.import_marks.get(index).copied().unwrap_or(usize::MAX);
+    let counted = playbook.import_marks.len() == playbook.plays.len()
+        && playbook.import_marks.last().copied() == Some(playbook.imported.len());
+    let includes = crate::read_notes::include_gatherings(play) > 0;
+    if to > from && includes {
+        let what = "vars_files and both import_tasks and include_tasks in a play";
+        return Err(refuse(what, 3, play.origin.clone()));
     }
-    if verbosity >= 4 && short == "service" {
-        return Err(refuse("the service action", 4, task.origin.clone()));
+    if !counted || (to > from && crate::read_notes::role_gatherings(play) > 1) {
+        let what = "vars_files and import_tasks in a play of several roles or role dependencies";
+        return Err(refuse(what, 3, play.origin.clone()));
+    }
+    Ok(())
+}
+
+/// The tasks whose variables ansible gathers in its worker or per include (delegation,
+/// dynamic includes), where `crate::read_notes` cannot place the notes yet.
+fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result<(), Diagnostic> {
+    let task = ctx.task;
+    // A block's `delegate_to` is not one `crate::read_notes` follows yet.
+    if task.delegate_to.is_none()
+        && let Some(node) = ctx.inherited(Keyword::DelegateTo)
+    {
+        let origin = node.origin.clone().or_else(|| task.origin.clone());
+        return Err(refuse("vars_files and a block's 'delegate_to'", 3, origin));
+    }
+    check_vars_files_includes(task)
+}
+
+/// `include_role` gathers the play's variables as its role loads (not followed yet).
+fn check_vars_files_includes(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
+    if action_names::is(&task.action, action_names::INCLUDE_ROLE) {
+        return Err(refuse("vars_files and include_role", 3, task.origin.clone()));
     }
     Ok(())
 }

@@ -68,6 +68,10 @@ pub struct Playbook {
     pub plays: Vec<Play>,
     /// The task files its plays import, in load order (`statically imported:` from `-vv`).
     pub imported: Vec<PathBuf>,
+    /// For each play, how many of `imported` had been loaded once it was loaded: play `i`
+    /// imported `imported[import_marks[i - 1]..import_marks[i]]` (ansible gathers the play's
+    /// variables for each, which `-vvv` shows with `vars_files`).
+    pub import_marks: Vec<usize>,
 }
 
 #[derive(Debug, Clone)]

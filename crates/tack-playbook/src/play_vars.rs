@@ -78,6 +78,9 @@ pub struct PlayVarLayers {
     /// Play `vars`, `vars_files`, public roles' exported vars, extra vars and the
     /// host-independent magic variables (above them).
     pub vars: Mapping,
+    /// The `vars_files` read, in order (one per item that found a file): what ansible notes
+    /// at `-vvv` each time it gathers the play's variables.
+    pub read: Vec<PathBuf>,
 }
 
 /// [`play_vars`] as its two layers.
@@ -100,6 +103,7 @@ pub fn play_var_layers(
     let mut all = defaults.clone();
     merge(&mut all, &play.vars);
     let mut upper = play.vars.clone();
+    let mut read = Vec::new();
 
     for item in &play.vars_files {
         let mut temp = all.clone();
@@ -163,6 +167,7 @@ pub fn play_var_layers(
                 }
                 _ => return Err(invalid_file_contents(&data)),
             }
+            read.push(found);
             break;
         }
     }
@@ -171,7 +176,7 @@ pub fn play_var_layers(
     }
     merge(&mut upper, extra_vars);
     merge(&mut upper, &magic);
-    Ok(PlayVarLayers { role_defaults: defaults, vars: upper })
+    Ok(PlayVarLayers { role_defaults: defaults, vars: upper, read })
 }
 
 fn invalid_file_contents(at: &Node) -> Diagnostic {

@@ -58,7 +58,7 @@ fn adhoc_options_tack_does_not_honour_are_refused_by_name() {
         (&["--task-timeout", "5"][..], "--task-timeout"),
         (&["-b"][..], "--become"),
         (&["--become-user", "x"][..], "--become"),
-        (&["-vvvv"][..], "-vvvv"),
+        (&["-vvvvv"][..], "-vvvvv"),
     ] {
         let mut args = vec!["adhoc", "-i", "hosts", "all", "-m", "ping"];
         args.extend_from_slice(flags);

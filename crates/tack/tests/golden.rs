@@ -172,7 +172,9 @@ fn drop_transport(text: &str) -> String {
 }
 
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
-/// after `hosts (N):` and the tags inside a play line's `TAGS: [...]`.
+/// after `hosts (N):`, the tags inside a play line's `TAGS: [...]`, and the tags of `-vvvv`'s
+/// `tags: (...)` and `skip_tags: (...)` lines (ansible keeps the command line's tags in a
+/// set).
 fn normalise_unordered(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
@@ -187,6 +189,18 @@ fn normalise_unordered(text: &str) -> String {
             let mut tags: Vec<&str> = inner.split(',').filter(|t| !t.is_empty()).collect();
             tags.sort();
             out.push(format!("{head}\tTAGS: [{}]", tags.join(",")));
+            i += 1;
+            continue;
+        }
+        if let Some((head, inner)) = ["tags: (", "skip_tags: ("]
+            .iter()
+            .find_map(|p| line.strip_prefix(p).map(|rest| (*p, rest)))
+            .and_then(|(p, rest)| rest.strip_suffix(')').map(|inner| (p, inner)))
+            && inner.contains("', '")
+        {
+            let mut tags: Vec<&str> = inner.split(", ").collect();
+            tags.sort();
+            out.push(format!("{head}{})", tags.join(", ")));
             i += 1;
             continue;
         }

@@ -168,7 +168,11 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
         }
     };
     if input.check_mode {
+        crate::transport::record(crate::transport::Use::Note(
+            "wait_for_connection: skipping for check_mode".into(),
+        ));
         let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
         data.insert(s("skipped"), b(true));
         return ActionOutput::new(data);
     }
@@ -183,6 +187,9 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
     let mut answered = false;
     use crate::connection::Connection;
     while Instant::now() < deadline {
+        crate::transport::record(crate::transport::Use::Note(
+            "wait_for_connection: attempting ping module test".into(),
+        ));
         match crate::connection::Local.run_module("ping", &invocation) {
             Ok(result) if result.get("ping").and_then(|p| p.as_str()) == Some("pong") => {
                 answered = true;

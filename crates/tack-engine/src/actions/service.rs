@@ -75,5 +75,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     let stripped = input.with_args(&args);
     let name = if systemd { "ansible.legacy.systemd" } else { "service" };
+    // ansible's `-vvvv` note of the module it picked, in order with the connection's lines.
+    if input.verbosity >= 4 {
+        let shown = if systemd { "ansible.legacy.systemd" } else { "ansible.legacy.service" };
+        crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
+    }
     super::module::run(&stripped, name)
 }

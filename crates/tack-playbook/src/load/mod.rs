@@ -56,11 +56,20 @@ pub struct Loader<'a> {
     /// Task files imported (`import_tasks`) since last taken, in load order: ansible names
     /// each from `-vv` as it loads it.
     pub(crate) imported: std::cell::RefCell<Vec<PathBuf>>,
+    /// How many of `imported` had been loaded when each play of the playbook being loaded
+    /// was done (see [`Playbook::import_marks`](crate::ast::Playbook::import_marks)).
+    pub(crate) play_marks: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<'a> Loader<'a> {
     pub fn new(files: &'a dyn FileLoader, options: &'a LoadOptions) -> Loader<'a> {
-        Loader { files, options, templar: Templar::new(), imported: Default::default() }
+        Loader {
+            files,
+            options,
+            templar: Templar::new(),
+            imported: Default::default(),
+            play_marks: Default::default(),
+        }
     }
 
     /// The task files imported since the last call, in the order they were loaded.

@@ -18,18 +18,21 @@ impl Loader<'_> {
         let mut plays = Vec::new();
         let basedir = self.load_playbook_data(path, &cwd, None, &mut plays)?;
         let imported = self.take_imported();
-        Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported })
+        let import_marks = std::mem::take(&mut *self.play_marks.borrow_mut());
+        Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported, import_marks })
     }
 
     /// A playbook of one play given as data rather than read from a file (ansible's ad-hoc
     /// command builds its play this way); `basedir` is where relative names are found.
     pub fn load_play_data(&self, ds: &Node, basedir: &Path) -> Result<Playbook, Diagnostic> {
         let play = self.load_play(ds, basedir, None)?;
+        let imported = self.take_imported();
         Ok(Playbook {
             path: basedir.to_path_buf(),
             basedir: basedir.to_path_buf(),
             plays: vec![play],
-            imported: self.take_imported(),
+            import_marks: vec![imported.len()],
+            imported,
         })
     }
 
@@ -86,6 +89,8 @@ impl Loader<'_> {
                 self.import_playbook(map, &basedir, cwd, out)?;
             } else {
                 out.push(self.load_play(entry, &basedir, vars)?);
+                let loaded = self.imported.borrow().len();
+                self.play_marks.borrow_mut().push(loaded);
             }
         }
         Ok(basedir)

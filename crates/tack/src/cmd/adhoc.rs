@@ -116,7 +116,7 @@ fn requires_args(module: &str) -> bool {
 fn refused_options(args: &Args) -> Option<&'static str> {
     let checks: [(bool, &'static str); 4] = [
         (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
-        (args.verbosity.verbose > 3, "-vvvv and more (verbose output beyond -vvv)"),
+        (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
         (args.inventory.flush_cache, "--flush-cache"),
     ];
@@ -272,6 +272,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if verbosity >= 2 {
         // The callback loader's notes: every stdout callback but the one in use, by name.
         let used = if args.one_line { "oneline" } else { "minimal" };
+        if verbosity >= 4 {
+            // ansible names its Python file; tack names its own binary (see
+            // `playbook::verbose::extras`).
+            let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+            writeln!(
+                stdout,
+                "Loading callback plugin {used} of type stdout, v2.0 from {exe} (built in)"
+            )?;
+        }
         for name in ["default", "minimal", "oneline"].into_iter().filter(|n| *n != used) {
             writeln!(stdout, "Skipping callback '{name}', as we already have a stdout callback.")?;
         }

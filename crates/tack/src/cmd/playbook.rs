@@ -90,14 +90,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
-    if listing && args.verbosity.verbose > 2 {
-        return Err(Diagnostic::new(
-            "tack does not support -vvv and more with a listing or --syntax-check yet (at -vvv \
-             ansible's inventory plugins report each source they decline and parse)",
-        )
-        .with_class(ErrorClass::Options)
-        .into());
-    }
     // Configuration first, as ansible reads it when it starts: its notices come before a
     // missing playbook's error, and that error is coloured as the settings say.
     let config = crate::session::load_config()?;
@@ -133,6 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
     header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
+    verbose::inventory_notes(&mut stdout, &session, args.verbosity.verbose, palette.as_ref())?;
     let out = list::run(&args, &session, palette.as_ref())?;
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;

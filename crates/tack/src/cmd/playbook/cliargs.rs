@@ -24,9 +24,10 @@ fn setting_flag(config: &Config, name: &str) -> bool {
     config.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
 }
 
-/// ansible's tag options: every value split at commas, stripped, kept once (a set, so more
-/// than one tag comes out in an order that changes between runs).
-fn tag_set(values: &[String]) -> Result<Vec<String>, &'static str> {
+/// ansible's tag options: every value split at commas, stripped, kept once. ansible keeps
+/// them in a set, so more than one tag comes out in an order that changes between runs; tack
+/// keeps the order they were given in (one of ansible's).
+fn tag_set(values: &[String]) -> Vec<String> {
     let mut tags: Vec<String> = Vec::new();
     for value in values {
         for tag in value.split(',') {
@@ -36,10 +37,7 @@ fn tag_set(values: &[String]) -> Result<Vec<String>, &'static str> {
             }
         }
     }
-    if tags.len() > 1 {
-        return Err("more than one tag or skipped tag (ansible shows them in set order)");
-    }
-    Ok(tags)
+    tags
 }
 
 /// The lines, or the option tack cannot show as ansible does.
@@ -48,20 +46,26 @@ pub fn lines(
     config: &Config,
     sources: &[String],
 ) -> Result<Vec<String>, &'static str> {
-    if !args.vault.vault_ids.is_empty()
-        || !args.vault.vault_password_files.is_empty()
-        || args.vault.ask_vault_pass
-    {
-        return Err("vault options");
+    // Shown only once tack can prompt as ansible does (`ask_vault_pass: True`,
+    // `become_ask_pass: True`).
+    if args.vault.ask_vault_pass || setting_flag(config, "DEFAULT_ASK_VAULT_PASS") {
+        return Err("--ask-vault-pass");
     }
-    if setting_flag(config, "DEFAULT_BECOME") || setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
-        return Err("become settings in the configuration");
+    if setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
+        return Err("become_ask_pass set in the configuration");
     }
-    let mut tags = tag_set(&args.tags)?;
+    // `--vault-password-file` is made absolute (`unfrack_path(follow=False)`) as it is parsed.
+    let password_files: Vec<String> = args
+        .vault
+        .vault_password_files
+        .iter()
+        .map(|p| tack_py::ansible::unfrackpath(p, false, None).to_string_lossy().into_owned())
+        .collect();
+    let mut tags = tag_set(&args.tags);
     if tags.is_empty() {
         tags.push("all".into());
     }
-    let skip_tags = tag_set(&args.skip_tags)?;
+    let skip_tags = tag_set(&args.skip_tags);
     let playbooks: Vec<String> =
         args.playbooks.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     let text = |name: &str| config.get(name).and_then(|v| v.as_str()).unwrap_or("").to_string();
@@ -76,6 +80,8 @@ pub fn lines(
             "force_handlers",
             args.force_handlers || setting_flag(config, "DEFAULT_FORCE_HANDLERS"),
         ),
+        // `-b` itself is refused before this; its default is the configuration's.
+        bool_line("become", setting_flag(config, "DEFAULT_BECOME")),
         text_line("become_method", text("DEFAULT_BECOME_METHOD")),
         Some(format!("tags: {}", tuple(&tags))),
         (!skip_tags.is_empty()).then(|| format!("skip_tags: {}", tuple(&skip_tags))),
@@ -86,6 +92,10 @@ pub fn lines(
         bool_line("flush_cache", args.inventory.flush_cache),
         (!args.extra_vars.extra_vars.is_empty())
             .then(|| format!("extra_vars: {}", tuple(&args.extra_vars.extra_vars))),
+        (!args.vault.vault_ids.is_empty())
+            .then(|| format!("vault_ids: {}", tuple(&args.vault.vault_ids))),
+        (!password_files.is_empty())
+            .then(|| format!("vault_password_files: {}", tuple(&password_files))),
         (forks != 0).then(|| format!("forks: {forks}")),
         text_line("start_at_task", args.start_at_task.clone().unwrap_or_default()),
     ];

@@ -37,19 +37,38 @@ pub fn run(
     let mut out = String::new();
     for path in &args.playbooks {
         let playbook = loader.load_playbook(path)?;
+        let vvv = args.verbosity.verbose >= 3;
+        if vvv {
+            tack_engine::check_listing_verbosity(std::slice::from_ref(&playbook), 3)?;
+        }
         if args.verbosity.verbose >= 2 {
-            // Shown as each playbook loads, before any listing (which comes at the end).
+            // Shown as each playbook loads, before any listing (which comes at the end): the
+            // imports, from -vvv with the gatherings of `vars_files` as ansible loads.
             use std::io::Write as _;
             use tack_engine::callback::color::{Hue, paint};
+            let lines: Vec<(u8, String)> = if vvv {
+                tack_engine::vars_file_load_lines(
+                    &playbook,
+                    &session.extra_vars,
+                    &session.loader,
+                    &templar,
+                )?
+            } else {
+                playbook
+                    .imported
+                    .iter()
+                    .map(|file| (2, format!("statically imported: {}", file.display())))
+                    .collect()
+            };
             let mut stdout = std::io::stdout().lock();
-            for file in &playbook.imported {
-                let line = format!("statically imported: {}", file.display());
+            for (_, line) in lines {
                 let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
             }
             let line = format!("{} plays in {}", playbook.plays.len(), path.display());
             let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
         }
         let mut plays = Vec::new();
+        let mut notes = String::new();
         for mut play in playbook.plays {
             // Listings never prompt: a prompted variable takes its default unless -e sets it.
             for prompt in play.vars_prompt.clone() {
@@ -63,12 +82,21 @@ pub fn run(
             }
             let vars = play_vars(&play, &session.extra_vars, &session.loader, &templar)?;
             let keywords = post_validate_play(&play, &vars, &templar)?;
+            let gathering = if vvv {
+                tack_engine::vars_file_notes(&play, &session.extra_vars, &session.loader, &templar)?
+            } else {
+                Vec::new()
+            };
+            // The playbook executor gathers twice per play (vars_prompt, post-validation).
+            push_notes(&mut notes, &gathering, palette);
+            push_notes(&mut notes, &gathering, palette);
             if !args.syntax_check {
-                plays.push((play, keywords, vars));
+                plays.push((play, keywords, vars, gathering));
             }
         }
+        print_now(&notes);
         let _ = writeln!(out, "\nplaybook: {}", path.display());
-        for (idx, (play, keywords, vars)) in plays.iter().enumerate() {
+        for (idx, (play, keywords, vars, gathering)) in plays.iter().enumerate() {
             let mine = play_tags(play);
             let _ = write!(
                 out,
@@ -99,6 +127,8 @@ pub fn run(
             }
             out.push('\n');
             if args.list_tags || args.list_tasks {
+                // The listing gathers the play's variables once more to list its tasks.
+                push_notes(&mut out, gathering, palette);
                 let listed = list_tasks(play, vars, &templar, &filter)?;
                 let mut msg = String::new();
                 if args.list_tasks {
@@ -129,4 +159,22 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+/// Appends `-vvv` notes to `out`, one line each, painted as verbose text.
+fn push_notes(
+    out: &mut String,
+    notes: &[String],
+    palette: Option<&tack_engine::callback::color::Palette>,
+) {
+    use tack_engine::callback::color::{Hue, paint};
+    for note in notes {
+        let _ = writeln!(out, "{}", paint(palette, note, Hue::Verbose));
+    }
+}
+
+/// Prints what ansible shows while it loads, before the listing that comes at the end.
+fn print_now(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
