@@ -45,16 +45,26 @@ impl TaskRun<'_> {
         Ok(Some(name))
     }
 
-    /// How a result names the host it was delegated to (`host_label`): its name, and its
-    /// `ansible_host` in parentheses when that differs.
+    /// How a result names the host it was delegated to (`host_label`): its name, and, when
+    /// its link is one with an address (ssh; ansible's `local` has none to report), that
+    /// address in parentheses when it differs from the name.
     pub(crate) fn delegated_label(&self, other: &str) -> String {
-        let address = self.scope(other).and_then(|scope| {
-            let node = scope.get("ansible_host")?.node().clone();
-            let rendered = self.templar.render(&node, &scope).ok()?;
-            Some(tack_yaml::pyrepr::str(&rendered.value.value))
-        });
-        match address {
-            Some(address) if address != other => format!("{other}({address})"),
+        let Some(scope) = self.scope(other) else { return other.to_string() };
+        let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+        let keyword = |k| self.ctx.inherited(k).cloned();
+        let target = crate::link_target::resolve(
+            self.templar,
+            &scope,
+            &vars,
+            &keyword,
+            other,
+            None,
+            self.ssh_defaults,
+        );
+        match target {
+            Ok(crate::link_target::LinkTarget::Ssh(ssh)) if ssh.address != other => {
+                format!("{other}({})", ssh.address)
+            }
             _ => other.to_string(),
         }
     }
