@@ -56,6 +56,14 @@ impl<'o> Links<'o> {
         self.opener.reaches_remote()
     }
 
+    /// `meta: reset_connection`: the link for `target` is closed, and the next use opens a
+    /// new one (the local link has nothing to reset).
+    pub(crate) fn reset(&self, target: &LinkTarget) {
+        if *target != LinkTarget::Local {
+            self.open.lock().unwrap_or_else(PoisonError::into_inner).remove(target);
+        }
+    }
+
     /// The link for `target`, made on first use.
     pub(crate) fn get(&self, target: &LinkTarget) -> Result<Arc<dyn Connection>, ConnectionError> {
         let settings = match target {
@@ -87,7 +95,7 @@ impl crate::task::TaskRun<'_> {
         Ok(link)
     }
 
-    fn link_target(
+    pub(crate) fn link_target(
         &self,
         host: &str,
         scope: &tack_template::Scope,

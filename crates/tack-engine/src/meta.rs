@@ -161,6 +161,15 @@ impl<'r> PlayRun<'r, '_> {
                     }
                 }
                 "end_host" => ended.push(host.clone()),
+                // The host's next task opens a new link (a local host has none to reset).
+                "reset_connection" => {
+                    let runner = self.runner(ctx, crate::actions::Action::Debug, params.clone());
+                    if let Some(scope) = runner.scope(host)
+                        && let Ok(target) = runner.link_target(host, &scope)
+                    {
+                        self.run.links.reset(&target);
+                    }
+                }
                 "refresh_inventory" => {
                     self.live.refresh(self.run.loader)?;
                     // The inventory plugins' notes again (the collection loaded only once).

@@ -607,8 +607,6 @@ impl<'r> PlayRun<'r, '_> {
                 }
                 let what = if self.run.facts.verbosity >= 3 {
                     Some("-vvv (ansible prints its ssh commands there)".to_string())
-                } else if resets {
-                    Some("'meta: reset_connection'".to_string())
                 } else if ctx.task.attrs.get(Keyword::Async).is_some() {
                     Some("'async'".to_string())
                 } else {
