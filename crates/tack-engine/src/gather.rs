@@ -206,7 +206,10 @@ fn gather_on(
         let msg = result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
         shown.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), origin));
     } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
-        facts = Some(std::sync::Arc::new(crate::vars::facts_layer(found)));
+        // ansible's `gather_facts` action marks the facts it gathered.
+        let mut found = found.clone();
+        found.insert(s("_ansible_facts_gathered"), crate::result::b(true));
+        facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));
     }
     shown.data.remove("ansible_facts");
     Gathered { shown, transport, facts }

@@ -162,6 +162,9 @@ pub fn run(
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
     let live = live::LiveInventory::new(ctx.inventory);
+    // ansible's exit code is its last batch's: a play broken by `max_fail_percentage` gives
+    // the failed hosts' code, over unreachable ones.
+    let mut max_fail = false;
     for (n, playbook) in playbooks.iter().enumerate() {
         // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
         // with the gatherings of `vars_files` (see `read_notes`).
@@ -181,20 +184,25 @@ pub fn run(
         for play in &playbook.plays {
             let prompted = prompt::answered(ctx, play)?;
             let play = prompted.as_ref().unwrap_or(play);
-            if play::run_play(ctx, play, &live, callback, &mut stats, &mut states)?
-                == play::PlayEnd::AllFailed
-            {
-                break;
+            match play::run_play(ctx, play, &live, callback, &mut stats, &mut states)? {
+                play::PlayEnd::Continue => {}
+                play::PlayEnd::AllFailed => break,
+                play::PlayEnd::MaxFail => {
+                    max_fail = true;
+                    break;
+                }
             }
         }
         // ansible's executor shows the recap (counted over the whole run) after each
         // playbook, and runs no further playbook once one has failed hosts.
         callback.stats(&stats);
-        if states.values().any(HostState::out) {
+        if max_fail || states.values().any(HostState::out) {
             break;
         }
     }
-    Ok(if states.values().any(|s| s.unreachable) {
+    Ok(if max_fail {
+        RunStatus::Failed
+    } else if states.values().any(|s| s.unreachable) {
         RunStatus::Unreachable
     } else if states.values().any(|s| s.failed) {
         RunStatus::Failed

@@ -40,6 +40,9 @@ pub enum PlayEnd {
     Continue,
     /// Every host the play started with failed: ansible stops the playbook.
     AllFailed,
+    /// `max_fail_percentage` was passed: ansible stops the playbook, and its exit code is the
+    /// failed hosts' (2) whatever else happened.
+    MaxFail,
 }
 
 /// What one play's run shares between its rounds.
@@ -257,6 +260,7 @@ pub fn run_play(
             BatchEnd::Done => {}
             BatchEnd::EndPlay => break,
             BatchEnd::Stop => return Ok(PlayEnd::AllFailed),
+            BatchEnd::MaxFail => return Ok(PlayEnd::MaxFail),
         }
     }
     Ok(PlayEnd::Continue)
@@ -283,9 +287,10 @@ pub(crate) enum BatchEnd {
     Done,
     /// `meta: end_play`: no later batch runs.
     EndPlay,
-    /// Every host of the batch failed, or `max_fail_percentage` was passed: the playbook
-    /// stops.
+    /// Every host of the batch failed: the playbook stops.
     Stop,
+    /// `max_fail_percentage` was passed: the playbook stops.
+    MaxFail,
 }
 
 impl<'r, 'a> PlayRun<'r, 'a> {
@@ -495,7 +500,9 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                 failed += 1;
             }
         }
-        if stop || failed == this.hosts.len() {
+        if stop {
+            Some(BatchEnd::MaxFail)
+        } else if failed == this.hosts.len() {
             Some(BatchEnd::Stop)
         } else if this.ended_play.get() {
             Some(BatchEnd::EndPlay)

@@ -459,14 +459,24 @@ pub fn facts_layer(facts: &Mapping) -> Layer {
     let mut layer = Layer::new();
     for (k, v) in facts.iter() {
         let name = tack_yaml::pyrepr::str(&k.value);
-        let short = name.strip_prefix("ansible_").unwrap_or(&name);
+        // `namespace_facts`: every `ansible_` prefix goes but `ansible_local`'s.
+        let short = match name.strip_prefix("ansible_") {
+            Some(short) if name != "ansible_local" => short,
+            _ => &name,
+        };
         namespaced.insert(s(short), v.clone());
-        layer.insert_deprecated(
-            name.clone(),
-            v.clone(),
-            Provenance::ManagedHost,
-            tack_template::Deprecation::top_level_fact(),
-        );
+        match name.as_str() {
+            // The gathering's own mark lives in `ansible_facts` only.
+            "_ansible_facts_gathered" => {}
+            // Local facts are a variable of their own, read without the top-level warning.
+            "ansible_local" => layer.insert(&name, v.clone(), Provenance::ManagedHost),
+            _ => layer.insert_deprecated(
+                name.clone(),
+                v.clone(),
+                Provenance::ManagedHost,
+                tack_template::Deprecation::top_level_fact(),
+            ),
+        }
     }
     layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
     layer

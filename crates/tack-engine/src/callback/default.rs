@@ -240,7 +240,9 @@ pub(crate) fn clean(task: &TaskView, data: &Mapping) -> Mapping {
         } else {
             !hidden.contains(&key)
         };
-        if keep {
+        // A result's `_ansible_*` keys are ansible's own controls, stripped before any
+        // callback sees them (so `debug: var=_ansible_facts_gathered` shows `{}`).
+        if keep && !key.starts_with("_ansible") {
             out.insert(k.clone(), v.clone());
         }
     }
