@@ -21,5 +21,6 @@
 pub mod modules;
 pub mod serve;
 pub mod shell;
+pub mod stage;
 
 pub use modules::{Invocation, ModuleResult, run_module};

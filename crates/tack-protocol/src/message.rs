@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.
@@ -40,6 +40,17 @@ pub enum Message {
     Error { id: Option<u64>, kind: ErrorKind, message: String },
     /// Controller → agent: the link is done; the agent exits without a reply.
     Bye,
+    /// Controller → agent: keep the blob frame that follows (`len` bytes, whose BLAKE3 hash
+    /// is `hash`, hex) in this link's staging directory for `host`, executable by its owner
+    /// when `executable`.
+    Stage(Stage),
+    /// Agent → controller: the blob is at `path`, a name of the agent's choosing.
+    Staged { id: u64, path: String },
+    /// Controller → agent: remove the staged file at `path` (one this link staged; gone
+    /// already is fine).
+    Unstage { id: u64, path: String },
+    /// Agent → controller: the answer to `Unstage`.
+    Unstaged { id: u64 },
 }
 
 impl Message {
@@ -54,6 +65,10 @@ impl Message {
             Message::ExecResult { .. } => "exec_result",
             Message::Error { .. } => "error",
             Message::Bye => "bye",
+            Message::Stage(_) => "stage",
+            Message::Staged { .. } => "staged",
+            Message::Unstage { .. } => "unstage",
+            Message::Unstaged { .. } => "unstaged",
         }
     }
 }
@@ -100,6 +115,18 @@ pub struct RunModule {
     pub timeout: Option<u64>,
 }
 
+/// A file sent to the host, announced before its blob frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    pub id: u64,
+    /// The host as the controller names it: the staging directory is `stage-<host>-<pid>`.
+    pub host: String,
+    pub hash: String,
+    pub len: u64,
+    #[serde(default)]
+    pub executable: bool,
+}
+
 /// Why a request was not answered with its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,6 +141,9 @@ pub enum ErrorKind {
     Oversize,
     /// The stream or the order of messages is wrong; the link is closed.
     Protocol,
+    /// A file could not be staged or unstaged (the directory is not private, the bytes do not
+    /// match their hash, the disk is full).
+    Stage,
 }
 
 /// The controller's side of the handshake: sends `Hello`, reads `Ready`, and checks that the
