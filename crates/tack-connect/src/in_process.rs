@@ -1,12 +1,13 @@
 //! The host is this machine and the agent's code runs on the calling thread: no process, no
 //! frames. What the engine's `local` connection runs, and the yardstick the agent links are
-//! tested against.
+//! tested against. Files are staged in a private directory of their own on this machine
+//! (`staged`), as ansible's local connection stages them.
 
 use std::path::Path;
 
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput, StagedFile, staged};
 
 pub struct InProcess;
 
@@ -24,5 +25,18 @@ impl Connection for InProcess {
         let out =
             tack_agent::shell::run(cmd, cwd).map_err(|e| ConnectionError::Exec(e.to_string()))?;
         Ok(ExecOutput { rc: out.rc, stdout: out.stdout, stderr: out.stderr })
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        staged::stage_local(bytes, name, executable)
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        staged::unstage_local(file)
     }
 }

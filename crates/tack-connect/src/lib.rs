@@ -15,6 +15,7 @@ mod install;
 mod on_demand;
 mod ssh;
 mod ssh_link;
+mod staged;
 
 pub use child::{AgentCommand, ChildAgent};
 pub use in_process::InProcess;
@@ -22,6 +23,7 @@ pub use install::AgentImage;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
+pub use staged::{STAGE_LIMIT, StagedFile};
 
 use tack_agent::{Invocation, ModuleResult};
 
@@ -76,6 +78,9 @@ pub enum ConnectionError {
     /// the frame limit); the link stays open.
     #[error("the agent could not answer while {during}: {message}")]
     Agent { during: String, kind: tack_protocol::ErrorKind, message: String },
+    /// A file could not be staged on the host, or removed from its staging.
+    #[error("could not stage the file on the host: {0}")]
+    Stage(String),
 }
 
 /// The tail of an agent's stderr, as a clause of an error message.
@@ -110,4 +115,17 @@ pub trait Connection: Send + Sync {
     /// input (what `raw` and `script` run, and the shell tests action plugins make).
     fn exec_command(&self, cmd: &str, cwd: &std::path::Path)
     -> Result<ExecOutput, ConnectionError>;
+
+    /// Puts `bytes` in this link's private staging on the host, for one sub-task: `name` is
+    /// the name the controller would give the file (a connection may choose its own), and an
+    /// `executable` file is runnable by its owner. Larger than [`STAGE_LIMIT`] is refused.
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError>;
+
+    /// Removes a staged file (one the module consumed is fine): the sub-task has ended.
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError>;
 }

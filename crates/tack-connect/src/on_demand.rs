@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput, StagedFile};
 
 type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync;
 
@@ -75,5 +75,18 @@ impl Connection for OnDemand {
 
     fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
         self.with(|link| link.exec_command(cmd, cwd))
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        self.with(|link| link.stage(bytes, name, executable))
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        self.with(|link| link.unstage(file))
     }
 }
