@@ -69,14 +69,7 @@ impl TaskRun<'_> {
         match connection.as_str() {
             "local" | "ansible.builtin.local" => Ok(()),
             "ssh" | "ansible.builtin.ssh" | "smart" => {
-                let sends_files = matches!(
-                    self.action,
-                    crate::actions::Action::Copy
-                        | crate::actions::Action::Template
-                        | crate::actions::Action::Script
-                        | crate::actions::Action::Assemble
-                ) || self.ctx.task.attrs.get(Keyword::Async).is_some();
-                if sends_files {
+                if self.ctx.task.attrs.get(Keyword::Async).is_some() {
                     return Err(Diagnostic::at(
                         format!(
                             "tack does not support delegating '{}' to a host of the 'ssh' \

@@ -7,7 +7,7 @@
 use tack_agent::{Invocation, ModuleResult};
 use tack_connect::InProcess;
 
-use super::{Connection, ConnectionError, ExecOutput};
+use super::{Connection, ConnectionError, ExecOutput, StagedFile};
 
 pub struct Local;
 
@@ -28,5 +28,18 @@ impl Connection for Local {
     ) -> Result<ExecOutput, ConnectionError> {
         crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
         InProcess.exec_command(cmd, cwd)
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        InProcess.stage(bytes, name, executable)
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        InProcess.unstage(file)
     }
 }
