@@ -72,8 +72,8 @@ impl TaskRun<'_> {
                 if self.ctx.task.attrs.get(Keyword::Async).is_some() {
                     return Err(Diagnostic::at(
                         format!(
-                            "tack does not support delegating '{}' to a host of the 'ssh' \
-                             connection yet (host '{name}')",
+                            "tack does not support delegating an 'async' '{}' task to a host \
+                             of the 'ssh' connection yet (host '{name}')",
                             self.ctx.task.action
                         ),
                         origin,
