@@ -331,7 +331,7 @@ impl Connection for ChildAgent {
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         let Some(path) = file.agent_path() else {
             return Err(ConnectionError::Stage(format!(
-                "{} was not staged by an agent",
+                "{} was not staged by an agent, and cannot be removed by one",
                 file.path()
             )));
         };

@@ -78,8 +78,9 @@ pub enum ConnectionError {
     /// the frame limit); the link stays open.
     #[error("the agent could not answer while {during}: {message}")]
     Agent { during: String, kind: tack_protocol::ErrorKind, message: String },
-    /// A file could not be staged on the host, or removed from its staging.
-    #[error("could not stage the file on the host: {0}")]
+    /// A file could not be staged on the host, or removed from its staging (the message
+    /// says which and why).
+    #[error("{0}")]
     Stage(String),
 }
 
@@ -118,7 +119,8 @@ pub trait Connection: Send + Sync {
 
     /// Puts `bytes` in this link's private staging on the host, for one sub-task: `name` is
     /// the name the controller would give the file (a connection may choose its own), and an
-    /// `executable` file is runnable by its owner. Larger than [`STAGE_LIMIT`] is refused.
+    /// `executable` file is runnable by its owner. Over an agent's link, a file larger than
+    /// [`STAGE_LIMIT`] is refused before anything is sent.
     fn stage(
         &self,
         bytes: &[u8],

@@ -3,7 +3,7 @@
 //! (0700, the file in it 0600, or 0700 when executable), named as ansible's local connection
 //! names its own, so that a local host's results read as ansible's do.
 //!
-//! Owns the handle and the local directory's life; an agent's staging is `tack_agent::stage`.
+//! Owns the handle, the link's size limit and the local directory's life; an agent's staging is `tack_agent::stage`.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -62,7 +62,7 @@ pub(crate) fn stage_local(
     name: &str,
     executable: bool,
 ) -> Result<StagedFile, ConnectionError> {
-    check_size(bytes.len())?;
+    // No frame carries a local file, so no frame limit applies to it.
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
         return Err(ConnectionError::Stage(format!("'{name}' is not a file name")));
     }

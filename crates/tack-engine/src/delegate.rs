@@ -45,6 +45,27 @@ impl TaskRun<'_> {
         Ok(Some(name))
     }
 
+    /// How a result names the host it was delegated to (ansible's `host_label`): `other`,
+    /// and the address it was reached at in parentheses when its `ansible_host` differs.
+    pub(crate) fn delegated_label(&self, other: &str) -> String {
+        // Only a connection with an address option (ssh's `remote_addr`) reports one.
+        if !matches!(
+            self.delegated_connection(other).as_str(),
+            "ssh" | "ansible.builtin.ssh" | "smart"
+        ) {
+            return other.to_string();
+        }
+        let Some(there) = self.scope(other) else { return other.to_string() };
+        let Some(node) = there.get("ansible_host").map(|b| b.node().clone()) else {
+            return other.to_string();
+        };
+        let address = match self.templar.render(&node, &there) {
+            Ok(r) => tack_yaml::pyrepr::str(&r.value.value),
+            Err(_) => return other.to_string(),
+        };
+        if address == other { other.to_string() } else { format!("{other}({address})") }
+    }
+
     /// A delegated host must be one tack reaches: its `ansible_connection` (or the task's
     /// `connection`) is `local` or `ssh`, or it is the implicit `localhost`.
     fn check_delegated_connection(
@@ -52,20 +73,7 @@ impl TaskRun<'_> {
         name: &str,
         origin: Option<tack_diag::Origin>,
     ) -> Result<(), Diagnostic> {
-        let from_var = self.scope(name).and_then(|s| {
-            s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
-        });
-        let keyword =
-            self.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
-        let implicit_local = matches!(name, "localhost" | "127.0.0.1" | "::1")
-            && self.scope(name).is_none()
-            || name == "localhost" && from_var.is_none();
-        let connection = match (from_var, keyword) {
-            (Some(c), _) => c,
-            (None, Some(k)) if !implicit_local => k,
-            _ if implicit_local => "local".into(),
-            _ => "ssh".into(),
-        };
+        let connection = self.delegated_connection(name);
         match connection.as_str() {
             "local" | "ansible.builtin.local" => Ok(()),
             "ssh" | "ansible.builtin.ssh" | "smart" => {
@@ -82,6 +90,25 @@ impl TaskRun<'_> {
                 Ok(())
             }
             other => Err(crate::link_target::refused(other, name, origin)),
+        }
+    }
+
+    /// The connection a delegated host is reached by: its `ansible_connection`, else the
+    /// task's `connection` keyword, else `local` for the implicit `localhost` and `ssh`.
+    fn delegated_connection(&self, name: &str) -> String {
+        let from_var = self.scope(name).and_then(|s| {
+            s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
+        });
+        let keyword =
+            self.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
+        let implicit_local = matches!(name, "localhost" | "127.0.0.1" | "::1")
+            && self.scope(name).is_none()
+            || name == "localhost" && from_var.is_none();
+        match (from_var, keyword) {
+            (Some(c), _) => c,
+            (None, Some(k)) if !implicit_local => k,
+            _ if implicit_local => "local".into(),
+            _ => "ssh".into(),
         }
     }
 

@@ -213,6 +213,7 @@ impl TaskRun<'_> {
         result.no_log = hidden;
         if self.ctx.task.loop_items.is_none() {
             let delegated = self.delegated(host, &scope).ok().flatten();
+            let delegated = delegated.map(|other| self.delegated_label(&other));
             result.delegated = delegated.clone();
             for event in &mut items {
                 if let TaskEvent::Retry(r) = event {
@@ -324,7 +325,7 @@ impl TaskRun<'_> {
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
             result.no_log = self.no_log(&item_scope);
-            result.delegated = delegated;
+            result.delegated = delegated.map(|other| self.delegated_label(&other));
             for retry in retries {
                 match retry {
                     TaskEvent::Retry(mut r) => {
