@@ -22,5 +22,6 @@ pub mod modules;
 pub mod python;
 pub mod serve;
 pub mod shell;
+pub mod stage;
 
 pub use modules::{Invocation, ModuleResult, run_module};

@@ -1,6 +1,7 @@
 //! The agent's side of a link: answers the controller's hello, then runs each request it is
-//! sent (a native module through [`crate::run_module`], a command through [`crate::shell`])
-//! and replies, until `bye` or the end of the stream.
+//! sent (a native module through [`crate::run_module`], a command through [`crate::shell`],
+//! a file to stage or unstage through [`crate::stage`]) and replies, until `bye` or the end
+//! of the stream, when the link's staging directory is removed.
 //!
 //! Owns the order of the conversation on the agent's side; the bytes are `tack_protocol`'s,
 //! and where the streams come from (a process's own stdin/stdout) is the binary's.
@@ -11,10 +12,11 @@ use std::path::Path;
 
 use tack_protocol::{
     AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, PROTOCOL_VERSION, ProtocolError,
-    RunModule, RunPython,
+    RunModule, RunPython, Stage as StageRequest,
 };
 
 use crate::python::{PythonError, PythonHost, PythonRun};
+use crate::stage::Stage;
 use crate::{Invocation, run_module, shell};
 
 /// Why the agent stopped before `bye` or a clean end of stream.
@@ -28,13 +30,25 @@ pub enum ServeError {
     NotARequest(&'static str),
 }
 
-/// Serves one link until `bye` or the end of the stream. A broken stream is answered with
-/// one `error` message (when it can still be written) before the error is returned.
+/// Serves one link until `bye` or the end of the stream, staging nothing. A broken stream is
+/// answered with one `error` message (when it can still be written) before the error is
+/// returned.
 pub fn serve<R: Read, W: Write>(
     reader: &mut FrameReader<R>,
     writer: &mut FrameWriter<W>,
 ) -> Result<(), ServeError> {
-    let outcome = converse(reader, writer);
+    serve_staging(reader, writer, &mut Stage::new(None))
+}
+
+/// [`serve`], staging files in `stage`; its directory is removed when the link ends, however
+/// it ends.
+pub fn serve_staging<R: Read, W: Write>(
+    reader: &mut FrameReader<R>,
+    writer: &mut FrameWriter<W>,
+    stage: &mut Stage,
+) -> Result<(), ServeError> {
+    let outcome = converse(reader, writer, stage);
+    stage.close();
     if let Err(e) = &outcome {
         let message =
             Message::Error { id: None, kind: ErrorKind::Protocol, message: e.to_string() };
@@ -47,6 +61,7 @@ pub fn serve<R: Read, W: Write>(
 fn converse<R: Read, W: Write>(
     reader: &mut FrameReader<R>,
     writer: &mut FrameWriter<W>,
+    stage: &mut Stage,
 ) -> Result<(), ServeError> {
     match reader.recv_message()? {
         None => return Ok(()),
@@ -86,6 +101,17 @@ fn converse<R: Read, W: Write>(
                 send_or_refuse(writer, &reply)?;
             }
             Some(Message::ExecCommand { id, cmd, cwd }) => exec(writer, id, &cmd, &cwd)?,
+            Some(Message::Stage(request)) => {
+                let bytes = reader.recv_blob()?;
+                writer.send(&put(stage, request, &bytes))?;
+            }
+            Some(Message::Unstage { id, path }) => {
+                let reply = match stage.remove(&path) {
+                    Ok(()) => Message::Unstaged { id },
+                    Err(e) => stage_error(id, &e),
+                };
+                writer.send(&reply)?;
+            }
             Some(other) => return Err(ServeError::NotARequest(other.name())),
         }
     }
@@ -125,6 +151,29 @@ fn python_reply(
         Ok(out) => Message::PythonResult { id, rc: out.rc, stdout: out.stdout, stderr: out.stderr },
         Err(e) => Message::Error { id: Some(id), kind: ErrorKind::Python, message: e.to_string() },
     }
+}
+
+fn put(stage: &mut Stage, request: StageRequest, bytes: &[u8]) -> Message {
+    let StageRequest { id, host, hash, len, executable } = request;
+    if bytes.len() as u64 != len {
+        let message = format!("the blob is {} bytes where {len} were announced", bytes.len());
+        return Message::Error { id: Some(id), kind: ErrorKind::Stage, message };
+    }
+    match stage.put(&host, &hash, bytes, executable) {
+        Ok(path) => match path.into_os_string().into_string() {
+            Ok(path) => Message::Staged { id, path },
+            Err(path) => {
+                let _ = std::fs::remove_file(&path);
+                let message = "the staging path is not UTF-8".to_string();
+                Message::Error { id: Some(id), kind: ErrorKind::Stage, message }
+            }
+        },
+        Err(e) => stage_error(id, &e),
+    }
+}
+
+fn stage_error(id: u64, e: &crate::stage::StageError) -> Message {
+    Message::Error { id: Some(id), kind: ErrorKind::Stage, message: e.to_string() }
 }
 
 /// Sends `reply`, or in its place the `oversize` error for its request when it is over the

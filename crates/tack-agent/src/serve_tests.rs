@@ -161,3 +161,81 @@ fn a_result_over_the_controllers_limit_is_refused_by_name() {
     }
     assert!(matches!(frames[3], Frame::Message(Message::ModuleResult { id: 3, .. })));
 }
+
+fn stage_request(id: u64, host: &str, bytes: &[u8]) -> Message {
+    Message::Stage(StageRequest {
+        id,
+        host: host.into(),
+        hash: blake3::hash(bytes).to_hex().to_string(),
+        len: bytes.len() as u64,
+        executable: false,
+    })
+}
+
+/// Serves `input` staging in `cache`, returns the frames the agent wrote.
+fn staging_over(input: &[u8], cache: &Path) -> (Result<(), ServeError>, Vec<Frame>) {
+    let mut reader = FrameReader::new(input);
+    let mut writer = FrameWriter::new(Vec::new());
+    let mut stage = Stage::new(Some(cache.to_path_buf()));
+    let outcome = serve_staging(&mut reader, &mut writer, &mut stage);
+    let out = writer.into_inner();
+    let mut replies = FrameReader::new(&out[..]);
+    let mut frames = Vec::new();
+    while let Some(f) = replies.recv().unwrap() {
+        frames.push(f);
+    }
+    (outcome, frames)
+}
+
+#[test]
+fn a_staged_file_is_answered_with_its_path_and_the_directory_goes_at_the_end_of_the_stream() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut w = FrameWriter::new(Vec::new());
+    w.send(&hello()).unwrap();
+    w.send(&stage_request(1, "web1", b"bytes")).unwrap();
+    w.send_blob(b"bytes").unwrap();
+    // No bye: the controller's end of the link just closes.
+    let (outcome, frames) = staging_over(&w.into_inner(), cache.path());
+    outcome.unwrap();
+    let Some(Frame::Message(Message::Staged { id: 1, path })) = frames.get(1).cloned() else {
+        panic!("{frames:?}")
+    };
+    let dir = cache.path().join(format!("stage-web1-{}", std::process::id()));
+    assert_eq!(Path::new(&path).parent(), Some(dir.as_path()));
+    assert!(!dir.exists(), "the whole directory went with the link");
+}
+
+#[test]
+fn a_blob_shorter_than_announced_or_not_matching_its_hash_is_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut w = FrameWriter::new(Vec::new());
+    w.send(&hello()).unwrap();
+    w.send(&stage_request(1, "web1", b"bytes")).unwrap();
+    w.send_blob(b"byte").unwrap();
+    let mut wrong = stage_request(2, "web1", b"other");
+    if let Message::Stage(s) = &mut wrong {
+        s.len = 5;
+    }
+    w.send(&wrong).unwrap();
+    w.send_blob(b"bytes").unwrap();
+    w.send(&Message::Unstage { id: 3, path: "/etc/passwd".into() }).unwrap();
+    w.send(&Message::Bye).unwrap();
+    let (outcome, frames) = staging_over(&w.into_inner(), cache.path());
+    outcome.unwrap();
+    let kinds: Vec<_> = frames[1..]
+        .iter()
+        .map(|f| match f {
+            Frame::Message(Message::Error { id, kind, message }) => (*id, *kind, message.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds[0].0, Some(1));
+    assert!(kinds[0].2.contains("4 bytes where 5 were announced"), "{}", kinds[0].2);
+    assert_eq!(kinds[1].0, Some(2));
+    assert!(kinds[1].2.contains("do not match their hash"), "{}", kinds[1].2);
+    assert_eq!(kinds[2].0, Some(3));
+    assert!(kinds[2].2.contains("was not staged by this link"), "{}", kinds[2].2);
+    assert!(kinds.iter().all(|k| k.1 == ErrorKind::Stage));
+    assert!(Path::new("/etc/passwd").exists());
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0, "nothing is left");
+}

@@ -18,9 +18,10 @@ use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::{
     AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule, RunPython,
+    Stage,
 };
 
-use crate::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput, StagedFile, staged};
 
 /// How much of an agent's stderr an error message quotes.
 const STDERR_TAIL: usize = 2048;
@@ -33,6 +34,8 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 pub struct ChildAgent {
     command: AgentCommand,
     link: Mutex<Option<Link>>,
+    /// The host files are staged for (`stage-<host>-<pid>/` on it).
+    host: String,
 }
 
 /// The command whose stdin/stdout speak the protocol: run again for every new link.
@@ -98,7 +101,14 @@ impl ChildAgent {
     /// Starts `command` (whose stdin/stdout reach an agent) and says hello.
     pub fn spawn_command(command: AgentCommand) -> Result<Self, ConnectionError> {
         let link = Link::open(&command)?;
-        Ok(ChildAgent { command, link: Mutex::new(Some(link)) })
+        Ok(ChildAgent { command, link: Mutex::new(Some(link)), host: "localhost".into() })
+    }
+
+    /// Names the host this agent stages files for (its staging directory's name); `localhost`
+    /// until named.
+    pub fn staging_for(mut self, host: &str) -> Self {
+        self.host = host.to_string();
+        self
     }
 
     /// What the agent of the open link said at hello (`None` after it died).
@@ -208,6 +218,7 @@ impl Link {
                     ErrorKind::NoSuchModule => ConnectionError::NoSuchModule(message),
                     ErrorKind::Exec => ConnectionError::Exec(message),
                     ErrorKind::Python => ConnectionError::Python(message),
+                    ErrorKind::Stage => ConnectionError::Stage(message),
                     kind => ConnectionError::Agent { during: String::new(), kind, message },
                 }))
             }
@@ -257,7 +268,9 @@ fn reply_id(m: &Message) -> Option<u64> {
     match m {
         Message::ModuleResult { id, .. }
         | Message::ExecResult { id, .. }
-        | Message::PythonResult { id, .. } => Some(*id),
+        | Message::PythonResult { id, .. }
+        | Message::Staged { id, .. }
+        | Message::Unstaged { id } => Some(*id),
         Message::Error { id, .. } => *id,
         _ => None,
     }
@@ -344,6 +357,48 @@ impl Connection for ChildAgent {
                     Ok(PythonOutput { rc, stdout, stderr })
                 }
                 other => Err(unexpected("python_result", &other)),
+            }
+        };
+        self.with_link(&during, request).map_err(|e| with_during(e, &during))
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        _name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        staged::check_size(bytes.len())?;
+        let hash = blake3::hash(bytes).to_hex().to_string();
+        let during = "staging a file".to_string();
+        let request = |link: &mut Link| {
+            let id = link.id();
+            let host = self.host.clone();
+            let len = bytes.len() as u64;
+            link.writer.send(&Message::Stage(Stage { id, host, hash, len, executable }))?;
+            link.writer.send_blob(bytes)?;
+            match link.reply(id)? {
+                Message::Staged { path, .. } => Ok(StagedFile::agent(path)),
+                other => Err(unexpected("staged", &other)),
+            }
+        };
+        self.with_link(&during, request).map_err(|e| with_during(e, &during))
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        let Some(path) = file.agent_path() else {
+            return Err(ConnectionError::Stage(format!(
+                "{} was not staged by an agent, and cannot be removed by one",
+                file.path()
+            )));
+        };
+        let during = "removing a staged file".to_string();
+        let request = |link: &mut Link| {
+            let id = link.id();
+            link.writer.send(&Message::Unstage { id, path: path.to_string() })?;
+            match link.reply(id)? {
+                Message::Unstaged { .. } => Ok(()),
+                other => Err(unexpected("unstaged", &other)),
             }
         };
         self.with_link(&during, request).map_err(|e| with_during(e, &during))

@@ -1,13 +1,14 @@
 //! The host is this machine and the agent's code runs on the calling thread: no process, no
 //! frames. What the engine's `local` connection runs, and the yardstick the agent links are
-//! tested against.
+//! tested against. Files are staged in a private directory of their own on this machine
+//! (`staged`), as ansible's local connection stages them.
 
 use std::path::Path;
 
 use tack_agent::python::{PythonHost, PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::{Connection, ConnectionError, ExecOutput};
+use crate::{Connection, ConnectionError, ExecOutput, StagedFile, staged};
 
 pub struct InProcess;
 
@@ -37,5 +38,18 @@ impl Connection for InProcess {
             host.run(run)
         })
         .map_err(|e| ConnectionError::Python(e.to_string()))
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        staged::stage_local(bytes, name, executable)
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        staged::unstage_local(file)
     }
 }

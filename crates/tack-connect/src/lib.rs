@@ -15,6 +15,7 @@ mod install;
 mod on_demand;
 mod ssh;
 mod ssh_link;
+mod staged;
 
 pub use child::{AgentCommand, ChildAgent};
 pub use in_process::InProcess;
@@ -22,6 +23,7 @@ pub use install::AgentImage;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
+pub use staged::{STAGE_LIMIT, StagedFile};
 
 use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
@@ -80,6 +82,10 @@ pub enum ConnectionError {
     /// the frame limit); the link stays open.
     #[error("the agent could not answer while {during}: {message}")]
     Agent { during: String, kind: tack_protocol::ErrorKind, message: String },
+    /// A file could not be staged on the host, or removed from its staging (the message
+    /// says which and why).
+    #[error("{0}")]
+    Stage(String),
 }
 
 /// The tail of an agent's stderr, as a clause of an error message.
@@ -121,4 +127,18 @@ pub trait Connection: Send + Sync {
         let _ = (payload, run);
         Err(ConnectionError::Python("this connection does not carry the Python path".into()))
     }
+
+    /// Puts `bytes` in this link's private staging on the host, for one sub-task: `name` is
+    /// the name the controller would give the file (a connection may choose its own), and an
+    /// `executable` file is runnable by its owner. Over an agent's link, a file larger than
+    /// [`STAGE_LIMIT`] is refused before anything is sent.
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError>;
+
+    /// Removes a staged file (one the module consumed is fine): the sub-task has ended.
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError>;
 }

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun};
+use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, StagedFile};
 
 type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync;
 
@@ -79,5 +79,18 @@ impl Connection for OnDemand {
 
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
         self.with(|link| link.run_python(payload, run))
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        self.with(|link| link.stage(bytes, name, executable))
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        self.with(|link| link.unstage(file))
     }
 }

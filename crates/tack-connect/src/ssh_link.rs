@@ -15,7 +15,9 @@ use tack_protocol::AgentInfo;
 
 use crate::child::{AgentCommand, ChildAgent};
 use crate::install::{self, AgentImage};
-use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget};
+use crate::{
+    Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
+};
 
 /// ssh's own exit status for a failure of ssh itself (not of the remote command).
 const SSH_FAILED: i32 = 255;
@@ -57,7 +59,7 @@ impl Ssh {
         }
         let argv = target.command(&wrap(install::run_script(image)))?;
         let command = AgentCommand::new(&argv[0]).args(&argv[1..]);
-        let agent = ChildAgent::spawn_command(command).map_err(ssh_said)?;
+        let agent = ChildAgent::spawn_command(command).map_err(ssh_said)?.staging_for(&target.host);
         Ok(Ssh { agent, uploaded })
     }
 
@@ -87,6 +89,19 @@ impl Connection for Ssh {
 
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
         self.agent.run_python(payload, run).map_err(ssh_said)
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        self.agent.stage(bytes, name, executable).map_err(ssh_said)
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        self.agent.unstage(file).map_err(ssh_said)
     }
 }
 

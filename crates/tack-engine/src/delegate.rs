@@ -95,35 +95,15 @@ impl TaskRun<'_> {
         name: &str,
         origin: Option<tack_diag::Origin>,
     ) -> Result<(), Diagnostic> {
-        let from_var = self.scope(name).and_then(|s| {
-            s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
-        });
-        let keyword =
-            self.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
-        let implicit_local = matches!(name, "localhost" | "127.0.0.1" | "::1")
-            && self.scope(name).is_none()
-            || name == "localhost" && from_var.is_none();
-        let connection = match (from_var, keyword) {
-            (Some(c), _) => c,
-            (None, Some(k)) if !implicit_local => k,
-            _ if implicit_local => "local".into(),
-            _ => "ssh".into(),
-        };
+        let connection = self.delegated_connection(name);
         match connection.as_str() {
             "local" | "ansible.builtin.local" => Ok(()),
             "ssh" | "ansible.builtin.ssh" | "smart" => {
-                let sends_files = matches!(
-                    self.action,
-                    crate::actions::Action::Copy
-                        | crate::actions::Action::Template
-                        | crate::actions::Action::Script
-                        | crate::actions::Action::Assemble
-                ) || self.ctx.task.attrs.get(Keyword::Async).is_some();
-                if sends_files {
+                if self.ctx.task.attrs.get(Keyword::Async).is_some() {
                     return Err(Diagnostic::at(
                         format!(
-                            "tack does not support delegating '{}' to a host of the 'ssh' \
-                             connection yet (host '{name}')",
+                            "tack does not support delegating an 'async' '{}' task to a host \
+                             of the 'ssh' connection yet (host '{name}')",
                             self.ctx.task.action
                         ),
                         origin,
@@ -132,6 +112,25 @@ impl TaskRun<'_> {
                 Ok(())
             }
             other => Err(crate::link_target::refused(other, name, origin)),
+        }
+    }
+
+    /// The connection a delegated host is reached by: its `ansible_connection`, else the
+    /// task's `connection` keyword, else `local` for the implicit `localhost` and `ssh`.
+    fn delegated_connection(&self, name: &str) -> String {
+        let from_var = self.scope(name).and_then(|s| {
+            s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
+        });
+        let keyword =
+            self.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
+        let implicit_local = matches!(name, "localhost" | "127.0.0.1" | "::1")
+            && self.scope(name).is_none()
+            || name == "localhost" && from_var.is_none();
+        match (from_var, keyword) {
+            (Some(c), _) => c,
+            (None, Some(k)) if !implicit_local => k,
+            _ if implicit_local => "local".into(),
+            _ => "ssh".into(),
         }
     }
 

@@ -618,13 +618,9 @@ impl<'r> PlayRun<'r, '_> {
                     Some("'async'".to_string())
                 } else {
                     match action {
-                        Some(
-                            a @ (Action::Copy
-                            | Action::Template
-                            | Action::Script
-                            | Action::Assemble
-                            | Action::WaitForConnection),
-                        ) => Some(format!("the '{}' action", a.fqcn())),
+                        Some(a @ Action::WaitForConnection) => {
+                            Some(format!("the '{}' action", a.fqcn()))
+                        }
                         _ => None,
                     }
                 };

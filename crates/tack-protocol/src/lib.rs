@@ -3,8 +3,8 @@
 //! blobs.
 //!
 //! A frame is one kind byte ([`FrameKind`]), a big-endian `u32` payload length, then the
-//! payload: a message's JSON text, or a blob's bytes as they are (command output now, staged
-//! files later). A link is a strict request/reply conversation: the controller sends
+//! payload: a message's JSON text, or a blob's bytes as they are (command output, staged
+//! files). A link is a strict request/reply conversation: the controller sends
 //! [`Message::Hello`] first and the agent answers [`Message::Ready`] with its protocol
 //! version, its own version and its architecture ([`hello`] does both checks); then each
 //! request gets exactly one reply carrying the same `id`, with the blobs the reply announces
@@ -27,4 +27,6 @@ pub use error::{FramePart, ProtocolError};
 pub use frame::{
     DEFAULT_MAX_FRAME, Frame, FrameKind, FrameReader, FrameWriter, HEADER_LEN, encode_message,
 };
-pub use message::{AgentInfo, ErrorKind, Message, PROTOCOL_VERSION, RunModule, RunPython, hello};
+pub use message::{
+    AgentInfo, ErrorKind, Message, PROTOCOL_VERSION, RunModule, RunPython, Stage, hello,
+};

@@ -48,6 +48,17 @@ pub enum Message {
     RunPython(RunPython),
     /// Agent → controller: what the module's process left.
     PythonResult { id: u64, rc: i32, stdout: String, stderr: String },
+    /// Controller → agent: keep the blob frame that follows (`len` bytes, whose BLAKE3 hash
+    /// is `hash`, hex) in this link's staging directory for `host`, executable by its owner
+    /// when `executable`.
+    Stage(Stage),
+    /// Agent → controller: the blob is at `path`, a name of the agent's choosing.
+    Staged { id: u64, path: String },
+    /// Controller → agent: remove the staged file at `path` (one this link staged; gone
+    /// already is fine).
+    Unstage { id: u64, path: String },
+    /// Agent → controller: the answer to `Unstage`.
+    Unstaged { id: u64 },
 }
 
 impl Message {
@@ -65,6 +76,10 @@ impl Message {
             Message::PutPayload { .. } => "put_payload",
             Message::RunPython(_) => "run_python",
             Message::PythonResult { .. } => "python_result",
+            Message::Stage(_) => "stage",
+            Message::Staged { .. } => "staged",
+            Message::Unstage { .. } => "unstage",
+            Message::Unstaged { .. } => "unstaged",
         }
     }
 }
@@ -125,6 +140,18 @@ pub struct RunPython {
     pub environment: BTreeMap<String, String>,
 }
 
+/// A file sent to the host, announced before its blob frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    pub id: u64,
+    /// The host as the controller names it: the staging directory is `stage-<host>-<pid>`.
+    pub host: String,
+    pub hash: String,
+    pub len: u64,
+    #[serde(default)]
+    pub executable: bool,
+}
+
 /// Why a request was not answered with its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -141,6 +168,9 @@ pub enum ErrorKind {
     Protocol,
     /// A Python-path module could not be run (no payload, no interpreter, a dead server).
     Python,
+    /// A file could not be staged or unstaged (the directory is not private, the bytes do not
+    /// match their hash, the disk is full).
+    Stage,
 }
 
 /// The controller's side of the handshake: sends `Hello`, reads `Ready`, and checks that the

@@ -140,3 +140,33 @@ fn hello_reads_what_a_peer_said_before_closing_its_input() {
     let err = hello(&mut FrameReader::new(&b""[..]), &mut FrameWriter::new(Closed)).unwrap_err();
     assert!(matches!(err, ProtocolError::Closed(_)), "{err:?}");
 }
+
+#[test]
+fn staging_messages_keep_their_shape_on_the_wire() {
+    let stage = Message::Stage(Stage {
+        id: 7,
+        host: "web1".into(),
+        hash: "ab".repeat(32),
+        len: 3,
+        executable: true,
+    });
+    let messages = [
+        stage.clone(),
+        Message::Staged { id: 7, path: "/c/stage-web1-1/1-ab".into() },
+        Message::Unstage { id: 8, path: "/c/stage-web1-1/1-ab".into() },
+        Message::Unstaged { id: 8 },
+    ];
+    let bytes = encoded(&messages);
+    let mut reader = FrameReader::new(&bytes[..]);
+    for m in &messages {
+        assert_eq!(reader.recv_message().unwrap().as_ref(), Some(m));
+    }
+    let text = serde_json::to_string(&stage).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            r#"{{"stage":{{"id":7,"host":"web1","hash":"{}","len":3,"executable":true}}}}"#,
+            "ab".repeat(32)
+        )
+    );
+}

@@ -5,6 +5,9 @@
 //! becomes a copy of standard error and descriptor 0 reads `/dev/null`, so nothing a module or
 //! a child process prints or reads can touch a frame.
 //!
+//! Files the controller stages go to `stage-<host>-<pid>/` in the directory the agent's
+//! executable is in (the host's `~/.cache/tack`), removed when the link ends.
+//!
 //! `tack-agent --verify HASH [FILE]` instead checks that FILE (by default the agent's own
 //! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
 //! how a controller checks an upload, and a cached agent, with the agent itself.
@@ -14,7 +17,8 @@ use std::io::BufReader;
 use std::os::fd::FromRawFd;
 use std::process::ExitCode;
 
-use tack_agent::serve::serve;
+use tack_agent::serve::serve_staging;
+use tack_agent::stage::Stage;
 use tack_protocol::{FrameReader, FrameWriter};
 
 fn main() -> ExitCode {
@@ -38,7 +42,9 @@ fn main() -> ExitCode {
     };
     let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, input));
     let mut writer = FrameWriter::new(output);
-    match serve(&mut reader, &mut writer) {
+    // The cache the agent was installed in is where its staging directory goes.
+    let mut stage = Stage::beside_executable();
+    match serve_staging(&mut reader, &mut writer, &mut stage) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tack-agent: {e}");

@@ -12,7 +12,8 @@ use tack_agent::Invocation;
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Value};
 
-use super::copy::{find, stage_named};
+use super::copy::find;
+use super::staging::Staged;
 use super::{ActionInput, ActionOutput};
 use crate::json;
 use crate::result::{b, s};
@@ -112,7 +113,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Ok(bytes) => bytes,
         Err(e) => return failed(&e, input),
     };
-    let staged = match stage_named(&bytes, "src") {
+    let staged = match Staged::put(input.conn, &bytes, "src", false) {
         Ok(staged) => staged,
         Err(e) => return failed(&format!("could not stage the assembled file: {e}"), input),
     };
@@ -120,8 +121,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     for key in ACTION_ONLY {
         copy_args.remove(*key);
     }
-    copy_args.insert("src".into(), Json::String(staged.file.to_string_lossy().into_owned()));
+    copy_args.insert("src".into(), Json::String(staged.path().to_string()));
     let out = module_result(input, "copy", copy_args).unwrap_or_else(|e| e);
-    let _ = std::fs::remove_dir_all(&staged.dir);
+    drop(staged);
     out
 }

@@ -1,13 +1,12 @@
-//! `copy` and `template` as ansible's action plugins run them on a local host: the bytes are
-//! found (or rendered) on the controller, the destination is stat'ed with its SHA-1; equal
-//! bytes only get the `file` module's attributes, different bytes are staged in a private
-//! temporary directory and moved into place by the `copy` module, and the staging is removed
-//! as soon as the module returns.
+//! `copy` and `template` as ansible's action plugins run them: the bytes are found (or
+//! rendered) on the controller, the destination is stat'ed with its SHA-1; equal bytes only
+//! get the `file` module's attributes, different bytes are staged on the host over its
+//! connection (`staging`) and moved into place by the `copy` module, and the staged file is
+//! removed as soon as the module returns.
 //!
 //! Directory sources, `remote_src`, `local_follow` and `decrypt: false` are refused by name
 //! (issue 6 completes the action plugins).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value as Json};
@@ -16,6 +15,7 @@ use tack_agent::Invocation;
 use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
+use super::staging::Staged;
 use super::{ActionInput, ActionOutput, copy_diff};
 use crate::json;
 use crate::result::{b, s};
@@ -331,18 +331,21 @@ fn transfer(
             data.insert(s("diff"), Node::bare(Value::Seq(list)));
             return ActionOutput::new(data);
         }
-        let staged = match stage(&bytes, &dest) {
+        // ansible names the staged file `.source` with the destination's extension.
+        let ext = Path::new(&dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
+        let name = format!(".source{}", ext.unwrap_or_default());
+        let staged = match Staged::put(input.conn, &bytes, &name, false) {
             Ok(staged) => staged,
             Err(e) => return failed(format!("could not stage the file: {e}"), origin),
         };
-        module_args.insert("src".into(), Json::String(staged.file.to_string_lossy().into_owned()));
+        module_args.insert("src".into(), Json::String(staged.path().to_string()));
         module_args.insert("checksum".into(), Json::String(checksum.clone()));
         if let Some(base) = &basename {
             module_args.insert("_original_basename".into(), Json::String(base.clone()));
         }
         let out = run("copy", module_args, input);
         // The staged bytes are removed as soon as the module has them in place.
-        let _ = std::fs::remove_dir_all(&staged.dir);
+        drop(staged);
         match out {
             Ok(r) => r,
             Err(e) => return failed(e, origin),
@@ -381,44 +384,6 @@ fn transfer(
         ));
     }
     out
-}
-
-pub(super) struct Staged {
-    pub(super) dir: PathBuf,
-    pub(super) file: PathBuf,
-}
-
-/// Writes `bytes` where ansible's local connection stages them: a fresh directory under
-/// `~/.ansible/tmp` made private (0700), the file inside it private (0600).
-/// The file is named `.source` with the destination's extension, as ansible names it.
-fn stage(bytes: &[u8], dest: &str) -> std::io::Result<Staged> {
-    let ext = Path::new(dest).extension().map(|e| format!(".{}", e.to_string_lossy()));
-    stage_named(bytes, &format!(".source{}", ext.unwrap_or_default()))
-}
-
-/// Stages `bytes` as the file `name` in a fresh private staging directory.
-pub(super) fn stage_named(bytes: &[u8], name: &str) -> std::io::Result<Staged> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let home = user_home().unwrap_or_else(std::env::temp_dir);
-    let root = home.join(".ansible").join("tmp");
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root)?;
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let now =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let dir = root.join(format!(
-        "ansible-tmp-{}.{:07}-{}-{}",
-        now.as_secs(),
-        now.subsec_nanos() / 100,
-        std::process::id(),
-        u64::from_le_bytes(random) % 1_000_000_000_000_000,
-    ));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    let file = dir.join(name);
-    let mut handle =
-        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&file)?;
-    handle.write_all(bytes)?;
-    Ok(Staged { dir, file })
 }
 
 /// The running user's home directory from the password database, as the shell's `~` on the

@@ -28,6 +28,7 @@ mod service;
 mod set_fact;
 mod set_stats;
 mod shell_run;
+mod staging;
 mod validate_argument_spec;
 
 use tack_diag::{Diagnostic, Origin};

@@ -1,6 +1,6 @@
 //! `script`, as ansible's action plugin runs it: the local script (found under `files/`, the
-//! role's first, then the play's directory) copied into a fresh private (0700) staging
-//! directory on the host, made executable, and run through the shell with its arguments, in
+//! role's first, then the play's directory) staged on the host over its connection,
+//! executable by its owner only, and run through the shell with its arguments, in
 //! `chdir` and through `executable` when given; `creates`/`removes` tested on the host first.
 //! The staged copy is removed as soon as the command returns. A script path a managed host
 //! chose is never read.
@@ -8,7 +8,8 @@
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Value};
 
-use super::copy::{find, raised, stage_named};
+use super::copy::{find, raised};
+use super::staging::Staged;
 use super::{ActionInput, ActionOutput, shell_run};
 use crate::result::{b, s};
 
@@ -92,16 +93,12 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         }
     };
     let name = source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let staged = match stage_named(&bytes, &name) {
+    // Executable by its owner only, in a directory no one else may enter.
+    let staged = match Staged::put(input.conn, &bytes, &name, true) {
         Ok(staged) => staged,
         Err(e) => return failed(&format!("could not stage the script: {e}"), input),
     };
-    // The script must be executable by its owner only: the directory stays 0700.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&staged.file, std::fs::Permissions::from_mode(0o700));
-    }
-    let staged_path = staged.file.to_string_lossy().into_owned();
+    let staged_path = staged.path().to_string();
     let target = params.trim().replace(&parts[0], &staged_path);
     let mut cmd = match text("executable").filter(|e| !e.is_empty()) {
         Some(exe) => format!(" {exe} {target}"),
@@ -111,6 +108,6 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         cmd = format!("cd {dir} && {cmd}");
     }
     let out = shell_run::run(input, &cmd);
-    let _ = std::fs::remove_dir_all(&staged.dir);
+    drop(staged);
     out
 }

@@ -8,7 +8,7 @@ use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 use tack_connect::InProcess;
 
-use super::{Connection, ConnectionError, ExecOutput};
+use super::{Connection, ConnectionError, ExecOutput, StagedFile};
 
 pub struct Local;
 
@@ -34,5 +34,18 @@ impl Connection for Local {
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
         crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
         InProcess.run_python(payload, run)
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        InProcess.stage(bytes, name, executable)
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        InProcess.unstage(file)
     }
 }

@@ -5,4 +5,4 @@
 mod local;
 
 pub use local::Local;
-pub use tack_connect::{ChildAgent, Connection, ConnectionError, ExecOutput};
+pub use tack_connect::{ChildAgent, Connection, ConnectionError, ExecOutput, StagedFile};
