@@ -195,8 +195,7 @@ fn a_link_that_cannot_be_reopened_is_unreachable() {
     // SAFETY: as above.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     std::thread::sleep(Duration::from_millis(200));
-    let first = ssh.run_module("ping", &Invocation::default()).unwrap_err();
-    assert!(matches!(first, ConnectionError::AgentDied { .. }), "{first:?}");
+    // The link died while idle: the next request opens it anew, and the server is gone.
     let next = ssh.run_module("ping", &Invocation::default()).unwrap_err();
     let want = format!(
         "Failed to connect to the host via ssh: ssh: connect to host 127.0.0.1 port {}: Connection refused",
