@@ -23,7 +23,7 @@ pub use install::AgentImage;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
-pub use staged::{STAGE_LIMIT, StagedFile};
+pub use staged::{STAGE_LIMIT, StagedFile, too_big};
 
 use tack_agent::{Invocation, ModuleResult};
 
@@ -127,6 +127,12 @@ pub trait Connection: Send + Sync {
         name: &str,
         executable: bool,
     ) -> Result<StagedFile, ConnectionError>;
+
+    /// The largest file [`Connection::stage`] takes, when it has a limit: an action asks
+    /// before it reads a file it could not send.
+    fn stage_limit(&self) -> Option<usize> {
+        None
+    }
 
     /// Removes a staged file (one the module consumed is fine): the sub-task has ended.
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError>;

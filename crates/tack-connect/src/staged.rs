@@ -48,12 +48,17 @@ impl StagedFile {
 /// The refusal of a file over [`STAGE_LIMIT`].
 pub(crate) fn check_size(len: usize) -> Result<(), ConnectionError> {
     if len > STAGE_LIMIT {
-        return Err(ConnectionError::Stage(format!(
-            "the file is {len} bytes, over the link's frame limit of {STAGE_LIMIT} bytes; tack \
-             does not send larger files yet"
-        )));
+        return Err(ConnectionError::Stage(too_big(len as u64, STAGE_LIMIT)));
     }
     Ok(())
+}
+
+/// The words of a refusal by size: both sizes, and that nothing was sent.
+pub fn too_big(len: u64, limit: usize) -> String {
+    format!(
+        "the file is {len} bytes, over the link's frame limit of {limit} bytes; tack does not \
+         send larger files yet"
+    )
 }
 
 /// Writes `bytes` as `name` in a fresh private directory under `~/.ansible/tmp`.
