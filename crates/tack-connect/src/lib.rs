@@ -6,6 +6,11 @@
 //! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
 //! is the engine's `local` connection.
 //!
+//! A connection also stages the files a sub-task needs ([`Connection::stage`], handing back a
+//! [`StagedFile`] for [`Connection::unstage`]): an agent keeps them in its private
+//! `stage-<host>-<pid>/` (`tack_agent::stage`), `InProcess` in a private directory of
+//! their own on this machine (`staged`).
+//!
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
 
