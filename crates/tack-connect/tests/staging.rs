@@ -195,6 +195,7 @@ fn in_process_staging_is_private_and_removed() {
     let path = PathBuf::from(file.path());
     let dir = path.parent().unwrap().to_path_buf();
     assert!(dir.file_name().unwrap().to_str().unwrap().starts_with("ansible-tmp-"));
+    assert!(dir.parent().unwrap().ends_with(".ansible/tmp"), "{}", dir.display());
     assert_eq!(path.file_name().unwrap(), ".source.txt", "named as ansible names it");
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&path), 0o600);
