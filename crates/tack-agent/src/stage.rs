@@ -3,7 +3,8 @@
 //!
 //! One directory per link, `stage-<host>-<pid>/` inside the agent's cache (the directory the
 //! agent binary is in), made on the link's first put, mode 0700, and used only while a
-//! no-follow `lstat` says it is a directory this uid alone owns. Making it also removes the
+//! no-follow `lstat` says it is a directory this uid alone owns, in a cache no other user
+//! may change. Making it also removes the
 //! directories dead agents of the same host left behind. Each staged file gets a name of the
 //! agent's own choosing (a sequence number and the BLAKE3 hash of its bytes), mode 0600 (0700
 //! for an executable), and goes when the controller unstages it; the whole directory goes
@@ -26,6 +27,10 @@ pub enum StageError {
         "the staging directory {0} is not a directory this user alone owns (checked without following links); refusing to stage files there"
     )]
     NotPrivate(PathBuf),
+    #[error(
+        "the agent's cache {0} is not a directory only its owner may change; refusing to stage files there"
+    )]
+    OpenCache(PathBuf),
     #[error("the staged bytes do not match their hash: expected {expected}, got {got}")]
     Hash { expected: String, got: String },
     #[error("the link already stages for host '{ours}', not '{asked}'")]
@@ -143,6 +148,7 @@ impl Stage {
             };
         }
         let root = self.root.clone().ok_or(StageError::NoRoot)?;
+        check_root(&root, self.uid)?;
         remove_dead(&root, &name, self.uid);
         let dir = root.join(format!("stage-{name}-{}", self.pid));
         make_private(&dir, self.uid)?;
@@ -194,6 +200,19 @@ pub fn check_private(dir: &Path, uid: u32) -> Result<(), StageError> {
         Ok(())
     } else {
         Err(StageError::NotPrivate(dir.to_path_buf()))
+    }
+}
+
+/// Whether no other user can rename entries of the cache `root` (and so swap a staging
+/// directory between its check and its use): a directory, not a link, owned by `uid` or
+/// root, writable by its owner only.
+fn check_root(root: &Path, uid: u32) -> Result<(), StageError> {
+    let meta = std::fs::symlink_metadata(root).map_err(io("inspect", root))?;
+    let owner = meta.uid() == uid || meta.uid() == 0;
+    if meta.file_type().is_dir() && owner && meta.mode() & 0o022 == 0 {
+        Ok(())
+    } else {
+        Err(StageError::OpenCache(root.to_path_buf()))
     }
 }
 

@@ -142,3 +142,13 @@ fn a_host_name_cannot_climb_or_pose_as_another_hosts_pid() {
     assert_eq!(dir_host("a-1"), "a_1");
     assert_eq!(dir_host(""), "_");
 }
+
+#[test]
+fn a_cache_others_may_write_to_is_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut stage = Stage::new(Some(cache.path().to_path_buf()));
+    let err = stage.put("web1", &hash(b"data"), b"data", false).unwrap_err();
+    assert!(matches!(err, StageError::OpenCache(_)), "{err}");
+    assert!(names(cache.path()).is_empty());
+}

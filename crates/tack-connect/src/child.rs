@@ -385,6 +385,10 @@ impl Connection for ChildAgent {
         self.with_link(&during, request).map_err(|e| with_during(e, &during))
     }
 
+    fn stage_limit(&self) -> Option<usize> {
+        Some(crate::STAGE_LIMIT)
+    }
+
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         let Some(path) = file.agent_path() else {
             return Err(ConnectionError::Stage(format!(

@@ -6,6 +6,11 @@
 //! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
 //! is the engine's `local` connection.
 //!
+//! A connection also stages the files a sub-task needs ([`Connection::stage`], handing back a
+//! [`StagedFile`] for [`Connection::unstage`]): an agent keeps them in its private
+//! `stage-<host>-<pid>/` (`tack_agent::stage`), `InProcess` in a private directory of
+//! their own on this machine (`staged`).
+//!
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
 
@@ -23,7 +28,7 @@ pub use install::AgentImage;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::Ssh;
-pub use staged::{STAGE_LIMIT, StagedFile};
+pub use staged::{STAGE_LIMIT, StagedFile, too_big};
 
 use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
@@ -138,6 +143,12 @@ pub trait Connection: Send + Sync {
         name: &str,
         executable: bool,
     ) -> Result<StagedFile, ConnectionError>;
+
+    /// The largest file [`Connection::stage`] takes, when it has a limit: an action asks
+    /// before it reads a file it could not send.
+    fn stage_limit(&self) -> Option<usize> {
+        None
+    }
 
     /// Removes a staged file (one the module consumed is fine): the sub-task has ended.
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError>;

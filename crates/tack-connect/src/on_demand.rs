@@ -90,6 +90,11 @@ impl Connection for OnDemand {
         self.with(|link| link.stage(bytes, name, executable))
     }
 
+    fn stage_limit(&self) -> Option<usize> {
+        // A link that cannot be opened stages nothing; its stage call says why.
+        self.with(|link| Ok(link.stage_limit())).ok().flatten()
+    }
+
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         self.with(|link| link.unstage(file))
     }

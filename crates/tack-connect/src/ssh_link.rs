@@ -100,6 +100,10 @@ impl Connection for Ssh {
         self.agent.stage(bytes, name, executable).map_err(ssh_said)
     }
 
+    fn stage_limit(&self) -> Option<usize> {
+        self.agent.stage_limit()
+    }
+
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         self.agent.unstage(file).map_err(ssh_said)
     }

@@ -48,12 +48,17 @@ impl StagedFile {
 /// The refusal of a file over [`STAGE_LIMIT`].
 pub(crate) fn check_size(len: usize) -> Result<(), ConnectionError> {
     if len > STAGE_LIMIT {
-        return Err(ConnectionError::Stage(format!(
-            "the file is {len} bytes, over the link's frame limit of {STAGE_LIMIT} bytes; tack \
-             does not send larger files yet"
-        )));
+        return Err(ConnectionError::Stage(too_big(len as u64, STAGE_LIMIT)));
     }
     Ok(())
+}
+
+/// The words of a refusal by size: both sizes, and that nothing was sent.
+pub fn too_big(len: u64, limit: usize) -> String {
+    format!(
+        "the file is {len} bytes, over the link's frame limit of {limit} bytes; tack does not \
+         send larger files yet"
+    )
 }
 
 /// Writes `bytes` as `name` in a fresh private directory under `~/.ansible/tmp`.
@@ -117,18 +122,25 @@ fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
 }
 
 /// The running user's home directory from the password database, as the shell's `~` gives it
-/// (ansible expands `remote_tmp` there, whatever `$HOME` says).
+/// (ansible expands `remote_tmp` there, whatever `$HOME` says). The reentrant call, since
+/// several hosts' tasks stage at once on their own threads.
 fn user_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
-    // SAFETY: getpwuid returns a pointer into static storage or null; it is read at once,
-    // on this thread, before any other call could overwrite it.
-    unsafe {
-        let entry = libc::getpwuid(libc::getuid());
-        if entry.is_null() || (*entry).pw_dir.is_null() {
-            return None;
-        }
-        let dir = CStr::from_ptr((*entry).pw_dir);
-        Some(Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes())).to_path_buf())
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids) for getpwuid_r to
+    // fill in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live local of the right size; on success the strings in
+    // `entry` point into `buf`, which outlives their use below.
+    let rc = unsafe {
+        libc::getpwuid_r(libc::getuid(), &mut entry, buf.as_mut_ptr().cast(), buf.len(), &mut found)
+    };
+    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
     }
+    // SAFETY: pw_dir is a NUL-terminated string inside `buf` (checked non-null above).
+    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
+    Some(Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes())).to_path_buf())
 }

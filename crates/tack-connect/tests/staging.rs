@@ -180,6 +180,8 @@ fn two_links_to_one_host_never_share_a_directory() {
 fn a_file_over_the_frame_limit_is_refused_before_it_is_sent() {
     let cache = Cache::new();
     let agent = cache.spawn("web1");
+    assert_eq!(agent.stage_limit(), Some(STAGE_LIMIT), "an action can ask before it reads");
+    assert_eq!(InProcess.stage_limit(), None, "no frame carries a local file");
     let big = vec![0u8; STAGE_LIMIT + 1];
     let err = agent.stage(&big, "big", false).unwrap_err();
     assert!(err.to_string().contains("over the link's frame limit"), "{err}");
@@ -193,6 +195,7 @@ fn in_process_staging_is_private_and_removed() {
     let path = PathBuf::from(file.path());
     let dir = path.parent().unwrap().to_path_buf();
     assert!(dir.file_name().unwrap().to_str().unwrap().starts_with("ansible-tmp-"));
+    assert!(dir.parent().unwrap().ends_with(".ansible/tmp"), "{}", dir.display());
     assert_eq!(path.file_name().unwrap(), ".source.txt", "named as ansible names it");
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&path), 0o600);

@@ -132,6 +132,12 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                     input.task_origin.clone(),
                 );
             }
+            if let Some(refusal) = super::staging::too_big(input.conn, &path) {
+                return failed(
+                    format!("could not stage the file: {refusal}"),
+                    input.task_origin.clone(),
+                );
+            }
             match std::fs::read(&path) {
                 Ok(bytes) => {
                     let base = path.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -85,6 +85,9 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         }
         return shell_run::skipped("Check mode is not supported for this task.", Some(false));
     }
+    if let Some(refusal) = super::staging::too_big(input.conn, &source) {
+        return failed(&format!("could not stage the script: {refusal}"), input);
+    }
     let bytes = match std::fs::read(&source) {
         Ok(b) => b,
         Err(e) => {

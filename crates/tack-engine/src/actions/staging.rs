@@ -31,6 +31,13 @@ impl<'a> Staged<'a> {
     }
 }
 
+/// The refusal of a controller file the connection could not send, made before it is read.
+pub(super) fn too_big(conn: &dyn Connection, path: &std::path::Path) -> Option<String> {
+    let limit = conn.stage_limit()?;
+    let len = std::fs::metadata(path).ok()?.len();
+    (len > limit as u64).then(|| tack_connect::too_big(len, limit))
+}
+
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
         if let Some(file) = self.file.take() {
