@@ -32,6 +32,9 @@ impl std::fmt::Debug for Secret {
 /// What ansible's `ssh` connection plugin reads for one host, before it builds its command.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct SshSettings {
+    /// The inventory host the link is for: two hosts at one address still get a link (and
+    /// an agent) each, as ansible gives each its own connection.
+    pub inventory_host: String,
     /// `ansible_host` (else the host's name).
     pub address: String,
     pub port: Option<u16>,
@@ -178,6 +181,7 @@ pub(crate) fn resolve(
         },
     };
     Ok(LinkTarget::Ssh(Box::new(SshSettings {
+        inventory_host: host.to_string(),
         address: text(ADDRESS)?.unwrap_or_else(|| host.to_string()),
         port,
         user,
