@@ -38,24 +38,41 @@ pub enum Found {
 
 static FOUND: OnceLock<Found> = OnceLock::new();
 
+/// The candidates to probe when a run first needs ansible-core (see [`configure_lazily`]).
+static CANDIDATES: OnceLock<Vec<String>> = OnceLock::new();
+
 /// Settles the run's ansible-core (the first call wins: one run per process).
 pub fn configure(found: Found) {
     let _ = FOUND.set(found);
 }
 
+/// Names the interpreters to try, in order, without starting any: a run whose modules are
+/// all native never pays for the probe (an interpreter start, slow behind shims).
+pub fn configure_lazily(candidates: Vec<String>) {
+    let _ = CANDIDATES.set(candidates);
+}
+
+fn found() -> &'static Found {
+    FOUND.get_or_init(|| {
+        let candidates = CANDIDATES.get().map(Vec::as_slice).unwrap_or_default();
+        // Without `--ansible-python` the search reports, it does not fail.
+        find(None, candidates).unwrap_or_else(|e| Found::None(e.to_string()))
+    })
+}
+
 /// The run's ansible-core, if any.
 pub fn core() -> Option<&'static AnsibleCore> {
-    match FOUND.get() {
-        Some(Found::Core(core)) => Some(core),
-        _ => None,
+    match found() {
+        Found::Core(core) => Some(core),
+        Found::None(_) => None,
     }
 }
 
 /// Why no module can take the Python path in this run, as the refusal's last sentence.
 pub fn why_not() -> String {
-    match FOUND.get() {
-        Some(Found::None(why)) => why.clone(),
-        _ => "no ansible-core was looked for".to_string(),
+    match found() {
+        Found::None(why) => why.clone(),
+        Found::Core(_) => "ansible-core was found".to_string(),
     }
 }
 

@@ -13,8 +13,13 @@ use tack_engine::python_path;
 use crate::session::Session;
 
 pub fn configure(option: Option<&Path>, session: &Session) -> Result<(), Diagnostic> {
-    let candidates = if option.is_some() { Vec::new() } else { candidates(session) };
-    let found = python_path::find(option, &candidates)
+    // An explicit interpreter is checked now (a bad one is an options error); the search
+    // waits until a task needs it.
+    if option.is_none() {
+        python_path::configure_lazily(candidates(session));
+        return Ok(());
+    }
+    let found = python_path::find(option, &[])
         .map_err(|e| Diagnostic::new(e.to_string()).with_class(ErrorClass::Options))?;
     python_path::configure(found);
     Ok(())
