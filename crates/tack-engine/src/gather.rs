@@ -93,7 +93,7 @@ impl PlayRun<'_, '_> {
         host: &str,
     ) -> Link {
         let Some(scope) = self.scope.host_scope(host) else {
-            return self.run.links.get(&LinkTarget::Local).map_err(|e| e.to_string());
+            return self.run.links.get(&LinkTarget::Local, None).map_err(|e| e.to_string());
         };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
         let keyword = |k| keywords.get(k).cloned();
@@ -104,11 +104,14 @@ impl PlayRun<'_, '_> {
             &vars,
             &keyword,
             host,
-            origin,
+            origin.clone(),
             &self.run.facts.ssh,
         )
         .map_err(|d| d.brief())?;
-        self.run.links.get(&target).map_err(|e| e.to_string())
+        let escalation =
+            crate::become_::resolve(self.run.templar, &scope, &vars, &keyword, &target, origin)
+                .map_err(|d| d.brief())?;
+        self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.

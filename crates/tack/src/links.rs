@@ -8,8 +8,10 @@
 use std::sync::{Arc, OnceLock};
 
 use tack_config::Config;
-use tack_connect::{AgentImage, Connection, ConnectionError, OnDemand, Ssh, SshTarget};
-use tack_engine::link_target::{SshDefaults, SshSettings};
+use tack_connect::{
+    AgentImage, Become, BecomeLink, Connection, ConnectionError, OnDemand, Ssh, SshTarget, Via,
+};
+use tack_engine::link_target::{LinkTarget, SshDefaults, SshSettings};
 
 /// Opens ssh links with the controller's own agent, found once per run.
 #[derive(Default)]
@@ -32,9 +34,8 @@ impl AgentOpener {
     }
 }
 
-impl tack_engine::links::Opener for AgentOpener {
-    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
-        let image = self.image()?;
+impl AgentOpener {
+    fn target(&self, settings: &SshSettings) -> Result<SshTarget, ConnectionError> {
         let mut target = SshTarget::new(settings.address.clone());
         target.port = settings.port;
         target.user = settings.user.clone();
@@ -60,8 +61,36 @@ impl tack_engine::links::Opener for AgentOpener {
         // The command line is checked now, so a bad args string fails before any host is
         // contacted.
         target.command("true")?;
+        Ok(target)
+    }
+}
+
+impl tack_engine::links::Opener for AgentOpener {
+    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let image = self.image()?;
+        let target = self.target(settings)?;
         Ok(Arc::new(OnDemand::new(move || {
             Ssh::connect(&target, &image).map(|ssh| Box::new(ssh) as Box<dyn Connection>)
+        })))
+    }
+
+    fn become_link(
+        &self,
+        target: &LinkTarget,
+        escalation: &Become,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let image = self.image()?;
+        let ssh = match target {
+            LinkTarget::Local => None,
+            LinkTarget::Ssh(settings) => Some(self.target(settings)?),
+        };
+        // The command line is checked now, like the ssh one.
+        escalation.command("true")?;
+        let escalation = escalation.clone();
+        Ok(Arc::new(OnDemand::new(move || {
+            let via = ssh.as_ref().map_or(Via::Local, Via::Ssh);
+            BecomeLink::connect(via, &image, &escalation)
+                .map(|link| Box::new(link) as Box<dyn Connection>)
         })))
     }
 }

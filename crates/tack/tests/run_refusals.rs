@@ -124,20 +124,21 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "the task keyword 'debugger'", 1);
 }
 
-/// Escalating to another user is refused by name at the task (its user may come from a
-/// variable), never faked: the task fails and nothing runs as that user.
+/// A become method tack does not run is refused by name at the task (the method may come
+/// from a variable), never faked: the task fails and nothing runs as that user.
 #[test]
-fn become_to_another_user_is_refused_at_the_task() {
+fn an_unsupported_become_method_is_refused_at_the_task() {
     let dir = tempfile::tempdir().expect("temp dir");
     let play = format!(
-        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n",
+        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n      \
+         become_method: doas\n",
         dir.path().display()
     );
     let out = run(dir.path(), &play, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("tack does not support become to"), "{stdout}");
+    assert!(stdout.contains("tack does not support the become method 'doas' yet"), "{stdout}");
     assert!(!dir.path().join("made").exists());
 }
 
