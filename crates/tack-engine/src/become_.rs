@@ -40,6 +40,19 @@ fn names(method: BecomeMethod, setting: &str) -> Vec<String> {
     }
 }
 
+/// What the command line (`-b`, `--become-method`, `--become-user`,
+/// `--become-password-file`) and the configuration (`[privilege_escalation]`) set, below
+/// every keyword and variable (ansible's play context defaults).
+#[derive(Debug, Clone, Default)]
+pub struct BecomeDefaults {
+    pub on: bool,
+    pub method: Option<String>,
+    pub user: Option<String>,
+    pub flags: Option<String>,
+    pub exe: Option<String>,
+    pub password: Option<crate::link_target::Secret>,
+}
+
 /// The become part of a run's link to `target`, or `None` when the run does not escalate.
 pub(crate) fn resolve(
     templar: &Templar,
@@ -48,6 +61,7 @@ pub(crate) fn resolve(
     keyword: &dyn Fn(Keyword) -> Option<Node>,
     target: &LinkTarget,
     origin: Option<Origin>,
+    defaults: &BecomeDefaults,
 ) -> Result<Option<Become>, Diagnostic> {
     let render = |node: Node| -> Result<Value, Diagnostic> {
         templar.render(&node, scope).map(|r| r.value.value).map_err(|e| e.to_diagnostic())
@@ -72,13 +86,14 @@ pub(crate) fn resolve(
     let text = |v: Option<Value>| {
         v.filter(|v| !matches!(v, Value::Null)).map(|v| tack_yaml::pyrepr::str(&v))
     };
-    let on =
-        setting(&["ansible_become".into()], Some(Keyword::Become))?.is_some_and(|v| v.is_truthy());
+    let on = setting(&["ansible_become".into()], Some(Keyword::Become))?
+        .map_or(defaults.on, |v| v.is_truthy());
     if !on {
         return Ok(None);
     }
     let method_text =
         text(setting(&["ansible_become_method".into()], Some(Keyword::BecomeMethod))?)
+            .or_else(|| defaults.method.clone())
             .unwrap_or_else(|| "sudo".into());
     let short = method_text.strip_prefix("ansible.builtin.").unwrap_or(&method_text);
     let method = match short {
@@ -95,6 +110,7 @@ pub(crate) fn resolve(
         }
     };
     let user = text(setting(&names(method, "user"), Some(Keyword::BecomeUser))?)
+        .or_else(|| defaults.user.clone())
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| "root".into());
     let login = match target {
@@ -105,9 +121,13 @@ pub(crate) fn resolve(
     if login.as_deref() == Some(user.as_str()) {
         return Ok(None);
     }
-    let flags = text(setting(&names(method, "flags"), Some(Keyword::BecomeFlags))?);
-    let exe = text(setting(&names(method, "exe"), Some(Keyword::BecomeExe))?);
-    let password = text(var(&names(method, "password"))?).filter(|p| !p.is_empty());
+    let flags = text(setting(&names(method, "flags"), Some(Keyword::BecomeFlags))?)
+        .or_else(|| defaults.flags.clone());
+    let exe = text(setting(&names(method, "exe"), Some(Keyword::BecomeExe))?)
+        .or_else(|| defaults.exe.clone());
+    let password = text(var(&names(method, "password"))?)
+        .or_else(|| defaults.password.as_ref().map(|p| p.0.clone()))
+        .filter(|p| !p.is_empty());
     if method == BecomeMethod::Su && password.is_some() {
         return Err(Diagnostic::at(
             "tack does not support a become password with the su method yet (su reads it \

@@ -108,9 +108,16 @@ impl PlayRun<'_, '_> {
             &self.run.facts.ssh,
         )
         .map_err(|d| d.brief())?;
-        let escalation =
-            crate::become_::resolve(self.run.templar, &scope, &vars, &keyword, &target, origin)
-                .map_err(|d| d.brief())?;
+        let escalation = crate::become_::resolve(
+            self.run.templar,
+            &scope,
+            &vars,
+            &keyword,
+            &target,
+            origin,
+            &self.run.facts.ssh.become_,
+        )
+        .map_err(|d| d.brief())?;
         self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())
     }
 

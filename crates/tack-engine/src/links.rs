@@ -160,6 +160,7 @@ impl crate::task::TaskRun<'_> {
             &keyword,
             &target,
             self.task_origin(),
+            &self.ssh_defaults.become_,
         )?;
         Ok((target, escalation))
     }

@@ -57,6 +57,9 @@ pub fn lines(
     if setting_flag(config, "DEFAULT_BECOME") || setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
         return Err("become settings in the configuration");
     }
+    if args.become_opts.any() {
+        return Err("become options");
+    }
     let mut tags = tag_set(&args.tags)?;
     if tags.is_empty() {
         tags.push("all".into());
