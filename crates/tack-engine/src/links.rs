@@ -96,11 +96,45 @@ impl<'o> Links<'o> {
         }
         let link = match (settings, escalation) {
             (Some(settings), _) => self.opener.ssh(settings)?,
-            (None, Some(escalation)) => self.opener.become_link(target, escalation)?,
+            (None, Some(escalation)) => {
+                let link = self.opener.become_link(target, escalation)?;
+                match target {
+                    // Still ansible's local connection, as the login user: `-vvv` says so.
+                    LinkTarget::Local => Arc::new(RecordedLocal(link)),
+                    LinkTarget::Ssh(_) => link,
+                }
+            }
             (None, None) => return Ok(Arc::clone(&self.local)),
         };
         open.insert(key, Arc::clone(&link));
         Ok(link)
+    }
+}
+
+/// A local link under a become user, each use recorded for `-vvv` like [`Local`]'s.
+struct RecordedLocal(Arc<dyn Connection>);
+
+impl Connection for RecordedLocal {
+    fn connect(&self) -> Result<(), ConnectionError> {
+        self.0.connect()
+    }
+
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &tack_agent::Invocation,
+    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Module(module.to_string()));
+        self.0.run_module(module, invocation)
+    }
+
+    fn exec_command(
+        &self,
+        cmd: &str,
+        cwd: &std::path::Path,
+    ) -> Result<crate::connection::ExecOutput, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
+        self.0.exec_command(cmd, cwd)
     }
 }
 
@@ -114,6 +148,9 @@ impl crate::task::TaskRun<'_> {
     ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
         let (target, escalation) =
             self.link_target(host, scope).map_err(crate::actions::errored)?;
+        if let Some(b) = &escalation {
+            self.check_staging_become(b).map_err(crate::actions::errored)?;
+        }
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         link.connect().map_err(|e| self.link_failed(e))?;
         Ok(link)
@@ -163,6 +200,29 @@ impl crate::task::TaskRun<'_> {
             &self.ssh_defaults.become_,
         )?;
         Ok((target, escalation))
+    }
+
+    /// The actions that stage a file on the controller for the host's module to read: the
+    /// staged file is private to the controller's user, and tack does not hand it to an
+    /// unprivileged become user as ansible does (its ACL and chown dance), so that is refused.
+    fn check_staging_become(&self, escalation: &Become) -> Result<(), tack_diag::Diagnostic> {
+        use crate::actions::Action;
+        let stages = matches!(
+            self.action,
+            Action::Copy | Action::Template | Action::Script | Action::Assemble
+        );
+        if !stages || escalation.user == "root" {
+            return Ok(());
+        }
+        Err(tack_diag::Diagnostic::at(
+            format!(
+                "tack does not support the '{}' action with become to an unprivileged user \
+                 ('{}') yet",
+                self.action.fqcn(),
+                escalation.user
+            ),
+            self.task_origin(),
+        ))
     }
 
     fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {
