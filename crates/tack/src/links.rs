@@ -109,10 +109,19 @@ pub fn link_defaults(
             "tack does not support become_ask_pass (DEFAULT_BECOME_ASK_PASS) yet".into(),
         ));
     }
+    if config.get("BECOME_ALLOW_SAME_USER").and_then(|v| v.as_bool()).unwrap_or(false) {
+        return Err(options(
+            "tack does not support become_allow_same_user (BECOME_ALLOW_SAME_USER) yet".into(),
+        ));
+    }
     let text = |name: &str| {
         config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
     };
-    let password = match &opts.become_password_file {
+    let file = opts
+        .become_password_file
+        .clone()
+        .or_else(|| text("BECOME_PASSWORD_FILE").map(std::path::PathBuf::from));
+    let password = match &file {
         None => None,
         Some(path) => Some(tack_engine::link_target::Secret(password_file(path).map_err(options)?)),
     };
