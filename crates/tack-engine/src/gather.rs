@@ -108,11 +108,14 @@ impl PlayRun<'_, '_> {
             &self.run.facts.ssh,
         )
         .map_err(|d| d.brief())?;
+        // The become keywords are not post-validated with the play: read as written.
+        let play = self.play();
+        let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
         let escalation = crate::become_::resolve(
             self.run.templar,
             &scope,
             &vars,
-            &keyword,
+            &become_keyword,
             &target,
             origin,
             &self.run.facts.ssh.become_,
