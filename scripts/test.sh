@@ -20,6 +20,12 @@ if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
     echo "could not install openssh-server: the ssh tests will fail" >&2
 fi
 
+# The become cases escalate with sudo (on ssh hosts and locally).
+if [ ! -x /usr/bin/sudo ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo >/dev/null; } ||
+    echo "could not install sudo: the become cases will fail" >&2
+fi
+
 # The apt module's cases and goldens install and purge tiny packages (sl, hello): they need
 # the package lists, which a fresh machine may not have yet.
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&

@@ -43,11 +43,19 @@ pub struct ChildAgent {
 pub struct AgentCommand {
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// The command escalates first: its marker is awaited (and its prompt answered) before
+    /// the hello, and it runs in a session of its own, with no terminal to prompt on.
+    pub escalation: Option<crate::escalate::Escalation>,
 }
 
 impl AgentCommand {
     pub fn new(program: impl Into<OsString>) -> Self {
-        AgentCommand { program: program.into(), args: Vec::new() }
+        AgentCommand { program: program.into(), args: Vec::new(), escalation: None }
+    }
+
+    pub fn escalating(mut self, escalation: crate::escalate::Escalation) -> Self {
+        self.escalation = Some(escalation);
+        self
     }
 
     pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
@@ -166,21 +174,40 @@ impl Link {
 
     fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
         let name = command.name();
-        let mut child = Command::new(&command.program)
-            .args(&command.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if command.escalation.is_some() {
+            new_session(&mut cmd);
+        }
+        let mut child = cmd
             .spawn()
             .map_err(|source| ConnectionError::Spawn { program: name.clone(), source })?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
+        let (Some(stdin), Some(mut stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             let _ = stop(&mut child);
             let source = std::io::Error::other("the child's pipes were not opened");
             return Err(ConnectionError::Spawn { program: name, source });
         };
-        let stderr = StderrTail::drain(stderr);
+        let watch = command.escalation.as_ref().map(|esc| {
+            // The watcher answers the prompt on its own handle of the child's stdin.
+            let answer =
+                std::os::fd::AsFd::as_fd(&stdin).try_clone_to_owned().ok().map(std::fs::File::from);
+            crate::escalate::Watch::new(esc.clone(), answer, child.id())
+        });
+        let prompts = watch.as_ref().map(|w| Arc::clone(&w.state));
+        let stderr = StderrTail::drain(stderr, watch);
+        if let (Some(esc), Some(state)) = (&command.escalation, prompts) {
+            let timer = kill_after(child.id(), crate::escalate::HANDSHAKE_TIMEOUT_SECS);
+            let got = crate::escalate::await_marker(&mut stdout, &esc.marker);
+            drop(timer);
+            let count = crate::escalate::PromptState::finish(&state);
+            if let Err(before) = got {
+                drop(stdin);
+                let code = stop(&mut child).and_then(|s| s.code());
+                return Err(crate::escalate::failure(esc, count, &before, &stderr.text(), code));
+            }
+        }
         let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, stdout));
         let mut writer = FrameWriter::new(stdin);
         match tack_protocol::hello(&mut reader, &mut writer) {
@@ -428,6 +455,35 @@ impl Drop for ChildAgent {
     }
 }
 
+/// Puts the command in a session of its own: a become program finds no terminal to ask on.
+pub(crate) fn new_session(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+}
+
+/// Kills `pid` after `secs` unless the returned guard is dropped first (a become program
+/// that neither succeeds nor fails must not hang the run).
+pub(crate) fn kill_after(pid: u32, secs: u64) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            rx.recv_timeout(Duration::from_secs(secs))
+            && let Ok(pid) = libc::pid_t::try_from(pid)
+        {
+            // SAFETY: kill has no memory preconditions; the child is not reaped before the
+            // guard is dropped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    tx
+}
+
 /// Waits up to [`EXIT_GRACE`] for the agent to exit (its input is closed by now), then kills
 /// it. The exit status when it exited by itself.
 fn stop(child: &mut Child) -> Option<ExitStatus> {
@@ -474,12 +530,18 @@ struct StderrTail {
 }
 
 impl StderrTail {
-    fn drain(mut stderr: impl Read + Send + 'static) -> Self {
+    fn drain(
+        mut stderr: impl Read + Send + 'static,
+        mut watch: Option<crate::escalate::Watch>,
+    ) -> Self {
         let tail = Arc::new(Mutex::new(Vec::new()));
         let keep = Arc::clone(&tail);
         let thread = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n @ 1..) = stderr.read(&mut buf) {
+                if let Some(w) = watch.as_mut() {
+                    w.saw(&buf[..n]);
+                }
                 let mut t = keep.lock().unwrap_or_else(PoisonError::into_inner);
                 t.extend_from_slice(&buf[..n]);
                 let excess = t.len().saturating_sub(STDERR_TAIL);

@@ -169,8 +169,14 @@ pub(crate) fn arch_matches(image: &AgentImage, uname: &str) -> bool {
 /// The upload, reading the agent's bytes on its stdin: a private temporary file, checked for
 /// size and hash by running it, renamed into place; then older agents go.
 pub(crate) fn upload_script(image: &AgentImage) -> String {
+    let setup = format!("d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"");
+    upload_script_into(image, &setup)
+}
+
+/// The upload into the directory `$d` that `setup` names (and makes ready).
+pub(crate) fn upload_script_into(image: &AgentImage, setup: &str) -> String {
     format!(
-        "set -e; umask 077; d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"; \
+        "set -e; umask 077; {setup}; \
          t=\"$d/.upload-$$\"; trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
          n=$(wc -c < \"$t\" | tr -d ' '); \
          if [ \"$n\" != {size} ]; then echo \"the upload has $n bytes, not {size}\" >&2; exit 3; fi; \

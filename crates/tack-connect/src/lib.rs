@@ -4,7 +4,8 @@
 //! `ssh` connection: [`SshTarget`] (ansible's settings, and the `ssh` command line ansible
 //! builds from them, in `ssh`), first contact installing the [`AgentImage`] once per host and
 //! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
-//! is the engine's `local` connection.
+//! is the engine's `local` connection. [`BecomeLink`] is a link whose agent runs as another
+//! user (`become`), through the become program's handshake (`escalate`).
 //!
 //! A connection also stages the files a sub-task needs ([`Connection::stage`], handing back a
 //! [`StagedFile`] for [`Connection::unstage`]): an agent keeps them in its private
@@ -14,7 +15,9 @@
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
 
+mod become_link;
 mod child;
+mod escalate;
 mod in_process;
 mod install;
 mod on_demand;
@@ -22,7 +25,9 @@ mod ssh;
 mod ssh_link;
 mod staged;
 
+pub use become_link::{BecomeLink, Via};
 pub use child::{AgentCommand, ChildAgent};
+pub use escalate::{Become, BecomeError, BecomeMethod, Escalation};
 pub use in_process::InProcess;
 pub use install::AgentImage;
 pub use on_demand::OnDemand;
@@ -72,6 +77,11 @@ pub enum ConnectionError {
     /// The host was reached, but checking or installing its agent failed.
     #[error("could not install the agent on the host ({step}): {message}")]
     Install { step: &'static str, message: String },
+    /// Privilege escalation failed before the become user's shell ran (`Missing sudo
+    /// password`, `Incorrect sudo password`, or what the become program said). The task
+    /// fails; the host stays reachable.
+    #[error("{message}")]
+    Become { message: String, code: Option<i32>, stderr: String },
     /// The agent's process ended (or closed its link) while a request was in flight.
     #[error("the agent (pid {pid}) died while {during}: {how}{stderr}", stderr = said(stderr))]
     AgentDied { pid: u32, during: String, how: String, stderr: String },

@@ -112,9 +112,12 @@ impl Connection for Ssh {
 /// An error of the link told as ssh's: a link that could not be (re)opened because ssh failed
 /// is an unreachable host; a death seen only as ssh's 255 says so. (An `ssh`
 /// that cannot be started at all stays `Spawn`: not the host's fault.)
-fn ssh_said(e: ConnectionError) -> ConnectionError {
+pub(crate) fn ssh_said(e: ConnectionError) -> ConnectionError {
     match e {
         ConnectionError::Hello { code: Some(SSH_FAILED), stderr, .. } => {
+            ConnectionError::Unreachable { message: failed_to_connect(&stderr) }
+        }
+        ConnectionError::Become { code: Some(SSH_FAILED), stderr, .. } => {
             ConnectionError::Unreachable { message: failed_to_connect(&stderr) }
         }
         // ssh's 255 is not the agent's: a remote process killed by a signal, or a dropped
@@ -133,7 +136,7 @@ const LINK_ENDED: &str =
     "its ssh link ended (ssh exited with code 255: the agent was killed or the connection dropped)";
 
 /// ansible's words for ssh's failure.
-fn failed_to_connect(stderr: &str) -> String {
+pub(crate) fn failed_to_connect(stderr: &str) -> String {
     format!("Failed to connect to the host via ssh: {}", stderr.trim_end())
 }
 
@@ -192,7 +195,7 @@ fn check(out: Output, step: &'static str) -> Result<Vec<u8>, ConnectionError> {
 }
 
 /// ansible's `makedirs_safe(dir, 0o700)` for the ControlPath directory.
-fn make_private_dir(dir: &Path) -> Result<(), ConnectionError> {
+pub(crate) fn make_private_dir(dir: &Path) -> Result<(), ConnectionError> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| {
         ConnectionError::Unreachable {

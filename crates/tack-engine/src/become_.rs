@@ -1,105 +1,139 @@
 //! The `become` keywords (`become`, `become_user`, `become_method`, `become_flags`,
-//! `become_exe`) and their connection variables (`ansible_become*`, which win over the
-//! keywords, as ansible's play context applies them), resolved for one run on a local host.
+//! `become_exe`) and their connection variables (`ansible_become*` and the method's own
+//! `ansible_sudo_*`/`ansible_su_*`, which win over the keywords, as ansible's play context
+//! applies them), resolved for one run into the [`Become`] part of its link.
 //!
-//! ansible escalates only when the become user differs from the user the connection runs as
-//! (`DEFAULT_BECOME_ALLOW_SAME_USER` is off); becoming the user tack already runs as is
-//! therefore a no-op, and that is all tack does: escalating to another user is refused by
-//! name (naming the missing program when the method's program is not installed), never
-//! faked. Controller actions run nothing on the host, so become never concerns them.
+//! ansible escalates only when the become user differs from the user the link runs as
+//! (`DEFAULT_BECOME_ALLOW_SAME_USER` is off): the controller's user on a local link, the
+//! remote user on an ssh link (ansible escalates when no remote user is set at all). The
+//! methods run are `sudo` and `su`; `runas` and other plugins are refused by name. Controller
+//! actions run nothing on the host, so become never concerns them.
+//!
+//! Owns reading the settings; the link under the become user is `crate::links`'s, the
+//! become command line `tack_connect::escalate`'s.
 
-use tack_diag::Diagnostic;
+use tack_connect::{Become, BecomeMethod};
+use tack_diag::{Diagnostic, Origin};
 use tack_playbook::tables::Keyword;
-use tack_template::Scope;
+use tack_template::{Scope, Templar};
+use tack_yaml::{Node, Value};
 
-use crate::actions::Action;
-use crate::task::TaskRun;
+use crate::link_target::LinkTarget;
 
-/// ansible-core's own become methods.
-const METHODS: &[&str] = &["sudo", "su", "runas"];
+/// ansible-core's become plugins tack does not run.
+const NOT_RUN: &[&str] =
+    &["runas", "doas", "dzdo", "ksu", "machinectl", "pbrun", "pfexec", "pmrun", "sesu", "sudosu"];
 
-impl TaskRun<'_> {
-    fn become_setting(
-        &self,
-        keyword: Keyword,
-        var: &str,
-        scope: &Scope,
-    ) -> Result<Option<tack_yaml::Value>, Diagnostic> {
-        if let Some(binding) = scope.get(var) {
-            let node = binding.node();
-            let r = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
-            return Ok(Some(r.value.value));
-        }
-        match self.ctx.inherited(keyword) {
-            Some(node) => {
-                let r = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
-                Ok(Some(r.value.value))
-            }
-            None => Ok(None),
-        }
-    }
-
-    /// Refuses a run that would have to become another user.
-    pub(crate) fn check_become(&self, scope: &Scope) -> Result<(), Diagnostic> {
-        if !matches!(self.action, Action::Module(_) | Action::Copy | Action::Template) {
-            return Ok(());
-        }
-        let on = self
-            .become_setting(Keyword::Become, "ansible_become", scope)?
-            .is_some_and(|v| v.is_truthy());
-        if !on {
-            return Ok(());
-        }
-        let text = |v: tack_yaml::Value| tack_yaml::pyrepr::str(&v);
-        let user = self
-            .become_setting(Keyword::BecomeUser, "ansible_become_user", scope)?
-            .map(text)
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "root".into());
-        let method = self
-            .become_setting(Keyword::BecomeMethod, "ansible_become_method", scope)?
-            .map(text)
-            .unwrap_or_else(|| "sudo".into());
-        let short = method.strip_prefix("ansible.builtin.").unwrap_or(&method);
-        let origin = self.ctx.task.origin.clone();
-        if !METHODS.contains(&short) {
-            return Err(Diagnostic::at(
-                format!("tack does not support the become method '{method}' yet"),
-                origin,
-            ));
-        }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = tack_agent::modules::user_name(unsafe { libc::geteuid() });
-        if me.as_deref() == Some(user.as_str()) {
-            return Ok(());
-        }
-        let program = match short {
-            "runas" => None,
-            other => Some(other),
-        };
-        let missing = program.filter(|p| !on_path(p));
-        Err(Diagnostic::at(
-            match missing {
-                Some(p) => format!(
-                    "tack does not support become to the user '{user}' with the method \
-                     '{short}': the program '{p}' is not installed"
-                ),
-                None => format!(
-                    "tack does not support become to another user ('{user}', method \
-                     '{short}') yet; only becoming the user tack runs as"
-                ),
-            },
-            origin,
-        ))
+/// The variables each setting is read from (the last one set wins, as ansible's plugin
+/// `vars:` lists), for the method's plugin.
+fn names(method: BecomeMethod, setting: &str) -> Vec<String> {
+    let own = method.name();
+    match setting {
+        "user" => vec!["ansible_become_user".into(), format!("ansible_{own}_user")],
+        "exe" => vec!["ansible_become_exe".into(), format!("ansible_{own}_exe")],
+        "flags" => vec!["ansible_become_flags".into(), format!("ansible_{own}_flags")],
+        _ => vec![
+            "ansible_become_password".into(),
+            "ansible_become_pass".into(),
+            format!("ansible_{own}_pass"),
+        ],
     }
 }
 
-/// Whether `program` is an executable on the controller's `PATH` (`which`).
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+/// What the command line (`-b`, `--become-method`, `--become-user`,
+/// `--become-password-file`) and the configuration (`[privilege_escalation]`) set, below
+/// every keyword and variable (ansible's play context defaults).
+#[derive(Debug, Clone, Default)]
+pub struct BecomeDefaults {
+    pub on: bool,
+    pub method: Option<String>,
+    pub user: Option<String>,
+    pub flags: Option<String>,
+    pub exe: Option<String>,
+    pub password: Option<crate::link_target::Secret>,
+}
+
+/// The become part of a run's link to `target`, or `None` when the run does not escalate.
+pub(crate) fn resolve(
+    templar: &Templar,
+    scope: &Scope,
+    vars: &dyn Fn(&str) -> Option<Node>,
+    keyword: &dyn Fn(Keyword) -> Option<Node>,
+    target: &LinkTarget,
+    origin: Option<Origin>,
+    defaults: &BecomeDefaults,
+) -> Result<Option<Become>, Diagnostic> {
+    let render = |node: Node| -> Result<Value, Diagnostic> {
+        templar.render(&node, scope).map(|r| r.value.value).map_err(|e| e.to_diagnostic())
+    };
+    let var = |names: &[String]| -> Result<Option<Value>, Diagnostic> {
+        for name in names.iter().rev() {
+            if let Some(node) = vars(name) {
+                return render(node).map(Some);
+            }
+        }
+        Ok(None)
+    };
+    let setting = |names: &[String], kw: Option<Keyword>| -> Result<Option<Value>, Diagnostic> {
+        match var(names)? {
+            Some(v) => Ok(Some(v)),
+            None => match kw.and_then(keyword) {
+                Some(node) => render(node).map(Some),
+                None => Ok(None),
+            },
+        }
+    };
+    let text = |v: Option<Value>| {
+        v.filter(|v| !matches!(v, Value::Null)).map(|v| tack_yaml::pyrepr::str(&v))
+    };
+    let on = setting(&["ansible_become".into()], Some(Keyword::Become))?
+        .map_or(defaults.on, |v| v.is_truthy());
+    if !on {
+        return Ok(None);
+    }
+    let method_text =
+        text(setting(&["ansible_become_method".into()], Some(Keyword::BecomeMethod))?)
+            .or_else(|| defaults.method.clone())
+            .unwrap_or_else(|| "sudo".into());
+    let short = method_text.strip_prefix("ansible.builtin.").unwrap_or(&method_text);
+    let method = match short {
+        "sudo" => BecomeMethod::Sudo,
+        "su" => BecomeMethod::Su,
+        other => {
+            let what = if NOT_RUN.contains(&other) { "yet" } else { "(no such become plugin)" };
+            return Err(Diagnostic::at(
+                format!(
+                    "tack does not support the become method '{method_text}' {what}; it runs 'sudo' and 'su'"
+                ),
+                origin,
+            ));
+        }
+    };
+    let user = text(setting(&names(method, "user"), Some(Keyword::BecomeUser))?)
+        .or_else(|| defaults.user.clone())
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "root".into());
+    let login = match target {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        LinkTarget::Local => tack_agent::modules::user_name(unsafe { libc::geteuid() }),
+        LinkTarget::Ssh(settings) => settings.user.clone(),
+    };
+    if login.as_deref() == Some(user.as_str()) {
+        return Ok(None);
+    }
+    let flags = text(setting(&names(method, "flags"), Some(Keyword::BecomeFlags))?)
+        .or_else(|| defaults.flags.clone());
+    let exe = text(setting(&names(method, "exe"), Some(Keyword::BecomeExe))?)
+        .or_else(|| defaults.exe.clone());
+    let password = text(var(&names(method, "password"))?)
+        .or_else(|| defaults.password.as_ref().map(|p| p.0.clone()))
+        .filter(|p| !p.is_empty());
+    if method == BecomeMethod::Su && password.is_some() {
+        return Err(Diagnostic::at(
+            "tack does not support a become password with the su method yet (su reads it \
+             from a terminal, which tack's links do not give it)",
+            origin,
+        ));
+    }
+    Ok(Some(Become { method, user, flags, exe, password }))
 }

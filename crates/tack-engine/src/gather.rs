@@ -97,7 +97,7 @@ impl PlayRun<'_, '_> {
         host: &str,
     ) -> Link {
         let Some(scope) = self.scope.host_scope(host) else {
-            return self.run.links.get(&LinkTarget::Local).map_err(|e| e.to_string());
+            return self.run.links.get(&LinkTarget::Local, None).map_err(|e| e.to_string());
         };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
         let keyword = |k| keywords.get(k).cloned();
@@ -108,11 +108,24 @@ impl PlayRun<'_, '_> {
             &vars,
             &keyword,
             host,
-            origin,
+            origin.clone(),
             &self.run.facts.ssh,
         )
         .map_err(|d| d.brief())?;
-        self.run.links.get(&target).map_err(|e| e.to_string())
+        // The become keywords are not post-validated with the play: read as written.
+        let play = self.play();
+        let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
+        let escalation = crate::become_::resolve(
+            self.run.templar,
+            &scope,
+            &vars,
+            &become_keyword,
+            &target,
+            origin,
+            &self.run.facts.ssh.become_,
+        )
+        .map_err(|d| d.brief())?;
+        self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.

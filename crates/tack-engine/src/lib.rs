@@ -14,7 +14,7 @@ pub mod argspec;
 mod async_job;
 pub mod async_wrapper;
 mod batches;
-mod become_;
+pub mod become_;
 pub mod callback;
 pub mod connection;
 mod delegate;

@@ -65,6 +65,8 @@ pub struct SshDefaults {
     pub timeout: Option<u64>,
     pub host_key_checking: Option<bool>,
     pub executable: Option<String>,
+    /// The run's become defaults (every link's, local ones too).
+    pub become_: crate::become_::BecomeDefaults,
 }
 
 /// The variables each setting is read from, in the order of ansible's ssh plugin's `vars:`

@@ -1,4 +1,5 @@
-//! The run's open links, one per distinct [`LinkTarget`]: a task reconnects only when what it
+//! The run's open links, one per distinct [`LinkTarget`] and [`Become`] (a link under a
+//! become user is a second agent, kept for the run like the login user's): a task reconnects only when what it
 //! reads for its connection changes, and every task and host with the same settings shares
 //! the link (and its agent). Links stay open for the whole run and close when it ends.
 //!
@@ -8,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tack_connect::Become;
+
 use crate::connection::{Connection, ConnectionError, Local};
 use crate::link_target::{LinkTarget, SshSettings};
 
@@ -15,6 +18,20 @@ use crate::link_target::{LinkTarget, SshSettings};
 /// [`Connection::connect`] does, on the thread that runs the host's task.
 pub trait Opener: Send + Sync {
     fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError>;
+
+    /// A link to `target` whose agent runs as the become user. Like [`Opener::ssh`], it must
+    /// not connect yet.
+    fn become_link(
+        &self,
+        target: &LinkTarget,
+        escalation: &Become,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let _ = target;
+        Err(ConnectionError::Exec(format!(
+            "this run cannot become another user ('{}')",
+            escalation.user
+        )))
+    }
 
     /// Whether this opener reaches remote hosts at all (a run whose opener does not refuses
     /// them before anything runs).
@@ -40,10 +57,13 @@ impl Opener for LocalOnly {
     }
 }
 
+/// One link's identity: where it goes, and whom it becomes there.
+type LinkKey = (LinkTarget, Option<Become>);
+
 /// The run's links.
 pub struct Links<'o> {
     opener: &'o dyn Opener,
-    open: Mutex<HashMap<LinkTarget, Arc<dyn Connection>>>,
+    open: Mutex<HashMap<LinkKey, Arc<dyn Connection>>>,
     local: Arc<dyn Connection>,
 }
 
@@ -56,28 +76,98 @@ impl<'o> Links<'o> {
         self.opener.reaches_remote()
     }
 
-    /// `meta: reset_connection`: the link for `target` is closed, and the next use opens a
-    /// new one (the local link has nothing to reset).
+    /// `meta: reset_connection`: the links for `target` (its become links too) are closed,
+    /// and the next use opens new ones (the local link has nothing to reset).
     pub(crate) fn reset(&self, target: &LinkTarget) {
-        if *target != LinkTarget::Local {
-            self.open.lock().unwrap_or_else(PoisonError::into_inner).remove(target);
-        }
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.retain(|(t, _), _| t != target);
     }
 
-    /// The link for `target`, made on first use.
-    pub(crate) fn get(&self, target: &LinkTarget) -> Result<Arc<dyn Connection>, ConnectionError> {
-        let settings = match target {
-            LinkTarget::Local => return Ok(Arc::clone(&self.local)),
-            LinkTarget::Ssh(settings) => settings,
+    /// The link for `target` (under `escalation`'s user when there is one), made on first
+    /// use.
+    pub(crate) fn get(
+        &self,
+        target: &LinkTarget,
+        escalation: Option<&Become>,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let settings = match (target, escalation) {
+            (LinkTarget::Local, None) => return Ok(Arc::clone(&self.local)),
+            (LinkTarget::Ssh(settings), None) => Some(settings),
+            (_, Some(_)) => None,
         };
+        let key = (target.clone(), escalation.cloned());
         // A panic while the map was held leaves it whole (inserts are single calls).
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(link) = open.get(target) {
+        if let Some(link) = open.get(&key) {
             return Ok(Arc::clone(link));
         }
-        let link = self.opener.ssh(settings)?;
-        open.insert(target.clone(), Arc::clone(&link));
+        let link = match (settings, escalation) {
+            (Some(settings), _) => self.opener.ssh(settings)?,
+            (None, Some(escalation)) => {
+                let link = self.opener.become_link(target, escalation)?;
+                match target {
+                    // Still ansible's local connection, as the login user: `-vvv` says so.
+                    LinkTarget::Local => Arc::new(RecordedLocal(link)),
+                    LinkTarget::Ssh(_) => link,
+                }
+            }
+            (None, None) => return Ok(Arc::clone(&self.local)),
+        };
+        open.insert(key, Arc::clone(&link));
         Ok(link)
+    }
+}
+
+/// A local link under a become user, each use recorded for `-vvv` like [`Local`]'s.
+struct RecordedLocal(Arc<dyn Connection>);
+
+impl Connection for RecordedLocal {
+    fn connect(&self) -> Result<(), ConnectionError> {
+        self.0.connect()
+    }
+
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &tack_agent::Invocation,
+    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Module(module.to_string()));
+        self.0.run_module(module, invocation)
+    }
+
+    fn exec_command(
+        &self,
+        cmd: &str,
+        cwd: &std::path::Path,
+    ) -> Result<crate::connection::ExecOutput, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
+        self.0.exec_command(cmd, cwd)
+    }
+
+    fn run_python(
+        &self,
+        payload: &[u8],
+        run: &tack_agent::python::PythonRun,
+    ) -> Result<tack_agent::python::PythonOutput, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
+        self.0.run_python(payload, run)
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<tack_connect::StagedFile, ConnectionError> {
+        self.0.stage(bytes, name, executable)
+    }
+
+    fn stage_limit(&self) -> Option<usize> {
+        self.0.stage_limit()
+    }
+
+    fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
+        self.0.unstage(file)
     }
 }
 
@@ -89,8 +179,12 @@ impl crate::task::TaskRun<'_> {
         host: &str,
         scope: &tack_template::Scope,
     ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
-        let target = self.link_target(host, scope).map_err(crate::actions::errored)?;
-        let link = self.links.get(&target).map_err(|e| self.link_failed(e))?;
+        let (target, escalation) =
+            self.link_target(host, scope).map_err(crate::actions::errored)?;
+        if let Some(b) = &escalation {
+            self.check_staging_become(b).map_err(crate::actions::errored)?;
+        }
+        let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         link.connect().map_err(|e| self.link_failed(e))?;
         Ok(link)
     }
@@ -99,7 +193,7 @@ impl crate::task::TaskRun<'_> {
         &self,
         host: &str,
         scope: &tack_template::Scope,
-    ) -> Result<LinkTarget, tack_diag::Diagnostic> {
+    ) -> Result<(LinkTarget, Option<Become>), tack_diag::Diagnostic> {
         // A delegated run reads the delegated host's variables (`ansible_delegated_vars`);
         // one delegated outside the inventory is the implicit localhost (the only such host
         // delegation accepts).
@@ -108,7 +202,7 @@ impl crate::task::TaskRun<'_> {
         });
         let (name, there) = match delegated {
             Some((name, vars)) => (tack_yaml::pyrepr::str(&name.value), Some(vars)),
-            None if self.delegated(host, scope)?.is_some() => return Ok(LinkTarget::Local),
+            None if self.delegated(host, scope)?.is_some() => (String::new(), None),
             None => (host.to_string(), None),
         };
         let vars = |var: &str| match &there {
@@ -116,19 +210,58 @@ impl crate::task::TaskRun<'_> {
             None => scope.get(var).map(|b| b.node().clone()),
         };
         let keyword = |k| self.ctx.inherited(k).cloned();
-        crate::link_target::resolve(
+        let target = if name.is_empty() {
+            LinkTarget::Local
+        } else {
+            crate::link_target::resolve(
+                self.templar,
+                scope,
+                &vars,
+                &keyword,
+                &name,
+                self.task_origin(),
+                self.ssh_defaults,
+            )?
+        };
+        let escalation = crate::become_::resolve(
             self.templar,
             scope,
             &vars,
             &keyword,
-            &name,
+            &target,
             self.task_origin(),
-            self.ssh_defaults,
-        )
+            &self.ssh_defaults.become_,
+        )?;
+        Ok((target, escalation))
+    }
+
+    /// The actions that stage a file on the controller for the host's module to read: the
+    /// staged file is private to the controller's user, and tack does not hand it to an
+    /// unprivileged become user as ansible does (its ACL and chown dance), so that is refused.
+    fn check_staging_become(&self, escalation: &Become) -> Result<(), tack_diag::Diagnostic> {
+        use crate::actions::Action;
+        let stages = matches!(
+            self.action,
+            Action::Copy | Action::Template | Action::Script | Action::Assemble
+        );
+        if !stages || escalation.user == "root" {
+            return Ok(());
+        }
+        Err(tack_diag::Diagnostic::at(
+            format!(
+                "tack does not support the '{}' action with become to an unprivileged user \
+                 ('{}') yet",
+                self.action.fqcn(),
+                escalation.user
+            ),
+            self.task_origin(),
+        ))
     }
 
     fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {
         let unreachable = matches!(e, ConnectionError::Unreachable { .. });
+        // What the become program said may quote a prompt; the password itself never
+        // reaches it (it only travels on the program's stdin).
         let msg = format!("Task failed: {e}");
         let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
         out.data.insert(crate::result::s("msg"), crate::result::s(&msg));

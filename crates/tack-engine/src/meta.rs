@@ -165,7 +165,7 @@ impl<'r> PlayRun<'r, '_> {
                 "reset_connection" => {
                     let runner = self.runner(ctx, crate::actions::Action::Debug, params.clone());
                     if let Some(scope) = runner.scope(host)
-                        && let Ok(target) = runner.link_target(host, &scope)
+                        && let Ok((target, _)) = runner.link_target(host, &scope)
                     {
                         self.run.links.reset(&target);
                     }

@@ -550,9 +550,6 @@ impl TaskRun<'_> {
             Err(diag) => return actions::errored(diag),
         };
         let RenderedArgs { args, provenance, host_named, .. } = rendered;
-        if let Err(d) = self.check_become(scope) {
-            return actions::errored(d);
-        }
         let search = self.search_path();
         let environment = match self.environment(scope) {
             Ok(env) => env,

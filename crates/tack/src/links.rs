@@ -8,8 +8,11 @@
 use std::sync::{Arc, OnceLock};
 
 use tack_config::Config;
-use tack_connect::{AgentImage, Connection, ConnectionError, OnDemand, Ssh, SshTarget};
-use tack_engine::link_target::{SshDefaults, SshSettings};
+use tack_connect::{
+    AgentImage, Become, BecomeLink, Connection, ConnectionError, OnDemand, Ssh, SshTarget, Via,
+};
+use tack_engine::become_::BecomeDefaults;
+use tack_engine::link_target::{LinkTarget, SshDefaults, SshSettings};
 
 /// Opens ssh links with the controller's own agent, found once per run.
 #[derive(Default)]
@@ -32,9 +35,8 @@ impl AgentOpener {
     }
 }
 
-impl tack_engine::links::Opener for AgentOpener {
-    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
-        let image = self.image()?;
+impl AgentOpener {
+    fn target(&self, settings: &SshSettings) -> Result<SshTarget, ConnectionError> {
         let mut target = SshTarget::new(settings.address.clone());
         target.port = settings.port;
         target.user = settings.user.clone();
@@ -60,10 +62,96 @@ impl tack_engine::links::Opener for AgentOpener {
         // The command line is checked now, so a bad args string fails before any host is
         // contacted.
         target.command("true")?;
+        Ok(target)
+    }
+}
+
+impl tack_engine::links::Opener for AgentOpener {
+    fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let image = self.image()?;
+        let target = self.target(settings)?;
         Ok(Arc::new(OnDemand::new(move || {
             Ssh::connect(&target, &image).map(|ssh| Box::new(ssh) as Box<dyn Connection>)
         })))
     }
+
+    fn become_link(
+        &self,
+        target: &LinkTarget,
+        escalation: &Become,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let image = self.image()?;
+        let ssh = match target {
+            LinkTarget::Local => None,
+            LinkTarget::Ssh(settings) => Some(self.target(settings)?),
+        };
+        // The command line is checked now, like the ssh one.
+        escalation.command("true")?;
+        let escalation = escalation.clone();
+        Ok(Arc::new(OnDemand::new(move || {
+            let via = ssh.as_ref().map_or(Via::Local, Via::Ssh);
+            BecomeLink::connect(via, &image, &escalation)
+                .map(|link| Box::new(link) as Box<dyn Connection>)
+        })))
+    }
+}
+
+/// The run's link defaults: the configuration's ssh settings, and become as the command line
+/// (over the configuration's `[privilege_escalation]`) sets it.
+pub fn link_defaults(
+    config: &Config,
+    opts: &crate::options::BecomeOpts,
+) -> Result<SshDefaults, tack_diag::Diagnostic> {
+    let options =
+        |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
+    if config.become_ask_pass() {
+        return Err(options(
+            "tack does not support become_ask_pass (DEFAULT_BECOME_ASK_PASS) yet".into(),
+        ));
+    }
+    if config.get("BECOME_ALLOW_SAME_USER").and_then(|v| v.as_bool()).unwrap_or(false) {
+        return Err(options(
+            "tack does not support become_allow_same_user (BECOME_ALLOW_SAME_USER) yet".into(),
+        ));
+    }
+    let text = |name: &str| {
+        config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
+    };
+    let file = opts
+        .become_password_file
+        .clone()
+        .or_else(|| text("BECOME_PASSWORD_FILE").map(std::path::PathBuf::from));
+    let password = match &file {
+        None => None,
+        Some(path) => Some(tack_engine::link_target::Secret(password_file(path).map_err(options)?)),
+    };
+    let mut defaults = ssh_defaults(config);
+    defaults.become_ = BecomeDefaults {
+        on: opts.become_ || config.become_enabled(),
+        method: opts.become_method.clone().or_else(|| config.become_method().map(str::to_string)),
+        user: opts.become_user.clone().or_else(|| config.become_user().map(str::to_string)),
+        flags: text("DEFAULT_BECOME_FLAGS"),
+        exe: text("DEFAULT_BECOME_EXE"),
+        password,
+    };
+    Ok(defaults)
+}
+
+/// `--become-password-file`: the file's text without its surrounding whitespace (ansible
+/// also runs an executable one, which tack refuses by name).
+fn password_file(path: &std::path::Path) -> Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("The password file {} was not found: {e}", path.display()))?;
+    if meta.permissions().mode() & 0o111 != 0 {
+        return Err(format!(
+            "tack does not support an executable --become-password-file ({}) yet",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("Could not read password file {}: {e}", path.display()))?;
+    Ok(text.trim().to_string())
 }
 
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
@@ -80,5 +168,6 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         timeout: u64::try_from(config.timeout()).ok(),
         host_key_checking: Some(config.host_key_checking()),
         executable: None,
+        become_: BecomeDefaults::default(),
     }
 }

@@ -142,12 +142,15 @@ pub struct BecomeOpts {
 impl BecomeOpts {
     /// The first option given that tack does not honour yet, by the flag a user typed.
     pub fn refused(&self) -> Option<&'static str> {
-        if self.become_ || self.become_method.is_some() || self.become_user.is_some() {
-            Some("--become")
-        } else if self.ask_become_pass || self.become_password_file.is_some() {
-            Some("become passwords")
-        } else {
-            None
-        }
+        // Asking needs a terminal prompt tack does not have yet.
+        self.ask_become_pass.then_some("-K (--ask-become-pass)")
+    }
+
+    /// Whether any become option was given (what `-vv`'s option block cannot show yet).
+    pub fn any(&self) -> bool {
+        self.become_
+            || self.become_method.is_some()
+            || self.become_user.is_some()
+            || self.become_password_file.is_some()
     }
 }

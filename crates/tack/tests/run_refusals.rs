@@ -163,20 +163,43 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "the task keyword 'debugger'", 1);
 }
 
-/// Escalating to another user is refused by name at the task (its user may come from a
-/// variable), never faked: the task fails and nothing runs as that user.
+/// A become method tack does not run is refused by name at the task (the method may come
+/// from a variable), never faked: the task fails and nothing runs as that user.
 #[test]
-fn become_to_another_user_is_refused_at_the_task() {
+fn an_unsupported_become_method_is_refused_at_the_task() {
     let dir = tempfile::tempdir().expect("temp dir");
     let play = format!(
-        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n",
+        "{PLAY}    - command: touch {}/made\n      become: true\n      become_user: nobody\n      \
+         become_method: doas\n",
         dir.path().display()
     );
     let out = run(dir.path(), &play, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("tack does not support become to"), "{stdout}");
+    assert!(stdout.contains("tack does not support the become method 'doas' yet"), "{stdout}");
+    assert!(!dir.path().join("made").exists());
+}
+
+/// A file staged on the controller is private to its user: the actions that stage one are
+/// refused with become to an unprivileged user rather than run as someone else.
+#[test]
+fn staging_actions_are_refused_with_become_to_an_unprivileged_user() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let play = format!(
+        "{PLAY}    - copy: content=x dest={}/made\n      become: true\n      become_user: nobody\n",
+        dir.path().display()
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(
+        stdout.contains(
+            "tack does not support the 'ansible.builtin.copy' action with become to an \
+             unprivileged user ('nobody') yet"
+        ),
+        "{stdout}"
+    );
     assert!(!dir.path().join("made").exists());
 }
 

@@ -260,7 +260,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::ssh_defaults(&session.config),
+            ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
         },
         start_at: None,
         force_handlers: false,

@@ -54,6 +54,9 @@ pub fn lines(
     if setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
         return Err("become_ask_pass set in the configuration");
     }
+    if args.become_opts.any() {
+        return Err("become options");
+    }
     // `--vault-password-file` is made absolute (`unfrack_path(follow=False)`) as it is parsed.
     let password_files: Vec<String> = args
         .vault

@@ -81,7 +81,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::ssh_defaults(&session.config),
+            ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
         force_handlers: args.force_handlers,
