@@ -126,8 +126,8 @@ fn hosts_of_a_connection_tack_has_not_got_are_refused_before_a_task_runs() {
 
 #[test]
 fn unsupported_keywords_are_refused_where_written() {
-    let play = format!("{PLAY}    - debug: msg=x\n      remote_user: x\n");
-    refused(&play, &[], "tack does not support the task keyword 'remote_user' yet", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      collections: [a.b]\n");
+    refused(&play, &[], "tack does not support the task keyword 'collections' yet", 1);
     // Only `command` and `shell` run as async jobs.
     let play = format!("{PLAY}    - debug: msg=x\n      async: 10\n");
     refused(&play, &[], "the task keyword 'async' with the action 'debug' yet", 1);
@@ -142,9 +142,9 @@ fn unsupported_keywords_are_refused_where_written() {
         1,
     );
     let play = format!(
-        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{remote_user: x}}\n"
+        "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{collections: [a.b]}}\n"
     );
-    refused(&play, &[], "the include_tasks apply keyword 'remote_user'", 1);
+    refused(&play, &[], "the include_tasks apply keyword 'collections'", 1);
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
