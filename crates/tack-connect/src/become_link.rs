@@ -75,20 +75,7 @@ impl BecomeLink {
             user = tack_py::shlex::quote(&escalation.user)
         );
         let out = run(via, escalation, &probe, &user_check, None)?;
-        let found = install::parse_probe(&out).ok_or_else(|| ConnectionError::Install {
-            step: "become probe",
-            message: format!(
-                "the host's answer was not understood: {:?}",
-                String::from_utf8_lossy(&out)
-            ),
-        })?;
-        if !install::arch_matches(image, &found.arch) {
-            return Err(ConnectionError::AgentImage(format!(
-                "the host is {} and the agent is built for {}",
-                found.arch,
-                image.arch()
-            )));
-        }
+        let found = install::read_probe(image, &out, "become probe")?;
         let uploaded = !found.cached;
         if uploaded {
             let upload = install::upload_script_into(image, CACHE_SETUP);

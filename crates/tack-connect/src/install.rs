@@ -162,6 +162,30 @@ pub(crate) fn parse_probe(stdout: &[u8]) -> Option<Probe> {
 }
 
 /// Whether `uname -m` names a machine the image runs on.
+/// What a probe call printed, understood and checked against `image`'s architecture: the
+/// one reading both the login and the become probes make.
+pub(crate) fn read_probe(
+    image: &AgentImage,
+    stdout: &[u8],
+    step: &'static str,
+) -> Result<Probe, ConnectionError> {
+    let probe = parse_probe(stdout).ok_or_else(|| ConnectionError::Install {
+        step,
+        message: format!(
+            "the host's answer was not understood: {:?}",
+            String::from_utf8_lossy(stdout)
+        ),
+    })?;
+    if !arch_matches(image, &probe.arch) {
+        return Err(ConnectionError::AgentImage(format!(
+            "the host is {} and the agent is built for {}",
+            probe.arch,
+            image.arch()
+        )));
+    }
+    Ok(probe)
+}
+
 pub(crate) fn arch_matches(image: &AgentImage, uname: &str) -> bool {
     uname == image.arch || (image.arch == "aarch64" && uname == "arm64")
 }

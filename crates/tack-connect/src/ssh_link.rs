@@ -36,22 +36,8 @@ impl Ssh {
         }
         let wrap = |script: String| format!("/bin/sh -c {}", tack_py::shlex::quote(&script));
         let probe_out = run(target, &wrap(install::probe_script(image)), None)?;
-        let probe = check(probe_out, "probe").and_then(|stdout| {
-            install::parse_probe(&stdout).ok_or_else(|| ConnectionError::Install {
-                step: "probe",
-                message: format!(
-                    "the host's answer was not understood: {:?}",
-                    String::from_utf8_lossy(&stdout)
-                ),
-            })
-        })?;
-        if !install::arch_matches(image, &probe.arch) {
-            return Err(ConnectionError::AgentImage(format!(
-                "the host is {} and the agent is built for {}",
-                probe.arch,
-                image.arch()
-            )));
-        }
+        let probe = check(probe_out, "probe")
+            .and_then(|stdout| install::read_probe(image, &stdout, "probe"))?;
         let uploaded = !probe.cached;
         if uploaded {
             let out = run(target, &wrap(install::upload_script(image)), Some(image.bytes()))?;

@@ -93,16 +93,7 @@ impl LoopControl {
         if conditions.is_empty() {
             return false;
         }
-        let register =
-            run.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value));
-        let scope = match &register {
-            Some(name) => scope.with_var(
-                name,
-                Node::bare(Value::Map(result.data.clone())),
-                Provenance::ManagedHost,
-            ),
-            None => scope.clone(),
-        };
+        let scope = run.with_registered(scope, result);
         let mut verdict = true;
         for cond in conditions {
             match run.templar.evaluate_conditional(cond, &scope) {

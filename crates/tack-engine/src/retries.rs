@@ -65,6 +65,19 @@ impl TaskRun<'_> {
         Ok(Plan { runs, delay: Duration::from_secs(delay.unsigned_abs()) })
     }
 
+    /// `scope` with `result` under the task's `register` name (what `until` and
+    /// `loop_control.break_when` judge).
+    pub(crate) fn with_registered(&self, scope: &Scope, result: &HostResult) -> Scope {
+        match self.ctx.task.attrs.get(Keyword::Register) {
+            Some(node) => scope.with_var(
+                &tack_yaml::pyrepr::str(&node.value),
+                Node::bare(Value::Map(result.data.clone())),
+                Provenance::ManagedHost,
+            ),
+            None => scope.clone(),
+        }
+    }
+
     /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`
     /// times; each bad run but the last is pushed to `events` as a retry.
     pub(crate) fn attempts(
@@ -120,16 +133,7 @@ impl TaskRun<'_> {
         let Some(until) = self.ctx.task.attrs.get(Keyword::Until) else {
             return Ok(!result.flag("failed"));
         };
-        let register =
-            self.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value));
-        let scope = match &register {
-            Some(name) => scope.with_var(
-                name,
-                Node::bare(Value::Map(result.data.clone())),
-                Provenance::ManagedHost,
-            ),
-            None => scope.clone(),
-        };
+        let scope = self.with_registered(scope, result);
         let items: Vec<&Node> = match &until.value {
             Value::Seq(items) => items.iter().collect(),
             _ => vec![until],
