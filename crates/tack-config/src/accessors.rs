@@ -258,6 +258,11 @@ impl Config {
         self.ssh("ssh_extra_args")
     }
 
+    /// The ssh connection's `ssh_executable` (`ANSIBLE_SSH_EXECUTABLE`, `[ssh_connection]`).
+    pub fn ssh_executable(&self) -> Result<Option<&str>, &ConfigError> {
+        self.ssh("ssh_executable")
+    }
+
     pub fn ssh_control_path(&self) -> Result<Option<&str>, &ConfigError> {
         self.ssh("control_path")
     }

@@ -167,7 +167,7 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         extra_args: text(config.ssh_extra_args()),
         timeout: u64::try_from(config.timeout()).ok(),
         host_key_checking: Some(config.host_key_checking()),
-        executable: None,
+        executable: text(config.ssh_executable()),
         become_: BecomeDefaults::default(),
     }
 }
