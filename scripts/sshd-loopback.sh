@@ -6,7 +6,8 @@
 #
 # DIR (created when missing, mode 0700) holds everything: the host key, a client key pair
 # (DIR/client_key, DIR/client_key.pub) authorized for the current user through DIR's own
-# AuthorizedKeysFile (~/.ssh is never read or written), DIR/home (the HOME of sessions made
+# AuthorizedKeysFile (~/.ssh is left alone but for a stale known_hosts entry for the
+# port, see below), DIR/home (the HOME of sessions made
 # with that key, so what they leave in ~ stays in DIR), DIR/known_hosts naming the host key
 # for the port (so clients can keep host key checking on), DIR/ssh_config (a client config
 # naming the port, user, key and known hosts for 127.0.0.1), the config, the pid file, the log
@@ -80,6 +81,15 @@ CFG
     i=0
     while [ ! -s "$dir/sshd.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
+    # Clients that skip host key checking (ansible's host_key_checking=False) still record the
+    # key in the user's own known_hosts (ssh reads the passwd home, not $HOME). An entry left
+    # there by an earlier throw-away server on this port names another key, and ssh's
+    # "REMOTE HOST IDENTIFICATION HAS CHANGED" warning would then reach the caller's output.
+    # The port is this server's now, so the stale entry goes.
+    known="$(getent passwd "$(id -u)" | cut -d: -f6)/.ssh/known_hosts"
+    if [ -f "$known" ] && ssh-keygen -F "[127.0.0.1]:$port" -f "$known" >/dev/null 2>&1; then
+        ssh-keygen -R "[127.0.0.1]:$port" -f "$known" >/dev/null 2>&1 || true
+    fi
     # A client config for callers that reach the server by name only (ProxyJump, -F).
     cat > "$dir/ssh_config" <<CFG
 Host 127.0.0.1

@@ -17,7 +17,8 @@
 //! compiled files and install records differ run to run). apt cases (`before`/`after` set
 //! and restore the packages, so root only) normalise `cache_update_time` (the package lists'
 //! mtime, moved by any `apt-get update`), apt-get's `Fetched <size> in <time> (<speed>)`
-//! line and its `and <N> not upgraded.` count (the machine's pending upgrades); the rest of apt-get's output (`Get:` lines included) is compared exactly. pip runs with
+//! line, its `and <N> not upgraded.` count (the machine's pending upgrades) and dpkg's
+//! `<N> files and directories currently installed.` (the machine's package set); the rest of apt-get's output (`Get:` lines included) is compared exactly. pip runs with
 //! `PIP_NO_CACHE_DIR=1` and `PIP_DISABLE_PIP_VERSION_CHECK=1` and no other `PIP_*` setting,
 //! as in the recorder: so its `stdout`/`stderr` (always "Downloading", never "Using cached",
 //! no "new release" notice) are compared exactly, not normalised. A case tack knowingly answers differently is listed in
@@ -238,11 +239,12 @@ impl Normaliser {
             Regex::new(r"(?:/tmp/ansible-moduletmp-[0-9.]+-[a-z0-9_]{8})?/tmp[a-z0-9_]{8}\b")
                 .expect("re")
         });
-        // What apt fetched, and its count of the machine's pending upgrades: both change with
-        // the package lists, not with what the case did.
+        // What apt fetched, its count of the machine's pending upgrades and dpkg's count of
+        // installed files: all change with the machine's package set, not with what the case
+        // did.
         let fetched = (case["module"].as_str() == Some("apt")).then(|| {
             Regex::new(
-                r"Fetched [0-9.,]+ [kMG]?B in [0-9hms]+ \([0-9.,]+ [kMG]?B/s\)|and [0-9]+ not upgraded\.",
+                r"Fetched [0-9.,]+ [kMG]?B in [0-9hms]+ \([0-9.,]+ [kMG]?B/s\)|and [0-9]+ not upgraded\.|\.\.\. [0-9]+ files and directories currently installed\.",
             )
             .expect("re")
         });
@@ -266,6 +268,8 @@ impl Normaliser {
                 .replace_all(&s, |c: &regex::Captures<'_>| {
                     if c[0].starts_with("Fetched") {
                         "Fetched <size> in <time> (<speed>)".to_string()
+                    } else if c[0].starts_with("...") {
+                        "... <N> files and directories currently installed.".to_string()
                     } else {
                         "and <N> not upgraded.".to_string()
                     }
