@@ -46,11 +46,52 @@ pub struct AgentCommand {
     /// The command escalates first: its marker is awaited (and its prompt answered) before
     /// the hello, and it runs in a session of its own, with no terminal to prompt on.
     pub escalation: Option<crate::escalate::Escalation>,
+    /// What the command's streams carry before the hello.
+    pub(crate) preamble: Option<PreambleRef>,
 }
+
+/// What a new link's command says and is told on its stdout/stdin before the agent's hello:
+/// the ssh link's first contact (the probe's answer, and the agent's bytes when the host
+/// lacks it) rides the link's own session. Run again for every new link.
+pub(crate) trait Preamble: Send + Sync {
+    /// Reads and writes what comes before the hello. `Err(None)`: the output ended (or the
+    /// input closed) first, which [`Preamble::ended`] tells from how the command exited.
+    fn run(
+        &self,
+        stdout: &mut dyn Read,
+        stdin: &mut dyn std::io::Write,
+    ) -> Result<(), Option<ConnectionError>>;
+
+    /// The error of a command that ended during the preamble, with `code` and `stderr`.
+    fn ended(&self, code: Option<i32>, stderr: &str) -> ConnectionError;
+}
+
+/// A shared [`Preamble`]; commands compare equal when they share the same one.
+#[derive(Clone)]
+pub(crate) struct PreambleRef(pub(crate) Arc<dyn Preamble>);
+
+impl std::fmt::Debug for PreambleRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Preamble")
+    }
+}
+
+impl PartialEq for PreambleRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for PreambleRef {}
 
 impl AgentCommand {
     pub fn new(program: impl Into<OsString>) -> Self {
-        AgentCommand { program: program.into(), args: Vec::new(), escalation: None }
+        AgentCommand { program: program.into(), args: Vec::new(), escalation: None, preamble: None }
+    }
+
+    pub(crate) fn preamble(mut self, preamble: Arc<dyn Preamble>) -> Self {
+        self.preamble = Some(PreambleRef(preamble));
+        self
     }
 
     pub fn escalating(mut self, escalation: crate::escalate::Escalation) -> Self {
@@ -207,6 +248,14 @@ impl Link {
                 let code = stop(&mut child).and_then(|s| s.code());
                 return Err(crate::escalate::failure(esc, count, &before, &stderr.text(), code));
             }
+        }
+        let mut stdin = stdin;
+        if let Some(PreambleRef(preamble)) = &command.preamble
+            && let Err(fault) = preamble.run(&mut stdout, &mut stdin)
+        {
+            drop(stdin);
+            let code = stop(&mut child).and_then(|s| s.code());
+            return Err(fault.unwrap_or_else(|| preamble.ended(code, &stderr.text())));
         }
         let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, stdout));
         let mut writer = FrameWriter::new(stdin);

@@ -276,6 +276,15 @@ fn count_of(hay: &[u8], needle: &[u8]) -> usize {
 /// Reads `stdout` a byte at a time (nothing past the marker's line is taken from the pipe)
 /// until the line that is the marker. `Err` holds what came before, when the stream ended.
 pub(crate) fn await_marker(stdout: &mut impl Read, marker: &str) -> Result<(), Vec<u8>> {
+    await_markers(stdout, &[marker]).map(|_| ())
+}
+
+/// [`await_marker`] for the first line that is one of `markers`: which one, and what came
+/// before it.
+pub(crate) fn await_markers<R: Read + ?Sized>(
+    stdout: &mut R,
+    markers: &[&str],
+) -> Result<(usize, Vec<u8>), Vec<u8>> {
     let mut line = Vec::new();
     let mut before = Vec::new();
     let mut byte = [0u8; 1];
@@ -291,8 +300,9 @@ pub(crate) fn await_marker(stdout: &mut impl Read, marker: &str) -> Result<(), V
             line.push(byte[0]);
             continue;
         }
-        if line.strip_suffix(b"\r").unwrap_or(&line) == marker.as_bytes() {
-            return Ok(());
+        let text = line.strip_suffix(b"\r").unwrap_or(&line);
+        if let Some(found) = markers.iter().position(|m| m.as_bytes() == text) {
+            return Ok((found, before));
         }
         before.append(&mut line);
         before.push(b'\n');

@@ -1,9 +1,9 @@
 //! The agent a controller uploads ([`AgentImage`]: its bytes, version, BLAKE3 hash and the
-//! architecture it runs on) and the two shell scripts of first contact: the probe (the host's
+//! architecture it runs on) and the shell scripts of first contact: the probe (the host's
 //! `uname -m` and whether `~/.cache/tack/agent-<version>-<hash prefix>` is there, executable
-//! and whole) and the upload (a private temporary file in that directory, its size and hash
+//! and whole), the upload (a private temporary file in that directory, its size and hash
 //! checked on the host by the uploaded agent itself, renamed into place, older agents
-//! removed).
+//! removed), and both with the agent's start in one session ([`contact_script`]).
 //!
 //! Owns what runs on the host before the link; running `ssh` is `ssh_link`'s job.
 
@@ -137,17 +137,6 @@ pub(crate) struct Probe {
     pub cached: bool,
 }
 
-/// The probe: `uname -m`, then whether the cached agent runs and vouches for its own hash
-/// (a missing, truncated or altered file says no).
-pub(crate) fn probe_script(image: &AgentImage) -> String {
-    format!(
-        "uname -m; a={path}; if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
-         then echo tack-agent:ok; else echo tack-agent:missing; fi",
-        path = image.remote_path(),
-        hash = image.hash_hex(),
-    )
-}
-
 /// Reads the probe's output: its last two lines (a login banner may come first).
 pub(crate) fn parse_probe(stdout: &[u8]) -> Option<Probe> {
     let text = String::from_utf8_lossy(stdout);
@@ -190,18 +179,23 @@ pub(crate) fn arch_matches(image: &AgentImage, uname: &str) -> bool {
     uname == image.arch || (image.arch == "aarch64" && uname == "arm64")
 }
 
-/// The upload, reading the agent's bytes on its stdin: a private temporary file, checked for
-/// size and hash by running it, renamed into place; then older agents go.
-pub(crate) fn upload_script(image: &AgentImage) -> String {
-    let setup = format!("d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"");
-    upload_script_into(image, &setup)
+/// Makes the login user's agent cache `$d`, private.
+fn cache_setup() -> String {
+    format!("d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"")
 }
 
-/// The upload into the directory `$d` that `setup` names (and makes ready).
+/// The upload, reading the agent's bytes on its stdin, into the directory `$d` that `setup`
+/// names (and makes ready): a private temporary file, checked for size and hash by running
+/// it, renamed into place; then older agents go.
 pub(crate) fn upload_script_into(image: &AgentImage, setup: &str) -> String {
+    upload_from(image, setup, "cat")
+}
+
+/// The upload of what `reader` prints (the agent's bytes, from stdin).
+fn upload_from(image: &AgentImage, setup: &str, reader: &str) -> String {
     format!(
         "set -e; umask 077; {setup}; \
-         t=\"$d/.upload-$$\"; trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; \
+         t=\"$d/.upload-$$\"; trap 'rm -f \"$t\"' EXIT; {reader} > \"$t\"; \
          n=$(wc -c < \"$t\" | tr -d ' '); \
          if [ \"$n\" != {size} ]; then echo \"the upload has $n bytes, not {size}\" >&2; exit 3; fi; \
          chmod 700 \"$t\"; \
@@ -215,9 +209,30 @@ pub(crate) fn upload_script_into(image: &AgentImage, setup: &str) -> String {
     )
 }
 
-/// The long-lived link's remote command: the cached agent in place of the shell.
-pub(crate) fn run_script(image: &AgentImage) -> String {
-    format!("exec {}", image.remote_path())
+/// The lines first contact prints before the agent's hello: after `uname -m`, whether the
+/// cached agent is there, and after an upload, that it is now.
+pub(crate) const CACHED: &str = "tack-agent:ok";
+pub(crate) const MISSING: &str = "tack-agent:missing";
+pub(crate) const INSTALLED: &str = "tack-agent:installed";
+/// The controller's line before the agent's bytes: the upload goes ahead (no line, and
+/// nothing is written on the host: an agent for another machine is never sent).
+pub(crate) const SEND: &str = "tack-agent:send";
+
+/// First contact and the link in one session: `uname -m`, then the cached agent, when it
+/// runs and vouches for its own hash, in the shell's place. When it does not, the
+/// controller's [`SEND`] line and the agent's bytes follow on stdin, exactly its size (`head -c`, so nothing of the link after them is
+/// read), are checked and renamed into place as by [`upload_script_into`] (in a subshell, so the
+/// agent keeps the login's umask), and then the agent runs.
+pub(crate) fn contact_script(image: &AgentImage) -> String {
+    format!(
+        "uname -m; a={path}; if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
+         then echo {CACHED}; exec \"$a\"; fi; echo {MISSING}; \
+         read -r go && [ \"$go\" = {SEND} ] || exit 5; ({upload}) || exit $?; \
+         echo {INSTALLED}; exec \"$a\"",
+        path = image.remote_path(),
+        hash = image.hash_hex(),
+        upload = upload_from(image, &cache_setup(), &format!("head -c {}", image.bytes.len())),
+    )
 }
 
 #[cfg(test)]
@@ -269,7 +284,7 @@ mod tests {
         use std::io::Write;
         let mut child = std::process::Command::new("/bin/sh")
             .arg("-c")
-            .arg(upload_script(image))
+            .arg(upload_script_into(image, &cache_setup()))
             .env("HOME", home)
             .stdin(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -1,19 +1,21 @@
-//! The `ssh` connection: first contact (one `ssh` call probing the host, a second uploading
-//! the agent only when it is missing), then the long-lived link, a [`ChildAgent`] whose
-//! command is `ssh ... <agent>`. ssh failing (exit 255, or ending before the agent's hello)
+//! The `ssh` connection: one `ssh` session per link, whose shell first answers the probe
+//! (and takes the agent's bytes only when the host lacks it), then becomes the agent: a
+//! [`ChildAgent`] whose command is `ssh ... <first contact script>`. ssh failing (exit 255, or ending before the agent's hello)
 //! is [`ConnectionError::Unreachable`] in ansible's words.
 //!
 //! Owns running `ssh`; the command line is `ssh.rs`'s, the host-side scripts `install.rs`'s.
 //! Never interprets a module's result.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::AgentInfo;
 
-use crate::child::{AgentCommand, ChildAgent};
+use crate::child::{AgentCommand, ChildAgent, Preamble};
+use crate::escalate::await_markers;
 use crate::install::{self, AgentImage};
 use crate::{
     Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
@@ -25,38 +27,82 @@ const SSH_FAILED: i32 = 255;
 /// A host reached over SSH, its agent running at the far end of an `ssh` process.
 pub struct Ssh {
     agent: ChildAgent,
-    uploaded: bool,
+    contact: Arc<FirstContact>,
 }
 
 impl Ssh {
-    /// Reaches `target`, installs `image` there when its cache lacks it, and starts the agent.
+    /// Reaches `target`, installs `image` there when its cache lacks it, and starts the agent:
+    /// all in one `ssh` session (see [`install::contact_script`]), so a host whose agent is
+    /// cached costs one session, the least any runner can spend.
     pub fn connect(target: &SshTarget, image: &AgentImage) -> Result<Ssh, ConnectionError> {
         if target.adds_control_path() {
             make_private_dir(&target.control_dir())?;
         }
-        let wrap = |script: String| format!("/bin/sh -c {}", tack_py::shlex::quote(&script));
-        let probe_out = run(target, &wrap(install::probe_script(image)), None)?;
-        let probe = check(probe_out, "probe")
-            .and_then(|stdout| install::read_probe(image, &stdout, "probe"))?;
-        let uploaded = !probe.cached;
-        if uploaded {
-            let out = run(target, &wrap(install::upload_script(image)), Some(image.bytes()))?;
-            check(out, "upload")?;
-        }
-        let argv = target.command(&wrap(install::run_script(image)))?;
-        let command = AgentCommand::new(&argv[0]).args(&argv[1..]);
+        let script = install::contact_script(image);
+        let argv = target.command(&format!("/bin/sh -c {}", tack_py::shlex::quote(&script)))?;
+        let contact =
+            Arc::new(FirstContact { image: image.clone(), uploaded: AtomicBool::new(false) });
+        let command = AgentCommand::new(&argv[0])
+            .args(&argv[1..])
+            .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
         let agent = ChildAgent::spawn_command(command).map_err(ssh_said)?.staging_for(&target.host);
-        Ok(Ssh { agent, uploaded })
+        Ok(Ssh { agent, contact })
     }
 
-    /// Whether this connection had to upload the agent.
+    /// Whether the last link this connection opened had to upload the agent.
     pub fn uploaded(&self) -> bool {
-        self.uploaded
+        self.contact.uploaded.load(Ordering::Relaxed)
     }
 
     /// What the agent of the open link said at hello (its pid is the host's).
     pub fn info(&self) -> Option<AgentInfo> {
         self.agent.info()
+    }
+}
+
+/// The controller's side of [`install::contact_script`]: reads the probe's answer and, when
+/// the host lacks the agent, sends its bytes and waits until it is in place.
+struct FirstContact {
+    image: AgentImage,
+    uploaded: AtomicBool,
+}
+
+impl Preamble for FirstContact {
+    fn run(
+        &self,
+        stdout: &mut dyn Read,
+        stdin: &mut dyn Write,
+    ) -> Result<(), Option<ConnectionError>> {
+        let (found, mut said) =
+            await_markers(stdout, &[install::CACHED, install::MISSING]).map_err(|_| None)?;
+        let marker = [install::CACHED, install::MISSING][found];
+        said.extend_from_slice(marker.as_bytes());
+        install::read_probe(&self.image, &said, "probe").map_err(Some)?;
+        let missing = marker == install::MISSING;
+        self.uploaded.store(missing, Ordering::Relaxed);
+        if missing {
+            let send = format!("{}\n", install::SEND);
+            stdin
+                .write_all(send.as_bytes())
+                .and_then(|()| stdin.write_all(self.image.bytes()))
+                .and_then(|()| stdin.flush())
+                .map_err(|_| None)?;
+            await_markers(stdout, &[install::INSTALLED]).map_err(|_| None)?;
+        }
+        Ok(())
+    }
+
+    fn ended(&self, code: Option<i32>, stderr: &str) -> ConnectionError {
+        let step = if self.uploaded.load(Ordering::Relaxed) { "upload" } else { "probe" };
+        check(Output { code, stdout: Vec::new(), stderr: stderr.as_bytes().to_vec() }, step)
+            .err()
+            .unwrap_or_else(|| ConnectionError::Install {
+                step,
+                message: format!(
+                    "the host's shell ended before the agent started: {}",
+                    stderr.trim_end()
+                ),
+            })
     }
 }
 
@@ -130,35 +176,6 @@ struct Output {
     code: Option<i32>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
-}
-
-/// One `ssh` call running `remote` on the host, with `input` on its stdin.
-fn run(target: &SshTarget, remote: &str, input: Option<&[u8]>) -> Result<Output, ConnectionError> {
-    let argv = target.command(remote)?;
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| ConnectionError::Spawn { program: argv[0].clone(), source })?;
-    let writer = match (input, child.stdin.take()) {
-        (Some(bytes), Some(mut stdin)) => {
-            let bytes = bytes.to_vec();
-            // A thread of its own, so a host that stops reading cannot block the output's reads.
-            Some(std::thread::spawn(move || stdin.write_all(&bytes)))
-        }
-        _ => None,
-    };
-    let out = child.wait_with_output().map_err(|e| ConnectionError::Install {
-        step: "ssh",
-        message: format!("waiting for ssh failed: {e}"),
-    })?;
-    // A write cut short shows in the exit status and stderr, which say more.
-    if let Some(w) = writer {
-        let _ = w.join();
-    }
-    Ok(Output { code: out.status.code(), stdout: out.stdout, stderr: out.stderr })
 }
 
 /// The call's stdout when it succeeded; ssh's own failure is an unreachable host.

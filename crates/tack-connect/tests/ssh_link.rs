@@ -57,6 +57,11 @@ fn the_agent_is_uploaded_once_then_found() {
     let second = Ssh::connect(&sshd.target(), &image).unwrap();
     assert!(!second.uploaded(), "the cached agent is used");
     assert_eq!(ping(&second), "pong");
+    // The upload's private umask stays in its own subshell: both agents have the login's.
+    let umask = |c: &Ssh| c.exec_command("umask", &sshd.home()).unwrap().stdout;
+    assert_eq!(umask(&first), umask(&second));
+    let login = String::from_utf8(umask(&second)).unwrap();
+    assert_ne!(login.trim(), "0077", "the login's umask, not the upload's");
     assert_eq!(fs::metadata(&path).unwrap().ino(), meta.ino(), "the file was not rewritten");
     assert_ne!(first.info().unwrap().pid, second.info().unwrap().pid);
 }
