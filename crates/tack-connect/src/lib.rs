@@ -125,6 +125,13 @@ pub trait Connection: Send + Sync {
         Ok(())
     }
 
+    /// Whether [`Connection::connect`] has been tried: `false` only for a link opened on
+    /// first use that has not been used yet (the run opens those ahead of the task's
+    /// workers).
+    fn is_open(&self) -> bool {
+        true
+    }
+
     fn run_module(
         &self,
         module: &str,

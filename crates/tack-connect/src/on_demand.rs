@@ -65,6 +65,14 @@ impl Connection for OnDemand {
         self.with(|link| link.connect())
     }
 
+    fn is_open(&self) -> bool {
+        // A link being opened holds the lock: it is as good as open (`connect` waits for it).
+        match self.link.try_lock() {
+            Ok(state) => !matches!(*state, State::Closed),
+            Err(_) => true,
+        }
+    }
+
     fn run_module(
         &self,
         module: &str,

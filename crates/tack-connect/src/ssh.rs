@@ -48,6 +48,11 @@ pub struct SshTarget {
     pub host_key_checking: bool,
     /// `ansible_control_path_dir`.
     pub control_path_dir: String,
+    /// `[ssh_connection] control_path` (`ANSIBLE_SSH_CONTROL_PATH`): the ControlPath ansible
+    /// adds, a Python `%` format where `%(directory)s` is the control path directory and
+    /// `%%` a `%` (so `%%h` reaches ssh as its own `%h`); unset, a hash of the host, port
+    /// and user in that directory.
+    pub control_path: Option<String>,
 }
 
 impl std::fmt::Debug for SshTarget {
@@ -65,6 +70,7 @@ impl std::fmt::Debug for SshTarget {
             .field("timeout", &self.timeout)
             .field("host_key_checking", &self.host_key_checking)
             .field("control_path_dir", &self.control_path_dir)
+            .field("control_path", &self.control_path)
             .finish()
     }
 }
@@ -79,6 +85,12 @@ pub enum SshError {
     /// neither yet, and says which piece is missing.
     #[error("{0}")]
     Password(String),
+    /// A `control_path` Python's `%` formatting rejects (ansible fails on it too).
+    #[error(
+        "cannot format control_path ({value:?}): only %(directory)s and %% may follow a %, \
+         as in %(directory)s/%%h-%%p-%%r"
+    )]
+    ControlPath { value: String },
 }
 
 impl SshTarget {
@@ -97,6 +109,7 @@ impl SshTarget {
             timeout: 10,
             host_key_checking: true,
             control_path_dir: DEFAULT_CONTROL_PATH_DIR.into(),
+            control_path: None,
         }
     }
 
@@ -153,9 +166,7 @@ impl SshTarget {
             !a.contains("controlpersist") && a.contains("controlpath")
         });
         if persist && !path {
-            let dir = self.control_dir_in(env);
-            let name = control_path_name(&self.host, self.port, self.user.as_deref());
-            argv.extend(["-o".into(), format!("ControlPath=\"{}/{name}\"", dir.display())]);
+            argv.extend(["-o".into(), self.control_path_option(env)?]);
         }
         // ansible's default password_mechanism (ssh_askpass) adds this whether or not there
         // is a password.
@@ -180,15 +191,51 @@ impl SshTarget {
         tack_py::ansible::unfrackpath_in(Path::new(&self.control_path_dir), false, None, env)
     }
 
-    /// Whether the command line will carry a ControlPath that ansible made (so its directory
-    /// must exist before ssh runs).
-    pub(crate) fn adds_control_path(&self) -> bool {
-        self.options().is_ok_and(|argv| {
-            let dir = self.control_dir();
-            let ours = format!("ControlPath=\"{}/", dir.display());
-            argv.iter().any(|a| a.starts_with(&ours))
-        })
+    /// The `ControlPath="..."` option ansible adds when the args ask for ControlPersist and
+    /// name no ControlPath.
+    fn control_path_option(&self, env: &dyn Environ) -> Result<String, SshError> {
+        let dir = self.control_dir_in(env).display().to_string();
+        let path = match &self.control_path {
+            Some(format) if !format.is_empty() => percent_directory(format, &dir)
+                .ok_or_else(|| SshError::ControlPath { value: format.clone() })?,
+            _ => {
+                format!("{dir}/{}", control_path_name(&self.host, self.port, self.user.as_deref()))
+            }
+        };
+        Ok(format!("ControlPath=\"{path}\""))
     }
+
+    /// Whether the command line will carry a ControlPath that ansible made (so the control
+    /// path directory must exist before ssh runs, as ansible makes it).
+    pub(crate) fn adds_control_path(&self) -> bool {
+        match (self.options(), self.control_path_option(&ProcessEnv)) {
+            (Ok(argv), Ok(ours)) => argv.contains(&ours),
+            _ => false,
+        }
+    }
+}
+
+/// Python's `format % {"directory": dir}` for the two conversions a control path has any
+/// use for (`%(directory)s`, `%%`); `None` for any other, which Python's would reject or
+/// read as another key.
+fn percent_directory(format: &str, dir: &str) -> Option<String> {
+    let mut out = String::with_capacity(format.len() + dir.len());
+    let mut rest = format;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("(directory)s") {
+            out.push_str(dir);
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix('%') {
+            out.push('%');
+            rest = tail;
+        } else {
+            return None;
+        }
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// ansible's `_create_control_path`: the first ten hex digits of the SHA-1 of

@@ -23,6 +23,7 @@ fn target(vars: &serde_json::Map<String, Value>) -> SshTarget {
             "ansible_ssh_common_args" => t.ssh_common_args = Some(text(v)),
             "ansible_ssh_extra_args" => t.ssh_extra_args = Some(text(v)),
             "ansible_control_path_dir" => t.control_path_dir = text(v),
+            "ansible_control_path" => t.control_path = Some(text(v)),
             other => panic!("the test does not map {other}"),
         }
     }
@@ -53,7 +54,7 @@ fn the_ssh_command_line_is_ansibles() {
         }
     }
     eprintln!("{} recorded, {same} identical, {} known divergences", cases.len(), diverging.len());
-    assert!(same >= 12);
+    assert!(same >= 15);
 }
 
 #[test]
@@ -73,4 +74,16 @@ fn an_args_string_shlex_rejects_is_named() {
     t.ssh_extra_args = Some("-o 'Unclosed".into());
     let err = t.options().unwrap_err().to_string();
     assert_eq!(err, "cannot split ssh_extra_args (\"-o 'Unclosed\"): No closing quotation");
+}
+
+#[test]
+fn a_control_path_python_cannot_format_is_named() {
+    let mut t = SshTarget::new("h");
+    t.control_path = Some("%(directory)s/%h".into());
+    let err = t.options().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "cannot format control_path (\"%(directory)s/%h\"): only %(directory)s and %% may \
+         follow a %, as in %(directory)s/%%h-%%p-%%r"
+    );
 }

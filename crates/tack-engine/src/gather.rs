@@ -59,22 +59,28 @@ impl PlayRun<'_, '_> {
             hosts.iter().map(|h| (h.clone(), self.gather_address(h))).collect();
         let links: BTreeMap<String, Link> =
             hosts.iter().map(|h| (h.clone(), self.gather_link(keywords, h))).collect();
-        crate::forks::run_hosts(
-            &hosts,
-            width,
-            |host| {
-                let address = addresses.get(host).map_or(host, String::as_str);
-                let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
-                gather_on(keywords, host, address, origin.clone(), link)
-            },
-            |host, gathered| {
-                self.reads.before_result(&hosts, host, callback);
-                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
-                    self.apply_gathered(gathered, cursor, stats, states, callback);
-                }
-                Ok(())
-            },
-        )?;
+        let ahead = hosts
+            .iter()
+            .map(|h| links.get(h).and_then(|l| l.as_ref().ok()).filter(|l| !l.is_open()).cloned())
+            .collect();
+        crate::links::opening_ahead(ahead, width, || {
+            crate::forks::run_hosts(
+                &hosts,
+                width,
+                |host| {
+                    let address = addresses.get(host).map_or(host, String::as_str);
+                    let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
+                    gather_on(keywords, host, address, origin.clone(), link)
+                },
+                |host, gathered| {
+                    self.reads.before_result(&hosts, host, callback);
+                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                        self.apply_gathered(gathered, cursor, stats, states, callback);
+                    }
+                    Ok(())
+                },
+            )
+        })?;
         self.update_play_hosts(cursors);
         Ok(())
     }

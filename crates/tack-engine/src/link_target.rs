@@ -50,6 +50,10 @@ pub struct SshSettings {
     pub password: Option<Secret>,
     /// `ansible_ssh_executable`.
     pub executable: Option<String>,
+    /// `ansible_control_path` / `[ssh_connection] control_path`.
+    pub control_path: Option<String>,
+    /// `ansible_control_path_dir` / `[ssh_connection] control_path_dir`.
+    pub control_path_dir: Option<String>,
 }
 
 /// The configuration's defaults for what a host's variables leave unset (`remote_user`,
@@ -65,6 +69,8 @@ pub struct SshDefaults {
     pub timeout: Option<u64>,
     pub host_key_checking: Option<bool>,
     pub executable: Option<String>,
+    pub control_path: Option<String>,
+    pub control_path_dir: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
 }
@@ -82,6 +88,8 @@ const TIMEOUT: &[&str] = &["ansible_ssh_timeout"];
 const HOST_KEY_CHECKING: &[&str] = &["ansible_host_key_checking", "ansible_ssh_host_key_checking"];
 const PASSWORD: &[&str] = &["ansible_password", "ansible_ssh_pass", "ansible_ssh_password"];
 const EXECUTABLE: &[&str] = &["ansible_ssh_executable"];
+const CONTROL_PATH: &[&str] = &["ansible_control_path"];
+const CONTROL_PATH_DIR: &[&str] = &["ansible_control_path_dir"];
 
 /// ssh plugin options tack's ssh link does not honour: set on a host, they are refused by
 /// name rather than ignored.
@@ -91,8 +99,6 @@ const NOT_HONOURED: &[&str] = &[
     "ansible_private_key_passphrase",
     "ansible_ssh_private_key_passphrase",
     "ansible_ssh_pkcs11_provider",
-    "ansible_control_path",
-    "ansible_control_path_dir",
     "ansible_ssh_retries",
     "ansible_sshpass_prompt",
     "ansible_ssh_password_mechanism",
@@ -198,6 +204,8 @@ pub(crate) fn resolve(
         },
         password: text(PASSWORD)?.map(Secret),
         executable: text(EXECUTABLE)?.or_else(|| defaults.executable.clone()),
+        control_path: text(CONTROL_PATH)?.or_else(|| defaults.control_path.clone()),
+        control_path_dir: text(CONTROL_PATH_DIR)?.or_else(|| defaults.control_path_dir.clone()),
     })))
 }
 

@@ -3,6 +3,9 @@
 //! reads for its connection changes, and every task and host with the same settings shares
 //! the link (and its agent). Links stay open for the whole run and close when it ends.
 //!
+//! Also opens the links a task's later hosts will take while its first hosts run
+//! ([`opening_ahead`]).
+//!
 //! Owns the pool only: how an ssh link is opened (the agent image, the ssh command) is the
 //! [`Opener`]'s, which the binary supplies; what a run does over a link is the actions'.
 
@@ -126,6 +129,10 @@ impl Connection for RecordedLocal {
         self.0.connect()
     }
 
+    fn is_open(&self) -> bool {
+        self.0.is_open()
+    }
+
     fn run_module(
         &self,
         module: &str,
@@ -187,6 +194,22 @@ impl crate::task::TaskRun<'_> {
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         link.connect().map_err(|e| self.link_failed(e))?;
         Ok(link)
+    }
+
+    /// The link `host`'s run of this task will take, when it is not open yet and can be
+    /// told before the run (not for a delegated task, whose target the run works out); a
+    /// setting the run will refuse gives none here.
+    pub(crate) fn unopened_link(&self, host: &str) -> Option<Arc<dyn Connection>> {
+        if self.ctx.task.delegate_to.is_some() {
+            return None;
+        }
+        let scope = self.scope(host)?;
+        let (target, escalation) = self.link_target(host, &scope).ok()?;
+        if let Some(b) = &escalation {
+            self.check_staging_become(b).ok()?;
+        }
+        let link = self.links.get(&target, escalation.as_ref()).ok()?;
+        (!link.is_open()).then_some(link)
     }
 
     pub(crate) fn link_target(
@@ -270,5 +293,150 @@ impl crate::task::TaskRun<'_> {
             out.data.insert(crate::result::s("unreachable"), crate::result::b(true));
         }
         out
+    }
+}
+
+/// How many links may be opening at once, the task's own workers (up to `forks`) counted:
+/// opening a link is mostly waiting for the host's ssh handshake, so the hosts a task's
+/// workers will reach later are connected while the first ones run. Ten is what OpenSSH's
+/// default `MaxStartups` takes at once from one client before it starts refusing, so a fleet
+/// behind one bastion is not turned away.
+const OPENING_AT_ONCE: usize = 10;
+
+/// Runs `work` (the task's workers, `width` of them) while other threads open `links` (each
+/// host's unopened link, in the order the workers take the hosts) so that no more than [`OPENING_AT_ONCE`]
+/// open at once. A link that fails to open fails the same way when its worker uses it (an
+/// unreachable host is kept unreachable by the link itself). Once `work` returns, no new
+/// link is started.
+pub(crate) fn opening_ahead<R>(
+    links: Vec<Option<Arc<dyn Connection>>>,
+    width: usize,
+    work: impl FnOnce() -> R,
+) -> R {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // The workers open the first `width` hosts' links themselves.
+    let ahead: Vec<Arc<dyn Connection>> = links.into_iter().skip(width).flatten().collect();
+    let openers = OPENING_AT_ONCE.saturating_sub(width).min(ahead.len());
+    if openers == 0 {
+        return work();
+    }
+    let next = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        for _ in 0..openers {
+            threads.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    let Some(link) = ahead.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    // What fails here is the worker's to report, from the link's own state.
+                    let _ = link.connect();
+                }
+            });
+        }
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use tack_connect::StagedFile;
+
+    use super::*;
+
+    /// A link whose opening takes a while, counting how many open at once.
+    struct Slow {
+        opened: AtomicUsize,
+        now: Arc<AtomicUsize>,
+        most: Arc<AtomicUsize>,
+    }
+
+    impl Connection for Slow {
+        fn connect(&self) -> Result<(), ConnectionError> {
+            let at_once = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(at_once, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(30));
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            self.opened.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+
+        fn is_open(&self) -> bool {
+            self.opened.load(Ordering::SeqCst) > 0
+        }
+
+        fn run_module(
+            &self,
+            _: &str,
+            _: &tack_agent::Invocation,
+        ) -> Result<tack_agent::ModuleResult, ConnectionError> {
+            unreachable!("only opened")
+        }
+
+        fn exec_command(
+            &self,
+            _: &str,
+            _: &std::path::Path,
+        ) -> Result<crate::connection::ExecOutput, ConnectionError> {
+            unreachable!("only opened")
+        }
+
+        fn stage(&self, _: &[u8], _: &str, _: bool) -> Result<StagedFile, ConnectionError> {
+            unreachable!("only opened")
+        }
+
+        fn unstage(&self, _: StagedFile) -> Result<(), ConnectionError> {
+            unreachable!("only opened")
+        }
+    }
+
+    #[test]
+    fn later_hosts_links_open_while_the_first_run_and_never_more_than_ten_at_once() {
+        let now = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let slow: Vec<Arc<Slow>> = (0..30)
+            .map(|_| {
+                Arc::new(Slow {
+                    opened: AtomicUsize::new(0),
+                    now: Arc::clone(&now),
+                    most: Arc::clone(&most),
+                })
+            })
+            .collect();
+        let links: Vec<Option<Arc<dyn Connection>>> =
+            slow.iter().map(|l| Some(Arc::clone(l) as Arc<dyn Connection>)).collect();
+        let width = 4;
+        let ahead = slow[width..].to_vec();
+        opening_ahead(links, width, || {
+            // The workers open their first hosts' links themselves, at once.
+            std::thread::scope(|s| {
+                for link in &slow[..width] {
+                    s.spawn(|| link.connect().unwrap());
+                }
+            });
+            // Meanwhile every later host's link opens without a worker.
+            while ahead.iter().any(|l| !l.is_open()) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        assert!(slow.iter().all(|l| l.opened.load(Ordering::SeqCst) == 1), "each opened once");
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= OPENING_AT_ONCE, "{most} links opened at once");
+        assert!(most > width, "the later hosts' links opened beside the workers ({most})");
+    }
+
+    #[test]
+    fn nothing_opens_ahead_when_the_workers_take_every_host() {
+        let now = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let slow = Arc::new(Slow { opened: AtomicUsize::new(0), now, most });
+        let links = vec![Some(Arc::clone(&slow) as Arc<dyn Connection>), None];
+        opening_ahead(links, 2, || ());
+        assert!(!slow.is_open());
     }
 }

@@ -742,41 +742,55 @@ impl<'r> PlayRun<'r, '_> {
             }
         }
         let width = self.forks_width(ctx, action, &runner, hosts)?;
-        crate::forks::run_hosts(
-            hosts,
-            width,
-            |host| runner.run(host),
-            |host, outcome| {
-                self.reads.before_result(hosts, host, callback);
-                if outcome.result.lost() {
-                    self.lost.borrow_mut().insert(host.to_string());
-                }
-                let with_lines = outcome.items.iter().any(|e| {
-                    matches!(e, crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_))
-                });
-                if banner_due && with_lines {
-                    callback.task_start(&view);
-                    banner_due = false;
-                }
-                outcome.show_events(&view, callback);
-                judge(host, &outcome, callback)?;
-                if banner_due {
-                    callback.task_start(&view);
-                    banner_due = false;
-                }
-                // A looped task's diffs went out with its items; ansible's strategy sends one for
-                // the task's own result when `--diff` or the task's `diff` is on.
-                let diff_on = self.run.facts.diff_mode || outcome.diff;
-                if diff_on
-                    && !outcome.items.iter().any(|e| matches!(e, crate::task::TaskEvent::Item(_)))
-                    && crate::callback::diff::sent_for(&outcome.result)
-                {
-                    callback.file_diff(&view, &outcome.result);
-                }
-                callback.host_result(&view, &outcome.result);
-                Ok(())
-            },
-        )
+        let ahead = if width < hosts.len() && action.touches_host() {
+            hosts.iter().map(|h| runner.unopened_link(h)).collect()
+        } else {
+            Vec::new()
+        };
+        let runner = &runner;
+        crate::links::opening_ahead(ahead, width, || {
+            crate::forks::run_hosts(
+                hosts,
+                width,
+                |host| runner.run(host),
+                |host, outcome| {
+                    self.reads.before_result(hosts, host, callback);
+                    if outcome.result.lost() {
+                        self.lost.borrow_mut().insert(host.to_string());
+                    }
+                    let with_lines = outcome.items.iter().any(|e| {
+                        matches!(
+                            e,
+                            crate::task::TaskEvent::Item(_) | crate::task::TaskEvent::Retry(_)
+                        )
+                    });
+                    if banner_due && with_lines {
+                        callback.task_start(&view);
+                        banner_due = false;
+                    }
+                    outcome.show_events(&view, callback);
+                    judge(host, &outcome, callback)?;
+                    if banner_due {
+                        callback.task_start(&view);
+                        banner_due = false;
+                    }
+                    // A looped task's diffs went out with its items; ansible's strategy sends one for
+                    // the task's own result when `--diff` or the task's `diff` is on.
+                    let diff_on = self.run.facts.diff_mode || outcome.diff;
+                    if diff_on
+                        && !outcome
+                            .items
+                            .iter()
+                            .any(|e| matches!(e, crate::task::TaskEvent::Item(_)))
+                        && crate::callback::diff::sent_for(&outcome.result)
+                    {
+                        callback.file_diff(&view, &outcome.result);
+                    }
+                    callback.host_result(&view, &outcome.result);
+                    Ok(())
+                },
+            )
+        })
     }
 
     /// How many hosts run the task at once: only what runs on the host is worth a thread

@@ -18,13 +18,11 @@ use tack_engine::link_target::{LinkTarget, SshDefaults, SshSettings};
 #[derive(Default)]
 pub struct AgentOpener {
     image: OnceLock<Result<AgentImage, String>>,
-    control_path_dir: Option<String>,
 }
 
 impl AgentOpener {
-    pub fn new(config: &Config) -> Self {
-        let control_path_dir = config.ssh_control_path_dir().ok().flatten().map(str::to_string);
-        AgentOpener { image: OnceLock::new(), control_path_dir }
+    pub fn new() -> Self {
+        AgentOpener { image: OnceLock::new() }
     }
 
     fn image(&self) -> Result<AgentImage, ConnectionError> {
@@ -56,9 +54,10 @@ impl AgentOpener {
         if let Some(check) = settings.host_key_checking {
             target.host_key_checking = check;
         }
-        if let Some(dir) = &self.control_path_dir {
+        if let Some(dir) = &settings.control_path_dir {
             target.control_path_dir = dir.clone();
         }
+        target.control_path = settings.control_path.clone();
         // The command line is checked now, so a bad args string fails before any host is
         // contacted.
         target.command("true")?;
@@ -155,7 +154,7 @@ fn password_file(path: &std::path::Path) -> Result<String, String> {
 }
 
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
-/// `timeout`, `host_key_checking`, `[ssh_connection]`'s args and executable).
+/// `timeout`, `host_key_checking`, `[ssh_connection]`'s args, executable and control path).
 pub fn ssh_defaults(config: &Config) -> SshDefaults {
     let text = |v: Result<Option<&str>, _>| v.ok().flatten().map(str::to_string);
     SshDefaults {
@@ -168,6 +167,8 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         timeout: u64::try_from(config.timeout()).ok(),
         host_key_checking: Some(config.host_key_checking()),
         executable: text(config.ssh_executable()),
+        control_path: text(config.ssh_control_path()),
+        control_path_dir: text(config.ssh_control_path_dir()),
         become_: BecomeDefaults::default(),
     }
 }

@@ -235,7 +235,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&[], &[]);
-    let opener = crate::links::AgentOpener::new(&session.config);
+    let opener = crate::links::AgentOpener::new();
     let links = tack_engine::links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,

@@ -56,7 +56,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
-    let opener = crate::links::AgentOpener::new(&session.config);
+    let opener = crate::links::AgentOpener::new();
     let links = tack_engine::links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
