@@ -75,6 +75,9 @@ pub fn strerror(code: i32) -> String {
 /// `str(datetime.datetime.now())` in local time.
 pub fn timestamp(at: SystemTime) -> String {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    // On musl, libc marks `time_t` deprecated ahead of its change to 64 bits; the seconds
+    // since 1970 fit either width.
+    #[allow(deprecated)]
     let secs = since.as_secs() as libc::time_t;
     // SAFETY: a zeroed tm is a valid out-parameter for localtime_r.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };

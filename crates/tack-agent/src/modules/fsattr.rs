@@ -506,7 +506,8 @@ pub fn update_times(
 fn set_times(path: &str, atime: f64, mtime: f64) -> std::io::Result<()> {
     let c = cpath(path).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     let ts = |t: f64| libc::timespec {
-        tv_sec: t.floor() as libc::time_t,
+        // `as _`: musl's libc marks the `time_t` alias deprecated (its width is to change).
+        tv_sec: t.floor() as _,
         tv_nsec: ((t - t.floor()) * 1e9) as libc::c_long,
     };
     let times = [ts(atime), ts(mtime)];

@@ -446,6 +446,9 @@ fn strftime(fmt: &CStr, tm: &libc::tm) -> String {
 pub fn date_time() -> Facts {
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // On musl, libc marks `time_t` deprecated ahead of its change to 64 bits; the seconds
+    // since 1970 fit either width.
+    #[allow(deprecated)]
     let secs = now.as_secs() as libc::time_t;
     let micros = now.subsec_micros();
     // SAFETY: tzset reads TZ; localtime_r/gmtime_r fill the zeroed tm structs given.
