@@ -156,6 +156,58 @@ def record(case: Path, ref: Path) -> None:
         (expected / "files").write_text("".join(file_state(work, r) + "\n" for r in rels))
 
 
+def answers(case: Path):
+    """A case's `answers`: `PROMPT<TAB>ANSWER` lines. Each answer (and a newline) is typed
+    only once its prompt has been printed since the last answer: typed ahead, a terminal
+    echoes it, and a password prompt's TCSAFLUSH drops it."""
+    f = case / "answers"
+    if not f.exists():
+        return []
+    return [tuple(l.split("\t", 1)) for l in f.read_text().splitlines() if "\t" in l]
+
+
+def run_answering(argv, cwd, env, stdin: bytes, prompts):
+    """Runs argv with `stdin` piped in, then each of `prompts`' answers once asked."""
+    import threading
+    import time
+
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    chunks = {"stdout": bytearray(), "stderr": bytearray()}
+
+    def drain(name, stream):
+        while True:
+            data = os.read(stream.fileno(), 65536)
+            if not data:
+                break
+            chunks[name].extend(data)
+
+    readers = [threading.Thread(target=drain, args=(n, getattr(proc, n))) for n in chunks]
+    for r in readers:
+        r.start()
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    seen = 0
+    for prompt, answer in prompts:
+        deadline = time.time() + 60
+        while True:
+            at = chunks["stdout"].find(prompt.encode(), seen)
+            if at >= 0:
+                seen = at + len(prompt)
+                break
+            if time.time() > deadline or proc.poll() is not None:
+                sys.exit(f"{cwd}: the prompt {prompt!r} never came")
+            time.sleep(0.01)
+        proc.stdin.write(answer.encode() + b"\n")
+        proc.stdin.flush()
+    proc.stdin.close()
+    proc.wait()
+    for r in readers:
+        r.join()
+    return subprocess.CompletedProcess(argv, proc.returncode, bytes(chunks["stdout"]),
+                                       bytes(chunks["stderr"]))
+
+
 def run_commands(case: Path, work: Path, ref: Path, argvs, stdin: bytes, expected: Path) -> None:
     for n, argv in enumerate(argvs, 1):
         if (case / "tty").exists():
@@ -166,9 +218,7 @@ def run_commands(case: Path, work: Path, ref: Path, argvs, stdin: bytes, expecte
             if len(words) > 1:
                 line = f"stty cols {int(words[1])} rows 40 && {line}"
             argv = ["script", "-qec", line, "/dev/null"]
-        proc = subprocess.run(
-            argv, cwd=work, env=environment(case, work, ref / "bin"), input=stdin, capture_output=True
-        )
+        proc = run_answering(argv, work, environment(case, work, ref / "bin"), stdin, answers(case))
         out = expected if len(argvs) == 1 else expected / str(n)
         out.mkdir(parents=True, exist_ok=True)
         for name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):

@@ -214,21 +214,26 @@ fn upload_from(image: &AgentImage, setup: &str, reader: &str) -> String {
 pub(crate) const CACHED: &str = "tack-agent:ok";
 pub(crate) const MISSING: &str = "tack-agent:missing";
 pub(crate) const INSTALLED: &str = "tack-agent:installed";
-/// The controller's line before the agent's bytes: the upload goes ahead (no line, and
-/// nothing is written on the host: an agent for another machine is never sent).
+/// The controller's answers to [`MISSING`]: the agent's bytes follow ([`SEND`]), or look
+/// again ([`RECHECK`]: another link to the same destination has just put it there). No
+/// answer, and nothing is written on the host: an agent for another machine is never sent.
 pub(crate) const SEND: &str = "tack-agent:send";
+pub(crate) const RECHECK: &str = "tack-agent:recheck";
 
 /// First contact and the link in one session: `uname -m`, then the cached agent, when it
-/// runs and vouches for its own hash, in the shell's place. When it does not, the
-/// controller's [`SEND`] line and the agent's bytes follow on stdin, exactly its size (`head -c`, so nothing of the link after them is
-/// read), are checked and renamed into place as by [`upload_script_into`] (in a subshell, so the
-/// agent keeps the login's umask), and then the agent runs.
+/// runs and vouches for its own hash, in the shell's place. When it does not, the shell
+/// says so and waits for the controller's answer: [`RECHECK`] looks again; [`SEND`] is
+/// followed by the agent's bytes on stdin, exactly its size (`head -c`, so nothing of the
+/// link after them is read), checked and renamed into place as [`upload_script_into`] does
+/// (in a subshell, so the agent keeps the login's umask), and then the agent runs.
 pub(crate) fn contact_script(image: &AgentImage) -> String {
     format!(
-        "uname -m; a={path}; if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
-         then echo {CACHED}; exec \"$a\"; fi; echo {MISSING}; \
-         read -r go && [ \"$go\" = {SEND} ] || exit 5; ({upload}) || exit $?; \
-         echo {INSTALLED}; exec \"$a\"",
+        "uname -m; a={path}; while :; do \
+         if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
+         then echo {CACHED}; exec \"$a\"; fi; echo {MISSING}; read -r go || exit 5; \
+         case \"$go\" in {RECHECK}) ;; \
+         {SEND}) ({upload}) || exit $?; echo {INSTALLED}; exec \"$a\" ;; \
+         *) exit 5 ;; esac; done",
         path = image.remote_path(),
         hash = image.hash_hex(),
         upload = upload_from(image, &cache_setup(), &format!("head -c {}", image.bytes.len())),

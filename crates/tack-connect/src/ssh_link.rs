@@ -6,10 +6,11 @@
 //! Owns running `ssh`; the command line is `ssh.rs`'s, the host-side scripts `install.rs`'s.
 //! Never interprets a module's result.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::AgentInfo;
@@ -40,8 +41,11 @@ impl Ssh {
         }
         let script = install::contact_script(image);
         let argv = target.command(&format!("/bin/sh -c {}", tack_py::shlex::quote(&script)))?;
-        let contact =
-            Arc::new(FirstContact { image: image.clone(), uploaded: AtomicBool::new(false) });
+        let contact = Arc::new(FirstContact {
+            image: image.clone(),
+            target: target.clone(),
+            uploaded: AtomicBool::new(false),
+        });
         let command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
@@ -61,10 +65,25 @@ impl Ssh {
 }
 
 /// The controller's side of [`install::contact_script`]: reads the probe's answer and, when
-/// the host lacks the agent, sends its bytes and waits until it is in place.
+/// the host lacks the agent, sends its bytes and waits until it is in place. Links to one
+/// destination (the same [`SshTarget`]: several inventory names for one machine) upload
+/// one at a time, and a link that finds the agent put there by another of the run's links
+/// meanwhile looks again instead of sending it a second time.
 struct FirstContact {
     image: AgentImage,
+    target: SshTarget,
     uploaded: AtomicBool,
+}
+
+/// Per destination: whether this process has put the agent (its hash) there.
+type Gate = Arc<Mutex<Option<String>>>;
+
+fn upload_gate(target: &SshTarget) -> Gate {
+    static GATES: OnceLock<Mutex<HashMap<SshTarget, Gate>>> = OnceLock::new();
+    let gates = GATES.get_or_init(Default::default);
+    // A panic while the map was held leaves it whole (inserts are single calls).
+    let mut gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(gates.entry(target.clone()).or_default())
 }
 
 impl Preamble for FirstContact {
@@ -73,22 +92,34 @@ impl Preamble for FirstContact {
         stdout: &mut dyn Read,
         stdin: &mut dyn Write,
     ) -> Result<(), Option<ConnectionError>> {
-        let (found, mut said) =
-            await_markers(stdout, &[install::CACHED, install::MISSING]).map_err(|_| None)?;
-        let marker = [install::CACHED, install::MISSING][found];
-        said.extend_from_slice(marker.as_bytes());
+        let markers = [install::CACHED, install::MISSING];
+        let (found, mut said) = await_markers(stdout, &markers).map_err(|_| None)?;
+        said.extend_from_slice(markers[found].as_bytes());
         install::read_probe(&self.image, &said, "probe").map_err(Some)?;
-        let missing = marker == install::MISSING;
-        self.uploaded.store(missing, Ordering::Relaxed);
-        if missing {
-            let send = format!("{}\n", install::SEND);
-            stdin
-                .write_all(send.as_bytes())
-                .and_then(|()| stdin.write_all(self.image.bytes()))
-                .and_then(|()| stdin.flush())
-                .map_err(|_| None)?;
-            await_markers(stdout, &[install::INSTALLED]).map_err(|_| None)?;
+        self.uploaded.store(false, Ordering::Relaxed);
+        if markers[found] == install::CACHED {
+            return Ok(());
         }
+        let gate = upload_gate(&self.target);
+        // Held through the upload: the destination's other links wait, then look again.
+        let mut put = gate.lock().unwrap_or_else(PoisonError::into_inner);
+        let answer = |line: &str, stdin: &mut dyn Write| {
+            stdin.write_all(line.as_bytes()).and_then(|()| stdin.write_all(b"\n"))
+        };
+        if put.as_deref() == Some(self.image.hash_hex().as_str()) {
+            answer(install::RECHECK, stdin).and_then(|()| stdin.flush()).map_err(|_| None)?;
+            let (found, _) = await_markers(stdout, &markers).map_err(|_| None)?;
+            if markers[found] == install::CACHED {
+                return Ok(());
+            }
+        }
+        self.uploaded.store(true, Ordering::Relaxed);
+        answer(install::SEND, stdin)
+            .and_then(|()| stdin.write_all(self.image.bytes()))
+            .and_then(|()| stdin.flush())
+            .map_err(|_| None)?;
+        await_markers(stdout, &[install::INSTALLED]).map_err(|_| None)?;
+        *put = Some(self.image.hash_hex());
         Ok(())
     }
 

@@ -103,11 +103,6 @@ pub fn link_defaults(
 ) -> Result<SshDefaults, tack_diag::Diagnostic> {
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
-    if config.become_ask_pass() {
-        return Err(options(
-            "tack does not support become_ask_pass (DEFAULT_BECOME_ASK_PASS) yet".into(),
-        ));
-    }
     if config.get("BECOME_ALLOW_SAME_USER").and_then(|v| v.as_bool()).unwrap_or(false) {
         return Err(options(
             "tack does not support become_allow_same_user (BECOME_ALLOW_SAME_USER) yet".into(),
@@ -120,14 +115,32 @@ pub fn link_defaults(
         .become_password_file
         .clone()
         .or_else(|| text("BECOME_PASSWORD_FILE").map(std::path::PathBuf::from));
-    let password = match &file {
-        None => None,
-        Some(path) => Some(tack_engine::link_target::Secret(password_file(path).map_err(options)?)),
+    let method = opts.become_method.clone().or_else(|| config.become_method().map(str::to_string));
+    // ansible asks (`-K`, or `become_ask_pass` in the configuration) before it reads a file.
+    let password = if opts.ask_become_pass || config.become_ask_pass() {
+        let agnostic =
+            config.get("AGNOSTIC_BECOME_PROMPT").and_then(|v| v.as_bool()).unwrap_or(true);
+        let shown = if agnostic {
+            "BECOME".to_string()
+        } else {
+            method.as_deref().unwrap_or("sudo").to_uppercase()
+        };
+        let flag = if opts.ask_become_pass { "-K (--ask-become-pass)" } else { "become_ask_pass" };
+        crate::ask_pass::ask(&format!("{shown} password: "), flag)
+            .map_err(|e| options(e.to_string()))?
+            .map(|typed| tack_engine::link_target::Secret(typed.to_string()))
+    } else {
+        match &file {
+            None => None,
+            Some(path) => {
+                Some(tack_engine::link_target::Secret(password_file(path).map_err(options)?))
+            }
+        }
     };
     let mut defaults = ssh_defaults(config);
     defaults.become_ = BecomeDefaults {
         on: opts.become_ || config.become_enabled(),
-        method: opts.become_method.clone().or_else(|| config.become_method().map(str::to_string)),
+        method,
         user: opts.become_user.clone().or_else(|| config.become_user().map(str::to_string)),
         flags: text("DEFAULT_BECOME_FLAGS"),
         exe: text("DEFAULT_BECOME_EXE"),

@@ -5,6 +5,7 @@
 //! `ansible-inventory`, `ansible-vault`, through a symlink or a copy) it behaves as the matching
 //! subcommand, taking the same flags ansible's command takes.
 
+mod ask_pass;
 mod cli;
 mod cmd;
 mod color;

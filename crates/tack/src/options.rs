@@ -119,7 +119,7 @@ impl ConnectionOpts {
     }
 }
 
-/// Privilege escalation options, refused by name until become runs from the command line.
+/// Privilege escalation options.
 #[derive(Args, Debug, Clone, Default)]
 pub struct BecomeOpts {
     /// Run operations with become (does not imply password prompting).
@@ -140,17 +140,12 @@ pub struct BecomeOpts {
 }
 
 impl BecomeOpts {
-    /// The first option given that tack does not honour yet, by the flag a user typed.
-    pub fn refused(&self) -> Option<&'static str> {
-        // Asking needs a terminal prompt tack does not have yet.
-        self.ask_become_pass.then_some("-K (--ask-become-pass)")
-    }
-
     /// Whether any become option was given (what `-vv`'s option block cannot show yet).
     pub fn any(&self) -> bool {
         self.become_
             || self.become_method.is_some()
             || self.become_user.is_some()
             || self.become_password_file.is_some()
+            || self.ask_become_pass
     }
 }

@@ -284,15 +284,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
         // stdin is empty. Written from a thread so a command that prints before reading cannot
         // deadlock.
-        let mut child = cmd.spawn().map_err(|e| format!("{rel}: cannot run tack: {e}"))?;
-        let mut pipe = child.stdin.take().ok_or("stdin is piped")?;
-        let input = stdin.clone();
-        let feeder = std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = pipe.write_all(&input);
-        });
-        let out = child.wait_with_output().map_err(|e| format!("{rel}: {e}"))?;
-        let _ = feeder.join();
+        let out = run_answering(cmd, &stdin, &answers(case)).map_err(|e| format!("{rel}: {e}"))?;
 
         // Compared as bytes: a decrypted binary payload is not UTF-8, and a lossy comparison
         // would call two different invalid bytes equal. Lines ansible prints in set order are
@@ -345,6 +337,88 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// A case's `answers`: `PROMPT<TAB>ANSWER` lines, as `scripts/record-goldens.py` reads
+/// them.
+fn answers(case: &Path) -> Vec<(String, String)> {
+    let text = fs::read_to_string(case.join("answers")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(p, a)| (p.to_string(), a.to_string()))
+        .collect()
+}
+
+/// Runs `cmd` with `stdin` piped in, then types each answer (and a newline) once its prompt
+/// has been printed since the last one, as the recorder does: typed ahead, a terminal would
+/// echo it and a password prompt would drop it. Output is read on threads of its own, so a
+/// command that prints before reading cannot deadlock.
+fn run_answering(
+    mut cmd: Command,
+    stdin: &[u8],
+    prompts: &[(String, String)],
+) -> Result<std::process::Output, String> {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run tack: {e}"))?;
+    let mut pipe = child.stdin.take().ok_or("stdin is piped")?;
+    let drain = |stream: Option<Box<dyn Read + Send>>| {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&seen);
+        let reader = std::thread::spawn(move || {
+            let Some(mut stream) = stream else { return };
+            let mut buf = [0u8; 65536];
+            while let Ok(n @ 1..) = stream.read(&mut buf) {
+                into.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        (seen, reader)
+    };
+    let (stdout, out_reader) =
+        drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let (stderr, err_reader) =
+        drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let input = stdin.to_vec();
+    let prompts = prompts.to_vec();
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let typist = {
+        let stdout = Arc::clone(&stdout);
+        let ended = Arc::clone(&ended);
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+            let mut from = 0;
+            for (prompt, answer) in prompts {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                loop {
+                    let text = stdout.lock().unwrap();
+                    let found = text.get(from..).and_then(|rest| {
+                        rest.windows(prompt.len()).position(|w| w == prompt.as_bytes())
+                    });
+                    if let Some(at) = found {
+                        from += at + prompt.len();
+                        break;
+                    }
+                    drop(text);
+                    // A command that ended, or never asks, gets no answer.
+                    if ended.load(std::sync::atomic::Ordering::Relaxed)
+                        || std::time::Instant::now() > deadline
+                    {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                let _ = pipe.write_all(format!("{answer}\n").as_bytes());
+                let _ = pipe.flush();
+            }
+        })
+    };
+    let status = child.wait().map_err(|e| e.to_string())?;
+    ended.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = typist.join();
+    let _ = out_reader.join();
+    let _ = err_reader.join();
+    let take = |m: Arc<Mutex<Vec<u8>>>| std::mem::take(&mut *m.lock().unwrap());
+    Ok(std::process::Output { status, stdout: take(stdout), stderr: take(stderr) })
 }
 
 /// A case's own loopback sshd (`scripts/sshd-loopback.sh`, in `<CASE>/.sshd`), stopped when

@@ -267,3 +267,32 @@ fn a_controller_file_a_host_named_is_never_read() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the 'name' of this include was named by a managed host"), "{stderr}");
 }
+
+/// `-K` asks at the controlling terminal; without one (ansible then reads stdin, warning
+/// that the password may be echoed) it is refused by name, before anything runs.
+#[test]
+fn ask_become_pass_without_a_terminal_is_refused_by_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").expect("hosts");
+    std::fs::write(dir.path().join("site.yml"), format!("{PLAY}    - debug: msg=x\n"))
+        .expect("playbook");
+    // A session of its own: no controlling terminal, whatever runs the tests.
+    let out = Command::new("setsid")
+        .arg("--wait")
+        .arg(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "site.yml", "-K"])
+        .current_dir(dir.path())
+        .env("ANSIBLE_CONFIG", "")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        stderr.contains(
+            "tack does not support -K (--ask-become-pass) without a terminal to ask on yet"
+        ),
+        "{stderr}"
+    );
+}

@@ -125,7 +125,6 @@ fn refused_options(args: &Args) -> Option<&'static str> {
         .find(|(used, _)| *used)
         .map(|(_, name)| name)
         .or_else(|| args.connection_opts.refused())
-        .or_else(|| args.become_opts.refused())
 }
 
 fn options_error(message: impl Into<String>) -> Diagnostic {

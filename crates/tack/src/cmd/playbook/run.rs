@@ -25,7 +25,6 @@ fn refused_options(args: &Args) -> Option<&'static str> {
         .find(|(used, _)| *used)
         .map(|(_, name)| name)
         .or_else(|| args.connection_opts.refused())
-        .or_else(|| args.become_opts.refused())
 }
 
 pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
