@@ -55,6 +55,7 @@ mod start_at;
 mod strategy_free;
 mod task;
 mod task_name;
+pub mod terminal;
 mod transport;
 pub mod vars;
 pub mod verbose;

@@ -3,8 +3,9 @@
 //! and, when stdin is not a terminal, no prompt at all (ansible's warning; the value is the
 //! entry's `default`, or the text `None`). The answers become play variables.
 //!
-//! Asking at a terminal is refused by name, as are `encrypt`, `salt` and `salt_size` (refused
-//! before the run, in `refuse`). Prints only through `tack_diag`'s warning channel.
+//! At a terminal each entry is asked as ansible asks it (`terminal`); `encrypt`, `salt` and
+//! `salt_size` are refused by name before the run, in `refuse`. Prints only the prompts,
+//! confirm's mismatch line and `tack_diag`'s warning.
 
 use std::io::IsTerminal;
 
@@ -25,6 +26,48 @@ fn truthy(value: Option<&Node>) -> bool {
             tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
             "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
         ),
+    }
+}
+
+/// ansible's `do_var_prompt` at a terminal: `<prompt> [<default>]: `, `<prompt>: ` (the
+/// prompt is the name unless given) or `input for <name>: ` (an empty one), asked with echo off unless `private: false`; with `confirm`, asked
+/// again until both answers match.
+fn ask(
+    entry: &Mapping,
+    name: &str,
+    default: Option<&str>,
+    play: &Play,
+) -> Result<Option<String>, Diagnostic> {
+    // The executor's `var.get("prompt", name)`: only an empty prompt asks "input for".
+    let prompt =
+        entry.get("prompt").map_or_else(|| name.to_string(), |n| tack_yaml::pyrepr::str(&n.value));
+    let msg = match (Some(prompt).filter(|p| !p.is_empty()), default) {
+        (Some(p), Some(d)) => format!("{p} [{d}]: "),
+        (Some(p), None) => format!("{p}: "),
+        (None, _) => format!("input for {name}: "),
+    };
+    // `private` is on unless set false.
+    let private = entry.get("private").is_none_or(|_| truthy(entry.get("private")));
+    let once = |msg: &str| {
+        let asked =
+            if private { crate::terminal::getpass(msg) } else { crate::terminal::input(msg) };
+        asked.map_err(|e| {
+            Diagnostic::at(
+                format!("cannot ask for '{name}' at the terminal: {e}"),
+                play.origin.clone(),
+            )
+        })
+    };
+    if !truthy(entry.get("confirm")) {
+        return once(&msg);
+    }
+    loop {
+        let first = once(&msg)?;
+        let second = once(&format!("confirm {msg}"))?;
+        if first == second {
+            return Ok(first);
+        }
+        println!("***** VALUES ENTERED DO NOT MATCH ****");
     }
 }
 
@@ -50,20 +93,23 @@ pub(crate) fn answered(ctx: &RunContext<'_>, play: &Play) -> Result<Option<Play>
         if ctx.extra_vars.get(&name).is_some() {
             continue;
         }
-        if std::io::stdin().is_terminal() {
-            return Err(Diagnostic::at(
-                format!(
-                    "tack does not support asking for '{name}' (vars_prompt) at a terminal yet; \
-                     give it with -e or run without a terminal on stdin"
-                ),
-                play.origin.clone(),
-            ));
-        }
-        tack_diag::warn(&Diagnostic::new("Not prompting as we are not in interactive mode"));
-        // No answer: the default, else Python's `str(None)`.
-        let text = match entry.get("default").map(|n| &n.value) {
-            Some(Value::Null) | None => "None".to_string(),
-            Some(value) => tack_yaml::pyrepr::str(value),
+        let default = match entry.get("default").map(|n| &n.value) {
+            Some(Value::Null) | None => None,
+            Some(value) => Some(tack_yaml::pyrepr::str(value)),
+        };
+        let answer = if std::io::stdin().is_terminal() {
+            ask(&entry, &name, default.as_deref(), play)?
+        } else {
+            tack_diag::warn(&Diagnostic::new("Not prompting as we are not in interactive mode"));
+            None
+        };
+        // No answer (or an empty one): the default, else what was typed, else Python's
+        // `str(None)`.
+        let text = match (answer, default) {
+            (Some(typed), _) if !typed.is_empty() => typed,
+            (_, Some(default)) => default,
+            (Some(typed), None) => typed,
+            (None, None) => "None".to_string(),
         };
         let value =
             if truthy(entry.get("unsafe")) { Value::Unsafe(text) } else { Value::Str(text) };
