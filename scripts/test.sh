@@ -42,3 +42,6 @@ export TACK_AGENT_BIN
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# README's first command, in the debug build the tests made (the release one is the same
+# command with --release): it must keep naming the binary (the workspace has two) and run.
+cargo run -q --locked --bin tack -- playbook -i examples/first-run/inventory examples/first-run/site.yml >/dev/null
