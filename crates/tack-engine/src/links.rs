@@ -314,6 +314,12 @@ pub(crate) fn opening_ahead<R>(
     work: impl FnOnce() -> R,
 ) -> R {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // With one worker (`-f 1`, or a `throttle: 1`) hosts are reached one at a time, as
+    // ansible reaches them: what one connection leaves (a host key ssh records in
+    // known_hosts) is there for the next, so what each says is ansible's.
+    if width <= 1 {
+        return work();
+    }
     // The workers open the first `width` hosts' links themselves.
     let ahead: Vec<Arc<dyn Connection>> = links.into_iter().skip(width).flatten().collect();
     let openers = OPENING_AT_ONCE.saturating_sub(width).min(ahead.len());
@@ -438,5 +444,15 @@ mod tests {
         let links = vec![Some(Arc::clone(&slow) as Arc<dyn Connection>), None];
         opening_ahead(links, 2, || ());
         assert!(!slow.is_open());
+    }
+
+    #[test]
+    fn one_worker_reaches_its_hosts_one_at_a_time() {
+        let now = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let slow = Arc::new(Slow { opened: AtomicUsize::new(0), now, most });
+        let links = vec![None, Some(Arc::clone(&slow) as Arc<dyn Connection>)];
+        opening_ahead(links, 1, || ());
+        assert!(!slow.is_open(), "nothing opened beside the one worker");
     }
 }
