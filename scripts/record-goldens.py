@@ -9,6 +9,7 @@ case format. The reference is $ANSIBLE_REF (a venv with bin/ansible-playbook), i
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -157,17 +158,30 @@ def record(case: Path, ref: Path) -> None:
 
 
 def answers(case: Path):
-    """A case's `answers`: `PROMPT<TAB>ANSWER` lines. Each answer (and a newline) is typed
-    only once its prompt has been printed since the last answer: typed ahead, a terminal
-    echoes it, and a password prompt's TCSAFLUSH drops it."""
+    """A case's `answers`: `PROMPT<TAB>ANSWER` lines type the answer and a newline;
+    `PROMPT<TAB><TAB>KEYS` lines type only the keys, where `\\xHH` is one byte (`\\x03` is
+    Ctrl+C at a terminal in raw mode). Each is typed only once its prompt has been printed
+    since the last answer: typed ahead, a terminal echoes it, and a password prompt's
+    TCSAFLUSH drops it."""
     f = case / "answers"
     if not f.exists():
         return []
-    return [tuple(l.split("\t", 1)) for l in f.read_text().splitlines() if "\t" in l]
+    typed = []
+    for line in f.read_text().split("\n"):
+        if "\t" not in line:
+            continue
+        prompt, _, answer = line.partition("\t")
+        if answer.startswith("\t"):
+            keys = re.sub(rb"\\x([0-9a-fA-F]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                          answer[1:].encode())
+        else:
+            keys = answer.encode() + b"\n"
+        typed.append((prompt, keys))
+    return typed
 
 
 def run_answering(argv, cwd, env, stdin: bytes, prompts):
-    """Runs argv with `stdin` piped in, then each of `prompts`' answers once asked."""
+    """Runs argv with `stdin` piped in, then types each of `prompts`' answers once asked."""
     import threading
     import time
 
@@ -198,7 +212,7 @@ def run_answering(argv, cwd, env, stdin: bytes, prompts):
             if time.time() > deadline or proc.poll() is not None:
                 sys.exit(f"{cwd}: the prompt {prompt!r} never came")
             time.sleep(0.01)
-        proc.stdin.write(answer.encode() + b"\n")
+        proc.stdin.write(answer)
         proc.stdin.flush()
     proc.stdin.close()
     proc.wait()

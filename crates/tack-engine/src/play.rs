@@ -575,6 +575,7 @@ impl<'r> PlayRun<'r, '_> {
             links: self.run.links,
             ssh_defaults: &self.run.facts.ssh,
             reads: self.reads.clone(),
+            banner_name: String::new(),
         }
     }
 
@@ -724,6 +725,7 @@ impl<'r> PlayRun<'r, '_> {
         }
         let mut banner_due = kind == RunKind::Deferred;
         let mut runner = self.runner(ctx, action, params);
+        runner.banner_name = view.name.clone();
         if callback.wants_params() {
             callback.task_params(&view, &crate::params::collect(&runner, hosts));
         }

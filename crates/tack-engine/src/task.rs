@@ -48,6 +48,8 @@ pub struct TaskRun<'a> {
     /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
     /// delegated host's in its worker).
     pub(crate) reads: crate::read_notes::ReadNotes,
+    /// The name the task's banner showed (the action's when unnamed).
+    pub banner_name: String,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -587,6 +589,7 @@ impl TaskRun<'_> {
             scope,
             templar: self.templar,
             task_origin: self.task_origin(),
+            task_name: &self.banner_name,
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),

@@ -339,24 +339,45 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
-/// A case's `answers`: `PROMPT<TAB>ANSWER` lines, as `scripts/record-goldens.py` reads
-/// them.
-fn answers(case: &Path) -> Vec<(String, String)> {
+/// A case's `answers`, as `scripts/record-goldens.py` reads them: `PROMPT<TAB>ANSWER` types
+/// the answer and a newline; `PROMPT<TAB><TAB>KEYS` types only the keys, where `\xHH` is one
+/// byte (`\x03` is Ctrl+C at a terminal in raw mode).
+fn answers(case: &Path) -> Vec<(String, Vec<u8>)> {
     let text = fs::read_to_string(case.join("answers")).unwrap_or_default();
     text.lines()
         .filter_map(|l| l.split_once('\t'))
-        .map(|(p, a)| (p.to_string(), a.to_string()))
+        .map(|(p, a)| {
+            let typed = match a.strip_prefix('\t') {
+                Some(keys) => unescape(keys),
+                None => format!("{a}\n").into_bytes(),
+            };
+            (p.to_string(), typed)
+        })
         .collect()
 }
 
-/// Runs `cmd` with `stdin` piped in, then types each answer (and a newline) once its prompt
+/// `\xHH` escapes decoded; every other character as its UTF-8 bytes.
+fn unescape(keys: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest = keys;
+    while let Some(at) = rest.find("\\x") {
+        out.extend_from_slice(&rest.as_bytes()[..at]);
+        let hex = rest.get(at + 2..at + 4).unwrap_or_default();
+        out.push(u8::from_str_radix(hex, 16).expect("a \\xHH escape in answers"));
+        rest = &rest[at + 4..];
+    }
+    out.extend_from_slice(rest.as_bytes());
+    out
+}
+
+/// Runs `cmd` with `stdin` piped in, then types each answer once its prompt
 /// has been printed since the last one, as the recorder does: typed ahead, a terminal would
 /// echo it and a password prompt would drop it. Output is read on threads of its own, so a
 /// command that prints before reading cannot deadlock.
 fn run_answering(
     mut cmd: Command,
     stdin: &[u8],
-    prompts: &[(String, String)],
+    prompts: &[(String, Vec<u8>)],
 ) -> Result<std::process::Output, String> {
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
@@ -407,7 +428,7 @@ fn run_answering(
                     }
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
-                let _ = pipe.write_all(format!("{answer}\n").as_bytes());
+                let _ = pipe.write_all(&answer);
                 let _ = pipe.flush();
             }
         })

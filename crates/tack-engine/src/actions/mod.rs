@@ -275,6 +275,8 @@ pub struct ActionInput<'a> {
     pub scope: &'a Scope,
     pub templar: &'a Templar,
     pub task_origin: Option<Origin>,
+    /// The name the task's banner shows (`pause` asks under it).
+    pub task_name: &'a str,
     pub verbosity: i64,
     /// The provenance of what rendering the arguments read.
     pub derived: Provenance,
@@ -316,6 +318,7 @@ impl<'a> ActionInput<'a> {
             scope: self.scope,
             templar: self.templar,
             task_origin: self.task_origin.clone(),
+            task_name: self.task_name,
             verbosity: self.verbosity,
             derived: self.derived.clone(),
             check_mode: self.check_mode,

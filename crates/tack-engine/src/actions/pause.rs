@@ -1,12 +1,16 @@
-//! `pause` and `wait_for_connection`, as ansible's action plugins of those names run them
-//! when stdin is not a terminal: `pause` sleeps its `seconds`/`minutes` (at least one second)
-//! or, with only a prompt, does not wait and warns; `wait_for_connection` runs `ping` over
+//! `pause` and `wait_for_connection`, as ansible's action plugins of those names run them.
+//! Without a terminal `pause` sleeps its `seconds`/`minutes` (at least one second) or, with
+//! only a prompt, does not wait and warns; `wait_for_connection` runs `ping` over
 //! the host's (local) connection until it answers or the timeout passes.
 //!
-//! Neither prints: what `pause` announces before it sleeps is [`announce`], which the
-//! executor shows through its callback. Waiting for typed input at a terminal is refused.
+//! At a terminal (stdin one, and tack in its foreground) `pause` asks as ansible's plugin
+//! does there: its prompt shown and keys read in raw mode through [`crate::terminal`], Enter
+//! ending an untimed wait, Ctrl+C then `C` or `A` to continue early or abort.
+//!
+//! What `pause` announces before it waits is [`announce`], which the executor shows through
+//! its callback; the prompt itself is written to the terminal, as ansible's display writes
+//! it, not through a callback.
 
-use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime};
 
 use tack_yaml::{Mapping, Node, Value};
@@ -113,14 +117,27 @@ pub fn pause(input: &ActionInput<'_>) -> ActionOutput {
     let start_at = SystemTime::now();
     let start = Instant::now();
     let mut warnings = Vec::new();
-    match plan.seconds {
-        Some(seconds) => std::thread::sleep(Duration::from_secs(seconds.unsigned_abs())),
-        None if std::io::stdin().is_terminal() => {
-            let msg = "tack does not support waiting for input at a pause prompt yet (stdin is a \
-                       terminal)";
-            return ActionOutput::action_failed(Mapping::new(), s(msg), input.task_origin.clone());
+    let mut user_input = Vec::new();
+    if crate::terminal::stdin_interactive() {
+        match at_terminal(&plan, input.task_name) {
+            Ok(Some(typed)) => user_input = typed,
+            Ok(None) => return aborted(input),
+            Err(e) => {
+                let msg = format!("cannot read keys from the terminal: {e}");
+                return ActionOutput::action_failed(
+                    Mapping::new(),
+                    s(&msg),
+                    input.task_origin.clone(),
+                );
+            }
         }
-        None => warnings.push(s("Not waiting for response to prompt as stdin is not interactive")),
+    } else {
+        match plan.seconds {
+            Some(seconds) => std::thread::sleep(Duration::from_secs(seconds.unsigned_abs())),
+            None => {
+                warnings.push(s("Not waiting for response to prompt as stdin is not interactive"))
+            }
+        }
     }
     let elapsed = start.elapsed().as_secs_f64();
     let mut data = Mapping::new();
@@ -138,11 +155,66 @@ pub fn pause(input: &ActionInput<'_>) -> ActionOutput {
     data.insert(s("stop"), s(&tack_agent::modules::timestamp(SystemTime::now())));
     data.insert(s("delta"), Node::bare(Value::Int(elapsed as i64)));
     data.insert(s("echo"), b(plan.echo));
-    data.insert(s("user_input"), s(""));
+    data.insert(s("user_input"), s(&String::from_utf8_lossy(&user_input)));
     if !warnings.is_empty() {
         data.insert(s("warnings"), Node::bare(Value::Seq(warnings)));
     }
     ActionOutput::new(data)
+}
+
+/// The pause at a terminal, as ansible's plugin asks there: the prompt (or, timed without
+/// one, the Ctrl+C hint) shown, keys read until Enter or the time is up; Ctrl+C asks
+/// whether to continue or abort. What was typed, or `None` for an abort.
+fn at_terminal(plan: &Plan, task_name: &str) -> std::io::Result<Option<Vec<u8>>> {
+    use crate::terminal::{Keys, Prompt, prompt_until};
+    const HINT: &str = "(ctrl+C then 'C' = continue early, ctrl+C then 'A' = abort)\r";
+    let hidden = if plan.echo { "" } else { " (output is hidden)" };
+    let asked = plan.prompt.as_deref().unwrap_or("Press enter to continue, Ctrl+C to interrupt");
+    let mut msg = format!("[{}]\n{asked}{hidden}:", task_name.trim());
+    if plan.seconds.is_some() && plan.prompt.is_none() {
+        msg = HINT.to_string();
+    }
+    // Timed, the keys are neither echoed nor ending the wait.
+    let echo = plan.seconds.is_none() && plan.echo;
+    let first = Prompt {
+        msg: &msg,
+        private: !echo,
+        seconds: plan.seconds.map(i64::unsigned_abs),
+        interrupt: None,
+        complete: plan.seconds.map(|_| &[][..]),
+    };
+    match prompt_until(&first)? {
+        Keys::Typed(typed) => Ok(Some(if plan.seconds.is_none() { typed } else { Vec::new() })),
+        Keys::Interrupted => {
+            let second = Prompt {
+                msg: "Press 'C' to continue the play or 'A' to abort \r",
+                private: !echo,
+                seconds: None,
+                interrupt: Some(b"a"),
+                complete: Some(b"c"),
+            };
+            match prompt_until(&second)? {
+                Keys::Typed(typed) => Ok(Some(typed)),
+                Keys::Interrupted => Ok(None),
+            }
+        }
+    }
+}
+
+/// `A` after Ctrl+C: ansible's plugin raises, and the task fails with its error.
+fn aborted(input: &ActionInput<'_>) -> ActionOutput {
+    // Raised while handling the interrupt: its own segment in the error block.
+    let mut cause = tack_diag::Diagnostic::at("user requested abort!", None);
+    cause.raised_while_handling = true;
+    let error = tack_diag::Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause);
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(error);
+    out.raised = true;
+    out
 }
 
 fn int_arg(input: &ActionInput<'_>, name: &str, default: i64) -> Result<i64, String> {
