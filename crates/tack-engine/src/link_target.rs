@@ -19,9 +19,15 @@ pub enum LinkTarget {
     Ssh(Box<SshSettings>),
 }
 
-/// A value that never reaches output (`Debug` shows a mask).
+/// A value that never reaches output (`Debug` shows a mask), its bytes wiped when dropped.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Secret(pub String);
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

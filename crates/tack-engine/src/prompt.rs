@@ -50,7 +50,12 @@ fn ask(
     let private = entry.get("private").is_none_or(|_| truthy(entry.get("private")));
     let once = |msg: &str| {
         let asked =
-            if private { crate::terminal::getpass(msg) } else { crate::terminal::input(msg) };
+            // The answer becomes a play variable, which is plain text like any other.
+            if private {
+                crate::terminal::getpass(msg).map(|typed| typed.map(|t| t.to_string()))
+            } else {
+                crate::terminal::input(msg)
+            };
         asked.map_err(|e| {
             Diagnostic::at(
                 format!("cannot ask for '{name}' at the terminal: {e}"),

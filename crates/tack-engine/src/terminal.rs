@@ -7,14 +7,16 @@
 //! Owns only the terminal's settings and the reading; what an answer is for is the caller's.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Read, Write};
+
 use std::os::fd::AsRawFd;
+use zeroize::Zeroizing;
 
 /// Python's `getpass.getpass(prompt)` at the controlling terminal: the line typed, without
 /// its newline; `None` at end of input (getpass's `EOFError`, which writes no newline).
 /// Fails when there is no terminal to open (Python then falls back to stdin, warning that
 /// the input may be echoed; callers refuse that by name).
-pub fn getpass(prompt: &str) -> std::io::Result<Option<String>> {
+pub fn getpass(prompt: &str) -> std::io::Result<Option<Zeroizing<String>>> {
     use std::os::unix::fs::OpenOptionsExt;
     let tty =
         OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY).open("/dev/tty")?;
@@ -22,18 +24,38 @@ pub fn getpass(prompt: &str) -> std::io::Result<Option<String>> {
     let echo = EchoOff::new(&tty)?;
     out.write_all(prompt.as_bytes())?;
     out.flush()?;
-    let mut line = String::new();
-    let read = BufReader::new(&tty).read_line(&mut line);
+    let read = read_secret_line(&tty);
     drop(echo);
-    if read? == 0 {
-        return Ok(None);
-    }
+    let Some(mut line) = read? else { return Ok(None) };
     out.write_all(b"\n")?;
     out.flush()?;
-    if line.ends_with('\n') {
+    if line.last() == Some(&b'\n') {
         line.pop();
     }
-    Ok(Some(line))
+    let text = String::from_utf8_lossy(&line).into_owned();
+    Ok(Some(Zeroizing::new(text)))
+}
+
+/// One line from the terminal, read a byte at a time into memory that is wiped when
+/// dropped (a buffered reader would keep a copy); `None` at end of input before any byte.
+fn read_secret_line(mut tty: &File) -> std::io::Result<Option<Zeroizing<Vec<u8>>>> {
+    // A terminal's line is at most 4095 bytes: no reallocation leaves a copy behind.
+    let mut line = Zeroizing::new(Vec::with_capacity(4096));
+    let mut byte = [0u8; 1];
+    loop {
+        match tty.read(&mut byte) {
+            Ok(0) if line.is_empty() => return Ok(None),
+            Ok(0) => return Ok(Some(line)),
+            Ok(_) => {
+                line.push(byte[0]);
+                if byte[0] == b'\n' {
+                    return Ok(Some(line));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Python's `input(prompt)`: the prompt on stdout, the line read from stdin without its

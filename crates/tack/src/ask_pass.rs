@@ -12,13 +12,23 @@ pub enum AskError {
          then); give the password with --become-password-file"
     )]
     NoTerminal { flag: &'static str },
+    #[error("cannot ask for the become password ({flag}) at the terminal: {source}")]
+    Terminal {
+        flag: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The line typed at the terminal after `prompt`; `None` at end of input (Ctrl-D on an
 /// empty line), which ansible takes as no password.
 pub fn ask(prompt: &str, flag: &'static str) -> Result<Option<Zeroizing<String>>, AskError> {
-    match tack_engine::terminal::getpass(prompt) {
-        Ok(typed) => Ok(typed.map(Zeroizing::new)),
-        Err(_) => Err(AskError::NoTerminal { flag }),
-    }
+    tack_engine::terminal::getpass(prompt).map_err(|source| {
+        // Opening `/dev/tty` without a controlling terminal fails with ENXIO.
+        if source.raw_os_error() == Some(libc::ENXIO) {
+            AskError::NoTerminal { flag }
+        } else {
+            AskError::Terminal { flag, source }
+        }
+    })
 }

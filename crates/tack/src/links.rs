@@ -128,7 +128,7 @@ pub fn link_defaults(
         let flag = if opts.ask_become_pass { "-K (--ask-become-pass)" } else { "become_ask_pass" };
         crate::ask_pass::ask(&format!("{shown} password: "), flag)
             .map_err(|e| options(e.to_string()))?
-            .map(|typed| tack_engine::link_target::Secret(typed.to_string()))
+            .map(|typed| tack_engine::link_target::Secret(typed.as_str().to_owned()))
     } else {
         match &file {
             None => None,

@@ -6,16 +6,20 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(dir: &Path, playbook: &str, extra: &[&str]) -> Output {
+    tack(dir, playbook, extra).output().expect("tack runs")
+}
+
+/// `tack playbook` on `playbook` against one local host, as a command still to be run.
+fn tack(dir: &Path, playbook: &str, extra: &[&str]) -> Command {
     std::fs::write(dir.join("hosts"), "h1 ansible_connection=local\n").expect("hosts");
     std::fs::write(dir.join("site.yml"), playbook).expect("playbook");
-    Command::new(env!("CARGO_BIN_EXE_tack"))
-        .args(["playbook", "-i", "hosts", "site.yml"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tack"));
+    cmd.args(["playbook", "-i", "hosts", "site.yml"])
         .args(extra)
         .current_dir(dir)
         .env("ANSIBLE_CONFIG", "")
-        .env("ANSIBLE_NOCOLOR", "1")
-        .output()
-        .expect("tack runs")
+        .env("ANSIBLE_NOCOLOR", "1");
+    cmd
 }
 
 fn refused(playbook: &str, extra: &[&str], wanted: &str, code: i32) {
@@ -273,14 +277,12 @@ fn a_controller_file_a_host_named_is_never_read() {
 #[test]
 fn ask_become_pass_without_a_terminal_is_refused_by_name() {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").expect("hosts");
-    std::fs::write(dir.path().join("site.yml"), format!("{PLAY}    - debug: msg=x\n"))
-        .expect("playbook");
+    let tack = tack(dir.path(), &format!("{PLAY}    - debug: msg=x\n"), &["-K"]);
     // A session of its own: no controlling terminal, whatever runs the tests.
     let out = Command::new("setsid")
         .arg("--wait")
-        .arg(env!("CARGO_BIN_EXE_tack"))
-        .args(["playbook", "-i", "hosts", "site.yml", "-K"])
+        .arg(tack.get_program())
+        .args(tack.get_args())
         .current_dir(dir.path())
         .env("ANSIBLE_CONFIG", "")
         .stdin(std::process::Stdio::null())
