@@ -188,9 +188,6 @@ impl crate::task::TaskRun<'_> {
     ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
         let (target, escalation) =
             self.link_target(host, scope).map_err(crate::actions::errored)?;
-        if let Some(b) = &escalation {
-            self.check_staging_become(b).map_err(crate::actions::errored)?;
-        }
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         link.connect().map_err(|e| self.link_failed(e))?;
         Ok(link)
@@ -205,9 +202,6 @@ impl crate::task::TaskRun<'_> {
         }
         let scope = self.scope(host)?;
         let (target, escalation) = self.link_target(host, &scope).ok()?;
-        if let Some(b) = &escalation {
-            self.check_staging_become(b).ok()?;
-        }
         let link = self.links.get(&target, escalation.as_ref()).ok()?;
         (!link.is_open()).then_some(link)
     }
@@ -256,29 +250,6 @@ impl crate::task::TaskRun<'_> {
             &self.ssh_defaults.become_,
         )?;
         Ok((target, escalation))
-    }
-
-    /// The actions that stage a file on the controller for the host's module to read: the
-    /// staged file is private to the controller's user, and tack does not hand it to an
-    /// unprivileged become user as ansible does (its ACL and chown dance), so that is refused.
-    fn check_staging_become(&self, escalation: &Become) -> Result<(), tack_diag::Diagnostic> {
-        use crate::actions::Action;
-        let stages = matches!(
-            self.action,
-            Action::Copy | Action::Template | Action::Script | Action::Assemble
-        );
-        if !stages || escalation.user == "root" {
-            return Ok(());
-        }
-        Err(tack_diag::Diagnostic::at(
-            format!(
-                "tack does not support the '{}' action with become to an unprivileged user \
-                 ('{}') yet",
-                self.action.fqcn(),
-                escalation.user
-            ),
-            self.task_origin(),
-        ))
     }
 
     fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {

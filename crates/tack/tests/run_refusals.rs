@@ -185,28 +185,6 @@ fn an_unsupported_become_method_is_refused_at_the_task() {
     assert!(!dir.path().join("made").exists());
 }
 
-/// A file staged on the controller is private to its user: the actions that stage one are
-/// refused with become to an unprivileged user rather than run as someone else.
-#[test]
-fn staging_actions_are_refused_with_become_to_an_unprivileged_user() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let play = format!(
-        "{PLAY}    - copy: content=x dest={}/made\n      become: true\n      become_user: nobody\n",
-        dir.path().display()
-    );
-    let out = run(dir.path(), &play, &[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert!(
-        stdout.contains(
-            "tack does not support the 'ansible.builtin.copy' action with become to an \
-             unprivileged user ('nobody') yet"
-        ),
-        "{stdout}"
-    );
-    assert!(!dir.path().join("made").exists());
-}
-
 #[test]
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
