@@ -193,6 +193,21 @@ impl crate::task::TaskRun<'_> {
         Ok(link)
     }
 
+    /// `wait_for_connection`'s link for one attempt: the host's links closed first, as
+    /// ansible's action resets its connection before each ping, then opened anew. The error
+    /// is the message the attempt failed with.
+    pub(crate) fn fresh_link(
+        &self,
+        host: &str,
+        scope: &tack_template::Scope,
+    ) -> Result<Arc<dyn Connection>, String> {
+        let (target, escalation) = self.link_target(host, scope).map_err(|d| d.brief())?;
+        self.links.reset(&target);
+        let link = self.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
+        link.connect().map_err(|e| e.to_string())?;
+        Ok(link)
+    }
+
     /// The link `host`'s run of this task will take, when it is not open yet and can be
     /// told before the run (not for a delegated task, whose target the run works out); a
     /// setting the run will refuse gives none here.

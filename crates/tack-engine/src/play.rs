@@ -618,12 +618,7 @@ impl<'r> PlayRun<'r, '_> {
                 } else if ctx.task.attrs.get(Keyword::Async).is_some() {
                     Some("'async'".to_string())
                 } else {
-                    match action {
-                        Some(a @ Action::WaitForConnection) => {
-                            Some(format!("the '{}' action", a.fqcn()))
-                        }
-                        _ => None,
-                    }
+                    None
                 };
                 let refusal = match what {
                     _ if !self.run.links.reaches_remote() => Some(format!(

@@ -583,6 +583,7 @@ impl TaskRun<'_> {
             None
         };
         crate::transport::take();
+        let relink = || self.fresh_link(host, scope);
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -604,6 +605,7 @@ impl TaskRun<'_> {
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
+            relink: &relink,
         });
         let uses = crate::transport::take();
         if !uses.is_empty() {

@@ -303,6 +303,8 @@ pub struct ActionInput<'a> {
     pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
     /// The host's link (the in-process `Local` for actions that never touch the host).
     pub conn: &'a dyn crate::connection::Connection,
+    /// For `wait_for_connection`: the host's link closed and opened anew, or why not.
+    pub relink: &'a dyn Fn() -> Result<std::sync::Arc<dyn crate::connection::Connection>, String>,
 }
 
 impl<'a> ActionInput<'a> {
@@ -332,6 +334,7 @@ impl<'a> ActionInput<'a> {
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
+            relink: self.relink,
         }
     }
 

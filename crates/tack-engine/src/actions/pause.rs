@@ -1,7 +1,8 @@
 //! `pause` and `wait_for_connection`, as ansible's action plugins of those names run them.
 //! Without a terminal `pause` sleeps its `seconds`/`minutes` (at least one second) or, with
-//! only a prompt, does not wait and warns; `wait_for_connection` runs `ping` over
-//! the host's (local) connection until it answers or the timeout passes.
+//! only a prompt, does not wait and warns; `wait_for_connection` runs `ping` over a newly
+//! opened link to the host (ansible resets its connection before each try) until it
+//! answers or the timeout passes.
 //!
 //! At a terminal (stdin one, and tack in its foreground) `pause` asks as ansible's plugin
 //! does there: its prompt shown and keys read in raw mode through [`crate::terminal`], Enter
@@ -257,23 +258,25 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
     let mut data = Mapping::new();
     let mut last_error = String::new();
     let mut answered = false;
-    use crate::connection::Connection;
     while Instant::now() < deadline {
         crate::transport::record(crate::transport::Use::Note(
             "wait_for_connection: attempting ping module test".into(),
         ));
-        match crate::connection::Local.run_module("ping", &invocation) {
+        let pinged = (input.relink)()
+            .and_then(|link| link.run_module("ping", &invocation).map_err(|e| e.to_string()));
+        match pinged {
             Ok(result) if result.get("ping").and_then(|p| p.as_str()) == Some("pong") => {
                 answered = true;
                 break;
             }
             Ok(_) => last_error = "ping test failed".into(),
-            Err(e) => last_error = e.to_string(),
+            Err(e) => last_error = e,
         }
         std::thread::sleep(Duration::from_secs(sleep.max(0).unsigned_abs()));
     }
     if !answered {
         let msg = format!("timed out waiting for ping module test: {last_error}");
+        data.insert(s("changed"), b(false));
         data.insert(s("elapsed"), Node::bare(Value::Int(start.elapsed().as_secs() as i64)));
         return ActionOutput::action_failed(data, s(&msg), input.task_origin.clone());
     }
