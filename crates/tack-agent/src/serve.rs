@@ -101,6 +101,18 @@ fn converse<R: Read, W: Write>(
                 send_or_refuse(writer, &reply)?;
             }
             Some(Message::ExecCommand { id, cmd, cwd }) => exec(writer, id, &cmd, &cwd)?,
+            Some(Message::StartJob(request)) => {
+                let result = match std::env::current_exe() {
+                    Ok(exe) => crate::jobs::start(&exe, &request.job),
+                    Err(e) => {
+                        let mut failed = serde_json::Map::new();
+                        failed.insert("failed".into(), true.into());
+                        failed.insert("msg".into(), format!("FATAL ERROR: {e}").into());
+                        failed
+                    }
+                };
+                send_or_refuse(writer, &Message::ModuleResult { id: request.id, result })?;
+            }
             Some(Message::Stage(request)) => {
                 let bytes = reader.recv_blob()?;
                 writer.send(&put(stage, request, &bytes))?;

@@ -140,6 +140,10 @@ impl Connection for BecomeLink {
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         self.agent.unstage(file).map_err(|e| said(self.ssh, e))
     }
+
+    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        self.agent.start_job(job).map_err(|e| said(self.ssh, e))
+    }
 }
 
 fn said(ssh: bool, e: ConnectionError) -> ConnectionError {

@@ -386,6 +386,20 @@ impl Connection for ChildAgent {
         })
     }
 
+    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        let during = format!("starting module '{}' as an async job", job.module);
+        let request = |link: &mut Link| {
+            let id = link.id();
+            link.writer
+                .send(&Message::StartJob(tack_protocol::StartJob { id, job: job.clone() }))?;
+            match link.reply(id)? {
+                Message::ModuleResult { result, .. } => Ok(result),
+                other => Err(unexpected("module_result", &other)),
+            }
+        };
+        self.with_link(&during, request).map_err(|e| with_during(e, &during))
+    }
+
     fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
         let Some(cwd_text) = cwd.to_str() else {
             return Err(ConnectionError::Exec(format!(

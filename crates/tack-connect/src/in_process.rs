@@ -8,6 +8,8 @@ use std::path::Path;
 use tack_agent::python::{PythonHost, PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
+use tack_protocol::JobSpec;
+
 use crate::{Connection, ConnectionError, ExecOutput, StagedFile, staged};
 
 pub struct InProcess;
@@ -51,5 +53,20 @@ impl Connection for InProcess {
 
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         staged::unstage_local(file)
+    }
+
+    /// The job process is this process's own executable (`tack`) re-invoked.
+    fn start_job(&self, job: &JobSpec) -> Result<ModuleResult, ConnectionError> {
+        let exe = std::env::current_exe()
+            .map_err(|e| ConnectionError::Exec(format!("cannot find tack's executable: {e}")))?;
+        Ok(tack_agent::jobs::start(&exe, job))
+    }
+
+    /// The password database's home, as ansible's `~user` expansion finds it.
+    fn home(&self) -> Result<String, ConnectionError> {
+        // SAFETY: getuid cannot fail and touches no memory.
+        tack_agent::modules::user_home(unsafe { libc::getuid() })
+            .map(|h| h.display().to_string())
+            .ok_or_else(|| ConnectionError::Exec("this user has no home directory".into()))
     }
 }

@@ -35,8 +35,11 @@ pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, c
 pub use ssh_link::Ssh;
 pub use staged::{STAGE_LIMIT, StagedFile, too_big};
 
+use std::path::Path;
 use tack_agent::python::{PythonOutput, PythonRun};
+
 use tack_agent::{Invocation, ModuleResult};
+pub use tack_protocol::JobSpec;
 
 /// Why a module or command could not be run on a host.
 #[derive(Debug, thiserror::Error)]
@@ -169,4 +172,26 @@ pub trait Connection: Send + Sync {
 
     /// Removes a staged file (one the module consumed is fine): the sub-task has ended.
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError>;
+
+    /// Starts `job` as a detached `async` job on the host (`tack_agent::jobs`): what the job
+    /// said once its module started, or why it could not start.
+    fn start_job(&self, job: &JobSpec) -> Result<ModuleResult, ConnectionError> {
+        let _ = job;
+        Err(ConnectionError::Exec("this connection cannot start async jobs".into()))
+    }
+
+    /// The home directory of the user the link runs as on the host, for a `~` in a path the
+    /// controller must name there: ansible's `_remote_expand_user` asks the shell for
+    /// `~<user>`, the password database's home, whatever the session's `$HOME` says.
+    fn home(&self) -> Result<String, ConnectionError> {
+        let out = self.exec_command("eval echo \"~$(id -un)\"", Path::new("/"))?;
+        let home = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if out.rc != 0 || home.is_empty() {
+            return Err(ConnectionError::Exec(format!(
+                "the host did not say its home directory (echo ~user exited {})",
+                out.rc
+            )));
+        }
+        Ok(home)
+    }
 }

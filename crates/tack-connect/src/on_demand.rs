@@ -106,4 +106,12 @@ impl Connection for OnDemand {
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         self.with(|link| link.unstage(file))
     }
+
+    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        self.with(|link| link.start_job(job))
+    }
+
+    fn home(&self) -> Result<String, ConnectionError> {
+        self.with(|link| link.home())
+    }
 }

@@ -170,6 +170,10 @@ impl Connection for Ssh {
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         self.agent.unstage(file).map_err(ssh_said)
     }
+
+    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        self.agent.start_job(job).map_err(ssh_said)
+    }
 }
 
 /// An error of the link told as ssh's: a link that could not be (re)opened because ssh failed

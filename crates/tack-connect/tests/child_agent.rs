@@ -64,6 +64,47 @@ fn an_unknown_module_is_named_and_the_link_goes_on() {
     assert!(agent.run_module("ping", &Invocation::default()).is_ok());
 }
 
+/// An `async` job outlives the link that started it: the agent's own executable runs it
+/// detached, and its job file says how it ended.
+#[test]
+fn a_job_started_through_the_agent_outlives_its_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = Map::new();
+    args.insert("_raw_params".into(), "sleep 1; echo done".into());
+    args.insert("_uses_shell".into(), true.into());
+    let job = tack_connect::JobSpec {
+        module: "command".into(),
+        args,
+        check_mode: false,
+        diff: false,
+        environment: Default::default(),
+        dir: dir.path().display().to_string(),
+        limit: 30,
+    };
+    let agent = ChildAgent::spawn(agent_bin()).unwrap();
+    let started = agent.start_job(&job).unwrap();
+    assert_eq!(started["started"], true, "{started:?}");
+    let jid = started["ansible_job_id"].as_str().unwrap().to_string();
+    assert_eq!(started["results_file"], dir.path().join(&jid).display().to_string());
+    drop(agent);
+    let status = ChildAgent::spawn(agent_bin()).unwrap();
+    let mut args = Map::new();
+    args.insert("jid".into(), jid.clone().into());
+    args.insert("_async_dir".into(), dir.path().display().to_string().into());
+    let invocation = Invocation { args, ..Invocation::default() };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let result = loop {
+        let result = status.run_module("async_status", &invocation).unwrap();
+        if result.get("finished") == Some(&serde_json::Value::Bool(true)) {
+            break result;
+        }
+        assert!(std::time::Instant::now() < deadline, "the job never finished: {result:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(result["stdout"], "done", "{result:?}");
+    assert_eq!(result["rc"], 0);
+}
+
 #[test]
 fn hello_reports_the_agent() {
     let agent = ChildAgent::spawn(agent_bin()).unwrap();

@@ -1,6 +1,6 @@
 //! `async`/`poll` on the controller, as ansible's task executor and `async_status` action
-//! plugin do them: starting a task's module as a detached job (the `tack` binary re-invoked
-//! as the job process of `async_wrapper`), the immediate result of `poll: 0`, the poll loop
+//! plugin do them: starting a task's module as a detached job over the host's link (its
+//! job process is `tack_agent::jobs`), the immediate result of `poll: 0`, the poll loop
 //! of `poll > 0` with its `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` notes, the cleanup of a
 //! finished job's file, and the `async_status` action itself.
 //!
@@ -8,9 +8,7 @@
 //! this module never judges a result (`changed_when`, `until`, ...): the executor does.
 
 use std::cell::RefCell;
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Map, Value as Json, json};
@@ -18,8 +16,8 @@ use tack_agent::{Invocation, ModuleResult};
 use tack_template::{Scope, Templar};
 
 use crate::actions::{ActionInput, ActionOutput};
-use crate::async_wrapper::{JOB_ARG, JobOrder};
-use crate::connection::{Connection, Local};
+use crate::connection::Connection;
+use tack_connect::JobSpec;
 
 /// A task's `async` and `poll`, and where its notes for the callback go.
 pub struct AsyncTask<'a> {
@@ -43,16 +41,17 @@ fn configured_dir(templar: &Templar, scope: &Scope, setting: &str) -> Result<Str
     Ok(if setting.is_empty() { "~/.ansible_async".to_string() } else { setting.to_string() })
 }
 
-/// The directory the controller looks in: `~` is the user's home in the password database,
-/// as ansible's `_remote_expand_user` asks the host for `~user` (the job process reads
-/// `$HOME` instead; the two differ only when `$HOME` was changed).
-fn controller_dir(configured: &str) -> PathBuf {
+/// The directory the controller names on the host: a leading `~` is the home of the user
+/// the link runs as, which the link asks the host for (ansible's `_remote_expand_user`; the
+/// local connection reads the password database, as `~user` finds it). The job process
+/// reads `$HOME` instead; the two differ only when `$HOME` was changed.
+fn host_dir(conn: &dyn Connection, configured: &str) -> Result<PathBuf, String> {
     match configured.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            let home = crate::actions::copy::user_home().unwrap_or_default();
-            PathBuf::from(home.display().to_string() + rest)
+            let home = conn.home().map_err(|e| e.to_string())?;
+            Ok(PathBuf::from(home + rest))
         }
-        _ => PathBuf::from(configured),
+        _ => Ok(PathBuf::from(configured)),
     }
 }
 
@@ -74,10 +73,18 @@ pub(crate) fn run(
         Ok(configured) => configured,
         Err(msg) => return failed_output(input, msg),
     };
-    let dir = controller_dir(&configured);
-    let started = match start(module, invocation, &configured, task.limit) {
+    let job = JobSpec {
+        module: module.to_string(),
+        args: invocation.args.clone(),
+        check_mode: invocation.check_mode,
+        diff: invocation.diff,
+        environment: invocation.environment.clone(),
+        dir: configured.clone(),
+        limit: task.limit,
+    };
+    let started = match input.conn.start_job(&job) {
         Ok(started) => started,
-        Err(msg) => return failed_output(input, msg),
+        Err(e) => return failed_output(input, e.to_string()),
     };
     if started.get("failed").is_some_and(|f| f.as_bool() == Some(true)) {
         return crate::actions::module::from_result(input, &started, true);
@@ -88,13 +95,17 @@ pub(crate) fn run(
         result.insert("changed".into(), Json::Bool(true));
         return crate::actions::module::from_result(input, &result, false);
     }
+    let dir = match host_dir(input.conn, &configured) {
+        Ok(dir) => dir,
+        Err(msg) => return failed_output(input, msg),
+    };
     let jid = started.get("ansible_job_id").and_then(Json::as_str).unwrap_or_default();
     let mut time_left = task.limit as i64;
     let poll = task.poll as i64;
     let mut status = ModuleResult::new();
     while time_left > 0 {
         std::thread::sleep(Duration::from_secs(task.poll));
-        status = job_status(jid, &dir, "status", input.check_mode);
+        status = job_status(input.conn, jid, &dir, "status", input.check_mode);
         let failed = status.get("failed").is_some_and(|f| f.as_bool() == Some(true));
         if flag(&status, "finished") || failed || flag(&status, "skipped") {
             break;
@@ -110,16 +121,36 @@ pub(crate) fn run(
     }
     let result = if flag(&status, "finished") {
         // The job file of a finished job is removed, as the executor's cleanup task does.
-        job_status(jid, &dir, "cleanup", input.check_mode);
+        job_status(input.conn, jid, &dir, "cleanup", input.check_mode);
         status
     } else {
+        // ansible-core 2.21 builds this failure as a new result, whose "parsed" flag is never
+        // set, so it always reports unparsable results (its "did not complete within the
+        // requested time" branch is unreachable); the last poll's result is kept with the
+        // defaults every result dictionary carries.
+        let mut last = status;
+        for (key, value) in [
+            ("changed", Json::Bool(false)),
+            ("failed", Json::Bool(false)),
+            ("deprecations", json!([])),
+            ("warnings", json!([])),
+        ] {
+            last.entry(key).or_insert(value);
+        }
         let mut failed = ModuleResult::new();
         failed.insert("failed".into(), Json::Bool(true));
-        failed.insert("async_result".into(), Json::Object(status));
-        let msg =
-            format!("async task did not complete within the requested time - {}s", task.limit);
-        failed.insert("msg".into(), Json::from(msg));
-        failed
+        failed.insert("async_result".into(), Json::Object(last));
+        failed.insert("msg".into(), Json::from("async task produced unparsable results"));
+        let jid_shown = failed["async_result"].get("ansible_job_id").cloned();
+        task.notes.borrow_mut().push(format!(
+            "ASYNC FAILED on {}: jid={}",
+            task.host,
+            py(jid_shown.as_ref())
+        ));
+        // A result ansible synthesizes, not an exception: no error block, no traceback.
+        let mut out = crate::actions::module::from_result(input, &failed, false);
+        out.error = None;
+        return out;
     };
     let failed = result.get("failed").is_some_and(|f| f.as_bool() == Some(true));
     let jid_shown = result
@@ -145,80 +176,23 @@ fn py(value: Option<&Json>) -> String {
     }
 }
 
-/// Spawns the job process in its own session and waits only until its module runs; the
-/// result is the one ansible's wrapper prints then (`started`, `ansible_job_id`, ...).
-fn start(
-    module: &str,
-    invocation: &Invocation,
-    dir: &str,
-    limit: u64,
-) -> Result<ModuleResult, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("FATAL ERROR: {e}"))?;
-    let mut command = Command::new(exe);
-    command.arg(JOB_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches nothing of the parent's; a new session
-    // keeps the job out of the controller's terminal and process group, so it outlives both.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    crate::transport::record(crate::transport::Use::Job(module.to_string()));
-    let mut child = command.spawn().map_err(|e| format!("FATAL ERROR: {e}"))?;
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_err(|e| format!("FATAL ERROR: {e}"))?;
-    // ansible's job ids: `j` and up to twelve random digits, then the wrapper's pid.
-    let jid = format!("j{}.{}", u64::from_le_bytes(random) % 1_000_000_000_000, child.id());
-    let order = JobOrder {
-        jid: jid.clone(),
-        dir: dir.to_string(),
-        limit,
-        module: module.to_string(),
-        args: invocation.args.clone(),
-        check_mode: invocation.check_mode,
-        diff: invocation.diff,
-        environment: invocation.environment.clone(),
-    };
-    let text = serde_json::to_string(&order).map_err(|e| e.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(text.as_bytes()).map_err(|e| format!("FATAL ERROR: {e}"))?;
-    }
-    let mut line = String::new();
-    if let Some(stdout) = child.stdout.take() {
-        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-    }
-    // The job lives on; a thread reaps it when it ends so it leaves no zombie behind.
-    std::thread::spawn(move || child.wait());
-    let said = match serde_json::from_str::<Json>(line.trim()) {
-        Ok(Json::Object(map)) => map,
-        _ => return Err("async_wrapper exited prematurely".into()),
-    };
-    if said.get("started") != Some(&Json::Bool(true)) {
-        return Ok(said);
-    }
-    let mut result = ModuleResult::new();
-    result.insert("failed".into(), Json::Bool(false));
-    result.insert("started".into(), Json::Bool(true));
-    result.insert("finished".into(), Json::Bool(false));
-    result.insert("ansible_job_id".into(), Json::from(jid));
-    let results_file = said.get("results_file").cloned().unwrap_or(Json::Null);
-    result.insert("results_file".into(), results_file);
-    Ok(result)
-}
-
 /// What ansible's `async_status` action returns for `jid` in `mode`: its own keys, the
 /// module's result over them, `started`/`finished` as booleans.
-fn job_status(jid: &str, dir: &Path, mode: &str, check_mode: bool) -> ModuleResult {
+fn job_status(
+    conn: &dyn Connection,
+    jid: &str,
+    dir: &Path,
+    mode: &str,
+    check_mode: bool,
+) -> ModuleResult {
     let mut args = Map::new();
     args.insert("jid".into(), Json::from(jid));
     args.insert("mode".into(), Json::from(mode));
-    status_with(args, jid, mode, dir, check_mode)
+    status_with(conn, args, jid, mode, dir, check_mode)
 }
 
 fn status_with(
+    conn: &dyn Connection,
     mut args: Map<String, Json>,
     jid: &str,
     mode: &str,
@@ -242,7 +216,7 @@ fn status_with(
     }
     args.insert("_async_dir".into(), Json::from(dir.display().to_string()));
     let invocation = Invocation { args, check_mode, ..Invocation::default() };
-    let module = match Local.run_module("async_status", &invocation) {
+    let module = match conn.run_module("async_status", &invocation) {
         Ok(module) => module,
         Err(e) => {
             let mut failed = ModuleResult::new();
@@ -308,10 +282,12 @@ pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
         return out;
     }
     let jid = jid.unwrap_or_default();
-    let dir = match configured_dir(input.templar, input.scope, input.async_dir) {
-        Ok(configured) => controller_dir(&configured),
+    let dir = match configured_dir(input.templar, input.scope, input.async_dir)
+        .and_then(|configured| host_dir(input.conn, &configured))
+    {
+        Ok(dir) => dir,
         Err(msg) => return failed_output(input, msg),
     };
-    let result = status_with(args, &jid, &mode, &dir, input.check_mode);
+    let result = status_with(input.conn, args, &jid, &mode, &dir, input.check_mode);
     crate::actions::module::from_result(input, &result, true)
 }

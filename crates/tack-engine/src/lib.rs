@@ -12,7 +12,6 @@
 pub mod actions;
 pub mod argspec;
 mod async_job;
-pub mod async_wrapper;
 mod batches;
 pub mod become_;
 pub mod callback;

@@ -176,6 +176,18 @@ impl Connection for RecordedLocal {
     fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
         self.0.unstage(file)
     }
+
+    fn start_job(
+        &self,
+        job: &tack_connect::JobSpec,
+    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Job(job.module.clone()));
+        self.0.start_job(job)
+    }
+
+    fn home(&self) -> Result<String, ConnectionError> {
+        self.0.home()
+    }
 }
 
 impl crate::task::TaskRun<'_> {

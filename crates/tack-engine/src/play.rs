@@ -613,13 +613,8 @@ impl<'r> PlayRun<'r, '_> {
                 if target == crate::link_target::LinkTarget::Local {
                     continue;
                 }
-                let what = if self.run.facts.verbosity >= 3 {
-                    Some("-vvv (ansible prints its ssh commands there)".to_string())
-                } else if ctx.task.attrs.get(Keyword::Async).is_some() {
-                    Some("'async'".to_string())
-                } else {
-                    None
-                };
+                let what = (self.run.facts.verbosity >= 3)
+                    .then(|| "-vvv (ansible prints its ssh commands there)".to_string());
                 let refusal = match what {
                     _ if !self.run.links.reaches_remote() => Some(format!(
                         "tack does not support the 'ssh' connection in this run (host '{host}'); \

@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.
@@ -59,6 +59,10 @@ pub enum Message {
     Unstage { id: u64, path: String },
     /// Agent → controller: the answer to `Unstage`.
     Unstaged { id: u64 },
+    /// Controller → agent: start a module as a detached `async` job (ansible's
+    /// `async_wrapper`); the reply is a `ModuleResult` with what the job said once its module
+    /// started (`started`, `ansible_job_id`, `results_file`), or why it could not.
+    StartJob(StartJob),
 }
 
 impl Message {
@@ -80,6 +84,7 @@ impl Message {
             Message::Staged { .. } => "staged",
             Message::Unstage { .. } => "unstage",
             Message::Unstaged { .. } => "unstaged",
+            Message::StartJob(_) => "start_job",
         }
     }
 }
@@ -124,6 +129,29 @@ pub struct RunModule {
     pub environment: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+}
+
+/// A request to start an `async` job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartJob {
+    pub id: u64,
+    pub job: JobSpec,
+}
+
+/// What an `async` job runs: one native module, for at most `limit` seconds, its job file
+/// kept under `dir` (`~` is the job's `$HOME`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub module: String,
+    pub args: Map<String, Value>,
+    #[serde(default)]
+    pub check_mode: bool,
+    #[serde(default)]
+    pub diff: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub environment: BTreeMap<String, String>,
+    pub dir: String,
+    pub limit: u64,
 }
 
 /// One module run through the Python path (see `tack_agent::python::PythonRun`).

@@ -93,6 +93,18 @@ fn every_message_round_trips() {
         }),
         Message::PythonResult { id: 10, rc: 1, stdout: "{}".into(), stderr: "e".into() },
         Message::Error { id: Some(10), kind: ErrorKind::Python, message: "x".into() },
+        Message::StartJob(StartJob {
+            id: 11,
+            job: JobSpec {
+                module: "command".into(),
+                args: Map::new(),
+                check_mode: false,
+                diff: true,
+                environment: Default::default(),
+                dir: "~/.ansible_async".into(),
+                limit: 30,
+            },
+        }),
     ];
     let bytes = encoded(&messages);
     let mut r = FrameReader::new(&bytes[..]);

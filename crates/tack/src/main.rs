@@ -19,14 +19,14 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // The detached halves of an `async` task (tack_engine::async_wrapper): not commands a
-    // user types, so they bypass the command line.
+    // The detached halves of a local host's `async` job (`tack_agent::jobs`): not commands
+    // a user types, so they bypass the command line.
     match std::env::args_os().nth(1).as_deref().and_then(|a| a.to_str()) {
-        Some(tack_engine::async_wrapper::JOB_ARG) => {
-            return exit_code(tack_engine::async_wrapper::job_main());
+        Some(tack_agent::jobs::JOB_ARG) => {
+            return exit_code(tack_agent::jobs::job_main());
         }
-        Some(tack_engine::async_wrapper::MODULE_ARG) => {
-            return exit_code(tack_engine::async_wrapper::module_main());
+        Some(tack_agent::jobs::MODULE_ARG) => {
+            return exit_code(tack_agent::jobs::module_main());
         }
         _ => {}
     }

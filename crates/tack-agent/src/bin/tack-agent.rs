@@ -8,6 +8,9 @@
 //! Files the controller stages go to `stage-<host>-<pid>/` in the directory the agent's
 //! executable is in (the host's `~/.cache/tack`), removed when the link ends.
 //!
+//! Re-invoked with a hidden first argument it is one half of an `async` job
+//! (`tack_agent::jobs`), which the link starts detached.
+//!
 //! `tack-agent --verify HASH [FILE]` instead checks that FILE (by default the agent's own
 //! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
 //! how a controller checks an upload, and a cached agent, with the agent itself.
@@ -25,6 +28,9 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(first) = args.first() {
         return match (first.to_str(), &args[1..]) {
+            // The detached halves of an `async` job (`tack_agent::jobs`).
+            (Some(tack_agent::jobs::JOB_ARG), []) => exit_code(tack_agent::jobs::job_main()),
+            (Some(tack_agent::jobs::MODULE_ARG), []) => exit_code(tack_agent::jobs::module_main()),
             (Some("--verify"), [hash]) => verify(hash, None),
             (Some("--verify"), [hash, file]) => verify(hash, Some(file)),
             _ => {
@@ -51,6 +57,10 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// `--verify`: FILE's BLAKE3 hash against `want`; the hash found goes to stdout.

@@ -2,6 +2,7 @@
 //! (`add_path_info`). Owns lookups only; nothing here changes the host.
 
 use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -24,6 +25,22 @@ pub fn user_name(uid: u32) -> Option<String> {
     }
     // SAFETY: on success pw_name points into `buf`, NUL-terminated.
     Some(unsafe { CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned())
+}
+
+/// A user's home directory, or `None` when the uid has no entry.
+pub fn user_home(uid: u32) -> Option<std::path::PathBuf> {
+    let mut buf = buffer();
+    // SAFETY: a zeroed passwd is a valid out-parameter for getpwuid_r.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out = std::ptr::null_mut();
+    // SAFETY: every pointer is to live, correctly sized storage owned by this frame.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() || pwd.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_dir points into `buf`, NUL-terminated.
+    let dir = unsafe { CStr::from_ptr(pwd.pw_dir) };
+    Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
 }
 
 /// A group's name, or `None` when the gid has no entry.

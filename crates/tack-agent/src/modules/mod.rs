@@ -50,7 +50,7 @@ mod validate;
 mod wait_for;
 
 /// The name of a uid in the password database (the engine's `become` compares users).
-pub use host::user_name;
+pub use host::{user_home, user_name};
 
 /// A module's result dictionary, as ansible's module would print it.
 pub type ModuleResult = Map<String, Value>;

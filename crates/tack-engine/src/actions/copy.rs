@@ -391,20 +391,3 @@ fn transfer(
     }
     out
 }
-
-/// The running user's home directory from the password database, as the shell's `~` on the
-/// host gives it (ansible expands `remote_tmp` there, whatever `$HOME` says).
-pub(crate) fn user_home() -> Option<PathBuf> {
-    use std::ffi::CStr;
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: getpwuid returns a pointer into static storage or null; it is read at once,
-    // on this thread, before any other call could overwrite it.
-    unsafe {
-        let entry = libc::getpwuid(libc::getuid());
-        if entry.is_null() || (*entry).pw_dir.is_null() {
-            return None;
-        }
-        let dir = CStr::from_ptr((*entry).pw_dir);
-        Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
-    }
-}

@@ -48,4 +48,13 @@ impl Connection for Local {
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
         InProcess.unstage(file)
     }
+
+    fn start_job(&self, job: &tack_connect::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        crate::transport::record(crate::transport::Use::Job(job.module.clone()));
+        InProcess.start_job(job)
+    }
+
+    fn home(&self) -> Result<String, ConnectionError> {
+        InProcess.home()
+    }
 }

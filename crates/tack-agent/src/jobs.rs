@@ -4,9 +4,11 @@
 //! module's process group when the task's `async` seconds pass; and the module process it
 //! supervises, which runs one native module and prints its result.
 //!
-//! Both are the `tack` binary re-invoked with a hidden argument ([`JOB_ARG`], [`MODULE_ARG`]),
-//! reading their orders as JSON on standard input. Nothing here knows about tasks, results
-//! shown to the user, or polling: that is `async_job`, on the controller.
+//! Both are the running executable re-invoked with a hidden argument ([`JOB_ARG`],
+//! [`MODULE_ARG`]), reading their orders as JSON on standard input: `tack` itself for a local
+//! host, the `tack-agent` on a managed one. [`start`] spawns the job process from the link's
+//! side and waits only until its module runs. Nothing here knows about tasks, results shown
+//! to the user, or polling: that is the controller's `async_job`.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -15,33 +17,104 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use tack_protocol::JobSpec;
 
 /// The hidden first argument that makes `tack` a job process.
 pub const JOB_ARG: &str = "__tack-async-job";
 /// The hidden first argument that makes `tack` the module process of a job.
 pub const MODULE_ARG: &str = "__tack-async-module";
 
-/// What the controller asks of a job process.
+/// What a job process is told: its id and the job.
 #[derive(serde::Serialize, serde::Deserialize)]
-pub(crate) struct JobOrder {
-    pub jid: String,
-    /// The async directory as configured: `~` is this process's `$HOME`, as Python's
-    /// `expanduser` in ansible's wrapper reads it.
-    pub dir: String,
-    /// The task's `async` seconds.
-    pub limit: u64,
-    pub module: String,
-    pub args: Map<String, Value>,
-    pub check_mode: bool,
-    pub diff: bool,
-    pub environment: std::collections::BTreeMap<String, String>,
+struct JobOrder {
+    jid: String,
+    #[serde(flatten)]
+    job: JobSpec,
+}
+
+/// Spawns `exe` (this process's own executable) as the job process of `job`, in a session
+/// of its own so it outlives the link and its terminal, and waits only until its module
+/// runs. The result is the one ansible's wrapper prints then (`started`, `ansible_job_id`,
+/// `results_file`) or its failure (`msg`).
+pub fn start(exe: &Path, job: &JobSpec) -> Map<String, Value> {
+    match spawn_job(exe, job) {
+        Ok(result) => result,
+        Err(msg) => {
+            let mut failed = Map::new();
+            failed.insert("failed".into(), Value::Bool(true));
+            failed.insert("msg".into(), Value::from(msg));
+            failed
+        }
+    }
+}
+
+fn spawn_job(exe: &Path, job: &JobSpec) -> Result<Map<String, Value>, String> {
+    let mut command = Command::new(exe);
+    command.arg(JOB_ARG).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches nothing of the parent's; a new session
+    // keeps the job out of the link's terminal and process group, so it outlives both.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|e| format!("FATAL ERROR: {e}"))?;
+    // ansible's job ids: `j` and up to twelve random digits, then the wrapper's pid.
+    let jid = format!("j{}.{}", random_u64() % 1_000_000_000_000, child.id());
+    let order = JobOrder { jid: jid.clone(), job: job.clone() };
+    let text = serde_json::to_string(&order).map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(text.as_bytes()).map_err(|e| format!("FATAL ERROR: {e}"))?;
+    }
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+    }
+    // The job lives on; a thread reaps it when it ends so it leaves no zombie behind.
+    std::thread::spawn(move || child.wait());
+    let said = match serde_json::from_str::<Value>(line.trim()) {
+        Ok(Value::Object(map)) => map,
+        _ => return Err("async_wrapper exited prematurely".into()),
+    };
+    if said.get("started") != Some(&Value::Bool(true)) {
+        return Ok(said);
+    }
+    let mut result = Map::new();
+    result.insert("failed".into(), Value::Bool(false));
+    result.insert("started".into(), Value::Bool(true));
+    result.insert("finished".into(), Value::Bool(false));
+    result.insert("ansible_job_id".into(), Value::from(jid));
+    let results_file = said.get("results_file").cloned().unwrap_or(Value::Null);
+    result.insert("results_file".into(), results_file);
+    Ok(result)
+}
+
+/// Eight bytes from the kernel's random source (a job id only needs to be unlikely to
+/// repeat; the clock and pid stand in if the source cannot be read).
+fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default();
+        return now ^ u64::from(std::process::id());
+    }
+    u64::from_le_bytes(bytes)
 }
 
 /// `~` and `~/...` under `$HOME` (the password database's home when it is unset).
 fn expand_home(dir: &str) -> PathBuf {
     let home = std::env::var("HOME")
         .ok()
-        .or_else(|| crate::actions::copy::user_home().map(|h| h.display().to_string()))
+        .or_else(|| {
+            // SAFETY: getuid cannot fail and touches no memory.
+            crate::modules::user_home(unsafe { libc::getuid() }).map(|h| h.display().to_string())
+        })
         .unwrap_or_default();
     match dir.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => PathBuf::from(home + rest),
@@ -85,7 +158,7 @@ pub fn job_main() -> i32 {
         Ok(order) => order,
         Err(e) => return say_failed(&format!("bad job order: {e}")),
     };
-    let dir = expand_home(&order.dir);
+    let dir = expand_home(&order.job.dir);
     if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
         return say_failed(&format!("could not create directory: {} - {e}", dir.display()));
     }
@@ -117,7 +190,7 @@ pub fn job_main() -> i32 {
     let _ = std::io::stdout().flush();
     detach_stdio();
 
-    let deadline = Instant::now() + kill_after(order.limit);
+    let deadline = Instant::now() + kill_after(order.job.limit);
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
@@ -192,18 +265,19 @@ pub fn module_main() -> i32 {
         Ok(order) => order,
         Err(e) => return say_failed(&format!("bad module order: {e}")),
     };
-    let invocation = tack_agent::Invocation {
-        args: order.args,
-        check_mode: order.check_mode,
-        diff: order.diff,
-        environment: order.environment,
+    let job = order.job;
+    let invocation = crate::Invocation {
+        args: job.args,
+        check_mode: job.check_mode,
+        diff: job.diff,
+        environment: job.environment,
         timeout: None,
     };
-    match tack_agent::run_module(&order.module, &invocation) {
+    match crate::run_module(&job.module, &invocation) {
         Some(result) => {
             println!("{}", Value::Object(result));
             0
         }
-        None => say_failed(&format!("tack has no native module '{}'", order.module)),
+        None => say_failed(&format!("tack has no native module '{}'", job.module)),
     }
 }
