@@ -2,22 +2,23 @@
 //! or on the controller itself. The become user never runs a file the login user owns: it
 //! gets the agent in a private cache of its own, `/tmp/.tack-agent-<uid>` (made 0700; a
 //! pre-existing one that is a symbolic link, not a directory, or not its own is refused),
-//! streamed from the controller on first contact exactly as the login user's cache is
-//! (probe, then upload only when missing, size and hash checked), and each step runs
-//! through the become program with [`crate::escalate`]'s handshake.
+//! streamed from the controller on first contact exactly as the login user's cache is (the
+//! same one-session contact script, the upload only when missing, size and hash checked),
+//! all run through the become program with [`crate::escalate`]'s handshake first.
 //!
 //! Owns the become user's side of first contact; the become command line and handshake are
 //! `escalate`'s, the agent's process `child`'s, the `ssh` command line `ssh`'s.
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use tack_agent::{Invocation, ModuleResult};
 
-use crate::child::{AgentCommand, ChildAgent};
-use crate::escalate::{self, Become, Escalation};
+use crate::child::{AgentCommand, ChildAgent, Preamble};
+use crate::escalate::{self, Become};
 use crate::install::{self, AgentImage};
+use crate::ssh_link::{Destination, FirstContact};
 use crate::{
     Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
 };
@@ -46,12 +47,15 @@ pub enum Via<'a> {
 pub struct BecomeLink {
     agent: ChildAgent,
     ssh: bool,
-    uploaded: bool,
+    contact: Arc<BecomeContact>,
 }
 
 impl BecomeLink {
-    /// Escalates to `become` through `via`, installs `image` in the become user's cache when
-    /// it lacks it, and starts the agent there.
+    /// Escalates to `become` through `via` and starts the agent from the become user's
+    /// cache, installing `image` there when it lacks it: all in one session (the login
+    /// user's shell checks the user exists, the become program runs
+    /// [`install::contact_script_in`] for that cache), so a host whose become user has the
+    /// agent costs one session.
     pub fn connect(
         via: Via<'_>,
         image: &AgentImage,
@@ -63,40 +67,75 @@ impl BecomeLink {
         {
             crate::ssh_link::make_private_dir(&target.control_dir())?;
         }
-        let probe = format!(
-            "uname -m; {CACHE_SETUP}; a=\"$d\"/{name}; if [ -x \"$a\" ] && \"$a\" --verify \
-             {hash} >/dev/null 2>&1; then echo tack-agent:ok; else echo tack-agent:missing; fi",
-            name = image.file_name(),
-            hash = image.hash_hex(),
+        let script = install::contact_script_in(
+            image,
+            &format!("{CACHE_SETUP}; "),
+            &format!("\"$d\"/{}", image.file_name()),
+            CACHE_SETUP,
         );
         let user_check = format!(
             "if ! id -u -- {user} >/dev/null 2>&1; then echo {NO_SUCH_USER}\"$(id -un)\"; \
              exit 0; fi; ",
             user = tack_py::shlex::quote(&escalation.user)
         );
-        let out = run(via, escalation, &probe, &user_check, None)?;
-        let found = install::read_probe(image, &out, "become probe")?;
-        let uploaded = !found.cached;
-        if uploaded {
-            let upload = install::upload_script_into(image, CACHE_SETUP);
-            run(via, escalation, &upload, "", Some(image.bytes()))?;
-        }
-        let (line, esc) = escalation
-            .command(&format!("{CACHE_SETUP}; exec \"$d\"/{name}", name = image.file_name()))?;
-        let argv = login_argv(via, &format!("exec {line}"))?;
-        let command = AgentCommand::new(&argv[0]).args(&argv[1..]).escalating(esc);
+        let (line, esc) = escalation.command(&script)?;
+        let argv = login_argv(via, &format!("{user_check}exec {line}"))?;
+        let destination = match via {
+            Via::Ssh(target) => Some(target.clone()),
+            Via::Local => None,
+        };
+        let contact = Arc::new(BecomeContact {
+            first: FirstContact::new(
+                image.clone(),
+                Destination::Become(destination, escalation.user.clone()),
+                ("become probe", "become upload"),
+            ),
+            ssh,
+            user: escalation.user.clone(),
+        });
+        let command = AgentCommand::new(&argv[0])
+            .args(&argv[1..])
+            .escalating(esc)
+            .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
         let host = match via {
             Via::Ssh(target) => target.host.clone(),
             Via::Local => "localhost".to_string(),
         };
         let agent =
             ChildAgent::spawn_command(command).map_err(|e| said(ssh, e))?.staging_for(&host);
-        Ok(BecomeLink { agent, ssh, uploaded })
+        Ok(BecomeLink { agent, ssh, contact })
     }
 
-    /// Whether this link had to upload the agent into the become user's cache.
+    /// Whether the last link this connection opened had to upload the agent into the
+    /// become user's cache.
     pub fn uploaded(&self) -> bool {
-        self.uploaded
+        self.contact.first.uploaded()
+    }
+}
+
+/// First contact in the become user's cache, and what the login user's shell says when
+/// the escalation never happened.
+struct BecomeContact {
+    first: FirstContact,
+    ssh: bool,
+    user: String,
+}
+
+impl Preamble for BecomeContact {
+    fn run(
+        &self,
+        stdout: &mut dyn std::io::Read,
+        stdin: &mut dyn Write,
+    ) -> Result<(), Option<ConnectionError>> {
+        self.first.run(stdout, stdin)
+    }
+
+    fn ended(&self, code: Option<i32>, stderr: &str) -> ConnectionError {
+        self.first.ended(code, stderr)
+    }
+
+    fn refused(&self, before: &[u8], stderr: &str, code: Option<i32>) -> Option<ConnectionError> {
+        refused(self.ssh, before, stderr, code, &self.user)
     }
 }
 
@@ -160,120 +199,38 @@ fn login_argv(via: Via<'_>, script: &str) -> Result<Vec<String>, ConnectionError
     }
 }
 
-/// Runs `script` as the become user (after `first`, run as the login user), with `input`
-/// on its stdin once the escalation succeeded; its stdout after the marker.
-fn run(
-    via: Via<'_>,
-    escalation: &Become,
-    script: &str,
-    first: &str,
-    input: Option<&[u8]>,
-) -> Result<Vec<u8>, ConnectionError> {
-    let (line, esc) = escalation.command(script)?;
-    let argv = login_argv(via, &format!("{first}exec {line}"))?;
-    let ssh = matches!(via, Via::Ssh(_));
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::child::new_session(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|source| ConnectionError::Spawn { program: argv[0].clone(), source })?;
-    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        let _ = child.kill();
-        let _ = child.wait();
-        let source = std::io::Error::other("the child's pipes were not opened");
-        return Err(ConnectionError::Spawn { program: argv[0].clone(), source });
-    };
-    let answer =
-        std::os::fd::AsFd::as_fd(&stdin).try_clone_to_owned().ok().map(std::fs::File::from);
-    let mut watch = escalate::Watch::new(esc.clone(), answer, child.id());
-    let state = std::sync::Arc::clone(&watch.state);
-    let errors = std::thread::spawn(move || {
-        use std::io::Read;
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = stderr.read(&mut buf) {
-            watch.saw(&buf[..n]);
-            all.extend_from_slice(&buf[..n]);
-        }
-        drop(watch);
-        all
-    });
-    let timer = crate::child::kill_after(child.id(), escalate::HANDSHAKE_TIMEOUT_SECS);
-    let got = escalate::await_marker(&mut stdout, &esc.marker);
-    drop(timer);
-    let prompts = escalate::PromptState::finish(&state);
-    let finish = |child: &mut std::process::Child| child.wait().ok().and_then(|s| s.code());
-    if let Err(before) = got {
-        drop(stdin);
-        let code = finish(&mut child);
-        let stderr = String::from_utf8_lossy(&errors.join().unwrap_or_default()).into_owned();
-        return Err(refused(ssh, &esc, prompts, &before, &stderr, code, escalation));
-    }
-    let writer = input.map(|bytes| {
-        let bytes = bytes.to_vec();
-        // A thread of its own, so a host that stops reading cannot block the reads below.
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&bytes);
-        })
-    });
-    let mut rest = Vec::new();
-    let read = std::io::Read::read_to_end(&mut stdout, &mut rest);
-    if let Some(w) = writer {
-        let _ = w.join();
-    }
-    let code = finish(&mut child);
-    let stderr = String::from_utf8_lossy(&errors.join().unwrap_or_default()).into_owned();
-    match (read, code) {
-        (Ok(_), Some(0)) => Ok(rest),
-        (_, Some(255)) if ssh => Err(ConnectionError::Unreachable {
-            message: crate::ssh_link::failed_to_connect(&stderr),
-        }),
-        (_, code) => Err(ConnectionError::Install {
-            step: if input.is_some() { "become upload" } else { "become probe" },
-            message: format!(
-                "the become user's shell {}: {}",
-                code.map_or_else(|| "was killed".to_string(), |c| format!("exited with {c}")),
-                stderr.trim_end()
-            ),
-        }),
-    }
-}
-
-/// The failure of an escalation whose marker never came.
+/// The failure of an escalation whose marker never came, when the login user's shell or
+/// ssh says why: the become user does not exist, or the host could not be reached. `None`:
+/// the become program's own words tell it.
 fn refused(
     ssh: bool,
-    esc: &Escalation,
-    prompts: usize,
     before: &[u8],
     stderr: &str,
     code: Option<i32>,
-    escalation: &Become,
-) -> ConnectionError {
+    user: &str,
+) -> Option<ConnectionError> {
     let text = String::from_utf8_lossy(before);
     if let Some(login) = text.lines().find_map(|l| l.strip_prefix(NO_SUCH_USER)) {
         // ansible fails where it hands its temporary files to the missing user.
-        return ConnectionError::Become {
+        return Some(ConnectionError::Become {
             message: if ADMIN_USERS.contains(&login.trim()) {
                 "Failed to change ownership of the temporary files Ansible (via chmod nor \
                  setfacl) needs to create despite connecting as a privileged user. \
                  Unprivileged become user would be unable to read the file."
                     .to_string()
             } else {
-                format!("the become user '{}' does not exist on the host", escalation.user)
+                format!("the become user '{user}' does not exist on the host")
             },
             code,
             stderr: stderr.to_string(),
-        };
+        });
     }
     if ssh && code == Some(255) {
-        return ConnectionError::Unreachable {
+        return Some(ConnectionError::Unreachable {
             message: crate::ssh_link::failed_to_connect(stderr),
-        };
+        });
     }
-    escalate::failure(esc, prompts, before, stderr, code)
+    None
 }
 
 #[cfg(test)]
@@ -318,22 +275,25 @@ exec "$@"
         }
     }
 
+    fn connect(b: &Become) -> Result<BecomeLink, ConnectionError> {
+        BecomeLink::connect(Via::Local, &crate::install::test_image(), b)
+    }
+
     #[test]
-    fn the_password_answers_the_prompt_and_only_what_follows_the_marker_is_read() {
+    fn the_password_answers_the_prompt_and_the_agent_runs_after_the_marker() {
         let dir = tempfile::tempdir().unwrap();
-        let b = fake(dir.path(), Some("secret"));
-        let out = run(Via::Local, &b, "echo after; cat", "", Some(b"input")).unwrap();
-        assert_eq!(out, b"after\ninput");
+        let link = connect(&fake(dir.path(), Some("secret"))).unwrap();
+        let pong = link.run_module("ping", &Invocation::default()).unwrap();
+        assert_eq!(pong["ping"], "pong");
     }
 
     #[test]
     fn a_wrong_or_missing_password_is_told_in_ansibles_words_and_never_shown() {
         let dir = tempfile::tempdir().unwrap();
-        let e = run(Via::Local, &fake(dir.path(), Some("wrong-pw")), "true", "", None);
-        let text = message(e.unwrap_err());
-        assert_eq!(text, "Incorrect sudo password");
-        let e = run(Via::Local, &fake(dir.path(), None), "true", "", None);
-        assert_eq!(message(e.unwrap_err()), "Missing sudo password");
+        let e = connect(&fake(dir.path(), Some("wrong-pw"))).err().unwrap();
+        assert_eq!(message(e), "Incorrect sudo password");
+        let e = connect(&fake(dir.path(), None)).err().unwrap();
+        assert_eq!(message(e), "Missing sudo password");
     }
 
     #[test]
@@ -345,7 +305,7 @@ exec "$@"
             exe: Some("/bin/false".into()),
             password: None,
         };
-        let e = run(Via::Local, &b, "true", "", None).unwrap_err();
+        let e = connect(&b).err().unwrap();
         assert_eq!(message(e), "privilege escalation with su failed: it exited with code 1");
     }
 
@@ -353,10 +313,18 @@ exec "$@"
     fn a_missing_become_user_is_found_before_escalating() {
         let dir = tempfile::tempdir().unwrap();
         let b = Become { user: "no-such-user-tack".into(), ..fake(dir.path(), None) };
-        let first = "if ! id -u -- no-such-user-tack >/dev/null 2>&1; then \
-                     echo tack-become:no-such-user:toor; exit 0; fi; ";
-        let e = run(Via::Local, &b, "true", first, None).unwrap_err();
-        assert!(message(e).starts_with("Failed to change ownership of the temporary files"));
+        let e = connect(&b).err().unwrap();
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let login = tack_agent::modules::user_name(unsafe { libc::geteuid() }).unwrap_or_default();
+        let text = message(e);
+        if ADMIN_USERS.contains(&login.as_str()) {
+            assert!(
+                text.starts_with("Failed to change ownership of the temporary files"),
+                "{text}"
+            );
+        } else {
+            assert_eq!(text, "the become user 'no-such-user-tack' does not exist on the host");
+        }
     }
 
     #[test]

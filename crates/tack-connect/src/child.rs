@@ -64,6 +64,14 @@ pub(crate) trait Preamble: Send + Sync {
 
     /// The error of a command that ended during the preamble, with `code` and `stderr`.
     fn ended(&self, code: Option<i32>, stderr: &str) -> ConnectionError;
+
+    /// The error of an escalation whose marker never came (`before`: what the command
+    /// printed instead), when the command's own words tell more than the become program's;
+    /// `None` leaves it to [`crate::escalate::failure`].
+    fn refused(&self, before: &[u8], stderr: &str, code: Option<i32>) -> Option<ConnectionError> {
+        let _ = (before, stderr, code);
+        None
+    }
 }
 
 /// A shared [`Preamble`]; commands compare equal when they share the same one.
@@ -246,7 +254,12 @@ impl Link {
             if let Err(before) = got {
                 drop(stdin);
                 let code = stop(&mut child).and_then(|s| s.code());
-                return Err(crate::escalate::failure(esc, count, &before, &stderr.text(), code));
+                let said = stderr.text();
+                let told =
+                    command.preamble.as_ref().and_then(|p| p.0.refused(&before, &said, code));
+                return Err(told.unwrap_or_else(|| {
+                    crate::escalate::failure(esc, count, &before, &said, code)
+                }));
             }
         }
         let mut stdin = stdin;

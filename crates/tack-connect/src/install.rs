@@ -184,14 +184,9 @@ fn cache_setup() -> String {
     format!("d=\"$HOME\"/{CACHE_DIR}; mkdir -p \"$d\"; chmod 700 \"$d\"")
 }
 
-/// The upload, reading the agent's bytes on its stdin, into the directory `$d` that `setup`
-/// names (and makes ready): a private temporary file, checked for size and hash by running
-/// it, renamed into place; then older agents go.
-pub(crate) fn upload_script_into(image: &AgentImage, setup: &str) -> String {
-    upload_from(image, setup, "cat")
-}
-
-/// The upload of what `reader` prints (the agent's bytes, from stdin).
+/// The upload of what `reader` prints (the agent's bytes, from stdin) into the directory `$d`
+/// that `setup` names (and makes ready): a private temporary file, checked for size and hash
+/// by running it, renamed into place; then older agents go.
 fn upload_from(image: &AgentImage, setup: &str, reader: &str) -> String {
     format!(
         "set -e; umask 077; {setup}; \
@@ -224,20 +219,50 @@ pub(crate) const RECHECK: &str = "tack-agent:recheck";
 /// runs and vouches for its own hash, in the shell's place. When it does not, the shell
 /// says so and waits for the controller's answer: [`RECHECK`] looks again; [`SEND`] is
 /// followed by the agent's bytes on stdin, exactly its size (`head -c`, so nothing of the
-/// link after them is read), checked and renamed into place as [`upload_script_into`] does
+/// link after them is read), checked and renamed into place by [`upload_from`]
 /// (in a subshell, so the agent keeps the login's umask), and then the agent runs.
 pub(crate) fn contact_script(image: &AgentImage) -> String {
+    contact_script_in(image, "", &image.remote_path(), &cache_setup())
+}
+
+/// [`contact_script`] for an agent at `agent` (a shell word), after `first` (which may set
+/// variables `agent` and `setup` use), uploaded through `setup` (which sets `$d`, the
+/// cache directory): how the become user's own cache is reached.
+pub(crate) fn contact_script_in(
+    image: &AgentImage,
+    first: &str,
+    agent: &str,
+    setup: &str,
+) -> String {
     format!(
-        "uname -m; a={path}; while :; do \
+        "{first}uname -m; a={agent}; while :; do \
          if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
          then echo {CACHED}; exec \"$a\"; fi; echo {MISSING}; read -r go || exit 5; \
          case \"$go\" in {RECHECK}) ;; \
          {SEND}) ({upload}) || exit $?; echo {INSTALLED}; exec \"$a\" ;; \
          *) exit 5 ;; esac; done",
-        path = image.remote_path(),
         hash = image.hash_hex(),
-        upload = upload_from(image, &cache_setup(), &format!("head -c {}", image.bytes.len())),
+        upload = upload_from(image, setup, &format!("head -c {}", image.bytes.len())),
     )
+}
+
+/// The workspace's `tack-agent`, built by cargo (as the integration tests do).
+#[cfg(test)]
+pub(crate) fn test_image() -> AgentImage {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["build", "-q", "-p", "tack-agent", "--bin", "tack-agent"])
+        .arg("--message-format=json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let exe = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["target"]["name"] == "tack-agent")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap();
+    AgentImage::from_file(&exe, "0.0.0-test").unwrap()
 }
 
 #[cfg(test)]
@@ -266,30 +291,12 @@ mod tests {
         }
     }
 
-    /// The workspace's `tack-agent`, built by cargo (as the integration tests do).
-    fn agent() -> AgentImage {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "tack-agent", "--bin", "tack-agent"])
-            .arg("--message-format=json")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let exe = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|m| m["target"]["name"] == "tack-agent")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .unwrap();
-        AgentImage::from_file(&exe, "0.0.0-test").unwrap()
-    }
-
     /// Runs the upload script here, as the host's shell would, with `home` as `$HOME`.
     fn upload(image: &AgentImage, home: &Path, bytes: &[u8]) -> (i32, String) {
         use std::io::Write;
         let mut child = std::process::Command::new("/bin/sh")
             .arg("-c")
-            .arg(upload_script_into(image, &cache_setup()))
+            .arg(upload_from(image, &cache_setup(), "cat"))
             .env("HOME", home)
             .stdin(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -313,7 +320,7 @@ mod tests {
     #[test]
     fn the_upload_keeps_only_a_whole_agent_with_the_right_hash() {
         use std::os::unix::fs::PermissionsExt;
-        let image = agent();
+        let image = test_image();
         let home = tempfile::tempdir().unwrap();
         let bytes = image.bytes();
 

@@ -41,11 +41,11 @@ impl Ssh {
         }
         let script = install::contact_script(image);
         let argv = target.command(&format!("/bin/sh -c {}", tack_py::shlex::quote(&script)))?;
-        let contact = Arc::new(FirstContact {
-            image: image.clone(),
-            target: target.clone(),
-            uploaded: AtomicBool::new(false),
-        });
+        let contact = Arc::new(FirstContact::new(
+            image.clone(),
+            Destination::Login(target.clone()),
+            ("probe", "upload"),
+        ));
         let command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
@@ -55,7 +55,7 @@ impl Ssh {
 
     /// Whether the last link this connection opened had to upload the agent.
     pub fn uploaded(&self) -> bool {
-        self.contact.uploaded.load(Ordering::Relaxed)
+        self.contact.uploaded()
     }
 
     /// What the agent of the open link said at hello (its pid is the host's).
@@ -69,21 +69,46 @@ impl Ssh {
 /// destination (the same [`SshTarget`]: several inventory names for one machine) upload
 /// one at a time, and a link that finds the agent put there by another of the run's links
 /// meanwhile looks again instead of sending it a second time.
-struct FirstContact {
+pub(crate) struct FirstContact {
     image: AgentImage,
-    target: SshTarget,
+    gate: Gate,
     uploaded: AtomicBool,
+    /// The install steps an early end is named by: probing, then uploading.
+    steps: (&'static str, &'static str),
+}
+
+/// Where an agent is installed: a destination's login cache, or a become user's cache on
+/// one (`None`: the controller itself).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Destination {
+    Login(SshTarget),
+    Become(Option<SshTarget>, String),
+}
+
+impl FirstContact {
+    pub(crate) fn new(
+        image: AgentImage,
+        to: Destination,
+        steps: (&'static str, &'static str),
+    ) -> Self {
+        FirstContact { image, gate: upload_gate(&to), uploaded: AtomicBool::new(false), steps }
+    }
+
+    /// Whether the last link this contact opened had to upload the agent.
+    pub(crate) fn uploaded(&self) -> bool {
+        self.uploaded.load(Ordering::Relaxed)
+    }
 }
 
 /// Per destination: whether this process has put the agent (its hash) there.
 type Gate = Arc<Mutex<Option<String>>>;
 
-fn upload_gate(target: &SshTarget) -> Gate {
-    static GATES: OnceLock<Mutex<HashMap<SshTarget, Gate>>> = OnceLock::new();
+fn upload_gate(to: &Destination) -> Gate {
+    static GATES: OnceLock<Mutex<HashMap<Destination, Gate>>> = OnceLock::new();
     let gates = GATES.get_or_init(Default::default);
     // A panic while the map was held leaves it whole (inserts are single calls).
     let mut gates = gates.lock().unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(gates.entry(target.clone()).or_default())
+    Arc::clone(gates.entry(to.clone()).or_default())
 }
 
 impl Preamble for FirstContact {
@@ -95,14 +120,13 @@ impl Preamble for FirstContact {
         let markers = [install::CACHED, install::MISSING];
         let (found, mut said) = await_markers(stdout, &markers).map_err(|_| None)?;
         said.extend_from_slice(markers[found].as_bytes());
-        install::read_probe(&self.image, &said, "probe").map_err(Some)?;
+        install::read_probe(&self.image, &said, self.steps.0).map_err(Some)?;
         self.uploaded.store(false, Ordering::Relaxed);
         if markers[found] == install::CACHED {
             return Ok(());
         }
-        let gate = upload_gate(&self.target);
         // Held through the upload: the destination's other links wait, then look again.
-        let mut put = gate.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut put = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
         let answer = |line: &str, stdin: &mut dyn Write| {
             stdin.write_all(line.as_bytes()).and_then(|()| stdin.write_all(b"\n"))
         };
@@ -124,7 +148,7 @@ impl Preamble for FirstContact {
     }
 
     fn ended(&self, code: Option<i32>, stderr: &str) -> ConnectionError {
-        let step = if self.uploaded.load(Ordering::Relaxed) { "upload" } else { "probe" };
+        let step = if self.uploaded() { self.steps.1 } else { self.steps.0 };
         check(Output { code, stdout: Vec::new(), stderr: stderr.as_bytes().to_vec() }, step)
             .err()
             .unwrap_or_else(|| ConnectionError::Install {
