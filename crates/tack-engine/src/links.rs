@@ -16,6 +16,7 @@ use tack_connect::Become;
 
 use crate::connection::{Connection, ConnectionError, Local};
 use crate::link_target::{LinkTarget, SshSettings};
+use crate::transport::{Reach, Use};
 
 /// How the run opens a link to a remote host. Opening must not connect yet: the first
 /// [`Connection::connect`] does, on the thread that runs the host's task.
@@ -104,33 +105,42 @@ impl<'o> Links<'o> {
         if let Some(link) = open.get(&key) {
             return Ok(Arc::clone(link));
         }
+        // Every use is recorded for `-vvv` as the connection ansible would name: a become
+        // link is still the login's `local` or `ssh` connection.
+        let reach = match target {
+            LinkTarget::Local => Reach::Local,
+            LinkTarget::Ssh(s) => Reach::Ssh { user: s.user.clone() },
+        };
         let link = match (settings, escalation) {
             (Some(settings), _) => self.opener.ssh(settings)?,
-            (None, Some(escalation)) => {
-                let link = self.opener.become_link(target, escalation)?;
-                match target {
-                    // Still ansible's local connection, as the login user: `-vvv` says so.
-                    LinkTarget::Local => Arc::new(RecordedLocal(link)),
-                    LinkTarget::Ssh(_) => link,
-                }
-            }
+            (None, Some(escalation)) => self.opener.become_link(target, escalation)?,
             (None, None) => return Ok(Arc::clone(&self.local)),
         };
+        let link: Arc<dyn Connection> = Arc::new(Recorded { inner: link, reach });
         open.insert(key, Arc::clone(&link));
         Ok(link)
     }
 }
 
-/// A local link under a become user, each use recorded for `-vvv` like [`Local`]'s.
-struct RecordedLocal(Arc<dyn Connection>);
+/// A link each use of which is recorded for `-vvv` (as [`Local`] records its own).
+struct Recorded {
+    inner: Arc<dyn Connection>,
+    reach: Reach,
+}
 
-impl Connection for RecordedLocal {
+impl Recorded {
+    fn record(&self, action: Use) {
+        crate::transport::record_via(self.reach.clone(), action);
+    }
+}
+
+impl Connection for Recorded {
     fn connect(&self) -> Result<(), ConnectionError> {
-        self.0.connect()
+        self.inner.connect()
     }
 
     fn is_open(&self) -> bool {
-        self.0.is_open()
+        self.inner.is_open()
     }
 
     fn run_module(
@@ -138,8 +148,8 @@ impl Connection for RecordedLocal {
         module: &str,
         invocation: &tack_agent::Invocation,
     ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Module(module.to_string()));
-        self.0.run_module(module, invocation)
+        self.record(Use::Module(module.to_string()));
+        self.inner.run_module(module, invocation)
     }
 
     fn exec_command(
@@ -147,8 +157,8 @@ impl Connection for RecordedLocal {
         cmd: &str,
         cwd: &std::path::Path,
     ) -> Result<crate::connection::ExecOutput, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
-        self.0.exec_command(cmd, cwd)
+        self.record(Use::Exec(cmd.to_string()));
+        self.inner.exec_command(cmd, cwd)
     }
 
     fn run_python(
@@ -156,8 +166,8 @@ impl Connection for RecordedLocal {
         payload: &[u8],
         run: &tack_agent::python::PythonRun,
     ) -> Result<tack_agent::python::PythonOutput, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
-        self.0.run_python(payload, run)
+        self.record(Use::Python(run.fqn.clone()));
+        self.inner.run_python(payload, run)
     }
 
     fn stage(
@@ -166,27 +176,27 @@ impl Connection for RecordedLocal {
         name: &str,
         executable: bool,
     ) -> Result<tack_connect::StagedFile, ConnectionError> {
-        self.0.stage(bytes, name, executable)
+        self.inner.stage(bytes, name, executable)
     }
 
     fn stage_limit(&self) -> Option<usize> {
-        self.0.stage_limit()
+        self.inner.stage_limit()
     }
 
     fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
-        self.0.unstage(file)
+        self.inner.unstage(file)
     }
 
     fn start_job(
         &self,
         job: &tack_connect::JobSpec,
     ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Job(job.module.clone()));
-        self.0.start_job(job)
+        self.record(Use::Job(job.module.clone()));
+        self.inner.start_job(job)
     }
 
     fn home(&self) -> Result<String, ConnectionError> {
-        self.0.home()
+        self.inner.home()
     }
 }
 

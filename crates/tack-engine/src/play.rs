@@ -613,20 +613,11 @@ impl<'r> PlayRun<'r, '_> {
                 if target == crate::link_target::LinkTarget::Local {
                     continue;
                 }
-                let what = (self.run.facts.verbosity >= 3)
-                    .then(|| "-vvv (ansible prints its ssh commands there)".to_string());
-                let refusal = match what {
-                    _ if !self.run.links.reaches_remote() => Some(format!(
+                if !self.run.links.reaches_remote() {
+                    let message = format!(
                         "tack does not support the 'ssh' connection in this run (host '{host}'); \
                          modules run only on hosts with ansible_connection=local"
-                    )),
-                    Some(what) => Some(format!(
-                        "tack does not support {what} over the 'ssh' connection yet (host \
-                         '{host}')"
-                    )),
-                    None => None,
-                };
-                if let Some(message) = refusal {
+                    );
                     return Err(Diagnostic::at(message, ctx.task.origin.clone()));
                 }
             }

@@ -11,6 +11,10 @@
 //! `NATIVE MODULE name (started by tack as a background job)` for an `async` job, and
 //! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`).
 //!
+//! Over `ssh` ansible announces `ESTABLISH SSH CONNECTION FOR USER: user` before each of
+//! the several ssh commands a task runs; tack announces it once per task and host, as for
+//! `local`, and a native module's line says the host's agent ran it.
+//!
 //! [`Local`](crate::connection::Local) records each use on the running thread (an action runs
 //! on one thread from start to end); the task runner takes them after each action and turns
 //! them into lines. This module owns that record and the lines' wording; it never decides
@@ -34,20 +38,36 @@ pub(crate) enum Use {
     Note(String),
 }
 
+/// Which of ansible's connections a use went through: the announcement names it, and the
+/// lines say where the module ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// ansible's `local` connection: in-process, or an agent of the become user's here.
+    Local,
+    /// ansible's `ssh` connection, as `user` (`None` when no remote user is set, which
+    /// ansible's announcement prints as `None`).
+    Ssh { user: Option<String> },
+}
+
 thread_local! {
     /// Uses since the last [`take`].
-    static USES: RefCell<Vec<Use>> = const { RefCell::new(Vec::new()) };
+    static USES: RefCell<Vec<(Reach, Use)>> = const { RefCell::new(Vec::new()) };
     /// The address the current task and host announced a connection to, if any.
     static ESTABLISHED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Records a use of the connection (called by the connection itself).
+/// Records a use of the local connection (called by the connection itself), or a note.
 pub(crate) fn record(action: Use) {
-    USES.with(|u| u.borrow_mut().push(action));
+    record_via(Reach::Local, action);
+}
+
+/// Records a use of the connection `reach` names.
+pub(crate) fn record_via(reach: Reach, action: Use) {
+    USES.with(|u| u.borrow_mut().push((reach, action)));
 }
 
 /// The uses recorded since the last call, oldest first.
-pub(crate) fn take() -> Vec<Use> {
+pub(crate) fn take() -> Vec<(Reach, Use)> {
     USES.with(|u| std::mem::take(&mut *u.borrow_mut()))
 }
 
@@ -75,26 +95,33 @@ pub(crate) fn local_user() -> String {
 /// The `-vvv` lines for `uses` on the host reached at `address`: one line per use, the first
 /// that reaches the host preceded by the announcement when this task has not yet announced
 /// that address.
-pub(crate) fn lines(address: &str, uses: Vec<Use>) -> Vec<String> {
+pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
     let mut out = Vec::new();
-    for action in uses {
+    for (reach, action) in uses {
         if let Use::Note(text) = action {
             out.push(text);
             continue;
         }
+        let (kind, user, runs) = match &reach {
+            Reach::Local => ("LOCAL", local_user(), "run in-process by tack"),
+            Reach::Ssh { user } => (
+                "SSH",
+                user.clone().unwrap_or_else(|| "None".into()),
+                "run by tack's agent on the host",
+            ),
+        };
         let announce = ESTABLISHED.with(|e| {
             let mut e = e.borrow_mut();
-            let fresh = e.as_deref() != Some(address);
-            *e = Some(address.to_string());
+            let key = format!("{kind} {address}");
+            let fresh = e.as_deref() != Some(key.as_str());
+            *e = Some(key);
             fresh
         });
         if announce {
-            out.push(format!("<{address}> ESTABLISH LOCAL CONNECTION FOR USER: {}", local_user()));
+            out.push(format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}"));
         }
         out.push(match action {
-            Use::Module(name) => {
-                format!("<{address}> NATIVE MODULE {name} (run in-process by tack)")
-            }
+            Use::Module(name) => format!("<{address}> NATIVE MODULE {name} ({runs})"),
             Use::Exec(cmd) => {
                 format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
             }

@@ -158,13 +158,17 @@ fn normalise_install(text: &str) -> String {
 /// In a case with a `transport` file: drops the `-vvv` lines that describe how each program
 /// reaches a host, which differ by design (see tests/golden/README.md): ansible's `EXEC`,
 /// `PUT` and `FETCH` lines and `Using module file ...` (its Python transport: temporary
-/// directories, AnsiballZ uploads), tack's `NATIVE MODULE`, `PYTHON MODULE` and `EXEC` lines. The
-/// `ESTABLISH` line and everything else stay compared.
+/// directories, AnsiballZ uploads), over ssh also its `SSH: EXEC` lines, the `(rc, b'...',
+/// b'...')` each command returned, the `ESTABLISH SSH CONNECTION` it prints before each
+/// command (tack prints one per task), and what it says of a command that failed (`Failed to
+/// connect to the host via ssh: <stderr>`, its own `setfacl` among them) or escalated
+/// (`Escalation succeeded`, per command; tack escalates once per link); tack's `NATIVE
+/// MODULE`, `PYTHON MODULE` and `EXEC` lines. `ESTABLISH LOCAL CONNECTION` and everything else stay compared.
 fn drop_transport(text: &str) -> String {
     static LINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let line = LINE.get_or_init(|| {
         regex::Regex::new(
-            r"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:EXEC|PUT|FETCH|NATIVE MODULE|PYTHON MODULE) |Using module file )",
+            r#"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:(?:EXEC|PUT|FETCH|NATIVE MODULE|PYTHON MODULE|SSH: EXEC|ESTABLISH SSH CONNECTION|Failed to connect to the host via ssh:) |\(-?\d+, b['"]|Escalation succeeded\r?\n)|Using module file )"#,
         )
         .expect("valid pattern")
     });

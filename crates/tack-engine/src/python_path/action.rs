@@ -13,7 +13,7 @@ use tack_diag::Diagnostic;
 
 use super::payload;
 use crate::actions::{ActionInput, ActionOutput, errored, module::from_result};
-use crate::connection::{Connection, Local};
+
 use crate::json;
 
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
@@ -47,7 +47,8 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         params: Value::Object(params).to_string(),
         environment: input.environment.clone(),
     };
-    match Local.run_python(&payload.zip, &run) {
+    // Over the task's own link: on the host, as its become user when there is one.
+    match input.conn.run_python(&payload.zip, &run) {
         Ok(out) => from_result(input, &read_result(&out), true),
         Err(e) => fail(format!("Task failed: {e}")),
     }
