@@ -5,7 +5,8 @@
 //!
 //! ansible escalates only when the become user differs from the user the link runs as
 //! (`DEFAULT_BECOME_ALLOW_SAME_USER` is off): the controller's user on a local link, the
-//! remote user on an ssh link (ansible escalates when no remote user is set at all). The
+//! remote user on an ssh link (ansible escalates when no remote user is set at all), unless
+//! `become_allow_same_user` is on. The
 //! methods run are `sudo` and `su`; `runas` and other plugins are refused by name. Controller
 //! actions run nothing on the host, so become never concerns them.
 //!
@@ -51,6 +52,8 @@ pub struct BecomeDefaults {
     pub flags: Option<String>,
     pub exe: Option<String>,
     pub password: Option<crate::link_target::Secret>,
+    /// `become_allow_same_user`: escalate even to the user the link already runs as.
+    pub allow_same_user: bool,
 }
 
 /// The become part of a run's link to `target`, or `None` when the run does not escalate.
@@ -118,7 +121,7 @@ pub(crate) fn resolve(
         LinkTarget::Local => tack_agent::modules::user_name(unsafe { libc::geteuid() }),
         LinkTarget::Ssh(settings) => settings.user.clone(),
     };
-    if login.as_deref() == Some(user.as_str()) {
+    if login.as_deref() == Some(user.as_str()) && !defaults.allow_same_user {
         return Ok(None);
     }
     let flags = text(setting(&names(method, "flags"), Some(Keyword::BecomeFlags))?)

@@ -103,11 +103,6 @@ pub fn link_defaults(
 ) -> Result<SshDefaults, tack_diag::Diagnostic> {
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
-    if config.get("BECOME_ALLOW_SAME_USER").and_then(|v| v.as_bool()).unwrap_or(false) {
-        return Err(options(
-            "tack does not support become_allow_same_user (BECOME_ALLOW_SAME_USER) yet".into(),
-        ));
-    }
     let text = |name: &str| {
         config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
     };
@@ -145,6 +140,10 @@ pub fn link_defaults(
         flags: text("DEFAULT_BECOME_FLAGS"),
         exe: text("DEFAULT_BECOME_EXE"),
         password,
+        allow_same_user: config
+            .get("BECOME_ALLOW_SAME_USER")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
     };
     Ok(defaults)
 }
