@@ -128,7 +128,9 @@ pub fn link_defaults(
         match &file {
             None => None,
             Some(path) => {
-                Some(tack_engine::link_target::Secret(password_file(path).map_err(options)?))
+                // ansible's own error (exit 1), not an option error.
+                let read = password_file(path).map_err(tack_diag::Diagnostic::new)?;
+                Some(tack_engine::link_target::Secret(read))
             }
         }
     };
@@ -148,21 +150,67 @@ pub fn link_defaults(
     Ok(defaults)
 }
 
-/// `--become-password-file`: the file's text without its surrounding whitespace (ansible
-/// also runs an executable one, which tack refuses by name).
+/// `--become-password-file`, as ansible's `get_password_from_file` reads it: `-` is stdin;
+/// an executable file is run and its stdout taken; any other file's text is taken without
+/// its surrounding whitespace. The line ends around it go, and an empty password is an
+/// error.
 fn password_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("The password file {} was not found: {e}", path.display()))?;
-    if meta.permissions().mode() & 0o111 != 0 {
-        return Err(format!(
-            "tack does not support an executable --become-password-file ({}) yet",
-            path.display()
-        ));
+    // A path option: absolute, from the working directory, as ansible's `unfrackpath`.
+    let absolute = if path.as_os_str() == "-" {
+        path.to_path_buf()
+    } else {
+        std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    };
+    let path = absolute.as_path();
+    let shown = path.display();
+    let secret: Vec<u8> = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("Could not read stdin: {e}"))?;
+        bytes
+    } else {
+        let meta = std::fs::metadata(path)
+            .map_err(|_| format!("The password file {shown} was not found"))?;
+        if meta.permissions().mode() & 0o111 != 0 {
+            let out = std::process::Command::new(path)
+                .stdin(std::process::Stdio::inherit())
+                .output()
+                .map_err(|e| {
+                    format!(
+                        "Problem occurred when trying to run the password script {shown} ({e}). \
+                         If this is not a script, remove the executable bit from the file."
+                    )
+                })?;
+            if !out.status.success() {
+                let rc = out.status.code().map_or_else(
+                    || {
+                        format!(
+                            "-{}",
+                            std::os::unix::process::ExitStatusExt::signal(&out.status).unwrap_or(0)
+                        )
+                    },
+                    |c| c.to_string(),
+                );
+                return Err(format!(
+                    "The password script {shown} returned an error (rc={rc}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            out.stdout
+        } else {
+            let bytes = std::fs::read(path)
+                .map_err(|_| format!("Could not read password file '{shown}'."))?;
+            String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec()
+        }
+    };
+    let text = String::from_utf8_lossy(&secret).trim_matches(['\r', '\n']).to_string();
+    if text.is_empty() {
+        return Err(format!("Empty password was provided from file ({shown})"));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("Could not read password file {}: {e}", path.display()))?;
-    Ok(text.trim().to_string())
+    Ok(text)
 }
 
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo nope >&2
+exit 3

@@ -1,0 +1,2 @@
+#!/bin/sh
+echo not-a-real-password
