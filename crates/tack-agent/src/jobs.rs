@@ -149,13 +149,8 @@ fn kill_after(limit: u64) -> Duration {
 /// The job process: `Ok(code)` once the job ended; what went wrong before the job started
 /// is printed for the controller as a failed result.
 pub fn job_main() -> i32 {
-    let mut text = String::new();
-    let order: JobOrder = match std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())
-        .and_then(|_| serde_json::from_str(&text).map_err(|e| e.to_string()))
-    {
-        Ok(order) => order,
+    let (order, text) = match read_order() {
+        Ok(read) => read,
         Err(e) => return say_failed(&format!("bad job order: {e}")),
     };
     let dir = expand_home(&order.job.dir);
@@ -249,6 +244,14 @@ fn detach_stdio() {
     }
 }
 
+/// The order on standard input, and its text (which the job passes on to its module).
+fn read_order() -> Result<(JobOrder, String), String> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| e.to_string())?;
+    let order = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok((order, text))
+}
+
 fn say_failed(msg: &str) -> i32 {
     println!("{}", json!({"failed": true, "msg": msg}));
     1
@@ -256,13 +259,8 @@ fn say_failed(msg: &str) -> i32 {
 
 /// The module process: runs the order's module and prints its result.
 pub fn module_main() -> i32 {
-    let mut text = String::new();
-    let order: JobOrder = match std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())
-        .and_then(|_| serde_json::from_str(&text).map_err(|e| e.to_string()))
-    {
-        Ok(order) => order,
+    let order = match read_order() {
+        Ok((order, _)) => order,
         Err(e) => return say_failed(&format!("bad module order: {e}")),
     };
     let job = order.job;

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 use tack_diag::Diagnostic;
-use tack_yaml::{Mapping, Value};
+use tack_yaml::Value;
 
 use super::copy::find;
 use super::staging::Staged;
@@ -90,15 +90,11 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let dir = match find(input.search, "files", &src) {
         Ok(path) => path,
         Err(e) => {
-            let error = Diagnostic::caused_by("Task failed.", input.task_origin.clone(), e);
-            let mut data = Mapping::new();
-            data.insert(s("changed"), b(false));
-            data.insert(s("failed"), b(true));
-            data.insert(s("msg"), s(&error.brief()));
-            let mut out = ActionOutput::new(data);
-            out.error = Some(error);
-            out.raised = true;
-            return out;
+            return super::raised(Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                e,
+            ));
         }
     };
     if !dir.is_dir() {

@@ -429,6 +429,19 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
 }
 
+/// An action that raised an ansible error of its own (not a module's failure): the result is
+/// `changed: false`, `failed` and the error's one-line message, and no traceback.
+pub fn raised(error: Diagnostic) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(error);
+    out.raised = true;
+    out
+}
+
 /// A task that failed with an error instead of a result (ansible's exception results): the
 /// result is only `failed` and the error's one-line message.
 pub fn errored(diag: Diagnostic) -> ActionOutput {

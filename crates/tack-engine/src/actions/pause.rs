@@ -207,15 +207,11 @@ fn aborted(input: &ActionInput<'_>) -> ActionOutput {
     // Raised while handling the interrupt: its own segment in the error block.
     let mut cause = tack_diag::Diagnostic::at("user requested abort!", None);
     cause.raised_while_handling = true;
-    let error = tack_diag::Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause);
-    let mut data = Mapping::new();
-    data.insert(s("changed"), b(false));
-    data.insert(s("failed"), b(true));
-    data.insert(s("msg"), s(&error.brief()));
-    let mut out = ActionOutput::new(data);
-    out.error = Some(error);
-    out.raised = true;
-    out
+    super::raised(tack_diag::Diagnostic::caused_by(
+        "Task failed.",
+        input.task_origin.clone(),
+        cause,
+    ))
 }
 
 fn int_arg(input: &ActionInput<'_>, name: &str, default: i64) -> Result<i64, String> {
