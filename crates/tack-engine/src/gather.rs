@@ -59,6 +59,9 @@ impl PlayRun<'_, '_> {
             hosts.iter().map(|h| (h.clone(), self.gather_address(h))).collect();
         let links: BTreeMap<String, Link> =
             hosts.iter().map(|h| (h.clone(), self.gather_link(keywords, h))).collect();
+        let interpreters: BTreeMap<String, Interpreter> =
+            hosts.iter().map(|h| (h.clone(), self.interpreter_for(h))).collect();
+        let settings = &self.run.facts.interpreter;
         let ahead = hosts
             .iter()
             .map(|h| links.get(h).and_then(|l| l.as_ref().ok()).filter(|l| !l.is_open()).cloned())
@@ -70,7 +73,9 @@ impl PlayRun<'_, '_> {
                 |host| {
                     let address = addresses.get(host).map_or(host, String::as_str);
                     let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
-                    gather_on(keywords, host, address, origin.clone(), link)
+                    let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
+                    let asked = (interpreter, settings);
+                    gather_on(keywords, host, address, origin.clone(), link, asked)
                 },
                 |host, gathered| {
                     self.reads.before_result(&hosts, host, callback);
@@ -92,7 +97,41 @@ impl PlayRun<'_, '_> {
         host: &str,
     ) -> Gathered {
         let link = self.gather_link(keywords, host);
-        gather_on(keywords, host, &self.gather_address(host), self.play().origin.clone(), link)
+        let asked = (self.interpreter_for(host), &self.run.facts.interpreter);
+        gather_on(
+            keywords,
+            host,
+            &self.gather_address(host),
+            self.play().origin.clone(),
+            link,
+            asked,
+        )
+    }
+
+    /// What gathering does about `host`'s Python interpreter (see `crate::interpreter`).
+    fn interpreter_for(&self, host: &str) -> Interpreter {
+        let Some(scope) = self.scope.host_scope(host) else { return Interpreter::Set };
+        if !self.run.facts.interpreter.discovers()
+            || scope.get("ansible_python_interpreter").is_some()
+        {
+            return Interpreter::Set;
+        }
+        let known = scope.get("ansible_facts").and_then(|facts| {
+            facts.node().as_map().and_then(|m| m.get(crate::interpreter::FACT)).cloned()
+        });
+        if let Some(known) = known {
+            return Interpreter::Known(known);
+        }
+        let names = match scope.get("ansible_interpreter_python_fallback") {
+            Some(binding) => match &binding.node().value {
+                tack_yaml::Value::Seq(items) => {
+                    items.iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect()
+                }
+                other => vec![tack_yaml::pyrepr::str(other)],
+            },
+            None => self.run.facts.interpreter.fallback.clone(),
+        };
+        Interpreter::Discover(names)
     }
 
     /// The link `setup` takes to `host`: its play scope's connection settings under the
@@ -162,6 +201,16 @@ impl PlayRun<'_, '_> {
     }
 }
 
+/// What gathering does about a host's Python interpreter: nothing (one is set, or the
+/// configuration names one), keep the one its facts hold (the gathered facts replace them),
+/// or discover one first with these names.
+#[derive(Clone)]
+enum Interpreter {
+    Set,
+    Known(Node),
+    Discover(Vec<String>),
+}
+
 /// Runs `setup` on `host`; a failure is placed at the play (`origin`), as ansible places the
 /// implicit task's.
 fn gather_on(
@@ -170,6 +219,7 @@ fn gather_on(
     address: &str,
     origin: Option<tack_diag::Origin>,
     link: Link,
+    (interpreter, settings): (Interpreter, &crate::interpreter::InterpreterSettings),
 ) -> Gathered {
     // (unreachable, why) when the host cannot be asked.
     let connected = link.map_err(|why| (false, why)).and_then(|l| match l.connect() {
@@ -207,6 +257,14 @@ fn gather_on(
     let invocation =
         tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
     crate::transport::new_task();
+    let interpreter = match interpreter {
+        Interpreter::Set => None,
+        Interpreter::Known(node) => Some(node),
+        Interpreter::Discover(names) => {
+            let path = crate::interpreter::discover(link.as_ref(), host, settings, &names);
+            Some(s(&path))
+        }
+    };
     let outcome = link.run_module("setup", &invocation);
     let transport = crate::transport::lines(address, crate::transport::take());
     let result = match outcome {
@@ -227,6 +285,9 @@ fn gather_on(
     } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
         // ansible's `gather_facts` action marks the facts it gathered.
         let mut found = found.clone();
+        if let Some(path) = interpreter {
+            found.insert(s(crate::interpreter::FACT), path);
+        }
         found.insert(s("_ansible_facts_gathered"), crate::result::b(true));
         facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));
     }

@@ -576,6 +576,8 @@ impl<'r> PlayRun<'r, '_> {
             ssh_defaults: &self.run.facts.ssh,
             reads: self.reads.clone(),
             banner_name: String::new(),
+            interpreter: &self.run.facts.interpreter,
+            discovered: Default::default(),
         }
     }
 

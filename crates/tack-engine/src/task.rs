@@ -50,6 +50,10 @@ pub struct TaskRun<'a> {
     pub(crate) reads: crate::read_notes::ReadNotes,
     /// The name the task's banner showed (the action's when unnamed).
     pub banner_name: String,
+    /// Interpreter discovery as configured.
+    pub interpreter: &'a crate::interpreter::InterpreterSettings,
+    /// The hosts this task has discovered an interpreter for (a loop's first item does it).
+    pub(crate) discovered: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// What the callback hears about a host before its final result, in the order it happened.
@@ -583,6 +587,8 @@ impl TaskRun<'_> {
             None
         };
         crate::transport::take();
+        let discovered =
+            link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
         let output = actions::run(&ActionInput {
             action: self.action,
@@ -615,7 +621,57 @@ impl TaskRun<'_> {
             );
         }
         events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));
+        let mut output = output;
+        if let Some(path) = discovered {
+            // The result that discovered the interpreter carries it, as ansible's does.
+            let mut facts = output
+                .data
+                .get("ansible_facts")
+                .and_then(Node::as_map)
+                .cloned()
+                .unwrap_or_default();
+            facts.insert(s(crate::interpreter::FACT), s(&path));
+            output.data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
+        }
         output
+    }
+
+    /// Interpreter discovery for `host` before its first module (see `crate::interpreter`):
+    /// the interpreter found, when this run of the task discovered one. Not for a delegated
+    /// task, whose delegated host's facts ansible would keep it in.
+    fn discover_interpreter(
+        &self,
+        host: &str,
+        scope: &Scope,
+        conn: &dyn crate::connection::Connection,
+    ) -> Option<String> {
+        let runs_python = !matches!(self.action, Action::Raw | Action::Script);
+        if !runs_python
+            || !self.interpreter.discovers()
+            || self.ctx.task.delegate_to.is_some()
+            || scope.get("ansible_python_interpreter").is_some()
+        {
+            return None;
+        }
+        let known = scope.get("ansible_facts").is_some_and(|facts| {
+            facts.node().as_map().is_some_and(|m| m.get(crate::interpreter::FACT).is_some())
+        });
+        // A panic while the set was held leaves it whole (inserts are single calls).
+        let mut done = self.discovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if known || !done.insert(host.to_string()) {
+            return None;
+        }
+        drop(done);
+        let names = match scope.get("ansible_interpreter_python_fallback") {
+            Some(binding) => match &binding.node().value {
+                Value::Seq(items) => {
+                    items.iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect()
+                }
+                other => vec![tack_yaml::pyrepr::str(other)],
+            },
+            None => self.interpreter.fallback.clone(),
+        };
+        Some(crate::interpreter::discover(conn, host, self.interpreter, &names))
     }
 
     /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
@@ -718,11 +774,16 @@ impl TaskRun<'_> {
         if apply {
             self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
             // A module's own facts (the Python path's; native modules return none but setup's).
-            if let (Action::Python(_), Some(facts)) =
-                (self.action, output.data.get("ansible_facts").and_then(Node::as_map))
+            let facts = output.data.get("ansible_facts").and_then(Node::as_map);
+            if let (Action::Python(_), Some(facts)) = (self.action, facts)
                 && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
             {
                 self.vars.merge_module_facts(&self.fact_host(host, scope), facts);
+            } else if let Some(path) = facts.and_then(|f| f.get(crate::interpreter::FACT)) {
+                // The interpreter discovery found is the host's fact, failed task or not.
+                let mut only = Mapping::new();
+                only.insert(s(crate::interpreter::FACT), path.clone());
+                self.vars.merge_module_facts(&self.fact_host(host, scope), &only);
             }
         }
         let raised = output.raised;

@@ -36,6 +36,10 @@ pub(crate) enum Use {
     /// A `-vvv` note the action makes about its own steps, in order with its uses (ansible's
     /// `wait_for_connection: attempting ping module test`); it does not reach the host.
     Note(String),
+    /// A `-vvv` line about a step on the host that ansible shows once its connection is
+    /// established (`<host> Attempting python interpreter discovery.`): shown as it is, after
+    /// the announcement of the next use (the step's own command).
+    Step(String),
 }
 
 /// Which of ansible's connections a use went through: the announcement names it, and the
@@ -97,10 +101,20 @@ pub(crate) fn local_user() -> String {
 /// that address.
 pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
     let mut out = Vec::new();
+    // Steps wait for the next use's announcement: the connection they happen on is the one
+    // that use names.
+    let mut steps = Vec::new();
     for (reach, action) in uses {
-        if let Use::Note(text) = action {
-            out.push(text);
-            continue;
+        match action {
+            Use::Note(text) => {
+                out.push(text);
+                continue;
+            }
+            Use::Step(text) => {
+                steps.push(text);
+                continue;
+            }
+            _ => {}
         }
         let (kind, user, runs) = match &reach {
             Reach::Local => ("LOCAL", local_user(), "run in-process by tack"),
@@ -120,6 +134,7 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
         if announce {
             out.push(format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}"));
         }
+        out.append(&mut steps);
         out.push(match action {
             Use::Module(name) => format!("<{address}> NATIVE MODULE {name} ({runs})"),
             Use::Exec(cmd) => {
@@ -131,9 +146,10 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
             Use::Job(name) => {
                 format!("<{address}> NATIVE MODULE {name} (started by tack as a background job)")
             }
-            Use::Note(text) => text,
+            Use::Note(text) | Use::Step(text) => text,
         });
     }
+    out.append(&mut steps);
     out
 }
 
@@ -157,6 +173,19 @@ mod tests {
         record(Use::Module("ping".into()));
         assert_eq!(lines("h2", take()).len(), 2);
         assert!(lines("h2", take()).is_empty());
+    }
+
+    #[test]
+    fn a_step_follows_the_announcement_of_the_use_after_it() {
+        new_task();
+        record(Use::Step("<h1> Attempting python interpreter discovery.".into()));
+        record_via(Reach::Ssh { user: Some("root".into()) }, Use::Exec("echo FOUND".into()));
+        let out = lines("10.0.0.1", take());
+        assert_eq!(out[0], "<10.0.0.1> ESTABLISH SSH CONNECTION FOR USER: root");
+        assert_eq!(out[1], "<h1> Attempting python interpreter discovery.");
+        assert!(out[2].starts_with("<10.0.0.1> EXEC /bin/sh -c "), "{out:?}");
+        record(Use::Step("alone".into()));
+        assert_eq!(lines("10.0.0.1", take()), vec!["alone".to_string()]);
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct RunFacts {
     pub async_dir: String,
     /// What the configuration sets for ssh links.
     pub ssh: crate::link_target::SshDefaults,
+    /// Python interpreter discovery (`interpreter_python`, its fallback list).
+    pub interpreter: crate::interpreter::InterpreterSettings,
 }
 
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own

@@ -213,6 +213,17 @@ fn password_file(path: &std::path::Path) -> Result<String, String> {
     Ok(text)
 }
 
+/// `interpreter_python` and its fallback list: what interpreter discovery reads.
+pub fn interpreter_settings(config: &Config) -> tack_engine::InterpreterSettings {
+    let mode = config.get("INTERPRETER_PYTHON").and_then(|v| v.as_str()).unwrap_or("auto");
+    let fallback = config
+        .get("INTERPRETER_PYTHON_FALLBACK")
+        .and_then(|v| v.as_str_list())
+        .map(|list| list.into_iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    tack_engine::InterpreterSettings { mode: mode.to_string(), fallback }
+}
+
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
 /// `timeout`, `host_key_checking`, `[ssh_connection]`'s args, executable and control path).
 pub fn ssh_defaults(config: &Config) -> SshDefaults {

@@ -260,6 +260,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
             ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
+            interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: None,
         force_handlers: false,

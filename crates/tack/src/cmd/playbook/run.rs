@@ -81,6 +81,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
             ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
+            interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
         force_handlers: args.force_handlers,

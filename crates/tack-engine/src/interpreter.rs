@@ -1,0 +1,119 @@
+//! ansible's Python interpreter discovery (`interpreter_python: auto`, its default): before
+//! the first module a host runs without `ansible_python_interpreter` (and whenever its facts
+//! no longer hold `discovered_interpreter_python`), the host is asked which of the
+//! `INTERPRETER_PYTHON_FALLBACK` names it has, and the first found is its interpreter.
+//!
+//! tack's native modules need no interpreter; discovery runs for what ansible shows of it:
+//! the warning naming the interpreter (once per message for the run, as ansible's display
+//! shows a warning once), the `discovered_interpreter_python` fact added to the result that
+//! discovered it, and the interpreter the Python path then runs modules with. The probe is
+//! ansible's own shell line, over the host's link.
+//!
+//! Owns the probe and its reading; where a result's facts go is the executor's.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use crate::connection::Connection;
+
+/// The fact ansible keeps the discovered interpreter in.
+pub(crate) const FACT: &str = "discovered_interpreter_python";
+
+/// ansible's answer when nothing is found, or the probe cannot be read.
+const FALLBACK: &str = "/usr/bin/python3";
+
+/// What the configuration says about discovery.
+#[derive(Debug, Clone, Default)]
+pub struct InterpreterSettings {
+    /// `INTERPRETER_PYTHON`: `auto` (the default), `auto_silent`, ... or a path. Empty:
+    /// no discovery at all (a run the binary did not configure, as in tests).
+    pub mode: String,
+    /// `INTERPRETER_PYTHON_FALLBACK`: the names tried, in order.
+    pub fallback: Vec<String>,
+}
+
+impl InterpreterSettings {
+    /// Whether the configuration asks for discovery (rather than naming a path).
+    pub(crate) fn discovers(&self) -> bool {
+        self.mode.starts_with("auto")
+    }
+
+    fn silent(&self) -> bool {
+        self.mode.ends_with("_silent")
+    }
+}
+
+/// ansible's `discover_interpreter`: the first interpreter `conn`'s host has of `names`
+/// (`command -v` for each, between `FOUND` and `ENDFOUND`), else `/usr/bin/python3`, with
+/// ansible's warnings unless the mode is silent. `host` is the inventory name the warnings
+/// and the `-vvv` note give.
+pub(crate) fn discover(
+    conn: &dyn Connection,
+    host: &str,
+    settings: &InterpreterSettings,
+    names: &[String],
+) -> String {
+    crate::transport::record(crate::transport::Use::Step(format!(
+        "<{host}> Attempting python interpreter discovery."
+    )));
+    let probes: Vec<String> = names.iter().map(|n| format!("command -v '{n}'")).collect();
+    let script = format!("echo FOUND; {}; echo ENDFOUND", probes.join("; "));
+    let read = conn.exec_command(&script, std::path::Path::new("/")).map_err(|e| e.to_string());
+    let found = read.and_then(|out| {
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let inner = text
+            .strip_prefix("FOUND")
+            .and_then(|rest| rest.find("ENDFOUND").map(|end| rest[..end].to_string()))
+            .ok_or_else(|| "unexpected output from Python interpreter discovery".to_string())?;
+        Ok(inner.lines().filter(|l| l.starts_with('/')).map(|l| l.trim().to_string()).collect())
+    });
+    let path = match found {
+        Ok(found) => {
+            let found: Vec<String> = found;
+            match found.into_iter().next() {
+                Some(first) => first,
+                None => {
+                    if !settings.silent() {
+                        let tried = tack_py::repr::str_list_repr(names);
+                        warn_once(&format!(
+                            "No python interpreters found for host {} (tried {tried}).",
+                            tack_py::repr::str_repr(host)
+                        ));
+                    }
+                    return FALLBACK.to_string();
+                }
+            }
+        }
+        Err(why) => {
+            if !settings.silent() {
+                warn_once(&format!(
+                    "Unhandled error in Python interpreter discovery for host {}: {why}",
+                    tack_py::repr::str_repr(host)
+                ));
+            }
+            FALLBACK.to_string()
+        }
+    };
+    if !settings.silent() {
+        warn_once(&format!(
+            "Host {} is using the discovered Python interpreter at {}, but future installation \
+             of another Python interpreter could cause a different interpreter to be \
+             discovered. See \
+             https://docs.ansible.com/ansible-core/2.21/reference_appendices/interpreter_discovery.html \
+             for more information.",
+            tack_py::repr::str_repr(host),
+            tack_py::repr::str_repr(&path)
+        ));
+    }
+    path
+}
+
+/// A warning shown once per run, as ansible's display shows each warning text once.
+fn warn_once(msg: &str) {
+    static SHOWN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let shown = SHOWN.get_or_init(Default::default);
+    // A panic while the set was held leaves it whole (inserts are single calls).
+    if shown.lock().unwrap_or_else(PoisonError::into_inner).insert(msg.to_string()) {
+        tack_diag::warn(&tack_diag::Diagnostic::new(msg));
+    }
+}
