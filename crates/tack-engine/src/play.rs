@@ -615,26 +615,11 @@ impl<'r> PlayRun<'r, '_> {
                 if target == crate::link_target::LinkTarget::Local {
                     continue;
                 }
-                let message = if !self.run.links.reaches_remote() {
-                    Some(format!(
+                if !self.run.links.reaches_remote() {
+                    let message = format!(
                         "tack does not support the 'ssh' connection in this run (host '{host}'); \
                          modules run only on hosts with ansible_connection=local"
-                    ))
-                } else if matches!(action, Some(Action::Python(_)))
-                    && scope.get("ansible_python_interpreter").is_none()
-                {
-                    // ansible would discover the host's interpreter; the controller's path
-                    // says nothing about the host.
-                    Some(format!(
-                        "tack does not support ansible's Python interpreter discovery on a \
-                         remote host yet (host '{host}', module '{}'); set \
-                         ansible_python_interpreter for the host",
-                        ctx.task.action
-                    ))
-                } else {
-                    None
-                };
-                if let Some(message) = message {
+                    );
                     return Err(Diagnostic::at(message, ctx.task.origin.clone()));
                 }
             }

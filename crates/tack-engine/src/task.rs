@@ -590,6 +590,7 @@ impl TaskRun<'_> {
         let discovered =
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
+        let python = self.python_for(scope, discovered.as_deref());
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -612,6 +613,7 @@ impl TaskRun<'_> {
             async_task: async_task.as_ref(),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
             relink: &relink,
+            python: python.as_deref(),
         });
         let uses = crate::transport::take();
         if !uses.is_empty() {
@@ -634,6 +636,20 @@ impl TaskRun<'_> {
             output.data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
         }
         output
+    }
+
+    /// The interpreter a Python-path module runs with when no `ansible_python_interpreter`
+    /// is set: a path `interpreter_python` names, else the one discovered now or before.
+    fn python_for(&self, scope: &Scope, discovered: Option<&str>) -> Option<String> {
+        let mode = &self.interpreter.mode;
+        if !mode.is_empty() && !self.interpreter.discovers() {
+            return Some(mode.clone());
+        }
+        discovered.map(str::to_string).or_else(|| {
+            let facts = scope.get("ansible_facts")?;
+            let found = facts.node().as_map()?.get(crate::interpreter::FACT)?;
+            Some(tack_yaml::pyrepr::str(&found.value))
+        })
     }
 
     /// Interpreter discovery for `host` before its first module (see `crate::interpreter`):

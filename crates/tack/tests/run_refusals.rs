@@ -276,27 +276,3 @@ fn ask_become_pass_without_a_terminal_is_refused_by_name() {
         "{stderr}"
     );
 }
-
-/// A module run through ansible-core's own code needs an interpreter on an ssh host, which
-/// ansible would discover there: without `ansible_python_interpreter` tack refuses before
-/// anything connects (the host here could not even be reached). The reference ansible-core
-/// is the controller's, as for the Python-path goldens.
-#[test]
-fn the_python_path_on_a_remote_host_without_its_interpreter_is_refused_by_name() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let play = format!("{PLAY}    - getent: database=passwd key=root\n");
-    let mut cmd = tack(dir.path(), &play, &["--ansible-python", "/opt/ansible-ref/bin/python"]);
-    std::fs::write(dir.path().join("hosts"), "h1 ansible_host=127.0.0.1 ansible_port=1\n")
-        .expect("hosts");
-    let out = cmd.output().expect("tack runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
-    assert!(
-        stderr.contains(
-            "tack does not support ansible's Python interpreter discovery on a remote host yet \
-             (host 'h1', module 'getent'); set ansible_python_interpreter for the host"
-        ),
-        "{stderr}"
-    );
-}

@@ -303,6 +303,9 @@ pub struct ActionInput<'a> {
     pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
     /// The host's link (the in-process `Local` for actions that never touch the host).
     pub conn: &'a dyn crate::connection::Connection,
+    /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
+    /// the configured `interpreter_python` path, or the discovered one (`crate::interpreter`).
+    pub python: Option<&'a str>,
     /// For `wait_for_connection`: the host's link closed and opened anew, or why not.
     pub relink: &'a dyn Fn() -> Result<std::sync::Arc<dyn crate::connection::Connection>, String>,
 }
@@ -334,6 +337,7 @@ impl<'a> ActionInput<'a> {
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
+            python: self.python,
             relink: self.relink,
         }
     }

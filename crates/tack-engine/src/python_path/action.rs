@@ -26,9 +26,14 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         Ok(p) => p,
         Err(e) => return fail(format!("Task failed: {e}")),
     };
+    // ansible's order: the host's variable, then the configured or discovered interpreter;
+    // a run without either (the engine unconfigured) uses the controller's ansible-core.
     let interpreter = match host_var(input, "ansible_python_interpreter") {
         Ok(Some(python)) => python,
-        Ok(None) => core.python.display().to_string(),
+        Ok(None) => match input.python {
+            Some(python) => python.to_string(),
+            None => core.python.display().to_string(),
+        },
         Err(e) => return fail(e),
     };
     let remote_tmp = match host_var(input, "ansible_remote_tmp") {
