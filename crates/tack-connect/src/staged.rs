@@ -7,7 +7,7 @@
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::ConnectionError;
 
@@ -72,7 +72,9 @@ pub(crate) fn stage_local(
         return Err(ConnectionError::Stage(format!("'{name}' is not a file name")));
     }
     let fail = |e: std::io::Error| ConnectionError::Stage(e.to_string());
-    let home = user_home().unwrap_or_else(std::env::temp_dir);
+    // SAFETY: getuid cannot fail and touches no memory.
+    let home = tack_agent::modules::user_home(unsafe { libc::getuid() })
+        .unwrap_or_else(std::env::temp_dir);
     let root = home.join(".ansible").join("tmp");
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root).map_err(fail)?;
     let mut random = [0u8; 8];
@@ -119,28 +121,4 @@ pub(crate) fn unstage_local(file: StagedFile) -> Result<(), ConnectionError> {
 fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
     use std::io::Read;
     std::fs::File::open("/dev/urandom")?.read_exact(buf)
-}
-
-/// The running user's home directory from the password database, as the shell's `~` gives it
-/// (ansible expands `remote_tmp` there, whatever `$HOME` says). The reentrant call, since
-/// several hosts' tasks stage at once on their own threads.
-fn user_home() -> Option<PathBuf> {
-    use std::ffi::CStr;
-    use std::os::unix::ffi::OsStrExt;
-    let mut buf = vec![0u8; 16 * 1024];
-    // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids) for getpwuid_r to
-    // fill in.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is to a live local of the right size; on success the strings in
-    // `entry` point into `buf`, which outlives their use below.
-    let rc = unsafe {
-        libc::getpwuid_r(libc::getuid(), &mut entry, buf.as_mut_ptr().cast(), buf.len(), &mut found)
-    };
-    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: pw_dir is a NUL-terminated string inside `buf` (checked non-null above).
-    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
-    Some(Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes())).to_path_buf())
 }

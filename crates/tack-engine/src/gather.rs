@@ -116,22 +116,13 @@ impl PlayRun<'_, '_> {
         {
             return Interpreter::Set;
         }
-        let known = scope.get("ansible_facts").and_then(|facts| {
-            facts.node().as_map().and_then(|m| m.get(crate::interpreter::FACT)).cloned()
-        });
-        if let Some(known) = known {
-            return Interpreter::Known(known);
+        match crate::interpreter::known(&scope) {
+            Some(known) => Interpreter::Known(known),
+            None => Interpreter::Discover(crate::interpreter::names(
+                &scope,
+                &self.run.facts.interpreter,
+            )),
         }
-        let names = match scope.get("ansible_interpreter_python_fallback") {
-            Some(binding) => match &binding.node().value {
-                tack_yaml::Value::Seq(items) => {
-                    items.iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect()
-                }
-                other => vec![tack_yaml::pyrepr::str(other)],
-            },
-            None => self.run.facts.interpreter.fallback.clone(),
-        };
-        Interpreter::Discover(names)
     }
 
     /// The link `setup` takes to `host`: its play scope's connection settings under the

@@ -43,6 +43,26 @@ impl InterpreterSettings {
     }
 }
 
+/// The interpreter `scope`'s host has discovered before, as its facts hold it.
+pub(crate) fn known(scope: &tack_template::Scope) -> Option<tack_yaml::Node> {
+    let facts = scope.get("ansible_facts")?;
+    facts.node().as_map()?.get(FACT).cloned()
+}
+
+/// The names discovery tries for `scope`'s host: `ansible_interpreter_python_fallback`, else
+/// the configured list.
+pub(crate) fn names(scope: &tack_template::Scope, settings: &InterpreterSettings) -> Vec<String> {
+    match scope.get("ansible_interpreter_python_fallback") {
+        Some(binding) => match &binding.node().value {
+            tack_yaml::Value::Seq(items) => {
+                items.iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect()
+            }
+            other => vec![tack_yaml::pyrepr::str(other)],
+        },
+        None => settings.fallback.clone(),
+    }
+}
+
 /// ansible's `discover_interpreter`: the first interpreter `conn`'s host has of `names`
 /// (`command -v` for each, between `FOUND` and `ENDFOUND`), else `/usr/bin/python3`, with
 /// ansible's warnings unless the mode is silent. `host` is the inventory name the warnings

@@ -590,7 +590,10 @@ impl TaskRun<'_> {
         let discovered =
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
-        let python = self.python_for(scope, discovered.as_deref());
+        let python = match self.action {
+            Action::Python(_) => self.python_for(scope, discovered.as_deref()),
+            _ => None,
+        };
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -646,9 +649,7 @@ impl TaskRun<'_> {
             return Some(mode.clone());
         }
         discovered.map(str::to_string).or_else(|| {
-            let facts = scope.get("ansible_facts")?;
-            let found = facts.node().as_map()?.get(crate::interpreter::FACT)?;
-            Some(tack_yaml::pyrepr::str(&found.value))
+            crate::interpreter::known(scope).map(|found| tack_yaml::pyrepr::str(&found.value))
         })
     }
 
@@ -669,24 +670,14 @@ impl TaskRun<'_> {
         {
             return None;
         }
-        let known = scope.get("ansible_facts").is_some_and(|facts| {
-            facts.node().as_map().is_some_and(|m| m.get(crate::interpreter::FACT).is_some())
-        });
+        let known = crate::interpreter::known(scope).is_some();
         // A panic while the set was held leaves it whole (inserts are single calls).
         let mut done = self.discovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if known || !done.insert(host.to_string()) {
             return None;
         }
         drop(done);
-        let names = match scope.get("ansible_interpreter_python_fallback") {
-            Some(binding) => match &binding.node().value {
-                Value::Seq(items) => {
-                    items.iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect()
-                }
-                other => vec![tack_yaml::pyrepr::str(other)],
-            },
-            None => self.interpreter.fallback.clone(),
-        };
+        let names = crate::interpreter::names(scope, self.interpreter);
         Some(crate::interpreter::discover(conn, host, self.interpreter, &names))
     }
 
