@@ -19,6 +19,7 @@
 //! to build as a static binary.
 
 pub mod jobs;
+pub mod listen;
 pub mod modules;
 pub mod python;
 pub mod serve;

@@ -47,7 +47,18 @@ pub fn serve_staging<R: Read, W: Write>(
     writer: &mut FrameWriter<W>,
     stage: &mut Stage,
 ) -> Result<(), ServeError> {
-    let outcome = converse(reader, writer, stage);
+    serve_link(reader, writer, stage, None)
+}
+
+/// [`serve_staging`], telling the controller at hello where this host's listener is
+/// (`tack_agent::listen`), when there is one.
+pub fn serve_link<R: Read, W: Write>(
+    reader: &mut FrameReader<R>,
+    writer: &mut FrameWriter<W>,
+    stage: &mut Stage,
+    listen: Option<String>,
+) -> Result<(), ServeError> {
+    let outcome = converse(reader, writer, stage, listen);
     stage.close();
     if let Err(e) = &outcome {
         let message =
@@ -62,12 +73,14 @@ fn converse<R: Read, W: Write>(
     reader: &mut FrameReader<R>,
     writer: &mut FrameWriter<W>,
     stage: &mut Stage,
+    listen: Option<String>,
 ) -> Result<(), ServeError> {
     match reader.recv_message()? {
         None => return Ok(()),
         Some(Message::Hello { protocol, max_frame }) => {
             // Ready goes out even on a mismatch, so the controller can name both versions.
-            writer.send(&Message::Ready(AgentInfo::this_process(env!("CARGO_PKG_VERSION"))))?;
+            let info = AgentInfo { listen, ..AgentInfo::this_process(env!("CARGO_PKG_VERSION")) };
+            writer.send(&Message::Ready(info))?;
             if protocol != PROTOCOL_VERSION {
                 return Err(ProtocolError::VersionMismatch {
                     ours: PROTOCOL_VERSION,

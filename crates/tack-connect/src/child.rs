@@ -7,9 +7,10 @@
 //! for the next request after it did. It never interprets a module's result.
 
 use std::ffi::OsString;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -48,6 +49,8 @@ pub struct AgentCommand {
     pub escalation: Option<crate::escalate::Escalation>,
     /// What the command's streams carry before the hello.
     pub(crate) preamble: Option<PreambleRef>,
+    /// A way to an agent already running for this destination, tried before the command.
+    pub(crate) shortcut: Option<ShortcutRef>,
 }
 
 /// What a new link's command says and is told on its stdout/stdin before the agent's hello:
@@ -74,6 +77,35 @@ pub(crate) trait Preamble: Send + Sync {
     }
 }
 
+/// A way to reach an agent that is already running on the host (its listener, through the
+/// ssh ControlMaster's forward), so a new link needs no command at all.
+pub(crate) trait Shortcut: Send + Sync {
+    /// A stream to such an agent, when one may be there; its hello tells whether it is.
+    fn open(&self) -> Option<UnixStream>;
+
+    /// After a link the command opened said hello: what its agent said (where its host's
+    /// listener is), for the shortcut to set itself up for the next link.
+    fn opened(&self, info: &AgentInfo);
+}
+
+/// A shared [`Shortcut`], compared by identity.
+#[derive(Clone)]
+pub(crate) struct ShortcutRef(pub(crate) Arc<dyn Shortcut>);
+
+impl std::fmt::Debug for ShortcutRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shortcut")
+    }
+}
+
+impl PartialEq for ShortcutRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ShortcutRef {}
+
 /// A shared [`Preamble`]; commands compare equal when they share the same one.
 #[derive(Clone)]
 pub(crate) struct PreambleRef(pub(crate) Arc<dyn Preamble>);
@@ -94,7 +126,18 @@ impl Eq for PreambleRef {}
 
 impl AgentCommand {
     pub fn new(program: impl Into<OsString>) -> Self {
-        AgentCommand { program: program.into(), args: Vec::new(), escalation: None, preamble: None }
+        AgentCommand {
+            program: program.into(),
+            args: Vec::new(),
+            escalation: None,
+            preamble: None,
+            shortcut: None,
+        }
+    }
+
+    pub(crate) fn shortcut(mut self, shortcut: Arc<dyn Shortcut>) -> Self {
+        self.shortcut = Some(ShortcutRef(shortcut));
+        self
     }
 
     pub(crate) fn preamble(mut self, preamble: Arc<dyn Preamble>) -> Self {
@@ -118,14 +161,29 @@ impl AgentCommand {
 }
 
 struct Link {
-    child: Child,
-    reader: FrameReader<BufReader<ChildStdout>>,
-    writer: FrameWriter<ChildStdin>,
+    end: End,
+    reader: FrameReader<BufReader<Box<dyn Read + Send>>>,
+    writer: FrameWriter<Box<dyn Write + Send>>,
     stderr: StderrTail,
     info: AgentInfo,
     next_id: u64,
     /// The Python-path payloads this link's agent has been sent.
     payloads: std::collections::HashSet<String>,
+}
+
+/// What the link's far end is: a command's process, or a socket to an agent already running.
+enum End {
+    Process(Child),
+    Socket(UnixStream),
+}
+
+/// How a link's far end went when it was closed.
+enum Ended {
+    Exited(ExitStatus),
+    /// The process did not exit within the grace, and was killed.
+    Killed,
+    /// A socket's agent: no exit status reaches the controller.
+    Closed,
 }
 
 /// What went wrong with a request, before it is told as a [`ConnectionError`].
@@ -216,12 +274,59 @@ impl ChildAgent {
 }
 
 impl Link {
-    /// Whether the agent's process has ended.
+    /// Whether the agent has ended: its process exited, or its socket hung up or spoke
+    /// unasked (an idle agent says nothing).
     fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        match &mut self.end {
+            End::Process(child) => matches!(child.try_wait(), Ok(Some(_))),
+            End::Socket(stream) => {
+                use std::os::fd::AsRawFd;
+                let mut fds = libc::pollfd {
+                    fd: stream.as_raw_fd(),
+                    events: libc::POLLIN | libc::POLLRDHUP,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, for the duration of the call.
+                unsafe { libc::poll(&mut fds, 1, 0) != 0 }
+            }
+        }
     }
 
+    /// A link through `command`'s shortcut when its agent answers, else by running it.
     fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
+        let Some(ShortcutRef(shortcut)) = &command.shortcut else {
+            return Link::spawn(command);
+        };
+        if let Some(link) = shortcut.open().and_then(Link::over_socket) {
+            return Ok(link);
+        }
+        let link = Link::spawn(command)?;
+        shortcut.opened(&link.info);
+        Ok(link)
+    }
+
+    /// The hello over `stream`; `None` when no agent answers it (the forward's far end is
+    /// gone), for the caller to run the command instead.
+    fn over_socket(stream: UnixStream) -> Option<Link> {
+        let input: Box<dyn Read + Send> = Box::new(stream.try_clone().ok()?);
+        let output: Box<dyn Write + Send> = Box::new(stream.try_clone().ok()?);
+        let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, input));
+        let mut writer = FrameWriter::new(output);
+        let info = tack_protocol::hello(&mut reader, &mut writer).ok()?;
+        // The shortcut's timeout was for the hello; a module may take as long as it takes.
+        stream.set_read_timeout(None).ok()?;
+        Some(Link {
+            end: End::Socket(stream),
+            reader,
+            writer,
+            stderr: StderrTail::none(),
+            info,
+            next_id: 1,
+            payloads: Default::default(),
+        })
+    }
+
+    fn spawn(command: &AgentCommand) -> Result<Self, ConnectionError> {
         let name = command.name();
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -270,11 +375,13 @@ impl Link {
             let code = stop(&mut child).and_then(|s| s.code());
             return Err(fault.unwrap_or_else(|| preamble.ended(code, &stderr.text())));
         }
+        let stdout: Box<dyn Read + Send> = Box::new(stdout);
+        let stdin: Box<dyn Write + Send> = Box::new(stdin);
         let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, stdout));
         let mut writer = FrameWriter::new(stdin);
         match tack_protocol::hello(&mut reader, &mut writer) {
             Ok(info) => Ok(Link {
-                child,
+                end: End::Process(child),
                 reader,
                 writer,
                 stderr,
@@ -322,7 +429,7 @@ impl Link {
     /// Closes the link after `fault` and tells what happened.
     fn fail(self, during: &str, fault: Fault) -> ConnectionError {
         let pid = self.info.pid;
-        let (status, stderr) = self.close();
+        let (ended, stderr) = self.close();
         match fault {
             Fault::Broken(source) => {
                 ConnectionError::Protocol { pid, during: during.to_string(), source }
@@ -330,9 +437,10 @@ impl Link {
             Fault::Died(what) => ConnectionError::AgentDied {
                 pid,
                 during: during.to_string(),
-                how: match status {
-                    Some(status) => describe_exit(status),
-                    None => format!("{what}, and it had to be killed"),
+                how: match ended {
+                    Ended::Exited(status) => describe_exit(status),
+                    Ended::Killed => format!("{what}, and it had to be killed"),
+                    Ended::Closed => what,
                 },
                 stderr: stderr.text(),
             },
@@ -340,11 +448,22 @@ impl Link {
         }
     }
 
-    /// Ends the agent: its input closed, then [`stop`]. Its stderr tail stays readable.
-    fn close(self) -> (Option<ExitStatus>, StderrTail) {
-        let Link { mut child, writer, stderr, .. } = self;
+    /// Ends the agent: its input closed, then [`stop`] for a process; a socket's agent is
+    /// given the same grace to finish (its staging directory removed) and hang up. Its
+    /// stderr tail stays readable.
+    fn close(self) -> (Ended, StderrTail) {
+        let Link { end, writer, stderr, .. } = self;
         drop(writer);
-        (stop(&mut child), stderr)
+        let ended = match end {
+            End::Process(mut child) => stop(&mut child).map_or(Ended::Killed, Ended::Exited),
+            End::Socket(mut stream) => {
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                let _ = stream.set_read_timeout(Some(EXIT_GRACE));
+                let _ = std::io::copy(&mut stream, &mut std::io::sink());
+                Ended::Closed
+            }
+        };
+        (ended, stderr)
     }
 }
 
@@ -602,7 +721,8 @@ fn describe_exit(status: ExitStatus) -> String {
 /// the agent never blocks on a full pipe.
 struct StderrTail {
     tail: Arc<Mutex<Vec<u8>>>,
-    thread: JoinHandle<()>,
+    /// `None` for a link with no stderr of its own (a socket's).
+    thread: Option<JoinHandle<()>>,
 }
 
 impl StderrTail {
@@ -624,14 +744,19 @@ impl StderrTail {
                 t.drain(..excess);
             }
         });
-        StderrTail { tail, thread }
+        StderrTail { tail, thread: Some(thread) }
+    }
+
+    /// The tail of a link whose agent's stderr does not reach the controller.
+    fn none() -> Self {
+        StderrTail { tail: Default::default(), thread: None }
     }
 
     /// The tail as text, once the agent's stderr has closed (or after a short wait: a process
     /// the agent started may still hold it open).
     fn text(&self) -> String {
         let deadline = Instant::now() + Duration::from_millis(200);
-        while !self.thread.is_finished() && Instant::now() < deadline {
+        while self.thread.as_ref().is_some_and(|t| !t.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         let t = self.tail.lock().unwrap_or_else(PoisonError::into_inner);

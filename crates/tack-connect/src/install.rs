@@ -221,8 +221,12 @@ pub(crate) const RECHECK: &str = "tack-agent:recheck";
 /// followed by the agent's bytes on stdin, exactly its size (`head -c`, so nothing of the
 /// link after them is read), checked and renamed into place by [`upload_from`]
 /// (in a subshell, so the agent keeps the login's umask), and then the agent runs.
-pub(crate) fn contact_script(image: &AgentImage) -> String {
-    contact_script_in(image, "", &image.remote_path(), &cache_setup())
+///
+/// With `listen` (seconds), the agent also makes sure the host's listener runs
+/// (`tack_agent::listen`), idle for at most that long.
+pub(crate) fn contact_script(image: &AgentImage, listen: Option<u64>) -> String {
+    let args = listen.map(|secs| format!(" {} {secs}", tack_agent::listen::LISTEN_ARG));
+    contact_script_with(image, "", &image.remote_path(), &cache_setup(), args.as_deref())
 }
 
 /// [`contact_script`] for an agent at `agent` (a shell word), after `first` (which may set
@@ -234,13 +238,25 @@ pub(crate) fn contact_script_in(
     agent: &str,
     setup: &str,
 ) -> String {
+    contact_script_with(image, first, agent, setup, None)
+}
+
+/// [`contact_script_in`], the agent started with `args` (shell words, each led by a space).
+fn contact_script_with(
+    image: &AgentImage,
+    first: &str,
+    agent: &str,
+    setup: &str,
+    args: Option<&str>,
+) -> String {
     format!(
         "{first}uname -m; a={agent}; while :; do \
          if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
-         then echo {CACHED}; exec \"$a\"; fi; echo {MISSING}; read -r go || exit 5; \
+         then echo {CACHED}; exec \"$a\"{args}; fi; echo {MISSING}; read -r go || exit 5; \
          case \"$go\" in {RECHECK}) ;; \
-         {SEND}) ({upload}) || exit $?; echo {INSTALLED}; exec \"$a\" ;; \
+         {SEND}) ({upload}) || exit $?; echo {INSTALLED}; exec \"$a\"{args} ;; \
          *) exit 5 ;; esac; done",
+        args = args.unwrap_or(""),
         hash = image.hash_hex(),
         upload = upload_from(image, setup, &format!("head -c {}", image.bytes.len())),
     )

@@ -18,6 +18,7 @@
 mod become_link;
 mod child;
 mod escalate;
+mod forward;
 mod in_process;
 mod install;
 mod on_demand;
@@ -32,7 +33,7 @@ pub use in_process::InProcess;
 pub use install::AgentImage;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
-pub use ssh_link::Ssh;
+pub use ssh_link::{MasterReset, Ssh, reset_master};
 pub use staged::{STAGE_LIMIT, StagedFile, too_big};
 
 use std::path::Path;

@@ -17,6 +17,7 @@ use tack_protocol::AgentInfo;
 
 use crate::child::{AgentCommand, ChildAgent, Preamble};
 use crate::escalate::await_markers;
+use crate::forward::Forward;
 use crate::install::{self, AgentImage};
 use crate::{
     Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
@@ -34,21 +35,27 @@ pub struct Ssh {
 impl Ssh {
     /// Reaches `target`, installs `image` there when its cache lacks it, and starts the agent:
     /// all in one `ssh` session (see [`install::contact_script`]), so a host whose agent is
-    /// cached costs one session, the least any runner can spend.
+    /// cached costs one session. Where the ControlMaster stays (ControlPersist), that agent
+    /// also leaves a listener on the host, and later links reach it through the master's
+    /// forward ([`Forward`]) with no session at all.
     pub fn connect(target: &SshTarget, image: &AgentImage) -> Result<Ssh, ConnectionError> {
         if target.adds_control_path() {
             make_private_dir(&target.control_dir())?;
         }
-        let script = install::contact_script(image);
+        let forward = Forward::for_target(target, image);
+        let script = install::contact_script(image, forward.as_ref().map(|f| f.idle_secs));
         let argv = target.command(&format!("/bin/sh -c {}", tack_py::shlex::quote(&script)))?;
         let contact = Arc::new(FirstContact::new(
             image.clone(),
             Destination::Login(target.clone()),
             ("probe", "upload"),
         ));
-        let command = AgentCommand::new(&argv[0])
+        let mut command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
+        if let Some(forward) = forward {
+            command = command.shortcut(Arc::new(forward));
+        }
         let agent = ChildAgent::spawn_command(command).map_err(ssh_said)?.staging_for(&target.host);
         Ok(Ssh { agent, contact })
     }
@@ -264,4 +271,46 @@ pub(crate) fn make_private_dir(dir: &Path) -> Result<(), ConnectionError> {
             message: format!("Cannot write to ControlPath {}: {e}", dir.display()),
         }
     })
+}
+
+/// What ansible's ssh connection does on `reset()` (`meta: reset_connection`, and
+/// `wait_for_connection` before each try), done for `target`: `ssh -O check`, and when it
+/// finds a master, `ssh -O stop`, so the next link logs in anew (new groups, a new
+/// environment) instead of riding the old login. The host's listener, which belongs to the
+/// old login, is replaced by the new link's agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MasterReset {
+    /// The check's command line.
+    pub check: Vec<String>,
+    /// What a failing check said (there was no master to stop).
+    pub no_connection: Option<String>,
+    /// The stop's command line, when the check found a master.
+    pub stop: Option<Vec<String>>,
+    /// What a failing stop said.
+    pub stop_failed: Option<String>,
+}
+
+/// Runs ansible's reset for `target` (see [`MasterReset`]).
+pub fn reset_master(target: &SshTarget) -> Result<MasterReset, ConnectionError> {
+    let run = |verb: &str| -> Result<(Vec<String>, Option<String>), ConnectionError> {
+        let mut argv = target.options()?;
+        argv.extend(["-O".into(), verb.into(), target.host.clone()]);
+        let out = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|source| ConnectionError::Spawn { program: argv[0].clone(), source })?;
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        Ok((argv, (!out.status.success()).then_some(said)))
+    };
+    let (check, no_connection) = run("check")?;
+    let mut reset = MasterReset { check, no_connection, stop: None, stop_failed: None };
+    if reset.no_connection.is_none() {
+        let (stop, failed) = run("stop")?;
+        reset.stop = Some(stop);
+        reset.stop_failed = failed;
+    }
+    Ok(reset)
 }

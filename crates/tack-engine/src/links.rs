@@ -42,6 +42,43 @@ pub trait Opener: Send + Sync {
     fn reaches_remote(&self) -> bool {
         true
     }
+
+    /// ansible's `reset()` of the ssh connection to `settings`' host (its ControlMaster
+    /// checked, and stopped); `None` where there is nothing of the kind.
+    fn reset_ssh(&self, settings: &SshSettings) -> Option<tack_connect::MasterReset> {
+        let _ = settings;
+        None
+    }
+}
+
+/// What resetting a connection shows: `-vvv` lines, and a warning when a master would not
+/// stop (ansible's words for both).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ResetNotes {
+    pub verbose: Vec<String>,
+    pub warning: Option<String>,
+}
+
+impl ResetNotes {
+    fn of(address: &str, reset: &tack_connect::MasterReset) -> Self {
+        // ansible shows its command list as Python shows a list of bytes.
+        let shown = |argv: &[String]| {
+            let words: Vec<String> =
+                argv.iter().map(|w| tack_py::repr::bytes_repr(w.as_bytes())).collect();
+            format!("[{}]", words.join(", "))
+        };
+        let mut verbose =
+            vec![format!("<{address}> sending connection check: {}", shown(&reset.check))];
+        if let Some(said) = &reset.no_connection {
+            verbose.push(format!("<{address}> No connection to reset: {}", said.trim_end()));
+        }
+        if let Some(stop) = &reset.stop {
+            verbose.push(format!("<{address}> sending connection stop: {}", shown(stop)));
+        }
+        let warning =
+            reset.stop_failed.as_ref().map(|said| format!("Failed to reset connection: {said}"));
+        ResetNotes { verbose, warning }
+    }
 }
 
 /// The opener of a run that reaches only local hosts (tests, benchmarks): an ssh link is
@@ -81,10 +118,20 @@ impl<'o> Links<'o> {
     }
 
     /// `meta: reset_connection`: the links for `target` (its become links too) are closed,
-    /// and the next use opens new ones (the local link has nothing to reset).
-    pub(crate) fn reset(&self, target: &LinkTarget) {
+    /// and an ssh host's ControlMaster is stopped as ansible stops it, so the next use logs
+    /// in anew (the local link has nothing to reset). What ansible shows of it.
+    pub(crate) fn reset(&self, target: &LinkTarget) -> ResetNotes {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         open.retain(|(t, _), _| t != target);
+        drop(open);
+        match target {
+            LinkTarget::Ssh(settings) => self
+                .opener
+                .reset_ssh(settings)
+                .map(|reset| ResetNotes::of(&settings.address, &reset))
+                .unwrap_or_default(),
+            LinkTarget::Local => ResetNotes::default(),
+        }
     }
 
     /// The link for `target` (under `escalation`'s user when there is one), made on first
@@ -224,7 +271,13 @@ impl crate::task::TaskRun<'_> {
         scope: &tack_template::Scope,
     ) -> Result<Arc<dyn Connection>, String> {
         let (target, escalation) = self.link_target(host, scope).map_err(|d| d.brief())?;
-        self.links.reset(&target);
+        let notes = self.links.reset(&target);
+        for line in notes.verbose {
+            crate::transport::record(Use::Note(line));
+        }
+        if let Some(warning) = notes.warning {
+            tack_diag::warn(&tack_diag::Diagnostic::new(warning));
+        }
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
         link.connect().map_err(|e| e.to_string())?;
         Ok(link)

@@ -147,6 +147,21 @@ impl<'r> PlayRun<'r, '_> {
                 // `role_complete` is only ever implicit.
                 _ => None,
             };
+            // ansible resets the connection (and says so) before its `META:` line.
+            if kind == "reset_connection" {
+                let runner = self.runner(ctx, crate::actions::Action::Debug, params.clone());
+                if let Some(scope) = runner.scope(host)
+                    && let Ok((target, _)) = runner.link_target(host, &scope)
+                {
+                    let notes = self.run.links.reset(&target);
+                    for line in &notes.verbose {
+                        callback.verbose_line(3, line);
+                    }
+                    if let Some(warning) = notes.warning {
+                        tack_diag::warn(&Diagnostic::new(warning));
+                    }
+                }
+            }
             if !ctx.task.implicit
                 && let Some(header) = header
             {
@@ -161,15 +176,8 @@ impl<'r> PlayRun<'r, '_> {
                     }
                 }
                 "end_host" => ended.push(host.clone()),
-                // The host's next task opens a new link (a local host has none to reset).
-                "reset_connection" => {
-                    let runner = self.runner(ctx, crate::actions::Action::Debug, params.clone());
-                    if let Some(scope) = runner.scope(host)
-                        && let Ok((target, _)) = runner.link_target(host, &scope)
-                    {
-                        self.run.links.reset(&target);
-                    }
-                }
+                // Done above: the host's next task opens a new link.
+                "reset_connection" => {}
                 "refresh_inventory" => {
                     self.live.refresh(self.run.loader)?;
                     // The inventory plugins' notes again (the collection loaded only once).

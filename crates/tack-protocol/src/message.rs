@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.
@@ -100,6 +100,11 @@ pub struct AgentInfo {
     /// `std::env::consts::OS` of the agent's build.
     pub os: String,
     pub pid: u32,
+    /// The socket of this host's listener (`tack_agent::listen`), when the link asked for
+    /// one and it is there: where the controller points its ControlMaster's forward so that
+    /// the next link reaches an agent without starting a shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
 }
 
 impl AgentInfo {
@@ -111,6 +116,7 @@ impl AgentInfo {
             arch: std::env::consts::ARCH.to_string(),
             os: std::env::consts::OS.to_string(),
             pid: std::process::id(),
+            listen: None,
         }
     }
 }

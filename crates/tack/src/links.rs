@@ -74,6 +74,12 @@ impl tack_engine::links::Opener for AgentOpener {
         })))
     }
 
+    fn reset_ssh(&self, settings: &SshSettings) -> Option<tack_connect::MasterReset> {
+        // A target that cannot be built, or an ssh that cannot be started, has no master.
+        let target = self.target(settings).ok()?;
+        tack_connect::reset_master(&target).ok()
+    }
+
     fn become_link(
         &self,
         target: &LinkTarget,

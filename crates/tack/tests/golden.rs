@@ -71,9 +71,10 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// Replaces what differs between any two runs in a result: a command's `start`/`end` times
-/// and its `delta`, and the name of a staging directory (see tests/golden/README.md).
+/// and its `delta`, the name of a staging directory, and an ssh case's port (see
+/// tests/golden/README.md).
 fn normalise_times(text: &str) -> String {
-    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 7]> = std::sync::OnceLock::new();
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 9]> = std::sync::OnceLock::new();
     let rules = TIMES.get_or_init(|| {
         [
             (
@@ -106,6 +107,14 @@ fn normalise_times(text: &str) -> String {
             (
                 regex::Regex::new(r"\band \d+ not upgraded\.").expect("valid pattern"),
                 "and <N> not upgraded.",
+            ),
+            // A case's sshd listens on a free port chosen at each start, and the ControlPath
+            // ansible (and tack) name is a hash of it: both show in the ssh command lines
+            // `-vvv` prints for a connection reset.
+            (regex::Regex::new(r"b'Port=\d+'").expect("valid pattern"), "b'Port=<PORT>'"),
+            (
+                regex::Regex::new(r"/\.ansible/cp/[0-9a-f]{10}\b").expect("valid pattern"),
+                "/.ansible/cp/<HASH>",
             ),
         ]
     });

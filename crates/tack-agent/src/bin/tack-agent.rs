@@ -11,6 +11,10 @@
 //! Re-invoked with a hidden first argument it is one half of an `async` job
 //! (`tack_agent::jobs`), which the link starts detached.
 //!
+//! `tack-agent --listen SECS` serves the same link, and first makes sure this host's listener
+//! (`tack_agent::listen`) runs, so that the controller's next link can skip the shell;
+//! `--listener SECS` is that listener, and `--listened` the agent it starts for each link.
+//!
 //! `tack-agent --verify HASH [FILE]` instead checks that FILE (by default the agent's own
 //! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
 //! how a controller checks an upload, and a cached agent, with the agent itself.
@@ -20,13 +24,28 @@ use std::io::BufReader;
 use std::os::fd::FromRawFd;
 use std::process::ExitCode;
 
-use tack_agent::serve::serve_staging;
+use tack_agent::listen;
+use tack_agent::serve::serve_link;
 use tack_agent::stage::Stage;
 use tack_protocol::{FrameReader, FrameWriter};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let secs = |arg: &std::ffi::OsString| arg.to_str().and_then(|s| s.parse::<u64>().ok());
+    // How the link's hello names the host's listener: one to start, or the one this agent
+    // was started by.
+    let mut listen = None;
     if let Some(first) = args.first() {
+        match (first.to_str(), &args[1..], args.get(1).and_then(secs)) {
+            (Some(listen::LISTEN_ARG), [_], Some(idle)) => listen = Some(Listen::Start(idle)),
+            (Some(listen::LISTENED_ARG), [], _) => listen = Some(Listen::StartedBy),
+            (Some(listen::LISTENER_ARG), [_], Some(idle)) => {
+                return exit_code(listen::run(std::time::Duration::from_secs(idle)));
+            }
+            _ => {}
+        }
+    }
+    if let (Some(first), None) = (args.first(), &listen) {
         return match (first.to_str(), &args[1..]) {
             // The detached halves of an `async` job (`tack_agent::jobs`).
             (Some(tack_agent::jobs::JOB_ARG), []) => exit_code(tack_agent::jobs::job_main()),
@@ -34,7 +53,7 @@ fn main() -> ExitCode {
             (Some("--verify"), [hash]) => verify(hash, None),
             (Some("--verify"), [hash, file]) => verify(hash, Some(file)),
             _ => {
-                eprintln!("usage: tack-agent [--verify HASH [FILE]]");
+                eprintln!("usage: tack-agent [--listen SECS | --verify HASH [FILE]]");
                 ExitCode::from(64)
             }
         };
@@ -50,13 +69,26 @@ fn main() -> ExitCode {
     let mut writer = FrameWriter::new(output);
     // The cache the agent was installed in is where its staging directory goes.
     let mut stage = Stage::beside_executable();
-    match serve_staging(&mut reader, &mut writer, &mut stage) {
+    // After the streams are moved: the listener starts with its own, from /dev/null.
+    let listen = match listen {
+        Some(Listen::Start(idle)) => listen::start(idle),
+        Some(Listen::StartedBy) => listen::this_socket(),
+        None => None,
+    };
+    match serve_link(&mut reader, &mut writer, &mut stage, listen) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tack-agent: {e}");
             ExitCode::from(2)
         }
     }
+}
+
+enum Listen {
+    /// `--listen SECS`: make sure the host's listener runs, idle for at most SECS.
+    Start(u64),
+    /// `--listened`: this agent serves a link the listener took.
+    StartedBy,
 }
 
 fn exit_code(code: i32) -> ExitCode {

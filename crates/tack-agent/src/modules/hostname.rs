@@ -232,7 +232,8 @@ fn read_name(file: &str) -> String {
     std::fs::read_to_string(file).map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-fn gethostname() -> String {
+/// `gethostname(2)`: the kernel's name for this machine (empty when it has none).
+pub(crate) fn gethostname() -> String {
     let mut buf = vec![0u8; 256];
     // SAFETY: `buf` is writable for its whole length.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

@@ -24,7 +24,7 @@ mod get_url;
 pub mod glob;
 mod group;
 mod host;
-mod hostname;
+pub(crate) mod hostname;
 mod http;
 mod lineinfile;
 mod paths;

@@ -12,17 +12,6 @@ use serde_json::Value;
 use super::argspec::{Elem, Kind, Opt, RequiredIf, Spec};
 use super::{Ctx, Invocation, ModuleResult, host, paths};
 
-fn hostname() -> String {
-    let mut buf = vec![0u8; 256];
-    // SAFETY: `buf` is writable for its whole length.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 pub(crate) fn spec() -> Spec {
     let int = |n| Opt::new(n, Kind::Int);
     let s = |n| Opt::new(n, Kind::Str);
@@ -56,7 +45,8 @@ pub(crate) fn spec() -> Spec {
             int("ssh_key_bits").default(0),
             s("ssh_key_type").default("rsa"),
             Opt::new("ssh_key_file", Kind::Path),
-            s("ssh_key_comment").default(format!("ansible-generated on {}", hostname())),
+            s("ssh_key_comment")
+                .default(format!("ansible-generated on {}", super::hostname::gethostname())),
             s("ssh_key_passphrase").no_log(),
             s("update_password").default("always").choices(&["always", "on_create"]),
             Opt::new("expires", Kind::Float),

@@ -69,8 +69,11 @@ impl Drop for Sshd {
         // Control masters first: stopping the server leaves its sessions running.
         let cp = self.dir.path().join("cp");
         let dirs = std::fs::read_dir(&cp).into_iter().flatten().flatten();
-        for entry in dirs.flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
-        {
+        let masters = dirs
+            .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+            // Not the forwards to the host's listener that tack keeps beside them.
+            .filter(|e| !e.file_name().to_string_lossy().ends_with(".agent"));
+        for entry in masters {
             let _ = Command::new("ssh")
                 .args(["-o", &format!("ControlPath={}", entry.path().display()), "-O", "exit", "x"])
                 .stderr(std::process::Stdio::null())
