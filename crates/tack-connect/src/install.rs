@@ -27,6 +27,9 @@ pub(crate) const CACHE_DIR: &str = ".cache/tack";
 #[derive(Clone)]
 pub struct AgentImage {
     bytes: Arc<[u8]>,
+    /// The same bytes gzipped, sent instead to a host that has `gzip` (whatever they are,
+    /// what the host ends up with is checked against `hash` before it is used).
+    gzip: Option<Arc<[u8]>>,
     version: String,
     hash: blake3::Hash,
     arch: &'static str,
@@ -39,6 +42,7 @@ impl std::fmt::Debug for AgentImage {
             .field("hash", &self.hash.to_hex().as_str())
             .field("arch", &self.arch)
             .field("len", &self.bytes.len())
+            .field("gzip_len", &self.gzip.as_ref().map(|g| g.len()))
             .finish()
     }
 }
@@ -53,7 +57,13 @@ impl AgentImage {
             )
         })?;
         let hash = blake3::hash(&bytes);
-        Ok(AgentImage { bytes, version: version.to_string(), hash, arch })
+        Ok(AgentImage { bytes, gzip: None, version: version.to_string(), hash, arch })
+    }
+
+    /// The image, sent gzipped (`gz`, the bytes gzipped) to hosts that can unpack it.
+    pub fn with_gzip(mut self, gz: impl Into<Arc<[u8]>>) -> Self {
+        self.gzip = Some(gz.into());
+        self
     }
 
     /// The agent binary at `path`.
@@ -70,7 +80,11 @@ impl AgentImage {
     pub fn controller() -> Result<Self, ConnectionError> {
         let version = env!("CARGO_PKG_VERSION");
         if let Some(bytes) = embedded::AGENT {
-            return Self::new(bytes, version);
+            let image = Self::new(bytes, version)?;
+            return Ok(match embedded::AGENT_GZ {
+                Some(gz) => image.with_gzip(gz),
+                None => image,
+            });
         }
         let beside = std::env::current_exe()
             .ok()
@@ -89,6 +103,11 @@ impl AgentImage {
 
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The gzipped bytes, when the image has them.
+    pub fn gzip(&self) -> Option<&[u8]> {
+        self.gzip.as_deref()
     }
 
     pub fn version(&self) -> &str {
@@ -135,19 +154,24 @@ fn elf_arch(bytes: &[u8]) -> Option<&'static str> {
 pub(crate) struct Probe {
     pub arch: String,
     pub cached: bool,
+    /// The host has `gzip`, to unpack a gzipped agent with (told only when it is missing).
+    pub gzip: bool,
 }
 
-/// Reads the probe's output: its last two lines (a login banner may come first).
+/// Reads the probe's output: its last lines (a login banner may come first): `uname -m`,
+/// [`GZIP`] when the host has it, the marker.
 pub(crate) fn parse_probe(stdout: &[u8]) -> Option<Probe> {
     let text = String::from_utf8_lossy(stdout);
-    let mut lines = text.lines().rev();
-    let cached = match lines.next()?.trim() {
-        "tack-agent:ok" => true,
-        "tack-agent:missing" => false,
+    let mut lines = text.lines().rev().map(str::trim);
+    let cached = match lines.next()? {
+        CACHED => true,
+        MISSING => false,
         _ => return None,
     };
-    let arch = lines.next()?.trim().to_string();
-    Some(Probe { arch, cached })
+    let mut lines = lines.peekable();
+    let gzip = lines.next_if_eq(&GZIP).is_some();
+    let arch = lines.next()?.to_string();
+    Some(Probe { arch, cached, gzip })
 }
 
 /// Whether `uname -m` names a machine the image runs on.
@@ -209,10 +233,14 @@ fn upload_from(image: &AgentImage, setup: &str, reader: &str) -> String {
 pub(crate) const CACHED: &str = "tack-agent:ok";
 pub(crate) const MISSING: &str = "tack-agent:missing";
 pub(crate) const INSTALLED: &str = "tack-agent:installed";
+/// Said before [`MISSING`] by a host that has `gzip`.
+pub(crate) const GZIP: &str = "tack-agent:gzip";
 /// The controller's answers to [`MISSING`]: the agent's bytes follow ([`SEND`]), or look
 /// again ([`RECHECK`]: another link to the same destination has just put it there). No
 /// answer, and nothing is written on the host: an agent for another machine is never sent.
 pub(crate) const SEND: &str = "tack-agent:send";
+/// [`SEND`] of the gzipped bytes (exactly their size), which the host unpacks with `gzip`.
+pub(crate) const SEND_GZIP: &str = "tack-agent:send-gzip";
 pub(crate) const RECHECK: &str = "tack-agent:recheck";
 
 /// First contact and the link in one session: `uname -m`, then the cached agent, when it
@@ -249,14 +277,26 @@ fn contact_script_with(
     setup: &str,
     args: Option<&str>,
 ) -> String {
+    let args = args.unwrap_or("");
+    let installed = format!("echo {INSTALLED}; exec \"$a\"{args} ;;");
+    // Only an image with gzipped bytes asks after gzip, and can be sent them.
+    let (ask_gzip, send_gzip) = match &image.gzip {
+        Some(gz) => (
+            format!("command -v gzip >/dev/null 2>&1 && echo {GZIP}; "),
+            format!(
+                "{SEND_GZIP}) ({upload}) || exit $?; {installed} ",
+                upload = upload_from(image, setup, &format!("head -c {} | gzip -dc", gz.len()))
+            ),
+        ),
+        None => (String::new(), String::new()),
+    };
     format!(
         "{first}uname -m; a={agent}; while :; do \
          if [ -x \"$a\" ] && \"$a\" --verify {hash} >/dev/null 2>&1; \
-         then echo {CACHED}; exec \"$a\"{args}; fi; echo {MISSING}; read -r go || exit 5; \
-         case \"$go\" in {RECHECK}) ;; \
-         {SEND}) ({upload}) || exit $?; echo {INSTALLED}; exec \"$a\"{args} ;; \
+         then echo {CACHED}; exec \"$a\"{args}; fi; {ask_gzip}echo {MISSING}; \
+         read -r go || exit 5; case \"$go\" in {RECHECK}) ;; \
+         {SEND}) ({upload}) || exit $?; {installed} {send_gzip}\
          *) exit 5 ;; esac; done",
-        args = args.unwrap_or(""),
         hash = image.hash_hex(),
         upload = upload_from(image, setup, &format!("head -c {}", image.bytes.len())),
     )
@@ -288,9 +328,11 @@ mod tests {
     #[test]
     fn probe_output_is_read_from_its_last_lines() {
         let p = parse_probe(b"Welcome!\nx86_64\ntack-agent:ok\n").unwrap();
-        assert_eq!(p, Probe { arch: "x86_64".into(), cached: true });
+        assert_eq!(p, Probe { arch: "x86_64".into(), cached: true, gzip: false });
         let p = parse_probe(b"aarch64\ntack-agent:missing\n").unwrap();
-        assert!(!p.cached);
+        assert!(!p.cached && !p.gzip);
+        let p = parse_probe(b"aarch64\ntack-agent:gzip\ntack-agent:missing\n").unwrap();
+        assert_eq!(p, Probe { arch: "aarch64".into(), cached: false, gzip: true });
         assert_eq!(parse_probe(b"x86_64\n"), None);
     }
 

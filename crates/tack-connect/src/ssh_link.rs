@@ -72,7 +72,8 @@ impl Ssh {
 }
 
 /// The controller's side of [`install::contact_script`]: reads the probe's answer and, when
-/// the host lacks the agent, sends its bytes and waits until it is in place. Links to one
+/// the host lacks the agent, sends its bytes (gzipped, when the image has them so and the
+/// host has `gzip`) and waits until it is in place. Links to one
 /// destination (the same [`SshTarget`]: several inventory names for one machine) upload
 /// one at a time, and a link that finds the agent put there by another of the run's links
 /// meanwhile looks again instead of sending it a second time.
@@ -127,7 +128,7 @@ impl Preamble for FirstContact {
         let markers = [install::CACHED, install::MISSING];
         let (found, mut said) = await_markers(stdout, &markers).map_err(|_| None)?;
         said.extend_from_slice(markers[found].as_bytes());
-        install::read_probe(&self.image, &said, self.steps.0).map_err(Some)?;
+        let probe = install::read_probe(&self.image, &said, self.steps.0).map_err(Some)?;
         self.uploaded.store(false, Ordering::Relaxed);
         if markers[found] == install::CACHED {
             return Ok(());
@@ -145,8 +146,12 @@ impl Preamble for FirstContact {
             }
         }
         self.uploaded.store(true, Ordering::Relaxed);
-        answer(install::SEND, stdin)
-            .and_then(|()| stdin.write_all(self.image.bytes()))
+        let (send, bytes) = match self.image.gzip() {
+            Some(gz) if probe.gzip => (install::SEND_GZIP, gz),
+            _ => (install::SEND, self.image.bytes()),
+        };
+        answer(send, stdin)
+            .and_then(|()| stdin.write_all(bytes))
             .and_then(|()| stdin.flush())
             .map_err(|_| None)?;
         await_markers(stdout, &[install::INSTALLED]).map_err(|_| None)?;

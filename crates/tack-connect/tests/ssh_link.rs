@@ -262,3 +262,33 @@ fn links_connecting_at_once_to_a_fresh_host_all_get_a_whole_agent() {
     assert_eq!(agent_files(&cache), [image.file_name()], "one agent, no temporary file left");
     assert_eq!(fs::read(cached(&sshd, &image)).unwrap(), image.bytes());
 }
+
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn a_gzipped_image_is_unpacked_on_the_host_and_checked_like_any_upload() {
+    let sshd = Sshd::start();
+    let plain = image();
+    // The gzip of other bytes: the host unpacks them (so the gzipped copy is what went),
+    // and the checks after refuse them.
+    let wrong = plain.clone().with_gzip(gzipped(b"not the agent"));
+    let err = Ssh::connect(&sshd.target(), &wrong).map(|_| ()).unwrap_err();
+    let ConnectionError::Install { step: "upload", message } = &err else { panic!("{err:?}") };
+    assert!(
+        message.ends_with(&format!("the upload has 13 bytes, not {}", plain.bytes().len())),
+        "{message}"
+    );
+    let cache = sshd.home().join(".cache/tack");
+    assert!(agent_files(&cache).is_empty(), "nothing is left of it");
+
+    let packed = plain.clone().with_gzip(gzipped(plain.bytes()));
+    let ssh = Ssh::connect(&sshd.target(), &packed).unwrap();
+    assert!(ssh.uploaded());
+    assert_eq!(ping(&ssh), "pong");
+    assert_eq!(fs::read(cached(&sshd, &plain)).unwrap(), plain.bytes());
+}
