@@ -272,6 +272,12 @@ impl Config {
         self.ssh("control_path_dir")
     }
 
+    /// The ssh connection's `reconnection_retries` (`[ssh_connection] retries`,
+    /// `ANSIBLE_SSH_RETRIES`).
+    pub fn ssh_retries(&self) -> Result<Option<i64>, &ConfigError> {
+        Ok(self.plugin_value("connection", "ssh", "reconnection_retries")?.as_int())
+    }
+
     /// The ssh connection's `pipelining`, which also reads `[ssh_connection]` and
     /// `ANSIBLE_SSH_PIPELINING`.
     pub fn ssh_pipelining(&self) -> Result<bool, &ConfigError> {

@@ -61,6 +61,16 @@ impl BecomeLink {
         image: &AgentImage,
         escalation: &Become,
     ) -> Result<BecomeLink, ConnectionError> {
+        Self::connect_noting(via, image, escalation, &crate::Notes::default())
+    }
+
+    /// [`BecomeLink::connect`], an ssh link's retries (`SshTarget::retries`) told in `notes`.
+    pub fn connect_noting(
+        via: Via<'_>,
+        image: &AgentImage,
+        escalation: &Become,
+        notes: &crate::Notes,
+    ) -> Result<BecomeLink, ConnectionError> {
         let ssh = matches!(via, Via::Ssh(_));
         if let Via::Ssh(target) = via
             && target.adds_control_path()
@@ -93,10 +103,13 @@ impl BecomeLink {
             ssh,
             user: escalation.user.clone(),
         });
-        let command = AgentCommand::new(&argv[0])
+        let mut command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
             .escalating(esc)
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
+        if let Via::Ssh(target) = via {
+            command = command.retrying(target.retries, notes.clone());
+        }
         let host = match via {
             Via::Ssh(target) => target.host.clone(),
             Via::Local => "localhost".to_string(),

@@ -51,6 +51,10 @@ pub struct AgentCommand {
     pub(crate) preamble: Option<PreambleRef>,
     /// A way to an agent already running for this destination, tried before the command.
     pub(crate) shortcut: Option<ShortcutRef>,
+    /// How many more times a command that fails as ssh fails (exit 255, before the hello)
+    /// is run again, as ansible's `reconnection_retries`; each retry is told in `notes`.
+    pub(crate) retries: u32,
+    pub(crate) notes: Option<crate::Notes>,
 }
 
 /// What a new link's command says and is told on its stdout/stdin before the agent's hello:
@@ -132,7 +136,17 @@ impl AgentCommand {
             escalation: None,
             preamble: None,
             shortcut: None,
+            retries: 0,
+            notes: None,
         }
+    }
+
+    /// Runs the command up to `retries` more times while it fails as ssh does, saying so
+    /// in `notes` as ansible's ssh connection does at `-vv`.
+    pub(crate) fn retrying(mut self, retries: u32, notes: crate::Notes) -> Self {
+        self.retries = retries;
+        self.notes = Some(notes);
+        self
     }
 
     pub(crate) fn shortcut(mut self, shortcut: Arc<dyn Shortcut>) -> Self {
@@ -295,14 +309,45 @@ impl Link {
     /// A link through `command`'s shortcut when its agent answers, else by running it.
     fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
         let Some(ShortcutRef(shortcut)) = &command.shortcut else {
-            return Link::spawn(command);
+            return Link::spawn_retrying(command);
         };
         if let Some(link) = shortcut.open().and_then(Link::over_socket) {
             return Ok(link);
         }
-        let link = Link::spawn(command)?;
+        let link = Link::spawn_retrying(command)?;
         shortcut.opened(&link.info);
         Ok(link)
+    }
+
+    /// [`Link::spawn`], again after a pause of `2^attempt - 1` seconds (30 at most) while
+    /// it fails as ssh does and retries are left: ansible's `_ssh_retry`.
+    fn spawn_retrying(command: &AgentCommand) -> Result<Self, ConnectionError> {
+        let mut attempt = 0u32;
+        loop {
+            match Link::spawn(command) {
+                Err(e) if attempt < command.retries && ssh_failed(&e) => {
+                    let pause = (2u64.saturating_pow(attempt) - 1).min(30);
+                    if let Some(notes) = &command.notes {
+                        let argv: Vec<String> = std::iter::once(&command.program)
+                            .chain(&command.args)
+                            .map(|a| tack_py::repr::bytes_repr(a.as_encoded_bytes()))
+                            .collect();
+                        notes.push(
+                            2,
+                            format!(
+                                "ssh_retry: attempt: {}, ssh return code is 255. cmd ([{}]...), \
+                                 pausing for {pause} seconds",
+                                attempt + 1,
+                                argv.join(", ")
+                            ),
+                        );
+                    }
+                    std::thread::sleep(Duration::from_secs(pause));
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// The hello over `stream`; `None` when no agent answers it (the forward's far end is
@@ -465,6 +510,17 @@ impl Link {
         };
         (ended, stderr)
     }
+}
+
+/// Whether opening a link failed the way ssh itself fails (its exit code 255, before the
+/// agent's hello): what ansible retries.
+fn ssh_failed(e: &ConnectionError) -> bool {
+    matches!(
+        e,
+        ConnectionError::Unreachable { .. }
+            | ConnectionError::Hello { code: Some(255), .. }
+            | ConnectionError::Become { code: Some(255), .. }
+    )
 }
 
 fn unexpected(expected: &'static str, m: &Message) -> Fault {

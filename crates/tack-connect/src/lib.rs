@@ -21,6 +21,7 @@ mod escalate;
 mod forward;
 mod in_process;
 mod install;
+mod notes;
 mod on_demand;
 mod ssh;
 mod ssh_link;
@@ -31,6 +32,7 @@ pub use child::{AgentCommand, ChildAgent};
 pub use escalate::{Become, BecomeError, BecomeMethod, Escalation};
 pub use in_process::InProcess;
 pub use install::AgentImage;
+pub use notes::Notes;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::{MasterReset, Ssh, reset_master};
@@ -184,6 +186,12 @@ pub trait Connection: Send + Sync {
     /// The home directory of the user the link runs as on the host, for a `~` in a path the
     /// controller must name there: ansible's `_remote_expand_user` asks the shell for
     /// `~<user>`, the password database's home, whatever the session's `$HOME` says.
+    /// The lines the connection has to show since the last call ([`Notes`]): `-vv`'s
+    /// `ssh_retry` among them.
+    fn take_notes(&self) -> Vec<(u8, String)> {
+        Vec::new()
+    }
+
     fn home(&self) -> Result<String, ConnectionError> {
         let out = self.exec_command("eval echo \"~$(id -un)\"", Path::new("/"))?;
         let home = String::from_utf8_lossy(&out.stdout).trim().to_string();

@@ -15,6 +15,8 @@ type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sy
 pub struct OnDemand {
     open: Box<Open>,
     link: Mutex<State>,
+    /// What the links it opens have to show (their opening's retries among them).
+    notes: crate::Notes,
 }
 
 enum State {
@@ -28,7 +30,17 @@ impl OnDemand {
     pub fn new(
         open: impl Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync + 'static,
     ) -> Self {
-        OnDemand { open: Box::new(open), link: Mutex::new(State::Closed) }
+        OnDemand {
+            open: Box::new(open),
+            link: Mutex::new(State::Closed),
+            notes: Default::default(),
+        }
+    }
+
+    /// Shows `notes`, which the links `open` makes write to.
+    pub fn with_notes(mut self, notes: crate::Notes) -> Self {
+        self.notes = notes;
+        self
     }
 
     fn with<T>(
@@ -61,6 +73,10 @@ impl OnDemand {
 }
 
 impl Connection for OnDemand {
+    fn take_notes(&self) -> Vec<(u8, String)> {
+        self.notes.take()
+    }
+
     fn connect(&self) -> Result<(), ConnectionError> {
         self.with(|link| link.connect())
     }

@@ -44,6 +44,9 @@ pub struct SshTarget {
     pub ssh_extra_args: Option<String>,
     /// `ansible_ssh_timeout` / `timeout`, in seconds.
     pub timeout: u32,
+    /// `ansible_ssh_retries` / `reconnection_retries`: how many more times a link is tried
+    /// when ssh fails (exit 255).
+    pub retries: u32,
     /// `host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`).
     pub host_key_checking: bool,
     /// `ansible_control_path_dir`.
@@ -68,6 +71,7 @@ impl std::fmt::Debug for SshTarget {
             .field("ssh_common_args", &self.ssh_common_args)
             .field("ssh_extra_args", &self.ssh_extra_args)
             .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
             .field("host_key_checking", &self.host_key_checking)
             .field("control_path_dir", &self.control_path_dir)
             .field("control_path", &self.control_path)
@@ -107,6 +111,7 @@ impl SshTarget {
             ssh_common_args: None,
             ssh_extra_args: None,
             timeout: 10,
+            retries: 0,
             host_key_checking: true,
             control_path_dir: DEFAULT_CONTROL_PATH_DIR.into(),
             control_path: None,

@@ -39,6 +39,15 @@ impl Ssh {
     /// also leaves a listener on the host, and later links reach it through the master's
     /// forward ([`Forward`]) with no session at all.
     pub fn connect(target: &SshTarget, image: &AgentImage) -> Result<Ssh, ConnectionError> {
+        Self::connect_noting(target, image, &crate::Notes::default())
+    }
+
+    /// [`Ssh::connect`], its links' retries (`SshTarget::retries`) told in `notes`.
+    pub fn connect_noting(
+        target: &SshTarget,
+        image: &AgentImage,
+        notes: &crate::Notes,
+    ) -> Result<Ssh, ConnectionError> {
         if target.adds_control_path() {
             make_private_dir(&target.control_dir())?;
         }
@@ -52,7 +61,8 @@ impl Ssh {
         ));
         let mut command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
-            .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
+            .preamble(Arc::clone(&contact) as Arc<dyn Preamble>)
+            .retrying(target.retries, notes.clone());
         if let Some(forward) = forward {
             command = command.shortcut(Arc::new(forward));
         }

@@ -292,3 +292,23 @@ fn a_gzipped_image_is_unpacked_on_the_host_and_checked_like_any_upload() {
     assert_eq!(ping(&ssh), "pong");
     assert_eq!(fs::read(cached(&sshd, &plain)).unwrap(), plain.bytes());
 }
+
+#[test]
+fn ssh_failing_as_ssh_is_tried_again_as_ansible_retries_and_each_try_is_told() {
+    let mut target = SshTarget::new("127.0.0.1");
+    target.port = Some(1);
+    target.retries = 2;
+    let dir = tempfile::tempdir().unwrap();
+    target.control_path_dir = dir.path().join("cp").display().to_string();
+    let notes = tack_connect::Notes::default();
+    let err = Ssh::connect_noting(&target, &image(), &notes).map(|_| ()).unwrap_err();
+    assert!(matches!(err, ConnectionError::Unreachable { .. }), "{err:?}");
+    let said: Vec<(u8, String)> = notes.take();
+    assert_eq!(said.len(), 2, "{said:?}");
+    for ((level, line), (attempt, pause)) in said.iter().zip([(1, 0), (2, 1)]) {
+        assert_eq!(*level, 2);
+        let head = format!("ssh_retry: attempt: {attempt}, ssh return code is 255. cmd ([b'ssh', ");
+        assert!(line.starts_with(&head), "{line}");
+        assert!(line.ends_with(&format!("]...), pausing for {pause} seconds")), "{line}");
+    }
+}

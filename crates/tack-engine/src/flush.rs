@@ -58,7 +58,7 @@ impl<'r> PlayRun<'r, '_> {
                 crate::task::TaskEvent::Item(i) => Some(i),
                 crate::task::TaskEvent::Retry(_)
                 | crate::task::TaskEvent::Async(_)
-                | crate::task::TaskEvent::Transport(_) => None,
+                | crate::task::TaskEvent::Transport(..) => None,
             })
             .collect();
         let times = if items.is_empty() {

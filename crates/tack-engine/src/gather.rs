@@ -21,8 +21,9 @@ use crate::result::s;
 /// One host's `setup` result, as the strategy then shows and applies it.
 pub(crate) struct Gathered {
     pub shown: crate::result::HostResult,
-    /// The `-vvv` lines about reaching the host (see `crate::transport`).
-    pub transport: Vec<String>,
+    /// The lines about reaching the host, each with the `-v` count it shows from (see
+    /// `crate::transport`).
+    pub transport: Vec<(u8, String)>,
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
 }
 
@@ -174,8 +175,8 @@ impl PlayRun<'_, '_> {
         callback: &mut dyn Callback,
     ) {
         let host = gathered.shown.host.clone();
-        for line in &gathered.transport {
-            callback.verbose_line(3, line);
+        for (level, line) in &gathered.transport {
+            callback.verbose_line(*level, line);
         }
         stats.count(&gathered.shown, false);
         if gathered.shown.lost() {
@@ -213,10 +214,13 @@ fn gather_on(
     (interpreter, settings): (Interpreter, &crate::interpreter::InterpreterSettings),
 ) -> Gathered {
     // (unreachable, why) when the host cannot be asked.
+    crate::transport::new_task();
     let connected = link.map_err(|why| (false, why)).and_then(|l| match l.connect() {
         Ok(()) => Ok(l),
         Err(e) => Err((matches!(e, ConnectionError::Unreachable { .. }), e.to_string())),
     });
+    // What the connection said while it opened (a retried ssh), whether it opened or not.
+    let said = crate::transport::lines(address, crate::transport::take_said());
     let link = match connected {
         Ok(link) => link,
         Err((unreachable, why)) => {
@@ -232,7 +236,7 @@ fn gather_on(
             // ansible places an unreachable host's error nowhere (the implicit task's
             // connection fails before it has a place).
             shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
-            return Gathered { shown, transport: Vec::new(), facts: None };
+            return Gathered { shown, transport: said, facts: None };
         }
     };
     let mut args = serde_json::Map::new();
@@ -247,7 +251,6 @@ fn gather_on(
     }
     let invocation =
         tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
-    crate::transport::new_task();
     let interpreter = match interpreter {
         Interpreter::Set => None,
         Interpreter::Known(node) => Some(node),
@@ -257,7 +260,8 @@ fn gather_on(
         }
     };
     let outcome = link.run_module("setup", &invocation);
-    let transport = crate::transport::lines(address, crate::transport::take());
+    let mut transport = said;
+    transport.extend(crate::transport::lines(address, crate::transport::take()));
     let result = match outcome {
         Ok(result) => crate::json::map_from_json(&result),
         Err(e) => {

@@ -52,6 +52,8 @@ pub struct SshSettings {
     pub extra_args: Option<String>,
     /// `ansible_ssh_timeout` / `timeout`, seconds.
     pub timeout: Option<u64>,
+    /// `ansible_ssh_retries` / `reconnection_retries`.
+    pub retries: Option<u32>,
     pub host_key_checking: Option<bool>,
     pub password: Option<Secret>,
     /// `ansible_ssh_executable`.
@@ -73,6 +75,7 @@ pub struct SshDefaults {
     pub common_args: Option<String>,
     pub extra_args: Option<String>,
     pub timeout: Option<u64>,
+    pub retries: Option<u32>,
     pub host_key_checking: Option<bool>,
     pub executable: Option<String>,
     pub control_path: Option<String>,
@@ -91,6 +94,7 @@ const SSH_ARGS: &[&str] = &["ansible_ssh_args"];
 const COMMON_ARGS: &[&str] = &["ansible_ssh_common_args"];
 const EXTRA_ARGS: &[&str] = &["ansible_ssh_extra_args"];
 const TIMEOUT: &[&str] = &["ansible_ssh_timeout"];
+const RETRIES: &[&str] = &["ansible_ssh_retries"];
 const HOST_KEY_CHECKING: &[&str] = &["ansible_host_key_checking", "ansible_ssh_host_key_checking"];
 const PASSWORD: &[&str] = &["ansible_password", "ansible_ssh_pass", "ansible_ssh_password"];
 const EXECUTABLE: &[&str] = &["ansible_ssh_executable"];
@@ -105,7 +109,6 @@ const NOT_HONOURED: &[&str] = &[
     "ansible_private_key_passphrase",
     "ansible_ssh_private_key_passphrase",
     "ansible_ssh_pkcs11_provider",
-    "ansible_ssh_retries",
     "ansible_sshpass_prompt",
     "ansible_ssh_password_mechanism",
 ];
@@ -187,6 +190,19 @@ pub(crate) fn resolve(
             )
         })?),
     };
+    let retries = match first(RETRIES)? {
+        None | Some(Value::Null) => defaults.retries,
+        Some(v) => Some(seconds(&v).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            Diagnostic::at(
+                format!(
+                    "Invalid value for ansible_ssh_retries of host '{host}': {} (expected a \
+                     number of retries)",
+                    tack_yaml::pyrepr::repr(&v)
+                ),
+                origin(),
+            )
+        })?),
+    };
     let user = match text(USER)? {
         Some(user) => Some(user),
         None => match keyword(Keyword::RemoteUser) {
@@ -204,6 +220,7 @@ pub(crate) fn resolve(
         common_args: text(COMMON_ARGS)?.or_else(|| defaults.common_args.clone()),
         extra_args: text(EXTRA_ARGS)?.or_else(|| defaults.extra_args.clone()),
         timeout,
+        retries,
         host_key_checking: match first(HOST_KEY_CHECKING)? {
             None | Some(Value::Null) => defaults.host_key_checking,
             Some(v) => Some(boolean(&v)),
@@ -316,6 +333,11 @@ mod tests {
         assert!(target(&docker, &[]).unwrap_err().contains("'docker' connection"));
         let inline_key = [("ansible_private_key", s("-----BEGIN"))];
         assert!(target(&inline_key, &[]).unwrap_err().contains("'ansible_private_key'"));
+        assert_eq!(ssh(target(&[("ansible_ssh_retries", s("3"))], &[])).retries, Some(3));
+        let retries = [("ansible_ssh_retries", s("often"))];
+        assert!(
+            target(&retries, &[]).unwrap_err().contains("Invalid value for ansible_ssh_retries")
+        );
     }
 
     #[test]

@@ -179,11 +179,21 @@ impl Recorded {
     fn record(&self, action: Use) {
         crate::transport::record_via(self.reach.clone(), action);
     }
+
+    /// What the link said while it worked (a retried ssh, when it opened), recorded after
+    /// the use it came with.
+    fn said(&self) {
+        for (level, line) in self.inner.take_notes() {
+            self.record(Use::Said(level, line));
+        }
+    }
 }
 
 impl Connection for Recorded {
     fn connect(&self) -> Result<(), ConnectionError> {
-        self.inner.connect()
+        let out = self.inner.connect();
+        self.said();
+        out
     }
 
     fn is_open(&self) -> bool {
@@ -196,7 +206,9 @@ impl Connection for Recorded {
         invocation: &tack_agent::Invocation,
     ) -> Result<tack_agent::ModuleResult, ConnectionError> {
         self.record(Use::Module(module.to_string()));
-        self.inner.run_module(module, invocation)
+        let out = self.inner.run_module(module, invocation);
+        self.said();
+        out
     }
 
     fn exec_command(
@@ -205,7 +217,9 @@ impl Connection for Recorded {
         cwd: &std::path::Path,
     ) -> Result<crate::connection::ExecOutput, ConnectionError> {
         self.record(Use::Exec(cmd.to_string()));
-        self.inner.exec_command(cmd, cwd)
+        let out = self.inner.exec_command(cmd, cwd);
+        self.said();
+        out
     }
 
     fn run_python(
@@ -214,7 +228,9 @@ impl Connection for Recorded {
         run: &tack_agent::python::PythonRun,
     ) -> Result<tack_agent::python::PythonOutput, ConnectionError> {
         self.record(Use::Python(run.fqn.clone()));
-        self.inner.run_python(payload, run)
+        let out = self.inner.run_python(payload, run);
+        self.said();
+        out
     }
 
     fn stage(
@@ -223,7 +239,9 @@ impl Connection for Recorded {
         name: &str,
         executable: bool,
     ) -> Result<tack_connect::StagedFile, ConnectionError> {
-        self.inner.stage(bytes, name, executable)
+        let out = self.inner.stage(bytes, name, executable);
+        self.said();
+        out
     }
 
     fn stage_limit(&self) -> Option<usize> {
@@ -231,7 +249,9 @@ impl Connection for Recorded {
     }
 
     fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
-        self.inner.unstage(file)
+        let out = self.inner.unstage(file);
+        self.said();
+        out
     }
 
     fn start_job(
@@ -239,11 +259,15 @@ impl Connection for Recorded {
         job: &tack_connect::JobSpec,
     ) -> Result<tack_agent::ModuleResult, ConnectionError> {
         self.record(Use::Job(job.module.clone()));
-        self.inner.start_job(job)
+        let out = self.inner.start_job(job);
+        self.said();
+        out
     }
 
     fn home(&self) -> Result<String, ConnectionError> {
-        self.inner.home()
+        let out = self.inner.home();
+        self.said();
+        out
     }
 }
 

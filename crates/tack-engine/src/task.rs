@@ -64,8 +64,9 @@ pub enum TaskEvent {
     Retry(HostResult),
     /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` line of a job the task waits for.
     Async(String),
-    /// A `-vvv` line about reaching the host (see `crate::transport`).
-    Transport(String),
+    /// A line about reaching the host, shown from the `-v` count it carries (`-vvv` for most;
+    /// see `crate::transport`).
+    Transport(u8, String),
 }
 
 /// A task's arguments as rendered for one host.
@@ -109,11 +110,11 @@ impl TaskOutcome {
                 TaskEvent::Retry(retry) => callback.retry(view, retry),
                 TaskEvent::Async(note) => callback.async_note(note),
                 // The command a `no_log` task hands the shell may carry its secrets.
-                TaskEvent::Transport(line) if self.result.no_log && line.contains("> EXEC ") => {
+                TaskEvent::Transport(_, line) if self.result.no_log && line.contains("> EXEC ") => {
                     let address = line.split_once(' ').map_or(line.as_str(), |(a, _)| a);
                     callback.verbose_line(3, &format!("{address} EXEC (command hidden: no_log)"));
                 }
-                TaskEvent::Transport(line) => callback.verbose_line(3, line),
+                TaskEvent::Transport(level, line) => callback.verbose_line(*level, line),
             }
         }
     }
@@ -238,7 +239,7 @@ impl TaskRun<'_> {
             match event {
                 TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
                 TaskEvent::Item(r) => result.no_log |= r.no_log,
-                TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(_) => {}
+                TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(..) => {}
             }
         }
         if result.flag("failed") && ignore_errors {
@@ -280,7 +281,7 @@ impl TaskRun<'_> {
         // it evaluates the conditions.
         let delegated = self.delegated(host, scope);
         if self.gathers_delegated(host, scope, &delegated) {
-            events.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+            events.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
         }
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
@@ -328,7 +329,7 @@ impl TaskRun<'_> {
             let mut retries = Vec::new();
             let delegated = self.delegated(host, &item_scope);
             if self.gathers_delegated(host, &item_scope, &delegated) {
-                shown.extend(self.reads.lines().iter().cloned().map(TaskEvent::Transport));
+                shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
             }
             let delegated = delegated?;
             let mut result = match self.false_condition(&item_scope)? {
@@ -353,7 +354,7 @@ impl TaskRun<'_> {
                         r.delegated = result.delegated.clone();
                         shown.push(TaskEvent::Retry(r));
                     }
-                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(_)) => shown.push(note),
+                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(..)) => shown.push(note),
                     TaskEvent::Item(_) => {}
                 }
             }
@@ -579,14 +580,31 @@ impl TaskRun<'_> {
             notes: &notes,
         });
         let link = if self.action.touches_host() {
-            match self.link(host, scope) {
-                Ok(link) => Some(link),
-                Err(output) => return output,
+            let opened = self.link(host, scope);
+            // What the connection said while it opened (a retried ssh) shows with the task,
+            // whether it opened or not.
+            let said = crate::transport::take_said();
+            match opened {
+                Ok(link) => {
+                    for (reach, said) in said {
+                        crate::transport::record_via(reach, said);
+                    }
+                    Some(link)
+                }
+                Err(output) => {
+                    let address = crate::verbose::address(self, host, scope);
+                    events.extend(
+                        crate::transport::lines(&address, said)
+                            .into_iter()
+                            .map(|(level, line)| TaskEvent::Transport(level, line)),
+                    );
+                    return output;
+                }
             }
         } else {
+            crate::transport::take();
             None
         };
-        crate::transport::take();
         let discovered =
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
@@ -622,7 +640,9 @@ impl TaskRun<'_> {
         if !uses.is_empty() {
             let address = crate::verbose::address(self, host, scope);
             events.extend(
-                crate::transport::lines(&address, uses).into_iter().map(TaskEvent::Transport),
+                crate::transport::lines(&address, uses)
+                    .into_iter()
+                    .map(|(level, line)| TaskEvent::Transport(level, line)),
             );
         }
         events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));

@@ -40,6 +40,9 @@ pub(crate) enum Use {
     /// established (`<host> Attempting python interpreter discovery.`): shown as it is, after
     /// the announcement of the next use (the step's own command).
     Step(String),
+    /// What the connection itself said (`tack_connect::Notes`: `ssh_retry: ...`), shown
+    /// after `<address> ` from the `-v` count it carries.
+    Said(u8, String),
 }
 
 /// Which of ansible's connections a use went through: the announcement names it, and the
@@ -75,6 +78,12 @@ pub(crate) fn take() -> Vec<(Reach, Use)> {
     USES.with(|u| std::mem::take(&mut *u.borrow_mut()))
 }
 
+/// What the connection said since the last [`take`] (its `Said` uses, nothing else): what
+/// opening a link has to show, whether or not it opened.
+pub(crate) fn take_said() -> Vec<(Reach, Use)> {
+    take().into_iter().filter(|(_, u)| matches!(u, Use::Said(..))).collect()
+}
+
 /// A new task on a host: its first use of the connection announces it again (ansible makes a
 /// connection object per task executor, and `local` announces on first connect).
 pub(crate) fn new_task() {
@@ -98,8 +107,8 @@ pub(crate) fn local_user() -> String {
 
 /// The `-vvv` lines for `uses` on the host reached at `address`: one line per use, the first
 /// that reaches the host preceded by the announcement when this task has not yet announced
-/// that address.
-pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
+/// that address; each with the `-v` count it shows from (3 but for what a connection said).
+pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<(u8, String)> {
     let mut out = Vec::new();
     // Steps wait for the next use's announcement: the connection they happen on is the one
     // that use names.
@@ -107,7 +116,11 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
     for (reach, action) in uses {
         match action {
             Use::Note(text) => {
-                out.push(text);
+                out.push((3, text));
+                continue;
+            }
+            Use::Said(level, text) => {
+                out.push((level, format!("<{address}> {text}")));
                 continue;
             }
             Use::Step(text) => {
@@ -132,24 +145,29 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
             fresh
         });
         if announce {
-            out.push(format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}"));
+            out.push((3, format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}")));
         }
-        out.append(&mut steps);
-        out.push(match action {
-            Use::Module(name) => format!("<{address}> NATIVE MODULE {name} ({runs})"),
-            Use::Exec(cmd) => {
-                format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
-            }
-            Use::Python(name) => {
-                format!("<{address}> PYTHON MODULE {name} (ansible-core's code, run by tack)")
-            }
-            Use::Job(name) => {
-                format!("<{address}> NATIVE MODULE {name} (started by tack as a background job)")
-            }
-            Use::Note(text) | Use::Step(text) => text,
-        });
+        out.extend(steps.drain(..).map(|s| (3, s)));
+        out.push((
+            3,
+            match action {
+                Use::Module(name) => format!("<{address}> NATIVE MODULE {name} ({runs})"),
+                Use::Exec(cmd) => {
+                    format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
+                }
+                Use::Python(name) => {
+                    format!("<{address}> PYTHON MODULE {name} (ansible-core's code, run by tack)")
+                }
+                Use::Job(name) => {
+                    format!(
+                        "<{address}> NATIVE MODULE {name} (started by tack as a background job)"
+                    )
+                }
+                Use::Note(text) | Use::Step(text) | Use::Said(_, text) => text,
+            },
+        ));
     }
-    out.append(&mut steps);
+    out.extend(steps.into_iter().map(|s| (3, s)));
     out
 }
 
@@ -157,22 +175,33 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The lines' text, every one of them shown from `-vvv`.
+    fn texts(address: &str, uses: Vec<(Reach, Use)>) -> Vec<String> {
+        lines(address, uses)
+            .into_iter()
+            .map(|(level, line)| {
+                assert_eq!(level, 3, "{line}");
+                line
+            })
+            .collect()
+    }
+
     #[test]
     fn announces_once_per_task_and_address() {
         new_task();
         record(Use::Module("ping".into()));
-        let first = lines("h1", take());
+        let first = texts("h1", take());
         assert_eq!(first.len(), 2);
         assert!(first[0].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
         assert_eq!(first[1], "<h1> NATIVE MODULE ping (run in-process by tack)");
         record(Use::Exec("echo 'a b'".into()));
-        assert_eq!(lines("h1", take()), vec![r#"<h1> EXEC /bin/sh -c 'echo '"'"'a b'"'"''"#]);
+        assert_eq!(texts("h1", take()), vec![r#"<h1> EXEC /bin/sh -c 'echo '"'"'a b'"'"''"#]);
         record(Use::Module("ping".into()));
-        assert_eq!(lines("h2", take()).len(), 2);
+        assert_eq!(texts("h2", take()).len(), 2);
         new_task();
         record(Use::Module("ping".into()));
-        assert_eq!(lines("h2", take()).len(), 2);
-        assert!(lines("h2", take()).is_empty());
+        assert_eq!(texts("h2", take()).len(), 2);
+        assert!(texts("h2", take()).is_empty());
     }
 
     #[test]
@@ -180,12 +209,12 @@ mod tests {
         new_task();
         record(Use::Step("<h1> Attempting python interpreter discovery.".into()));
         record_via(Reach::Ssh { user: Some("root".into()) }, Use::Exec("echo FOUND".into()));
-        let out = lines("10.0.0.1", take());
+        let out = texts("10.0.0.1", take());
         assert_eq!(out[0], "<10.0.0.1> ESTABLISH SSH CONNECTION FOR USER: root");
         assert_eq!(out[1], "<h1> Attempting python interpreter discovery.");
         assert!(out[2].starts_with("<10.0.0.1> EXEC /bin/sh -c "), "{out:?}");
         record(Use::Step("alone".into()));
-        assert_eq!(lines("10.0.0.1", take()), vec!["alone".to_string()]);
+        assert_eq!(texts("10.0.0.1", take()), vec!["alone".to_string()]);
     }
 
     #[test]
@@ -193,12 +222,22 @@ mod tests {
         new_task();
         record(Use::Note("attempting".into()));
         record(Use::Module("ping".into()));
-        let out = lines("h1", take());
+        let out = texts("h1", take());
         assert_eq!(out.len(), 3);
         assert_eq!(out[0], "attempting");
         assert!(out[1].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
         new_task();
         record(Use::Note("skipping".into()));
-        assert_eq!(lines("h1", take()), vec!["skipping".to_string()]);
+        assert_eq!(texts("h1", take()), vec!["skipping".to_string()]);
+    }
+
+    #[test]
+    fn what_the_connection_said_shows_from_its_own_count_after_the_address() {
+        new_task();
+        record_via(Reach::Ssh { user: None }, Use::Said(2, "ssh_retry: attempt: 1".into()));
+        record(Use::Module("ping".into()));
+        assert_eq!(take_said().len(), 1, "only what the connection said is kept");
+        record_via(Reach::Ssh { user: None }, Use::Said(2, "ssh_retry: attempt: 1".into()));
+        assert_eq!(lines("h1", take()), vec![(2, "<h1> ssh_retry: attempt: 1".to_string())]);
     }
 }

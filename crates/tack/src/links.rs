@@ -51,6 +51,9 @@ impl AgentOpener {
         if let Some(timeout) = settings.timeout {
             target.timeout = u32::try_from(timeout).unwrap_or(u32::MAX);
         }
+        if let Some(retries) = settings.retries {
+            target.retries = retries;
+        }
         if let Some(check) = settings.host_key_checking {
             target.host_key_checking = check;
         }
@@ -69,9 +72,13 @@ impl tack_engine::links::Opener for AgentOpener {
     fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
         let image = self.image()?;
         let target = self.target(settings)?;
-        Ok(Arc::new(OnDemand::new(move || {
-            Ssh::connect(&target, &image).map(|ssh| Box::new(ssh) as Box<dyn Connection>)
-        })))
+        let notes = tack_connect::Notes::default();
+        let noting = notes.clone();
+        let link = OnDemand::new(move || {
+            Ssh::connect_noting(&target, &image, &noting)
+                .map(|ssh| Box::new(ssh) as Box<dyn Connection>)
+        });
+        Ok(Arc::new(link.with_notes(notes)))
     }
 
     fn reset_ssh(&self, settings: &SshSettings) -> Option<tack_connect::MasterReset> {
@@ -93,11 +100,14 @@ impl tack_engine::links::Opener for AgentOpener {
         // The command line is checked now, like the ssh one.
         escalation.command("true")?;
         let escalation = escalation.clone();
-        Ok(Arc::new(OnDemand::new(move || {
+        let notes = tack_connect::Notes::default();
+        let noting = notes.clone();
+        let link = OnDemand::new(move || {
             let via = ssh.as_ref().map_or(Via::Local, Via::Ssh);
-            BecomeLink::connect(via, &image, &escalation)
+            BecomeLink::connect_noting(via, &image, &escalation, &noting)
                 .map(|link| Box::new(link) as Box<dyn Connection>)
-        })))
+        });
+        Ok(Arc::new(link.with_notes(notes)))
     }
 }
 
@@ -242,6 +252,7 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         common_args: text(config.ssh_common_args()),
         extra_args: text(config.ssh_extra_args()),
         timeout: u64::try_from(config.timeout()).ok(),
+        retries: config.ssh_retries().ok().flatten().and_then(|n| u32::try_from(n).ok()),
         host_key_checking: Some(config.host_key_checking()),
         executable: text(config.ssh_executable()),
         control_path: text(config.ssh_control_path()),

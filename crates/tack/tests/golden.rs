@@ -173,6 +173,8 @@ fn normalise_install(text: &str) -> String {
 /// connect to the host via ssh: <stderr>`, its own `setfacl` among them) or escalated
 /// (`Escalation succeeded`, per command; tack escalates once per link); tack's `NATIVE
 /// MODULE`, `PYTHON MODULE` and `EXEC` lines. `ESTABLISH LOCAL CONNECTION` and everything else stay compared.
+/// The command an `ssh_retry` line (`-vv`) names is written `<COMMAND>`: ansible's is the
+/// command it was running, tack's the ssh of its link.
 fn drop_transport(text: &str) -> String {
     static LINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let line = LINE.get_or_init(|| {
@@ -181,7 +183,13 @@ fn drop_transport(text: &str) -> String {
         )
         .expect("valid pattern")
     });
-    text.split_inclusive('\n').filter(|l| !line.is_match(l)).collect()
+    static RETRY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let retry = RETRY.get_or_init(|| {
+        regex::Regex::new(r"(?m)^(<[^>\n]+> ssh_retry: attempt: \d+, ssh return code is 255\. cmd \().*(\.\.\.\), pausing for \d+ seconds)$")
+            .expect("valid pattern")
+    });
+    let kept: String = text.split_inclusive('\n').filter(|l| !line.is_match(l)).collect();
+    retry.replace_all(&kept, "$1<COMMAND>$2").into_owned()
 }
 
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
