@@ -177,32 +177,26 @@ pub(crate) fn resolve(
             )
         })?),
     };
-    let timeout = match first(TIMEOUT)? {
-        None | Some(Value::Null) => defaults.timeout,
-        Some(v) => Some(seconds(&v).ok_or_else(|| {
-            Diagnostic::at(
-                format!(
-                    "Invalid value for ansible_ssh_timeout of host '{host}': {} (expected a \
-                     number of seconds)",
-                    tack_yaml::pyrepr::repr(&v)
-                ),
-                origin(),
-            )
-        })?),
+    // A whole number a host variable sets (`what` it counts, for the refusal), if it does.
+    let count = |names: &[&str], what: &str| -> Result<Option<u64>, Diagnostic> {
+        match first(names)? {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => seconds(&v).map(Some).ok_or_else(|| {
+                Diagnostic::at(
+                    format!(
+                        "Invalid value for {} of host '{host}': {} (expected a number of {what})",
+                        names[0],
+                        tack_yaml::pyrepr::repr(&v)
+                    ),
+                    origin(),
+                )
+            }),
+        }
     };
-    let retries = match first(RETRIES)? {
-        None | Some(Value::Null) => defaults.retries,
-        Some(v) => Some(seconds(&v).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
-            Diagnostic::at(
-                format!(
-                    "Invalid value for ansible_ssh_retries of host '{host}': {} (expected a \
-                     number of retries)",
-                    tack_yaml::pyrepr::repr(&v)
-                ),
-                origin(),
-            )
-        })?),
-    };
+    let timeout = count(TIMEOUT, "seconds")?.or(defaults.timeout);
+    let retries = count(RETRIES, "retries")?
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        .or(defaults.retries);
     let user = match text(USER)? {
         Some(user) => Some(user),
         None => match keyword(Keyword::RemoteUser) {
