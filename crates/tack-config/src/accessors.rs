@@ -272,6 +272,12 @@ impl Config {
         self.ssh("control_path_dir")
     }
 
+    /// The ssh connection's `password_mechanism` (`ANSIBLE_SSH_PASSWORD_MECHANISM`), one of
+    /// its choices.
+    pub fn ssh_password_mechanism(&self) -> Result<Option<&str>, &ConfigError> {
+        self.ssh("password_mechanism")
+    }
+
     /// The ssh connection's `reconnection_retries` (`[ssh_connection] retries`,
     /// `ANSIBLE_SSH_RETRIES`).
     pub fn ssh_retries(&self) -> Result<Option<i64>, &ConfigError> {

@@ -47,6 +47,9 @@ pub struct SshTarget {
     /// `ansible_ssh_retries` / `reconnection_retries`: how many more times a link is tried
     /// when ssh fails (exit 255).
     pub retries: u32,
+    /// `ansible_ssh_password_mechanism` / `password_mechanism` (`ssh_askpass`, `sshpass`,
+    /// `disable`): with no password, all it changes is the command line.
+    pub password_mechanism: String,
     /// `host_key_checking` (`ANSIBLE_HOST_KEY_CHECKING`).
     pub host_key_checking: bool,
     /// `ansible_control_path_dir`.
@@ -72,6 +75,7 @@ impl std::fmt::Debug for SshTarget {
             .field("ssh_extra_args", &self.ssh_extra_args)
             .field("timeout", &self.timeout)
             .field("retries", &self.retries)
+            .field("password_mechanism", &self.password_mechanism)
             .field("host_key_checking", &self.host_key_checking)
             .field("control_path_dir", &self.control_path_dir)
             .field("control_path", &self.control_path)
@@ -112,6 +116,7 @@ impl SshTarget {
             ssh_extra_args: None,
             timeout: 10,
             retries: 0,
+            password_mechanism: "ssh_askpass".into(),
             host_key_checking: true,
             control_path_dir: DEFAULT_CONTROL_PATH_DIR.into(),
             control_path: None,
@@ -173,9 +178,11 @@ impl SshTarget {
         if persist && !path {
             argv.extend(["-o".into(), self.control_path_option(env)?]);
         }
-        // ansible's default password_mechanism (ssh_askpass) adds this whether or not there
-        // is a password.
-        argv.extend(["-o".into(), "NumberOfPasswordPrompts=1".into()]);
+        // ansible's password_mechanism ssh_askpass (its default) adds this whether or not
+        // there is a password.
+        if self.password_mechanism == "ssh_askpass" {
+            argv.extend(["-o".into(), "NumberOfPasswordPrompts=1".into()]);
+        }
         Ok(argv)
     }
 

@@ -24,6 +24,7 @@ fn target(vars: &serde_json::Map<String, Value>) -> SshTarget {
             "ansible_ssh_extra_args" => t.ssh_extra_args = Some(text(v)),
             "ansible_control_path_dir" => t.control_path_dir = text(v),
             "ansible_control_path" => t.control_path = Some(text(v)),
+            "ansible_ssh_password_mechanism" => t.password_mechanism = text(v),
             other => panic!("the test does not map {other}"),
         }
     }

@@ -54,6 +54,8 @@ pub struct SshSettings {
     pub timeout: Option<u64>,
     /// `ansible_ssh_retries` / `reconnection_retries`.
     pub retries: Option<u32>,
+    /// `ansible_ssh_password_mechanism` / `password_mechanism`.
+    pub password_mechanism: Option<String>,
     pub host_key_checking: Option<bool>,
     pub password: Option<Secret>,
     /// `ansible_ssh_executable`.
@@ -76,6 +78,7 @@ pub struct SshDefaults {
     pub extra_args: Option<String>,
     pub timeout: Option<u64>,
     pub retries: Option<u32>,
+    pub password_mechanism: Option<String>,
     pub host_key_checking: Option<bool>,
     pub executable: Option<String>,
     pub control_path: Option<String>,
@@ -95,6 +98,9 @@ const COMMON_ARGS: &[&str] = &["ansible_ssh_common_args"];
 const EXTRA_ARGS: &[&str] = &["ansible_ssh_extra_args"];
 const TIMEOUT: &[&str] = &["ansible_ssh_timeout"];
 const RETRIES: &[&str] = &["ansible_ssh_retries"];
+const PASSWORD_MECHANISM: &[&str] = &["ansible_ssh_password_mechanism"];
+/// ansible's choices for `password_mechanism`.
+const PASSWORD_MECHANISMS: &[&str] = &["ssh_askpass", "sshpass", "disable"];
 const HOST_KEY_CHECKING: &[&str] = &["ansible_host_key_checking", "ansible_ssh_host_key_checking"];
 const PASSWORD: &[&str] = &["ansible_password", "ansible_ssh_pass", "ansible_ssh_password"];
 const EXECUTABLE: &[&str] = &["ansible_ssh_executable"];
@@ -110,7 +116,6 @@ const NOT_HONOURED: &[&str] = &[
     "ansible_ssh_private_key_passphrase",
     "ansible_ssh_pkcs11_provider",
     "ansible_sshpass_prompt",
-    "ansible_ssh_password_mechanism",
 ];
 
 /// The link for a run on `host` whose variables are `vars` (the delegated host's when the
@@ -197,6 +202,20 @@ pub(crate) fn resolve(
     let retries = count(RETRIES, "retries")?
         .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
         .or(defaults.retries);
+    let password_mechanism = match text(PASSWORD_MECHANISM)? {
+        Some(m) if !PASSWORD_MECHANISMS.contains(&m.as_str()) => {
+            return Err(Diagnostic::at(
+                format!(
+                    "Invalid value for ansible_ssh_password_mechanism of host '{host}': '{m}' \
+                     (expected one of {})",
+                    PASSWORD_MECHANISMS.join(", ")
+                ),
+                origin(),
+            ));
+        }
+        Some(m) => Some(m),
+        None => defaults.password_mechanism.clone(),
+    };
     let user = match text(USER)? {
         Some(user) => Some(user),
         None => match keyword(Keyword::RemoteUser) {
@@ -215,6 +234,7 @@ pub(crate) fn resolve(
         extra_args: text(EXTRA_ARGS)?.or_else(|| defaults.extra_args.clone()),
         timeout,
         retries,
+        password_mechanism,
         host_key_checking: match first(HOST_KEY_CHECKING)? {
             None | Some(Value::Null) => defaults.host_key_checking,
             Some(v) => Some(boolean(&v)),
@@ -332,6 +352,10 @@ mod tests {
         assert!(
             target(&retries, &[]).unwrap_err().contains("Invalid value for ansible_ssh_retries")
         );
+        let mechanism = [("ansible_ssh_password_mechanism", s("disable"))];
+        assert_eq!(ssh(target(&mechanism, &[])).password_mechanism.as_deref(), Some("disable"));
+        let mechanism = [("ansible_ssh_password_mechanism", s("expect"))];
+        assert!(target(&mechanism, &[]).unwrap_err().contains("(expected one of ssh_askpass,"));
     }
 
     #[test]

@@ -54,6 +54,9 @@ impl AgentOpener {
         if let Some(retries) = settings.retries {
             target.retries = retries;
         }
+        if let Some(mechanism) = &settings.password_mechanism {
+            target.password_mechanism = mechanism.clone();
+        }
         if let Some(check) = settings.host_key_checking {
             target.host_key_checking = check;
         }
@@ -253,6 +256,7 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         extra_args: text(config.ssh_extra_args()),
         timeout: u64::try_from(config.timeout()).ok(),
         retries: config.ssh_retries().ok().flatten().and_then(|n| u32::try_from(n).ok()),
+        password_mechanism: text(config.ssh_password_mechanism()),
         host_key_checking: Some(config.host_key_checking()),
         executable: text(config.ssh_executable()),
         control_path: text(config.ssh_control_path()),
