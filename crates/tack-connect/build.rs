@@ -19,8 +19,10 @@ fn main() {
                 )
             });
             println!("cargo:rerun-if-changed={}", path.display());
-            let bytes =
-                std::fs::read(&path).expect("the agent named by TACK_AGENT_BIN is readable");
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+                panic!("TACK_AGENT_BIN names {}, which cannot be read: {e}", path.display())
+            });
+            // A build script fails the build by panicking; writing into a Vec cannot fail.
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
             gz.write_all(&bytes).expect("compressing into memory cannot fail");
             let gz = gz.finish().expect("compressing into memory cannot fail");

@@ -70,8 +70,14 @@ pub fn socket_on(exe: &Path, node: &str) -> Option<PathBuf> {
         .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
         .collect();
     let path = format!("{text}.{node}.sock");
-    let plain = !path.contains([':', '\n', '\r']) && path.starts_with('/');
-    (plain && path.len() <= MAX_SOCKET_PATH).then(|| PathBuf::from(path))
+    fits_socket(&path).then(|| PathBuf::from(path))
+}
+
+/// Whether `path` can name a listener's socket, on the host and on the controller: absolute,
+/// with nothing ssh's `-L local:remote` would read as a separator (`:`) or a line break, and
+/// short enough for a socket address.
+pub fn fits_socket(path: &str) -> bool {
+    path.starts_with('/') && !path.contains([':', '\n', '\r']) && path.len() <= MAX_SOCKET_PATH
 }
 
 fn euid() -> u32 {

@@ -48,9 +48,9 @@ pub struct AgentCommand {
     /// the hello, and it runs in a session of its own, with no terminal to prompt on.
     pub escalation: Option<crate::escalate::Escalation>,
     /// What the command's streams carry before the hello.
-    pub(crate) preamble: Option<PreambleRef>,
+    pub(crate) preamble: Option<Shared<dyn Preamble>>,
     /// A way to an agent already running for this destination, tried before the command.
-    pub(crate) shortcut: Option<ShortcutRef>,
+    pub(crate) shortcut: Option<Shared<dyn Shortcut>>,
     /// How many more times a command that fails as ssh fails (exit 255, before the hello)
     /// is run again, as ansible's `reconnection_retries`; each retry is told in `notes`.
     pub(crate) retries: u32,
@@ -92,41 +92,29 @@ pub(crate) trait Shortcut: Send + Sync {
     fn opened(&self, info: &AgentInfo);
 }
 
-/// A shared [`Shortcut`], compared by identity.
-#[derive(Clone)]
-pub(crate) struct ShortcutRef(pub(crate) Arc<dyn Shortcut>);
+/// A shared hook of a command ([`Preamble`], [`Shortcut`]): commands compare equal when
+/// they share the same one.
+pub(crate) struct Shared<T: ?Sized>(pub(crate) Arc<T>);
 
-impl std::fmt::Debug for ShortcutRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Shortcut")
+impl<T: ?Sized> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
     }
 }
 
-impl PartialEq for ShortcutRef {
+impl<T: ?Sized> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<T>())
+    }
+}
+
+impl<T: ?Sized> PartialEq for Shared<T> {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl Eq for ShortcutRef {}
-
-/// A shared [`Preamble`]; commands compare equal when they share the same one.
-#[derive(Clone)]
-pub(crate) struct PreambleRef(pub(crate) Arc<dyn Preamble>);
-
-impl std::fmt::Debug for PreambleRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Preamble")
-    }
-}
-
-impl PartialEq for PreambleRef {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for PreambleRef {}
+impl<T: ?Sized> Eq for Shared<T> {}
 
 impl AgentCommand {
     pub fn new(program: impl Into<OsString>) -> Self {
@@ -150,12 +138,12 @@ impl AgentCommand {
     }
 
     pub(crate) fn shortcut(mut self, shortcut: Arc<dyn Shortcut>) -> Self {
-        self.shortcut = Some(ShortcutRef(shortcut));
+        self.shortcut = Some(Shared(shortcut));
         self
     }
 
     pub(crate) fn preamble(mut self, preamble: Arc<dyn Preamble>) -> Self {
-        self.preamble = Some(PreambleRef(preamble));
+        self.preamble = Some(Shared(preamble));
         self
     }
 
@@ -308,7 +296,7 @@ impl Link {
 
     /// A link through `command`'s shortcut when its agent answers, else by running it.
     fn open(command: &AgentCommand) -> Result<Self, ConnectionError> {
-        let Some(ShortcutRef(shortcut)) = &command.shortcut else {
+        let Some(Shared(shortcut)) = &command.shortcut else {
             return Link::spawn_retrying(command);
         };
         if let Some(link) = shortcut.open().and_then(Link::over_socket) {
@@ -413,7 +401,7 @@ impl Link {
             }
         }
         let mut stdin = stdin;
-        if let Some(PreambleRef(preamble)) = &command.preamble
+        if let Some(Shared(preamble)) = &command.preamble
             && let Err(fault) = preamble.run(&mut stdout, &mut stdin)
         {
             drop(stdin);

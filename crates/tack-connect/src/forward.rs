@@ -28,9 +28,6 @@ use crate::install::AgentImage;
 /// for ever; an agent left on a host for ever is not what anyone asked for).
 pub(crate) const MAX_IDLE_SECS: u64 = 600;
 
-/// The longest local socket path: the kernel's `sun_path` is 108 bytes.
-const MAX_SOCKET_PATH: usize = 100;
-
 /// The shortcut to one destination's listener.
 pub(crate) struct Forward {
     target: SshTarget,
@@ -53,7 +50,7 @@ impl Forward {
         let name = crate::ssh::control_path_name(&target.host, target.port, target.user.as_deref());
         // The agent's hash in the name: a forward to another build's listener is never used.
         let local = target.control_dir().join(format!("{name}-{}.agent", &image.hash_hex()[..12]));
-        if local.as_os_str().len() > MAX_SOCKET_PATH || local.to_str()?.contains(':') {
+        if !tack_agent::listen::fits_socket(local.to_str()?) {
             return None;
         }
         Some(Forward { target: target.clone(), local, idle_secs, forwarded: Mutex::new(None) })
@@ -69,11 +66,11 @@ impl Shortcut for Forward {
     }
 
     fn opened(&self, info: &AgentInfo) {
-        let Some(remote) = info.listen.as_deref() else { return };
-        let plain = remote.starts_with('/') && !remote.contains([':', '\n', '\r']);
-        if !plain || remote.len() > MAX_SOCKET_PATH {
+        // The host names it: used only as the far end of the forward, and only when plain.
+        let Some(remote) = info.listen.as_deref().filter(|r| tack_agent::listen::fits_socket(r))
+        else {
             return;
-        }
+        };
         let mut forwarded = self.forwarded.lock().unwrap_or_else(PoisonError::into_inner);
         if forwarded.as_deref() == Some(remote) {
             return;

@@ -57,6 +57,14 @@ fn listeners(home: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// The socket and pid of the one listener the first link started, once it has bound.
+fn listening(sshd: &Sshd, image: &AgentImage) -> (PathBuf, u32) {
+    let sock = socket(sshd, image);
+    eventually("the listener binds its socket", Duration::from_secs(5), || sock.exists());
+    let [pid] = listeners(&sshd.home())[..] else { panic!("one listener") };
+    (sock, pid)
+}
+
 fn eventually(what: &str, within: Duration, cond: impl Fn() -> bool) {
     let deadline = Instant::now() + within;
     while !cond() {
@@ -126,9 +134,7 @@ fn a_killed_listener_costs_one_shell_which_starts_another() {
     let sshd = Sshd::start();
     let image = image();
     let first = Ssh::connect(&sshd.target(), &image).unwrap();
-    let sock = socket(&sshd, &image);
-    eventually("the listener binds its socket", Duration::from_secs(5), || sock.exists());
-    let [old] = listeners(&sshd.home())[..] else { panic!("one listener") };
+    let (sock, old) = listening(&sshd, &image);
     // SAFETY: kill has no memory preconditions; the pid is the listener the test started.
     unsafe { libc::kill(old as i32, libc::SIGKILL) };
     eventually("the listener is gone", Duration::from_secs(5), || {
@@ -169,9 +175,7 @@ fn a_reset_stops_the_master_and_the_next_link_logs_in_anew() {
     let image = image();
     let target = sshd.target();
     let first = Ssh::connect(&target, &image).unwrap();
-    let sock = socket(&sshd, &image);
-    eventually("the listener binds its socket", Duration::from_secs(5), || sock.exists());
-    let [old] = listeners(&sshd.home())[..] else { panic!("one listener") };
+    let (_, old) = listening(&sshd, &image);
     drop(first);
 
     let reset = tack_connect::reset_master(&target).unwrap();

@@ -77,14 +77,33 @@ pub struct SshDefaults {
     pub common_args: Option<String>,
     pub extra_args: Option<String>,
     pub timeout: Option<u64>,
-    pub retries: Option<u32>,
-    pub password_mechanism: Option<String>,
+    pub retries: FromConfig<u32>,
+    pub password_mechanism: FromConfig<String>,
     pub host_key_checking: Option<bool>,
     pub executable: Option<String>,
     pub control_path: Option<String>,
     pub control_path_dir: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
+}
+
+/// A configuration setting as the binary read it: unset, its value, or ansible's words for
+/// what is wrong with it. The error is raised only for a host that uses the setting (one
+/// whose own variable does not set it), as ansible reads a plugin's option only for the
+/// connection that needs it; never dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromConfig<T>(pub Result<Option<T>, String>);
+
+impl<T> Default for FromConfig<T> {
+    fn default() -> Self {
+        FromConfig(Ok(None))
+    }
+}
+
+impl<T: Clone> FromConfig<T> {
+    fn get(&self, origin: Option<Origin>) -> Result<Option<T>, Diagnostic> {
+        self.0.clone().map_err(|message| Diagnostic::at(message, origin))
+    }
 }
 
 /// The variables each setting is read from, in the order of ansible's ssh plugin's `vars:`
@@ -199,9 +218,11 @@ pub(crate) fn resolve(
         }
     };
     let timeout = count(TIMEOUT, "seconds")?.or(defaults.timeout);
-    let retries = count(RETRIES, "retries")?
-        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
-        .or(defaults.retries);
+    let retries = count(RETRIES, "retries")?.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let retries = match retries {
+        Some(n) => Some(n),
+        None => defaults.retries.get(origin())?,
+    };
     let password_mechanism = match text(PASSWORD_MECHANISM)? {
         Some(m) if !PASSWORD_MECHANISMS.contains(&m.as_str()) => {
             return Err(Diagnostic::at(
@@ -214,7 +235,7 @@ pub(crate) fn resolve(
             ));
         }
         Some(m) => Some(m),
-        None => defaults.password_mechanism.clone(),
+        None => defaults.password_mechanism.get(origin())?,
     };
     let user = match text(USER)? {
         Some(user) => Some(user),
@@ -356,6 +377,24 @@ mod tests {
         assert_eq!(ssh(target(&mechanism, &[])).password_mechanism.as_deref(), Some("disable"));
         let mechanism = [("ansible_ssh_password_mechanism", s("expect"))];
         assert!(target(&mechanism, &[]).unwrap_err().contains("(expected one of ssh_askpass,"));
+    }
+
+    #[test]
+    fn a_bad_configured_value_is_raised_for_a_host_that_uses_it() {
+        let templar = Templar::new();
+        let scope = Scope::new();
+        let defaults = SshDefaults {
+            retries: FromConfig(Err("Config 'reconnection_retries' ... invalid value".into())),
+            ..SshDefaults::default()
+        };
+        let resolve_with = |vars: &[(&str, Node)]| {
+            let lookup = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+            resolve(&templar, &scope, &lookup, &|_| None, "web1", None, &defaults)
+                .map_err(|d| d.brief())
+        };
+        assert!(resolve_with(&[]).unwrap_err().contains("'reconnection_retries'"));
+        // A host that sets its own never reads the configuration's.
+        assert_eq!(ssh(resolve_with(&[("ansible_ssh_retries", s("1"))])).retries, Some(1));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tack_connect::{
     AgentImage, Become, BecomeLink, Connection, ConnectionError, OnDemand, Ssh, SshTarget, Via,
 };
 use tack_engine::become_::BecomeDefaults;
-use tack_engine::link_target::{LinkTarget, SshDefaults, SshSettings};
+use tack_engine::link_target::{FromConfig, LinkTarget, SshDefaults, SshSettings};
 
 /// Opens ssh links with the controller's own agent, found once per run.
 #[derive(Default)]
@@ -255,8 +255,20 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         common_args: text(config.ssh_common_args()),
         extra_args: text(config.ssh_extra_args()),
         timeout: u64::try_from(config.timeout()).ok(),
-        retries: config.ssh_retries().ok().flatten().and_then(|n| u32::try_from(n).ok()),
-        password_mechanism: text(config.ssh_password_mechanism()),
+        // A bad value is kept to be raised for the hosts that use it, never dropped.
+        retries: FromConfig(
+            config
+                .ssh_retries()
+                // A negative count is no retries.
+                .map(|n| n.map(|n| u32::try_from(n).unwrap_or(0)))
+                .map_err(|e| e.to_string()),
+        ),
+        password_mechanism: FromConfig(
+            config
+                .ssh_password_mechanism()
+                .map(|m| m.map(str::to_string))
+                .map_err(|e| e.to_string()),
+        ),
         host_key_checking: Some(config.host_key_checking()),
         executable: text(config.ssh_executable()),
         control_path: text(config.ssh_control_path()),

@@ -31,33 +31,30 @@ use tack_protocol::{FrameReader, FrameWriter};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let secs = |arg: &std::ffi::OsString| arg.to_str().and_then(|s| s.parse::<u64>().ok());
+    let words: Vec<Option<&str>> = args.iter().map(|a| a.to_str()).collect();
+    let secs = |word: &Option<&str>| word.and_then(|s| s.parse::<u64>().ok());
     // How the link's hello names the host's listener: one to start, or the one this agent
-    // was started by.
-    let mut listen = None;
-    if let Some(first) = args.first() {
-        match (first.to_str(), &args[1..], args.get(1).and_then(secs)) {
-            (Some(listen::LISTEN_ARG), [_], Some(idle)) => listen = Some(Listen::Start(idle)),
-            (Some(listen::LISTENED_ARG), [], _) => listen = Some(Listen::StartedBy),
-            (Some(listen::LISTENER_ARG), [_], Some(idle)) => {
-                return exit_code(listen::run(std::time::Duration::from_secs(idle)));
-            }
-            _ => {}
+    // was started by; every other argument list is a command of its own.
+    let listen = match words.as_slice() {
+        [] => None,
+        [Some(listen::LISTEN_ARG), idle] if secs(idle).is_some() => secs(idle).map(Listen::Start),
+        [Some(listen::LISTENED_ARG)] => Some(Listen::StartedBy),
+        [Some(listen::LISTENER_ARG), idle] if secs(idle).is_some() => {
+            let idle = std::time::Duration::from_secs(secs(idle).unwrap_or_default());
+            return exit_code(listen::run(idle));
         }
-    }
-    if let (Some(first), None) = (args.first(), &listen) {
-        return match (first.to_str(), &args[1..]) {
-            // The detached halves of an `async` job (`tack_agent::jobs`).
-            (Some(tack_agent::jobs::JOB_ARG), []) => exit_code(tack_agent::jobs::job_main()),
-            (Some(tack_agent::jobs::MODULE_ARG), []) => exit_code(tack_agent::jobs::module_main()),
-            (Some("--verify"), [hash]) => verify(hash, None),
-            (Some("--verify"), [hash, file]) => verify(hash, Some(file)),
-            _ => {
-                eprintln!("usage: tack-agent [--listen SECS | --verify HASH [FILE]]");
-                ExitCode::from(64)
-            }
-        };
-    }
+        // The detached halves of an `async` job (`tack_agent::jobs`).
+        [Some(tack_agent::jobs::JOB_ARG)] => return exit_code(tack_agent::jobs::job_main()),
+        [Some(tack_agent::jobs::MODULE_ARG)] => {
+            return exit_code(tack_agent::jobs::module_main());
+        }
+        [Some("--verify"), _] => return verify(&args[1], None),
+        [Some("--verify"), _, _] => return verify(&args[1], Some(&args[2])),
+        _ => {
+            eprintln!("usage: tack-agent [--listen SECS | --verify HASH [FILE]]");
+            return ExitCode::from(64);
+        }
+    };
     let (input, output) = match take_stdio() {
         Ok(streams) => streams,
         Err(e) => {
