@@ -36,8 +36,23 @@ impl Cache {
         Cache { dir, agent }
     }
 
+    /// Spawns the copy, waiting out `ETXTBSY`: while this thread wrote the copy, another
+    /// test's thread may have forked, and its child holds the write descriptor until it
+    /// execs, a moment later.
     fn spawn(&self, host: &str) -> ChildAgent {
-        ChildAgent::spawn(&self.agent).unwrap().staging_for(host)
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match ChildAgent::spawn(&self.agent) {
+                Ok(agent) => return agent.staging_for(host),
+                Err(ConnectionError::Spawn { source, .. })
+                    if source.kind() == std::io::ErrorKind::ExecutableFileBusy
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("spawn {}: {e}", self.agent.display()),
+            }
+        }
     }
 
     fn stage_dirs(&self) -> Vec<String> {
