@@ -71,20 +71,33 @@ impl<'r> PlayRun<'r, '_> {
     ) -> Result<(), Diagnostic> {
         let nodes = include_nodes(ctx)?;
         let hosts = [host.to_string()];
-        let wanted = self.wanted(ctx, &hosts, params.as_ref(), callback, stats, &nodes)?;
+        let keywords = match &ctx.task.kind {
+            TaskKind::IncludeRole(_) => crate::include_role::role_keywords(ctx).to_vec(),
+            _ => Vec::new(),
+        };
+        let wanted =
+            self.wanted(ctx, &hosts, params.as_ref(), callback, stats, &nodes, &keywords)?;
+        if let At::Task(seg, next) = at {
+            self.count_task_failures(ctx, &hosts, walk, (seg, next), stats);
+        }
         if wanted.is_empty() {
-            // A handler's host goes on to the next handler by itself.
+            // A handler's host goes on to the next handler by itself; a host whose include
+            // failed goes on as failed.
+            let failed = self.include_task_failed.borrow_mut().remove(host).is_some();
             if let At::Task(seg, next) = at
                 && walk.at(host) == Some((seg, next))
             {
-                walk.advance(host, seg, next, false);
+                walk.advance(host, seg, next, failed);
             }
             return Ok(());
         }
         for want in wanted {
-            let same = pending
-                .iter_mut()
-                .find(|p| p.at == at && p.want.names == want.names && p.want.item == want.item);
+            let same = pending.iter_mut().find(|p| {
+                p.at == at
+                    && p.want.names == want.names
+                    && p.want.flags == want.flags
+                    && p.want.item == want.item
+            });
             match same {
                 Some(p) => p.want.hosts.extend(want.hosts),
                 None => pending.push(Pending { at, want }),
@@ -121,8 +134,8 @@ impl<'r> PlayRun<'r, '_> {
             };
             let ctx = state.walk.segments[seg].tasks[next].clone();
             let out = match &ctx.task.kind {
-                TaskKind::IncludeRole(target) => {
-                    self.load_included_role(&ctx, target, vec![want], callback, stats)?
+                TaskKind::IncludeRole(_) => {
+                    self.load_included_role(&ctx, vec![want], callback, stats)?
                 }
                 _ => self.load_included(&ctx, vec![want], false, callback, stats)?,
             };

@@ -54,7 +54,35 @@ impl<'r> PlayRun<'r, '_> {
             }
             _ => self.include(ctx, &round.hosts, params.as_ref(), false, callback, stats)?,
         };
+        self.count_task_failures(ctx, &round.hosts, state.walk, (seg, next), stats);
         self.splice_loaded(ctx, (seg, next), &round.hosts, included, round.pick + 1, state)
+    }
+
+    /// Counts those of `hosts` whose include failed as a task fails, each as rescued when
+    /// the walk has a rescue for it there (and the rescue sees the failure, as after any
+    /// task).
+    pub(crate) fn count_task_failures(
+        &self,
+        ctx: &TaskInContext<'_>,
+        hosts: &[String],
+        walk: &crate::segments::Walk<'_>,
+        (seg, next): (usize, usize),
+        stats: &mut Stats,
+    ) {
+        let failed = self.include_task_failed.borrow();
+        for (host, result) in hosts.iter().filter_map(|h| failed.get_key_value(h)) {
+            let rescuing = walk.rescuing(host, seg, next);
+            stats.count(result, rescuing);
+            if rescuing {
+                let outcome = crate::task::TaskOutcome {
+                    items: Vec::new(),
+                    result: result.clone(),
+                    diff: false,
+                    failed_task: None,
+                };
+                self.remember_failure(host, ctx, &outcome);
+            }
+        }
     }
 
     /// Splices what the include `ctx` at `at` (segment, task) loaded (`included`: each
@@ -110,12 +138,14 @@ impl<'r> PlayRun<'r, '_> {
             // `always`, if any), after the files of it that loaded when one follows (ansible
             // puts those at its start; without one the host runs none of them), and stays
             // among the failed hosts as ansible's `_failed_hosts` keeps it.
-            let fails = self.include_failed.borrow_mut().remove(host);
-            if fails {
+            let failed_task = self.include_task_failed.borrow_mut().remove(host).is_some();
+            let failed_load = self.include_failed.borrow_mut().remove(host);
+            let fails = failed_task || failed_load;
+            if failed_load {
                 self.forced.borrow_mut().insert(host.clone());
-                if !state.walk.runs_on_after_failing(host, seg, next) {
-                    queues.remove(host);
-                }
+            }
+            if fails && !state.walk.runs_on_after_failing(host, seg, next) {
+                queues.remove(host);
             }
             match queues.remove(host) {
                 Some(queue) => state.walk.enter(host, queue, fails, seg, next),
@@ -156,7 +186,8 @@ impl<'r> PlayRun<'r, '_> {
         } else {
             callback.task_start(&view);
         }
-        let wanted = self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))])?;
+        let wanted =
+            self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))], &[])?;
         // The strategy gathers each including host's variables once as it reads the results.
         let mut including: Vec<&String> = Vec::new();
         for host in wanted.iter().flat_map(|w| &w.hosts) {
@@ -242,6 +273,7 @@ impl<'r> PlayRun<'r, '_> {
         callback: &mut dyn Callback,
         stats: &mut Stats,
         nodes: &[(&str, Option<&Node>)],
+        keywords: &[(&'static str, Option<&Node>)],
     ) -> Result<Vec<Wanted>, Diagnostic> {
         let view = self.view(ctx);
         let runner = self.runner(ctx, Action::Debug, params.cloned());
@@ -274,6 +306,7 @@ impl<'r> PlayRun<'r, '_> {
                 };
             let looped = ctx.task.loop_items.is_some();
             let mut skipped_items: Vec<Node> = Vec::new();
+            let mut failed_items: Vec<Node> = Vec::new();
             let mut count = 0;
             for item in items {
                 count += 1;
@@ -311,6 +344,49 @@ impl<'r> PlayRun<'r, '_> {
                     }
                     continue;
                 }
+                // The include's bool keywords, post-validated for this host and item as
+                // `TaskExecutor` does before it hands the include back: one that cannot be
+                // converted fails the item (or the host).
+                let mut flags = Vec::with_capacity(keywords.len());
+                let mut bad = None;
+                for (name, node) in keywords {
+                    let Some(node) = node else {
+                        flags.push(None);
+                        continue;
+                    };
+                    let origin = ctx.task.origin.clone();
+                    match crate::task::bool_keyword(
+                        self.run.templar,
+                        name,
+                        node,
+                        &item_scope,
+                        origin,
+                    ) {
+                        Ok(flag) => flags.push(Some(flag)),
+                        Err(e) => {
+                            bad = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if let Some(error) = bad {
+                    match &item {
+                        Some(value) => {
+                            let result = failed_item(host, &loop_var, value, error);
+                            callback.item_result(&view, &result);
+                            failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                        }
+                        None => {
+                            let result = failed_include(host, error);
+                            callback.host_result(&view, &result);
+                            self.include_task_failed.borrow_mut().insert(host.clone(), result);
+                        }
+                    }
+                    if breaks == Some(true) {
+                        break;
+                    }
+                    continue;
+                }
                 let mut names = Vec::with_capacity(nodes.len());
                 for (arg, node) in nodes {
                     let Some(node) = node else {
@@ -335,10 +411,14 @@ impl<'r> PlayRun<'r, '_> {
                     }
                     names.push(Some(tack_yaml::pyrepr::str(&rendered.value.value)));
                 }
-                match wanted.iter_mut().find(|w| w.names == names && w.item == item) {
+                match wanted
+                    .iter_mut()
+                    .find(|w| w.names == names && w.flags == flags && w.item == item)
+                {
                     Some(w) => w.hosts.push(host.clone()),
                     None => wanted.push(Wanted {
                         names,
+                        flags,
                         item,
                         hosts: vec![host.clone()],
                         provenance: read.derived(),
@@ -348,7 +428,13 @@ impl<'r> PlayRun<'r, '_> {
                     break;
                 }
             }
-            if looped && (count == 0 || skipped_items.len() == count) {
+            if !failed_items.is_empty() {
+                // The loop failed: its result says so without an error of its own (each
+                // failed item showed its), and the host goes on as an include that failed.
+                let result = failed_loop(host, failed_items);
+                callback.host_result(&view, &result);
+                self.include_task_failed.borrow_mut().insert(host.clone(), result);
+            } else if looped && (count == 0 || skipped_items.len() == count) {
                 let result = all_skipped(host, skipped_items);
                 stats.count(&result, false);
                 callback.host_result(&view, &result);
@@ -389,6 +475,8 @@ pub(crate) fn adopt<'r>(
 /// What an include names for some hosts with one loop item.
 pub(crate) struct Wanted {
     pub names: Vec<Option<String>>,
+    /// The include's bool keywords as post-validated for these hosts (`None` where unset).
+    pub flags: Vec<Option<bool>>,
     pub item: Option<Node>,
     pub hosts: Vec<String>,
     /// The loop item's provenance.
@@ -432,6 +520,49 @@ pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack
 
 /// A looped include's result on a host where every item was skipped (or there were none),
 /// as ansible's loop result says it.
+/// An include (without a loop) that could not be post-validated: ansible's failed result.
+fn failed_include(host: &str, error: Diagnostic) -> crate::result::HostResult {
+    use crate::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    let mut result = crate::result::HostResult::new(host, data);
+    result.error = Some(error);
+    result
+}
+
+/// A loop item whose include could not be post-validated: ansible's failed item result.
+fn failed_item(
+    host: &str,
+    loop_var: &str,
+    item: &Node,
+    error: Diagnostic,
+) -> crate::result::HostResult {
+    use crate::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    data.insert(s(loop_var), item.clone());
+    data.insert(s("ansible_loop_var"), s(loop_var));
+    let mut result = crate::result::HostResult::new(host, data);
+    result.item_label = Some(item.clone());
+    result.error = Some(error);
+    result
+}
+
+/// A looped include with failed items: the loop's own result, as `_run_loop` builds it.
+fn failed_loop(host: &str, items: Vec<Node>) -> crate::result::HostResult {
+    use crate::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s("One or more items failed"));
+    data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
+    crate::result::HostResult::new(host, data)
+}
+
 fn all_skipped(host: &str, items: Vec<Node>) -> crate::result::HostResult {
     use crate::result::{b, s};
     let mut data = Mapping::new();

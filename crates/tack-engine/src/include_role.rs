@@ -56,8 +56,16 @@ impl<'r> PlayRun<'r, '_> {
         stats: &mut Stats,
     ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
         callback.task_start(&self.banner(ctx, hosts.first(), params.cloned()));
-        let wanted = self.wanted(ctx, hosts, params, callback, stats, &role_nodes(target))?;
-        self.load_included_role(ctx, target, wanted, callback, stats)
+        let wanted = self.wanted(
+            ctx,
+            hosts,
+            params,
+            callback,
+            stats,
+            &role_nodes(target),
+            &role_keywords(ctx),
+        )?;
+        self.load_included_role(ctx, wanted, callback, stats)
     }
 
     /// The roles `wanted` names for the `include_role` `ctx`, each loaded once for the hosts
@@ -67,7 +75,6 @@ impl<'r> PlayRun<'r, '_> {
     pub(crate) fn load_included_role(
         &self,
         ctx: &TaskInContext<'_>,
-        target: &RoleTarget,
         wanted: Vec<crate::include::Wanted>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
@@ -99,14 +106,11 @@ impl<'r> PlayRun<'r, '_> {
                     vars: want.names[2].clone(),
                     defaults: want.names[3].clone(),
                     handlers: want.names[4].clone(),
-                    skip_validation: matches!(
-                        target.rolespec_validate.as_ref().map(|n| &n.value),
-                        Some(tack_yaml::Value::Bool(false))
-                    ),
+                    skip_validation: want.flags[1] == Some(false),
                 },
                 vars: role_vars,
                 allow_duplicates,
-                rescuable: rescuable(ctx),
+                rescuable: want.flags[0] != Some(false),
             };
             let loaded =
                 self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars());
@@ -189,9 +193,15 @@ impl<'r> PlayRun<'r, '_> {
     }
 }
 
-/// `rescuable` (a boolean; `crate::refuse` refuses any other value): true unless false.
-fn rescuable(ctx: &TaskInContext<'_>) -> bool {
-    !matches!(ctx.task.args.get("rescuable").map(|n| &n.value), Some(Value::Bool(false)))
+/// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per
+/// host and item (`Wanted::flags`, in this order).
+pub(crate) fn role_keywords<'t>(
+    ctx: &'t TaskInContext<'_>,
+) -> [(&'static str, Option<&'t tack_yaml::Node>); 2] {
+    [
+        ("rescuable", ctx.task.args.get("rescuable")),
+        ("rolespec_validate", ctx.task.args.get("rolespec_validate")),
+    ]
 }
 
 /// What an `include_role` renders per host and item, in the order `load_included_role`

@@ -66,6 +66,10 @@ pub(crate) struct PlayRun<'r, 'a> {
     pub forced: std::cell::RefCell<BTreeSet<String>>,
     /// Hosts whose `include_role` failed to load its role (shown failed, not yet moved).
     pub include_failed: std::cell::RefCell<BTreeSet<String>>,
+    /// Hosts whose include failed as a task fails (a keyword that would not post-validate):
+    /// shown, not yet counted (a rescue counts it as rescued, which only the walk knows)
+    /// nor moved.
+    pub include_task_failed: std::cell::RefCell<BTreeMap<String, crate::result::HostResult>>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: std::cell::Cell<bool>,
     /// Hosts found unreachable in this batch (not ignored): they run nothing more in the run.
@@ -208,6 +212,7 @@ pub fn run_play(
         removed: removed.clone(),
         forced: Default::default(),
         include_failed: Default::default(),
+        include_task_failed: Default::default(),
         ended_play: Default::default(),
         lost: Default::default(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),

@@ -439,18 +439,9 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
 ];
 
-/// `include_role`'s options and keywords; a `rescuable` or `rolespec_validate` that is not a
-/// plain boolean is refused by name.
+/// `include_role`'s options and keywords.
 fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     check_apply(task)?;
-    for option in ["rescuable", "rolespec_validate"] {
-        if let Some(node) = task.args.get(option)
-            && !matches!(node.value, Value::Bool(_))
-        {
-            let what = format!("the {} option '{option}' that is not a boolean", task.action);
-            return Err(refuse(what, node.origin.clone().or_else(|| task.origin.clone())));
-        }
-    }
     for (keyword, _) in task.attrs.iter() {
         if !INCLUDE_ROLE_KEYWORDS.contains(&keyword) {
             let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());

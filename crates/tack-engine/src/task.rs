@@ -401,28 +401,7 @@ impl TaskRun<'_> {
     /// converted as ansible's bool keywords are), else `--diff`.
     pub(crate) fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
         let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(self.diff_flag) };
-        let keyword_error = |cause: Diagnostic| {
-            let middle = Diagnostic::caused_by(
-                "Error processing keyword 'diff'.",
-                node.origin.clone(),
-                cause,
-            );
-            Diagnostic::caused_by("Task failed.", self.task_origin(), middle)
-        };
-        let mut rendered =
-            self.templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
-        if rendered.origin.is_none() {
-            rendered.origin = node.origin.clone();
-        }
-        let valid = tack_playbook::post_validate::validated_value(
-            "diff",
-            tack_playbook::tables::Isa::Bool,
-            &[],
-            false,
-            rendered,
-        )
-        .map_err(keyword_error)?;
-        Ok(valid.value.is_truthy())
+        bool_keyword(self.templar, "diff", node, scope, self.task_origin())
     }
 
     /// `Task.get_search_path`: the task's role and the roles above it, then the play's
@@ -920,4 +899,37 @@ fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
         data.insert(s("skipped"), b(true));
     }
     HostResult::new(host, data)
+}
+
+/// A bool keyword as `TaskExecutor`'s `post_validate` reads it for one host: `node`
+/// templated with `scope`, then converted (`yes`, `0`, ...), with ansible's three-part error
+/// (`Task failed.` / `Error processing keyword 'NAME'.` / the conversion's words) when it
+/// cannot be.
+pub(crate) fn bool_keyword(
+    templar: &Templar,
+    name: &str,
+    node: &Node,
+    scope: &Scope,
+    task_origin: Option<tack_diag::Origin>,
+) -> Result<bool, Diagnostic> {
+    let keyword_error = |cause: Diagnostic| {
+        let middle = Diagnostic::caused_by(
+            format!("Error processing keyword '{name}'."),
+            node.origin.clone(),
+            cause,
+        );
+        Diagnostic::caused_by("Task failed.", task_origin.clone(), middle)
+    };
+    let mut rendered =
+        templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
+    rendered.origin = Templar::sole_variable_origin(node, scope).or_else(|| node.origin.clone());
+    let valid = tack_playbook::post_validate::validated_value(
+        name,
+        tack_playbook::tables::Isa::Bool,
+        &[],
+        false,
+        rendered,
+    )
+    .map_err(keyword_error)?;
+    Ok(valid.value.is_truthy())
 }

@@ -106,6 +106,22 @@ impl Templar {
         self.engine.loader()
     }
 
+    /// Where the value `node` renders to was written, when `node` is one bare variable
+    /// (`{{ name }}`): that variable's own origin, as ansible's tagged values carry theirs
+    /// through a template that only reads them. `None` for any other template.
+    pub fn sole_variable_origin(node: &Node, scope: &Scope) -> Option<tack_diag::Origin> {
+        let Value::Str(text) = &node.value else { return None };
+        let inner = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+        let mut chars = inner.chars();
+        let first = chars.next()?;
+        let identifier = (first.is_ascii_alphabetic() || first == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !identifier {
+            return None;
+        }
+        scope.get(inner).and_then(|binding| binding.node().origin.clone())
+    }
+
     /// Whether `s` contains Jinja2 syntax (ansible's `is_possibly_template`).
     pub fn is_template(s: &str) -> bool {
         is_possibly_template(s)

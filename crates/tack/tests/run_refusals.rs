@@ -138,13 +138,6 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "site.yml:5:7", 1);
     let play = format!("{PLAY}    - command: /bin/true\n      async: 10\n      timeout: 5\n");
     refused(&play, &[], "the task keyword 'timeout' with 'async' yet", 1);
-    let play = format!("{PLAY}    - include_role:\n        name: other\n        rescuable: 'no'\n");
-    refused(
-        &play,
-        &[],
-        "tack does not support the include_role option 'rescuable' that is not a boolean yet",
-        1,
-    );
     let play = format!(
         "{PLAY}    - include_tasks:\n        file: x.yml\n        apply: {{collections: [a.b]}}\n"
     );

@@ -462,7 +462,7 @@ impl Loader<'_> {
                 .as_ref()
                 .map(|n| self.render_string(n, &vars))
                 .transpose()?,
-            skip_validation: skips_validation(target.rolespec_validate.as_ref())?,
+            skip_validation: self.skips_validation(target.rolespec_validate.as_ref(), &vars)?,
         };
         let mut rr = self.role_ref(
             &Node::new(Value::Str(name), name_node.origin.clone()),
@@ -496,16 +496,33 @@ impl Loader<'_> {
     }
 }
 
-/// `rolespec_validate` of an `import_role`, read as written (ansible hands the raw value to
-/// `Role.load`); only a boolean is taken, anything else is refused by name.
-fn skips_validation(node: Option<&Node>) -> Result<bool, Diagnostic> {
-    match node.map(|n| &n.value) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(validate)) => Ok(!validate),
-        Some(_) => Err(general_error(
-            "tack does not support a 'rolespec_validate' that is not a boolean yet",
-            node,
-        )),
+impl Loader<'_> {
+    /// `rolespec_validate` of an `import_role`: templated with the play's and the import's
+    /// variables and converted as ansible's bool keywords are, while the play loads.
+    fn skips_validation(&self, node: Option<&Node>, vars: &Mapping) -> Result<bool, Diagnostic> {
+        let Some(raw) = node else { return Ok(false) };
+        let wrap = |cause: Diagnostic| {
+            Diagnostic::caused_by(
+                "Error processing keyword 'rolespec_validate'.",
+                raw.origin.clone(),
+                cause,
+            )
+            .parser()
+        };
+        let rendered =
+            self.templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
+        if rendered.is_null() {
+            return Ok(false);
+        }
+        let valid = crate::post_validate::validated_value(
+            "rolespec_validate",
+            crate::tables::Isa::Bool,
+            &[],
+            false,
+            rendered,
+        )
+        .map_err(wrap)?;
+        Ok(!valid.value.is_truthy())
     }
 }
 
