@@ -15,7 +15,6 @@ use tack_playbook::TaskKind;
 use tack_playbook::dynamic::Included;
 use tack_playbook::walk::TaskInContext;
 use tack_template::Layer;
-use tack_yaml::Node;
 
 use crate::callback::{Callback, Stats};
 use crate::include::{Splice, Wanted};
@@ -33,19 +32,6 @@ pub(crate) enum At {
 pub(crate) struct Pending {
     at: At,
     want: Wanted,
-}
-
-/// What an include renders per host and item: its file, or its role's name and options.
-fn include_nodes<'t>(
-    ctx: &'t TaskInContext<'_>,
-) -> Result<Vec<(&'static str, Option<&'t Node>)>, Diagnostic> {
-    if let TaskKind::IncludeRole(target) = &ctx.task.kind {
-        return Ok(crate::include_role::role_nodes(target).to_vec());
-    }
-    match ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file")) {
-        Some(raw) => Ok(vec![("file", Some(raw))]),
-        None => Err(Diagnostic::at("No file specified for include_tasks", ctx.task.origin.clone())),
-    }
 }
 
 /// Whether `ctx` is an include these strategies expand per host.
@@ -69,14 +55,9 @@ impl<'r> PlayRun<'r, '_> {
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<(), Diagnostic> {
-        let nodes = include_nodes(ctx)?;
+        let names = crate::include::IncludeNames::of(ctx)?;
         let hosts = [host.to_string()];
-        let keywords = match &ctx.task.kind {
-            TaskKind::IncludeRole(_) => crate::include_role::role_keywords(ctx).to_vec(),
-            _ => Vec::new(),
-        };
-        let wanted =
-            self.wanted(ctx, &hosts, params.as_ref(), callback, stats, &nodes, &keywords)?;
+        let wanted = self.wanted(ctx, &hosts, params.as_ref(), callback, stats, &names)?;
         if let At::Task(seg, next) = at {
             self.count_task_failures(ctx, &hosts, walk, (seg, next), stats);
         }

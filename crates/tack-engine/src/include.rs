@@ -49,8 +49,8 @@ impl<'r> PlayRun<'r, '_> {
         let (seg, next) = (round.seg, round.next);
         let params = state.walk.segments[seg].params.clone();
         let included = match &ctx.task.kind {
-            tack_playbook::TaskKind::IncludeRole(target) => {
-                self.include_role(ctx, target, &round.hosts, params.as_ref(), callback, stats)?
+            tack_playbook::TaskKind::IncludeRole(_) => {
+                self.include_role(ctx, &round.hosts, params.as_ref(), callback, stats)?
             }
             _ => self.include(ctx, &round.hosts, params.as_ref(), false, callback, stats)?,
         };
@@ -170,13 +170,7 @@ impl<'r> PlayRun<'r, '_> {
         stats: &mut Stats,
     ) -> Result<Vec<(Included, std::sync::Arc<tack_template::Layer>, Vec<String>)>, Diagnostic>
     {
-        let raw = ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file"));
-        let Some(raw) = raw else {
-            return Err(Diagnostic::at(
-                "No file specified for include_tasks",
-                ctx.task.origin.clone(),
-            ));
-        };
+        let names = IncludeNames::of(ctx)?;
         let view = self.banner(ctx, hosts.first(), params.cloned());
         if !hosts.is_empty() {
             self.reads.show(callback);
@@ -186,8 +180,7 @@ impl<'r> PlayRun<'r, '_> {
         } else {
             callback.task_start(&view);
         }
-        let wanted =
-            self.wanted(ctx, hosts, params, callback, stats, &[("file", Some(raw))], &[])?;
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &names)?;
         // The strategy gathers each including host's variables once as it reads the results.
         let mut including: Vec<&String> = Vec::new();
         for host in wanted.iter().flat_map(|w| &w.hosts) {
@@ -272,9 +265,9 @@ impl<'r> PlayRun<'r, '_> {
         params: Option<&std::sync::Arc<tack_template::Layer>>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
-        nodes: &[(&str, Option<&Node>)],
-        keywords: &[(&'static str, Option<&Node>)],
+        names: &IncludeNames<'_>,
     ) -> Result<Vec<Wanted>, Diagnostic> {
+        let (nodes, keywords) = (&names.args, &names.keywords);
         let view = self.view(ctx);
         let runner = self.runner(ctx, Action::Debug, params.cloned());
         let loop_var = loop_var(ctx);
@@ -470,6 +463,30 @@ pub(crate) fn adopt<'r>(
     }
     ancestry.extend(include.ancestry.iter().copied());
     task.ancestry = ancestry;
+}
+
+/// What an include renders per host and item: its file, or its role's name and options
+/// (`args`), and the bool keywords post-validated with them (`keywords`).
+pub(crate) struct IncludeNames<'t> {
+    pub args: Vec<(&'static str, Option<&'t Node>)>,
+    pub keywords: Vec<(&'static str, Option<&'t Node>)>,
+}
+
+impl<'t> IncludeNames<'t> {
+    pub(crate) fn of(ctx: &'t TaskInContext<'_>) -> Result<IncludeNames<'t>, Diagnostic> {
+        if let tack_playbook::TaskKind::IncludeRole(target) = &ctx.task.kind {
+            return Ok(IncludeNames {
+                args: crate::include_role::role_nodes(target).to_vec(),
+                keywords: crate::include_role::role_keywords(ctx).to_vec(),
+            });
+        }
+        match ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file")) {
+            Some(raw) => Ok(IncludeNames { args: vec![("file", Some(raw))], keywords: Vec::new() }),
+            None => {
+                Err(Diagnostic::at("No file specified for include_tasks", ctx.task.origin.clone()))
+            }
+        }
+    }
 }
 
 /// What an include names for some hosts with one loop item.

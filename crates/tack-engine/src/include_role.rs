@@ -49,22 +49,14 @@ impl<'r> PlayRun<'r, '_> {
     pub(crate) fn include_role(
         &self,
         ctx: &TaskInContext<'_>,
-        target: &RoleTarget,
         hosts: &[String],
         params: Option<&Arc<Layer>>,
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) -> Result<Vec<(Included, Arc<Layer>, Vec<String>)>, Diagnostic> {
         callback.task_start(&self.banner(ctx, hosts.first(), params.cloned()));
-        let wanted = self.wanted(
-            ctx,
-            hosts,
-            params,
-            callback,
-            stats,
-            &role_nodes(target),
-            &role_keywords(ctx),
-        )?;
+        let names = crate::include::IncludeNames::of(ctx)?;
+        let wanted = self.wanted(ctx, hosts, params, callback, stats, &names)?;
         self.load_included_role(ctx, wanted, callback, stats)
     }
 
