@@ -308,9 +308,21 @@ impl<'r> PlayRun<'r, '_> {
                     None => scope.clone(),
                 };
                 // `break_when` is judged after every item, skipped or not.
+                use crate::loop_control::ItemBreak;
                 let breaks = match &item {
-                    Some(_) => {
-                        crate::loop_control::include_break(ctx, self.run.templar, &item_scope)?
+                    Some(value) => {
+                        match crate::loop_control::include_break(ctx, self.run.templar, &item_scope)
+                        {
+                            ItemBreak::Unset => None,
+                            ItemBreak::Verdict(verdict) => Some(verdict),
+                            ItemBreak::Failed { message, error } => {
+                                // The item fails, includes nothing, and ends the loop.
+                                let result = failed_break(host, &loop_var, value, message, error);
+                                callback.item_result(&view, &result);
+                                failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                                break;
+                            }
+                        }
                     }
                     None => None,
                 };
@@ -563,6 +575,28 @@ fn failed_item(
     data.insert(s("msg"), s(&error.brief()));
     data.insert(s(loop_var), item.clone());
     data.insert(s("ansible_loop_var"), s(loop_var));
+    let mut result = crate::result::HostResult::new(host, data);
+    result.item_label = Some(item.clone());
+    result.error = Some(error);
+    result
+}
+
+/// A loop item whose `break_when` could not be evaluated: ansible's failed item result.
+fn failed_break(
+    host: &str,
+    loop_var: &str,
+    item: &Node,
+    message: String,
+    error: Diagnostic,
+) -> crate::result::HostResult {
+    use crate::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s(loop_var), item.clone());
+    data.insert(s("ansible_loop_var"), s(loop_var));
+    data.insert(s("break_when_result"), s(&message));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("failed"), b(true));
     let mut result = crate::result::HostResult::new(host, data);
     result.item_label = Some(item.clone());
     result.error = Some(error);

@@ -184,15 +184,23 @@ impl LoopControl {
     }
 }
 
-/// `break_when` of an include's loop on one item (`scope` holds the item's variables):
-/// whether the loop ends after it, `None` when the include has none. ansible fails the item
-/// whose expression cannot be evaluated; tack does not fail an include's item, and refuses
-/// that by name.
+/// What an include's `break_when` says of one item.
+pub(crate) enum ItemBreak {
+    /// The include has no `break_when`.
+    Unset,
+    /// Whether the loop ends after this item.
+    Verdict(bool),
+    /// The expression could not be evaluated: ansible fails the item (its
+    /// `break_when_result` is the error's words) and the loop ends there.
+    Failed { message: String, error: Diagnostic },
+}
+
+/// `break_when` of an include's loop on one item (`scope` holds the item's variables).
 pub(crate) fn include_break(
     ctx: &tack_playbook::walk::TaskInContext<'_>,
     templar: &tack_template::Templar,
     scope: &Scope,
-) -> Result<Option<bool>, Diagnostic> {
+) -> ItemBreak {
     let Some(node) = ctx
         .task
         .attrs
@@ -200,7 +208,7 @@ pub(crate) fn include_break(
         .and_then(Node::as_map)
         .and_then(|m| m.get("break_when"))
     else {
-        return Ok(None);
+        return ItemBreak::Unset;
     };
     let conditions: Vec<&Node> = match &node.value {
         Value::Seq(items) => items.iter().collect(),
@@ -208,23 +216,20 @@ pub(crate) fn include_break(
         _ => vec![node],
     };
     if conditions.is_empty() {
-        return Ok(None);
+        return ItemBreak::Unset;
     }
     for cond in conditions {
         match templar.evaluate_conditional(cond, scope) {
             Ok(r) if r.value => {}
-            Ok(_) => return Ok(Some(false)),
+            Ok(_) => return ItemBreak::Verdict(false),
             Err(e) => {
-                return Err(Diagnostic::at(
-                    format!(
-                        "tack does not support a loop_control 'break_when' that fails on an \
-                         include yet ({})",
-                        e.message
-                    ),
+                let error = Diagnostic::at(
+                    format!("A 'break_when' expression failed: {}", e.message),
                     e.origin.clone().or_else(|| cond.origin.clone()),
-                ));
+                );
+                return ItemBreak::Failed { message: e.message, error };
             }
         }
     }
-    Ok(Some(true))
+    ItemBreak::Verdict(true)
 }
