@@ -38,10 +38,30 @@ fn mapping(map: &serde_json::Map<String, Json>) -> Mapping {
     m
 }
 
+/// `node` with every value given an origin, as a spec loaded from a file has (ansible's
+/// tagged values, whose class names its errors show).
+fn loaded(node: Node) -> Node {
+    let origin = Some(tack_diag::Origin::described("cases.yml"));
+    let value = match node.value {
+        Value::Seq(items) => Value::Seq(items.into_iter().map(loaded).collect()),
+        Value::Map(m) => Value::Map(loaded_map(m)),
+        other => other,
+    };
+    Node::new(value, origin)
+}
+
+fn loaded_map(m: Mapping) -> Mapping {
+    let mut out = Mapping::new();
+    for (k, v) in m.iter() {
+        out.insert(k.clone(), loaded(v.clone()));
+    }
+    out
+}
+
 /// What tack says of a case, in the recording's terms.
 fn outcome(case: &Json) -> Result<Vec<String>, String> {
     let obj = |k: &str| case[k].as_object().cloned().unwrap_or_default();
-    let spec = mapping(&obj("spec"));
+    let spec = loaded_map(mapping(&obj("spec")));
     let vars = obj("vars");
     let mut params = Mapping::new();
     for (name, _) in spec.iter() {

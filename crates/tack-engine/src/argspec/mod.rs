@@ -42,11 +42,6 @@ pub enum SpecError {
     OptionNotMapping(String),
     #[error("the 'options' of option '{0}' are not a dictionary")]
     OptionsNotMapping(String),
-    #[error(
-        "tack does not support 'fallback' in an argument spec (option '{0}'): ansible calls \
-         it as Python code"
-    )]
-    Fallback(String),
     /// What ansible's validator raises instead of reporting (Python's own `TypeError`s on
     /// values it never expected, such as a number where sub-options were due).
     #[error("{0}")]
@@ -82,15 +77,11 @@ fn options(spec: &Mapping) -> Vec<Opt<'_>> {
         .collect()
 }
 
-/// Refuses, before anything is validated, a spec whose shape ansible would crash on or
-/// whose `fallback` it would run as code.
+/// Refuses, before anything is validated, a spec whose shape ansible would crash on.
 fn check_spec(spec: &Mapping) -> Result<(), SpecError> {
     for (k, v) in spec.iter() {
         let name = py_str(&k.value);
         let Value::Map(m) = &v.value else { return Err(SpecError::OptionNotMapping(name)) };
-        if m.get("fallback").is_some() {
-            return Err(SpecError::Fallback(name));
-        }
         match m.get("options").map(|o| &o.value) {
             None | Some(Value::Null) => {}
             Some(Value::Map(sub)) => check_spec(sub)?,
@@ -500,18 +491,7 @@ impl Walk<'_> {
                 other => (vec![Node::new(other, value.origin)], false),
             };
             for (idx, element) in elements.iter_mut().enumerate() {
-                // `set_fallbacks` asks `name in value` of each element before anything else.
-                if !sub.is_empty()
-                    && !matches!(
-                        element.value,
-                        Value::Map(_) | Value::Seq(_) | Value::Str(_) | Value::Unsafe(_)
-                    )
-                {
-                    return Err(SpecError::Raised(format!(
-                        "argument of type '{}' is not iterable",
-                        class_name(element)
-                    )));
-                }
+                set_fallbacks(&sub, element)?;
                 let Value::Map(sub_params) = &mut element.value else {
                     self.errors.push(format!(
                         "value of '{}' must be of type dict or list of dicts",
@@ -581,6 +561,127 @@ fn value_origin(params: &Mapping, name: &str) -> Option<Origin> {
     lookup(params, name).and_then(|n| n.origin.clone())
 }
 
+/// What `ArgumentSpecValidator.__init__` raises while it lists the valid names: each
+/// top-level option's truthy `aliases`, in sorted option order, is sorted and joined, which a
+/// non-iterable value, or items that are no strings, cannot be.
+fn alias_names(spec: &[Opt<'_>]) -> Result<(), SpecError> {
+    let mut sorted: Vec<&Opt<'_>> = spec.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for opt in sorted {
+        let Some(aliases) = opt.spec.get("aliases") else { continue };
+        if !aliases.value.is_truthy() {
+            continue;
+        }
+        let items: Vec<&Node> = match &aliases.value {
+            Value::Seq(items) => items.iter().collect(),
+            Value::Map(m) => m.iter().map(|(k, _)| k).collect(),
+            Value::Str(_) | Value::Unsafe(_) => continue,
+            _ => {
+                let class = class_name(aliases);
+                return Err(SpecError::Raised(format!("'{class}' object is not iterable")));
+            }
+        };
+        let is_str = |n: &&Node| matches!(n.value, Value::Str(_) | Value::Unsafe(_));
+        // Items of one other kind sort, and the join fails on the first; mixed kinds fail
+        // in the sort itself, at a pair that depends on the sort's order.
+        if let Some(first) = items.first()
+            && !items.iter().any(is_str)
+            && items
+                .iter()
+                .all(|n| std::mem::discriminant(&n.value) == std::mem::discriminant(&first.value))
+            && matches!(first.value, Value::Int(_) | Value::Float(_))
+        {
+            let class = class_name(first);
+            return Err(SpecError::Raised(format!(
+                "sequence item 0: expected str instance, {class} found"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `set_fallbacks(spec, parameters)`: for each option, `fallback[0]` of its `fallback`
+/// (`(None,)` when unset), then, when the option is not `in` the parameters, the strategy
+/// called with the rest. Only Python code is callable, and a spec is data, so every strategy
+/// that is reached raises; this finds Python's error in ansible's order (`parameters` may be
+/// any value a sub-option's element holds: `in` on a string is a substring test).
+fn set_fallbacks(spec: &[Opt<'_>], parameters: &Node) -> Result<(), SpecError> {
+    let raised = |msg: String| Err(SpecError::Raised(msg));
+    for opt in spec {
+        let strategy: Option<(Node, Option<Node>)> = match opt.spec.get("fallback") {
+            None => None,
+            Some(fallback) => match &fallback.value {
+                Value::Null => return raised("'NoneType' object is not subscriptable".into()),
+                Value::Seq(items) => match items.first() {
+                    None => return raised("list index out of range".into()),
+                    Some(first) => {
+                        let args = items[1..].iter().rfind(|i| !matches!(i.value, Value::Map(_)));
+                        Some((first.clone(), args.cloned()))
+                    }
+                },
+                Value::Str(text) | Value::Unsafe(text) => {
+                    let mut chars = text.chars();
+                    let Some(first) = chars.next() else {
+                        return raised("string index out of range".into());
+                    };
+                    // A string's items are its characters, plain `str`s.
+                    let first = Node::bare(Value::Str(first.to_string()));
+                    let args = chars.last().map(|c| Node::bare(Value::Str(c.to_string())));
+                    Some((first, args))
+                }
+                Value::Map(m) => {
+                    let zero = m.iter().find(|(k, _)| {
+                        matches!(k.value, Value::Int(0) | Value::Bool(false))
+                            || matches!(k.value, Value::Float(f) if f == 0.0)
+                    });
+                    match zero {
+                        None => return raised("0".into()),
+                        // Python 3.12's slices are hashable: `fallback[1:]` is a `KeyError`.
+                        Some((_, first)) => Some((first.clone(), None)),
+                    }
+                }
+                _ => {
+                    let class = class_name(fallback);
+                    return raised(format!("'{class}' object is not subscriptable"));
+                }
+            },
+        };
+        let present = match &parameters.value {
+            Value::Map(m) => has(m, &opt.name),
+            Value::Seq(items) => items.iter().any(|i| match &i.value {
+                Value::Str(s) | Value::Unsafe(s) => *s == opt.name,
+                _ => false,
+            }),
+            Value::Str(s) | Value::Unsafe(s) => s.contains(opt.name.as_str()),
+            _ => {
+                let class = class_name(parameters);
+                return raised(format!("argument of type '{class}' is not iterable"));
+            }
+        };
+        let Some((strategy, args)) = strategy else { continue };
+        if present || matches!(strategy.value, Value::Null) {
+            continue;
+        }
+        if matches!(opt.spec.get("fallback").map(|f| &f.value), Some(Value::Map(_))) {
+            return raised("slice(1, None, None)".into());
+        }
+        if let Some(args) = args
+            && !matches!(
+                args.value,
+                Value::Seq(_) | Value::Map(_) | Value::Str(_) | Value::Unsafe(_)
+            )
+        {
+            return raised(format!(
+                "{} argument after * must be an iterable, not {}",
+                py_str(&strategy.value),
+                class_name(&args)
+            ));
+        }
+        return raised(format!("'{}' object is not callable", class_name(&strategy)));
+    }
+    Ok(())
+}
+
 /// Validates `parameters` against `spec` as `ArgumentSpecValidator(spec).validate(parameters)`
 /// does (no top-level `mutually_exclusive`/`required_*` rules: ansible's action passes only
 /// the options).
@@ -592,6 +693,8 @@ pub fn validate(spec: &Mapping, parameters: &Mapping) -> Result<Outcome, SpecErr
         _ => Mapping::new(),
     };
     let opts = options(spec);
+    alias_names(&opts)?;
+    set_fallbacks(&opts, &Node::bare(Value::Map(params.clone())))?;
     let mut walk = Walk {
         errors: Vec::new(),
         warnings: Vec::new(),
