@@ -114,45 +114,60 @@ impl tack_engine::links::Opener for AgentOpener {
     }
 }
 
-/// The run's link defaults: the configuration's ssh settings, and become as the command line
-/// (over the configuration's `[privilege_escalation]`) sets it.
-pub fn link_defaults(
+/// The become password as ansible's `CLI.ask_passwords` gets it, before anything else is
+/// read: asked at the terminal (`-K`, or `become_ask_pass` in the configuration), else read
+/// from `--become-password-file` (or the configured one), else none.
+pub fn become_password(
     config: &Config,
     opts: &crate::options::BecomeOpts,
-) -> Result<SshDefaults, tack_diag::Diagnostic> {
+) -> Result<Option<tack_engine::link_target::Secret>, tack_diag::Diagnostic> {
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
-    let text = |name: &str| {
-        config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
-    };
-    let file = opts
-        .become_password_file
-        .clone()
-        .or_else(|| text("BECOME_PASSWORD_FILE").map(std::path::PathBuf::from));
-    let method = opts.become_method.clone().or_else(|| config.become_method().map(str::to_string));
+    let file = opts.become_password_file.clone().or_else(|| {
+        config
+            .get("BECOME_PASSWORD_FILE")
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.is_empty())
+            .map(std::path::PathBuf::from)
+    });
     // ansible asks (`-K`, or `become_ask_pass` in the configuration) before it reads a file.
-    let password = if opts.ask_become_pass || config.become_ask_pass() {
+    if opts.ask_become_pass || config.become_ask_pass() {
         let agnostic =
             config.get("AGNOSTIC_BECOME_PROMPT").and_then(|v| v.as_bool()).unwrap_or(true);
         let shown = if agnostic {
             "BECOME".to_string()
         } else {
-            method.as_deref().unwrap_or("sudo").to_uppercase()
+            become_method(config, opts).as_deref().unwrap_or("sudo").to_uppercase()
         };
         let flag = if opts.ask_become_pass { "-K (--ask-become-pass)" } else { "become_ask_pass" };
-        crate::ask_pass::ask(&format!("{shown} password: "), flag)
+        return Ok(crate::ask_pass::ask(&format!("{shown} password: "), flag)
             .map_err(|e| options(e.to_string()))?
-            .map(|typed| tack_engine::link_target::Secret(typed.as_str().to_owned()))
-    } else {
-        match &file {
-            None => None,
-            Some(path) => {
-                // ansible's own error (exit 1), not an option error.
-                let read = password_file(path).map_err(tack_diag::Diagnostic::new)?;
-                Some(tack_engine::link_target::Secret(read))
-            }
-        }
+            .map(|typed| tack_engine::link_target::Secret(typed.as_str().to_owned())));
+    }
+    match &file {
+        None => Ok(None),
+        // ansible's own error (exit 1), not an option error.
+        Some(path) => Ok(Some(tack_engine::link_target::Secret(
+            password_file(path).map_err(tack_diag::Diagnostic::new)?,
+        ))),
+    }
+}
+
+fn become_method(config: &Config, opts: &crate::options::BecomeOpts) -> Option<String> {
+    opts.become_method.clone().or_else(|| config.become_method().map(str::to_string))
+}
+
+/// The run's link defaults: the configuration's ssh settings, and become as the command line
+/// (over the configuration's `[privilege_escalation]`) sets it.
+pub fn link_defaults(
+    config: &Config,
+    opts: &crate::options::BecomeOpts,
+    password: Option<tack_engine::link_target::Secret>,
+) -> Result<SshDefaults, tack_diag::Diagnostic> {
+    let text = |name: &str| {
+        config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
     };
+    let method = become_method(config, opts);
     let mut defaults = ssh_defaults(config);
     defaults.become_ = BecomeDefaults {
         on: opts.become_ || config.become_enabled(),

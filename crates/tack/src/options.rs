@@ -138,14 +138,3 @@ pub struct BecomeOpts {
     #[arg(long = "become-password-file", visible_alias = "become-pass-file")]
     pub become_password_file: Option<PathBuf>,
 }
-
-impl BecomeOpts {
-    /// Whether any become option was given (what `-vv`'s option block cannot show yet).
-    pub fn any(&self) -> bool {
-        self.become_
-            || self.become_method.is_some()
-            || self.become_user.is_some()
-            || self.become_password_file.is_some()
-            || self.ask_become_pass
-    }
-}

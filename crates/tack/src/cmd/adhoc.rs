@@ -147,6 +147,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.module_name.clone().unwrap_or_else(|| setting(&config, "DEFAULT_MODULE_NAME"));
     let module_args =
         args.module_args.clone().unwrap_or_else(|| setting(&config, "DEFAULT_MODULE_ARGS"));
+    let verbosity = args.verbosity.verbose;
+    let mut stdout = std::io::stdout().lock();
+    // As ansible's CLI: its header, then the passwords it asks for, then the vault's and the
+    // inventory.
+    crate::cmd::playbook::header::write_adhoc(&mut stdout, &config, verbosity)?;
+    let become_password = crate::links::become_password(&config, &args.become_opts)?;
     let mut session = Session::open(
         config,
         SessionArgs {
@@ -157,7 +163,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     )?;
     let hosts = host_list(&mut session, args.inventory.limit.as_deref(), &args.pattern)?;
-    let mut stdout = std::io::stdout().lock();
     if args.list_hosts {
         writeln!(stdout, "  hosts ({}):", hosts.len())?;
         for host in &hosts {
@@ -259,15 +264,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
+            ssh: crate::links::link_defaults(&session.config, &args.become_opts, become_password)?,
             interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: None,
         force_handlers: false,
         links: &links,
     };
-    let verbosity = args.verbosity.verbose;
-    crate::cmd::playbook::header::write_adhoc(&mut stdout, &session.config, verbosity)?;
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
     if verbosity >= 2 {
         // The callback loader's notes: every stdout callback but the one in use, by name.

@@ -93,6 +93,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Configuration first, as ansible reads it when it starts: its notices come before a
     // missing playbook's error, and that error is coloured as the settings say.
     let config = crate::session::load_config()?;
+    // ansible's CLI prints its header before it checks the playbooks.
+    let palette = crate::color::palette(&config)?;
+    {
+        let mut stdout = std::io::stdout().lock();
+        header::write(&mut stdout, &config, args.verbosity.verbose, palette.as_ref())?;
+    }
     for playbook in &args.playbooks {
         if !playbook.exists() {
             return Err(Diagnostic::new(format!(
@@ -109,6 +115,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
+    // The passwords ansible asks for (not for a listing), before the vault's and the
+    // inventory.
+    if !listing && let Some(option) = run::refused_options(&args) {
+        return Err(Diagnostic::new(format!("tack playbook does not support {option} yet"))
+            .with_class(ErrorClass::Options)
+            .into());
+    }
+    let become_password = match listing {
+        true => None,
+        false => crate::links::become_password(&config, &args.become_opts)?,
+    };
     let mut session = crate::session::Session::open(
         config,
         crate::session::SessionArgs {
@@ -120,11 +137,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;
     if !listing {
-        return run::run(&args, &session);
+        return run::run(&args, &session, become_password);
     }
-    let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
-    header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
     verbose::inventory_notes(&mut stdout, &session, args.verbosity.verbose, palette.as_ref())?;
     let out = list::run(&args, &session, palette.as_ref())?;
     stdout.write_all(out.as_bytes())?;

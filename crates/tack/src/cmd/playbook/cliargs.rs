@@ -2,9 +2,6 @@
 //! (`v2_playbook_on_start`): `Positional arguments: ...`, then `name: value` for every
 //! `CLIARGS` entry whose value is true in Python, in `CLIARGS` order (argparse's defaults in
 //! the order the parser adds its options), values as Python's `str()` gives them.
-//!
-//! Only options whose value tack knows as ansible computes it are shown; an option whose
-//! shown value tack cannot reproduce yet is refused by name (the caller's error).
 
 use tack_config::Config;
 use tack_py::repr::str_repr;
@@ -40,23 +37,8 @@ fn tag_set(values: &[String]) -> Vec<String> {
     tags
 }
 
-/// The lines, or the option tack cannot show as ansible does.
-pub fn lines(
-    args: &Args,
-    config: &Config,
-    sources: &[String],
-) -> Result<Vec<String>, &'static str> {
-    // Shown only once tack can prompt as ansible does (`ask_vault_pass: True`,
-    // `become_ask_pass: True`).
-    if args.vault.ask_vault_pass || setting_flag(config, "DEFAULT_ASK_VAULT_PASS") {
-        return Err("--ask-vault-pass");
-    }
-    if setting_flag(config, "DEFAULT_BECOME_ASK_PASS") {
-        return Err("become_ask_pass set in the configuration");
-    }
-    if args.become_opts.any() {
-        return Err("become options");
-    }
+/// The lines.
+pub fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
     // `--vault-password-file` is made absolute (`unfrack_path(follow=False)`) as it is parsed.
     let password_files: Vec<String> = args
         .vault
@@ -64,6 +46,21 @@ pub fn lines(
         .iter()
         .map(|p| tack_py::ansible::unfrackpath(p, false, None).to_string_lossy().into_owned())
         .collect();
+    // argparse runs an option's `type` on a string default too: the configured file is
+    // made absolute, symlinks followed (`unfrack_path()`), as a given one is; `-` stays.
+    let become_password_file = args
+        .become_opts
+        .become_password_file
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .or_else(|| config.get("BECOME_PASSWORD_FILE").and_then(|v| v.as_str()).map(str::to_string))
+        .map(|p| match p.as_str() {
+            "-" => p,
+            _ => tack_py::ansible::unfrackpath(std::path::Path::new(&p), true, None)
+                .to_string_lossy()
+                .into_owned(),
+        })
+        .unwrap_or_default();
     let mut tags = tag_set(&args.tags);
     if tags.is_empty() {
         tags.push("all".into());
@@ -83,9 +80,18 @@ pub fn lines(
             "force_handlers",
             args.force_handlers || setting_flag(config, "DEFAULT_FORCE_HANDLERS"),
         ),
-        // `-b` itself is refused before this; its default is the configuration's.
-        bool_line("become", setting_flag(config, "DEFAULT_BECOME")),
-        text_line("become_method", text("DEFAULT_BECOME_METHOD")),
+        bool_line("become", args.become_opts.become_ || setting_flag(config, "DEFAULT_BECOME")),
+        text_line(
+            "become_method",
+            args.become_opts.become_method.clone().unwrap_or_else(|| text("DEFAULT_BECOME_METHOD")),
+        ),
+        // `--become-user` has no default of its own (the configuration's is read later).
+        text_line("become_user", args.become_opts.become_user.clone().unwrap_or_default()),
+        bool_line(
+            "become_ask_pass",
+            args.become_opts.ask_become_pass || setting_flag(config, "DEFAULT_BECOME_ASK_PASS"),
+        ),
+        text_line("become_password_file", become_password_file),
         Some(format!("tags: {}", tuple(&tags))),
         (!skip_tags.is_empty()).then(|| format!("skip_tags: {}", tuple(&skip_tags))),
         bool_line("check", args.check),
@@ -97,6 +103,10 @@ pub fn lines(
             .then(|| format!("extra_vars: {}", tuple(&args.extra_vars.extra_vars))),
         (!args.vault.vault_ids.is_empty())
             .then(|| format!("vault_ids: {}", tuple(&args.vault.vault_ids))),
+        bool_line(
+            "ask_vault_pass",
+            args.vault.ask_vault_pass || setting_flag(config, "DEFAULT_ASK_VAULT_PASS"),
+        ),
         (!password_files.is_empty())
             .then(|| format!("vault_password_files: {}", tuple(&password_files))),
         (forks != 0).then(|| format!("forks: {forks}")),
@@ -104,5 +114,5 @@ pub fn lines(
     ];
     let mut out = vec![format!("Positional arguments: {}", playbooks.join(" "))];
     out.extend(entries.into_iter().flatten());
-    Ok(out)
+    out
 }

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use tack_diag::{Diagnostic, ErrorClass};
+use tack_diag::Diagnostic;
 use tack_engine::callback::default::DefaultCallback;
 use tack_engine::{RunContext, RunFacts};
 use tack_playbook::tags::TagFilter;
@@ -15,7 +15,7 @@ use super::Args;
 use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
-fn refused_options(args: &Args) -> Option<&'static str> {
+pub(super) fn refused_options(args: &Args) -> Option<&'static str> {
     let checks: [(bool, &'static str); 2] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
@@ -27,12 +27,11 @@ fn refused_options(args: &Args) -> Option<&'static str> {
         .or_else(|| args.connection_opts.refused())
 }
 
-pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
-    if let Some(option) = refused_options(args) {
-        return Err(Diagnostic::new(format!("tack playbook does not support {option} yet"))
-            .with_class(ErrorClass::Options)
-            .into());
-    }
+pub fn run(
+    args: &Args,
+    session: &Session,
+    become_password: Option<tack_engine::link_target::Secret>,
+) -> anyhow::Result<ExitCode> {
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
         roles_path: session.roles_path.clone(),
@@ -47,7 +46,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     tack_engine::check(&playbooks)?;
     tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
-    let extras = super::verbose::extras(args, session)?;
+    let extras = super::verbose::extras(args, session);
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is
     // otherwise the default one, as before).
@@ -80,7 +79,7 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::link_defaults(&session.config, &args.become_opts)?,
+            ssh: crate::links::link_defaults(&session.config, &args.become_opts, become_password)?,
             interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
@@ -89,7 +88,6 @@ pub fn run(args: &Args, session: &Session) -> anyhow::Result<ExitCode> {
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
-    super::header::write(&mut stdout, &session.config, args.verbosity.verbose, palette.as_ref())?;
     super::verbose::inventory_notes(
         &mut stdout,
         session,

@@ -7,7 +7,6 @@
 
 use std::io::Write;
 
-use tack_diag::{Diagnostic, ErrorClass};
 use tack_engine::callback::color::{Hue, Palette, paint};
 use tack_engine::callback::verbose::VerboseExtras;
 
@@ -29,16 +28,12 @@ pub fn inventory_notes(
     Ok(())
 }
 
-/// The `-vvvv` text for the callback; an option it cannot show as ansible does is refused.
-pub fn extras(args: &Args, session: &Session) -> Result<VerboseExtras, Diagnostic> {
+/// The `-vvvv` text for the callback.
+pub fn extras(args: &Args, session: &Session) -> VerboseExtras {
     if args.verbosity.verbose < 4 {
-        return Ok(VerboseExtras::default());
+        return VerboseExtras::default();
     }
-    let cli_args = super::cliargs::lines(args, &session.config, session.inventory.sources())
-        .map_err(|what| {
-            Diagnostic::new(format!("tack playbook does not support -vvvv with {what} yet"))
-                .with_class(ErrorClass::Options)
-        })?;
+    let cli_args = super::cliargs::lines(args, &session.config, session.inventory.sources());
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
-    Ok(VerboseExtras { callback_origin: format!("{exe} (built in)"), cli_args })
+    VerboseExtras { callback_origin: format!("{exe} (built in)"), cli_args }
 }
