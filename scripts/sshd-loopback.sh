@@ -12,7 +12,7 @@
 # for the port (so clients can keep host key checking on), DIR/ssh_config (a client config
 # naming the port, user, key and known hosts for 127.0.0.1), the config, the pid file, the log
 # (DIR/sshd.log) and DIR/port and DIR/user for callers that read files rather than stdout.
-# The port is free on 127.0.0.1: sshd itself tries random ports until one binds.
+# The port is free on 127.0.0.1: random ports are tried until sshd listens on one.
 # openssh-server is installed with apt only when /usr/sbin/sshd is missing.
 set -eu
 
@@ -52,8 +52,9 @@ start() {
     if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 755 /run/sshd; fi
     tries=0
     while :; do
-        # 20000-59999 from the kernel's random bytes: clear of well-known and ephemeral ranges.
-        port=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000 + 20000 ))
+        # 20000-32767 from the kernel's random bytes: clear of the well-known ports and of
+        # Linux's ephemeral range (32768-60999), where a client's own end may sit.
+        port=$(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12768 + 20000 ))
         cat > "$dir/sshd_config" <<CFG
 Port $port
 ListenAddress 127.0.0.1
@@ -73,13 +74,23 @@ MaxSessions 100
 LogLevel ERROR
 Subsystem sftp /usr/lib/openssh/sftp-server
 CFG
-        # sshd binds before it daemonizes, so a taken port is its exit status.
-        if /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"; then break; fi
+        # OpenSSH 9.2 daemonizes before it binds: it exits 0 on a taken port, and its
+        # daemon logs "Cannot bind any address." and ends. It writes its pid file once it
+        # listens, so the pid file, not the exit status, says whether this port is its.
+        rm -f "$dir/sshd.pid"
+        : > "$dir/sshd.log"
+        if /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"; then
+            i=0
+            while [ ! -s "$dir/sshd.pid" ] && ! grep -q 'Cannot bind' "$dir/sshd.log" &&
+                [ $i -lt 100 ]; do
+                sleep 0.05
+                i=$((i + 1))
+            done
+            if [ -s "$dir/sshd.pid" ] && kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null; then break; fi
+        fi
         tries=$((tries + 1))
         [ $tries -lt 20 ] || { echo "$0: sshd did not start (see $dir/sshd.log)" >&2; exit 1; }
     done
-    i=0
-    while [ ! -s "$dir/sshd.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
     printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
     # Clients that skip host key checking (ansible's host_key_checking=False) still record the
     # key in the user's own known_hosts (ssh reads the passwd home, not $HOME). An entry left
