@@ -355,10 +355,7 @@ impl<'r> PlayRun<'r, '_> {
                 let mut flags = Vec::with_capacity(keywords.len());
                 let mut bad = None;
                 for (name, node) in keywords {
-                    let Some(node) = node else {
-                        flags.push(None);
-                        continue;
-                    };
+                    let Some(node) = node else { continue };
                     let origin = ctx.task.origin.clone();
                     match crate::task::bool_keyword(
                         self.run.templar,
@@ -367,7 +364,7 @@ impl<'r> PlayRun<'r, '_> {
                         &item_scope,
                         origin,
                     ) {
-                        Ok(flag) => flags.push(Some(flag)),
+                        Ok(flag) => flags.push((*name, flag)),
                         Err(e) => {
                             bad = Some(e);
                             break;
@@ -477,6 +474,13 @@ pub(crate) fn adopt<'r>(
     task.ancestry = ancestry;
 }
 
+impl Wanted {
+    /// The bool keyword `name` as these hosts post-validated it, `None` when unset.
+    pub(crate) fn flag(&self, name: &str) -> Option<bool> {
+        self.flags.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
 /// What an include renders per host and item: its file, or its role's name and options
 /// (`args`), and the bool keywords post-validated with them (`keywords`).
 pub(crate) struct IncludeNames<'t> {
@@ -504,8 +508,8 @@ impl<'t> IncludeNames<'t> {
 /// What an include names for some hosts with one loop item.
 pub(crate) struct Wanted {
     pub names: Vec<Option<String>>,
-    /// The include's bool keywords as post-validated for these hosts (`None` where unset).
-    pub flags: Vec<Option<bool>>,
+    /// The include's bool keywords that are set, as post-validated for these hosts.
+    pub flags: Vec<(&'static str, bool)>,
     pub item: Option<Node>,
     pub hosts: Vec<String>,
     /// The loop item's provenance.
@@ -547,8 +551,6 @@ pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack
     layer
 }
 
-/// A looped include's result on a host where every item was skipped (or there were none),
-/// as ansible's loop result says it.
 /// An include (without a loop) that could not be post-validated: ansible's failed result.
 fn failed_include(host: &str, error: Diagnostic) -> crate::result::HostResult {
     use crate::result::{b, s};
@@ -568,17 +570,7 @@ fn failed_item(
     item: &Node,
     error: Diagnostic,
 ) -> crate::result::HostResult {
-    use crate::result::{b, s};
-    let mut data = Mapping::new();
-    data.insert(s("changed"), b(false));
-    data.insert(s("failed"), b(true));
-    data.insert(s("msg"), s(&error.brief()));
-    data.insert(s(loop_var), item.clone());
-    data.insert(s("ansible_loop_var"), s(loop_var));
-    let mut result = crate::result::HostResult::new(host, data);
-    result.item_label = Some(item.clone());
-    result.error = Some(error);
-    result
+    of_item(failed_include(host, error), loop_var, item)
 }
 
 /// A loop item whose `break_when` could not be evaluated: ansible's failed item result.
@@ -592,14 +584,24 @@ fn failed_break(
     use crate::result::{b, s};
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
-    data.insert(s(loop_var), item.clone());
-    data.insert(s("ansible_loop_var"), s(loop_var));
     data.insert(s("break_when_result"), s(&message));
     data.insert(s("exception"), s("(traceback unavailable)"));
     data.insert(s("failed"), b(true));
     let mut result = crate::result::HostResult::new(host, data);
-    result.item_label = Some(item.clone());
     result.error = Some(error);
+    of_item(result, loop_var, item)
+}
+
+/// `result` as loop item `item`'s: the loop variable's keys and the item's label.
+fn of_item(
+    mut result: crate::result::HostResult,
+    loop_var: &str,
+    item: &Node,
+) -> crate::result::HostResult {
+    use crate::result::s;
+    result.data.insert(s(loop_var), item.clone());
+    result.data.insert(s("ansible_loop_var"), s(loop_var));
+    result.item_label = Some(item.clone());
     result
 }
 
@@ -614,6 +616,8 @@ fn failed_loop(host: &str, items: Vec<Node>) -> crate::result::HostResult {
     crate::result::HostResult::new(host, data)
 }
 
+/// A looped include's result on a host where every item was skipped (or there were none),
+/// as ansible's loop result says it.
 fn all_skipped(host: &str, items: Vec<Node>) -> crate::result::HostResult {
     use crate::result::{b, s};
     let mut data = Mapping::new();

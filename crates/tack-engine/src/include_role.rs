@@ -98,11 +98,11 @@ impl<'r> PlayRun<'r, '_> {
                     vars: want.names[2].clone(),
                     defaults: want.names[3].clone(),
                     handlers: want.names[4].clone(),
-                    skip_validation: want.flags[1] == Some(false),
+                    skip_validation: want.flag("rolespec_validate") == Some(false),
                 },
                 vars: role_vars,
                 allow_duplicates,
-                rescuable: want.flags[0] != Some(false),
+                rescuable: want.flag("rescuable") != Some(false),
             };
             let loaded =
                 self.run.tasks.load_included_role(self.play(), request, &self.scope.play_vars());
@@ -186,7 +186,7 @@ impl<'r> PlayRun<'r, '_> {
 }
 
 /// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per
-/// host and item (`Wanted::flags`, in this order).
+/// host and item (`Wanted::flag`).
 pub(crate) fn role_keywords<'t>(
     ctx: &'t TaskInContext<'_>,
 ) -> [(&'static str, Option<&'t tack_yaml::Node>); 2] {

@@ -8,7 +8,7 @@ use tack_template::Templar;
 use tack_yaml::{Mapping, Node, Value, pyrepr};
 
 use crate::ast::Play;
-use crate::tables::{Isa, Keyword, ObjectKind};
+use crate::tables::{Attribute, Isa, Keyword, ObjectKind};
 
 /// A play's keywords after post-validation.
 #[derive(Debug, Clone)]
@@ -158,6 +158,28 @@ pub fn validated_value(
     Ok(Node::new(converted, origin))
 }
 
+/// One keyword post-validated while the playbook loads: `raw` templated with `vars`, then
+/// converted to the attribute's type, each failure under ansible's `Error processing keyword
+/// 'NAME'.` (a parser error). `None` when it renders to null (ansible then keeps the default).
+pub fn load_time_keyword(
+    templar: &Templar,
+    attr: &Attribute,
+    raw: &Node,
+    vars: &Mapping,
+) -> Result<Option<Node>, Diagnostic> {
+    let wrap = |cause: Diagnostic| {
+        let message = format!("Error processing keyword '{}'.", attr.name);
+        Diagnostic::caused_by(message, raw.origin.clone(), cause).parser()
+    };
+    let rendered = templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
+    if rendered.is_null() {
+        return Ok(None);
+    }
+    validated_value(attr.name, attr.isa, attr.listof, attr.required, rendered)
+        .map(Some)
+        .map_err(wrap)
+}
+
 /// Post-validates a play's keywords against `vars` (its host-independent variables).
 pub fn post_validate_play(
     play: &Play,
@@ -170,21 +192,9 @@ pub fn post_validate_play(
             continue;
         }
         let Some(raw) = play.attrs.get(attr.keyword) else { continue };
-        let wrap = |cause: Diagnostic| {
-            Diagnostic::caused_by(
-                format!("Error processing keyword '{}'.", attr.name),
-                raw.origin.clone(),
-                cause,
-            )
-            .parser()
-        };
-        let rendered = templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
-        if rendered.is_null() {
-            continue;
+        if let Some(value) = load_time_keyword(templar, attr, raw, vars)? {
+            values.push((attr.keyword, value));
         }
-        let value = validated_value(attr.name, attr.isa, attr.listof, attr.required, rendered)
-            .map_err(wrap)?;
-        values.push((attr.keyword, value));
     }
     let hosts_of = |n: &Node| -> Vec<String> {
         match &n.value {

@@ -123,13 +123,7 @@ pub fn become_password(
 ) -> Result<Option<tack_engine::link_target::Secret>, tack_diag::Diagnostic> {
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
-    let file = opts.become_password_file.clone().or_else(|| {
-        config
-            .get("BECOME_PASSWORD_FILE")
-            .and_then(|v| v.as_str())
-            .filter(|t| !t.is_empty())
-            .map(std::path::PathBuf::from)
-    });
+    let file = become_password_file(config, opts);
     // ansible asks (`-K`, or `become_ask_pass` in the configuration) before it reads a file.
     if opts.ask_become_pass || config.become_ask_pass() {
         let agnostic =
@@ -151,6 +145,20 @@ pub fn become_password(
             password_file(path).map_err(tack_diag::Diagnostic::new)?,
         ))),
     }
+}
+
+/// `--become-password-file`, else the configured `BECOME_PASSWORD_FILE`, as written.
+pub fn become_password_file(
+    config: &Config,
+    opts: &crate::options::BecomeOpts,
+) -> Option<std::path::PathBuf> {
+    opts.become_password_file.clone().or_else(|| {
+        config
+            .get("BECOME_PASSWORD_FILE")
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.is_empty())
+            .map(std::path::PathBuf::from)
+    })
 }
 
 fn become_method(config: &Config, opts: &crate::options::BecomeOpts) -> Option<String> {

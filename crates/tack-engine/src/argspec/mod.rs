@@ -581,15 +581,12 @@ fn alias_names(spec: &[Opt<'_>]) -> Result<(), SpecError> {
                 return Err(SpecError::Raised(format!("'{class}' object is not iterable")));
             }
         };
-        let is_str = |n: &&Node| matches!(n.value, Value::Str(_) | Value::Unsafe(_));
-        // Items of one other kind sort, and the join fails on the first; mixed kinds fail
-        // in the sort itself, at a pair that depends on the sort's order.
+        // Numbers of one kind sort, and the join fails on the first; mixed kinds fail in
+        // the sort itself, at a pair that depends on the sort's order (not followed).
+        let kind = |n: &Node| std::mem::discriminant(&n.value);
         if let Some(first) = items.first()
-            && !items.iter().any(is_str)
-            && items
-                .iter()
-                .all(|n| std::mem::discriminant(&n.value) == std::mem::discriminant(&first.value))
             && matches!(first.value, Value::Int(_) | Value::Float(_))
+            && items.iter().all(|n| kind(n) == kind(first))
         {
             let class = class_name(first);
             return Err(SpecError::Raised(format!(

@@ -501,28 +501,12 @@ impl Loader<'_> {
     /// variables and converted as ansible's bool keywords are, while the play loads.
     fn skips_validation(&self, node: Option<&Node>, vars: &Mapping) -> Result<bool, Diagnostic> {
         let Some(raw) = node else { return Ok(false) };
-        let wrap = |cause: Diagnostic| {
-            Diagnostic::caused_by(
-                "Error processing keyword 'rolespec_validate'.",
-                raw.origin.clone(),
-                cause,
-            )
-            .parser()
-        };
-        let rendered =
-            self.templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
-        if rendered.is_null() {
+        // The generated table holds every `IncludeRole` attribute, this one among them.
+        let Some(attr) = ObjectKind::IncludeRole.attribute("rolespec_validate") else {
             return Ok(false);
-        }
-        let valid = crate::post_validate::validated_value(
-            "rolespec_validate",
-            crate::tables::Isa::Bool,
-            &[],
-            false,
-            rendered,
-        )
-        .map_err(wrap)?;
-        Ok(!valid.value.is_truthy())
+        };
+        let valid = crate::post_validate::load_time_keyword(&self.templar, attr, raw, vars)?;
+        Ok(valid.is_some_and(|v| !v.value.is_truthy()))
     }
 }
 

@@ -115,17 +115,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    // The passwords ansible asks for (not for a listing), before the vault's and the
-    // inventory.
+    // Options a run does not honour are refused before anything is asked.
     if !listing && let Some(option) = run::refused_options(&args) {
         return Err(Diagnostic::new(format!("tack playbook does not support {option} yet"))
             .with_class(ErrorClass::Options)
             .into());
     }
-    let become_password = match listing {
-        true => None,
-        false => crate::links::become_password(&config, &args.become_opts)?,
-    };
+    // The passwords ansible asks for (not for a listing), before the vault's and the
+    // inventory.
+    let become_password =
+        if listing { None } else { crate::links::become_password(&config, &args.become_opts)? };
     let mut session = crate::session::Session::open(
         config,
         crate::session::SessionArgs {

@@ -48,19 +48,13 @@ pub fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
         .collect();
     // argparse runs an option's `type` on a string default too: the configured file is
     // made absolute, symlinks followed (`unfrack_path()`), as a given one is; `-` stays.
-    let become_password_file = args
-        .become_opts
-        .become_password_file
-        .as_ref()
-        .map(|p| p.to_string_lossy().into_owned())
-        .or_else(|| config.get("BECOME_PASSWORD_FILE").and_then(|v| v.as_str()).map(str::to_string))
-        .map(|p| match p.as_str() {
-            "-" => p,
-            _ => tack_py::ansible::unfrackpath(std::path::Path::new(&p), true, None)
-                .to_string_lossy()
-                .into_owned(),
-        })
-        .unwrap_or_default();
+    let become_password_file =
+        crate::links::become_password_file(config, &args.become_opts)
+            .map(|p| {
+                if p.as_os_str() == "-" { p } else { tack_py::ansible::unfrackpath(&p, true, None) }
+            })
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
     let mut tags = tag_set(&args.tags);
     if tags.is_empty() {
         tags.push("all".into());
