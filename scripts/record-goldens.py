@@ -58,17 +58,23 @@ SSHD = ROOT / "scripts" / "sshd-loopback.sh"
 def start_sshd(case: Path, work: Path) -> bool:
     """A case with an `sshd` file gets its own loopback sshd in <CASE>/.sshd; `@SSHD_PORT@`,
     `@SSHD_KEY@`, `@SSHD_USER@` and `@SSHD_KNOWN_HOSTS@` in its staged files are replaced with
-    that server's port, client key, user and known_hosts file, as the Rust harness does."""
+    that server's port, client key, user and known_hosts file, as the Rust harness does. An
+    `sshd` file saying `password` asks for a server that also takes password logins, and
+    `@SSHD_PASSWORD@` and `@SSHD_PASSWORD_USER@` are replaced with its password and user."""
     if not (case / "sshd").exists():
         return False
     sshd = work / ".sshd"
-    port = subprocess.run(["sh", str(SSHD), "start", str(sshd)], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    password = (case / "sshd").read_text().strip() == "password"
+    port = subprocess.run(["sh", str(SSHD), "start", str(sshd)] + (["password"] if password else []),
+                          check=True, capture_output=True, text=True).stdout.strip()
+    read = lambda name: (sshd / name).read_text().strip() if (sshd / name).exists() else ""
     values = {
         "@SSHD_PORT@": port,
         "@SSHD_KEY@": str(sshd / "client_key"),
         "@SSHD_USER@": (sshd / "user").read_text().strip(),
         "@SSHD_KNOWN_HOSTS@": str(sshd / "known_hosts"),
+        "@SSHD_PASSWORD_USER@": read("password_user"),
+        "@SSHD_PASSWORD@": read("password"),
     }
     for path in work.rglob("*"):
         if not path.is_file() or path.is_symlink() or sshd in path.parents:
@@ -232,7 +238,7 @@ def run_commands(case: Path, work: Path, ref: Path, argvs, stdin: bytes, expecte
             if len(words) > 1:
                 line = f"stty cols {int(words[1])} rows 40 && {line}"
             argv = ["script", "-qec", line, "/dev/null"]
-        proc = run_answering(argv, work, environment(case, work, ref / "bin"), stdin, answers(case))
+        proc = run_answering(argv, work, environment(case, work, ref / "bin"), stdin, answers(work))
         out = expected if len(argvs) == 1 else expected / str(n)
         out.mkdir(parents=True, exist_ok=True)
         for name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):

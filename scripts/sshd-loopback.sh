@@ -1,8 +1,13 @@
 #!/bin/sh
 # A throw-away OpenSSH server on 127.0.0.1 for tests and recorders, living wholly in DIR:
 #
-#   port=$(scripts/sshd-loopback.sh start DIR)   # prints the port it listens on
+#   port=$(scripts/sshd-loopback.sh start DIR [password])   # prints the port it listens on
 #   scripts/sshd-loopback.sh stop DIR
+#
+# With `password` (root only) the server also takes password logins for the user tackpw,
+# made when missing (useradd, home /home/tackpw, shell /bin/sh) with a random password that
+# is kept in /var/lib/tack-tests/tackpw.password (0600) for every later server, and copied
+# to DIR/password; DIR/password_user names the user.
 #
 # DIR (created when missing, mode 0700) holds everything: the host key, a client key pair
 # (DIR/client_key, DIR/client_key.pub) authorized for the current user through DIR's own
@@ -16,10 +21,39 @@
 # openssh-server is installed with apt only when /usr/sbin/sshd is missing.
 set -eu
 
-usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
-[ $# -eq 2 ] || usage
+usage() { echo "usage: $0 start DIR [password] | stop DIR" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
 cmd=$1
 dir=$2
+mode=${3:-key}
+[ "$mode" = key ] || [ "$mode" = password ] || usage
+pw_user=tackpw
+pw_store=/var/lib/tack-tests
+
+# The password user and its password, made once per machine; several servers start at once,
+# so under a lock.
+password_user() {
+    [ "$(id -u)" = 0 ] || { echo "$0: password logins need root (to make the user $pw_user)" >&2; exit 1; }
+    mkdir -p "$pw_store"
+    chmod 700 "$pw_store"
+    (
+        flock 9
+        fresh=
+        if ! id -u "$pw_user" >/dev/null 2>&1; then
+            useradd -m -s /bin/sh "$pw_user" >&2
+            fresh=1
+        fi
+        if [ ! -s "$pw_store/$pw_user.password" ]; then
+            (umask 077 && od -An -N12 -tx1 /dev/urandom | tr -d ' \n' > "$pw_store/$pw_user.password")
+            fresh=1
+        fi
+        if [ -n "$fresh" ]; then
+            printf '%s:%s\n' "$pw_user" "$(cat "$pw_store/$pw_user.password")" | chpasswd
+        fi
+    ) 9> "$pw_store/lock"
+    (umask 077 && cp "$pw_store/$pw_user.password" "$dir/password")
+    echo "$pw_user" > "$dir/password_user"
+}
 
 stop() {
     [ -f "$dir/sshd.pid" ] || return 0
@@ -48,6 +82,13 @@ start() {
     printf 'environment="HOME=%s/home" %s\n' "$dir" "$(cat "$dir/client_key.pub")" > "$dir/authorized_keys"
     chmod 600 "$dir/authorized_keys" "$dir/client_key" "$dir/host_key"
     user=$(id -un)
+    allow=$user
+    password_auth=no
+    if [ "$mode" = password ]; then
+        password_user
+        allow="$user $pw_user"
+        password_auth=yes
+    fi
     # Privilege separation needs its empty directory when sshd runs as root.
     if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 755 /run/sshd; fi
     tries=0
@@ -61,10 +102,10 @@ ListenAddress 127.0.0.1
 HostKey $dir/host_key
 AuthorizedKeysFile $dir/authorized_keys
 PidFile $dir/sshd.pid
-AllowUsers $user
+AllowUsers $allow
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
-PasswordAuthentication no
+PasswordAuthentication $password_auth
 KbdInteractiveAuthentication no
 UsePAM no
 PermitUserEnvironment yes

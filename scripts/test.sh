@@ -20,6 +20,12 @@ if [ ! -x /usr/sbin/sshd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
     echo "could not install openssh-server: the ssh tests will fail" >&2
 fi
 
+# The password-login cases with password_mechanism=sshpass need sshpass.
+if ! command -v sshpass >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sshpass >/dev/null; } ||
+    echo "could not install sshpass: the sshpass cases will fail" >&2
+fi
+
 # The become cases escalate with sudo (on ssh hosts and locally).
 if [ ! -x /usr/bin/sudo ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo >/dev/null; } ||

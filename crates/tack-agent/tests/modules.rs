@@ -201,6 +201,9 @@ struct Normaliser {
     fetched: Option<Regex>,
     /// The port of the case's server in this run (the recorder's or the test's).
     port: Option<u64>,
+    /// Result keys whose numbers the host chooses (the case's `vary`: a GID groupadd
+    /// picked, which depends on the groups the machine already has).
+    vary: Vec<String>,
     /// When not run as root (the recordings' user): the current user's uid, gid and names,
     /// standing in for root's in expected results.
     me: Option<(u32, u32, String, String)>,
@@ -255,6 +258,13 @@ impl Normaliser {
             download,
             fetched,
             port: None,
+            vary: case
+                .get("vary")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect(),
         }
     }
 
@@ -291,6 +301,9 @@ impl Normaliser {
         const NUMBERS: &[&str] = &["inode", "dev"];
         // lsattr's file version (inode generation) is new for every file made.
         if key == "version" && v.as_str().is_some_and(|s| s.chars().all(|c| c.is_ascii_digit())) {
+            return "<n>".into();
+        }
+        if v.is_number() && self.vary.iter().any(|k| k == key) {
             return "<n>".into();
         }
         if key == "port" && v.as_u64().is_some() && v.as_u64() == self.port {

@@ -278,6 +278,11 @@ impl Config {
         self.ssh("password_mechanism")
     }
 
+    /// The ssh connection's `sshpass_prompt` (`ANSIBLE_SSHPASS_PROMPT`).
+    pub fn ssh_sshpass_prompt(&self) -> Result<Option<&str>, &ConfigError> {
+        self.ssh("sshpass_prompt")
+    }
+
     /// The ssh connection's `reconnection_retries` (`[ssh_connection] retries`,
     /// `ANSIBLE_SSH_RETRIES`).
     pub fn ssh_retries(&self) -> Result<Option<i64>, &ConfigError> {

@@ -108,7 +108,7 @@ impl BecomeLink {
             .escalating(esc)
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>);
         if let Via::Ssh(target) = via {
-            command = command.retrying(target.retries, notes.clone());
+            command = command.retrying(target.retries, notes.clone()).login(target.login()?);
         }
         let host = match via {
             Via::Ssh(target) => target.host.clone(),

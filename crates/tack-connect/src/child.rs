@@ -55,6 +55,8 @@ pub struct AgentCommand {
     /// is run again, as ansible's `reconnection_retries`; each retry is told in `notes`.
     pub(crate) retries: u32,
     pub(crate) notes: Option<crate::Notes>,
+    /// How the command's `ssh` gets the login password, when there is one.
+    pub(crate) login: Option<Shared<crate::askpass::Login>>,
 }
 
 /// What a new link's command says and is told on its stdout/stdin before the agent's hello:
@@ -126,7 +128,14 @@ impl AgentCommand {
             shortcut: None,
             retries: 0,
             notes: None,
+            login: None,
         }
+    }
+
+    /// Hands the login password to the command's `ssh` as `login` says.
+    pub(crate) fn login(mut self, login: Option<crate::askpass::Login>) -> Self {
+        self.login = login.map(|l| Shared(Arc::new(l)));
+        self
     }
 
     /// Runs the command up to `retries` more times while it fails as ssh does, saying so
@@ -361,14 +370,24 @@ impl Link {
 
     fn spawn(command: &AgentCommand) -> Result<Self, ConnectionError> {
         let name = command.name();
-        let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let spawn_failed = |source| ConnectionError::Spawn { program: name.clone(), source };
+        // The child's end of a password pipe is kept open until the child has it.
+        let (mut cmd, inherited) = match &command.login {
+            Some(Shared(login)) => {
+                login.command(&command.program, &command.args).map_err(spawn_failed)?
+            }
+            None => {
+                let mut cmd = Command::new(&command.program);
+                cmd.args(&command.args);
+                (cmd, None)
+            }
+        };
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         if command.escalation.is_some() {
             new_session(&mut cmd);
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|source| ConnectionError::Spawn { program: name.clone(), source })?;
+        let mut child = cmd.spawn().map_err(spawn_failed)?;
+        drop(inherited);
         let (Some(stdin), Some(mut stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -392,6 +411,9 @@ impl Link {
             if let Err(before) = got {
                 drop(stdin);
                 let code = stop(&mut child).and_then(|s| s.code());
+                if let Some(refused) = login_refused(command, code) {
+                    return Err(refused);
+                }
                 let said = stderr.text();
                 let told =
                     command.preamble.as_ref().and_then(|p| p.0.refused(&before, &said, code));
@@ -406,6 +428,9 @@ impl Link {
         {
             drop(stdin);
             let code = stop(&mut child).and_then(|s| s.code());
+            if let Some(refused) = login_refused(command, code) {
+                return Err(refused);
+            }
             return Err(fault.unwrap_or_else(|| preamble.ended(code, &stderr.text())));
         }
         let stdout: Box<dyn Read + Send> = Box::new(stdout);
@@ -426,6 +451,9 @@ impl Link {
                 // The tail is read after the child is gone, when it has all it will say.
                 drop(writer);
                 let code = stop(&mut child).and_then(|s| s.code());
+                if let Some(refused) = login_refused(command, code) {
+                    return Err(refused);
+                }
                 Err(ConnectionError::Hello { program: name, source, stderr: stderr.text(), code })
             }
         }
@@ -695,6 +723,12 @@ impl Drop for ChildAgent {
 }
 
 /// Puts the command in a session of its own: a become program finds no terminal to ask on.
+/// The error of a command that ended before its hello because its password was refused
+/// (see `askpass::Login::refused`).
+fn login_refused(command: &AgentCommand, code: Option<i32>) -> Option<ConnectionError> {
+    command.login.as_ref().and_then(|Shared(login)| login.refused(code))
+}
+
 pub(crate) fn new_session(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.

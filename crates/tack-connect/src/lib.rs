@@ -15,6 +15,7 @@
 //! A connection carries arguments and results; it never decides anything about the task, and
 //! it knows nothing of playbooks, variables or output.
 
+mod askpass;
 mod become_link;
 mod child;
 mod escalate;
@@ -27,6 +28,7 @@ mod ssh;
 mod ssh_link;
 mod staged;
 
+pub use askpass::{SOCKET_ENV as ASKPASS_SOCKET_ENV, helper_main as askpass_main};
 pub use become_link::{BecomeLink, Via};
 pub use child::{AgentCommand, ChildAgent};
 pub use escalate::{Become, BecomeError, BecomeMethod, Escalation};

@@ -32,8 +32,12 @@ pub struct SshTarget {
     pub user: Option<String>,
     /// `ansible_ssh_private_key_file`, `~` expanded as ansible does.
     pub private_key_file: Option<String>,
-    /// `ansible_password`: refused (see [`SshError::Password`]).
+    /// `ansible_password` (or `-k`): handed to ssh as `password_mechanism` says
+    /// (`askpass`).
     pub password: Option<String>,
+    /// `ansible_sshpass_prompt` / `sshpass_prompt`: the text of the prompt the password
+    /// answers (unset: ansible's `assword` for `ssh_askpass`, sshpass's own for `sshpass`).
+    pub sshpass_prompt: Option<String>,
     /// `ansible_ssh_executable`.
     pub ssh_executable: String,
     /// `ansible_ssh_args`.
@@ -69,6 +73,7 @@ impl std::fmt::Debug for SshTarget {
             .field("user", &self.user)
             .field("private_key_file", &self.private_key_file)
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("sshpass_prompt", &self.sshpass_prompt)
             .field("ssh_executable", &self.ssh_executable)
             .field("ssh_args", &self.ssh_args)
             .field("ssh_common_args", &self.ssh_common_args)
@@ -89,10 +94,13 @@ pub enum SshError {
     /// An args string that `shlex.split` rejects (ansible fails the same way).
     #[error("cannot split {setting} ({value:?}): {reason}")]
     Split { setting: &'static str, value: String, reason: String },
-    /// ansible_password: ansible 2.21 hands it to ssh through SSH_ASKPASS or sshpass; tack does
-    /// neither yet, and says which piece is missing.
-    #[error("{0}")]
-    Password(String),
+    /// `password_mechanism: sshpass` with a password, and no `sshpass` on the PATH (ansible's
+    /// words).
+    #[error("to use the password_mechanism=sshpass, you must install the sshpass program")]
+    NoSshpass,
+    /// The askpass server could not be started.
+    #[error("cannot hand the password to ssh: {0}")]
+    Askpass(String),
     /// A `control_path` Python's `%` formatting rejects (ansible fails on it too).
     #[error(
         "cannot format control_path ({value:?}): only %(directory)s and %% may follow a %, \
@@ -110,6 +118,7 @@ impl SshTarget {
             user: None,
             private_key_file: None,
             password: None,
+            sshpass_prompt: None,
             ssh_executable: "ssh".into(),
             ssh_args: DEFAULT_SSH_ARGS.into(),
             ssh_common_args: None,
@@ -131,9 +140,6 @@ impl SshTarget {
 
     /// [`SshTarget::options`] with `~` and `$VAR` resolved against `env`.
     pub fn options_in(&self, env: &dyn Environ) -> Result<Vec<String>, SshError> {
-        if self.password.is_some() {
-            return Err(password_refusal());
-        }
         let mut argv = vec![self.ssh_executable.clone()];
         argv.extend(split("ssh_args", &self.ssh_args)?);
         if !self.host_key_checking {
@@ -146,17 +152,19 @@ impl SshTarget {
             let key = tack_py::path::expanduser(Path::new(key), env);
             argv.extend(["-o".into(), format!("IdentityFile=\"{}\"", key.display())]);
         }
-        argv.extend(
-            [
-                "-o",
-                "KbdInteractiveAuthentication=no",
-                "-o",
-                "PreferredAuthentications=gssapi-with-mic,gssapi-keyex,hostbased,publickey",
-                "-o",
-                "PasswordAuthentication=no",
-            ]
-            .map(String::from),
-        );
+        if self.password.is_none() {
+            argv.extend(
+                [
+                    "-o",
+                    "KbdInteractiveAuthentication=no",
+                    "-o",
+                    "PreferredAuthentications=gssapi-with-mic,gssapi-keyex,hostbased,publickey",
+                    "-o",
+                    "PasswordAuthentication=no",
+                ]
+                .map(String::from),
+            );
+        }
         if let Some(user) = &self.user {
             argv.extend(["-o".into(), format!("User=\"{user}\"")]);
         }
@@ -191,6 +199,37 @@ impl SshTarget {
         let mut argv = self.options()?;
         argv.extend([self.host.clone(), remote_command.to_string()]);
         Ok(argv)
+    }
+
+    /// How a session's `ssh` gets the password (`None`: there is none, or
+    /// `password_mechanism: disable` leaves it to ssh).
+    pub(crate) fn login(&self) -> Result<Option<crate::askpass::Login>, SshError> {
+        let Some(password) = &self.password else { return Ok(None) };
+        match self.password_mechanism.as_str() {
+            "sshpass" => {
+                if !on_path("sshpass") {
+                    return Err(SshError::NoSshpass);
+                }
+                Ok(Some(crate::askpass::Login::Sshpass {
+                    password: password.clone(),
+                    prompt: self.sshpass_prompt.clone().filter(|p| !p.is_empty()),
+                }))
+            }
+            "ssh_askpass" => {
+                let prompt = self
+                    .sshpass_prompt
+                    .clone()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| crate::askpass::DEFAULT_PROMPT.into());
+                // ssh runs this binary as its askpass program (`askpass::helper_main`).
+                let program =
+                    std::env::current_exe().map_err(|e| SshError::Askpass(e.to_string()))?;
+                let server = crate::askpass::Askpass::start(password.clone(), prompt, program)
+                    .map_err(|e| SshError::Askpass(e.to_string()))?;
+                Ok(Some(crate::askpass::Login::Askpass(server)))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Where the ControlPath socket goes when ansible adds one: `control_path_dir`
@@ -273,19 +312,10 @@ fn split(setting: &'static str, value: &str) -> Result<Vec<String>, SshError> {
         .collect())
 }
 
-fn password_refusal() -> SshError {
-    let sshpass = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| is_executable(&dir.join(OsStr::new("sshpass"))))
-    });
-    SshError::Password(if sshpass {
-        "ansible_password is not supported by tack's ssh connection yet: use a key \
-         (ansible_ssh_private_key_file or ssh-agent)"
-            .into()
-    } else {
-        "ansible_password needs the sshpass program, which is not installed; tack's ssh \
-         connection does not support passwords without it: use a key \
-         (ansible_ssh_private_key_file or ssh-agent)"
-            .into()
+/// Whether `program` is an executable file in a directory of the PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| is_executable(&dir.join(OsStr::new(program))))
     })
 }
 

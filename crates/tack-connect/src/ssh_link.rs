@@ -62,7 +62,8 @@ impl Ssh {
         let mut command = AgentCommand::new(&argv[0])
             .args(&argv[1..])
             .preamble(Arc::clone(&contact) as Arc<dyn Preamble>)
-            .retrying(target.retries, notes.clone());
+            .retrying(target.retries, notes.clone())
+            .login(target.login()?);
         if let Some(forward) = forward {
             command = command.shortcut(Arc::new(forward));
         }

@@ -116,7 +116,8 @@ impl TaskRun<'_> {
     }
 
     /// The connection a delegated host is reached by: its `ansible_connection`, else the
-    /// task's `connection` keyword, else `local` for the implicit `localhost` and `ssh`.
+    /// task's `connection` keyword, else `local` for the implicit `localhost`, else the
+    /// run's default (`-c`, the configured `transport`, `ssh`).
     fn delegated_connection(&self, name: &str) -> String {
         let from_var = self.scope(name).and_then(|s| {
             s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
@@ -130,7 +131,7 @@ impl TaskRun<'_> {
             (Some(c), _) => c,
             (None, Some(k)) if !implicit_local => k,
             _ if implicit_local => "local".into(),
-            _ => "ssh".into(),
+            _ => self.ssh_defaults.connection.clone().unwrap_or_else(|| "ssh".into()),
         }
     }
 

@@ -57,7 +57,10 @@ pub struct SshSettings {
     /// `ansible_ssh_password_mechanism` / `password_mechanism`.
     pub password_mechanism: Option<String>,
     pub host_key_checking: Option<bool>,
+    /// `ansible_password` (and its other spellings), else the run's `-k` password.
     pub password: Option<Secret>,
+    /// `ansible_sshpass_prompt` / `[ssh_connection] sshpass_prompt`.
+    pub sshpass_prompt: Option<String>,
     /// `ansible_ssh_executable`.
     pub executable: Option<String>,
     /// `ansible_control_path` / `[ssh_connection] control_path`.
@@ -70,6 +73,9 @@ pub struct SshSettings {
 /// `private_key_file`, `[ssh_connection]` options...), as the binary read them.
 #[derive(Debug, Clone, Default)]
 pub struct SshDefaults {
+    /// The connection plugin of a host that names none: `-c`, else the configured
+    /// `transport` (`None`: ansible's default, `ssh`).
+    pub connection: Option<String>,
     pub user: Option<String>,
     pub port: Option<u16>,
     pub private_key_file: Option<String>,
@@ -83,6 +89,11 @@ pub struct SshDefaults {
     pub executable: Option<String>,
     pub control_path: Option<String>,
     pub control_path_dir: Option<String>,
+    /// The connection password of the command line (`-k`, `--connection-password-file`):
+    /// ansible's play context password, used where a host sets none.
+    pub password: Option<Secret>,
+    /// `[ssh_connection] sshpass_prompt` (`ANSIBLE_SSHPASS_PROMPT`).
+    pub sshpass_prompt: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
 }
@@ -134,8 +145,8 @@ const NOT_HONOURED: &[&str] = &[
     "ansible_private_key_passphrase",
     "ansible_ssh_private_key_passphrase",
     "ansible_ssh_pkcs11_provider",
-    "ansible_sshpass_prompt",
 ];
+const SSHPASS_PROMPT: &[&str] = &["ansible_sshpass_prompt"];
 
 /// The link for a run on `host` whose variables are `vars` (the delegated host's when the
 /// run is delegated), or why tack cannot open it.
@@ -166,7 +177,7 @@ pub(crate) fn resolve(
         Some(v) => tack_yaml::pyrepr::str(&v),
         None => match keyword(Keyword::Connection) {
             Some(node) => tack_yaml::pyrepr::str(&render(node)?),
-            None => "ssh".to_string(),
+            None => defaults.connection.clone().unwrap_or_else(|| "ssh".to_string()),
         },
     };
     match connection.as_str() {
@@ -260,7 +271,13 @@ pub(crate) fn resolve(
             None | Some(Value::Null) => defaults.host_key_checking,
             Some(v) => Some(boolean(&v)),
         },
-        password: text(PASSWORD)?.map(Secret),
+        // A host's own password replaces the command line's, as ansible's play context
+        // takes it; an empty one is none at all.
+        password: match text(PASSWORD)? {
+            Some(p) => Some(p).filter(|p| !p.is_empty()).map(Secret),
+            None => defaults.password.clone(),
+        },
+        sshpass_prompt: text(SSHPASS_PROMPT)?.or_else(|| defaults.sshpass_prompt.clone()),
         executable: text(EXECUTABLE)?.or_else(|| defaults.executable.clone()),
         control_path: text(CONTROL_PATH)?.or_else(|| defaults.control_path.clone()),
         control_path_dir: text(CONTROL_PATH_DIR)?.or_else(|| defaults.control_path_dir.clone()),

@@ -40,6 +40,7 @@ impl AgentOpener {
         target.user = settings.user.clone();
         target.private_key_file = settings.private_key_file.clone();
         target.password = settings.password.as_ref().map(|p| p.0.clone());
+        target.sshpass_prompt = settings.sshpass_prompt.clone();
         if let Some(exe) = &settings.executable {
             target.ssh_executable = exe.clone();
         }
@@ -114,17 +115,51 @@ impl tack_engine::links::Opener for AgentOpener {
     }
 }
 
-/// The become password as ansible's `CLI.ask_passwords` gets it, before anything else is
-/// read: asked at the terminal (`-K`, or `become_ask_pass` in the configuration), else read
-/// from `--become-password-file` (or the configured one), else none.
-pub fn become_password(
+/// The connection and become passwords of a run.
+#[derive(Debug, Default)]
+pub struct Passwords {
+    /// `-k` (or `ask_pass` in the configuration), else `--connection-password-file`: the
+    /// login password of every ssh host that sets none of its own.
+    pub connection: Option<tack_engine::link_target::Secret>,
+    /// `-K` (or `become_ask_pass`), else `--become-password-file`.
+    pub become_: Option<tack_engine::link_target::Secret>,
+}
+
+/// The passwords as ansible's `CLI.ask_passwords` gets them, before anything else is read:
+/// the connection password asked at the terminal (`-k`, or `ask_pass` in the configuration)
+/// or read from `--connection-password-file` (or the configured one); then the become
+/// password asked (`-K`, `become_ask_pass`: an empty answer after `-k` is the connection
+/// password) or read from `--become-password-file` (or the configured one).
+pub fn passwords(
     config: &Config,
+    conn: &crate::options::ConnectionOpts,
     opts: &crate::options::BecomeOpts,
-) -> Result<Option<tack_engine::link_target::Secret>, tack_diag::Diagnostic> {
+) -> Result<Passwords, tack_diag::Diagnostic> {
+    use tack_engine::link_target::Secret;
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
+    let ask = |prompt: &str, what: crate::ask_pass::Asked| {
+        crate::ask_pass::ask(prompt, what)
+            .map_err(|e| options(e.to_string()))
+            .map(|typed| typed.map(|t| Secret(t.as_str().to_owned())))
+    };
+    // ansible's prompts end at end of input (EOFError): nothing more is asked.
+    let ask_ssh =
+        conn.ask_pass || config.get("DEFAULT_ASK_PASS").and_then(|v| v.as_bool()) == Some(true);
+    let mut passwords = Passwords::default();
+    let mut ended = false;
+    if ask_ssh {
+        let flag = if conn.ask_pass { "-k (--ask-pass)" } else { "ask_pass" };
+        passwords.connection = ask("SSH password: ", crate::ask_pass::Asked::Connection(flag))?;
+        ended = passwords.connection.is_none();
+    } else if let Some(path) = connection_password_file(config, conn) {
+        passwords.connection =
+            Some(Secret(password_file(&path).map_err(tack_diag::Diagnostic::new)?));
+    }
+    if ended {
+        return Ok(passwords);
+    }
     let file = become_password_file(config, opts);
-    // ansible asks (`-K`, or `become_ask_pass` in the configuration) before it reads a file.
     if opts.ask_become_pass || config.become_ask_pass() {
         let agnostic =
             config.get("AGNOSTIC_BECOME_PROMPT").and_then(|v| v.as_bool()).unwrap_or(true);
@@ -134,17 +169,34 @@ pub fn become_password(
             become_method(config, opts).as_deref().unwrap_or("sudo").to_uppercase()
         };
         let flag = if opts.ask_become_pass { "-K (--ask-become-pass)" } else { "become_ask_pass" };
-        return Ok(crate::ask_pass::ask(&format!("{shown} password: "), flag)
-            .map_err(|e| options(e.to_string()))?
-            .map(|typed| tack_engine::link_target::Secret(typed.as_str().to_owned())));
-    }
-    match &file {
-        None => Ok(None),
+        let prompt = if ask_ssh {
+            format!("{shown} password[defaults to SSH password]: ")
+        } else {
+            format!("{shown} password: ")
+        };
+        passwords.become_ = ask(&prompt, crate::ask_pass::Asked::Become(flag))?;
+        if ask_ssh && passwords.become_.as_ref().is_some_and(|p| p.0.is_empty()) {
+            passwords.become_ = passwords.connection.clone();
+        }
+    } else if let Some(path) = &file {
         // ansible's own error (exit 1), not an option error.
-        Some(path) => Ok(Some(tack_engine::link_target::Secret(
-            password_file(path).map_err(tack_diag::Diagnostic::new)?,
-        ))),
+        passwords.become_ = Some(Secret(password_file(path).map_err(tack_diag::Diagnostic::new)?));
     }
+    Ok(passwords)
+}
+
+/// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.
+pub fn connection_password_file(
+    config: &Config,
+    conn: &crate::options::ConnectionOpts,
+) -> Option<std::path::PathBuf> {
+    conn.connection_password_file.clone().or_else(|| {
+        config
+            .get("CONNECTION_PASSWORD_FILE")
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.is_empty())
+            .map(std::path::PathBuf::from)
+    })
 }
 
 /// `--become-password-file`, else the configured `BECOME_PASSWORD_FILE`, as written.
@@ -165,18 +217,43 @@ fn become_method(config: &Config, opts: &crate::options::BecomeOpts) -> Option<S
     opts.become_method.clone().or_else(|| config.become_method().map(str::to_string))
 }
 
-/// The run's link defaults: the configuration's ssh settings, and become as the command line
-/// (over the configuration's `[privilege_escalation]`) sets it.
+/// The run's link defaults: the configuration's ssh settings under the command line's
+/// connection options (`-u`, `--private-key`, `-c`, `-T`, `--ssh-common-args`,
+/// `--ssh-extra-args`, the connection password), and become as the command line (over the
+/// configuration's `[privilege_escalation]`) sets it.
 pub fn link_defaults(
     config: &Config,
+    conn: &crate::options::ConnectionOpts,
     opts: &crate::options::BecomeOpts,
-    password: Option<tack_engine::link_target::Secret>,
+    passwords: Passwords,
 ) -> Result<SshDefaults, tack_diag::Diagnostic> {
     let text = |name: &str| {
         config.get(name).and_then(|v| v.as_str()).filter(|t| !t.is_empty()).map(str::to_string)
     };
     let method = become_method(config, opts);
     let mut defaults = ssh_defaults(config);
+    if let Some(connection) = &conn.connection {
+        defaults.connection = Some(connection.clone());
+    }
+    if let Some(user) = &conn.remote_user {
+        defaults.user = Some(user.clone());
+    }
+    if let Some(key) = &conn.private_key {
+        // argparse's `unfrack_path`: absolute, symlinks followed.
+        defaults.private_key_file =
+            Some(tack_py::ansible::unfrackpath(key, true, None).display().to_string());
+    }
+    if let Some(timeout) = conn.timeout {
+        defaults.timeout = Some(u64::from(timeout));
+    }
+    if let Some(args) = &conn.ssh_common_args {
+        defaults.common_args = Some(args.clone());
+    }
+    if let Some(args) = &conn.ssh_extra_args {
+        defaults.extra_args = Some(args.clone());
+    }
+    defaults.password = passwords.connection;
+    let password = passwords.become_;
     defaults.become_ = BecomeDefaults {
         on: opts.become_ || config.become_enabled(),
         method,
@@ -271,6 +348,11 @@ pub fn interpreter_settings(config: &Config) -> tack_engine::InterpreterSettings
 pub fn ssh_defaults(config: &Config) -> SshDefaults {
     let text = |v: Result<Option<&str>, _>| v.ok().flatten().map(str::to_string);
     SshDefaults {
+        connection: config
+            .get("DEFAULT_TRANSPORT")
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
         user: config.remote_user().map(str::to_string),
         port: config.remote_port().and_then(|p| u16::try_from(p).ok()),
         private_key_file: config.private_key_file().map(|p| p.display().to_string()),
@@ -296,6 +378,8 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         executable: text(config.ssh_executable()),
         control_path: text(config.ssh_control_path()),
         control_path_dir: text(config.ssh_control_path_dir()),
+        password: None,
+        sshpass_prompt: text(config.ssh_sshpass_prompt()).filter(|p| !p.is_empty()),
         become_: BecomeDefaults::default(),
     }
 }

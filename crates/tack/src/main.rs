@@ -19,6 +19,11 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // ssh running this binary as its askpass program, for a link's password
+    // (`tack_connect::askpass_main`): answered before anything else is read.
+    if let Some(code) = tack_connect::askpass_main() {
+        return exit_code(code);
+    }
     // The detached halves of a local host's `async` job (`tack_agent::jobs`): not commands
     // a user types, so they bypass the command line.
     match std::env::args_os().nth(1).as_deref().and_then(|a| a.to_str()) {

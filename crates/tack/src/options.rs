@@ -62,8 +62,9 @@ pub struct VerbosityOpts {
     pub verbose: u8,
 }
 
-/// Connection options (`ansible-playbook` and `ansible` share them). tack runs only local
-/// hosts so far: any of them given is refused by name (`refused`).
+/// Connection options (`ansible-playbook` and `ansible` share them): the defaults of every
+/// host's link (`crate::links::link_defaults`). scp's and sftp's extra arguments are refused
+/// by name (`refused`): tack moves files over its agent's link, never with scp or sftp.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConnectionOpts {
     /// Use this file to authenticate the connection.
@@ -99,23 +100,15 @@ pub struct ConnectionOpts {
 }
 
 impl ConnectionOpts {
-    /// The first option given that tack does not honour yet, by the flag a user typed.
+    /// The first option given that tack does not honour, by the flag a user typed.
     pub fn refused(&self) -> Option<&'static str> {
-        let checks: [(bool, &'static str); 6] = [
-            (self.private_key.is_some(), "--private-key"),
-            (self.remote_user.is_some(), "--user"),
-            (self.connection.is_some(), "--connection"),
-            (self.timeout.is_some(), "--timeout"),
-            (self.ask_pass || self.connection_password_file.is_some(), "connection passwords"),
-            (
-                self.ssh_common_args.is_some()
-                    || self.ssh_extra_args.is_some()
-                    || self.scp_extra_args.is_some()
-                    || self.sftp_extra_args.is_some(),
-                "ssh arguments",
-            ),
-        ];
-        checks.into_iter().find(|(used, _)| *used).map(|(_, name)| name)
+        if self.scp_extra_args.is_some() {
+            return Some("--scp-extra-args (tack copies files over its agent's link, not scp)");
+        }
+        if self.sftp_extra_args.is_some() {
+            return Some("--sftp-extra-args (tack copies files over its agent's link, not sftp)");
+        }
+        None
     }
 }
 

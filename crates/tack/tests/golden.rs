@@ -254,7 +254,12 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let work_str = work.display().to_string();
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
     let transport = case.join("transport").is_file();
-    let _sshd = if case.join("sshd").is_file() { Some(Sshd::start(&work)?) } else { None };
+    let sshd = if case.join("sshd").is_file() {
+        let password = fs::read_to_string(case.join("sshd")).is_ok_and(|t| t.trim() == "password");
+        Some(Sshd::start(&work, password)?)
+    } else {
+        None
+    };
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {
@@ -305,7 +310,16 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
         // stdin is empty. Written from a thread so a command that prints before reading cannot
         // deadlock.
-        let out = run_answering(cmd, &stdin, &answers(case)).map_err(|e| format!("{rel}: {e}"))?;
+        let out = run_answering(cmd, &stdin, &answers(&work)).map_err(|e| format!("{rel}: {e}"))?;
+        // A login password reaches no output (ansible's neither: its transcript was recorded
+        // with the same password in the inventory).
+        if let Some(password) = sshd.as_ref().and_then(|s| s.password.as_deref()) {
+            for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+                if String::from_utf8_lossy(bytes).contains(password) {
+                    problems.push(format!("{rel}: the ssh password is in {name}"));
+                }
+            }
+        }
 
         // Compared as bytes: a decrypted binary payload is not UTF-8, and a lossy comparison
         // would call two different invalid bytes equal. Lines ansible prints in set order are
@@ -465,9 +479,13 @@ fn run_answering(
 
 /// A case's own loopback sshd (`scripts/sshd-loopback.sh`, in `<CASE>/.sshd`), stopped when
 /// dropped. Starting it replaces `@SSHD_PORT@`, `@SSHD_KEY@`, `@SSHD_USER@` and
-/// `@SSHD_KNOWN_HOSTS@` in the staged files, as `scripts/record-goldens.py` does.
+/// `@SSHD_KNOWN_HOSTS@` in the staged files, as `scripts/record-goldens.py` does; a case
+/// whose `sshd` file says `password` gets a server that also takes password logins, and
+/// `@SSHD_PASSWORD@` and `@SSHD_PASSWORD_USER@` replaced too.
 struct Sshd {
     dir: PathBuf,
+    /// The password of its password logins, when it takes them.
+    password: Option<String>,
 }
 
 impl Sshd {
@@ -475,12 +493,13 @@ impl Sshd {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/sshd-loopback.sh")
     }
 
-    fn start(work: &Path) -> Result<Sshd, Failed> {
+    fn start(work: &Path, password: bool) -> Result<Sshd, Failed> {
         let dir = work.join(".sshd");
         let out = Command::new("sh")
             .arg(Self::script())
             .arg("start")
             .arg(&dir)
+            .args(password.then_some("password"))
             .output()
             .map_err(|e| format!("cannot start sshd: {e}"))?;
         if !out.status.success() {
@@ -488,16 +507,22 @@ impl Sshd {
                 format!("sshd did not start: {}", String::from_utf8_lossy(&out.stderr)).into()
             );
         }
-        let sshd = Sshd { dir: dir.clone() };
+        // Made first, so that the server is stopped whatever happens next.
+        let mut sshd = Sshd { dir: dir.clone(), password: None };
         let port = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let user = fs::read_to_string(dir.join("user")).unwrap_or_default().trim().to_string();
+        let read =
+            |name: &str| fs::read_to_string(dir.join(name)).unwrap_or_default().trim().to_string();
         let values = [
             ("@SSHD_PORT@", port),
             ("@SSHD_KEY@", dir.join("client_key").display().to_string()),
             ("@SSHD_USER@", user),
             ("@SSHD_KNOWN_HOSTS@", dir.join("known_hosts").display().to_string()),
+            ("@SSHD_PASSWORD_USER@", read("password_user")),
+            ("@SSHD_PASSWORD@", read("password")),
         ];
         substitute(work, &dir, &values);
+        sshd.password = password.then(|| read("password"));
         Ok(sshd)
     }
 }

@@ -187,6 +187,8 @@ fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     refused(&play, &["-vvvvv"], "does not support -vvvvv and more", 5);
     refused(&play, &["--step"], "tack does not support --step", 5);
+    refused(&play, &["--scp-extra-args", "-l 10"], "does not support --scp-extra-args", 5);
+    refused(&play, &["--sftp-extra-args", "-l 10"], "does not support --sftp-extra-args", 5);
 }
 
 /// What `-vvv` and `-vvvv` would show differently from ansible is refused by name, with

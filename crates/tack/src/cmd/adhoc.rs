@@ -152,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // As ansible's CLI: its header, then the passwords it asks for, then the vault's and the
     // inventory.
     crate::cmd::playbook::header::write_adhoc(&mut stdout, &config, verbosity)?;
-    let become_password = crate::links::become_password(&config, &args.become_opts)?;
+    let passwords = crate::links::passwords(&config, &args.connection_opts, &args.become_opts)?;
     let mut session = Session::open(
         config,
         SessionArgs {
@@ -264,7 +264,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::link_defaults(&session.config, &args.become_opts, become_password)?,
+            ssh: crate::links::link_defaults(
+                &session.config,
+                &args.connection_opts,
+                &args.become_opts,
+                passwords,
+            )?,
             interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: None,

@@ -123,8 +123,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // The passwords ansible asks for (not for a listing), before the vault's and the
     // inventory.
-    let become_password =
-        if listing { None } else { crate::links::become_password(&config, &args.become_opts)? };
+    let passwords = if listing {
+        crate::links::Passwords::default()
+    } else {
+        crate::links::passwords(&config, &args.connection_opts, &args.become_opts)?
+    };
     let mut session = crate::session::Session::open(
         config,
         crate::session::SessionArgs {
@@ -136,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;
     if !listing {
-        return run::run(&args, &session, become_password);
+        return run::run(&args, &session, passwords);
     }
     let mut stdout = std::io::stdout().lock();
     verbose::inventory_notes(&mut stdout, &session, args.verbosity.verbose, palette.as_ref())?;

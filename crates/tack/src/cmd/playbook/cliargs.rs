@@ -55,6 +55,11 @@ pub fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
             })
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
+    let conn = &args.connection_opts;
+    // Made absolute as it is parsed (`unfrack_path`), a configured one too.
+    let connection_password_file = crate::links::connection_password_file(config, conn)
+        .map(|p| tack_py::ansible::unfrackpath(&p, true, None).to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut tags = tag_set(&args.tags);
     if tags.is_empty() {
         tags.push("all".into());
@@ -69,7 +74,33 @@ pub fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
         |name: &str, value: String| (!value.is_empty()).then(|| format!("{name}: {value}"));
     let entries = [
         (args.verbosity.verbose > 0).then(|| format!("verbosity: {}", args.verbosity.verbose)),
-        text_line("connection", text("DEFAULT_TRANSPORT")),
+        text_line(
+            "private_key_file",
+            conn.private_key
+                .as_ref()
+                .map(|k| tack_py::ansible::unfrackpath(k, true, None))
+                .or_else(|| config.private_key_file())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ),
+        text_line(
+            "remote_user",
+            conn.remote_user
+                .clone()
+                .or_else(|| config.remote_user().map(str::to_string))
+                .unwrap_or_default(),
+        ),
+        text_line(
+            "connection",
+            conn.connection.clone().unwrap_or_else(|| text("DEFAULT_TRANSPORT")),
+        ),
+        conn.timeout.map(|t| format!("timeout: {t}")),
+        text_line("ssh_common_args", conn.ssh_common_args.clone().unwrap_or_default()),
+        text_line("sftp_extra_args", conn.sftp_extra_args.clone().unwrap_or_default()),
+        text_line("scp_extra_args", conn.scp_extra_args.clone().unwrap_or_default()),
+        text_line("ssh_extra_args", conn.ssh_extra_args.clone().unwrap_or_default()),
+        bool_line("ask_pass", conn.ask_pass || setting_flag(config, "DEFAULT_ASK_PASS")),
+        text_line("connection_password_file", connection_password_file),
         bool_line(
             "force_handlers",
             args.force_handlers || setting_flag(config, "DEFAULT_FORCE_HANDLERS"),

@@ -30,7 +30,7 @@ pub(super) fn refused_options(args: &Args) -> Option<&'static str> {
 pub fn run(
     args: &Args,
     session: &Session,
-    become_password: Option<tack_engine::link_target::Secret>,
+    passwords: crate::links::Passwords,
 ) -> anyhow::Result<ExitCode> {
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
@@ -79,7 +79,12 @@ pub fn run(
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
-            ssh: crate::links::link_defaults(&session.config, &args.become_opts, become_password)?,
+            ssh: crate::links::link_defaults(
+                &session.config,
+                &args.connection_opts,
+                &args.become_opts,
+                passwords,
+            )?,
             interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
