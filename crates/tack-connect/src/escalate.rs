@@ -93,8 +93,90 @@ impl std::fmt::Debug for Become {
 pub struct Escalation {
     pub method: BecomeMethod,
     pub marker: String,
-    pub prompt: Option<String>,
+    pub prompt: Option<Prompt>,
     pub password: Option<String>,
+}
+
+/// The password prompt a become program shows on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    /// sudo's, which tack names itself (`-p`).
+    Text(String),
+    /// su's own, in the host's language: ansible's su plugin's `check_password_prompt`, one
+    /// of its localized words for "password", then any spaces, then a colon (or a
+    /// full-width one), case aside.
+    Su,
+}
+
+/// ansible's su plugin's `SU_PROMPT_LOCALIZATIONS`.
+const SU_PROMPTS: &[&str] = &[
+    "Password",
+    "암호",
+    "パスワード",
+    "Adgangskode",
+    "Contraseña",
+    "Contrasenya",
+    "Hasło",
+    "Heslo",
+    "Jelszó",
+    "Lösenord",
+    "Mật khẩu",
+    "Mot de passe",
+    "Parola",
+    "Parool",
+    "Pasahitza",
+    "Passord",
+    "Passwort",
+    "Salasana",
+    "Sandi",
+    "Senha",
+    "Wachtwoord",
+    "ססמה",
+    "Лозинка",
+    "Парола",
+    "Пароль",
+    "गुप्तशब्द",
+    "शब्दकूट",
+    "సంకేతపదము",
+    "හස්පදය",
+    "密码",
+    "密碼",
+    "口令",
+];
+
+impl Prompt {
+    /// How many times the prompt shows in `seen`.
+    fn count(&self, seen: &[u8]) -> usize {
+        match self {
+            Prompt::Text(text) => count_of(seen, text.as_bytes()),
+            Prompt::Su => count_su_prompts(&String::from_utf8_lossy(seen)),
+        }
+    }
+}
+
+/// The matches of `(?:<localized words>)\s*[:：]`, case-insensitive, in `text`.
+fn count_su_prompts(text: &str) -> usize {
+    let lower = text.to_lowercase();
+    let words: Vec<String> = SU_PROMPTS.iter().map(|w| w.to_lowercase()).collect();
+    let mut count = 0;
+    let mut at = 0;
+    while at < lower.len() {
+        let rest = &lower[at..];
+        let hit = words.iter().find_map(|w| {
+            let after = rest.strip_prefix(w.as_str())?;
+            let colon = after.trim_start();
+            let tail = colon.strip_prefix(':').or_else(|| colon.strip_prefix('：'))?;
+            Some(rest.len() - tail.len())
+        });
+        match hit {
+            Some(len) => {
+                count += 1;
+                at += len;
+            }
+            None => at += rest.chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    count
 }
 
 impl std::fmt::Debug for Escalation {
@@ -113,11 +195,6 @@ impl std::fmt::Debug for Escalation {
 pub enum BecomeError {
     #[error("cannot split become_flags ({value:?}): {reason}")]
     Flags { value: String, reason: String },
-    /// su reads a password from a terminal, which tack's links do not give it.
-    #[error(
-        "tack does not support a become password with the su method yet (su reads it from a terminal)"
-    )]
-    SuPassword,
 }
 
 /// 16 random bytes in hex, for the marker and the prompt's key.
@@ -154,7 +231,7 @@ impl Become {
                     parts.push(sudo_flags_without_n(&flags)?);
                     let text = format!("[sudo via tack, key={id}] password:");
                     parts.push(format!("-p \"{text}\""));
-                    prompt = Some(text);
+                    prompt = Some(Prompt::Text(text));
                 } else {
                     parts.push(flags);
                 }
@@ -162,12 +239,11 @@ impl Become {
                 parts.push(success);
                 (parts.join(" "), prompt)
             }
-            BecomeMethod::Su => {
-                if password.is_some() {
-                    return Err(BecomeError::SuPassword);
-                }
-                (format!("{exe} {flags} {user} -c {}", tack_py::shlex::quote(&success)), None)
-            }
+            // Without a terminal, su asks on stderr and reads the answer from stdin.
+            BecomeMethod::Su => (
+                format!("{exe} {flags} {user} -c {}", tack_py::shlex::quote(&success)),
+                password.as_ref().map(|_| Prompt::Su),
+            ),
         };
         Ok((line, Escalation { method: self.method, marker, prompt, password }))
     }
@@ -243,7 +319,7 @@ impl Watch {
             return;
         }
         state.seen.extend_from_slice(chunk);
-        let count = count_of(&state.seen, prompt.as_bytes());
+        let count = prompt.count(&state.seen);
         if count <= state.prompts {
             return;
         }
@@ -406,7 +482,18 @@ mod tests {
             format!("su -s /bin/sh nobody -c '/bin/sh -c '\"'\"'echo {m}; id -un'\"'\"''")
         );
         let b = Become { password: Some("x".into()), ..b };
-        assert_eq!(b.command("true").unwrap_err(), BecomeError::SuPassword);
+        let (_, esc) = b.command("true").unwrap();
+        assert_eq!(esc.prompt, Some(Prompt::Su));
+    }
+
+    #[test]
+    fn su_prompts_are_found_in_any_of_ansibles_languages() {
+        assert_eq!(Prompt::Su.count(b"Password: "), 1);
+        assert_eq!(Prompt::Su.count(b"password :"), 1);
+        assert_eq!(Prompt::Su.count("Пароль：".as_bytes()), 1);
+        assert_eq!(Prompt::Su.count(b"Password: su: Authentication failure\nPassword:"), 2);
+        assert_eq!(Prompt::Su.count(b"Passwords are checked"), 0);
+        assert_eq!(Prompt::Su.count(b"Password"), 0);
     }
 
     #[test]

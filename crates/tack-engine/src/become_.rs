@@ -131,10 +131,12 @@ pub(crate) fn resolve(
     let password = text(var(&names(method, "password"))?)
         .or_else(|| defaults.password.as_ref().map(|p| p.0.clone()))
         .filter(|p| !p.is_empty());
-    if method == BecomeMethod::Su && password.is_some() {
+    // su's prompt is matched in ansible's own list of languages; a list of the user's own
+    // is not read yet.
+    if method == BecomeMethod::Su && var(&["ansible_su_prompt_l10n".to_string()])?.is_some() {
         return Err(Diagnostic::at(
-            "tack does not support a become password with the su method yet (su reads it \
-             from a terminal, which tack's links do not give it)",
+            "tack does not support 'ansible_su_prompt_l10n' yet: su's prompt is matched in \
+             ansible's default languages",
             origin,
         ));
     }
