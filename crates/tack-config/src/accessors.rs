@@ -278,6 +278,11 @@ impl Config {
         self.ssh("password_mechanism")
     }
 
+    /// The ssh connection's `private_key` (`ANSIBLE_PRIVATE_KEY`): key material.
+    pub fn ssh_private_key(&self) -> Result<Option<&str>, &ConfigError> {
+        self.ssh("private_key")
+    }
+
     /// The ssh connection's `sshpass_prompt` (`ANSIBLE_SSHPASS_PROMPT`).
     pub fn ssh_sshpass_prompt(&self) -> Result<Option<&str>, &ConfigError> {
         self.ssh("sshpass_prompt")

@@ -72,6 +72,9 @@ impl BecomeLink {
         notes: &crate::Notes,
     ) -> Result<BecomeLink, ConnectionError> {
         let ssh = matches!(via, Via::Ssh(_));
+        if let Via::Ssh(target) = via {
+            target.unusable_key()?;
+        }
         if let Via::Ssh(target) = via
             && target.adds_control_path()
         {

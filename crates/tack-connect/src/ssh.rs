@@ -38,6 +38,11 @@ pub struct SshTarget {
     /// `ansible_sshpass_prompt` / `sshpass_prompt`: the text of the prompt the password
     /// answers (unset: ansible's `assword` for `ssh_askpass`, sshpass's own for `sshpass`).
     pub sshpass_prompt: Option<String>,
+    /// `ansible_private_key`: key material, which ansible adds to the ssh-agent of its
+    /// `SSH_AGENT` setting. The engine sets it only where that is `none` (ansible's default),
+    /// where ansible fails the host at its first connection, as the link does
+    /// ([`SshTarget::unusable_key`]).
+    pub private_key: Option<String>,
     /// `ansible_ssh_executable`.
     pub ssh_executable: String,
     /// `ansible_ssh_args`.
@@ -74,6 +79,7 @@ impl std::fmt::Debug for SshTarget {
             .field("private_key_file", &self.private_key_file)
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
             .field("sshpass_prompt", &self.sshpass_prompt)
+            .field("private_key", &self.private_key.as_ref().map(|_| "<hidden>"))
             .field("ssh_executable", &self.ssh_executable)
             .field("ssh_args", &self.ssh_args)
             .field("ssh_common_args", &self.ssh_common_args)
@@ -119,6 +125,7 @@ impl SshTarget {
             private_key_file: None,
             password: None,
             sshpass_prompt: None,
+            private_key: None,
             ssh_executable: "ssh".into(),
             ssh_args: DEFAULT_SSH_ARGS.into(),
             ssh_common_args: None,
@@ -199,6 +206,19 @@ impl SshTarget {
         let mut argv = self.options()?;
         argv.extend([self.host.clone(), remote_command.to_string()]);
         Ok(argv)
+    }
+
+    /// ansible's failure of a host whose `private_key` it cannot put in an agent
+    /// (`SSH_AGENT` `none`): the host is unreachable.
+    pub(crate) fn unusable_key(&self) -> Result<(), crate::ConnectionError> {
+        match self.private_key {
+            Some(_) => Err(crate::ConnectionError::Unreachable {
+                message: "Failed to authenticate: Failed to add configured private key into \
+                          ssh-agent: Cannot utilize private_key with SSH_AGENT disabled"
+                    .into(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// How a session's `ssh` gets the password (`None`: there is none, or

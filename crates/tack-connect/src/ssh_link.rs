@@ -48,6 +48,7 @@ impl Ssh {
         image: &AgentImage,
         notes: &crate::Notes,
     ) -> Result<Ssh, ConnectionError> {
+        target.unusable_key()?;
         if target.adds_control_path() {
             make_private_dir(&target.control_dir())?;
         }

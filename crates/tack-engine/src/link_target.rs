@@ -61,6 +61,9 @@ pub struct SshSettings {
     pub password: Option<Secret>,
     /// `ansible_sshpass_prompt` / `[ssh_connection] sshpass_prompt`.
     pub sshpass_prompt: Option<String>,
+    /// `ansible_private_key` / `ANSIBLE_PRIVATE_KEY`: key material, only ever set where
+    /// `SSH_AGENT` is `none`, where ansible cannot use it (see `SshTarget::private_key`).
+    pub private_key: Option<Secret>,
     /// `ansible_ssh_executable`.
     pub executable: Option<String>,
     /// `ansible_control_path` / `[ssh_connection] control_path`.
@@ -94,6 +97,10 @@ pub struct SshDefaults {
     pub password: Option<Secret>,
     /// `[ssh_connection] sshpass_prompt` (`ANSIBLE_SSHPASS_PROMPT`).
     pub sshpass_prompt: Option<String>,
+    /// The ssh plugin's `private_key` from the configuration (`ANSIBLE_PRIVATE_KEY`).
+    pub private_key: Option<Secret>,
+    /// `SSH_AGENT` (`[connection] ssh_agent`): `None` for `none`, its default.
+    pub ssh_agent: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
 }
@@ -139,13 +146,9 @@ const CONTROL_PATH_DIR: &[&str] = &["ansible_control_path_dir"];
 
 /// ssh plugin options tack's ssh link does not honour: set on a host, they are refused by
 /// name rather than ignored.
-const NOT_HONOURED: &[&str] = &[
-    "ansible_private_key",
-    "ansible_ssh_private_key",
-    "ansible_private_key_passphrase",
-    "ansible_ssh_private_key_passphrase",
-    "ansible_ssh_pkcs11_provider",
-];
+const NOT_HONOURED: &[&str] = &["ansible_ssh_pkcs11_provider"];
+/// `private_key`: key material ansible adds to the ssh-agent of its `SSH_AGENT` setting.
+const PRIVATE_KEY: &[&str] = &["ansible_private_key", "ansible_ssh_private_key"];
 const SSHPASS_PROMPT: &[&str] = &["ansible_sshpass_prompt"];
 
 /// The link for a run on `host` whose variables are `vars` (the delegated host's when the
@@ -189,6 +192,21 @@ pub(crate) fn resolve(
     if let Some(name) = NOT_HONOURED.iter().find(|n| vars(n).is_some()) {
         return Err(Diagnostic::at(
             format!("tack's ssh connection does not support '{name}' yet (host '{host}')"),
+            origin(),
+        ));
+    }
+    let private_key = match text(PRIVATE_KEY)? {
+        Some(key) => Some(key).filter(|k| !k.is_empty()).map(Secret),
+        None => defaults.private_key.clone(),
+    };
+    if private_key.is_some()
+        && let Some(agent) = &defaults.ssh_agent
+    {
+        return Err(Diagnostic::at(
+            format!(
+                "tack does not support 'ansible_private_key' with SSH_AGENT '{agent}' yet \
+                 (host '{host}'): give the key as a file (ansible_ssh_private_key_file)"
+            ),
             origin(),
         ));
     }
@@ -278,6 +296,7 @@ pub(crate) fn resolve(
             None => defaults.password.clone(),
         },
         sshpass_prompt: text(SSHPASS_PROMPT)?.or_else(|| defaults.sshpass_prompt.clone()),
+        private_key,
         executable: text(EXECUTABLE)?.or_else(|| defaults.executable.clone()),
         control_path: text(CONTROL_PATH)?.or_else(|| defaults.control_path.clone()),
         control_path_dir: text(CONTROL_PATH_DIR)?.or_else(|| defaults.control_path_dir.clone()),
@@ -383,8 +402,8 @@ mod tests {
         assert!(target(&bad, &[]).unwrap_err().contains("Invalid value for the ssh port"));
         let docker = [("ansible_connection", s("docker"))];
         assert!(target(&docker, &[]).unwrap_err().contains("'docker' connection"));
-        let inline_key = [("ansible_private_key", s("-----BEGIN"))];
-        assert!(target(&inline_key, &[]).unwrap_err().contains("'ansible_private_key'"));
+        let pkcs11 = [("ansible_ssh_pkcs11_provider", s("/usr/lib/p11.so"))];
+        assert!(target(&pkcs11, &[]).unwrap_err().contains("'ansible_ssh_pkcs11_provider'"));
         assert_eq!(ssh(target(&[("ansible_ssh_retries", s("3"))], &[])).retries, Some(3));
         let retries = [("ansible_ssh_retries", s("often"))];
         assert!(
@@ -394,6 +413,23 @@ mod tests {
         assert_eq!(ssh(target(&mechanism, &[])).password_mechanism.as_deref(), Some("disable"));
         let mechanism = [("ansible_ssh_password_mechanism", s("expect"))];
         assert!(target(&mechanism, &[]).unwrap_err().contains("(expected one of ssh_askpass,"));
+    }
+
+    #[test]
+    fn a_private_key_is_kept_for_the_link_without_an_agent_and_refused_with_one() {
+        let templar = Templar::new();
+        let scope = Scope::new();
+        let vars = [("ansible_private_key", s("KEY MATERIAL"))];
+        let lookup = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+        let none = SshDefaults::default();
+        let target = resolve(&templar, &scope, &lookup, &|_| None, "web1", None, &none);
+        assert_eq!(
+            ssh(target.map_err(|d| d.brief())).private_key,
+            Some(Secret("KEY MATERIAL".into()))
+        );
+        let auto = SshDefaults { ssh_agent: Some("auto".into()), ..SshDefaults::default() };
+        let refused = resolve(&templar, &scope, &lookup, &|_| None, "web1", None, &auto);
+        assert!(refused.unwrap_err().brief().contains("with SSH_AGENT 'auto'"));
     }
 
     #[test]

@@ -610,13 +610,19 @@ impl Parser<'_> {
                 let items = items.into_iter().map(|e| self.convert(e)).collect::<Result<_, _>>()?;
                 self.node(Value::Seq(items))
             }
+            // CPython's `set(map(_convert, elts))` and `dict(zip(...))` convert each item
+            // before hashing it: an item that is no literal (`{{ lookup(...) }}`) makes the
+            // text a string before an unhashable one fails.
             Expr::Set(items) => {
                 let mut out: Vec<Node> = Vec::new();
                 for item in items {
-                    if let Expr::List(_) | Expr::Dict(_) | Expr::Set(_) = item {
-                        return Err(Failure::Fails(unhashable(&item)));
-                    }
+                    let unhashable_item =
+                        matches!(item, Expr::List(_) | Expr::Dict(_) | Expr::Set(_))
+                            .then(|| unhashable(&item));
                     let node = self.convert(item)?;
+                    if let Some(message) = unhashable_item {
+                        return Err(Failure::Fails(message));
+                    }
                     if !out.iter().any(|n| n.value == node.value) {
                         out.push(node);
                     }
@@ -626,10 +632,13 @@ impl Parser<'_> {
             Expr::Dict(pairs) => {
                 let mut map = Mapping::new();
                 for (k, v) in pairs {
-                    if let Expr::List(_) | Expr::Dict(_) | Expr::Set(_) = k {
-                        return Err(Failure::Fails(unhashable(&k)));
+                    let unhashable_key = matches!(k, Expr::List(_) | Expr::Dict(_) | Expr::Set(_))
+                        .then(|| unhashable(&k));
+                    let (key, value) = (self.convert(k)?, self.convert(v)?);
+                    if let Some(message) = unhashable_key {
+                        return Err(Failure::Fails(message));
                     }
-                    map.insert(self.convert(k)?, self.convert(v)?);
+                    map.insert(key, value);
                 }
                 self.node(Value::Map(map))
             }
@@ -794,6 +803,12 @@ mod tests {
         assert_eq!(eval("[1 2]"), None);
         assert!(
             matches!(literal_eval("{[1]: 2}", None), Literal::Fails(m) if m == "unhashable type: 'list'")
+        );
+        // Items are converted before they are hashed: one that is no literal wins.
+        assert_eq!(literal_eval("{{ lookup('file', 'k') }}", None), Literal::Text);
+        assert_eq!(literal_eval("{[x]: 1}", None), Literal::Text);
+        assert!(
+            matches!(literal_eval("{{1}}", None), Literal::Fails(m) if m == "unhashable type: 'set'")
         );
     }
 }

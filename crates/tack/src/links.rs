@@ -41,6 +41,7 @@ impl AgentOpener {
         target.private_key_file = settings.private_key_file.clone();
         target.password = settings.password.as_ref().map(|p| p.0.clone());
         target.sshpass_prompt = settings.sshpass_prompt.clone();
+        target.private_key = settings.private_key.as_ref().map(|k| k.0.clone());
         if let Some(exe) = &settings.executable {
             target.ssh_executable = exe.clone();
         }
@@ -380,6 +381,14 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         control_path_dir: text(config.ssh_control_path_dir()),
         password: None,
         sshpass_prompt: text(config.ssh_sshpass_prompt()).filter(|p| !p.is_empty()),
+        private_key: text(config.ssh_private_key())
+            .filter(|k| !k.is_empty())
+            .map(tack_engine::link_target::Secret),
+        ssh_agent: config
+            .get("SSH_AGENT")
+            .and_then(|v| v.as_str())
+            .filter(|a| !a.is_empty() && *a != "none")
+            .map(str::to_string),
         become_: BecomeDefaults::default(),
     }
 }
