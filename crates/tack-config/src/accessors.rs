@@ -283,6 +283,11 @@ impl Config {
         self.ssh("private_key")
     }
 
+    /// The ssh connection's `pkcs11_provider` (`ANSIBLE_PKCS11_PROVIDER`).
+    pub fn ssh_pkcs11_provider(&self) -> Result<Option<&str>, &ConfigError> {
+        self.ssh("pkcs11_provider")
+    }
+
     /// The ssh connection's `sshpass_prompt` (`ANSIBLE_SSHPASS_PROMPT`).
     pub fn ssh_sshpass_prompt(&self) -> Result<Option<&str>, &ConfigError> {
         self.ssh("sshpass_prompt")

@@ -43,6 +43,9 @@ pub struct SshTarget {
     /// where ansible fails the host at its first connection, as the link does
     /// ([`SshTarget::unusable_key`]).
     pub private_key: Option<String>,
+    /// `ansible_ssh_pkcs11_provider`: with a password (the PIN), ssh is told to use the
+    /// provider's keys only, and the PIN answers its `Enter PIN for ` prompt.
+    pub pkcs11_provider: Option<String>,
     /// `ansible_ssh_executable`.
     pub ssh_executable: String,
     /// `ansible_ssh_args`.
@@ -80,6 +83,7 @@ impl std::fmt::Debug for SshTarget {
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
             .field("sshpass_prompt", &self.sshpass_prompt)
             .field("private_key", &self.private_key.as_ref().map(|_| "<hidden>"))
+            .field("pkcs11_provider", &self.pkcs11_provider)
             .field("ssh_executable", &self.ssh_executable)
             .field("ssh_args", &self.ssh_args)
             .field("ssh_common_args", &self.ssh_common_args)
@@ -100,6 +104,9 @@ pub enum SshError {
     /// An args string that `shlex.split` rejects (ansible fails the same way).
     #[error("cannot split {setting} ({value:?}): {reason}")]
     Split { setting: &'static str, value: String, reason: String },
+    /// A PKCS#11 provider without the PIN to unlock it (ansible's words).
+    #[error("to use pkcs11_provider you must specify a password/pin")]
+    Pkcs11WithoutPin,
     /// `password_mechanism: sshpass` with a password, and no `sshpass` on the PATH (ansible's
     /// words).
     #[error("to use the password_mechanism=sshpass, you must install the sshpass program")]
@@ -126,6 +133,7 @@ impl SshTarget {
             password: None,
             sshpass_prompt: None,
             private_key: None,
+            pkcs11_provider: None,
             ssh_executable: "ssh".into(),
             ssh_args: DEFAULT_SSH_ARGS.into(),
             ssh_common_args: None,
@@ -148,6 +156,22 @@ impl SshTarget {
     /// [`SshTarget::options`] with `~` and `$VAR` resolved against `env`.
     pub fn options_in(&self, env: &dyn Environ) -> Result<Vec<String>, SshError> {
         let mut argv = vec![self.ssh_executable.clone()];
+        // ansible's pkcs11 mode, first of all: only the provider's keys.
+        if let (Some(_), Some(provider)) = (&self.password, &self.pkcs11_provider) {
+            argv.extend(
+                [
+                    "-o",
+                    "KbdInteractiveAuthentication=no",
+                    "-o",
+                    "PreferredAuthentications=publickey",
+                    "-o",
+                    "PasswordAuthentication=no",
+                    "-o",
+                ]
+                .map(String::from),
+            );
+            argv.push(format!("PKCS11Provider={provider}"));
+        }
         argv.extend(split("ssh_args", &self.ssh_args)?);
         if !self.host_key_checking {
             argv.extend(["-o".into(), "StrictHostKeyChecking=no".into()]);
@@ -224,23 +248,25 @@ impl SshTarget {
     /// How a session's `ssh` gets the password (`None`: there is none, or
     /// `password_mechanism: disable` leaves it to ssh).
     pub(crate) fn login(&self) -> Result<Option<crate::askpass::Login>, SshError> {
-        let Some(password) = &self.password else { return Ok(None) };
+        let Some(password) = &self.password else {
+            return match (&self.pkcs11_provider, self.password_mechanism.as_str()) {
+                (Some(_), "ssh_askpass" | "sshpass") => Err(SshError::Pkcs11WithoutPin),
+                _ => Ok(None),
+            };
+        };
+        // The prompt the password answers: the setting's, else a PKCS#11 PIN's.
+        let pin_prompt =
+            self.pkcs11_provider.as_ref().map(|_| crate::askpass::PKCS11_PROMPT.to_string());
+        let prompt = self.sshpass_prompt.clone().filter(|p| !p.is_empty()).or(pin_prompt);
         match self.password_mechanism.as_str() {
             "sshpass" => {
                 if !on_path("sshpass") {
                     return Err(SshError::NoSshpass);
                 }
-                Ok(Some(crate::askpass::Login::Sshpass {
-                    password: password.clone(),
-                    prompt: self.sshpass_prompt.clone().filter(|p| !p.is_empty()),
-                }))
+                Ok(Some(crate::askpass::Login::Sshpass { password: password.clone(), prompt }))
             }
             "ssh_askpass" => {
-                let prompt = self
-                    .sshpass_prompt
-                    .clone()
-                    .filter(|p| !p.is_empty())
-                    .unwrap_or_else(|| crate::askpass::DEFAULT_PROMPT.into());
+                let prompt = prompt.unwrap_or_else(|| crate::askpass::DEFAULT_PROMPT.into());
                 // ssh runs this binary as its askpass program (`askpass::helper_main`).
                 let program =
                     std::env::current_exe().map_err(|e| SshError::Askpass(e.to_string()))?;

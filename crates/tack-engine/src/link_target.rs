@@ -64,6 +64,8 @@ pub struct SshSettings {
     /// `ansible_private_key` / `ANSIBLE_PRIVATE_KEY`: key material, only ever set where
     /// `SSH_AGENT` is `none`, where ansible cannot use it (see `SshTarget::private_key`).
     pub private_key: Option<Secret>,
+    /// `ansible_ssh_pkcs11_provider` / `[ssh_connection] pkcs11_provider`.
+    pub pkcs11_provider: Option<String>,
     /// `ansible_ssh_executable`.
     pub executable: Option<String>,
     /// `ansible_control_path` / `[ssh_connection] control_path`.
@@ -99,6 +101,8 @@ pub struct SshDefaults {
     pub sshpass_prompt: Option<String>,
     /// The ssh plugin's `private_key` from the configuration (`ANSIBLE_PRIVATE_KEY`).
     pub private_key: Option<Secret>,
+    /// `[ssh_connection] pkcs11_provider` (`ANSIBLE_PKCS11_PROVIDER`).
+    pub pkcs11_provider: Option<String>,
     /// `SSH_AGENT` (`[connection] ssh_agent`): `None` for `none`, its default.
     pub ssh_agent: Option<String>,
     /// The run's become defaults (every link's, local ones too).
@@ -144,9 +148,7 @@ const EXECUTABLE: &[&str] = &["ansible_ssh_executable"];
 const CONTROL_PATH: &[&str] = &["ansible_control_path"];
 const CONTROL_PATH_DIR: &[&str] = &["ansible_control_path_dir"];
 
-/// ssh plugin options tack's ssh link does not honour: set on a host, they are refused by
-/// name rather than ignored.
-const NOT_HONOURED: &[&str] = &["ansible_ssh_pkcs11_provider"];
+const PKCS11_PROVIDER: &[&str] = &["ansible_ssh_pkcs11_provider"];
 /// `private_key`: key material ansible adds to the ssh-agent of its `SSH_AGENT` setting.
 const PRIVATE_KEY: &[&str] = &["ansible_private_key", "ansible_ssh_private_key"];
 const SSHPASS_PROMPT: &[&str] = &["ansible_sshpass_prompt"];
@@ -189,12 +191,6 @@ pub(crate) fn resolve(
         other => return Err(refused(other, host, origin)),
     }
     let origin = || origin.clone();
-    if let Some(name) = NOT_HONOURED.iter().find(|n| vars(n).is_some()) {
-        return Err(Diagnostic::at(
-            format!("tack's ssh connection does not support '{name}' yet (host '{host}')"),
-            origin(),
-        ));
-    }
     let private_key = match text(PRIVATE_KEY)? {
         Some(key) => Some(key).filter(|k| !k.is_empty()).map(Secret),
         None => defaults.private_key.clone(),
@@ -297,6 +293,9 @@ pub(crate) fn resolve(
         },
         sshpass_prompt: text(SSHPASS_PROMPT)?.or_else(|| defaults.sshpass_prompt.clone()),
         private_key,
+        pkcs11_provider: text(PKCS11_PROVIDER)?
+            .or_else(|| defaults.pkcs11_provider.clone())
+            .filter(|p| !p.is_empty()),
         executable: text(EXECUTABLE)?.or_else(|| defaults.executable.clone()),
         control_path: text(CONTROL_PATH)?.or_else(|| defaults.control_path.clone()),
         control_path_dir: text(CONTROL_PATH_DIR)?.or_else(|| defaults.control_path_dir.clone()),
@@ -403,7 +402,7 @@ mod tests {
         let docker = [("ansible_connection", s("docker"))];
         assert!(target(&docker, &[]).unwrap_err().contains("'docker' connection"));
         let pkcs11 = [("ansible_ssh_pkcs11_provider", s("/usr/lib/p11.so"))];
-        assert!(target(&pkcs11, &[]).unwrap_err().contains("'ansible_ssh_pkcs11_provider'"));
+        assert_eq!(ssh(target(&pkcs11, &[])).pkcs11_provider.as_deref(), Some("/usr/lib/p11.so"));
         assert_eq!(ssh(target(&[("ansible_ssh_retries", s("3"))], &[])).retries, Some(3));
         let retries = [("ansible_ssh_retries", s("often"))];
         assert!(

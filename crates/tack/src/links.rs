@@ -42,6 +42,7 @@ impl AgentOpener {
         target.password = settings.password.as_ref().map(|p| p.0.clone());
         target.sshpass_prompt = settings.sshpass_prompt.clone();
         target.private_key = settings.private_key.as_ref().map(|k| k.0.clone());
+        target.pkcs11_provider = settings.pkcs11_provider.clone();
         if let Some(exe) = &settings.executable {
             target.ssh_executable = exe.clone();
         }
@@ -384,6 +385,7 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         private_key: text(config.ssh_private_key())
             .filter(|k| !k.is_empty())
             .map(tack_engine::link_target::Secret),
+        pkcs11_provider: text(config.ssh_pkcs11_provider()).filter(|p| !p.is_empty()),
         ssh_agent: config
             .get("SSH_AGENT")
             .and_then(|v| v.as_str())
