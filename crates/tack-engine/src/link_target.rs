@@ -61,8 +61,9 @@ pub struct SshSettings {
     pub password: Option<Secret>,
     /// `ansible_sshpass_prompt` / `[ssh_connection] sshpass_prompt`.
     pub sshpass_prompt: Option<String>,
-    /// `ansible_private_key` / `ANSIBLE_PRIVATE_KEY`: key material, only ever set where
-    /// `SSH_AGENT` is `none`, where ansible cannot use it (see `SshTarget::private_key`).
+    /// `ansible_private_key` / `ANSIBLE_PRIVATE_KEY`: key material, which ansible cannot
+    /// use under `SSH_AGENT` `none`, the only agent setting tack runs with (see
+    /// `SshTarget::private_key`).
     pub private_key: Option<Secret>,
     /// `ansible_ssh_pkcs11_provider` / `[ssh_connection] pkcs11_provider`.
     pub pkcs11_provider: Option<String>,
@@ -103,8 +104,6 @@ pub struct SshDefaults {
     pub private_key: Option<Secret>,
     /// `[ssh_connection] pkcs11_provider` (`ANSIBLE_PKCS11_PROVIDER`).
     pub pkcs11_provider: Option<String>,
-    /// `SSH_AGENT` (`[connection] ssh_agent`): `None` for `none`, its default.
-    pub ssh_agent: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
 }
@@ -195,17 +194,6 @@ pub(crate) fn resolve(
         Some(key) => Some(key).filter(|k| !k.is_empty()).map(Secret),
         None => defaults.private_key.clone(),
     };
-    if private_key.is_some()
-        && let Some(agent) = &defaults.ssh_agent
-    {
-        return Err(Diagnostic::at(
-            format!(
-                "tack does not support 'ansible_private_key' with SSH_AGENT '{agent}' yet \
-                 (host '{host}'): give the key as a file (ansible_ssh_private_key_file)"
-            ),
-            origin(),
-        ));
-    }
     let port_value = match first(PORT)? {
         None | Some(Value::Null) => match keyword(Keyword::Port) {
             Some(node) => Some(render(node)?),
@@ -415,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn a_private_key_is_kept_for_the_link_without_an_agent_and_refused_with_one() {
+    fn a_private_key_is_kept_for_the_link() {
         let templar = Templar::new();
         let scope = Scope::new();
         let vars = [("ansible_private_key", s("KEY MATERIAL"))];
@@ -426,9 +414,6 @@ mod tests {
             ssh(target.map_err(|d| d.brief())).private_key,
             Some(Secret("KEY MATERIAL".into()))
         );
-        let auto = SshDefaults { ssh_agent: Some("auto".into()), ..SshDefaults::default() };
-        let refused = resolve(&templar, &scope, &lookup, &|_| None, "web1", None, &auto);
-        assert!(refused.unwrap_err().brief().contains("with SSH_AGENT 'auto'"));
     }
 
     #[test]

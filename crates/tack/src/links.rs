@@ -187,6 +187,19 @@ pub fn passwords(
     Ok(passwords)
 }
 
+/// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
+/// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
+/// the run, and puts `ansible_private_key`s in it).
+pub fn refused_setting(config: &Config) -> Option<String> {
+    let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
+    (agent != "none").then(|| {
+        format!(
+            "SSH_AGENT '{agent}' (ansible's own ssh-agent for the run's ssh connections; \
+             leave it at 'none' and give keys as files, or use your own agent's SSH_AUTH_SOCK)"
+        )
+    })
+}
+
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.
 pub fn connection_password_file(
     config: &Config,
@@ -386,11 +399,6 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
             .filter(|k| !k.is_empty())
             .map(tack_engine::link_target::Secret),
         pkcs11_provider: text(config.ssh_pkcs11_provider()).filter(|p| !p.is_empty()),
-        ssh_agent: config
-            .get("SSH_AGENT")
-            .and_then(|v| v.as_str())
-            .filter(|a| !a.is_empty() && *a != "none")
-            .map(str::to_string),
         become_: BecomeDefaults::default(),
     }
 }

@@ -275,3 +275,23 @@ fn ask_become_pass_without_a_terminal_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+/// ansible's own ssh-agent (`SSH_AGENT` other than `none`) changes every ssh connection of a
+/// run; tack refuses it before anything runs.
+#[test]
+fn an_ssh_agent_setting_is_refused_by_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("site.yml"), format!("{PLAY}    - debug: msg=x\n")).unwrap();
+    std::fs::write(dir.path().join("hosts"), "h ansible_connection=local\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "site.yml"])
+        .current_dir(dir.path())
+        .env("ANSIBLE_CONFIG", "")
+        .env("ANSIBLE_SSH_AGENT", "auto")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("does not support SSH_AGENT 'auto'"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"));
+}

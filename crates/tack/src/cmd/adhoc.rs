@@ -136,6 +136,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
     let config = crate::session::load_config()?;
+    if let Some(setting) = crate::links::refused_setting(&config) {
+        return Err(options_error(format!("tack adhoc does not support {setting} yet")).into());
+    }
     if args.one_line {
         tack_diag::deprecate(
             &Diagnostic::new(format!("The '{}' argument is deprecated.", one_line_spelling()))

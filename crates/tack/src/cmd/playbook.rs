@@ -121,6 +121,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
+    if !listing && let Some(setting) = crate::links::refused_setting(&config) {
+        return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet"))
+            .with_class(ErrorClass::Options)
+            .into());
+    }
     // The passwords ansible asks for (not for a listing), before the vault's and the
     // inventory.
     let passwords = if listing {
