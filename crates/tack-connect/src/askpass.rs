@@ -226,7 +226,9 @@ fn answer<'a>(asked: &str, password: &'a str, prompt: &str) -> Option<&'a str> {
     asked.contains(prompt).then_some(password)
 }
 
-/// Whether the socket's peer runs as this process's user (SO_PEERCRED).
+/// Whether the socket's peer runs as this process's user and descends from this process
+/// (ssh's askpass child is its grandchild), by SO_PEERCRED: another program of the same
+/// user that found the socket gets nothing.
 fn peer_is_us(conn: &UnixStream) -> bool {
     let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -241,7 +243,31 @@ fn peer_is_us(conn: &UnixStream) -> bool {
         )
     };
     // SAFETY: geteuid has no preconditions.
-    rc == 0 && cred.uid == unsafe { libc::geteuid() }
+    rc == 0 && cred.uid == unsafe { libc::geteuid() } && descends_from_us(cred.pid)
+}
+
+/// Whether `pid`'s chain of parents (from `/proc`) reaches this process.
+fn descends_from_us(mut pid: libc::pid_t) -> bool {
+    let me = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+    // A chain is short (helper, ssh, tack); the bound only guards against a loop.
+    for _ in 0..64 {
+        if pid == me {
+            return true;
+        }
+        match parent_of(pid) {
+            Some(parent) if parent > 1 => pid = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The parent pid in `/proc/<pid>/stat`: the field after the command's closing parenthesis
+/// and the state (the command itself may hold spaces and parentheses).
+fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The askpass helper, when ssh runs the controller's binary as one (see the module docs):
@@ -315,6 +341,22 @@ mod tests {
         assert_eq!(ask_it("Verification code: "), b"0");
         drop(server);
         assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_peer_must_descend_from_the_controller() {
+        let me = libc::pid_t::try_from(std::process::id()).unwrap();
+        assert!(descends_from_us(me));
+        let child = Command::new("/bin/sleep").arg("5").spawn().unwrap();
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        assert!(descends_from_us(pid));
+        assert_eq!(parent_of(pid), Some(me));
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        // init and our own parent are not below us.
+        assert!(!descends_from_us(1));
+        assert!(!descends_from_us(parent_of(me).unwrap()));
     }
 
     #[test]
