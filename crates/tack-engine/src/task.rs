@@ -588,7 +588,7 @@ impl TaskRun<'_> {
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
         let python = match self.action {
-            Action::Python(_) => self.python_for(scope, discovered.as_deref()),
+            Action::Python(_) | Action::Unarchive => self.python_for(scope, discovered.as_deref()),
             _ => None,
         };
         let output = actions::run(&ActionInput {

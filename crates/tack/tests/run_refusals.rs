@@ -44,8 +44,8 @@ const PLAY: &str = "- hosts: all\n  gather_facts: false\n  tasks:\n";
 #[test]
 fn modules_tack_has_no_native_version_of_are_refused_by_name() {
     // An action plugin tack lacks is refused whatever Python the controller has.
-    let play = format!("{PLAY}    - unarchive: src=a.tgz dest=out\n");
-    refused(&play, &[], "tack does not support the action 'unarchive' yet", 1);
+    let play = format!("{PLAY}    - reboot:\n");
+    refused(&play, &[], "tack does not support the action 'reboot' yet", 1);
 }
 
 /// Runs tack with no interpreter reachable: an empty `PATH` and no configured interpreter.
@@ -294,4 +294,25 @@ fn an_ssh_agent_setting_is_refused_by_name() {
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("does not support SSH_AGENT 'auto'"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"));
+}
+
+/// `unarchive` (ansible-core's module through the Python path) refuses an archive a host
+/// named before looking it up, as `copy` does.
+#[test]
+fn an_archive_a_host_named_is_never_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("secret.tgz"), "not an archive").expect("secret");
+    let play = format!(
+        "{PLAY}    - command: echo secret.tgz\n      register: r\n    - unarchive: src={{{{ r.stdout }}}} dest={{{{ playbook_dir }}}}\n"
+    );
+    let out = run(dir.path(), &play, &["--ansible-python", "/opt/ansible-ref/bin/python"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(
+        stdout.contains(
+            "the 'src' of this task was named by a managed host, and a controller file a host \
+             chose is never sent"
+        ),
+        "{stdout}"
+    );
 }

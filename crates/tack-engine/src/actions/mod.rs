@@ -29,6 +29,7 @@ mod set_fact;
 mod set_stats;
 mod shell_run;
 mod staging;
+mod unarchive;
 mod validate_argument_spec;
 
 use tack_diag::{Diagnostic, Origin};
@@ -62,6 +63,8 @@ pub enum Action {
     Fetch,
     /// The `assemble` action plugin.
     Assemble,
+    /// The `unarchive` action plugin (ansible-core's module through the Python path).
+    Unarchive,
     /// The `service` action plugin (the module chosen by the host's service manager).
     Service,
     /// The `package` action plugin (the module chosen by the host's package manager).
@@ -103,7 +106,7 @@ impl Action {
             "assemble" => Some(Action::Assemble),
             "service" => Some(Action::Service),
             "package" => Some(Action::Package),
-            "unarchive" => None,
+            "unarchive" => Some(Action::Unarchive),
             _ => tack_agent::modules::native_name(name)
                 .map(Action::Module)
                 .or_else(|| crate::python_path::module_name(name).map(Action::Python)),
@@ -138,6 +141,7 @@ impl Action {
             Action::Script => "ansible.builtin.script".into(),
             Action::Fetch => "ansible.builtin.fetch".into(),
             Action::Assemble => "ansible.builtin.assemble".into(),
+            Action::Unarchive => "ansible.builtin.unarchive".into(),
             Action::Service => "ansible.builtin.service".into(),
             Action::Package => "ansible.builtin.package".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
@@ -186,6 +190,7 @@ impl Action {
                 | Action::Script
                 | Action::Fetch
                 | Action::Assemble
+                | Action::Unarchive
                 | Action::Service
                 | Action::Package
         )
@@ -213,6 +218,7 @@ impl Action {
             | Action::Script
             | Action::Fetch
             | Action::Assemble
+            | Action::Unarchive
             | Action::Service
             | Action::Package => &[],
             Action::AddHost
@@ -257,6 +263,7 @@ impl Action {
             | Action::Copy
             | Action::Template
             | Action::Assemble
+            | Action::Unarchive
             | Action::Service
             | Action::Package
             | Action::AddHost
@@ -268,6 +275,7 @@ impl Action {
 }
 
 /// What an action sees.
+#[derive(Clone)]
 pub struct ActionInput<'a> {
     pub action: Action,
     /// Arguments rendered (except [`Action::raw_args`], left as written).
@@ -417,6 +425,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Script => script::run(input),
         Action::Fetch => fetch::run(input),
         Action::Assemble => assemble::run(input),
+        Action::Unarchive => unarchive::run(input),
         Action::Service => service::run(input),
         Action::Package => package::run(input),
         Action::AddHost => inventory::add_host(input),

@@ -1,0 +1,226 @@
+//! `unarchive`, as ansible-core 2.21's action plugin runs it: `copy` folded into
+//! `remote_src` (the two together refused), `src` and `dest` required, `creates` tested on
+//! the host first (a test that cannot run reads as "not there"), `~` in `dest` and `creates`
+//! expanded on the host, the archive found under `files/` on the controller (the role's
+//! first) unless `remote_src` names one on the host, `dest` checked to be an existing
+//! directory, then the archive staged for the one sub-task that extracts it: ansible-core's
+//! own `unarchive` module, through the Python path (`python_path::action`). The staged copy
+//! is gone as soon as that module returns. An archive path a managed host chose is never
+//! read (seed 002).
+//!
+//! Owns the plugin's steps; the extraction is ansible's module's, the staging the link's.
+
+use serde_json::{Map, Value as Json};
+use tack_diag::Diagnostic;
+use tack_yaml::{Mapping, Node, Value};
+
+use super::copy::{find, raised};
+use super::staging::Staged;
+use super::{ActionInput, ActionOutput, shell_run};
+use crate::result::s;
+
+fn text(input: &ActionInput<'_>, key: &str) -> Option<String> {
+    input
+        .args
+        .get(key)
+        .filter(|n| !matches!(n.value, Value::Null))
+        .map(|n| tack_yaml::pyrepr::str(&n.value))
+}
+
+/// ansible's `boolean(value, strict=False)`: only its true words are true.
+fn loose_bool(node: &Node) -> bool {
+    match &node.value {
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i == 1,
+        Value::Float(f) => *f == 1.0,
+        Value::Str(t) | Value::Unsafe(t) => {
+            matches!(t.to_lowercase().as_str(), "y" | "yes" | "on" | "1" | "true" | "t" | "1.0")
+        }
+        _ => false,
+    }
+}
+
+pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+    if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
+        return refused;
+    }
+    let fail = |msg: &str| shell_run::action_fail(input, msg);
+    let mut args = input.args.clone();
+    let mut remote_src = args.get("remote_src").is_some_and(loose_bool);
+    // `copy` is the old spelling of `remote_src`, inverted.
+    if let Some(copy) = args.get("copy").cloned() {
+        if args.get("remote_src").is_some() {
+            return fail("parameters are mutually exclusive: ('copy', 'remote_src')");
+        }
+        args.remove("copy");
+        remote_src = !loose_bool(&copy);
+        args.insert(s("remote_src"), Node::bare(Value::Bool(remote_src)));
+    }
+    let (Some(source), Some(dest)) = (text(input, "src"), text(input, "dest")) else {
+        return fail("src (or content) and dest are required");
+    };
+    if let Some(creates) = text(input, "creates").filter(|c| !c.is_empty()) {
+        let creates = remote_expand_user(input, &creates);
+        if shell_run::exists(input, &creates) {
+            return shell_run::skipped(&format!("skipped, since {creates} exists"), None);
+        }
+    }
+    let dest = remote_expand_user(input, &dest);
+    let local = if remote_src {
+        None
+    } else {
+        if source.contains("://") {
+            return fail(&format!(
+                "Unsupported option, an URI src ({}) is only supported when remote_src is True",
+                mask_url(&source)
+            ));
+        }
+        let expanded = expand_local_user(&source);
+        match find(input.search, "files", &expanded) {
+            Ok(path) => Some(path),
+            Err(e) => {
+                // ansible lets the search's error out of the plugin as it is: the task's
+                // message gains `Task failed: `, the cause keeps its help.
+                let text = e.brief();
+                let mut out = fail(&format!("Task failed: {text}"));
+                out.data.remove("exception");
+                out.error = Some(Diagnostic::caused_by(
+                    "Task failed.",
+                    input.task_origin.clone(),
+                    e.while_handling(),
+                ));
+                return out;
+            }
+        }
+    };
+    match dest_is_dir(input, &dest) {
+        Ok(true) => {}
+        Ok(false) => return fail(&format!("dest '{dest}' must be an existing dir")),
+        Err(e) => return fail(&e),
+    }
+    args.remove("decrypt");
+    let mut staged = None;
+    if let Some(path) = &local {
+        if let Some(refusal) = super::staging::too_big(input.conn, path) {
+            return fail(&format!("could not stage the archive: {refusal}"));
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                let cause = Diagnostic::new(format!("Could not read '{}': {e}", path.display()));
+                return raised(cause, input.task_origin.clone());
+            }
+        };
+        let file = match Staged::put(input.conn, &bytes, "source", false) {
+            Ok(file) => file,
+            Err(e) => return fail(&format!("could not stage the archive: {e}")),
+        };
+        args.insert(s("src"), s(file.path()));
+        staged = Some(file);
+    }
+    args.insert(s("dest"), s(&dest));
+    let module_input = ActionInput { args: &args, ..input.clone() };
+    let out = crate::python_path::action::run(&module_input, "unarchive");
+    // The module has returned: its archive goes now.
+    drop(staged);
+    out
+}
+
+/// ansible's `_remote_expand_user`: a leading `~user` resolved by the host's shell (`echo
+/// ~user`); a bare `~` is the link's user's (`~<remote_user>`, or `~<become_user>` on a
+/// become link, as ansible names it), so their passwd home, not `$HOME`; anything else as
+/// written. A shell that answers nothing leaves the path as it was.
+fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
+    if !path.starts_with('~') {
+        return path.to_string();
+    }
+    let (head, tail) = match path.split_once('/') {
+        Some((head, tail)) => (head, Some(tail)),
+        None => (path, None),
+    };
+    let cwd = std::path::Path::new("/");
+    let ask = |cmd: &str| {
+        input
+            .conn
+            .exec_command(cmd, cwd)
+            .ok()
+            .filter(|o| o.rc == 0)
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout).trim().lines().last().map(str::to_string)
+            })
+            .filter(|h| !h.is_empty())
+    };
+    let user = match &head[1..] {
+        "" => ask("id -un").unwrap_or_default(),
+        named => named.to_string(),
+    };
+    // A user name, never shell text.
+    if !user.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+        return path.to_string();
+    }
+    let home = ask(&format!("echo ~{user}")).filter(|h| !h.starts_with('~'));
+    match (home, tail) {
+        (Some(home), Some(tail)) => format!("{}/{tail}", home.trim_end_matches('/')),
+        (Some(home), None) => home,
+        (None, _) => path.to_string(),
+    }
+}
+
+/// `os.path.expanduser` on the controller, for `src` (the controller's own home only; a
+/// `~user` stays as written, as Python leaves an unknown one).
+fn expand_local_user(path: &str) -> String {
+    match (path == "~" || path.starts_with("~/"), std::env::var("HOME")) {
+        (true, Ok(home)) => format!("{home}{}", &path[1..]),
+        _ => path.to_string(),
+    }
+}
+
+/// Whether `dest` is an existing directory on the host, by the `stat` module (following
+/// links), as ansible's `_execute_remote_stat` asks.
+fn dest_is_dir(input: &ActionInput<'_>, dest: &str) -> Result<bool, String> {
+    let mut stat_args = Map::new();
+    stat_args.insert("path".into(), Json::String(dest.to_string()));
+    stat_args.insert("follow".into(), Json::Bool(true));
+    stat_args.insert("get_checksum".into(), Json::Bool(false));
+    let stat = super::copy::run_module("stat", stat_args, input)?;
+    if stat.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        let why = stat.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        return Err(format!("Failed to get information on remote file ({dest}): {why}"));
+    }
+    let info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_else(Mapping::new);
+    let is = |k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
+    Ok(is("exists") && is("isdir"))
+}
+
+/// ansible's `mask_url`: a URL's user and password each shown as `****` (a user alone too).
+fn mask_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let masked = if userinfo.contains(':') { "****:****" } else { "****" };
+            format!("{scheme}://{masked}@{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_urls_password_is_masked() {
+        assert_eq!(mask_url("https://u:pw@h/x.tgz"), "https://****:****@h/x.tgz");
+        assert_eq!(mask_url("https://u@h/x.tgz"), "https://****@h/x.tgz");
+        assert_eq!(mask_url("https://h/x.tgz"), "https://h/x.tgz");
+    }
+
+    #[test]
+    fn copy_and_remote_src_read_ansibles_loose_booleans() {
+        assert!(loose_bool(&Node::bare(Value::Str("yes".into()))));
+        assert!(!loose_bool(&Node::bare(Value::Str("maybe".into()))));
+        assert!(loose_bool(&Node::bare(Value::Bool(true))));
+    }
+}
