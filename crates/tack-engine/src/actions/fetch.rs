@@ -135,15 +135,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let flat = flag(input, "flat", false);
     let fail_on_missing = flag(input, "fail_on_missing", true);
     let validate_checksum = flag(input, "validate_checksum", true);
-    if source == "~" || source.starts_with("~/") {
-        let home = std::env::var("HOME").unwrap_or_default();
-        source = format!("{home}{}", &source[1..]);
-    } else if source.starts_with('~') {
-        return failed(
-            "tack does not expand another user's home ('~user') in fetch's src yet",
-            input,
-        );
-    }
+    // On the host, as ansible's `_remote_expand_user` expands it.
+    source = super::shell_run::remote_expand_user(input, &source);
 
     let mut stat_args = Map::new();
     stat_args.insert("path".into(), Json::String(source.clone()));

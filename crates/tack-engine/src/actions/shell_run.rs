@@ -60,6 +60,46 @@ pub fn exists(input: &ActionInput<'_>, path: &str) -> bool {
     input.conn.exec_command(&cmd, &cwd(input)).is_ok_and(|o| o.rc == 0)
 }
 
+/// ansible's `_remote_expand_user`: a leading `~user` resolved by the host's shell (`echo
+/// ~user`); a bare `~` is the link's user's (`~<remote_user>`, or `~<become_user>` on a
+/// become link, as ansible names it), so their passwd home, not `$HOME`; anything else as
+/// written. A shell that answers nothing leaves the path as it was.
+pub fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
+    if !path.starts_with('~') {
+        return path.to_string();
+    }
+    let (head, tail) = match path.split_once('/') {
+        Some((head, tail)) => (head, Some(tail)),
+        None => (path, None),
+    };
+    let cwd = std::path::Path::new("/");
+    let ask = |cmd: &str| {
+        input
+            .conn
+            .exec_command(cmd, cwd)
+            .ok()
+            .filter(|o| o.rc == 0)
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout).trim().lines().last().map(str::to_string)
+            })
+            .filter(|h| !h.is_empty())
+    };
+    let user = match &head[1..] {
+        "" => ask("id -un").unwrap_or_default(),
+        named => named.to_string(),
+    };
+    // A user name, never shell text.
+    if !user.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+        return path.to_string();
+    }
+    let home = ask(&format!("echo ~{user}")).filter(|h| !h.starts_with('~'));
+    match (home, tail) {
+        (Some(home), Some(tail)) => format!("{}/{tail}", home.trim_end_matches('/')),
+        (Some(home), None) => home,
+        (None, _) => path.to_string(),
+    }
+}
+
 /// A skipped result with ansible's message (`AnsibleActionSkip`).
 pub fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
     let mut data = Mapping::new();

@@ -60,12 +60,12 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         return fail("src (or content) and dest are required");
     };
     if let Some(creates) = text(input, "creates").filter(|c| !c.is_empty()) {
-        let creates = remote_expand_user(input, &creates);
+        let creates = shell_run::remote_expand_user(input, &creates);
         if shell_run::exists(input, &creates) {
             return shell_run::skipped(&format!("skipped, since {creates} exists"), None);
         }
     }
-    let dest = remote_expand_user(input, &dest);
+    let dest = shell_run::remote_expand_user(input, &dest);
     let local = if remote_src {
         None
     } else {
@@ -124,46 +124,6 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     // The module has returned: its archive goes now.
     drop(staged);
     out
-}
-
-/// ansible's `_remote_expand_user`: a leading `~user` resolved by the host's shell (`echo
-/// ~user`); a bare `~` is the link's user's (`~<remote_user>`, or `~<become_user>` on a
-/// become link, as ansible names it), so their passwd home, not `$HOME`; anything else as
-/// written. A shell that answers nothing leaves the path as it was.
-fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
-    if !path.starts_with('~') {
-        return path.to_string();
-    }
-    let (head, tail) = match path.split_once('/') {
-        Some((head, tail)) => (head, Some(tail)),
-        None => (path, None),
-    };
-    let cwd = std::path::Path::new("/");
-    let ask = |cmd: &str| {
-        input
-            .conn
-            .exec_command(cmd, cwd)
-            .ok()
-            .filter(|o| o.rc == 0)
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout).trim().lines().last().map(str::to_string)
-            })
-            .filter(|h| !h.is_empty())
-    };
-    let user = match &head[1..] {
-        "" => ask("id -un").unwrap_or_default(),
-        named => named.to_string(),
-    };
-    // A user name, never shell text.
-    if !user.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
-        return path.to_string();
-    }
-    let home = ask(&format!("echo ~{user}")).filter(|h| !h.starts_with('~'));
-    match (home, tail) {
-        (Some(home), Some(tail)) => format!("{}/{tail}", home.trim_end_matches('/')),
-        (Some(home), None) => home,
-        (None, _) => path.to_string(),
-    }
 }
 
 /// `os.path.expanduser` on the controller, for `src` (the controller's own home only; a
