@@ -205,13 +205,7 @@ pub fn connection_password_file(
     config: &Config,
     conn: &crate::options::ConnectionOpts,
 ) -> Option<std::path::PathBuf> {
-    conn.connection_password_file.clone().or_else(|| {
-        config
-            .get("CONNECTION_PASSWORD_FILE")
-            .and_then(|v| v.as_str())
-            .filter(|t| !t.is_empty())
-            .map(std::path::PathBuf::from)
-    })
+    given_or_configured(&conn.connection_password_file, config, "CONNECTION_PASSWORD_FILE")
 }
 
 /// `--become-password-file`, else the configured `BECOME_PASSWORD_FILE`, as written.
@@ -219,9 +213,18 @@ pub fn become_password_file(
     config: &Config,
     opts: &crate::options::BecomeOpts,
 ) -> Option<std::path::PathBuf> {
-    opts.become_password_file.clone().or_else(|| {
+    given_or_configured(&opts.become_password_file, config, "BECOME_PASSWORD_FILE")
+}
+
+/// A path option: the command line's, else the setting `name`'s when not empty.
+fn given_or_configured(
+    given: &Option<std::path::PathBuf>,
+    config: &Config,
+    name: &str,
+) -> Option<std::path::PathBuf> {
+    given.clone().or_else(|| {
         config
-            .get("BECOME_PASSWORD_FILE")
+            .get(name)
             .and_then(|v| v.as_str())
             .filter(|t| !t.is_empty())
             .map(std::path::PathBuf::from)

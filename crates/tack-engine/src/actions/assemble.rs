@@ -25,14 +25,6 @@ fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     super::shell_run::action_fail(input, msg)
 }
 
-fn text(input: &ActionInput<'_>, k: &str) -> Option<String> {
-    input
-        .args
-        .get(k)
-        .filter(|n| !matches!(n.value, Value::Null))
-        .map(|n| tack_yaml::pyrepr::str(&n.value))
-}
-
 fn truthy(input: &ActionInput<'_>, k: &str, default: bool) -> bool {
     match input.args.get(k).map(|n| &n.value) {
         None | Some(Value::Null) => default,
@@ -72,7 +64,7 @@ fn module_result(
 }
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
-    let (Some(src), Some(_)) = (text(input, "src"), text(input, "dest")) else {
+    let (Some(src), Some(_)) = (input.text("src"), input.text("dest")) else {
         return failed("src and dest are required", input);
     };
     let args = json::map_to_json(input.args);
@@ -102,8 +94,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     let bytes = match tack_agent::modules::assemble::controller_fragments(
         &dir.to_string_lossy(),
-        text(input, "delimiter").as_deref(),
-        text(input, "regexp").as_deref(),
+        input.text("delimiter").as_deref(),
+        input.text("regexp").as_deref(),
         truthy(input, "ignore_hidden", false),
     ) {
         Ok(bytes) => bytes,

@@ -352,6 +352,14 @@ impl<'a> ActionInput<'a> {
 
     /// The refusal for a controller file named by a managed host, checked before the path is
     /// so much as looked up (a "not found" would already tell the host what exists).
+    /// Argument `key` as Python's `str()` shows it; `None` when unset or null.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.args
+            .get(key)
+            .filter(|n| !matches!(n.value, tack_yaml::Value::Null))
+            .map(|n| tack_yaml::pyrepr::str(&n.value))
+    }
+
     pub fn refuse_host_named(&self, args: &[&str], verb: &str) -> Option<ActionOutput> {
         let arg = args.iter().find(|a| self.host_named.iter().any(|n| n == *a))?;
         let mut data = Mapping::new();

@@ -19,14 +19,6 @@ use super::staging::Staged;
 use super::{ActionInput, ActionOutput, shell_run};
 use crate::result::s;
 
-fn text(input: &ActionInput<'_>, key: &str) -> Option<String> {
-    input
-        .args
-        .get(key)
-        .filter(|n| !matches!(n.value, Value::Null))
-        .map(|n| tack_yaml::pyrepr::str(&n.value))
-}
-
 /// ansible's `boolean(value, strict=False)`: only its true words are true.
 fn loose_bool(node: &Node) -> bool {
     match &node.value {
@@ -56,10 +48,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         remote_src = !loose_bool(&copy);
         args.insert(s("remote_src"), Node::bare(Value::Bool(remote_src)));
     }
-    let (Some(source), Some(dest)) = (text(input, "src"), text(input, "dest")) else {
+    let (Some(source), Some(dest)) = (input.text("src"), input.text("dest")) else {
         return fail("src (or content) and dest are required");
     };
-    if let Some(creates) = text(input, "creates").filter(|c| !c.is_empty()) {
+    if let Some(creates) = input.text("creates").filter(|c| !c.is_empty()) {
         let creates = shell_run::remote_expand_user(input, &creates);
         if shell_run::exists(input, &creates) {
             return shell_run::skipped(&format!("skipped, since {creates} exists"), None);
