@@ -90,10 +90,13 @@ pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput 
 
 /// `copy`.
 pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
-    if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
+    let remote_src = arg(input, "remote_src").is_some_and(super::loose_bool);
+    // With remote_src the src is a path on the host, which the host may name; a controller
+    // file a host named is never looked up.
+    if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }
-    for refused in ["remote_src", "local_follow", "decrypt"] {
+    for refused in ["local_follow", "decrypt"] {
         if arg(input, refused).is_some() {
             return failed(
                 format!("tack does not support the copy option '{refused}' yet"),
@@ -103,6 +106,14 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     }
     let content = arg(input, "content");
     let src = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value));
+    if remote_src && content.is_none() && src.as_deref().is_some_and(|s| !s.is_empty()) {
+        // ansible's checks before it hands a remote_src copy to the module as it was written.
+        let dest = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value));
+        if dest.is_none_or(|d| d.is_empty()) {
+            return failed("dest is required".into(), input.task_origin.clone());
+        }
+        return super::module::run(input, "copy");
+    }
     let (bytes, basename) = match (content, &src) {
         (Some(_), Some(_)) => {
             return failed(

@@ -4,18 +4,8 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use super::{ActionInput, ActionOutput, loose_bool};
 use crate::result::{b, s};
-
-fn loose_bool(node: &Node) -> bool {
-    match &node.value {
-        Value::Bool(v) => *v,
-        other => matches!(
-            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
-            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
-        ),
-    }
-}
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let data = match input.args.get("data").map(|n| &n.value) {

@@ -16,26 +16,10 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::copy::{find, raised};
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput, shell_run};
+use super::{ActionInput, ActionOutput, loose_bool, shell_run};
 use crate::result::s;
 
-/// ansible's `boolean(value, strict=False)`: only its true words are true.
-fn loose_bool(node: &Node) -> bool {
-    match &node.value {
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i == 1,
-        Value::Float(f) => *f == 1.0,
-        Value::Str(t) | Value::Unsafe(t) => {
-            matches!(t.to_lowercase().as_str(), "y" | "yes" | "on" | "1" | "true" | "t" | "1.0")
-        }
-        _ => false,
-    }
-}
-
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
-    if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
-        return refused;
-    }
     let fail = |msg: &str| shell_run::action_fail(input, msg);
     let mut args = input.args.clone();
     let mut remote_src = args.get("remote_src").is_some_and(loose_bool);
@@ -47,6 +31,11 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         args.remove("copy");
         remote_src = !loose_bool(&copy);
         args.insert(s("remote_src"), Node::bare(Value::Bool(remote_src)));
+    }
+    // A controller archive a host named is never looked up; with remote_src the src is a
+    // path on the host, which the host may name.
+    if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
+        return refused;
     }
     let (Some(source), Some(dest)) = (input.text("src"), input.text("dest")) else {
         return fail("src (or content) and dest are required");
