@@ -4,8 +4,9 @@
 //! connection (`staging`) and moved into place by the `copy` module, and the staged file is
 //! removed as soon as the module returns.
 //!
-//! Directory sources, `remote_src`, `local_follow` and `decrypt: false` are refused by name
-//! (issue 6 completes the action plugins).
+//! A whole-file vault among the sources is sent decrypted (`decrypt: false` sends it as it
+//! is); `remote_src` hands the host's own file to the module. Directory sources and
+//! `local_follow` are refused by name (issue 6 completes the action plugins).
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +76,39 @@ pub(super) fn find(search: &SearchPath, dir: &str, name: &str) -> Result<PathBuf
     )
 }
 
+/// A controller file's bytes as ansible's `get_real_file` gives them: a whole-file vault
+/// decrypted with the run's secrets unless `decrypt` is false. `Err` is the task's output:
+/// ansible's own error when there are no secrets, else what decryption said, or why the
+/// file could not be read (`unreadable`'s words).
+pub(super) fn real_file(
+    input: &ActionInput<'_>,
+    path: &Path,
+    decrypt: bool,
+    unreadable: impl FnOnce(std::io::Error) -> ActionOutput,
+) -> Result<Vec<u8>, ActionOutput> {
+    let bytes = std::fs::read(path).map_err(unreadable)?;
+    if !decrypt || !tack_vault::is_encrypted(&bytes) {
+        return Ok(bytes);
+    }
+    let secrets = input.templar.loader().secrets();
+    let message = if secrets.is_empty() {
+        format!("A vault password or secret must be specified to decrypt {}", path.display())
+    } else {
+        match secrets.decrypt(&bytes) {
+            Ok(plain) => return Ok(plain),
+            Err(e) => format!("{e} on {}", path.display()),
+        }
+    };
+    let text = format!("Task failed: {message}");
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&text));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::at(text, input.task_origin.clone()));
+    Err(out)
+}
+
 /// An `AnsibleActionFail` raised inside the action: the task fails with the error's chain.
 pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput {
     let middle = Diagnostic::caused_by("Unexpected AnsibleActionFail error.", None, cause);
@@ -96,7 +130,7 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }
-    for refused in ["local_follow", "decrypt"] {
+    for refused in ["local_follow"] {
         if arg(input, refused).is_some() {
             return failed(
                 format!("tack does not support the copy option '{refused}' yet"),
@@ -149,17 +183,16 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                     input.task_origin.clone(),
                 );
             }
-            match std::fs::read(&path) {
+            let decrypt = arg(input, "decrypt").is_none_or(super::loose_bool);
+            let unreadable = |e: std::io::Error| {
+                failed(format!("Could not find or access '{name}': {e}"), input.task_origin.clone())
+            };
+            match real_file(input, &path, decrypt, unreadable) {
                 Ok(bytes) => {
                     let base = path.file_name().map(|n| n.to_string_lossy().into_owned());
                     (bytes, base)
                 }
-                Err(e) => {
-                    return failed(
-                        format!("Could not find or access '{name}': {e}"),
-                        input.task_origin.clone(),
-                    );
-                }
+                Err(out) => return out,
             }
         }
         (None, None) => {

@@ -85,12 +85,14 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         if let Some(refusal) = super::staging::too_big(input.conn, path) {
             return fail(&format!("could not stage the archive: {refusal}"));
         }
-        let bytes = match std::fs::read(path) {
+        let decrypt = input.args.get("decrypt").is_none_or(loose_bool);
+        let unreadable = |e: std::io::Error| {
+            let cause = Diagnostic::new(format!("Could not read '{}': {e}", path.display()));
+            raised(cause, input.task_origin.clone())
+        };
+        let bytes = match super::copy::real_file(input, path, decrypt, unreadable) {
             Ok(b) => b,
-            Err(e) => {
-                let cause = Diagnostic::new(format!("Could not read '{}': {e}", path.display()));
-                return raised(cause, input.task_origin.clone());
-            }
+            Err(out) => return out,
         };
         let file = match Staged::put(input.conn, &bytes, "source", false) {
             Ok(file) => file,

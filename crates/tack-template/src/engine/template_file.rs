@@ -339,6 +339,29 @@ fn after_raw(source: &str, at: usize, h: &Header) -> bool {
     })
 }
 
+/// The template file's text, decrypted when it is a whole-file vault (as ansible's template
+/// action reads it through its loader), and whether it was one.
+fn read_template(engine: &Arc<Engine>, path: &Path) -> Result<(String, bool), Error> {
+    let not_found = |e: &dyn std::fmt::Display| {
+        errors::final_error(
+            ErrorKind::TemplateNotFound,
+            format!("Could not find or access '{}': {e}", path.display()),
+        )
+    };
+    let bytes = std::fs::read(path).map_err(|e| not_found(&e))?;
+    if !tack_vault::is_encrypted(&bytes) {
+        let text = String::from_utf8(bytes).map_err(|e| not_found(&e))?;
+        return Ok((text, false));
+    }
+    let plain = engine
+        .loader()
+        .secrets()
+        .decrypt(&bytes)
+        .map_err(|e| errors::final_error(ErrorKind::InvalidOperation, e.to_string()))?;
+    let text = String::from_utf8(plain).map_err(|e| not_found(&e))?;
+    Ok((text, true))
+}
+
 /// Renders the template file at `path` (absolute) and returns the text the action writes.
 pub(crate) fn render(
     engine: &Arc<Engine>,
@@ -346,17 +369,15 @@ pub(crate) fn render(
     scope: &Scope,
     options: &TemplateFileOptions,
 ) -> Result<String, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        errors::final_error(
-            ErrorKind::TemplateNotFound,
-            format!("Could not find or access '{}': {e}", path.display()),
-        )
-    })?;
+    let (text, vaulted) = read_template(engine, path)?;
     let scope = scope.with_layer(Arc::new(template_vars(engine, path, scope, options)?));
     let (header, body) = header(&text)?;
     let name = path.to_string_lossy();
     let sequence = header.as_ref().map_or("\n", |h| h.newline_sequence.as_str());
-    let value = match (&header, with_newlines(body, sequence)) {
+    // A vaulted file's text exists only here: it is compiled from this string, never
+    // through the environment's loader, which reads the file as it is on disk.
+    let source = with_newlines(body, sequence).or_else(|| vaulted.then(|| body.to_string()));
+    let value = match (&header, source) {
         // The common case: the file as it is, compiled once per engine.
         (None, None) => {
             let template =
