@@ -88,12 +88,15 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if let Some(refusal) = super::staging::too_big(input.conn, &source) {
         return failed(&format!("could not stage the script: {refusal}"), input);
     }
-    let bytes = match std::fs::read(&source) {
+    // A whole-file vault runs decrypted, as ansible's loader hands it over (its script
+    // plugin has no `decrypt` option).
+    let unreadable = |e: std::io::Error| {
+        let cause = Diagnostic::new(format!("Could not read '{}': {e}", source.display()));
+        raised(cause, input.task_origin.clone())
+    };
+    let bytes = match super::copy::real_file(input, &source, true, unreadable) {
         Ok(b) => b,
-        Err(e) => {
-            let cause = Diagnostic::new(format!("Could not read '{}': {e}", source.display()));
-            return raised(cause, input.task_origin.clone());
-        }
+        Err(out) => return out,
     };
     let name = source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     // Executable by its owner only, in a directory no one else may enter.
