@@ -112,6 +112,17 @@ pub fn assemble(
     regexp: Option<&PyRegex>,
     ignore_hidden: bool,
 ) -> std::io::Result<Vec<u8>> {
+    assemble_reading(src, delimiter, regexp, ignore_hidden, &|path| std::fs::read(path))
+}
+
+/// [`assemble`] with each fragment's bytes from `read` (the controller's decrypts vaults).
+fn assemble_reading(
+    src: &str,
+    delimiter: Option<&str>,
+    regexp: Option<&PyRegex>,
+    ignore_hidden: bool,
+    read: &dyn Fn(&str) -> std::io::Result<Vec<u8>>,
+) -> std::io::Result<Vec<u8>> {
     let mut names: Vec<Vec<u8>> = std::fs::read_dir(src)?
         .map(|e| {
             e.map(|e| std::os::unix::ffi::OsStrExt::as_bytes(e.file_name().as_os_str()).to_vec())
@@ -131,7 +142,7 @@ pub fn assemble(
         if !is_file || (ignore_hidden && name.starts_with('.')) {
             continue;
         }
-        let content = std::fs::read(&fragment)?;
+        let content = read(&fragment)?;
         if add_newline {
             out.push(b'\n');
         }
@@ -150,34 +161,20 @@ pub fn assemble(
 }
 
 /// The controller's half (`remote_src: false`): the fragments of a controller directory, with
-/// the regexp compiled as Python's `re` compiles it. A vault-encrypted fragment is refused by
-/// name (the controller would decrypt it; tack does not yet).
+/// the regexp compiled as Python's `re` compiles it, each fragment's bytes from `read` (the
+/// engine's decrypts a vault-encrypted one, as ansible's loader does).
 pub fn controller_fragments(
     src: &str,
     delimiter: Option<&str>,
     regexp: Option<&str>,
     ignore_hidden: bool,
+    read: &dyn Fn(&str) -> std::io::Result<Vec<u8>>,
 ) -> Result<Vec<u8>, String> {
     let re = match regexp {
         Some(pattern) => Some(PyRegex::new(pattern, Flags::default())?),
         None => None,
     };
-    if let Ok(entries) = std::fs::read_dir(src) {
-        for entry in entries.flatten() {
-            let head = std::fs::File::open(entry.path()).and_then(|mut f| {
-                let mut buf = [0u8; 15];
-                let n = std::io::Read::read(&mut f, &mut buf)?;
-                Ok(buf[..n].to_vec())
-            });
-            if head.is_ok_and(|h| h.starts_with(b"$ANSIBLE_VAULT;")) {
-                return Err(format!(
-                    "tack does not decrypt vault-encrypted assemble fragments yet: {}",
-                    entry.path().display()
-                ));
-            }
-        }
-    }
-    assemble(src, delimiter, re.as_ref(), ignore_hidden).map_err(|e| e.to_string())
+    assemble_reading(src, delimiter, re.as_ref(), ignore_hidden, read).map_err(|e| e.to_string())
 }
 
 fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {

@@ -74,11 +74,6 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if let Some(refused) = input.refuse_host_named(&["src"], "read") {
         return refused;
     }
-    if truthy(input, "decrypt", true) {
-        // Fragments are read as they are; a vaulted one is refused below.
-    } else {
-        return failed("tack does not support the assemble option 'decrypt: false' yet", input);
-    }
     let dir = match find(input.search, "files", &src) {
         Ok(path) => path,
         Err(e) => {
@@ -92,14 +87,38 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if !dir.is_dir() {
         return failed(&format!("Source ({}) is not a directory", dir.display()), input);
     }
+    // A whole-file vault among the fragments is decrypted, as ansible's loader reads it;
+    // measured, ansible-core 2.21 decrypts them even under `decrypt: false`.
+    let secrets = input.templar.loader().secrets();
+    let vault_error = std::cell::RefCell::new(None);
+    let read = |path: &str| -> std::io::Result<Vec<u8>> {
+        let bytes = std::fs::read(path)?;
+        if !tack_vault::is_encrypted(&bytes) {
+            return Ok(bytes);
+        }
+        let message = if secrets.is_empty() {
+            format!("A vault password or secret must be specified to decrypt {path}")
+        } else {
+            match secrets.decrypt(&bytes) {
+                Ok(plain) => return Ok(plain),
+                Err(e) => format!("{e} on {path}"),
+            }
+        };
+        *vault_error.borrow_mut() = Some(message.clone());
+        Err(std::io::Error::other(message))
+    };
     let bytes = match tack_agent::modules::assemble::controller_fragments(
         &dir.to_string_lossy(),
         input.text("delimiter").as_deref(),
         input.text("regexp").as_deref(),
         truthy(input, "ignore_hidden", false),
+        &read,
     ) {
         Ok(bytes) => bytes,
-        Err(e) => return failed(&e, input),
+        Err(e) => match vault_error.borrow_mut().take() {
+            Some(message) => return super::copy::vault_failure(input, &message),
+            None => return failed(&e, input),
+        },
     };
     let staged = match Staged::put(input.conn, &bytes, "src", false) {
         Ok(staged) => staged,

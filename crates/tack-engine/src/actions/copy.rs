@@ -99,6 +99,12 @@ pub(super) fn real_file(
             Err(e) => format!("{e} on {}", path.display()),
         }
     };
+    Err(vault_failure(input, &message))
+}
+
+/// The task's output when a controller file could not be decrypted: ansible's loader error,
+/// raised through the action, so its message gains `Task failed: `.
+pub(super) fn vault_failure(input: &ActionInput<'_>, message: &str) -> ActionOutput {
     let text = format!("Task failed: {message}");
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
@@ -106,7 +112,7 @@ pub(super) fn real_file(
     data.insert(s("msg"), s(&text));
     let mut out = ActionOutput::new(data);
     out.error = Some(Diagnostic::at(text, input.task_origin.clone()));
-    Err(out)
+    out
 }
 
 /// An `AnsibleActionFail` raised inside the action: the task fails with the error's chain.
