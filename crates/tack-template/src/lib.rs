@@ -54,7 +54,7 @@ use tack_yaml::{Node, Value};
 use crate::engine::Engine;
 use crate::engine::render::{Piece, walk};
 
-pub use engine::template_file::TemplateFileOptions;
+pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered, sealed_texts};
 pub use error::{TemplateError, TemplateErrorKind};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};

@@ -116,7 +116,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     ) {
         Ok(bytes) => bytes,
         Err(e) => match vault_error.borrow_mut().take() {
-            Some(message) => return super::copy::vault_failure(input, &message),
+            Some(message) => return super::copy::raised_through(input, &message),
             None => return failed(&e, input),
         },
     };

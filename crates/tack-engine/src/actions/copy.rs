@@ -99,12 +99,12 @@ pub(super) fn real_file(
             Err(e) => format!("{e} on {}", path.display()),
         }
     };
-    Err(vault_failure(input, &message))
+    Err(raised_through(input, &message))
 }
 
-/// The task's output when a controller file could not be decrypted: ansible's loader error,
-/// raised through the action, so its message gains `Task failed: `.
-pub(super) fn vault_failure(input: &ActionInput<'_>, message: &str) -> ActionOutput {
+/// The task's output for an ansible error raised through the action (a controller file that
+/// could not be decrypted, a bad template option): its message gains `Task failed: `.
+pub(super) fn raised_through(input: &ActionInput<'_>, message: &str) -> ActionOutput {
     let text = format!("Task failed: {message}");
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
@@ -215,20 +215,75 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     transfer(input, bytes, basename, ACTION_ONLY, source)
 }
 
+/// The template action's own options as ansible's reads them: the six delimiters,
+/// `trim_blocks` and `lstrip_blocks`; `newline_sequence` checked (`\\n`-style spellings
+/// unescaped); `state` and equal start strings refused in ansible's words; an
+/// `output_encoding` other than UTF-8 refused by name.
+fn template_overrides(
+    input: &ActionInput<'_>,
+) -> Result<tack_template::TemplateOverrides, ActionOutput> {
+    let fail = |msg: &str| Err(super::shell_run::action_fail(input, msg));
+    let mut o = tack_template::TemplateOverrides::default();
+    let text = |k: &str| input.text(k);
+    for (key, slot) in [
+        ("block_start_string", &mut o.block.0),
+        ("block_end_string", &mut o.block.1),
+        ("variable_start_string", &mut o.variable.0),
+        ("variable_end_string", &mut o.variable.1),
+        ("comment_start_string", &mut o.comment.0),
+        ("comment_end_string", &mut o.comment.1),
+    ] {
+        if let Some(value) = text(key) {
+            *slot = value;
+        }
+    }
+    if let Some(flag) = arg(input, "trim_blocks") {
+        o.trim_blocks = super::loose_bool(flag);
+    }
+    if let Some(flag) = arg(input, "lstrip_blocks") {
+        o.lstrip_blocks = super::loose_bool(flag);
+    }
+    if let Some(encoding) = text("output_encoding").filter(|e| !e.is_empty())
+        && !matches!(encoding.to_lowercase().replace(['-', '_'], "").as_str(), "utf8")
+    {
+        return Err(failed(
+            format!("tack does not support the template option 'output_encoding: {encoding}' yet"),
+            input.task_origin.clone(),
+        ));
+    }
+    // Checked as ansible checks it, and then, measured on ansible-core 2.21.5, without effect
+    // on what is written (the file keeps its own newlines).
+    let sequence = text("newline_sequence").map(|s| match s.as_str() {
+        "\\n" => "\n".to_string(),
+        "\\r" => "\r".to_string(),
+        "\\r\\n" => "\r\n".to_string(),
+        _ => s,
+    });
+    if arg(input, "state").is_some_and(|n| !matches!(n.value, Value::Null)) {
+        return fail("'state' cannot be specified on a template");
+    }
+    if sequence.is_some_and(|s| !matches!(s.as_str(), "\n" | "\r" | "\r\n")) {
+        // ansible's message loses its trailing `\r\n` on the way out.
+        return fail("newline_sequence needs to be one of: \n, \r or");
+    }
+    if o.block.0 == o.variable.0 || o.variable.0 == o.comment.0 || o.comment.0 == o.block.0 {
+        return Err(raised_through(
+            input,
+            "Block, variable and comment start strings must be different.",
+        ));
+    }
+    Ok(o)
+}
+
 /// `template`.
 pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }
-    for (key, _) in input.args.iter() {
-        let name = key.as_str().unwrap_or_default();
-        if TEMPLATE_ONLY.contains(&name) && name != "src" {
-            return failed(
-                format!("tack does not support the template option '{name}' yet"),
-                input.task_origin.clone(),
-            );
-        }
-    }
+    let overrides = match template_overrides(input) {
+        Ok(overrides) => overrides,
+        Err(out) => return out,
+    };
     let Some(src) = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
         return failed("src and dest are required".into(), input.task_origin.clone());
     };
@@ -240,6 +295,7 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     let options = tack_template::TemplateFileOptions {
         path_as_given: Some(src.clone()),
         dest_path: dest,
+        overrides,
         ..Default::default()
     };
     let text = match input.templar.render_file_with(&path, input.scope, &options) {

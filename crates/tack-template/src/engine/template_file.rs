@@ -34,6 +34,9 @@ pub struct TemplateFileOptions {
     /// The `DEFAULT_MANAGED_STR` setting as the configuration gives it: its `{host}`, `{uid}`,
     /// `{file}` fields and `strftime` codes are expanded here, as ansible expands them.
     pub managed_str: String,
+    /// The template action's own options (`variable_start_string`, `trim_blocks`, ...),
+    /// under which a `#jinja2:` header's settings still win.
+    pub overrides: TemplateOverrides,
 }
 
 impl Default for TemplateFileOptions {
@@ -42,6 +45,49 @@ impl Default for TemplateFileOptions {
             path_as_given: None,
             dest_path: None,
             managed_str: "Ansible managed".into(),
+            overrides: TemplateOverrides::default(),
+        }
+    }
+}
+
+/// What the template action's options set (ansible's `TemplateOverrides` from task
+/// arguments): delimiters, block whitespace and the newline sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateOverrides {
+    pub block: (String, String),
+    pub variable: (String, String),
+    pub comment: (String, String),
+    pub trim_blocks: bool,
+    pub lstrip_blocks: bool,
+    pub newline_sequence: String,
+}
+
+impl Default for TemplateOverrides {
+    fn default() -> Self {
+        TemplateOverrides {
+            block: ("{%".into(), "%}".into()),
+            variable: ("{{".into(), "}}".into()),
+            comment: ("{#".into(), "#}".into()),
+            trim_blocks: true,
+            lstrip_blocks: false,
+            newline_sequence: "\n".into(),
+        }
+    }
+}
+
+impl TemplateOverrides {
+    /// The header these settings make when the file has none of its own.
+    fn header(&self) -> Header {
+        Header {
+            block: self.block.clone(),
+            variable: self.variable.clone(),
+            comment: self.comment.clone(),
+            line_statement_prefix: None,
+            line_comment_prefix: None,
+            trim_blocks: self.trim_blocks,
+            lstrip_blocks: self.lstrip_blocks,
+            keep_trailing_newline: false,
+            newline_sequence: self.newline_sequence.clone(),
         }
     }
 }
@@ -106,8 +152,15 @@ fn header_error(message: String) -> Error {
 
 /// Splits a `#jinja2: key: value, key: value` first line from the body; a malformed header
 /// is ansible's syntax error.
-fn header(text: &str) -> Result<(Option<Header>, &str), Error> {
-    let Some(rest) = text.strip_prefix(OVERRIDE) else { return Ok((None, text)) };
+fn header<'t>(text: &'t str, base: &TemplateOverrides) -> Result<(Option<Header>, &'t str), Error> {
+    let Some(rest) = text.strip_prefix(OVERRIDE) else {
+        // The action's own options alone, when they change anything.
+        let changed = *base != TemplateOverrides::default();
+        if changed {
+            check_starts(&base.block, &base.variable, &base.comment)?;
+        }
+        return Ok((changed.then(|| base.header()), text));
+    };
     let Some((line, body)) = rest.split_once('\n') else {
         return Err(header_error(format!("Missing newline after '{OVERRIDE}' override.")));
     };
@@ -157,15 +210,15 @@ fn header(text: &str) -> Result<(Option<Header>, &str), Error> {
             Some(other) => Err(wrong_type(k, "<class 'bool'>", &other)),
         }
     };
-    let block = (string(FIELDS[0], "{%")?, string(FIELDS[1], "%}")?);
-    let variable = (string(FIELDS[2], "{{")?, string(FIELDS[3], "}}")?);
-    let comment = (string(FIELDS[4], "{#")?, string(FIELDS[5], "#}")?);
+    let block = (string(FIELDS[0], &base.block.0)?, string(FIELDS[1], &base.block.1)?);
+    let variable = (string(FIELDS[2], &base.variable.0)?, string(FIELDS[3], &base.variable.1)?);
+    let comment = (string(FIELDS[4], &base.comment.0)?, string(FIELDS[5], &base.comment.1)?);
     let line_statement_prefix = optional(FIELDS[6])?;
     let line_comment_prefix = optional(FIELDS[7])?;
-    let trim_blocks = boolean(FIELDS[8], true)?;
-    let lstrip_blocks = boolean(FIELDS[9], false)?;
+    let trim_blocks = boolean(FIELDS[8], base.trim_blocks)?;
+    let lstrip_blocks = boolean(FIELDS[9], base.lstrip_blocks)?;
     let newline_sequence = match get(FIELDS[10]) {
-        None => "\n".to_string(),
+        None => base.newline_sequence.clone(),
         Some(Literal::Str(s)) if matches!(s.as_str(), "\n" | "\r\n" | "\r") => s,
         Some(other) => {
             let shown = match &other {
@@ -182,12 +235,7 @@ fn header(text: &str) -> Result<(Option<Header>, &str), Error> {
         }
     };
     let keep_trailing_newline = boolean(FIELDS[11], false)?;
-    // Python's chained `!=`: neighbours differ, and the block and comment starts differ.
-    if block.0 == variable.0 || variable.0 == comment.0 || comment.0 == block.0 {
-        return Err(header_error(
-            "Block, variable and comment start strings must be different.".into(),
-        ));
-    }
+    check_starts(&block, &variable, &comment)?;
     let h = Header {
         block,
         variable,
@@ -200,6 +248,21 @@ fn header(text: &str) -> Result<(Option<Header>, &str), Error> {
         newline_sequence,
     };
     Ok((Some(h), body))
+}
+
+/// Python's chained `!=` of `TemplateOverrides`: neighbours differ, and the block and
+/// comment starts differ.
+fn check_starts(
+    block: &(String, String),
+    variable: &(String, String),
+    comment: &(String, String),
+) -> Result<(), Error> {
+    if block.0 == variable.0 || variable.0 == comment.0 || comment.0 == block.0 {
+        return Err(header_error(
+            "Block, variable and comment start strings must be different.".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn wrong_type(field: &str, wanted: &str, got: &Literal) -> Error {
@@ -371,7 +434,7 @@ pub(crate) fn render(
 ) -> Result<String, Error> {
     let (text, vaulted) = read_template(engine, path)?;
     let scope = scope.with_layer(Arc::new(template_vars(engine, path, scope, options)?));
-    let (header, body) = header(&text)?;
+    let (header, body) = header(&text, &options.overrides)?;
     let name = path.to_string_lossy();
     let sequence = header.as_ref().map_or("\n", |h| h.newline_sequence.as_str());
     // A vaulted file's text exists only here: it is compiled from this string, never
@@ -424,11 +487,12 @@ pub(crate) fn render(
         None => return crate::python::repr::str_of(&value),
     };
     // ansible gives back the newlines the file ended with (counting `\n` only, in the whole
-    // file) as the task's newline sequence, which is `\n` whatever the header says.
+    // file) as the task's newline sequence (`newline_sequence`, `\n` unless the action
+    // says), whatever the header says.
     let want = text.len() - text.trim_end_matches('\n').len();
     let have = out.len() - out.trim_end_matches('\n').len();
     for _ in have..want {
-        out.push('\n');
+        out.push_str(&options.overrides.newline_sequence);
     }
     Ok(out)
 }
