@@ -722,13 +722,13 @@ impl Drop for ChildAgent {
     }
 }
 
-/// Puts the command in a session of its own: a become program finds no terminal to ask on.
 /// The error of a command that ended before its hello because its password was refused
 /// (see `askpass::Login::refused`).
 fn login_refused(command: &AgentCommand, code: Option<i32>) -> Option<ConnectionError> {
     command.login.as_ref().and_then(|Shared(login)| login.refused(code))
 }
 
+/// Puts the command in a session of its own: a become program finds no terminal to ask on.
 pub(crate) fn new_session(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: setsid is async-signal-safe and touches no memory of the parent.

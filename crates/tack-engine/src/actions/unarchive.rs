@@ -56,8 +56,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
                 mask_url(&source)
             ));
         }
-        let expanded = expand_local_user(&source);
-        match find(input.search, "files", &expanded) {
+        // `os.path.expanduser` on the controller, as ansible's plugin expands it.
+        let expanded =
+            tack_py::path::expanduser(std::path::Path::new(&source), &tack_py::path::ProcessEnv);
+        match find(input.search, "files", &expanded.to_string_lossy()) {
             Ok(path) => Some(path),
             Err(e) => {
                 // ansible lets the search's error out of the plugin as it is: the task's
@@ -107,15 +109,6 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     // The module has returned: its archive goes now.
     drop(staged);
     out
-}
-
-/// `os.path.expanduser` on the controller, for `src` (the controller's own home only; a
-/// `~user` stays as written, as Python leaves an unknown one).
-fn expand_local_user(path: &str) -> String {
-    match (path == "~" || path.starts_with("~/"), std::env::var("HOME")) {
-        (true, Ok(home)) => format!("{home}{}", &path[1..]),
-        _ => path.to_string(),
-    }
 }
 
 /// Whether `dest` is an existing directory on the host, by the `stat` module (following

@@ -51,7 +51,8 @@ impl Default for TemplateFileOptions {
 }
 
 /// What the template action's options set (ansible's `TemplateOverrides` from task
-/// arguments): delimiters, block whitespace and the newline sequence.
+/// arguments): delimiters and block whitespace. Its `newline_sequence` changes nothing in
+/// ansible-core 2.21.5 (measured), so it is not here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TemplateOverrides {
     pub block: (String, String),
@@ -59,7 +60,6 @@ pub struct TemplateOverrides {
     pub comment: (String, String),
     pub trim_blocks: bool,
     pub lstrip_blocks: bool,
-    pub newline_sequence: String,
 }
 
 impl Default for TemplateOverrides {
@@ -70,7 +70,6 @@ impl Default for TemplateOverrides {
             comment: ("{#".into(), "#}".into()),
             trim_blocks: true,
             lstrip_blocks: false,
-            newline_sequence: "\n".into(),
         }
     }
 }
@@ -87,7 +86,7 @@ impl TemplateOverrides {
             trim_blocks: self.trim_blocks,
             lstrip_blocks: self.lstrip_blocks,
             keep_trailing_newline: false,
-            newline_sequence: self.newline_sequence.clone(),
+            newline_sequence: "\n".into(),
         }
     }
 }
@@ -218,7 +217,7 @@ fn header<'t>(text: &'t str, base: &TemplateOverrides) -> Result<(Option<Header>
     let trim_blocks = boolean(FIELDS[8], base.trim_blocks)?;
     let lstrip_blocks = boolean(FIELDS[9], base.lstrip_blocks)?;
     let newline_sequence = match get(FIELDS[10]) {
-        None => base.newline_sequence.clone(),
+        None => "\n".to_string(),
         Some(Literal::Str(s)) if matches!(s.as_str(), "\n" | "\r\n" | "\r") => s,
         Some(other) => {
             let shown = match &other {
@@ -487,12 +486,11 @@ pub(crate) fn render(
         None => return crate::python::repr::str_of(&value),
     };
     // ansible gives back the newlines the file ended with (counting `\n` only, in the whole
-    // file) as the task's newline sequence (`newline_sequence`, `\n` unless the action
-    // says), whatever the header says.
+    // file) as `\n`, whatever the header or the action says.
     let want = text.len() - text.trim_end_matches('\n').len();
     let have = out.len() - out.trim_end_matches('\n').len();
     for _ in have..want {
-        out.push_str(&options.overrides.newline_sequence);
+        out.push('\n');
     }
     Ok(out)
 }
