@@ -240,6 +240,9 @@ impl Connection for Recorded {
         executable: bool,
     ) -> Result<tack_connect::StagedFile, ConnectionError> {
         let out = self.inner.stage(bytes, name, executable);
+        if let Ok(file) = &out {
+            self.record(Use::Put(bytes.len(), file.path().into()));
+        }
         self.said();
         out
     }

@@ -304,7 +304,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     let Some(action) = Action::resolve(&task.action) else {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
-    if let Action::Python(_) | Action::Unarchive = action
+    if let Action::Python(_) | Action::Unarchive | Action::Dnf = action
         && crate::python_path::core().is_none()
     {
         let why = crate::python_path::why_not();
@@ -350,7 +350,11 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(key) = task.attrs.key(Keyword::Timeout) {
         let stoppable = match action {
             Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
-            Action::Copy | Action::Template | Action::Python(_) | Action::Unarchive => false,
+            Action::Copy
+            | Action::Template
+            | Action::Python(_)
+            | Action::Unarchive
+            | Action::Dnf => false,
             // Controller actions finish at once; a timeout can never stop them.
             _ => true,
         };

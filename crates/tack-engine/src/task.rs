@@ -588,7 +588,9 @@ impl TaskRun<'_> {
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
         let relink = || self.fresh_link(host, scope);
         let python = match self.action {
-            Action::Python(_) | Action::Unarchive => self.python_for(scope, discovered.as_deref()),
+            Action::Python(_) | Action::Unarchive | Action::Dnf | Action::Package => {
+                self.python_for(scope, discovered.as_deref())
+            }
             _ => None,
         };
         let output = actions::run(&ActionInput {
@@ -611,6 +613,7 @@ impl TaskRun<'_> {
             environment: &environment,
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
+            delegated: self.ctx.task.delegate_to.is_some(),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
             relink: &relink,
             python: python.as_deref(),

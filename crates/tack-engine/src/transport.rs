@@ -8,8 +8,9 @@
 //! Python transport tack does not have. tack reports its own steps in the same `<address> `
 //! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module,
 //! `PYTHON MODULE fqn (ansible-core's code, run by tack)` for one run by the Python path, and
-//! `NATIVE MODULE name (started by tack as a background job)` for an `async` job, and
-//! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`).
+//! `NATIVE MODULE name (started by tack as a background job)` for an `async` job,
+//! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`), and
+//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task.
 //!
 //! Over `ssh` ansible announces `ESTABLISH SSH CONNECTION FOR USER: user` before each of
 //! the several ssh commands a task runs; tack announces it once per task and host, as for
@@ -33,6 +34,8 @@ pub(crate) enum Use {
     Python(String),
     /// A native module started as a detached `async` job (tack's own binary, re-invoked).
     Job(String),
+    /// Bytes staged on the host for one sub-task (their length, where they went).
+    Put(usize, String),
     /// A `-vvv` note the action makes about its own steps, in order with its uses (ansible's
     /// `wait_for_connection: attempting ping module test`); it does not reach the host.
     Note(String),
@@ -162,6 +165,9 @@ pub(crate) fn lines(address: &str, uses: Vec<(Reach, Use)>) -> Vec<(u8, String)>
                     format!(
                         "<{address}> NATIVE MODULE {name} (started by tack as a background job)"
                     )
+                }
+                Use::Put(len, path) => {
+                    format!("<{address}> PUT {len} bytes TO {path} (staged by tack)")
                 }
                 Use::Note(text) | Use::Step(text) | Use::Said(_, text) => text,
             },

@@ -5,8 +5,8 @@
 //! removed as soon as the module returns.
 //!
 //! A whole-file vault among the sources is sent decrypted (`decrypt: false` sends it as it
-//! is); `remote_src` hands the host's own file to the module. Directory sources and
-//! `local_follow` are refused by name (issue 6 completes the action plugins).
+//! is); `remote_src` hands the host's own file to the module. A controller directory is
+//! copied entry by entry (`copy_tree`).
 
 use std::path::{Path, PathBuf};
 
@@ -136,14 +136,6 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }
-    for refused in ["local_follow"] {
-        if arg(input, refused).is_some() {
-            return failed(
-                format!("tack does not support the copy option '{refused}' yet"),
-                input.task_origin.clone(),
-            );
-        }
-    }
     let content = arg(input, "content");
     let src = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value));
     if remote_src && content.is_none() && src.as_deref().is_some_and(|s| !s.is_empty()) {
@@ -178,10 +170,10 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                 Err(e) => return raised(e, input.task_origin.clone()),
             };
             if path.is_dir() {
-                return failed(
-                    "tack does not support copying a directory yet".into(),
-                    input.task_origin.clone(),
-                );
+                if input.text("dest").is_none_or(|d| d.is_empty()) {
+                    return failed("dest is required".into(), input.task_origin.clone());
+                }
+                return super::copy_tree::run(input, &path, name);
             }
             if let Some(refusal) = super::staging::too_big(input.conn, &path) {
                 return failed(
@@ -356,9 +348,12 @@ fn transfer(
     for key in own {
         module_args.remove(*key);
     }
+    // Under `force: false` an existing destination stays whatever it holds: its checksum is
+    // not asked for.
+    let force = input.args.get("force").is_none_or(super::loose_bool);
     let mut stat_args = Map::new();
     stat_args.insert("path".into(), Json::String(dest.clone()));
-    stat_args.insert("get_checksum".into(), Json::Bool(true));
+    stat_args.insert("get_checksum".into(), Json::Bool(force));
     stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
     let stat = match run("stat", stat_args, input) {
         Ok(r) => r,
@@ -375,7 +370,7 @@ fn transfer(
         module_args.insert("dest".into(), Json::String(dest.clone()));
         let mut again = Map::new();
         again.insert("path".into(), Json::String(dest.clone()));
-        again.insert("get_checksum".into(), Json::Bool(true));
+        again.insert("get_checksum".into(), Json::Bool(force));
         again.insert("checksum_algorithm".into(), Json::String("sha1".into()));
         info = match run("stat", again, input) {
             Ok(r) => r.get("stat").and_then(Node::as_map).cloned().unwrap_or_default(),
@@ -385,8 +380,7 @@ fn transfer(
     let flag = |k: &str| is(&info, k);
     let same = flag("exists")
         && info.get("checksum").map(|c| tack_yaml::pyrepr::str(&c.value)) == Some(checksum.clone());
-    let force = input.args.get("force").is_none_or(|f| f.value.is_truthy());
-    if flag("exists") && !same && !force {
+    if flag("exists") && !force {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));
         data.insert(s("dest"), s(&dest));

@@ -70,25 +70,6 @@ fn text_of(node: Option<&Node>) -> Option<String> {
     node.map(|n| tack_yaml::pyrepr::str(&n.value))
 }
 
-/// `msg: cause` of a module failure's error summary, as ansible's error line shows it.
-fn module_error(result: &Mapping) -> String {
-    let msg = text_of(result.get("msg")).unwrap_or_default();
-    let cause = result
-        .get("exception")
-        .and_then(Node::as_map)
-        .and_then(|e| e.get("event"))
-        .and_then(Node::as_map)
-        .and_then(|e| e.get("chain"))
-        .and_then(Node::as_map)
-        .and_then(|c| c.get("event"))
-        .and_then(Node::as_map)
-        .and_then(|e| text_of(e.get("msg")));
-    match cause {
-        Some(c) => format!("{msg}: {c}"),
-        None => msg,
-    }
-}
-
 /// The first symbolic link between `root` (excluded) and `path`, found without following any.
 fn link_below(root: &Path, path: &Path) -> Option<PathBuf> {
     let rest = path.strip_prefix(root).ok()?;
@@ -184,7 +165,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             Err(e) => return failed(&e, input),
         };
         if slurped.get("failed").is_some_and(|f| f.value.is_truthy()) {
-            let error = module_error(&slurped);
+            let error = super::module::error_summary(&slurped);
             let said = text_of(slurped.get("msg")).unwrap_or_default();
             if fail_on_missing {
                 data = slurped.clone();
@@ -306,7 +287,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
                     Err(e) => return failed(&e, input),
                 };
                 if slurped.get("failed").is_some_and(|f| f.value.is_truthy()) {
-                    return failed(&module_error(&slurped), input);
+                    return failed(&super::module::error_summary(&slurped), input);
                 }
                 let content = text_of(slurped.get("content")).unwrap_or_default();
                 match base64::engine::general_purpose::STANDARD.decode(content.as_bytes()) {

@@ -13,7 +13,9 @@ mod assemble;
 mod assert;
 pub mod copy;
 mod copy_diff;
+mod copy_tree;
 mod debug;
+mod dnf;
 mod fail;
 mod fetch;
 mod include_vars;
@@ -69,6 +71,8 @@ pub enum Action {
     Service,
     /// The `package` action plugin (the module chosen by the host's package manager).
     Package,
+    /// The `dnf` action plugin (the `dnf` or `dnf5` module, through the Python path).
+    Dnf,
     AddHost,
     GroupBy,
     Pause,
@@ -106,6 +110,7 @@ impl Action {
             "assemble" => Some(Action::Assemble),
             "service" => Some(Action::Service),
             "package" => Some(Action::Package),
+            "dnf" => Some(Action::Dnf),
             "unarchive" => Some(Action::Unarchive),
             _ => tack_agent::modules::native_name(name)
                 .map(Action::Module)
@@ -144,6 +149,7 @@ impl Action {
             Action::Unarchive => "ansible.builtin.unarchive".into(),
             Action::Service => "ansible.builtin.service".into(),
             Action::Package => "ansible.builtin.package".into(),
+            Action::Dnf => "ansible.builtin.dnf".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
             Action::Pause => "ansible.builtin.pause".into(),
@@ -193,6 +199,7 @@ impl Action {
                 | Action::Unarchive
                 | Action::Service
                 | Action::Package
+                | Action::Dnf
         )
     }
 
@@ -220,7 +227,8 @@ impl Action {
             | Action::Assemble
             | Action::Unarchive
             | Action::Service
-            | Action::Package => &[],
+            | Action::Package
+            | Action::Dnf => &[],
             Action::AddHost
             | Action::GroupBy
             | Action::Pause
@@ -266,6 +274,7 @@ impl Action {
             | Action::Unarchive
             | Action::Service
             | Action::Package
+            | Action::Dnf
             | Action::AddHost
             // ansible's action reads its three arguments and ignores any other.
             | Action::ValidateArgumentSpec
@@ -321,6 +330,9 @@ pub struct ActionInput<'a> {
     pub timeout: Option<u64>,
     /// The task's `async`/`poll`, when it runs as a job (`command`/`shell` only).
     pub async_task: Option<&'a crate::async_job::AsyncTask<'a>>,
+    /// Whether the task is delegated (`delegate_to`): what its host says is not the task
+    /// host's fact.
+    pub delegated: bool,
     /// The host's link (the in-process `Local` for actions that never touch the host).
     pub conn: &'a dyn crate::connection::Connection,
     /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
@@ -354,6 +366,7 @@ impl<'a> ActionInput<'a> {
             environment: self.environment,
             timeout: self.timeout,
             async_task: None,
+            delegated: self.delegated,
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
@@ -448,6 +461,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Unarchive => unarchive::run(input),
         Action::Service => service::run(input),
         Action::Package => package::run(input),
+        Action::Dnf => dnf::run(input),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
         Action::Pause => pause::pause(input),

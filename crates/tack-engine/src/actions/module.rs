@@ -63,13 +63,46 @@ pub(crate) fn from_result(
             out.data
                 .insert(crate::result::s("exception"), crate::result::s("(traceback unavailable)"));
         }
-        let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        let msg = error_summary(&out.data);
         out.error = Some(Diagnostic::at(
             format!("Task failed: Module failed: {msg}"),
             input.task_origin.clone(),
         ));
     }
     out
+}
+
+/// A failed module's message as ansible's error line shows it (`format_event_brief_message`):
+/// `msg`, then the message of each cause its `exception` chains and follows (ansible-core's
+/// modules send them), each joined after `: ` with the trailing `.` and spaces of the part
+/// before it dropped, and a part that already ends with what follows it standing alone.
+pub(crate) fn error_summary(result: &tack_yaml::Mapping) -> String {
+    use tack_yaml::Node;
+    let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
+    let mut parts = vec![text(result.get("msg")).unwrap_or_default()];
+    let mut event = result
+        .get("exception")
+        .and_then(Node::as_map)
+        .and_then(|e| e.get("event"))
+        .and_then(Node::as_map);
+    while let Some(chain) = event.and_then(|e| e.get("chain")).and_then(Node::as_map) {
+        if chain.get("follow").is_some_and(|f| !f.value.is_truthy()) {
+            break;
+        }
+        let Some(cause) = chain.get("event").and_then(Node::as_map) else { break };
+        parts.push(text(cause.get("msg")).unwrap_or_default());
+        event = Some(cause);
+    }
+    let mut parts = parts.into_iter().rev();
+    let mut message = parts.next().unwrap_or_default();
+    for part in parts {
+        message = if part.ends_with(&message) {
+            part
+        } else {
+            format!("{}: {message}", part.trim_end_matches(['.', ' ']))
+        };
+    }
+    message
 }
 
 /// ansible's task executor adds `stdout_lines`/`stderr_lines` to any result with `stdout`/

@@ -3,9 +3,10 @@
 //! by a `setup` filtered to `ansible_pkg_mgr` (run for this task only, its answer never kept
 //! as a fact); the backend then runs with the task's arguments, `use` taken out.
 //!
-//! tack has one backend, `apt`. A name ansible-core resolves to another module (`dnf`,
-//! `yum`, ...) fails the task by name; a name it does not resolve fails with ansible's own
-//! message. It never reads the host but through the modules it runs.
+//! `apt` runs natively; another module ansible-core has (`dnf`, `dnf5`) runs through
+//! ansible-core's own module code (the Python path); a name it does not resolve (`yum`,
+//! `zypper`: modules of collections) fails with ansible's own message. It never reads the
+//! host but through the modules it runs.
 
 use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
@@ -106,30 +107,58 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         .strip_prefix("ansible.builtin.")
         .or_else(|| module.strip_prefix("ansible.legacy."))
         .unwrap_or(&module);
-    if short != "apt" {
-        if !tack_playbook::builtin_resolves(&module) {
+    let native = tack_agent::modules::native_name(short).filter(|n| *n == "apt");
+    let backend = match (native, crate::python_path::host_module(short)) {
+        // ansible runs a builtin manager's module by its `ansible.legacy.` name (which the
+        // module's messages show), any other spelling as written.
+        (Some(_), _) if module == "ansible.builtin.apt" => Backend::Native("ansible.builtin.apt"),
+        (Some(_), _) => Backend::Native("ansible.legacy.apt"),
+        (None, Some(name)) => Backend::Python(name),
+        // A builtin spelling ansible-core has no module for (`yum` is only an action's
+        // redirect), or a name nothing resolves.
+        (None, None)
+            if !module.contains('.')
+                || module.starts_with("ansible.builtin.")
+                || module.starts_with("ansible.legacy.")
+                || !tack_playbook::builtin_resolves(&module) =>
+        {
             return shell_run::action_fail(
                 input,
                 &format!("Could not find a matching action for the \"{module}\" package manager."),
             );
         }
-        return shell_run::action_fail(
-            input,
-            &format!(
-                "this host's package manager is '{module}', and tack has no '{module}' module \
-                 yet (only 'apt')"
-            ),
-        );
-    }
+        (None, None) => {
+            return shell_run::action_fail(
+                input,
+                &format!(
+                    "this host's package manager is '{module}', and tack cannot run the \
+                     '{module}' module yet"
+                ),
+            );
+        }
+    };
     let mut args = input.args.clone();
     args.remove("use");
     let stripped = input.with_args(&args);
-    // ansible runs a builtin manager's module by its `ansible.legacy.` name, any other
-    // spelling as written.
-    let name = match module.as_str() {
-        "ansible.builtin.apt" => "ansible.builtin.apt",
-        m if BUILTIN_PKG_MGRS.contains(&m) => "ansible.legacy.apt",
-        _ => "ansible.legacy.apt",
-    };
-    super::module::run(&stripped, name)
+    if input.verbosity >= 4 {
+        // ansible runs a builtin manager's module by its `ansible.legacy.` name, any other
+        // spelling as written.
+        let shown = if BUILTIN_PKG_MGRS.contains(&module.as_str()) {
+            format!("ansible.legacy.{module}")
+        } else {
+            module.clone()
+        };
+        crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
+    }
+    match backend {
+        Backend::Native(name) => super::module::run(&stripped, name),
+        Backend::Python(name) => crate::python_path::action::run(&stripped, name),
+    }
+}
+
+/// Where the chosen module's code comes from.
+enum Backend {
+    Native(&'static str),
+    /// ansible-core's own module code.
+    Python(&'static str),
 }

@@ -42,7 +42,9 @@ impl Connection for Local {
         name: &str,
         executable: bool,
     ) -> Result<StagedFile, ConnectionError> {
-        InProcess.stage(bytes, name, executable)
+        let file = InProcess.stage(bytes, name, executable)?;
+        crate::transport::record(crate::transport::Use::Put(bytes.len(), file.path().into()));
+        Ok(file)
     }
 
     fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {

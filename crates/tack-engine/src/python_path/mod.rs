@@ -105,6 +105,21 @@ pub fn module_name(name: &str) -> Option<&'static str> {
     BUILTIN_MODULES.iter().copied().find(|m| *m == short)
 }
 
+/// The short name of the builtin module `name` names when the Python path can run it for an
+/// action plugin that dispatches to it (`package`'s `dnf`, `dnf`'s `dnf5`): like
+/// [`module_name`], but also a module whose task name is an action plugin of its own.
+pub fn host_module(name: &str) -> Option<&'static str> {
+    use tack_playbook::tables::{BUILTIN_MODULES, short_builtin_name};
+    let short = short_builtin_name(name);
+    if short.contains('.')
+        || tack_agent::modules::is_native(short)
+        || NOT_HOST_MODULES.contains(&short)
+    {
+        return None;
+    }
+    BUILTIN_MODULES.iter().copied().find(|m| *m == short)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
