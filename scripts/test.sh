@@ -39,6 +39,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
   apt-get update -qq || echo "could not update the apt lists: the apt cases will fail" >&2
 fi
 
+# The Python-path goldens and module cases run ansible-core's own module code with the
+# reference's interpreter (/opt/ansible-ref/bin/python), as the recordings did.
+if [ "$(id -u)" = 0 ]; then
+  scripts/install-ansible-ref.sh >/dev/null ||
+    echo "could not install ansible-core 2.21.5: the Python-path cases will fail" >&2
+fi
+
 # The agent the controller uploads to ssh hosts: static musl (scripts/build-agent.sh adds the
 # rustup target, or falls back to this machine's architecture and says so), embedded in the
 # controller at build time.

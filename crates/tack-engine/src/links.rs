@@ -141,12 +141,24 @@ impl<'o> Links<'o> {
         target: &LinkTarget,
         escalation: Option<&Become>,
     ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        self.get_as(target, target, escalation)
+    }
+
+    /// [`Links::get`] for `key`'s host, a link not open yet being opened with `target`'s
+    /// settings instead (`reboot`'s `connect_timeout`: the link the host's later tasks use
+    /// was opened with another ssh `ConnectTimeout`).
+    pub(crate) fn get_as(
+        &self,
+        key: &LinkTarget,
+        target: &LinkTarget,
+        escalation: Option<&Become>,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
         let settings = match (target, escalation) {
             (LinkTarget::Local, None) => return Ok(Arc::clone(&self.local)),
             (LinkTarget::Ssh(settings), None) => Some(settings),
             (_, Some(_)) => None,
         };
-        let key = (target.clone(), escalation.cloned());
+        let key = (key.clone(), escalation.cloned());
         // A panic while the map was held leaves it whole (inserts are single calls).
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(link) = open.get(&key) {
@@ -292,10 +304,13 @@ impl crate::task::TaskRun<'_> {
     /// `wait_for_connection`'s link for one attempt: the host's links closed first, as
     /// ansible's action resets its connection before each ping, then opened anew. The error
     /// is the message the attempt failed with.
+    /// The host's links closed and a new one opened, with ssh's `ConnectTimeout` set to
+    /// `connect_timeout` when given (`reboot`'s option).
     pub(crate) fn fresh_link(
         &self,
         host: &str,
         scope: &tack_template::Scope,
+        connect_timeout: Option<u64>,
     ) -> Result<Arc<dyn Connection>, String> {
         let (target, escalation) = self.link_target(host, scope).map_err(|d| d.brief())?;
         let notes = self.links.reset(&target);
@@ -305,7 +320,14 @@ impl crate::task::TaskRun<'_> {
         if let Some(warning) = notes.warning {
             tack_diag::warn(&tack_diag::Diagnostic::new(warning));
         }
-        let link = self.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
+        let mut open_with = target.clone();
+        if let (LinkTarget::Ssh(settings), Some(seconds)) = (&mut open_with, connect_timeout) {
+            settings.timeout = Some(seconds);
+        }
+        let link = self
+            .links
+            .get_as(&target, &open_with, escalation.as_ref())
+            .map_err(|e| e.to_string())?;
         link.connect().map_err(|e| e.to_string())?;
         Ok(link)
     }

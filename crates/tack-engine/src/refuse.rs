@@ -350,12 +350,10 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(key) = task.attrs.key(Keyword::Timeout) {
         let stoppable = match action {
             Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
-            Action::Copy
-            | Action::Template
-            | Action::Python(_)
-            | Action::Unarchive
-            | Action::Dnf => false,
-            // Controller actions finish at once; a timeout can never stop them.
+            // A module through the Python path cannot be stopped yet.
+            Action::Python(_) => false,
+            // The action plugins are bounded whole (`actions::bounded`, `reboot`'s waits);
+            // controller actions finish at once.
             _ => true,
         };
         if !stoppable {

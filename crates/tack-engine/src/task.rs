@@ -586,7 +586,7 @@ impl TaskRun<'_> {
         };
         let discovered =
             link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
-        let relink = || self.fresh_link(host, scope);
+        let relink = |connect_timeout| self.fresh_link(host, scope, connect_timeout);
         let python = match self.action {
             Action::Python(_) | Action::Unarchive | Action::Dnf | Action::Package => {
                 self.python_for(scope, discovered.as_deref())
@@ -614,6 +614,10 @@ impl TaskRun<'_> {
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
             delegated: self.ctx.task.delegate_to.is_some(),
+            local_connection: self.action == Action::Reboot
+                && self.link_target(host, scope).is_ok_and(|(target, _)| {
+                    matches!(target, crate::link_target::LinkTarget::Local)
+                }),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
             relink: &relink,
             python: python.as_deref(),

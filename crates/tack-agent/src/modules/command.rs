@@ -279,7 +279,9 @@ fn is_password_flag(arg: &str) -> bool {
     rest.starts_with("pass")
 }
 
-fn spawn(
+/// Runs `argv` with its output captured, killed with its process group after `timeout`
+/// seconds when given (an `Err` of kind `TimedOut` then).
+pub(super) fn spawn(
     argv: &[String],
     cwd: Option<&str>,
     stdin: Option<&str>,

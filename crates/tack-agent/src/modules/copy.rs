@@ -52,7 +52,7 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         Ok(p) => p,
         Err(f) => return f,
     };
-    let mut result = match execute(ctx, &mut p) {
+    let mut result = match execute(ctx, &mut p, inv.timeout) {
         Ok(r) | Err(r) => r,
     };
     host::add_path_info(&mut result);
@@ -63,7 +63,7 @@ fn sum(path: &str, algo: &str) -> Option<String> {
     digest::file_digest(path, algo).and_then(Result::ok)
 }
 
-fn execute(ctx: Ctx, p: &mut Params) -> Outcome<ModuleResult> {
+fn execute(ctx: Ctx, p: &mut Params, timeout: Option<u64>) -> Outcome<ModuleResult> {
     super::fsattr::check_selinux(p)?;
     if p.is_set("content") {
         return Err(fail(
@@ -191,7 +191,7 @@ fn execute(ctx: Ctx, p: &mut Params) -> Outcome<ModuleResult> {
                 set_mode(&src_text, &mode, false, &mut none, false)?;
                 set_owner(&src_text, p.str("owner"), false, &mut none, false)?;
                 set_group(&src_text, p.str("group"), false, &mut none, false)?;
-                validate_src(validate, &src_text)?;
+                validate_src(validate, &src_text, timeout)?;
             }
             if src_is_file {
                 place(&src_text, &dest, remote_src)
@@ -264,23 +264,33 @@ fn split_pre_existing(dir: &str) -> (String, Vec<String>) {
     (pre, list)
 }
 
-fn validate_src(validate: &str, src: &str) -> Outcome<()> {
+/// Runs `validate` on the file before it is put in place; a `timeout` (the task's, what is
+/// left of it) stops it and fails the module with `timedout`, leaving `dest` as it was.
+fn validate_src(validate: &str, src: &str, timeout: Option<u64>) -> Outcome<()> {
     if !validate.contains("%s") {
         return Err(fail(format!("validate must contain %s: {validate}")));
     }
     let line = validate.replace("%s", src);
     let argv = super::common::shlex_split(&line).unwrap_or_default();
-    let Some((prog, rest)) = argv.split_first() else { return Err(fail("failed to validate")) };
-    match std::process::Command::new(prog).args(rest).output() {
-        Ok(out) if out.status.success() => Ok(()),
-        Ok(out) => Err(with(
+    if argv.is_empty() {
+        return Err(fail("failed to validate"));
+    }
+    let none = std::collections::BTreeMap::new();
+    let env = super::environment::TaskEnv(&none);
+    match super::command::spawn(&argv, None, None, &env, timeout) {
+        Ok((0, _, _)) => Ok(()),
+        Ok((rc, stdout, stderr)) => Err(with(
             fail("failed to validate"),
-            &[
-                ("exit_status", out.status.code().unwrap_or(-1).into()),
-                ("stdout", String::from_utf8_lossy(&out.stdout).into_owned().into()),
-                ("stderr", String::from_utf8_lossy(&out.stderr).into_owned().into()),
-            ],
+            &[("exit_status", rc.into()), ("stdout", stdout.into()), ("stderr", stderr.into())],
         )),
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            let mut r = ModuleResult::new();
+            r.insert("failed".into(), Value::Bool(true));
+            let mut period = serde_json::Map::new();
+            period.insert("period".into(), Value::from(timeout.unwrap_or_default()));
+            r.insert("timedout".into(), Value::Object(period));
+            Err(r)
+        }
         Err(e) => Err(fail(format!("failed to validate: {e}"))),
     }
 }

@@ -70,8 +70,8 @@ pub struct Invocation {
     pub timeout: Option<u64>,
 }
 
-/// The modules that honour [`Invocation::timeout`].
-pub const TAKE_TIMEOUT: &[&str] = &["command", "shell"];
+/// The modules that honour [`Invocation::timeout`] (`copy` for its `validate` command).
+pub const TAKE_TIMEOUT: &[&str] = &["command", "shell", "copy"];
 
 /// The modules that honour [`Invocation::environment`]; the engine refuses a task
 /// environment for any other.

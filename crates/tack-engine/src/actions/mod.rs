@@ -11,6 +11,7 @@
 
 mod assemble;
 mod assert;
+mod bounded;
 pub mod copy;
 mod copy_diff;
 mod copy_tree;
@@ -25,6 +26,7 @@ pub(crate) mod module;
 mod package;
 pub mod pause;
 mod raw;
+mod reboot;
 mod script;
 mod service;
 mod set_fact;
@@ -73,6 +75,8 @@ pub enum Action {
     Package,
     /// The `dnf` action plugin (the `dnf` or `dnf5` module, through the Python path).
     Dnf,
+    /// The `reboot` action plugin.
+    Reboot,
     AddHost,
     GroupBy,
     Pause,
@@ -111,6 +115,7 @@ impl Action {
             "service" => Some(Action::Service),
             "package" => Some(Action::Package),
             "dnf" => Some(Action::Dnf),
+            "reboot" => Some(Action::Reboot),
             "unarchive" => Some(Action::Unarchive),
             _ => tack_agent::modules::native_name(name)
                 .map(Action::Module)
@@ -150,6 +155,7 @@ impl Action {
             Action::Service => "ansible.builtin.service".into(),
             Action::Package => "ansible.builtin.package".into(),
             Action::Dnf => "ansible.builtin.dnf".into(),
+            Action::Reboot => "ansible.builtin.reboot".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
             Action::Pause => "ansible.builtin.pause".into(),
@@ -200,6 +206,7 @@ impl Action {
                 | Action::Service
                 | Action::Package
                 | Action::Dnf
+                | Action::Reboot
         )
     }
 
@@ -228,7 +235,8 @@ impl Action {
             | Action::Unarchive
             | Action::Service
             | Action::Package
-            | Action::Dnf => &[],
+            | Action::Dnf
+            | Action::Reboot => &[],
             Action::AddHost
             | Action::GroupBy
             | Action::Pause
@@ -275,6 +283,8 @@ impl Action {
             | Action::Service
             | Action::Package
             | Action::Dnf
+            // reboot checks its own options when it runs, in ansible's words.
+            | Action::Reboot
             | Action::AddHost
             // ansible's action reads its three arguments and ignores any other.
             | Action::ValidateArgumentSpec
@@ -333,13 +343,20 @@ pub struct ActionInput<'a> {
     /// Whether the task is delegated (`delegate_to`): what its host says is not the task
     /// host's fact.
     pub delegated: bool,
+    /// Whether the host's link is ansible's `local` connection (`reboot` refuses it; only
+    /// set for actions that ask).
+    pub local_connection: bool,
     /// The host's link (the in-process `Local` for actions that never touch the host).
     pub conn: &'a dyn crate::connection::Connection,
     /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
     /// the configured `interpreter_python` path, or the discovered one (`crate::interpreter`).
     pub python: Option<&'a str>,
-    /// For `wait_for_connection`: the host's link closed and opened anew, or why not.
-    pub relink: &'a dyn Fn() -> Result<std::sync::Arc<dyn crate::connection::Connection>, String>,
+    /// For `wait_for_connection` and `reboot`: the host's link closed and opened anew (with
+    /// that ssh `ConnectTimeout`, when given), or why not.
+    pub relink: &'a dyn Fn(
+        Option<u64>,
+    )
+        -> Result<std::sync::Arc<dyn crate::connection::Connection>, String>,
 }
 
 impl<'a> ActionInput<'a> {
@@ -367,6 +384,7 @@ impl<'a> ActionInput<'a> {
             timeout: self.timeout,
             async_task: None,
             delegated: self.delegated,
+            local_connection: self.local_connection,
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
@@ -451,17 +469,20 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Fail => fail::run(input),
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
-        Action::Copy => copy::copy(input, input.search),
-        Action::Template => copy::template(input, input.search),
+        // The action plugins that ask the host step by step: the task's `timeout` bounds
+        // them whole (`bounded`); `reboot` bounds its own waits.
+        Action::Copy => bounded::bounded(input, |i| copy::copy(i, i.search)),
+        Action::Template => bounded::bounded(input, |i| copy::template(i, i.search)),
         Action::IncludeVars => include_vars::run(input),
-        Action::Raw => raw::run(input),
-        Action::Script => script::run(input),
-        Action::Fetch => fetch::run(input),
-        Action::Assemble => assemble::run(input),
-        Action::Unarchive => unarchive::run(input),
-        Action::Service => service::run(input),
-        Action::Package => package::run(input),
-        Action::Dnf => dnf::run(input),
+        Action::Raw => bounded::bounded(input, raw::run),
+        Action::Script => bounded::bounded(input, script::run),
+        Action::Fetch => bounded::bounded(input, fetch::run),
+        Action::Assemble => bounded::bounded(input, assemble::run),
+        Action::Unarchive => bounded::bounded(input, unarchive::run),
+        Action::Service => bounded::bounded(input, service::run),
+        Action::Package => bounded::bounded(input, package::run),
+        Action::Dnf => bounded::bounded(input, dnf::run),
+        Action::Reboot => reboot::run(input),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
         Action::Pause => pause::pause(input),

@@ -129,9 +129,18 @@ fn add_lines(data: &mut tack_yaml::Mapping) {
 /// ansible's result for a task its `timeout` stopped (a `TaskTimeoutError`, raised, so not
 /// retried).
 fn timed_out(input: &ActionInput<'_>, result: &tack_agent::ModuleResult) -> ActionOutput {
-    use crate::result::{b, s};
     let period = result.get("timedout").and_then(|t| t.get("period")).cloned();
-    let period = period.and_then(|p| p.as_i64()).unwrap_or_default();
+    let period = period.and_then(|p| p.as_u64()).unwrap_or_default();
+    task_timed_out(input, period, false)
+}
+
+/// The task's output when its `timeout` of `period` seconds ran out. `retrying`: it ran out
+/// while an action plugin waited to try a step again (`reboot`'s back-off, inside ansible's
+/// exception handler), which ansible shows as the task's error with the timeout as a cause
+/// of its own.
+pub(crate) fn task_timed_out(input: &ActionInput<'_>, period: u64, retrying: bool) -> ActionOutput {
+    use crate::result::{b, s};
+    let period = i64::try_from(period).unwrap_or(i64::MAX);
     let msg = format!("Task failed: Timed out after {period} second(s).");
     let mut timedout = tack_yaml::Mapping::new();
     timedout.insert(
@@ -146,7 +155,15 @@ fn timed_out(input: &ActionInput<'_>, result: &tack_agent::ModuleResult) -> Acti
     data.insert(s("timedout"), tack_yaml::Node::bare(tack_yaml::Value::Map(timedout)));
     data.insert(s("failed"), b(true));
     let mut out = ActionOutput::new(data);
-    out.error = Some(Diagnostic::at(msg, input.task_origin.clone()));
+    out.error = Some(if retrying {
+        Diagnostic::caused_by(
+            "Task failed.",
+            input.task_origin.clone(),
+            Diagnostic::new(format!("Timed out after {period} second(s).")).while_handling(),
+        )
+    } else {
+        Diagnostic::at(msg, input.task_origin.clone())
+    });
     out.raised = true;
     out
 }

@@ -258,7 +258,7 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
         crate::transport::record(crate::transport::Use::Note(
             "wait_for_connection: attempting ping module test".into(),
         ));
-        let pinged = (input.relink)()
+        let pinged = (input.relink)(None)
             .and_then(|link| link.run_module("ping", &invocation).map_err(|e| e.to_string()));
         match pinged {
             Ok(result) if result.get("ping").and_then(|p| p.as_str()) == Some("pong") => {
