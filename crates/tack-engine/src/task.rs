@@ -618,6 +618,8 @@ impl TaskRun<'_> {
                 && self.link_target(host, scope).is_ok_and(|(target, _)| {
                     matches!(target, crate::link_target::LinkTarget::Local)
                 }),
+            becomes: self.action == Action::Fetch
+                && self.link_target(host, scope).is_ok_and(|(_, escalation)| escalation.is_some()),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
             relink: &relink,
             python: python.as_deref(),

@@ -41,13 +41,6 @@ fn refused(playbook: &str, extra: &[&str], wanted: &str, code: i32) {
 
 const PLAY: &str = "- hosts: all\n  gather_facts: false\n  tasks:\n";
 
-#[test]
-fn modules_tack_has_no_native_version_of_are_refused_by_name() {
-    // An action plugin tack lacks is refused whatever Python the controller has.
-    let play = format!("{PLAY}    - reboot:\n");
-    refused(&play, &[], "tack does not support the action 'reboot' yet", 1);
-}
-
 /// Runs tack with no interpreter reachable: an empty `PATH` and no configured interpreter.
 fn without_python(playbook: &str, extra: &[&str]) -> Output {
     let dir = tempfile::tempdir().expect("temp dir");

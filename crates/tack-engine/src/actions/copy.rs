@@ -136,14 +136,27 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }
-    let content = arg(input, "content");
-    let src = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value));
-    if remote_src && content.is_none() && src.as_deref().is_some_and(|s| !s.is_empty()) {
-        // ansible's checks before it hands a remote_src copy to the module as it was written.
-        let dest = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value));
-        if dest.is_none_or(|d| d.is_empty()) {
-            return failed("dest is required".into(), input.task_origin.clone());
-        }
+    let content = arg(input, "content").filter(|n| !matches!(n.value, Value::Null));
+    let src =
+        arg(input, "src").filter(|n| n.value.is_truthy()).map(|n| tack_yaml::pyrepr::str(&n.value));
+    // ansible's checks, in its order, before anything is looked up or asked.
+    let truthy = |n: Option<&Node>| n.is_some_and(|n| n.value.is_truthy());
+    let dest = input.text("dest");
+    let refusal = if !truthy(arg(input, "src")) && content.is_none() {
+        Some("src (or content) is required")
+    } else if !truthy(arg(input, "dest")) {
+        Some("dest is required")
+    } else if truthy(arg(input, "src")) && content.is_some() {
+        Some("src and content are mutually exclusive")
+    } else if content.is_some() && dest.as_deref().is_some_and(|d| d.ends_with('/')) {
+        Some("can not use content with a dir as dest")
+    } else {
+        None
+    };
+    if let Some(msg) = refusal {
+        return failed(msg.into(), input.task_origin.clone());
+    }
+    if remote_src && content.is_none() {
         return super::module::run(input, "copy");
     }
     let (bytes, basename) = match (content, &src) {
@@ -277,15 +290,27 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         Err(out) => return out,
     };
     let Some(src) = arg(input, "src").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
-        return failed("src and dest are required".into(), input.task_origin.clone());
+        return super::shell_run::action_fail(input, "src and dest are required");
     };
     let path = match find(search, "templates", &src) {
         Ok(path) => path,
-        Err(e) => return raised(e, input.task_origin.clone()),
+        // ansible's own error, not wrapped as copy's is, and without its help.
+        Err(e) => {
+            let cause = Diagnostic::new(e.message.clone()).while_handling();
+            let error = Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause);
+            let mut out = super::errored(error);
+            out.data.insert(s("msg"), s(&e.message));
+            return out;
+        }
     };
     let dest = arg(input, "dest").map(|n| tack_yaml::pyrepr::str(&n.value));
+    let mut search_path = search.roles.clone();
+    if !search_path.contains(&search.task_dir) {
+        search_path.push(search.task_dir.clone());
+    }
     let options = tack_template::TemplateFileOptions {
         path_as_given: Some(src.clone()),
+        search_path,
         dest_path: dest,
         overrides,
         ..Default::default()

@@ -85,6 +85,52 @@ fn link_below(root: &Path, path: &Path) -> Option<PathBuf> {
     None
 }
 
+/// The stat before the slurp: the host file's SHA-1 (`"1"` when it is missing), or the
+/// task's output when the stat failed or found a directory.
+fn remote_stat(
+    input: &ActionInput<'_>,
+    source: &str,
+    fail_on_missing: bool,
+) -> Result<Option<String>, Box<ActionOutput>> {
+    let mut data = Mapping::new();
+    let mut stat_args = Map::new();
+    stat_args.insert("path".into(), Json::String(source.to_string()));
+    stat_args.insert("follow".into(), Json::Bool(true));
+    stat_args.insert("get_checksum".into(), Json::Bool(true));
+    stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
+    let stat = match module(input, "stat", stat_args) {
+        Ok(r) => r,
+        Err(e) => return Err(Box::new(failed(&e, input))),
+    };
+    if stat.get("failed").is_some_and(|f| f.value.is_truthy()) {
+        let why = text_of(stat.get("msg")).unwrap_or_default();
+        let text = format!("Failed to get information on remote file ({source}): {why}");
+        data.insert(s("changed"), b(false));
+        data.insert(s("file"), s(source));
+        if fail_on_missing {
+            return Err(Box::new(action_failed(data, &text, input)));
+        }
+        data.insert(s("msg"), s(&format!("{text}, ignored")));
+        return Err(Box::new(ActionOutput::new(data)));
+    }
+    let info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
+    let is = |k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
+    if is("exists") && is("isdir") {
+        let msg = "remote file is a directory, fetch cannot work on directories";
+        if !fail_on_missing {
+            data.insert(s("msg"), s(&format!("{msg}, not transferring, ignored")));
+            return Err(Box::new(ActionOutput::new(data)));
+        }
+        data.insert(s("changed"), b(false));
+        return Err(Box::new(action_failed(data, msg, input)));
+    }
+    Ok(Some(if is("exists") {
+        text_of(info.get("checksum")).unwrap_or_default()
+    } else {
+        "1".to_string()
+    }))
+}
+
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {
         let mut data = Mapping::new();
@@ -119,42 +165,14 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     // On the host, as ansible's `_remote_expand_user` expands it.
     source = super::shell_run::remote_expand_user(input, &source);
 
-    let mut stat_args = Map::new();
-    stat_args.insert("path".into(), Json::String(source.clone()));
-    stat_args.insert("follow".into(), Json::Bool(true));
-    stat_args.insert("get_checksum".into(), Json::Bool(true));
-    stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
-    let stat = match module(input, "stat", stat_args) {
-        Ok(r) => r,
-        Err(e) => return failed(&e, input),
-    };
     let mut data = Mapping::new();
-    if stat.get("failed").is_some_and(|f| f.value.is_truthy()) {
-        let why = text_of(stat.get("msg")).unwrap_or_default();
-        let text = format!("Failed to get information on remote file ({source}): {why}");
-        data.insert(s("changed"), b(false));
-        data.insert(s("file"), s(&source));
-        if fail_on_missing {
-            return action_failed(data, &text, input);
+    // Under become ansible does not stat: slurp (which it takes anyway) says what is there.
+    let mut remote_checksum = None;
+    if !input.becomes {
+        match remote_stat(input, &source, fail_on_missing) {
+            Ok(checksum) => remote_checksum = checksum,
+            Err(out) => return *out,
         }
-        data.insert(s("msg"), s(&format!("{text}, ignored")));
-        return ActionOutput::new(data);
-    }
-    let info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
-    let is = |k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
-    let mut remote_checksum = if !is("exists") {
-        Some("1".to_string())
-    } else {
-        Some(text_of(info.get("checksum")).unwrap_or_default())
-    };
-    if is("exists") && is("isdir") {
-        let msg = "remote file is a directory, fetch cannot work on directories";
-        if !fail_on_missing {
-            data.insert(s("msg"), s(&format!("{msg}, not transferring, ignored")));
-            return ActionOutput::new(data);
-        }
-        data.insert(s("changed"), b(false));
-        return action_failed(data, msg, input);
     }
     let mut remote_data = None;
     if matches!(remote_checksum.as_deref(), None | Some("1") | Some("")) {

@@ -90,9 +90,19 @@ pub enum Action {
 }
 
 impl Action {
-    /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling).
+    /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
+    /// name ansible-core's routing redirects, such as `yum`, as its target).
     pub fn find(name: &str) -> Option<Action> {
-        match tack_playbook::tables::short_builtin_name(name) {
+        let short = tack_playbook::tables::short_builtin_name(name);
+        let redirected =
+            tack_playbook::tables::BUILTIN_ROUTING.iter().find_map(|(_, from, to)| match to {
+                tack_playbook::tables::Routing::Redirect(target) if *from == short => Some(*target),
+                _ => None,
+            });
+        if let Some(target) = redirected {
+            return Action::find(target);
+        }
+        match short {
             "debug" => Some(Action::Debug),
             "set_fact" => Some(Action::SetFact),
             "assert" => Some(Action::Assert),
@@ -346,6 +356,9 @@ pub struct ActionInput<'a> {
     /// Whether the host's link is ansible's `local` connection (`reboot` refuses it; only
     /// set for actions that ask).
     pub local_connection: bool,
+    /// Whether the task becomes another user on the host (`fetch` then goes straight to
+    /// `slurp`, as ansible's does; only set for actions that ask).
+    pub becomes: bool,
     /// The host's link (the in-process `Local` for actions that never touch the host).
     pub conn: &'a dyn crate::connection::Connection,
     /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
@@ -385,6 +398,7 @@ impl<'a> ActionInput<'a> {
             async_task: None,
             delegated: self.delegated,
             local_connection: self.local_connection,
+            becomes: self.becomes,
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
@@ -407,8 +421,10 @@ impl<'a> ActionInput<'a> {
         let arg = args.iter().find(|a| self.host_named.iter().any(|n| n == *a))?;
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));
+        // A file read and sent, or a place written (seed 002's two sentences).
+        let what = if verb == "written" { "path" } else { "file" };
         let msg = format!(
-            "the '{arg}' of this task was named by a managed host, and a controller file a \
+            "the '{arg}' of this task was named by a managed host, and a controller {what} a \
              host chose is never {verb}"
         );
         Some(ActionOutput::action_failed(data, s(&msg), self.task_origin.clone()))

@@ -2,16 +2,17 @@
 //! else by the host's `ansible_facts.service_mgr`, else by a `setup` filtered to
 //! `ansible_service_mgr`; a manager without a module of its own runs the generic `service`
 //! module, with `use` taken out of the arguments (and, for `systemd`, the arguments it does
-//! not take, each with ansible's warning). tack has no `sysvinit` or `openwrt_init` module
-//! yet: a host whose manager names one fails the task by name.
+//! not take, each with ansible's warning). A manager ansible-core has no module for falls
+//! back to `service`; `sysvinit` runs through ansible-core's own module code (the Python
+//! path).
 
 use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 
-use super::{ActionInput, ActionOutput, shell_run};
+use super::{ActionInput, ActionOutput};
 
-/// The managers ansible runs a module of their own for, which tack does not have yet.
-const OWN_MODULES: &[&str] = &["sysvinit", "openwrt_init"];
+/// The managers whose modules ansible-core runs by their `ansible.legacy.` names.
+const BUILTIN_SVC_MGR_MODULES: &[&str] = &["openwrt_init", "service", "systemd", "sysvinit"];
 
 /// What ansible drops, with a warning, from a `service` task handed to `systemd`.
 const SYSTEMD_UNUSED: &[&str] = &["pattern", "runlevel", "sleep", "arguments", "args"];
@@ -52,15 +53,15 @@ fn manager(input: &ActionInput<'_>) -> String {
 }
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
-    let module = manager(input);
-    if OWN_MODULES.contains(&module.as_str()) {
-        return shell_run::action_fail(
-            input,
-            &format!(
-                "this host's service manager is '{module}', and tack has no '{module}' module yet"
-            ),
-        );
-    }
+    let named = manager(input);
+    // A manager ansible-core has no module for (or none found) runs the generic `service`.
+    let native = tack_agent::modules::native_name(&named);
+    let python = crate::python_path::host_module(&named);
+    let module = if named.is_empty() || named == "auto" || (native.is_none() && python.is_none()) {
+        "service".to_string()
+    } else {
+        named
+    };
     let mut args = input.args.clone();
     args.remove("use");
     let systemd = module == "systemd";
@@ -74,11 +75,22 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         }
     }
     let stripped = input.with_args(&args);
-    let name = if systemd { "ansible.legacy.systemd" } else { "service" };
+    // ansible runs its own managers' modules by their `ansible.legacy.` names.
+    let shown = if BUILTIN_SVC_MGR_MODULES.contains(&module.as_str()) {
+        format!("ansible.legacy.{module}")
+    } else {
+        module.clone()
+    };
     // ansible's `-vvvv` note of the module it picked, in order with the connection's lines.
     if input.verbosity >= 4 {
-        let shown = if systemd { "ansible.legacy.systemd" } else { "ansible.legacy.service" };
         crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
     }
-    super::module::run(&stripped, name)
+    match (module.as_str(), tack_agent::modules::native_name(&module)) {
+        ("systemd", _) => super::module::run(&stripped, "ansible.legacy.systemd"),
+        (_, Some(native)) => super::module::run(&stripped, native),
+        (_, None) => match crate::python_path::host_module(&module) {
+            Some(name) => crate::python_path::action::run(&stripped, name),
+            None => super::module::run(&stripped, "service"),
+        },
+    }
 }

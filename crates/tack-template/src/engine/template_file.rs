@@ -29,6 +29,10 @@ use crate::vars::{Layer, Provenance, Scope};
 pub struct TemplateFileOptions {
     /// The `src` as the task gave it (`template_path`); the file's path when `None`.
     pub path_as_given: Option<String>,
+    /// The task's `ansible_search_path` (its roles' directories, then its own file's): an
+    /// `{% include %}` looks in each one's `templates/` and then in it, before the working
+    /// directory and the template's own. Empty: only those two.
+    pub search_path: Vec<PathBuf>,
     /// `template_destpath`.
     pub dest_path: Option<String>,
     /// The `DEFAULT_MANAGED_STR` setting as the configuration gives it: its `{host}`, `{uid}`,
@@ -43,6 +47,7 @@ impl Default for TemplateFileOptions {
     fn default() -> Self {
         TemplateFileOptions {
             path_as_given: None,
+            search_path: Vec::new(),
             dest_path: None,
             managed_str: "Ansible managed".into(),
             overrides: TemplateOverrides::default(),
@@ -432,6 +437,7 @@ pub(crate) fn render(
     options: &TemplateFileOptions,
 ) -> Result<String, Error> {
     let (text, vaulted) = read_template(engine, path)?;
+    let _include_path = IncludePath::set(&options.search_path, path);
     let scope = scope.with_layer(Arc::new(template_vars(engine, path, scope, options)?));
     let (header, body) = header(&text, &options.overrides)?;
     let name = path.to_string_lossy();
@@ -507,11 +513,8 @@ fn not_found_on_search_path(err: Error, source: &Path) -> Error {
     let Some(name) = err.detail().and_then(|d| d.split_once(MINIJINJA)).map(|(_, n)| n) else {
         return err;
     };
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let dir = source.parent().map(Path::to_path_buf).unwrap_or_default();
-    let paths: Vec<String> = [&cwd, &cwd, &dir]
+    let paths: Vec<String> = search_path(source)
         .iter()
-        .flat_map(|p| [p.join("templates"), p.to_path_buf()])
         .map(|p| tack_yaml::pyrepr::str_repr(&p.to_string_lossy()))
         .collect();
     errors::final_error(
@@ -644,9 +647,51 @@ pub(crate) fn timestamp(t: SystemTime) -> Timestamp {
 /// `templates/` and the working directory, then the including file's `templates/` and
 /// directory.
 pub(crate) fn search_path(parent: &Path) -> Vec<PathBuf> {
+    if let Some(set) = INCLUDE_PATH.with(|p| p.borrow().clone()) {
+        return set;
+    }
     let cwd = std::env::current_dir().unwrap_or_default();
     let dir = parent.parent().map(Path::to_path_buf).unwrap_or_default();
-    vec![cwd.join("templates"), cwd, dir.join("templates"), dir]
+    // ansible's list names the working directory twice (the play's search path, then the
+    // loader's base directory).
+    [&cwd, &cwd, &dir].iter().flat_map(|p| [p.join("templates"), p.to_path_buf()]).collect()
+}
+
+thread_local! {
+    /// The `template` action's search path while one of its files renders on this thread
+    /// (minijinja's path callback has no other way to learn the task's roles).
+    static INCLUDE_PATH: std::cell::RefCell<Option<Vec<PathBuf>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`INCLUDE_PATH`] for one render, put back as it was when dropped.
+struct IncludePath(Option<Vec<PathBuf>>);
+
+impl IncludePath {
+    /// The action's list for the file at `source`: each of `task` (the task's
+    /// `ansible_search_path`), the working directory and the file's directory, each after
+    /// its `templates/`.
+    fn set(task: &[PathBuf], source: &Path) -> Option<IncludePath> {
+        if task.is_empty() {
+            return None;
+        }
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let dir = source.parent().map(Path::to_path_buf).unwrap_or_default();
+        let list: Vec<PathBuf> = task
+            .iter()
+            .chain([&cwd, &dir])
+            .flat_map(|p| [p.join("templates"), p.to_path_buf()])
+            .collect();
+        let before = INCLUDE_PATH.with(|p| p.replace(Some(list)));
+        Some(IncludePath(before))
+    }
+}
+
+impl Drop for IncludePath {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        INCLUDE_PATH.with(|p| *p.borrow_mut() = before);
+    }
 }
 
 /// Renders the template file at `path` for the `template` lookup: the `template_*` variables
