@@ -788,12 +788,20 @@ impl TaskRun<'_> {
     ) -> HostResult {
         if apply {
             self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
-            // A module's own facts (the Python path's; native modules return none but setup's).
+            // What a module or action plugin returned as facts (`setup`, `gather_facts`, the
+            // Python path's modules, `dnf`'s `pkg_mgr`); `set_fact` and `include_vars` set
+            // host variables instead.
             let facts = output.data.get("ansible_facts").and_then(Node::as_map);
-            if let (Action::Python(_), Some(facts)) = (self.action, facts)
+            let module_facts = !matches!(self.action, Action::SetFact | Action::IncludeVars);
+            if let (true, Some(facts)) = (module_facts, facts)
                 && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
             {
-                self.vars.merge_module_facts(&self.fact_host(host, scope), facts);
+                let mut facts = facts.clone();
+                if self.action == Action::GatherFacts {
+                    // ansible's action marks what it gathered (`gather_facts: smart` reads it).
+                    facts.insert(s("_ansible_facts_gathered"), b(true));
+                }
+                self.vars.merge_module_facts(&self.fact_host(host, scope), &facts);
             } else if let Some(path) = facts.and_then(|f| f.get(crate::interpreter::FACT)) {
                 // The interpreter discovery found is the host's fact, failed task or not.
                 let mut only = Mapping::new();
@@ -869,7 +877,8 @@ impl TaskRun<'_> {
         let mut result = HostResult::new(host, data);
         result.verbose_always = output.verbose_always;
         // A result carrying facts is not shown, as ansible marks fact-gathering results.
-        result.verbose_override = matches!(self.action, Action::Module("setup"));
+        result.verbose_override =
+            matches!(self.action, Action::Module("setup") | Action::GatherFacts);
         result.error = output.error;
         result
     }

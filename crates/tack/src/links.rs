@@ -192,12 +192,17 @@ pub fn passwords(
 /// the run, and puts `ansible_private_key`s in it).
 pub fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
-    (agent != "none").then(|| {
-        format!(
+    if agent != "none" {
+        return Some(format!(
             "SSH_AGENT '{agent}' (ansible's own ssh-agent for the run's ssh connections; \
              leave it at 'none' and give keys as files, or use your own agent's SSH_AUTH_SOCK)"
-        )
-    })
+        ));
+    }
+    // Fact gathering runs `setup` (the default `smart` for tack's connections).
+    let modules = config.get("FACTS_MODULES").and_then(|v| v.as_str_list()).unwrap_or_default();
+    let setup = ["smart", "setup", "ansible.builtin.setup", "ansible.legacy.setup"];
+    let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
+    (!other.is_empty()).then(|| format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"))
 }
 
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.

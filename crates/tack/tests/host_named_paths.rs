@@ -78,6 +78,7 @@ fn a_key_a_command_named_is_never_opened() {
         "unarchive: src={{ r.stdout }} dest={{ playbook_dir }}",
         "script: '{{ r.stdout }}'",
         "assemble: src={{ r.stdout | dirname }} dest={{ playbook_dir }}/out remote_src=false",
+        "uri: url=http://127.0.0.1:9/ method=POST src={{ r.stdout }}",
     ];
     for task in cases {
         let _ = std::fs::remove_file(&key);

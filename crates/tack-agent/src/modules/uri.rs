@@ -293,11 +293,8 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     if let Err(r) = fsattr::check_selinux(&p) {
         return r;
     }
-    if p.is_set("src") && !p.bool("remote_src") {
-        return fail(
-            "tack reads 'src' on the managed host only: set 'remote_src: true' (uri's controller-side transfer of 'src' is not implemented)",
-        );
-    }
+    // `src` is a path on the host: the controller's action staged a controller file there
+    // unless `remote_src` named the host's own.
     if let Some(src) = p.str("src") {
         match std::fs::read(src) {
             Ok(b) => {

@@ -19,6 +19,7 @@ mod debug;
 mod dnf;
 mod fail;
 mod fetch;
+mod gather_facts;
 mod include_vars;
 mod include_vars_dir;
 mod inventory;
@@ -34,6 +35,7 @@ mod set_stats;
 mod shell_run;
 mod staging;
 mod unarchive;
+mod uri;
 mod validate_argument_spec;
 
 use tack_diag::{Diagnostic, Origin};
@@ -77,6 +79,8 @@ pub enum Action {
     Dnf,
     /// The `reboot` action plugin.
     Reboot,
+    /// `gather_facts` as a task (the `setup` module, its facts marked gathered).
+    GatherFacts,
     AddHost,
     GroupBy,
     Pause,
@@ -126,6 +130,7 @@ impl Action {
             "package" => Some(Action::Package),
             "dnf" => Some(Action::Dnf),
             "reboot" => Some(Action::Reboot),
+            "gather_facts" => Some(Action::GatherFacts),
             "unarchive" => Some(Action::Unarchive),
             _ => tack_agent::modules::native_name(name)
                 .map(Action::Module)
@@ -166,6 +171,7 @@ impl Action {
             Action::Package => "ansible.builtin.package".into(),
             Action::Dnf => "ansible.builtin.dnf".into(),
             Action::Reboot => "ansible.builtin.reboot".into(),
+            Action::GatherFacts => "ansible.builtin.gather_facts".into(),
             Action::AddHost => "ansible.builtin.add_host".into(),
             Action::GroupBy => "ansible.builtin.group_by".into(),
             Action::Pause => "ansible.builtin.pause".into(),
@@ -217,6 +223,7 @@ impl Action {
                 | Action::Package
                 | Action::Dnf
                 | Action::Reboot
+                | Action::GatherFacts
         )
     }
 
@@ -246,7 +253,8 @@ impl Action {
             | Action::Service
             | Action::Package
             | Action::Dnf
-            | Action::Reboot => &[],
+            | Action::Reboot
+            | Action::GatherFacts => &[],
             Action::AddHost
             | Action::GroupBy
             | Action::Pause
@@ -295,6 +303,8 @@ impl Action {
             | Action::Dnf
             // reboot checks its own options when it runs, in ansible's words.
             | Action::Reboot
+            // setup checks gather_facts' arguments.
+            | Action::GatherFacts
             | Action::AddHost
             // ansible's action reads its three arguments and ignores any other.
             | Action::ValidateArgumentSpec
@@ -483,6 +493,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::SetFact => set_fact::run(input),
         Action::Assert => assert::run(input),
         Action::Fail => fail::run(input),
+        Action::Module("uri") => bounded::bounded(input, uri::run),
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
         // The action plugins that ask the host step by step: the task's `timeout` bounds
@@ -499,6 +510,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         Action::Package => bounded::bounded(input, package::run),
         Action::Dnf => bounded::bounded(input, dnf::run),
         Action::Reboot => reboot::run(input),
+        Action::GatherFacts => bounded::bounded(input, gather_facts::run),
         Action::AddHost => inventory::add_host(input),
         Action::GroupBy => inventory::group_by(input),
         Action::Pause => pause::pause(input),

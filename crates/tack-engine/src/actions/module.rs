@@ -7,18 +7,7 @@ use tack_diag::Diagnostic;
 use super::{ActionInput, ActionOutput};
 use crate::json;
 
-/// Modules ansible runs through an action plugin that refuses check mode.
-const NO_CHECK_MODE: &[&str] = &["uri"];
-
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
-    if input.check_mode && NO_CHECK_MODE.contains(&name) {
-        let mut data = tack_yaml::Mapping::new();
-        data.insert(crate::result::s("changed"), crate::result::b(false));
-        let msg = format!("This action ({name}) does not support check mode.");
-        data.insert(crate::result::s("msg"), crate::result::s(&msg));
-        data.insert(crate::result::s("skipped"), crate::result::b(true));
-        return ActionOutput::new(data);
-    }
     let invocation = Invocation {
         args: json::map_to_json(input.args),
         check_mode: input.check_mode,
