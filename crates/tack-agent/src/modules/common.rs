@@ -72,27 +72,49 @@ pub fn strerror(code: i32) -> String {
     }
 }
 
-/// `str(datetime.datetime.now())` in local time.
-pub fn timestamp(at: SystemTime) -> String {
+/// `at` broken down in local time, or in UTC, and its microseconds.
+fn broken_down(at: SystemTime, utc: bool) -> (libc::tm, u32) {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     // On musl, libc marks `time_t` deprecated ahead of its change to 64 bits; the seconds
     // since 1970 fit either width.
     #[allow(deprecated)]
     let secs = since.as_secs() as libc::time_t;
-    // SAFETY: a zeroed tm is a valid out-parameter for localtime_r.
+    // SAFETY: a zeroed tm is a valid out-parameter for localtime_r and gmtime_r.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are to live locals.
-    unsafe { libc::localtime_r(&secs, &mut tm) };
+    unsafe {
+        if utc {
+            libc::gmtime_r(&secs, &mut tm);
+        } else {
+            libc::localtime_r(&secs, &mut tm);
+        }
+    }
+    (tm, since.subsec_micros())
+}
+
+fn calendar(tm: &libc::tm, micros: u32, separator: char) -> String {
     format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
+        "{:04}-{:02}-{:02}{separator}{:02}:{:02}:{:02}.{:06}",
         tm.tm_year + 1900,
         tm.tm_mon + 1,
         tm.tm_mday,
         tm.tm_hour,
         tm.tm_min,
         tm.tm_sec,
-        since.subsec_micros()
+        micros
     )
+}
+
+/// `str(datetime.datetime.now())` in local time.
+pub fn timestamp(at: SystemTime) -> String {
+    let (tm, micros) = broken_down(at, false);
+    calendar(&tm, micros, ' ')
+}
+
+/// `datetime.now(timezone.utc).isoformat()`, as ansible's JSON shows an aware datetime.
+pub fn utc_isoformat(at: SystemTime) -> String {
+    let (tm, micros) = broken_down(at, true);
+    format!("{}+00:00", calendar(&tm, micros, 'T'))
 }
 
 /// `str(timedelta)` for a run's duration.

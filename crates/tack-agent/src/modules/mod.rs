@@ -11,6 +11,7 @@ mod blockinfile;
 mod command;
 mod common;
 pub use common::timestamp;
+pub use common::utc_isoformat;
 mod copy;
 mod copytree;
 mod cron;

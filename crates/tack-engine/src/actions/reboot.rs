@@ -380,27 +380,6 @@ fn until_success(
     Ok(false)
 }
 
-/// `str(datetime.now(timezone.utc))` as JSON shows it (`isoformat`).
-fn utc_isoformat(at: SystemTime) -> String {
-    let since = at.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
-    #[allow(deprecated)]
-    let secs = since.as_secs() as libc::time_t;
-    // SAFETY: a zeroed tm is a valid out-parameter for gmtime_r.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are to live locals.
-    unsafe { libc::gmtime_r(&secs, &mut tm) };
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        since.subsec_micros()
-    )
-}
-
 fn int(v: u64) -> Node {
     Node::bare(Value::Int(i64::try_from(v).unwrap_or(i64::MAX)))
 }
@@ -497,7 +476,7 @@ fn reboot(run: &mut Run<'_, '_>) -> Result<ActionOutput, Stop> {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
             data.insert(s("rebooted"), b(false));
-            data.insert(s("start"), s(&utc_isoformat(started)));
+            data.insert(s("start"), s(&tack_agent::modules::utc_isoformat(started)));
             elapsed(&mut data);
             let msg = format!(
                 "Reboot command failed. Error was: '{}, {}'",
