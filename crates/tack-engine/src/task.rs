@@ -12,6 +12,7 @@ use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
+use crate::link_target::LinkTarget;
 use crate::loop_control::LoopControl;
 use crate::result::{HostResult, b, s};
 use crate::vars::PlayScope;
@@ -593,6 +594,11 @@ impl TaskRun<'_> {
             }
             _ => None,
         };
+        // Only the actions that ask are told which link the host's is (`reboot` refuses a
+        // local one, `fetch` skips its stat under become).
+        let link_target = matches!(self.action, Action::Reboot | Action::Fetch)
+            .then(|| self.link_target(host, scope).ok())
+            .flatten();
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
@@ -614,12 +620,8 @@ impl TaskRun<'_> {
             timeout: self.timeout(scope),
             async_task: async_task.as_ref(),
             delegated: self.ctx.task.delegate_to.is_some(),
-            local_connection: self.action == Action::Reboot
-                && self.link_target(host, scope).is_ok_and(|(target, _)| {
-                    matches!(target, crate::link_target::LinkTarget::Local)
-                }),
-            becomes: self.action == Action::Fetch
-                && self.link_target(host, scope).is_ok_and(|(_, escalation)| escalation.is_some()),
+            local_connection: matches!(&link_target, Some((LinkTarget::Local, _))),
+            becomes: matches!(&link_target, Some((_, Some(_)))),
             conn: link.as_deref().unwrap_or(&crate::connection::Local),
             relink: &relink,
             python: python.as_deref(),

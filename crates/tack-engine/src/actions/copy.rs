@@ -159,14 +159,9 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     if remote_src && content.is_none() {
         return super::module::run(input, "copy");
     }
+    // The checks above leave content alone, or a src.
     let (bytes, basename) = match (content, &src) {
-        (Some(_), Some(_)) => {
-            return failed(
-                "src and content are mutually exclusive".into(),
-                input.task_origin.clone(),
-            );
-        }
-        (Some(node), None) => {
+        (Some(node), _) => {
             let text = match &node.value {
                 Value::Str(t) | Value::Unsafe(t) => t.clone(),
                 other => tack_yaml::to_json(

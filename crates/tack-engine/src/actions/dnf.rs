@@ -8,21 +8,13 @@
 //!
 //! Owns the choice of backend; the module's run is the Python path's.
 
-use serde_json::{Map, Value as Json};
-use tack_agent::Invocation;
+use serde_json::Value as Json;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, shell_run};
 use crate::result::s;
 
 const VALID_BACKENDS: &[&str] = &["yum", "yum4", "dnf", "dnf4", "dnf5"];
-
-/// The host's `ansible_facts.pkg_mgr`, when it has one.
-fn known_pkg_mgr(input: &ActionInput<'_>) -> Option<String> {
-    input.scope.get("ansible_facts").and_then(|b| {
-        b.node().as_map().and_then(|m| m.get("pkg_mgr")).map(|n| tack_yaml::pyrepr::str(&n.value))
-    })
-}
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.args.get("use").is_some() && input.args.get("use_backend").is_some() {
@@ -36,17 +28,13 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         .or_else(|| input.text("use_backend"))
         .unwrap_or_else(|| "auto".to_string());
     if (backend == "yum" || backend == "auto")
-        && let Some(known) = known_pkg_mgr(input)
+        && let Some(known) = super::host_fact::known(input, "pkg_mgr")
     {
-        backend = known;
+        backend = tack_yaml::pyrepr::str(&known.value);
     }
     let mut facts = None;
     if !VALID_BACKENDS.contains(&backend.as_str()) {
-        let mut args = Map::new();
-        args.insert("filter".into(), Json::String("ansible_pkg_mgr".into()));
-        args.insert("gather_subset".into(), Json::String("!all".into()));
-        let invocation = Invocation { args, ..Default::default() };
-        let answer = match input.conn.run_module("setup", &invocation) {
+        let answer = match super::host_fact::ask(input, "ansible_pkg_mgr") {
             Ok(answer) => answer,
             Err(e) => {
                 let msg = format!(
@@ -62,9 +50,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             );
             return shell_run::action_fail(input, &msg);
         }
-        backend = answer
-            .get("ansible_facts")
-            .and_then(|f| f.get("ansible_pkg_mgr"))
+        backend = super::host_fact::answered(&answer, "ansible_pkg_mgr")
             .and_then(Json::as_str)
             .unwrap_or("auto")
             .to_string();

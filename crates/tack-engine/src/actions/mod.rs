@@ -20,6 +20,7 @@ mod dnf;
 mod fail;
 mod fetch;
 mod gather_facts;
+mod host_fact;
 mod include_vars;
 mod include_vars_dir;
 mod inventory;

@@ -8,8 +8,7 @@
 //! `zypper`: modules of collections) fails with ansible's own message. It never reads the
 //! host but through the modules it runs.
 
-use serde_json::{Map, Value as Json};
-use tack_agent::Invocation;
+use serde_json::Value as Json;
 
 use super::{ActionInput, ActionOutput, shell_run};
 
@@ -61,21 +60,13 @@ fn backend(input: &ActionInput<'_>) -> Result<String, String> {
     if let Some(v) = var {
         return Ok(v);
     }
-    let from_facts = input.scope.get("ansible_facts").and_then(|b| {
-        b.node()
-            .as_map()
-            .and_then(|m| m.get("pkg_mgr"))
-            .filter(|n| n.value.is_truthy())
-            .map(|n| tack_yaml::pyrepr::str(&n.value))
-    });
+    let from_facts = super::host_fact::known(input, "pkg_mgr")
+        .filter(|n| n.value.is_truthy())
+        .map(|n| tack_yaml::pyrepr::str(&n.value));
     if let Some(m) = from_facts {
         return Ok(m);
     }
-    let mut args = Map::new();
-    args.insert("filter".into(), Json::String("ansible_pkg_mgr".into()));
-    args.insert("gather_subset".into(), Json::String("!all".into()));
-    let invocation = Invocation { args, ..Default::default() };
-    let facts = input.conn.run_module("setup", &invocation).map_err(|e| {
+    let facts = super::host_fact::ask(input, "ansible_pkg_mgr").map_err(|e| {
         format!("Failed to fetch ansible_pkg_mgr to determine the package action backend: {e}")
     })?;
     if facts.get("failed").and_then(Json::as_bool) == Some(true) {
@@ -84,9 +75,7 @@ fn backend(input: &ActionInput<'_>) -> Result<String, String> {
             "Failed to fetch ansible_pkg_mgr to determine the package action backend: {msg}"
         ));
     }
-    facts
-        .get("ansible_facts")
-        .and_then(|f| f.get("ansible_pkg_mgr"))
+    super::host_fact::answered(&facts, "ansible_pkg_mgr")
         .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
         .ok_or_else(|| "Could not detect a package manager. Try using the \"use\" option.".into())
 }

@@ -165,15 +165,15 @@ fn text(out: &[u8]) -> String {
 }
 
 /// An argument as ansible reads a string one (`check_type_str` without conversion).
-fn str_arg(input: &ActionInput<'_>, key: &str) -> Result<Option<String>, Stop> {
+fn str_arg(input: &ActionInput<'_>, key: &str) -> Result<Option<String>, String> {
     match input.args.get(key).map(|n| &n.value) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Str(t) | Value::Unsafe(t)) => Ok(Some(t.clone())),
-        Some(other) => Err(Stop::Raised(format!(
+        Some(other) => Err(format!(
             "Invalid value given for '{key}': '{}' is not a string and conversion is not \
              allowed.",
             tack_yaml::pyrepr::repr(other)
-        ))),
+        )),
     }
 }
 
@@ -240,11 +240,9 @@ fn distribution(run: &Run<'_, '_>) -> Result<Distribution, Stop> {
 /// `get_system_boot_time`: the command's trimmed stdout, or ansible's error.
 fn boot_time(run: &mut Run<'_, '_>, dist: &Distribution) -> Result<String, Retry> {
     let input = run.input;
-    let command = match str_arg(input, "boot_time_command") {
-        Ok(Some(cmd)) if !cmd.is_empty() => cmd,
-        Ok(_) => dist.pick(BOOT_TIME_COMMANDS, "cat /proc/sys/kernel/random/boot_id").to_string(),
-        Err(Stop::Raised(msg)) => return Err(Retry::Other(msg)),
-        Err(_) => return Err(Retry::Other("boot_time_command".into())),
+    let command = match str_arg(input, "boot_time_command").map_err(Retry::Other)? {
+        Some(cmd) if !cmd.is_empty() => cmd,
+        _ => dist.pick(BOOT_TIME_COMMANDS, "cat /proc/sys/kernel/random/boot_id").to_string(),
     };
     let out = run.exec(&command).map_err(|e| {
         if is_link_failure(&e) { Retry::Link(e.to_string()) } else { Retry::Other(e.to_string()) }
@@ -262,7 +260,7 @@ fn boot_time(run: &mut Run<'_, '_>, dist: &Distribution) -> Result<String, Retry
 
 /// `get_shutdown_command`: the program's path, found with `find` when not absolute.
 fn shutdown_program(run: &Run<'_, '_>, dist: &Distribution) -> Result<String, Stop> {
-    let program = match str_arg(run.input, "reboot_command")? {
+    let program = match str_arg(run.input, "reboot_command").map_err(Stop::Raised)? {
         Some(cmd) => cmd.split(' ').next().unwrap_or_default().to_string(),
         None => dist.pick(SHUTDOWN_COMMANDS, "shutdown").to_string(),
     };
@@ -323,7 +321,7 @@ fn shutdown_program(run: &Run<'_, '_>, dist: &Distribution) -> Result<String, St
 
 /// `get_shutdown_command_args`.
 fn shutdown_args(input: &ActionInput<'_>, dist: &Distribution) -> Result<String, Stop> {
-    if let Some(cmd) = str_arg(input, "reboot_command")? {
+    if let Some(cmd) = str_arg(input, "reboot_command").map_err(Stop::Raised)? {
         return Ok(cmd.split_once(' ').map(|(_, rest)| rest.to_string()).unwrap_or_default());
     }
     let pre = delay(input, "pre_reboot_delay")?;

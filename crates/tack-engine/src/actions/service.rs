@@ -6,9 +6,6 @@
 //! back to `service`; `sysvinit` runs through ansible-core's own module code (the Python
 //! path).
 
-use serde_json::{Map, Value as Json};
-use tack_agent::Invocation;
-
 use super::{ActionInput, ActionOutput};
 
 /// The managers whose modules ansible-core runs by their `ansible.legacy.` names.
@@ -26,28 +23,14 @@ fn manager(input: &ActionInput<'_>) -> String {
     if named != "auto" {
         return named;
     }
-    let from_facts = input.scope.get("ansible_facts").and_then(|b| {
-        b.node()
-            .as_map()
-            .and_then(|m| m.get("service_mgr"))
-            .map(|n| tack_yaml::pyrepr::str(&n.value))
-    });
-    if let Some(m) = from_facts {
-        return m;
+    if let Some(known) = super::host_fact::known(input, "service_mgr") {
+        return tack_yaml::pyrepr::str(&known.value);
     }
-    let mut args = Map::new();
-    args.insert("gather_subset".into(), Json::String("!all".into()));
-    args.insert("filter".into(), Json::String("ansible_service_mgr".into()));
-    let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
-    input
-        .conn
-        .run_module("setup", &invocation)
+    // A setup that fails leaves the choice to the generic module.
+    super::host_fact::ask(input, "ansible_service_mgr")
         .ok()
         .and_then(|r| {
-            r.get("ansible_facts")
-                .and_then(|f| f.get("ansible_service_mgr"))
-                .and_then(Json::as_str)
-                .map(str::to_string)
+            super::host_fact::answered(&r, "ansible_service_mgr")?.as_str().map(str::to_string)
         })
         .unwrap_or_else(|| "auto".into())
 }
@@ -55,13 +38,11 @@ fn manager(input: &ActionInput<'_>) -> String {
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let named = manager(input);
     // A manager ansible-core has no module for (or none found) runs the generic `service`.
-    let native = tack_agent::modules::native_name(&named);
-    let python = crate::python_path::host_module(&named);
-    let module = if named.is_empty() || named == "auto" || (native.is_none() && python.is_none()) {
-        "service".to_string()
-    } else {
-        named
-    };
+    let (module, native, python) =
+        match (tack_agent::modules::native_name(&named), crate::python_path::host_module(&named)) {
+            (None, None) => ("service".to_string(), Some("service"), None),
+            (native, python) => (named, native, python),
+        };
     let mut args = input.args.clone();
     args.remove("use");
     let systemd = module == "systemd";
@@ -85,12 +66,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.verbosity >= 4 {
         crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
     }
-    match (module.as_str(), tack_agent::modules::native_name(&module)) {
-        ("systemd", _) => super::module::run(&stripped, "ansible.legacy.systemd"),
-        (_, Some(native)) => super::module::run(&stripped, native),
-        (_, None) => match crate::python_path::host_module(&module) {
-            Some(name) => crate::python_path::action::run(&stripped, name),
-            None => super::module::run(&stripped, "service"),
-        },
+    match (systemd, native, python) {
+        (true, _, _) => super::module::run(&stripped, "ansible.legacy.systemd"),
+        (false, Some(native), _) => super::module::run(&stripped, native),
+        (false, None, Some(name)) => crate::python_path::action::run(&stripped, name),
+        (false, None, None) => super::module::run(&stripped, "service"),
     }
 }

@@ -93,16 +93,7 @@ const NOT_HOST_MODULES: &[&str] = &[
 /// module with no native implementation and no controller action plugin of its own (those
 /// need their plugin, which tack either has natively or refuses by name).
 pub fn module_name(name: &str) -> Option<&'static str> {
-    use tack_playbook::tables::{BUILTIN_ACTIONS, BUILTIN_MODULES, short_builtin_name};
-    let short = short_builtin_name(name);
-    if short.contains('.')
-        || tack_agent::modules::is_native(short)
-        || BUILTIN_ACTIONS.contains(&short)
-        || NOT_HOST_MODULES.contains(&short)
-    {
-        return None;
-    }
-    BUILTIN_MODULES.iter().copied().find(|m| *m == short)
+    host_module(name).filter(|m| !tack_playbook::tables::BUILTIN_ACTIONS.contains(m))
 }
 
 /// The short name of the builtin module `name` names when the Python path can run it for an
