@@ -57,6 +57,27 @@ impl Forward {
     }
 }
 
+/// Removes the controller's forward sockets to `target`'s listeners, whatever agent build
+/// they lead to. Called after `ssh -O stop`: a stopped master keeps serving the forwards it
+/// already has until it exits, so a link opened in that moment would ride the old login's
+/// listener, which a reset is there to leave behind. With the socket gone the next link
+/// logs in anew and forwards to the listener its own agent leaves.
+pub(crate) fn forget(target: &SshTarget) {
+    if !target.adds_control_path() {
+        return;
+    }
+    let name = crate::ssh::control_path_name(&target.host, target.port, target.user.as_deref());
+    let prefix = format!("{name}-");
+    let Ok(entries) = std::fs::read_dir(target.control_dir()) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else { continue };
+        if file.starts_with(&prefix) && file.ends_with(".agent") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 impl Shortcut for Forward {
     fn open(&self) -> Option<UnixStream> {
         let stream = UnixStream::connect(&self.local).ok()?;

@@ -328,6 +328,7 @@ pub fn reset_master(target: &SshTarget) -> Result<MasterReset, ConnectionError> 
         let (stop, failed) = run("stop")?;
         reset.stop = Some(stop);
         reset.stop_failed = failed;
+        crate::forward::forget(target);
     }
     Ok(reset)
 }

@@ -181,6 +181,13 @@ fn a_reset_stops_the_master_and_the_next_link_logs_in_anew() {
     let reset = tack_connect::reset_master(&target).unwrap();
     assert_eq!(reset.no_connection, None, "the first link's master was found");
     assert!(reset.stop.is_some() && reset.stop_failed.is_none(), "{reset:?}");
+    // A stopped master serves its forwards until it exits: the controller's end is gone at
+    // once, so the next link cannot ride the old login's listener in that moment.
+    let forwards = fs::read_dir(target.control_dir())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".agent"))
+        .count();
+    assert_eq!(forwards, 0, "the forward to the old listener is removed");
     // The new login's agent is not the old listener's, and its listener takes over.
     let second = Ssh::connect(&target, &image).unwrap();
     assert_ne!(parent(second.info().unwrap().pid), Some(old));
