@@ -67,8 +67,12 @@ impl<'r> PlayRun<'r, '_> {
             let skipped = crate::result::Outcome::Skipped;
             items.iter().filter(|i| i.outcome() != skipped).count()
         };
+        // A plan lists a handler that a task of unknown outcome notified as deferred on it.
+        let unknown = (!outcome.result.flag("changed"))
+            .then(|| self.view(ctx).name)
+            .filter(|_| outcome.result.plan.is_some());
         for _ in 0..times {
-            handlers.notify(host, &names, callback)?;
+            handlers.notify(host, &names, unknown.as_deref(), callback)?;
         }
         Ok(())
     }
@@ -111,6 +115,7 @@ impl<'r> PlayRun<'r, '_> {
                 continue;
             }
             let controls = self.task_controls(&ctx, &notified, params.clone())?;
+            *self.plan_handler.borrow_mut() = Some(handlers.plan_reasons(index, &notified));
             let mut results: Vec<crate::fatal::RoundResult> = Vec::new();
             let mut judge =
                 |host: &str, outcome: &crate::task::TaskOutcome, cb: &mut dyn Callback| {
@@ -143,12 +148,15 @@ impl<'r> PlayRun<'r, '_> {
                 },
                 &mut judge,
             )?;
+            *self.plan_handler.borrow_mut() = None;
             if self.after_handler(&controls, &results, cursors, callback) {
+                handlers.forget_plan_reasons(hosts);
                 handlers.drop_included();
                 return Ok(());
             }
             self.update_play_hosts(cursors);
         }
+        handlers.forget_plan_reasons(hosts);
         handlers.drop_included();
         Ok(())
     }

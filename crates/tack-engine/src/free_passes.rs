@@ -339,7 +339,7 @@ impl<'r> PlayRun<'r, '_> {
                 if rescuing {
                     self.remember_failure(host, &ctx, &outcome);
                 }
-                if !failed && result.flag("changed") {
+                if !failed && result.notifies() {
                     self.notify_from(handlers, &ctx, host, &outcome, params, callback)?;
                 }
                 // A host ended while its task ran (another host's `end_play`) stays ended.

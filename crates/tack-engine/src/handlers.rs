@@ -34,6 +34,9 @@ pub struct Handlers<'a> {
     /// Each host's notifications since its last flush, in the order first made: a flush
     /// announces the handlers they name in this order.
     saved: BTreeMap<String, Vec<String>>,
+    /// `tack plan`: per host and notification, the task of unknown outcome that made it
+    /// (`None` once a known change made it too).
+    plan_reasons: BTreeMap<(String, String), Option<String>>,
 }
 
 fn strings(node: &Node) -> Vec<String> {
@@ -51,7 +54,8 @@ impl<'a> Handlers<'a> {
         templar: &Templar,
         vars: &Mapping,
     ) -> Handlers<'a> {
-        let mut handlers = Handlers { list: Vec::new(), saved: BTreeMap::new() };
+        let mut handlers =
+            Handlers { list: Vec::new(), saved: BTreeMap::new(), plan_reasons: BTreeMap::new() };
         handlers.extend(play, tasks, templar, vars);
         handlers
     }
@@ -167,16 +171,27 @@ impl<'a> Handlers<'a> {
 
     /// Records that `host` notified each of `notifications` from a task, saving each
     /// notification for the next flush as ansible does (and says from `-vv`).
+    /// `unknown` names the task when its outcome is not known (a plan's `would run` or
+    /// `deferred`): the handler is then listed as deferred on it, unless a known change
+    /// notified it too.
     pub fn notify(
         &mut self,
         host: &str,
         notifications: &[String],
+        unknown: Option<&str>,
         callback: &mut dyn crate::callback::Callback,
     ) -> Result<(), Diagnostic> {
         for notification in notifications {
             // Named handlers must exist now; which one a name means is decided at the flush
             // (the last defined then), as ansible resolves saved notifications there.
             self.find_some(notification)?;
+            let reason = self
+                .plan_reasons
+                .entry((host.to_string(), notification.clone()))
+                .or_insert_with(|| unknown.map(str::to_string));
+            if unknown.is_none() {
+                *reason = None;
+            }
             let saved = self.saved.entry(host.to_string()).or_default();
             if !saved.contains(notification) {
                 saved.push(notification.clone());
@@ -228,6 +243,31 @@ impl<'a> Handlers<'a> {
             }
         }
         out
+    }
+
+    /// `tack plan`: why handler `index` is listed for each of `hosts` (`None`: a known
+    /// change notified it; else the task of unknown outcome that did).
+    pub(crate) fn plan_reasons(
+        &self,
+        index: usize,
+        hosts: &[String],
+    ) -> crate::plan::HandlerReasons {
+        let mut out = crate::plan::HandlerReasons::new();
+        for ((host, notification), reason) in &self.plan_reasons {
+            if !hosts.contains(host) || !self.find(notification).contains(&index) {
+                continue;
+            }
+            let known = out.get(host).is_some_and(Option::is_none);
+            if !known {
+                out.insert(host.clone(), reason.clone());
+            }
+        }
+        out
+    }
+
+    /// Forgets why handlers were notified for `hosts`, once their flush is over.
+    pub(crate) fn forget_plan_reasons(&mut self, hosts: &[String]) {
+        self.plan_reasons.retain(|(host, _), _| !hosts.contains(host));
     }
 
     /// Whether `host` is notified for handler `index`.

@@ -40,6 +40,7 @@ mod meta;
 mod module_defaults;
 mod no_log;
 mod params;
+pub mod plan;
 mod play;
 mod prompt;
 pub mod python_path;

@@ -91,6 +91,8 @@ pub(crate) struct PlayRun<'r, 'a> {
     pub blocks: &'r Arena<Vec<CompiledBlock>>,
     /// The `-vvv` notes of each gathering of the play's variables.
     pub reads: crate::read_notes::ReadNotes,
+    /// `tack plan`, while a flush lists a handler: why, for each host.
+    pub plan_handler: std::cell::RefCell<Option<crate::plan::HandlerReasons>>,
 }
 
 /// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
@@ -224,6 +226,7 @@ pub fn run_play(
         identities: std::cell::RefCell::new(identities.clone()),
         blocks: &arena,
         reads: reads.clone(),
+        plan_handler: Default::default(),
     };
     {
         let all = new_run(hosts.clone());
@@ -425,7 +428,7 @@ impl<'r, 'a> PlayRun<'r, 'a> {
                         }
                         walk.advance(host, seg, next, true);
                     } else {
-                        if result.flag("changed") {
+                        if result.notifies() {
                             this.notify_from(
                                 &mut handlers,
                                 ctx,
@@ -569,7 +572,9 @@ impl<'r> PlayRun<'r, '_> {
                 .or_insert_with(|| crate::roles::layers(self.play(), ctx))
                 .clone(),
             play: self.play(),
-            check_flag: self.run.facts.check_mode,
+            check_flag: self.run.facts.check_mode || self.run.facts.plan,
+            planning: self.run.facts.plan,
+            plan_handler: None,
             diff_flag: self.run.facts.diff_mode,
             diff_settings: &self.run.facts.diff,
             async_dir: &self.run.facts.async_dir,
@@ -714,6 +719,9 @@ impl<'r> PlayRun<'r, '_> {
         let mut banner_due = kind == RunKind::Deferred;
         let mut runner = self.runner(ctx, action, params);
         runner.banner_name = view.name.clone();
+        if matches!(kind, RunKind::Handler | RunKind::HandlerOnce) {
+            runner.plan_handler = self.plan_handler.borrow().clone().filter(|_| runner.planning);
+        }
         if callback.wants_params() {
             callback.task_params(&view, &crate::params::collect(&runner, hosts));
         }

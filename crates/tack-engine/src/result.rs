@@ -37,6 +37,9 @@ pub struct HostResult {
     pub no_log: bool,
     /// The host a delegated run ran on (`[host -> delegated]`).
     pub delegated: Option<String>,
+    /// `tack plan`: what the plan could not know (see `crate::plan`); `None` for a result
+    /// that is real (a check-mode run, a skip, an error).
+    pub plan: Option<crate::plan::PlanMark>,
 }
 
 pub(crate) fn s(text: &str) -> Node {
@@ -60,6 +63,7 @@ impl HostResult {
             error: None,
             no_log: false,
             delegated: None,
+            plan: None,
         }
     }
 
@@ -79,6 +83,12 @@ impl HostResult {
     /// Unreachable, and not ignored: the host leaves the run (ansible's unreachable hosts).
     pub fn lost(&self) -> bool {
         self.outcome() == Outcome::Unreachable && !self.ignore_unreachable
+    }
+
+    /// Whether the result notifies the task's handlers: it changed, or (in a plan) its
+    /// outcome is not known, so a handler may run after all.
+    pub fn notifies(&self) -> bool {
+        self.flag("changed") || self.plan.is_some()
     }
 
     pub fn flag(&self, key: &str) -> bool {

@@ -214,7 +214,7 @@ impl<'r> PlayRun<'r, '_> {
                             }
                             walk.advance(host, seg, next, true);
                         } else {
-                            if result.flag("changed") {
+                            if result.notifies() {
                                 self.notify_from(handlers, ctx, host, outcome, params.clone(), cb)?;
                             }
                             stats.count(result, false);

@@ -28,6 +28,10 @@ pub struct TaskRun<'a> {
     pub play: &'a tack_playbook::Play,
     /// `--check` on the command line.
     pub check_flag: bool,
+    /// `tack plan` (see `crate::plan`).
+    pub planning: bool,
+    /// `tack plan`, a handler at a flush: why it is listed for each host.
+    pub(crate) plan_handler: Option<crate::plan::HandlerReasons>,
     /// `--diff` on the command line (or `DIFF_ALWAYS`).
     pub diff_flag: bool,
     pub diff_settings: &'a crate::callback::diff::DiffSettings,
@@ -250,10 +254,13 @@ impl TaskRun<'_> {
             result.ignore_unreachable =
                 self.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
         }
+        self.plan_leaves(host, &result);
         if let Some(node) = self.ctx.task.attrs.get(Keyword::Register) {
             let name = tack_yaml::pyrepr::str(&node.value);
             crate::reserved::warn_name(&name, node.origin.as_ref());
-            let provenance = if self.action.trusted_result() {
+            let provenance = if let Some(unknown) = self.plan_register_provenance(&result) {
+                unknown
+            } else if self.action.trusted_result() {
                 Provenance::Trusted
             } else {
                 Provenance::ManagedHost
@@ -278,6 +285,9 @@ impl TaskRun<'_> {
         scope: &Scope,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
+        if let Some(planned) = self.plan_gate(host, scope)? {
+            return Ok(planned);
+        }
         // ansible works out the delegation (gathering the delegated host's variables) before
         // it evaluates the conditions.
         let delegated = self.delegated(host, scope);
@@ -301,10 +311,22 @@ impl TaskRun<'_> {
         ignore_errors: bool,
     ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
         let _ = ignore_errors;
+        // A plan does not loop over a list it cannot know yet.
+        if self.planning
+            && let Some(producer) =
+                self.templar.static_provenance(items, scope).unavailable().next()
+        {
+            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
+        }
         let (list, read) = match &self.ctx.task.loop_with {
             Some(lookup) => self.with_items(lookup, items, scope)?,
             None => self.loop_items(items, scope)?,
         };
+        if self.planning
+            && let Some(producer) = read.unavailable().next()
+        {
+            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
+        }
         let control = LoopControl::read(self, scope)?;
         let mut results = Vec::new();
         let mut shown = Vec::new();
@@ -333,9 +355,15 @@ impl TaskRun<'_> {
                 shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
             }
             let delegated = delegated?;
-            let mut result = match self.false_condition(&item_scope)? {
-                Some(cond) => crate::result::skipped(host, &cond),
-                None => match &delegated {
+            let planned = self.plan_gate(host, &item_scope)?;
+            let condition = match planned {
+                Some(_) => None,
+                None => self.false_condition(&item_scope)?,
+            };
+            let mut result = match (planned, condition) {
+                (Some(planned), _) => planned,
+                (None, Some(cond)) => crate::result::skipped(host, &cond),
+                (None, None) => match &delegated {
                     Some(other) => {
                         let there = self.delegated_scope(&item_scope, host, other);
                         self.attempts(host, &there, &mut retries)?
@@ -609,8 +637,10 @@ impl TaskRun<'_> {
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.check_mode(scope),
-            // An unconvertible `diff` already failed the task before it got here.
-            diff: self.diff_mode(scope).unwrap_or(false),
+            // An unconvertible `diff` already failed the task before it got here. A plan asks
+            // every module for its diff, for the fields a change would touch; it is shown only
+            // where diff mode is on.
+            diff: self.diff_mode(scope).unwrap_or(false) || self.planning,
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
             search: &search,
@@ -813,6 +843,10 @@ impl TaskRun<'_> {
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);
+        // A module that declined check mode did not run: in a plan, it would.
+        if self.planning && crate::plan::declined_check_mode(&result) {
+            return crate::plan::would_run(host);
+        }
         if let Some(attempt) = attempt {
             result.data.insert(s("attempts"), Node::bare(Value::Int(attempt)));
         }
@@ -918,7 +952,9 @@ fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
     if all_skipped {
         data.insert(s("skipped"), b(true));
     }
-    HostResult::new(host, data)
+    let mut result = HostResult::new(host, data);
+    result.plan = crate::plan::merge(&items);
+    result
 }
 
 /// A bool keyword as `TaskExecutor`'s `post_validate` reads it for one host: `node`

@@ -23,6 +23,9 @@ use crate::result::{b, s};
 #[derive(Debug, Clone, Default)]
 pub struct RunFacts {
     pub check_mode: bool,
+    /// `tack plan`: nothing that could change a host runs (see `crate::plan`); implies
+    /// `check_mode`.
+    pub plan: bool,
     pub diff_mode: bool,
     /// What diff mode reads from the configuration.
     pub diff: crate::callback::diff::DiffSettings,

@@ -28,17 +28,27 @@ pub struct TemplateError {
     pub message: String,
     /// Where the template was written, when known.
     pub origin: Option<Origin>,
+    /// Plan mode: the producers of the unavailable values the render read before it failed
+    /// (sorted). A render that failed after reading a value that does not exist yet is
+    /// deferred, not an error; one that failed first on something else stays an error.
+    pub unavailable: Vec<std::sync::Arc<str>>,
 }
 
 impl TemplateError {
     pub fn new(kind: TemplateErrorKind, message: impl Into<String>) -> TemplateError {
-        TemplateError { kind, message: message.into(), origin: None }
+        TemplateError { kind, message: message.into(), origin: None, unavailable: Vec::new() }
     }
 
     pub fn at(mut self, origin: Option<Origin>) -> TemplateError {
         if self.origin.is_none() {
             self.origin = origin;
         }
+        self
+    }
+
+    /// This error, noting the unavailable values its render had read.
+    pub(crate) fn having_read(mut self, read: &crate::ProvenanceSet) -> TemplateError {
+        self.unavailable = read.unavailable().map(std::sync::Arc::from).collect();
         self
     }
 

@@ -134,7 +134,7 @@ impl Templar {
     /// [`TemplateErrorKind::Omitted`] (the caller drops that argument).
     pub fn render(&self, node: &Node, scope: &Scope) -> Result<Rendered, TemplateError> {
         let (result, provenance) = engine::active::top_level(|| self.render_node(node, scope));
-        match result? {
+        match result.map_err(|e| e.having_read(&provenance))? {
             Piece::Value(value) => {
                 Ok(Rendered { value: Node::new(value, node.origin.clone()), provenance })
             }
@@ -203,7 +203,7 @@ impl Templar {
                 engine::evaluate_conditional(&self.engine, node, scope)
             })
         });
-        Ok(Conditional { value: result?, provenance })
+        Ok(Conditional { value: result.map_err(|e| e.having_read(&provenance))?, provenance })
     }
 
     /// Renders a template file as the `template` module does (`trim_blocks` on,
@@ -230,7 +230,9 @@ impl Templar {
         let (result, provenance) = engine::active::top_level(|| {
             engine::template_file::render(&self.engine, &path, scope, options)
         });
-        let text = result.map_err(|e| engine::errors_to_template(&e).at(Some(origin.clone())))?;
+        let text = result.map_err(|e| {
+            engine::errors_to_template(&e).at(Some(origin.clone())).having_read(&provenance)
+        })?;
         Ok(Rendered { value: Node::new(Value::Str(text), Some(origin)), provenance })
     }
 

@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Run (or list, or syntax-check) playbooks, as ansible-playbook does.
     Playbook(cmd::playbook::Args),
+    /// Show what a playbook run would do, changing no host; say what cannot be known yet.
+    Plan(cmd::plan::Args),
     /// Run one module on the hosts a pattern selects, as ansible's ad-hoc command does.
     Adhoc(cmd::adhoc::Args),
     /// Show the inventory, as ansible-inventory does.

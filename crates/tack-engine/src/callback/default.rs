@@ -35,6 +35,8 @@ pub struct DefaultCallback<W: Write> {
     custom_stats: bool,
     /// The `-vvvv` lines the command supplies.
     extras: super::verbose::VerboseExtras,
+    /// `tack plan`'s transcript: results in the plan's words (see `plan_lines`).
+    pub(super) plan: bool,
 }
 
 impl<W: Write> DefaultCallback<W> {
@@ -48,6 +50,7 @@ impl<W: Write> DefaultCallback<W> {
             palette: None,
             custom_stats: false,
             extras: Default::default(),
+            plan: false,
         }
     }
 
@@ -57,6 +60,12 @@ impl<W: Write> DefaultCallback<W> {
         extras: super::verbose::VerboseExtras,
     ) -> DefaultCallback<W> {
         self.extras = extras;
+        self
+    }
+
+    /// The callback writing `tack plan`'s transcript.
+    pub fn with_plan(mut self, plan: bool) -> DefaultCallback<W> {
+        self.plan = plan;
         self
     }
 
@@ -73,7 +82,7 @@ impl<W: Write> DefaultCallback<W> {
     }
 
     /// `Display.display(text, color=hue)`.
-    fn colored(&mut self, text: &str, hue: Hue) {
+    pub(super) fn colored(&mut self, text: &str, hue: Hue) {
         let text = paint(self.palette.as_ref(), text, hue);
         self.line(&text);
     }
@@ -91,7 +100,7 @@ impl<W: Write> DefaultCallback<W> {
     }
 
     /// `_run_is_verbose`.
-    fn verbose(&self, result: &HostResult) -> bool {
+    pub(super) fn verbose(&self, result: &HostResult) -> bool {
         (result.always_shown() || self.verbosity > 0) && !result.verbose_override
     }
 
@@ -102,7 +111,7 @@ impl<W: Write> DefaultCallback<W> {
 
     /// `_dump_results` at this callback's verbosity: from `-vvv` the `diff` and `invocation`
     /// keys stay in the dump.
-    fn dump(&self, data: &Mapping, result: &HostResult) -> String {
+    pub(super) fn dump(&self, data: &Mapping, result: &HostResult) -> String {
         let indent = self.indent(result);
         if self.verbosity < 3 {
             return dump_result(data, indent);
@@ -134,7 +143,7 @@ impl<W: Write> DefaultCallback<W> {
         self.out
     }
 
-    fn line(&mut self, text: &str) {
+    pub(super) fn line(&mut self, text: &str) {
         // A closed stdout cannot be reported anywhere better than by the exit status, which
         // the run's own outcome already decides; ansible ignores it the same way.
         // `Display.display` turns Windows line ends into Unix ones in everything it prints.
@@ -321,6 +330,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
         warnings(result);
+        if self.plan && self.plan_result(task, result, None) {
+            return;
+        }
         let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
@@ -392,6 +404,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
         let item = label(result);
+        if self.plan && self.plan_result(task, result, Some(&item)) {
+            return;
+        }
         match result.outcome() {
             crate::result::Outcome::Failed | crate::result::Outcome::Unreachable => {
                 self.error_block(task, result);
@@ -446,7 +461,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
             .hosts()
             .map(|(host, t)| {
                 let failed = t.failures != 0 || t.unreachable != 0;
-                format!(
+                let row = format!(
                     "{} : {} {} {} {} {} {} {}",
                     hostcolor(p, host, failed, t.changed != 0),
                     colorize(p, "ok", t.ok, Hue::Ok),
@@ -456,6 +471,14 @@ impl<W: Write> Callback for DefaultCallback<W> {
                     colorize(p, "skipped", t.skipped, Hue::Skip),
                     colorize(p, "rescued", t.rescued, Hue::Ok),
                     colorize(p, "ignored", t.ignored, Hue::Warn),
+                );
+                if !self.plan {
+                    return row;
+                }
+                format!(
+                    "{row} {} {}",
+                    colorize(p, "would_run", t.would_run, Hue::Changed),
+                    colorize(p, "deferred", t.deferred, Hue::Skip),
                 )
             })
             .collect();
@@ -463,6 +486,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
             self.line(&row);
         }
         self.line("");
+        if self.plan {
+            self.plan_end(stats);
+        }
         if self.custom_stats && !stats.custom.is_empty() {
             self.banner("CUSTOM STATS: ");
             for line in stats.custom_lines() {

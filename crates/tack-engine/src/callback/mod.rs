@@ -10,6 +10,8 @@ pub mod default;
 pub mod diff;
 pub mod events;
 pub mod minimal;
+pub mod plan_json;
+mod plan_lines;
 pub mod tree;
 pub mod verbose;
 
@@ -101,6 +103,11 @@ pub struct HostStats {
     pub skipped: u32,
     pub rescued: u32,
     pub ignored: u32,
+    /// `tack plan`: tasks that would run and were not run (their outcome is unknown).
+    pub would_run: u32,
+    /// `tack plan`: tasks whose input depends on output unavailable until apply (a loop
+    /// with known changes and deferred items counts in both).
+    pub deferred: u32,
 }
 
 /// ansible's `AggregateStats`: the recap's counters by host.
@@ -118,6 +125,21 @@ impl Stats {
     /// as rescued (`rescuing`), not failed.
     pub fn count(&mut self, result: &HostResult, rescuing: bool) {
         let stats = self.hosts.entry(result.host.clone()).or_default();
+        if let Some(mark) = &result.plan
+            && !matches!(
+                result.outcome(),
+                crate::result::Outcome::Failed | crate::result::Outcome::Unreachable
+            )
+        {
+            // What a plan could not know is counted as such, never as unchanged.
+            stats.would_run += u32::from(mark.would_run);
+            stats.deferred += u32::from(!mark.deferred.is_empty());
+            if result.flag("changed") {
+                stats.ok += 1;
+                stats.changed += 1;
+            }
+            return;
+        }
         match result.outcome() {
             crate::result::Outcome::Failed if result.ignored => {
                 stats.ok += 1;
@@ -154,5 +176,10 @@ impl Stats {
 
     pub fn get(&self, host: &str) -> Option<&HostStats> {
         self.hosts.get(host)
+    }
+
+    /// `tack plan`: how many outcomes, over every host, were deferred.
+    pub fn deferred(&self) -> u32 {
+        self.hosts.values().map(|s| s.deferred).sum()
     }
 }

@@ -253,6 +253,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
+            plan: false,
             diff_mode: args.diff,
             diff: tack_engine::callback::diff::DiffSettings {
                 context: usize::try_from(session.config.diff_context()).unwrap_or(0),

@@ -4,6 +4,7 @@
 pub mod adhoc;
 pub mod eval;
 pub mod inventory;
+pub mod plan;
 pub mod playbook;
 pub mod python_path;
 pub mod vault;
@@ -15,6 +16,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Playbook(args) => playbook::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Adhoc(args) => adhoc::run(args),
         Command::Inventory(args) => inventory::run(args),
         Command::Vault(args) => vault::run(args),

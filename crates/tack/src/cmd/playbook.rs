@@ -83,7 +83,20 @@ pub struct Args {
     pub become_opts: BecomeOpts,
 }
 
+/// What the run is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `tack playbook`: run it.
+    Apply,
+    /// `tack plan`: change nothing, say what would happen.
+    Plan(crate::cmd::plan::Format),
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_mode(args, Mode::Apply)
+}
+
+pub fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     let listing = args.list_hosts || args.list_tasks || args.list_tags || args.syntax_check;
     if args.step {
         return Err(Diagnostic::new("tack does not support --step")
@@ -116,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     // Options a run does not honour are refused before anything is asked.
-    if !listing && let Some(option) = run::refused_options(&args) {
+    if !listing && let Some(option) = run::refused_options(&args, mode) {
         return Err(Diagnostic::new(format!("tack playbook does not support {option} yet"))
             .with_class(ErrorClass::Options)
             .into());
@@ -144,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;
     if !listing {
-        return run::run(&args, &session, passwords);
+        return run::run(&args, &session, passwords, mode);
     }
     let mut stdout = std::io::stdout().lock();
     verbose::inventory_notes(&mut stdout, &session, args.verbosity.verbose, palette.as_ref())?;

@@ -15,10 +15,12 @@ use super::Args;
 use crate::session::Session;
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
-pub(super) fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 2] = [
+pub(super) fn refused_options(args: &Args, mode: super::Mode) -> Option<&'static str> {
+    let json = mode == super::Mode::Plan(crate::cmd::plan::Format::Json);
+    let checks: [(bool, &'static str); 3] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
+        (json && args.events.is_some(), "--events with --format json"),
     ];
     checks
         .into_iter()
@@ -31,7 +33,9 @@ pub fn run(
     args: &Args,
     session: &Session,
     passwords: crate::links::Passwords,
+    mode: super::Mode,
 ) -> anyhow::Result<ExitCode> {
+    let plan = matches!(mode, super::Mode::Plan(_));
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
         roles_path: session.roles_path.clone(),
@@ -64,7 +68,8 @@ pub fn run(
         tags: &tags,
         tasks: &loader,
         facts: RunFacts {
-            check_mode: args.check,
+            check_mode: args.check || plan,
+            plan,
             diff_mode: args.diff || session.config.diff_always(),
             diff: tack_engine::callback::diff::DiffSettings {
                 context: usize::try_from(session.config.diff_context()).unwrap_or(0),
@@ -93,6 +98,13 @@ pub fn run(
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
+    if mode == super::Mode::Plan(crate::cmd::plan::Format::Json) {
+        let mut callback = tack_engine::callback::plan_json::PlanJson::new();
+        let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+        use std::io::Write;
+        stdout.write_all(callback.document_text().as_bytes())?;
+        return Ok(ExitCode::from(status.exit_code()));
+    }
     super::verbose::inventory_notes(
         &mut stdout,
         session,
@@ -105,7 +117,8 @@ pub fn run(
         .with_palette(palette)
         .with_diff_context(context)
         .with_custom_stats(session.config.show_custom_stats())
-        .with_verbose_extras(extras);
+        .with_verbose_extras(extras)
+        .with_plan(plan);
     let status = match &args.events {
         None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
         Some(path) => super::events::run(&ctx, &playbooks, callback, path)?,

@@ -1,0 +1,349 @@
+//! `tack plan` (seed 003): a dry run that says what it cannot know. The run is a check-mode
+//! run with one gate in front of every task and loop item on every host:
+//!
+//! - what reads the output of a task that did not run (its `when`, loop source, arguments,
+//!   `delegate_to`, `changed_when`/`failed_when`/`until`) is *deferred*, naming that task;
+//! - `command`, `shell`, `raw` and `script`, and any module that declines check mode, *would
+//!   run* and do not (a `check_mode: false` task is the user's word that it is safe: it
+//!   runs, and its output is real);
+//! - a notified handler is listed, never run: *would run* when a known change notified it,
+//!   *deferred* when only a task whose outcome is unknown did.
+//!
+//! The output of a task that did not run is an unavailable binding (`Provenance::Unavailable`)
+//! in the host's variables, which a real assignment replaces; the template layer reports
+//! reads of one, even from a render that failed. Nothing here fabricates a value to make a
+//! condition pass or fail: a condition decided without reading the unknown value (`false and
+//! x`) stands.
+//!
+//! Owns the gate, the plan's marks on results and their reading (outcome, changed fields);
+//! printing is the callbacks', counting the recap's.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_template::{Provenance, Scope};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::actions::Action;
+use crate::result::{HostResult, b, s};
+use crate::task::TaskRun;
+
+/// The words a deferred outcome is shown with.
+pub const DEFERRED: &str = "depends on output unavailable until apply";
+
+/// What the plan could not know about a result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanMark {
+    /// The task (or an item of it) would run: it was not run, so what it does is unknown.
+    pub would_run: bool,
+    /// The tasks whose unavailable output the task (or an item of it) read, sorted.
+    pub deferred: Vec<String>,
+}
+
+/// A host's outcome for one task in a plan, as the transcript and `--format json` give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanOutcome {
+    Matched,
+    /// Check mode says it would change; `fields` are the keys its diff changes (empty when
+    /// the module gives no diff). `deferred` names producers when some items were deferred.
+    WouldChange {
+        fields: Vec<String>,
+        deferred: Vec<String>,
+    },
+    WouldRun {
+        deferred: Vec<String>,
+    },
+    Deferred {
+        producers: Vec<String>,
+    },
+    Skipped,
+    Failed,
+    Unreachable,
+}
+
+impl PlanOutcome {
+    /// The outcome's name in `--format json`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PlanOutcome::Matched => "matched",
+            PlanOutcome::WouldChange { .. } => "would_change",
+            PlanOutcome::WouldRun { .. } => "would_run",
+            PlanOutcome::Deferred { .. } => "deferred",
+            PlanOutcome::Skipped => "skipped",
+            PlanOutcome::Failed => "failed",
+            PlanOutcome::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// How the plan reads a result.
+pub fn outcome(result: &HostResult) -> PlanOutcome {
+    use crate::result::Outcome;
+    let mark = result.plan.clone().unwrap_or_default();
+    match result.outcome() {
+        Outcome::Failed => return PlanOutcome::Failed,
+        Outcome::Unreachable => return PlanOutcome::Unreachable,
+        _ => {}
+    }
+    if result.flag("changed") {
+        return PlanOutcome::WouldChange {
+            fields: changed_fields(result),
+            deferred: mark.deferred,
+        };
+    }
+    if mark.would_run {
+        return PlanOutcome::WouldRun { deferred: mark.deferred };
+    }
+    if !mark.deferred.is_empty() {
+        return PlanOutcome::Deferred { producers: mark.deferred };
+    }
+    if result.flag("skipped") { PlanOutcome::Skipped } else { PlanOutcome::Matched }
+}
+
+/// The fields a would-change result changes, from its diff (a loop's from its items'):
+/// the keys whose before and after differ, `content` where the diff is of text.
+pub fn changed_fields(result: &HostResult) -> Vec<String> {
+    let mut fields = std::collections::BTreeSet::new();
+    let mut from = |data: &Mapping| {
+        let Some(diff) = data.get("diff") else { return };
+        let diffs: Vec<&Node> = match &diff.value {
+            Value::Seq(list) => list.iter().collect(),
+            _ => vec![diff],
+        };
+        for diff in diffs {
+            let Some(map) = diff.as_map() else { continue };
+            match (map.get("before").map(|n| &n.value), map.get("after").map(|n| &n.value)) {
+                (Some(Value::Map(before)), Some(Value::Map(after))) => {
+                    for (key, _) in after.iter().chain(before.iter()) {
+                        let was = before.get_value(&key.value).map(|n| &n.value);
+                        if was != after.get_value(&key.value).map(|n| &n.value) {
+                            fields.insert(tack_yaml::pyrepr::str(&key.value));
+                        }
+                    }
+                }
+                (Some(before), Some(after)) if before != after => {
+                    fields.insert("content".to_string());
+                }
+                _ => {}
+            }
+        }
+    };
+    from(&result.data);
+    if let Some(Value::Seq(items)) = result.data.get("results").map(|n| &n.value) {
+        for item in items {
+            if let Some(map) = item.as_map()
+                && map.get("changed").is_some_and(|c| c.value.is_truthy())
+            {
+                from(map);
+            }
+        }
+    }
+    fields.into_iter().collect()
+}
+
+/// The result of a task that would run and did not.
+pub(crate) fn would_run(host: &str) -> HostResult {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(false));
+    data.insert(s("msg"), s("would run"));
+    let mut result = HostResult::new(host, data);
+    result.plan = Some(PlanMark { would_run: true, deferred: Vec::new() });
+    result
+}
+
+/// The result of a task that read `producer`'s unavailable output.
+pub(crate) fn deferred(host: &str, producer: &str) -> HostResult {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(false));
+    data.insert(s("msg"), s(&format!("{DEFERRED} ({producer})")));
+    let mut result = HostResult::new(host, data);
+    result.plan = Some(PlanMark { would_run: false, deferred: vec![producer.to_string()] });
+    result
+}
+
+/// A loop's mark from its items': it would run if any item would, and is deferred on every
+/// producer any item was.
+pub(crate) fn merge(items: &[HostResult]) -> Option<PlanMark> {
+    let marks: Vec<&PlanMark> = items.iter().filter_map(|r| r.plan.as_ref()).collect();
+    if marks.is_empty() {
+        return None;
+    }
+    let mut deferred: Vec<String> = marks.iter().flat_map(|m| m.deferred.clone()).collect();
+    deferred.sort();
+    deferred.dedup();
+    Some(PlanMark { would_run: marks.iter().any(|m| m.would_run), deferred })
+}
+
+/// Why a handler is listed for each host at a flush: `None` when a known change notified
+/// it, else the task whose unknown outcome did.
+pub(crate) type HandlerReasons = BTreeMap<String, Option<String>>;
+
+/// The module result of a module that declined check mode: it did not run, so in a plan it
+/// would run.
+pub(crate) fn declined_check_mode(result: &HostResult) -> bool {
+    result.flag("skipped")
+        && result.data.get("msg").is_some_and(|m| {
+            let text = tack_yaml::pyrepr::str(&m.value);
+            text.ends_with("does not support check mode")
+                || text.ends_with("does not support check mode.")
+        })
+}
+
+impl TaskRun<'_> {
+    /// The plan's gate for `host` in `scope` (a loop item's, when it loops): the result the
+    /// plan gives instead of running the task, or `None` to run it in check mode (which
+    /// skips it when its `when` is false, and reports its errors as ansible would).
+    pub(crate) fn plan_gate(
+        &self,
+        host: &str,
+        scope: &Scope,
+    ) -> Result<Option<HostResult>, Diagnostic> {
+        if !self.planning {
+            return Ok(None);
+        }
+        if let Some(producer) = self.unavailable_condition(scope) {
+            return Ok(Some(deferred(host, &producer)));
+        }
+        if self.condition_false_or_broken(scope) {
+            return Ok(None);
+        }
+        if let Some(producer) = self.unavailable_input(scope) {
+            return Ok(Some(deferred(host, &producer)));
+        }
+        if let Some(reasons) = &self.plan_handler {
+            return Ok(Some(match reasons.get(host) {
+                Some(Some(producer)) => deferred(host, producer),
+                _ => would_run(host),
+            }));
+        }
+        let runs_commands = matches!(
+            self.action,
+            Action::Module("command" | "shell") | Action::Raw | Action::Script
+        );
+        if runs_commands && self.check_mode(scope) {
+            return Ok(Some(would_run(host)));
+        }
+        Ok(None)
+    }
+
+    /// The producer of an unavailable value a `when` condition read before it was decided
+    /// (conditions in order, stopping at the first false one, as they are evaluated).
+    fn unavailable_condition(&self, scope: &Scope) -> Option<String> {
+        for item in self.when_items() {
+            match self.templar.evaluate_conditional(item, scope) {
+                Ok(r) => {
+                    if let Some(producer) = r.provenance.unavailable().next() {
+                        return Some(producer.to_string());
+                    }
+                    if !r.value {
+                        return None;
+                    }
+                }
+                Err(e) => return e.unavailable.first().map(|p| p.to_string()),
+            }
+        }
+        None
+    }
+
+    /// Whether a `when` condition is false (or fails), once none read an unavailable value.
+    fn condition_false_or_broken(&self, scope: &Scope) -> bool {
+        self.when_items()
+            .into_iter()
+            .any(|item| !matches!(self.templar.evaluate_conditional(item, scope), Ok(r) if r.value))
+    }
+
+    fn when_items(&self) -> Vec<&Node> {
+        let mut conditions: Vec<&Node> = self.ctx.extended(Keyword::When);
+        conditions.reverse();
+        conditions
+            .into_iter()
+            .flat_map(|cond| match &cond.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => vec![cond],
+            })
+            .collect()
+    }
+
+    /// The producer of an unavailable value the task's input reads: its arguments (every
+    /// name they refer to, and what their render reads through `vars[...]`/`hostvars[...]`),
+    /// `delegate_to`, and `changed_when`/`failed_when`/`until` (apart from the task's own
+    /// `register`, which they read once it ran).
+    fn unavailable_input(&self, scope: &Scope) -> Option<String> {
+        let raw = self.action.raw_args();
+        let mut args = Mapping::new();
+        for (key, value) in self.ctx.task.args.iter() {
+            if !raw.contains(&key.as_str().unwrap_or_default()) {
+                args.insert(key.clone(), value.clone());
+            }
+        }
+        let first =
+            |set: &tack_template::ProvenanceSet| set.unavailable().next().map(str::to_string);
+        let args = Node::bare(Value::Map(args));
+        if let Some(p) = first(&self.templar.static_provenance(&args, scope)) {
+            return Some(p);
+        }
+        match self.templar.render(&args, scope) {
+            Ok(r) => {
+                if let Some(p) = first(&r.provenance) {
+                    return Some(p);
+                }
+            }
+            Err(e) => {
+                if let Some(p) = e.unavailable.first() {
+                    return Some(p.to_string());
+                }
+            }
+        }
+        if let Some(node) = &self.ctx.task.delegate_to
+            && let Some(p) = first(&self.templar.static_provenance(node, scope))
+        {
+            return Some(p);
+        }
+        let register =
+            self.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value));
+        let judged = match &register {
+            Some(name) => scope.with_var(name, Node::bare(Value::Null), Provenance::Trusted),
+            None => scope.clone(),
+        };
+        for keyword in [Keyword::ChangedWhen, Keyword::FailedWhen, Keyword::Until] {
+            if let Some(node) = self.ctx.task.attrs.get(keyword)
+                && let Some(p) = first(&self.templar.static_provenance(node, &judged))
+            {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// After a task ran (or did not) in a plan: what its `register` and `set_fact` leave
+    /// for later tasks. A task that did not run leaves unavailable values under its name,
+    /// so no earlier value stands in for its output.
+    pub(crate) fn plan_leaves(&self, host: &str, result: &HostResult) {
+        if !self.planning || result.plan.is_none() {
+            return;
+        }
+        let unknown = Provenance::Unavailable { producer: Arc::from(self.banner_name.as_str()) };
+        if self.action == Action::SetFact {
+            for (key, _) in self.ctx.task.args.iter() {
+                let name = tack_yaml::pyrepr::str(&key.value);
+                if name == "cacheable" {
+                    continue;
+                }
+                for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
+                    self.vars.set_host_var(target, &name, Node::bare(Value::Null), unknown.clone());
+                }
+            }
+        }
+    }
+
+    /// The provenance a plan's `register` stores a result with: unavailable when the task
+    /// (or an item of it) did not run.
+    pub(crate) fn plan_register_provenance(&self, result: &HostResult) -> Option<Provenance> {
+        (self.planning && result.plan.is_some())
+            .then(|| Provenance::Unavailable { producer: Arc::from(self.banner_name.as_str()) })
+    }
+}
