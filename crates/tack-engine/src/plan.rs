@@ -178,6 +178,14 @@ pub(crate) fn merge(items: &[HostResult]) -> Option<PlanMark> {
     Some(PlanMark { would_run: marks.iter().any(|m| m.would_run), deferred })
 }
 
+/// What a task's `when` conditions say in a plan.
+enum When {
+    True,
+    FalseOrBroken,
+    /// A condition read the output of this task, which did not run.
+    Unknown(String),
+}
+
 /// Why a handler is listed for each host at a flush: `None` when a known change notified
 /// it, else the task whose unknown outcome did.
 pub(crate) type HandlerReasons = BTreeMap<String, Option<String>>;
@@ -205,11 +213,11 @@ impl TaskRun<'_> {
         if !self.planning {
             return Ok(None);
         }
-        if let Some(producer) = self.unavailable_condition(scope) {
-            return Ok(Some(deferred(host, &producer)));
-        }
-        if self.condition_false_or_broken(scope) {
-            return Ok(None);
+        match self.when_known(scope) {
+            When::Unknown(producer) => return Ok(Some(deferred(host, &producer))),
+            // The check-mode run skips the task, or reports the condition's error.
+            When::FalseOrBroken => return Ok(None),
+            When::True => {}
         }
         if let Some(producer) = self.unavailable_input(scope) {
             return Ok(Some(deferred(host, &producer)));
@@ -230,30 +238,28 @@ impl TaskRun<'_> {
         Ok(None)
     }
 
-    /// The producer of an unavailable value a `when` condition read before it was decided
-    /// (conditions in order, stopping at the first false one, as they are evaluated).
-    fn unavailable_condition(&self, scope: &Scope) -> Option<String> {
+    /// The `when` conditions in order, as they are evaluated (stopping at the first false
+    /// one), in one pass: whether one read an unavailable value before it was decided.
+    fn when_known(&self, scope: &Scope) -> When {
         for item in self.when_items() {
             match self.templar.evaluate_conditional(item, scope) {
                 Ok(r) => {
                     if let Some(producer) = r.provenance.unavailable().next() {
-                        return Some(producer.to_string());
+                        return When::Unknown(producer.to_string());
                     }
                     if !r.value {
-                        return None;
+                        return When::FalseOrBroken;
                     }
                 }
-                Err(e) => return e.unavailable.first().map(|p| p.to_string()),
+                Err(e) => {
+                    return match e.unavailable.first() {
+                        Some(producer) => When::Unknown(producer.to_string()),
+                        None => When::FalseOrBroken,
+                    };
+                }
             }
         }
-        None
-    }
-
-    /// Whether a `when` condition is false (or fails), once none read an unavailable value.
-    fn condition_false_or_broken(&self, scope: &Scope) -> bool {
-        self.when_items()
-            .into_iter()
-            .any(|item| !matches!(self.templar.evaluate_conditional(item, scope), Ok(r) if r.value))
+        When::True
     }
 
     fn when_items(&self) -> Vec<&Node> {
