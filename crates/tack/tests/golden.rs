@@ -247,6 +247,13 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let cmdtext = fs::read_to_string(case.join("cmd")).unwrap();
     let lines: Vec<&str> =
         cmdtext.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
+    // Cases that change what the whole machine shares (its installed packages) never run at
+    // the same time as one another: one installing `sl` while another proves it absent is a
+    // race, and two apt runs at once fight over dpkg's lock.
+    let _machine = case.join("exclusive").is_file().then(|| {
+        static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
     let work = run_root().join(rel);
     let _ = fs::remove_dir_all(&work);
     copy_tree(case, &work);
