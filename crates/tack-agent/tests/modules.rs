@@ -344,8 +344,32 @@ fn on_path(program: &str) -> bool {
 
 fn run_all(commands: &[Vec<String>]) {
     for argv in commands {
-        let _ = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
+        run_command(argv);
     }
+}
+
+/// Runs one `before`/`after` command, true when it succeeded. An `apt-get purge` of
+/// packages dpkg holds nothing of (not installed, no configuration files left) is not run:
+/// it would change nothing, and the apt cases purge before and after every case, at seconds
+/// an apt-get.
+fn run_command(argv: &[String]) -> bool {
+    if let Some(at) = argv.iter().position(|a| a == "purge")
+        && argv.iter().any(|a| a == "apt-get")
+        && argv[at + 1..].iter().all(|package| !dpkg_holds(package))
+    {
+        return true;
+    }
+    std::process::Command::new(&argv[0]).args(&argv[1..]).output().is_ok_and(|o| o.status.success())
+}
+
+/// Whether dpkg has anything of `package` on the machine: its abbreviated status's second
+/// letter is `n` (not installed) for a package it holds nothing of, and the query fails for
+/// one it never heard of.
+fn dpkg_holds(package: &str) -> bool {
+    std::process::Command::new("dpkg-query")
+        .args(["-W", "-f", "${db:Status-Abbrev}", package])
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.get(1).is_some_and(|&status| status != b'n'))
 }
 
 fn sort_by_path(result: &mut Value) {
@@ -486,6 +510,170 @@ fn known_divergences() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// What one thread's module cases came to.
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    same: usize,
+    skipped: usize,
+    failures: Vec<String>,
+}
+
+/// Runs the recorded cases of one module (`file`) and counts them in `tally`.
+fn run_file(
+    file: &Path,
+    known: &BTreeMap<String, String>,
+    this_host: &(String, String),
+    tally: &mut Tally,
+) {
+    let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
+    // Each module's time is printed so the slow ones stand out in CI's log.
+    let started = std::time::Instant::now();
+    let recorded: Vec<Value> =
+        serde_json::from_str(&fs::read_to_string(file).expect("read")).expect("json");
+    for rec in recorded {
+        let mut case = rec["case"].clone();
+        let name = case["name"].as_str().expect("name").to_string();
+        // SAFETY: geteuid has no preconditions.
+        if case.get("needs_root").and_then(Value::as_bool) == Some(true)
+            && unsafe { libc::geteuid() } != 0
+        {
+            tally.skipped += 1;
+            continue;
+        }
+        if case.get("module").is_none() {
+            case["module"] = Value::from(module.clone());
+        }
+        let missing: Vec<&str> = case
+            .get("needs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|prog| !on_path(prog))
+            .collect();
+        if !missing.is_empty() {
+            eprintln!("{name}: skipped (needs {missing:?} on this host)");
+            tally.skipped += 1;
+            tally.total += 1;
+            continue;
+        }
+        let scratch = Path::new(SCRATCH).join(&name);
+        let _ = fs::remove_dir_all(&scratch);
+        fs::create_dir_all(&scratch).expect("scratch");
+        make_setup(&scratch, case.get("setup"));
+        let commands = |key: &str| -> Vec<Vec<String>> {
+            case.get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|argv| {
+                    argv.as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| {
+                            let dir = Path::new(SCRATCH).join(&name);
+                            a.as_str().expect("argv").replace("%D", &dir.to_string_lossy())
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let (before, after) = (commands("before"), commands("after"));
+        for argv in commands("prepare") {
+            let st = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .current_dir(&scratch)
+                .output();
+            assert!(st.is_ok_and(|o| o.status.success()), "{name}: prepare {argv:?}");
+        }
+        if !(before.is_empty() && after.is_empty()) {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                eprintln!("{name}: skipped (changes the user database; needs root)");
+                let _ = fs::remove_dir_all(&scratch);
+                tally.skipped += 1;
+                tally.total += 1;
+                continue;
+            }
+            run_all(&after);
+            for argv in &before {
+                assert!(run_command(argv), "{name}: before {argv:?}");
+            }
+        }
+        let dir = scratch.to_string_lossy().into_owned();
+        let server = case.get("server").map(server::Server::start);
+        let mut args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
+        if let Some(s) = &server {
+            args = subst_port(&args, s.port);
+        }
+        // `%H` (the host's name) is a placeholder of the hostname cases only: elsewhere it
+        // is ordinary text (`strftime`'s hour).
+        if case["module"].as_str() == Some("hostname") {
+            args = subst_text(&args, "%H", &this_host.0);
+        }
+        let inv = Invocation {
+            args: args.as_object().cloned().unwrap_or_default(),
+            check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
+            diff: case.get("diff").and_then(Value::as_bool).unwrap_or(false),
+            ..Invocation::default()
+        };
+        let module_name = case["module"].as_str().expect("module").to_string();
+        let got = if module_name == "argspec" {
+            run_probe(&case)
+        } else {
+            run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
+        };
+        run_all(&after);
+        let mut got_files = file_state(&scratch);
+        for hidden in case.get("opaque").and_then(Value::as_array).into_iter().flatten() {
+            let prefix = format!("{}/", hidden.as_str().unwrap_or_default());
+            if let Value::Object(map) = &mut got_files {
+                map.retain(|k, _| !k.starts_with(&prefix));
+            }
+        }
+        let _ = fs::remove_dir_all(&scratch);
+        let norm = Normaliser::new(&case);
+        let want_norm = Normaliser::with_port(&case, rec.get("port").and_then(Value::as_u64));
+        let got_norm = Normaliser::with_port(&case, server.as_ref().map(|s| u64::from(s.port)));
+        drop(server);
+        let (mut want, mut got) = (want_norm.value("", &rec["result"]), got_norm.value("", &got));
+        // A run's `elapsed` seconds may round one higher on a loaded machine.
+        if let (Some(w), Some(g)) = (want["elapsed"].as_u64(), got["elapsed"].as_u64())
+            && (g == w || g == w + 1)
+        {
+            got["elapsed"] = w.into();
+        }
+        if module_name == "hostname" {
+            let theirs = (
+                rec["hostname"].as_str().unwrap_or_default().to_string(),
+                rec["fqdn"].as_str().unwrap_or_default().to_string(),
+            );
+            want = host_placeholders(&want, &theirs);
+            got = host_placeholders(&got, this_host);
+        }
+        if module_name == "find" || module_name.ends_with(".find") {
+            // find lists entries in directory order, which is the file system's own.
+            sort_by_path(&mut want);
+            sort_by_path(&mut got);
+        }
+        let no_files = Value::Object(Map::new());
+        let want_files = norm.value("", rec.get("files").unwrap_or(&no_files));
+        let got_files = norm.value("", &got_files);
+        let matches = want == got && want_files == got_files;
+        tally.total += 1;
+        match (matches, known.contains_key(&name)) {
+            (true, false) => tally.same += 1,
+            (false, true) => {}
+            (true, true) => tally.failures.push(format!("{name}: listed as a known divergence but now matches")),
+            (false, false) => tally.failures.push(format!(
+                "{name}:\n  want {want}\n  got  {got}\n  want files {want_files}\n  got files  {got_files}"
+            )),
+        }
+    }
+    eprintln!("module cases of {module}: {:.1} s", started.elapsed().as_secs_f64());
+}
+
 #[test]
 fn module_cases_match_ansible() {
     // SAFETY: this is the test binary's only test, so no other thread reads the environment
@@ -513,155 +701,36 @@ fn module_cases_match_ansible() {
     if let Ok(only) = std::env::var("TACK_MODULE_CASES") {
         files.retain(|f| f.file_stem().is_some_and(|s| s.to_string_lossy() == only));
     }
-    let (mut total, mut same, mut skipped) = (0, 0, 0);
     let this_host = host_names();
-    let mut failures = Vec::new();
-    for file in files {
-        let module = file.file_stem().expect("stem").to_string_lossy().into_owned();
-        let recorded: Vec<Value> =
-            serde_json::from_str(&fs::read_to_string(&file).expect("read")).expect("json");
-        for rec in recorded {
-            let mut case = rec["case"].clone();
-            let name = case["name"].as_str().expect("name").to_string();
-            // SAFETY: geteuid has no preconditions.
-            if case.get("needs_root").and_then(Value::as_bool) == Some(true)
-                && unsafe { libc::geteuid() } != 0
-            {
-                skipped += 1;
-                continue;
-            }
-            if case.get("module").is_none() {
-                case["module"] = Value::from(module.clone());
-            }
-            let missing: Vec<&str> = case
-                .get("needs")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter(|prog| !on_path(prog))
-                .collect();
-            if !missing.is_empty() {
-                eprintln!("{name}: skipped (needs {missing:?} on this host)");
-                skipped += 1;
-                total += 1;
-                continue;
-            }
-            let scratch = Path::new(SCRATCH).join(&name);
-            let _ = fs::remove_dir_all(&scratch);
-            fs::create_dir_all(&scratch).expect("scratch");
-            make_setup(&scratch, case.get("setup"));
-            let commands = |key: &str| -> Vec<Vec<String>> {
-                case.get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|argv| {
-                        argv.as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|a| {
-                                let dir = Path::new(SCRATCH).join(&name);
-                                a.as_str().expect("argv").replace("%D", &dir.to_string_lossy())
-                            })
-                            .collect()
-                    })
-                    .collect()
-            };
-            let (before, after) = (commands("before"), commands("after"));
-            for argv in commands("prepare") {
-                let st = std::process::Command::new(&argv[0])
-                    .args(&argv[1..])
-                    .current_dir(&scratch)
-                    .output();
-                assert!(st.is_ok_and(|o| o.status.success()), "{name}: prepare {argv:?}");
-            }
-            if !(before.is_empty() && after.is_empty()) {
-                // SAFETY: geteuid has no preconditions.
-                if unsafe { libc::geteuid() } != 0 {
-                    eprintln!("{name}: skipped (changes the user database; needs root)");
-                    let _ = fs::remove_dir_all(&scratch);
-                    skipped += 1;
-                    total += 1;
-                    continue;
-                }
-                run_all(&after);
-                for argv in &before {
-                    let st = std::process::Command::new(&argv[0]).args(&argv[1..]).output();
-                    assert!(st.is_ok_and(|o| o.status.success()), "{name}: before {argv:?}");
-                }
-            }
-            let dir = scratch.to_string_lossy().into_owned();
-            let server = case.get("server").map(server::Server::start);
-            let mut args = subst(case.get("args").unwrap_or(&Value::Null), &dir);
-            if let Some(s) = &server {
-                args = subst_port(&args, s.port);
-            }
-            // `%H` (the host's name) is a placeholder of the hostname cases only: elsewhere it
-            // is ordinary text (`strftime`'s hour).
-            if case["module"].as_str() == Some("hostname") {
-                args = subst_text(&args, "%H", &this_host.0);
-            }
-            let inv = Invocation {
-                args: args.as_object().cloned().unwrap_or_default(),
-                check_mode: case.get("check").and_then(Value::as_bool).unwrap_or(false),
-                diff: case.get("diff").and_then(Value::as_bool).unwrap_or(false),
-                ..Invocation::default()
-            };
-            let module_name = case["module"].as_str().expect("module").to_string();
-            let got = if module_name == "argspec" {
-                run_probe(&case)
-            } else {
-                run_module(&module_name, &inv).map(Value::Object).unwrap_or(Value::Null)
-            };
-            run_all(&after);
-            let mut got_files = file_state(&scratch);
-            for hidden in case.get("opaque").and_then(Value::as_array).into_iter().flatten() {
-                let prefix = format!("{}/", hidden.as_str().unwrap_or_default());
-                if let Value::Object(map) = &mut got_files {
-                    map.retain(|k, _| !k.starts_with(&prefix));
-                }
-            }
-            let _ = fs::remove_dir_all(&scratch);
-            let norm = Normaliser::new(&case);
-            let want_norm = Normaliser::with_port(&case, rec.get("port").and_then(Value::as_u64));
-            let got_norm = Normaliser::with_port(&case, server.as_ref().map(|s| u64::from(s.port)));
-            drop(server);
-            let (mut want, mut got) =
-                (want_norm.value("", &rec["result"]), got_norm.value("", &got));
-            // A run's `elapsed` seconds may round one higher on a loaded machine.
-            if let (Some(w), Some(g)) = (want["elapsed"].as_u64(), got["elapsed"].as_u64())
-                && (g == w || g == w + 1)
-            {
-                got["elapsed"] = w.into();
-            }
-            if module_name == "hostname" {
-                let theirs = (
-                    rec["hostname"].as_str().unwrap_or_default().to_string(),
-                    rec["fqdn"].as_str().unwrap_or_default().to_string(),
-                );
-                want = host_placeholders(&want, &theirs);
-                got = host_placeholders(&got, &this_host);
-            }
-            if module_name == "find" || module_name.ends_with(".find") {
-                // find lists entries in directory order, which is the file system's own.
-                sort_by_path(&mut want);
-                sort_by_path(&mut got);
-            }
-            let no_files = Value::Object(Map::new());
-            let want_files = norm.value("", rec.get("files").unwrap_or(&no_files));
-            let got_files = norm.value("", &got_files);
-            let matches = want == got && want_files == got_files;
-            total += 1;
-            match (matches, known.contains_key(&name)) {
-                (true, false) => same += 1,
-                (false, true) => {}
-                (true, true) => failures.push(format!("{name}: listed as a known divergence but now matches")),
-                (false, false) => failures.push(format!(
-                    "{name}:\n  want {want}\n  got  {got}\n  want files {want_files}\n  got files  {got_files}"
-                )),
-            }
-        }
+    // apt's and pip's cases wait on dpkg and the network, not on the CPU: each runs on a
+    // thread of its own beside the rest. They share no scratch path, and no other case
+    // touches the packages apt's cases install or pip's virtualenvs.
+    let (slow, rest): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|f| f.file_stem().is_some_and(|s| s == "apt" || s == "pip"));
+    let groups: Vec<Vec<PathBuf>> =
+        slow.into_iter().map(|f| vec![f]).chain(std::iter::once(rest)).collect();
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let running: Vec<_> = groups
+            .iter()
+            .map(|group| {
+                let (known, this_host) = (&known, &this_host);
+                scope.spawn(move || {
+                    let mut tally = Tally::default();
+                    for file in group {
+                        run_file(file, known, this_host, &mut tally);
+                    }
+                    tally
+                })
+            })
+            .collect();
+        running.into_iter().map(|t| t.join().expect("a module cases thread")).collect()
+    });
+    let (mut total, mut same, mut skipped, mut failures) = (0, 0, 0, Vec::new());
+    for tally in tallies {
+        total += tally.total;
+        same += tally.same;
+        skipped += tally.skipped;
+        failures.extend(tally.failures);
     }
     let _ = fs::remove_dir(SCRATCH);
     eprintln!(

@@ -80,6 +80,7 @@ fn run_with(project: &Project, callback: &mut dyn Callback) {
         start_at: None,
         force_handlers: false,
         links: &tack_engine::links::Links::new(&tack_engine::links::LocalOnly),
+        pending: Default::default(),
     };
     tack_engine::run(&ctx, &project.playbooks, callback).expect("the play runs");
 }

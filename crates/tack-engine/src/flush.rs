@@ -70,7 +70,7 @@ impl<'r> PlayRun<'r, '_> {
         // A plan lists a handler that a task of unknown outcome notified as deferred on it.
         let unknown = (!outcome.result.flag("changed"))
             .then(|| self.view(ctx).name)
-            .filter(|_| outcome.result.plan.is_some());
+            .filter(|_| crate::plan::PlanMark::unknown_in(&outcome.result));
         for _ in 0..times {
             handlers.notify(host, &names, unknown.as_deref(), callback)?;
         }
@@ -126,8 +126,14 @@ impl<'r> PlayRun<'r, '_> {
                             cursor.pos = None;
                             cursor.failed = true;
                         }
-                    } else if result.flag("changed") {
+                    } else if result.notifies() {
                         let names = self.notify_names(&ctx, host, params.clone())?;
+                        // A plan lists what a listed handler notifies: deferred on it when
+                        // what it does is unknown.
+                        let unknown = (!result.flag("changed"))
+                            .then(|| self.view(&ctx).name)
+                            .filter(|_| crate::plan::PlanMark::unknown_in(result));
+                        handlers.plan_reason(host, &names, unknown.as_deref());
                         for i in handlers.notify_now(host, &names)? {
                             let name = self.view(&handlers.list[i].ctx).name;
                             cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));

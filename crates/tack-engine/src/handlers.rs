@@ -185,13 +185,7 @@ impl<'a> Handlers<'a> {
             // Named handlers must exist now; which one a name means is decided at the flush
             // (the last defined then), as ansible resolves saved notifications there.
             self.find_some(notification)?;
-            let reason = self
-                .plan_reasons
-                .entry((host.to_string(), notification.clone()))
-                .or_insert_with(|| unknown.map(str::to_string));
-            if unknown.is_none() {
-                *reason = None;
-            }
+            self.plan_reason(host, std::slice::from_ref(notification), unknown);
             let saved = self.saved.entry(host.to_string()).or_default();
             if !saved.contains(notification) {
                 saved.push(notification.clone());
@@ -202,6 +196,25 @@ impl<'a> Handlers<'a> {
             );
         }
         Ok(())
+    }
+
+    /// `tack plan`: why `host` notified `notifications`: `unknown` names the task of unknown
+    /// outcome that did, `None` a known change (which outweighs any unknown one).
+    pub(crate) fn plan_reason(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+        unknown: Option<&str>,
+    ) {
+        for notification in notifications {
+            let reason = self
+                .plan_reasons
+                .entry((host.to_string(), notification.clone()))
+                .or_insert_with(|| unknown.map(str::to_string));
+            if unknown.is_none() {
+                *reason = None;
+            }
+        }
     }
 
     /// Records notifications made by a running handler: they take effect at once, and the

@@ -275,6 +275,12 @@ impl<'r> PlayRun<'r, '_> {
         for host in hosts {
             self.reads.before_result(hosts, host, callback);
             let Some(scope) = runner.scope(host) else { continue };
+            // A plan does not include what it cannot name yet, nor what it cannot know runs.
+            if let Some(result) = runner.plan_include_gate(host, &scope, nodes) {
+                stats.count(&result, false);
+                callback.host_result(&view, &result);
+                continue;
+            }
             // Without a loop the `when` is the include's; with one it is each item's.
             if ctx.task.loop_items.is_none()
                 && let Some(cond) = runner.false_condition(&scope)?

@@ -41,6 +41,7 @@ mod module_defaults;
 mod no_log;
 mod params;
 pub mod plan;
+pub mod plan_pending;
 mod play;
 mod prompt;
 pub mod python_path;
@@ -56,6 +57,7 @@ mod segments;
 mod start_at;
 mod strategy_free;
 mod task;
+mod task_loop;
 mod task_name;
 pub mod terminal;
 mod transport;
@@ -99,6 +101,8 @@ pub struct RunContext<'a> {
     pub force_handlers: bool,
     /// The run's links to its hosts.
     pub links: &'a links::Links<'a>,
+    /// `tack plan`: the paths on each host an earlier task would change.
+    pub pending: plan_pending::Pending,
 }
 
 /// A host's state across the plays of a run.

@@ -112,6 +112,13 @@ impl<'r> PlayRun<'r, '_> {
             {
                 self.reads.show(callback);
             }
+            // A plan cannot tell whether a meta task whose `when` reads unavailable output
+            // acts: it is deferred, and the host goes on as if it did not.
+            if conditional && let Some(result) = self.meta_deferred(ctx, host, params.clone()) {
+                callback.host_result(&view, &result);
+                stats.count(&result, false);
+                continue;
+            }
             if conditional && let Some(skip) = self.meta_skip(ctx, host, &kind, params.clone())? {
                 if !ctx.task.implicit {
                     let reason = skip.data.get("skip_reason").and_then(tack_yaml::Node::as_str);
@@ -280,6 +287,22 @@ impl<'r> PlayRun<'r, '_> {
             callback.verbose_line(2, &format!("META: triggered running handlers for {host}"));
         }
         Ok(true)
+    }
+
+    /// In a plan, the deferred result of a meta task whose `when` on `host` reads the output
+    /// of a task that did not run.
+    fn meta_deferred(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<std::sync::Arc<tack_template::Layer>>,
+    ) -> Option<crate::result::HostResult> {
+        if !self.run.facts.plan || ctx.extended(Keyword::When).is_empty() {
+            return None;
+        }
+        let runner = self.runner(ctx, Action::Debug, params);
+        let scope = runner.scope(host)?;
+        runner.plan_include_gate(host, &scope, &[])
     }
 
     /// A meta task's `when` on `host`: `None` when it holds, else the skipped result

@@ -3,8 +3,8 @@
 //!
 //! - what reads the output of a task that did not run (its `when`, loop source, arguments,
 //!   `delegate_to`, `changed_when`/`failed_when`/`until`) is *deferred*, naming that task;
-//! - `command`, `shell`, `raw` and `script`, and any module that declines check mode, *would
-//!   run* and do not (a `check_mode: false` task is the user's word that it is safe: it
+//! - `command`, `shell`, `raw`, `script` and `pause`, and any module that declines check
+//!   mode, *would run* and do not (a `check_mode: false` task is the user's word that it is safe: it
 //!   runs, and its output is real);
 //! - a notified handler is listed, never run: *would run* when a known change notified it,
 //!   *deferred* when only a task whose outcome is unknown did.
@@ -30,6 +30,14 @@ use crate::actions::Action;
 use crate::result::{HostResult, b, s};
 use crate::task::TaskRun;
 
+/// What the plan's gate says of a task for one host (or loop item).
+pub(crate) struct Gate {
+    /// The result the plan gives instead of running the task; `None` runs it in check mode.
+    pub planned: Option<HostResult>,
+    /// The paths on the host the task would change (see `crate::plan_pending`).
+    pub writes: Vec<String>,
+}
+
 /// The words a deferred outcome is shown with.
 pub const DEFERRED: &str = "depends on output unavailable until apply";
 
@@ -40,6 +48,21 @@ pub struct PlanMark {
     pub would_run: bool,
     /// The tasks whose unavailable output the task (or an item of it) read, sorted.
     pub deferred: Vec<String>,
+    /// The task (or an item of it) ran for real: `check_mode: false` is the user's word that
+    /// it is safe in a dry run, so its output is real and later tasks read it as such.
+    pub ran: bool,
+}
+
+impl PlanMark {
+    /// Whether the plan does not know what the task (or an item of it) does.
+    pub fn unknown(&self) -> bool {
+        self.would_run || !self.deferred.is_empty()
+    }
+
+    /// Whether `result` carries a mark of something the plan does not know.
+    pub fn unknown_in(result: &HostResult) -> bool {
+        result.plan.as_ref().is_some_and(PlanMark::unknown)
+    }
 }
 
 /// A host's outcome for one task in a plan, as the transcript and `--format json` give it.
@@ -58,6 +81,10 @@ pub enum PlanOutcome {
     Deferred {
         producers: Vec<String>,
     },
+    /// It ran for real (`check_mode: false`); `changed` is what it reported.
+    Ran {
+        changed: bool,
+    },
     Skipped,
     Failed,
     Unreachable,
@@ -71,6 +98,7 @@ impl PlanOutcome {
             PlanOutcome::WouldChange { .. } => "would_change",
             PlanOutcome::WouldRun { .. } => "would_run",
             PlanOutcome::Deferred { .. } => "deferred",
+            PlanOutcome::Ran { .. } => "ran",
             PlanOutcome::Skipped => "skipped",
             PlanOutcome::Failed => "failed",
             PlanOutcome::Unreachable => "unreachable",
@@ -86,6 +114,9 @@ pub fn outcome(result: &HostResult) -> PlanOutcome {
         Outcome::Failed => return PlanOutcome::Failed,
         Outcome::Unreachable => return PlanOutcome::Unreachable,
         _ => {}
+    }
+    if mark.ran && !mark.unknown() {
+        return PlanOutcome::Ran { changed: result.flag("changed") };
     }
     if result.flag("changed") {
         return PlanOutcome::WouldChange {
@@ -150,7 +181,7 @@ pub(crate) fn would_run(host: &str) -> HostResult {
     data.insert(s("failed"), b(false));
     data.insert(s("msg"), s("would run"));
     let mut result = HostResult::new(host, data);
-    result.plan = Some(PlanMark { would_run: true, deferred: Vec::new() });
+    result.plan = Some(PlanMark { would_run: true, ..PlanMark::default() });
     result
 }
 
@@ -161,7 +192,7 @@ pub(crate) fn deferred(host: &str, producer: &str) -> HostResult {
     data.insert(s("failed"), b(false));
     data.insert(s("msg"), s(&format!("{DEFERRED} ({producer})")));
     let mut result = HostResult::new(host, data);
-    result.plan = Some(PlanMark { would_run: false, deferred: vec![producer.to_string()] });
+    result.plan = Some(PlanMark { deferred: vec![producer.to_string()], ..PlanMark::default() });
     result
 }
 
@@ -175,7 +206,11 @@ pub(crate) fn merge(items: &[HostResult]) -> Option<PlanMark> {
     let mut deferred: Vec<String> = marks.iter().flat_map(|m| m.deferred.clone()).collect();
     deferred.sort();
     deferred.dedup();
-    Some(PlanMark { would_run: marks.iter().any(|m| m.would_run), deferred })
+    Some(PlanMark {
+        would_run: marks.iter().any(|m| m.would_run),
+        deferred,
+        ran: marks.iter().any(|m| m.ran),
+    })
 }
 
 /// What a task's `when` conditions say in a plan.
@@ -202,40 +237,115 @@ pub(crate) fn declined_check_mode(result: &HostResult) -> bool {
 }
 
 impl TaskRun<'_> {
+    /// In a plan, marks a result of a task that really ran (its check mode is off) as such.
+    pub(crate) fn plan_mark_ran(&self, scope: &Scope, result: &mut HostResult) {
+        if self.planning
+            && result.plan.is_none()
+            && !result.flag("skipped")
+            && !self.check_mode(scope)
+        {
+            result.plan = Some(PlanMark { ran: true, ..PlanMark::default() });
+        }
+    }
+
     /// The plan's gate for `host` in `scope` (a loop item's, when it loops): the result the
     /// plan gives instead of running the task, or `None` to run it in check mode (which
     /// skips it when its `when` is false, and reports its errors as ansible would).
-    pub(crate) fn plan_gate(
+    pub(crate) fn plan_gate(&self, host: &str, scope: &Scope) -> Result<Gate, Diagnostic> {
+        let mut gate = Gate { planned: None, writes: Vec::new() };
+        if !self.planning {
+            return Ok(gate);
+        }
+        match self.when_known(scope) {
+            When::Unknown(producer) => {
+                gate.planned = Some(deferred(host, &producer));
+                return Ok(gate);
+            }
+            // The check-mode run skips the task, or reports the condition's error.
+            When::FalseOrBroken => return Ok(gate),
+            When::True => {}
+        }
+        let mut rendered = None;
+        let producer = self.unavailable_input(scope, &mut rendered).or_else(|| {
+            // What acts on a path an earlier task would change depends on that change.
+            let args = rendered.as_ref()?;
+            let remote_src = matches!(self.action, Action::Fetch | Action::Module("slurp"))
+                || args.get("remote_src").is_some_and(|n| n.value.is_truthy());
+            let walks = self.action == Action::Module("find");
+            let touched = crate::plan_pending::touched(args, remote_src);
+            self.pending.producer(host, &touched, walks)
+        });
+        if let Some(args) = &rendered {
+            gate.writes = crate::plan_pending::written(args);
+        }
+        if let Some(producer) = producer {
+            gate.planned = Some(deferred(host, &producer));
+            return Ok(gate);
+        }
+        if let Some(reasons) = &self.plan_handler {
+            gate.planned = Some(match reasons.get(host) {
+                Some(Some(producer)) => deferred(host, producer),
+                _ => would_run(host),
+            });
+            return Ok(gate);
+        }
+        // `pause` waits, or asks, at apply: a plan neither waits nor asks.
+        let runs_commands = matches!(
+            self.action,
+            Action::Module("command" | "shell") | Action::Raw | Action::Script | Action::Pause
+        );
+        if runs_commands && self.check_mode(scope) {
+            gate.planned = Some(would_run(host));
+        }
+        Ok(gate)
+    }
+
+    /// The plan's gate for an `include_tasks`/`include_role` (or a `meta` task, with no
+    /// `nodes`) on `host`: deferred when its `when`, its loop source or the names it includes
+    /// (`nodes`) read the output of a task that did not run. An include's tasks are then not
+    /// shown: which ones run is unknown until apply.
+    pub(crate) fn plan_include_gate(
         &self,
         host: &str,
         scope: &Scope,
-    ) -> Result<Option<HostResult>, Diagnostic> {
+        nodes: &[(&'static str, Option<&Node>)],
+    ) -> Option<HostResult> {
         if !self.planning {
-            return Ok(None);
+            return None;
         }
-        match self.when_known(scope) {
-            When::Unknown(producer) => return Ok(Some(deferred(host, &producer))),
-            // The check-mode run skips the task, or reports the condition's error.
-            When::FalseOrBroken => return Ok(None),
-            When::True => {}
+        // With a loop, the `when` is each item's (read with the item, as a task's is).
+        if self.ctx.task.loop_items.is_none()
+            && let When::Unknown(producer) = self.when_known(scope)
+        {
+            return Some(deferred(host, &producer));
         }
-        if let Some(producer) = self.unavailable_input(scope) {
-            return Ok(Some(deferred(host, &producer)));
+        let read = self.ctx.task.loop_items.iter().chain(nodes.iter().filter_map(|(_, n)| *n));
+        read.into_iter().find_map(|node| {
+            let read = self.templar.static_provenance(node, scope);
+            let producer = read.unavailable().next()?;
+            Some(deferred(host, producer))
+        })
+    }
+
+    /// After a host's (or loop item's) result in a plan: the paths of a task that would, or
+    /// might, change them are pending for the tasks after it.
+    pub(crate) fn plan_note(&self, host: &str, writes: &[String], result: &HostResult) {
+        if !self.planning || writes.is_empty() {
+            return;
         }
-        if let Some(reasons) = &self.plan_handler {
-            return Ok(Some(match reasons.get(host) {
-                Some(Some(producer)) => deferred(host, producer),
-                _ => would_run(host),
-            }));
+        let open = match outcome(result) {
+            PlanOutcome::WouldChange { .. }
+            | PlanOutcome::WouldRun { .. }
+            | PlanOutcome::Deferred { .. } => true,
+            PlanOutcome::Matched
+            | PlanOutcome::Ran { .. }
+            | PlanOutcome::Skipped
+            | PlanOutcome::Failed
+            | PlanOutcome::Unreachable => false,
+        };
+        if open {
+            self.pending.record(host, writes.to_vec(), &self.banner_name);
         }
-        let runs_commands = matches!(
-            self.action,
-            Action::Module("command" | "shell") | Action::Raw | Action::Script
-        );
-        if runs_commands && self.check_mode(scope) {
-            return Ok(Some(would_run(host)));
-        }
-        Ok(None)
     }
 
     /// The `when` conditions in order, as they are evaluated (stopping at the first false
@@ -278,7 +388,8 @@ impl TaskRun<'_> {
     /// name they refer to, and what their render reads through `vars[...]`/`hostvars[...]`),
     /// `delegate_to`, and `changed_when`/`failed_when`/`until` (apart from the task's own
     /// `register`, which they read once it ran).
-    fn unavailable_input(&self, scope: &Scope) -> Option<String> {
+    /// The rendered arguments are left in `rendered` when they render.
+    fn unavailable_input(&self, scope: &Scope, rendered: &mut Option<Mapping>) -> Option<String> {
         let raw = self.action.raw_args();
         let mut args = Mapping::new();
         for (key, value) in self.ctx.task.args.iter() {
@@ -297,12 +408,18 @@ impl TaskRun<'_> {
                 if let Some(p) = first(&r.provenance) {
                     return Some(p);
                 }
+                if let Value::Map(map) = r.value.value {
+                    *rendered = Some(map);
+                }
             }
             Err(e) => {
                 if let Some(p) = e.unavailable.first() {
                     return Some(p.to_string());
                 }
             }
+        }
+        if let Some(p) = self.unavailable_raw_args(scope) {
+            return Some(p);
         }
         if let Some(node) = &self.ctx.task.delegate_to
             && let Some(p) = first(&self.templar.static_provenance(node, scope))
@@ -325,11 +442,51 @@ impl TaskRun<'_> {
         None
     }
 
+    /// The producer of an unavailable value read by an argument the action evaluates itself
+    /// (`assert`'s `that` conditions, in order and stopping at the first false one as
+    /// `assert` does; `debug`'s `var` expression).
+    fn unavailable_raw_args(&self, scope: &Scope) -> Option<String> {
+        let args = &self.ctx.task.args;
+        match self.action {
+            Action::Assert => {
+                let that = args.get("that")?;
+                let conditions: Vec<&Node> = match &that.value {
+                    Value::Seq(items) => items.iter().collect(),
+                    _ => vec![that],
+                };
+                for condition in conditions {
+                    match self.templar.evaluate_conditional(condition, scope) {
+                        Ok(r) => {
+                            if let Some(p) = r.provenance.unavailable().next() {
+                                return Some(p.to_string());
+                            }
+                            if !r.value {
+                                return None;
+                            }
+                        }
+                        Err(e) => return e.unavailable.first().map(|p| p.to_string()),
+                    }
+                }
+                None
+            }
+            Action::Debug => {
+                let var = args.get("var")?;
+                let expr = tack_yaml::pyrepr::str(&var.value);
+                let template = Node::bare(Value::Str(format!("{{{{ {expr} }}}}")));
+                match self.templar.render(&template, scope) {
+                    Ok(r) => r.provenance.unavailable().next().map(str::to_string),
+                    Err(e) => e.unavailable.first().map(|p| p.to_string()),
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// After a task ran (or did not) in a plan: what its `register` and `set_fact` leave
     /// for later tasks. A task that did not run leaves unavailable values under its name,
     /// so no earlier value stands in for its output.
     pub(crate) fn plan_leaves(&self, host: &str, result: &HostResult) {
-        if !self.planning || result.plan.is_none() {
+        if !self.planning || !PlanMark::unknown_in(result) {
             return;
         }
         let unknown = Provenance::Unavailable { producer: Arc::from(self.banner_name.as_str()) };
@@ -349,7 +506,7 @@ impl TaskRun<'_> {
     /// The provenance a plan's `register` stores a result with: unavailable when the task
     /// (or an item of it) did not run.
     pub(crate) fn plan_register_provenance(&self, result: &HostResult) -> Option<Provenance> {
-        (self.planning && result.plan.is_some())
+        (self.planning && PlanMark::unknown_in(result))
             .then(|| Provenance::Unavailable { producer: Arc::from(self.banner_name.as_str()) })
     }
 }

@@ -587,6 +587,7 @@ impl<'r> PlayRun<'r, '_> {
             reads: self.reads.clone(),
             banner_name: String::new(),
             interpreter: &self.run.facts.interpreter,
+            pending: &self.run.pending,
             discovered: Default::default(),
         }
     }

@@ -88,7 +88,7 @@ impl HostResult {
     /// Whether the result notifies the task's handlers: it changed, or (in a plan) its
     /// outcome is not known, so a handler may run after all.
     pub fn notifies(&self) -> bool {
-        self.flag("changed") || self.plan.is_some()
+        self.flag("changed") || crate::plan::PlanMark::unknown_in(self)
     }
 
     pub fn flag(&self, key: &str) -> bool {

@@ -13,7 +13,6 @@ use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
 use crate::link_target::LinkTarget;
-use crate::loop_control::LoopControl;
 use crate::result::{HostResult, b, s};
 use crate::vars::PlayScope;
 
@@ -57,6 +56,8 @@ pub struct TaskRun<'a> {
     pub banner_name: String,
     /// Interpreter discovery as configured.
     pub interpreter: &'a crate::interpreter::InterpreterSettings,
+    /// `tack plan`: the paths an earlier task would change, per host.
+    pub pending: &'a crate::plan_pending::Pending,
     /// The hosts this task has discovered an interpreter for (a loop's first item does it).
     pub(crate) discovered: std::sync::Mutex<std::collections::HashSet<String>>,
 }
@@ -285,7 +286,9 @@ impl TaskRun<'_> {
         scope: &Scope,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
-        if let Some(planned) = self.plan_gate(host, scope)? {
+        let gate = self.plan_gate(host, scope)?;
+        if let Some(planned) = gate.planned {
+            self.plan_note(host, &gate.writes, &planned);
             return Ok(planned);
         }
         // ansible works out the delegation (gathering the delegated host's variables) before
@@ -297,123 +300,13 @@ impl TaskRun<'_> {
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(crate::result::skipped(host, &cond));
         }
-        match delegated? {
+        let mut result = match delegated? {
             Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
             None => self.attempts(host, scope, events),
-        }
-    }
-
-    fn run_loop(
-        &self,
-        host: &str,
-        scope: &Scope,
-        items: &Node,
-        ignore_errors: bool,
-    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
-        let _ = ignore_errors;
-        // A plan does not loop over a list it cannot know yet.
-        if self.planning
-            && let Some(producer) =
-                self.templar.static_provenance(items, scope).unavailable().next()
-        {
-            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
-        }
-        let (list, read) = match &self.ctx.task.loop_with {
-            Some(lookup) => self.with_items(lookup, items, scope)?,
-            None => self.loop_items(items, scope)?,
-        };
-        if self.planning
-            && let Some(producer) = read.unavailable().next()
-        {
-            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
-        }
-        let control = LoopControl::read(self, scope)?;
-        let mut results = Vec::new();
-        let mut shown = Vec::new();
-        if list.is_empty() {
-            let mut data = Mapping::new();
-            data.insert(s("changed"), b(false));
-            data.insert(s("results"), Node::bare(Value::Seq(Vec::new())));
-            data.insert(s("skip_reason"), s("No items in the list"));
-            data.insert(s("skipped"), b(true));
-            data.insert(s("skipped_reason"), s("No items in the list"));
-            data.insert(s("failed"), b(false));
-            return Ok((Vec::new(), HostResult::new(host, data)));
-        }
-        for (index, item) in list.iter().enumerate() {
-            control.pause_before(index);
-            // Each item sees what earlier items set (`set_fact` in a loop accumulates).
-            let scope = &self.scope(host).unwrap_or_else(|| scope.clone());
-            let item_scope = control.item_scope(
-                scope.with_var(&control.loop_var, item.clone(), loop_provenance(&read)),
-                &list,
-                index,
-            );
-            let mut retries = Vec::new();
-            let delegated = self.delegated(host, &item_scope);
-            if self.gathers_delegated(host, &item_scope, &delegated) {
-                shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
-            }
-            let delegated = delegated?;
-            let planned = self.plan_gate(host, &item_scope)?;
-            let condition = match planned {
-                Some(_) => None,
-                None => self.false_condition(&item_scope)?,
-            };
-            let mut result = match (planned, condition) {
-                (Some(planned), _) => planned,
-                (None, Some(cond)) => crate::result::skipped(host, &cond),
-                (None, None) => match &delegated {
-                    Some(other) => {
-                        let there = self.delegated_scope(&item_scope, host, other);
-                        self.attempts(host, &there, &mut retries)?
-                    }
-                    None => self.attempts(host, &item_scope, &mut retries)?,
-                },
-            };
-            let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
-            loop_keys(&mut result.data);
-            result.no_log = self.no_log(&item_scope);
-            result.delegated = delegated.map(|o| self.delegated_label(&o));
-            for retry in retries {
-                match retry {
-                    TaskEvent::Retry(mut r) => {
-                        loop_keys(&mut r.data);
-                        r.no_log = result.no_log;
-                        r.delegated = result.delegated.clone();
-                        shown.push(TaskEvent::Retry(r));
-                    }
-                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(..)) => shown.push(note),
-                    TaskEvent::Item(_) => {}
-                }
-            }
-            if result.data.get("failed").is_none() {
-                result.data.insert(s("failed"), b(false));
-            }
-            result.item_label = Some(match &control.label {
-                Some(label) => self
-                    .templar
-                    .render(label, &item_scope)
-                    .map(|r| r.value)
-                    .map_err(|e| e.to_diagnostic())?,
-                None => item.clone(),
-            });
-            if let Some(label) = &control.label {
-                let _ = label;
-                result.data.insert(
-                    s("_ansible_item_label"),
-                    result.item_label.clone().unwrap_or_else(|| item.clone()),
-                );
-            }
-            let broke = control.break_here(self, &item_scope, &mut result);
-            shown.push(TaskEvent::Item(result.clone()));
-            result.data.remove("_ansible_item_label");
-            results.push(result);
-            if broke {
-                break;
-            }
-        }
-        Ok((shown, aggregate(host, results)))
+        }?;
+        self.plan_mark_ran(scope, &mut result);
+        self.plan_note(host, &gate.writes, &result);
+        Ok(result)
     }
 
     /// The task's effective check mode: its own or an ancestor's `check_mode`, else `--check`.
@@ -450,55 +343,6 @@ impl TaskRun<'_> {
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| basedir.clone());
         actions::copy::SearchPath { basedir, roles, task_dir }
-    }
-
-    /// `loop:`: a template that must give a list.
-    pub(crate) fn loop_items(
-        &self,
-        items: &Node,
-        scope: &Scope,
-    ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-        let rendered = self.templar.render(items, scope).map_err(|e| self.loop_error(e))?;
-        match rendered.value.value {
-            Value::Seq(list) => Ok((list, rendered.provenance)),
-            other => Err(Diagnostic::at(
-                format!(
-                    "The `loop` value must resolve to a 'list', not '{}'.",
-                    Node::bare(other).python_type()
-                ),
-                items.origin.clone(),
-            )
-            .with_help("Provide a list of items/templates, or a template resolving to a list.")),
-        }
-    }
-
-    /// `with_<lookup>:`: the terms given to the lookup, as ansible's task executor does.
-    pub(crate) fn with_items(
-        &self,
-        lookup: &str,
-        terms: &Node,
-        scope: &Scope,
-    ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-        tack_template::lookups::run_task_loop(
-            self.templar,
-            lookup,
-            terms,
-            scope,
-            Some(&self.ctx.task.action),
-        )
-        .map_err(|e| self.loop_error(e))
-    }
-
-    fn loop_error(&self, e: tack_template::TemplateError) -> Diagnostic {
-        if e.kind == TemplateErrorKind::Undefined {
-            Diagnostic::caused_by(
-                "Task failed.",
-                self.task_origin(),
-                Diagnostic::at(e.message.clone(), e.origin.clone()),
-            )
-        } else {
-            e.to_diagnostic()
-        }
     }
 
     /// What `pause` announces on `host` before it waits (nothing when its `when` is false
@@ -557,6 +401,7 @@ impl TaskRun<'_> {
                 facts: Vec::new(),
                 included: Vec::new(),
                 raised: true,
+                unavailable: None,
             };
         }
         let kept = self.rendered.take(&self.vars.versions, host);
@@ -841,6 +686,12 @@ impl TaskRun<'_> {
                 self.vars.merge_module_facts(&self.fact_host(host, scope), &only);
             }
         }
+        // A render of the action's own that read unavailable output: the plan cannot know.
+        if self.planning
+            && let Some(producer) = &output.unavailable
+        {
+            return crate::plan::deferred(host, producer);
+        }
         let raised = output.raised;
         let mut result = self.finish(host, output);
         // A module that declined check mode did not run: in a plan, it would.
@@ -922,39 +773,6 @@ impl TaskRun<'_> {
 
 fn errored(diag: Diagnostic) -> ActionOutput {
     actions::errored(diag)
-}
-
-/// Loop items come from the loop's render: whatever it read decides their provenance.
-fn loop_provenance(read: &ProvenanceSet) -> Provenance {
-    read.derived()
-}
-
-/// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.
-fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
-    let mut data = Mapping::new();
-    let changed = items.iter().any(|r| r.flag("changed"));
-    let failed = items.iter().any(|r| r.flag("failed"));
-    let all_skipped = !items.is_empty() && items.iter().all(|r| r.flag("skipped"));
-    data.insert(s("changed"), b(changed));
-    if failed {
-        data.insert(s("failed"), b(true));
-        data.insert(s("msg"), s("One or more items failed"));
-    } else {
-        data.insert(s("failed"), b(false));
-        if all_skipped {
-            data.insert(s("msg"), s("All items skipped"));
-        } else {
-            data.insert(s("msg"), s("All items completed"));
-        }
-    }
-    let list: Vec<Node> = items.iter().map(|r| Node::bare(Value::Map(r.data.clone()))).collect();
-    data.insert(s("results"), Node::bare(Value::Seq(list)));
-    if all_skipped {
-        data.insert(s("skipped"), b(true));
-    }
-    let mut result = HostResult::new(host, data);
-    result.plan = crate::plan::merge(&items);
-    result
 }
 
 /// A bool keyword as `TaskExecutor`'s `post_validate` reads it for one host: `node`

@@ -64,6 +64,7 @@ fn run(playbook: &str) -> (Vec<String>, String) {
         start_at: None,
         force_handlers: false,
         links: &tack_engine::links::Links::new(&tack_engine::links::LocalOnly),
+        pending: Default::default(),
     };
     let mut callback = EventsCallback::new(Vec::new(), DefaultCallback::new(Vec::new(), 79));
     tack_engine::run(&ctx, &playbooks, &mut callback).unwrap();

@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+mod golden_plan;
+
 /// Where cases run; `TACK_GOLDEN_ROOT` moves it so that two checkouts testing at once never
 /// share a directory (paths below it are compared as `<CASE>`).
 fn run_root() -> std::path::PathBuf {
@@ -41,7 +43,7 @@ fn find_cases(dir: &Path, out: &mut Vec<PathBuf>) {
 fn alias_bin_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-bin");
     fs::create_dir_all(&dir).unwrap();
-    for name in COMMANDS {
+    for name in COMMANDS.iter().chain(&["tack"]) {
         let link = dir.join(name);
         let _ = fs::remove_file(&link);
         symlink(env!("CARGO_BIN_EXE_tack"), &link).unwrap();
@@ -242,6 +244,26 @@ fn normalise_unordered(text: &str) -> String {
     out.join("\n")
 }
 
+/// Held for writing by a case that changes what the whole machine shares (an `exclusive`
+/// case), and for reading by a plan trial, which checks that it changed none of it.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The plan trial of a case: see `golden_plan`.
+fn plan_trial(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
+    let _machine = MACHINE.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let work = run_root().join("plan").join(rel);
+    let _ = fs::remove_dir_all(&work);
+    copy_tree(case, &work);
+    fs::create_dir_all(work.join(".home")).unwrap();
+    let _sshd = if case.join("sshd").is_file() {
+        let password = fs::read_to_string(case.join("sshd")).is_ok_and(|t| t.trim() == "password");
+        Some(Sshd::start(&work, password)?)
+    } else {
+        None
+    };
+    golden_plan::plan_case(case, rel, &work, bin)
+}
+
 fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let expected = case.join("expected");
     let cmdtext = fs::read_to_string(case.join("cmd")).unwrap();
@@ -250,10 +272,10 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     // Cases that change what the whole machine shares (its installed packages) never run at
     // the same time as one another: one installing `sl` while another proves it absent is a
     // race, and two apt runs at once fight over dpkg's lock.
-    let _machine = case.join("exclusive").is_file().then(|| {
-        static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    });
+    let _machine = case
+        .join("exclusive")
+        .is_file()
+        .then(|| MACHINE.write().unwrap_or_else(std::sync::PoisonError::into_inner));
     let work = run_root().join(rel);
     let _ = fs::remove_dir_all(&work);
     copy_tree(case, &work);
@@ -278,42 +300,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         // The recorder splits with Python's `shlex.split`; so does the replay.
         let argv = tack_py::shlex::split(line).map_err(|e| format!("{rel}/cmd: {e}"))?;
         let tty = fs::read_to_string(case.join("tty")).ok();
-        let mut cmd = match &tty {
-            // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
-            Some(tty) => {
-                let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
-                let mut line = joined.join(" ");
-                // A second word in `tty` is the terminal's width.
-                if let Some(cols) = tty.split_whitespace().nth(1) {
-                    let cols: u32 = cols.parse().map_err(|e| format!("{rel}/tty: {e}"))?;
-                    line = format!("stty cols {cols} rows 40 && {line}");
-                }
-                let mut c = Command::new("script");
-                c.args(["-qec", &line, "/dev/null"]);
-                c
-            }
-            None => {
-                let mut c = Command::new(bin.join(&argv[0]));
-                c.args(&argv[1..]);
-                c
-            }
-        };
-        cmd.current_dir(&work)
-            .env_clear()
-            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
-            .env("HOME", work.join(".home"))
-            .env("LANG", "C.UTF-8")
-            .env("ANSIBLE_NOCOLOR", "1")
-            .envs(tty.as_ref().and_then(|t| t.split_whitespace().next()).map(|term| ("TERM", term)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Ok(text) = fs::read_to_string(case.join("env")) {
-            for l in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
-                let (name, value) = l.split_once('=').unwrap_or((l, ""));
-                cmd.env(name, value.replace("<CASE>", &work_str));
-            }
-        }
+        let cmd = case_command(case, rel, &work, bin, &argv, tty.as_deref())?;
         // A case's `stdin` file is piped in, as scripts/record-goldens.py pipes it; without one,
         // stdin is empty. Written from a thread so a command that prints before reading cannot
         // deadlock.
@@ -379,6 +366,58 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// The command for one `cmd` line of a case staged in `work`, in the environment both
+/// programs run with (see tests/golden/README.md); `tty` is the case's `tty` file.
+fn case_command(
+    case: &Path,
+    rel: &str,
+    work: &Path,
+    bin: &Path,
+    argv: &[String],
+    tty: Option<&str>,
+) -> Result<Command, Failed> {
+    let work_str = work.display().to_string();
+    let mut cmd = match tty {
+        // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
+        Some(tty) => {
+            let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
+            let mut line = joined.join(" ");
+            // A second word in `tty` is the terminal's width.
+            if let Some(cols) = tty.split_whitespace().nth(1) {
+                let cols: u32 = cols.parse().map_err(|e| format!("{rel}/tty: {e}"))?;
+                line = format!("stty cols {cols} rows 40 && {line}");
+            }
+            let mut c = Command::new("script");
+            c.args(["-qec", &line, "/dev/null"]);
+            c
+        }
+        None => {
+            // The ansible command names are tack's aliases; any other program is the system's.
+            let own = bin.join(&argv[0]);
+            let mut c = Command::new(if own.exists() { own } else { PathBuf::from(&argv[0]) });
+            c.args(&argv[1..]);
+            c
+        }
+    };
+    cmd.current_dir(work)
+        .env_clear()
+        .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+        .env("HOME", work.join(".home"))
+        .env("LANG", "C.UTF-8")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .envs(tty.and_then(|t| t.split_whitespace().next()).map(|term| ("TERM", term)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Ok(text) = fs::read_to_string(case.join("env")) {
+        for l in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+            let (name, value) = l.split_once('=').unwrap_or((l, ""));
+            cmd.env(name, value.replace("<CASE>", &work_str));
+        }
+    }
+    Ok(cmd)
 }
 
 /// A case's `answers`, as `scripts/record-goldens.py` reads them: `PROMPT<TAB>ANSWER` types
@@ -603,13 +642,15 @@ fn main() {
     let mut cases = Vec::new();
     find_cases(&root, &mut cases);
     let bin = alias_bin_dir();
-    let trials = cases
-        .into_iter()
-        .map(|case| {
-            let rel = case.strip_prefix(&root).unwrap().display().to_string();
-            let bin = bin.clone();
-            Trial::test(rel.clone(), move || run_case(&case, &rel, &bin))
-        })
-        .collect();
+    let mut trials = Vec::new();
+    for case in cases {
+        let rel = case.strip_prefix(&root).unwrap().display().to_string();
+        if golden_plan::plannable(&case) {
+            let (case, rel, bin) = (case.clone(), rel.clone(), bin.clone());
+            trials.push(Trial::test(format!("plan/{rel}"), move || plan_trial(&case, &rel, &bin)));
+        }
+        let bin = bin.clone();
+        trials.push(Trial::test(rel.clone(), move || run_case(&case, &rel, &bin)));
+    }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -311,13 +311,21 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         ..Default::default()
     };
     let text = match input.templar.render_file_with(&path, input.scope, &options) {
+        // A plan's unavailable value rendered as text is no content: nothing is sent.
+        Ok(rendered) if rendered.provenance.unavailable().next().is_some() => {
+            let mut out = ActionOutput::new(Mapping::new());
+            out.unavailable = rendered.provenance.unavailable().next().map(std::sync::Arc::from);
+            return out;
+        }
         Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
         Err(e) => {
-            return super::errored(Diagnostic::caused_by(
+            let mut out = super::errored(Diagnostic::caused_by(
                 "Task failed.",
                 input.task_origin.clone(),
                 e.to_diagnostic(),
             ));
+            out.unavailable = e.unavailable.into_iter().next();
+            return out;
         }
     };
     let base = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

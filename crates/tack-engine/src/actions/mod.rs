@@ -454,6 +454,10 @@ pub struct ActionOutput {
     /// The task raised instead of returning a result: `changed_when`/`failed_when` are not
     /// evaluated.
     pub raised: bool,
+    /// `tack plan`: the task whose unavailable output a render of the action's own read (a
+    /// template file's); the plan defers the task on it. (One name, not a list: the output
+    /// stays small enough to travel in a `Result`.)
+    pub unavailable: Option<std::sync::Arc<str>>,
 }
 
 impl ActionOutput {
@@ -465,6 +469,7 @@ impl ActionOutput {
             facts: Vec::new(),
             included: Vec::new(),
             raised: false,
+            unavailable: None,
         }
     }
 

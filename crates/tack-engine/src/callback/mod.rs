@@ -125,7 +125,7 @@ impl Stats {
     /// as rescued (`rescuing`), not failed.
     pub fn count(&mut self, result: &HostResult, rescuing: bool) {
         let stats = self.hosts.entry(result.host.clone()).or_default();
-        if let Some(mark) = &result.plan
+        if let Some(mark) = result.plan.as_ref().filter(|m| m.unknown())
             && !matches!(
                 result.outcome(),
                 crate::result::Outcome::Failed | crate::result::Outcome::Unreachable

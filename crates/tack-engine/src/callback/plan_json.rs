@@ -38,6 +38,9 @@ fn outcome_json(result: &HostResult) -> Map<String, Value> {
         PlanOutcome::Deferred { producers } => {
             out.insert("deferred_by".into(), json!(producers));
         }
+        PlanOutcome::Ran { changed } => {
+            out.insert("changed".into(), changed.into());
+        }
         PlanOutcome::Failed | PlanOutcome::Unreachable if !result.no_log => {
             if let Some(msg) = result.data.get("msg") {
                 out.insert("msg".into(), tack_yaml::pyrepr::str(&msg.value).into());

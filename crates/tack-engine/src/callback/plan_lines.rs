@@ -1,6 +1,6 @@
 //! `tack plan`'s transcript on the default callback: each host's line in the plan's words
 //! (`matched`, `would change` with the fields, `would run`, `deferred` naming the task whose
-//! output is unavailable) and the line after the recap that says whether the plan is
+//! output is unavailable, `ran` / `ran, changed` for a `check_mode: false` task that really ran) and the line after the recap that says whether the plan is
 //! complete. Skips, failures and unreachable hosts are shown as a run shows them.
 
 use std::io::Write;
@@ -37,6 +37,8 @@ impl<W: Write> DefaultCallback<W> {
                 ("would change", Hue::Changed, format!(" ({})", fields.join(", ")))
             }
             PlanOutcome::WouldRun { .. } => ("would run", Hue::Changed, String::new()),
+            PlanOutcome::Ran { changed: false } => ("ran", Hue::Ok, String::new()),
+            PlanOutcome::Ran { changed: true } => ("ran, changed", Hue::Changed, String::new()),
             PlanOutcome::Deferred { producers: names } => {
                 ("deferred", Hue::Skip, format!(": {}", producers(names)))
             }

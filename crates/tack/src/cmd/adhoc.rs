@@ -279,6 +279,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         start_at: None,
         force_handlers: false,
         links: &links,
+        pending: Default::default(),
     };
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
     if verbosity >= 2 {

@@ -95,6 +95,7 @@ pub fn run(
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
         force_handlers: args.force_handlers,
         links: &links,
+        pending: Default::default(),
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
