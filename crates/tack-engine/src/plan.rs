@@ -432,11 +432,24 @@ impl TaskRun<'_> {
             Some(name) => scope.with_var(name, Node::bare(Value::Null), Provenance::Trusted),
             None => scope.clone(),
         };
+        // These are bare expressions (conditions), so each is read as the `{{ ... }}` it
+        // stands for: every name it refers to counts, whether or not evaluation would reach it.
         for keyword in [Keyword::ChangedWhen, Keyword::FailedWhen, Keyword::Until] {
-            if let Some(node) = self.ctx.task.attrs.get(keyword)
-                && let Some(p) = first(&self.templar.static_provenance(node, &judged))
-            {
-                return Some(p);
+            let Some(node) = self.ctx.task.attrs.get(keyword) else { continue };
+            let conditions: Vec<&Node> = match &node.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => vec![node],
+            };
+            for condition in conditions {
+                let expression = match &condition.value {
+                    Value::Str(text) if !text.contains("{{") => {
+                        Node::bare(Value::Str(format!("{{{{ {text} }}}}")))
+                    }
+                    _ => condition.clone(),
+                };
+                if let Some(p) = first(&self.templar.static_provenance(&expression, &judged)) {
+                    return Some(p);
+                }
             }
         }
         None

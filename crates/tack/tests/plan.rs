@@ -511,3 +511,78 @@ fn a_template_file_reading_unknown_output_is_deferred_and_sends_nothing() {
     }
     assert!(!dir.path().join("attr").exists() && !dir.path().join("whole").exists());
 }
+
+#[test]
+fn every_input_that_reads_unknown_output_defers_and_a_real_assignment_clears_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let playbook = r#"
+- hosts: h1
+  gather_facts: false
+  tasks:
+    - name: probe
+      command: echo up
+      register: probe
+    - name: through an alias
+      debug: msg="{{ alias }}"
+      vars:
+        alias: "{{ probe.stdout }}"
+    - name: changed when
+      file: path=@DIR@ state=directory
+      changed_when: probe.rc == 0
+    - name: failed when
+      file: path=@DIR@ state=directory
+      failed_when: probe.rc != 0
+    - name: until
+      file: path=@DIR@ state=directory
+      until: probe.rc == 0
+      retries: 1
+      delay: 0
+    - name: delegated
+      debug: msg=hi
+      delegate_to: "{{ probe.stdout }}"
+    - name: downstream
+      command: echo "{{ probe.stdout }}"
+      register: downstream
+    - name: reads downstream
+      debug: var=downstream.stdout
+    - name: a real assignment
+      set_fact:
+        probe: {stdout: known}
+    - name: reads it
+      debug: msg="{{ probe.stdout }}"
+    - name: malformed
+      debug: msg=hi
+      when: probe.stdout ==
+"#;
+    let out = plan(dir.path(), playbook, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let from = |producer: &str| {
+        format!("deferred: [h1]: depends on output unavailable until apply (from \"{producer}\")")
+    };
+    for task in ["through an alias", "changed when", "failed when", "until", "delegated"] {
+        assert_eq!(line_for(&stdout, task), from("probe"), "{task}: {stdout}");
+    }
+    assert_eq!(line_for(&stdout, "downstream"), from("probe"), "{stdout}");
+    assert_eq!(line_for(&stdout, "reads downstream"), from("downstream"), "{stdout}");
+    assert_eq!(line_for(&stdout, "a real assignment"), "matched: [h1]", "{stdout}");
+    assert!(line_for(&stdout, "reads it").starts_with("matched: [h1]"), "{stdout}");
+    assert!(stdout.contains("\"msg\": \"known\""), "{stdout}");
+    // A condition that does not parse is an error, unknown output or not.
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(
+        line_for(&stdout, "malformed").starts_with("[ERROR]") || stdout.contains("fatal: [h1]")
+    );
+}
+
+#[test]
+fn an_unreachable_host_ends_the_plan_with_exit_4() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Nothing listens on port 1 of the loopback: the connection is refused at once.
+    let inventory = "h1 ansible_host=127.0.0.1 ansible_port=1 ansible_user=nobody \
+                     ansible_ssh_common_args='-o BatchMode=yes'\n";
+    let playbook = "- hosts: h1\n  gather_facts: false\n  tasks:\n    - name: reach\n      ping:\n";
+    let out = plan_hosts(dir.path(), inventory, playbook, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("unreachable=1 "), "{stdout}");
+}
