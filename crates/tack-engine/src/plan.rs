@@ -4,8 +4,10 @@
 //! - what reads the output of a task that did not run (its `when`, loop source, arguments,
 //!   `delegate_to`, `changed_when`/`failed_when`/`until`) is *deferred*, naming that task;
 //! - `command`, `shell`, `raw`, `script` and `pause`, and any module that declines check
-//!   mode, *would run* and do not (a `check_mode: false` task is the user's word that it is safe: it
-//!   runs, and its output is real);
+//!   mode, *would run* and do not (a `check_mode: false` task is the user's word that it is
+//!   safe: it runs, its outcome is `ran`, and its output is real);
+//! - what edits or reads a path an earlier task would change is deferred on that task
+//!   (`crate::plan_pending`);
 //! - a notified handler is listed, never run: *would run* when a known change notified it,
 //!   *deferred* when only a task whose outcome is unknown did.
 //!

@@ -1,6 +1,7 @@
 //! `tack plan`'s transcript on the default callback: each host's line in the plan's words
 //! (`matched`, `would change` with the fields, `would run`, `deferred` naming the task whose
-//! output is unavailable, `ran` / `ran, changed` for a `check_mode: false` task that really ran) and the line after the recap that says whether the plan is
+//! output is unavailable, `ran` / `ran, changed` for a `check_mode: false` task that really
+//! ran) and the line after the recap that says whether the plan is
 //! complete. Skips, failures and unreachable hosts are shown as a run shows them.
 
 use std::io::Write;
