@@ -291,12 +291,13 @@ impl TaskRun<'_> {
             });
             return Ok(gate);
         }
-        // `pause` waits, or asks, at apply: a plan neither waits nor asks.
-        let runs_commands = matches!(
+        // What these do is only known by doing it; `pause` waits, or asks, and a plan does
+        // neither.
+        let known_only_at_apply = matches!(
             self.action,
             Action::Module("command" | "shell") | Action::Raw | Action::Script | Action::Pause
         );
-        if runs_commands && self.check_mode(scope) {
+        if known_only_at_apply && self.check_mode(scope) {
             gate.planned = Some(would_run(host));
         }
         Ok(gate)

@@ -83,23 +83,11 @@ fn absolute(value: &Value) -> Option<String> {
     }
 }
 
-/// An absolute path with `.` segments, repeated and trailing slashes gone and `..` applied,
-/// as a string; `None` for a relative one.
+/// An absolute path as `os.path.normpath` folds it (lexically: the plan never asks a host);
+/// `None` for a relative one.
 fn clean(path: &str) -> Option<String> {
-    if !path.starts_with('/') {
-        return None;
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
+    path.starts_with('/')
+        .then(|| tack_py::path::normpath(std::path::Path::new(path)).to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -252,16 +252,21 @@ static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 fn plan_trial(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let _machine = MACHINE.read().unwrap_or_else(std::sync::PoisonError::into_inner);
     let work = run_root().join("plan").join(rel);
-    let _ = fs::remove_dir_all(&work);
-    copy_tree(case, &work);
-    fs::create_dir_all(work.join(".home")).unwrap();
-    let _sshd = if case.join("sshd").is_file() {
-        let password = fs::read_to_string(case.join("sshd")).is_ok_and(|t| t.trim() == "password");
-        Some(Sshd::start(&work, password)?)
-    } else {
-        None
-    };
+    let _sshd = stage(case, &work)?;
     golden_plan::plan_case(case, rel, &work, bin)
+}
+
+/// A fresh copy of `case` (without `expected/`) at `work`, with its empty home, and the case's
+/// own sshd when it has an `sshd` file (stopped when dropped).
+fn stage(case: &Path, work: &Path) -> Result<Option<Sshd>, Failed> {
+    let _ = fs::remove_dir_all(work);
+    copy_tree(case, work);
+    fs::create_dir_all(work.join(".home")).unwrap();
+    if !case.join("sshd").is_file() {
+        return Ok(None);
+    }
+    let password = fs::read_to_string(case.join("sshd")).is_ok_and(|t| t.trim() == "password");
+    Sshd::start(work, password).map(Some)
 }
 
 fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
@@ -277,18 +282,10 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
         .is_file()
         .then(|| MACHINE.write().unwrap_or_else(std::sync::PoisonError::into_inner));
     let work = run_root().join(rel);
-    let _ = fs::remove_dir_all(&work);
-    copy_tree(case, &work);
-    fs::create_dir_all(work.join(".home")).unwrap();
+    let sshd = stage(case, &work)?;
     let work_str = work.display().to_string();
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
     let transport = case.join("transport").is_file();
-    let sshd = if case.join("sshd").is_file() {
-        let password = fs::read_to_string(case.join("sshd")).is_ok_and(|t| t.trim() == "password");
-        Some(Sshd::start(&work, password)?)
-    } else {
-        None
-    };
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {

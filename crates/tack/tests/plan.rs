@@ -24,6 +24,18 @@ fn plan_hosts(dir: &Path, inventory: &str, playbook: &str, extra: &[&str]) -> Ou
         .expect("tack runs")
 }
 
+/// The line a host gets for a task deferred on `producer`'s unavailable output.
+fn deferred_on(producer: &str) -> String {
+    format!("deferred: [h1]: depends on output unavailable until apply (from \"{producer}\")")
+}
+
+/// `--format json`'s outcome for `host` of the first play's task named `name`.
+fn host_outcome(doc: &serde_json::Value, name: &str, host: &str) -> serde_json::Value {
+    let tasks = doc["plays"][0]["tasks"].as_array().expect("tasks");
+    let task = tasks.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"));
+    task["hosts"][host].clone()
+}
+
 fn line_for<'a>(stdout: &'a str, task: &str) -> &'a str {
     let banner = format!("TASK [{task}] ");
     let at = stdout.find(&banner).unwrap_or_else(|| panic!("no task {task} in:\n{stdout}"));
@@ -51,10 +63,7 @@ fn the_seed_example_runs_nothing_and_is_incomplete() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(line_for(&stdout, "Read current setting"), "would run: [h1]");
-    assert_eq!(
-        line_for(&stdout, "Converge setting"),
-        "deferred: [h1]: depends on output unavailable until apply (from \"Read current setting\")"
-    );
+    assert_eq!(line_for(&stdout, "Converge setting"), deferred_on("Read current setting"));
     assert!(stdout.contains("would_run=1 "), "{stdout}");
     assert!(stdout.contains("deferred=1 "), "{stdout}");
     assert!(
@@ -157,11 +166,7 @@ fn check_mode_modules_report_matched_or_would_change_and_handlers_are_listed() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let tasks = doc["plays"][0]["tasks"].as_array().expect("tasks");
-    let outcome = |name: &str| {
-        let task = tasks.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"));
-        task["hosts"]["h1"].clone()
-    };
+    let outcome = |name: &str| host_outcome(&doc, name, "h1");
     assert_eq!(outcome("already there")["outcome"], "matched");
     assert_eq!(outcome("missing")["outcome"], "would_change");
     assert_eq!(outcome("missing")["fields"], serde_json::json!(["state"]));
@@ -234,11 +239,7 @@ fn unavailable_output_is_per_host_and_read_through_hostvars() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let tasks = doc["plays"][0]["tasks"].as_array().expect("tasks");
-    let outcome = |name: &str, host: &str| {
-        let task = tasks.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"));
-        task["hosts"][host].clone()
-    };
+    let outcome = |name: &str, host: &str| host_outcome(&doc, name, host);
     assert_eq!(outcome("probe on h1 only", "h1")["outcome"], "would_run");
     assert_eq!(outcome("probe on h1 only", "h2")["outcome"], "skipped");
     // h1's unknown probe never stands for h2's real skipped one.
@@ -432,11 +433,7 @@ fn includes_inventory_changes_and_meta_reading_unknown_output_are_deferred() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     for task in ["include by name", "include when", "role when", "add a host", "group", "end when"]
     {
-        assert_eq!(
-            line_for(&stdout, task),
-            "deferred: [h1]: depends on output unavailable until apply (from \"probe\")",
-            "{task}: {stdout}"
-        );
+        assert_eq!(line_for(&stdout, task), deferred_on("probe"), "{task}: {stdout}");
     }
     assert!(!stdout.contains("included:"), "{stdout}");
     assert!(line_for(&stdout, "still here").starts_with("matched: [h1]"), "{stdout}");
@@ -469,10 +466,7 @@ fn a_handler_notified_by_a_listed_handler_is_listed_too() {
         stdout[at..].lines().nth(1).unwrap_or_default().to_string()
     };
     assert_eq!(handler_line("first"), "would run: [h1]");
-    assert_eq!(
-        handler_line("second"),
-        "deferred: [h1]: depends on output unavailable until apply (from \"first\")"
-    );
+    assert_eq!(handler_line("second"), deferred_on("first"));
     for never in ["made", "first-ran", "second-ran"] {
         assert!(!dir.path().join(never).exists(), "{never} was made");
     }
@@ -503,11 +497,7 @@ fn a_template_file_reading_unknown_output_is_deferred_and_sends_nothing() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     for task in ["an attribute of it", "the whole of it", "through a lookup"] {
-        assert_eq!(
-            line_for(&stdout, task),
-            "deferred: [h1]: depends on output unavailable until apply (from \"probe\")",
-            "{task}: {stdout}"
-        );
+        assert_eq!(line_for(&stdout, task), deferred_on("probe"), "{task}: {stdout}");
     }
     assert!(!dir.path().join("attr").exists() && !dir.path().join("whole").exists());
 }
@@ -556,9 +546,7 @@ fn every_input_that_reads_unknown_output_defers_and_a_real_assignment_clears_it(
 "#;
     let out = plan(dir.path(), playbook, &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let from = |producer: &str| {
-        format!("deferred: [h1]: depends on output unavailable until apply (from \"{producer}\")")
-    };
+    let from = deferred_on;
     for task in ["through an alias", "changed when", "failed when", "until", "delegated"] {
         assert_eq!(line_for(&stdout, task), from("probe"), "{task}: {stdout}");
     }
