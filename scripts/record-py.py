@@ -3,24 +3,27 @@
 
 usage: $ANSIBLE_REF/bin/python scripts/record-py.py
 
-Writes crates/tack-py/tests/corpus/{repr,text,textwrap,shlex,path}.json, which
+Writes crates/tack-py/tests/corpus/{repr,text,textwrap,shlex,path,codecs}.json, which
 crates/tack-py/tests/corpus.rs replays. Run it with the reference's interpreter (the Python
 ansible-core 2.21.5 runs on): the answers are facts about that interpreter. The inputs below are
 written by hand; every answer in the JSON is recorded. Never edit the JSON files by hand.
 
 Floats travel as the hex text of their IEEE bits so no JSON reader can round them; bytes as
-lists of numbers. Path cases that touch the file system are run inside a tree this script builds
+lists of numbers (hex text for encoded output, which can be long). Path cases that touch the file system are run inside a tree this script builds
 from a description stored with the cases, so the replay can build the same tree.
 """
 
+import encodings
 import json
 import os
+import pkgutil
 import posixpath
 import shlex
 import struct
 import sys
 import tempfile
 import textwrap
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,6 +130,21 @@ REALPATH = [
     "d/./sub/../f", "d//f/", "rel/back/sub/back", "x/../d/f",
 ]
 
+CODEC_NAMES = [
+    "utf-8", "UTF8", "utf_8_sig", "utf-16", "UTF-16LE", "utf-16-be", "utf-32", "utf_32_le",
+    "utf-32be", "latin-1", "ISO-8859-1", "l1", "iso8859_1", "Latin_1", "ascii", "us-ascii",
+    "646", "cp1251", "windows-1251", "koi8-r", "koi8_u", "iso-8859-15", "iso8859.15",
+    "mac-roman", "macintosh", "cp037", "ebcdic-cp-us", "cp437", "IBM850", "cp1252", "hp-roman8",
+    "tis-620", "cp1006", "base64", "rot13", "zlib", "undefined", "bogus", "utf.8", "\u00fctf8",
+    "", "  UTF--8 ", "x.utf8", "shift_jis", "utf-7", "idna",
+]
+
+CODEC_TEXTS = [
+    "", "plain ascii\n", "caf\u00e9", "price: 10\u20ac", "\u041f\u0440\u0438\u0432\u0435\u0442",
+    "\u00c0\u00c1\u20ac\u20ac\u20acx", "emoji \U0001f600", "tab\tnul\x00", "\u65e5\u672c",
+    "\u0100", "a\xff\u0101b",
+]
+
 
 def float_bits(f):
     return "0x%016x" % struct.unpack("<Q", struct.pack("<d", f))[0]
@@ -222,6 +240,30 @@ def record_path():
     }
 
 
+def record_codecs():
+    def encode(text, name):
+        try:
+            return {"bytes": text.encode(name).hex()}
+        except (LookupError, UnicodeError) as e:
+            return {"error": str(e)}
+
+    cases = [dict(name=n, text=t, **encode(t, n)) for n in CODEC_NAMES for t in CODEC_TEXTS]
+    # Every codec module once, on every character its 256 bytes decode to: where several bytes
+    # decode to one character, this shows which of them encodes it.
+    for info in pkgutil.iter_modules(encodings.__path__):
+        if info.name.startswith("_") or info.name == "aliases":
+            continue
+        try:
+            with warnings.catch_warnings():
+                # unicode_escape warns about the escapes it meets among the 256 bytes.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                text = bytes(range(256)).decode(info.name, errors="ignore")
+        except (LookupError, UnicodeError, TypeError, ValueError):
+            continue
+        cases.append(dict(name=info.name, text=text, **encode(text, info.name)))
+    return cases
+
+
 def main():
     if sys.version_info[:2] != EXPECTED_PYTHON:
         sys.exit(f"run with the reference's Python {EXPECTED_PYTHON}, not {sys.version}")
@@ -232,6 +274,7 @@ def main():
         ("textwrap", record_textwrap()),
         ("shlex", record_shlex()),
         ("path", record_path()),
+        ("codecs", record_codecs()),
     ]:
         path = OUT / f"{name}.json"
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")

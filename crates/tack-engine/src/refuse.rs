@@ -363,6 +363,19 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             ));
         }
     }
+    // A written encoding tack has no encoder for is refused here; a templated one when the
+    // task runs, before its template renders.
+    if matches!(action, Action::Template)
+        && let Some((key, value)) =
+            task.args.iter().find(|(k, _)| k.as_str() == Some("output_encoding"))
+        && let Value::Str(name) = &value.value
+        && !name.contains("{{")
+        && let Err(tack_py::codecs::EncodeError::Unsupported { .. }) =
+            tack_py::codecs::encode(name, "")
+    {
+        let what = format!("the template option 'output_encoding: {name}'");
+        return Err(refuse(what, value.origin.clone().or_else(|| key.origin.clone())));
+    }
     let known = action.known_args();
     if !known.is_empty() {
         for (key, _) in task.args.iter() {

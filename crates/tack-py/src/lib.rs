@@ -14,7 +14,8 @@
 //!
 //! The reference is the CPython ansible-core 2.21.5 runs on (3.13, Unicode 15.1): the
 //! character classes in [`unicode`] are generated from it by `scripts/gen-py-unicode.py`, and
-//! `tests/corpus/` holds cases recorded from it by `scripts/record-py.py`.
+//! `tests/corpus/` holds cases recorded from it by `scripts/record-py.py`; the codec tables in
+//! [`codecs`] come from `scripts/gen-py-codecs.py`.
 //!
 //! Two helpers of ansible's own live here too, [`ansible::unquote`] and
 //! [`ansible::unfrackpath`]: they are pure compositions of the rules above, and the
@@ -24,6 +25,8 @@
 //! (`realpath` and `isfile` only ask the file system about names), or print anything.
 
 pub mod ansible;
+pub mod codecs;
+mod codecs_tables;
 pub mod difflib;
 pub mod num;
 pub mod oserror;

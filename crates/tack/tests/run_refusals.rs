@@ -155,6 +155,28 @@ fn unsupported_keywords_are_refused_where_written() {
     refused(&play, &[], "the module_defaults entry 'community.general.foo'", 1);
     let play = format!("{PLAY}    - debug: msg=x\n      debugger: on_failed\n");
     refused(&play, &[], "the task keyword 'debugger'", 1);
+    // A codec tack has no encoder for; the ones it has run (golden run/template-output-encoding).
+    let play = format!("{PLAY}    - template: src=t.j2 dest=/tmp/x output_encoding=Shift-JIS\n");
+    refused(&play, &[], "the template option 'output_encoding: Shift-JIS' yet", 1);
+}
+
+/// An encoding named through a variable is refused when the task runs, before its template
+/// renders or anything is written.
+#[test]
+fn a_templated_output_encoding_tack_cannot_encode_fails_the_task() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("t.j2"), "x\n").expect("template");
+    let dest = dir.path().join("out");
+    let play = format!(
+        "{PLAY}    - template: src=t.j2 dest={} output_encoding={{{{ enc }}}}\n      vars: {{enc:          utf-7}}\n",
+        dest.display()
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let wanted = "tack does not support the template option 'output_encoding: utf-7' yet";
+    assert!(stdout.contains(wanted), "wanted {wanted:?} in:\n{stdout}");
+    assert!(!dest.exists(), "the template was written");
 }
 
 /// A become method tack does not run is refused by name at the task (the method may come

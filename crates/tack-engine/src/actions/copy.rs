@@ -218,7 +218,8 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
 /// The template action's own options as ansible's reads them: the six delimiters,
 /// `trim_blocks` and `lstrip_blocks`; `newline_sequence` checked (`\\n`-style spellings
 /// unescaped); `state` and equal start strings refused in ansible's words; an
-/// `output_encoding` other than UTF-8 refused by name.
+/// `output_encoding` tack has no encoder for (the CJK multi-byte codecs, `utf-7`, `idna`, the
+/// escape codecs) refused by name.
 fn template_overrides(
     input: &ActionInput<'_>,
 ) -> Result<tack_template::TemplateOverrides, ActionOutput> {
@@ -243,8 +244,11 @@ fn template_overrides(
     if let Some(flag) = arg(input, "lstrip_blocks") {
         o.lstrip_blocks = super::loose_bool(flag);
     }
-    if let Some(encoding) = text("output_encoding").filter(|e| !e.is_empty())
-        && !matches!(encoding.to_lowercase().replace(['-', '_'], "").as_str(), "utf8")
+    // An unknown or unusable encoding fails only once the template has rendered, as ansible's
+    // does; one tack has no encoder for is refused before any work.
+    if let Some(encoding) = output_encoding(input)
+        && let Err(tack_py::codecs::EncodeError::Unsupported { .. }) =
+            tack_py::codecs::encode(&encoding, "")
     {
         return Err(failed(
             format!("tack does not support the template option 'output_encoding: {encoding}' yet"),
@@ -328,8 +332,21 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
             return out;
         }
     };
+    // `to_bytes(text, encoding=output_encoding)`: CPython's codec, and its error as the task's.
+    let bytes = match output_encoding(input) {
+        None => text.into_bytes(),
+        Some(encoding) => match tack_py::codecs::encode(&encoding, &text) {
+            Ok(bytes) => bytes,
+            Err(e) => return raised_through(input, &e.to_string()),
+        },
+    };
     let base = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    transfer(input, text.into_bytes(), None, TEMPLATE_ONLY, DiffSource::Template(base))
+    transfer(input, bytes, None, TEMPLATE_ONLY, DiffSource::Template(base))
+}
+
+/// `output_encoding`, where it names one: ansible reads an empty one as `utf-8`.
+fn output_encoding(input: &ActionInput<'_>) -> Option<String> {
+    input.text("output_encoding").filter(|e| !e.is_empty())
 }
 
 /// Where `copy`/`template` content came from, for the diff's `after` side.

@@ -70,7 +70,7 @@ pub(super) fn diff_data(
             let text = tack_yaml::pyrepr::str(&content.value);
             let data = base64::engine::general_purpose::STANDARD.decode(text).unwrap_or_default();
             diff.insert("before_header".into(), Json::String(dest.into()));
-            diff.insert("before".into(), Json::String(String::from_utf8_lossy(&data).into()));
+            diff.insert("before".into(), Json::String(shown(&data)));
         }
     }
     if too_large(i64::try_from(bytes.len()).unwrap_or(i64::MAX)) {
@@ -83,9 +83,28 @@ pub(super) fn diff_data(
             Source::File(path) => path.to_string_lossy().into_owned(),
         };
         diff.insert("after_header".into(), Json::String(header));
-        diff.insert("after".into(), Json::String(String::from_utf8_lossy(bytes).into()));
+        diff.insert("after".into(), Json::String(shown(bytes)));
     }
     Json::Object(diff)
+}
+
+/// A side of the diff as ansible's terminal shows it: read as UTF-8 with every byte that is not
+/// (ansible keeps each as a lone surrogate), then each of those printed as `?` under a warning
+/// given once. A file written in `latin-1` or `cp1251` diffs this way.
+fn shown(data: &[u8]) -> String {
+    let mut text = String::with_capacity(data.len());
+    let mut replaced = false;
+    for chunk in data.utf8_chunks() {
+        text.push_str(chunk.valid());
+        text.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+        replaced |= !chunk.invalid().is_empty();
+    }
+    if replaced {
+        tack_diag::warn(&tack_diag::Diagnostic::new(
+            "Non UTF-8 encoded data replaced with \"?\" while displaying text to stdout/stderr.",
+        ));
+    }
+    text
 }
 
 fn peek_failed(source_name: &str, dest: &str, msg: &str, diff: Map<String, Json>) -> Json {
