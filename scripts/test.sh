@@ -32,6 +32,12 @@ if [ ! -x /usr/bin/sudo ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
     echo "could not install sudo: the become cases will fail" >&2
 fi
 
+# The run store's tests start their own PostgreSQL on loopback (scripts/postgres-loopback.sh).
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } ||
+    echo "could not install postgresql: the run store's PostgreSQL tests will fail" >&2
+fi
+
 # The apt module's cases and goldens install and purge tiny packages (sl, hello): they need
 # the package lists, which a fresh machine may not have yet.
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&

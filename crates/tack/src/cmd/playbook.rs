@@ -73,6 +73,10 @@ pub struct Args {
     /// Write the run's events to this file as JSON, one object per line (tack's own).
     #[arg(long = "events", value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Keep the run in the run store at this URL (sqlite://PATH or postgres://...), as
+    /// `tack serve` keeps the runs it starts (tack's own).
+    #[arg(long = "record", value_name = "DB_URL")]
+    pub record: Option<String>,
     /// Prepend colon-separated path(s) to module library.
     #[arg(short = 'M', long = "module-path", value_name = "MODULE_PATH")]
     pub module_path: Vec<String>,

@@ -1,40 +1,164 @@
-//! `--events FILE`: the run with the events callback wrapped around the transcript. The file
-//! is created private (0600, as ansible keeps what it writes about a run), replacing any file
-//! of that name.
+//! `--events FILE` and `--record DB_URL`: the run with the events callback wrapped around the
+//! transcript, its lines written to a file, to the run store, or both.
+//!
+//! The file is created private (0600, as ansible keeps what it writes about a run), replacing
+//! any file of that name. The store is opened, and the run created in it, before any play
+//! starts: a store that cannot be opened stops the command before anything connects.
 
-use std::io::BufWriter;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_engine::callback::events::EventsCallback;
 use tack_engine::{Callback, RunContext, RunStatus};
 use tack_playbook::Playbook;
+use tack_server::record::{LineWriter, Recording};
+use tack_server::store::NewRun;
 
-pub fn run(
-    ctx: &RunContext<'_>,
-    playbooks: &[Playbook],
-    inner: impl Callback,
-    path: &Path,
-) -> Result<RunStatus, Diagnostic> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        // A file that was there keeps its old mode on open: made private like a new one.
-        .and_then(|f| {
-            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            Ok(f)
-        })
-        .map_err(|e| {
-            Diagnostic::new(format!("Unable to write the events file {}: {e}", path.display()))
-        })?;
-    let mut callback = EventsCallback::new(BufWriter::new(file), inner);
-    let status = tack_engine::run(ctx, playbooks, &mut callback)?;
-    callback.finish().map_err(|e| {
-        Diagnostic::new(format!("Unable to write the events file {}: {e}", path.display()))
-    })?;
-    Ok(status)
+/// Where the event lines go.
+pub struct Sinks {
+    file: Option<(PathBuf, BufWriter<File>)>,
+    record: Option<(String, Recording)>,
+}
+
+fn events_error(path: &Path, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::new(format!("Unable to write the events file {}: {e}", path.display()))
+}
+
+fn record_error(url: &str, e: &dyn std::fmt::Display) -> Diagnostic {
+    Diagnostic::new(format!("Unable to record the run in {}: {e}", tack_server::store::redact(url)))
+}
+
+/// The name this machine goes by, for who started a run and where it ran.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+impl Sinks {
+    /// Opens what was asked for: the file, the store (creating the run in it), or both.
+    pub fn open(
+        events: Option<&Path>,
+        record: Option<&str>,
+        mode: &str,
+        playbooks: &[PathBuf],
+    ) -> Result<Sinks, Diagnostic> {
+        let file = match events {
+            None => None,
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(path)
+                    // A file that was there keeps its old mode on open: made private like a
+                    // new one.
+                    .and_then(|f| {
+                        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+                        Ok(f)
+                    })
+                    .map_err(|e| events_error(path, &e))?;
+                Some((path.to_path_buf(), BufWriter::new(file)))
+            }
+        };
+        let record = match record {
+            None => None,
+            Some(url) => {
+                let host = hostname();
+                let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+                let run = NewRun {
+                    incarnation: None,
+                    mode: mode.to_string(),
+                    playbook: playbooks
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    started_by: format!("{user}@{host}"),
+                };
+                let controller = format!("{host}:{}", std::process::id());
+                let recording =
+                    Recording::start(url, run, &controller).map_err(|e| record_error(url, &e))?;
+                Some((url.to_string(), recording))
+            }
+        };
+        Ok(Sinks { file, record })
+    }
+
+    /// Runs the plays with the events callback writing to every sink.
+    pub fn run(
+        self,
+        ctx: &RunContext<'_>,
+        playbooks: &[Playbook],
+        inner: impl Callback,
+    ) -> Result<RunStatus, Diagnostic> {
+        let Sinks { file, record } = self;
+        let (path, file) = file.unzip();
+        let (url, recording) = record.unzip();
+        let tee = Tee { file, record: recording.as_ref().map(Recording::writer) };
+        let mut callback = EventsCallback::new(tee, inner);
+        let outcome = tack_engine::run(ctx, playbooks, &mut callback);
+        let written = callback.finish();
+        let mut recorded = Ok(());
+        if let (Some(url), Some(recording)) = (url, recording) {
+            let apply_id = recording.apply_id().to_string();
+            let (code, error) = match &outcome {
+                Ok(status) => (Some(status.exit_code()), None),
+                Err(diag) => (None, Some(diag.brief())),
+            };
+            recorded = recording.finish(code, error).map_err(|e| record_error(&url, &e));
+            if recorded.is_ok() {
+                eprintln!("tack: the run is recorded as {apply_id}");
+            }
+        }
+        let status = match outcome {
+            Ok(status) => status,
+            Err(diag) => {
+                // The run's own error is the one to act on; the store's is not lost.
+                if let Err(store) = recorded {
+                    tack_diag::warn(&store);
+                }
+                return Err(diag);
+            }
+        };
+        recorded?;
+        if let Err(e) = written
+            && let Some(path) = path
+        {
+            return Err(events_error(&path, &e));
+        }
+        Ok(status)
+    }
+}
+
+/// The event lines to the file and to the recorder alike.
+struct Tee {
+    file: Option<BufWriter<File>>,
+    record: Option<LineWriter>,
+}
+
+impl Write for Tee {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(file) = &mut self.file {
+            file.write_all(buf)?;
+        }
+        // A recorder that stopped reports why when the run ends; the file is still written.
+        if let Some(record) = &mut self.record {
+            let _ = record.write_all(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(file) = &mut self.file {
+            file.flush()?;
+        }
+        Ok(())
+    }
 }

@@ -17,10 +17,11 @@ use crate::session::Session;
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 pub(super) fn refused_options(args: &Args, mode: super::Mode) -> Option<&'static str> {
     let json = mode == super::Mode::Plan(crate::cmd::plan::Format::Json);
-    let checks: [(bool, &'static str); 3] = [
+    let checks: [(bool, &'static str); 4] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
         (json && args.events.is_some(), "--events with --format json"),
+        (json && args.record.is_some(), "--record with --format json"),
     ];
     checks
         .into_iter()
@@ -120,9 +121,23 @@ pub fn run(
         .with_custom_stats(session.config.show_custom_stats())
         .with_verbose_extras(extras)
         .with_plan(plan);
-    let status = match &args.events {
-        None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
-        Some(path) => super::events::run(&ctx, &playbooks, callback, path)?,
+    let status = if args.events.is_none() && args.record.is_none() {
+        tack_engine::run(&ctx, &playbooks, &mut { callback })?
+    } else {
+        let mode = if plan {
+            "plan"
+        } else if args.check {
+            "check"
+        } else {
+            "apply"
+        };
+        let sinks = super::events::Sinks::open(
+            args.events.as_deref(),
+            args.record.as_deref(),
+            mode,
+            &args.playbooks,
+        )?;
+        sinks.run(&ctx, &playbooks, callback)?
     };
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.done.get() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.

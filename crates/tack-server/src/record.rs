@@ -1,0 +1,158 @@
+//! `tack playbook --record DB_URL`: a command-line run kept in the run store beside the runs
+//! a server starts. The engine runs as always; its event lines go, through [`LineWriter`], to
+//! a thread of this module that stores each one (in its own transaction) while the run goes
+//! on, so the run is never held up by the database.
+//!
+//! The store is opened and the run created before [`Recording::start`] returns: a database
+//! that cannot be reached stops the command before anything connects to a host.
+
+use std::io::Write;
+use std::thread::JoinHandle;
+
+use tokio::sync::mpsc;
+
+use crate::ingest::Ingest;
+use crate::store::{NewRun, RunStatus, Store, StoreError};
+
+enum Message {
+    Line(String),
+    Finish { exit_code: Option<u8>, error: Option<String> },
+}
+
+pub struct Recording {
+    sender: mpsc::UnboundedSender<Message>,
+    thread: JoinHandle<Result<(), StoreError>>,
+    apply_id: String,
+}
+
+impl Recording {
+    /// Opens the store at `url` and stores `run` as running on `controller`.
+    pub fn start(url: &str, run: NewRun, controller: &str) -> Result<Recording, StoreError> {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<Message>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, StoreError>>();
+        let (url, controller) = (url.to_string(), controller.to_string());
+        let thread = std::thread::Builder::new()
+            .name("tack-record".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                let runtime = match runtime {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(StoreError::Corrupt(format!(
+                            "cannot start the recorder: {e}"
+                        ))));
+                        return Ok(());
+                    }
+                };
+                runtime.block_on(async move {
+                    let opened = async {
+                        let store = Store::open(&url).await?;
+                        let id = store.start_run(&run, &controller).await?;
+                        Ok::<_, StoreError>((store, id))
+                    };
+                    let (store, id) = match opened.await {
+                        Ok(v) => v,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return Ok(());
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(id.clone()));
+                    let mut ingest = Ingest::new(id.clone());
+                    let mut failed: Option<StoreError> = None;
+                    while let Some(message) = receiver.recv().await {
+                        match message {
+                            Message::Line(line) if failed.is_none() => {
+                                if let Err(e) = ingest.line(&store, &line).await {
+                                    failed = Some(e);
+                                }
+                            }
+                            Message::Line(_) => {}
+                            Message::Finish { exit_code, error } => {
+                                let status = match (&failed, exit_code) {
+                                    (None, Some(code)) => RunStatus::from_exit_code(code),
+                                    _ => RunStatus::Failed,
+                                };
+                                // A run whose events could not all be kept says so.
+                                let lost = failed.as_ref().map(|e| format!("events lost: {e}"));
+                                let error = error.or(lost);
+                                store
+                                    .finish_run(
+                                        &id,
+                                        1,
+                                        status,
+                                        exit_code.map(i64::from),
+                                        error.as_deref(),
+                                    )
+                                    .await?;
+                                break;
+                            }
+                        }
+                    }
+                    match failed {
+                        Some(e) => Err(e),
+                        None => Ok(()),
+                    }
+                })
+            })
+            .map_err(|e| StoreError::Corrupt(format!("cannot start the recorder: {e}")))?;
+        let apply_id = match ready_rx.recv() {
+            Ok(Ok(id)) => id,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                return Err(match thread.join() {
+                    Ok(Err(e)) => e,
+                    _ => StoreError::Corrupt("the recorder stopped before the run".into()),
+                });
+            }
+        };
+        Ok(Recording { sender, thread, apply_id })
+    }
+
+    pub fn apply_id(&self) -> &str {
+        &self.apply_id
+    }
+
+    /// Where the events callback writes: each complete line is stored.
+    pub fn writer(&self) -> LineWriter {
+        LineWriter { sender: self.sender.clone(), partial: Vec::new() }
+    }
+
+    /// Ends the run with its exit code (`None` with `error` for a run that stopped on an
+    /// error), once every line sent before is stored.
+    pub fn finish(self, exit_code: Option<u8>, error: Option<String>) -> Result<(), StoreError> {
+        let _ = self.sender.send(Message::Finish { exit_code, error });
+        drop(self.sender);
+        match self.thread.join() {
+            Ok(result) => result,
+            Err(_) => Err(StoreError::Corrupt("the recorder stopped unexpectedly".into())),
+        }
+    }
+}
+
+/// A `Write` that hands each complete line to the recorder.
+pub struct LineWriter {
+    sender: mpsc::UnboundedSender<Message>,
+    partial: Vec<u8>,
+}
+
+impl Write for LineWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.partial.extend_from_slice(buf);
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line[..end]).into_owned();
+            self.sender.send(Message::Line(line)).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the recorder has stopped")
+            })?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
