@@ -8,12 +8,25 @@
 //!   masked) into rows, one transaction per event.
 //! - [`record`] is the synchronous face `tack playbook --record` uses: a thread that stores
 //!   the events while the run goes on.
+//! - [`incarnations`], [`queue`] and [`tokens`] are what `tack serve` keeps besides runs: the
+//!   specs it runs, the queue several servers share, and who may do what.
+//! - [`runner`] runs claimed runs as child `tack playbook` processes; [`api`] is the REST API
+//!   under `/v1`; [`serve`] puts them together.
 //!
 //! This crate reads only the engine's JSON event lines, never its types: the engine does not
 //! know a store exists, and nothing here can unmask a value, because nothing unmasked arrives.
 
+pub mod api;
+pub mod incarnations;
 pub mod ingest;
+mod openapi;
+pub mod queue;
 pub mod record;
+pub mod runner;
+pub mod serve;
 pub mod store;
+pub mod tokens;
+pub mod web;
+mod web_text;
 
 pub use store::{Store, StoreError};

@@ -14,6 +14,11 @@ use tokio::sync::mpsc;
 use crate::ingest::Ingest;
 use crate::store::{NewRun, RunStatus, Store, StoreError};
 
+enum Target {
+    New(NewRun, String),
+    Claimed(String, i64),
+}
+
 enum Message {
     Line(String),
     Finish { exit_code: Option<u8>, error: Option<String> },
@@ -28,9 +33,19 @@ pub struct Recording {
 impl Recording {
     /// Opens the store at `url` and stores `run` as running on `controller`.
     pub fn start(url: &str, run: NewRun, controller: &str) -> Result<Recording, StoreError> {
+        Recording::open(url, Target::New(run, controller.to_string()))
+    }
+
+    /// Opens the store at `url` to record run `apply_id`, which `tack serve` queued and
+    /// claimed as `attempt` before starting this process.
+    pub fn attach(url: &str, apply_id: &str, attempt: i64) -> Result<Recording, StoreError> {
+        Recording::open(url, Target::Claimed(apply_id.to_string(), attempt))
+    }
+
+    fn open(url: &str, target: Target) -> Result<Recording, StoreError> {
         let (sender, mut receiver) = mpsc::unbounded_channel::<Message>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, StoreError>>();
-        let (url, controller) = (url.to_string(), controller.to_string());
+        let url = url.to_string();
         let thread = std::thread::Builder::new()
             .name("tack-record".into())
             .spawn(move || {
@@ -47,10 +62,15 @@ impl Recording {
                 runtime.block_on(async move {
                     let opened = async {
                         let store = Store::open(&url).await?;
-                        let id = store.start_run(&run, &controller).await?;
-                        Ok::<_, StoreError>((store, id))
+                        let (id, attempt) = match target {
+                            Target::New(run, controller) => {
+                                (store.start_run(&run, &controller).await?, 1)
+                            }
+                            Target::Claimed(id, attempt) => (id, attempt),
+                        };
+                        Ok::<_, StoreError>((store, id, attempt))
                     };
-                    let (store, id) = match opened.await {
+                    let (store, id, attempt) = match opened.await {
                         Ok(v) => v,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
@@ -79,7 +99,7 @@ impl Recording {
                                 store
                                     .finish_run(
                                         &id,
-                                        1,
+                                        attempt,
                                         status,
                                         exit_code.map(i64::from),
                                         error.as_deref(),

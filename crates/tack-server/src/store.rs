@@ -178,7 +178,7 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// A run id: the time it was made (so ids sort by age) and 64 random bits.
-fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let mut random = [0u8; 8];
     // Without an entropy source the time part alone still keeps ids apart in practice; the
     // primary key refuses a duplicate rather than mixing two runs.
@@ -268,8 +268,9 @@ impl Store {
         Ok(id)
     }
 
-    /// Ends a run of `attempt`; a controller that lost the run (another claimed it since)
-    /// changes nothing. Returns whether the run was this attempt's.
+    /// Ends a running run of `attempt`; a controller that lost the run (another claimed it,
+    /// or it was marked interrupted or cancelled since) changes nothing. Returns whether the
+    /// run was this attempt's to end.
     pub async fn finish_run(
         &self,
         id: &str,
@@ -280,7 +281,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "UPDATE runs SET status = $1, finished_at = $2, exit_code = $3, error = $4 \
-             WHERE id = $5 AND attempt = $6",
+             WHERE id = $5 AND attempt = $6 AND status = $7",
         )
         .bind(status.as_str())
         .bind(now_ms())
@@ -288,6 +289,7 @@ impl Store {
         .bind(error)
         .bind(id)
         .bind(attempt)
+        .bind(RunStatus::Running.as_str())
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)

@@ -2,42 +2,14 @@
 //! PostgreSQL this test starts on loopback (`scripts/postgres-loopback.sh`) and stops.
 //! Each behaviour is checked on both, through the same calls.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "support/postgres.rs"]
+mod postgres;
 
+use postgres::Postgres;
 use serde_json::json;
 use tack_server::Store;
 use tack_server::ingest::Ingest;
 use tack_server::store::{NewRun, RunStatus};
-
-/// A loopback PostgreSQL, stopped when dropped.
-struct Postgres {
-    dir: PathBuf,
-    url: String,
-}
-
-impl Postgres {
-    fn script() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres-loopback.sh")
-    }
-
-    fn start(dir: &Path) -> Postgres {
-        // The server runs as the `postgres` user when the tests run as root: it must reach DIR.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dir = dir.join("pg");
-        let out = Command::new("sh").arg(Self::script()).arg("start").arg(&dir).output().unwrap();
-        assert!(out.status.success(), "postgres: {}", String::from_utf8_lossy(&out.stderr));
-        let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Postgres { dir, url }
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        let _ = Command::new("sh").arg(Self::script()).arg("stop").arg(&self.dir).status();
-    }
-}
 
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)

@@ -36,6 +36,10 @@ pub enum Command {
     Vault(cmd::vault::Args),
     /// Render an expression or template with extra vars and print the result as JSON.
     Eval(cmd::eval::Args),
+    /// Serve the REST API and web page that keep every run, and run incarnations.
+    Serve(cmd::serve::Args),
+    /// Create, list and revoke the server's access tokens.
+    Token(cmd::serve::TokenArgs),
 }
 
 /// The ansible command names tack answers to, and the subcommand each one means.

@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod plan;
 pub mod playbook;
 pub mod python_path;
+pub mod serve;
 pub mod vault;
 
 use std::process::ExitCode;
@@ -21,5 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inventory(args) => inventory::run(args),
         Command::Vault(args) => vault::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Token(args) => serve::token(args),
     }
 }

@@ -67,9 +67,27 @@ impl Sinks {
                 Some((path.to_path_buf(), BufWriter::new(file)))
             }
         };
-        let record = match record {
-            None => None,
-            Some(url) => {
+        // A run `tack serve` claimed and started this process for (`tack_server::runner`).
+        let served = std::env::var(tack_server::runner::RUN_ENV)
+            .ok()
+            .zip(std::env::var(tack_server::runner::DB_ENV).ok());
+        let record = match (record, served) {
+            (None, Some((run, url))) => {
+                let (id, attempt) = run
+                    .rsplit_once(':')
+                    .and_then(|(id, n)| Some((id.to_string(), n.parse::<i64>().ok()?)))
+                    .ok_or_else(|| {
+                        Diagnostic::new(format!(
+                            "{} must be ID:ATTEMPT, not {run:?}",
+                            tack_server::runner::RUN_ENV
+                        ))
+                    })?;
+                let recording =
+                    Recording::attach(&url, &id, attempt).map_err(|e| record_error(&url, &e))?;
+                Some((url, recording))
+            }
+            (None, None) => None,
+            (Some(url), _) => {
                 let host = hostname();
                 let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
                 let run = NewRun {

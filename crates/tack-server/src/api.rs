@@ -1,0 +1,364 @@
+//! The REST API under `/v1`: incarnations, their runs, each run's plan with every host's
+//! result, its live events (server-sent, resumable with `Last-Event-ID`), cancelling, and the
+//! OpenAPI document that describes it all.
+//!
+//! Deny by default: every route but the OpenAPI document needs a bearer token, and each
+//! route names the least role that may use it. Errors are JSON `{"error": "..."}` with a
+//! message a person can act on; bad input is a 4xx and changes nothing.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::incarnations::Incarnation;
+use crate::queue::Cancel;
+use crate::store::{RunRecord, Store, StoreError};
+use crate::tokens::{Caller, Role};
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    /// Woken when a run is queued here, so the runner claims it at once.
+    pub wake: Arc<Notify>,
+}
+
+/// An error as the API answers it.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into() }
+    }
+
+    fn not_found(what: String) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, what)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({"error": self.message}))).into_response()
+    }
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// The caller a request's bearer token names.
+pub struct Auth(pub Caller);
+
+impl Auth {
+    fn require(&self, role: Role) -> ApiResult<&Caller> {
+        if self.0.role >= role {
+            Ok(&self.0)
+        } else {
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "the token '{}' is a {} token; this needs the {} role",
+                    self.0.name,
+                    self.0.role.as_str(),
+                    role.as_str()
+                ),
+            ))
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Auth> {
+        let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, m);
+        let bearer = parts.headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+        // The web page's cookie is taken for reads only: a request that changes something must
+        // carry its token itself, so no other site can make a signed-in browser send one.
+        let read = parts.method == axum::http::Method::GET;
+        let cookie = crate::web::cookie(&parts.headers, crate::web::TOKEN_COOKIE).filter(|_| read);
+        let token = match (bearer, cookie) {
+            (Some(header), _) => header
+                .strip_prefix("Bearer ")
+                .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer TOKEN'"))?,
+            (None, Some(cookie)) => cookie,
+            (None, None) => {
+                return Err(unauthorized("this needs a token: send 'Authorization: Bearer TOKEN'"));
+            }
+        };
+        match state.store.caller(token.trim()).await? {
+            Some(caller) => Ok(Auth(caller)),
+            None => Err(unauthorized("the token is not known or was revoked")),
+        }
+    }
+}
+
+/// The body as `T`, or a 400 naming where the JSON went wrong.
+fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("the request body: {e}")))
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/openapi.json", get(openapi))
+        .route("/v1/incarnations", get(list_incarnations).post(create_incarnation))
+        .route(
+            "/v1/incarnations/{name}",
+            get(get_incarnation).put(put_incarnation).delete(delete_incarnation),
+        )
+        .route("/v1/incarnations/{name}/runs", get(incarnation_runs).post(start_run))
+        .route("/v1/incarnations/{name}/runs/{apply_id}", get(get_run))
+        .route("/v1/incarnations/{name}/runs/{apply_id}/tasks", get(run_tasks))
+        .route("/v1/incarnations/{name}/runs/{apply_id}/events", get(run_events))
+        .route("/v1/incarnations/{name}/runs/{apply_id}/cancel", post(cancel_run))
+        .route("/v1/runs", get(all_runs))
+        .merge(crate::web::routes())
+        .fallback(|| async {
+            ApiError::not_found("no such route: the API is described at /v1/openapi.json".into())
+        })
+        .with_state(state)
+}
+
+async fn openapi() -> Json<Value> {
+    Json(crate::openapi::document())
+}
+
+async fn list_incarnations(
+    State(s): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<Vec<Incarnation>>> {
+    auth.require(Role::Viewer)?;
+    Ok(Json(s.store.incarnations().await?))
+}
+
+async fn create_incarnation(
+    State(s): State<AppState>,
+    auth: Auth,
+    bytes: Bytes,
+) -> ApiResult<(StatusCode, Json<Incarnation>)> {
+    auth.require(Role::Admin)?;
+    let spec: Incarnation = body(&bytes)?;
+    spec.validate().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
+    if !s.store.create_incarnation(&spec).await? {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("an incarnation named '{}' exists: PUT it to change it", spec.name),
+        ));
+    }
+    Ok((StatusCode::CREATED, Json(spec)))
+}
+
+async fn incarnation_named(store: &Store, name: &str) -> ApiResult<Incarnation> {
+    store
+        .incarnation(name)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no incarnation is named '{name}'")))
+}
+
+async fn get_incarnation(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Incarnation>> {
+    auth.require(Role::Viewer)?;
+    Ok(Json(incarnation_named(&s.store, &name).await?))
+}
+
+async fn put_incarnation(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Incarnation>> {
+    auth.require(Role::Admin)?;
+    let spec: Incarnation = body(&bytes)?;
+    if spec.name != name {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "the body names '{}', the URL '{name}': an incarnation keeps its name",
+                spec.name
+            ),
+        ));
+    }
+    spec.validate().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
+    if !s.store.replace_incarnation(&spec).await? {
+        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
+    }
+    Ok(Json(spec))
+}
+
+async fn delete_incarnation(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    auth.require(Role::Admin)?;
+    if !s.store.delete_incarnation(&name).await? {
+        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn start_run(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let caller = auth.require(Role::Operator)?;
+    let spec = incarnation_named(&s.store, &name).await?;
+    let apply_id = s.store.enqueue(&spec, &caller.name).await?;
+    s.wake.notify_one();
+    Ok((StatusCode::ACCEPTED, Json(json!({"apply_id": apply_id}))))
+}
+
+async fn incarnation_runs(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Vec<RunRecord>>> {
+    auth.require(Role::Viewer)?;
+    incarnation_named(&s.store, &name).await?;
+    Ok(Json(s.store.runs(Some(&name)).await?))
+}
+
+async fn all_runs(State(s): State<AppState>, auth: Auth) -> ApiResult<Json<Vec<RunRecord>>> {
+    auth.require(Role::Viewer)?;
+    Ok(Json(s.store.runs(None).await?))
+}
+
+/// Run `apply_id` of incarnation `name`, or a 404 that says which is missing.
+async fn run_of(store: &Store, name: &str, apply_id: &str) -> ApiResult<RunRecord> {
+    match store.run(apply_id).await? {
+        Some(run) if run.incarnation.as_deref() == Some(name) => Ok(run),
+        _ => Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'"))),
+    }
+}
+
+async fn get_run(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path((name, apply_id)): Path<(String, String)>,
+) -> ApiResult<Json<RunRecord>> {
+    auth.require(Role::Viewer)?;
+    Ok(Json(run_of(&s.store, &name, &apply_id).await?))
+}
+
+async fn run_tasks(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path((name, apply_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    auth.require(Role::Viewer)?;
+    run_of(&s.store, &name, &apply_id).await?;
+    let tasks = s.store.tasks(&apply_id).await?;
+    Ok(Json(json!({"apply_id": apply_id, "tasks": tasks})))
+}
+
+async fn cancel_run(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path((name, apply_id)): Path<(String, String)>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    auth.require(Role::Operator)?;
+    run_of(&s.store, &name, &apply_id).await?;
+    match s.store.cancel(&apply_id).await? {
+        Cancel::Cancelled => {
+            Ok((StatusCode::OK, Json(json!({"apply_id": apply_id, "status": "cancelled"}))))
+        }
+        Cancel::Requested => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"apply_id": apply_id, "status": "running", "cancel_requested": true})),
+        )),
+        Cancel::AlreadyEnded(status) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("the run '{apply_id}' has already ended: {}", status.as_str()),
+        )),
+        Cancel::NotFound => {
+            Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
+        }
+    }
+}
+
+/// Where a stream of events stands.
+struct Cursor {
+    store: Store,
+    apply_id: String,
+    after: i64,
+    pending: std::collections::VecDeque<crate::store::EventRecord>,
+    ended: bool,
+}
+
+async fn next_event(mut c: Cursor) -> Option<(Result<Event, Infallible>, Cursor)> {
+    loop {
+        if let Some(e) = c.pending.pop_front() {
+            c.after = e.seq;
+            let event = Event::default().id(e.seq.to_string()).event(e.kind).data(e.body);
+            return Some((Ok(event), c));
+        }
+        if c.ended {
+            return None;
+        }
+        // Read the status first: events stored before a run ended are all read below.
+        let ended = matches!(c.store.status(&c.apply_id).await, Ok(Some(s)) if s.is_final());
+        match c.store.events(&c.apply_id, c.after).await {
+            Ok(events) => c.pending.extend(events),
+            Err(_) => return None,
+        }
+        if ended {
+            c.ended = true;
+        } else if c.pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+async fn run_events(
+    State(s): State<AppState>,
+    auth: Auth,
+    headers: HeaderMap,
+    Path((name, apply_id)): Path<(String, String)>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    auth.require(Role::Viewer)?;
+    run_of(&s.store, &name, &apply_id).await?;
+    let after = match headers.get("last-event-id").map(|h| h.to_str().map(str::parse::<i64>)) {
+        None => 0,
+        Some(Ok(Ok(n))) if n >= 0 => n,
+        Some(_) => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "Last-Event-ID must be the number of an event this stream sent",
+            ));
+        }
+    };
+    let cursor = Cursor {
+        store: s.store.clone(),
+        apply_id,
+        after,
+        pending: Default::default(),
+        ended: false,
+    };
+    let stream = futures_util::stream::unfold(cursor, next_event);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

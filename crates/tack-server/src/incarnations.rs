@@ -1,0 +1,215 @@
+//! Incarnations: a named (project directory, playbook, inventory, extra vars, vault password
+//! source, limit, tags, mode) that the server runs again and again. The spec is checked
+//! before it is stored; a run keeps the spec it was queued with, so editing an incarnation
+//! never changes a run already asked for.
+
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use crate::store::{Store, StoreError, now_ms};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Apply,
+    Check,
+    Plan,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Apply => "apply",
+            Mode::Check => "check",
+            Mode::Plan => "plan",
+        }
+    }
+}
+
+/// `tags` as ansible takes them: one comma-separated string or a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Tags {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Tags {
+    pub fn joined(&self) -> String {
+        match self {
+            Tags::One(s) => s.clone(),
+            Tags::Many(v) => v.join(","),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incarnation {
+    pub name: String,
+    /// Absolute; every other path is relative to it.
+    pub project_dir: String,
+    pub playbook: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inventory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_vars: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault_password_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Tags>,
+    #[serde(default = "apply")]
+    pub mode: Mode,
+}
+
+fn apply() -> Mode {
+    Mode::Apply
+}
+
+/// Why a spec was refused, in words a person can act on.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl Incarnation {
+    /// Checks the spec as stored: a usable name, an existing absolute project directory,
+    /// and every other path inside it.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 100
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if !name_ok {
+            return Err(Invalid(format!(
+                "the incarnation name {:?} must be 1 to 100 letters, digits, '.', '_' or '-'",
+                self.name
+            )));
+        }
+        let dir = Path::new(&self.project_dir);
+        if !dir.is_absolute() {
+            return Err(Invalid(format!(
+                "project_dir {:?} must be an absolute path",
+                self.project_dir
+            )));
+        }
+        if !dir.is_dir() {
+            return Err(Invalid(format!(
+                "project_dir {} is not a directory on this server",
+                self.project_dir
+            )));
+        }
+        let mut paths = vec![("playbook", Some(&self.playbook))];
+        paths.push(("inventory", self.inventory.as_ref()));
+        paths.push(("vault_password_file", self.vault_password_file.as_ref()));
+        for (key, path) in paths {
+            let Some(path) = path else { continue };
+            let p = Path::new(path);
+            let inside = !path.is_empty()
+                && p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+            if !inside {
+                return Err(Invalid(format!(
+                    "{key} {path:?} must be a relative path inside project_dir, without '..'"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Stores a new incarnation; false when the name is taken.
+    pub async fn create_incarnation(&self, spec: &Incarnation) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let text = serde_json::to_string(spec).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let exists = self.incarnation(&spec.name).await?.is_some();
+        if exists {
+            return Ok(false);
+        }
+        let done = sqlx::query(
+            "INSERT INTO incarnations (name, spec, created_at, updated_at) VALUES ($1, $2, $3, \
+             $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&spec.name)
+        .bind(text)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Replaces an incarnation's spec; false when there is none of that name.
+    pub async fn replace_incarnation(&self, spec: &Incarnation) -> Result<bool, StoreError> {
+        let text = serde_json::to_string(spec).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let done =
+            sqlx::query("UPDATE incarnations SET spec = $1, updated_at = $2 WHERE name = $3")
+                .bind(text)
+                .bind(now_ms())
+                .bind(&spec.name)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Deletes an incarnation (its runs stay, still naming it); false when there is none.
+    pub async fn delete_incarnation(&self, name: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM incarnations WHERE name = $1")
+            .bind(name)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn incarnation(&self, name: &str) -> Result<Option<Incarnation>, StoreError> {
+        let row = sqlx::query("SELECT spec FROM incarnations WHERE name = $1")
+            .bind(name)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|r| parse_spec(&r.try_get::<String, _>("spec")?)).transpose()
+    }
+
+    pub async fn incarnations(&self) -> Result<Vec<Incarnation>, StoreError> {
+        let rows = sqlx::query("SELECT spec FROM incarnations ORDER BY name")
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(|r| parse_spec(&r.try_get::<String, _>("spec")?)).collect()
+    }
+}
+
+pub(crate) fn parse_spec(text: &str) -> Result<Incarnation, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("incarnation spec: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, playbook: &str) -> Incarnation {
+        Incarnation {
+            name: name.into(),
+            project_dir: "/".into(),
+            playbook: playbook.into(),
+            inventory: None,
+            extra_vars: None,
+            vault_password_file: None,
+            limit: None,
+            tags: None,
+            mode: Mode::Apply,
+        }
+    }
+
+    #[test]
+    fn paths_stay_inside_the_project() {
+        assert!(spec("web", "site.yml").validate().is_ok());
+        assert!(spec("web", "plays/site.yml").validate().is_ok());
+        for bad in ["../site.yml", "/etc/site.yml", "a/../../b", ""] {
+            let err = spec("web", bad).validate().unwrap_err();
+            assert!(err.0.contains("must be a relative path inside project_dir"), "{bad}: {err}");
+        }
+        for bad in ["", "a b", "a/b", "ü"] {
+            assert!(spec(bad, "site.yml").validate().is_err(), "{bad:?}");
+        }
+    }
+}

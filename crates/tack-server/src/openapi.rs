@@ -1,0 +1,120 @@
+//! The OpenAPI 3.1 document of `/v1`, served at `/v1/openapi.json`. Written by hand next to
+//! the routes in [`crate::api`]; a test checks every route it names answers.
+
+use serde_json::{Value, json};
+
+fn op(summary: &str, role: Option<&str>, responses: &[(&str, &str)]) -> Value {
+    let mut r = serde_json::Map::new();
+    for (code, what) in responses {
+        r.insert((*code).into(), json!({"description": what}));
+    }
+    for (code, what) in
+        [("401", "no token, or one not known"), ("403", "the token's role is too low")]
+    {
+        if role.is_some() {
+            r.insert(code.into(), json!({"description": what}));
+        }
+    }
+    let mut o = json!({"summary": summary, "responses": r});
+    match role {
+        Some(role) => {
+            o["security"] = json!([{"bearer": []}]);
+            o["x-tack-role"] = json!(role);
+        }
+        None => o["security"] = json!([]),
+    }
+    o
+}
+
+fn with_body(mut o: Value, schema: &str) -> Value {
+    o["requestBody"] = json!({
+        "required": true,
+        "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}
+    });
+    o
+}
+
+pub fn document() -> Value {
+    let name =
+        json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string"}});
+    let id =
+        json!({"name": "apply_id", "in": "path", "required": true, "schema": {"type": "string"}});
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "tack run server", "version": env!("CARGO_PKG_VERSION")},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Incarnation": {
+                    "type": "object",
+                    "required": ["name", "project_dir", "playbook"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,100}$"},
+                        "project_dir": {"type": "string", "description": "absolute path on the server"},
+                        "playbook": {"type": "string", "description": "relative to project_dir"},
+                        "inventory": {"type": "string"},
+                        "extra_vars": {"type": "object"},
+                        "vault_password_file": {"type": "string"},
+                        "limit": {"type": "string"},
+                        "tags": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+                        "mode": {"enum": ["apply", "check", "plan"], "default": "apply"}
+                    }
+                },
+                "Run": {
+                    "type": "object",
+                    "properties": {
+                        "apply_id": {"type": "string"},
+                        "incarnation": {"type": ["string", "null"]},
+                        "status": {"enum": ["queued", "running", "success", "failed", "unreachable", "cancelled", "interrupted"]},
+                        "recap": {"type": ["object", "null"]}
+                    }
+                },
+                "Error": {"type": "object", "properties": {"error": {"type": "string"}}}
+            }
+        },
+        "paths": {
+            "/v1/openapi.json": {"get": op("this document", None, &[("200", "the document")])},
+            "/v1/incarnations": {
+                "get": op("every incarnation", Some("viewer"), &[("200", "the incarnations")]),
+                "post": with_body(op("create an incarnation", Some("admin"), &[
+                    ("201", "created"), ("400", "malformed or invalid"), ("409", "the name is taken")
+                ]), "Incarnation")
+            },
+            "/v1/incarnations/{name}": {
+                "parameters": [name],
+                "get": op("one incarnation", Some("viewer"), &[("200", "it"), ("404", "none of that name")]),
+                "put": with_body(op("replace an incarnation", Some("admin"), &[
+                    ("200", "replaced"), ("400", "malformed or invalid"), ("404", "none of that name")
+                ]), "Incarnation"),
+                "delete": op("delete an incarnation (its runs stay)", Some("admin"), &[
+                    ("204", "deleted"), ("404", "none of that name")
+                ])
+            },
+            "/v1/incarnations/{name}/runs": {
+                "parameters": [name],
+                "get": op("the incarnation's runs, newest first", Some("viewer"), &[("200", "the runs"), ("404", "no such incarnation")]),
+                "post": op("queue a run", Some("operator"), &[("202", "{\"apply_id\": ...}"), ("404", "no such incarnation")])
+            },
+            "/v1/incarnations/{name}/runs/{apply_id}": {
+                "parameters": [name, id],
+                "get": op("one run: status, times, recap", Some("viewer"), &[("200", "the run"), ("404", "no such run")])
+            },
+            "/v1/incarnations/{name}/runs/{apply_id}/tasks": {
+                "parameters": [name, id],
+                "get": op("the run plan: per task its marked params and every host's result", Some("viewer"), &[("200", "the tasks"), ("404", "no such run")])
+            },
+            "/v1/incarnations/{name}/runs/{apply_id}/events": {
+                "parameters": [name, id, {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "integer"}}],
+                "get": op("the run's events as server-sent events, live until it ends", Some("viewer"), &[("200", "text/event-stream"), ("404", "no such run")])
+            },
+            "/v1/incarnations/{name}/runs/{apply_id}/cancel": {
+                "parameters": [name, id],
+                "post": op("cancel a queued or running run", Some("operator"), &[
+                    ("200", "cancelled before it ran"), ("202", "its controller stops it"), ("404", "no such run"), ("409", "it had ended")
+                ])
+            },
+            "/v1/runs": {"get": op("every run, newest first", Some("viewer"), &[("200", "the runs")])}
+        }
+    })
+}

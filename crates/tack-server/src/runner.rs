@@ -1,0 +1,184 @@
+//! The controller's side of the queue: up to `max_runs` runs at once, each run as a child
+//! `tack playbook` (or `tack plan`) in the incarnation's project directory, recording into the
+//! same store as the run `tack serve` claimed. A child is the same engine as the command line,
+//! and a run that crashes takes nothing else with it.
+//!
+//! The child learns which run it records from `TACK_SERVE_RUN` (`ID:ATTEMPT`) and the store
+//! from `TACK_SERVE_DB`, never from its arguments, so a database password is not in the
+//! process list. It dies with the server (`PR_SET_PDEATHSIG`), so a killed server leaves no
+//! run going on that nobody watches: the next sweep marks it `interrupted`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::incarnations::{Incarnation, Mode};
+use crate::queue::Claimed;
+use crate::store::{RunStatus, Store, StoreError};
+
+/// The environment variables a child reads its run from.
+pub const RUN_ENV: &str = "TACK_SERVE_RUN";
+pub const DB_ENV: &str = "TACK_SERVE_DB";
+
+/// How much of a child's stderr is kept to explain a run that ended without recording.
+const STDERR_KEPT: usize = 16 * 1024;
+
+pub struct RunnerConfig {
+    /// The `tack` binary the children run.
+    pub tack_exe: PathBuf,
+    pub db_url: String,
+    pub max_runs: usize,
+    /// This controller's id in the store, and the machine and process it is.
+    pub controller: String,
+    pub host: String,
+    pub pid: i64,
+}
+
+/// The arguments of the child command for `spec`.
+pub fn child_args(spec: &Incarnation) -> Vec<String> {
+    let mut args = vec![if spec.mode == Mode::Plan { "plan" } else { "playbook" }.to_string()];
+    if let Some(inventory) = &spec.inventory {
+        args.extend(["-i".into(), inventory.clone()]);
+    }
+    if let Some(vars) = spec.extra_vars.as_ref().filter(|v| !v.is_empty()) {
+        args.extend(["-e".into(), serde_json::Value::Object(vars.clone()).to_string()]);
+    }
+    if let Some(file) = &spec.vault_password_file {
+        args.extend(["--vault-password-file".into(), file.clone()]);
+    }
+    if let Some(limit) = &spec.limit {
+        args.extend(["-l".into(), limit.clone()]);
+    }
+    if let Some(tags) = &spec.tags {
+        args.extend(["-t".into(), tags.joined()]);
+    }
+    if spec.mode == Mode::Check {
+        args.push("--check".into());
+    }
+    // After `--`: a playbook named like an option stays a playbook.
+    args.extend(["--".into(), spec.playbook.clone()]);
+    args
+}
+
+/// Runs the queue until the process ends: heartbeats, sweeps, claims and runs.
+pub async fn run_queue(store: Store, config: Arc<RunnerConfig>, wake: Arc<Notify>) {
+    let slots = Arc::new(Semaphore::new(config.max_runs.max(1)));
+    let mut last_beat = tokio::time::Instant::now() - Duration::from_secs(60);
+    loop {
+        if last_beat.elapsed() >= Duration::from_secs(3) {
+            last_beat = tokio::time::Instant::now();
+            if let Err(e) = store.heartbeat(&config.controller, &config.host, config.pid).await {
+                eprintln!("tack serve: the store did not take the heartbeat: {e}");
+            }
+            if let Err(e) = store.sweep_interrupted(&config.host, &config.controller).await {
+                eprintln!("tack serve: cannot look for interrupted runs: {e}");
+            }
+        }
+        let Ok(permit) = slots.clone().acquire_owned().await else { return };
+        match store.claim(&config.controller).await {
+            Ok(Some(claimed)) => {
+                let (store, config) = (store.clone(), config.clone());
+                tokio::spawn(async move {
+                    let id = claimed.apply_id.clone();
+                    if let Err(e) = run_one(&store, &config, claimed).await {
+                        eprintln!("tack serve: run {id}: {e}");
+                    }
+                    drop(permit);
+                });
+                continue;
+            }
+            Ok(None) => drop(permit),
+            Err(e) => {
+                drop(permit);
+                eprintln!("tack serve: cannot claim a run: {e}");
+            }
+        }
+        // Queued here wakes at once; queued by another controller is seen within the poll.
+        let _ = tokio::time::timeout(Duration::from_millis(500), wake.notified()).await;
+    }
+}
+
+async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Result<(), StoreError> {
+    let Claimed { apply_id, attempt, spec } = claimed;
+    let mut command = tokio::process::Command::new(&config.tack_exe);
+    command
+        .args(child_args(&spec))
+        .current_dir(&spec.project_dir)
+        .env(RUN_ENV, format!("{apply_id}:{attempt}"))
+        .env(DB_ENV, &config.db_url)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of the forked child; it allocates
+    // nothing and takes no lock, so it is sound between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let error = format!("cannot start {}: {e}", config.tack_exe.display());
+            store.finish_run(&apply_id, attempt, RunStatus::Failed, None, Some(&error)).await?;
+            return Ok(());
+        }
+    };
+    let mut stderr = child.stderr.take();
+    let reader = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        if let Some(stderr) = stderr.as_mut() {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > STDERR_KEPT {
+                    kept.drain(..kept.len() - STDERR_KEPT);
+                }
+            }
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    });
+    let mut cancelled = false;
+    let exit = loop {
+        tokio::select! {
+            exit = child.wait() => break exit,
+            () = tokio::time::sleep(Duration::from_millis(300)) => {
+                if !cancelled && store.cancel_requested(&apply_id).await.unwrap_or(false) {
+                    cancelled = true;
+                    let _ = child.start_kill();
+                }
+            }
+        }
+    };
+    let stderr = reader.await.unwrap_or_default();
+    if cancelled {
+        store.finish_run(&apply_id, attempt, RunStatus::Cancelled, None, Some("cancelled")).await?;
+        return Ok(());
+    }
+    // A child that ended before recording (a playbook that does not load, an option refused)
+    // leaves the run running: it failed, and its error is what it printed.
+    if store.status(&apply_id).await? == Some(RunStatus::Running) {
+        let code = exit.ok().and_then(|s| s.code()).map(i64::from);
+        let error = stderr
+            .lines()
+            .filter(|l| !l.starts_with("tack: the run is recorded as"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let error = if error.trim().is_empty() { "the run ended without a result" } else { &error };
+        store.finish_run(&apply_id, attempt, RunStatus::Failed, code, Some(error)).await?;
+    }
+    Ok(())
+}

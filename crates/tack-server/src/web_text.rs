@@ -1,0 +1,190 @@
+//! Every label the web page shows, in English and Russian: one table per language, looked up
+//! by key. A key missing from a table is a test failure, never a blank on the page.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Ru,
+}
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Ru => "ru",
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Lang> {
+        match code {
+            "en" => Some(Lang::En),
+            "ru" => Some(Lang::Ru),
+            _ => None,
+        }
+    }
+
+    /// The first of the browser's languages the page speaks (`Accept-Language`), else English.
+    pub fn from_accept(header: &str) -> Lang {
+        header
+            .split(',')
+            .filter_map(|part| part.split(';').next())
+            .map(|tag| tag.trim().to_ascii_lowercase())
+            .find_map(|tag| Lang::parse(tag.split('-').next().unwrap_or("")))
+            .unwrap_or(Lang::En)
+    }
+
+    pub fn t(self, key: &str) -> &'static str {
+        let table = match self {
+            Lang::En => EN,
+            Lang::Ru => RU,
+        };
+        table.iter().find(|(k, _)| *k == key).map_or("?", |(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+const KEYS: &[&str] = &[
+    "title",
+    "login",
+    "token",
+    "sign_in",
+    "sign_out",
+    "bad_token",
+    "incarnations",
+    "runs",
+    "no_runs",
+    "no_incarnations",
+    "name",
+    "playbook",
+    "mode",
+    "status",
+    "started_by",
+    "queued",
+    "started",
+    "finished",
+    "recap",
+    "run",
+    "tasks",
+    "task",
+    "module",
+    "params",
+    "hosts",
+    "host",
+    "changed",
+    "stdout",
+    "stderr",
+    "exit_code",
+    "msg",
+    "per_host",
+    "masked",
+    "live",
+    "select_task",
+    "error",
+    "language",
+    "no_params",
+    "handler",
+];
+
+const EN: &[(&str, &str)] = &[
+    ("title", "tack runs"),
+    ("login", "Sign in"),
+    ("token", "Access token"),
+    ("sign_in", "Sign in"),
+    ("sign_out", "Sign out"),
+    ("bad_token", "That token is not known or was revoked."),
+    ("incarnations", "Incarnations"),
+    ("runs", "Runs"),
+    ("no_runs", "No runs yet."),
+    ("no_incarnations", "No incarnations yet."),
+    ("name", "Name"),
+    ("playbook", "Playbook"),
+    ("mode", "Mode"),
+    ("status", "Status"),
+    ("started_by", "Started by"),
+    ("queued", "Queued"),
+    ("started", "Started"),
+    ("finished", "Finished"),
+    ("recap", "Recap"),
+    ("run", "Run"),
+    ("tasks", "Tasks"),
+    ("task", "Task"),
+    ("module", "Module"),
+    ("params", "Parameters"),
+    ("hosts", "Hosts"),
+    ("host", "Host"),
+    ("changed", "Changed"),
+    ("stdout", "Output"),
+    ("stderr", "Errors"),
+    ("exit_code", "Exit code"),
+    ("msg", "Message"),
+    ("per_host", "differs per host"),
+    ("masked", "secret"),
+    ("live", "live: this page follows the run"),
+    ("select_task", "Choose a task to see its parameters and every host's result."),
+    ("error", "Error"),
+    ("language", "Language"),
+    ("no_params", "This task has no parameters to show."),
+    ("handler", "handler"),
+];
+
+const RU: &[(&str, &str)] = &[
+    ("title", "Запуски tack"),
+    ("login", "Вход"),
+    ("token", "Токен доступа"),
+    ("sign_in", "Войти"),
+    ("sign_out", "Выйти"),
+    ("bad_token", "Такой токен неизвестен или отозван."),
+    ("incarnations", "Инкарнации"),
+    ("runs", "Запуски"),
+    ("no_runs", "Запусков пока нет."),
+    ("no_incarnations", "Инкарнаций пока нет."),
+    ("name", "Имя"),
+    ("playbook", "Плейбук"),
+    ("mode", "Режим"),
+    ("status", "Состояние"),
+    ("started_by", "Кто запустил"),
+    ("queued", "В очереди с"),
+    ("started", "Начат"),
+    ("finished", "Закончен"),
+    ("recap", "Итог"),
+    ("run", "Запуск"),
+    ("tasks", "Задачи"),
+    ("task", "Задача"),
+    ("module", "Модуль"),
+    ("params", "Параметры"),
+    ("hosts", "Хосты"),
+    ("host", "Хост"),
+    ("changed", "Изменено"),
+    ("stdout", "Вывод"),
+    ("stderr", "Ошибки"),
+    ("exit_code", "Код выхода"),
+    ("msg", "Сообщение"),
+    ("per_host", "своё на каждом хосте"),
+    ("masked", "секрет"),
+    ("live", "в реальном времени: страница следит за запуском"),
+    ("select_task", "Выберите задачу, чтобы увидеть её параметры и результат на каждом хосте."),
+    ("error", "Ошибка"),
+    ("language", "Язык"),
+    ("no_params", "У этой задачи нет параметров для показа."),
+    ("handler", "обработчик"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_tables_have_every_key_and_nothing_else() {
+        for table in [EN, RU] {
+            let keys: Vec<&str> = table.iter().map(|(k, _)| *k).collect();
+            assert_eq!(keys, KEYS);
+        }
+    }
+
+    #[test]
+    fn the_browser_language_is_honoured() {
+        assert_eq!(Lang::from_accept("ru-RU,ru;q=0.9,en;q=0.8"), Lang::Ru);
+        assert_eq!(Lang::from_accept("de-DE,en;q=0.5"), Lang::En);
+        assert_eq!(Lang::from_accept("fr"), Lang::En);
+    }
+}

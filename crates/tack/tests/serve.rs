@@ -1,0 +1,565 @@
+//! `tack serve` through its REST API, against SQLite and against a real PostgreSQL started on
+//! loopback: every endpoint, every role (a viewer cannot start a run), bad input (unknown
+//! names 404, malformed JSON 400, nothing written), runs queued, run, cancelled while queued
+//! and while running, and the events stream replayed from `Last-Event-ID`.
+//!
+//! HTTP is spoken by hand over a `TcpStream` (HTTP/1.1, `Connection: close`): the tests need
+//! status, body and a chunked event stream, nothing a client library would add.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    addr: String,
+    admin: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(db: &str, dir: &Path, max_runs: &str) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["serve", "--db", db, "--listen", "127.0.0.1:0", "--max-runs", max_runs])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tack serve starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("The first admin token"), "{first}");
+    let mut admin = String::new();
+    stdout.read_line(&mut admin).unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("tack serve: listening on http://")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    // Keep reading stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        let _ = stderr.read_to_string(&mut sink);
+    });
+    Server { child, addr, admin: admin.trim().to_string() }
+}
+
+struct Reply {
+    status: u16,
+    /// The status line and headers, lowercased.
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(std::str::from_utf8(&data[..end]).unwrap().trim(), 16)
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 2 + size + 2..];
+    }
+    out
+}
+
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(token) = token {
+        req.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("headers end");
+    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    Reply { status, head, body }
+}
+
+fn token(db: &str, role: &str, name: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["token", "create", "--role", role, "--name", name, "--db", db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The token, alone.
+    assert_eq!(text.lines().count(), 1, "{text}");
+    text.trim().to_string()
+}
+
+fn project(dir: &Path) -> PathBuf {
+    let p = dir.join("project");
+    std::fs::create_dir(&p).unwrap();
+    std::fs::write(
+        p.join("hosts"),
+        "soul-1 ansible_connection=local\nsoul-2 ansible_connection=local\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("site.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: write marker\n      \
+         lineinfile:\n        path: \"{{ playbook_dir }}/marker-{{ inventory_hostname }}\"\n        \
+         line: \"{{ inventory_hostname }}\"\n        create: true\n    - name: hostname\n      \
+         command: echo {{ inventory_hostname }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("slow.yml"),
+        "- hosts: soul-1\n  gather_facts: false\n  tasks:\n    - command: sleep 30\n",
+    )
+    .unwrap();
+    p
+}
+
+fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let run = request(
+            &s.addr,
+            "GET",
+            &format!("/v1/incarnations/{name}/runs/{id}"),
+            Some(token),
+            None,
+            &[],
+        )
+        .json();
+        let status = run["status"].as_str().unwrap().to_string();
+        if !["queued", "running"].contains(&status.as_str()) {
+            return run;
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {run}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run = request(
+            &s.addr,
+            "GET",
+            &format!("/v1/incarnations/{name}/runs/{id}"),
+            Some(token),
+            None,
+            &[],
+        )
+        .json();
+        if run["status"] == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never {want}: {run}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn exercise(db: &str, dir: &Path) {
+    let project = project(dir);
+    let s = start_server(db, dir, "1");
+    let admin = s.admin.clone();
+    let viewer = token(db, "viewer", "watcher");
+    let operator = token(db, "operator", "deployer");
+    let a = s.addr.as_str();
+
+    // Deny by default; the document is public and names every route.
+    assert_eq!(request(a, "GET", "/v1/runs", None, None, &[]).status, 401);
+    assert_eq!(request(a, "GET", "/v1/runs", Some("tack_not-a-token"), None, &[]).status, 401);
+    let doc = request(a, "GET", "/v1/openapi.json", None, None, &[]);
+    assert_eq!(doc.status, 200);
+    assert!(doc.json()["paths"]["/v1/incarnations/{name}/runs/{apply_id}/tasks"].is_object());
+    assert_eq!(request(a, "GET", "/v1/nothing", Some(&viewer), None, &[]).status, 404);
+
+    // Bad input is refused and writes nothing.
+    let spec = json!({
+        "name": "web", "project_dir": project, "playbook": "site.yml", "inventory": "hosts",
+        "mode": "apply"
+    });
+    let spec_text = spec.to_string();
+    for (body, want) in [
+        ("{\"name\": ", 400),
+        ("[1, 2]", 400),
+        (r#"{"name": "web", "project_dir": "/", "playbook": "x.yml", "colour": 1}"#, 400),
+        (r#"{"name": "web", "project_dir": "relative", "playbook": "x.yml"}"#, 400),
+        (r#"{"name": "web", "project_dir": "/", "playbook": "../x.yml"}"#, 400),
+        (r#"{"name": "w b", "project_dir": "/", "playbook": "x.yml"}"#, 400),
+    ] {
+        let r = request(a, "POST", "/v1/incarnations", Some(&admin), Some(body), &[]);
+        assert_eq!(r.status, want, "{body}: {}", String::from_utf8_lossy(&r.body));
+        assert!(r.json()["error"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    }
+    assert_eq!(request(a, "GET", "/v1/incarnations", Some(&viewer), None, &[]).json(), json!([]));
+    let r = request(a, "POST", "/v1/incarnations", Some(&viewer), Some(&spec_text), &[]);
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations", Some(&operator), Some(&spec_text), &[]).status,
+        403
+    );
+    let r = request(a, "POST", "/v1/incarnations", Some(&admin), Some(&spec_text), &[]);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations", Some(&admin), Some(&spec_text), &[]).status,
+        409
+    );
+    assert_eq!(request(a, "GET", "/v1/incarnations/web", Some(&viewer), None, &[]).json(), spec);
+    assert_eq!(request(a, "GET", "/v1/incarnations/nope", Some(&viewer), None, &[]).status, 404);
+    assert_eq!(
+        request(a, "GET", "/v1/incarnations/nope/runs", Some(&viewer), None, &[]).status,
+        404
+    );
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations/nope/runs", Some(&operator), None, &[]).status,
+        404
+    );
+
+    // PUT replaces, keeping the name.
+    let mut changed = spec.clone();
+    changed["limit"] = json!("soul-1,soul-2");
+    let r =
+        request(a, "PUT", "/v1/incarnations/web", Some(&admin), Some(&changed.to_string()), &[]);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let renamed = json!({"name": "other", "project_dir": project, "playbook": "site.yml"});
+    assert_eq!(
+        request(a, "PUT", "/v1/incarnations/web", Some(&admin), Some(&renamed.to_string()), &[])
+            .status,
+        400
+    );
+    assert_eq!(
+        request(
+            a,
+            "PUT",
+            "/v1/incarnations/nope",
+            Some(&admin),
+            Some(
+                &json!({"name": "nope", "project_dir": project, "playbook": "site.yml"})
+                    .to_string()
+            ),
+            &[]
+        )
+        .status,
+        404
+    );
+    assert_eq!(
+        request(a, "PUT", "/v1/incarnations/web", Some(&operator), Some(&changed.to_string()), &[])
+            .status,
+        403
+    );
+
+    // A viewer cannot start a run; an operator can.
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations/web/runs", Some(&viewer), None, &[]).status,
+        403
+    );
+    let r = request(a, "POST", "/v1/incarnations/web/runs", Some(&operator), None, &[]);
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["apply_id"].as_str().unwrap().to_string();
+    let run = wait_final(&s, &viewer, "web", &id);
+    assert_eq!(run["status"], "success", "{run}");
+    assert_eq!(run["started_by"], "deployer");
+    assert_eq!(run["exit_code"], 0);
+    assert_eq!(run["recap"]["soul-1"]["changed"], 2, "{run}");
+    for host in ["soul-1", "soul-2"] {
+        let marker = std::fs::read_to_string(project.join(format!("marker-{host}"))).unwrap();
+        assert_eq!(marker, format!("{host}\n"));
+    }
+
+    let tasks = request(
+        a,
+        "GET",
+        &format!("/v1/incarnations/web/runs/{id}/tasks"),
+        Some(&viewer),
+        None,
+        &[],
+    )
+    .json();
+    let tasks = tasks["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0]["name"], "write marker");
+    assert_eq!(tasks[0]["module"], "lineinfile");
+    assert_eq!(
+        tasks[0]["params"],
+        json!({"path": "<per-host>", "line": "<per-host>", "create": true})
+    );
+    assert_eq!(tasks[1]["params"], json!({"_raw_params": "<per-host>"}));
+    let mut outs: Vec<(String, String)> = tasks[1]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap().into(), h["stdout"].as_str().unwrap().into()))
+        .collect();
+    outs.sort();
+    assert_eq!(outs, [("soul-1".into(), "soul-1".into()), ("soul-2".into(), "soul-2".into())]);
+    assert_eq!(tasks[1]["hosts"][0]["exit_code"], 0);
+
+    // The web page: sign in with a token, the run's detail with the marker as a chip and a
+    // row per host, in the browser's language; the cookie opens reads, never changes.
+    let ui = format!("/ui/runs/{id}?task=1");
+    let r = request(a, "GET", &ui, None, None, &[]);
+    assert_eq!((r.status, r.head.contains("location: /ui/login")), (303, true), "{}", r.head);
+    let form = [("Content-Type", "application/x-www-form-urlencoded")];
+    let r = request(a, "POST", "/ui/login", None, Some("token=tack_wrong"), &form);
+    assert_eq!(r.status, 401);
+    let r = request(a, "POST", "/ui/login", None, Some(&format!("token={viewer}")), &form);
+    assert_eq!(r.status, 303, "{}", r.head);
+    assert!(r.head.contains("httponly") && r.head.contains("samesite=strict"), "{}", r.head);
+    let cookie = format!("tack_token={viewer}");
+    let page = request(a, "GET", &ui, None, None, &[("Cookie", &cookie)]);
+    assert_eq!(page.status, 200);
+    let html = String::from_utf8(page.body).unwrap();
+    assert!(
+        html.contains(
+            "<span class='chip per-host' title='&lt;per-host&gt;'>differs per host</span>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("data-host='soul-1'") && html.contains("data-host='soul-2'"), "{html}");
+    assert!(html.contains(&format!("<code id=apply-id>{id}</code>")), "{html}");
+    let ru = request(
+        a,
+        "GET",
+        &ui,
+        None,
+        None,
+        &[("Cookie", &cookie), ("Accept-Language", "ru-RU,ru;q=0.9")],
+    );
+    let html = String::from_utf8(ru.body).unwrap();
+    assert!(html.contains("своё на каждом хосте") && html.contains("<html lang=ru>"), "{html}");
+    let index = request(a, "GET", "/ui/?lang=ru", None, None, &[("Cookie", &cookie)]);
+    assert!(index.head.contains("set-cookie: tack_lang=ru"), "{}", index.head);
+    assert!(String::from_utf8(index.body).unwrap().contains(&id));
+    assert_eq!(request(a, "GET", "/v1/runs", None, None, &[("Cookie", &cookie)]).status, 200);
+    let op_cookie = format!("tack_token={operator}");
+    let r = request(a, "POST", "/v1/incarnations/web/runs", None, None, &[("Cookie", &op_cookie)]);
+    assert_eq!(r.status, 401, "a cookie started a run");
+
+    // The events, whole and resumed; a run that ended closes its stream.
+    let events = request(
+        a,
+        "GET",
+        &format!("/v1/incarnations/web/runs/{id}/events"),
+        Some(&viewer),
+        None,
+        &[],
+    );
+    assert_eq!(events.status, 200);
+    let text = String::from_utf8(events.body).unwrap();
+    let ids: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    assert_eq!(ids.first(), Some(&"1"));
+    assert!(text.contains("event: recap"), "{text}");
+    let resumed = request(
+        a,
+        "GET",
+        &format!("/v1/incarnations/web/runs/{id}/events"),
+        Some(&viewer),
+        None,
+        &[("Last-Event-ID", "2")],
+    );
+    let text2 = String::from_utf8(resumed.body).unwrap();
+    let ids2: Vec<&str> = text2.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    assert_eq!(ids2, ids[2..]);
+    assert_eq!(
+        request(
+            a,
+            "GET",
+            &format!("/v1/incarnations/web/runs/{id}/events"),
+            Some(&viewer),
+            None,
+            &[("Last-Event-ID", "x")]
+        )
+        .status,
+        400
+    );
+
+    // Cancelling: an ended run 409; one running stops; one queued never runs.
+    assert_eq!(
+        request(
+            a,
+            "POST",
+            &format!("/v1/incarnations/web/runs/{id}/cancel"),
+            Some(&operator),
+            None,
+            &[]
+        )
+        .status,
+        409
+    );
+    let slow = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations", Some(&admin), Some(&slow.to_string()), &[]).status,
+        201
+    );
+    let running = request(a, "POST", "/v1/incarnations/slow/runs", Some(&operator), None, &[])
+        .json()["apply_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_status(&s, &viewer, "slow", &running, "running");
+    // One run at a time (--max-runs 1): the next waits in the queue.
+    let queued = request(a, "POST", "/v1/incarnations/slow/runs", Some(&operator), None, &[])
+        .json()["apply_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = request(
+        a,
+        "POST",
+        &format!("/v1/incarnations/slow/runs/{queued}/cancel"),
+        Some(&operator),
+        None,
+        &[],
+    );
+    assert_eq!((r.status, r.json()["status"].clone()), (200, json!("cancelled")));
+    assert_eq!(
+        request(
+            a,
+            "POST",
+            &format!("/v1/incarnations/slow/runs/{running}/cancel"),
+            Some(&viewer),
+            None,
+            &[]
+        )
+        .status,
+        403
+    );
+    let r = request(
+        a,
+        "POST",
+        &format!("/v1/incarnations/slow/runs/{running}/cancel"),
+        Some(&operator),
+        None,
+        &[],
+    );
+    assert_eq!(r.status, 202);
+    let ended = wait_final(&s, &viewer, "slow", &running);
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    let never = request(
+        a,
+        "GET",
+        &format!("/v1/incarnations/slow/runs/{queued}"),
+        Some(&viewer),
+        None,
+        &[],
+    )
+    .json();
+    assert_eq!(
+        (never["status"].clone(), never["started_at"].clone()),
+        (json!("cancelled"), Value::Null)
+    );
+
+    // Lists, and 404s for runs that are not the incarnation's.
+    let all = request(a, "GET", "/v1/runs", Some(&viewer), None, &[]).json();
+    assert_eq!(all.as_array().unwrap().len(), 3);
+    let web_runs = request(a, "GET", "/v1/incarnations/web/runs", Some(&viewer), None, &[]).json();
+    assert_eq!(web_runs.as_array().unwrap().len(), 1);
+    assert_eq!(
+        request(
+            a,
+            "GET",
+            &format!("/v1/incarnations/web/runs/{running}"),
+            Some(&viewer),
+            None,
+            &[]
+        )
+        .status,
+        404
+    );
+    assert_eq!(
+        request(a, "GET", "/v1/incarnations/web/runs/none/tasks", Some(&viewer), None, &[]).status,
+        404
+    );
+
+    // Deleting an incarnation keeps its runs.
+    assert_eq!(
+        request(a, "DELETE", "/v1/incarnations/web", Some(&operator), None, &[]).status,
+        403
+    );
+    assert_eq!(request(a, "DELETE", "/v1/incarnations/web", Some(&admin), None, &[]).status, 204);
+    assert_eq!(request(a, "GET", "/v1/incarnations/web", Some(&viewer), None, &[]).status, 404);
+    assert_eq!(request(a, "DELETE", "/v1/incarnations/web", Some(&admin), None, &[]).status, 404);
+    assert_eq!(
+        request(a, "GET", "/v1/runs", Some(&viewer), None, &[]).json().as_array().unwrap().len(),
+        3
+    );
+
+    // A revoked token is refused at once.
+    let list = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["token", "list", "--db", db])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8(list.stdout).unwrap();
+    let watcher_id = listing
+        .lines()
+        .find(|l| l.ends_with(" watcher"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(!listing.contains(&viewer), "a token's secret is listed");
+    let revoke = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["token", "revoke", &watcher_id, "--db", db])
+        .status()
+        .unwrap();
+    assert!(revoke.success());
+    assert_eq!(request(a, "GET", "/v1/runs", Some(&viewer), None, &[]).status, 401);
+}
+
+#[test]
+fn the_api_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    exercise(&db, dir.path());
+}
+
+#[test]
+fn the_api_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    exercise(&pg.url, dir.path());
+}
+
+#[path = "../../tack-server/tests/support/postgres.rs"]
+mod postgres;
