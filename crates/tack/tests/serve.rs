@@ -27,7 +27,8 @@ impl Drop for Server {
     }
 }
 
-fn start_server(db: &str, dir: &Path, max_runs: &str) -> Server {
+/// A server on `db`; `first` when this start makes the store's first token (printed once).
+fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tack"))
         .args(["serve", "--db", db, "--listen", "127.0.0.1:0", "--max-runs", max_runs])
         .current_dir(dir)
@@ -36,11 +37,13 @@ fn start_server(db: &str, dir: &Path, max_runs: &str) -> Server {
         .spawn()
         .expect("tack serve starts");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    assert!(first.starts_with("The first admin token"), "{first}");
     let mut admin = String::new();
-    stdout.read_line(&mut admin).unwrap();
+    if first {
+        let mut banner = String::new();
+        stdout.read_line(&mut banner).unwrap();
+        assert!(banner.starts_with("The first admin token"), "{banner}");
+        stdout.read_line(&mut admin).unwrap();
+    }
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
@@ -199,7 +202,7 @@ fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
 
 fn exercise(db: &str, dir: &Path) {
     let project = project(dir);
-    let s = start_server(db, dir, "1");
+    let s = start_server(db, dir, "1", true);
     let admin = s.admin.clone();
     let viewer = token(db, "viewer", "watcher");
     let operator = token(db, "operator", "deployer");
@@ -563,3 +566,115 @@ fn the_api_on_postgres() {
 
 #[path = "../../tack-server/tests/support/postgres.rs"]
 mod postgres;
+
+/// Queues the incarnation `name` `n` times; the apply ids.
+fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let r = request(
+                &s.addr,
+                "POST",
+                &format!("/v1/incarnations/{name}/runs"),
+                Some(token),
+                None,
+                &[],
+            );
+            assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+            r.json()["apply_id"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn two_servers_on_one_postgres_run_each_queued_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    let project = project(dir.path());
+    // Each run writes the run and attempt it was told, once per run.
+    std::fs::write(
+        project.join("once.yml"),
+        "- hosts: soul-1\n  gather_facts: false\n  tasks:\n    - shell: echo \"$TACK_SERVE_RUN\" \
+         >> {{ playbook_dir }}/ran.log\n",
+    )
+    .unwrap();
+    let one = start_server(&pg.url, dir.path(), "2", true);
+    let two = start_server(&pg.url, dir.path(), "2", false);
+    let operator = token(&pg.url, "operator", "deployer");
+    let spec = json!({"name": "once", "project_dir": project, "playbook": "once.yml", "inventory": "hosts"});
+    let r = request(
+        &one.addr,
+        "POST",
+        "/v1/incarnations",
+        Some(&one.admin),
+        Some(&spec.to_string()),
+        &[],
+    );
+    assert_eq!(r.status, 201);
+    // Half queued through each server, all claimed from the one queue.
+    let mut ids = queue(&one, &operator, "once", 10);
+    ids.extend(queue(&two, &operator, "once", 10));
+    for id in &ids {
+        let run = wait_final(&two, &operator, "once", id);
+        assert_eq!(run["status"], "success", "{run}");
+        assert_eq!(run["attempt"], 1, "{run}");
+    }
+    let log = std::fs::read_to_string(project.join("ran.log")).unwrap();
+    let mut ran: Vec<&str> = log.lines().collect();
+    ran.sort_unstable();
+    let mut want: Vec<String> = ids.iter().map(|id| format!("{id}:1")).collect();
+    want.sort_unstable();
+    assert_eq!(ran, want, "every run once, none twice");
+}
+
+#[test]
+fn a_killed_server_leaves_its_run_interrupted_with_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    let mut s = start_server(&db, dir.path(), "1", true);
+    let admin = s.admin.clone();
+    let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    let id = queue(&s, &admin, "slow", 1).remove(0);
+    let events = format!("/v1/incarnations/slow/runs/{id}/tasks");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Killed once the task is stored as started.
+    while request(&s.addr, "GET", &events, Some(&admin), None, &[]).json()["tasks"]
+        .as_array()
+        .unwrap()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "the run never started its task");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let again = start_server(&db, dir.path(), "1", false);
+    let run = wait_final(&again, &admin, "slow", &id);
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert!(run["error"].as_str().unwrap().contains("not run again"), "{run}");
+    let stream = request(
+        &again.addr,
+        "GET",
+        &format!("/v1/incarnations/slow/runs/{id}/events"),
+        Some(&admin),
+        None,
+        &[],
+    );
+    let text = String::from_utf8(stream.body).unwrap();
+    assert!(text.contains("event: play_start") && text.contains("event: task_start"), "{text}");
+    // Nothing ran it again.
+    std::thread::sleep(Duration::from_secs(1));
+    let run = request(
+        &again.addr,
+        "GET",
+        &format!("/v1/incarnations/slow/runs/{id}"),
+        Some(&admin),
+        None,
+        &[],
+    )
+    .json();
+    assert_eq!((run["status"].clone(), run["attempt"].clone()), (json!("interrupted"), json!(1)));
+}
