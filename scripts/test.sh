@@ -38,6 +38,12 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &
     echo "could not install postgresql: the run store's PostgreSQL tests will fail" >&2
 fi
 
+# The web page's browser test drives Debian's Chromium through chromedriver.
+if { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; } && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } ||
+    echo "could not install chromium: the browser test will fail" >&2
+fi
+
 # The apt module's cases and goldens install and purge tiny packages (sl, hello): they need
 # the package lists, which a fresh machine may not have yet.
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&

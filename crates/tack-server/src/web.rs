@@ -231,7 +231,7 @@ fn runs_table(l: Lang, runs: &[RunRecord]) -> String {
         "<table id=runs><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th>\
          <th>{}</th><th>{}</th></tr>{rows}</table>",
         l.t("run"),
-        l.t("incarnations"),
+        l.t("incarnation"),
         l.t("playbook"),
         l.t("mode"),
         l.t("status"),
@@ -400,7 +400,7 @@ async fn run_page(
         l.t("run"),
         escape(&run.apply_id),
         badge(run.status.as_str()),
-        l.t("incarnations"),
+        l.t("incarnation"),
         escape(run.incarnation.as_deref().unwrap_or("—")),
         l.t("playbook"),
         escape(&run.playbook),

@@ -45,6 +45,7 @@ impl Lang {
 #[cfg(test)]
 const KEYS: &[&str] = &[
     "title",
+    "incarnation",
     "login",
     "token",
     "sign_in",
@@ -87,6 +88,7 @@ const KEYS: &[&str] = &[
 
 const EN: &[(&str, &str)] = &[
     ("title", "tack runs"),
+    ("incarnation", "Incarnation"),
     ("login", "Sign in"),
     ("token", "Access token"),
     ("sign_in", "Sign in"),
@@ -129,6 +131,7 @@ const EN: &[(&str, &str)] = &[
 
 const RU: &[(&str, &str)] = &[
     ("title", "Запуски tack"),
+    ("incarnation", "Инкарнация"),
     ("login", "Вход"),
     ("token", "Токен доступа"),
     ("sign_in", "Войти"),

@@ -2,203 +2,16 @@
 //! loopback: every endpoint, every role (a viewer cannot start a run), bad input (unknown
 //! names 404, malformed JSON 400, nothing written), runs queued, run, cancelled while queued
 //! and while running, and the events stream replayed from `Last-Event-ID`.
-//!
-//! HTTP is spoken by hand over a `TcpStream` (HTTP/1.1, `Connection: close`): the tests need
-//! status, body and a chunked event stream, nothing a client library would add.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    addr: String,
-    admin: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A server on `db`; `first` when this start makes the store's first token (printed once).
-fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tack"))
-        .args(["serve", "--db", db, "--listen", "127.0.0.1:0", "--max-runs", max_runs])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tack serve starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut admin = String::new();
-    if first {
-        let mut banner = String::new();
-        stdout.read_line(&mut banner).unwrap();
-        assert!(banner.starts_with("The first admin token"), "{banner}");
-        stdout.read_line(&mut admin).unwrap();
-    }
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("tack serve: listening on http://")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
-    // Keep reading stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        let _ = stderr.read_to_string(&mut sink);
-    });
-    Server { child, addr, admin: admin.trim().to_string() }
-}
-
-struct Reply {
-    status: u16,
-    /// The status line and headers, lowercased.
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
-    }
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
-        let size = usize::from_str_radix(std::str::from_utf8(&data[..end]).unwrap().trim(), 16)
-            .unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&data[end + 2..end + 2 + size]);
-        data = &data[end + 2 + size + 2..];
-    }
-    out
-}
-
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: Option<&str>,
-    headers: &[(&str, &str)],
-) -> Reply {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    if let Some(token) = token {
-        req.push_str(&format!("Authorization: Bearer {token}\r\n"));
-    }
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let body = body.unwrap_or("");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
-        req.push_str("Content-Type: application/json\r\n");
-    }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("headers end");
-    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut body = raw[split + 4..].to_vec();
-    if head.contains("transfer-encoding: chunked") {
-        body = dechunk(&body);
-    }
-    Reply { status, head, body }
-}
-
-fn token(db: &str, role: &str, name: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
-        .args(["token", "create", "--role", role, "--name", name, "--db", db])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    // The token, alone.
-    assert_eq!(text.lines().count(), 1, "{text}");
-    text.trim().to_string()
-}
-
-fn project(dir: &Path) -> PathBuf {
-    let p = dir.join("project");
-    std::fs::create_dir(&p).unwrap();
-    std::fs::write(
-        p.join("hosts"),
-        "soul-1 ansible_connection=local\nsoul-2 ansible_connection=local\n",
-    )
-    .unwrap();
-    std::fs::write(
-        p.join("site.yml"),
-        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: write marker\n      \
-         lineinfile:\n        path: \"{{ playbook_dir }}/marker-{{ inventory_hostname }}\"\n        \
-         line: \"{{ inventory_hostname }}\"\n        create: true\n    - name: hostname\n      \
-         command: echo {{ inventory_hostname }}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        p.join("slow.yml"),
-        "- hosts: soul-1\n  gather_facts: false\n  tasks:\n    - command: sleep 30\n",
-    )
-    .unwrap();
-    p
-}
-
-fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let run = request(
-            &s.addr,
-            "GET",
-            &format!("/v1/incarnations/{name}/runs/{id}"),
-            Some(token),
-            None,
-            &[],
-        )
-        .json();
-        let status = run["status"].as_str().unwrap().to_string();
-        if !["queued", "running"].contains(&status.as_str()) {
-            return run;
-        }
-        assert!(Instant::now() < deadline, "the run did not end: {run}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let run = request(
-            &s.addr,
-            "GET",
-            &format!("/v1/incarnations/{name}/runs/{id}"),
-            Some(token),
-            None,
-            &[],
-        )
-        .json();
-        if run["status"] == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "never {want}: {run}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+#[path = "common/server.rs"]
+mod server;
+use server::*;
 
 fn exercise(db: &str, dir: &Path) {
     let project = project(dir);
@@ -566,24 +379,6 @@ fn the_api_on_postgres() {
 
 #[path = "../../tack-server/tests/support/postgres.rs"]
 mod postgres;
-
-/// Queues the incarnation `name` `n` times; the apply ids.
-fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| {
-            let r = request(
-                &s.addr,
-                "POST",
-                &format!("/v1/incarnations/{name}/runs"),
-                Some(token),
-                None,
-                &[],
-            );
-            assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
-            r.json()["apply_id"].as_str().unwrap().to_string()
-        })
-        .collect()
-}
 
 #[test]
 fn two_servers_on_one_postgres_run_each_queued_run_once() {

@@ -1,0 +1,147 @@
+//! The web page in a real headless Chromium, driven through WebDriver (chromedriver), spoken
+//! by hand as the API tests speak HTTP: sign in with a token, open a finished run, choose a
+//! task, see the `<per-host>` chip and a row per host. The page is saved as a screenshot in
+//! `$CARGO_TARGET_TMPDIR/browser/run-detail.png`, the test's artifact.
+//!
+//! The test command installs Debian's `chromium` and `chromium-driver` (scripts/test.sh).
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+#[path = "common/server.rs"]
+mod server;
+use server::*;
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+struct Driver {
+    child: Child,
+    addr: String,
+    session: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let path = format!("/session/{}", self.session);
+        let _ = std::panic::catch_unwind(|| request(&self.addr, "DELETE", &path, None, None, &[]));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Driver {
+    fn start(profile: &Path) -> Driver {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver (Debian's chromium-driver, installed by scripts/test.sh)");
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The flags a closed network needs: no background connections, no first-run setup.
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1280,1000",
+        ];
+        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}
+        }}});
+        let mut driver = Driver { child, addr, session: String::new() };
+        let r = driver.call("POST", "/session", Some(caps));
+        driver.session = r["sessionId"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
+        driver
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let body = body.map(|b| b.to_string());
+        let r = request(&self.addr, method, path, None, body.as_deref(), &[]);
+        let value = r.json();
+        assert_eq!(r.status, 200, "{method} {path}: {value}");
+        value["value"].clone()
+    }
+
+    fn session(&self, method: &str, rest: &str, body: Option<Value>) -> Value {
+        self.call(method, &format!("/session/{}{rest}", self.session), body)
+    }
+
+    fn go(&self, url: &str) {
+        self.session("POST", "/url", Some(json!({"url": url})));
+    }
+
+    fn find_all(&self, css: &str) -> Vec<String> {
+        let found =
+            self.session("POST", "/elements", Some(json!({"using": "css selector", "value": css})));
+        found.as_array().unwrap().iter().map(|e| e[ELEMENT].as_str().unwrap().to_string()).collect()
+    }
+
+    fn find(&self, css: &str) -> String {
+        self.find_all(css).into_iter().next().unwrap_or_else(|| panic!("no {css} on the page"))
+    }
+
+    fn text(&self, element: &str) -> String {
+        self.session("GET", &format!("/element/{element}/text"), None).as_str().unwrap().into()
+    }
+}
+
+#[test]
+fn a_browser_signs_in_and_sees_the_marker_and_each_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    let s = start_server(&db, dir.path(), "1", true);
+    let spec = json!({"name": "web", "project_dir": project, "playbook": "site.yml", "inventory": "hosts"});
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    let id = queue(&s, &s.admin, "web", 1).remove(0);
+    assert_eq!(wait_final(&s, &s.admin, "web", &id)["status"], "success");
+    let viewer = token(&db, "viewer", "browser");
+
+    let driver = Driver::start(&dir.path().join("profile"));
+    let base = format!("http://{}", s.addr);
+    driver.go(&format!("{base}/ui/login?lang=en"));
+    let input = driver.find("input[name=token]");
+    driver.session("POST", &format!("/element/{input}/value"), Some(json!({"text": viewer})));
+    let button = driver.find("button[type=submit]");
+    driver.session("POST", &format!("/element/{button}/click"), Some(json!({})));
+    // Signed in: the run list names the run.
+    let runs = driver.find("#runs");
+    assert!(driver.text(&runs).contains(&id), "{}", driver.text(&runs));
+    driver.go(&format!("{base}/ui/runs/{id}"));
+    let link = driver.find("#tasks a[href='?task=1#task']");
+    driver.session("POST", &format!("/element/{link}/click"), Some(json!({})));
+    let chip = driver.find("#params .chip.per-host");
+    assert_eq!(driver.text(&chip), "differs per host");
+    let rows: Vec<String> =
+        driver.find_all("#results tr.host-row").iter().map(|r| driver.text(r)).collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[0].starts_with("soul-1") && rows[1].starts_with("soul-2"), "{rows:?}");
+
+    let shot = driver.session("GET", "/screenshot", None);
+    let png = base64::engine::general_purpose::STANDARD.decode(shot.as_str().unwrap()).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("run-detail.png"), png).unwrap();
+}
