@@ -124,10 +124,6 @@ impl Store {
     pub async fn create_incarnation(&self, spec: &Incarnation) -> Result<bool, StoreError> {
         let now = now_ms();
         let text = serde_json::to_string(spec).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let exists = self.incarnation(&spec.name).await?.is_some();
-        if exists {
-            return Ok(false);
-        }
         let done = sqlx::query(
             "INSERT INTO incarnations (name, spec, created_at, updated_at) VALUES ($1, $2, $3, \
              $3) ON CONFLICT (name) DO NOTHING",

@@ -4,8 +4,9 @@
 //! and a run that crashes takes nothing else with it.
 //!
 //! The child learns which run it records from `TACK_SERVE_RUN` (`ID:ATTEMPT`) and the store
-//! from `TACK_SERVE_DB`, never from its arguments, so a database password is not in the
-//! process list. It dies with the server (`PR_SET_PDEATHSIG`), so a killed server leaves no
+//! from a private file `TACK_SERVE_DB_FILE` names, which it reads and removes at once: a
+//! database password is never in the process list nor in an environment the run's modules
+//! inherit (a local host's `command: env` would print it). It dies with the server (`PR_SET_PDEATHSIG`), so a killed server leaves no
 //! run going on that nobody watches: the next sweep marks it `interrupted`.
 
 use std::path::PathBuf;
@@ -22,7 +23,28 @@ use crate::store::{RunStatus, Store, StoreError};
 
 /// The environment variables a child reads its run from.
 pub const RUN_ENV: &str = "TACK_SERVE_RUN";
-pub const DB_ENV: &str = "TACK_SERVE_DB";
+pub const DB_FILE_ENV: &str = "TACK_SERVE_DB_FILE";
+
+/// The store's URL from the file the server wrote for this child, removed once read.
+pub fn take_db_url(path: &std::path::Path) -> std::io::Result<String> {
+    let url = std::fs::read_to_string(path);
+    let removed = std::fs::remove_file(path);
+    let url = url?;
+    removed?;
+    Ok(url.trim().to_string())
+}
+
+/// Writes the store's URL for one child, readable by its owner only.
+fn write_db_file(url: &str, apply_id: &str, attempt: i64) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = std::env::temp_dir()
+        .join(format!("tack-serve-{}-{apply_id}-{attempt}.url", std::process::id()));
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
+    file.write_all(url.as_bytes())?;
+    Ok(path)
+}
 
 /// How much of a child's stderr is kept to explain a run that ended without recording.
 const STDERR_KEPT: usize = 16 * 1024;
@@ -104,12 +126,35 @@ pub async fn run_queue(store: Store, config: Arc<RunnerConfig>, wake: Arc<Notify
 
 async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Result<(), StoreError> {
     let Claimed { apply_id, attempt, spec } = claimed;
+    let db_file = match write_db_file(&config.db_url, &apply_id, attempt) {
+        Ok(path) => path,
+        Err(e) => {
+            let error = format!("cannot hand the run its store: {e}");
+            store.finish_run(&apply_id, attempt, RunStatus::Failed, None, Some(&error)).await?;
+            return Ok(());
+        }
+    };
+    let result = run_child(store, config, &apply_id, attempt, &spec, &db_file).await;
+    // Gone already where the child read it; not left behind where it never started.
+    let _ = std::fs::remove_file(&db_file);
+    result
+}
+
+async fn run_child(
+    store: &Store,
+    config: &RunnerConfig,
+    apply_id: &str,
+    attempt: i64,
+    spec: &Incarnation,
+    db_file: &std::path::Path,
+) -> Result<(), StoreError> {
+    let apply_id = apply_id.to_string();
     let mut command = tokio::process::Command::new(&config.tack_exe);
     command
-        .args(child_args(&spec))
+        .args(child_args(spec))
         .current_dir(&spec.project_dir)
         .env(RUN_ENV, format!("{apply_id}:{attempt}"))
-        .env(DB_ENV, &config.db_url)
+        .env(DB_FILE_ENV, db_file)
         .env("ANSIBLE_NOCOLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

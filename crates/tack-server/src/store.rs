@@ -17,7 +17,40 @@ use serde::Serialize;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The schema's migrations, embedded in the binary. Listed here rather than read by sqlx's
+/// `migrate!` macro: the macro builds all of sqlx a second time for the compiler (minutes on
+/// two cores) to do what these lines do.
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "runs", include_str!("../migrations/0001_runs.sql")),
+    (2, "serve", include_str!("../migrations/0002_serve.sql")),
+];
+
+#[derive(Debug)]
+struct Embedded;
+
+impl sqlx::migrate::MigrationSource<'static> for Embedded {
+    fn resolve(
+        self,
+    ) -> futures_util::future::BoxFuture<
+        'static,
+        Result<Vec<sqlx::migrate::Migration>, sqlx::error::BoxDynError>,
+    > {
+        Box::pin(async {
+            Ok(MIGRATIONS
+                .iter()
+                .map(|&(version, name, sql)| {
+                    sqlx::migrate::Migration::new(
+                        version,
+                        name.into(),
+                        sqlx::migrate::MigrationType::Simple,
+                        sql.into(),
+                        false,
+                    )
+                })
+                .collect())
+        })
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -235,7 +268,10 @@ impl Store {
             // Readers (the server, its page) never wait behind the run that writes.
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
         }
-        MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { url: shown, source })?;
+        let migrator = sqlx::migrate::Migrator::new(Embedded)
+            .await
+            .map_err(|source| StoreError::Migrate { url: shown.clone(), source })?;
+        migrator.run(&pool).await.map_err(|source| StoreError::Migrate { url: shown, source })?;
         Ok(Store { pool, backend })
     }
 

@@ -68,7 +68,8 @@ pub enum TokenAction {
     },
 }
 
-fn hostname() -> String {
+/// The name this machine goes by, for who started a run and where it ran.
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()

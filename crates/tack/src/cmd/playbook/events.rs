@@ -31,15 +31,6 @@ fn record_error(url: &str, e: &dyn std::fmt::Display) -> Diagnostic {
     Diagnostic::new(format!("Unable to record the run in {}: {e}", tack_server::store::redact(url)))
 }
 
-/// The name this machine goes by, for who started a run and where it ran.
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
-}
-
 impl Sinks {
     /// Opens what was asked for: the file, the store (creating the run in it), or both.
     pub fn open(
@@ -68,9 +59,21 @@ impl Sinks {
             }
         };
         // A run `tack serve` claimed and started this process for (`tack_server::runner`).
-        let served = std::env::var(tack_server::runner::RUN_ENV)
+        let served = match std::env::var(tack_server::runner::RUN_ENV)
             .ok()
-            .zip(std::env::var(tack_server::runner::DB_ENV).ok());
+            .zip(std::env::var_os(tack_server::runner::DB_FILE_ENV))
+        {
+            None => None,
+            Some((run, file)) => {
+                let url = tack_server::runner::take_db_url(Path::new(&file)).map_err(|e| {
+                    Diagnostic::new(format!(
+                        "Unable to read the run store's address from {}: {e}",
+                        Path::new(&file).display()
+                    ))
+                })?;
+                Some((run, url))
+            }
+        };
         let record = match (record, served) {
             (None, Some((run, url))) => {
                 let (id, attempt) = run
@@ -88,7 +91,7 @@ impl Sinks {
             }
             (None, None) => None,
             (Some(url), _) => {
-                let host = hostname();
+                let host = crate::cmd::serve::hostname();
                 let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
                 let run = NewRun {
                     incarnation: None,
