@@ -158,6 +158,12 @@ fn unsupported_keywords_are_refused_where_written() {
     // A codec tack has no encoder for; the ones it has run (golden run/template-output-encoding).
     let play = format!("{PLAY}    - template: src=t.j2 dest=/tmp/x output_encoding=Shift-JIS\n");
     refused(&play, &[], "the template option 'output_encoding: Shift-JIS' yet", 1);
+    // A listing runs nothing: there is no run to record and no events to write.
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    for option in ["--record", "--events"] {
+        let wanted = format!("does not support {option} with a listing or --syntax-check");
+        refused(&play, &["--list-tasks", option, "x"], &wanted, 5);
+    }
 }
 
 /// An encoding named through a variable is refused when the task runs, before its template

@@ -138,6 +138,20 @@ pub fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
             .with_class(ErrorClass::Options)
             .into());
     }
+    // A listing runs nothing, so it has no events to write or run to keep: refused, not
+    // ignored.
+    if listing
+        && let Some(option) =
+            [("--events", args.events.is_some()), ("--record", args.record.is_some())]
+                .into_iter()
+                .find_map(|(name, used)| used.then_some(name))
+    {
+        return Err(Diagnostic::new(format!(
+            "tack playbook does not support {option} with a listing or --syntax-check"
+        ))
+        .with_class(ErrorClass::Options)
+        .into());
+    }
     if !listing && let Some(setting) = crate::links::refused_setting(&config) {
         return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet"))
             .with_class(ErrorClass::Options)

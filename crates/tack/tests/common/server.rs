@@ -186,45 +186,36 @@ pub fn project(dir: &Path) -> PathBuf {
     p
 }
 
-pub fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
+/// Polls the run until `done` holds of it (within `secs`); the run as last read.
+fn wait_for(
+    s: &Server,
+    token: &str,
+    name: &str,
+    id: &str,
+    secs: u64,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let path = format!("/v1/incarnations/{name}/runs/{id}");
     loop {
-        let run = request(
-            &s.addr,
-            "GET",
-            &format!("/v1/incarnations/{name}/runs/{id}"),
-            Some(token),
-            None,
-            &[],
-        )
-        .json();
-        let status = run["status"].as_str().unwrap().to_string();
-        if !["queued", "running"].contains(&status.as_str()) {
+        let run = request(&s.addr, "GET", &path, Some(token), None, &[]).json();
+        if done(&run) {
             return run;
         }
-        assert!(Instant::now() < deadline, "the run did not end: {run}");
+        assert!(Instant::now() < deadline, "the run never got there: {run}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
+/// The run once it has ended.
+pub fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
+    wait_for(s, token, name, id, 60, |run| {
+        !["queued", "running"].contains(&run["status"].as_str().unwrap_or(""))
+    })
+}
+
 pub fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let run = request(
-            &s.addr,
-            "GET",
-            &format!("/v1/incarnations/{name}/runs/{id}"),
-            Some(token),
-            None,
-            &[],
-        )
-        .json();
-        if run["status"] == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "never {want}: {run}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for(s, token, name, id, 30, |run| run["status"] == want);
 }
 
 /// Queues the incarnation `name` `n` times; the apply ids.
