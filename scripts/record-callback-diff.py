@@ -3,7 +3,7 @@
 
 usage: $ANSIBLE_REF/bin/python scripts/record-callback-diff.py
 
-Writes crates/tack-engine/tests/corpus/callback-diff.json, which
+Writes crates/tack-report/tests/corpus/callback-diff.json, which
 crates/tack-engine/tests/callback_diff.rs replays against tack's renderer. The `diff` values
 below are written by hand, shaped as modules return them (text before/after with or without
 headers, dicts of file state, `prepared` text, the binary and size markers, lists of diffs);
@@ -19,7 +19,7 @@ from pathlib import Path
 from ansible.plugins.loader import callback_loader
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "crates" / "tack-engine" / "tests" / "corpus" / "callback-diff.json"
+OUT = ROOT / "crates" / "tack-report" / "tests" / "corpus" / "callback-diff.json"
 
 LONG = "".join("line %d\n" % i for i in range(30))
 

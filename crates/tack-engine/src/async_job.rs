@@ -269,10 +269,13 @@ pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
     };
     if let Some(msg) = invalid {
         let mut data = tack_yaml::Mapping::new();
-        data.insert(crate::result::s("changed"), crate::result::b(false));
-        data.insert(crate::result::s("exception"), crate::result::s("(traceback unavailable)"));
-        data.insert(crate::result::s("failed"), crate::result::b(true));
-        data.insert(crate::result::s("msg"), crate::result::s(&msg));
+        data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
+        data.insert(
+            tack_report::result::s("exception"),
+            tack_report::result::s("(traceback unavailable)"),
+        );
+        data.insert(tack_report::result::s("failed"), tack_report::result::b(true));
+        data.insert(tack_report::result::s("msg"), tack_report::result::s(&msg));
         let mut out = ActionOutput::new(data);
         out.error = Some(tack_diag::Diagnostic::at(
             format!("Task failed: {msg}"),

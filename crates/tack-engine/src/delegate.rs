@@ -12,7 +12,7 @@ use tack_playbook::tables::Keyword;
 use tack_template::Scope;
 use tack_yaml::{Node, Value};
 
-use crate::result::s;
+use tack_report::result::s;
 
 use crate::task::TaskRun;
 

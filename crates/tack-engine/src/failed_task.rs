@@ -17,8 +17,8 @@ use tack_playbook::tables::{Attribute, Isa, Keyword, ObjectKind};
 use tack_template::Scope;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::result::s;
 use crate::task::TaskRun;
+use tack_report::result::s;
 
 /// The connection plugin every task tack runs resolves to.
 const CONNECTION: &str = "ansible.builtin.local";
@@ -309,7 +309,7 @@ impl TaskRun<'_> {
 /// one raises its own (`Module failed` when the module itself had failed), and a result
 /// without a message takes the error's text as its `msg`.
 pub(crate) fn failed_when_judged(
-    result: &mut crate::result::HostResult,
+    result: &mut tack_report::result::HostResult,
     module_failed: bool,
     failed: bool,
 ) -> Option<String> {

@@ -13,11 +13,11 @@ use tack_playbook::walk::TaskInContext;
 use tack_yaml::Value;
 
 use crate::actions::Action;
-use crate::callback::Callback;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
-use crate::result::HostResult;
 use crate::segments::{Round, Walk};
+use tack_report::callback::Callback;
+use tack_report::result::HostResult;
 
 /// The task keywords the strategy reads once for the round.
 pub(crate) struct Controls {

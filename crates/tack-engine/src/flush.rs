@@ -10,10 +10,10 @@ use tack_playbook::compile::CompiledBlock;
 use tack_playbook::walk::{Sections, walk};
 
 use crate::actions::Action;
-use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
+use tack_report::callback::{Callback, Stats};
 
 impl<'r> PlayRun<'r, '_> {
     /// The handler names a task's `notify` gives on `host` (rendered with its variables).
@@ -51,7 +51,7 @@ impl<'r> PlayRun<'r, '_> {
         let names = self.notify_names(ctx, host, params)?;
         // A looped task notifies once per item that was not skipped (each item is a result
         // in ansible); retries are not results.
-        let items: Vec<&crate::result::HostResult> = outcome
+        let items: Vec<&tack_report::result::HostResult> = outcome
             .items
             .iter()
             .filter_map(|e| match e {
@@ -64,13 +64,13 @@ impl<'r> PlayRun<'r, '_> {
         let times = if items.is_empty() {
             1
         } else {
-            let skipped = crate::result::Outcome::Skipped;
+            let skipped = tack_report::result::Outcome::Skipped;
             items.iter().filter(|i| i.outcome() != skipped).count()
         };
         // A plan lists a handler that a task of unknown outcome notified as deferred on it.
         let unknown = (!outcome.result.flag("changed"))
             .then(|| self.view(ctx).name)
-            .filter(|_| crate::plan::PlanMark::unknown_in(&outcome.result));
+            .filter(|_| tack_report::plan_mark::PlanMark::unknown_in(&outcome.result));
         for _ in 0..times {
             handlers.notify(host, &names, unknown.as_deref(), callback)?;
         }
@@ -132,7 +132,7 @@ impl<'r> PlayRun<'r, '_> {
                         // what it does is unknown.
                         let unknown = (!result.flag("changed"))
                             .then(|| self.view(&ctx).name)
-                            .filter(|_| crate::plan::PlanMark::unknown_in(result));
+                            .filter(|_| tack_report::plan_mark::PlanMark::unknown_in(result));
                         handlers.plan_reason(host, &names, unknown.as_deref());
                         for i in handlers.notify_now(host, &names)? {
                             let name = self.view(&handlers.list[i].ctx).name;

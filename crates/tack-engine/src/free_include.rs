@@ -16,10 +16,10 @@ use tack_playbook::dynamic::Included;
 use tack_playbook::walk::TaskInContext;
 use tack_template::Layer;
 
-use crate::callback::{Callback, Stats};
 use crate::include::{Splice, Wanted};
 use crate::play::PlayRun;
 use crate::segments::Walk;
+use tack_report::callback::{Callback, Stats};
 
 /// Where an include stands: a task of the walk (segment, task) or a handler (its index).
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -16,11 +16,11 @@ use tack_playbook::walk::TaskInContext;
 
 use crate::HostState;
 use crate::actions::Action;
-use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::play::{BatchEnd, PlayRun, is_meta, meta_arg};
 use crate::segments::{Round, Walk};
 use crate::task::TaskOutcome;
+use tack_report::callback::{Callback, Stats};
 
 /// What a queued step ran: a task of the walk, or a handler (by index).
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -13,14 +13,14 @@ use crate::link_target::LinkTarget;
 
 /// A host's link for gathering, or why there is none (a refused setting, a failed open).
 type Link = Result<std::sync::Arc<dyn Connection>, String>;
-use crate::callback::{Callback, Stats, TaskView};
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
-use crate::result::s;
+use tack_report::callback::{Callback, Stats, TaskView};
+use tack_report::result::s;
 
 /// One host's `setup` result, as the strategy then shows and applies it.
 pub(crate) struct Gathered {
-    pub shown: crate::result::HostResult,
+    pub shown: tack_report::result::HostResult,
     /// The lines about reaching the host, each with the `-v` count it shows from (see
     /// `crate::transport`).
     pub transport: Vec<(u8, String)>,
@@ -226,13 +226,13 @@ fn gather_on(
         Err((unreachable, why)) => {
             let msg = format!("Task failed: {why}");
             let mut data = Mapping::new();
-            data.insert(s("changed"), crate::result::b(false));
+            data.insert(s("changed"), tack_report::result::b(false));
             data.insert(s("msg"), s(&msg));
             data.insert(
                 s(if unreachable { "unreachable" } else { "failed" }),
-                crate::result::b(true),
+                tack_report::result::b(true),
             );
-            let mut shown = crate::result::HostResult::new(host, data);
+            let mut shown = tack_report::result::HostResult::new(host, data);
             // ansible places an unreachable host's error nowhere (the implicit task's
             // connection fails before it has a place).
             shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
@@ -266,12 +266,12 @@ fn gather_on(
         Ok(result) => crate::json::map_from_json(&result),
         Err(e) => {
             let mut data = Mapping::new();
-            data.insert(s("failed"), crate::result::b(true));
+            data.insert(s("failed"), tack_report::result::b(true));
             data.insert(s("msg"), s(&e.to_string()));
             data
         }
     };
-    let mut shown = crate::result::HostResult::new(host, result.clone());
+    let mut shown = tack_report::result::HostResult::new(host, result.clone());
     shown.verbose_override = true;
     let mut facts = None;
     if shown.flag("failed") {
@@ -283,7 +283,7 @@ fn gather_on(
         if let Some(path) = interpreter {
             found.insert(s(crate::interpreter::FACT), path);
         }
-        found.insert(s("_ansible_facts_gathered"), crate::result::b(true));
+        found.insert(s("_ansible_facts_gathered"), tack_report::result::b(true));
         facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));
     }
     shown.data.remove("ansible_facts");

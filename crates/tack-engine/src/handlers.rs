@@ -179,7 +179,7 @@ impl<'a> Handlers<'a> {
         host: &str,
         notifications: &[String],
         unknown: Option<&str>,
-        callback: &mut dyn crate::callback::Callback,
+        callback: &mut dyn tack_report::callback::Callback,
     ) -> Result<(), Diagnostic> {
         for notification in notifications {
             // Named handlers must exist now; which one a name means is decided at the flush

@@ -20,10 +20,10 @@ use tack_template::Provenance;
 use tack_yaml::{Mapping, Node};
 
 use crate::actions::Action;
-use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::play::PlayRun;
 use crate::segments::{Round, Segment, Walk};
+use tack_report::callback::{Callback, Stats};
 
 /// What splicing an include changes besides the callback and the recap: the hosts'
 /// positions, the play's handlers and (through `plays`) its role arena.
@@ -247,7 +247,7 @@ impl<'r> PlayRun<'r, '_> {
             }
             callback.included(&included.file.display().to_string(), &want.hosts, label.as_deref());
             for host in &want.hosts {
-                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
+                stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);
             }
             out.push((included, std::sync::Arc::new(layer), want.hosts));
         }
@@ -285,7 +285,7 @@ impl<'r> PlayRun<'r, '_> {
             if ctx.task.loop_items.is_none()
                 && let Some(cond) = runner.false_condition(&scope)?
             {
-                let result = crate::result::skipped(host, &cond);
+                let result = tack_report::result::skipped(host, &cond);
                 stats.count(&result, false);
                 callback.host_result(&view, &result);
                 continue;
@@ -336,15 +336,16 @@ impl<'r> PlayRun<'r, '_> {
                     && let Some(value) = &item
                     && let Some(cond) = runner.false_condition(&item_scope)?
                 {
-                    let mut result = crate::result::skipped(host, &cond);
-                    result.data.insert(crate::result::s(&loop_var), value.clone());
-                    result
-                        .data
-                        .insert(crate::result::s("ansible_loop_var"), crate::result::s(&loop_var));
+                    let mut result = tack_report::result::skipped(host, &cond);
+                    result.data.insert(tack_report::result::s(&loop_var), value.clone());
+                    result.data.insert(
+                        tack_report::result::s("ansible_loop_var"),
+                        tack_report::result::s(&loop_var),
+                    );
                     if let Some(verdict) = breaks {
                         result.data.insert(
-                            crate::result::s("break_when_result"),
-                            crate::result::b(verdict),
+                            tack_report::result::s("break_when_result"),
+                            tack_report::result::b(verdict),
                         );
                     }
                     result.item_label = Some(value.clone());
@@ -558,13 +559,13 @@ pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack
 }
 
 /// An include (without a loop) that could not be post-validated: ansible's failed result.
-fn failed_include(host: &str, error: Diagnostic) -> crate::result::HostResult {
-    use crate::result::{b, s};
+fn failed_include(host: &str, error: Diagnostic) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
     data.insert(s("failed"), b(true));
     data.insert(s("msg"), s(&error.brief()));
-    let mut result = crate::result::HostResult::new(host, data);
+    let mut result = tack_report::result::HostResult::new(host, data);
     result.error = Some(error);
     result
 }
@@ -575,7 +576,7 @@ fn failed_item(
     loop_var: &str,
     item: &Node,
     error: Diagnostic,
-) -> crate::result::HostResult {
+) -> tack_report::result::HostResult {
     of_item(failed_include(host, error), loop_var, item)
 }
 
@@ -586,25 +587,25 @@ fn failed_break(
     item: &Node,
     message: String,
     error: Diagnostic,
-) -> crate::result::HostResult {
-    use crate::result::{b, s};
+) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
     data.insert(s("break_when_result"), s(&message));
     data.insert(s("exception"), s("(traceback unavailable)"));
     data.insert(s("failed"), b(true));
-    let mut result = crate::result::HostResult::new(host, data);
+    let mut result = tack_report::result::HostResult::new(host, data);
     result.error = Some(error);
     of_item(result, loop_var, item)
 }
 
 /// `result` as loop item `item`'s: the loop variable's keys and the item's label.
 fn of_item(
-    mut result: crate::result::HostResult,
+    mut result: tack_report::result::HostResult,
     loop_var: &str,
     item: &Node,
-) -> crate::result::HostResult {
-    use crate::result::s;
+) -> tack_report::result::HostResult {
+    use tack_report::result::s;
     result.data.insert(s(loop_var), item.clone());
     result.data.insert(s("ansible_loop_var"), s(loop_var));
     result.item_label = Some(item.clone());
@@ -612,20 +613,20 @@ fn of_item(
 }
 
 /// A looped include with failed items: the loop's own result, as `_run_loop` builds it.
-fn failed_loop(host: &str, items: Vec<Node>) -> crate::result::HostResult {
-    use crate::result::{b, s};
+fn failed_loop(host: &str, items: Vec<Node>) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
     data.insert(s("failed"), b(true));
     data.insert(s("msg"), s("One or more items failed"));
     data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
-    crate::result::HostResult::new(host, data)
+    tack_report::result::HostResult::new(host, data)
 }
 
 /// A looped include's result on a host where every item was skipped (or there were none),
 /// as ansible's loop result says it.
-fn all_skipped(host: &str, items: Vec<Node>) -> crate::result::HostResult {
-    use crate::result::{b, s};
+fn all_skipped(host: &str, items: Vec<Node>) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
     if items.is_empty() {
@@ -640,5 +641,5 @@ fn all_skipped(host: &str, items: Vec<Node>) -> crate::result::HostResult {
         data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
         data.insert(s("skipped"), b(true));
     }
-    crate::result::HostResult::new(host, data)
+    tack_report::result::HostResult::new(host, data)
 }

@@ -18,9 +18,9 @@ use tack_playbook::{Play, RoleId, RoleTarget};
 use tack_template::Layer;
 use tack_yaml::{Mapping, Value};
 
-use crate::callback::{Callback, Stats};
 use crate::include::{loop_var, param_layer, stripped_parent};
 use crate::play::PlayRun;
+use tack_report::callback::{Callback, Stats};
 
 /// ansible's bool conversion of a module option (`boolean()`), for `allow_duplicates`.
 fn option_bool(text: &str) -> Option<bool> {
@@ -87,7 +87,7 @@ impl<'r> PlayRun<'r, '_> {
             let layer = param_layer(&include_vars, &loop_var, &want);
             let mut role_vars = include_vars.clone();
             if let Some(item) = &want.item {
-                role_vars.insert(crate::result::s(&loop_var), item.clone());
+                role_vars.insert(tack_report::result::s(&loop_var), item.clone());
             }
             let request = RoleRequest {
                 include: &parent,
@@ -132,7 +132,7 @@ impl<'r> PlayRun<'r, '_> {
             let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
             callback.included(&name, &want.hosts, label.as_deref());
             for host in &want.hosts {
-                stats.count(&crate::result::HostResult::new(host, Mapping::new()), false);
+                stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);
             }
             out.push((included, Arc::new(layer), want.hosts));
         }
@@ -150,7 +150,7 @@ impl<'r> PlayRun<'r, '_> {
         callback: &mut dyn Callback,
         stats: &mut Stats,
     ) {
-        use crate::result::{b, s};
+        use tack_report::result::{b, s};
         let view = self.view(ctx);
         for host in hosts {
             let mut data = Mapping::new();
@@ -158,7 +158,7 @@ impl<'r> PlayRun<'r, '_> {
             data.insert(s("failed"), b(true));
             data.insert(s("exception"), s("(traceback unavailable)"));
             data.insert(s("msg"), s(&error.brief()));
-            let mut result = crate::result::HostResult::new(host, data);
+            let mut result = tack_report::result::HostResult::new(host, data);
             result.error = Some(error.clone());
             // A looped include's result is the host's whole loop result (its items shown
             // already): the callback then shows only the error.

@@ -14,7 +14,6 @@ pub mod argspec;
 mod async_job;
 mod batches;
 pub mod become_;
-pub mod callback;
 pub mod connection;
 mod delegate;
 mod environment;
@@ -50,7 +49,6 @@ mod read_notes;
 mod refuse;
 mod render_cache;
 mod reserved;
-pub mod result;
 mod retries;
 mod roles;
 mod segments;
@@ -74,7 +72,8 @@ use tack_playbook::tags::TagFilter;
 use tack_template::Templar;
 use tack_yaml::Mapping;
 
-pub use callback::{Callback, Stats};
+use tack_report::{Callback, Stats};
+
 pub use read_notes::gathering_notes as vars_file_notes;
 pub use read_notes::load_lines as vars_file_load_lines;
 pub use start_at::StartAt;

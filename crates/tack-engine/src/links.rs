@@ -397,10 +397,10 @@ impl crate::task::TaskRun<'_> {
         // reaches it (it only travels on the program's stdin).
         let msg = format!("Task failed: {e}");
         let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
-        out.data.insert(crate::result::s("msg"), crate::result::s(&msg));
+        out.data.insert(tack_report::result::s("msg"), tack_report::result::s(&msg));
         if unreachable {
             out.data.remove("failed");
-            out.data.insert(crate::result::s("unreachable"), crate::result::b(true));
+            out.data.insert(tack_report::result::s("unreachable"), tack_report::result::b(true));
         }
         out
     }

@@ -12,8 +12,8 @@ use tack_playbook::tables::Keyword;
 use tack_template::{Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::result::{b, s};
 use crate::task::TaskRun;
+use tack_report::result::{b, s};
 
 /// The options tack runs (the others are refused by name in `crate::refuse`).
 pub(crate) const OPTIONS: &[&str] =
@@ -82,7 +82,7 @@ impl LoopControl {
         &self,
         run: &TaskRun<'_>,
         scope: &Scope,
-        result: &mut crate::result::HostResult,
+        result: &mut tack_report::result::HostResult,
     ) -> bool {
         let Some(node) = &self.break_when else { return false };
         let conditions: Vec<&Node> = match &node.value {

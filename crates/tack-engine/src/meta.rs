@@ -13,11 +13,11 @@ use tack_yaml::Mapping;
 
 use crate::HostState;
 use crate::actions::Action;
-use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::play::{PlayRun, meta_arg};
-use crate::result::s;
 use crate::segments::{Round, Walk};
+use tack_report::callback::{Callback, Stats};
+use tack_report::result::s;
 
 /// What a meta task may change besides the hosts' positions.
 pub(crate) struct MetaRound<'m, 'a> {
@@ -296,7 +296,7 @@ impl<'r> PlayRun<'r, '_> {
         ctx: &TaskInContext<'_>,
         host: &str,
         params: Option<std::sync::Arc<tack_template::Layer>>,
-    ) -> Option<crate::result::HostResult> {
+    ) -> Option<tack_report::result::HostResult> {
         if !self.run.facts.plan || ctx.extended(Keyword::When).is_empty() {
             return None;
         }
@@ -313,7 +313,7 @@ impl<'r> PlayRun<'r, '_> {
         host: &str,
         kind: &str,
         params: Option<std::sync::Arc<tack_template::Layer>>,
-    ) -> Result<Option<crate::result::HostResult>, Diagnostic> {
+    ) -> Result<Option<tack_report::result::HostResult>, Diagnostic> {
         let runner = self.runner(ctx, Action::Debug, params);
         let Some(scope) = runner.scope(host) else { return Ok(None) };
         if runner.false_condition(&scope)?.is_none() {
@@ -340,10 +340,10 @@ impl<'r> PlayRun<'r, '_> {
             kind.to_string()
         };
         let mut data = Mapping::new();
-        data.insert(s("changed"), crate::result::b(false));
+        data.insert(s("changed"), tack_report::result::b(false));
         data.insert(s("msg"), s(&msg));
         data.insert(s("skip_reason"), s(&format!("{kind} conditional evaluated to False{tail}")));
-        data.insert(s("skipped"), crate::result::b(true));
-        Ok(Some(crate::result::HostResult::new(host, data)))
+        data.insert(s("skipped"), tack_report::result::b(true));
+        Ok(Some(tack_report::result::HostResult::new(host, data)))
     }
 }

@@ -1,27 +1,10 @@
-//! `no_log`: which results are hidden and what is left of them when shown. A hidden result
-//! keeps only the keys ansible preserves (`attempts`, `changed`, `retries`, warnings,
-//! deprecations, exception) and says it was censored; what `register` stores stays the real
-//! result. Deciding is the executor's (per run, per loop item); hiding is the callback's.
-//!
-//! Nothing here prints; error blocks are not censored (ansible shows them whole too).
+//! `no_log`: whether a task's result is hidden, decided per run and loop item from the task's
+//! (or its block's, or play's) `no_log`. Hiding is the report's (`tack_report::no_log`).
 
 use tack_playbook::tables::Keyword;
 use tack_template::Scope;
-use tack_yaml::{Mapping, Node, Value};
 
-use crate::result::{HostResult, s};
 use crate::task::TaskRun;
-
-/// The keys a censored result keeps.
-const PRESERVE: &[&str] =
-    &["attempts", "changed", "deprecations", "exception", "retries", "warnings"];
-
-/// The text that replaces a hidden result.
-pub const CENSORED: &str =
-    "the output has been hidden due to the fact that 'no_log: true' was specified for this result";
-
-/// The loop label shown for a hidden item.
-pub const CENSORED_ITEM: &str = "(censored due to no_log)";
 
 impl TaskRun<'_> {
     /// The task's (or its block's, or play's) `no_log`, rendered in `scope`; a value that does
@@ -33,23 +16,4 @@ impl TaskRun<'_> {
             Err(_) => true,
         }
     }
-}
-
-/// The result as a callback may show it: censored when it is hidden, with a loop's `results`
-/// kept (each item censors itself).
-pub fn shown(result: &HostResult) -> Mapping {
-    if !result.no_log {
-        return result.data.clone();
-    }
-    let mut out = Mapping::new();
-    for key in PRESERVE {
-        if let Some(value) = result.data.get(key) {
-            out.insert(s(key), value.clone());
-        }
-    }
-    out.insert(s("censored"), Node::bare(Value::Str(CENSORED.into())));
-    if let Some(results) = result.data.get("results") {
-        out.insert(s("results"), results.clone());
-    }
-    out
 }

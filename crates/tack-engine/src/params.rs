@@ -9,9 +9,9 @@ use tack_playbook::tables::Keyword;
 use tack_template::Provenance;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::callback::TaskParams;
 use crate::loop_control::LoopControl;
 use crate::task::TaskRun;
+use tack_report::callback::TaskParams;
 
 /// What replaces a secret value.
 pub const MASK: &str = "********";

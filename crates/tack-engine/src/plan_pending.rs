@@ -113,8 +113,8 @@ mod tests {
         assert_eq!(clean("/a//b/./c/../d/").as_deref(), Some("/a/b/d"));
         assert_eq!(clean("sl"), None);
         let mut args = Mapping::new();
-        args.insert(crate::result::s("name"), crate::result::s("hello"));
-        args.insert(crate::result::s("dest"), crate::result::s("/etc/motd"));
+        args.insert(tack_report::result::s("name"), tack_report::result::s("hello"));
+        args.insert(tack_report::result::s("dest"), tack_report::result::s("/etc/motd"));
         assert_eq!(written(&args), ["/etc/motd"]);
     }
 }

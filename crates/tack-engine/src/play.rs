@@ -25,14 +25,14 @@ use tack_template::Provenance;
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::Action;
-use crate::callback::{Callback, Stats, TaskView};
 use crate::handlers::Handlers;
 use crate::iterator::HostCursor;
-use crate::result::s;
 use crate::segments::{Segment, Walk};
 use crate::task::TaskRun;
 use crate::vars::PlayScope;
 use crate::{HostState, RunContext};
+use tack_report::callback::{Callback, Stats, TaskView};
+use tack_report::result::s;
 
 /// How a play ended for the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// Hosts whose include failed as a task fails (a keyword that would not post-validate):
     /// shown, not yet counted (a rescue counts it as rescued, which only the walk knows)
     /// nor moved.
-    pub include_task_failed: std::cell::RefCell<BTreeMap<String, crate::result::HostResult>>,
+    pub include_task_failed: std::cell::RefCell<BTreeMap<String, tack_report::result::HostResult>>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: std::cell::Cell<bool>,
     /// Hosts found unreachable in this batch (not ignored): they run nothing more in the run.
@@ -781,7 +781,7 @@ impl<'r> PlayRun<'r, '_> {
                             .items
                             .iter()
                             .any(|e| matches!(e, crate::task::TaskEvent::Item(_)))
-                        && crate::callback::diff::sent_for(&outcome.result)
+                        && tack_report::callback::diff::sent_for(&outcome.result)
                     {
                         callback.file_diff(&view, &outcome.result);
                     }

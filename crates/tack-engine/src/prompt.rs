@@ -118,7 +118,7 @@ pub(crate) fn answered(ctx: &RunContext<'_>, play: &Play) -> Result<Option<Play>
         };
         let value =
             if truthy(entry.get("unsafe")) { Value::Unsafe(text) } else { Value::Str(text) };
-        answers.insert(crate::result::s(&name), Node::bare(value));
+        answers.insert(tack_report::result::s(&name), Node::bare(value));
     }
     let mut play = play.clone();
     for (k, v) in answers.iter() {

@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use crate::callback::Callback;
+use tack_report::callback::Callback;
 
 /// The notes of one gathering of a play's variables (empty below `-vvv`).
 #[derive(Debug, Clone, Default)]

@@ -15,8 +15,8 @@ use tack_playbook::tables::Keyword;
 use tack_template::{Provenance, Scope};
 use tack_yaml::{Node, Value};
 
-use crate::result::{HostResult, b};
 use crate::task::{TaskEvent, TaskRun};
+use tack_report::result::{HostResult, b};
 
 /// How many runs a task gets and how long to wait between them.
 struct Plan {
@@ -113,8 +113,8 @@ impl TaskRun<'_> {
                 return Ok(result);
             }
             if attempt < plan.runs {
-                result.data.insert(crate::result::s("retries"), int(plan.runs));
-                result.data.insert(crate::result::s("attempts"), int(attempt + 1));
+                result.data.insert(tack_report::result::s("retries"), int(plan.runs));
+                result.data.insert(tack_report::result::s("attempts"), int(attempt + 1));
                 events.push(TaskEvent::Retry(result));
                 std::thread::sleep(plan.delay);
             } else {
@@ -123,8 +123,8 @@ impl TaskRun<'_> {
         }
         // `runs` is at least 2 here, so the loop ran and kept its last result.
         let mut result = last.unwrap_or_else(|| HostResult::new(host, Default::default()));
-        result.data.insert(crate::result::s("attempts"), int(plan.runs - 1));
-        result.data.insert(crate::result::s("failed"), b(true));
+        result.data.insert(tack_report::result::s("attempts"), int(plan.runs - 1));
+        result.data.insert(tack_report::result::s("failed"), b(true));
         Ok(result)
     }
 

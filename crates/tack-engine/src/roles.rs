@@ -10,7 +10,7 @@ use tack_playbook::{Play, RoleId};
 use tack_template::{Layer, Provenance};
 use tack_yaml::Mapping;
 
-use crate::result::s;
+use tack_report::result::s;
 
 /// A role task's layers, each placed at its rung of the precedence ladder.
 #[derive(Clone, Default)]

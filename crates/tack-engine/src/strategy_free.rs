@@ -17,10 +17,10 @@ use tack_diag::Diagnostic;
 use tack_playbook::Play;
 
 use crate::HostState;
-use crate::callback::{Callback, Stats};
 use crate::handlers::Handlers;
 use crate::play::{BatchEnd, PlayRun, RunKind, is_meta, meta_arg};
 use crate::segments::{Round, Walk};
+use tack_report::callback::{Callback, Stats};
 
 /// What splicing an include needs besides the walk and the handlers: where its blocks and
 /// the grown plays are kept, and the play's variables (for the included tasks' tags).

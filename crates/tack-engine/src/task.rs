@@ -13,8 +13,8 @@ use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
 use crate::link_target::LinkTarget;
-use crate::result::{HostResult, b, s};
 use crate::vars::PlayScope;
+use tack_report::result::{HostResult, b, s};
 
 /// Everything a task needs besides the host.
 pub struct TaskRun<'a> {
@@ -33,7 +33,7 @@ pub struct TaskRun<'a> {
     pub(crate) plan_handler: Option<crate::plan::HandlerReasons>,
     /// `--diff` on the command line (or `DIFF_ALWAYS`).
     pub diff_flag: bool,
-    pub diff_settings: &'a crate::callback::diff::DiffSettings,
+    pub diff_settings: &'a tack_report::callback::diff::DiffSettings,
     /// The `async_dir` setting (ansible's sh shell option), under `ansible_async_dir`.
     pub async_dir: &'a str,
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
@@ -102,13 +102,13 @@ impl TaskOutcome {
     /// diff, when the task's diff mode is on), retry, async note and `-vvv` connection line.
     pub(crate) fn show_events(
         &self,
-        view: &crate::callback::TaskView,
-        callback: &mut dyn crate::callback::Callback,
+        view: &tack_report::callback::TaskView,
+        callback: &mut dyn tack_report::callback::Callback,
     ) {
         for event in &self.items {
             match event {
                 TaskEvent::Item(item) => {
-                    if self.diff && crate::callback::diff::sent_for(item) {
+                    if self.diff && tack_report::callback::diff::sent_for(item) {
                         callback.file_diff(view, item);
                     }
                     callback.item_result(view, item);
@@ -298,7 +298,7 @@ impl TaskRun<'_> {
             events.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
         }
         if let Some(cond) = self.false_condition(scope)? {
-            return Ok(crate::result::skipped(host, &cond));
+            return Ok(tack_report::result::skipped(host, &cond));
         }
         let mut result = match delegated? {
             Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
@@ -690,13 +690,13 @@ impl TaskRun<'_> {
         if self.planning
             && let Some(producer) = &output.unavailable
         {
-            return crate::plan::deferred(host, producer);
+            return tack_report::plan_mark::deferred(host, producer);
         }
         let raised = output.raised;
         let mut result = self.finish(host, output);
         // A module that declined check mode did not run: in a plan, it would.
-        if self.planning && crate::plan::declined_check_mode(&result) {
-            return crate::plan::would_run(host);
+        if self.planning && tack_report::plan_mark::declined_check_mode(&result) {
+            return tack_report::plan_mark::would_run(host);
         }
         if let Some(attempt) = attempt {
             result.data.insert(s("attempts"), Node::bare(Value::Int(attempt)));

@@ -8,8 +8,8 @@ use tack_template::{Provenance, ProvenanceSet, Scope, TemplateErrorKind};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::loop_control::LoopControl;
-use crate::result::{HostResult, b, s};
 use crate::task::{TaskEvent, TaskRun};
+use tack_report::result::{HostResult, b, s};
 
 impl TaskRun<'_> {
     pub(crate) fn run_loop(
@@ -25,7 +25,7 @@ impl TaskRun<'_> {
             && let Some(producer) =
                 self.templar.static_provenance(items, scope).unavailable().next()
         {
-            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
         }
         let (list, read) = match &self.ctx.task.loop_with {
             Some(lookup) => self.with_items(lookup, items, scope)?,
@@ -34,7 +34,7 @@ impl TaskRun<'_> {
         if self.planning
             && let Some(producer) = read.unavailable().next()
         {
-            return Ok((Vec::new(), crate::plan::deferred(host, producer)));
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
         }
         let control = LoopControl::read(self, scope)?;
         let mut results = Vec::new();
@@ -72,7 +72,7 @@ impl TaskRun<'_> {
             };
             let mut result = match (planned, condition) {
                 (Some(planned), _) => planned,
-                (None, Some(cond)) => crate::result::skipped(host, &cond),
+                (None, Some(cond)) => tack_report::result::skipped(host, &cond),
                 (None, None) => match &delegated {
                     Some(other) => {
                         let there = self.delegated_scope(&item_scope, host, other);
@@ -207,6 +207,6 @@ fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
         data.insert(s("skipped"), b(true));
     }
     let mut result = HostResult::new(host, data);
-    result.plan = crate::plan::merge(&items);
+    result.plan = tack_report::plan_mark::merge(&items);
     result
 }

@@ -17,7 +17,7 @@ use tack_loader::DataLoader;
 use tack_template::{Binding, HostVars, Layer, Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// What the magic variables say about the run itself.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +28,7 @@ pub struct RunFacts {
     pub plan: bool,
     pub diff_mode: bool,
     /// What diff mode reads from the configuration.
-    pub diff: crate::callback::diff::DiffSettings,
+    pub diff: tack_report::callback::diff::DiffSettings,
     pub forks: i64,
     pub verbosity: i64,
     pub run_tags: Vec<String>,

@@ -5,13 +5,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tack_engine::callback::default::DefaultCallback;
-use tack_engine::callback::events::EventsCallback;
 use tack_engine::{RunContext, RunFacts};
 use tack_inventory::{Inventory, InventoryOptions};
 use tack_loader::DataLoader;
 use tack_playbook::tags::TagFilter;
 use tack_playbook::{LoadOptions, Loader};
+use tack_report::callback::default::DefaultCallback;
+use tack_report::callback::events::EventsCallback;
 use tack_template::Templar;
 use tack_vault::{VaultSecret, VaultSecrets};
 use tack_yaml::Mapping;

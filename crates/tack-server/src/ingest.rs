@@ -3,7 +3,7 @@
 //! (`task_start` → a task of the run plan, `task_result` → a host's row, `recap` → the run's
 //! recap). A line is stored entirely or not at all.
 //!
-//! The lines arrive masked (`tack_engine::callback::events` masks and marks before it writes),
+//! The lines arrive masked (`tack_report::callback::events` masks and marks before it writes),
 //! so nothing here looks for secrets, and nothing here can bring one back.
 
 use serde_json::Value;

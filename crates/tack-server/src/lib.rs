@@ -4,7 +4,7 @@
 //!
 //! - [`store`] owns the database: SQLite by default, PostgreSQL when several controllers
 //!   share the work, through one code path (sqlx's `Any` driver and embedded migrations).
-//! - [`ingest`] turns the engine's event lines (`tack_engine::callback::events`, already
+//! - [`ingest`] turns the engine's event lines (`tack_report::callback::events`, already
 //!   masked) into rows, one transaction per event.
 //! - [`record`] is the synchronous face `tack playbook --record` uses: a thread that stores
 //!   the events while the run goes on.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use tack_config::Config;
 use tack_diag::Diagnostic;
 use tack_diag::color::{DisplayColors, sgr};
-use tack_engine::callback::color::Palette;
+use tack_report::callback::color::Palette;
 
 /// ansible's `ANSIBLE_COLOR`.
 pub fn enabled(config: &Config) -> bool {

@@ -16,7 +16,7 @@ use super::copy::find;
 use super::staging::Staged;
 use super::{ActionInput, ActionOutput};
 use crate::json;
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// The arguments the controller consumes; the rest go to `copy`.
 const ACTION_ONLY: &[&str] = &["remote_src", "regexp", "delimiter", "ignore_hidden", "decrypt"];

@@ -4,7 +4,7 @@
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let quiet = input.args.get("quiet").is_some_and(|q| q.value.is_truthy());

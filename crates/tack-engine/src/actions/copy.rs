@@ -19,7 +19,7 @@ use tack_yaml::{Mapping, Node, Value};
 use super::staging::Staged;
 use super::{ActionInput, ActionOutput, copy_diff};
 use crate::json;
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// Arguments the action consumes itself; the rest go to the modules.
 const ACTION_ONLY: &[&str] = &["src", "content", "remote_src", "local_follow", "decrypt"];

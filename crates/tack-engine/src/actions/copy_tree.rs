@@ -23,7 +23,7 @@ use tack_yaml::{Mapping, Node, Value};
 use super::staging::Staged;
 use super::{ActionInput, ActionOutput, copy_diff};
 use crate::json;
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// What the walk found, each with the path it gets under `dest`.
 #[derive(Debug, Default, PartialEq, Eq)]

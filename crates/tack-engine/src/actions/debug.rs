@@ -5,7 +5,7 @@ use tack_template::TemplateErrorKind;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut data = Mapping::new();

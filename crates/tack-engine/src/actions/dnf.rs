@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::result::s;
+use tack_report::result::s;
 
 const VALID_BACKENDS: &[&str] = &["yum", "yum4", "dnf", "dnf4", "dnf5"];
 
@@ -76,7 +76,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         let repr = format!("('{first}', '{second}')");
         let msg = Node::bare(Value::Seq(vec![s(first), s(second)]));
         let mut out = ActionOutput::action_failed(Mapping::new(), msg, input.task_origin.clone());
-        out.data.insert(s("changed"), crate::result::b(false));
+        out.data.insert(s("changed"), tack_report::result::b(false));
         out.error = Some(tack_diag::Diagnostic::at(
             format!("Task failed: Action failed: {repr}"),
             input.task_origin.clone(),
@@ -89,7 +89,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         other => {
             let msg = format!("Could not find a dnf module backend for ansible.legacy.{other}.");
             let mut data = Mapping::new();
-            data.insert(s("changed"), crate::result::b(false));
+            data.insert(s("changed"), tack_report::result::b(false));
             return with_facts(ActionOutput::action_failed(
                 data,
                 s(&msg),

@@ -19,7 +19,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
 use crate::json;
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 fn action_failed(data: Mapping, msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     ActionOutput::action_failed(data, s(msg), input.task_origin.clone())

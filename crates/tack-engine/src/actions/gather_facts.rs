@@ -9,7 +9,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
 use crate::json;
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut args = json::map_to_json(input.args);

@@ -9,7 +9,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let origin = input.task_origin.clone();

@@ -8,7 +8,7 @@
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 fn text(node: &Node) -> String {
     tack_yaml::pyrepr::str(&node.value)

@@ -43,7 +43,7 @@ use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
 use tack_yaml::{Mapping, Node};
 
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// A controller action tack runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,7 +345,7 @@ pub struct ActionInput<'a> {
     /// `--diff` / `diff:` for this task.
     pub diff: bool,
     /// The run's diff settings (size limit, controller temp directory).
-    pub diff_settings: &'a crate::callback::diff::DiffSettings,
+    pub diff_settings: &'a tack_report::callback::diff::DiffSettings,
     /// The `async_dir` setting, used when no `ansible_async_dir` variable is set.
     pub async_dir: &'a str,
     /// Where relative `src` files are found.

@@ -42,15 +42,17 @@ pub(crate) fn from_result(
     add_lines(&mut data);
     // ansible's executor says `changed: false` for a module that did not say.
     if data.get("changed").is_none() {
-        data.insert(crate::result::s("changed"), crate::result::b(false));
+        data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
     }
     let mut out = ActionOutput::new(data);
     if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
         // A failed module's result keeps the place of its traceback, which ansible's
         // executor fills with this text when the module sent none.
         if traceback && out.data.get("exception").is_none() {
-            out.data
-                .insert(crate::result::s("exception"), crate::result::s("(traceback unavailable)"));
+            out.data.insert(
+                tack_report::result::s("exception"),
+                tack_report::result::s("(traceback unavailable)"),
+            );
         }
         let msg = error_summary(&out.data);
         out.error = Some(Diagnostic::at(
@@ -128,7 +130,7 @@ fn timed_out(input: &ActionInput<'_>, result: &tack_agent::ModuleResult) -> Acti
 /// exception handler), which ansible shows as the task's error with the timeout as a cause
 /// of its own.
 pub(crate) fn task_timed_out(input: &ActionInput<'_>, period: u64, retrying: bool) -> ActionOutput {
-    use crate::result::{b, s};
+    use tack_report::result::{b, s};
     let period = i64::try_from(period).unwrap_or(i64::MAX);
     let msg = format!("Task failed: Timed out after {period} second(s).");
     let mut timedout = tack_yaml::Mapping::new();

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// What a `pause` was asked to do.
 struct Plan {

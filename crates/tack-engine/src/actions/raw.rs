@@ -5,7 +5,7 @@
 use tack_yaml::Mapping;
 
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {

@@ -23,7 +23,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, shell_run};
 use crate::connection::{Connection, ConnectionError, ExecOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// The arguments ansible's plugin takes (`_VALID_ARGS`).
 const VALID_ARGS: &[&str] = &[

@@ -11,7 +11,7 @@ use tack_yaml::{Mapping, Value};
 use super::copy::{find, raised};
 use super::staging::Staged;
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     shell_run::action_fail(input, msg)

@@ -5,7 +5,7 @@
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// ansible's `validate_variable_name`: a Python identifier that is not a keyword.
 fn valid_name(name: &str) -> bool {

@@ -5,7 +5,7 @@
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, loose_bool};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let data = match input.args.get("data").map(|n| &n.value) {

@@ -6,7 +6,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 /// The directory a local host's commands run in: the play's (the loader's base directory).
 pub fn cwd(input: &ActionInput<'_>) -> std::path::PathBuf {

@@ -17,7 +17,7 @@ use tack_yaml::{Mapping, Node, Value};
 use super::copy::{find, raised};
 use super::staging::Staged;
 use super::{ActionInput, ActionOutput, loose_bool, shell_run};
-use crate::result::s;
+use tack_report::result::s;
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let fail = |msg: &str| shell_run::action_fail(input, msg);

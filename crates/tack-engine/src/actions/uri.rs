@@ -6,7 +6,7 @@
 use tack_yaml::Mapping;
 
 use super::{ActionInput, ActionOutput};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {

@@ -13,7 +13,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, errored};
-use crate::result::{b, s};
+use tack_report::result::{b, s};
 
 fn map_of(nodes: Vec<(&str, Node)>) -> Node {
     let mut m = Mapping::new();

@@ -12,11 +12,11 @@ use std::process::ExitCode;
 
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass, Origin};
-use tack_engine::callback::minimal::{AdhocOrigin, Layout, MinimalCallback};
-use tack_engine::callback::tree::TreeWriter;
 use tack_engine::{RunContext, RunFacts};
 use tack_playbook::tags::TagFilter;
 use tack_playbook::{LoadOptions, Loader};
+use tack_report::callback::minimal::{AdhocOrigin, Layout, MinimalCallback};
+use tack_report::callback::tree::TreeWriter;
 use tack_template::Templar;
 use tack_yaml::{Mapping, Node, Value};
 
@@ -255,7 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             check_mode: args.check,
             plan: false,
             diff_mode: args.diff,
-            diff: tack_engine::callback::diff::DiffSettings {
+            diff: tack_report::callback::diff::DiffSettings {
                 context: usize::try_from(session.config.diff_context()).unwrap_or(0),
                 max_size: session.config.max_file_size_for_diff(),
                 local_tmp: session.config.local_tmp(),

@@ -11,9 +11,10 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
-use tack_engine::callback::events::EventsCallback;
-use tack_engine::{Callback, RunContext, RunStatus};
+use tack_engine::{RunContext, RunStatus};
 use tack_playbook::Playbook;
+use tack_report::Callback;
+use tack_report::callback::events::EventsCallback;
 use tack_server::record::{LineWriter, Recording};
 use tack_server::store::NewRun;
 

@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use tack_config::Config;
-use tack_engine::callback::color::{Hue, Palette, paint};
+use tack_report::callback::color::{Hue, Palette, paint};
 
 /// The version block, one string per line.
 fn version_block(prog: &str, config: &Config) -> Vec<String> {

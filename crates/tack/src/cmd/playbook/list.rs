@@ -19,7 +19,7 @@ use crate::session::Session;
 pub fn run(
     args: &Args,
     session: &Session,
-    palette: Option<&tack_engine::callback::color::Palette>,
+    palette: Option<&tack_report::callback::color::Palette>,
 ) -> Result<String, Diagnostic> {
     let options = LoadOptions {
         extra_vars: session.extra_vars.clone(),
@@ -45,7 +45,7 @@ pub fn run(
             // Shown as each playbook loads, before any listing (which comes at the end): the
             // imports, from -vvv with the gatherings of `vars_files` as ansible loads.
             use std::io::Write as _;
-            use tack_engine::callback::color::{Hue, paint};
+            use tack_report::callback::color::{Hue, paint};
             let lines: Vec<(u8, String)> = if vvv {
                 tack_engine::vars_file_load_lines(
                     &playbook,
@@ -165,9 +165,9 @@ pub fn run(
 fn push_notes(
     out: &mut String,
     notes: &[String],
-    palette: Option<&tack_engine::callback::color::Palette>,
+    palette: Option<&tack_report::callback::color::Palette>,
 ) {
-    use tack_engine::callback::color::{Hue, paint};
+    use tack_report::callback::color::{Hue, paint};
     for note in notes {
         let _ = writeln!(out, "{}", paint(palette, note, Hue::Verbose));
     }

@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 
 use tack_diag::Diagnostic;
-use tack_engine::callback::default::DefaultCallback;
 use tack_engine::{RunContext, RunFacts};
 use tack_playbook::tags::TagFilter;
 use tack_playbook::{LoadOptions, Loader};
+use tack_report::callback::default::DefaultCallback;
 use tack_template::Templar;
 
 use super::Args;
@@ -72,7 +72,7 @@ pub fn run(
             check_mode: args.check || plan,
             plan,
             diff_mode: args.diff || session.config.diff_always(),
-            diff: tack_engine::callback::diff::DiffSettings {
+            diff: tack_report::callback::diff::DiffSettings {
                 context: usize::try_from(session.config.diff_context()).unwrap_or(0),
                 max_size: session.config.max_file_size_for_diff(),
                 local_tmp: session.config.local_tmp(),
@@ -101,7 +101,7 @@ pub fn run(
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
     if mode == super::Mode::Plan(crate::cmd::plan::Format::Json) {
-        let mut callback = tack_engine::callback::plan_json::PlanJson::new();
+        let mut callback = tack_report::callback::plan_json::PlanJson::new();
         let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
         use std::io::Write;
         stdout.write_all(callback.document_text().as_bytes())?;

@@ -7,8 +7,8 @@
 
 use std::io::Write;
 
-use tack_engine::callback::color::{Hue, Palette, paint};
-use tack_engine::callback::verbose::VerboseExtras;
+use tack_report::callback::color::{Hue, Palette, paint};
+use tack_report::callback::verbose::VerboseExtras;
 
 use super::Args;
 use crate::session::Session;

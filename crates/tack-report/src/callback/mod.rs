@@ -50,6 +50,11 @@ pub struct TaskParams {
     pub sealed_hosts: Vec<String>,
 }
 
+/// What replaces a secret value wherever a task's input or result is shown.
+pub const MASK: &str = "********";
+/// What replaces a top-level input value that differs between hosts (seed 000).
+pub const PER_HOST: &str = "<per-host>";
+
 /// The run's events, in the order ansible's callbacks receive them.
 pub trait Callback {
     /// Whether the callback shows [`TaskParams`]; computing them renders every task's

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::Value as Json;
-use tack_engine::callback::diff::render;
+use tack_report::callback::diff::render;
 use tack_yaml::{Mapping, Node, Value};
 
 /// Cases where tack knowingly renders differently, with why. Empty: none are known.

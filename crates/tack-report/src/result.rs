@@ -37,16 +37,16 @@ pub struct HostResult {
     pub no_log: bool,
     /// The host a delegated run ran on (`[host -> delegated]`).
     pub delegated: Option<String>,
-    /// `tack plan`: what the plan could not know (see `crate::plan`); `None` for a result
+    /// `tack plan`: what the plan could not know (see `crate::plan_mark`); `None` for a result
     /// that is real (a check-mode run, a skip, an error).
-    pub plan: Option<crate::plan::PlanMark>,
+    pub plan: Option<crate::plan_mark::PlanMark>,
 }
 
-pub(crate) fn s(text: &str) -> Node {
+pub fn s(text: &str) -> Node {
     Node::bare(Value::Str(text.to_string()))
 }
 
-pub(crate) fn b(value: bool) -> Node {
+pub fn b(value: bool) -> Node {
     Node::bare(Value::Bool(value))
 }
 
@@ -88,7 +88,7 @@ impl HostResult {
     /// Whether the result notifies the task's handlers: it changed, or (in a plan) its
     /// outcome is not known, so a handler may run after all.
     pub fn notifies(&self) -> bool {
-        self.flag("changed") || crate::plan::PlanMark::unknown_in(self)
+        self.flag("changed") || crate::plan_mark::PlanMark::unknown_in(self)
     }
 
     pub fn flag(&self, key: &str) -> bool {

@@ -10,7 +10,7 @@ use super::Stats;
 use super::TaskView;
 use super::color::Hue;
 use super::default::DefaultCallback;
-use crate::plan::{DEFERRED, PlanOutcome};
+use crate::plan_mark::{DEFERRED, PlanOutcome};
 use crate::result::HostResult;
 
 /// `(from "a", "b")`: the tasks whose output was unavailable.
@@ -28,7 +28,7 @@ impl<W: Write> DefaultCallback<W> {
         result: &HostResult,
         item: Option<&str>,
     ) -> bool {
-        let outcome = crate::plan::outcome(result);
+        let outcome = crate::plan_mark::outcome(result);
         let (word, hue, mut tail) = match &outcome {
             PlanOutcome::Matched => ("matched", Hue::Ok, String::new()),
             PlanOutcome::WouldChange { fields, .. } if fields.is_empty() => {

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use tack_yaml::{JsonOptions, Mapping, Node, Value};
 
+use super::MASK;
 use super::{Callback, Stats, TaskParams, TaskView};
-use crate::params::MASK;
 use crate::result::{HostResult, Outcome};
 
 pub struct EventsCallback<W: Write, C: Callback> {

@@ -8,7 +8,7 @@
 //! engine reports; `-vvvv` adds the lines of `callback::verbose`. Colour,
 //! when on, comes from a [`Palette`] (see `color`). The non-default options (`display_ok_hosts`, `display_skipped_hosts`,
 //! `show_task_path_on_failure`, `result_format`, ...) are not written yet; the run refuses them
-//! before it starts (see `crate::refuse`).
+//! before it starts (the run loop's refusals, `tack_engine`).
 
 use std::io::Write;
 

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Callback, Stats, TaskView};
-use crate::plan::PlanOutcome;
+use crate::plan_mark::PlanOutcome;
 use crate::result::HostResult;
 
 #[derive(Default)]
@@ -22,7 +22,7 @@ pub struct PlanJson {
 }
 
 fn outcome_json(result: &HostResult) -> Map<String, Value> {
-    let outcome = crate::plan::outcome(result);
+    let outcome = crate::plan_mark::outcome(result);
     let mut out = Map::new();
     out.insert("outcome".into(), outcome.name().into());
     match outcome {
