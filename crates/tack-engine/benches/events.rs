@@ -80,7 +80,7 @@ fn run_with(project: &Project, callback: &mut dyn Callback) {
         facts: RunFacts { forks: 1, ..Default::default() },
         start_at: None,
         force_handlers: false,
-        links: &tack_engine::links::Links::new(&tack_engine::links::LocalOnly),
+        links: &tack_links::Links::new(&tack_links::LocalOnly),
         pending: Default::default(),
     };
     tack_engine::run(&ctx, &project.playbooks, callback).expect("the play runs");

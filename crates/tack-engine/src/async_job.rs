@@ -16,8 +16,8 @@ use tack_agent::{Invocation, ModuleResult};
 use tack_template::{Scope, Templar};
 
 use crate::actions::{ActionInput, ActionOutput};
-use crate::connection::Connection;
 use tack_connect::JobSpec;
+use tack_links::Connection;
 
 /// A task's `async` and `poll`, and where its notes for the callback go.
 pub struct AsyncTask<'a> {

@@ -52,7 +52,7 @@ impl TaskRun<'_> {
         let Some(scope) = self.scope(other) else { return other.to_string() };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
         let keyword = |k| self.ctx.inherited(k).cloned();
-        let target = crate::link_target::resolve(
+        let target = tack_links::link_target::resolve(
             self.templar,
             &scope,
             &vars,
@@ -62,7 +62,7 @@ impl TaskRun<'_> {
             self.ssh_defaults,
         );
         match target {
-            Ok(crate::link_target::LinkTarget::Ssh(ssh)) if ssh.address != other => {
+            Ok(tack_links::link_target::LinkTarget::Ssh(ssh)) if ssh.address != other => {
                 format!("{other}({})", ssh.address)
             }
             _ => other.to_string(),
@@ -111,7 +111,7 @@ impl TaskRun<'_> {
                 }
                 Ok(())
             }
-            other => Err(crate::link_target::refused(other, name, origin)),
+            other => Err(tack_links::link_target::refused(other, name, origin)),
         }
     }
 

@@ -7,14 +7,16 @@ use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
 use tack_yaml::{Mapping, Node};
 
-use crate::HostState;
-use crate::connection::{Connection, ConnectionError};
-use crate::link_target::LinkTarget;
+use tack_links::link_target::LinkTarget;
+use tack_links::{Connection, ConnectionError, Reach, Trace, Traced};
 
-/// A host's link for gathering, or why there is none (a refused setting, a failed open).
-type Link = Result<std::sync::Arc<dyn Connection>, String>;
+use crate::HostState;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
+
+/// A host's link for gathering and the connection it is, or why there is none (a refused
+/// setting, a failed open).
+type Link = Result<(std::sync::Arc<dyn Connection>, Reach), String>;
 use tack_report::callback::{Callback, Stats, TaskView};
 use tack_report::result::s;
 
@@ -22,7 +24,7 @@ use tack_report::result::s;
 pub(crate) struct Gathered {
     pub shown: tack_report::result::HostResult,
     /// The lines about reaching the host, each with the `-v` count it shows from (see
-    /// `crate::transport`).
+    /// `tack_links::trace`).
     pub transport: Vec<(u8, String)>,
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
 }
@@ -65,9 +67,12 @@ impl PlayRun<'_, '_> {
         let settings = &self.run.facts.interpreter;
         let ahead = hosts
             .iter()
-            .map(|h| links.get(h).and_then(|l| l.as_ref().ok()).filter(|l| !l.is_open()).cloned())
+            .map(|h| {
+                let link = links.get(h).and_then(|l| l.as_ref().ok()).map(|(l, _)| l);
+                link.filter(|l| !l.is_open()).cloned()
+            })
             .collect();
-        crate::links::opening_ahead(ahead, width, || {
+        tack_links::pool::opening_ahead(ahead, width, || {
             crate::forks::run_hosts(
                 &hosts,
                 width,
@@ -117,9 +122,9 @@ impl PlayRun<'_, '_> {
         {
             return Interpreter::Set;
         }
-        match crate::interpreter::known(&scope) {
+        match tack_links::interpreter::known(&scope) {
             Some(known) => Interpreter::Known(known),
-            None => Interpreter::Discover(crate::interpreter::names(
+            None => Interpreter::Discover(tack_links::interpreter::names(
                 &scope,
                 &self.run.facts.interpreter,
             )),
@@ -134,12 +139,13 @@ impl PlayRun<'_, '_> {
         host: &str,
     ) -> Link {
         let Some(scope) = self.scope.host_scope(host) else {
-            return self.run.links.get(&LinkTarget::Local, None).map_err(|e| e.to_string());
+            let local = self.run.links.get(&LinkTarget::Local, None);
+            return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
         };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
         let keyword = |k| keywords.get(k).cloned();
         let origin = self.play().origin.clone();
-        let target = crate::link_target::resolve(
+        let target = tack_links::link_target::resolve(
             self.run.templar,
             &scope,
             &vars,
@@ -152,7 +158,7 @@ impl PlayRun<'_, '_> {
         // The become keywords are not post-validated with the play: read as written.
         let play = self.play();
         let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
-        let escalation = crate::become_::resolve(
+        let escalation = tack_links::become_::resolve(
             self.run.templar,
             &scope,
             &vars,
@@ -162,7 +168,8 @@ impl PlayRun<'_, '_> {
             &self.run.facts.ssh.become_,
         )
         .map_err(|d| d.brief())?;
-        self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())
+        let link = self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
+        Ok((link, target.reach()))
     }
 
     /// Keeps a host's gathered facts (or fails it) and shows its result.
@@ -211,16 +218,20 @@ fn gather_on(
     address: &str,
     origin: Option<tack_diag::Origin>,
     link: Link,
-    (interpreter, settings): (Interpreter, &crate::interpreter::InterpreterSettings),
+    (interpreter, settings): (Interpreter, &tack_links::interpreter::InterpreterSettings),
 ) -> Gathered {
+    let trace = Trace::new();
     // (unreachable, why) when the host cannot be asked.
-    crate::transport::new_task();
-    let connected = link.map_err(|why| (false, why)).and_then(|l| match l.connect() {
-        Ok(()) => Ok(l),
-        Err(e) => Err((matches!(e, ConnectionError::Unreachable { .. }), e.to_string())),
+    let connected = link.map_err(|why| (false, why)).and_then(|(link, reach)| {
+        let link: std::sync::Arc<dyn Connection> =
+            std::sync::Arc::new(Traced::new(link, reach, &trace));
+        match link.connect() {
+            Ok(()) => Ok(link),
+            Err(e) => Err((matches!(e, ConnectionError::Unreachable { .. }), e.to_string())),
+        }
     });
     // What the connection said while it opened (a retried ssh), whether it opened or not.
-    let said = crate::transport::lines(address, crate::transport::take_said());
+    let said = trace.drain_lines(address);
     let link = match connected {
         Ok(link) => link,
         Err((unreachable, why)) => {
@@ -255,13 +266,14 @@ fn gather_on(
         Interpreter::Set => None,
         Interpreter::Known(node) => Some(node),
         Interpreter::Discover(names) => {
-            let path = crate::interpreter::discover(link.as_ref(), host, settings, &names);
+            let path =
+                tack_links::interpreter::discover(link.as_ref(), &trace, host, settings, &names);
             Some(s(&path))
         }
     };
     let outcome = link.run_module("setup", &invocation);
     let mut transport = said;
-    transport.extend(crate::transport::lines(address, crate::transport::take()));
+    transport.extend(trace.drain_lines(address));
     let result = match outcome {
         Ok(result) => crate::json::map_from_json(&result),
         Err(e) => {
@@ -281,7 +293,7 @@ fn gather_on(
         // ansible's `gather_facts` action marks the facts it gathered.
         let mut found = found.clone();
         if let Some(path) = interpreter {
-            found.insert(s(crate::interpreter::FACT), path);
+            found.insert(s(tack_links::interpreter::FACT), path);
         }
         found.insert(s("_ansible_facts_gathered"), tack_report::result::b(true));
         facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));

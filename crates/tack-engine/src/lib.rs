@@ -13,8 +13,6 @@ pub mod actions;
 pub mod argspec;
 mod async_job;
 mod batches;
-pub mod become_;
-pub mod connection;
 mod delegate;
 mod environment;
 mod failed_task;
@@ -28,11 +26,8 @@ mod gather;
 mod handlers;
 mod include;
 mod include_role;
-mod interpreter;
 mod iterator;
 mod json;
-pub mod link_target;
-pub mod links;
 mod live;
 mod loop_control;
 mod meta;
@@ -44,7 +39,6 @@ pub mod plan_pending;
 mod play;
 mod prompt;
 pub mod python_path;
-pub use interpreter::InterpreterSettings;
 mod read_notes;
 mod refuse;
 mod render_cache;
@@ -55,10 +49,10 @@ mod segments;
 mod start_at;
 mod strategy_free;
 mod task;
+mod task_link;
 mod task_loop;
 mod task_name;
 pub mod terminal;
-mod transport;
 pub mod vars;
 pub mod verbose;
 
@@ -99,7 +93,7 @@ pub struct RunContext<'a> {
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
     /// The run's links to its hosts.
-    pub links: &'a links::Links<'a>,
+    pub links: &'a tack_links::Links<'a>,
     /// `tack plan`: the paths on each host an earlier task would change.
     pub pending: plan_pending::Pending,
 }

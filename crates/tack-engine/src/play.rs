@@ -614,7 +614,7 @@ impl<'r> PlayRun<'r, '_> {
                 };
                 let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
                 let keyword = |k| ctx.inherited(k).cloned();
-                let target = crate::link_target::resolve(
+                let target = tack_links::link_target::resolve(
                     self.run.templar,
                     &scope,
                     &vars,
@@ -623,7 +623,7 @@ impl<'r> PlayRun<'r, '_> {
                     ctx.task.origin.clone(),
                     &self.run.facts.ssh,
                 )?;
-                if target == crate::link_target::LinkTarget::Local {
+                if target == tack_links::link_target::LinkTarget::Local {
                     continue;
                 }
                 if !self.run.links.reaches_remote() {
@@ -747,7 +747,7 @@ impl<'r> PlayRun<'r, '_> {
             Vec::new()
         };
         let runner = &runner;
-        crate::links::opening_ahead(ahead, width, || {
+        tack_links::pool::opening_ahead(ahead, width, || {
             crate::forks::run_hosts(
                 hosts,
                 width,

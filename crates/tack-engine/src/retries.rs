@@ -84,16 +84,17 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
+        trace: &std::sync::Arc<tack_links::Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
         let plan = self.plan(scope)?;
         if plan.runs <= 1 {
-            let output = self.execute(host, scope, events);
+            let output = self.execute(host, scope, trace, events);
             return Ok(self.judge(host, scope, output, None, true));
         }
         let mut last = None;
         for attempt in 1..=plan.runs {
-            let output = self.execute(host, scope, events);
+            let output = self.execute(host, scope, trace, events);
             // An action that raised is not run again (ansible's exceptions leave the loop).
             if output.raised {
                 return Ok(self.judge(host, scope, output, None, false));

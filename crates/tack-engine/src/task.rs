@@ -12,8 +12,9 @@ use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::actions::{self, Action, ActionInput, ActionOutput};
-use crate::link_target::LinkTarget;
 use crate::vars::PlayScope;
+use tack_links::link_target::LinkTarget;
+use tack_links::{Reach, Trace};
 use tack_report::result::{HostResult, b, s};
 
 /// Everything a task needs besides the host.
@@ -46,16 +47,16 @@ pub struct TaskRun<'a> {
     /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
     pub(crate) rendered: crate::render_cache::RenderCache,
     /// The run's links to its hosts.
-    pub links: &'a crate::links::Links<'a>,
+    pub links: &'a tack_links::pool::Links<'a>,
     /// The configuration's ssh settings, under each host's variables.
-    pub ssh_defaults: &'a crate::link_target::SshDefaults,
+    pub ssh_defaults: &'a tack_links::link_target::SshDefaults,
     /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
     /// delegated host's in its worker).
     pub(crate) reads: crate::read_notes::ReadNotes,
     /// The name the task's banner showed (the action's when unnamed).
     pub banner_name: String,
     /// Interpreter discovery as configured.
-    pub interpreter: &'a crate::interpreter::InterpreterSettings,
+    pub interpreter: &'a tack_links::interpreter::InterpreterSettings,
     /// `tack plan`: the paths an earlier task would change, per host.
     pub pending: &'a crate::plan_pending::Pending,
     /// The hosts this task has discovered an interpreter for (a loop's first item does it).
@@ -189,7 +190,9 @@ impl TaskRun<'_> {
 
     /// Runs the task on `host`.
     pub fn run(&self, host: &str) -> TaskOutcome {
-        crate::transport::new_task();
+        // Each run of the task on a host announces its connection anew (ansible makes a
+        // connection object per task executor).
+        let trace = Trace::new();
         let Some(scope) = self.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
             let result = self.finish(host, errored(diag));
@@ -213,8 +216,8 @@ impl TaskRun<'_> {
         };
         let mut events = Vec::new();
         let outcome = match &self.ctx.task.loop_items {
-            None => self.run_once(host, &scope, &mut events).map(|r| (Vec::new(), r)),
-            Some(items) => self.run_loop(host, &scope, items, ignore_errors),
+            None => self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r)),
+            Some(items) => self.run_loop(host, &scope, &trace, items, ignore_errors),
         };
         let (mut items, mut result) = match outcome {
             Ok((items, result)) => {
@@ -284,6 +287,7 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
+        trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
         let gate = self.plan_gate(host, scope)?;
@@ -301,8 +305,10 @@ impl TaskRun<'_> {
             return Ok(tack_report::result::skipped(host, &cond));
         }
         let mut result = match delegated? {
-            Some(other) => self.attempts(host, &self.delegated_scope(scope, host, &other), events),
-            None => self.attempts(host, scope, events),
+            Some(other) => {
+                self.attempts(host, &self.delegated_scope(scope, host, &other), trace, events)
+            }
+            None => self.attempts(host, scope, trace, events),
         }?;
         self.plan_mark_ran(scope, &mut result);
         self.plan_note(host, &gate.writes, &result);
@@ -371,6 +377,7 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
+        trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> ActionOutput {
         if self.action == Action::Unresolvable {
@@ -433,21 +440,15 @@ impl TaskRun<'_> {
             notes: &notes,
         });
         let link = if self.action.touches_host() {
-            let opened = self.link(host, scope);
-            // What the connection said while it opened (a retried ssh) shows with the task,
-            // whether it opened or not.
-            let said = crate::transport::take_said();
-            match opened {
-                Ok(link) => {
-                    for (reach, said) in said {
-                        crate::transport::record_via(reach, said);
-                    }
-                    Some(link)
-                }
+            match self.link(host, scope, trace) {
+                Ok(link) => Some(link),
                 Err(output) => {
+                    // What the connection said while it failed to open (a retried ssh) shows
+                    // with the task.
                     let address = crate::verbose::address(self, host, scope);
                     events.extend(
-                        crate::transport::lines(&address, said)
+                        trace
+                            .drain_lines(&address)
                             .into_iter()
                             .map(|(level, line)| TaskEvent::Transport(level, line)),
                     );
@@ -455,12 +456,13 @@ impl TaskRun<'_> {
                 }
             }
         } else {
-            crate::transport::take();
             None
         };
         let discovered =
-            link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn));
-        let relink = |connect_timeout| self.fresh_link(host, scope, connect_timeout);
+            link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn, trace));
+        let relink = |connect_timeout| self.fresh_link(host, scope, connect_timeout, trace);
+        // Actions that never touch the host get the controller itself, as ansible's do.
+        let local = tack_links::Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
         let python = match self.action {
             Action::Python(_) | Action::Unarchive | Action::Dnf | Action::Package => {
                 self.python_for(scope, discovered.as_deref())
@@ -497,15 +499,17 @@ impl TaskRun<'_> {
             delegated: self.ctx.task.delegate_to.is_some(),
             local_connection: matches!(&link_target, Some((LinkTarget::Local, _))),
             becomes: matches!(&link_target, Some((_, Some(_)))),
-            conn: link.as_deref().unwrap_or(&crate::connection::Local),
+            conn: link.as_deref().unwrap_or(&local),
+            trace,
             relink: &relink,
             python: python.as_deref(),
         });
-        let uses = crate::transport::take();
+        let uses = trace.take();
         if !uses.is_empty() {
             let address = crate::verbose::address(self, host, scope);
             events.extend(
-                crate::transport::lines(&address, uses)
+                trace
+                    .lines(&address, uses)
                     .into_iter()
                     .map(|(level, line)| TaskEvent::Transport(level, line)),
             );
@@ -520,7 +524,7 @@ impl TaskRun<'_> {
                 .and_then(Node::as_map)
                 .cloned()
                 .unwrap_or_default();
-            facts.insert(s(crate::interpreter::FACT), s(&path));
+            facts.insert(s(tack_links::interpreter::FACT), s(&path));
             output.data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
         }
         output
@@ -534,7 +538,7 @@ impl TaskRun<'_> {
             return Some(mode.clone());
         }
         discovered.map(str::to_string).or_else(|| {
-            crate::interpreter::known(scope).map(|found| tack_yaml::pyrepr::str(&found.value))
+            tack_links::interpreter::known(scope).map(|found| tack_yaml::pyrepr::str(&found.value))
         })
     }
 
@@ -545,7 +549,8 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
-        conn: &dyn crate::connection::Connection,
+        conn: &dyn tack_links::Connection,
+        trace: &Trace,
     ) -> Option<String> {
         let runs_python = !matches!(self.action, Action::Raw | Action::Script);
         if !runs_python
@@ -555,15 +560,15 @@ impl TaskRun<'_> {
         {
             return None;
         }
-        let known = crate::interpreter::known(scope).is_some();
+        let known = tack_links::interpreter::known(scope).is_some();
         // A panic while the set was held leaves it whole (inserts are single calls).
         let mut done = self.discovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if known || !done.insert(host.to_string()) {
             return None;
         }
         drop(done);
-        let names = crate::interpreter::names(scope, self.interpreter);
-        Some(crate::interpreter::discover(conn, host, self.interpreter, &names))
+        let names = tack_links::interpreter::names(scope, self.interpreter);
+        Some(tack_links::interpreter::discover(conn, trace, host, self.interpreter, &names))
     }
 
     /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
@@ -679,10 +684,10 @@ impl TaskRun<'_> {
                     facts.insert(s("_ansible_facts_gathered"), b(true));
                 }
                 self.vars.merge_module_facts(&self.fact_host(host, scope), &facts);
-            } else if let Some(path) = facts.and_then(|f| f.get(crate::interpreter::FACT)) {
+            } else if let Some(path) = facts.and_then(|f| f.get(tack_links::interpreter::FACT)) {
                 // The interpreter discovery found is the host's fact, failed task or not.
                 let mut only = Mapping::new();
-                only.insert(s(crate::interpreter::FACT), path.clone());
+                only.insert(s(tack_links::interpreter::FACT), path.clone());
                 self.vars.merge_module_facts(&self.fact_host(host, scope), &only);
             }
         }

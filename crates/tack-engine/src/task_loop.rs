@@ -16,6 +16,7 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
+        trace: &std::sync::Arc<tack_links::Trace>,
         items: &Node,
         ignore_errors: bool,
     ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
@@ -76,9 +77,9 @@ impl TaskRun<'_> {
                 (None, None) => match &delegated {
                     Some(other) => {
                         let there = self.delegated_scope(&item_scope, host, other);
-                        self.attempts(host, &there, &mut retries)?
+                        self.attempts(host, &there, trace, &mut retries)?
                     }
-                    None => self.attempts(host, &item_scope, &mut retries)?,
+                    None => self.attempts(host, &item_scope, trace, &mut retries)?,
                 },
             };
             self.plan_mark_ran(&item_scope, &mut result);

@@ -39,9 +39,9 @@ pub struct RunFacts {
     /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
     pub async_dir: String,
     /// What the configuration sets for ssh links.
-    pub ssh: crate::link_target::SshDefaults,
+    pub ssh: tack_links::link_target::SshDefaults,
     /// Python interpreter discovery (`interpreter_python`, its fallback list).
-    pub interpreter: crate::interpreter::InterpreterSettings,
+    pub interpreter: tack_links::interpreter::InterpreterSettings,
 }
 
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own

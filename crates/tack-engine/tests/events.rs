@@ -63,7 +63,7 @@ fn run(playbook: &str) -> (Vec<String>, String) {
         facts: RunFacts { forks: 1, ..Default::default() },
         start_at: None,
         force_handlers: false,
-        links: &tack_engine::links::Links::new(&tack_engine::links::LocalOnly),
+        links: &tack_links::Links::new(&tack_links::LocalOnly),
         pending: Default::default(),
     };
     let mut callback = EventsCallback::new(Vec::new(), DefaultCallback::new(Vec::new(), 79));

@@ -11,8 +11,8 @@ use tack_config::Config;
 use tack_connect::{
     AgentImage, Become, BecomeLink, Connection, ConnectionError, OnDemand, Ssh, SshTarget, Via,
 };
-use tack_engine::become_::BecomeDefaults;
-use tack_engine::link_target::{FromConfig, LinkTarget, SshDefaults, SshSettings};
+use tack_links::become_::BecomeDefaults;
+use tack_links::link_target::{FromConfig, LinkTarget, SshDefaults, SshSettings};
 
 /// Opens ssh links with the controller's own agent, found once per run.
 #[derive(Default)]
@@ -74,7 +74,7 @@ impl AgentOpener {
     }
 }
 
-impl tack_engine::links::Opener for AgentOpener {
+impl tack_links::Opener for AgentOpener {
     fn ssh(&self, settings: &SshSettings) -> Result<Arc<dyn Connection>, ConnectionError> {
         let image = self.image()?;
         let target = self.target(settings)?;
@@ -122,9 +122,9 @@ impl tack_engine::links::Opener for AgentOpener {
 pub struct Passwords {
     /// `-k` (or `ask_pass` in the configuration), else `--connection-password-file`: the
     /// login password of every ssh host that sets none of its own.
-    pub connection: Option<tack_engine::link_target::Secret>,
+    pub connection: Option<tack_links::link_target::Secret>,
     /// `-K` (or `become_ask_pass`), else `--become-password-file`.
-    pub become_: Option<tack_engine::link_target::Secret>,
+    pub become_: Option<tack_links::link_target::Secret>,
 }
 
 /// The passwords as ansible's `CLI.ask_passwords` gets them, before anything else is read:
@@ -137,7 +137,7 @@ pub fn passwords(
     conn: &crate::options::ConnectionOpts,
     opts: &crate::options::BecomeOpts,
 ) -> Result<Passwords, tack_diag::Diagnostic> {
-    use tack_engine::link_target::Secret;
+    use tack_links::link_target::Secret;
     let options =
         |msg: String| tack_diag::Diagnostic::new(msg).with_class(tack_diag::ErrorClass::Options);
     let ask = |prompt: &str, what: crate::ask_pass::Asked| {
@@ -356,14 +356,14 @@ fn password_file(path: &std::path::Path) -> Result<String, String> {
 }
 
 /// `interpreter_python` and its fallback list: what interpreter discovery reads.
-pub fn interpreter_settings(config: &Config) -> tack_engine::InterpreterSettings {
+pub fn interpreter_settings(config: &Config) -> tack_links::InterpreterSettings {
     let mode = config.get("INTERPRETER_PYTHON").and_then(|v| v.as_str()).unwrap_or("auto");
     let fallback = config
         .get("INTERPRETER_PYTHON_FALLBACK")
         .and_then(|v| v.as_str_list())
         .map(|list| list.into_iter().map(str::to_string).collect())
         .unwrap_or_default();
-    tack_engine::InterpreterSettings { mode: mode.to_string(), fallback }
+    tack_links::InterpreterSettings { mode: mode.to_string(), fallback }
 }
 
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
@@ -405,7 +405,7 @@ pub fn ssh_defaults(config: &Config) -> SshDefaults {
         sshpass_prompt: text(config.ssh_sshpass_prompt()).filter(|p| !p.is_empty()),
         private_key: text(config.ssh_private_key())
             .filter(|k| !k.is_empty())
-            .map(tack_engine::link_target::Secret),
+            .map(tack_links::link_target::Secret),
         pkcs11_provider: text(config.ssh_pkcs11_provider()).filter(|p| !p.is_empty()),
         become_: BecomeDefaults::default(),
     }

@@ -15,7 +15,7 @@ use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
 use super::{ActionInput, ActionOutput};
-use crate::connection::{Connection, ConnectionError, ExecOutput, StagedFile};
+use tack_links::{Connection, ConnectionError, ExecOutput, StagedFile};
 
 /// A link whose uses stop at a deadline.
 pub(super) struct Bounded<'a> {

@@ -102,9 +102,9 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     args.remove("use_backend");
     let stripped = input.with_args(&args);
     if input.verbosity >= 4 {
-        crate::transport::record(crate::transport::Use::Note(format!(
+        input.trace.note(format!(
             "Running ansible.legacy.{module} as the backend for the dnf action plugin"
-        )));
+        ));
     }
     with_facts(crate::python_path::action::run(&stripped, module))
 }

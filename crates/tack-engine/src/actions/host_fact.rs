@@ -7,7 +7,7 @@ use tack_agent::{Invocation, ModuleResult};
 use tack_yaml::Node;
 
 use super::ActionInput;
-use crate::connection::ConnectionError;
+use tack_links::ConnectionError;
 
 /// The host's `ansible_facts.<name>`, when it has one.
 pub(super) fn known(input: &ActionInput<'_>, name: &str) -> Option<Node> {

@@ -370,17 +370,19 @@ pub struct ActionInput<'a> {
     /// Whether the task becomes another user on the host (`fetch` then goes straight to
     /// `slurp`, as ansible's does; only set for actions that ask).
     pub becomes: bool,
-    /// The host's link (the in-process `Local` for actions that never touch the host).
-    pub conn: &'a dyn crate::connection::Connection,
+    /// The host's link (the controller itself, in-process, for actions that never touch the
+    /// host).
+    pub conn: &'a dyn tack_links::Connection,
+    /// The `-vvv` record of this run on the host: the links record their uses in it, and
+    /// the action its notes about its own steps.
+    pub trace: &'a tack_links::Trace,
     /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
     /// the configured `interpreter_python` path, or the discovered one (`crate::interpreter`).
     pub python: Option<&'a str>,
     /// For `wait_for_connection` and `reboot`: the host's link closed and opened anew (with
     /// that ssh `ConnectTimeout`, when given), or why not.
-    pub relink: &'a dyn Fn(
-        Option<u64>,
-    )
-        -> Result<std::sync::Arc<dyn crate::connection::Connection>, String>,
+    pub relink:
+        &'a dyn Fn(Option<u64>) -> Result<std::sync::Arc<dyn tack_links::Connection>, String>,
 }
 
 impl<'a> ActionInput<'a> {
@@ -413,6 +415,7 @@ impl<'a> ActionInput<'a> {
             search: self.search,
             host_named: self.host_named,
             conn: self.conn,
+            trace: self.trace,
             python: self.python,
             relink: self.relink,
         }

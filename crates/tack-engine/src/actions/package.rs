@@ -137,7 +137,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         } else {
             module.clone()
         };
-        crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
+        input.trace.note(format!("Running {shown}"));
     }
     match backend {
         Backend::Native(name) => super::module::run(&stripped, name),

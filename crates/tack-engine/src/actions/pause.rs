@@ -237,9 +237,7 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
         }
     };
     if input.check_mode {
-        crate::transport::record(crate::transport::Use::Note(
-            "wait_for_connection: skipping for check_mode".into(),
-        ));
+        input.trace.note("wait_for_connection: skipping for check_mode".into());
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));
         data.insert(s("skipped"), b(true));
@@ -255,9 +253,7 @@ pub fn wait_for_connection(input: &ActionInput<'_>) -> ActionOutput {
     let mut last_error = String::new();
     let mut answered = false;
     while Instant::now() < deadline {
-        crate::transport::record(crate::transport::Use::Note(
-            "wait_for_connection: attempting ping module test".into(),
-        ));
+        input.trace.note("wait_for_connection: attempting ping module test".into());
         let pinged = (input.relink)(None)
             .and_then(|link| link.run_module("ping", &invocation).map_err(|e| e.to_string()));
         match pinged {

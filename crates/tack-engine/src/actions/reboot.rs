@@ -22,7 +22,7 @@ use tack_agent::Invocation;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{ActionInput, ActionOutput, shell_run};
-use crate::connection::{Connection, ConnectionError, ExecOutput};
+use tack_links::{Connection, ConnectionError, ExecOutput};
 use tack_report::result::{b, s};
 
 /// The arguments ansible's plugin takes (`_VALID_ARGS`).
@@ -113,7 +113,7 @@ struct Run<'i, 'a> {
 
 impl Run<'_, '_> {
     fn note(&self, text: String) {
-        crate::transport::record(crate::transport::Use::Note(text));
+        self.input.trace.note(text);
     }
 
     fn past_deadline(&self) -> bool {

@@ -64,7 +64,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     };
     // ansible's `-vvvv` note of the module it picked, in order with the connection's lines.
     if input.verbosity >= 4 {
-        crate::transport::record(crate::transport::Use::Note(format!("Running {shown}")));
+        input.trace.note(format!("Running {shown}"));
     }
     match (systemd, native, python) {
         (true, _, _) => super::module::run(&stripped, "ansible.legacy.systemd"),

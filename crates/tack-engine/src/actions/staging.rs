@@ -5,7 +5,7 @@
 //!
 //! Owns only that lifetime; where and how the bytes are kept is the connection's.
 
-use crate::connection::{Connection, ConnectionError, StagedFile};
+use tack_links::{Connection, ConnectionError, StagedFile};
 
 pub(super) struct Staged<'a> {
     conn: &'a dyn Connection,

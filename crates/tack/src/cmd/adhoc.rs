@@ -243,7 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )));
     let tags = TagFilter::from_cli(&[], &[]);
     let opener = crate::links::AgentOpener::new();
-    let links = tack_engine::links::Links::new(&opener);
+    let links = tack_links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,

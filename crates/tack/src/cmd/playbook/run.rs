@@ -60,7 +60,7 @@ pub fn run(
     )));
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let opener = crate::links::AgentOpener::new();
-    let links = tack_engine::links::Links::new(&opener);
+    let links = tack_links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
         loader: &session.loader,

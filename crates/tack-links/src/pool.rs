@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tack_connect::Become;
 
-use crate::connection::{Connection, ConnectionError, Local};
+use tack_connect::{Connection, ConnectionError, InProcess};
+
 use crate::link_target::{LinkTarget, SshSettings};
-use crate::transport::{Reach, Use};
 
 /// How the run opens a link to a remote host. Opening must not connect yet: the first
 /// [`Connection::connect`] does, on the thread that runs the host's task.
@@ -54,7 +54,7 @@ pub trait Opener: Send + Sync {
 /// What resetting a connection shows: `-vvv` lines, and a warning when a master would not
 /// stop (ansible's words for both).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct ResetNotes {
+pub struct ResetNotes {
     pub verbose: Vec<String>,
     pub warning: Option<String>,
 }
@@ -110,17 +110,17 @@ pub struct Links<'o> {
 
 impl<'o> Links<'o> {
     pub fn new(opener: &'o dyn Opener) -> Self {
-        Links { opener, open: Mutex::new(HashMap::new()), local: Arc::new(Local) }
+        Links { opener, open: Mutex::new(HashMap::new()), local: Arc::new(InProcess) }
     }
 
-    pub(crate) fn reaches_remote(&self) -> bool {
+    pub fn reaches_remote(&self) -> bool {
         self.opener.reaches_remote()
     }
 
     /// `meta: reset_connection`: the links for `target` (its become links too) are closed,
     /// and an ssh host's ControlMaster is stopped as ansible stops it, so the next use logs
     /// in anew (the local link has nothing to reset). What ansible shows of it.
-    pub(crate) fn reset(&self, target: &LinkTarget) -> ResetNotes {
+    pub fn reset(&self, target: &LinkTarget) -> ResetNotes {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         open.retain(|(t, _), _| t != target);
         drop(open);
@@ -136,7 +136,7 @@ impl<'o> Links<'o> {
 
     /// The link for `target` (under `escalation`'s user when there is one), made on first
     /// use.
-    pub(crate) fn get(
+    pub fn get(
         &self,
         target: &LinkTarget,
         escalation: Option<&Become>,
@@ -147,7 +147,7 @@ impl<'o> Links<'o> {
     /// [`Links::get`] for `key`'s host, a link not open yet being opened with `target`'s
     /// settings instead (`reboot`'s `connect_timeout`: the link the host's later tasks use
     /// was opened with another ssh `ConnectTimeout`).
-    pub(crate) fn get_as(
+    pub fn get_as(
         &self,
         key: &LinkTarget,
         target: &LinkTarget,
@@ -164,245 +164,13 @@ impl<'o> Links<'o> {
         if let Some(link) = open.get(&key) {
             return Ok(Arc::clone(link));
         }
-        // Every use is recorded for `-vvv` as the connection ansible would name: a become
-        // link is still the login's `local` or `ssh` connection.
-        let reach = match target {
-            LinkTarget::Local => Reach::Local,
-            LinkTarget::Ssh(s) => Reach::Ssh { user: s.user.clone() },
-        };
         let link = match (settings, escalation) {
             (Some(settings), _) => self.opener.ssh(settings)?,
             (None, Some(escalation)) => self.opener.become_link(target, escalation)?,
             (None, None) => return Ok(Arc::clone(&self.local)),
         };
-        let link: Arc<dyn Connection> = Arc::new(Recorded { inner: link, reach });
         open.insert(key, Arc::clone(&link));
         Ok(link)
-    }
-}
-
-/// A link each use of which is recorded for `-vvv` (as [`Local`] records its own).
-struct Recorded {
-    inner: Arc<dyn Connection>,
-    reach: Reach,
-}
-
-impl Recorded {
-    fn record(&self, action: Use) {
-        crate::transport::record_via(self.reach.clone(), action);
-    }
-
-    /// What the link said while it worked (a retried ssh, when it opened), recorded after
-    /// the use it came with.
-    fn said(&self) {
-        for (level, line) in self.inner.take_notes() {
-            self.record(Use::Said(level, line));
-        }
-    }
-}
-
-impl Connection for Recorded {
-    fn connect(&self) -> Result<(), ConnectionError> {
-        let out = self.inner.connect();
-        self.said();
-        out
-    }
-
-    fn is_open(&self) -> bool {
-        self.inner.is_open()
-    }
-
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &tack_agent::Invocation,
-    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        self.record(Use::Module(module.to_string()));
-        let out = self.inner.run_module(module, invocation);
-        self.said();
-        out
-    }
-
-    fn exec_command(
-        &self,
-        cmd: &str,
-        cwd: &std::path::Path,
-    ) -> Result<crate::connection::ExecOutput, ConnectionError> {
-        self.record(Use::Exec(cmd.to_string()));
-        let out = self.inner.exec_command(cmd, cwd);
-        self.said();
-        out
-    }
-
-    fn run_python(
-        &self,
-        payload: &[u8],
-        run: &tack_agent::python::PythonRun,
-    ) -> Result<tack_agent::python::PythonOutput, ConnectionError> {
-        self.record(Use::Python(run.fqn.clone()));
-        let out = self.inner.run_python(payload, run);
-        self.said();
-        out
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<tack_connect::StagedFile, ConnectionError> {
-        let out = self.inner.stage(bytes, name, executable);
-        if let Ok(file) = &out {
-            self.record(Use::Put(bytes.len(), file.path().into()));
-        }
-        self.said();
-        out
-    }
-
-    fn stage_limit(&self) -> Option<usize> {
-        self.inner.stage_limit()
-    }
-
-    fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
-        let out = self.inner.unstage(file);
-        self.said();
-        out
-    }
-
-    fn start_job(
-        &self,
-        job: &tack_connect::JobSpec,
-    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        self.record(Use::Job(job.module.clone()));
-        let out = self.inner.start_job(job);
-        self.said();
-        out
-    }
-
-    fn home(&self) -> Result<String, ConnectionError> {
-        let out = self.inner.home();
-        self.said();
-        out
-    }
-}
-
-impl crate::task::TaskRun<'_> {
-    /// The link a run of this task on `host` (with `scope`, the delegated one when delegated)
-    /// takes, connected; an unreachable host or a refused setting is the action's output.
-    pub(crate) fn link(
-        &self,
-        host: &str,
-        scope: &tack_template::Scope,
-    ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
-        let (target, escalation) =
-            self.link_target(host, scope).map_err(crate::actions::errored)?;
-        let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
-        link.connect().map_err(|e| self.link_failed(e))?;
-        Ok(link)
-    }
-
-    /// `wait_for_connection`'s link for one attempt: the host's links closed first, as
-    /// ansible's action resets its connection before each ping, then opened anew. The error
-    /// is the message the attempt failed with.
-    /// The host's links closed and a new one opened, with ssh's `ConnectTimeout` set to
-    /// `connect_timeout` when given (`reboot`'s option).
-    pub(crate) fn fresh_link(
-        &self,
-        host: &str,
-        scope: &tack_template::Scope,
-        connect_timeout: Option<u64>,
-    ) -> Result<Arc<dyn Connection>, String> {
-        let (target, escalation) = self.link_target(host, scope).map_err(|d| d.brief())?;
-        let notes = self.links.reset(&target);
-        for line in notes.verbose {
-            crate::transport::record(Use::Note(line));
-        }
-        if let Some(warning) = notes.warning {
-            tack_diag::warn(&tack_diag::Diagnostic::new(warning));
-        }
-        let mut open_with = target.clone();
-        if let (LinkTarget::Ssh(settings), Some(seconds)) = (&mut open_with, connect_timeout) {
-            settings.timeout = Some(seconds);
-        }
-        let link = self
-            .links
-            .get_as(&target, &open_with, escalation.as_ref())
-            .map_err(|e| e.to_string())?;
-        link.connect().map_err(|e| e.to_string())?;
-        Ok(link)
-    }
-
-    /// The link `host`'s run of this task will take, when it is not open yet and can be
-    /// told before the run (not for a delegated task, whose target the run works out); a
-    /// setting the run will refuse gives none here.
-    pub(crate) fn unopened_link(&self, host: &str) -> Option<Arc<dyn Connection>> {
-        if self.ctx.task.delegate_to.is_some() {
-            return None;
-        }
-        let scope = self.scope(host)?;
-        let (target, escalation) = self.link_target(host, &scope).ok()?;
-        let link = self.links.get(&target, escalation.as_ref()).ok()?;
-        (!link.is_open()).then_some(link)
-    }
-
-    pub(crate) fn link_target(
-        &self,
-        host: &str,
-        scope: &tack_template::Scope,
-    ) -> Result<(LinkTarget, Option<Become>), tack_diag::Diagnostic> {
-        // A delegated run reads the delegated host's variables (`ansible_delegated_vars`);
-        // one delegated outside the inventory is the implicit localhost (the only such host
-        // delegation accepts).
-        let delegated = scope.get("ansible_delegated_vars").and_then(|b| {
-            b.node().as_map().and_then(|m| m.iter().next().map(|(k, v)| (k.clone(), v.clone())))
-        });
-        let (name, there) = match delegated {
-            Some((name, vars)) => (tack_yaml::pyrepr::str(&name.value), Some(vars)),
-            None if self.delegated(host, scope)?.is_some() => (String::new(), None),
-            None => (host.to_string(), None),
-        };
-        let vars = |var: &str| match &there {
-            Some(vars) => vars.as_map().and_then(|m| m.get(var)).cloned(),
-            None => scope.get(var).map(|b| b.node().clone()),
-        };
-        let keyword = |k| self.ctx.inherited(k).cloned();
-        let target = if name.is_empty() {
-            LinkTarget::Local
-        } else {
-            crate::link_target::resolve(
-                self.templar,
-                scope,
-                &vars,
-                &keyword,
-                &name,
-                self.task_origin(),
-                self.ssh_defaults,
-            )?
-        };
-        let escalation = crate::become_::resolve(
-            self.templar,
-            scope,
-            &vars,
-            &keyword,
-            &target,
-            self.task_origin(),
-            &self.ssh_defaults.become_,
-        )?;
-        Ok((target, escalation))
-    }
-
-    fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {
-        let unreachable = matches!(e, ConnectionError::Unreachable { .. });
-        // What the become program said may quote a prompt; the password itself never
-        // reaches it (it only travels on the program's stdin).
-        let msg = format!("Task failed: {e}");
-        let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
-        out.data.insert(tack_report::result::s("msg"), tack_report::result::s(&msg));
-        if unreachable {
-            out.data.remove("failed");
-            out.data.insert(tack_report::result::s("unreachable"), tack_report::result::b(true));
-        }
-        out
     }
 }
 
@@ -418,7 +186,7 @@ const OPENING_AT_ONCE: usize = 10;
 /// open at once. A link that fails to open fails the same way when its worker uses it (an
 /// unreachable host is kept unreachable by the link itself). Once `work` returns, no new
 /// link is started.
-pub(crate) fn opening_ahead<R>(
+pub fn opening_ahead<R>(
     links: Vec<Option<Arc<dyn Connection>>>,
     width: usize,
     work: impl FnOnce() -> R,
@@ -498,7 +266,7 @@ mod tests {
             &self,
             _: &str,
             _: &std::path::Path,
-        ) -> Result<crate::connection::ExecOutput, ConnectionError> {
+        ) -> Result<tack_connect::ExecOutput, ConnectionError> {
             unreachable!("only opened")
         }
 

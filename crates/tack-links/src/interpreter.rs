@@ -14,10 +14,12 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use crate::connection::Connection;
+use tack_connect::Connection;
+
+use crate::trace::{Trace, Use};
 
 /// The fact ansible keeps the discovered interpreter in.
-pub(crate) const FACT: &str = "discovered_interpreter_python";
+pub const FACT: &str = "discovered_interpreter_python";
 
 /// ansible's answer when nothing is found, or the probe cannot be read.
 const FALLBACK: &str = "/usr/bin/python3";
@@ -34,7 +36,7 @@ pub struct InterpreterSettings {
 
 impl InterpreterSettings {
     /// Whether the configuration asks for discovery (rather than naming a path).
-    pub(crate) fn discovers(&self) -> bool {
+    pub fn discovers(&self) -> bool {
         self.mode.starts_with("auto")
     }
 
@@ -44,14 +46,14 @@ impl InterpreterSettings {
 }
 
 /// The interpreter `scope`'s host has discovered before, as its facts hold it.
-pub(crate) fn known(scope: &tack_template::Scope) -> Option<tack_yaml::Node> {
+pub fn known(scope: &tack_template::Scope) -> Option<tack_yaml::Node> {
     let facts = scope.get("ansible_facts")?;
     facts.node().as_map()?.get(FACT).cloned()
 }
 
 /// The names discovery tries for `scope`'s host: `ansible_interpreter_python_fallback`, else
 /// the configured list.
-pub(crate) fn names(scope: &tack_template::Scope, settings: &InterpreterSettings) -> Vec<String> {
+pub fn names(scope: &tack_template::Scope, settings: &InterpreterSettings) -> Vec<String> {
     match scope.get("ansible_interpreter_python_fallback") {
         Some(binding) => match &binding.node().value {
             tack_yaml::Value::Seq(items) => {
@@ -67,15 +69,17 @@ pub(crate) fn names(scope: &tack_template::Scope, settings: &InterpreterSettings
 /// (`command -v` for each, between `FOUND` and `ENDFOUND`), else `/usr/bin/python3`, with
 /// ansible's warnings unless the mode is silent. `host` is the inventory name the warnings
 /// and the `-vvv` note give.
-pub(crate) fn discover(
+pub fn discover(
     conn: &dyn Connection,
+    trace: &Trace,
     host: &str,
     settings: &InterpreterSettings,
     names: &[String],
 ) -> String {
-    crate::transport::record(crate::transport::Use::Step(format!(
-        "<{host}> Attempting python interpreter discovery."
-    )));
+    trace.record(
+        crate::trace::Reach::Local,
+        Use::Step(format!("<{host}> Attempting python interpreter discovery.")),
+    );
     let probes: Vec<String> = names.iter().map(|n| format!("command -v '{n}'")).collect();
     let script = format!("echo FOUND; {}; echo ENDFOUND", probes.join("; "));
     let read = conn.exec_command(&script, std::path::Path::new("/")).map_err(|e| e.to_string());

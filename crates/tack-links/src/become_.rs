@@ -10,7 +10,7 @@
 //! methods run are `sudo` and `su`; `runas` and other plugins are refused by name. Controller
 //! actions run nothing on the host, so become never concerns them.
 //!
-//! Owns reading the settings; the link under the become user is `crate::links`'s, the
+//! Owns reading the settings; the link under the become user is `crate::pool`'s, the
 //! become command line `tack_connect::escalate`'s.
 
 use tack_connect::{Become, BecomeMethod};
@@ -57,7 +57,7 @@ pub struct BecomeDefaults {
 }
 
 /// The become part of a run's link to `target`, or `None` when the run does not escalate.
-pub(crate) fn resolve(
+pub fn resolve(
     templar: &Templar,
     scope: &Scope,
     vars: &dyn Fn(&str) -> Option<Node>,

@@ -4,7 +4,7 @@
 //! set on the task is inherited from its play by `TaskInContext::inherited`).
 //!
 //! Owns the reading and the refusal of connection plugins tack has not got; opening a link
-//! is `crate::links`'s. Two runs that read the same settings share one link.
+//! is `crate::pool`'s. Two runs that read the same settings share one link.
 
 use tack_diag::{Diagnostic, Origin};
 use tack_playbook::tables::Keyword;
@@ -17,6 +17,17 @@ pub enum LinkTarget {
     /// ansible's `local` connection: the controller itself.
     Local,
     Ssh(Box<SshSettings>),
+}
+
+impl LinkTarget {
+    /// The connection ansible would name for a use of this target's links (a become link
+    /// is still the login's `local` or `ssh` connection), as `-vvv` announces it.
+    pub fn reach(&self) -> crate::trace::Reach {
+        match self {
+            LinkTarget::Local => crate::trace::Reach::Local,
+            LinkTarget::Ssh(settings) => crate::trace::Reach::Ssh { user: settings.user.clone() },
+        }
+    }
 }
 
 /// A value that never reaches output (`Debug` shows a mask), its bytes wiped when dropped.
@@ -154,7 +165,7 @@ const SSHPASS_PROMPT: &[&str] = &["ansible_sshpass_prompt"];
 
 /// The link for a run on `host` whose variables are `vars` (the delegated host's when the
 /// run is delegated), or why tack cannot open it.
-pub(crate) fn resolve(
+pub fn resolve(
     templar: &Templar,
     scope: &Scope,
     vars: &dyn Fn(&str) -> Option<Node>,
@@ -291,7 +302,7 @@ pub(crate) fn resolve(
 }
 
 /// The refusal of a connection plugin tack has not got, named with the host it was for.
-pub(crate) fn refused(connection: &str, host: &str, origin: Option<Origin>) -> Diagnostic {
+pub fn refused(connection: &str, host: &str, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(
         format!(
             "tack does not support the '{connection}' connection (host '{host}'); it reaches \

@@ -1,0 +1,388 @@
+//! What `-vvv` says about reaching a host: the lines ansible's connection prints as
+//! `<address> ...`, for what tack's connection really did.
+//!
+//! ansible's `local` connection announces itself once per task and host
+//! (`ESTABLISH LOCAL CONNECTION FOR USER: name`, on first use); that line is as true for tack
+//! and is printed the same way. What follows in ansible (`EXEC` of the shell commands that make
+//! remote temporary directories, `Using module file`, `PUT` of an AnsiballZ file) describes a
+//! Python transport tack does not have. tack reports its own steps in the same `<address> `
+//! form instead: `NATIVE MODULE name (run in-process by tack)` for a native module,
+//! `PYTHON MODULE fqn (ansible-core's code, run by tack)` for one run by the Python path, and
+//! `NATIVE MODULE name (started by tack as a background job)` for an `async` job,
+//! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`), and
+//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task.
+//!
+//! Over `ssh` ansible announces `ESTABLISH SSH CONNECTION FOR USER: user` before each of
+//! the several ssh commands a task runs; tack announces it once per task and host, as for
+//! `local`, and a native module's line says the host's agent ran it.
+//!
+//! Each task's run on a host has its own [`Trace`]: every link the run uses is wrapped in a
+//! [`Traced`] that records each use in it, the action adds its notes, and the run loop reads
+//! it back into lines after the action (so the lines travel with the run's output, never
+//! through state a thread keeps). This module owns that record and the lines' wording; it
+//! never decides whether a line is shown (the callback does, by verbosity).
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tack_agent::python::{PythonOutput, PythonRun};
+use tack_agent::{Invocation, ModuleResult};
+use tack_connect::{Connection, ConnectionError, ExecOutput, JobSpec, StagedFile};
+
+/// One use of a host's connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Use {
+    /// A native module run in-process.
+    Module(String),
+    /// A command run through `/bin/sh -c`.
+    Exec(String),
+    /// An ansible-core module run from its payload by the warm Python server.
+    Python(String),
+    /// A native module started as a detached `async` job (tack's own binary, re-invoked).
+    Job(String),
+    /// Bytes staged on the host for one sub-task (their length, where they went).
+    Put(usize, String),
+    /// A `-vvv` note the action makes about its own steps, in order with its uses (ansible's
+    /// `wait_for_connection: attempting ping module test`); it does not reach the host.
+    Note(String),
+    /// A `-vvv` line about a step on the host that ansible shows once its connection is
+    /// established (`<host> Attempting python interpreter discovery.`): shown as it is, after
+    /// the announcement of the next use (the step's own command).
+    Step(String),
+    /// What the connection itself said (`tack_connect::Notes`: `ssh_retry: ...`), shown
+    /// after `<address> ` from the `-v` count it carries.
+    Said(u8, String),
+}
+
+/// Which of ansible's connections a use went through: the announcement names it, and the
+/// lines say where the module ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// ansible's `local` connection: in-process, or an agent of the become user's here.
+    Local,
+    /// ansible's `ssh` connection, as `user` (`None` when no remote user is set, which
+    /// ansible's announcement prints as `None`).
+    Ssh { user: Option<String> },
+}
+
+/// What one task's run on one host did over its links, in order, and which address it has
+/// announced: made by the run loop for each task and host (ansible makes a connection object
+/// per task executor, and `local` announces on first connect), handed to every link the run
+/// uses ([`Traced`]) and to the action (its notes), and read back into `-vvv` lines.
+///
+/// A run happens on one thread; the locks are there because a [`Connection`] must be `Sync`,
+/// and are never contended.
+#[derive(Debug, Default)]
+pub struct Trace {
+    uses: Mutex<Vec<(Reach, Use)>>,
+    /// The address the run has announced a connection to, if any.
+    established: Mutex<Option<String>>,
+}
+
+impl Trace {
+    pub fn new() -> Arc<Trace> {
+        Arc::new(Trace::default())
+    }
+
+    /// Records a use of the connection `reach` names.
+    pub fn record(&self, reach: Reach, action: Use) {
+        self.uses.lock().unwrap_or_else(PoisonError::into_inner).push((reach, action));
+    }
+
+    /// Records a `-vvv` note the action makes about its own steps.
+    pub fn note(&self, text: String) {
+        self.record(Reach::Local, Use::Note(text));
+    }
+
+    /// The uses recorded since the last call, oldest first.
+    pub fn take(&self) -> Vec<(Reach, Use)> {
+        std::mem::take(&mut *self.uses.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// What the connection said since the last [`take`](Self::take) (its `Said` uses,
+    /// nothing else): what opening a link has to show, whether or not it opened.
+    pub fn take_said(&self) -> Vec<(Reach, Use)> {
+        self.take().into_iter().filter(|(_, u)| matches!(u, Use::Said(..))).collect()
+    }
+
+    /// The `-vvv` lines for what the run did since the last call, on the host reached at
+    /// `address` (see [`Trace::lines`]).
+    pub fn drain_lines(&self, address: &str) -> Vec<(u8, String)> {
+        let uses = self.take();
+        self.lines(address, uses)
+    }
+
+    /// The `-vvv` lines for `uses` on the host reached at `address`: one line per use, the
+    /// first that reaches the host preceded by the announcement when this run has not yet
+    /// announced that address; each with the `-v` count it shows from (3 but for what a
+    /// connection said).
+    pub fn lines(&self, address: &str, uses: Vec<(Reach, Use)>) -> Vec<(u8, String)> {
+        let mut out = Vec::new();
+        // Steps wait for the next use's announcement: the connection they happen on is the one
+        // that use names.
+        let mut steps = Vec::new();
+        for (reach, action) in uses {
+            match action {
+                Use::Note(text) => {
+                    out.push((3, text));
+                    continue;
+                }
+                Use::Said(level, text) => {
+                    out.push((level, format!("<{address}> {text}")));
+                    continue;
+                }
+                Use::Step(text) => {
+                    steps.push(text);
+                    continue;
+                }
+                _ => {}
+            }
+            let (kind, user, runs) = match &reach {
+                Reach::Local => ("LOCAL", local_user(), "run in-process by tack"),
+                Reach::Ssh { user } => (
+                    "SSH",
+                    user.clone().unwrap_or_else(|| "None".into()),
+                    "run by tack's agent on the host",
+                ),
+            };
+            let announce = {
+                let mut established =
+                    self.established.lock().unwrap_or_else(PoisonError::into_inner);
+                let key = format!("{kind} {address}");
+                let fresh = established.as_deref() != Some(key.as_str());
+                *established = Some(key);
+                fresh
+            };
+            if announce {
+                out.push((3, format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}")));
+            }
+            out.extend(steps.drain(..).map(|s| (3, s)));
+            out.push((
+                3,
+                match action {
+                    Use::Module(name) => format!("<{address}> NATIVE MODULE {name} ({runs})"),
+                    Use::Exec(cmd) => {
+                        format!("<{address}> EXEC /bin/sh -c {}", tack_py::shlex::quote(&cmd))
+                    }
+                    Use::Python(name) => {
+                        format!(
+                            "<{address}> PYTHON MODULE {name} (ansible-core's code, run by tack)"
+                        )
+                    }
+                    Use::Job(name) => {
+                        format!(
+                            "<{address}> NATIVE MODULE {name} (started by tack as a background job)"
+                        )
+                    }
+                    Use::Put(len, path) => {
+                        format!("<{address}> PUT {len} bytes TO {path} (staged by tack)")
+                    }
+                    Use::Note(text) | Use::Step(text) | Use::Said(_, text) => text,
+                },
+            ));
+        }
+        out.extend(steps.into_iter().map(|s| (3, s)));
+        out
+    }
+}
+
+/// `getpass.getuser()`: the first of `LOGNAME`, `USER`, `LNAME`, `USERNAME` that is set and
+/// not empty, else the password database's name for the process's uid (empty when it has
+/// none, as ansible's local connection leaves it).
+pub fn local_user() -> String {
+    for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
+        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+            return value.to_string_lossy().into_owned();
+        }
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    tack_agent::modules::user_name(uid).unwrap_or_default()
+}
+
+/// A link whose every use is recorded in a run's [`Trace`] as the connection `reach` names
+/// (a become link is still the login's `local` or `ssh` connection), with what the link
+/// said while it worked (a retried ssh) recorded after the use it came with.
+pub struct Traced {
+    inner: Arc<dyn Connection>,
+    reach: Reach,
+    trace: Arc<Trace>,
+}
+
+impl Traced {
+    pub fn new(inner: Arc<dyn Connection>, reach: Reach, trace: &Arc<Trace>) -> Traced {
+        Traced { inner, reach, trace: Arc::clone(trace) }
+    }
+
+    fn record(&self, action: Use) {
+        self.trace.record(self.reach.clone(), action);
+    }
+
+    fn said(&self) {
+        for (level, line) in self.inner.take_notes() {
+            self.record(Use::Said(level, line));
+        }
+    }
+}
+
+impl Connection for Traced {
+    fn connect(&self) -> Result<(), ConnectionError> {
+        let out = self.inner.connect();
+        self.said();
+        out
+    }
+
+    fn is_open(&self) -> bool {
+        self.inner.is_open()
+    }
+
+    fn run_module(
+        &self,
+        module: &str,
+        invocation: &Invocation,
+    ) -> Result<ModuleResult, ConnectionError> {
+        self.record(Use::Module(module.to_string()));
+        let out = self.inner.run_module(module, invocation);
+        self.said();
+        out
+    }
+
+    fn exec_command(
+        &self,
+        cmd: &str,
+        cwd: &std::path::Path,
+    ) -> Result<ExecOutput, ConnectionError> {
+        self.record(Use::Exec(cmd.to_string()));
+        let out = self.inner.exec_command(cmd, cwd);
+        self.said();
+        out
+    }
+
+    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
+        self.record(Use::Python(run.fqn.clone()));
+        let out = self.inner.run_python(payload, run);
+        self.said();
+        out
+    }
+
+    fn stage(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        executable: bool,
+    ) -> Result<StagedFile, ConnectionError> {
+        let out = self.inner.stage(bytes, name, executable);
+        if let Ok(file) = &out {
+            self.record(Use::Put(bytes.len(), file.path().into()));
+        }
+        self.said();
+        out
+    }
+
+    fn stage_limit(&self) -> Option<usize> {
+        self.inner.stage_limit()
+    }
+
+    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
+        let out = self.inner.unstage(file);
+        self.said();
+        out
+    }
+
+    fn start_job(&self, job: &JobSpec) -> Result<ModuleResult, ConnectionError> {
+        self.record(Use::Job(job.module.clone()));
+        let out = self.inner.start_job(job);
+        self.said();
+        out
+    }
+
+    fn home(&self) -> Result<String, ConnectionError> {
+        let out = self.inner.home();
+        self.said();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines' text, every one of them shown from `-vvv`.
+    fn texts(trace: &Trace, address: &str) -> Vec<String> {
+        trace
+            .drain_lines(address)
+            .into_iter()
+            .map(|(level, line)| {
+                assert_eq!(level, 3, "{line}");
+                line
+            })
+            .collect()
+    }
+
+    fn local(trace: &Trace, action: Use) {
+        trace.record(Reach::Local, action);
+    }
+
+    #[test]
+    fn announces_once_per_run_and_address() {
+        let trace = Trace::new();
+        local(&trace, Use::Module("ping".into()));
+        let first = texts(&trace, "h1");
+        assert_eq!(first.len(), 2);
+        assert!(first[0].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
+        assert_eq!(first[1], "<h1> NATIVE MODULE ping (run in-process by tack)");
+        local(&trace, Use::Exec("echo 'a b'".into()));
+        assert_eq!(texts(&trace, "h1"), vec![r#"<h1> EXEC /bin/sh -c 'echo '"'"'a b'"'"''"#]);
+        local(&trace, Use::Module("ping".into()));
+        assert_eq!(texts(&trace, "h2").len(), 2);
+        let next = Trace::new();
+        local(&next, Use::Module("ping".into()));
+        assert_eq!(texts(&next, "h2").len(), 2, "a new run announces again");
+        assert!(texts(&next, "h2").is_empty());
+    }
+
+    #[test]
+    fn a_step_follows_the_announcement_of_the_use_after_it() {
+        let trace = Trace::new();
+        local(&trace, Use::Step("<h1> Attempting python interpreter discovery.".into()));
+        trace.record(Reach::Ssh { user: Some("root".into()) }, Use::Exec("echo FOUND".into()));
+        let out = texts(&trace, "10.0.0.1");
+        assert_eq!(out[0], "<10.0.0.1> ESTABLISH SSH CONNECTION FOR USER: root");
+        assert_eq!(out[1], "<h1> Attempting python interpreter discovery.");
+        assert!(out[2].starts_with("<10.0.0.1> EXEC /bin/sh -c "), "{out:?}");
+        local(&trace, Use::Step("alone".into()));
+        assert_eq!(texts(&trace, "10.0.0.1"), vec!["alone".to_string()]);
+    }
+
+    #[test]
+    fn a_note_comes_before_the_announcement_it_does_not_make() {
+        let trace = Trace::new();
+        trace.note("attempting".into());
+        local(&trace, Use::Module("ping".into()));
+        let out = texts(&trace, "h1");
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0], "attempting");
+        assert!(out[1].starts_with("<h1> ESTABLISH LOCAL CONNECTION FOR USER: "));
+        let next = Trace::new();
+        next.note("skipping".into());
+        assert_eq!(texts(&next, "h1"), vec!["skipping".to_string()]);
+    }
+
+    #[test]
+    fn what_the_connection_said_shows_from_its_own_count_after_the_address() {
+        let trace = Trace::new();
+        let ssh = Reach::Ssh { user: None };
+        trace.record(ssh.clone(), Use::Said(2, "ssh_retry: attempt: 1".into()));
+        local(&trace, Use::Module("ping".into()));
+        assert_eq!(trace.take_said().len(), 1, "only what the connection said is kept");
+        trace.record(ssh, Use::Said(2, "ssh_retry: attempt: 1".into()));
+        assert_eq!(trace.drain_lines("h1"), vec![(2, "<h1> ssh_retry: attempt: 1".to_string())]);
+    }
+
+    #[test]
+    fn a_traced_link_records_each_use_and_what_the_link_said_after_it() {
+        let trace = Trace::new();
+        let link = Traced::new(Arc::new(tack_connect::InProcess), Reach::Local, &trace);
+        link.exec_command("true", std::path::Path::new("/")).unwrap();
+        assert_eq!(trace.take(), vec![(Reach::Local, Use::Exec("true".into()))]);
+    }
+}
