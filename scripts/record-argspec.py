@@ -3,7 +3,7 @@
 
 usage: scripts/record-argspec.py
 
-Cases are written by hand in crates/tack-engine/tests/argspec/cases.yml:
+Cases are written by hand in crates/tack-actions/tests/argspec/cases.yml:
 
     cases:
       - name: required_missing
@@ -15,7 +15,7 @@ All cases run as tasks of one playbook under ansible-playbook itself (so values 
 tagged and templated as the action sees them in a real run): each task calls
 `ansible.builtin.validate_argument_spec` with the case's spec and arguments, its `vars` as
 task variables, registers the result and ignores the failure. The outcomes are written to
-crates/tack-engine/tests/argspec/cases.json: the case itself, then `errors` (the result's
+crates/tack-actions/tests/argspec/cases.json: the case itself, then `errors` (the result's
 `argument_errors`, empty when validation passed) and `msg`, or `raised` (the message of an
 error the action raised). Only this script writes that file.
 
@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "crates" / "tack-engine" / "tests" / "argspec"
+CASES = ROOT / "crates" / "tack-actions" / "tests" / "argspec"
 REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 
 

@@ -4,7 +4,7 @@
 usage: $ANSIBLE_REF/bin/python scripts/record-callback-diff.py
 
 Writes crates/tack-report/tests/corpus/callback-diff.json, which
-crates/tack-engine/tests/callback_diff.rs replays against tack's renderer. The `diff` values
+crates/tack-report/tests/callback_diff.rs replays against tack's renderer. The `diff` values
 below are written by hand, shaped as modules return them (text before/after with or without
 headers, dicts of file state, `prepared` text, the binary and size markers, lists of diffs);
 the text is what `CallbackBase._get_diff` returns for each, with the default callback's default

@@ -14,8 +14,8 @@ use tack_playbook::walk::TaskInContext;
 use tack_template::{Scope, TemplateErrorKind};
 use tack_yaml::{Node, Value};
 
-use crate::actions::Action;
 use crate::task::TaskRun;
+use tack_actions::Action;
 
 /// The `environment` values that apply to the task, outermost first.
 pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
@@ -31,18 +31,6 @@ pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     out
 }
 
-/// The refusal for an environment on an action that does not pass it on.
-pub(crate) fn refusal(action: Action, origin: Option<tack_diag::Origin>) -> Diagnostic {
-    Diagnostic::at(
-        format!(
-            "tack does not support the keyword 'environment' with the action '{}' yet (only \
-             with command and shell)",
-            action.fqcn()
-        ),
-        origin,
-    )
-}
-
 /// Refuses an `environment` that applies to a task whose action would not pass it on.
 pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
     if layers(ctx).is_empty() {
@@ -50,7 +38,7 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
     }
     match Action::find(&ctx.task.action) {
         Some(action) if !action.takes_environment() => {
-            Err(refusal(action, ctx.task.origin.clone()))
+            Err(tack_actions::environment_refusal(action, ctx.task.origin.clone()))
         }
         _ => Ok(()),
     }

@@ -63,7 +63,7 @@ impl TaskRun<'_> {
                 };
                 // ansible's `shell` action marks the task's own arguments before it runs
                 // `command`.
-                if self.action == crate::actions::Action::Module("shell") {
+                if self.action == tack_actions::Action::Module("shell") {
                     args.insert(s("_uses_shell"), Node::bare(Value::Bool(true)));
                 }
                 Node::bare(Value::Map(args))
@@ -258,7 +258,7 @@ impl TaskRun<'_> {
                 let mut entry = Mapping::new();
                 for (key, value) in map.iter() {
                     let name = tack_yaml::pyrepr::str(&key.value);
-                    let resolved = crate::actions::Action::find(&name)
+                    let resolved = tack_actions::Action::find(&name)
                         .filter(|_| !name.starts_with("group/"))
                         .map_or(name, |a| a.fqcn());
                     entry.insert(s(&resolved), value.clone());

@@ -12,10 +12,10 @@ use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
 use tack_yaml::Value;
 
-use crate::actions::Action;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
 use crate::segments::{Round, Walk};
+use tack_actions::Action;
 use tack_report::callback::Callback;
 use tack_report::result::HostResult;
 

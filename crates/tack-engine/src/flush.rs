@@ -9,10 +9,10 @@ use tack_yaml::Value;
 use tack_playbook::compile::CompiledBlock;
 use tack_playbook::walk::{Sections, walk};
 
-use crate::actions::Action;
 use crate::handlers::Handlers;
 use crate::iterator::HostCursor;
 use crate::play::PlayRun;
+use tack_actions::Action;
 use tack_report::callback::{Callback, Stats};
 
 impl<'r> PlayRun<'r, '_> {

@@ -15,11 +15,11 @@ use tack_diag::Diagnostic;
 use tack_playbook::walk::TaskInContext;
 
 use crate::HostState;
-use crate::actions::Action;
 use crate::handlers::Handlers;
 use crate::play::{BatchEnd, PlayRun, is_meta, meta_arg};
 use crate::segments::{Round, Walk};
 use crate::task::TaskOutcome;
+use tack_actions::Action;
 use tack_report::callback::{Callback, Stats};
 
 /// What a queued step ran: a task of the walk, or a handler (by index).

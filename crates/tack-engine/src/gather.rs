@@ -257,7 +257,7 @@ fn gather_on(
         (Keyword::FactPath, "fact_path"),
     ] {
         if let Some(value) = keywords.get(keyword) {
-            args.insert(arg.to_string(), crate::json::to_json(value));
+            args.insert(arg.to_string(), tack_actions::json::to_json(value));
         }
     }
     let invocation =
@@ -275,7 +275,7 @@ fn gather_on(
     let mut transport = said;
     transport.extend(trace.drain_lines(address));
     let result = match outcome {
-        Ok(result) => crate::json::map_from_json(&result),
+        Ok(result) => tack_actions::json::map_from_json(&result),
         Err(e) => {
             let mut data = Mapping::new();
             data.insert(s("failed"), tack_report::result::b(true));

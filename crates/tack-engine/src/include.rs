@@ -19,10 +19,10 @@ use tack_playbook::walk::{Sections, TaskInContext, walk};
 use tack_template::Provenance;
 use tack_yaml::{Mapping, Node};
 
-use crate::actions::Action;
 use crate::handlers::Handlers;
 use crate::play::PlayRun;
 use crate::segments::{Round, Segment, Walk};
+use tack_actions::Action;
 use tack_report::callback::{Callback, Stats};
 
 /// What splicing an include changes besides the callback and the recap: the hosts'

@@ -9,9 +9,6 @@
 //! starts (`refuse`). It never reads or writes a managed host, and prints only through the
 //! [`Callback`] it is given and the warning channel of `tack_diag`.
 
-pub mod actions;
-pub mod argspec;
-mod async_job;
 mod batches;
 mod delegate;
 mod environment;
@@ -27,8 +24,6 @@ mod handlers;
 mod include;
 mod include_role;
 mod iterator;
-mod json;
-mod live;
 mod loop_control;
 mod meta;
 mod module_defaults;
@@ -38,7 +33,6 @@ pub mod plan;
 pub mod plan_pending;
 mod play;
 mod prompt;
-pub mod python_path;
 mod read_notes;
 mod refuse;
 mod render_cache;
@@ -52,7 +46,6 @@ mod task;
 mod task_link;
 mod task_loop;
 mod task_name;
-pub mod terminal;
 pub mod vars;
 pub mod verbose;
 
@@ -161,7 +154,7 @@ pub fn run(
     check(playbooks)?;
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
-    let live = live::LiveInventory::new(ctx.inventory);
+    let live = tack_inventory::live::LiveInventory::new(ctx.inventory);
     // ansible's exit code is its last batch's: a play broken by `max_fail_percentage` gives
     // the failed hosts' code, over unreachable ones.
     let mut max_fail = false;

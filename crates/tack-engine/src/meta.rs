@@ -12,10 +12,10 @@ use tack_playbook::walk::TaskInContext;
 use tack_yaml::Mapping;
 
 use crate::HostState;
-use crate::actions::Action;
 use crate::handlers::Handlers;
 use crate::play::{PlayRun, meta_arg};
 use crate::segments::{Round, Walk};
+use tack_actions::Action;
 use tack_report::callback::{Callback, Stats};
 use tack_report::result::s;
 
@@ -156,7 +156,7 @@ impl<'r> PlayRun<'r, '_> {
             };
             // ansible resets the connection (and says so) before its `META:` line.
             if kind == "reset_connection" {
-                let runner = self.runner(ctx, crate::actions::Action::Debug, params.clone());
+                let runner = self.runner(ctx, tack_actions::Action::Debug, params.clone());
                 if let Some(scope) = runner.scope(host)
                     && let Ok((target, _)) = runner.link_target(host, &scope)
                 {

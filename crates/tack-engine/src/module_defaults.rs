@@ -13,7 +13,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use tack_template::Scope;
 
-use crate::actions::Action;
+use tack_actions::Action;
 
 /// ansible-core's built-in action groups (`config/ansible_builtin_runtime.yml`) and the
 /// builtin actions in them; the groups of collections list none tack has.

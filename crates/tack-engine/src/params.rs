@@ -31,8 +31,8 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
     sorted.sort();
     let no_log = task_no_log(run, &sorted);
     let secret_options = match run.action {
-        crate::actions::Action::Module(name) => tack_agent::modules::secret_options(name),
-        crate::actions::Action::Copy => tack_agent::modules::secret_options("copy"),
+        tack_actions::Action::Module(name) => tack_agent::modules::secret_options(name),
+        tack_actions::Action::Copy => tack_agent::modules::secret_options("copy"),
         _ => Vec::new(),
     };
     let inputs: Vec<HostInput> = sorted.iter().filter_map(|h| host_input(run, h)).collect();

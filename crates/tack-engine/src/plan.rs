@@ -28,8 +28,8 @@ use tack_playbook::tables::Keyword;
 use tack_template::{Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::actions::Action;
 use crate::task::TaskRun;
+use tack_actions::Action;
 use tack_report::plan_mark::{PlanMark, PlanOutcome, deferred, outcome, would_run};
 use tack_report::result::HostResult;
 

@@ -24,13 +24,13 @@ use tack_playbook::walk::{Sections, TaskInContext, walk};
 use tack_template::Provenance;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::actions::Action;
 use crate::handlers::Handlers;
 use crate::iterator::HostCursor;
 use crate::segments::{Segment, Walk};
 use crate::task::TaskRun;
 use crate::vars::PlayScope;
 use crate::{HostState, RunContext};
+use tack_actions::Action;
 use tack_report::callback::{Callback, Stats, TaskView};
 use tack_report::result::s;
 
@@ -52,7 +52,7 @@ pub(crate) struct PlayRun<'r, 'a> {
     /// holds the roles loaded since (earlier roles keep their ids).
     play: std::cell::Cell<&'r Play>,
     /// The run's inventory as `add_host` and `group_by` leave it.
-    pub live: &'r crate::live::LiveInventory,
+    pub live: &'r tack_inventory::live::LiveInventory,
     pub scope: std::sync::Arc<PlayScope>,
     /// The hosts of the batch being run.
     pub hosts: Vec<String>,
@@ -131,7 +131,7 @@ pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
 pub fn run_play(
     run: &RunContext<'_>,
     play: &Play,
-    live: &crate::live::LiveInventory,
+    live: &tack_inventory::live::LiveInventory,
     callback: &mut dyn Callback,
     stats: &mut Stats,
     states: &mut BTreeMap<String, HostState>,

@@ -52,9 +52,9 @@ fn ask(
         let asked =
             // The answer becomes a play variable, which is plain text like any other.
             if private {
-                crate::terminal::getpass(msg).map(|typed| typed.map(|t| t.to_string()))
+                tack_actions::terminal::getpass(msg).map(|typed| typed.map(|t| t.to_string()))
             } else {
-                crate::terminal::input(msg)
+                tack_actions::terminal::input(msg)
             };
         asked.map_err(|e| {
             Diagnostic::at(

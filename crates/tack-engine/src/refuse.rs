@@ -13,7 +13,7 @@ use tack_playbook::walk::{Sections, walk};
 use tack_playbook::{Attrs, Block, Play, TaskEntry, TaskKind};
 use tack_yaml::Value;
 
-use crate::actions::Action;
+use tack_actions::Action;
 
 /// Play keywords the engine honours.
 const PLAY_KEYWORDS: &[Keyword] = &[
@@ -305,9 +305,9 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
     if let Action::Python(_) | Action::Unarchive | Action::Dnf = action
-        && crate::python_path::core().is_none()
+        && tack_actions::python_path::core().is_none()
     {
-        let why = crate::python_path::why_not();
+        let why = tack_actions::python_path::why_not();
         let msg = format!("tack has no native module '{}': {why}", task.action);
         return Err(Diagnostic::at(msg, task.origin.clone()));
     }

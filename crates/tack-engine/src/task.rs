@@ -11,8 +11,8 @@ use tack_playbook::walk::TaskInContext;
 use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::actions::{self, Action, ActionInput, ActionOutput};
 use crate::vars::PlayScope;
+use tack_actions::{self as actions, Action, ActionInput, ActionOutput};
 use tack_links::link_target::LinkTarget;
 use tack_links::{Reach, Trace};
 use tack_report::result::{HostResult, b, s};
@@ -43,7 +43,7 @@ pub struct TaskRun<'a> {
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
-    pub inventory: &'a crate::live::LiveInventory,
+    pub inventory: &'a tack_inventory::live::LiveInventory,
     /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
     pub(crate) rendered: crate::render_cache::RenderCache,
     /// The run's links to its hosts.
@@ -433,7 +433,7 @@ impl TaskRun<'_> {
             Err(d) => return actions::errored(d),
         };
         let notes = std::cell::RefCell::new(Vec::new());
-        let async_task = async_keywords.map(|(limit, poll)| crate::async_job::AsyncTask {
+        let async_task = async_keywords.map(|(limit, poll)| tack_actions::async_job::AsyncTask {
             limit,
             poll,
             host,

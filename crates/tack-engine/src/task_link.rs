@@ -14,9 +14,8 @@ impl crate::task::TaskRun<'_> {
         host: &str,
         scope: &tack_template::Scope,
         trace: &Arc<Trace>,
-    ) -> Result<Arc<dyn Connection>, crate::actions::ActionOutput> {
-        let (target, escalation) =
-            self.link_target(host, scope).map_err(crate::actions::errored)?;
+    ) -> Result<Arc<dyn Connection>, tack_actions::ActionOutput> {
+        let (target, escalation) = self.link_target(host, scope).map_err(tack_actions::errored)?;
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         let link: Arc<dyn Connection> = Arc::new(Traced::new(link, target.reach(), trace));
         link.connect().map_err(|e| self.link_failed(e))?;
@@ -115,12 +114,12 @@ impl crate::task::TaskRun<'_> {
         Ok((target, escalation))
     }
 
-    fn link_failed(&self, e: ConnectionError) -> crate::actions::ActionOutput {
+    fn link_failed(&self, e: ConnectionError) -> tack_actions::ActionOutput {
         let unreachable = matches!(e, ConnectionError::Unreachable { .. });
         // What the become program said may quote a prompt; the password itself never
         // reaches it (it only travels on the program's stdin).
         let msg = format!("Task failed: {e}");
-        let mut out = crate::actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
+        let mut out = tack_actions::errored(tack_diag::Diagnostic::at(&msg, self.task_origin()));
         out.data.insert(tack_report::result::s("msg"), tack_report::result::s(&msg));
         if unreachable {
             out.data.remove("failed");

@@ -41,7 +41,7 @@ impl crate::play::PlayRun<'_, '_> {
 
 fn address_in(
     templar: &tack_template::Templar,
-    live: &crate::live::LiveInventory,
+    live: &tack_inventory::live::LiveInventory,
     host: &str,
     scope: &Scope,
 ) -> String {

@@ -32,6 +32,7 @@ mod data;
 mod dynamic;
 mod ini;
 mod literal;
+pub mod live;
 pub mod pattern;
 mod pyrepr;
 mod script;

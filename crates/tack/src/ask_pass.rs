@@ -1,5 +1,5 @@
 //! `-k` (`--ask-pass`) and `-K` (`--ask-become-pass`): the connection and become passwords
-//! asked at the controlling terminal, as ansible asks them (`tack_engine::terminal::getpass`).
+//! asked at the controlling terminal, as ansible asks them (`tack_actions::terminal::getpass`).
 //! Without a terminal ansible falls back to reading stdin with a warning about the echo;
 //! tack refuses that by name instead.
 
@@ -56,7 +56,7 @@ pub enum AskError {
 /// The line typed at the terminal after `prompt`; `None` at end of input (Ctrl-D on an
 /// empty line), which ansible takes as no password.
 pub fn ask(prompt: &str, asked: Asked) -> Result<Option<Zeroizing<String>>, AskError> {
-    tack_engine::terminal::getpass(prompt).map_err(|source| {
+    tack_actions::terminal::getpass(prompt).map_err(|source| {
         // Opening `/dev/tty` without a controlling terminal fails with ENXIO.
         if source.raw_os_error() == Some(libc::ENXIO) {
             AskError::NoTerminal(asked)

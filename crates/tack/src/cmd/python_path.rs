@@ -1,4 +1,4 @@
-//! Which controller interpreter the Python path uses (`tack_engine::python_path`), settled
+//! Which controller interpreter the Python path uses (`tack_actions::python_path`), settled
 //! before a run is checked: `--ansible-python PATH`, else the `interpreter_python` setting,
 //! else the `ansible_python_interpreter` of `localhost` or of the first `local` host (those
 //! run on the controller), else `python3` on `PATH`.
@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
+use tack_actions::python_path;
 use tack_diag::{Diagnostic, ErrorClass};
-use tack_engine::python_path;
 
 use crate::session::Session;
 

@@ -7,10 +7,12 @@
 //! action plugins of the same names do.
 //!
 //! Actions never print and never decide what runs next; the executor does both (`add_host`
-//! and `group_by` change only the run's [`crate::live::LiveInventory`]).
+//! and `group_by` change only the run's [`tack_inventory::live::LiveInventory`]).
 
+pub mod argspec;
 mod assemble;
 mod assert;
+pub mod async_job;
 mod bounded;
 pub mod copy;
 mod copy_diff;
@@ -24,9 +26,11 @@ mod host_fact;
 mod include_vars;
 mod include_vars_dir;
 mod inventory;
-pub(crate) mod module;
+pub mod json;
+pub mod module;
 mod package;
 pub mod pause;
+pub mod python_path;
 mod raw;
 mod reboot;
 mod script;
@@ -35,6 +39,7 @@ mod set_fact;
 mod set_stats;
 mod shell_run;
 mod staging;
+pub mod terminal;
 mod unarchive;
 mod uri;
 mod validate_argument_spec;
@@ -316,7 +321,7 @@ impl Action {
 
 /// ansible's `boolean(value, strict=False)` for an action's own flags: only its true words
 /// are true.
-pub(super) fn loose_bool(node: &Node) -> bool {
+pub(crate) fn loose_bool(node: &Node) -> bool {
     match &node.value {
         tack_yaml::Value::Bool(v) => *v,
         other => matches!(
@@ -354,8 +359,8 @@ pub struct ActionInput<'a> {
     /// names a controller file to read (seed 002).
     pub host_named: &'a [String],
     /// The run's inventory (`add_host` and `group_by` change it).
-    pub inventory: &'a crate::live::LiveInventory,
-    /// The task's `environment` (see `crate::environment`).
+    pub inventory: &'a tack_inventory::live::LiveInventory,
+    /// The task's `environment` (see `tack_agent::modules::environment`).
     pub environment: &'a std::collections::BTreeMap<String, String>,
     /// The task's `timeout` in seconds (`None` or 0: none).
     pub timeout: Option<u64>,
@@ -377,7 +382,7 @@ pub struct ActionInput<'a> {
     /// the action its notes about its own steps.
     pub trace: &'a tack_links::Trace,
     /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
-    /// the configured `interpreter_python` path, or the discovered one (`crate::interpreter`).
+    /// the configured `interpreter_python` path, or the discovered one (`tack_links::interpreter`).
     pub python: Option<&'a str>,
     /// For `wait_for_connection` and `reboot`: the host's link closed and opened anew (with
     /// that ssh `ConnectTimeout`, when given), or why not.
@@ -490,12 +495,24 @@ impl ActionOutput {
     }
 }
 
+/// The refusal for an `environment` on an action that does not pass it on.
+pub fn environment_refusal(action: Action, origin: Option<Origin>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "tack does not support the keyword 'environment' with the action '{}' yet (only \
+             with command and shell)",
+            action.fqcn()
+        ),
+        origin,
+    )
+}
+
 /// Runs `input.action`.
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     // A task environment a module would not see is refused, not dropped (most are refused
     // before the run; an included file's task can only be caught here).
     if !input.environment.is_empty() && !input.action.takes_environment() {
-        return errored(crate::environment::refusal(input.action, input.task_origin.clone()));
+        return errored(environment_refusal(input.action, input.task_origin.clone()));
     }
     match input.action {
         Action::Debug => debug::run(input),

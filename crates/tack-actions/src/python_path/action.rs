@@ -12,7 +12,7 @@ use tack_agent::python::{PythonOutput, PythonRun};
 use tack_diag::Diagnostic;
 
 use super::payload;
-use crate::actions::{ActionInput, ActionOutput, errored, module::from_result};
+use crate::{ActionInput, ActionOutput, errored, module::from_result};
 
 use crate::json;
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value as Json, json};
 use tack_agent::{Invocation, ModuleResult};
 use tack_template::{Scope, Templar};
 
-use crate::actions::{ActionInput, ActionOutput};
+use crate::{ActionInput, ActionOutput};
 use tack_connect::JobSpec;
 use tack_links::Connection;
 
@@ -59,7 +59,7 @@ fn failed_output(input: &ActionInput<'_>, msg: String) -> ActionOutput {
     let mut result = ModuleResult::new();
     result.insert("failed".into(), Json::Bool(true));
     result.insert("msg".into(), Json::from(msg));
-    crate::actions::module::from_result(input, &result, true)
+    crate::module::from_result(input, &result, true)
 }
 
 /// Starts the job and, unless `poll` is 0, waits for it as ansible's `_poll_async_result`.
@@ -87,13 +87,13 @@ pub(crate) fn run(
         Err(e) => return failed_output(input, e.to_string()),
     };
     if started.get("failed").is_some_and(|f| f.as_bool() == Some(true)) {
-        return crate::actions::module::from_result(input, &started, true);
+        return crate::module::from_result(input, &started, true);
     }
     if task.poll == 0 {
         let mut result = started;
         // The executor marks a job it left running as a change.
         result.insert("changed".into(), Json::Bool(true));
-        return crate::actions::module::from_result(input, &result, false);
+        return crate::module::from_result(input, &result, false);
     }
     let dir = match host_dir(input.conn, &configured) {
         Ok(dir) => dir,
@@ -148,7 +148,7 @@ pub(crate) fn run(
             py(jid_shown.as_ref())
         ));
         // A result ansible synthesizes, not an exception: no error block, no traceback.
-        let mut out = crate::actions::module::from_result(input, &failed, false);
+        let mut out = crate::module::from_result(input, &failed, false);
         out.error = None;
         return out;
     };
@@ -158,7 +158,7 @@ pub(crate) fn run(
         .or_else(|| result.get("async_result").and_then(|r| r.get("ansible_job_id")));
     let word = if failed { "FAILED" } else { "OK" };
     task.notes.borrow_mut().push(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
-    crate::actions::module::from_result(input, &result, true)
+    crate::module::from_result(input, &result, true)
 }
 
 fn flag(result: &ModuleResult, key: &str) -> bool {
@@ -292,5 +292,5 @@ pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
         Err(msg) => return failed_output(input, msg),
     };
     let result = status_with(input.conn, args, &jid, &mode, &dir, input.check_mode);
-    crate::actions::module::from_result(input, &result, true)
+    crate::module::from_result(input, &result, true)
 }

@@ -8,8 +8,8 @@
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
+use crate::{AddGroup, AddHost, Inventory};
 use tack_diag::Diagnostic;
-use tack_inventory::{AddGroup, AddHost, Inventory};
 use tack_loader::DataLoader;
 
 /// One change the run made, kept to apply again after a refresh.

@@ -1,6 +1,6 @@
 //! The argument spec cases recorded from ansible-core 2.21.5's `validate_argument_spec` action
 //! by `scripts/record-argspec.py` (`tests/argspec/cases.json`), replayed through
-//! `tack_engine::argspec::validate` as tack's action calls it: the task variables named like
+//! `tack_actions::argspec::validate` as tack's action calls it: the task variables named like
 //! an option first, `provided_arguments` over them. Every error message, and their order, is
 //! compared exactly; an error ansible raised instead of reporting is compared with tack's
 //! `SpecError::Raised` under the action's `Task failed: ` prefix. A case listed in
@@ -73,7 +73,7 @@ fn outcome(case: &Json) -> Result<Vec<String>, String> {
     for (k, v) in mapping(&obj("params")).iter() {
         params.insert(k.clone(), v.clone());
     }
-    match tack_engine::argspec::validate(&spec, &params) {
+    match tack_actions::argspec::validate(&spec, &params) {
         Ok(o) => Ok(o.errors),
         Err(e) => Err(format!("Task failed: {e}")),
     }
