@@ -14,6 +14,7 @@ mod assemble;
 mod assert;
 pub mod async_job;
 mod bounded;
+pub mod catalogue;
 pub mod copy;
 mod copy_diff;
 mod copy_tree;
@@ -44,60 +45,74 @@ mod unarchive;
 mod uri;
 mod validate_argument_spec;
 
+pub use catalogue::{Facts, InPlan, Plugin};
 use tack_diag::{Diagnostic, Origin};
 use tack_template::{Provenance, Scope, Templar};
 use tack_yaml::{Mapping, Node};
 
 use tack_report::result::{b, s};
 
-/// A controller action tack runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a task's action is: a row of [`catalogue`] (a controller action or action plugin),
+/// a native module, an ansible-core module run through the Python path, or a name ansible
+/// cannot resolve either.
+#[derive(Debug, Clone, Copy)]
 pub enum Action {
-    Debug,
-    SetFact,
-    Assert,
-    Fail,
+    Plugin(&'static Plugin),
     /// A native module, run on the host through its connection.
     Module(&'static str),
     /// An ansible-core module tack has no native code for, run through ansible's own module
     /// code (`crate::python_path`).
     Python(&'static str),
-    /// The `copy` action plugin.
-    Copy,
-    /// The `template` action plugin.
-    Template,
-    IncludeVars,
-    /// `raw`: the free-form text run by the host's shell.
-    Raw,
-    /// The `script` action plugin.
-    Script,
-    /// The `fetch` action plugin.
-    Fetch,
-    /// The `assemble` action plugin.
-    Assemble,
-    /// The `unarchive` action plugin (ansible-core's module through the Python path).
-    Unarchive,
-    /// The `service` action plugin (the module chosen by the host's service manager).
-    Service,
-    /// The `package` action plugin (the module chosen by the host's package manager).
-    Package,
-    /// The `dnf` action plugin (the `dnf` or `dnf5` module, through the Python path).
-    Dnf,
-    /// The `reboot` action plugin.
-    Reboot,
-    /// `gather_facts` as a task (the `setup` module, its facts marked gathered).
-    GatherFacts,
-    AddHost,
-    GroupBy,
-    Pause,
-    SetStats,
-    WaitForConnection,
-    /// `validate_argument_spec` (also what a role's argument spec adds).
-    ValidateArgumentSpec,
     /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
     /// ansible's does (`Cannot resolve '...' to an action or module.`).
     Unresolvable,
 }
+
+impl PartialEq for Action {
+    fn eq(&self, other: &Action) -> bool {
+        match (self, other) {
+            (Action::Plugin(a), Action::Plugin(b)) => a.name == b.name,
+            (Action::Module(a), Action::Module(b)) | (Action::Python(a), Action::Python(b)) => {
+                a == b
+            }
+            (Action::Unresolvable, Action::Unresolvable) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Action {}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plugin({})", self.name)
+    }
+}
+
+/// A module's row: what every module is, whatever its name.
+const MODULE: Plugin = Plugin {
+    name: "",
+    run: |input| errored(Diagnostic::at("no module", input.task_origin.clone())),
+    bounded: false,
+    touches_host: true,
+    opens_links: false,
+    takes_raw_params: true,
+    takes_environment: true,
+    raw_args: &[],
+    known_args: None,
+    trusted_result: false,
+    python: false,
+    needs_ansible_core: false,
+    discovers_interpreter: true,
+    asks_link: false,
+    bypasses_host_loop: false,
+    changes_inventory: false,
+    in_plan: InPlan::CheckMode,
+    facts: Facts::Module,
+};
+
+/// What a name ansible-core cannot resolve is.
+const UNRESOLVABLE: Plugin = Plugin { touches_host: false, takes_raw_params: true, ..MODULE };
 
 impl Action {
     /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
@@ -112,36 +127,12 @@ impl Action {
         if let Some(target) = redirected {
             return Action::find(target);
         }
-        match short {
-            "debug" => Some(Action::Debug),
-            "set_fact" => Some(Action::SetFact),
-            "assert" => Some(Action::Assert),
-            "fail" => Some(Action::Fail),
-            // ansible runs these through controller-side action plugins (staging, rendering,
-            // checksums); their host halves alone would not do what the task asks.
-            "copy" => Some(Action::Copy),
-            "include_vars" => Some(Action::IncludeVars),
-            "add_host" => Some(Action::AddHost),
-            "group_by" => Some(Action::GroupBy),
-            "pause" => Some(Action::Pause),
-            "set_stats" => Some(Action::SetStats),
-            "wait_for_connection" => Some(Action::WaitForConnection),
-            "validate_argument_spec" => Some(Action::ValidateArgumentSpec),
-            "template" => Some(Action::Template),
-            "raw" => Some(Action::Raw),
-            "script" => Some(Action::Script),
-            "fetch" => Some(Action::Fetch),
-            "assemble" => Some(Action::Assemble),
-            "service" => Some(Action::Service),
-            "package" => Some(Action::Package),
-            "dnf" => Some(Action::Dnf),
-            "reboot" => Some(Action::Reboot),
-            "gather_facts" => Some(Action::GatherFacts),
-            "unarchive" => Some(Action::Unarchive),
-            _ => tack_agent::modules::native_name(name)
-                .map(Action::Module)
-                .or_else(|| crate::python_path::module_name(name).map(Action::Python)),
+        if let Some(plugin) = catalogue::plugin(short) {
+            return Some(Action::Plugin(plugin));
         }
+        tack_agent::modules::native_name(name)
+            .map(Action::Module)
+            .or_else(|| crate::python_path::module_name(name).map(Action::Python))
     }
 
     /// [`Action::find`], or [`Action::Unresolvable`] for a short or `ansible.builtin.`/
@@ -157,165 +148,99 @@ impl Action {
         })
     }
 
-    /// The fully qualified name ansible's messages use.
-    pub fn fqcn(self) -> String {
+    /// The short name (`debug`, `command`); empty for [`Action::Unresolvable`].
+    pub fn name(self) -> &'static str {
         match self {
-            Action::Debug => "ansible.builtin.debug".into(),
-            Action::SetFact => "ansible.builtin.set_fact".into(),
-            Action::Assert => "ansible.builtin.assert".into(),
-            Action::Fail => "ansible.builtin.fail".into(),
-            Action::Module(name) | Action::Python(name) => format!("ansible.builtin.{name}"),
-            Action::Copy => "ansible.builtin.copy".into(),
-            Action::Template => "ansible.builtin.template".into(),
-            Action::IncludeVars => "ansible.builtin.include_vars".into(),
-            Action::Raw => "ansible.builtin.raw".into(),
-            Action::Script => "ansible.builtin.script".into(),
-            Action::Fetch => "ansible.builtin.fetch".into(),
-            Action::Assemble => "ansible.builtin.assemble".into(),
-            Action::Unarchive => "ansible.builtin.unarchive".into(),
-            Action::Service => "ansible.builtin.service".into(),
-            Action::Package => "ansible.builtin.package".into(),
-            Action::Dnf => "ansible.builtin.dnf".into(),
-            Action::Reboot => "ansible.builtin.reboot".into(),
-            Action::GatherFacts => "ansible.builtin.gather_facts".into(),
-            Action::AddHost => "ansible.builtin.add_host".into(),
-            Action::GroupBy => "ansible.builtin.group_by".into(),
-            Action::Pause => "ansible.builtin.pause".into(),
-            Action::SetStats => "ansible.builtin.set_stats".into(),
-            Action::WaitForConnection => "ansible.builtin.wait_for_connection".into(),
-            Action::ValidateArgumentSpec => "ansible.builtin.validate_argument_spec".into(),
-            Action::Unresolvable => "unresolvable".into(),
+            Action::Plugin(plugin) => plugin.name,
+            Action::Module(name) | Action::Python(name) => name,
+            Action::Unresolvable => "",
         }
     }
 
-    /// Whether a task `environment` reaches what the action runs (controller actions run
-    /// nothing, so ansible ignores it there too).
+    /// Whether this is the action or module called `short`.
+    pub fn is(self, short: &str) -> bool {
+        !matches!(self, Action::Unresolvable) && self.name() == short
+    }
+
+    /// How the action runs and what the run loop asks of it.
+    pub fn traits(self) -> &'static Plugin {
+        match self {
+            Action::Plugin(plugin) => plugin,
+            Action::Module(_) | Action::Python(_) => &MODULE,
+            Action::Unresolvable => &UNRESOLVABLE,
+        }
+    }
+
+    /// The fully qualified name ansible's messages use.
+    pub fn fqcn(self) -> String {
+        match self {
+            Action::Unresolvable => "unresolvable".into(),
+            _ => format!("ansible.builtin.{}", self.name()),
+        }
+    }
+
+    /// Whether a task `environment` reaches what the action runs.
     pub fn takes_environment(self) -> bool {
         match self {
             Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
-            Action::Copy | Action::Template => false,
-            _ => true,
+            _ => self.traits().takes_environment,
         }
     }
 
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
-        matches!(
-            self,
-            Action::Module(_)
-                | Action::Python(_)
-                | Action::IncludeVars
-                | Action::Raw
-                | Action::Script
-                | Action::Unresolvable
-        )
+        self.traits().takes_raw_params
     }
 
     /// Whether the action runs anything on the task's host (and so needs its connection).
     pub fn touches_host(self) -> bool {
-        matches!(
-            self,
-            Action::Module(_)
-                | Action::Python(_)
-                | Action::Copy
-                | Action::Template
-                | Action::Raw
-                | Action::Script
-                | Action::Fetch
-                | Action::Assemble
-                | Action::Unarchive
-                | Action::Service
-                | Action::Package
-                | Action::Dnf
-                | Action::Reboot
-                | Action::GatherFacts
-        )
+        self.traits().touches_host
     }
 
-    /// Whether what the action returns comes only from the controller's own files, so
-    /// registering it does not make it data a managed host said.
+    /// Whether the action needs the host's connection settings: it runs on the host, or it
+    /// opens links of its own.
+    pub fn uses_link(self) -> bool {
+        self.traits().touches_host || self.traits().opens_links
+    }
+
+    /// Whether what the action returns comes only from the controller's own files.
     pub fn trusted_result(self) -> bool {
-        matches!(self, Action::IncludeVars)
+        self.traits().trusted_result
     }
 
-    /// Arguments the action reads unrendered (ansible's `finalize_task_arg` overrides).
+    /// Arguments the action reads unrendered.
     pub fn raw_args(self) -> &'static [&'static str] {
+        self.traits().raw_args
+    }
+
+    /// The arguments the action accepts (empty: any); anything else is refused before the
+    /// run starts.
+    pub fn known_args(self) -> &'static [&'static str] {
+        self.traits().known_args.unwrap_or(&[])
+    }
+
+    /// Whether the action runs ansible-core's own module code on the host.
+    pub fn runs_python(self) -> bool {
+        matches!(self, Action::Python(_)) || self.traits().python
+    }
+
+    /// Whether the action cannot run without the controller's ansible-core.
+    pub fn needs_ansible_core(self) -> bool {
+        matches!(self, Action::Python(_)) || self.traits().needs_ansible_core
+    }
+
+    /// What a plan does with it: what these do is only known by doing it.
+    pub fn in_plan(self) -> InPlan {
         match self {
-            Action::Debug => &["var"],
-            Action::Assert => &["that"],
-            Action::SetFact
-            | Action::Fail
-            | Action::Module(_)
-            | Action::Python(_)
-            | Action::Copy
-            | Action::Template
-            | Action::IncludeVars
-            | Action::Raw
-            | Action::Script
-            | Action::Fetch
-            | Action::Assemble
-            | Action::Unarchive
-            | Action::Service
-            | Action::Package
-            | Action::Dnf
-            | Action::Reboot
-            | Action::GatherFacts => &[],
-            Action::AddHost
-            | Action::GroupBy
-            | Action::Pause
-            | Action::SetStats
-            | Action::WaitForConnection
-            | Action::ValidateArgumentSpec
-            | Action::Unresolvable => &[],
+            Action::Module("command" | "shell") => InPlan::WouldRun,
+            _ => self.traits().in_plan,
         }
     }
 
-    /// The arguments the action accepts; anything else is refused before the run starts.
-    pub fn known_args(self) -> &'static [&'static str] {
-        match self {
-            Action::Debug => &["msg", "var", "verbosity"],
-            Action::Assert => &["that", "fail_msg", "msg", "success_msg", "quiet"],
-            Action::Fail => &["msg"],
-            Action::IncludeVars => &[
-                "file",
-                "name",
-                "dir",
-                "depth",
-                "files_matching",
-                "ignore_files",
-                "extensions",
-                "ignore_unknown_extensions",
-                "hash_behaviour",
-            ],
-            Action::GroupBy => &["key", "parents"],
-            Action::Pause => &["echo", "minutes", "seconds", "prompt"],
-            Action::SetStats => &["aggregate", "data", "per_host"],
-            Action::WaitForConnection => &["connect_timeout", "delay", "sleep", "timeout"],
-            Action::Raw => &["executable"],
-            Action::Script => &["cmd", "creates", "removes", "chdir", "executable"],
-            Action::Fetch => &["src", "dest", "flat", "fail_on_missing", "validate_checksum"],
-            // Any variable name; a module checks its own arguments, in ansible's words.
-            // add_host: every other argument is a host variable.
-            Action::SetFact
-            | Action::Module(_)
-            | Action::Python(_)
-            | Action::Copy
-            | Action::Template
-            | Action::Assemble
-            | Action::Unarchive
-            | Action::Service
-            | Action::Package
-            | Action::Dnf
-            // reboot checks its own options when it runs, in ansible's words.
-            | Action::Reboot
-            // setup checks gather_facts' arguments.
-            | Action::GatherFacts
-            | Action::AddHost
-            // ansible's action reads its three arguments and ignores any other.
-            | Action::ValidateArgumentSpec
-            | Action::Unresolvable => &[],
-        }
+    /// Whether its result is never shown (`_ansible_verbose_override`): what gathers facts.
+    pub fn hides_result(self) -> bool {
+        self.is("setup") || self.traits().facts == Facts::Gathered
     }
 }
 
@@ -469,7 +394,7 @@ pub struct ActionOutput {
 }
 
 impl ActionOutput {
-    pub(crate) fn new(data: Mapping) -> ActionOutput {
+    pub fn new(data: Mapping) -> ActionOutput {
         ActionOutput {
             data,
             verbose_always: false,
@@ -515,34 +440,10 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         return errored(environment_refusal(input.action, input.task_origin.clone()));
     }
     match input.action {
-        Action::Debug => debug::run(input),
-        Action::SetFact => set_fact::run(input),
-        Action::Assert => assert::run(input),
-        Action::Fail => fail::run(input),
+        Action::Plugin(plugin) => catalogue::run(plugin, input),
         Action::Module("uri") => bounded::bounded(input, uri::run),
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
-        // The action plugins that ask the host step by step: the task's `timeout` bounds
-        // them whole (`bounded`); `reboot` bounds its own waits.
-        Action::Copy => bounded::bounded(input, |i| copy::copy(i, i.search)),
-        Action::Template => bounded::bounded(input, |i| copy::template(i, i.search)),
-        Action::IncludeVars => include_vars::run(input),
-        Action::Raw => bounded::bounded(input, raw::run),
-        Action::Script => bounded::bounded(input, script::run),
-        Action::Fetch => bounded::bounded(input, fetch::run),
-        Action::Assemble => bounded::bounded(input, assemble::run),
-        Action::Unarchive => bounded::bounded(input, unarchive::run),
-        Action::Service => bounded::bounded(input, service::run),
-        Action::Package => bounded::bounded(input, package::run),
-        Action::Dnf => bounded::bounded(input, dnf::run),
-        Action::Reboot => reboot::run(input),
-        Action::GatherFacts => bounded::bounded(input, gather_facts::run),
-        Action::AddHost => inventory::add_host(input),
-        Action::GroupBy => inventory::group_by(input),
-        Action::Pause => pause::pause(input),
-        Action::SetStats => set_stats::run(input),
-        Action::WaitForConnection => pause::wait_for_connection(input),
-        Action::ValidateArgumentSpec => validate_argument_spec::run(input),
         // The task runner fails the task before any action runs (it knows the name).
         Action::Unresolvable => errored(Diagnostic::at(
             "Cannot resolve the action to an action or module.",

@@ -14,17 +14,25 @@ use tack_yaml::{Node, Value};
 
 use tack_report::result::s;
 
-use crate::task::TaskRun;
+use tack_links::SshDefaults;
 
-impl TaskRun<'_> {
+use crate::reading::Reading;
+
+/// Where a task's runs are delegated to, read with the run's ssh defaults.
+pub(crate) struct Delegation<'a> {
+    pub task: &'a Reading<'a>,
+    pub ssh: &'a SshDefaults,
+}
+
+impl Delegation<'_> {
     /// The host `scope`'s run of the task on `host` is delegated to, if another one.
     pub(crate) fn delegated(
         &self,
         host: &str,
         scope: &Scope,
     ) -> Result<Option<String>, Diagnostic> {
-        let Some(node) = &self.ctx.task.delegate_to else { return Ok(None) };
-        let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
+        let Some(node) = &self.task.ctx.task.delegate_to else { return Ok(None) };
+        let rendered = self.task.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
         let name = match &rendered.value.value {
             tack_yaml::Value::Null => return Ok(None),
             other => tack_yaml::pyrepr::str(other),
@@ -49,17 +57,17 @@ impl TaskRun<'_> {
     /// its link is one with an address (ssh; ansible's `local` has none to report), that
     /// address in parentheses when it differs from the name.
     pub(crate) fn delegated_label(&self, other: &str) -> String {
-        let Some(scope) = self.scope(other) else { return other.to_string() };
+        let Some(scope) = self.task.scope(other) else { return other.to_string() };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
-        let keyword = |k| self.ctx.inherited(k).cloned();
+        let keyword = |k| self.task.ctx.inherited(k).cloned();
         let target = tack_links::link_target::resolve(
-            self.templar,
+            self.task.templar,
             &scope,
             &vars,
             &keyword,
             other,
             None,
-            self.ssh_defaults,
+            self.ssh,
         );
         match target {
             Ok(tack_links::link_target::LinkTarget::Ssh(ssh)) if ssh.address != other => {
@@ -79,8 +87,9 @@ impl TaskRun<'_> {
     ) -> bool {
         match delegated {
             Ok(Some(_)) => true,
-            Ok(None) => self.ctx.task.delegate_to.as_ref().is_some_and(|node| {
-                self.templar
+            Ok(None) => self.task.ctx.task.delegate_to.as_ref().is_some_and(|node| {
+                self.task
+                    .templar
                     .render(node, scope)
                     .is_ok_and(|r| tack_yaml::pyrepr::str(&r.value.value) == host)
             }),
@@ -99,12 +108,12 @@ impl TaskRun<'_> {
         match connection.as_str() {
             "local" | "ansible.builtin.local" => Ok(()),
             "ssh" | "ansible.builtin.ssh" | "smart" => {
-                if self.ctx.task.attrs.get(Keyword::Async).is_some() {
+                if self.task.ctx.task.attrs.get(Keyword::Async).is_some() {
                     return Err(Diagnostic::at(
                         format!(
                             "tack does not support delegating an 'async' '{}' task to a host \
                              of the 'ssh' connection yet (host '{name}')",
-                            self.ctx.task.action
+                            self.task.ctx.task.action
                         ),
                         origin,
                     ));
@@ -119,19 +128,19 @@ impl TaskRun<'_> {
     /// task's `connection` keyword, else `local` for the implicit `localhost`, else the
     /// run's default (`-c`, the configured `transport`, `ssh`).
     fn delegated_connection(&self, name: &str) -> String {
-        let from_var = self.scope(name).and_then(|s| {
+        let from_var = self.task.scope(name).and_then(|s| {
             s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
         });
         let keyword =
-            self.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
+            self.task.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));
         let implicit_local = matches!(name, "localhost" | "127.0.0.1" | "::1")
-            && self.scope(name).is_none()
+            && self.task.scope(name).is_none()
             || name == "localhost" && from_var.is_none();
         match (from_var, keyword) {
             (Some(c), _) => c,
             (None, Some(k)) if !implicit_local => k,
             _ if implicit_local => "local".into(),
-            _ => self.ssh_defaults.connection.clone().unwrap_or_else(|| "ssh".into()),
+            _ => self.ssh.connection.clone().unwrap_or_else(|| "ssh".into()),
         }
     }
 
@@ -141,7 +150,7 @@ impl TaskRun<'_> {
     /// A host outside the inventory (the implicit `localhost`) has no variables of its own
     /// tack could give, so the variable is left undefined there.
     pub(crate) fn delegated_scope(&self, scope: &Scope, host: &str, other: &str) -> Scope {
-        let Some(there) = self.scope(other) else { return scope.clone() };
+        let Some(there) = self.task.scope(other) else { return scope.clone() };
         let mut vars = tack_yaml::Mapping::new();
         let mut provenance = tack_template::ProvenanceSet::new();
         for name in there.names() {
@@ -185,9 +194,15 @@ impl TaskRun<'_> {
 
     /// The host whose facts a run on `host` sets: the delegated one under `delegate_facts`.
     pub(crate) fn fact_host(&self, host: &str, scope: &Scope) -> String {
-        let Some(node) = self.ctx.inherited(Keyword::DelegateFacts) else { return host.into() };
-        let on =
-            self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false);
+        let Some(node) = self.task.ctx.inherited(Keyword::DelegateFacts) else {
+            return host.into();
+        };
+        let on = self
+            .task
+            .templar
+            .render(node, scope)
+            .map(|r| r.value.value.is_truthy())
+            .unwrap_or(false);
         if !on {
             return host.into();
         }

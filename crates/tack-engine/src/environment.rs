@@ -11,10 +11,9 @@ use std::collections::BTreeMap;
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
-use tack_template::{Scope, TemplateErrorKind};
+use tack_template::{Scope, Templar, TemplateErrorKind};
 use tack_yaml::{Node, Value};
 
-use crate::task::TaskRun;
 use tack_actions::Action;
 
 /// The `environment` values that apply to the task, outermost first.
@@ -44,59 +43,58 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
     }
 }
 
-impl TaskRun<'_> {
-    /// The task's environment, rendered in `scope`.
-    pub(crate) fn environment(
-        &self,
-        scope: &Scope,
-    ) -> Result<BTreeMap<String, String>, Diagnostic> {
-        let mut items: Vec<&Node> = Vec::new();
-        for layer in layers(self.ctx) {
-            match &layer.value {
-                Value::Seq(list) => items.extend(list.iter()),
-                Value::Null => {}
-                _ => items.push(layer),
-            }
+/// `ctx`'s environment, rendered in `scope`.
+pub(crate) fn render(
+    ctx: &TaskInContext<'_>,
+    templar: &Templar,
+    scope: &Scope,
+) -> Result<BTreeMap<String, String>, Diagnostic> {
+    let mut items: Vec<&Node> = Vec::new();
+    for layer in layers(ctx) {
+        match &layer.value {
+            Value::Seq(list) => items.extend(list.iter()),
+            Value::Null => {}
+            _ => items.push(layer),
         }
-        let mut env = BTreeMap::new();
-        for item in &items {
-            if let Some(map) = item.as_map() {
-                for (key, value) in map.iter() {
-                    match self.templar.render(value, scope) {
-                        Ok(r) => {
-                            env.insert(
-                                tack_yaml::pyrepr::str(&key.value),
-                                tack_yaml::pyrepr::str(&r.value.value),
-                            );
-                        }
-                        Err(e) if e.kind == TemplateErrorKind::Omitted => {}
-                        Err(e) => return Err(e.to_diagnostic()),
+    }
+    let mut env = BTreeMap::new();
+    for item in &items {
+        if let Some(map) = item.as_map() {
+            for (key, value) in map.iter() {
+                match templar.render(value, scope) {
+                    Ok(r) => {
+                        env.insert(
+                            tack_yaml::pyrepr::str(&key.value),
+                            tack_yaml::pyrepr::str(&r.value.value),
+                        );
+                    }
+                    Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                    Err(e) => return Err(e.to_diagnostic()),
+                }
+            }
+            continue;
+        }
+        match templar.render(item, scope) {
+            Ok(r) => match &r.value.value {
+                Value::Map(map) => {
+                    for (key, value) in map.iter() {
+                        env.insert(
+                            tack_yaml::pyrepr::str(&key.value),
+                            tack_yaml::pyrepr::str(&value.value),
+                        );
                     }
                 }
-                continue;
-            }
-            match self.templar.render(item, scope) {
-                Ok(r) => match &r.value.value {
-                    Value::Map(map) => {
-                        for (key, value) in map.iter() {
-                            env.insert(
-                                tack_yaml::pyrepr::str(&key.value),
-                                tack_yaml::pyrepr::str(&value.value),
-                            );
-                        }
-                    }
-                    _ => {
-                        let all = Value::Seq(items.iter().map(|n| (*n).clone()).collect());
-                        tack_diag::warn(&Diagnostic::new(format!(
-                            "could not parse environment value, skipping: {}",
-                            tack_yaml::pyrepr::repr(&all)
-                        )));
-                    }
-                },
-                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
-                Err(e) => return Err(e.to_diagnostic()),
-            }
+                _ => {
+                    let all = Value::Seq(items.iter().map(|n| (*n).clone()).collect());
+                    tack_diag::warn(&Diagnostic::new(format!(
+                        "could not parse environment value, skipping: {}",
+                        tack_yaml::pyrepr::repr(&all)
+                    )));
+                }
+            },
+            Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+            Err(e) => return Err(e.to_diagnostic()),
         }
-        Ok(env)
     }
+    Ok(env)
 }

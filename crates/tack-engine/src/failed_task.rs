@@ -17,28 +17,45 @@ use tack_playbook::tables::{Attribute, Isa, Keyword, ObjectKind};
 use tack_template::Scope;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::task::TaskRun;
+use tack_actions::Action;
 use tack_report::result::s;
+
+use crate::reading::Reading;
+use crate::when::When;
 
 /// The connection plugin every task tack runs resolves to.
 const CONNECTION: &str = "ansible.builtin.local";
 /// A task's `connection` before it is resolved: ansible's default transport.
 const UNRESOLVED_CONNECTION: &str = "ssh";
 
-impl TaskRun<'_> {
+/// A task that failed on a host, as its dump is made.
+pub(crate) struct FailedTask<'a> {
+    pub task: &'a Reading<'a>,
+    pub action: Action,
+    /// `--check` (or a plan) on the command line.
+    pub check_flag: bool,
+    /// `--diff` on the command line.
+    pub diff_flag: bool,
+}
+
+impl FailedTask<'_> {
     /// The mapping `ansible_failed_task` holds after this task failed on a host.
-    pub(crate) fn failed_task(&self, scope: &Scope) -> Node {
+    pub(crate) fn dump(&self, scope: &Scope) -> Node {
         // A task whose `when` or arguments failed to render failed inside its
         // post-validation: it comes back as loaded, its connection not resolved yet.
         // (A looped task judges `when` per item, on copies.)
-        let unfinished = self.ctx.task.loop_items.is_none()
-            && (self.false_condition(scope).is_err() || self.render_args(scope).is_err());
-        let validated = self.ctx.task.loop_items.is_none() && !unfinished;
+        let unfinished = self.task.ctx.task.loop_items.is_none()
+            && (matches!(
+                crate::when::evaluate(self.task.ctx, self.task.templar, scope),
+                When::Failed(_)
+            ) || self.render_args(scope).is_err());
+        let validated = self.task.ctx.task.loop_items.is_none() && !unfinished;
         let mut out = Mapping::new();
         out.insert(s("_resolved_action"), s(&self.action.fqcn()));
         for attr in ObjectKind::Task.attributes() {
             let value = match attr.keyword {
                 Keyword::Connection if unfinished => self
+                    .task
                     .ctx
                     .inherited(Keyword::Connection)
                     .cloned()
@@ -52,7 +69,7 @@ impl TaskRun<'_> {
     }
 
     fn dumped(&self, attr: &Attribute, scope: &Scope, validated: bool) -> Node {
-        let task = self.ctx.task;
+        let task = self.task.ctx.task;
         let own = task.attrs.get(attr.keyword);
         match attr.keyword {
             Keyword::Action => s(&task.action),
@@ -63,7 +80,7 @@ impl TaskRun<'_> {
                 };
                 // ansible's `shell` action marks the task's own arguments before it runs
                 // `command`.
-                if self.action == tack_actions::Action::Module("shell") {
+                if self.action == Action::Module("shell") {
                     args.insert(s("_uses_shell"), Node::bare(Value::Bool(true)));
                 }
                 Node::bare(Value::Map(args))
@@ -80,13 +97,15 @@ impl TaskRun<'_> {
                 Some(node) if validated => as_list(node),
                 Some(node) => node.clone(),
             },
-            Keyword::CheckMode => match (validated, self.ctx.inherited(attr.keyword)) {
-                (true, _) => Node::bare(Value::Bool(self.check_mode(scope))),
+            Keyword::CheckMode => match (validated, self.task.ctx.inherited(attr.keyword)) {
+                (true, _) => Node::bare(Value::Bool(self.task.check_mode(scope, self.check_flag))),
                 (false, Some(node)) => node.clone(),
                 (false, None) => Node::bare(Value::Bool(self.check_flag)),
             },
-            Keyword::Diff => match (validated, self.ctx.inherited(attr.keyword)) {
-                (true, _) => Node::bare(Value::Bool(self.diff_mode(scope).unwrap_or(false))),
+            Keyword::Diff => match (validated, self.task.ctx.inherited(attr.keyword)) {
+                (true, _) => Node::bare(Value::Bool(
+                    self.task.diff_mode(scope, self.diff_flag).unwrap_or(false),
+                )),
                 (false, Some(node)) => node.clone(),
                 (false, None) => Node::bare(Value::Bool(self.diff_flag)),
             },
@@ -98,7 +117,8 @@ impl TaskRun<'_> {
             Keyword::Environment => self.environment_dump(scope, validated),
             // The worker writes the resolved value back whatever the task's shape.
             Keyword::IgnoreErrors => {
-                Node::bare(Value::Bool(self.flag(Keyword::IgnoreErrors, scope).unwrap_or(false)))
+                let ignore = self.task.flag(Keyword::IgnoreErrors, scope).unwrap_or(false);
+                Node::bare(Value::Bool(ignore))
             }
             Keyword::Loop => match (&task.loop_items, validated) {
                 (Some(items), false) => items.clone(),
@@ -109,7 +129,7 @@ impl TaskRun<'_> {
             }
             Keyword::ModuleDefaults => self.module_defaults_dump(),
             Keyword::Name => match own {
-                Some(node) => match self.templar.render(node, scope) {
+                Some(node) => match self.task.templar.render(node, scope) {
                     Ok(r) => Node::bare(Value::Str(tack_yaml::pyrepr::str(&r.value.value))),
                     Err(_) => node.clone(),
                 },
@@ -135,7 +155,8 @@ impl TaskRun<'_> {
             Keyword::Vars => Node::bare(Value::Map(task.vars.clone())),
             Keyword::When => self.when_dump(scope, validated),
             _ => {
-                let node = if attr.inheritable { self.ctx.inherited(attr.keyword) } else { own };
+                let node =
+                    if attr.inheritable { self.task.ctx.inherited(attr.keyword) } else { own };
                 self.typed(node, attr.isa, attr, scope, validated, default_of(attr, validated))
             }
         }
@@ -169,8 +190,15 @@ impl TaskRun<'_> {
         .unwrap_or(rendered)
     }
 
+    fn render_args(
+        &self,
+        scope: &Scope,
+    ) -> Result<crate::args::RenderedArgs, crate::args::ArgsFailed> {
+        crate::args::render(self.task.ctx, self.action, self.task.templar, scope)
+    }
+
     fn rendered(&self, node: &Node, scope: &Scope) -> Node {
-        match self.templar.render(node, scope) {
+        match self.task.templar.render(node, scope) {
             Ok(r) => r.value,
             Err(_) => node.clone(),
         }
@@ -179,7 +207,7 @@ impl TaskRun<'_> {
     /// `Task._post_validate_environment`: every layer, outermost first, merged into one
     /// mapping of templated values; as loaded, the layers' items in a list.
     fn environment_dump(&self, scope: &Scope, validated: bool) -> Node {
-        let layers = crate::environment::layers(self.ctx);
+        let layers = crate::environment::layers(self.task.ctx);
         let items: Vec<&Node> = layers
             .iter()
             .flat_map(|layer| match &layer.value {
@@ -196,13 +224,13 @@ impl TaskRun<'_> {
             match &item.value {
                 Value::Map(map) => {
                     for (key, value) in map.iter() {
-                        if let Ok(r) = self.templar.render(value, scope) {
+                        if let Ok(r) = self.task.templar.render(value, scope) {
                             env.insert(key.clone(), r.value);
                         }
                     }
                 }
                 _ => {
-                    if let Ok(r) = self.templar.render(item, scope)
+                    if let Ok(r) = self.task.templar.render(item, scope)
                         && let Value::Map(map) = r.value.value
                     {
                         for (key, value) in map.into_iter() {
@@ -218,7 +246,7 @@ impl TaskRun<'_> {
     /// `LoopControl`, post-validated (its typed fields templated, `label` as written) unless
     /// the task failed before that.
     fn loop_control_dump(&self, scope: &Scope, validated: bool) -> Node {
-        let own = self.ctx.task.attrs.get(Keyword::LoopControl).and_then(Node::as_map);
+        let own = self.task.ctx.task.attrs.get(Keyword::LoopControl).and_then(Node::as_map);
         let mut out = Mapping::new();
         for attr in ObjectKind::LoopControl.attributes() {
             let node = own.and_then(|m| m.get(attr.name));
@@ -248,7 +276,7 @@ impl TaskRun<'_> {
     /// `module_defaults` outermost first, each entry under the name ansible resolved it to.
     fn module_defaults_dump(&self) -> Node {
         let mut out = Vec::new();
-        for layer in crate::module_defaults::layers(self.ctx) {
+        for layer in crate::module_defaults::layers(self.task.ctx) {
             let maps: Vec<&Mapping> = match &layer.value {
                 Value::Seq(items) => items.iter().filter_map(Node::as_map).collect(),
                 Value::Map(map) => vec![map],
@@ -258,7 +286,7 @@ impl TaskRun<'_> {
                 let mut entry = Mapping::new();
                 for (key, value) in map.iter() {
                     let name = tack_yaml::pyrepr::str(&key.value);
-                    let resolved = tack_actions::Action::find(&name)
+                    let resolved = Action::find(&name)
                         .filter(|_| !name.starts_with("group/"))
                         .map_or(name, |a| a.fqcn());
                     entry.insert(s(&resolved), value.clone());
@@ -272,7 +300,7 @@ impl TaskRun<'_> {
     /// The task's and its parents' tags (comma-separated strings split), each once.
     fn tags_dump(&self) -> Node {
         let mut out: Vec<Node> = Vec::new();
-        for node in self.ctx.extended(Keyword::Tags) {
+        for node in self.task.ctx.extended(Keyword::Tags) {
             let parts: Vec<Node> = match &node.value {
                 Value::Str(text) => text.split(',').map(|t| s(t.trim())).collect(),
                 _ => vec![node.clone()],
@@ -288,7 +316,7 @@ impl TaskRun<'_> {
 
     /// The parents' conditions then the task's, templated when post-validated.
     fn when_dump(&self, scope: &Scope, validated: bool) -> Node {
-        let mut conditions = self.ctx.extended(Keyword::When);
+        let mut conditions = self.task.ctx.extended(Keyword::When);
         conditions.reverse();
         let mut out = Vec::new();
         for cond in conditions {

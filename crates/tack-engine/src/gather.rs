@@ -10,9 +10,10 @@ use tack_yaml::{Mapping, Node};
 use tack_links::link_target::LinkTarget;
 use tack_links::{Connection, ConnectionError, Reach, Trace, Traced};
 
-use crate::HostState;
+use crate::batch::BatchState;
+use crate::context::HostState;
+use crate::env::PlayEnv;
 use crate::iterator::HostCursor;
-use crate::play::PlayRun;
 
 /// A host's link for gathering and the connection it is, or why there is none (a refused
 /// setting, a failed open).
@@ -38,166 +39,166 @@ pub(crate) fn gather_view(play: &tack_playbook::Play) -> TaskView {
     }
 }
 
-impl PlayRun<'_, '_> {
-    /// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept
-    /// for the rest of the run.
-    pub(crate) fn gather_facts(
-        &self,
-        keywords: &tack_playbook::post_validate::PlayKeywords,
-        callback: &mut dyn Callback,
-        stats: &mut Stats,
-        states: &mut BTreeMap<String, HostState>,
-        cursors: &mut [(String, HostCursor)],
-    ) -> Result<(), Diagnostic> {
-        let view = gather_view(self.play());
-        let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
-        if !hosts.is_empty() {
-            self.reads.show(callback);
-        }
-        callback.task_start(&view);
-        let width = crate::forks::width(self.run.facts.forks, 0, hosts.len());
-        let origin = self.play().origin.clone();
-        // Worked out here: the threads that gather cannot reach the play's state.
-        let addresses: BTreeMap<String, String> =
-            hosts.iter().map(|h| (h.clone(), self.gather_address(h))).collect();
-        let links: BTreeMap<String, Link> =
-            hosts.iter().map(|h| (h.clone(), self.gather_link(keywords, h))).collect();
-        let interpreters: BTreeMap<String, Interpreter> =
-            hosts.iter().map(|h| (h.clone(), self.interpreter_for(h))).collect();
-        let settings = &self.run.facts.interpreter;
-        let ahead = hosts
-            .iter()
-            .map(|h| {
-                let link = links.get(h).and_then(|l| l.as_ref().ok()).map(|(l, _)| l);
-                link.filter(|l| !l.is_open()).cloned()
-            })
-            .collect();
-        tack_links::pool::opening_ahead(ahead, width, || {
-            crate::forks::run_hosts(
-                &hosts,
-                width,
-                |host| {
-                    let address = addresses.get(host).map_or(host, String::as_str);
-                    let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
-                    let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
-                    let asked = (interpreter, settings);
-                    gather_on(keywords, host, address, origin.clone(), link, asked)
-                },
-                |host, gathered| {
-                    self.reads.before_result(&hosts, host, callback);
-                    if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
-                        self.apply_gathered(gathered, cursor, stats, states, callback);
-                    }
-                    Ok(())
-                },
-            )
-        })?;
-        self.update_play_hosts(cursors);
-        Ok(())
+/// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept for
+/// the rest of the run.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather_facts(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+    states: &mut BTreeMap<String, HostState>,
+    cursors: &mut [(String, HostCursor)],
+) -> Result<(), Diagnostic> {
+    let view = gather_view(env.play());
+    let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
+    if !hosts.is_empty() {
+        env.reads.show(callback);
     }
-
-    /// Runs `setup` on `host`.
-    pub(crate) fn gather_one(
-        &self,
-        keywords: &tack_playbook::post_validate::PlayKeywords,
-        host: &str,
-    ) -> Gathered {
-        let link = self.gather_link(keywords, host);
-        let asked = (self.interpreter_for(host), &self.run.facts.interpreter);
-        gather_on(
-            keywords,
-            host,
-            &self.gather_address(host),
-            self.play().origin.clone(),
-            link,
-            asked,
+    callback.task_start(&view);
+    let width = crate::forks::width(env.run.facts.forks, 0, hosts.len());
+    let origin = env.play().origin.clone();
+    // Worked out here: the threads that gather cannot reach the play's state.
+    let addresses: BTreeMap<String, String> =
+        hosts.iter().map(|h| (h.clone(), gather_address(env, h))).collect();
+    let links: BTreeMap<String, Link> =
+        hosts.iter().map(|h| (h.clone(), gather_link(env, keywords, h))).collect();
+    let interpreters: BTreeMap<String, Interpreter> =
+        hosts.iter().map(|h| (h.clone(), interpreter_for(env, h))).collect();
+    let settings = &env.run.facts.interpreter;
+    let ahead = hosts
+        .iter()
+        .map(|h| {
+            let link = links.get(h).and_then(|l| l.as_ref().ok()).map(|(l, _)| l);
+            link.filter(|l| !l.is_open()).cloned()
+        })
+        .collect();
+    tack_links::pool::opening_ahead(ahead, width, || {
+        crate::forks::run_hosts(
+            &hosts,
+            width,
+            |host| {
+                let address = addresses.get(host).map_or(host, String::as_str);
+                let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
+                let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
+                let asked = (interpreter, settings);
+                gather_on(keywords, host, address, origin.clone(), link, asked)
+            },
+            |host, gathered| {
+                env.reads.before_result(&hosts, host, callback);
+                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                    apply_gathered(env, state, gathered, cursor, stats, states, callback);
+                }
+                Ok(())
+            },
         )
-    }
+    })?;
+    env.update_play_hosts(state, cursors);
+    Ok(())
+}
 
-    /// What gathering does about `host`'s Python interpreter (see `crate::interpreter`).
-    fn interpreter_for(&self, host: &str) -> Interpreter {
-        let Some(scope) = self.scope.host_scope(host) else { return Interpreter::Set };
-        if !self.run.facts.interpreter.discovers()
-            || scope.get("ansible_python_interpreter").is_some()
-        {
-            return Interpreter::Set;
-        }
-        match tack_links::interpreter::known(&scope) {
-            Some(known) => Interpreter::Known(known),
-            None => Interpreter::Discover(tack_links::interpreter::names(
-                &scope,
-                &self.run.facts.interpreter,
-            )),
-        }
-    }
+/// Runs `setup` on `host`.
+pub(crate) fn gather_one(
+    env: &PlayEnv<'_, '_>,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+) -> Gathered {
+    let link = gather_link(env, keywords, host);
+    let asked = (interpreter_for(env, host), &env.run.facts.interpreter);
+    gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
+}
 
-    /// The link `setup` takes to `host`: its play scope's connection settings under the
-    /// play's keywords.
-    fn gather_link(
-        &self,
-        keywords: &tack_playbook::post_validate::PlayKeywords,
-        host: &str,
-    ) -> Link {
-        let Some(scope) = self.scope.host_scope(host) else {
-            let local = self.run.links.get(&LinkTarget::Local, None);
-            return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
-        };
-        let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
-        let keyword = |k| keywords.get(k).cloned();
-        let origin = self.play().origin.clone();
-        let target = tack_links::link_target::resolve(
-            self.run.templar,
+/// The `-vvv` address of the fact-gathering task on `host`, in its play scope.
+fn gather_address(env: &PlayEnv<'_, '_>, host: &str) -> String {
+    match env.scope.host_scope(host) {
+        Some(scope) => crate::verbose::address_in(env.run.templar, env.live, host, &scope),
+        None => host.to_string(),
+    }
+}
+
+/// What gathering does about `host`'s Python interpreter (see `tack_links::interpreter`).
+fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
+    let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set };
+    if !env.run.facts.interpreter.discovers() || scope.get("ansible_python_interpreter").is_some() {
+        return Interpreter::Set;
+    }
+    match tack_links::interpreter::known(&scope) {
+        Some(known) => Interpreter::Known(known),
+        None => Interpreter::Discover(tack_links::interpreter::names(
             &scope,
-            &vars,
-            &keyword,
-            host,
-            origin.clone(),
-            &self.run.facts.ssh,
-        )
-        .map_err(|d| d.brief())?;
-        // The become keywords are not post-validated with the play: read as written.
-        let play = self.play();
-        let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
-        let escalation = tack_links::become_::resolve(
-            self.run.templar,
-            &scope,
-            &vars,
-            &become_keyword,
-            &target,
-            origin,
-            &self.run.facts.ssh.become_,
-        )
-        .map_err(|d| d.brief())?;
-        let link = self.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
-        Ok((link, target.reach()))
+            &env.run.facts.interpreter,
+        )),
     }
+}
 
-    /// Keeps a host's gathered facts (or fails it) and shows its result.
-    pub(crate) fn apply_gathered(
-        &self,
-        gathered: Gathered,
-        cursor: &mut HostCursor,
-        stats: &mut Stats,
-        states: &mut BTreeMap<String, HostState>,
-        callback: &mut dyn Callback,
-    ) {
-        let host = gathered.shown.host.clone();
-        for (level, line) in &gathered.transport {
-            callback.verbose_line(*level, line);
-        }
-        stats.count(&gathered.shown, false);
-        if gathered.shown.lost() {
-            cursor.pos = None;
-            self.lost.borrow_mut().insert(host.clone());
-        } else if gathered.shown.flag("failed") {
-            cursor.pos = None;
-            cursor.failed = true;
-        } else if let Some(layer) = gathered.facts {
-            self.scope.set_gathered(&host, layer.clone());
-            states.entry(host).or_default().facts = Some(layer);
-        }
-        callback.host_result(&gather_view(self.play()), &gathered.shown);
+/// The link `setup` takes to `host`: its play scope's connection settings under the
+/// play's keywords.
+fn gather_link(
+    env: &PlayEnv<'_, '_>,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+) -> Link {
+    let Some(scope) = env.scope.host_scope(host) else {
+        let local = env.run.links.get(&LinkTarget::Local, None);
+        return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
+    };
+    let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+    let keyword = |k| keywords.get(k).cloned();
+    let origin = env.play().origin.clone();
+    let target = tack_links::link_target::resolve(
+        env.run.templar,
+        &scope,
+        &vars,
+        &keyword,
+        host,
+        origin.clone(),
+        &env.run.facts.ssh,
+    )
+    .map_err(|d| d.brief())?;
+    // The become keywords are not post-validated with the play: read as written.
+    let play = env.play();
+    let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
+    let escalation = tack_links::become_::resolve(
+        env.run.templar,
+        &scope,
+        &vars,
+        &become_keyword,
+        &target,
+        origin,
+        &env.run.facts.ssh.become_,
+    )
+    .map_err(|d| d.brief())?;
+    let link = env.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
+    Ok((link, target.reach()))
+}
+
+/// Keeps a host's gathered facts (or fails it) and shows its result.
+pub(crate) fn apply_gathered(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    gathered: Gathered,
+    cursor: &mut HostCursor,
+    stats: &mut Stats,
+    states: &mut BTreeMap<String, HostState>,
+    callback: &mut dyn Callback,
+) {
+    let host = gathered.shown.host.clone();
+    for (level, line) in &gathered.transport {
+        callback.verbose_line(*level, line);
     }
+    stats.count(&gathered.shown, false);
+    if gathered.shown.lost() {
+        cursor.pos = None;
+        state.lost.insert(host.clone());
+    } else if gathered.shown.flag("failed") {
+        cursor.pos = None;
+        cursor.failed = true;
+    } else if let Some(layer) = gathered.facts {
+        env.scope.set_gathered(&host, layer.clone());
+        states.entry(host).or_default().facts = Some(layer);
+    }
+    callback.host_result(&gather_view(env.play()), &gathered.shown);
 }
 
 /// What gathering does about a host's Python interpreter: nothing (one is set, or the

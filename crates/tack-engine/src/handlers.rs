@@ -300,3 +300,83 @@ impl<'a> Handlers<'a> {
         hosts
     }
 }
+
+/// `Play.handlers` with the roles' first (`compile_roles_handlers`), each role's under its
+/// dependency chain.
+pub(crate) fn handler_blocks(
+    play: &tack_playbook::Play,
+) -> Vec<tack_playbook::compile::CompiledBlock> {
+    use tack_playbook::compile::CompiledBlock;
+    let mut out = Vec::new();
+    for id in &play.roles {
+        if play.role(*id).from_include {
+            continue;
+        }
+        for block in tack_playbook::compile::role_handler_blocks(&play.role_arena, *id) {
+            out.push(CompiledBlock { block, dep_chain: vec![*id] });
+        }
+    }
+    out.extend(
+        play.handlers.iter().map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() }),
+    );
+    out
+}
+
+/// ansible runs the tasks of a file a handler includes one by one, as handlers: the tasks
+/// of each of the file's blocks, without their `rescue`/`always` (ansible passes over those
+/// there too), and so for the files it imports; a block nested deeper, and an
+/// `include_role` or `import_role`, are ansible's parser errors.
+pub(crate) fn check_handler_file(file: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::TaskEntry;
+    for entry in &file.block {
+        if let TaskEntry::Block(block) = entry {
+            check_handler_block(block)?;
+        }
+    }
+    Ok(())
+}
+
+/// One top-level block of a file a handler includes (or of a file that one imports).
+fn check_handler_block(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::{BlockOrigin, TaskEntry, TaskKind};
+    let not_handler = |task: &tack_playbook::Task| {
+        Diagnostic::at(
+            format!("Using '{}' as a handler is not supported.", task.action),
+            task.origin.clone(),
+        )
+        .parser()
+    };
+    for inner in &block.block {
+        match inner {
+            TaskEntry::Block(nested) => match &nested.from {
+                BlockOrigin::ImportRole(task) => return Err(not_handler(task)),
+                // An imported file's blocks give their tasks as the file's own would.
+                BlockOrigin::ImportTasks(_) => {
+                    for entry in &nested.block {
+                        match entry {
+                            TaskEntry::Block(top) => check_handler_block(top)?,
+                            TaskEntry::Task(task)
+                                if matches!(task.kind, TaskKind::IncludeRole(_)) =>
+                            {
+                                return Err(not_handler(task));
+                            }
+                            TaskEntry::Task(_) => {}
+                        }
+                    }
+                }
+                _ => {
+                    return Err(Diagnostic::at(
+                        "Using a block as a handler is not supported.",
+                        nested.origin.clone(),
+                    )
+                    .parser());
+                }
+            },
+            TaskEntry::Task(task) if matches!(task.kind, TaskKind::IncludeRole(_)) => {
+                return Err(not_handler(task));
+            }
+            TaskEntry::Task(_) => {}
+        }
+    }
+    Ok(())
+}

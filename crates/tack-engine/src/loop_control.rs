@@ -12,7 +12,7 @@ use tack_playbook::tables::Keyword;
 use tack_template::{Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::task::TaskRun;
+use crate::reading::Reading;
 use tack_report::result::{b, s};
 
 /// The options tack runs (the others are refused by name in `crate::refuse`).
@@ -31,7 +31,7 @@ pub(crate) struct LoopControl {
 }
 
 impl LoopControl {
-    pub(crate) fn read(run: &TaskRun<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
+    pub(crate) fn read(task: &Reading<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
         let mut control = LoopControl {
             loop_var: "item".into(),
             index_var: None,
@@ -41,7 +41,7 @@ impl LoopControl {
             pause: Duration::ZERO,
             break_when: None,
         };
-        let Some(node) = run.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
+        let Some(node) = task.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
         let Some(map) = node.as_map() else { return Ok(control) };
         for (key, value) in map.iter() {
             let name = key.as_str().unwrap_or_default();
@@ -53,7 +53,7 @@ impl LoopControl {
                 control.break_when = Some(value.clone());
                 continue;
             }
-            let v = run.templar.render(value, scope).map_err(|e| e.to_diagnostic())?.value.value;
+            let v = task.templar.render(value, scope).map_err(|e| e.to_diagnostic())?.value.value;
             match name {
                 "loop_var" => control.loop_var = tack_yaml::pyrepr::str(&v),
                 "index_var" => control.index_var = Some(tack_yaml::pyrepr::str(&v)),
@@ -80,7 +80,7 @@ impl LoopControl {
     /// ansible does (the item's own exception kept as `break_when_suppressed_exception`).
     pub(crate) fn break_here(
         &self,
-        run: &TaskRun<'_>,
+        task: &Reading<'_>,
         scope: &Scope,
         result: &mut tack_report::result::HostResult,
     ) -> bool {
@@ -93,10 +93,10 @@ impl LoopControl {
         if conditions.is_empty() {
             return false;
         }
-        let scope = run.with_registered(scope, result);
+        let scope = task.with_registered(scope, &result.data);
         let mut verdict = true;
         for cond in conditions {
-            match run.templar.evaluate_conditional(cond, &scope) {
+            match task.templar.evaluate_conditional(cond, &scope) {
                 Ok(r) if r.value => {}
                 Ok(_) => {
                     verdict = false;
@@ -156,8 +156,17 @@ impl LoopControl {
         Some(Node::bare(Value::Map(map)))
     }
 
-    /// The variables item `index` sees besides the item itself.
-    pub(crate) fn item_scope(&self, scope: Scope, items: &[Node], index: usize) -> Scope {
+    /// The variables item `index` of `items` sees: the item under the loop variable (with
+    /// the provenance of what the loop read), and what `loop_control` adds.
+    pub(crate) fn item_scope(
+        &self,
+        scope: &Scope,
+        items: &[Node],
+        index: usize,
+        read: &tack_template::ProvenanceSet,
+    ) -> Scope {
+        let item = items[index].clone();
+        let scope = scope.with_var(&self.loop_var, item, crate::task_loop::provenance(read));
         let mut scope = scope.with_var("ansible_loop_var", s(&self.loop_var), Provenance::Trusted);
         if let Some(index_var) = &self.index_var {
             scope = scope

@@ -4,7 +4,8 @@
 //! name, or `group/<name>` of ansible-core's own action groups; the defaults of the groups the
 //! action belongs to, then the action's own, fill the arguments the task did not give.
 //!
-//! It decides which default arguments apply; rendering them is the executor's.
+//! It decides which default arguments apply and renders a template that gives them; rendering
+//! the arguments themselves is `crate::args`'s.
 
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
@@ -95,7 +96,7 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
                 // ansible gives a `package` task its backend's defaults too; tack applies
                 // only the task's own action's.
                 if matches!(entry(&name), Some(Entry::Action(ref a)) if a == "ansible.builtin.apt")
-                    && Action::find(&ctx.task.action) == Some(Action::Package)
+                    && Action::find(&ctx.task.action).is_some_and(|a| a.is("package"))
                 {
                     return Err(Diagnostic::at(
                         format!(
@@ -141,34 +142,37 @@ pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
     out
 }
 
-impl crate::task::TaskRun<'_> {
-    /// The default arguments the task did not give, ready to render with its own.
-    pub(crate) fn default_args(&self, scope: &Scope) -> Result<Mapping, Diagnostic> {
-        let mut out = Mapping::new();
-        for value in defaults(self.ctx, self.action) {
-            let map = match value.as_map() {
-                Some(map) => map.clone(),
-                None => {
-                    let rendered =
-                        self.templar.render(&value, scope).map_err(|e| e.to_diagnostic())?;
-                    match rendered.value.value {
-                        Value::Map(map) => map,
-                        _ => continue,
-                    }
+/// The default arguments `ctx`'s task did not give for `action`, ready to render with its
+/// own.
+pub(crate) fn default_args(
+    ctx: &TaskInContext<'_>,
+    action: Action,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+) -> Result<Mapping, Diagnostic> {
+    let mut out = Mapping::new();
+    for value in defaults(ctx, action) {
+        let map = match value.as_map() {
+            Some(map) => map.clone(),
+            None => {
+                let rendered = templar.render(&value, scope).map_err(|e| e.to_diagnostic())?;
+                match rendered.value.value {
+                    Value::Map(map) => map,
+                    _ => continue,
                 }
-            };
-            for (k, v) in map.iter() {
-                out.insert(k.clone(), v.clone());
             }
+        };
+        for (k, v) in map.iter() {
+            out.insert(k.clone(), v.clone());
         }
-        let given: Vec<String> =
-            self.ctx.task.args.iter().filter_map(|(k, _)| k.as_str().map(str::to_string)).collect();
-        let mut kept = Mapping::new();
-        for (k, v) in out.iter() {
-            if !given.iter().any(|g| Some(g.as_str()) == k.as_str()) {
-                kept.insert(k.clone(), v.clone());
-            }
-        }
-        Ok(kept)
     }
+    let given: Vec<String> =
+        ctx.task.args.iter().filter_map(|(k, _)| k.as_str().map(str::to_string)).collect();
+    let mut kept = Mapping::new();
+    for (k, v) in out.iter() {
+        if !given.iter().any(|g| Some(g.as_str()) == k.as_str()) {
+            kept.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(kept)
 }

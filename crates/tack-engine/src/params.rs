@@ -6,17 +6,13 @@
 //! arguments apart from the run and never changes what a host receives or what runs.
 
 use tack_playbook::tables::Keyword;
-use tack_template::Provenance;
 use tack_yaml::{Mapping, Node, Value};
+
+use tack_report::callback::{MASK, PER_HOST, TaskParams};
 
 use crate::loop_control::LoopControl;
 use crate::task::TaskRun;
-use tack_report::callback::TaskParams;
-
-/// What replaces a secret value.
-pub const MASK: &str = "********";
-/// What replaces a value that differs between hosts.
-pub const PER_HOST: &str = "<per-host>";
+use crate::when::When;
 
 /// One host's input: the arguments of each run of the task (one, or one per loop item), and
 /// which keys of each held a secret.
@@ -32,7 +28,7 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
     let no_log = task_no_log(run, &sorted);
     let secret_options = match run.action {
         tack_actions::Action::Module(name) => tack_agent::modules::secret_options(name),
-        tack_actions::Action::Copy => tack_agent::modules::secret_options("copy"),
+        action if action.is("copy") => tack_agent::modules::secret_options("copy"),
         _ => Vec::new(),
     };
     let inputs: Vec<HostInput> = sorted.iter().filter_map(|h| host_input(run, h)).collect();
@@ -85,7 +81,7 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
                     Node::bare(Value::Map(map))
                 })
                 .collect();
-            if run.ctx.task.loop_items.is_some() {
+            if run.reading.ctx.task.loop_items.is_some() {
                 Node::bare(Value::Seq(items))
             } else {
                 items.into_iter().next().unwrap_or_else(|| Node::bare(Value::Map(Mapping::new())))
@@ -103,49 +99,57 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
 /// `no_log` on the task or its parents, for any host (a template is rendered per host; any
 /// true one masks the task's input for all, the safer reading).
 fn task_no_log(run: &TaskRun<'_>, hosts: &[&String]) -> bool {
-    let Some(node) = run.ctx.inherited(Keyword::NoLog) else { return false };
+    let reading = &run.reading;
+    let Some(node) = reading.ctx.inherited(Keyword::NoLog) else { return false };
     hosts.iter().any(|host| {
-        let Some(scope) = run.scope(host) else { return true };
-        run.templar.render(node, &scope).map(|r| r.value.value.is_truthy()).unwrap_or(true)
+        let Some(scope) = reading.scope(host) else { return true };
+        reading.templar.render(node, &scope).map(|r| r.value.value.is_truthy()).unwrap_or(true)
     })
 }
 
+/// Whether `host` receives input in `scope`: its `when` holds (an unknown verdict is a
+/// plan's, which defers the task: no input); `None` when the `when` fails (the run reports
+/// it).
+fn receives(run: &TaskRun<'_>, scope: &tack_template::Scope) -> Option<bool> {
+    match crate::when::evaluate(run.reading.ctx, run.reading.templar, scope) {
+        When::Holds => Some(true),
+        When::False(_) | When::Unknown(_) => Some(false),
+        When::Failed(_) => None,
+    }
+}
+
 /// The host's input, or `None` when it receives none (its `when` is false, its loop or
-/// arguments fail to render: the run reports that failure itself).
+/// arguments fail to render: the run reports that failure itself). Each render is kept for
+/// the host's run (unless it delegates, and so renders in another scope).
 fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
-    let scope = run.scope(host)?;
+    let reading = &run.reading;
+    let scope = reading.scope(host)?;
+    let keep = reading.ctx.task.delegate_to.is_none();
+    let versions = &reading.vars.versions;
+    let render = |scope: &tack_template::Scope| {
+        crate::args::render(reading.ctx, run.action, reading.templar, scope)
+    };
     let mut items = Vec::new();
-    match &run.ctx.task.loop_items {
+    match &reading.ctx.task.loop_items {
         None => {
-            if run.false_condition(&scope).ok()?.is_some() {
+            if !receives(run, &scope)? {
                 return None;
             }
-            // The run renders in this same scope unless it delegates; then it renders again.
-            let keep = run.ctx.task.delegate_to.is_none();
-            let rendered =
-                run.rendered.render(&run.vars.versions, host, keep, || run.render_args(&scope));
-            items.push(rendered.ok()?);
+            let rendered = run.renders.get(versions, (host, None), keep, || render(&scope));
+            let rendered = rendered.ok()?;
+            items.push((rendered.args, rendered.sealed));
         }
-        Some(loop_items) => {
-            let (list, read) = match &run.ctx.task.loop_with {
-                Some(lookup) => run.with_items(lookup, loop_items, &scope).ok()?,
-                None => run.loop_items(loop_items, &scope).ok()?,
-            };
-            let control = LoopControl::read(run, &scope).ok()?;
-            let provenance = read.derived();
-            for (index, item) in list.into_iter().enumerate() {
-                let mut item_scope = scope.with_var(&control.loop_var, item, provenance.clone());
-                if let Some(index_var) = &control.index_var {
-                    item_scope = item_scope.with_var(
-                        index_var,
-                        Node::bare(Value::Int(index as i64)),
-                        Provenance::Trusted,
-                    );
-                }
-                if run.false_condition(&item_scope).ok()?.is_some() {
+        Some(source) => {
+            let (list, read) = crate::task_loop::items(reading, source, &scope).ok()?;
+            let control = LoopControl::read(reading, &scope).ok()?;
+            for index in 0..list.len() {
+                let item_scope = control.item_scope(&scope, &list, index, &read);
+                if !receives(run, &item_scope)? {
                     continue;
                 }
-                let mut rendered = run.render_args(&item_scope).ok()?;
+                let rendered =
+                    run.renders.get(versions, (host, Some(index)), keep, || render(&item_scope));
+                let mut rendered = rendered.ok()?;
                 if read.is_sealed() {
                     rendered.sealed =
                         rendered.args.keys().filter_map(|k| k.as_str()).map(String::from).collect();

@@ -13,7 +13,7 @@ use tack_diag::Diagnostic;
 use tack_playbook::Play;
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::RunContext;
+use crate::context::RunContext;
 
 /// The entry options `refuse` lets through.
 pub(crate) const OPTIONS: &[&str] = &["name", "prompt", "default", "private", "confirm", "unsafe"];

@@ -88,7 +88,7 @@ pub(crate) fn role_gatherings(play: &tack_playbook::Play) -> usize {
 pub(crate) fn include_gatherings(play: &tack_playbook::Play) -> usize {
     use tack_playbook::tables::actions as names;
     let compiled = tack_playbook::compile::compile_play(play);
-    let handlers = crate::play::handler_blocks(play);
+    let handlers = crate::handlers::handler_blocks(play);
     let walk = tack_playbook::walk::walk;
     let all = tack_playbook::walk::Sections::All;
     walk(play, &compiled, all)

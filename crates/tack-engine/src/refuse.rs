@@ -230,7 +230,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     }
     let compiled = compile_play(play);
     // Role handlers too: they run like any other.
-    let handlers: Vec<CompiledBlock> = crate::play::handler_blocks(play);
+    let handlers: Vec<CompiledBlock> = crate::handlers::handler_blocks(play);
     for ctx in walk(play, &handlers, Sections::All) {
         if matches!(ctx.task.kind, TaskKind::IncludeRole(_)) {
             let what = format!("'{}' as a handler", ctx.task.action);
@@ -304,9 +304,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     let Some(action) = Action::resolve(&task.action) else {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
-    if let Action::Python(_) | Action::Unarchive | Action::Dnf = action
-        && tack_actions::python_path::core().is_none()
-    {
+    if action.needs_ansible_core() && tack_actions::python_path::core().is_none() {
         let why = tack_actions::python_path::why_not();
         let msg = format!("tack has no native module '{}': {why}", task.action);
         return Err(Diagnostic::at(msg, task.origin.clone()));
@@ -365,7 +363,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     }
     // A written encoding tack has no encoder for is refused here; a templated one when the
     // task runs, before its template renders.
-    if matches!(action, Action::Template)
+    if action.is("template")
         && let Some((key, value)) =
             task.args.iter().find(|(k, _)| k.as_str() == Some("output_encoding"))
         && let Value::Str(name) = &value.value

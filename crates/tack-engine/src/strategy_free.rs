@@ -14,41 +14,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tack_diag::Diagnostic;
-use tack_playbook::Play;
 
-use crate::HostState;
-use crate::handlers::Handlers;
-use crate::play::{BatchEnd, PlayRun, RunKind, is_meta, meta_arg};
-use crate::segments::{Round, Walk};
 use tack_report::callback::{Callback, Stats};
 
-/// What splicing an include needs besides the walk and the handlers: where its blocks and
-/// the grown plays are kept, and the play's variables (for the included tasks' tags).
-#[derive(Clone, Copy)]
-pub(crate) struct SpliceEnv<'r, 'v> {
-    pub arena: &'r typed_arena::Arena<Vec<tack_playbook::compile::CompiledBlock>>,
-    pub plays: &'r typed_arena::Arena<Play>,
-    pub vars: &'v tack_yaml::Mapping,
-}
-
-impl<'r, 'v> SpliceEnv<'r, 'v> {
-    pub(crate) fn splice<'m>(
-        &self,
-        walk: &'m mut Walk<'r>,
-        handlers: &'m mut Handlers<'r>,
-    ) -> crate::include::Splice<'m, 'r>
-    where
-        'v: 'm,
-    {
-        crate::include::Splice {
-            walk,
-            handlers,
-            arena: self.arena,
-            plays: self.plays,
-            vars: self.vars,
-        }
-    }
-}
+use crate::batch::{BatchEnd, BatchState};
+use crate::context::HostState;
+use crate::env::{Controls, PlayEnv};
+use crate::fanout::RunKind;
+use crate::handlers::Handlers;
+use crate::reading::{is_meta, meta_arg};
+use crate::segments::{Round, Walk};
+use crate::splice::Splice;
 
 /// The strategy names that run hosts freely, and whether each pins hosts.
 pub(crate) fn free_kind(name: &str) -> Option<bool> {
@@ -60,7 +36,7 @@ pub(crate) fn free_kind(name: &str) -> Option<bool> {
 }
 
 /// ansible's warnings for the task keywords these strategies do not honour.
-pub(crate) fn warn_unsupported(controls: &crate::fatal::Controls) {
+pub(crate) fn warn_unsupported(controls: &Controls) {
     if controls.run_once {
         tack_diag::warn(&Diagnostic::new(
             "Using run_once with the free strategy is not currently supported. This task will \
@@ -75,159 +51,87 @@ pub(crate) fn warn_unsupported(controls: &crate::fatal::Controls) {
     }
 }
 
-impl<'r> PlayRun<'r, '_> {
-    /// One batch under `free` (`pinned` false) or `host_pinned`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn run_batch_free(
-        &self,
-        pinned: bool,
-        gather: Option<&tack_playbook::post_validate::PlayKeywords>,
-        env: SpliceEnv<'r, '_>,
-        walk: &mut Walk<'r>,
-        handlers: &mut Handlers<'r>,
-        callback: &mut dyn Callback,
-        stats: &mut Stats,
-        states: &mut BTreeMap<String, HostState>,
-    ) -> Result<BatchEnd, Diagnostic> {
-        if self.max_fail.is_some() {
-            tack_diag::warn(&Diagnostic::new(
-                "Using max_fail_percentage with the free strategy is not supported, as tasks \
+/// One batch under `free` (`pinned` false) or `host_pinned`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_batch_free<'r>(
+    env: &PlayEnv<'r, '_>,
+    state: &mut BatchState,
+    pinned: bool,
+    gather: Option<&tack_playbook::post_validate::PlayKeywords>,
+    walk: &mut Walk<'r>,
+    handlers: &mut Handlers<'r>,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+    states: &mut BTreeMap<String, HostState>,
+) -> Result<BatchEnd, Diagnostic> {
+    if env.max_fail.is_some() {
+        tack_diag::warn(&Diagnostic::new(
+            "Using max_fail_percentage with the free strategy is not supported, as tasks \
                  are executed independently on each host",
-            ));
-        }
-        if !pinned {
-            return self.run_free_passes(gather, env, walk, handlers, callback, stats, states);
-        }
-        let mut to_gather: BTreeSet<String> = if gather.is_some() {
-            walk.cursors.iter().map(|(h, _)| h.clone()).collect()
-        } else {
-            BTreeSet::new()
-        };
-        let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
-        let mut last: Option<(usize, usize)> = None;
-        let hosts = self.hosts.clone();
-        let mut pinned_at = 0;
-        loop {
-            // The hosts of this pass: all of them (free), or the first not done (pinned).
-            let pass: Vec<String> = if pinned {
-                while pinned_at < hosts.len()
-                    && walk.at(&hosts[pinned_at]).is_none()
-                    && !to_gather.contains(&hosts[pinned_at])
-                {
-                    pinned_at += 1;
-                }
-                // A pinned host gathers its facts as its first step.
-                if let Some(keywords) = gather
-                    && let Some(host) = hosts.get(pinned_at)
-                    && to_gather.remove(host)
-                {
-                    let gathered = self.gather_one(keywords, host);
-                    callback.task_start(&crate::gather::gather_view(self.play()));
-                    last = None;
-                    if let Some(cursor) = walk.cursor_mut(host) {
-                        self.apply_gathered(gathered, cursor, stats, states, callback);
-                    }
-                    self.update_play_hosts(&walk.cursors);
-                    continue;
-                }
-                hosts.get(pinned_at).cloned().into_iter().collect()
-            } else {
-                hosts.clone()
-            };
-            let mut moved = false;
-            let mut flushing: Vec<((usize, usize), Vec<String>)> = Vec::new();
-            for host in &pass {
-                let Some((seg, next)) = walk.at(host) else { continue };
-                moved = true;
-                let ctx = walk.segments[seg].tasks[next].clone();
-                if self.role_done(&ctx, host, &completed) {
-                    walk.advance(host, seg, next, false);
-                    continue;
-                }
-                if is_meta(&ctx) {
-                    if meta_arg(&ctx) == "flush_handlers" {
-                        match flushing.iter_mut().find(|(at, _)| *at == (seg, next)) {
-                            Some((_, group)) => group.push(host.clone()),
-                            None => flushing.push(((seg, next), vec![host.clone()])),
-                        }
-                        continue;
-                    }
-                    let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
-                    let mut meta = crate::meta::MetaRound {
-                        walk,
-                        handlers,
-                        completed: &mut completed,
-                        states,
-                        free_banner: Some(last == Some((seg, next))),
-                    };
-                    self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
-                    if meta.free_banner == Some(true) {
-                        last = Some((seg, next));
-                    }
-                    continue;
-                }
-                if crate::free_include::is_include(&ctx) {
-                    if last != Some((seg, next)) {
-                        let params = walk.segments[seg].params.clone();
-                        callback.task_start(&self.banner(&ctx, Some(host), params));
-                        last = Some((seg, next));
-                    }
-                    let mut pending = Vec::new();
-                    let params = walk.segments[seg].params.clone();
-                    self.free_include_result(
-                        crate::free_include::At::Task(seg, next),
-                        &ctx,
-                        params,
-                        host,
-                        &mut pending,
-                        walk,
-                        callback,
-                        stats,
-                    )?;
-                    let mut splice = env.splice(walk, handlers);
-                    // Only a handler's include inserts handlers, and this loop has none.
-                    self.free_include_splice(pending, &mut splice, callback, stats)?;
-                    self.update_play_hosts(&walk.cursors);
-                    continue;
-                }
-                let params = walk.segments[seg].params.clone();
-                let controls =
-                    self.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
-                warn_unsupported(&controls);
-                let kind =
-                    if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Deferred };
-                last = Some((seg, next));
-                let ctx = &ctx;
-                self.run_task(
-                    ctx,
-                    std::slice::from_ref(host),
-                    params.clone(),
-                    callback,
-                    kind,
-                    &mut |host, outcome, cb| {
-                        let result = &outcome.result;
-                        if result.flag("failed") && !result.ignored {
-                            let rescuing = walk.rescuing(host, seg, next);
-                            stats.count(result, rescuing);
-                            if rescuing {
-                                self.remember_failure(host, ctx, outcome);
-                            }
-                            walk.advance(host, seg, next, true);
-                        } else {
-                            if result.notifies() {
-                                self.notify_from(handlers, ctx, host, outcome, params.clone(), cb)?;
-                            }
-                            stats.count(result, false);
-                            walk.advance(host, seg, next, false);
-                        }
-                        Ok(())
-                    },
-                )?;
-                self.update_play_hosts(&walk.cursors);
+        ));
+    }
+    if !pinned {
+        return crate::free_passes::run_free_passes(
+            env, state, gather, walk, handlers, callback, stats, states,
+        );
+    }
+    let mut to_gather: BTreeSet<String> = if gather.is_some() {
+        walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+    } else {
+        BTreeSet::new()
+    };
+    let mut completed: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut last: Option<(usize, usize)> = None;
+    let hosts = env.hosts.clone();
+    let mut pinned_at = 0;
+    loop {
+        // The hosts of this pass: all of them (free), or the first not done (pinned).
+        let pass: Vec<String> = if pinned {
+            while pinned_at < hosts.len()
+                && walk.at(&hosts[pinned_at]).is_none()
+                && !to_gather.contains(&hosts[pinned_at])
+            {
+                pinned_at += 1;
             }
-            for ((seg, next), group) in flushing {
-                let ctx = walk.segments[seg].tasks[next].clone();
-                let round = Round { pick: 0, seg, next, hosts: group };
+            // A pinned host gathers its facts as its first step.
+            if let Some(keywords) = gather
+                && let Some(host) = hosts.get(pinned_at)
+                && to_gather.remove(host)
+            {
+                let gathered = crate::gather::gather_one(env, keywords, host);
+                callback.task_start(&crate::gather::gather_view(env.play()));
+                last = None;
+                if let Some(cursor) = walk.cursor_mut(host) {
+                    crate::gather::apply_gathered(
+                        env, state, gathered, cursor, stats, states, callback,
+                    );
+                }
+                env.update_play_hosts(state, &walk.cursors);
+                continue;
+            }
+            hosts.get(pinned_at).cloned().into_iter().collect()
+        } else {
+            hosts.clone()
+        };
+        let mut moved = false;
+        let mut flushing: Vec<((usize, usize), Vec<String>)> = Vec::new();
+        for host in &pass {
+            let Some((seg, next)) = walk.at(host) else { continue };
+            moved = true;
+            let ctx = walk.segments[seg].tasks[next].clone();
+            if env.role_done(&ctx, host, &completed) {
+                walk.advance(host, seg, next, false);
+                continue;
+            }
+            if is_meta(&ctx) {
+                if meta_arg(&ctx) == "flush_handlers" {
+                    match flushing.iter_mut().find(|(at, _)| *at == (seg, next)) {
+                        Some((_, group)) => group.push(host.clone()),
+                        None => flushing.push(((seg, next), vec![host.clone()])),
+                    }
+                    continue;
+                }
+                let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
                 let mut meta = crate::meta::MetaRound {
                     walk,
                     handlers,
@@ -235,14 +139,106 @@ impl<'r> PlayRun<'r, '_> {
                     states,
                     free_banner: Some(last == Some((seg, next))),
                 };
-                self.run_meta(&ctx, &round, &mut meta, callback, stats)?;
-                last = None;
+                crate::meta::run_meta(env, state, &ctx, &round, &mut meta, callback, stats)?;
+                if meta.free_banner == Some(true) {
+                    last = Some((seg, next));
+                }
+                continue;
             }
-            self.update_play_hosts(&walk.cursors);
-            if self.ended_play.get() || !moved {
-                break;
+            if crate::free_include::is_include(&ctx) {
+                if last != Some((seg, next)) {
+                    let params = walk.segments[seg].params.clone();
+                    callback.task_start(&env.banner(&ctx, Some(host), params));
+                    last = Some((seg, next));
+                }
+                let mut pending = Vec::new();
+                let params = walk.segments[seg].params.clone();
+                crate::free_include::free_include_result(
+                    env,
+                    state,
+                    crate::free_include::At::Task(seg, next),
+                    &ctx,
+                    params,
+                    host,
+                    &mut pending,
+                    walk,
+                    callback,
+                    stats,
+                )?;
+                let mut splice = Splice { walk, handlers };
+                // Only a handler's include inserts handlers, and this loop has none.
+                crate::free_include::free_include_splice(
+                    env,
+                    state,
+                    pending,
+                    &mut splice,
+                    callback,
+                    stats,
+                )?;
+                env.update_play_hosts(state, &walk.cursors);
+                continue;
             }
+            let params = walk.segments[seg].params.clone();
+            let controls = env.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
+            warn_unsupported(&controls);
+            let kind =
+                if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Deferred };
+            last = Some((seg, next));
+            let ctx = &ctx;
+            crate::fanout::run_task(
+                env,
+                &mut state.lost,
+                ctx,
+                std::slice::from_ref(host),
+                params.clone(),
+                callback,
+                kind,
+                &mut |host, outcome, cb| {
+                    let result = &outcome.result;
+                    if result.flag("failed") && !result.ignored {
+                        let rescuing = walk.rescuing(host, seg, next);
+                        stats.count(result, rescuing);
+                        if rescuing {
+                            env.remember_failure(host, ctx, outcome);
+                        }
+                        walk.advance(host, seg, next, true);
+                    } else {
+                        if result.notifies() {
+                            crate::flush::notify_from(
+                                env,
+                                handlers,
+                                ctx,
+                                host,
+                                outcome,
+                                params.clone(),
+                                cb,
+                            )?;
+                        }
+                        stats.count(result, false);
+                        walk.advance(host, seg, next, false);
+                    }
+                    Ok(())
+                },
+            )?;
+            env.update_play_hosts(state, &walk.cursors);
         }
-        Ok(BatchEnd::Done)
+        for ((seg, next), group) in flushing {
+            let ctx = walk.segments[seg].tasks[next].clone();
+            let round = Round { pick: 0, seg, next, hosts: group };
+            let mut meta = crate::meta::MetaRound {
+                walk,
+                handlers,
+                completed: &mut completed,
+                states,
+                free_banner: Some(last == Some((seg, next))),
+            };
+            crate::meta::run_meta(env, state, &ctx, &round, &mut meta, callback, stats)?;
+            last = None;
+        }
+        env.update_play_hosts(state, &walk.cursors);
+        if state.ended_play || !moved {
+            break;
+        }
     }
+    Ok(BatchEnd::Done)
 }

@@ -1,238 +1,157 @@
-//! One task on one host, as ansible's `TaskExecutor` runs it: the `when` conditions, the loop,
-//! the action with its rendered arguments, `changed_when`/`failed_when`, `ignore_errors` and
-//! `register`. Results go to the callback through the play runner; nothing here prints.
+//! One task on one host, as ansible's `TaskExecutor` runs it: the plan's gate, the `when`
+//! conditions, the loop (each item in turn), the `until`/`retries` attempts, the action with
+//! its rendered arguments over the host's link, `changed_when`/`failed_when`,
+//! `ignore_errors` and `register`. Results go to the callback through the strategy
+//! (`crate::fanout`); nothing here prints.
+//!
+//! The pieces it calls each own one rule and know nothing of this runner: reading the
+//! task's keywords (`reading`), `when` (`when`), the loop source and result (`task_loop`,
+//! `loop_control`), `until` (`retries`), the arguments (`args`), delegation (`delegate`),
+//! the link (`task_link`), the plan (`plan`), `ansible_failed_task` (`failed_task`).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
-use tack_playbook::walk::TaskInContext;
-use tack_template::{Provenance, ProvenanceSet, Scope, Templar, TemplateErrorKind};
+use tack_template::{Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::vars::PlayScope;
-use tack_actions::{self as actions, Action, ActionInput, ActionOutput};
-use tack_links::link_target::LinkTarget;
-use tack_links::{Reach, Trace};
+use tack_actions::{self as actions, Action, ActionInput, ActionOutput, Facts};
+use tack_links::{InterpreterSettings, Links, Reach, SshDefaults, Trace, Traced};
+use tack_report::callback::diff::DiffSettings;
 use tack_report::result::{HostResult, b, s};
 
+use crate::args::{RenderedArgs, Renders};
+use crate::delegate::Delegation;
+use crate::outcome::{TaskEvent, TaskOutcome};
+use crate::plan::{HandlerReasons, PlanGate};
+use crate::reading::Reading;
+use crate::task_link::TaskLinks;
+use crate::when::When;
+
 /// Everything a task needs besides the host.
-pub struct TaskRun<'a> {
-    pub ctx: &'a TaskInContext<'a>,
+pub(crate) struct TaskRun<'a> {
+    pub reading: Reading<'a>,
     pub action: Action,
-    pub templar: &'a Templar,
-    pub vars: &'a Arc<PlayScope>,
     pub verbosity: i64,
-    pub role: crate::roles::RoleLayers,
-    pub play: &'a tack_playbook::Play,
-    /// `--check` on the command line.
+    /// `--check` on the command line (or a plan).
     pub check_flag: bool,
     /// `tack plan` (see `crate::plan`).
     pub planning: bool,
     /// `tack plan`, a handler at a flush: why it is listed for each host.
-    pub(crate) plan_handler: Option<crate::plan::HandlerReasons>,
+    pub plan_handler: Option<HandlerReasons>,
     /// `--diff` on the command line (or `DIFF_ALWAYS`).
     pub diff_flag: bool,
-    pub diff_settings: &'a tack_report::callback::diff::DiffSettings,
+    pub diff_settings: &'a DiffSettings,
     /// The `async_dir` setting (ansible's sh shell option), under `ansible_async_dir`.
     pub async_dir: &'a str,
-    /// The include parameters of the `include_tasks` that brought the task in (its `vars`
-    /// and loop variable).
-    pub params: Option<Arc<tack_template::Layer>>,
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
     pub inventory: &'a tack_inventory::live::LiveInventory,
-    /// The renders `--events` made of this task's arguments, for the hosts' runs to reuse.
-    pub(crate) rendered: crate::render_cache::RenderCache,
+    /// The renders of this task's arguments, shared by `--events`, the plan and the action.
+    pub renders: Renders,
     /// The run's links to its hosts.
-    pub links: &'a tack_links::pool::Links<'a>,
+    pub links: &'a Links<'a>,
     /// The configuration's ssh settings, under each host's variables.
-    pub ssh_defaults: &'a tack_links::link_target::SshDefaults,
+    pub ssh_defaults: &'a SshDefaults,
     /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
     /// delegated host's in its worker).
-    pub(crate) reads: crate::read_notes::ReadNotes,
+    pub reads: crate::read_notes::ReadNotes,
     /// The name the task's banner showed (the action's when unnamed).
     pub banner_name: String,
     /// Interpreter discovery as configured.
-    pub interpreter: &'a tack_links::interpreter::InterpreterSettings,
+    pub interpreter: &'a InterpreterSettings,
     /// `tack plan`: the paths an earlier task would change, per host.
     pub pending: &'a crate::plan_pending::Pending,
     /// The hosts this task has discovered an interpreter for (a loop's first item does it).
-    pub(crate) discovered: std::sync::Mutex<std::collections::HashSet<String>>,
-}
-
-/// What the callback hears about a host before its final result, in the order it happened.
-pub enum TaskEvent {
-    /// One loop item's result.
-    Item(HostResult),
-    /// A bad run that `until`/`retries` runs again (`v2_runner_retry`).
-    Retry(HostResult),
-    /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` line of a job the task waits for.
-    Async(String),
-    /// A line about reaching the host, shown from the `-v` count it carries (`-vvv` for most;
-    /// see `crate::transport`).
-    Transport(u8, String),
-}
-
-/// A task's arguments as rendered for one host.
-#[derive(Default)]
-pub(crate) struct RenderedArgs {
-    pub args: Mapping,
-    pub provenance: ProvenanceSet,
-    /// Arguments whose value came from a managed host.
-    pub host_named: Vec<String>,
-    /// Arguments whose render read a `!vault` value.
-    pub sealed: Vec<String>,
-}
-
-/// A host's outcome for one task: the retries and per-item results, and the final one.
-pub struct TaskOutcome {
-    pub items: Vec<TaskEvent>,
-    pub result: HostResult,
-    /// The task's effective diff mode (`diff:` on it or its parents, else `--diff`), which
-    /// decides whether each loop item's diff is shown.
-    pub diff: bool,
-    /// `ansible_failed_task` for a rescue, when the task failed (see `failed_task`).
-    pub failed_task: Option<Node>,
-}
-
-impl TaskOutcome {
-    /// Tells `callback` what happened before the final result, in order: each item (after its
-    /// diff, when the task's diff mode is on), retry, async note and `-vvv` connection line.
-    pub(crate) fn show_events(
-        &self,
-        view: &tack_report::callback::TaskView,
-        callback: &mut dyn tack_report::callback::Callback,
-    ) {
-        for event in &self.items {
-            match event {
-                TaskEvent::Item(item) => {
-                    if self.diff && tack_report::callback::diff::sent_for(item) {
-                        callback.file_diff(view, item);
-                    }
-                    callback.item_result(view, item);
-                }
-                TaskEvent::Retry(retry) => callback.retry(view, retry),
-                TaskEvent::Async(note) => callback.async_note(note),
-                // The command a `no_log` task hands the shell may carry its secrets.
-                TaskEvent::Transport(_, line) if self.result.no_log && line.contains("> EXEC ") => {
-                    let address = line.split_once(' ').map_or(line.as_str(), |(a, _)| a);
-                    callback.verbose_line(3, &format!("{address} EXEC (command hidden: no_log)"));
-                }
-                TaskEvent::Transport(level, line) => callback.verbose_line(*level, line),
-            }
-        }
-    }
+    pub discovered: Mutex<HashSet<String>>,
 }
 
 impl TaskRun<'_> {
-    pub(crate) fn task_origin(&self) -> Option<tack_diag::Origin> {
-        self.ctx.task.origin.clone()
+    fn delegation(&self) -> Delegation<'_> {
+        Delegation { task: &self.reading, ssh: self.ssh_defaults }
     }
 
-    /// The task's and its parents' `vars`, outermost first.
-    pub fn scope(&self, host: &str) -> Option<Scope> {
-        let mut layers: Vec<&Mapping> = Vec::new();
-        for ancestor in self.ctx.ancestry.iter().rev() {
-            match ancestor {
-                tack_playbook::walk::Ancestor::Block(block) => layers.push(&block.vars),
-                tack_playbook::walk::Ancestor::Import(task) => layers.push(&task.vars),
-                _ => {}
-            }
+    pub(crate) fn task_links(&self) -> TaskLinks<'_> {
+        TaskLinks {
+            delegation: self.delegation(),
+            links: self.links,
+            ssh: self.ssh_defaults,
+            interpreter: self.interpreter,
+            discovered: &self.discovered,
         }
-        layers.push(&self.ctx.task.vars);
-        let task = crate::vars::TaskVars {
-            role: self.role.clone(),
-            vars: layers,
-            params: self.params.clone(),
-        };
-        self.vars.task_scope(host, &task)
     }
 
-    /// The `when` conditions, parents' first; `Some(text)` of the first false one.
-    pub(crate) fn false_condition(&self, scope: &Scope) -> Result<Option<Node>, Diagnostic> {
-        let mut conditions: Vec<&Node> = self.ctx.extended(Keyword::When);
-        conditions.reverse();
-        for cond in conditions {
-            let items: Vec<&Node> = match &cond.value {
-                Value::Seq(items) => items.iter().collect(),
-                _ => vec![cond],
-            };
-            for item in items {
-                match self.templar.evaluate_conditional(item, scope) {
-                    Ok(r) if r.value => {}
-                    // The condition as written: a string, or `false` itself.
-                    Ok(_) => return Ok(Some(Node::bare(item.value.clone()))),
-                    Err(e) => {
-                        let cause = Diagnostic::at(
-                            format!("A 'when' expression failed: {}", e.message),
-                            e.origin.clone().or_else(|| item.origin.clone()),
-                        );
-                        return Err(Diagnostic::caused_by(
-                            "Task failed.",
-                            self.task_origin(),
-                            cause,
-                        ));
-                    }
-                }
-            }
+    pub(crate) fn plan_gate(&self) -> PlanGate<'_> {
+        PlanGate {
+            task: &self.reading,
+            action: self.action,
+            planning: self.planning,
+            check_flag: self.check_flag,
+            handler: self.plan_handler.as_ref(),
+            banner_name: &self.banner_name,
+            pending: self.pending,
+            renders: &self.renders,
         }
-        Ok(None)
     }
 
-    pub(crate) fn flag(&self, keyword: Keyword, scope: &Scope) -> Result<bool, Diagnostic> {
-        let Some(node) = self.ctx.inherited(keyword) else { return Ok(false) };
-        let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
-        Ok(rendered.value.value.is_truthy())
+    /// The `when` on `host` in `scope`, as the run reads it.
+    fn false_condition(&self, scope: &Scope) -> Result<Option<Node>, Diagnostic> {
+        crate::when::evaluate(self.reading.ctx, self.reading.templar, scope).false_condition()
     }
 
     /// Runs the task on `host`.
-    pub fn run(&self, host: &str) -> TaskOutcome {
+    pub(crate) fn run(&self, host: &str) -> TaskOutcome {
         // Each run of the task on a host announces its connection anew (ansible makes a
         // connection object per task executor).
         let trace = Trace::new();
-        let Some(scope) = self.scope(host) else {
+        let Some(scope) = self.reading.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
-            let result = self.finish(host, errored(diag));
+            let result = self.finish(host, actions::errored(diag));
             return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
         };
-        crate::reserved::warn_scope(&scope, self.vars.extra());
-        let diff = match self.diff_mode(&scope) {
+        crate::reserved::warn_scope(&scope, self.reading.vars.extra());
+        let diff = match self.reading.diff_mode(&scope, self.diff_flag) {
             Ok(diff) => diff,
             Err(d) => {
-                let mut result = self.finish(host, errored(d));
+                let mut result = self.finish(host, actions::errored(d));
                 result.data.insert(s("changed"), b(false));
                 return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
             }
         };
-        let ignore_errors = match self.flag(Keyword::IgnoreErrors, &scope) {
+        let ignore_errors = match self.reading.flag(Keyword::IgnoreErrors, &scope) {
             Ok(v) => v,
             Err(d) => {
-                let result = self.finish(host, errored(d));
+                let result = self.finish(host, actions::errored(d));
                 return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
             }
         };
         let mut events = Vec::new();
-        let outcome = match &self.ctx.task.loop_items {
+        let outcome = match &self.reading.ctx.task.loop_items {
             None => self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r)),
-            Some(items) => self.run_loop(host, &scope, &trace, items, ignore_errors),
+            Some(items) => self.run_loop(host, &scope, &trace, items),
         };
         let (mut items, mut result) = match outcome {
             Ok((items, result)) => {
                 events.extend(items);
                 (events, result)
             }
-            Err(diag) => (events, self.finish(host, errored(diag))),
+            Err(diag) => (events, self.finish(host, actions::errored(diag))),
         };
         // A loop's own result is hidden when the task's `no_log` (rendered without an item)
         // or any item's is; each item and retry decided for itself in the loop.
-        let hidden = self.no_log(&scope);
+        let hidden = self.reading.no_log(&scope);
         result.no_log = hidden;
-        if self.ctx.task.loop_items.is_none() {
-            let delegated =
-                self.delegated(host, &scope).ok().flatten().map(|o| self.delegated_label(&o));
+        let looped = self.reading.ctx.task.loop_items.is_some();
+        if !looped {
+            let delegation = self.delegation();
+            let delegated = delegation
+                .delegated(host, &scope)
+                .ok()
+                .flatten()
+                .map(|o| delegation.delegated_label(&o));
             result.delegated = delegated.clone();
             for event in &mut items {
                 if let TaskEvent::Retry(r) = event {
@@ -246,7 +165,7 @@ impl TaskRun<'_> {
         }
         for event in &mut items {
             match event {
-                TaskEvent::Retry(r) if self.ctx.task.loop_items.is_none() => r.no_log = hidden,
+                TaskEvent::Retry(r) if !looped => r.no_log = hidden,
                 TaskEvent::Item(r) => result.no_log |= r.no_log,
                 TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(..) => {}
             }
@@ -256,31 +175,47 @@ impl TaskRun<'_> {
         }
         if result.flag("unreachable") {
             result.ignore_unreachable =
-                self.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
+                self.reading.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
         }
-        self.plan_leaves(host, &result);
-        if let Some(node) = self.ctx.task.attrs.get(Keyword::Register) {
+        let gate = self.plan_gate();
+        for (name, provenance) in gate.leaves(&result) {
+            self.set_everywhere(host, &name, Node::bare(Value::Null), provenance);
+        }
+        if let Some(node) = self.reading.ctx.task.attrs.get(Keyword::Register) {
             let name = tack_yaml::pyrepr::str(&node.value);
             crate::reserved::warn_name(&name, node.origin.as_ref());
-            let provenance = if let Some(unknown) = self.plan_register_provenance(&result) {
+            let provenance = if let Some(unknown) = gate.register_provenance(&result) {
                 unknown
             } else if self.action.trusted_result() {
                 Provenance::Trusted
             } else {
                 Provenance::ManagedHost
             };
-            for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
-                self.vars.set_host_var(
-                    target,
-                    &name,
-                    Node::bare(Value::Map(result.data.clone())),
-                    provenance.clone(),
-                );
-            }
+            self.set_everywhere(
+                host,
+                &name,
+                Node::bare(Value::Map(result.data.clone())),
+                provenance,
+            );
         }
-        let failed_task =
-            (result.flag("failed") && !result.ignored).then(|| self.failed_task(&scope));
+        let failed_task = (result.flag("failed") && !result.ignored).then(|| {
+            let dump = crate::failed_task::FailedTask {
+                task: &self.reading,
+                action: self.action,
+                check_flag: self.check_flag,
+                diff_flag: self.diff_flag,
+            };
+            dump.dump(&scope)
+        });
         TaskOutcome { items, result, diff, failed_task }
+    }
+
+    /// Sets a host variable on `host` and, under `run_once`, on every other host of the
+    /// batch.
+    fn set_everywhere(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+        for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
+            self.reading.vars.set_host_var(target, name, value.clone(), provenance.clone());
+        }
     }
 
     fn run_once(
@@ -290,15 +225,17 @@ impl TaskRun<'_> {
         trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
-        let gate = self.plan_gate(host, scope)?;
-        if let Some(planned) = gate.planned {
-            self.plan_note(host, &gate.writes, &planned);
+        let gate = self.plan_gate();
+        let verdict = gate.gate(host, None, scope)?;
+        if let Some(planned) = verdict.planned {
+            gate.note(host, &verdict.writes, &planned);
             return Ok(planned);
         }
         // ansible works out the delegation (gathering the delegated host's variables) before
         // it evaluates the conditions.
-        let delegated = self.delegated(host, scope);
-        if self.gathers_delegated(host, scope, &delegated) {
+        let delegation = self.delegation();
+        let delegated = delegation.delegated(host, scope);
+        if delegation.gathers_delegated(host, scope, &delegated) {
             events.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
         }
         if let Some(cond) = self.false_condition(scope)? {
@@ -306,93 +243,231 @@ impl TaskRun<'_> {
         }
         let mut result = match delegated? {
             Some(other) => {
-                self.attempts(host, &self.delegated_scope(scope, host, &other), trace, events)
+                let there = delegation.delegated_scope(scope, host, &other);
+                self.attempts(host, None, &there, trace, events)
             }
-            None => self.attempts(host, scope, trace, events),
+            None => self.attempts(host, None, scope, trace, events),
         }?;
-        self.plan_mark_ran(scope, &mut result);
-        self.plan_note(host, &gate.writes, &result);
+        gate.mark_ran(scope, &mut result);
+        gate.note(host, &verdict.writes, &result);
         Ok(result)
     }
 
-    /// The task's effective check mode: its own or an ancestor's `check_mode`, else `--check`.
-    pub(crate) fn check_mode(&self, scope: &Scope) -> bool {
-        match self.ctx.inherited(Keyword::CheckMode) {
-            Some(node) => {
-                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
+    fn run_loop(
+        &self,
+        host: &str,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        source: &Node,
+    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
+        let templar = self.reading.templar;
+        // A plan does not loop over a list it cannot know yet.
+        if self.planning
+            && let Some(producer) = templar.static_provenance(source, scope).unavailable().next()
+        {
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+        }
+        let (list, read) = crate::task_loop::items(&self.reading, source, scope)?;
+        if self.planning
+            && let Some(producer) = read.unavailable().next()
+        {
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+        }
+        let control = crate::loop_control::LoopControl::read(&self.reading, scope)?;
+        if list.is_empty() {
+            return Ok((Vec::new(), crate::task_loop::no_items(host)));
+        }
+        let gate = self.plan_gate();
+        let delegation = self.delegation();
+        let mut results = Vec::new();
+        let mut shown = Vec::new();
+        for (index, item) in list.iter().enumerate() {
+            control.pause_before(index);
+            // Each item sees what earlier items set (`set_fact` in a loop accumulates).
+            let scope = &self.reading.scope(host).unwrap_or_else(|| scope.clone());
+            let item_scope = control.item_scope(scope, &list, index, &read);
+            let mut retries = Vec::new();
+            let delegated = delegation.delegated(host, &item_scope);
+            if delegation.gathers_delegated(host, &item_scope, &delegated) {
+                shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
             }
-            None => self.check_flag,
+            let delegated = delegated?;
+            let verdict = gate.gate(host, Some(index), &item_scope)?;
+            let planned = verdict.planned;
+            let condition = match planned {
+                Some(_) => None,
+                None => self.false_condition(&item_scope)?,
+            };
+            let mut result = match (planned, condition) {
+                (Some(planned), _) => planned,
+                (None, Some(cond)) => tack_report::result::skipped(host, &cond),
+                (None, None) => match &delegated {
+                    Some(other) => {
+                        let there = delegation.delegated_scope(&item_scope, host, other);
+                        self.attempts(host, Some(index), &there, trace, &mut retries)?
+                    }
+                    None => self.attempts(host, Some(index), &item_scope, trace, &mut retries)?,
+                },
+            };
+            gate.mark_ran(&item_scope, &mut result);
+            gate.note(host, &verdict.writes, &result);
+            let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
+            loop_keys(&mut result.data);
+            result.no_log = self.reading.no_log(&item_scope);
+            result.delegated = delegated.map(|o| delegation.delegated_label(&o));
+            for retry in retries {
+                match retry {
+                    TaskEvent::Retry(mut r) => {
+                        loop_keys(&mut r.data);
+                        r.no_log = result.no_log;
+                        r.delegated = result.delegated.clone();
+                        shown.push(TaskEvent::Retry(r));
+                    }
+                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(..)) => shown.push(note),
+                    TaskEvent::Item(_) => {}
+                }
+            }
+            if result.data.get("failed").is_none() {
+                result.data.insert(s("failed"), b(false));
+            }
+            result.item_label = Some(match &control.label {
+                Some(label) => templar
+                    .render(label, &item_scope)
+                    .map(|r| r.value)
+                    .map_err(|e| e.to_diagnostic())?,
+                None => item.clone(),
+            });
+            if control.label.is_some() {
+                result.data.insert(
+                    s("_ansible_item_label"),
+                    result.item_label.clone().unwrap_or_else(|| item.clone()),
+                );
+            }
+            let broke = control.break_here(&self.reading, &item_scope, &mut result);
+            shown.push(TaskEvent::Item(result.clone()));
+            result.data.remove("_ansible_item_label");
+            results.push(result);
+            if broke {
+                break;
+            }
         }
+        Ok((shown, crate::task_loop::aggregate(host, results)))
     }
 
-    /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
-    /// converted as ansible's bool keywords are), else `--diff`.
-    pub(crate) fn diff_mode(&self, scope: &Scope) -> Result<bool, Diagnostic> {
-        let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(self.diff_flag) };
-        bool_keyword(self.templar, "diff", node, scope, self.task_origin())
-    }
-
-    /// `Task.get_search_path`: the task's role and the roles above it, then the play's
-    /// directory.
-    fn search_path(&self) -> actions::copy::SearchPath {
-        let mut roles = Vec::new();
-        for id in self.ctx.dep_chain.iter().rev() {
-            roles.push(self.play.role(*id).path.clone());
+    /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`
+    /// times; each bad run but the last is pushed to `events` as a retry.
+    fn attempts(
+        &self,
+        host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        events: &mut Vec<TaskEvent>,
+    ) -> Result<HostResult, Diagnostic> {
+        let plan = crate::retries::attempts(&self.reading, scope)?;
+        if plan.runs <= 1 {
+            let output = self.execute(host, item, scope, trace, events);
+            return Ok(self.judge(host, scope, output, None, true));
         }
-        let basedir = tack_playbook::play_vars::play_basedir(self.play);
-        let task_dir = self
-            .ctx
-            .task
-            .origin
-            .as_ref()
-            .and_then(|o| o.path.as_ref())
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| basedir.clone());
-        actions::copy::SearchPath { basedir, roles, task_dir }
+        let mut last = None;
+        for attempt in 1..=plan.runs {
+            let output = self.execute(host, item, scope, trace, events);
+            // An action that raised is not run again (ansible's exceptions leave the loop).
+            if output.raised {
+                return Ok(self.judge(host, scope, output, None, false));
+            }
+            let facts = (output.facts.clone(), output.included.clone());
+            // `until` sees what this run set (not the next run's arguments: ansible's task
+            // variables are only updated for the conditionals).
+            let mut judged = scope.clone();
+            for (name, value, provenance) in &facts.0 {
+                judged = judged.with_var(name, value.clone(), provenance.clone());
+            }
+            let mut result = self.judge(host, &judged, output, Some(attempt), false);
+            if crate::retries::good(&self.reading, &judged, &result)? {
+                if !result.flag("failed") {
+                    self.apply_facts(&self.delegation().fact_host(host, scope), &facts.0, &facts.1);
+                }
+                return Ok(result);
+            }
+            if attempt < plan.runs {
+                result.data.insert(s("retries"), Node::bare(Value::Int(plan.runs)));
+                result.data.insert(s("attempts"), Node::bare(Value::Int(attempt + 1)));
+                events.push(TaskEvent::Retry(result));
+                std::thread::sleep(plan.delay);
+            } else {
+                last = Some(result);
+            }
+        }
+        // `runs` is at least 2 here, so the loop ran and kept its last result.
+        let mut result = last.unwrap_or_else(|| HostResult::new(host, Default::default()));
+        result.data.insert(s("attempts"), Node::bare(Value::Int(plan.runs - 1)));
+        result.data.insert(s("failed"), b(true));
+        Ok(result)
     }
 
     /// What `pause` announces on `host` before it waits (nothing when its `when` is false
     /// or its arguments do not render; running it then reports that).
     pub(crate) fn announce(&self, host: &str) -> Vec<String> {
-        let Some(scope) = self.scope(host) else { return Vec::new() };
-        if !matches!(self.false_condition(&scope), Ok(None)) {
+        let Some(scope) = self.reading.scope(host) else { return Vec::new() };
+        if !matches!(
+            crate::when::evaluate(self.reading.ctx, self.reading.templar, &scope),
+            When::Holds | When::Unknown(_)
+        ) {
             return Vec::new();
         }
         let mut args = Mapping::new();
-        for (key, value) in self.ctx.task.args.iter() {
-            match self.templar.render(value, &scope) {
+        for (key, value) in self.reading.ctx.task.args.iter() {
+            match self.reading.templar.render(value, &scope) {
                 Ok(rendered) => {
                     args.insert(key.clone(), rendered.value);
                 }
-                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => {}
                 Err(_) => return Vec::new(),
             }
         }
         actions::pause::announce(&args)
     }
 
-    /// Renders the arguments and runs the action; the notes of an `async` job it waits for
-    /// go to `events`.
-    pub(crate) fn execute(
+    /// The task's arguments for `host` (and loop `item`) in `scope`: the render `--events`
+    /// or the plan's gate made when nothing it read has changed since, else a new one.
+    fn args(
         &self,
         host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+    ) -> Result<RenderedArgs, crate::args::ArgsFailed> {
+        let reading = &self.reading;
+        let render = || crate::args::render(reading.ctx, self.action, reading.templar, scope);
+        // The action's own render is the last: nothing is kept after it (a retry renders
+        // again, as what it reads may have changed).
+        self.renders.get(&reading.vars.versions, (host, item), false, render)
+    }
+
+    /// Renders the arguments and runs the action; the notes of an `async` job it waits for
+    /// go to `events`.
+    fn execute(
+        &self,
+        host: &str,
+        item: Option<usize>,
         scope: &Scope,
         trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> ActionOutput {
+        let ctx = self.reading.ctx;
         if self.action == Action::Unresolvable {
-            let name = &self.ctx.task.action;
+            let name = &ctx.task.action;
             let cause = Diagnostic::at(
                 format!("Cannot resolve '{name}' to an action or module."),
-                self.ctx.task.action_origin.clone(),
+                ctx.task.action_origin.clone(),
             );
             return actions::errored(Diagnostic::caused_by(
                 "Task failed.",
-                self.task_origin(),
+                self.reading.origin(),
                 cause,
             ));
         }
-        if !self.action.takes_raw_params() && self.ctx.task.args.get("_raw_params").is_some() {
+        if !self.action.takes_raw_params() && ctx.task.args.get("_raw_params").is_some() {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
             let msg = format!(
@@ -401,51 +476,47 @@ impl TaskRun<'_> {
             );
             data.insert(s("msg"), s(&msg));
             data.insert(s("failed"), b(true));
-            return ActionOutput {
-                data,
-                verbose_always: false,
-                error: Some(Diagnostic::at(msg, self.task_origin())),
-                facts: Vec::new(),
-                included: Vec::new(),
-                raised: true,
-                unavailable: None,
-            };
+            let mut output = ActionOutput::new(data);
+            output.error = Some(Diagnostic::at(msg, self.reading.origin()));
+            output.raised = true;
+            return output;
         }
-        let kept = self.rendered.take(&self.vars.versions, host);
-        let rendered = match kept.map_or_else(|| self.render_args(scope), Ok) {
+        let rendered = match self.args(host, item, scope) {
             Ok(rendered) => rendered,
-            Err(diag) => return actions::errored(diag),
+            Err(failed) => return actions::errored(failed.error),
         };
         let RenderedArgs { args, provenance, host_named, .. } = rendered;
-        let search = self.search_path();
-        let environment = match self.environment(scope) {
+        let search = self.reading.search_path();
+        let environment = match crate::environment::render(ctx, self.reading.templar, scope) {
             Ok(env) => env,
             Err(d) => {
                 return actions::errored(Diagnostic::caused_by(
                     "Task failed.",
-                    self.task_origin(),
+                    self.reading.origin(),
                     d,
                 ));
             }
         };
-        let async_keywords = match self.async_keywords(scope) {
+        let async_keywords = match self.reading.async_keywords(scope) {
             Ok(keywords) => keywords,
             Err(d) => return actions::errored(d),
         };
         let notes = std::cell::RefCell::new(Vec::new());
-        let async_task = async_keywords.map(|(limit, poll)| tack_actions::async_job::AsyncTask {
+        let async_task = async_keywords.map(|(limit, poll)| actions::async_job::AsyncTask {
             limit,
             poll,
             host,
             notes: &notes,
         });
+        let links = self.task_links();
+        let delegation = self.delegation();
         let link = if self.action.touches_host() {
-            match self.link(host, scope, trace) {
+            match links.link(host, scope, trace) {
                 Ok(link) => Some(link),
                 Err(output) => {
                     // What the connection said while it failed to open (a retried ssh) shows
                     // with the task.
-                    let address = crate::verbose::address(self, host, scope);
+                    let address = crate::verbose::address(&delegation, self.inventory, host, scope);
                     events.extend(
                         trace
                             .drain_lines(&address)
@@ -458,46 +529,44 @@ impl TaskRun<'_> {
         } else {
             None
         };
-        let discovered =
-            link.as_deref().and_then(|conn| self.discover_interpreter(host, scope, conn, trace));
-        let relink = |connect_timeout| self.fresh_link(host, scope, connect_timeout, trace);
-        // Actions that never touch the host get the controller itself, as ansible's do.
-        let local = tack_links::Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
-        let python = match self.action {
-            Action::Python(_) | Action::Unarchive | Action::Dnf | Action::Package => {
-                self.python_for(scope, discovered.as_deref())
-            }
-            _ => None,
+        let discovered = link
+            .as_deref()
+            .and_then(|conn| links.discover_interpreter(self.action, host, scope, conn, trace));
+        let relink = |connect_timeout| links.fresh_link(host, scope, connect_timeout, trace);
+        let python = if self.action.runs_python() {
+            links.python_for(scope, discovered.as_deref())
+        } else {
+            None
         };
-        // Only the actions that ask are told which link the host's is (`reboot` refuses a
-        // local one, `fetch` skips its stat under become).
-        let link_target = matches!(self.action, Action::Reboot | Action::Fetch)
-            .then(|| self.link_target(host, scope).ok())
-            .flatten();
+        // Only the actions that ask are told which link the host's is.
+        let link_target =
+            self.action.traits().asks_link.then(|| links.link_target(host, scope).ok()).flatten();
+        // Actions that never touch the host get the controller itself, as ansible's do.
+        let local = Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
         let output = actions::run(&ActionInput {
             action: self.action,
             args: &args,
             scope,
-            templar: self.templar,
-            task_origin: self.task_origin(),
+            templar: self.reading.templar,
+            task_origin: self.reading.origin(),
             task_name: &self.banner_name,
             verbosity: self.verbosity,
             derived: provenance.derived(),
-            check_mode: self.check_mode(scope),
+            check_mode: self.reading.check_mode(scope, self.check_flag),
             // An unconvertible `diff` already failed the task before it got here. A plan asks
             // every module for its diff, for the fields a change would touch; it is shown only
             // where diff mode is on.
-            diff: self.diff_mode(scope).unwrap_or(false) || self.planning,
+            diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false) || self.planning,
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
             search: &search,
             host_named: &host_named,
             inventory: self.inventory,
             environment: &environment,
-            timeout: self.timeout(scope),
+            timeout: self.reading.timeout(scope),
             async_task: async_task.as_ref(),
-            delegated: self.ctx.task.delegate_to.is_some(),
-            local_connection: matches!(&link_target, Some((LinkTarget::Local, _))),
+            delegated: ctx.task.delegate_to.is_some(),
+            local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
             becomes: matches!(&link_target, Some((_, Some(_)))),
             conn: link.as_deref().unwrap_or(&local),
             trace,
@@ -506,7 +575,7 @@ impl TaskRun<'_> {
         });
         let uses = trace.take();
         if !uses.is_empty() {
-            let address = crate::verbose::address(self, host, scope);
+            let address = crate::verbose::address(&delegation, self.inventory, host, scope);
             events.extend(
                 trace
                     .lines(&address, uses)
@@ -530,118 +599,8 @@ impl TaskRun<'_> {
         output
     }
 
-    /// The interpreter a Python-path module runs with when no `ansible_python_interpreter`
-    /// is set: a path `interpreter_python` names, else the one discovered now or before.
-    fn python_for(&self, scope: &Scope, discovered: Option<&str>) -> Option<String> {
-        let mode = &self.interpreter.mode;
-        if !mode.is_empty() && !self.interpreter.discovers() {
-            return Some(mode.clone());
-        }
-        discovered.map(str::to_string).or_else(|| {
-            tack_links::interpreter::known(scope).map(|found| tack_yaml::pyrepr::str(&found.value))
-        })
-    }
-
-    /// Interpreter discovery for `host` before its first module (see `crate::interpreter`):
-    /// the interpreter found, when this run of the task discovered one. Not for a delegated
-    /// task, whose delegated host's facts ansible would keep it in.
-    fn discover_interpreter(
-        &self,
-        host: &str,
-        scope: &Scope,
-        conn: &dyn tack_links::Connection,
-        trace: &Trace,
-    ) -> Option<String> {
-        let runs_python = !matches!(self.action, Action::Raw | Action::Script);
-        if !runs_python
-            || !self.interpreter.discovers()
-            || self.ctx.task.delegate_to.is_some()
-            || scope.get("ansible_python_interpreter").is_some()
-        {
-            return None;
-        }
-        let known = tack_links::interpreter::known(scope).is_some();
-        // A panic while the set was held leaves it whole (inserts are single calls).
-        let mut done = self.discovered.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if known || !done.insert(host.to_string()) {
-            return None;
-        }
-        drop(done);
-        let names = tack_links::interpreter::names(scope, self.interpreter);
-        Some(tack_links::interpreter::discover(conn, trace, host, self.interpreter, &names))
-    }
-
-    /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
-    /// 0; `poll` is 15 when unset, as ansible's `DEFAULT_POLL_INTERVAL`).
-    fn async_keywords(&self, scope: &Scope) -> Result<Option<(u64, u64)>, Diagnostic> {
-        let limit = self.int_keyword(Keyword::Async, scope)?.unwrap_or(0);
-        if limit <= 0 {
-            return Ok(None);
-        }
-        let poll = self.int_keyword(Keyword::Poll, scope)?.unwrap_or(15).max(0);
-        Ok(Some((limit.unsigned_abs(), poll.unsigned_abs())))
-    }
-
-    /// The task's `timeout`, when it has a positive one.
-    fn timeout(&self, scope: &Scope) -> Option<u64> {
-        let secs = self.int_keyword(Keyword::Timeout, scope).ok().flatten()?;
-        u64::try_from(secs).ok().filter(|s| *s > 0)
-    }
-
-    /// The task's arguments rendered in `scope` (those the action takes raw kept as written;
-    /// omitted ones dropped), with what the renders read; the error is ansible's chain for an
-    /// argument that failed to render.
-    pub(crate) fn render_args(&self, scope: &Scope) -> Result<RenderedArgs, Diagnostic> {
-        let raw = self.action.raw_args();
-        let mut out = RenderedArgs::default();
-        let defaults = self
-            .default_args(scope)
-            .map_err(|d| Diagnostic::caused_by("Task failed.", self.task_origin(), d))?;
-        for (key, value) in self.ctx.task.args.iter().chain(defaults.iter()) {
-            let name = key.as_str().unwrap_or_default();
-            if raw.contains(&name) {
-                out.args.insert(key.clone(), value.clone());
-                continue;
-            }
-            match self.templar.render(value, scope) {
-                Ok(rendered) => {
-                    out.provenance.extend(&rendered.provenance);
-                    if rendered.provenance.is_managed_host() {
-                        out.host_named.push(name.to_string());
-                    }
-                    if rendered.provenance.is_sealed() {
-                        out.sealed.push(name.to_string());
-                    }
-                    out.args.insert(key.clone(), rendered.value);
-                }
-                Err(e) if e.kind == TemplateErrorKind::Omitted => {}
-                Err(e) => {
-                    let mut cause = Diagnostic::at(
-                        format!("Error while resolving value for '{name}': {}", e.message),
-                        e.origin.clone().or_else(|| value.origin.clone()),
-                    );
-                    // A value written outside any file (`-a` of the ad-hoc command) is shown
-                    // as itself under its origin, as ansible shows an untagged source.
-                    if cause.origin == value.origin
-                        && value.origin.as_ref().is_some_and(|o| o.path.is_none())
-                        && let Value::Str(text) = &value.value
-                    {
-                        cause.value_repr = Some(text.clone());
-                    }
-                    let middle = Diagnostic::caused_by(
-                        format!("Finalization of task args for '{}' failed.", self.action.fqcn()),
-                        None,
-                        cause,
-                    );
-                    return Err(Diagnostic::caused_by("Task failed.", self.task_origin(), middle));
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// The facts and variables an action set, made the host's.
-    pub(crate) fn apply_facts(
+    fn apply_facts(
         &self,
         host: &str,
         facts: &[(String, Node, Provenance)],
@@ -649,18 +608,16 @@ impl TaskRun<'_> {
     ) {
         // `run_once`: the facts are every host's of the batch.
         for (name, value, provenance) in facts {
-            for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
-                self.vars.set_host_var(target, name, value.clone(), provenance.clone());
-            }
+            self.set_everywhere(host, name, value.clone(), provenance.clone());
         }
         for (name, value) in included {
-            self.vars.set_included_var(host, name, value.clone());
+            self.reading.vars.set_included_var(host, name, value.clone());
         }
     }
 
     /// Applies the action's facts (unless `apply` is false: the retry loop applies those of
     /// the run it keeps), then `changed_when` and `failed_when`, which see `attempts`.
-    pub(crate) fn judge(
+    fn judge(
         &self,
         host: &str,
         scope: &Scope,
@@ -668,27 +625,29 @@ impl TaskRun<'_> {
         attempt: Option<i64>,
         apply: bool,
     ) -> HostResult {
+        let vars = self.reading.vars;
         if apply {
-            self.apply_facts(&self.fact_host(host, scope), &output.facts, &output.included);
+            let fact_host = self.delegation().fact_host(host, scope);
+            self.apply_facts(&fact_host, &output.facts, &output.included);
             // What a module or action plugin returned as facts (`setup`, `gather_facts`, the
             // Python path's modules, `dnf`'s `pkg_mgr`); `set_fact` and `include_vars` set
             // host variables instead.
             let facts = output.data.get("ansible_facts").and_then(Node::as_map);
-            let module_facts = !matches!(self.action, Action::SetFact | Action::IncludeVars);
-            if let (true, Some(facts)) = (module_facts, facts)
+            let kind = self.action.traits().facts;
+            if let (true, Some(facts)) = (kind != Facts::Variables, facts)
                 && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
             {
                 let mut facts = facts.clone();
-                if self.action == Action::GatherFacts {
+                if kind == Facts::Gathered {
                     // ansible's action marks what it gathered (`gather_facts: smart` reads it).
                     facts.insert(s("_ansible_facts_gathered"), b(true));
                 }
-                self.vars.merge_module_facts(&self.fact_host(host, scope), &facts);
+                vars.merge_module_facts(&fact_host, &facts);
             } else if let Some(path) = facts.and_then(|f| f.get(tack_links::interpreter::FACT)) {
                 // The interpreter discovery found is the host's fact, failed task or not.
                 let mut only = Mapping::new();
                 only.insert(s(tack_links::interpreter::FACT), path.clone());
-                self.vars.merge_module_facts(&self.fact_host(host, scope), &only);
+                vars.merge_module_facts(&fact_host, &only);
             }
         }
         // A render of the action's own that read unavailable output: the plan cannot know.
@@ -709,26 +668,18 @@ impl TaskRun<'_> {
         if raised {
             return result;
         }
-        let register =
-            self.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value));
-        let judged_scope = match &register {
-            Some(name) => scope.with_var(
-                name,
-                Node::bare(Value::Map(result.data.clone())),
-                Provenance::ManagedHost,
-            ),
-            None => scope.clone(),
-        };
-        if let Some(cond) = self.ctx.task.attrs.get(Keyword::ChangedWhen) {
+        let judged_scope = self.reading.with_registered(scope, &result.data);
+        let attrs = &self.reading.ctx.task.attrs;
+        if let Some(cond) = attrs.get(Keyword::ChangedWhen) {
             match self.all_true(cond, &judged_scope) {
                 Ok(changed) => {
                     result.data.insert(s("changed"), b(changed));
                     result.data.insert(s("changed_when_result"), b(changed));
                 }
-                Err(d) => return self.finish(host, errored(d)),
+                Err(d) => return self.finish(host, actions::errored(d)),
             }
         }
-        if let Some(cond) = self.ctx.task.attrs.get(Keyword::FailedWhen) {
+        if let Some(cond) = attrs.get(Keyword::FailedWhen) {
             match self.all_true(cond, &judged_scope) {
                 Ok(failed) => {
                     let module_failed =
@@ -736,22 +687,23 @@ impl TaskRun<'_> {
                     let error =
                         crate::failed_task::failed_when_judged(&mut result, module_failed, failed);
                     // A true `failed_when` replaces whatever error the action raised.
-                    result.error = error.map(|text| Diagnostic::at(text, self.task_origin()));
+                    result.error = error.map(|text| Diagnostic::at(text, self.reading.origin()));
                 }
-                Err(d) => return self.finish(host, errored(d)),
+                Err(d) => return self.finish(host, actions::errored(d)),
             }
         }
         result
     }
 
+    /// Whether every condition of `cond` (one, or a list) holds in `scope`.
     fn all_true(&self, cond: &Node, scope: &Scope) -> Result<bool, Diagnostic> {
         let items: Vec<&Node> = match &cond.value {
             Value::Seq(items) => items.iter().collect(),
             _ => vec![cond],
         };
         for item in items {
-            let r = self.templar.evaluate_conditional(item, scope).map_err(|e| {
-                Diagnostic::caused_by("Task failed.", self.task_origin(), e.to_diagnostic())
+            let r = self.reading.templar.evaluate_conditional(item, scope).map_err(|e| {
+                Diagnostic::caused_by("Task failed.", self.reading.origin(), e.to_diagnostic())
             })?;
             if !r.value {
                 return Ok(false);
@@ -760,6 +712,8 @@ impl TaskRun<'_> {
         Ok(true)
     }
 
+    /// The host's result from the action's output: every result says whether it failed, and
+    /// a fact-gathering one is never shown.
     fn finish(&self, host: &str, output: ActionOutput) -> HostResult {
         let mut data = output.data;
         // Every result ansible registers says whether it failed.
@@ -769,46 +723,8 @@ impl TaskRun<'_> {
         let mut result = HostResult::new(host, data);
         result.verbose_always = output.verbose_always;
         // A result carrying facts is not shown, as ansible marks fact-gathering results.
-        result.verbose_override =
-            matches!(self.action, Action::Module("setup") | Action::GatherFacts);
+        result.verbose_override = self.action.hides_result();
         result.error = output.error;
         result
     }
-}
-
-fn errored(diag: Diagnostic) -> ActionOutput {
-    actions::errored(diag)
-}
-
-/// A bool keyword as `TaskExecutor`'s `post_validate` reads it for one host: `node`
-/// templated with `scope`, then converted (`yes`, `0`, ...), with ansible's three-part error
-/// (`Task failed.` / `Error processing keyword 'NAME'.` / the conversion's words) when it
-/// cannot be.
-pub(crate) fn bool_keyword(
-    templar: &Templar,
-    name: &str,
-    node: &Node,
-    scope: &Scope,
-    task_origin: Option<tack_diag::Origin>,
-) -> Result<bool, Diagnostic> {
-    let keyword_error = |cause: Diagnostic| {
-        let middle = Diagnostic::caused_by(
-            format!("Error processing keyword '{name}'."),
-            node.origin.clone(),
-            cause,
-        );
-        Diagnostic::caused_by("Task failed.", task_origin.clone(), middle)
-    };
-    let mut rendered =
-        templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
-    rendered.origin = Templar::sole_variable_origin(node, scope).or_else(|| node.origin.clone());
-    let valid = tack_playbook::post_validate::validated_value(
-        name,
-        tack_playbook::tables::Isa::Bool,
-        &[],
-        false,
-        rendered,
-    )
-    .map_err(keyword_error)?;
-    Ok(valid.value.is_truthy())
 }

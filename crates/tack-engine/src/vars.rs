@@ -72,8 +72,8 @@ pub struct PlayScope {
     /// Variables `include_vars` loaded, between task vars and `set_fact`.
     included: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
-    /// What changed since a render started (`render_cache`).
-    pub(crate) versions: crate::render_cache::Versions,
+    /// What changed since a render started (`args`).
+    pub(crate) versions: crate::args::Versions,
 }
 
 fn list(items: &[String]) -> Node {
@@ -116,10 +116,10 @@ impl PlayScope {
             common.insert(s("ansible_config_file"), s(&file.to_string_lossy()));
         }
         let mut version = Mapping::new();
-        version.insert(s("string"), s(crate::ANSIBLE_VERSION));
-        version.insert(s("full"), s(crate::ANSIBLE_VERSION));
+        version.insert(s("string"), s(crate::context::ANSIBLE_VERSION));
+        version.insert(s("full"), s(crate::context::ANSIBLE_VERSION));
         let parts: Vec<i64> =
-            crate::ANSIBLE_VERSION.split('.').filter_map(|p| p.parse().ok()).collect();
+            crate::context::ANSIBLE_VERSION.split('.').filter_map(|p| p.parse().ok()).collect();
         for (key, value) in ["major", "minor", "revision"].iter().zip(parts) {
             version.insert(s(key), Node::bare(Value::Int(value)));
         }
@@ -139,7 +139,7 @@ impl PlayScope {
             gathered: RwLock::new(BTreeMap::new()),
             included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
-            versions: crate::render_cache::Versions::default(),
+            versions: crate::args::Versions::default(),
         }))
     }
 
@@ -179,12 +179,6 @@ impl PlayScope {
                 *slot = Arc::new(layer);
             }
         }
-    }
-
-    /// Sets `ansible_play_hosts_all` and the hosts still running (`ansible_play_hosts`,
-    /// `ansible_play_batch`, `play_hosts`).
-    pub fn set_play_hosts(&self, all: &[String], active: &[String]) {
-        self.set_play_batch(all, active, active);
     }
 
     /// The play's hosts magic variables under `serial`: every host of the play, those not
@@ -426,7 +420,7 @@ impl PlayScope {
     }
 
     /// Reads the inventory's hosts, groups and variables again after a task changed it;
-    /// `set_play_hosts` then publishes the new `groups`.
+    /// the next `set_play_batch` then publishes the new `groups`.
     pub fn set_inventory(
         &self,
         inventory: &Inventory,

@@ -3,7 +3,7 @@
 //! prints lines there that tack does not reproduce yet: the `vars_files` whose notes
 //! `crate::read_notes` cannot place (each refused by name before anything runs).
 //!
-//! This module never prints; the lines themselves are `crate::transport`'s and the callback's.
+//! This module never prints; the lines themselves are `tack_links::trace`'s and the callback's.
 
 use tack_diag::{Diagnostic, Origin};
 use tack_playbook::Playbook;
@@ -13,33 +13,30 @@ use tack_playbook::tables::actions as action_names;
 use tack_playbook::walk::{Sections, walk};
 use tack_template::Scope;
 
-use crate::task::TaskRun;
+use crate::delegate::Delegation;
 
 /// The play context's `remote_addr` for a task's run on `host` in `scope`: the delegated
 /// host's `ansible_host` (or name) when the run is delegated, else the host's `ansible_host`,
 /// else `127.0.0.1` for the implicit localhost, else the host's name.
-pub(crate) fn address(run: &TaskRun<'_>, host: &str, scope: &Scope) -> String {
+pub(crate) fn address(
+    delegation: &Delegation<'_>,
+    live: &tack_inventory::live::LiveInventory,
+    host: &str,
+    scope: &Scope,
+) -> String {
     // A host outside the inventory (the implicit `localhost` of `local_action`) has no
     // delegated variables: ansible's new host has no `ansible_host`, so its name is shown.
     if scope.get("ansible_delegated_vars").is_none()
-        && let Ok(Some(name)) = run.delegated(host, scope)
+        && let Ok(Some(name)) = delegation.delegated(host, scope)
     {
         return name;
     }
-    address_in(run.templar, run.inventory, host, scope)
+    address_in(delegation.task.templar, live, host, scope)
 }
 
-impl crate::play::PlayRun<'_, '_> {
-    /// [`address`] for the fact-gathering task, in the host's play scope.
-    pub(crate) fn gather_address(&self, host: &str) -> String {
-        match self.scope.host_scope(host) {
-            Some(scope) => address_in(self.run.templar, self.live, host, &scope),
-            None => host.to_string(),
-        }
-    }
-}
-
-fn address_in(
+/// [`address`] for a run that is not delegated (the fact-gathering task's, in the host's
+/// play scope).
+pub(crate) fn address_in(
     templar: &tack_template::Templar,
     live: &tack_inventory::live::LiveInventory,
     host: &str,
@@ -94,7 +91,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
             check_vars_files(play, true)?;
             check_imports(playbook, play)?;
             let compiled = compile_play(play);
-            let handlers = crate::play::handler_blocks(play);
+            let handlers = crate::handlers::handler_blocks(play);
             let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
                 play,
                 &handlers,
@@ -120,7 +117,7 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
             check_vars_files(play, false)?;
             check_imports(playbook, play)?;
             let compiled = compile_play(play);
-            let handlers = crate::play::handler_blocks(play);
+            let handlers = crate::handlers::handler_blocks(play);
             let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
                 play,
                 &handlers,

@@ -1,0 +1,75 @@
+//! What a run is given and what it keeps about each host across plays: the run's context
+//! (inventory, loader, templar, settings, links), each host's state between plays, and how the
+//! run ended.
+
+use tack_inventory::Inventory;
+use tack_loader::DataLoader;
+use tack_playbook::tags::TagFilter;
+use tack_template::Templar;
+use tack_yaml::Mapping;
+
+/// The ansible-core version tack reproduces (`ansible_version`).
+pub const ANSIBLE_VERSION: &str = "2.21.5";
+
+/// What a run needs from the command line and the loaded project.
+pub struct RunContext<'a> {
+    pub inventory: &'a Inventory,
+    pub loader: &'a DataLoader,
+    pub templar: &'a Templar,
+    pub extra_vars: &'a Mapping,
+    pub tags: &'a TagFilter,
+    /// Loads the task files `include_tasks` names at run time.
+    pub tasks: &'a tack_playbook::Loader<'a>,
+    pub facts: crate::vars::RunFacts,
+    /// `--start-at-task`.
+    pub start_at: Option<crate::start_at::StartAt>,
+    /// `--force-handlers`: the default of the plays' `force_handlers`.
+    pub force_handlers: bool,
+    /// The run's links to its hosts.
+    pub links: &'a tack_links::Links<'a>,
+    /// `tack plan`: the paths on each host an earlier task would change.
+    pub pending: crate::plan_pending::Pending,
+}
+
+/// A host's state across the plays of a run.
+#[derive(Clone, Default)]
+pub struct HostState {
+    /// The host failed a task (not ignored): it runs nothing more.
+    pub failed: bool,
+    /// The host could not be reached (not ignored): it runs nothing more.
+    pub unreachable: bool,
+    /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
+    /// fact cache keeps them).
+    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
+    /// Its `set_fact` values and registered results, kept for later plays.
+    pub set_facts: Option<std::sync::Arc<tack_template::Layer>>,
+    /// What `include_vars` loaded for it, kept for later plays.
+    pub included_vars: Option<std::sync::Arc<tack_template::Layer>>,
+}
+
+impl HostState {
+    /// The host runs nothing more in this run.
+    pub fn out(&self) -> bool {
+        self.failed || self.unreachable
+    }
+}
+
+/// How a run ended: ansible-playbook's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Ok,
+    /// A host's final state is failed (exit code 2).
+    Failed,
+    /// A host could not be reached (exit code 4, over failed hosts).
+    Unreachable,
+}
+
+impl RunStatus {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunStatus::Ok => 0,
+            RunStatus::Failed => 2,
+            RunStatus::Unreachable => 4,
+        }
+    }
+}

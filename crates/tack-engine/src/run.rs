@@ -1,0 +1,82 @@
+//! A run: its playbooks in order, each play of them, the recap after each playbook, and the
+//! exit code ansible-playbook gives.
+
+use std::collections::BTreeMap;
+
+use tack_diag::Diagnostic;
+use tack_playbook::Playbook;
+use tack_report::{Callback, Stats};
+
+use crate::context::{HostState, RunContext, RunStatus};
+use crate::play::PlayEnd;
+
+/// Checks every play of `playbooks` against what the engine runs, before anything runs.
+pub fn check(playbooks: &[Playbook]) -> Result<(), Diagnostic> {
+    for playbook in playbooks {
+        for play in &playbook.plays {
+            crate::refuse::check_play(play)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs every play of `playbooks` in order, reporting to `callback`. A play that cannot start
+/// (its variables or keywords fail to render) ends the run with that error, as in ansible.
+pub fn run(
+    ctx: &RunContext<'_>,
+    playbooks: &[Playbook],
+    callback: &mut dyn Callback,
+) -> Result<RunStatus, Diagnostic> {
+    check(playbooks)?;
+    let mut stats = Stats::default();
+    let mut states: BTreeMap<String, HostState> = BTreeMap::new();
+    let live = tack_inventory::live::LiveInventory::new(ctx.inventory);
+    // ansible's exit code is its last batch's: a play broken by `max_fail_percentage` gives
+    // the failed hosts' code, over unreachable ones.
+    let mut max_fail = false;
+    for (n, playbook) in playbooks.iter().enumerate() {
+        // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
+        // with the gatherings of `vars_files` (see `read_notes`).
+        if ctx.facts.verbosity >= 3 && playbook.plays.iter().any(|p| !p.vars_files.is_empty()) {
+            let lines =
+                crate::read_notes::load_lines(playbook, ctx.extra_vars, ctx.loader, ctx.templar)?;
+            for (level, line) in lines {
+                callback.verbose_line(level, &line);
+            }
+            let shown = Playbook { imported: Vec::new(), ..playbook.clone() };
+            callback.playbook_start(&shown, n == 0);
+        } else {
+            callback.playbook_start(playbook, n == 0);
+        }
+        for play in &playbook.plays {
+            crate::reserved::warn_loaded(play, ctx.extra_vars);
+        }
+        for play in &playbook.plays {
+            let prompted = crate::prompt::answered(ctx, play)?;
+            let play = prompted.as_ref().unwrap_or(play);
+            match crate::play::run_play(ctx, play, &live, callback, &mut stats, &mut states)? {
+                PlayEnd::Continue => {}
+                PlayEnd::AllFailed => break,
+                PlayEnd::MaxFail => {
+                    max_fail = true;
+                    break;
+                }
+            }
+        }
+        // ansible's executor shows the recap (counted over the whole run) after each
+        // playbook, and runs no further playbook once one has failed hosts.
+        callback.stats(&stats);
+        if max_fail || states.values().any(HostState::out) {
+            break;
+        }
+    }
+    Ok(if max_fail {
+        RunStatus::Failed
+    } else if states.values().any(|s| s.unreachable) {
+        RunStatus::Unreachable
+    } else if states.values().any(|s| s.failed) {
+        RunStatus::Failed
+    } else {
+        RunStatus::Ok
+    })
+}
