@@ -14,8 +14,9 @@ use tack_yaml::Value;
 
 use super::copy::find;
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
 use crate::json;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// The arguments the controller consumes; the rest go to `copy`.
@@ -77,7 +78,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let dir = match find(input.search, "files", &src) {
         Ok(path) => path,
         Err(e) => {
-            return super::raised(Diagnostic::caused_by(
+            return crate::output::raised(Diagnostic::caused_by(
                 "Task failed.",
                 input.task_origin.clone(),
                 e,

@@ -3,7 +3,8 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
@@ -40,7 +41,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
                 return out;
             }
             Err(e) => {
-                return super::errored(tack_diag::Diagnostic::caused_by(
+                return crate::output::errored(tack_diag::Diagnostic::caused_by(
                     "Task failed.",
                     input.task_origin.clone(),
                     e.to_diagnostic(),

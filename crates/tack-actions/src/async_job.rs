@@ -7,7 +7,6 @@
 //! Only `command` and `shell` run as jobs (refused by name for anything else, in `refuse`);
 //! this module never judges a result (`changed_when`, `until`, ...): the executor does.
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,21 +14,10 @@ use serde_json::{Map, Value as Json, json};
 use tack_agent::{Invocation, ModuleResult};
 use tack_template::{Scope, Templar};
 
-use crate::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_connect::JobSpec;
 use tack_links::Connection;
-
-/// A task's `async` and `poll`, and where its notes for the callback go.
-pub struct AsyncTask<'a> {
-    /// `async`: the seconds the job may run.
-    pub limit: u64,
-    /// `poll`: seconds between looks; 0 returns at once.
-    pub poll: u64,
-    /// The host the task runs for (the notes name it).
-    pub host: &'a str,
-    /// The `ASYNC ...` lines, in order, for the callback.
-    pub notes: &'a RefCell<Vec<String>>,
-}
 
 /// The async directory for a task as configured: `ansible_async_dir`, else the `async_dir`
 /// setting (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`, `~/.ansible_async`).
@@ -59,13 +47,13 @@ fn failed_output(input: &ActionInput<'_>, msg: String) -> ActionOutput {
     let mut result = ModuleResult::new();
     result.insert("failed".into(), Json::Bool(true));
     result.insert("msg".into(), Json::from(msg));
-    crate::module::from_result(input, &result, true)
+    crate::module_result::from_result(input, &result, true)
 }
 
 /// Starts the job and, unless `poll` is 0, waits for it as ansible's `_poll_async_result`.
 pub(crate) fn run(
     input: &ActionInput<'_>,
-    task: &AsyncTask<'_>,
+    task: &crate::input::AsyncTask<'_>,
     module: &str,
     invocation: &Invocation,
 ) -> ActionOutput {
@@ -87,13 +75,13 @@ pub(crate) fn run(
         Err(e) => return failed_output(input, e.to_string()),
     };
     if started.get("failed").is_some_and(|f| f.as_bool() == Some(true)) {
-        return crate::module::from_result(input, &started, true);
+        return crate::module_result::from_result(input, &started, true);
     }
     if task.poll == 0 {
         let mut result = started;
         // The executor marks a job it left running as a change.
         result.insert("changed".into(), Json::Bool(true));
-        return crate::module::from_result(input, &result, false);
+        return crate::module_result::from_result(input, &result, false);
     }
     let dir = match host_dir(input.conn, &configured) {
         Ok(dir) => dir,
@@ -148,7 +136,7 @@ pub(crate) fn run(
             py(jid_shown.as_ref())
         ));
         // A result ansible synthesizes, not an exception: no error block, no traceback.
-        let mut out = crate::module::from_result(input, &failed, false);
+        let mut out = crate::module_result::from_result(input, &failed, false);
         out.error = None;
         return out;
     };
@@ -158,7 +146,7 @@ pub(crate) fn run(
         .or_else(|| result.get("async_result").and_then(|r| r.get("ansible_job_id")));
     let word = if failed { "FAILED" } else { "OK" };
     task.notes.borrow_mut().push(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
-    crate::module::from_result(input, &result, true)
+    crate::module_result::from_result(input, &result, true)
 }
 
 fn flag(result: &ModuleResult, key: &str) -> bool {
@@ -292,5 +280,5 @@ pub(crate) fn status_action(input: &ActionInput<'_>) -> ActionOutput {
         Err(msg) => return failed_output(input, msg),
     };
     let result = status_with(input.conn, args, &jid, &mode, &dir, input.check_mode);
-    crate::module::from_result(input, &result, true)
+    crate::module_result::from_result(input, &result, true)
 }

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_links::{Connection, ConnectionError, ExecOutput, StagedFile};
 
 /// A link whose uses stop at a deadline.

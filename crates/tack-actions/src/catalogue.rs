@@ -5,7 +5,8 @@
 //! Modules are not rows: a native module is `tack_agent`'s (its own table), and any other
 //! ansible-core module runs through the Python path ([`crate::Action`] covers both).
 
-use crate::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 
 /// How a task's action may be known only by running it, which a plan does not do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +80,9 @@ pub struct Plugin {
 
 const DEFAULT: Plugin = Plugin {
     name: "",
-    run: |input| crate::errored(tack_diag::Diagnostic::at("no action", input.task_origin.clone())),
+    run: |input| {
+        crate::output::errored(tack_diag::Diagnostic::at("no action", input.task_origin.clone()))
+    },
     bounded: false,
     touches_host: false,
     opens_links: false,

@@ -17,8 +17,10 @@ use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput, copy_diff};
+use crate::copy_diff;
+use crate::input::{ActionInput, SearchPath};
 use crate::json;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// Arguments the action consumes itself; the rest go to the modules.
@@ -36,15 +38,6 @@ const TEMPLATE_ONLY: &[&str] = &[
     "lstrip_blocks",
     "output_encoding",
 ];
-
-/// Where the action finds relative sources: the task's role, then the play's directory.
-pub struct SearchPath {
-    pub basedir: PathBuf,
-    /// The task's role and the roles above it.
-    pub roles: Vec<PathBuf>,
-    /// The directory of the file the task was written in.
-    pub task_dir: PathBuf,
-}
 
 fn failed(msg: String, origin: Option<Origin>) -> ActionOutput {
     let mut data = Mapping::new();
@@ -130,7 +123,7 @@ pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput 
 
 /// `copy`.
 pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
-    let remote_src = arg(input, "remote_src").is_some_and(super::loose_bool);
+    let remote_src = arg(input, "remote_src").is_some_and(crate::input::loose_bool);
     // With remote_src the src is a path on the host, which the host may name; a controller
     // file a host named is never looked up.
     if !remote_src && let Some(refused) = input.refuse_host_named(&["src"], "sent") {
@@ -189,7 +182,7 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                     input.task_origin.clone(),
                 );
             }
-            let decrypt = arg(input, "decrypt").is_none_or(super::loose_bool);
+            let decrypt = arg(input, "decrypt").is_none_or(crate::input::loose_bool);
             let unreadable = |e: std::io::Error| {
                 failed(format!("Could not find or access '{name}': {e}"), input.task_origin.clone())
             };
@@ -239,10 +232,10 @@ fn template_overrides(
         }
     }
     if let Some(flag) = arg(input, "trim_blocks") {
-        o.trim_blocks = super::loose_bool(flag);
+        o.trim_blocks = crate::input::loose_bool(flag);
     }
     if let Some(flag) = arg(input, "lstrip_blocks") {
-        o.lstrip_blocks = super::loose_bool(flag);
+        o.lstrip_blocks = crate::input::loose_bool(flag);
     }
     // An unknown or unusable encoding fails only once the template has rendered, as ansible's
     // does; one tack has no encoder for is refused before any work.
@@ -297,7 +290,7 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         Err(e) => {
             let cause = Diagnostic::new(e.message.clone()).while_handling();
             let error = Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause);
-            let mut out = super::errored(error);
+            let mut out = crate::output::errored(error);
             out.data.insert(s("msg"), s(&e.message));
             return out;
         }
@@ -323,7 +316,7 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         }
         Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
         Err(e) => {
-            let mut out = super::errored(Diagnostic::caused_by(
+            let mut out = crate::output::errored(Diagnostic::caused_by(
                 "Task failed.",
                 input.task_origin.clone(),
                 e.to_diagnostic(),
@@ -395,7 +388,7 @@ fn transfer(
     }
     // Under `force: false` an existing destination stays whatever it holds: its checksum is
     // not asked for.
-    let force = input.args.get("force").is_none_or(super::loose_bool);
+    let force = input.args.get("force").is_none_or(crate::input::loose_bool);
     let mut stat_args = Map::new();
     stat_args.insert("path".into(), Json::String(dest.clone()));
     stat_args.insert("get_checksum".into(), Json::Bool(force));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use serde_json::{Map, Value as Json};
 
-use super::ActionInput;
+use crate::input::ActionInput;
 
 /// Where the new content came from, which names the diff's `after` side.
 pub(super) enum Source<'a> {

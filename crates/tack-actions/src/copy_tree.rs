@@ -21,8 +21,10 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput, copy_diff};
+use crate::copy_diff;
+use crate::input::ActionInput;
 use crate::json;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// What the walk found, each with the path it gets under `dest`.
@@ -229,7 +231,7 @@ fn module_failed(input: &ActionInput<'_>, result: Mapping) -> ActionOutput {
 /// to `dest` on the host.
 pub(super) fn run(input: &ActionInput<'_>, source: &Path, written: &str) -> ActionOutput {
     let contents = written.ends_with('/');
-    let local_follow = input.args.get("local_follow").is_none_or(super::loose_bool);
+    let local_follow = input.args.get("local_follow").is_none_or(crate::input::loose_bool);
     let walked = match walk(source, contents, local_follow) {
         Ok(w) => w,
         Err(e) => {
@@ -284,8 +286,8 @@ fn copy_all(
     let mut executed = false;
     let mut implied = HashSet::new();
     // Links in the destination are not followed once there is a tree to copy.
-    let follow =
-        walked.directories.is_empty() && input.args.get("follow").is_some_and(super::loose_bool);
+    let follow = walked.directories.is_empty()
+        && input.args.get("follow").is_some_and(crate::input::loose_bool);
     for (path, rel) in &walked.files {
         let Some(result) = copy_file(input, path, rel, dest, follow)? else {
             last = None;
@@ -354,8 +356,8 @@ fn copy_file(
     dest: &str,
     follow: bool,
 ) -> Result<Option<Mapping>, Failed> {
-    let force = input.args.get("force").is_none_or(super::loose_bool);
-    let decrypt = input.args.get("decrypt").is_none_or(super::loose_bool);
+    let force = input.args.get("force").is_none_or(crate::input::loose_bool);
+    let decrypt = input.args.get("decrypt").is_none_or(crate::input::loose_bool);
     if let Some(refusal) = super::staging::too_big(input.conn, path) {
         let msg = format!("could not stage the file: {refusal}");
         return Err(Failed(super::shell_run::action_fail(input, &msg)));
@@ -381,7 +383,7 @@ fn copy_file(
     let mut result = Mapping::new();
     let mut diffs = Vec::new();
     let module_result = if text(&status, "checksum").as_deref() != Some(checksum.as_str()) {
-        if input.diff && !input.args.get("raw").is_some_and(super::loose_bool) {
+        if input.diff && !input.args.get("raw").is_some_and(crate::input::loose_bool) {
             let name = path.to_string_lossy();
             let source = copy_diff::Source::File(path);
             let diff = copy_diff::diff_data(input, &dest_file, &bytes, source, &name);

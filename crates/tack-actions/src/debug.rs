@@ -4,7 +4,8 @@
 use tack_template::TemplateErrorKind;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

@@ -11,7 +11,9 @@
 use serde_json::Value as Json;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput, shell_run};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::shell_run;
 use tack_report::result::s;
 
 const VALID_BACKENDS: &[&str] = &["yum", "yum4", "dnf", "dnf4", "dnf5"];

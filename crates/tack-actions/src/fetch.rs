@@ -17,8 +17,9 @@ use tack_agent::Invocation;
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
 use crate::json;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 fn action_failed(data: Mapping, msg: &str, input: &ActionInput<'_>) -> ActionOutput {
@@ -183,7 +184,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             Err(e) => return failed(&e, input),
         };
         if slurped.get("failed").is_some_and(|f| f.value.is_truthy()) {
-            let error = super::module::error_summary(&slurped);
+            let error = crate::module_result::error_summary(&slurped);
             let said = text_of(slurped.get("msg")).unwrap_or_default();
             if fail_on_missing {
                 data = slurped.clone();
@@ -305,7 +306,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
                     Err(e) => return failed(&e, input),
                 };
                 if slurped.get("failed").is_some_and(|f| f.value.is_truthy()) {
-                    return failed(&super::module::error_summary(&slurped), input);
+                    return failed(&crate::module_result::error_summary(&slurped), input);
                 }
                 let content = text_of(slurped.get("content")).unwrap_or_default();
                 match base64::engine::general_purpose::STANDARD.decode(content.as_bytes()) {

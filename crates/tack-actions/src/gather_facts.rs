@@ -7,8 +7,9 @@
 use tack_agent::Invocation;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
 use crate::json;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

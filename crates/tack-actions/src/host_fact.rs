@@ -6,7 +6,7 @@ use serde_json::{Map, Value as Json};
 use tack_agent::{Invocation, ModuleResult};
 use tack_yaml::Node;
 
-use super::ActionInput;
+use crate::input::ActionInput;
 use tack_links::ConnectionError;
 
 /// The host's `ansible_facts.<name>`, when it has one.

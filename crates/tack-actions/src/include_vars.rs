@@ -8,7 +8,8 @@
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
@@ -25,14 +26,14 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         } else if ["file", "_raw_params"].contains(&arg) {
             files += 1;
         } else if !["name", "hash_behaviour"].contains(&arg) {
-            return super::errored(Diagnostic::at(
+            return crate::output::errored(Diagnostic::at(
                 format!("{arg} is not a valid option in include_vars"),
                 origin,
             ));
         }
     }
     if dirs > 0 && files > 0 {
-        return super::errored(Diagnostic::at(
+        return crate::output::errored(Diagnostic::at(
             "You are mixing file only and dir only arguments, these are incompatible",
             origin,
         ));
@@ -43,7 +44,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
             Err(super::include_vars_dir::DirError::Failed(message, partial)) => {
                 not_loaded(&message, origin, partial.vars, partial.files)
             }
-            Err(super::include_vars_dir::DirError::Raised(d)) => super::errored(d),
+            Err(super::include_vars_dir::DirError::Raised(d)) => crate::output::errored(d),
         };
     }
     let source = input.args.get("file").or_else(|| input.args.get("_raw_params"));
@@ -59,7 +60,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
     let loaded = match input.templar.loader().load_file(&path) {
         Ok(node) => node,
         Err(e) => {
-            return super::errored(Diagnostic::caused_by(
+            return crate::output::errored(Diagnostic::caused_by(
                 "Task failed.",
                 origin,
                 e.to_diagnostic(),

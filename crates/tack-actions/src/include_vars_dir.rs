@@ -12,7 +12,7 @@ use tack_diag::Diagnostic;
 use tack_py::re::{Flags, PyRegex};
 use tack_yaml::{Mapping, Value};
 
-use super::ActionInput;
+use crate::input::ActionInput;
 
 /// The options that make `include_vars` load a directory.
 pub const DIR_ARGS: &[&str] =

@@ -4,8 +4,9 @@
 use tack_agent::Invocation;
 use tack_diag::Diagnostic;
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
 use crate::json;
+use crate::output::ActionOutput;
 
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     let invocation = Invocation {
@@ -23,97 +24,11 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     }
     match input.conn.run_module(name, &invocation) {
         Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
-        Ok(result) => from_result(input, &result, true),
-        Err(e) => {
-            super::errored(Diagnostic::at(format!("Task failed: {e}"), input.task_origin.clone()))
-        }
-    }
-}
-
-/// The task's output for a module's result dictionary: the lines ansible's executor adds,
-/// `changed: false` when the module did not say, and the failure when it failed (with the
-/// executor's place-holder traceback when `traceback` and the module sent none).
-pub(crate) fn from_result(
-    input: &ActionInput<'_>,
-    result: &tack_agent::ModuleResult,
-    traceback: bool,
-) -> ActionOutput {
-    let mut data = json::map_from_json(result);
-    add_lines(&mut data);
-    // ansible's executor says `changed: false` for a module that did not say.
-    if data.get("changed").is_none() {
-        data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
-    }
-    let mut out = ActionOutput::new(data);
-    if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
-        // A failed module's result keeps the place of its traceback, which ansible's
-        // executor fills with this text when the module sent none.
-        if traceback && out.data.get("exception").is_none() {
-            out.data.insert(
-                tack_report::result::s("exception"),
-                tack_report::result::s("(traceback unavailable)"),
-            );
-        }
-        let msg = error_summary(&out.data);
-        out.error = Some(Diagnostic::at(
-            format!("Task failed: Module failed: {msg}"),
+        Ok(result) => crate::module_result::from_result(input, &result, true),
+        Err(e) => crate::output::errored(Diagnostic::at(
+            format!("Task failed: {e}"),
             input.task_origin.clone(),
-        ));
-    }
-    out
-}
-
-/// A failed module's message as ansible's error line shows it (`format_event_brief_message`):
-/// `msg`, then the message of each cause its `exception` chains and follows (ansible-core's
-/// modules send them), each joined after `: ` with the trailing `.` and spaces of the part
-/// before it dropped, and a part that already ends with what follows it standing alone.
-pub(crate) fn error_summary(result: &tack_yaml::Mapping) -> String {
-    use tack_yaml::Node;
-    let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
-    let mut parts = vec![text(result.get("msg")).unwrap_or_default()];
-    let mut event = result
-        .get("exception")
-        .and_then(Node::as_map)
-        .and_then(|e| e.get("event"))
-        .and_then(Node::as_map);
-    while let Some(chain) = event.and_then(|e| e.get("chain")).and_then(Node::as_map) {
-        if chain.get("follow").is_some_and(|f| !f.value.is_truthy()) {
-            break;
-        }
-        let Some(cause) = chain.get("event").and_then(Node::as_map) else { break };
-        parts.push(text(cause.get("msg")).unwrap_or_default());
-        event = Some(cause);
-    }
-    let mut parts = parts.into_iter().rev();
-    let mut message = parts.next().unwrap_or_default();
-    for part in parts {
-        message = if part.ends_with(&message) {
-            part
-        } else {
-            format!("{}: {message}", part.trim_end_matches(['.', ' ']))
-        };
-    }
-    message
-}
-
-/// ansible's task executor adds `stdout_lines`/`stderr_lines` to any result with `stdout`/
-/// `stderr` text that lacks them.
-fn add_lines(data: &mut tack_yaml::Mapping) {
-    for (text, lines) in [("stdout", "stdout_lines"), ("stderr", "stderr_lines")] {
-        if data.get(lines).is_some() {
-            continue;
-        }
-        let Some(tack_yaml::Value::Str(value)) = data.get(text).map(|n| n.value.clone()) else {
-            continue;
-        };
-        let list = tack_py::text::splitlines(&value)
-            .into_iter()
-            .map(|l| tack_yaml::Node::bare(tack_yaml::Value::Str(l.to_string())))
-            .collect();
-        data.insert(
-            tack_yaml::Node::bare(tack_yaml::Value::Str(lines.to_string())),
-            tack_yaml::Node::bare(tack_yaml::Value::Seq(list)),
-        );
+        )),
     }
 }
 

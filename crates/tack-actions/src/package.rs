@@ -10,7 +10,9 @@
 
 use serde_json::Value as Json;
 
-use super::{ActionInput, ActionOutput, shell_run};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::shell_run;
 
 /// The package managers ansible's `pkg_mgr` fact knows (`PKG_MGRS`): a backend named so
 /// runs as `ansible.legacy.<name>`.

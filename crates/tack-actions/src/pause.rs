@@ -16,7 +16,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// What a `pause` was asked to do.
@@ -207,7 +208,7 @@ fn aborted(input: &ActionInput<'_>) -> ActionOutput {
     // Raised while handling the interrupt: its own segment in the error block.
     let mut cause = tack_diag::Diagnostic::at("user requested abort!", None);
     cause.raised_while_handling = true;
-    super::raised(tack_diag::Diagnostic::caused_by(
+    crate::output::raised(tack_diag::Diagnostic::caused_by(
         "Task failed.",
         input.task_origin.clone(),
         cause,

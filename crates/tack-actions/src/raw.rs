@@ -4,7 +4,9 @@
 
 use tack_yaml::Mapping;
 
-use super::{ActionInput, ActionOutput, shell_run};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::shell_run;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

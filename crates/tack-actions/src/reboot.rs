@@ -21,7 +21,9 @@ use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput, shell_run};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::shell_run;
 use tack_links::{Connection, ConnectionError, ExecOutput};
 use tack_report::result::{b, s};
 

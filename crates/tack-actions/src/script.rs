@@ -10,7 +10,9 @@ use tack_yaml::{Mapping, Value};
 
 use super::copy::{find, raised};
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput, shell_run};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::shell_run;
 use tack_report::result::{b, s};
 
 fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {

@@ -6,7 +6,8 @@
 //! back to `service`; `sysvinit` runs through ansible-core's own module code (the Python
 //! path).
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 
 /// The managers whose modules ansible-core runs by their `ansible.legacy.` names.
 const BUILTIN_SVC_MGR_MODULES: &[&str] = &["openwrt_init", "service", "systemd", "sysvinit"];

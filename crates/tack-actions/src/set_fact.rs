@@ -4,7 +4,8 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// ansible's `validate_variable_name`: a Python identifier that is not a keyword.

@@ -4,7 +4,9 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput, loose_bool};
+use crate::input::ActionInput;
+use crate::input::loose_bool;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

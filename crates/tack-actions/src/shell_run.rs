@@ -5,7 +5,8 @@
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// The directory a local host's commands run in: the play's (the loader's base directory).
@@ -26,7 +27,7 @@ pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
     let out = match input.conn.exec_command(cmd, &cwd(input)) {
         Ok(out) => out,
         Err(e) => {
-            return super::errored(Diagnostic::at(
+            return crate::output::errored(Diagnostic::at(
                 format!("Task failed: {e}"),
                 input.task_origin.clone(),
             ));

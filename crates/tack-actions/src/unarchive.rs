@@ -16,7 +16,10 @@ use tack_yaml::{Mapping, Node, Value};
 
 use super::copy::{find, raised};
 use super::staging::Staged;
-use super::{ActionInput, ActionOutput, loose_bool, shell_run};
+use crate::input::ActionInput;
+use crate::input::loose_bool;
+use crate::output::ActionOutput;
+use crate::shell_run;
 use tack_report::result::s;
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {

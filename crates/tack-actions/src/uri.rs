@@ -5,7 +5,8 @@
 
 use tack_yaml::Mapping;
 
-use super::{ActionInput, ActionOutput};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub fn run(input: &ActionInput<'_>) -> ActionOutput {
@@ -16,7 +17,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         data.insert(s("skipped"), b(true));
         return ActionOutput::new(data);
     }
-    let remote_src = input.args.get("remote_src").is_some_and(super::loose_bool);
+    let remote_src = input.args.get("remote_src").is_some_and(crate::input::loose_bool);
     let src = input.args.get("src").filter(|n| n.value.is_truthy());
     if remote_src || src.is_none() {
         return super::module::run(input, "uri");
@@ -35,7 +36,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
                 input.task_origin.clone(),
                 e.while_handling(),
             );
-            let mut out = super::errored(error);
+            let mut out = crate::output::errored(error);
             out.data.insert(s("msg"), s(&msg));
             return out;
         }

@@ -12,7 +12,9 @@
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
-use super::{ActionInput, ActionOutput, errored};
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+use crate::output::errored;
 use tack_report::result::{b, s};
 
 fn map_of(nodes: Vec<(&str, Node)>) -> Node {

@@ -2,6 +2,8 @@
 //! (inventory, loader, templar, settings, links), each host's state between plays, and how the
 //! run ended.
 
+use std::path::PathBuf;
+
 use tack_inventory::Inventory;
 use tack_loader::DataLoader;
 use tack_playbook::tags::TagFilter;
@@ -20,7 +22,7 @@ pub struct RunContext<'a> {
     pub tags: &'a TagFilter,
     /// Loads the task files `include_tasks` names at run time.
     pub tasks: &'a tack_playbook::Loader<'a>,
-    pub facts: crate::vars::RunFacts,
+    pub facts: RunFacts,
     /// `--start-at-task`.
     pub start_at: Option<crate::start_at::StartAt>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
@@ -72,4 +74,29 @@ impl RunStatus {
             RunStatus::Unreachable => 4,
         }
     }
+}
+
+/// What the magic variables say about the run itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    pub check_mode: bool,
+    /// `tack plan`: nothing that could change a host runs (see `crate::plan`); implies
+    /// `check_mode`.
+    pub plan: bool,
+    pub diff_mode: bool,
+    /// What diff mode reads from the configuration.
+    pub diff: tack_report::callback::diff::DiffSettings,
+    pub forks: i64,
+    pub verbosity: i64,
+    pub run_tags: Vec<String>,
+    pub skip_tags: Vec<String>,
+    pub inventory_sources: Vec<String>,
+    pub config_file: Option<PathBuf>,
+    pub limit: Option<String>,
+    /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
+    pub async_dir: String,
+    /// What the configuration sets for ssh links.
+    pub ssh: tack_links::link_target::SshDefaults,
+    /// Python interpreter discovery (`interpreter_python`, its fallback list).
+    pub interpreter: tack_links::interpreter::InterpreterSettings,
 }

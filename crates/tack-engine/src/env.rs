@@ -304,7 +304,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             // `Task.get_name`: an unnamed task in a role shows `role : action`.
             name: listed_name(self.play(), task).unwrap_or_else(|| match (&task.kind, task.role) {
                 (tack_playbook::TaskKind::IncludeRole(target), _) => {
-                    crate::include::unnamed(&task.action, target)
+                    unnamed_include_role(&task.action, target)
                 }
                 (_, Some(role)) => format!("{} : {}", self.play().role(role).name, task.action),
                 (_, None) => task.action.clone(),
@@ -422,4 +422,14 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             other => vec![tack_yaml::pyrepr::str(other)],
         })
     }
+}
+
+/// The name an unnamed `include_role` shows (`IncludeRole.get_name`): its action and the
+/// role name as written.
+fn unnamed_include_role(action: &str, target: &tack_playbook::RoleTarget) -> String {
+    let name = target.name.as_ref().map(|n| match &n.value {
+        Value::Str(s) => s.clone(),
+        other => tack_yaml::pyrepr::str(other),
+    });
+    format!("{action} : {}", name.unwrap_or_default())
 }

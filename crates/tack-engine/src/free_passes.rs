@@ -158,7 +158,7 @@ pub(crate) fn run_free_passes<'r>(
             }
             let params = walk.segments[seg].params.clone();
             let controls = env.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
-            crate::strategy_free::warn_unsupported(&controls);
+            crate::strategy::warn_unsupported(&controls);
             let outcome = Payload::Ran(crate::fanout::run_one(env, &ctx, host, params)?);
             queued.push(Queued { host: host.clone(), step: Step::Task(seg, next), outcome });
         }

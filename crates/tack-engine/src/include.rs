@@ -478,13 +478,3 @@ pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_ya
         ("public", target.public.as_ref()),
     ]
 }
-
-/// The name an unnamed `include_role` shows (`IncludeRole.get_name`): its action and the
-/// role name as written.
-pub(crate) fn unnamed(action: &str, target: &RoleTarget) -> String {
-    let name = target.name.as_ref().map(|n| match &n.value {
-        Value::Str(s) => s.clone(),
-        other => tack_yaml::pyrepr::str(other),
-    });
-    format!("{action} : {}", name.unwrap_or_default())
-}

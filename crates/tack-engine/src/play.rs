@@ -25,6 +25,7 @@ use crate::env::{PlayEnv, PlayShared};
 use crate::handlers::{Handlers, handler_blocks};
 use crate::reading::is_meta;
 use crate::segments::{Segment, Walk};
+use crate::strategy::Strategy;
 use crate::vars::PlayScope;
 
 /// How a play ended for the run.
@@ -125,9 +126,7 @@ pub(crate) fn run_play(
         play,
         all_hosts: selected.clone(),
         max_fail: crate::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
-        free: keywords.get(Keyword::Strategy).is_some_and(|n| {
-            crate::strategy_free::free_kind(&tack_yaml::pyrepr::str(&n.value)).is_some()
-        }),
+        free: Strategy::of(&keywords).is_free(),
         blocks: &arena,
         plays: &plays,
         reads: reads.clone(),
@@ -192,8 +191,9 @@ fn run_batch<'r>(
     {
         return Ok(BatchEnd::Done);
     }
-    let strategy = keywords.get(Keyword::Strategy).map(|n| tack_yaml::pyrepr::str(&n.value));
-    if let Some(pinned) = strategy.as_deref().and_then(crate::strategy_free::free_kind) {
+    let strategy = Strategy::of(keywords);
+    if strategy.is_free() {
+        let pinned = strategy == Strategy::HostPinned;
         let gather = gathers_facts(keywords).then_some(keywords);
         let end = crate::strategy_free::run_batch_free(
             env,

@@ -156,7 +156,7 @@ impl Reading<'_> {
 
     /// `Task.get_search_path`: the task's role and the roles above it, then the play's
     /// directory.
-    pub(crate) fn search_path(&self) -> tack_actions::copy::SearchPath {
+    pub(crate) fn search_path(&self) -> tack_actions::SearchPath {
         let mut roles = Vec::new();
         for id in self.ctx.dep_chain.iter().rev() {
             roles.push(self.play.role(*id).path.clone());
@@ -170,7 +170,7 @@ impl Reading<'_> {
             .and_then(|o| o.path.as_ref())
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| basedir.clone());
-        tack_actions::copy::SearchPath { basedir, roles, task_dir }
+        tack_actions::SearchPath { basedir, roles, task_dir }
     }
 }
 

@@ -169,12 +169,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
     if let Some(node) = play.attrs.get(Keyword::Strategy) {
         let name = tack_yaml::pyrepr::str(&node.value);
-        if crate::strategy_free::free_kind(&name).is_none()
-            && !matches!(
-                name.as_str(),
-                "linear" | "ansible.builtin.linear" | "ansible.legacy.linear"
-            )
-        {
+        if crate::strategy::Strategy::named(&name).is_none() {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the strategy '{name}'"), origin));
         }

@@ -19,37 +19,12 @@ use tack_report::callback::{Callback, Stats};
 
 use crate::batch::{BatchEnd, BatchState};
 use crate::context::HostState;
-use crate::env::{Controls, PlayEnv};
+use crate::env::PlayEnv;
 use crate::fanout::RunKind;
 use crate::handlers::Handlers;
 use crate::reading::{is_meta, meta_arg};
 use crate::segments::{Round, Walk};
 use crate::splice::Splice;
-
-/// The strategy names that run hosts freely, and whether each pins hosts.
-pub(crate) fn free_kind(name: &str) -> Option<bool> {
-    match name {
-        "free" | "ansible.builtin.free" | "ansible.legacy.free" => Some(false),
-        "host_pinned" | "ansible.builtin.host_pinned" | "ansible.legacy.host_pinned" => Some(true),
-        _ => None,
-    }
-}
-
-/// ansible's warnings for the task keywords these strategies do not honour.
-pub(crate) fn warn_unsupported(controls: &Controls) {
-    if controls.run_once {
-        tack_diag::warn(&Diagnostic::new(
-            "Using run_once with the free strategy is not currently supported. This task will \
-             still be executed for every host in the inventory list.",
-        ));
-    }
-    if controls.any_errors_fatal {
-        tack_diag::warn(&Diagnostic::new(
-            "Using any_errors_fatal with the free strategy is not supported, as tasks are \
-             executed independently on each host",
-        ));
-    }
-}
 
 /// One batch under `free` (`pinned` false) or `host_pinned`.
 #[allow(clippy::too_many_arguments)]
@@ -180,7 +155,7 @@ pub(crate) fn run_batch_free<'r>(
             }
             let params = walk.segments[seg].params.clone();
             let controls = env.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
-            warn_unsupported(&controls);
+            crate::strategy::warn_unsupported(&controls);
             let kind =
                 if last == Some((seg, next)) { RunKind::Continued } else { RunKind::Deferred };
             last = Some((seg, next));

@@ -502,7 +502,7 @@ impl TaskRun<'_> {
             Err(d) => return actions::errored(d),
         };
         let notes = std::cell::RefCell::new(Vec::new());
-        let async_task = async_keywords.map(|(limit, poll)| actions::async_job::AsyncTask {
+        let async_task = async_keywords.map(|(limit, poll)| actions::AsyncTask {
             limit,
             poll,
             host,
@@ -543,36 +543,39 @@ impl TaskRun<'_> {
             self.action.traits().asks_link.then(|| links.link_target(host, scope).ok()).flatten();
         // Actions that never touch the host get the controller itself, as ansible's do.
         let local = Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
-        let output = actions::run(&ActionInput {
-            action: self.action,
-            args: &args,
-            scope,
-            templar: self.reading.templar,
-            task_origin: self.reading.origin(),
-            task_name: &self.banner_name,
-            verbosity: self.verbosity,
-            derived: provenance.derived(),
-            check_mode: self.reading.check_mode(scope, self.check_flag),
-            // An unconvertible `diff` already failed the task before it got here. A plan asks
-            // every module for its diff, for the fields a change would touch; it is shown only
-            // where diff mode is on.
-            diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false) || self.planning,
-            diff_settings: self.diff_settings,
-            async_dir: self.async_dir,
-            search: &search,
-            host_named: &host_named,
-            inventory: self.inventory,
-            environment: &environment,
-            timeout: self.reading.timeout(scope),
-            async_task: async_task.as_ref(),
-            delegated: ctx.task.delegate_to.is_some(),
-            local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
-            becomes: matches!(&link_target, Some((_, Some(_)))),
-            conn: link.as_deref().unwrap_or(&local),
-            trace,
-            relink: &relink,
-            python: python.as_deref(),
-        });
+        let output = actions::run(
+            self.action,
+            &ActionInput {
+                args: &args,
+                scope,
+                templar: self.reading.templar,
+                task_origin: self.reading.origin(),
+                task_name: &self.banner_name,
+                verbosity: self.verbosity,
+                derived: provenance.derived(),
+                check_mode: self.reading.check_mode(scope, self.check_flag),
+                // An unconvertible `diff` already failed the task before it got here. A plan asks
+                // every module for its diff, for the fields a change would touch; it is shown only
+                // where diff mode is on.
+                diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false)
+                    || self.planning,
+                diff_settings: self.diff_settings,
+                async_dir: self.async_dir,
+                search: &search,
+                host_named: &host_named,
+                inventory: self.inventory,
+                environment: &environment,
+                timeout: self.reading.timeout(scope),
+                async_task: async_task.as_ref(),
+                delegated: ctx.task.delegate_to.is_some(),
+                local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
+                becomes: matches!(&link_target, Some((_, Some(_)))),
+                conn: link.as_deref().unwrap_or(&local),
+                trace,
+                relink: &relink,
+                python: python.as_deref(),
+            },
+        );
         let uses = trace.take();
         if !uses.is_empty() {
             let address = crate::verbose::address(&delegation, self.inventory, host, scope);

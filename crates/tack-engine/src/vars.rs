@@ -19,30 +19,7 @@ use tack_yaml::{Mapping, Node, Value};
 
 use tack_report::result::{b, s};
 
-/// What the magic variables say about the run itself.
-#[derive(Debug, Clone, Default)]
-pub struct RunFacts {
-    pub check_mode: bool,
-    /// `tack plan`: nothing that could change a host runs (see `crate::plan`); implies
-    /// `check_mode`.
-    pub plan: bool,
-    pub diff_mode: bool,
-    /// What diff mode reads from the configuration.
-    pub diff: tack_report::callback::diff::DiffSettings,
-    pub forks: i64,
-    pub verbosity: i64,
-    pub run_tags: Vec<String>,
-    pub skip_tags: Vec<String>,
-    pub inventory_sources: Vec<String>,
-    pub config_file: Option<PathBuf>,
-    pub limit: Option<String>,
-    /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
-    pub async_dir: String,
-    /// What the configuration sets for ssh links.
-    pub ssh: tack_links::link_target::SshDefaults,
-    /// Python interpreter discovery (`interpreter_python`, its fallback list).
-    pub interpreter: tack_links::interpreter::InterpreterSettings,
-}
+use crate::context::RunFacts;
 
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own
 /// `vars`, outermost first.

@@ -2,7 +2,7 @@
 //! keys ansible's action base adds, the run's payload for the module, the host's interpreter,
 //! and the result read out of what the module printed the way ansible's controller reads it
 //! (the first JSON object in its stdout, internal keys removed), then handed to the same
-//! result road as a native module's (`actions::module::from_result`).
+//! result road as a native module's (`crate::module_result::from_result`).
 //!
 //! Owns the module's arguments as sent and the reading of its output; it must not build
 //! payloads (`payload`) or decide which modules come here (`module_name`).
@@ -12,7 +12,9 @@ use tack_agent::python::{PythonOutput, PythonRun};
 use tack_diag::Diagnostic;
 
 use super::payload;
-use crate::{ActionInput, ActionOutput, errored, module::from_result};
+use crate::input::ActionInput;
+use crate::module_result::from_result;
+use crate::output::{ActionOutput, errored};
 
 use crate::json;
 

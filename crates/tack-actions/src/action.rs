@@ -1,0 +1,201 @@
+//! What a task's action is, as the run loop asks: a row of the catalogue (an action of
+//! ansible-core's that tack runs on the controller), a native module, an ansible-core module
+//! run through the Python path, or a name ansible cannot resolve either; and every trait of
+//! it the run loop reads (from its row, or what every module is).
+
+use tack_diag::Diagnostic;
+
+use crate::catalogue::{self, Facts, InPlan, Plugin};
+use crate::output::errored;
+
+/// What a task's action is: a row of [`catalogue`] (a controller action or action plugin),
+/// a native module, an ansible-core module run through the Python path, or a name ansible
+/// cannot resolve either.
+#[derive(Debug, Clone, Copy)]
+pub enum Action {
+    Plugin(&'static Plugin),
+    /// A native module, run on the host through its connection.
+    Module(&'static str),
+    /// An ansible-core module tack has no native code for, run through ansible's own module
+    /// code (`crate::python_path`).
+    Python(&'static str),
+    /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
+    /// ansible's does (`Cannot resolve '...' to an action or module.`).
+    Unresolvable,
+}
+
+impl PartialEq for Action {
+    fn eq(&self, other: &Action) -> bool {
+        match (self, other) {
+            (Action::Plugin(a), Action::Plugin(b)) => a.name == b.name,
+            (Action::Module(a), Action::Module(b)) | (Action::Python(a), Action::Python(b)) => {
+                a == b
+            }
+            (Action::Unresolvable, Action::Unresolvable) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Action {}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plugin({})", self.name)
+    }
+}
+
+/// A module's row: what every module is, whatever its name.
+const MODULE: Plugin = Plugin {
+    name: "",
+    run: |input| errored(Diagnostic::at("no module", input.task_origin.clone())),
+    bounded: false,
+    touches_host: true,
+    opens_links: false,
+    takes_raw_params: true,
+    takes_environment: true,
+    raw_args: &[],
+    known_args: None,
+    trusted_result: false,
+    python: false,
+    needs_ansible_core: false,
+    discovers_interpreter: true,
+    asks_link: false,
+    bypasses_host_loop: false,
+    changes_inventory: false,
+    in_plan: InPlan::CheckMode,
+    facts: Facts::Module,
+};
+
+/// What a name ansible-core cannot resolve is.
+const UNRESOLVABLE: Plugin = Plugin { touches_host: false, takes_raw_params: true, ..MODULE };
+
+impl Action {
+    /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
+    /// name ansible-core's routing redirects, such as `yum`, as its target).
+    pub fn find(name: &str) -> Option<Action> {
+        let short = tack_playbook::tables::short_builtin_name(name);
+        let redirected =
+            tack_playbook::tables::BUILTIN_ROUTING.iter().find_map(|(_, from, to)| match to {
+                tack_playbook::tables::Routing::Redirect(target) if *from == short => Some(*target),
+                _ => None,
+            });
+        if let Some(target) = redirected {
+            return Action::find(target);
+        }
+        if let Some(plugin) = catalogue::plugin(short) {
+            return Some(Action::Plugin(plugin));
+        }
+        tack_agent::modules::native_name(name)
+            .map(Action::Module)
+            .or_else(|| crate::python_path::module_name(name).map(Action::Python))
+    }
+
+    /// [`Action::find`], or [`Action::Unresolvable`] for a short or `ansible.builtin.`/
+    /// `ansible.legacy.` name ansible-core does not know (a collection's name may be one tack
+    /// lacks, and stays unknown).
+    pub fn resolve(name: &str) -> Option<Action> {
+        let builtin_spelling = !name.contains('.')
+            || name.starts_with("ansible.builtin.")
+            || name.starts_with("ansible.legacy.");
+        Action::find(name).or_else(|| {
+            (builtin_spelling && !name.contains("{{") && !tack_playbook::builtin_resolves(name))
+                .then_some(Action::Unresolvable)
+        })
+    }
+
+    /// The short name (`debug`, `command`); empty for [`Action::Unresolvable`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Plugin(plugin) => plugin.name,
+            Action::Module(name) | Action::Python(name) => name,
+            Action::Unresolvable => "",
+        }
+    }
+
+    /// Whether this is the action or module called `short`.
+    pub fn is(self, short: &str) -> bool {
+        !matches!(self, Action::Unresolvable) && self.name() == short
+    }
+
+    /// How the action runs and what the run loop asks of it.
+    pub fn traits(self) -> &'static Plugin {
+        match self {
+            Action::Plugin(plugin) => plugin,
+            Action::Module(_) | Action::Python(_) => &MODULE,
+            Action::Unresolvable => &UNRESOLVABLE,
+        }
+    }
+
+    /// The fully qualified name ansible's messages use.
+    pub fn fqcn(self) -> String {
+        match self {
+            Action::Unresolvable => "unresolvable".into(),
+            _ => format!("ansible.builtin.{}", self.name()),
+        }
+    }
+
+    /// Whether a task `environment` reaches what the action runs.
+    pub fn takes_environment(self) -> bool {
+        match self {
+            Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
+            _ => self.traits().takes_environment,
+        }
+    }
+
+    /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
+    /// it, modules decide for themselves (`command` takes it, `file` refuses it).
+    pub fn takes_raw_params(self) -> bool {
+        self.traits().takes_raw_params
+    }
+
+    /// Whether the action runs anything on the task's host (and so needs its connection).
+    pub fn touches_host(self) -> bool {
+        self.traits().touches_host
+    }
+
+    /// Whether the action needs the host's connection settings: it runs on the host, or it
+    /// opens links of its own.
+    pub fn uses_link(self) -> bool {
+        self.traits().touches_host || self.traits().opens_links
+    }
+
+    /// Whether what the action returns comes only from the controller's own files.
+    pub fn trusted_result(self) -> bool {
+        self.traits().trusted_result
+    }
+
+    /// Arguments the action reads unrendered.
+    pub fn raw_args(self) -> &'static [&'static str] {
+        self.traits().raw_args
+    }
+
+    /// The arguments the action accepts (empty: any); anything else is refused before the
+    /// run starts.
+    pub fn known_args(self) -> &'static [&'static str] {
+        self.traits().known_args.unwrap_or(&[])
+    }
+
+    /// Whether the action runs ansible-core's own module code on the host.
+    pub fn runs_python(self) -> bool {
+        matches!(self, Action::Python(_)) || self.traits().python
+    }
+
+    /// Whether the action cannot run without the controller's ansible-core.
+    pub fn needs_ansible_core(self) -> bool {
+        matches!(self, Action::Python(_)) || self.traits().needs_ansible_core
+    }
+
+    /// What a plan does with it: what these do is only known by doing it.
+    pub fn in_plan(self) -> InPlan {
+        match self {
+            Action::Module("command" | "shell") => InPlan::WouldRun,
+            _ => self.traits().in_plan,
+        }
+    }
+
+    /// Whether its result is never shown (`_ansible_verbose_override`): what gathers facts.
+    pub fn hides_result(self) -> bool {
+        self.is("setup") || self.traits().facts == Facts::Gathered
+    }
+}

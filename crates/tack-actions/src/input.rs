@@ -1,0 +1,161 @@
+//! What an action sees: its rendered arguments, the task's variables and modes, the host's
+//! link and the run's settings, and the questions every action asks of them (an argument as
+//! Python's `str()`, a controller path a managed host named).
+
+use tack_diag::Origin;
+use tack_template::{Provenance, Scope, Templar};
+use tack_yaml::{Mapping, Node};
+
+use tack_report::result::{b, s};
+
+use crate::output::ActionOutput;
+
+/// ansible's `boolean(value, strict=False)` for an action's own flags: only its true words
+/// are true.
+pub(crate) fn loose_bool(node: &Node) -> bool {
+    match &node.value {
+        tack_yaml::Value::Bool(v) => *v,
+        other => matches!(
+            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
+            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
+        ),
+    }
+}
+
+/// What an action sees.
+#[derive(Clone)]
+pub struct ActionInput<'a> {
+    /// Arguments rendered (except [`Action::raw_args`], left as written).
+    pub args: &'a Mapping,
+    pub scope: &'a Scope,
+    pub templar: &'a Templar,
+    pub task_origin: Option<Origin>,
+    /// The name the task's banner shows (`pause` asks under it).
+    pub task_name: &'a str,
+    pub verbosity: i64,
+    /// The provenance of what rendering the arguments read.
+    pub derived: Provenance,
+    /// `--check` / `check_mode:` for this task.
+    pub check_mode: bool,
+    /// `--diff` / `diff:` for this task.
+    pub diff: bool,
+    /// The run's diff settings (size limit, controller temp directory).
+    pub diff_settings: &'a tack_report::callback::diff::DiffSettings,
+    /// The `async_dir` setting, used when no `ansible_async_dir` variable is set.
+    pub async_dir: &'a str,
+    /// Where relative `src` files are found.
+    pub search: &'a SearchPath,
+    /// The arguments whose render read something a managed host said: such a value never
+    /// names a controller file to read (seed 002).
+    pub host_named: &'a [String],
+    /// The run's inventory (`add_host` and `group_by` change it).
+    pub inventory: &'a tack_inventory::live::LiveInventory,
+    /// The task's `environment` (see `tack_agent::modules::environment`).
+    pub environment: &'a std::collections::BTreeMap<String, String>,
+    /// The task's `timeout` in seconds (`None` or 0: none).
+    pub timeout: Option<u64>,
+    /// The task's `async`/`poll`, when it runs as a job (`command`/`shell` only).
+    pub async_task: Option<&'a AsyncTask<'a>>,
+    /// Whether the task is delegated (`delegate_to`): what its host says is not the task
+    /// host's fact.
+    pub delegated: bool,
+    /// Whether the host's link is ansible's `local` connection (`reboot` refuses it; only
+    /// set for actions that ask).
+    pub local_connection: bool,
+    /// Whether the task becomes another user on the host (`fetch` then goes straight to
+    /// `slurp`, as ansible's does; only set for actions that ask).
+    pub becomes: bool,
+    /// The host's link (the controller itself, in-process, for actions that never touch the
+    /// host).
+    pub conn: &'a dyn tack_links::Connection,
+    /// The `-vvv` record of this run on the host: the links record their uses in it, and
+    /// the action its notes about its own steps.
+    pub trace: &'a tack_links::Trace,
+    /// The host's Python interpreter when `ansible_python_interpreter` does not name one:
+    /// the configured `interpreter_python` path, or the discovered one (`tack_links::interpreter`).
+    pub python: Option<&'a str>,
+    /// For `wait_for_connection` and `reboot`: the host's link closed and opened anew (with
+    /// that ssh `ConnectTimeout`, when given), or why not.
+    pub relink:
+        &'a dyn Fn(Option<u64>) -> Result<std::sync::Arc<dyn tack_links::Connection>, String>,
+}
+
+impl<'a> ActionInput<'a> {
+    /// The same input with other arguments, run in the foreground: what an action plugin
+    /// hands the module it dispatches to (`package` to its backend, `service` to `systemd`).
+    pub(crate) fn with_args<'b>(&'b self, args: &'b Mapping) -> ActionInput<'b>
+    where
+        'a: 'b,
+    {
+        ActionInput {
+            args,
+            scope: self.scope,
+            templar: self.templar,
+            task_origin: self.task_origin.clone(),
+            task_name: self.task_name,
+            verbosity: self.verbosity,
+            derived: self.derived.clone(),
+            check_mode: self.check_mode,
+            diff: self.diff,
+            diff_settings: self.diff_settings,
+            async_dir: self.async_dir,
+            inventory: self.inventory,
+            environment: self.environment,
+            timeout: self.timeout,
+            async_task: None,
+            delegated: self.delegated,
+            local_connection: self.local_connection,
+            becomes: self.becomes,
+            search: self.search,
+            host_named: self.host_named,
+            conn: self.conn,
+            trace: self.trace,
+            python: self.python,
+            relink: self.relink,
+        }
+    }
+
+    /// The refusal for a controller file named by a managed host, checked before the path is
+    /// so much as looked up (a "not found" would already tell the host what exists).
+    /// Argument `key` as Python's `str()` shows it; `None` when unset or null.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.args
+            .get(key)
+            .filter(|n| !matches!(n.value, tack_yaml::Value::Null))
+            .map(|n| tack_yaml::pyrepr::str(&n.value))
+    }
+
+    pub fn refuse_host_named(&self, args: &[&str], verb: &str) -> Option<ActionOutput> {
+        let arg = args.iter().find(|a| self.host_named.iter().any(|n| n == *a))?;
+        let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
+        // A file read and sent, or a place written (seed 002's two sentences).
+        let what = if verb == "written" { "path" } else { "file" };
+        let msg = format!(
+            "the '{arg}' of this task was named by a managed host, and a controller {what} a \
+             host chose is never {verb}"
+        );
+        Some(ActionOutput::action_failed(data, s(&msg), self.task_origin.clone()))
+    }
+}
+
+/// A task's `async` and `poll`, and where its notes for the callback go.
+pub struct AsyncTask<'a> {
+    /// `async`: the seconds the job may run.
+    pub limit: u64,
+    /// `poll`: seconds between looks; 0 returns at once.
+    pub poll: u64,
+    /// The host the task runs for (the notes name it).
+    pub host: &'a str,
+    /// The `ASYNC ...` lines, in order, for the callback.
+    pub notes: &'a std::cell::RefCell<Vec<String>>,
+}
+
+/// Where the action finds relative sources: the task's role, then the play's directory.
+pub struct SearchPath {
+    pub basedir: std::path::PathBuf,
+    /// The task's role and the roles above it.
+    pub roles: Vec<std::path::PathBuf>,
+    /// The directory of the file the task was written in.
+    pub task_dir: std::path::PathBuf,
+}

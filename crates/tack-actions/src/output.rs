@@ -1,0 +1,86 @@
+//! What an action gives back: the result dictionary, the error shown for it, the facts and
+//! variables it sets, and the results ansible builds when an action raised or a module
+//! returned.
+
+use tack_diag::{Diagnostic, Origin};
+use tack_template::Provenance;
+use tack_yaml::{Mapping, Node};
+
+use tack_report::result::{b, s};
+
+/// What an action gives back.
+pub struct ActionOutput {
+    pub data: Mapping,
+    pub verbose_always: bool,
+    pub error: Option<Diagnostic>,
+    /// Host variables to set (`set_fact`), in order.
+    pub facts: Vec<(String, Node, Provenance)>,
+    /// Host variables `include_vars` loaded, in order.
+    pub included: Vec<(String, Node)>,
+    /// The task raised instead of returning a result: `changed_when`/`failed_when` are not
+    /// evaluated.
+    pub raised: bool,
+    /// `tack plan`: the task whose unavailable output a render of the action's own read (a
+    /// template file's); the plan defers the task on it. (One name, not a list: the output
+    /// stays small enough to travel in a `Result`.)
+    pub unavailable: Option<std::sync::Arc<str>>,
+}
+
+impl ActionOutput {
+    pub fn new(data: Mapping) -> ActionOutput {
+        ActionOutput {
+            data,
+            verbose_always: false,
+            error: None,
+            facts: Vec::new(),
+            included: Vec::new(),
+            raised: false,
+            unavailable: None,
+        }
+    }
+
+    /// ansible's `AnsibleActionFail`: a failed result whose message is the action's.
+    pub(crate) fn action_failed(
+        mut data: Mapping,
+        msg: Node,
+        origin: Option<Origin>,
+    ) -> ActionOutput {
+        let text = tack_yaml::pyrepr::str(&msg.value);
+        data.insert(s("failed"), b(true));
+        data.insert(s("msg"), msg);
+        // ansible raises AnsibleActionFail and keeps the exception's place in the result;
+        // tack has no Python traceback to show, which is what ansible says there too.
+        data.insert(s("exception"), s("(traceback unavailable)"));
+        let mut out = ActionOutput::new(data);
+        out.error = Some(Diagnostic::at(format!("Task failed: Action failed: {text}"), origin));
+        out
+    }
+}
+
+/// An action that raised an ansible error of its own (not a module's failure): the result is
+/// `changed: false`, `failed` and the error's one-line message, and no traceback.
+pub fn raised(error: Diagnostic) -> ActionOutput {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(error);
+    out.raised = true;
+    out
+}
+
+/// A task that failed with an error instead of a result (ansible's exception results): the
+/// result is only `failed` and the error's one-line message.
+pub fn errored(diag: Diagnostic) -> ActionOutput {
+    // ansible's result for a task whose action raised (`create_from_action_exception`).
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&diag.brief()));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(diag);
+    out.raised = true;
+    out
+}
