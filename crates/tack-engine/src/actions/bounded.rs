@@ -53,8 +53,7 @@ impl Connection for Bounded<'_> {
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError> {
         self.check()?;
-        let short = tack_playbook::tables::short_builtin_name(module);
-        if !tack_agent::modules::TAKE_TIMEOUT.contains(&short) {
+        if !tack_agent::modules::takes_timeout(module) {
             return self.inner.run_module(module, invocation);
         }
         let left = self.left();

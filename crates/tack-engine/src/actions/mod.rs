@@ -187,7 +187,7 @@ impl Action {
     /// nothing, so ansible ignores it there too).
     pub fn takes_environment(self) -> bool {
         match self {
-            Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
+            Action::Module(name) => tack_agent::modules::takes_environment(name),
             Action::Copy | Action::Template => false,
             _ => true,
         }
