@@ -201,88 +201,23 @@ impl Recorded {
     }
 }
 
-impl Connection for Recorded {
-    fn connect(&self) -> Result<(), ConnectionError> {
-        let out = self.inner.connect();
-        self.said();
-        out
+impl tack_connect::Decorator for Recorded {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        Ok(self.inner.as_ref())
     }
 
-    fn is_open(&self) -> bool {
-        self.inner.is_open()
+    fn before(&self, request: &tack_connect::Request<'_>) -> Result<(), ConnectionError> {
+        if let Some(used) = Use::before(request) {
+            self.record(used);
+        }
+        Ok(())
     }
 
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &tack_agent::Invocation,
-    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        self.record(Use::Module(module.to_string()));
-        let out = self.inner.run_module(module, invocation);
-        self.said();
-        out
-    }
-
-    fn exec_command(
-        &self,
-        cmd: &str,
-        cwd: &std::path::Path,
-    ) -> Result<crate::connection::ExecOutput, ConnectionError> {
-        self.record(Use::Exec(cmd.to_string()));
-        let out = self.inner.exec_command(cmd, cwd);
-        self.said();
-        out
-    }
-
-    fn run_python(
-        &self,
-        payload: &[u8],
-        run: &tack_agent::python::PythonRun,
-    ) -> Result<tack_agent::python::PythonOutput, ConnectionError> {
-        self.record(Use::Python(run.fqn.clone()));
-        let out = self.inner.run_python(payload, run);
-        self.said();
-        out
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<tack_connect::StagedFile, ConnectionError> {
-        let out = self.inner.stage(bytes, name, executable);
-        if let Ok(file) = &out {
-            self.record(Use::Put(bytes.len(), file.path().into()));
+    fn after(&self, request: &tack_connect::Request<'_>, outcome: tack_connect::Outcome<'_>) {
+        if let Some(used) = Use::after(request, outcome) {
+            self.record(used);
         }
         self.said();
-        out
-    }
-
-    fn stage_limit(&self) -> Option<usize> {
-        self.inner.stage_limit()
-    }
-
-    fn unstage(&self, file: tack_connect::StagedFile) -> Result<(), ConnectionError> {
-        let out = self.inner.unstage(file);
-        self.said();
-        out
-    }
-
-    fn start_job(
-        &self,
-        job: &tack_connect::JobSpec,
-    ) -> Result<tack_agent::ModuleResult, ConnectionError> {
-        self.record(Use::Job(job.module.clone()));
-        let out = self.inner.start_job(job);
-        self.said();
-        out
-    }
-
-    fn home(&self) -> Result<String, ConnectionError> {
-        let out = self.inner.home();
-        self.said();
-        out
     }
 }
 

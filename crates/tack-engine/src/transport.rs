@@ -48,6 +48,36 @@ pub(crate) enum Use {
     Said(u8, String),
 }
 
+impl Use {
+    /// The use a request to a link records before it reaches the host, if any (opening a
+    /// link, removing a staged file and asking for a home directory show nothing).
+    pub(crate) fn before(request: &tack_connect::Request<'_>) -> Option<Use> {
+        use tack_connect::Request;
+        match *request {
+            Request::RunModule { module, .. } => Some(Use::Module(module.to_string())),
+            Request::Exec { cmd, .. } => Some(Use::Exec(cmd.to_string())),
+            Request::Python { run, .. } => Some(Use::Python(run.fqn.clone())),
+            Request::StartJob { job } => Some(Use::Job(job.module.clone())),
+            Request::Connect | Request::Stage { .. } | Request::Unstage { .. } | Request::Home => {
+                None
+            }
+        }
+    }
+
+    /// The use a request records once done: a staged file, once it is where it went.
+    pub(crate) fn after(
+        request: &tack_connect::Request<'_>,
+        outcome: tack_connect::Outcome<'_>,
+    ) -> Option<Use> {
+        match (request, outcome) {
+            (tack_connect::Request::Stage { bytes, .. }, tack_connect::Outcome::Staged(file)) => {
+                Some(Use::Put(bytes.len(), file.path().into()))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Which of ansible's connections a use went through: the announcement names it, and the
 /// lines say where the module ran.
 #[derive(Debug, Clone, PartialEq, Eq)]

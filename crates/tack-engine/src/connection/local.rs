@@ -4,59 +4,28 @@
 //!
 //! Owns nothing but the record; modules and the shell runner are `tack_agent`'s.
 
-use tack_agent::python::{PythonOutput, PythonRun};
-use tack_agent::{Invocation, ModuleResult};
-use tack_connect::InProcess;
+use tack_connect::{Decorator, InProcess, Outcome, Request};
 
-use super::{Connection, ConnectionError, ExecOutput, StagedFile};
+use super::{Connection, ConnectionError};
+use crate::transport::{Use, record};
 
 pub struct Local;
 
-impl Connection for Local {
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &Invocation,
-    ) -> Result<ModuleResult, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Module(module.to_string()));
-        InProcess.run_module(module, invocation)
+impl Decorator for Local {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        Ok(&InProcess)
     }
 
-    fn exec_command(
-        &self,
-        cmd: &str,
-        cwd: &std::path::Path,
-    ) -> Result<ExecOutput, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Exec(cmd.to_string()));
-        InProcess.exec_command(cmd, cwd)
+    fn before(&self, request: &Request<'_>) -> Result<(), ConnectionError> {
+        if let Some(used) = Use::before(request) {
+            record(used);
+        }
+        Ok(())
     }
 
-    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Python(run.fqn.clone()));
-        InProcess.run_python(payload, run)
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<StagedFile, ConnectionError> {
-        let file = InProcess.stage(bytes, name, executable)?;
-        crate::transport::record(crate::transport::Use::Put(bytes.len(), file.path().into()));
-        Ok(file)
-    }
-
-    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
-        InProcess.unstage(file)
-    }
-
-    fn start_job(&self, job: &tack_connect::JobSpec) -> Result<ModuleResult, ConnectionError> {
-        crate::transport::record(crate::transport::Use::Job(job.module.clone()));
-        InProcess.start_job(job)
-    }
-
-    fn home(&self) -> Result<String, ConnectionError> {
-        InProcess.home()
+    fn after(&self, request: &Request<'_>, outcome: Outcome<'_>) {
+        if let Some(used) = Use::after(request, outcome) {
+            record(used);
+        }
     }
 }
