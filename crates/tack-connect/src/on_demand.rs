@@ -2,6 +2,9 @@
 //! before any of them is contacted, and the first `connect` (or request) on the thread that
 //! runs the host's task opens it. A host that could not be reached stays unreachable for
 //! the link's life (ansible keeps an unreachable host out of the rest of the run).
+//!
+//! Owns when the link is opened and what became of it; what the link does once open is the
+//! link's, reached through [`Decorator`]'s forwarding.
 
 use std::sync::{Mutex, OnceLock, PoisonError, TryLockError};
 
