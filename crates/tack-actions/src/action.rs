@@ -138,7 +138,7 @@ impl Action {
     /// Whether a task `environment` reaches what the action runs.
     pub fn takes_environment(self) -> bool {
         match self {
-            Action::Module(name) => tack_agent::modules::TAKE_ENVIRONMENT.contains(&name),
+            Action::Module(name) => tack_agent::modules::takes_environment(name),
             _ => self.traits().takes_environment,
         }
     }

@@ -10,18 +10,13 @@
 //! `escalate`'s, the agent's process `child`'s, the `ssh` command line `ssh`'s.
 
 use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
-
-use tack_agent::{Invocation, ModuleResult};
 
 use crate::child::{AgentCommand, ChildAgent, Preamble};
 use crate::escalate::{self, Become};
 use crate::install::{self, AgentImage};
 use crate::ssh_link::{Destination, FirstContact};
-use crate::{
-    Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
-};
+use crate::{Connection, ConnectionError, Decorator, SshTarget};
 
 /// The become user's own cache: made private, refused when it is not a plain directory of
 /// that user's (`/tmp` is sticky, so no one else can swap it once checked).
@@ -161,43 +156,14 @@ impl From<escalate::BecomeError> for ConnectionError {
     }
 }
 
-impl Connection for BecomeLink {
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &Invocation,
-    ) -> Result<ModuleResult, ConnectionError> {
-        self.agent.run_module(module, invocation).map_err(|e| said(self.ssh, e))
+// The agent runs as the become user: what it stages is that user's to read.
+impl Decorator for BecomeLink {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        Ok(&self.agent)
     }
 
-    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
-        self.agent.exec_command(cmd, cwd).map_err(|e| said(self.ssh, e))
-    }
-
-    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        self.agent.run_python(payload, run).map_err(|e| said(self.ssh, e))
-    }
-
-    // The agent runs as the become user: what it stages is that user's to read.
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<StagedFile, ConnectionError> {
-        self.agent.stage(bytes, name, executable).map_err(|e| said(self.ssh, e))
-    }
-
-    fn stage_limit(&self) -> Option<usize> {
-        self.agent.stage_limit()
-    }
-
-    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
-        self.agent.unstage(file).map_err(|e| said(self.ssh, e))
-    }
-
-    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
-        self.agent.start_job(job).map_err(|e| said(self.ssh, e))
+    fn error(&self, error: ConnectionError) -> ConnectionError {
+        said(self.ssh, error)
     }
 }
 
@@ -251,6 +217,10 @@ fn refused(
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use tack_agent::Invocation;
+
     use super::*;
     use crate::escalate::BecomeMethod;
 

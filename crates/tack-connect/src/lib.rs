@@ -5,7 +5,10 @@
 //! builds from them, in `ssh`), first contact installing the [`AgentImage`] once per host and
 //! version (`install`), then a `ChildAgent` whose command is `ssh` (`ssh_link`). [`InProcess`]
 //! is the engine's `local` connection. [`BecomeLink`] is a link whose agent runs as another
-//! user (`become`), through the become program's handshake (`escalate`).
+//! user (`become`), through the become program's handshake (`escalate`). A link that wraps
+//! another ([`OnDemand`], [`Ssh`] and `BecomeLink` over their agent, the engine's recording
+//! and deadline links) is a [`Decorator`], whose one forwarding of every method is
+//! `decorate`'s.
 //!
 //! A connection also stages the files a sub-task needs ([`Connection::stage`], handing back a
 //! [`StagedFile`] for [`Connection::unstage`]): an agent keeps them in its private
@@ -18,6 +21,7 @@
 mod askpass;
 mod become_link;
 mod child;
+mod decorate;
 mod escalate;
 mod forward;
 mod in_process;
@@ -31,6 +35,7 @@ mod staged;
 pub use askpass::{SOCKET_ENV as ASKPASS_SOCKET_ENV, helper_main as askpass_main};
 pub use become_link::{BecomeLink, Via};
 pub use child::{AgentCommand, ChildAgent};
+pub use decorate::{Decorator, Held, Outcome, Request};
 pub use escalate::{Become, BecomeError, BecomeMethod, Escalation};
 pub use in_process::InProcess;
 pub use install::AgentImage;
@@ -124,7 +129,8 @@ pub struct ExecOutput {
     pub stderr: Vec<u8>,
 }
 
-/// A link to one host.
+/// A link to one host. A link that wraps another implements [`Decorator`] instead, which
+/// forwards every method: a method added here is added to `decorate`'s forwarding too.
 pub trait Connection: Send + Sync {
     /// Opens the link if it is not open (a connection that needs none does nothing): what
     /// fails here with [`ConnectionError::Unreachable`] makes the host unreachable, before
@@ -185,15 +191,15 @@ pub trait Connection: Send + Sync {
         Err(ConnectionError::Exec("this connection cannot start async jobs".into()))
     }
 
-    /// The home directory of the user the link runs as on the host, for a `~` in a path the
-    /// controller must name there: ansible's `_remote_expand_user` asks the shell for
-    /// `~<user>`, the password database's home, whatever the session's `$HOME` says.
     /// The lines the connection has to show since the last call ([`Notes`]): `-vv`'s
     /// `ssh_retry` among them.
     fn take_notes(&self) -> Vec<(u8, String)> {
         Vec::new()
     }
 
+    /// The home directory of the user the link runs as on the host, for a `~` in a path the
+    /// controller must name there: ansible's `_remote_expand_user` asks the shell for
+    /// `~<user>`, the password database's home, whatever the session's `$HOME` says.
     fn home(&self) -> Result<String, ConnectionError> {
         let out = self.exec_command("eval echo \"~$(id -un)\"", Path::new("/"))?;
         let home = String::from_utf8_lossy(&out.stdout).trim().to_string();

@@ -2,28 +2,42 @@
 //! before any of them is contacted, and the first `connect` (or request) on the thread that
 //! runs the host's task opens it. A host that could not be reached stays unreachable for
 //! the link's life (ansible keeps an unreachable host out of the rest of the run).
+//!
+//! Owns when the link is opened and what became of it; what the link does once open is the
+//! link's, reached through [`Decorator`]'s forwarding.
 
-use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError, TryLockError};
 
-use tack_agent::{Invocation, ModuleResult};
-
-use crate::{Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, StagedFile};
+use crate::{Connection, ConnectionError, Decorator, Held};
 
 type Open = dyn Fn() -> Result<Box<dyn Connection>, ConnectionError> + Send + Sync;
 
 pub struct OnDemand {
     open: Box<Open>,
-    link: Mutex<State>,
+    /// Held while the link is being opened: one opening at a time, and the link counts as
+    /// tried meanwhile.
+    opening: Mutex<()>,
+    /// The link once tried: open, or the unreachable host's message for every later use.
+    /// A failed open that is not unreachable leaves it unset, to be tried again.
+    tried: OnceLock<Tried>,
     /// What the links it opens have to show (their opening's retries among them).
     notes: crate::Notes,
 }
 
-enum State {
-    Closed,
+enum Tried {
     Open(Box<dyn Connection>),
-    /// The first open failed as unreachable; its message, for every later use.
     Unreachable(String),
+}
+
+impl Tried {
+    fn link(&self) -> Result<&dyn Connection, ConnectionError> {
+        match self {
+            Tried::Open(link) => Ok(link.as_ref()),
+            Tried::Unreachable(message) => {
+                Err(ConnectionError::Unreachable { message: message.clone() })
+            }
+        }
+    }
 }
 
 impl OnDemand {
@@ -32,7 +46,8 @@ impl OnDemand {
     ) -> Self {
         OnDemand {
             open: Box::new(open),
-            link: Mutex::new(State::Closed),
+            opening: Mutex::new(()),
+            tried: OnceLock::new(),
             notes: Default::default(),
         }
     }
@@ -42,92 +57,96 @@ impl OnDemand {
         self.notes = notes;
         self
     }
+}
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&dyn Connection) -> Result<T, ConnectionError>,
-    ) -> Result<T, ConnectionError> {
-        // A panic inside a request leaves the link as it was; the link itself finds out
-        // whether it is still in step.
-        let mut state = self.link.lock().unwrap_or_else(PoisonError::into_inner);
-        if let State::Closed = *state {
-            match (self.open)() {
-                Ok(link) => *state = State::Open(link),
-                Err(ConnectionError::Unreachable { message }) => {
-                    *state = State::Unreachable(message.clone());
-                    return Err(ConnectionError::Unreachable { message });
-                }
-                Err(e) => return Err(e),
-            }
+impl Decorator for OnDemand {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        if let Some(tried) = self.tried.get() {
+            return tried.link();
         }
-        match &*state {
-            State::Open(link) => f(link.as_ref()),
-            State::Unreachable(message) => {
-                Err(ConnectionError::Unreachable { message: message.clone() })
-            }
-            // Not opened and not failing: only a failed open that was not unreachable
-            // leaves it closed, and that returned above.
-            State::Closed => Err(ConnectionError::Exec("the link is not open".into())),
+        // A panic while opening left nothing behind: the next use opens again.
+        let _opening = self.opening.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have opened it while this one waited.
+        if let Some(tried) = self.tried.get() {
+            return tried.link();
         }
+        let tried = match (self.open)() {
+            Ok(link) => Tried::Open(link),
+            Err(ConnectionError::Unreachable { message }) => Tried::Unreachable(message),
+            Err(e) => return Err(e),
+        };
+        self.tried.get_or_init(|| tried).link()
+    }
+
+    fn held(&self) -> Held<'_> {
+        // Being opened (the lock taken) counts as tried: `connect` waits for it.
+        let opening = matches!(self.opening.try_lock(), Err(TryLockError::WouldBlock));
+        match self.tried.get() {
+            Some(Tried::Open(link)) => Held::Link(link.as_ref()),
+            Some(Tried::Unreachable(_)) => Held::Unopened { tried: true },
+            None => Held::Unopened { tried: opening },
+        }
+    }
+
+    fn notes(&self) -> Vec<(u8, String)> {
+        self.notes.take()
     }
 }
 
-impl Connection for OnDemand {
-    fn take_notes(&self) -> Vec<(u8, String)> {
-        self.notes.take()
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::InProcess;
+
+    /// An on-demand link whose opens answer from `answers` in turn (then open), counted.
+    fn counted(answers: Vec<ConnectionError>) -> (OnDemand, Arc<AtomicUsize>, crate::Notes) {
+        let opens = Arc::new(AtomicUsize::new(0));
+        let answers = Mutex::new(answers);
+        let notes = crate::Notes::default();
+        let (counter, noting) = (Arc::clone(&opens), notes.clone());
+        let link = OnDemand::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            noting.push(2, "opening".into());
+            match answers.lock().unwrap().pop() {
+                Some(e) => Err(e),
+                None => Ok(Box::new(InProcess) as Box<dyn Connection>),
+            }
+        })
+        .with_notes(notes.clone());
+        (link, opens, notes)
     }
 
-    fn connect(&self) -> Result<(), ConnectionError> {
-        self.with(|link| link.connect())
+    #[test]
+    fn opens_on_first_use_once() {
+        let (link, opens, _) = counted(Vec::new());
+        assert!(!link.is_open());
+        assert_eq!(opens.load(Ordering::SeqCst), 0);
+        link.connect().unwrap();
+        assert!(link.is_open());
+        link.exec_command("true", Path::new("/")).unwrap();
+        assert_eq!(opens.load(Ordering::SeqCst), 1);
+        assert_eq!(link.take_notes(), [(2, "opening".to_string())]);
+        assert!(link.take_notes().is_empty());
     }
 
-    fn is_open(&self) -> bool {
-        // A link being opened holds the lock: it is as good as open (`connect` waits for it).
-        match self.link.try_lock() {
-            Ok(state) => !matches!(*state, State::Closed),
-            Err(_) => true,
+    #[test]
+    fn an_unreachable_host_stays_so_and_another_failure_is_tried_again() {
+        let unreachable = ConnectionError::Unreachable { message: "gone".into() };
+        let other = ConnectionError::Exec("no agent".into());
+        let (link, opens, _) = counted(vec![unreachable, other]);
+        assert!(matches!(link.connect(), Err(ConnectionError::Exec(_))));
+        assert!(!link.is_open(), "a failure that is not unreachable is tried again");
+        assert!(link.take_notes().len() == 1, "the failed open's notes are shown");
+        for _ in 0..2 {
+            let e = link.run_module("ping", &Default::default()).unwrap_err();
+            assert!(matches!(e, ConnectionError::Unreachable { message } if message == "gone"));
         }
-    }
-
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &Invocation,
-    ) -> Result<ModuleResult, ConnectionError> {
-        self.with(|link| link.run_module(module, invocation))
-    }
-
-    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
-        self.with(|link| link.exec_command(cmd, cwd))
-    }
-
-    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        self.with(|link| link.run_python(payload, run))
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<StagedFile, ConnectionError> {
-        self.with(|link| link.stage(bytes, name, executable))
-    }
-
-    fn stage_limit(&self) -> Option<usize> {
-        // A link that cannot be opened stages nothing; its stage call says why.
-        self.with(|link| Ok(link.stage_limit())).ok().flatten()
-    }
-
-    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
-        self.with(|link| link.unstage(file))
-    }
-
-    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
-        self.with(|link| link.start_job(job))
-    }
-
-    fn home(&self) -> Result<String, ConnectionError> {
-        self.with(|link| link.home())
+        assert!(link.is_open(), "tried");
+        assert_eq!(link.stage_limit(), None);
+        assert_eq!(opens.load(Ordering::SeqCst), 2);
     }
 }

@@ -12,16 +12,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::AgentInfo;
 
 use crate::child::{AgentCommand, ChildAgent, Preamble};
 use crate::escalate::await_markers;
 use crate::forward::Forward;
 use crate::install::{self, AgentImage};
-use crate::{
-    Connection, ConnectionError, ExecOutput, PythonOutput, PythonRun, SshTarget, StagedFile,
-};
+use crate::{Connection, ConnectionError, Decorator, SshTarget};
 
 /// ssh's own exit status for a failure of ssh itself (not of the remote command).
 const SSH_FAILED: i32 = 255;
@@ -185,42 +182,13 @@ impl Preamble for FirstContact {
     }
 }
 
-impl Connection for Ssh {
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &Invocation,
-    ) -> Result<ModuleResult, ConnectionError> {
-        self.agent.run_module(module, invocation).map_err(ssh_said)
+impl Decorator for Ssh {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        Ok(&self.agent)
     }
 
-    fn exec_command(&self, cmd: &str, cwd: &Path) -> Result<ExecOutput, ConnectionError> {
-        self.agent.exec_command(cmd, cwd).map_err(ssh_said)
-    }
-
-    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        self.agent.run_python(payload, run).map_err(ssh_said)
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<StagedFile, ConnectionError> {
-        self.agent.stage(bytes, name, executable).map_err(ssh_said)
-    }
-
-    fn stage_limit(&self) -> Option<usize> {
-        self.agent.stage_limit()
-    }
-
-    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
-        self.agent.unstage(file).map_err(ssh_said)
-    }
-
-    fn start_job(&self, job: &tack_protocol::JobSpec) -> Result<ModuleResult, ConnectionError> {
-        self.agent.start_job(job).map_err(ssh_said)
+    fn error(&self, error: ConnectionError) -> ConnectionError {
+        ssh_said(error)
     }
 }
 

@@ -44,7 +44,7 @@ fn payload() -> Option<(Vec<u8>, PythonRun)> {
         return None;
     }
     let script =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../tack-engine/src/python_path/build_payload.py");
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tack-actions/src/python_path/build_payload.py");
     let mut child = Command::new(REF_PYTHON)
         .arg(script)
         .stdin(Stdio::piped())

@@ -4,7 +4,7 @@
 //! over ssh as in-process, a host ansible cannot reach is `Unreachable` in ansible's words
 //! (tests/ssh/faults.json, recorded by scripts/record-ssh-argv.py; a host reached through
 //! ProxyJump and a config file too), and an agent killed on
-//! the host fails its request and is re-opened for the next.
+//! the host fails its request and is re-opened for the next (or at the next `connect`).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -188,6 +188,26 @@ fn an_agent_killed_on_the_host_fails_its_request_and_the_next_reopens_the_link()
     assert!(ssh.info().is_none(), "the dead link is closed");
     assert_eq!(ping(ssh.as_ref()), "pong");
     assert_ne!(ssh.info().unwrap().pid, pid);
+}
+
+#[test]
+fn connect_opens_anew_a_link_whose_agent_died_while_idle() {
+    let sshd = Sshd::start();
+    let ssh = Ssh::connect(&sshd.target(), &image()).unwrap();
+    let pid = ssh.info().unwrap().pid;
+    // SAFETY: kill has no memory preconditions; the pid is the agent the sshd started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    // Until ssh notices the agent is gone the link looks alive, and connect keeps it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        ssh.connect().unwrap();
+        if ssh.info().is_some_and(|agent| agent.pid != pid) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "connect never opened the link anew");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ping(&ssh), "pong");
 }
 
 #[test]

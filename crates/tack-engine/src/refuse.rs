@@ -342,7 +342,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     }
     if let Some(key) = task.attrs.key(Keyword::Timeout) {
         let stoppable = match action {
-            Action::Module(name) => tack_agent::modules::TAKE_TIMEOUT.contains(&name),
+            Action::Module(name) => tack_agent::modules::takes_timeout(name),
             // A module through the Python path cannot be stopped yet.
             Action::Python(_) => false,
             // The action plugins are bounded whole (`actions::bounded`, `reboot`'s waits);

@@ -24,9 +24,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tack_agent::python::{PythonOutput, PythonRun};
-use tack_agent::{Invocation, ModuleResult};
-use tack_connect::{Connection, ConnectionError, ExecOutput, JobSpec, StagedFile};
+use tack_connect::{Connection, ConnectionError, Decorator, Outcome, Request};
 
 /// One use of a host's connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,89 +214,54 @@ impl Traced {
     fn record(&self, action: Use) {
         self.trace.record(self.reach.clone(), action);
     }
+}
 
-    fn said(&self) {
-        for (level, line) in self.inner.take_notes() {
-            self.record(Use::Said(level, line));
+impl Use {
+    /// The use a request to a link records before it reaches the host, if any (opening a
+    /// link, removing a staged file and asking for a home directory show nothing).
+    fn before(request: &Request<'_>) -> Option<Use> {
+        match *request {
+            Request::RunModule { module, .. } => Some(Use::Module(module.to_string())),
+            Request::Exec { cmd, .. } => Some(Use::Exec(cmd.to_string())),
+            Request::Python { run, .. } => Some(Use::Python(run.fqn.clone())),
+            Request::StartJob { job } => Some(Use::Job(job.module.clone())),
+            Request::Connect | Request::Stage { .. } | Request::Unstage { .. } | Request::Home => {
+                None
+            }
+        }
+    }
+
+    /// The use a request records once done: a staged file, once it is where it went.
+    fn after(request: &Request<'_>, outcome: Outcome<'_>) -> Option<Use> {
+        match (request, outcome) {
+            (Request::Stage { bytes, .. }, Outcome::Staged(file)) => {
+                Some(Use::Put(bytes.len(), file.path().into()))
+            }
+            _ => None,
         }
     }
 }
 
-impl Connection for Traced {
-    fn connect(&self) -> Result<(), ConnectionError> {
-        let out = self.inner.connect();
-        self.said();
-        out
+impl Decorator for Traced {
+    fn inner(&self) -> Result<&dyn Connection, ConnectionError> {
+        Ok(self.inner.as_ref())
     }
 
-    fn is_open(&self) -> bool {
-        self.inner.is_open()
-    }
-
-    fn run_module(
-        &self,
-        module: &str,
-        invocation: &Invocation,
-    ) -> Result<ModuleResult, ConnectionError> {
-        self.record(Use::Module(module.to_string()));
-        let out = self.inner.run_module(module, invocation);
-        self.said();
-        out
-    }
-
-    fn exec_command(
-        &self,
-        cmd: &str,
-        cwd: &std::path::Path,
-    ) -> Result<ExecOutput, ConnectionError> {
-        self.record(Use::Exec(cmd.to_string()));
-        let out = self.inner.exec_command(cmd, cwd);
-        self.said();
-        out
-    }
-
-    fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        self.record(Use::Python(run.fqn.clone()));
-        let out = self.inner.run_python(payload, run);
-        self.said();
-        out
-    }
-
-    fn stage(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        executable: bool,
-    ) -> Result<StagedFile, ConnectionError> {
-        let out = self.inner.stage(bytes, name, executable);
-        if let Ok(file) = &out {
-            self.record(Use::Put(bytes.len(), file.path().into()));
+    fn before(&self, request: &Request<'_>) -> Result<(), ConnectionError> {
+        if let Some(used) = Use::before(request) {
+            self.record(used);
         }
-        self.said();
-        out
+        Ok(())
     }
 
-    fn stage_limit(&self) -> Option<usize> {
-        self.inner.stage_limit()
-    }
-
-    fn unstage(&self, file: StagedFile) -> Result<(), ConnectionError> {
-        let out = self.inner.unstage(file);
-        self.said();
-        out
-    }
-
-    fn start_job(&self, job: &JobSpec) -> Result<ModuleResult, ConnectionError> {
-        self.record(Use::Job(job.module.clone()));
-        let out = self.inner.start_job(job);
-        self.said();
-        out
-    }
-
-    fn home(&self) -> Result<String, ConnectionError> {
-        let out = self.inner.home();
-        self.said();
-        out
+    /// After the request, what the link said while it worked (a retried ssh).
+    fn after(&self, request: &Request<'_>, outcome: Outcome<'_>) {
+        if let Some(used) = Use::after(request, outcome) {
+            self.record(used);
+        }
+        for (level, line) in self.inner.take_notes() {
+            self.record(Use::Said(level, line));
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use super::{Ctx, Invocation, ModuleResult, group};
 
 const DPKG_OPTIONS: &str = "force-confdef,force-confold";
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("state", Kind::Str).default("present").choices(&[

@@ -16,7 +16,7 @@ use super::pyre::{Flags, PyRegex};
 use super::textfile::backup_local;
 use super::{Ctx, Invocation, ModuleResult, digest, host};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = vec![
         Opt::new("src", Kind::Path).required(),
         Opt::new("delimiter", Kind::Str),

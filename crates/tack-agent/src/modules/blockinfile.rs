@@ -11,7 +11,7 @@ use super::pyre::{Flags, PyRegex, has_inline_flag};
 use super::textfile::{backup_local, check_encoding, check_file_attrs};
 use super::{Ctx, Invocation, ModuleResult, paths, validate};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = vec![
         Opt::new("path", Kind::Path).required().aliases(&["dest", "destfile", "name"]),
         Opt::new("state", Kind::Str).default("present").choices(&["absent", "present"]),

@@ -18,7 +18,7 @@ use super::{Ctx, Invocation, ModuleResult, glob};
 /// The name ansible's command and shell actions give the module they run.
 const ACTION_NAME: &str = "ansible.legacy.command";
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("_raw_params", Kind::Str),

@@ -16,7 +16,7 @@ use super::{Ctx, Invocation, ModuleResult, paths, tempname};
 
 const TAG: &str = "#Ansible: ";
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let s = |n| Opt::new(n, Kind::Str);
     Spec {
         options: vec![

@@ -14,7 +14,7 @@ use super::fsattr::{
 use super::paths::{basename, dirname, exists, isdir, islink, join, realpath};
 use super::{Ctx, Invocation, ModuleResult, host};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     let mut options = vec![
         Opt::new("state", Kind::Str).choices(&[
             "absent",

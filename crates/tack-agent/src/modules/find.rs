@@ -14,7 +14,7 @@ use super::common::{fail, os_error, os_error_text, warn};
 use super::pyre::{Flags, PyRegex};
 use super::{Ctx, Invocation, ModuleResult, digest, fsattr, glob, host, paths, textfile};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("paths", Kind::List(Some(Elem::Path))).required().aliases(&["name", "path"]),

@@ -10,7 +10,7 @@ use super::argspec::{Kind, Opt, RequiredIf, Spec};
 use super::common::fail;
 use super::{Ctx, Invocation, ModuleResult, host};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("state", Kind::Str).default("present").choices(&["absent", "present"]),

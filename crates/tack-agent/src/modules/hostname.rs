@@ -17,7 +17,7 @@ const USES: &[&str] = &[
     "redhat", "sles", "solaris", "systemd",
 ];
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("name", Kind::Str).required(),

@@ -1,4 +1,8 @@
-//! The registry of native modules and the one entry point the controller and the agent call.
+//! The native modules' one table ([`MODULES`]: each module's names, how it runs, its argument
+//! spec, whether it honours the task's timeout and environment, the name its messages give
+//! it) and the functions the controller and the agent ask it through: [`run_module`], the one
+//! entry point, and [`native_name`], [`secret_options`], [`takes_timeout`],
+//! [`takes_environment`]. A module's own file owns what it does; nothing here knows how.
 
 use serde_json::{Map, Value};
 
@@ -64,19 +68,14 @@ pub struct Invocation {
     pub check_mode: bool,
     /// `--diff` / `diff: true`: include `diff` in the result where the module supports it.
     pub diff: bool,
-    /// The task's `environment`, for the processes the module runs (see `environment`).
+    /// The task's `environment`, for the processes the module runs (see `environment`); only
+    /// the modules [`takes_environment`] names read it.
     pub environment: std::collections::BTreeMap<String, String>,
     /// The task's `timeout` in seconds: a command still running then is killed (with its
-    /// process group) and the result is only `failed` and `timedout: {period}`.
+    /// process group) and the result is only `failed` and `timedout: {period}`. Only the
+    /// modules [`takes_timeout`] names read it.
     pub timeout: Option<u64>,
 }
-
-/// The modules that honour [`Invocation::timeout`] (`copy` for its `validate` command).
-pub const TAKE_TIMEOUT: &[&str] = &["command", "shell", "copy"];
-
-/// The modules that honour [`Invocation::environment`]; the engine refuses a task
-/// environment for any other.
-pub const TAKE_ENVIRONMENT: &[&str] = &["command", "shell"];
 
 /// What a module sees of its run besides its arguments.
 #[derive(Debug, Clone, Copy)]
@@ -116,41 +115,19 @@ impl Ctx<'_> {
 /// Runs the native module `name` (short name, `ansible.builtin.` or `ansible.legacy.`
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
-    // setup reads its few arguments itself (it predates the shared argument handling).
-    if short_name(name) == "setup" {
-        return Some(setup::run(invocation));
-    }
-    let ctx = Ctx { name, check_mode: invocation.check_mode, diff: invocation.diff };
-    argspec::begin();
-    let result = match short_name(name) {
-        "ping" => ping::run(ctx, invocation),
-        "async_status" => async_status::run(ctx, invocation),
-        "command" => command::run(ctx, invocation, false),
-        "shell" => command::run(ctx, invocation, true),
-        "stat" => stat::run(ctx, invocation),
-        "file" => file::run(ctx, invocation),
-        "slurp" => slurp::run(ctx, invocation),
-        "tempfile" => tempname::run(ctx, invocation),
-        "lineinfile" => lineinfile::run(ctx, invocation),
-        "replace" => replace::run(ctx, invocation),
-        "blockinfile" => blockinfile::run(ctx, invocation),
-        "copy" => copy::run(Ctx { name: "ansible.legacy.copy", ..ctx }, invocation),
-        "find" => find::run(ctx, invocation),
-        "wait_for" => wait_for::run(ctx, invocation),
-        "get_url" => get_url::run(ctx, invocation),
-        "uri" => uri::run(Ctx { name: "ansible.legacy.uri", ..ctx }, invocation),
-        "group" => group::run(ctx, invocation),
-        "user" => user::run(ctx, invocation),
-        "cron" => cron::run(ctx, invocation),
-        "hostname" => hostname::run(ctx, invocation),
-        "assemble" => assemble::run(ctx, invocation),
-        "systemd" | "systemd_service" => systemd::run(ctx, invocation),
-        "service" => service::run(Ctx { name: "ansible.legacy.service", ..ctx }, invocation),
-        "pip" => pip::run(ctx, invocation),
-        "apt" => apt::run(ctx, invocation),
-        _ => return None,
-    };
-    Some(argspec::finish(result))
+    let (module, _) = entry(name)?;
+    Some(match module.run {
+        Run::OwnArgs(run) => run(invocation),
+        Run::Checked(run) => {
+            let ctx = Ctx {
+                name: module.message_name.unwrap_or(name),
+                check_mode: invocation.check_mode,
+                diff: invocation.diff,
+            };
+            argspec::begin();
+            argspec::finish(run(ctx, invocation))
+        }
+    })
 }
 
 fn short_name(name: &str) -> &str {
@@ -160,17 +137,11 @@ fn short_name(name: &str) -> &str {
 }
 
 /// The options (with their aliases) a native module marks `no_log`: their values are secrets
-/// wherever the controller would show them. A module with such an option is listed here.
+/// wherever the controller would show them.
 pub fn secret_options(name: &str) -> Vec<&'static str> {
-    let spec = match short_name(name) {
-        "uri" => uri::spec(),
-        "user" => user::spec(),
-        "copy" => copy::spec(),
-        "get_url" => get_url::spec(),
-        _ => return Vec::new(),
-    };
+    let Some(spec) = entry(name).and_then(|(module, _)| module.spec) else { return Vec::new() };
     let mut names = Vec::new();
-    for opt in spec.options.iter().filter(|o| o.no_log) {
+    for opt in spec().options.iter().filter(|o| o.no_log) {
         names.push(opt.name);
         names.extend(opt.aliases.iter().copied());
     }
@@ -182,40 +153,233 @@ pub fn is_native(name: &str) -> bool {
     native_name(name).is_some()
 }
 
-/// The short name of the native module `name` names (any spelling), if tack has it.
+/// The short name of the native module `name` names (any spelling), if tack has it: an
+/// alias stays itself (`systemd_service`).
 pub fn native_name(name: &str) -> Option<&'static str> {
-    let short = short_name(name);
-    NATIVE.iter().copied().find(|n| *n == short)
+    entry(name).map(|(_, short)| short)
 }
 
-/// Every native module, by short name. A module is added here in the same change that
-/// registers it in [`run_module`].
-const NATIVE: &[&str] = &[
-    "setup",
-    "ping",
-    "async_status",
-    "command",
-    "shell",
-    "stat",
-    "file",
-    "slurp",
-    "tempfile",
-    "lineinfile",
-    "replace",
-    "blockinfile",
-    "copy",
-    "find",
-    "wait_for",
-    "get_url",
-    "uri",
-    "group",
-    "user",
-    "cron",
-    "hostname",
-    "assemble",
-    "service",
-    "systemd",
-    "systemd_service",
-    "pip",
-    "apt",
+/// Whether the native module `name` (any spelling) honours [`Invocation::timeout`]; the
+/// controller refuses a task `timeout` for any other.
+pub fn takes_timeout(name: &str) -> bool {
+    entry(name).is_some_and(|(module, _)| module.timeout)
+}
+
+/// Whether the native module `name` (any spelling) honours [`Invocation::environment`]; the
+/// controller refuses a task `environment` for any other.
+pub fn takes_environment(name: &str) -> bool {
+    entry(name).is_some_and(|(module, _)| module.environment)
+}
+
+/// The table's entry for `name` (any spelling), with the short name it matched.
+fn entry(name: &str) -> Option<(&'static Module, &'static str)> {
+    let short = short_name(name);
+    MODULES.iter().find_map(|module| {
+        std::iter::once(&module.name)
+            .chain(module.aliases)
+            .find(|n| **n == short)
+            .map(|n| (module, *n))
+    })
+}
+
+/// One native module: everything the agent runs it by and the controller asks of it.
+struct Module {
+    /// Its short name.
+    name: &'static str,
+    /// Other short names ansible-core routes to it, each answered as itself.
+    aliases: &'static [&'static str],
+    run: Run,
+    /// Its argument spec, where it has one of its own: the controller masks the options it
+    /// marks `no_log` ([`secret_options`]).
+    spec: Option<fn() -> argspec::Spec>,
+    /// Whether it stops itself at [`Invocation::timeout`].
+    timeout: bool,
+    /// Whether the processes it runs get [`Invocation::environment`].
+    environment: bool,
+    /// The name ansible's messages give it when not the task's spelling: the name the action
+    /// plugin in front of it runs it by.
+    message_name: Option<&'static str>,
+}
+
+/// How a module is run.
+#[derive(Clone, Copy)]
+enum Run {
+    /// Through the shared argument handling ([`argspec::begin`], [`argspec::finish`]), with
+    /// a [`Ctx`].
+    Checked(fn(Ctx, &Invocation) -> ModuleResult),
+    /// Reading its arguments itself (`setup` predates the shared argument handling).
+    OwnArgs(fn(&Invocation) -> ModuleResult),
+}
+
+impl Module {
+    const fn new(name: &'static str, run: fn(Ctx, &Invocation) -> ModuleResult) -> Self {
+        Module {
+            name,
+            aliases: &[],
+            run: Run::Checked(run),
+            spec: None,
+            timeout: false,
+            environment: false,
+            message_name: None,
+        }
+    }
+
+    const fn own_args(name: &'static str, run: fn(&Invocation) -> ModuleResult) -> Self {
+        Module {
+            name,
+            aliases: &[],
+            run: Run::OwnArgs(run),
+            spec: None,
+            timeout: false,
+            environment: false,
+            message_name: None,
+        }
+    }
+
+    const fn spec(self, spec: fn() -> argspec::Spec) -> Self {
+        Module { spec: Some(spec), ..self }
+    }
+
+    const fn aliases(self, aliases: &'static [&'static str]) -> Self {
+        Module { aliases, ..self }
+    }
+
+    const fn timeout(self) -> Self {
+        Module { timeout: true, ..self }
+    }
+
+    const fn environment(self) -> Self {
+        Module { environment: true, ..self }
+    }
+
+    const fn messages_as(self, name: &'static str) -> Self {
+        Module { message_name: Some(name), ..self }
+    }
+}
+
+/// Every native module. Adding one is adding its entry here.
+const MODULES: &[Module] = &[
+    Module::own_args("setup", setup::run),
+    Module::new("ping", ping::run),
+    Module::new("async_status", async_status::run),
+    Module::new("command", |ctx, inv| command::run(ctx, inv, false))
+        .spec(command::spec)
+        .timeout()
+        .environment(),
+    Module::new("shell", |ctx, inv| command::run(ctx, inv, true))
+        .spec(command::spec)
+        .timeout()
+        .environment(),
+    Module::new("stat", stat::run).spec(stat::spec),
+    Module::new("file", file::run).spec(file::spec),
+    Module::new("slurp", slurp::run).spec(slurp::spec),
+    Module::new("tempfile", tempname::run).spec(tempname::spec),
+    Module::new("lineinfile", lineinfile::run).spec(lineinfile::spec),
+    Module::new("replace", replace::run).spec(replace::spec),
+    Module::new("blockinfile", blockinfile::run).spec(blockinfile::spec),
+    // `copy`'s `validate` command stops at the timeout.
+    Module::new("copy", copy::run).spec(copy::spec).timeout().messages_as("ansible.legacy.copy"),
+    Module::new("find", find::run).spec(find::spec),
+    Module::new("wait_for", wait_for::run).spec(wait_for::spec),
+    Module::new("get_url", get_url::run).spec(get_url::spec),
+    Module::new("uri", uri::run).spec(uri::spec).messages_as("ansible.legacy.uri"),
+    Module::new("group", group::run).spec(group::spec),
+    Module::new("user", user::run).spec(user::spec),
+    Module::new("cron", cron::run).spec(cron::spec),
+    Module::new("hostname", hostname::run).spec(hostname::spec),
+    Module::new("assemble", assemble::run).spec(assemble::spec),
+    Module::new("service", service::run).spec(service::spec).messages_as("ansible.legacy.service"),
+    Module::new("systemd", systemd::run).spec(systemd::spec).aliases(&["systemd_service"]),
+    Module::new("pip", pip::run).spec(pip::spec),
+    Module::new("apt", apt::run).spec(apt::spec),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_name() -> impl Iterator<Item = &'static str> {
+        MODULES.iter().flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
+    }
+
+    #[test]
+    fn each_name_is_one_modules() {
+        let mut names: Vec<&str> = every_name().collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count);
+    }
+
+    #[test]
+    fn any_spelling_finds_a_module_and_an_alias_stays_itself() {
+        for name in every_name() {
+            for spelling in [
+                name.to_string(),
+                format!("ansible.builtin.{name}"),
+                format!("ansible.legacy.{name}"),
+            ] {
+                assert_eq!(native_name(&spelling), Some(name));
+            }
+        }
+        assert_eq!(native_name("ansible.builtin.systemd_service"), Some("systemd_service"));
+        assert!(!is_native("debug"));
+        assert!(!is_native("community.general.systemd"));
+    }
+
+    #[test]
+    fn the_modules_that_take_the_timeout_and_the_environment() {
+        let timeout: Vec<&str> = every_name().filter(|n| takes_timeout(n)).collect();
+        assert_eq!(timeout, ["command", "shell", "copy"]);
+        let environment: Vec<&str> = every_name().filter(|n| takes_environment(n)).collect();
+        assert_eq!(environment, ["command", "shell"]);
+        assert!(takes_timeout("ansible.legacy.copy"));
+        assert!(!takes_timeout("debug"));
+        assert!(!takes_environment("debug"));
+    }
+
+    #[test]
+    fn secret_options_come_from_the_specs_no_log_options() {
+        let secret: Vec<(&str, Vec<&str>)> = every_name()
+            .map(|n| (n, secret_options(n)))
+            .filter(|(_, options)| !options.is_empty())
+            .collect();
+        assert_eq!(
+            secret,
+            [
+                ("copy", vec!["content"]),
+                ("get_url", vec!["url_password", "password"]),
+                ("uri", vec!["url_password", "password"]),
+                ("user", vec!["password", "ssh_key_passphrase"]),
+            ]
+        );
+        assert_eq!(secret_options("ansible.builtin.uri"), ["url_password", "password"]);
+    }
+
+    #[test]
+    fn messages_name_the_module_as_ansible_does() {
+        // An unknown option fails the validation before the module does anything.
+        let unsupported = |name: &str, required: &[(&str, &str)]| {
+            let mut args = Map::new();
+            for (key, value) in required {
+                args.insert((*key).into(), Value::from(*value));
+            }
+            args.insert("bogus".into(), Value::from(1));
+            let inv = Invocation { args, ..Invocation::default() };
+            let result = run_module(name, &inv).unwrap_or_default();
+            result.get("msg").and_then(Value::as_str).unwrap_or_default().to_string()
+        };
+        for (name, required, shown) in [
+            ("ansible.builtin.copy", &[("dest", "/nonexistent")][..], "ansible.legacy.copy"),
+            ("uri", &[("url", "http://127.0.0.1:9/")], "ansible.legacy.uri"),
+            ("service", &[("name", "nonexistent"), ("state", "started")], "ansible.legacy.service"),
+            ("ansible.builtin.stat", &[("path", "/nonexistent")], "ansible.builtin.stat"),
+            ("systemd_service", &[("name", "nonexistent")], "systemd_service"),
+        ] {
+            let msg = unsupported(name, required);
+            let expected = format!("Unsupported parameters for ({shown}) module: bogus");
+            assert!(msg.starts_with(&expected), "{name}: {msg}");
+        }
+        assert!(run_module("debug", &Invocation::default()).is_none());
+    }
+}

@@ -20,7 +20,7 @@ use super::common::{fail, shlex_split, warn};
 use super::pip_req::{Package, canonicalize, recover_package_names};
 use super::{Ctx, Invocation, ModuleResult, group};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("state", Kind::Str).default("present").choices(&[

@@ -16,7 +16,7 @@ use super::argspec::{Kind, Opt, Params, Spec};
 use super::common::fail;
 use super::{Ctx, Invocation, ModuleResult};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("name", Kind::Str).required(),

@@ -7,7 +7,7 @@ use super::argspec::{Kind, Opt, Spec};
 use super::common::{fail_with_cause, os_error};
 use super::{Ctx, Invocation, ModuleResult};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("src", Kind::Path).required().aliases(&["path"]),

@@ -14,7 +14,7 @@ use super::common::{error_summary, fail, strerror};
 use super::fsattr::{attr_flags, attribute_names};
 use super::{Ctx, Invocation, ModuleResult, digest, host, paths};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("path", Kind::Path).required().aliases(&["dest", "name"]),

@@ -10,7 +10,7 @@ use super::argspec::{Kind, Opt, Params, Spec};
 use super::common::{fail, warn};
 use super::{Ctx, Invocation, ModuleResult};
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("name", Kind::Str).aliases(&["service", "unit"]),

@@ -31,7 +31,7 @@ pub fn random_part() -> String {
     bytes.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect()
 }
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("state", Kind::Str).default("file").choices(&["file", "directory"]),

@@ -22,7 +22,7 @@ const STATES: &[(&str, &str)] = &[
     ("TIME_WAIT", "06"),
 ];
 
-fn spec() -> Spec {
+pub(crate) fn spec() -> Spec {
     Spec {
         options: vec![
             Opt::new("host", Kind::Str).default("127.0.0.1"),

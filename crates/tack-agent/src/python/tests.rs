@@ -13,7 +13,7 @@ fn built(module: &str) -> Option<(String, String, Vec<u8>)> {
         return None;
     }
     let script =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../tack-engine/src/python_path/build_payload.py");
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tack-actions/src/python_path/build_payload.py");
     let mut child = Command::new(REF_PYTHON)
         .arg(script)
         .stdin(Stdio::piped())
