@@ -24,13 +24,13 @@ pub struct RunContext<'a> {
     pub tasks: &'a tack_playbook::Loader<'a>,
     pub facts: RunFacts,
     /// `--start-at-task`.
-    pub start_at: Option<crate::start_at::StartAt>,
+    pub start_at: Option<crate::play::start_at::StartAt>,
     /// `--force-handlers`: the default of the plays' `force_handlers`.
     pub force_handlers: bool,
     /// The run's links to its hosts.
     pub links: &'a tack_links::Links<'a>,
     /// `tack plan`: the paths on each host an earlier task would change.
-    pub pending: crate::plan_pending::Pending,
+    pub pending: crate::plan::pending::Pending,
 }
 
 /// A host's state across the plays of a run.

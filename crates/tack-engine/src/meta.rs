@@ -14,12 +14,12 @@ use tack_yaml::Mapping;
 use tack_report::callback::{Callback, Stats};
 use tack_report::result::s;
 
-use crate::batch::BatchState;
 use crate::context::HostState;
-use crate::env::PlayEnv;
 use crate::handlers::Handlers;
-use crate::reading::meta_arg;
-use crate::segments::{Round, Walk};
+use crate::play::batch::BatchState;
+use crate::play::env::PlayEnv;
+use crate::play::walk::{Round, Walk};
+use crate::task::reading::meta_arg;
 
 /// What a meta task may change besides the hosts' positions.
 pub(crate) struct MetaRound<'m, 'a> {
@@ -208,7 +208,7 @@ pub(crate) fn run_meta<'r>(
         }
     }
     if !flushing.is_empty() {
-        crate::flush::flush(
+        crate::handlers::flush::flush(
             env,
             state,
             meta.handlers,
@@ -309,7 +309,7 @@ fn meta_skip(
 ) -> Result<Option<tack_report::result::HostResult>, Diagnostic> {
     let reading = env.reading(ctx, params);
     let Some(scope) = reading.scope(host) else { return Ok(None) };
-    if crate::when::evaluate(ctx, reading.templar, &scope).false_condition()?.is_none() {
+    if crate::task::when::evaluate(ctx, reading.templar, &scope).false_condition()?.is_none() {
         return Ok(None);
     }
     let tail = match kind {

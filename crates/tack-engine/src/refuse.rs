@@ -205,7 +205,7 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for entry in &play.vars_prompt {
         for (key, _) in entry.iter() {
             let name = key.as_str().unwrap_or_default();
-            if !crate::prompt::OPTIONS.contains(&name) {
+            if !crate::vars::prompt::OPTIONS.contains(&name) {
                 let what = format!("the vars_prompt option '{name}'");
                 return Err(refuse(what, key.origin.clone().or_else(|| play.origin.clone())));
             }
@@ -240,8 +240,8 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for ctx in all {
         if !ctx.task.implicit {
             check_task(ctx.task)?;
-            crate::environment::check(&ctx)?;
-            crate::module_defaults::check(&ctx)?;
+            crate::task::environment::check(&ctx)?;
+            crate::task::module_defaults::check(&ctx)?;
         }
     }
     Ok(())
@@ -318,7 +318,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if !crate::loop_control::OPTIONS.contains(&name) {
+            if !crate::task::loop_control::OPTIONS.contains(&name) {
                 return Err(refuse(
                     format!("the loop_control option '{name}'"),
                     key.origin.clone(),

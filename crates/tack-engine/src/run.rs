@@ -38,8 +38,12 @@ pub fn run(
         // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
         // with the gatherings of `vars_files` (see `read_notes`).
         if ctx.facts.verbosity >= 3 && playbook.plays.iter().any(|p| !p.vars_files.is_empty()) {
-            let lines =
-                crate::read_notes::load_lines(playbook, ctx.extra_vars, ctx.loader, ctx.templar)?;
+            let lines = crate::vars::read_notes::load_lines(
+                playbook,
+                ctx.extra_vars,
+                ctx.loader,
+                ctx.templar,
+            )?;
             for (level, line) in lines {
                 callback.verbose_line(level, &line);
             }
@@ -49,10 +53,10 @@ pub fn run(
             callback.playbook_start(playbook, n == 0);
         }
         for play in &playbook.plays {
-            crate::reserved::warn_loaded(play, ctx.extra_vars);
+            crate::vars::reserved::warn_loaded(play, ctx.extra_vars);
         }
         for play in &playbook.plays {
-            let prompted = crate::prompt::answered(ctx, play)?;
+            let prompted = crate::vars::prompt::answered(ctx, play)?;
             let play = prompted.as_ref().unwrap_or(play);
             match crate::play::run_play(ctx, play, &live, callback, &mut stats, &mut states)? {
                 PlayEnd::Continue => {}

@@ -1,7 +1,7 @@
 //! What `-vvv` and `-vvvv` need from the engine beyond the callback: the address a task's
 //! connection lines name, and what a run or listing at those levels refuses because ansible
 //! prints lines there that tack does not reproduce yet: the `vars_files` whose notes
-//! `crate::read_notes` cannot place (each refused by name before anything runs).
+//! `crate::vars::read_notes` cannot place (each refused by name before anything runs).
 //!
 //! This module never prints; the lines themselves are `tack_links::trace`'s and the callback's.
 
@@ -13,7 +13,7 @@ use tack_playbook::tables::actions as action_names;
 use tack_playbook::walk::{Sections, walk};
 use tack_template::Scope;
 
-use crate::delegate::Delegation;
+use crate::task::delegate::Delegation;
 
 /// The play context's `remote_addr` for a task's run on `host` in `scope`: the delegated
 /// host's `ansible_host` (or name) when the run is delegated, else the host's `ansible_host`,
@@ -80,7 +80,7 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 }
 
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
-/// differently from ansible: the `vars_files` whose notes of each read `crate::read_notes`
+/// differently from ansible: the `vars_files` whose notes of each read `crate::vars::read_notes`
 /// cannot place.
 pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
@@ -106,7 +106,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
 }
 
 /// What a listing or `--syntax-check` at `-v` count `verbosity` (3 or more) refuses: the
-/// `vars_files` whose notes `crate::read_notes` cannot place (the load-time gatherings of
+/// `vars_files` whose notes `crate::vars::read_notes` cannot place (the load-time gatherings of
 /// imports, includes and role dependencies; names rendered per host).
 pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     if verbosity < 3 {
@@ -131,7 +131,7 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
     Ok(())
 }
 
-/// What `crate::read_notes` cannot place yet in a play with `vars_files`: names ansible
+/// What `crate::vars::read_notes` cannot place yet in a play with `vars_files`: names ansible
 /// renders per host, `import_role` (which gathers as it loads), and strategies other than
 /// `linear`.
 fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnostic> {
@@ -166,7 +166,7 @@ fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnos
     Ok(())
 }
 
-/// Each import gathers the play's variables while the playbook loads; `crate::read_notes`
+/// Each import gathers the play's variables while the playbook loads; `crate::vars::read_notes`
 /// places those gatherings after the roles', which is where ansible has them unless a role
 /// before the last imports files of its own.
 fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), Diagnostic> {
@@ -176,12 +176,12 @@ fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), 
     let to = playbook.import_marks.get(index).copied().unwrap_or(usize::MAX);
     let counted = playbook.import_marks.len() == playbook.plays.len()
         && playbook.import_marks.last().copied() == Some(playbook.imported.len());
-    let includes = crate::read_notes::include_gatherings(play) > 0;
+    let includes = crate::vars::read_notes::include_gatherings(play) > 0;
     if to > from && includes {
         let what = "vars_files and both import_tasks and include_tasks in a play";
         return Err(refuse(what, 3, play.origin.clone()));
     }
-    if !counted || (to > from && crate::read_notes::role_gatherings(play) > 1) {
+    if !counted || (to > from && crate::vars::read_notes::role_gatherings(play) > 1) {
         let what = "vars_files and import_tasks in a play of several roles or role dependencies";
         return Err(refuse(what, 3, play.origin.clone()));
     }
@@ -189,10 +189,10 @@ fn check_imports(playbook: &Playbook, play: &tack_playbook::Play) -> Result<(), 
 }
 
 /// The tasks whose variables ansible gathers in its worker or per include (delegation,
-/// dynamic includes), where `crate::read_notes` cannot place the notes yet.
+/// dynamic includes), where `crate::vars::read_notes` cannot place the notes yet.
 fn check_vars_files_task(ctx: &tack_playbook::walk::TaskInContext<'_>) -> Result<(), Diagnostic> {
     let task = ctx.task;
-    // A block's `delegate_to` is not one `crate::read_notes` follows yet.
+    // A block's `delegate_to` is not one `crate::vars::read_notes` follows yet.
     if task.delegate_to.is_none()
         && let Some(node) = ctx.inherited(Keyword::DelegateTo)
     {

@@ -1,0 +1,384 @@
+//! A play's handlers: which handler a notification names (by name first, the last defined of
+//! that name; then every handler listening to it), which hosts each is notified for, and the
+//! order they run in at a flush (definition order, each once per notified host).
+//!
+//! Handler names are rendered once with the play's variables, as ansible does; a name that
+//! cannot be rendered makes a handler reachable only through its `listen` topics.
+
+pub(crate) mod flush;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tack_diag::Diagnostic;
+use tack_playbook::TaskKind;
+use tack_playbook::walk::TaskInContext;
+use tack_template::Templar;
+use tack_yaml::{Mapping, Node, Value};
+
+/// One handler and the hosts it is notified for.
+pub struct Handler<'a> {
+    pub ctx: TaskInContext<'a>,
+    name: Option<String>,
+    /// `role : name` for a role's handler.
+    role_name: Option<String>,
+    listen: Vec<String>,
+    notified: BTreeSet<String>,
+    /// The include parameters of a task a handler's `include_tasks` brought in.
+    pub params: Option<std::sync::Arc<tack_template::Layer>>,
+    /// Brought in by a handler's `include_tasks`: it runs in this flush only, for the hosts
+    /// that included it, and no notification names it.
+    included: bool,
+}
+
+/// Every handler of a play, in definition order.
+pub struct Handlers<'a> {
+    pub list: Vec<Handler<'a>>,
+    /// Each host's notifications since its last flush, in the order first made: a flush
+    /// announces the handlers they name in this order.
+    saved: BTreeMap<String, Vec<String>>,
+    /// `tack plan`: per host and notification, the task of unknown outcome that made it
+    /// (`None` once a known change made it too).
+    plan_reasons: BTreeMap<(String, String), Option<String>>,
+}
+
+fn strings(node: &Node) -> Vec<String> {
+    match &node.value {
+        Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+        Value::Null => Vec::new(),
+        other => vec![tack_yaml::pyrepr::str(other)],
+    }
+}
+
+impl<'a> Handlers<'a> {
+    pub fn new(
+        play: &tack_playbook::Play,
+        tasks: Vec<TaskInContext<'a>>,
+        templar: &Templar,
+        vars: &Mapping,
+    ) -> Handlers<'a> {
+        let mut handlers =
+            Handlers { list: Vec::new(), saved: BTreeMap::new(), plan_reasons: BTreeMap::new() };
+        handlers.extend(play, tasks, templar, vars);
+        handlers
+    }
+
+    /// Adds `tasks` after the handlers already known (an `include_role` brings its role's,
+    /// as ansible adds them to the play's handlers).
+    pub fn extend(
+        &mut self,
+        play: &tack_playbook::Play,
+        tasks: Vec<TaskInContext<'a>>,
+        templar: &Templar,
+        vars: &Mapping,
+    ) {
+        self.list.extend(tasks.into_iter().map(|ctx| {
+            let name = ctx.task.name().and_then(|n| {
+                templar
+                    .render_with_vars(n, vars)
+                    .ok()
+                    .map(|r| tack_yaml::pyrepr::str(&r.value))
+                    .filter(|s| !s.is_empty())
+            });
+            let listen = match &ctx.task.kind {
+                TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
+                // An `include_tasks` handler keeps its topics among its keywords.
+                TaskKind::IncludeTasks => ctx
+                    .task
+                    .attrs
+                    .get(tack_playbook::tables::Keyword::Listen)
+                    .map(strings)
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let role_name = match (&name, ctx.task.role) {
+                (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
+                _ => None,
+            };
+            Handler {
+                ctx,
+                name,
+                role_name,
+                listen,
+                notified: BTreeSet::new(),
+                params: None,
+                included: false,
+            }
+        }));
+    }
+
+    /// Puts the tasks a handler's `include_tasks` brought in right after it (`at`), notified
+    /// for `hosts`, as ansible inserts them into the flush under way.
+    pub fn insert_included(
+        &mut self,
+        at: usize,
+        tasks: Vec<TaskInContext<'a>>,
+        params: std::sync::Arc<tack_template::Layer>,
+        hosts: &[String],
+    ) {
+        let brought = tasks.into_iter().map(|ctx| Handler {
+            ctx,
+            name: None,
+            role_name: None,
+            listen: Vec::new(),
+            notified: hosts.iter().cloned().collect(),
+            params: Some(params.clone()),
+            included: true,
+        });
+        self.list.splice(at..at, brought);
+    }
+
+    /// Forgets what handlers' includes brought in, once their flush is over.
+    pub fn drop_included(&mut self) {
+        self.list.retain(|h| !h.included);
+    }
+
+    /// The handlers `notification` names: the last one defined with that name, else every
+    /// handler listening to it (each name once).
+    fn find(&self, notification: &str) -> Vec<usize> {
+        let named = |h: &Handler<'_>| {
+            !h.included
+                && (h.name.as_deref() == Some(notification)
+                    || h.role_name.as_deref() == Some(notification))
+        };
+        if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
+            return vec![i];
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (i, h) in self.list.iter().enumerate().rev() {
+            if h.listen.iter().any(|l| l == notification) {
+                if let Some(name) = &h.name
+                    && !seen.insert(name.clone())
+                {
+                    continue;
+                }
+                out.push(i);
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// The handlers `notification` names, or ansible's error when there are none.
+    fn find_some(&self, notification: &str) -> Result<Vec<usize>, Diagnostic> {
+        let found = self.find(notification);
+        if found.is_empty() {
+            return Err(Diagnostic::new(format!(
+                "The requested handler '{notification}' was not found in either the main \
+                 handlers list nor in the listening handlers list"
+            )));
+        }
+        Ok(found)
+    }
+
+    /// Records that `host` notified each of `notifications` from a task, saving each
+    /// notification for the next flush as ansible does (and says from `-vv`).
+    /// `unknown` names the task when its outcome is not known (a plan's `would run` or
+    /// `deferred`): the handler is then listed as deferred on it, unless a known change
+    /// notified it too.
+    pub fn notify(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+        unknown: Option<&str>,
+        callback: &mut dyn tack_report::callback::Callback,
+    ) -> Result<(), Diagnostic> {
+        for notification in notifications {
+            // Named handlers must exist now; which one a name means is decided at the flush
+            // (the last defined then), as ansible resolves saved notifications there.
+            self.find_some(notification)?;
+            self.plan_reason(host, std::slice::from_ref(notification), unknown);
+            let saved = self.saved.entry(host.to_string()).or_default();
+            if !saved.contains(notification) {
+                saved.push(notification.clone());
+            }
+            callback.verbose_line(
+                2,
+                &format!("Notification for handler {notification} has been saved."),
+            );
+        }
+        Ok(())
+    }
+
+    /// `tack plan`: why `host` notified `notifications`: `unknown` names the task of unknown
+    /// outcome that did, `None` a known change (which outweighs any unknown one).
+    pub(crate) fn plan_reason(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+        unknown: Option<&str>,
+    ) {
+        for notification in notifications {
+            let reason = self
+                .plan_reasons
+                .entry((host.to_string(), notification.clone()))
+                .or_insert_with(|| unknown.map(str::to_string));
+            if unknown.is_none() {
+                *reason = None;
+            }
+        }
+    }
+
+    /// Records notifications made by a running handler: they take effect at once, and the
+    /// handlers newly notified for `host` are returned (in notification order) to be announced.
+    pub fn notify_now(
+        &mut self,
+        host: &str,
+        notifications: &[String],
+    ) -> Result<Vec<usize>, Diagnostic> {
+        let mut fresh = Vec::new();
+        for notification in notifications {
+            for i in self.find_some(notification)? {
+                if self.list[i].notified.insert(host.to_string()) {
+                    fresh.push(i);
+                }
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// At a flush for `host`: the handlers its saved notifications name now, each once, in
+    /// the order the notifications were made (ansible's `NOTIFIED HANDLER` lines), notified
+    /// for it. Forgets the notifications.
+    /// Whether the play iterator passes over an implicit `flush_handlers` for `host`: the
+    /// host has no saved notification and no handler is notified for any host.
+    pub fn implicit_flush_skipped(&self, host: &str) -> bool {
+        self.saved.get(host).is_none_or(|n| n.is_empty())
+            && self.list.iter().all(|h| h.notified.is_empty())
+    }
+
+    pub fn announce(&mut self, host: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        for notification in self.saved.remove(host).unwrap_or_default() {
+            for i in self.find(&notification) {
+                self.list[i].notified.insert(host.to_string());
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+
+    /// `tack plan`: why handler `index` is listed for each of `hosts` (`None`: a known
+    /// change notified it; else the task of unknown outcome that did).
+    pub(crate) fn plan_reasons(
+        &self,
+        index: usize,
+        hosts: &[String],
+    ) -> crate::plan::HandlerReasons {
+        let mut out = crate::plan::HandlerReasons::new();
+        for ((host, notification), reason) in &self.plan_reasons {
+            if !hosts.contains(host) || !self.find(notification).contains(&index) {
+                continue;
+            }
+            let known = out.get(host).is_some_and(Option::is_none);
+            if !known {
+                out.insert(host.clone(), reason.clone());
+            }
+        }
+        out
+    }
+
+    /// Forgets why handlers were notified for `hosts`, once their flush is over.
+    pub(crate) fn forget_plan_reasons(&mut self, hosts: &[String]) {
+        self.plan_reasons.retain(|(host, _), _| !hosts.contains(host));
+    }
+
+    /// Whether `host` is notified for handler `index`.
+    pub fn is_notified(&self, index: usize, host: &str) -> bool {
+        self.list[index].notified.contains(host)
+    }
+
+    /// The hosts of `among` notified for handler `index`, in `among`'s order, now no longer
+    /// notified.
+    pub fn take(&mut self, index: usize, among: &[String]) -> Vec<String> {
+        let handler = &mut self.list[index];
+        let hosts: Vec<String> =
+            among.iter().filter(|h| handler.notified.contains(*h)).cloned().collect();
+        for h in &hosts {
+            handler.notified.remove(h);
+        }
+        hosts
+    }
+}
+
+/// `Play.handlers` with the roles' first (`compile_roles_handlers`), each role's under its
+/// dependency chain.
+pub(crate) fn handler_blocks(
+    play: &tack_playbook::Play,
+) -> Vec<tack_playbook::compile::CompiledBlock> {
+    use tack_playbook::compile::CompiledBlock;
+    let mut out = Vec::new();
+    for id in &play.roles {
+        if play.role(*id).from_include {
+            continue;
+        }
+        for block in tack_playbook::compile::role_handler_blocks(&play.role_arena, *id) {
+            out.push(CompiledBlock { block, dep_chain: vec![*id] });
+        }
+    }
+    out.extend(
+        play.handlers.iter().map(|b| CompiledBlock { block: b.clone(), dep_chain: Vec::new() }),
+    );
+    out
+}
+
+/// ansible runs the tasks of a file a handler includes one by one, as handlers: the tasks
+/// of each of the file's blocks, without their `rescue`/`always` (ansible passes over those
+/// there too), and so for the files it imports; a block nested deeper, and an
+/// `include_role` or `import_role`, are ansible's parser errors.
+pub(crate) fn check_handler_file(file: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::TaskEntry;
+    for entry in &file.block {
+        if let TaskEntry::Block(block) = entry {
+            check_handler_block(block)?;
+        }
+    }
+    Ok(())
+}
+
+/// One top-level block of a file a handler includes (or of a file that one imports).
+fn check_handler_block(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+    use tack_playbook::{BlockOrigin, TaskEntry, TaskKind};
+    let not_handler = |task: &tack_playbook::Task| {
+        Diagnostic::at(
+            format!("Using '{}' as a handler is not supported.", task.action),
+            task.origin.clone(),
+        )
+        .parser()
+    };
+    for inner in &block.block {
+        match inner {
+            TaskEntry::Block(nested) => match &nested.from {
+                BlockOrigin::ImportRole(task) => return Err(not_handler(task)),
+                // An imported file's blocks give their tasks as the file's own would.
+                BlockOrigin::ImportTasks(_) => {
+                    for entry in &nested.block {
+                        match entry {
+                            TaskEntry::Block(top) => check_handler_block(top)?,
+                            TaskEntry::Task(task)
+                                if matches!(task.kind, TaskKind::IncludeRole(_)) =>
+                            {
+                                return Err(not_handler(task));
+                            }
+                            TaskEntry::Task(_) => {}
+                        }
+                    }
+                }
+                _ => {
+                    return Err(Diagnostic::at(
+                        "Using a block as a handler is not supported.",
+                        nested.origin.clone(),
+                    )
+                    .parser());
+                }
+            },
+            TaskEntry::Task(task) if matches!(task.kind, TaskKind::IncludeRole(_)) => {
+                return Err(not_handler(task));
+            }
+            TaskEntry::Task(_) => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,485 @@
+//! What every dynamic include shares (`include_tasks` and `include_role`, in any strategy):
+//! what it renders per host and item ([`IncludeNames`]), its `when` and loop per host and what
+//! each item names ([`wanted`], with the skipped and failed results ansible shows), the
+//! include as the parent of what it brings ([`adopt`], [`stripped_parent`], its `apply`
+//! block) and the include parameters the included tasks see, and an include that failed to
+//! load ([`include_failure`]).
+//!
+//! What a host's include names is read on the controller only when the playbook chose it: a
+//! name a managed host chose is refused (seed 002). Loading is `include_tasks`' and
+//! `include_role`'s; placing what was loaded is `splice`'s.
+
+pub(crate) mod role;
+pub(crate) mod splice;
+pub(crate) mod tasks;
+
+use std::sync::Arc;
+
+use tack_diag::Diagnostic;
+use tack_playbook::RoleTarget;
+use tack_playbook::compile::CompiledBlock;
+use tack_playbook::dynamic::Included;
+use tack_playbook::tables::Keyword;
+use tack_playbook::walk::TaskInContext;
+use tack_template::{Layer, Provenance};
+use tack_yaml::{Mapping, Node, Value};
+
+use tack_report::callback::{Callback, Stats};
+
+use crate::play::batch::BatchState;
+use crate::play::env::PlayEnv;
+
+/// What includes loaded: each file's or role's blocks, its include parameters and its hosts,
+/// in the order ansible runs them.
+pub(crate) type Loaded = Vec<(Included, Arc<Layer>, Vec<String>)>;
+
+/// The include's `apply` block, kept for the play: it stands in the include's place as the
+/// parent of what it brings.
+pub(crate) fn apply_block<'r>(
+    env: &PlayEnv<'r, '_>,
+    ctx: &TaskInContext<'_>,
+) -> Result<Option<&'r tack_playbook::Block>, Diagnostic> {
+    Ok(match env.run.tasks.load_apply(env.play(), ctx.task)? {
+        Some(block) => {
+            let held = env.blocks.alloc(vec![CompiledBlock { block, dep_chain: Vec::new() }]);
+            held.first().map(|c| &c.block)
+        }
+        None => None,
+    })
+}
+
+/// An include's `when` and loop on each of `hosts` (after its banner, the caller's; a
+/// false `when` shows the host skipped), and what each item names: `nodes` rendered with the host's variables and
+/// the item. Hosts naming the same things with the same item share one entry, in
+/// first-seen order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn wanted(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    ctx: &TaskInContext<'_>,
+    hosts: &[String],
+    params: Option<&std::sync::Arc<tack_template::Layer>>,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+    names: &IncludeNames<'_>,
+) -> Result<Vec<Wanted>, Diagnostic> {
+    let (nodes, keywords) = (&names.args, &names.keywords);
+    let view = env.view(ctx);
+    let reading = env.reading(ctx, params.cloned());
+    let templar = env.run.templar;
+    let loop_var = loop_var(ctx);
+    let mut wanted: Vec<Wanted> = Vec::new();
+    for host in hosts {
+        env.reads.before_result(hosts, host, callback);
+        let Some(scope) = reading.scope(host) else { continue };
+        // A plan does not include what it cannot name yet, nor what it cannot know runs.
+        let planning = env.run.facts.plan;
+        if let Some(result) = crate::plan::include_gate(&reading, planning, host, &scope, nodes) {
+            stats.count(&result, false);
+            callback.host_result(&view, &result);
+            continue;
+        }
+        // Without a loop the `when` is the include's; with one it is each item's.
+        if ctx.task.loop_items.is_none()
+            && let Some(cond) =
+                crate::task::when::evaluate(ctx, templar, &scope).false_condition()?
+        {
+            let result = tack_report::result::skipped(host, &cond);
+            stats.count(&result, false);
+            callback.host_result(&view, &result);
+            continue;
+        }
+        // The items keep the provenance of what their loop read.
+        let (items, read): (Vec<Option<Node>>, tack_template::ProvenanceSet) =
+            match &ctx.task.loop_items {
+                Some(source) => {
+                    let (list, read) = crate::task::items::items(&reading, source, &scope)?;
+                    (list.into_iter().map(Some).collect(), read)
+                }
+                None => (vec![None], Default::default()),
+            };
+        let looped = ctx.task.loop_items.is_some();
+        let mut skipped_items: Vec<Node> = Vec::new();
+        let mut failed_items: Vec<Node> = Vec::new();
+        let mut count = 0;
+        for item in items {
+            count += 1;
+            let item_scope = match &item {
+                Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
+                None => scope.clone(),
+            };
+            // `break_when` is judged after every item, skipped or not.
+            use crate::task::loop_control::ItemBreak;
+            let breaks = match &item {
+                Some(value) => {
+                    match crate::task::loop_control::include_break(ctx, templar, &item_scope) {
+                        ItemBreak::Unset => None,
+                        ItemBreak::Verdict(verdict) => Some(verdict),
+                        ItemBreak::Failed { message, error } => {
+                            // The item fails, includes nothing, and ends the loop.
+                            let result = failed_break(host, &loop_var, value, message, error);
+                            callback.item_result(&view, &result);
+                            failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                            break;
+                        }
+                    }
+                }
+                None => None,
+            };
+            if looped
+                && let Some(value) = &item
+                && let Some(cond) =
+                    crate::task::when::evaluate(ctx, templar, &item_scope).false_condition()?
+            {
+                let mut result = tack_report::result::skipped(host, &cond);
+                result.data.insert(tack_report::result::s(&loop_var), value.clone());
+                result.data.insert(
+                    tack_report::result::s("ansible_loop_var"),
+                    tack_report::result::s(&loop_var),
+                );
+                if let Some(verdict) = breaks {
+                    result.data.insert(
+                        tack_report::result::s("break_when_result"),
+                        tack_report::result::b(verdict),
+                    );
+                }
+                result.item_label = Some(value.clone());
+                callback.item_result(&view, &result);
+                skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                if breaks == Some(true) {
+                    break;
+                }
+                continue;
+            }
+            // The include's bool keywords, post-validated for this host and item as
+            // `TaskExecutor` does before it hands the include back: one that cannot be
+            // converted fails the item (or the host).
+            let mut flags = Vec::with_capacity(keywords.len());
+            let mut bad = None;
+            for (name, node) in keywords {
+                let Some(node) = node else { continue };
+                let origin = ctx.task.origin.clone();
+                match crate::task::reading::bool_keyword(templar, name, node, &item_scope, origin) {
+                    Ok(flag) => flags.push((*name, flag)),
+                    Err(e) => {
+                        bad = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(error) = bad {
+                match &item {
+                    Some(value) => {
+                        let result = failed_item(host, &loop_var, value, error);
+                        callback.item_result(&view, &result);
+                        failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
+                    }
+                    None => {
+                        let result = failed_include(host, error);
+                        callback.host_result(&view, &result);
+                        state.include_task_failed.insert(host.clone(), result);
+                    }
+                }
+                if breaks == Some(true) {
+                    break;
+                }
+                continue;
+            }
+            let mut names = Vec::with_capacity(nodes.len());
+            for (arg, node) in nodes {
+                let Some(node) = node else {
+                    names.push(None);
+                    continue;
+                };
+                let rendered = templar.render(node, &item_scope).map_err(|e| e.to_diagnostic())?;
+                // What an include names is read on the controller: a name a managed host
+                // chose is never looked up (seed 002).
+                if rendered.provenance.is_managed_host() {
+                    return Err(Diagnostic::at(
+                        format!(
+                            "the '{arg}' of this include was named by a managed host, and \
+                             a controller file a host chose is never read"
+                        ),
+                        ctx.task.origin.clone(),
+                    ));
+                }
+                names.push(Some(tack_yaml::pyrepr::str(&rendered.value.value)));
+            }
+            match wanted.iter_mut().find(|w| w.names == names && w.flags == flags && w.item == item)
+            {
+                Some(w) => w.hosts.push(host.clone()),
+                None => wanted.push(Wanted {
+                    names,
+                    flags,
+                    item,
+                    hosts: vec![host.clone()],
+                    provenance: read.derived(),
+                }),
+            }
+            if breaks == Some(true) {
+                break;
+            }
+        }
+        if !failed_items.is_empty() {
+            // The loop failed: its result says so without an error of its own (each
+            // failed item showed its), and the host goes on as an include that failed.
+            let result = failed_loop(host, failed_items);
+            callback.host_result(&view, &result);
+            state.include_task_failed.insert(host.clone(), result);
+        } else if looped && (count == 0 || skipped_items.len() == count) {
+            let result = all_skipped(host, skipped_items);
+            stats.count(&result, false);
+            callback.host_result(&view, &result);
+        }
+    }
+    Ok(wanted)
+}
+
+/// The include `ctx` failed on `hosts` with `error`: each shows it failed and counts a
+/// failure (even inside a rescue, as ansible counts it), and waits in `include_failed`
+/// for the splice to move it on as failed.
+pub(crate) fn include_failure(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    ctx: &TaskInContext<'_>,
+    hosts: &[String],
+    error: Diagnostic,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+) {
+    use tack_report::result::{b, s};
+    let view = env.view(ctx);
+    for host in hosts {
+        let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
+        data.insert(s("failed"), b(true));
+        data.insert(s("exception"), s("(traceback unavailable)"));
+        data.insert(s("msg"), s(&error.brief()));
+        let mut result = tack_report::result::HostResult::new(host, data);
+        result.error = Some(error.clone());
+        // A looped include's result is the host's whole loop result (its items shown
+        // already): the callback then shows only the error.
+        if ctx.task.loop_items.is_some() {
+            result.data.insert(s("results"), tack_yaml::Node::bare(Value::Seq(Vec::new())));
+        }
+        stats.count(&result, false);
+        callback.host_result(&view, &result);
+        state.include_failed.insert(host.clone());
+    }
+}
+
+/// Gives a task an include brought in the include's place: it inherits what the include
+/// inherits (its blocks, role and play) but nothing of the include itself, which is dynamic
+/// (ansible passes over a parent that was not loaded statically); the include's `apply`
+/// block stands in its place.
+pub(crate) fn adopt<'r>(
+    task: &mut TaskInContext<'r>,
+    include: &TaskInContext<'r>,
+    apply: Option<&'r tack_playbook::Block>,
+    is_tasks: bool,
+) {
+    use tack_playbook::walk::Ancestor;
+    let mut ancestry: Vec<_> =
+        task.ancestry.iter().copied().filter(|a| !matches!(a, Ancestor::Play(_))).collect();
+    // The file's own tasks list the include last among the imports.
+    let at = match ancestry.iter().rposition(|a| matches!(a, Ancestor::Import(_))) {
+        Some(at) if is_tasks => {
+            ancestry.remove(at);
+            at
+        }
+        _ => ancestry.len(),
+    };
+    if let Some(apply) = apply {
+        ancestry.insert(at, Ancestor::Block(apply));
+    }
+    ancestry.extend(include.ancestry.iter().copied());
+    task.ancestry = ancestry;
+}
+
+impl Wanted {
+    /// The bool keyword `name` as these hosts post-validated it, `None` when unset.
+    pub(crate) fn flag(&self, name: &str) -> Option<bool> {
+        self.flags.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// What an include renders per host and item: its file, or its role's name and options
+/// (`args`), and the bool keywords post-validated with them (`keywords`).
+pub(crate) struct IncludeNames<'t> {
+    pub args: Vec<(&'static str, Option<&'t Node>)>,
+    pub keywords: Vec<(&'static str, Option<&'t Node>)>,
+}
+
+impl<'t> IncludeNames<'t> {
+    pub(crate) fn of(ctx: &'t TaskInContext<'_>) -> Result<IncludeNames<'t>, Diagnostic> {
+        if let tack_playbook::TaskKind::IncludeRole(target) = &ctx.task.kind {
+            return Ok(IncludeNames {
+                args: role_nodes(target).to_vec(),
+                keywords: role_keywords(ctx).to_vec(),
+            });
+        }
+        match ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file")) {
+            Some(raw) => Ok(IncludeNames { args: vec![("file", Some(raw))], keywords: Vec::new() }),
+            None => {
+                Err(Diagnostic::at("No file specified for include_tasks", ctx.task.origin.clone()))
+            }
+        }
+    }
+}
+
+/// What an include names for some hosts with one loop item.
+pub(crate) struct Wanted {
+    pub names: Vec<Option<String>>,
+    /// The include's bool keywords that are set, as post-validated for these hosts.
+    pub flags: Vec<(&'static str, bool)>,
+    pub item: Option<Node>,
+    pub hosts: Vec<String>,
+    /// The loop item's provenance.
+    pub provenance: Provenance,
+}
+
+/// The include's `loop_control.loop_var` (`item` by default).
+pub(crate) fn loop_var(ctx: &TaskInContext<'_>) -> String {
+    ctx.task
+        .attrs
+        .get(Keyword::LoopControl)
+        .and_then(Node::as_map)
+        .and_then(|m| m.get("loop_var"))
+        .map(|n| tack_yaml::pyrepr::str(&n.value))
+        .unwrap_or_else(|| "item".into())
+}
+
+/// The include as the parent of what it brings in: its condition, loop and tags were for
+/// the include; its `vars` (returned apart) become the included tasks' include parameters.
+pub(crate) fn stripped_parent(ctx: &TaskInContext<'_>) -> (tack_playbook::Task, Mapping) {
+    let mut parent = ctx.task.clone();
+    for keyword in
+        [Keyword::When, Keyword::Tags, Keyword::Loop, Keyword::LoopControl, Keyword::Name]
+    {
+        parent.attrs.remove(keyword);
+    }
+    parent.loop_items = None;
+    parent.loop_with = None;
+    let vars = std::mem::take(&mut parent.vars);
+    (parent, vars)
+}
+
+/// The include parameters the included tasks see: the include's `vars` and its loop item.
+pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack_template::Layer {
+    let mut layer = tack_template::Layer::from_mapping(vars, Provenance::Trusted);
+    if let Some(value) = &want.item {
+        layer.insert(loop_var.to_string(), value.clone(), want.provenance.clone());
+    }
+    layer
+}
+
+/// An include (without a loop) that could not be post-validated: ansible's failed result.
+fn failed_include(host: &str, error: Diagnostic) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s(&error.brief()));
+    let mut result = tack_report::result::HostResult::new(host, data);
+    result.error = Some(error);
+    result
+}
+
+/// A loop item whose include could not be post-validated: ansible's failed item result.
+fn failed_item(
+    host: &str,
+    loop_var: &str,
+    item: &Node,
+    error: Diagnostic,
+) -> tack_report::result::HostResult {
+    of_item(failed_include(host, error), loop_var, item)
+}
+
+/// A loop item whose `break_when` could not be evaluated: ansible's failed item result.
+fn failed_break(
+    host: &str,
+    loop_var: &str,
+    item: &Node,
+    message: String,
+    error: Diagnostic,
+) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("break_when_result"), s(&message));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("failed"), b(true));
+    let mut result = tack_report::result::HostResult::new(host, data);
+    result.error = Some(error);
+    of_item(result, loop_var, item)
+}
+
+/// `result` as loop item `item`'s: the loop variable's keys and the item's label.
+fn of_item(
+    mut result: tack_report::result::HostResult,
+    loop_var: &str,
+    item: &Node,
+) -> tack_report::result::HostResult {
+    use tack_report::result::s;
+    result.data.insert(s(loop_var), item.clone());
+    result.data.insert(s("ansible_loop_var"), s(loop_var));
+    result.item_label = Some(item.clone());
+    result
+}
+
+/// A looped include with failed items: the loop's own result, as `_run_loop` builds it.
+fn failed_loop(host: &str, items: Vec<Node>) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("failed"), b(true));
+    data.insert(s("msg"), s("One or more items failed"));
+    data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
+    tack_report::result::HostResult::new(host, data)
+}
+
+/// A looped include's result on a host where every item was skipped (or there were none),
+/// as ansible's loop result says it.
+fn all_skipped(host: &str, items: Vec<Node>) -> tack_report::result::HostResult {
+    use tack_report::result::{b, s};
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    if items.is_empty() {
+        data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(Vec::new())));
+        data.insert(s("skip_reason"), s("No items in the list"));
+        data.insert(s("skipped"), b(true));
+        data.insert(s("skipped_reason"), s("No items in the list"));
+        data.insert(s("failed"), b(false));
+    } else {
+        data.insert(s("failed"), b(false));
+        data.insert(s("msg"), s("All items skipped"));
+        data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
+        data.insert(s("skipped"), b(true));
+    }
+    tack_report::result::HostResult::new(host, data)
+}
+
+/// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per
+/// host and item (`Wanted::flag`).
+pub(crate) fn role_keywords<'t>(
+    ctx: &'t TaskInContext<'_>,
+) -> [(&'static str, Option<&'t tack_yaml::Node>); 2] {
+    [
+        ("rescuable", ctx.task.args.get("rescuable")),
+        ("rolespec_validate", ctx.task.args.get("rolespec_validate")),
+    ]
+}
+
+/// What an `include_role` renders per host and item, in the order `load_included_role`
+/// reads them.
+pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 7] {
+    [
+        ("name", target.name.as_ref()),
+        ("tasks_from", target.tasks_from.as_ref()),
+        ("vars_from", target.vars_from.as_ref()),
+        ("defaults_from", target.defaults_from.as_ref()),
+        ("handlers_from", target.handlers_from.as_ref()),
+        ("allow_duplicates", target.allow_duplicates.as_ref()),
+        ("public", target.public.as_ref()),
+    ]
+}

@@ -1,0 +1,137 @@
+//! `include_role` in a play, as ansible's `IncludedFile.process_include_results` and
+//! `IncludeRole.get_block_list` run it: the role name and its `*_from` files rendered per host
+//! and loop item (`crate::include::wanted`), each distinct request loaded once for the hosts
+//! that share it, the role's own `vars` given the include's `vars` and loop item, `included:
+//! ROLE for HOSTS` lines; a public role's defaults and vars become the play's.
+//!
+//! Loads roles only under names the playbook chose (seed 002); runs none of their tasks itself
+//! and touches no host's position (`crate::include::splice` does, and grows the play's role arena).
+
+use std::sync::Arc;
+
+use tack_diag::Diagnostic;
+use tack_playbook::dynamic::{FromFiles, RoleRequest};
+use tack_playbook::walk::TaskInContext;
+use tack_template::Layer;
+use tack_yaml::Mapping;
+
+use tack_report::callback::{Callback, Stats};
+
+use crate::include::{IncludeNames, Loaded, Wanted, loop_var, param_layer, stripped_parent};
+use crate::play::batch::BatchState;
+use crate::play::env::PlayEnv;
+
+/// ansible's bool conversion of a module option (`boolean()`), for `allow_duplicates`.
+fn option_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "on" | "1" | "true" | "t" | "y" | "1.0" => Some(true),
+        "no" | "off" | "0" | "false" | "f" | "n" | "0.0" => Some(false),
+        _ => None,
+    }
+}
+
+fn not_bool(text: &str, ctx: &TaskInContext<'_>) -> Diagnostic {
+    Diagnostic::at(
+        format!(
+            "The value '{text}' is not a valid boolean. Valid booleans include: 'yes', 'on', \
+             '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', 'false', 'f', 'n', 0, 0.0, \
+             False"
+        ),
+        ctx.task.origin.clone(),
+    )
+}
+
+/// `include_role` on `hosts`: returns each loaded role's blocks and handlers, its
+/// include parameters and its hosts, in the order ansible runs them.
+pub(crate) fn include_role(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    ctx: &TaskInContext<'_>,
+    hosts: &[String],
+    params: Option<&Arc<Layer>>,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+) -> Result<Loaded, Diagnostic> {
+    callback.task_start(&env.banner(ctx, hosts.first(), params.cloned()));
+    let names = IncludeNames::of(ctx)?;
+    let wanted = crate::include::wanted(env, state, ctx, hosts, params, callback, stats, &names)?;
+    load_included_role(env, state, ctx, wanted, callback, stats)
+}
+
+/// The roles `wanted` names for the `include_role` `ctx`, each loaded once for the hosts
+/// that name it with the same parameters, with ansible's `included: ROLE for HOSTS`
+/// lines.
+pub(crate) fn load_included_role(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    ctx: &TaskInContext<'_>,
+    wanted: Vec<Wanted>,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+) -> Result<Loaded, Diagnostic> {
+    let (parent, include_vars) = stripped_parent(ctx);
+    let loop_var = loop_var(ctx);
+    let mut out = Vec::new();
+    for want in wanted {
+        let name = want.names[0].clone().unwrap_or_default();
+        let allow_duplicates = match &want.names[5] {
+            None => true,
+            Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
+        };
+        let public = match &want.names[6] {
+            None => false,
+            Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
+        };
+        let layer = param_layer(&include_vars, &loop_var, &want);
+        let mut role_vars = include_vars.clone();
+        if let Some(item) = &want.item {
+            role_vars.insert(tack_report::result::s(&loop_var), item.clone());
+        }
+        let request = RoleRequest {
+            include: &parent,
+            dep_chain: &ctx.dep_chain,
+            name: &name,
+            from: FromFiles {
+                tasks: want.names[1].clone(),
+                vars: want.names[2].clone(),
+                defaults: want.names[3].clone(),
+                handlers: want.names[4].clone(),
+                skip_validation: want.flag("rolespec_validate") == Some(false),
+            },
+            vars: role_vars,
+            allow_duplicates,
+            rescuable: want.flag("rescuable") != Some(false),
+        };
+        let loaded = env.run.tasks.load_included_role(env.play(), request, &env.scope.play_vars());
+        let (included, role) = match loaded {
+            Ok(loaded) => loaded,
+            // A role that cannot be loaded fails the include on its hosts (a parser error,
+            // or any error when not `rescuable`, ends the run).
+            Err(e) if e.class == tack_diag::ErrorClass::General => {
+                crate::include::include_failure(env, state, ctx, &want.hosts, e, callback, stats);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        // A public role's defaults and vars are the play's from here on.
+        if public && let Some(roles) = &included.roles {
+            env.scope.expose_role(
+                &tack_playbook::play_vars::role_defaults(roles, role),
+                &tack_playbook::play_vars::role_exports(roles, role),
+            );
+        }
+        for block in &included.blocks {
+            crate::refuse::check_included(&block.block)?;
+        }
+        for block in &included.handlers {
+            crate::refuse::check_included_handlers(&block.block)?;
+        }
+        let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+        callback.included(&name, &want.hosts, label.as_deref());
+        for host in &want.hosts {
+            stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);
+        }
+        out.push((included, Arc::new(layer), want.hosts));
+    }
+    Ok(out)
+}

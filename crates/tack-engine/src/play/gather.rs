@@ -1,0 +1,304 @@
+//! The implicit `Gathering Facts` task of a play: `setup` on every host, the facts kept for
+//! the rest of the run, the result hidden from `-v` dumps as ansible hides it.
+
+use std::collections::BTreeMap;
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_yaml::{Mapping, Node};
+
+use tack_links::link_target::LinkTarget;
+use tack_links::{Connection, ConnectionError, Reach, Trace, Traced};
+
+use crate::context::HostState;
+use crate::play::batch::BatchState;
+use crate::play::cursor::HostCursor;
+use crate::play::env::PlayEnv;
+
+/// A host's link for gathering and the connection it is, or why there is none (a refused
+/// setting, a failed open).
+type Link = Result<(std::sync::Arc<dyn Connection>, Reach), String>;
+use tack_report::callback::{Callback, Stats, TaskView};
+use tack_report::result::s;
+
+/// One host's `setup` result, as the strategy then shows and applies it.
+pub(crate) struct Gathered {
+    pub shown: tack_report::result::HostResult,
+    /// The lines about reaching the host, each with the `-v` count it shows from (see
+    /// `tack_links::trace`).
+    pub transport: Vec<(u8, String)>,
+    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
+}
+
+pub(crate) fn gather_view(play: &tack_playbook::Play) -> TaskView {
+    TaskView {
+        name: "Gathering Facts".into(),
+        action: "gather_facts".into(),
+        looped: false,
+        origin: play.origin.clone(),
+    }
+}
+
+/// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept for
+/// the rest of the run.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather_facts(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+    states: &mut BTreeMap<String, HostState>,
+    cursors: &mut [(String, HostCursor)],
+) -> Result<(), Diagnostic> {
+    let view = gather_view(env.play());
+    let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
+    if !hosts.is_empty() {
+        env.reads.show(callback);
+    }
+    callback.task_start(&view);
+    let width = crate::play::forks::width(env.run.facts.forks, 0, hosts.len());
+    let origin = env.play().origin.clone();
+    // Worked out here: the threads that gather cannot reach the play's state.
+    let addresses: BTreeMap<String, String> =
+        hosts.iter().map(|h| (h.clone(), gather_address(env, h))).collect();
+    let links: BTreeMap<String, Link> =
+        hosts.iter().map(|h| (h.clone(), gather_link(env, keywords, h))).collect();
+    let interpreters: BTreeMap<String, Interpreter> =
+        hosts.iter().map(|h| (h.clone(), interpreter_for(env, h))).collect();
+    let settings = &env.run.facts.interpreter;
+    let ahead = hosts
+        .iter()
+        .map(|h| {
+            let link = links.get(h).and_then(|l| l.as_ref().ok()).map(|(l, _)| l);
+            link.filter(|l| !l.is_open()).cloned()
+        })
+        .collect();
+    tack_links::pool::opening_ahead(ahead, width, || {
+        crate::play::forks::run_hosts(
+            &hosts,
+            width,
+            |host| {
+                let address = addresses.get(host).map_or(host, String::as_str);
+                let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
+                let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
+                let asked = (interpreter, settings);
+                gather_on(keywords, host, address, origin.clone(), link, asked)
+            },
+            |host, gathered| {
+                env.reads.before_result(&hosts, host, callback);
+                if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
+                    apply_gathered(env, state, gathered, cursor, stats, states, callback);
+                }
+                Ok(())
+            },
+        )
+    })?;
+    env.update_play_hosts(state, cursors);
+    Ok(())
+}
+
+/// Runs `setup` on `host`.
+pub(crate) fn gather_one(
+    env: &PlayEnv<'_, '_>,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+) -> Gathered {
+    let link = gather_link(env, keywords, host);
+    let asked = (interpreter_for(env, host), &env.run.facts.interpreter);
+    gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
+}
+
+/// The `-vvv` address of the fact-gathering task on `host`, in its play scope.
+fn gather_address(env: &PlayEnv<'_, '_>, host: &str) -> String {
+    match env.scope.host_scope(host) {
+        Some(scope) => crate::verbose::address_in(env.run.templar, env.live, host, &scope),
+        None => host.to_string(),
+    }
+}
+
+/// What gathering does about `host`'s Python interpreter (see `tack_links::interpreter`).
+fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
+    let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set };
+    if !env.run.facts.interpreter.discovers() || scope.get("ansible_python_interpreter").is_some() {
+        return Interpreter::Set;
+    }
+    match tack_links::interpreter::known(&scope) {
+        Some(known) => Interpreter::Known(known),
+        None => Interpreter::Discover(tack_links::interpreter::names(
+            &scope,
+            &env.run.facts.interpreter,
+        )),
+    }
+}
+
+/// The link `setup` takes to `host`: its play scope's connection settings under the
+/// play's keywords.
+fn gather_link(
+    env: &PlayEnv<'_, '_>,
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+) -> Link {
+    let Some(scope) = env.scope.host_scope(host) else {
+        let local = env.run.links.get(&LinkTarget::Local, None);
+        return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
+    };
+    let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+    let keyword = |k| keywords.get(k).cloned();
+    let origin = env.play().origin.clone();
+    let target = tack_links::link_target::resolve(
+        env.run.templar,
+        &scope,
+        &vars,
+        &keyword,
+        host,
+        origin.clone(),
+        &env.run.facts.ssh,
+    )
+    .map_err(|d| d.brief())?;
+    // The become keywords are not post-validated with the play: read as written.
+    let play = env.play();
+    let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
+    let escalation = tack_links::become_::resolve(
+        env.run.templar,
+        &scope,
+        &vars,
+        &become_keyword,
+        &target,
+        origin,
+        &env.run.facts.ssh.become_,
+    )
+    .map_err(|d| d.brief())?;
+    let link = env.run.links.get(&target, escalation.as_ref()).map_err(|e| e.to_string())?;
+    Ok((link, target.reach()))
+}
+
+/// Keeps a host's gathered facts (or fails it) and shows its result.
+pub(crate) fn apply_gathered(
+    env: &PlayEnv<'_, '_>,
+    state: &mut BatchState,
+    gathered: Gathered,
+    cursor: &mut HostCursor,
+    stats: &mut Stats,
+    states: &mut BTreeMap<String, HostState>,
+    callback: &mut dyn Callback,
+) {
+    let host = gathered.shown.host.clone();
+    for (level, line) in &gathered.transport {
+        callback.verbose_line(*level, line);
+    }
+    stats.count(&gathered.shown, false);
+    if gathered.shown.lost() {
+        cursor.pos = None;
+        state.lost.insert(host.clone());
+    } else if gathered.shown.flag("failed") {
+        cursor.pos = None;
+        cursor.failed = true;
+    } else if let Some(layer) = gathered.facts {
+        env.scope.set_gathered(&host, layer.clone());
+        states.entry(host).or_default().facts = Some(layer);
+    }
+    callback.host_result(&gather_view(env.play()), &gathered.shown);
+}
+
+/// What gathering does about a host's Python interpreter: nothing (one is set, or the
+/// configuration names one), keep the one its facts hold (the gathered facts replace them),
+/// or discover one first with these names.
+#[derive(Clone)]
+enum Interpreter {
+    Set,
+    Known(Node),
+    Discover(Vec<String>),
+}
+
+/// Runs `setup` on `host`; a failure is placed at the play (`origin`), as ansible places the
+/// implicit task's.
+fn gather_on(
+    keywords: &tack_playbook::post_validate::PlayKeywords,
+    host: &str,
+    address: &str,
+    origin: Option<tack_diag::Origin>,
+    link: Link,
+    (interpreter, settings): (Interpreter, &tack_links::interpreter::InterpreterSettings),
+) -> Gathered {
+    let trace = Trace::new();
+    // (unreachable, why) when the host cannot be asked.
+    let connected = link.map_err(|why| (false, why)).and_then(|(link, reach)| {
+        let link: std::sync::Arc<dyn Connection> =
+            std::sync::Arc::new(Traced::new(link, reach, &trace));
+        match link.connect() {
+            Ok(()) => Ok(link),
+            Err(e) => Err((matches!(e, ConnectionError::Unreachable { .. }), e.to_string())),
+        }
+    });
+    // What the connection said while it opened (a retried ssh), whether it opened or not.
+    let said = trace.drain_lines(address);
+    let link = match connected {
+        Ok(link) => link,
+        Err((unreachable, why)) => {
+            let msg = format!("Task failed: {why}");
+            let mut data = Mapping::new();
+            data.insert(s("changed"), tack_report::result::b(false));
+            data.insert(s("msg"), s(&msg));
+            data.insert(
+                s(if unreachable { "unreachable" } else { "failed" }),
+                tack_report::result::b(true),
+            );
+            let mut shown = tack_report::result::HostResult::new(host, data);
+            // ansible places an unreachable host's error nowhere (the implicit task's
+            // connection fails before it has a place).
+            shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
+            return Gathered { shown, transport: said, facts: None };
+        }
+    };
+    let mut args = serde_json::Map::new();
+    for (keyword, arg) in [
+        (Keyword::GatherSubset, "gather_subset"),
+        (Keyword::GatherTimeout, "gather_timeout"),
+        (Keyword::FactPath, "fact_path"),
+    ] {
+        if let Some(value) = keywords.get(keyword) {
+            args.insert(arg.to_string(), tack_actions::json::to_json(value));
+        }
+    }
+    let invocation =
+        tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
+    let interpreter = match interpreter {
+        Interpreter::Set => None,
+        Interpreter::Known(node) => Some(node),
+        Interpreter::Discover(names) => {
+            let path =
+                tack_links::interpreter::discover(link.as_ref(), &trace, host, settings, &names);
+            Some(s(&path))
+        }
+    };
+    let outcome = link.run_module("setup", &invocation);
+    let mut transport = said;
+    transport.extend(trace.drain_lines(address));
+    let result = match outcome {
+        Ok(result) => tack_actions::json::map_from_json(&result),
+        Err(e) => {
+            let mut data = Mapping::new();
+            data.insert(s("failed"), tack_report::result::b(true));
+            data.insert(s("msg"), s(&e.to_string()));
+            data
+        }
+    };
+    let mut shown = tack_report::result::HostResult::new(host, result.clone());
+    shown.verbose_override = true;
+    let mut facts = None;
+    if shown.flag("failed") {
+        let msg = result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        shown.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), origin));
+    } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
+        // ansible's `gather_facts` action marks the facts it gathered.
+        let mut found = found.clone();
+        if let Some(path) = interpreter {
+            found.insert(s(tack_links::interpreter::FACT), path);
+        }
+        found.insert(s("_ansible_facts_gathered"), tack_report::result::b(true));
+        facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));
+    }
+    shown.data.remove("ansible_facts");
+    Gathered { shown, transport, facts }
+}

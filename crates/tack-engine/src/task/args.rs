@@ -1,0 +1,216 @@
+//! A task's arguments for one host (and loop item), rendered once: `--events` renders them
+//! to show the task's input, the plan's gate to see what they read, and the action to run; a
+//! render made by one of them is kept for the next, unless a variable it could have read
+//! changed in between (an earlier host of the same task registered a result, set a fact,
+//! changed the inventory...). A render it cannot vouch for is dropped and made again.
+//!
+//! Owns the render itself ([`render`]: module defaults filled in, raw arguments kept as
+//! written, omitted ones dropped, ansible's error chain), the change counters of a play's
+//! variables ([`Versions`], bumped by `vars::PlayScope`) and the per-task store of renders
+//! ([`Renders`]). It never decides what runs.
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use tack_diag::Diagnostic;
+use tack_playbook::walk::TaskInContext;
+use tack_template::{ProvenanceSet, Scope, Templar, TemplateErrorKind};
+use tack_yaml::{Mapping, Value};
+
+use tack_actions::Action;
+
+/// Counters of every change to a play's variables, so a render can tell whether its inputs
+/// still hold: changes to what every host sees, changes per host, and reads of `hostvars`
+/// (which let one host's render see another's variables).
+#[derive(Default)]
+pub struct Versions {
+    shared: AtomicU64,
+    any_host: AtomicU64,
+    per_host: RwLock<BTreeMap<String, u64>>,
+    hostvars_reads: AtomicU64,
+}
+
+/// The counters as a render started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    shared: u64,
+    any_host: u64,
+    host: u64,
+}
+
+impl Versions {
+    /// Something every host sees changed (play variables, inventory, `groups`, play hosts).
+    pub fn shared_changed(&self) {
+        self.shared.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One host's own variables changed (facts, registered results, `include_vars`).
+    pub fn host_changed(&self, host: &str) {
+        self.any_host.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut map) = self.per_host.write() {
+            *map.entry(host.to_string()).or_default() += 1;
+        }
+    }
+
+    /// A template looked at `hostvars`.
+    pub fn hostvars_read(&self) {
+        self.hostvars_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn stamp(&self, host: &str) -> Stamp {
+        let host = self.per_host.read().ok().and_then(|m| m.get(host).copied()).unwrap_or(0);
+        Stamp {
+            shared: self.shared.load(Ordering::Relaxed),
+            any_host: self.any_host.load(Ordering::Relaxed),
+            host,
+        }
+    }
+
+    fn reads(&self) -> u64 {
+        self.hostvars_reads.load(Ordering::Relaxed)
+    }
+}
+
+/// A task's arguments as rendered for one host (and loop item).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RenderedArgs {
+    pub args: Mapping,
+    pub provenance: ProvenanceSet,
+    /// Arguments whose value came from a managed host.
+    pub host_named: Vec<String>,
+    /// Arguments whose render read a `!vault` value.
+    pub sealed: Vec<String>,
+}
+
+/// An argument that failed to render: ansible's error chain for the task, and (in a plan)
+/// the producer of an unavailable value the failed render read.
+#[derive(Debug, Clone)]
+pub(crate) struct ArgsFailed {
+    pub error: Diagnostic,
+    pub unavailable: Option<String>,
+}
+
+/// The arguments of `ctx`'s task for `action`, rendered in `scope` (module defaults filled
+/// in; those the action takes raw kept as written; omitted ones dropped), with what the
+/// renders read.
+pub(crate) fn render(
+    ctx: &TaskInContext<'_>,
+    action: Action,
+    templar: &Templar,
+    scope: &Scope,
+) -> Result<RenderedArgs, ArgsFailed> {
+    let task_origin = ctx.task.origin.clone();
+    let raw = action.raw_args();
+    let mut out = RenderedArgs::default();
+    let defaults = crate::task::module_defaults::default_args(ctx, action, templar, scope)
+        .map_err(|d| ArgsFailed {
+            error: Diagnostic::caused_by("Task failed.", task_origin.clone(), d),
+            unavailable: None,
+        })?;
+    for (key, value) in ctx.task.args.iter().chain(defaults.iter()) {
+        let name = key.as_str().unwrap_or_default();
+        if raw.contains(&name) {
+            out.args.insert(key.clone(), value.clone());
+            continue;
+        }
+        match templar.render(value, scope) {
+            Ok(rendered) => {
+                out.provenance.extend(&rendered.provenance);
+                if rendered.provenance.is_managed_host() {
+                    out.host_named.push(name.to_string());
+                }
+                if rendered.provenance.is_sealed() {
+                    out.sealed.push(name.to_string());
+                }
+                out.args.insert(key.clone(), rendered.value);
+            }
+            Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+            Err(e) => {
+                let mut cause = Diagnostic::at(
+                    format!("Error while resolving value for '{name}': {}", e.message),
+                    e.origin.clone().or_else(|| value.origin.clone()),
+                );
+                // A value written outside any file (`-a` of the ad-hoc command) is shown
+                // as itself under its origin, as ansible shows an untagged source.
+                if cause.origin == value.origin
+                    && value.origin.as_ref().is_some_and(|o| o.path.is_none())
+                    && let Value::Str(text) = &value.value
+                {
+                    cause.value_repr = Some(text.clone());
+                }
+                let middle = Diagnostic::caused_by(
+                    format!("Finalization of task args for '{}' failed.", action.fqcn()),
+                    None,
+                    cause,
+                );
+                return Err(ArgsFailed {
+                    error: Diagnostic::caused_by("Task failed.", task_origin, middle),
+                    unavailable: e.unavailable.first().map(|p| p.to_string()),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Kept {
+    stamp: Stamp,
+    /// The render read `hostvars`: any host's change may have changed it.
+    read_others: bool,
+    rendered: RenderedArgs,
+}
+
+/// Which run of a task a render is for: a host, and the loop item's index when it loops.
+type RunKey = (String, Option<usize>);
+
+/// One task's renders by host and loop item, each usable once by the next that asks.
+#[derive(Default)]
+pub(crate) struct Renders {
+    // A lock: hosts' runs take their renders from threads of their own (`forks`).
+    kept: Mutex<BTreeMap<RunKey, Kept>>,
+}
+
+impl Renders {
+    /// The render for `host` (and `item`) kept by an earlier reader when nothing it could
+    /// have read changed since, else a new one with `render`; a copy is kept for the next
+    /// reader when `keep` (it renders in the same scope: the run does not delegate).
+    pub(crate) fn get<E>(
+        &self,
+        versions: &Versions,
+        (host, item): (&str, Option<usize>),
+        keep: bool,
+        render: impl FnOnce() -> Result<RenderedArgs, E>,
+    ) -> Result<RenderedArgs, E> {
+        let key = (host.to_string(), item);
+        if let Some(kept) = self.take(versions, &key) {
+            let rendered = kept.rendered.clone();
+            if keep {
+                // Still good now: the next reader checks it against today's counters.
+                let kept = Kept { stamp: versions.stamp(host), ..kept };
+                self.kept.lock().unwrap_or_else(PoisonError::into_inner).insert(key, kept);
+            }
+            return Ok(rendered);
+        }
+        let stamp = versions.stamp(host);
+        let reads = versions.reads();
+        let rendered = render()?;
+        if keep {
+            let read_others = versions.reads() != reads;
+            let kept = Kept { stamp, read_others, rendered: rendered.clone() };
+            self.kept.lock().unwrap_or_else(PoisonError::into_inner).insert(key, kept);
+        }
+        Ok(rendered)
+    }
+
+    /// The render kept for `key`, if nothing it could have read changed since.
+    fn take(&self, versions: &Versions, key: &RunKey) -> Option<Kept> {
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).remove(key)?;
+        let now = versions.stamp(&key.0);
+        let still = now.shared == kept.stamp.shared
+            && now.host == kept.stamp.host
+            && (!kept.read_others || now.any_host == kept.stamp.any_host);
+        still.then_some(kept)
+    }
+}

@@ -1,0 +1,119 @@
+//! A looped task's items and its looped result, as ansible's `TaskExecutor._run_loop` makes
+//! them: the loop source rendered into items (`loop:`, which must give a list, or a
+//! `with_<lookup>` given its terms), what the items' provenance is, and the loop's own result
+//! built from its items' results. Running each item is the task's (`crate::task`); the
+//! variables each item sees are `crate::task::loop_control`'s. Nothing here prints.
+
+use tack_diag::Diagnostic;
+use tack_template::{Provenance, ProvenanceSet, Scope, TemplateErrorKind};
+use tack_yaml::{Mapping, Node, Value};
+
+use tack_report::result::{HostResult, b, s};
+
+use crate::task::reading::Reading;
+
+/// The task's loop source rendered in `scope`: its items and what the render read.
+pub(crate) fn items(
+    task: &Reading<'_>,
+    source: &Node,
+    scope: &Scope,
+) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
+    match &task.ctx.task.loop_with {
+        Some(lookup) => with_items(task, lookup, source, scope),
+        None => loop_items(task, source, scope),
+    }
+}
+
+/// `loop:`: a template that must give a list.
+fn loop_items(
+    task: &Reading<'_>,
+    items: &Node,
+    scope: &Scope,
+) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
+    let rendered = task.templar.render(items, scope).map_err(|e| loop_error(task, e))?;
+    match rendered.value.value {
+        Value::Seq(list) => Ok((list, rendered.provenance)),
+        other => Err(Diagnostic::at(
+            format!(
+                "The `loop` value must resolve to a 'list', not '{}'.",
+                Node::bare(other).python_type()
+            ),
+            items.origin.clone(),
+        )
+        .with_help("Provide a list of items/templates, or a template resolving to a list.")),
+    }
+}
+
+/// `with_<lookup>:`: the terms given to the lookup, as ansible's task executor does.
+fn with_items(
+    task: &Reading<'_>,
+    lookup: &str,
+    terms: &Node,
+    scope: &Scope,
+) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
+    tack_template::lookups::run_task_loop(
+        task.templar,
+        lookup,
+        terms,
+        scope,
+        Some(&task.ctx.task.action),
+    )
+    .map_err(|e| loop_error(task, e))
+}
+
+fn loop_error(task: &Reading<'_>, e: tack_template::TemplateError) -> Diagnostic {
+    if e.kind == TemplateErrorKind::Undefined {
+        Diagnostic::caused_by(
+            "Task failed.",
+            task.origin(),
+            Diagnostic::at(e.message.clone(), e.origin.clone()),
+        )
+    } else {
+        e.to_diagnostic()
+    }
+}
+
+/// Loop items come from the loop's render: whatever it read decides their provenance.
+pub(crate) fn provenance(read: &ProvenanceSet) -> Provenance {
+    read.derived()
+}
+
+/// The result of a loop over no items.
+pub(crate) fn no_items(host: &str) -> HostResult {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("results"), Node::bare(Value::Seq(Vec::new())));
+    data.insert(s("skip_reason"), s("No items in the list"));
+    data.insert(s("skipped"), b(true));
+    data.insert(s("skipped_reason"), s("No items in the list"));
+    data.insert(s("failed"), b(false));
+    HostResult::new(host, data)
+}
+
+/// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.
+pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
+    let mut data = Mapping::new();
+    let changed = items.iter().any(|r| r.flag("changed"));
+    let failed = items.iter().any(|r| r.flag("failed"));
+    let all_skipped = !items.is_empty() && items.iter().all(|r| r.flag("skipped"));
+    data.insert(s("changed"), b(changed));
+    if failed {
+        data.insert(s("failed"), b(true));
+        data.insert(s("msg"), s("One or more items failed"));
+    } else {
+        data.insert(s("failed"), b(false));
+        if all_skipped {
+            data.insert(s("msg"), s("All items skipped"));
+        } else {
+            data.insert(s("msg"), s("All items completed"));
+        }
+    }
+    let list: Vec<Node> = items.iter().map(|r| Node::bare(Value::Map(r.data.clone()))).collect();
+    data.insert(s("results"), Node::bare(Value::Seq(list)));
+    if all_skipped {
+        data.insert(s("skipped"), b(true));
+    }
+    let mut result = HostResult::new(host, data);
+    result.plan = tack_report::plan_mark::merge(&items);
+    result
+}

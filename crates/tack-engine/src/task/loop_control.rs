@@ -1,0 +1,244 @@
+//! `loop_control` as ansible's `TaskContext.start_loop` applies it: the loop and index
+//! variable names, the label, `extended` (`ansible_loop` with its counters, neighbours and,
+//! unless `extended_allitems: false`, every item), `pause` between items and `break_when`
+//! (judged after each item, its own result under the task's `register` name; a true one ends
+//! the loop after that item). It owns the per-item variables and result keys; running the
+//! item is the executor's.
+
+use std::time::Duration;
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_template::{Provenance, Scope};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::task::reading::Reading;
+use tack_report::result::{b, s};
+
+/// The options tack runs (the others are refused by name in `crate::refuse`).
+pub(crate) const OPTIONS: &[&str] =
+    &["loop_var", "index_var", "label", "extended", "extended_allitems", "pause", "break_when"];
+
+pub(crate) struct LoopControl {
+    pub loop_var: String,
+    pub index_var: Option<String>,
+    pub label: Option<Node>,
+    extended: bool,
+    allitems: bool,
+    pause: Duration,
+    /// The `break_when` conditions as written (a list of them all must hold).
+    break_when: Option<Node>,
+}
+
+impl LoopControl {
+    pub(crate) fn read(task: &Reading<'_>, scope: &Scope) -> Result<LoopControl, Diagnostic> {
+        let mut control = LoopControl {
+            loop_var: "item".into(),
+            index_var: None,
+            label: None,
+            extended: false,
+            allitems: true,
+            pause: Duration::ZERO,
+            break_when: None,
+        };
+        let Some(node) = task.ctx.task.attrs.get(Keyword::LoopControl) else { return Ok(control) };
+        let Some(map) = node.as_map() else { return Ok(control) };
+        for (key, value) in map.iter() {
+            let name = key.as_str().unwrap_or_default();
+            if name == "label" {
+                control.label = Some(value.clone());
+                continue;
+            }
+            if name == "break_when" {
+                control.break_when = Some(value.clone());
+                continue;
+            }
+            let v = task.templar.render(value, scope).map_err(|e| e.to_diagnostic())?.value.value;
+            match name {
+                "loop_var" => control.loop_var = tack_yaml::pyrepr::str(&v),
+                "index_var" => control.index_var = Some(tack_yaml::pyrepr::str(&v)),
+                "extended" => control.extended = v.is_truthy(),
+                "extended_allitems" => control.allitems = v.is_truthy(),
+                "pause" => {
+                    let secs = match &v {
+                        Value::Int(i) => *i as f64,
+                        Value::Float(f) => *f,
+                        Value::Str(t) => tack_py::num::float(t.trim()).unwrap_or(0.0),
+                        _ => 0.0,
+                    };
+                    control.pause = Duration::from_secs_f64(secs.max(0.0));
+                }
+                _ => {}
+            }
+        }
+        Ok(control)
+    }
+
+    /// `break_when` on an item's `result` (the item's variables in `scope`, its result under
+    /// the task's `register` name): records `break_when_result` and says whether the loop
+    /// ends here. A condition that cannot be evaluated fails the item and ends the loop, as
+    /// ansible does (the item's own exception kept as `break_when_suppressed_exception`).
+    pub(crate) fn break_here(
+        &self,
+        task: &Reading<'_>,
+        scope: &Scope,
+        result: &mut tack_report::result::HostResult,
+    ) -> bool {
+        let Some(node) = &self.break_when else { return false };
+        let conditions: Vec<&Node> = match &node.value {
+            Value::Seq(items) => items.iter().collect(),
+            Value::Null => Vec::new(),
+            _ => vec![node],
+        };
+        if conditions.is_empty() {
+            return false;
+        }
+        let scope = task.with_registered(scope, &result.data);
+        let mut verdict = true;
+        for cond in conditions {
+            match task.templar.evaluate_conditional(cond, &scope) {
+                Ok(r) if r.value => {}
+                Ok(_) => {
+                    verdict = false;
+                    break;
+                }
+                Err(e) => {
+                    result.data.insert(s("break_when_result"), s(&e.message));
+                    if let Some((_, exception)) = result.data.remove("exception") {
+                        result.data.insert(s("break_when_suppressed_exception"), exception);
+                    }
+                    result.data.insert(s("exception"), s("(traceback unavailable)"));
+                    result.data.insert(s("failed"), b(true));
+                    result.error = Some(Diagnostic::at(
+                        format!("A 'break_when' expression failed: {}", e.message),
+                        e.origin.clone().or_else(|| cond.origin.clone()),
+                    ));
+                    return true;
+                }
+            }
+        }
+        result.data.insert(s("break_when_result"), b(verdict));
+        verdict
+    }
+
+    /// Waits `pause` before every item but the first.
+    pub(crate) fn pause_before(&self, index: usize) {
+        if index > 0 && !self.pause.is_zero() {
+            std::thread::sleep(self.pause);
+        }
+    }
+
+    /// `ansible_loop` for item `index` of `items`, when `extended`.
+    fn extended(&self, items: &[Node], index: usize) -> Option<Node> {
+        if !self.extended {
+            return None;
+        }
+        let len = items.len() as i64;
+        let i = index as i64;
+        let int = |v: i64| Node::bare(Value::Int(v));
+        let mut map = Mapping::new();
+        map.insert(s("index"), int(i + 1));
+        map.insert(s("index0"), int(i));
+        map.insert(s("first"), b(i == 0));
+        map.insert(s("last"), b(i + 1 == len));
+        map.insert(s("length"), int(len));
+        map.insert(s("revindex"), int(len - i));
+        map.insert(s("revindex0"), int(len - i - 1));
+        if self.allitems {
+            map.insert(s("allitems"), Node::bare(Value::Seq(items.to_vec())));
+        }
+        if let Some(next) = items.get(index + 1) {
+            map.insert(s("nextitem"), next.clone());
+        }
+        if index > 0 {
+            map.insert(s("previtem"), items[index - 1].clone());
+        }
+        Some(Node::bare(Value::Map(map)))
+    }
+
+    /// The variables item `index` of `items` sees: the item under the loop variable (with
+    /// the provenance of what the loop read), and what `loop_control` adds.
+    pub(crate) fn item_scope(
+        &self,
+        scope: &Scope,
+        items: &[Node],
+        index: usize,
+        read: &tack_template::ProvenanceSet,
+    ) -> Scope {
+        let item = items[index].clone();
+        let scope = scope.with_var(&self.loop_var, item, crate::task::items::provenance(read));
+        let mut scope = scope.with_var("ansible_loop_var", s(&self.loop_var), Provenance::Trusted);
+        if let Some(index_var) = &self.index_var {
+            scope = scope
+                .with_var(index_var, Node::bare(Value::Int(index as i64)), Provenance::Trusted)
+                .with_var("ansible_index_var", s(index_var), Provenance::Trusted);
+        }
+        if let Some(extended) = self.extended(items, index) {
+            scope = scope.with_var("ansible_loop", extended, Provenance::Trusted);
+        }
+        scope
+    }
+
+    /// The keys a loop item's result carries about its place in the loop.
+    pub(crate) fn result_keys(&self, data: &mut Mapping, items: &[Node], index: usize) {
+        data.insert(s(&self.loop_var), items[index].clone());
+        if let Some(index_var) = &self.index_var {
+            data.insert(s(index_var), Node::bare(Value::Int(index as i64)));
+            data.insert(s("ansible_index_var"), s(index_var));
+        }
+        data.insert(s("ansible_loop_var"), s(&self.loop_var));
+        if let Some(extended) = self.extended(items, index) {
+            data.insert(s("ansible_loop"), extended);
+        }
+    }
+}
+
+/// What an include's `break_when` says of one item.
+pub(crate) enum ItemBreak {
+    /// The include has no `break_when`.
+    Unset,
+    /// Whether the loop ends after this item.
+    Verdict(bool),
+    /// The expression could not be evaluated: ansible fails the item (its
+    /// `break_when_result` is the error's words) and the loop ends there.
+    Failed { message: String, error: Diagnostic },
+}
+
+/// `break_when` of an include's loop on one item (`scope` holds the item's variables).
+pub(crate) fn include_break(
+    ctx: &tack_playbook::walk::TaskInContext<'_>,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+) -> ItemBreak {
+    let Some(node) = ctx
+        .task
+        .attrs
+        .get(Keyword::LoopControl)
+        .and_then(Node::as_map)
+        .and_then(|m| m.get("break_when"))
+    else {
+        return ItemBreak::Unset;
+    };
+    let conditions: Vec<&Node> = match &node.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        _ => vec![node],
+    };
+    if conditions.is_empty() {
+        return ItemBreak::Unset;
+    }
+    for cond in conditions {
+        match templar.evaluate_conditional(cond, scope) {
+            Ok(r) if r.value => {}
+            Ok(_) => return ItemBreak::Verdict(false),
+            Err(e) => {
+                let error = Diagnostic::at(
+                    format!("A 'break_when' expression failed: {}", e.message),
+                    e.origin.clone().or_else(|| cond.origin.clone()),
+                );
+                return ItemBreak::Failed { message: e.message, error };
+            }
+        }
+    }
+    ItemBreak::Verdict(true)
+}

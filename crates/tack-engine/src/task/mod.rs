@@ -1,0 +1,751 @@
+//! One task on one host, as ansible's `TaskExecutor` runs it: the plan's gate, the `when`
+//! conditions, the loop (each item in turn), the `until`/`retries` attempts, the action with
+//! its rendered arguments over the host's link, `changed_when`/`failed_when`,
+//! `ignore_errors` and `register`. Results go to the callback through the strategy
+//! (`crate::play::fanout`); nothing here prints.
+//!
+//! The pieces it calls each own one rule and know nothing of this runner: reading the
+//! task's keywords (`reading`), `when` (`when`), the loop source and result (`task_loop`,
+//! `loop_control`), `until` (`retries`), the arguments (`args`), delegation (`delegate`),
+//! the link (`task_link`), the plan (`plan`), `ansible_failed_task` (`failed_task`).
+
+pub(crate) mod args;
+pub(crate) mod delegate;
+pub(crate) mod environment;
+pub(crate) mod failed_task;
+pub(crate) mod items;
+pub(crate) mod link;
+pub(crate) mod loop_control;
+pub(crate) mod module_defaults;
+pub(crate) mod name;
+pub(crate) mod outcome;
+pub(crate) mod params;
+pub(crate) mod reading;
+pub(crate) mod retries;
+pub(crate) mod when;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tack_diag::Diagnostic;
+use tack_playbook::tables::Keyword;
+use tack_template::{Provenance, Scope};
+use tack_yaml::{Mapping, Node, Value};
+
+use tack_actions::{self as actions, Action, ActionInput, ActionOutput, Facts};
+use tack_links::{InterpreterSettings, Links, Reach, SshDefaults, Trace, Traced};
+use tack_report::callback::diff::DiffSettings;
+use tack_report::result::{HostResult, b, s};
+
+use crate::plan::{HandlerReasons, PlanGate};
+use crate::task::args::{RenderedArgs, Renders};
+use crate::task::delegate::Delegation;
+use crate::task::link::TaskLinks;
+use crate::task::outcome::{TaskEvent, TaskOutcome};
+use crate::task::reading::Reading;
+use crate::task::when::When;
+
+/// Everything a task needs besides the host.
+pub(crate) struct TaskRun<'a> {
+    pub reading: Reading<'a>,
+    pub action: Action,
+    pub verbosity: i64,
+    /// `--check` on the command line (or a plan).
+    pub check_flag: bool,
+    /// `tack plan` (see `crate::plan`).
+    pub planning: bool,
+    /// `tack plan`, a handler at a flush: why it is listed for each host.
+    pub plan_handler: Option<HandlerReasons>,
+    /// `--diff` on the command line (or `DIFF_ALWAYS`).
+    pub diff_flag: bool,
+    pub diff_settings: &'a DiffSettings,
+    /// The `async_dir` setting (ansible's sh shell option), under `ansible_async_dir`.
+    pub async_dir: &'a str,
+    /// `run_once`: the other hosts of the batch, which get the one host's facts and
+    /// registered result as ansible applies a run-once result to every host.
+    pub fanout: Vec<String>,
+    pub inventory: &'a tack_inventory::live::LiveInventory,
+    /// The renders of this task's arguments, shared by `--events`, the plan and the action.
+    pub renders: Renders,
+    /// The run's links to its hosts.
+    pub links: &'a Links<'a>,
+    /// The configuration's ssh settings, under each host's variables.
+    pub ssh_defaults: &'a SshDefaults,
+    /// The `-vvv` notes of a gathering of the play's variables (a delegated run gathers the
+    /// delegated host's in its worker).
+    pub reads: crate::vars::read_notes::ReadNotes,
+    /// The name the task's banner showed (the action's when unnamed).
+    pub banner_name: String,
+    /// Interpreter discovery as configured.
+    pub interpreter: &'a InterpreterSettings,
+    /// `tack plan`: the paths an earlier task would change, per host.
+    pub pending: &'a crate::plan::pending::Pending,
+    /// The hosts this task has discovered an interpreter for (a loop's first item does it).
+    pub discovered: Mutex<HashSet<String>>,
+}
+
+impl TaskRun<'_> {
+    fn delegation(&self) -> Delegation<'_> {
+        Delegation { task: &self.reading, ssh: self.ssh_defaults }
+    }
+
+    pub(crate) fn task_links(&self) -> TaskLinks<'_> {
+        TaskLinks {
+            delegation: self.delegation(),
+            links: self.links,
+            ssh: self.ssh_defaults,
+            interpreter: self.interpreter,
+            discovered: &self.discovered,
+        }
+    }
+
+    pub(crate) fn plan_gate(&self) -> PlanGate<'_> {
+        PlanGate {
+            task: &self.reading,
+            action: self.action,
+            planning: self.planning,
+            check_flag: self.check_flag,
+            handler: self.plan_handler.as_ref(),
+            banner_name: &self.banner_name,
+            pending: self.pending,
+            renders: &self.renders,
+        }
+    }
+
+    /// The `when` on `host` in `scope`, as the run reads it.
+    fn false_condition(&self, scope: &Scope) -> Result<Option<Node>, Diagnostic> {
+        crate::task::when::evaluate(self.reading.ctx, self.reading.templar, scope).false_condition()
+    }
+
+    /// Runs the task on `host`.
+    pub(crate) fn run(&self, host: &str) -> TaskOutcome {
+        // Each run of the task on a host announces its connection anew (ansible makes a
+        // connection object per task executor).
+        let trace = Trace::new();
+        let Some(scope) = self.reading.scope(host) else {
+            let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
+            let result = self.finish(host, actions::errored(diag));
+            return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
+        };
+        crate::vars::reserved::warn_scope(&scope, self.reading.vars.extra());
+        let diff = match self.reading.diff_mode(&scope, self.diff_flag) {
+            Ok(diff) => diff,
+            Err(d) => {
+                let mut result = self.finish(host, actions::errored(d));
+                result.data.insert(s("changed"), b(false));
+                return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
+            }
+        };
+        let ignore_errors = match self.reading.flag(Keyword::IgnoreErrors, &scope) {
+            Ok(v) => v,
+            Err(d) => {
+                let result = self.finish(host, actions::errored(d));
+                return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
+            }
+        };
+        let mut events = Vec::new();
+        let outcome = match &self.reading.ctx.task.loop_items {
+            None => self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r)),
+            Some(items) => self.run_loop(host, &scope, &trace, items),
+        };
+        let (mut items, mut result) = match outcome {
+            Ok((items, result)) => {
+                events.extend(items);
+                (events, result)
+            }
+            Err(diag) => (events, self.finish(host, actions::errored(diag))),
+        };
+        // A loop's own result is hidden when the task's `no_log` (rendered without an item)
+        // or any item's is; each item and retry decided for itself in the loop.
+        let hidden = self.reading.no_log(&scope);
+        result.no_log = hidden;
+        let looped = self.reading.ctx.task.loop_items.is_some();
+        if !looped {
+            let delegation = self.delegation();
+            let delegated = delegation
+                .delegated(host, &scope)
+                .ok()
+                .flatten()
+                .map(|o| delegation.delegated_label(&o));
+            result.delegated = delegated.clone();
+            for event in &mut items {
+                if let TaskEvent::Retry(r) = event {
+                    r.delegated = delegated.clone();
+                }
+            }
+        } else if let Some(TaskEvent::Item(last)) =
+            items.iter().rev().find(|e| matches!(e, TaskEvent::Item(_)))
+        {
+            result.delegated = last.delegated.clone();
+        }
+        for event in &mut items {
+            match event {
+                TaskEvent::Retry(r) if !looped => r.no_log = hidden,
+                TaskEvent::Item(r) => result.no_log |= r.no_log,
+                TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(..) => {}
+            }
+        }
+        if result.flag("failed") && ignore_errors {
+            result.ignored = true;
+        }
+        if result.flag("unreachable") {
+            result.ignore_unreachable =
+                self.reading.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
+        }
+        let gate = self.plan_gate();
+        for (name, provenance) in gate.leaves(&result) {
+            self.set_everywhere(host, &name, Node::bare(Value::Null), provenance);
+        }
+        if let Some(node) = self.reading.ctx.task.attrs.get(Keyword::Register) {
+            let name = tack_yaml::pyrepr::str(&node.value);
+            crate::vars::reserved::warn_name(&name, node.origin.as_ref());
+            let provenance = if let Some(unknown) = gate.register_provenance(&result) {
+                unknown
+            } else if self.action.trusted_result() {
+                Provenance::Trusted
+            } else {
+                Provenance::ManagedHost
+            };
+            self.set_everywhere(
+                host,
+                &name,
+                Node::bare(Value::Map(result.data.clone())),
+                provenance,
+            );
+        }
+        let failed_task = (result.flag("failed") && !result.ignored).then(|| {
+            let dump = crate::task::failed_task::FailedTask {
+                task: &self.reading,
+                action: self.action,
+                check_flag: self.check_flag,
+                diff_flag: self.diff_flag,
+            };
+            dump.dump(&scope)
+        });
+        TaskOutcome { items, result, diff, failed_task }
+    }
+
+    /// Sets a host variable on `host` and, under `run_once`, on every other host of the
+    /// batch.
+    fn set_everywhere(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+        for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
+            self.reading.vars.set_host_var(target, name, value.clone(), provenance.clone());
+        }
+    }
+
+    fn run_once(
+        &self,
+        host: &str,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        events: &mut Vec<TaskEvent>,
+    ) -> Result<HostResult, Diagnostic> {
+        let gate = self.plan_gate();
+        let verdict = gate.gate(host, None, scope)?;
+        if let Some(planned) = verdict.planned {
+            gate.note(host, &verdict.writes, &planned);
+            return Ok(planned);
+        }
+        // ansible works out the delegation (gathering the delegated host's variables) before
+        // it evaluates the conditions.
+        let delegation = self.delegation();
+        let delegated = delegation.delegated(host, scope);
+        if delegation.gathers_delegated(host, scope, &delegated) {
+            events.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
+        }
+        if let Some(cond) = self.false_condition(scope)? {
+            return Ok(tack_report::result::skipped(host, &cond));
+        }
+        let mut result = match delegated? {
+            Some(other) => {
+                let there = delegation.delegated_scope(scope, host, &other);
+                self.attempts(host, None, &there, trace, events)
+            }
+            None => self.attempts(host, None, scope, trace, events),
+        }?;
+        gate.mark_ran(scope, &mut result);
+        gate.note(host, &verdict.writes, &result);
+        Ok(result)
+    }
+
+    fn run_loop(
+        &self,
+        host: &str,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        source: &Node,
+    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
+        let templar = self.reading.templar;
+        // A plan does not loop over a list it cannot know yet.
+        if self.planning
+            && let Some(producer) = templar.static_provenance(source, scope).unavailable().next()
+        {
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+        }
+        let (list, read) = crate::task::items::items(&self.reading, source, scope)?;
+        if self.planning
+            && let Some(producer) = read.unavailable().next()
+        {
+            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+        }
+        let control = crate::task::loop_control::LoopControl::read(&self.reading, scope)?;
+        if list.is_empty() {
+            return Ok((Vec::new(), crate::task::items::no_items(host)));
+        }
+        let gate = self.plan_gate();
+        let delegation = self.delegation();
+        let mut results = Vec::new();
+        let mut shown = Vec::new();
+        for (index, item) in list.iter().enumerate() {
+            control.pause_before(index);
+            // Each item sees what earlier items set (`set_fact` in a loop accumulates).
+            let scope = &self.reading.scope(host).unwrap_or_else(|| scope.clone());
+            let item_scope = control.item_scope(scope, &list, index, &read);
+            let mut retries = Vec::new();
+            let delegated = delegation.delegated(host, &item_scope);
+            if delegation.gathers_delegated(host, &item_scope, &delegated) {
+                shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
+            }
+            let delegated = delegated?;
+            let verdict = gate.gate(host, Some(index), &item_scope)?;
+            let planned = verdict.planned;
+            let condition = match planned {
+                Some(_) => None,
+                None => self.false_condition(&item_scope)?,
+            };
+            let mut result = match (planned, condition) {
+                (Some(planned), _) => planned,
+                (None, Some(cond)) => tack_report::result::skipped(host, &cond),
+                (None, None) => match &delegated {
+                    Some(other) => {
+                        let there = delegation.delegated_scope(&item_scope, host, other);
+                        self.attempts(host, Some(index), &there, trace, &mut retries)?
+                    }
+                    None => self.attempts(host, Some(index), &item_scope, trace, &mut retries)?,
+                },
+            };
+            gate.mark_ran(&item_scope, &mut result);
+            gate.note(host, &verdict.writes, &result);
+            let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
+            loop_keys(&mut result.data);
+            result.no_log = self.reading.no_log(&item_scope);
+            result.delegated = delegated.map(|o| delegation.delegated_label(&o));
+            for retry in retries {
+                match retry {
+                    TaskEvent::Retry(mut r) => {
+                        loop_keys(&mut r.data);
+                        r.no_log = result.no_log;
+                        r.delegated = result.delegated.clone();
+                        shown.push(TaskEvent::Retry(r));
+                    }
+                    note @ (TaskEvent::Async(_) | TaskEvent::Transport(..)) => shown.push(note),
+                    TaskEvent::Item(_) => {}
+                }
+            }
+            if result.data.get("failed").is_none() {
+                result.data.insert(s("failed"), b(false));
+            }
+            result.item_label = Some(match &control.label {
+                Some(label) => templar
+                    .render(label, &item_scope)
+                    .map(|r| r.value)
+                    .map_err(|e| e.to_diagnostic())?,
+                None => item.clone(),
+            });
+            if control.label.is_some() {
+                result.data.insert(
+                    s("_ansible_item_label"),
+                    result.item_label.clone().unwrap_or_else(|| item.clone()),
+                );
+            }
+            let broke = control.break_here(&self.reading, &item_scope, &mut result);
+            shown.push(TaskEvent::Item(result.clone()));
+            result.data.remove("_ansible_item_label");
+            results.push(result);
+            if broke {
+                break;
+            }
+        }
+        Ok((shown, crate::task::items::aggregate(host, results)))
+    }
+
+    /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`
+    /// times; each bad run but the last is pushed to `events` as a retry.
+    fn attempts(
+        &self,
+        host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        events: &mut Vec<TaskEvent>,
+    ) -> Result<HostResult, Diagnostic> {
+        let plan = crate::task::retries::attempts(&self.reading, scope)?;
+        if plan.runs <= 1 {
+            let output = self.execute(host, item, scope, trace, events);
+            return Ok(self.judge(host, scope, output, None, true));
+        }
+        let mut last = None;
+        for attempt in 1..=plan.runs {
+            let output = self.execute(host, item, scope, trace, events);
+            // An action that raised is not run again (ansible's exceptions leave the loop).
+            if output.raised {
+                return Ok(self.judge(host, scope, output, None, false));
+            }
+            let facts = (output.facts.clone(), output.included.clone());
+            // `until` sees what this run set (not the next run's arguments: ansible's task
+            // variables are only updated for the conditionals).
+            let mut judged = scope.clone();
+            for (name, value, provenance) in &facts.0 {
+                judged = judged.with_var(name, value.clone(), provenance.clone());
+            }
+            let mut result = self.judge(host, &judged, output, Some(attempt), false);
+            if crate::task::retries::good(&self.reading, &judged, &result)? {
+                if !result.flag("failed") {
+                    self.apply_facts(&self.delegation().fact_host(host, scope), &facts.0, &facts.1);
+                }
+                return Ok(result);
+            }
+            if attempt < plan.runs {
+                result.data.insert(s("retries"), Node::bare(Value::Int(plan.runs)));
+                result.data.insert(s("attempts"), Node::bare(Value::Int(attempt + 1)));
+                events.push(TaskEvent::Retry(result));
+                std::thread::sleep(plan.delay);
+            } else {
+                last = Some(result);
+            }
+        }
+        // `runs` is at least 2 here, so the loop ran and kept its last result.
+        let mut result = last.unwrap_or_else(|| HostResult::new(host, Default::default()));
+        result.data.insert(s("attempts"), Node::bare(Value::Int(plan.runs - 1)));
+        result.data.insert(s("failed"), b(true));
+        Ok(result)
+    }
+
+    /// What `pause` announces on `host` before it waits (nothing when its `when` is false
+    /// or its arguments do not render; running it then reports that).
+    pub(crate) fn announce(&self, host: &str) -> Vec<String> {
+        let Some(scope) = self.reading.scope(host) else { return Vec::new() };
+        if !matches!(
+            crate::task::when::evaluate(self.reading.ctx, self.reading.templar, &scope),
+            When::Holds | When::Unknown(_)
+        ) {
+            return Vec::new();
+        }
+        let mut args = Mapping::new();
+        for (key, value) in self.reading.ctx.task.args.iter() {
+            match self.reading.templar.render(value, &scope) {
+                Ok(rendered) => {
+                    args.insert(key.clone(), rendered.value);
+                }
+                Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => {}
+                Err(_) => return Vec::new(),
+            }
+        }
+        actions::pause::announce(&args)
+    }
+
+    /// The task's arguments for `host` (and loop `item`) in `scope`: the render `--events`
+    /// or the plan's gate made when nothing it read has changed since, else a new one.
+    fn args(
+        &self,
+        host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+    ) -> Result<RenderedArgs, crate::task::args::ArgsFailed> {
+        let reading = &self.reading;
+        let render = || crate::task::args::render(reading.ctx, self.action, reading.templar, scope);
+        // The action's own render is the last: nothing is kept after it (a retry renders
+        // again, as what it reads may have changed).
+        self.renders.get(&reading.vars.versions, (host, item), false, render)
+    }
+
+    /// Renders the arguments and runs the action; the notes of an `async` job it waits for
+    /// go to `events`.
+    fn execute(
+        &self,
+        host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        events: &mut Vec<TaskEvent>,
+    ) -> ActionOutput {
+        let ctx = self.reading.ctx;
+        if self.action == Action::Unresolvable {
+            let name = &ctx.task.action;
+            let cause = Diagnostic::at(
+                format!("Cannot resolve '{name}' to an action or module."),
+                ctx.task.action_origin.clone(),
+            );
+            return actions::errored(Diagnostic::caused_by(
+                "Task failed.",
+                self.reading.origin(),
+                cause,
+            ));
+        }
+        if !self.action.takes_raw_params() && ctx.task.args.get("_raw_params").is_some() {
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            let msg = format!(
+                "Task failed: Action '{}' does not support raw params.",
+                self.action.fqcn()
+            );
+            data.insert(s("msg"), s(&msg));
+            data.insert(s("failed"), b(true));
+            let mut output = ActionOutput::new(data);
+            output.error = Some(Diagnostic::at(msg, self.reading.origin()));
+            output.raised = true;
+            return output;
+        }
+        let rendered = match self.args(host, item, scope) {
+            Ok(rendered) => rendered,
+            Err(failed) => return actions::errored(failed.error),
+        };
+        let RenderedArgs { args, provenance, host_named, .. } = rendered;
+        let search = self.reading.search_path();
+        let environment = match crate::task::environment::render(ctx, self.reading.templar, scope) {
+            Ok(env) => env,
+            Err(d) => {
+                return actions::errored(Diagnostic::caused_by(
+                    "Task failed.",
+                    self.reading.origin(),
+                    d,
+                ));
+            }
+        };
+        let async_keywords = match self.reading.async_keywords(scope) {
+            Ok(keywords) => keywords,
+            Err(d) => return actions::errored(d),
+        };
+        let notes = std::cell::RefCell::new(Vec::new());
+        let async_task = async_keywords.map(|(limit, poll)| actions::AsyncTask {
+            limit,
+            poll,
+            host,
+            notes: &notes,
+        });
+        let links = self.task_links();
+        let delegation = self.delegation();
+        let link = if self.action.touches_host() {
+            match links.link(host, scope, trace) {
+                Ok(link) => Some(link),
+                Err(output) => {
+                    // What the connection said while it failed to open (a retried ssh) shows
+                    // with the task.
+                    let address = crate::verbose::address(&delegation, self.inventory, host, scope);
+                    events.extend(
+                        trace
+                            .drain_lines(&address)
+                            .into_iter()
+                            .map(|(level, line)| TaskEvent::Transport(level, line)),
+                    );
+                    return output;
+                }
+            }
+        } else {
+            None
+        };
+        let discovered = link
+            .as_deref()
+            .and_then(|conn| links.discover_interpreter(self.action, host, scope, conn, trace));
+        let relink = |connect_timeout| links.fresh_link(host, scope, connect_timeout, trace);
+        let python = if self.action.runs_python() {
+            links.python_for(scope, discovered.as_deref())
+        } else {
+            None
+        };
+        // Only the actions that ask are told which link the host's is.
+        let link_target =
+            self.action.traits().asks_link.then(|| links.link_target(host, scope).ok()).flatten();
+        // Actions that never touch the host get the controller itself, as ansible's do.
+        let local = Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
+        let output = actions::run(
+            self.action,
+            &ActionInput {
+                args: &args,
+                scope,
+                templar: self.reading.templar,
+                task_origin: self.reading.origin(),
+                task_name: &self.banner_name,
+                verbosity: self.verbosity,
+                derived: provenance.derived(),
+                check_mode: self.reading.check_mode(scope, self.check_flag),
+                // An unconvertible `diff` already failed the task before it got here. A plan asks
+                // every module for its diff, for the fields a change would touch; it is shown only
+                // where diff mode is on.
+                diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false)
+                    || self.planning,
+                diff_settings: self.diff_settings,
+                async_dir: self.async_dir,
+                search: &search,
+                host_named: &host_named,
+                inventory: self.inventory,
+                environment: &environment,
+                timeout: self.reading.timeout(scope),
+                async_task: async_task.as_ref(),
+                delegated: ctx.task.delegate_to.is_some(),
+                local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
+                becomes: matches!(&link_target, Some((_, Some(_)))),
+                conn: link.as_deref().unwrap_or(&local),
+                trace,
+                relink: &relink,
+                python: python.as_deref(),
+            },
+        );
+        let uses = trace.take();
+        if !uses.is_empty() {
+            let address = crate::verbose::address(&delegation, self.inventory, host, scope);
+            events.extend(
+                trace
+                    .lines(&address, uses)
+                    .into_iter()
+                    .map(|(level, line)| TaskEvent::Transport(level, line)),
+            );
+        }
+        events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));
+        let mut output = output;
+        if let Some(path) = discovered {
+            // The result that discovered the interpreter carries it, as ansible's does.
+            let mut facts = output
+                .data
+                .get("ansible_facts")
+                .and_then(Node::as_map)
+                .cloned()
+                .unwrap_or_default();
+            facts.insert(s(tack_links::interpreter::FACT), s(&path));
+            output.data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
+        }
+        output
+    }
+
+    /// The facts and variables an action set, made the host's.
+    fn apply_facts(
+        &self,
+        host: &str,
+        facts: &[(String, Node, Provenance)],
+        included: &[(String, Node)],
+    ) {
+        // `run_once`: the facts are every host's of the batch.
+        for (name, value, provenance) in facts {
+            self.set_everywhere(host, name, value.clone(), provenance.clone());
+        }
+        for (name, value) in included {
+            self.reading.vars.set_included_var(host, name, value.clone());
+        }
+    }
+
+    /// Applies the action's facts (unless `apply` is false: the retry loop applies those of
+    /// the run it keeps), then `changed_when` and `failed_when`, which see `attempts`.
+    fn judge(
+        &self,
+        host: &str,
+        scope: &Scope,
+        output: ActionOutput,
+        attempt: Option<i64>,
+        apply: bool,
+    ) -> HostResult {
+        let vars = self.reading.vars;
+        if apply {
+            let fact_host = self.delegation().fact_host(host, scope);
+            self.apply_facts(&fact_host, &output.facts, &output.included);
+            // What a module or action plugin returned as facts (`setup`, `gather_facts`, the
+            // Python path's modules, `dnf`'s `pkg_mgr`); `set_fact` and `include_vars` set
+            // host variables instead.
+            let facts = output.data.get("ansible_facts").and_then(Node::as_map);
+            let kind = self.action.traits().facts;
+            if let (true, Some(facts)) = (kind != Facts::Variables, facts)
+                && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
+            {
+                let mut facts = facts.clone();
+                if kind == Facts::Gathered {
+                    // ansible's action marks what it gathered (`gather_facts: smart` reads it).
+                    facts.insert(s("_ansible_facts_gathered"), b(true));
+                }
+                vars.merge_module_facts(&fact_host, &facts);
+            } else if let Some(path) = facts.and_then(|f| f.get(tack_links::interpreter::FACT)) {
+                // The interpreter discovery found is the host's fact, failed task or not.
+                let mut only = Mapping::new();
+                only.insert(s(tack_links::interpreter::FACT), path.clone());
+                vars.merge_module_facts(&fact_host, &only);
+            }
+        }
+        // A render of the action's own that read unavailable output: the plan cannot know.
+        if self.planning
+            && let Some(producer) = &output.unavailable
+        {
+            return tack_report::plan_mark::deferred(host, producer);
+        }
+        let raised = output.raised;
+        let mut result = self.finish(host, output);
+        // A module that declined check mode did not run: in a plan, it would.
+        if self.planning && tack_report::plan_mark::declined_check_mode(&result) {
+            return tack_report::plan_mark::would_run(host);
+        }
+        if let Some(attempt) = attempt {
+            result.data.insert(s("attempts"), Node::bare(Value::Int(attempt)));
+        }
+        if raised {
+            return result;
+        }
+        let judged_scope = self.reading.with_registered(scope, &result.data);
+        let attrs = &self.reading.ctx.task.attrs;
+        if let Some(cond) = attrs.get(Keyword::ChangedWhen) {
+            match self.all_true(cond, &judged_scope) {
+                Ok(changed) => {
+                    result.data.insert(s("changed"), b(changed));
+                    result.data.insert(s("changed_when_result"), b(changed));
+                }
+                Err(d) => return self.finish(host, actions::errored(d)),
+            }
+        }
+        if let Some(cond) = attrs.get(Keyword::FailedWhen) {
+            match self.all_true(cond, &judged_scope) {
+                Ok(failed) => {
+                    let module_failed =
+                        matches!(self.action, Action::Module(_)) && result.flag("failed");
+                    let error = crate::task::failed_task::failed_when_judged(
+                        &mut result,
+                        module_failed,
+                        failed,
+                    );
+                    // A true `failed_when` replaces whatever error the action raised.
+                    result.error = error.map(|text| Diagnostic::at(text, self.reading.origin()));
+                }
+                Err(d) => return self.finish(host, actions::errored(d)),
+            }
+        }
+        result
+    }
+
+    /// Whether every condition of `cond` (one, or a list) holds in `scope`.
+    fn all_true(&self, cond: &Node, scope: &Scope) -> Result<bool, Diagnostic> {
+        let items: Vec<&Node> = match &cond.value {
+            Value::Seq(items) => items.iter().collect(),
+            _ => vec![cond],
+        };
+        for item in items {
+            let r = self.reading.templar.evaluate_conditional(item, scope).map_err(|e| {
+                Diagnostic::caused_by("Task failed.", self.reading.origin(), e.to_diagnostic())
+            })?;
+            if !r.value {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The host's result from the action's output: every result says whether it failed, and
+    /// a fact-gathering one is never shown.
+    fn finish(&self, host: &str, output: ActionOutput) -> HostResult {
+        let mut data = output.data;
+        // Every result ansible registers says whether it failed.
+        if data.get("failed").is_none() {
+            data.insert(s("failed"), b(false));
+        }
+        let mut result = HostResult::new(host, data);
+        result.verbose_always = output.verbose_always;
+        // A result carrying facts is not shown, as ansible marks fact-gathering results.
+        result.verbose_override = self.action.hides_result();
+        result.error = output.error;
+        result
+    }
+}

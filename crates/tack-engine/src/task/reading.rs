@@ -1,0 +1,218 @@
+//! A task as one host reads it: the task in its play (`TaskInContext`), the templar, and what
+//! the host's variables for it are made of (the play's scope, the role's layers, the include
+//! parameters). Every keyword a run renders per host (`ignore_errors`, `check_mode`, `diff`,
+//! `no_log`, `timeout`, `async`, `retries`, `delay`...) is read here, with ansible's
+//! conversions and errors.
+//!
+//! Reads only: it never runs an action and never changes a host's variables.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tack_diag::{Diagnostic, Origin};
+use tack_playbook::tables::Keyword;
+use tack_playbook::walk::TaskInContext;
+use tack_template::{Layer, Provenance, Scope, Templar};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::vars::PlayScope;
+use crate::vars::roles::RoleLayers;
+
+/// A task with what reading it for a host takes.
+pub(crate) struct Reading<'a> {
+    pub ctx: &'a TaskInContext<'a>,
+    pub templar: &'a Templar,
+    pub vars: &'a Arc<PlayScope>,
+    pub role: RoleLayers,
+    pub play: &'a tack_playbook::Play,
+    /// The include parameters of the `include_tasks` that brought the task in (its `vars`
+    /// and loop variable).
+    pub params: Option<Arc<Layer>>,
+}
+
+impl Reading<'_> {
+    pub(crate) fn origin(&self) -> Option<Origin> {
+        self.ctx.task.origin.clone()
+    }
+
+    /// `host`'s variables for the task: the play's scope with the role's layers, the task's
+    /// and its parents' `vars` (outermost first) and the include parameters. `None` for a
+    /// host outside the inventory.
+    pub(crate) fn scope(&self, host: &str) -> Option<Scope> {
+        let mut layers: Vec<&Mapping> = Vec::new();
+        for ancestor in self.ctx.ancestry.iter().rev() {
+            match ancestor {
+                tack_playbook::walk::Ancestor::Block(block) => layers.push(&block.vars),
+                tack_playbook::walk::Ancestor::Import(task) => layers.push(&task.vars),
+                _ => {}
+            }
+        }
+        layers.push(&self.ctx.task.vars);
+        let task = crate::vars::TaskVars {
+            role: self.role.clone(),
+            vars: layers,
+            params: self.params.clone(),
+        };
+        self.vars.task_scope(host, &task)
+    }
+
+    /// An inherited keyword rendered in `scope`, read as Python's truth.
+    pub(crate) fn flag(&self, keyword: Keyword, scope: &Scope) -> Result<bool, Diagnostic> {
+        let Some(node) = self.ctx.inherited(keyword) else { return Ok(false) };
+        let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
+        Ok(rendered.value.value.is_truthy())
+    }
+
+    /// The task's own integer keyword (`retries`, `delay`, `async`, `poll`, `timeout`)
+    /// rendered in `scope`; `None` when unset or null.
+    pub(crate) fn int_keyword(
+        &self,
+        keyword: Keyword,
+        scope: &Scope,
+    ) -> Result<Option<i64>, Diagnostic> {
+        let Some(node) = self.ctx.task.attrs.get(keyword) else { return Ok(None) };
+        let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
+        let value = match &rendered.value.value {
+            Value::Int(i) => Some(*i),
+            Value::Null => None,
+            Value::Bool(v) => Some(i64::from(*v)),
+            Value::Float(f) => Some(*f as i64),
+            Value::Str(text) => tack_py::num::int(text.trim()).ok(),
+            _ => None,
+        };
+        match value {
+            Some(v) => Ok(Some(v)),
+            None if rendered.value.value == Value::Null => Ok(None),
+            None => Err(Diagnostic::at(
+                format!(
+                    "The field '{}' has an invalid value, which includes an undefined variable.",
+                    keyword.as_str()
+                ),
+                node.origin.clone(),
+            )),
+        }
+    }
+
+    /// The task's effective check mode: its own or an ancestor's `check_mode`, else
+    /// `default` (`--check`).
+    pub(crate) fn check_mode(&self, scope: &Scope, default: bool) -> bool {
+        match self.ctx.inherited(Keyword::CheckMode) {
+            Some(node) => {
+                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
+            }
+            None => default,
+        }
+    }
+
+    /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
+    /// converted as ansible's bool keywords are), else `default` (`--diff`).
+    pub(crate) fn diff_mode(&self, scope: &Scope, default: bool) -> Result<bool, Diagnostic> {
+        let Some(node) = self.ctx.inherited(Keyword::Diff) else { return Ok(default) };
+        bool_keyword(self.templar, "diff", node, scope, self.origin())
+    }
+
+    /// The task's (or its block's, or play's) `no_log`, rendered in `scope`; a value that does
+    /// not render hides the result, as ansible masks output it cannot decide about.
+    pub(crate) fn no_log(&self, scope: &Scope) -> bool {
+        let Some(node) = self.ctx.inherited(Keyword::NoLog) else { return false };
+        match self.templar.render(node, scope) {
+            Ok(rendered) => rendered.value.value.is_truthy(),
+            Err(_) => true,
+        }
+    }
+
+    /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
+    /// 0; `poll` is 15 when unset, as ansible's `DEFAULT_POLL_INTERVAL`).
+    pub(crate) fn async_keywords(&self, scope: &Scope) -> Result<Option<(u64, u64)>, Diagnostic> {
+        let limit = self.int_keyword(Keyword::Async, scope)?.unwrap_or(0);
+        if limit <= 0 {
+            return Ok(None);
+        }
+        let poll = self.int_keyword(Keyword::Poll, scope)?.unwrap_or(15).max(0);
+        Ok(Some((limit.unsigned_abs(), poll.unsigned_abs())))
+    }
+
+    /// The task's `timeout`, when it has a positive one.
+    pub(crate) fn timeout(&self, scope: &Scope) -> Option<u64> {
+        let secs = self.int_keyword(Keyword::Timeout, scope).ok().flatten()?;
+        u64::try_from(secs).ok().filter(|s| *s > 0)
+    }
+
+    /// The task's `register` name, as written.
+    pub(crate) fn register(&self) -> Option<String> {
+        self.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value))
+    }
+
+    /// `scope` with `result` under the task's `register` name (what `until`,
+    /// `changed_when`/`failed_when` and `loop_control.break_when` judge).
+    pub(crate) fn with_registered(&self, scope: &Scope, data: &Mapping) -> Scope {
+        match self.register() {
+            Some(name) => {
+                scope.with_var(&name, Node::bare(Value::Map(data.clone())), Provenance::ManagedHost)
+            }
+            None => scope.clone(),
+        }
+    }
+
+    /// `Task.get_search_path`: the task's role and the roles above it, then the play's
+    /// directory.
+    pub(crate) fn search_path(&self) -> tack_actions::SearchPath {
+        let mut roles = Vec::new();
+        for id in self.ctx.dep_chain.iter().rev() {
+            roles.push(self.play.role(*id).path.clone());
+        }
+        let basedir = tack_playbook::play_vars::play_basedir(self.play);
+        let task_dir = self
+            .ctx
+            .task
+            .origin
+            .as_ref()
+            .and_then(|o| o.path.as_ref())
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| basedir.clone());
+        tack_actions::SearchPath { basedir, roles, task_dir }
+    }
+}
+
+/// A bool keyword as `TaskExecutor`'s `post_validate` reads it for one host: `node`
+/// templated with `scope`, then converted (`yes`, `0`, ...), with ansible's three-part error
+/// (`Task failed.` / `Error processing keyword 'NAME'.` / the conversion's words) when it
+/// cannot be.
+pub(crate) fn bool_keyword(
+    templar: &Templar,
+    name: &str,
+    node: &Node,
+    scope: &Scope,
+    task_origin: Option<Origin>,
+) -> Result<bool, Diagnostic> {
+    let keyword_error = |cause: Diagnostic| {
+        let middle = Diagnostic::caused_by(
+            format!("Error processing keyword '{name}'."),
+            node.origin.clone(),
+            cause,
+        );
+        Diagnostic::caused_by("Task failed.", task_origin.clone(), middle)
+    };
+    let mut rendered =
+        templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
+    rendered.origin = Templar::sole_variable_origin(node, scope).or_else(|| node.origin.clone());
+    let valid = tack_playbook::post_validate::validated_value(
+        name,
+        tack_playbook::tables::Isa::Bool,
+        &[],
+        false,
+        rendered,
+    )
+    .map_err(keyword_error)?;
+    Ok(valid.value.is_truthy())
+}
+
+/// Whether `ctx` is a `meta` task.
+pub(crate) fn is_meta(ctx: &TaskInContext<'_>) -> bool {
+    tack_playbook::tables::actions::is(&ctx.task.action, tack_playbook::tables::actions::META)
+}
+
+/// What a `meta` task does (`flush_handlers`, `end_host`, ...), as written.
+pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
+    ctx.task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value)).unwrap_or_default()
+}

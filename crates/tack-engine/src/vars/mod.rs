@@ -1,0 +1,464 @@
+//! The variables a task sees on one host, layered as ansible-core's `VariableManager.get_vars`
+//! orders them (lowest first): inventory variables, play variables (vars, vars_files),
+//! block and task `vars`, the host's facts and registered results (`set_fact`, `register`),
+//! extra vars, then the magic variables. Also `hostvars`: every inventory host's view.
+//!
+//! Layers are shared (`Arc`) and never deep-copied per task; only the per-host fact layer
+//! changes during a play, and it is replaced, not mutated, so a running render keeps a
+//! consistent view.
+
+pub(crate) mod prompt;
+pub(crate) mod read_notes;
+pub(crate) mod reserved;
+pub(crate) mod roles;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use tack_diag::Diagnostic;
+use tack_inventory::Inventory;
+use tack_loader::DataLoader;
+use tack_template::{Binding, HostVars, Layer, Provenance, Scope};
+use tack_yaml::{Mapping, Node, Value};
+
+use tack_report::result::{b, s};
+
+use crate::context::RunFacts;
+
+/// What a task adds to its host's variables: its role's layers and its blocks' and its own
+/// `vars`, outermost first.
+#[derive(Default)]
+pub struct TaskVars<'a> {
+    pub role: crate::vars::roles::RoleLayers,
+    pub vars: Vec<&'a Mapping>,
+    /// Include parameters (`include_tasks` vars and loop variable), above role parameters.
+    pub params: Option<Arc<Layer>>,
+}
+
+/// One play's variables for every host, shared by all its tasks (and by `hostvars`).
+pub struct PlayScope {
+    /// Public roles' defaults; an `include_role` with `public` adds its role's.
+    role_defaults: RwLock<Arc<Layer>>,
+    /// What the inventory says, replaced when a task changes the inventory.
+    view: RwLock<Arc<InventoryView>>,
+    /// Where `group_vars/` and `host_vars/` beside the playbook are looked for.
+    dirs: Vec<PathBuf>,
+    /// The play's variables; an `include_role` with `public` adds its role's exports.
+    play: RwLock<Arc<Layer>>,
+    extra: Arc<Layer>,
+    common_magic: Mapping,
+    facts: RwLock<BTreeMap<String, Arc<Layer>>>,
+    /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
+    gathered: RwLock<BTreeMap<String, Arc<Layer>>>,
+    /// Variables `include_vars` loaded, between task vars and `set_fact`.
+    included: RwLock<BTreeMap<String, Arc<Layer>>>,
+    play_hosts: RwLock<Arc<Layer>>,
+    /// What changed since a render started (`args`).
+    pub(crate) versions: crate::task::args::Versions,
+}
+
+fn list(items: &[String]) -> Node {
+    Node::bare(Value::Seq(items.iter().map(|i| s(i)).collect()))
+}
+
+impl PlayScope {
+    /// Builds the play's layers: `play_vars` are the play's own variables (vars, vars_files,
+    /// role exports) as `tack_playbook::play_vars` computes them.
+    // Each argument is one of the layers ansible stacks for a play; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        inventory: &Inventory,
+        loader: &DataLoader,
+        role_defaults: &Mapping,
+        play_vars: &Mapping,
+        extra_vars: &Mapping,
+        playbook_dir: &std::path::Path,
+        play_name: &str,
+        run: &RunFacts,
+    ) -> Result<Arc<PlayScope>, Diagnostic> {
+        let dirs = vec![playbook_dir.to_path_buf()];
+        let view = InventoryView::new(inventory, loader, &dirs)?;
+        let mut common = Mapping::new();
+        common.insert(s("playbook_dir"), s(&playbook_dir.to_string_lossy()));
+        common.insert(s("ansible_play_name"), s(play_name));
+        common.insert(s("ansible_check_mode"), b(run.check_mode));
+        common.insert(s("ansible_diff_mode"), b(run.diff_mode));
+        common.insert(s("ansible_forks"), Node::bare(Value::Int(run.forks)));
+        common.insert(s("ansible_verbosity"), Node::bare(Value::Int(run.verbosity)));
+        let run_tags =
+            if run.run_tags.is_empty() { vec!["all".to_string()] } else { run.run_tags.clone() };
+        common.insert(s("ansible_run_tags"), list(&run_tags));
+        common.insert(s("ansible_skip_tags"), list(&run.skip_tags));
+        common.insert(s("ansible_inventory_sources"), list(&run.inventory_sources));
+        if let Some(limit) = &run.limit {
+            common.insert(s("ansible_limit"), s(limit));
+        }
+        if let Some(file) = &run.config_file {
+            common.insert(s("ansible_config_file"), s(&file.to_string_lossy()));
+        }
+        let mut version = Mapping::new();
+        version.insert(s("string"), s(crate::context::ANSIBLE_VERSION));
+        version.insert(s("full"), s(crate::context::ANSIBLE_VERSION));
+        let parts: Vec<i64> =
+            crate::context::ANSIBLE_VERSION.split('.').filter_map(|p| p.parse().ok()).collect();
+        for (key, value) in ["major", "minor", "revision"].iter().zip(parts) {
+            version.insert(s(key), Node::bare(Value::Int(value)));
+        }
+        common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
+
+        Ok(Arc::new(PlayScope {
+            role_defaults: RwLock::new(Arc::new(Layer::from_mapping(
+                role_defaults,
+                Provenance::Trusted,
+            ))),
+            view: RwLock::new(Arc::new(view)),
+            dirs,
+            play: RwLock::new(Arc::new(Layer::from_mapping(play_vars, Provenance::Trusted))),
+            extra: Arc::new(Layer::from_mapping(extra_vars, Provenance::Trusted)),
+            common_magic: common,
+            facts: RwLock::new(BTreeMap::new()),
+            gathered: RwLock::new(BTreeMap::new()),
+            included: RwLock::new(BTreeMap::new()),
+            play_hosts: RwLock::new(Arc::new(Layer::new())),
+            versions: crate::task::args::Versions::default(),
+        }))
+    }
+
+    /// The play's own variables (what names loaded at run time are rendered with).
+    /// The extra vars' layer (`-e`).
+    pub(crate) fn extra(&self) -> &Layer {
+        &self.extra
+    }
+
+    pub fn play_vars(&self) -> Mapping {
+        let mut out = Mapping::new();
+        let play = read_layer(&self.play);
+        for name in play.names() {
+            if let Some(binding) = play.get(name) {
+                out.insert(s(name), binding.node().clone());
+            }
+        }
+        out
+    }
+
+    /// A public role's defaults and exported vars join the play's from now on
+    /// (`include_role` with `public: true`).
+    pub fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
+        self.versions.shared_changed();
+        for (slot, vars) in [(&self.role_defaults, defaults), (&self.play, exports)] {
+            let old = read_layer(slot);
+            let mut layer = Layer::new();
+            for name in old.names() {
+                if let Some(binding) = old.get(name) {
+                    layer.insert_binding(name, binding.clone());
+                }
+            }
+            for (k, v) in vars.iter() {
+                layer.insert(tack_yaml::pyrepr::str(&k.value), v.clone(), Provenance::Trusted);
+            }
+            if let Ok(mut slot) = slot.write() {
+                *slot = Arc::new(layer);
+            }
+        }
+    }
+
+    /// The play's hosts magic variables under `serial`: every host of the play, those not
+    /// failed, and those of the current batch not failed.
+    pub fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
+        self.versions.shared_changed();
+        let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
+        layer.insert("groups", self.view().groups.clone(), Provenance::Trusted);
+        layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
+        layer.insert("ansible_play_hosts", list(active), Provenance::Trusted);
+        layer.insert("ansible_play_batch", list(batch), Provenance::Trusted);
+        let deprecation = tack_template::Deprecation {
+            message: "The `play_hosts` magic variable is deprecated.".into(),
+            removed_in: "2.23".into(),
+            help: Some("Use `ansible_play_batch` instead.".into()),
+        };
+        layer.insert_deprecated("play_hosts", list(batch), Provenance::Trusted, deprecation);
+        if let Ok(mut slot) = self.play_hosts.write() {
+            *slot = Arc::new(layer);
+        }
+    }
+
+    /// Records `value` as the host's fact or registered variable `name`.
+    pub fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+        self.versions.host_changed(host);
+        set_in(&self.facts, host, name, value, provenance);
+    }
+
+    /// Records `value` as a variable `include_vars` loaded for the host (below `set_fact`).
+    pub fn set_included_var(&self, host: &str, name: &str, value: Node) {
+        self.versions.host_changed(host);
+        set_in(&self.included, host, name, value, Provenance::Trusted);
+    }
+
+    /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
+    /// play (ansible keeps both for the whole run).
+    pub fn carried(&self, host: &str) -> (Option<Arc<Layer>>, Option<Arc<Layer>>) {
+        (self.facts_of(host), self.included_of(host))
+    }
+
+    /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
+    pub fn carry_in(&self, host: &str, facts: Option<Arc<Layer>>, included: Option<Arc<Layer>>) {
+        self.versions.host_changed(host);
+        for (slot, layer) in [(&self.facts, facts), (&self.included, included)] {
+            if let (Some(layer), Ok(mut map)) = (layer, slot.write()) {
+                map.insert(host.to_string(), layer);
+            }
+        }
+    }
+
+    fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.included.read().ok().and_then(|f| f.get(host).cloned())
+    }
+}
+
+fn read_layer(slot: &RwLock<Arc<Layer>>) -> Arc<Layer> {
+    match slot.read() {
+        Ok(layer) => layer.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
+
+/// Replaces the host's layer in `slot` with one that also binds `name`.
+fn set_in(
+    slot: &RwLock<BTreeMap<String, Arc<Layer>>>,
+    host: &str,
+    name: &str,
+    value: Node,
+    provenance: Provenance,
+) {
+    {
+        let Ok(mut facts) = slot.write() else { return };
+        let mut layer = Layer::new();
+        if let Some(old) = facts.get(host) {
+            for name in old.names() {
+                if let Some(binding) = old.get(name) {
+                    layer.insert_binding(name, binding.clone());
+                }
+            }
+        }
+        layer.insert_binding(name, Arc::new(Binding::new(value, provenance)));
+        facts.insert(host.to_string(), Arc::new(layer));
+    }
+}
+
+impl PlayScope {
+    /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
+    /// Adds the facts a module returned (`ansible_facts` of its result) to the host's facts,
+    /// as ansible's strategy adds them to its fact cache: newer values win, `ansible_facts`
+    /// grows.
+    pub fn merge_module_facts(&self, host: &str, facts: &Mapping) {
+        let mut layer = Layer::new();
+        let mut namespaced = Mapping::new();
+        let added = facts_layer(facts);
+        let old = self.gathered_of(host);
+        for source in old.iter().map(|l| l.as_ref()).chain(std::iter::once(&added)) {
+            for (name, binding) in source.bindings() {
+                match binding.node().as_map() {
+                    Some(map) if name == "ansible_facts" => {
+                        for (k, v) in map.iter() {
+                            namespaced.insert(k.clone(), v.clone());
+                        }
+                    }
+                    _ => layer.insert_binding(name, Arc::clone(binding)),
+                }
+            }
+        }
+        layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
+        self.set_gathered(host, Arc::new(layer));
+    }
+
+    pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
+        self.versions.host_changed(host);
+        if let Ok(mut gathered) = self.gathered.write() {
+            gathered.insert(host.to_string(), layer);
+        }
+    }
+
+    fn gathered_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.gathered.read().ok().and_then(|f| f.get(host).cloned())
+    }
+
+    fn facts_of(&self, host: &str) -> Option<Arc<Layer>> {
+        self.facts.read().ok().and_then(|f| f.get(host).cloned())
+    }
+
+    /// The variables of `host` without block or task variables: what `hostvars[host]` shows.
+    pub fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
+        self.task_scope(host, &TaskVars::default())
+    }
+
+    /// The variables a task sees on `host`: its role's layers and its blocks' and its own
+    /// `vars` at their rungs between the play's layers.
+    pub fn task_scope(self: &Arc<Self>, host: &str, task: &TaskVars<'_>) -> Option<Scope> {
+        let push = |scope: Scope, layer: &Option<Arc<Layer>>| match layer {
+            Some(l) => scope.with_layer(l.clone()),
+            None => scope,
+        };
+        let mut scope = Scope::new().with_layer(read_layer(&self.role_defaults));
+        scope = push(scope, &task.role.defaults);
+        let view = self.view();
+        scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
+        if let Some(gathered) = self.gathered_of(host) {
+            scope = scope.with_layer(gathered);
+        }
+        scope = scope.with_layer(read_layer(&self.play));
+        scope = push(scope, &task.role.vars);
+        for vars in &task.vars {
+            if !vars.is_empty() {
+                scope = scope.with_layer(Arc::new(Layer::from_mapping(vars, Provenance::Trusted)));
+            }
+        }
+        if let Some(included) = self.included_of(host) {
+            scope = scope.with_layer(included);
+        }
+        if let Some(facts) = self.facts_of(host) {
+            scope = scope.with_layer(facts);
+        }
+        scope = push(scope, &task.role.params);
+        scope = push(scope, &task.params);
+        scope = scope.with_layer(self.extra.clone());
+        if let Ok(magic) = self.play_hosts.read() {
+            scope = scope.with_layer(magic.clone());
+        }
+        scope = scope.with_layer(view.host_magic.get(host)?.clone());
+        scope = push(scope, &task.role.magic);
+        let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
+        Some(scope.with_hostvars(hostvars))
+    }
+}
+
+/// What the play's variables take from the inventory: each host's inventory variables and
+/// magic names, the hosts' order and `groups`.
+struct InventoryView {
+    inventory_vars: BTreeMap<String, Arc<Layer>>,
+    host_order: Vec<String>,
+    groups: Node,
+    host_magic: BTreeMap<String, Arc<Layer>>,
+}
+
+impl InventoryView {
+    fn new(
+        inventory: &Inventory,
+        loader: &DataLoader,
+        dirs: &[PathBuf],
+    ) -> Result<InventoryView, Diagnostic> {
+        let data = inventory.data();
+        let mut inventory_vars = BTreeMap::new();
+        let mut host_magic = BTreeMap::new();
+        let mut host_order = Vec::new();
+        let mut groups = Mapping::new();
+        for gid in data.group_ids() {
+            let group = data.group(gid);
+            let names: Vec<String> =
+                data.group_hosts(gid).into_iter().map(|h| data.host(h).name.clone()).collect();
+            groups.insert(s(&group.name), list(&names));
+        }
+        // The implicit localhost has variables too, once a play named it.
+        for hid in data.host_ids().chain(data.implicit_localhost()) {
+            let host = data.host(hid);
+            let vars = inventory.host_vars(loader, hid, dirs)?;
+            inventory_vars.insert(
+                host.name.clone(),
+                Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)),
+            );
+            let mut magic = Layer::new();
+            magic.insert("inventory_hostname", s(&host.name), Provenance::Trusted);
+            let short = host.name.split('.').next().unwrap_or(&host.name);
+            magic.insert("inventory_hostname_short", s(short), Provenance::Trusted);
+            let mut names: Vec<String> = host
+                .groups
+                .iter()
+                .map(|g| data.group(*g).name.clone())
+                .filter(|n| n != "all")
+                .collect();
+            names.sort();
+            magic.insert("group_names", list(&names), Provenance::Trusted);
+            host_magic.insert(host.name.clone(), Arc::new(magic));
+            // `hostvars` lists only the inventory's hosts, though it answers for localhost.
+            if !host.implicit {
+                host_order.push(host.name.clone());
+            }
+        }
+        Ok(InventoryView {
+            inventory_vars,
+            host_order,
+            groups: Node::bare(Value::Map(groups)),
+            host_magic,
+        })
+    }
+}
+
+impl PlayScope {
+    fn view(&self) -> Arc<InventoryView> {
+        match self.view.read() {
+            Ok(view) => view.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Reads the inventory's hosts, groups and variables again after a task changed it;
+    /// the next `set_play_batch` then publishes the new `groups`.
+    pub fn set_inventory(
+        &self,
+        inventory: &Inventory,
+        loader: &DataLoader,
+    ) -> Result<(), Diagnostic> {
+        let view = InventoryView::new(inventory, loader, &self.dirs)?;
+        self.versions.shared_changed();
+        if let Ok(mut slot) = self.view.write() {
+            *slot = Arc::new(view);
+        }
+        Ok(())
+    }
+}
+
+/// `hostvars`: every inventory host's variables, as the play sees them now.
+struct HostVarsView(Arc<PlayScope>);
+
+impl HostVars for HostVarsView {
+    fn hosts(&self) -> Vec<String> {
+        self.0.versions.hostvars_read();
+        self.0.view().host_order.clone()
+    }
+
+    fn host_scope(&self, host: &str) -> Option<Scope> {
+        self.0.versions.hostvars_read();
+        self.0.host_scope(host)
+    }
+}
+
+/// A host's facts as variables: `ansible_facts` (names without the `ansible_` prefix), and
+/// each fact under its own name as well (`INJECT_FACTS_AS_VARS`, with ansible's deprecation
+/// when read). Everything in it was said by the host.
+pub fn facts_layer(facts: &Mapping) -> Layer {
+    let mut namespaced = Mapping::new();
+    let mut layer = Layer::new();
+    for (k, v) in facts.iter() {
+        let name = tack_yaml::pyrepr::str(&k.value);
+        // `namespace_facts`: every `ansible_` prefix goes but `ansible_local`'s.
+        let short = match name.strip_prefix("ansible_") {
+            Some(short) if name != "ansible_local" => short,
+            _ => &name,
+        };
+        namespaced.insert(s(short), v.clone());
+        match name.as_str() {
+            // The gathering's own mark lives in `ansible_facts` only.
+            "_ansible_facts_gathered" => {}
+            // Local facts are a variable of their own, read without the top-level warning.
+            "ansible_local" => layer.insert(&name, v.clone(), Provenance::ManagedHost),
+            _ => layer.insert_deprecated(
+                name.clone(),
+                v.clone(),
+                Provenance::ManagedHost,
+                tack_template::Deprecation::top_level_fact(),
+            ),
+        }
+    }
+    layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
+    layer
+}
