@@ -91,6 +91,8 @@ pub(crate) fn run(
     let mut time_left = task.limit as i64;
     let poll = task.poll as i64;
     let mut status = ModuleResult::new();
+    // The `ASYNC ...` lines go to the run's trace, which the run loop shows with the task.
+    let notes = input.trace;
     while time_left > 0 {
         std::thread::sleep(Duration::from_secs(task.poll));
         status = job_status(input.conn, jid, &dir, "status", input.check_mode);
@@ -99,7 +101,7 @@ pub(crate) fn run(
             break;
         }
         time_left -= poll;
-        task.notes.borrow_mut().push(format!(
+        notes.job_note(format!(
             "ASYNC POLL on {}: jid={} started={} finished={}",
             task.host,
             py(status.get("ansible_job_id")),
@@ -130,11 +132,7 @@ pub(crate) fn run(
         failed.insert("async_result".into(), Json::Object(last));
         failed.insert("msg".into(), Json::from("async task produced unparsable results"));
         let jid_shown = failed["async_result"].get("ansible_job_id").cloned();
-        task.notes.borrow_mut().push(format!(
-            "ASYNC FAILED on {}: jid={}",
-            task.host,
-            py(jid_shown.as_ref())
-        ));
+        notes.job_note(format!("ASYNC FAILED on {}: jid={}", task.host, py(jid_shown.as_ref())));
         // A result ansible synthesizes, not an exception: no error block, no traceback.
         let mut out = crate::module_result::from_result(input, &failed, false);
         out.error = None;
@@ -145,7 +143,7 @@ pub(crate) fn run(
         .get("ansible_job_id")
         .or_else(|| result.get("async_result").and_then(|r| r.get("ansible_job_id")));
     let word = if failed { "FAILED" } else { "OK" };
-    task.notes.borrow_mut().push(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
+    notes.job_note(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
     crate::module_result::from_result(input, &result, true)
 }
 

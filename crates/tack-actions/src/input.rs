@@ -139,7 +139,7 @@ impl<'a> ActionInput<'a> {
     }
 }
 
-/// A task's `async` and `poll`, and where its notes for the callback go.
+/// A task's `async` and `poll`.
 pub struct AsyncTask<'a> {
     /// `async`: the seconds the job may run.
     pub limit: u64,
@@ -147,8 +147,6 @@ pub struct AsyncTask<'a> {
     pub poll: u64,
     /// The host the task runs for (the notes name it).
     pub host: &'a str,
-    /// The `ASYNC ...` lines, in order, for the callback.
-    pub notes: &'a std::cell::RefCell<Vec<String>>,
 }
 
 /// Where the action finds relative sources: the task's role, then the play's directory.

@@ -74,6 +74,9 @@ pub struct Trace {
     uses: Mutex<Vec<(Reach, Use)>>,
     /// The address the run has announced a connection to, if any.
     established: Mutex<Option<String>>,
+    /// The `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` lines of a job the run waited for, which
+    /// the callback shows at any verbosity.
+    job_notes: Mutex<Vec<String>>,
 }
 
 impl Trace {
@@ -89,6 +92,16 @@ impl Trace {
     /// Records a `-vvv` note the action makes about its own steps.
     pub fn note(&self, text: String) {
         self.record(Reach::Local, Use::Note(text));
+    }
+
+    /// Records a line about a job the run waits for (`ASYNC POLL on host: ...`).
+    pub fn job_note(&self, text: String) {
+        self.job_notes.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+    }
+
+    /// The job lines recorded since the last call, oldest first.
+    pub fn take_job_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.job_notes.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The uses recorded since the last call, oldest first.

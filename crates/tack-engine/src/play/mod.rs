@@ -198,7 +198,7 @@ fn run_batch<'r>(
     states: &mut BTreeMap<String, HostState>,
 ) -> Result<BatchEnd, Diagnostic> {
     env.update_play_hosts(state, &walk.cursors);
-    if let Some(start) = env.run.start_at.as_ref().filter(|s| !s.done.get())
+    if let Some(start) = env.run.start_at.as_ref().filter(|s| !s.found())
         && !start.seek(env.play(), &mut walk)
     {
         return Ok(BatchEnd::Done);

@@ -16,12 +16,18 @@ use crate::play::walk::Walk;
 /// The `--start-at-task` pattern and whether a play has matched it yet.
 pub struct StartAt {
     pub pattern: String,
-    pub done: Cell<bool>,
+    /// Set once, by the batch that found the task (the run goes on with `&RunContext`).
+    done: Cell<bool>,
 }
 
 impl StartAt {
     pub fn new(pattern: impl Into<String>) -> StartAt {
         StartAt { pattern: pattern.into(), done: Cell::new(false) }
+    }
+
+    /// Whether a play has found the task: from there on every batch and play runs whole.
+    pub fn found(&self) -> bool {
+        self.done.get()
     }
 
     /// ansible's test: the task's own name, or its `get_name()` (`role : name`, the action

@@ -15,14 +15,26 @@ use tack_template::Scope;
 
 use crate::task::delegate::Delegation;
 
+/// The hosts a task has discovered an interpreter for (a loop's first item does it): shared
+/// by the task's workers, which run hosts side by side.
+#[derive(Default)]
+pub(crate) struct Discovered(Mutex<HashSet<String>>);
+
+impl Discovered {
+    /// Whether `host` has yet to discover one; from now on it has.
+    fn first(&self, host: &str) -> bool {
+        // A panic while the set was held leaves it whole (inserts are single calls).
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(host.to_string())
+    }
+}
+
 /// A task's way to its hosts.
 pub(crate) struct TaskLinks<'a> {
     pub delegation: Delegation<'a>,
     pub links: &'a Links<'a>,
     pub ssh: &'a SshDefaults,
     pub interpreter: &'a InterpreterSettings,
-    /// The hosts this task has discovered an interpreter for (a loop's first item does it).
-    pub discovered: &'a Mutex<HashSet<String>>,
+    pub discovered: &'a Discovered,
 }
 
 impl TaskLinks<'_> {
@@ -182,12 +194,9 @@ impl TaskLinks<'_> {
             return None;
         }
         let known = tack_links::interpreter::known(scope).is_some();
-        // A panic while the set was held leaves it whole (inserts are single calls).
-        let mut done = self.discovered.lock().unwrap_or_else(PoisonError::into_inner);
-        if known || !done.insert(host.to_string()) {
+        if known || !self.discovered.first(host) {
             return None;
         }
-        drop(done);
         let names = tack_links::interpreter::names(scope, self.interpreter);
         Some(tack_links::interpreter::discover(conn, trace, host, self.interpreter, &names))
     }

@@ -24,8 +24,7 @@ pub(crate) mod reading;
 pub(crate) mod retries;
 pub(crate) mod when;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
@@ -80,8 +79,7 @@ pub(crate) struct TaskRun<'a> {
     pub interpreter: &'a InterpreterSettings,
     /// `tack plan`: the paths an earlier task would change, per host.
     pub pending: &'a crate::plan::pending::Pending,
-    /// The hosts this task has discovered an interpreter for (a loop's first item does it).
-    pub discovered: Mutex<HashSet<String>>,
+    pub discovered: crate::task::link::Discovered,
 }
 
 impl TaskRun<'_> {
@@ -516,13 +514,8 @@ impl TaskRun<'_> {
             Ok(keywords) => keywords,
             Err(d) => return actions::errored(d),
         };
-        let notes = std::cell::RefCell::new(Vec::new());
-        let async_task = async_keywords.map(|(limit, poll)| actions::AsyncTask {
-            limit,
-            poll,
-            host,
-            notes: &notes,
-        });
+        let async_task =
+            async_keywords.map(|(limit, poll)| actions::AsyncTask { limit, poll, host });
         let links = self.task_links();
         let delegation = self.delegation();
         let link = if self.action.touches_host() {
@@ -601,7 +594,7 @@ impl TaskRun<'_> {
                     .map(|(level, line)| TaskEvent::Transport(level, line)),
             );
         }
-        events.extend(notes.into_inner().into_iter().map(TaskEvent::Async));
+        events.extend(trace.take_job_notes().into_iter().map(TaskEvent::Async));
         let mut output = output;
         if let Some(path) = discovered {
             // The result that discovered the interpreter carries it, as ansible's does.

@@ -140,7 +140,7 @@ pub fn run(
         )?;
         sinks.run(&ctx, &playbooks, callback)?
     };
-    if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.done.get() && !s.pattern.is_empty()) {
+    if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.found() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.
         use std::io::Write;
         let diag = Diagnostic::new(format!(
