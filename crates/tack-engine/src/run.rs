@@ -56,7 +56,7 @@ pub fn run(
             crate::vars::reserved::warn_loaded(play, ctx.extra_vars);
         }
         for play in &playbook.plays {
-            let prompted = crate::vars::prompt::answered(ctx, play)?;
+            let prompted = crate::vars::prompt::answered(ctx, play, callback)?;
             let play = prompted.as_ref().unwrap_or(play);
             match crate::play::run_play(ctx, play, &live, callback, &mut stats, &mut states)? {
                 PlayEnd::Continue => {}

@@ -37,6 +37,7 @@ fn ask(
     name: &str,
     default: Option<&str>,
     play: &Play,
+    callback: &mut dyn tack_report::Callback,
 ) -> Result<Option<String>, Diagnostic> {
     // The executor's `var.get("prompt", name)`: only an empty prompt asks "input for".
     let prompt =
@@ -72,12 +73,17 @@ fn ask(
         if first == second {
             return Ok(first);
         }
-        println!("***** VALUES ENTERED DO NOT MATCH ****");
+        callback.display("***** VALUES ENTERED DO NOT MATCH ****");
     }
 }
 
 /// `play` with its prompted variables among its `vars`, or `None` when it prompts for none.
-pub(crate) fn answered(ctx: &RunContext<'_>, play: &Play) -> Result<Option<Play>, Diagnostic> {
+/// What ansible's display shows meanwhile (answers that do not match) goes to `callback`.
+pub(crate) fn answered(
+    ctx: &RunContext<'_>,
+    play: &Play,
+    callback: &mut dyn tack_report::Callback,
+) -> Result<Option<Play>, Diagnostic> {
     if play.vars_prompt.is_empty() {
         return Ok(None);
     }
@@ -103,7 +109,7 @@ pub(crate) fn answered(ctx: &RunContext<'_>, play: &Play) -> Result<Option<Play>
             Some(value) => Some(tack_yaml::pyrepr::str(value)),
         };
         let answer = if std::io::stdin().is_terminal() {
-            ask(&entry, &name, default.as_deref(), play)?
+            ask(&entry, &name, default.as_deref(), play, callback)?
         } else {
             tack_diag::warn(&Diagnostic::new("Not prompting as we are not in interactive mode"));
             None
