@@ -22,26 +22,6 @@ use crate::callback::{Callback, Stats};
 use crate::include::{loop_var, param_layer, stripped_parent};
 use crate::play::PlayRun;
 
-/// ansible's bool conversion of a module option (`boolean()`), for `allow_duplicates`.
-fn option_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "yes" | "on" | "1" | "true" | "t" | "y" | "1.0" => Some(true),
-        "no" | "off" | "0" | "false" | "f" | "n" | "0.0" => Some(false),
-        _ => None,
-    }
-}
-
-fn not_bool(text: &str, ctx: &TaskInContext<'_>) -> Diagnostic {
-    Diagnostic::at(
-        format!(
-            "The value '{text}' is not a valid boolean. Valid booleans include: 'yes', 'on', \
-             '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', 'false', 'f', 'n', 0, 0.0, \
-             False"
-        ),
-        ctx.task.origin.clone(),
-    )
-}
-
 impl<'r> PlayRun<'r, '_> {
     /// `include_role` on `hosts`: returns each loaded role's blocks and handlers, its
     /// include parameters and its hosts, in the order ansible runs them.
@@ -76,14 +56,8 @@ impl<'r> PlayRun<'r, '_> {
         let mut out = Vec::new();
         for want in wanted {
             let name = want.names[0].clone().unwrap_or_default();
-            let allow_duplicates = match &want.names[5] {
-                None => true,
-                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
-            };
-            let public = match &want.names[6] {
-                None => false,
-                Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
-            };
+            let allow_duplicates = want.flag("allow_duplicates").unwrap_or(true);
+            let public = want.flag("public").unwrap_or(false);
             let layer = param_layer(&include_vars, &loop_var, &want);
             let mut role_vars = include_vars.clone();
             if let Some(item) = &want.item {
@@ -186,27 +160,28 @@ impl<'r> PlayRun<'r, '_> {
 }
 
 /// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per
-/// host and item (`Wanted::flag`).
+/// host and item (`Wanted::flag`), in the order ansible validates them (the order
+/// `IncludeRole` declares them: measured, the first that fails is the one reported).
 pub(crate) fn role_keywords<'t>(
     ctx: &'t TaskInContext<'_>,
-) -> [(&'static str, Option<&'t tack_yaml::Node>); 2] {
+) -> [(&'static str, Option<&'t tack_yaml::Node>); 4] {
     [
-        ("rescuable", ctx.task.args.get("rescuable")),
+        ("public", ctx.task.args.get("public")),
+        ("allow_duplicates", ctx.task.args.get("allow_duplicates")),
         ("rolespec_validate", ctx.task.args.get("rolespec_validate")),
+        ("rescuable", ctx.task.args.get("rescuable")),
     ]
 }
 
 /// What an `include_role` renders per host and item, in the order `load_included_role`
 /// reads them.
-pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 7] {
+pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 5] {
     [
         ("name", target.name.as_ref()),
         ("tasks_from", target.tasks_from.as_ref()),
         ("vars_from", target.vars_from.as_ref()),
         ("defaults_from", target.defaults_from.as_ref()),
         ("handlers_from", target.handlers_from.as_ref()),
-        ("allow_duplicates", target.allow_duplicates.as_ref()),
-        ("public", target.public.as_ref()),
     ]
 }
 

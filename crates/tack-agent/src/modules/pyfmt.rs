@@ -2,6 +2,18 @@
 
 use serde_json::Value;
 
+/// The value as ansible's `boolean()` tells values apart.
+pub fn boolean_input(value: &Value) -> tack_py::boolean::Input<'_> {
+    use tack_py::boolean::Input;
+    match value {
+        Value::Bool(b) => Input::Bool(*b),
+        Value::Number(n) if n.is_f64() => n.as_f64().map_or(Input::Other, Input::Float),
+        Value::Number(n) => n.as_i64().map_or(Input::Other, Input::Int),
+        Value::String(s) => Input::Text(s),
+        Value::Null | Value::Array(_) | Value::Object(_) => Input::Other,
+    }
+}
+
 /// `str(value)` as Python prints the value ansible would hold.
 pub fn py_str(value: &Value) -> String {
     match value {

@@ -314,16 +314,9 @@ impl Action {
     }
 }
 
-/// ansible's `boolean(value, strict=False)` for an action's own flags: only its true words
-/// are true.
+/// ansible's `boolean(value, strict=False)`, which action plugins read their own flags with.
 pub(super) fn loose_bool(node: &Node) -> bool {
-    match &node.value {
-        tack_yaml::Value::Bool(v) => *v,
-        other => matches!(
-            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
-            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
-        ),
-    }
+    node.value.boolean_loose()
 }
 
 /// What an action sees.

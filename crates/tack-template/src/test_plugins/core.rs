@@ -331,28 +331,7 @@ fn all(_: &State, args: &Bound) -> TestResult {
 
 /// ansible's `boolean()` where it gives an answer; `None` where it raises `TypeError`.
 fn convert_bool(value: &Value) -> Option<bool> {
-    match value.kind() {
-        ValueKind::Bool => Some(value.is_true()),
-        ValueKind::String => {
-            let norm = value.as_str().unwrap_or_default().trim().to_lowercase();
-            match norm.as_str() {
-                "y" | "yes" | "on" | "1" | "true" | "t" => Some(true),
-                "n" | "no" | "off" | "0" | "false" | "f" => Some(false),
-                _ => None,
-            }
-        }
-        ValueKind::Number => {
-            let f = pyval::num(value).map(|n| n.as_f64())?;
-            if f == 1.0 {
-                Some(true)
-            } else if f == 0.0 {
-                Some(false)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
+    tack_py::boolean::strict(crate::value::boolean_input(value))
 }
 
 fn truthy_of(args: &Bound) -> TestResult {
