@@ -170,10 +170,10 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
     if let Some(node) = play.attrs.get(Keyword::Strategy) {
         let name = tack_yaml::pyrepr::str(&node.value);
         if crate::strategy_free::free_kind(&name).is_none()
-            && !matches!(
-                name.as_str(),
-                "linear" | "ansible.builtin.linear" | "ansible.legacy.linear"
-            )
+            && tack_py::ansible::short_name(
+                &name,
+                tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+            ) != "linear"
         {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the strategy '{name}'"), origin));

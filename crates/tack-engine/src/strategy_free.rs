@@ -52,9 +52,9 @@ impl<'r, 'v> SpliceEnv<'r, 'v> {
 
 /// The strategy names that run hosts freely, and whether each pins hosts.
 pub(crate) fn free_kind(name: &str) -> Option<bool> {
-    match name {
-        "free" | "ansible.builtin.free" | "ansible.legacy.free" => Some(false),
-        "host_pinned" | "ansible.builtin.host_pinned" | "ansible.legacy.host_pinned" => Some(true),
+    match tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy) {
+        "free" => Some(false),
+        "host_pinned" => Some(true),
         _ => None,
     }
 }

@@ -53,7 +53,10 @@ impl Connection for Bounded<'_> {
         invocation: &Invocation,
     ) -> Result<ModuleResult, ConnectionError> {
         self.check()?;
-        let short = tack_playbook::tables::short_builtin_name(module);
+        let short = tack_py::ansible::short_name(
+            module,
+            tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+        );
         if !tack_agent::modules::TAKE_TIMEOUT.contains(&short) {
             return self.inner.run_module(module, invocation);
         }
