@@ -366,16 +366,21 @@ fn vaulted_file(_: &State, args: &Bound) -> TestResult {
             pyval::repr_of(value)
         ))
     };
-    let bytes_repr = super::bytes_repr(path.as_bytes());
+    let bytes_repr = tack_py::repr::bytes_repr(path.as_bytes());
     let mut file = std::fs::File::open(&path)
-        .map_err(|e| cannot(format!("{}: {bytes_repr}", super::os_error_text(&e))))?;
+        .map_err(|e| cannot(format!("{}: {bytes_repr}", tack_py::oserror::os_error_no_name(&e))))?;
     let mut head = [0u8; 14];
     let mut read = 0;
     while read < head.len() {
         match file.read(&mut head[read..]) {
             Ok(0) => break,
             Ok(n) => read += n,
-            Err(e) => return Err(cannot(format!("{}: {bytes_repr}", super::os_error_text(&e)))),
+            Err(e) => {
+                return Err(cannot(format!(
+                    "{}: {bytes_repr}",
+                    tack_py::oserror::os_error_no_name(&e)
+                )));
+            }
         }
     }
     Ok(&head[..read] == b"$ANSIBLE_VAULT")
