@@ -3,10 +3,13 @@
 
 usage: $ANSIBLE_REF/bin/python scripts/record-py.py
 
-Writes crates/tack-py/tests/corpus/{repr,text,textwrap,shlex,path,codecs}.json, which
-crates/tack-py/tests/corpus.rs replays. Run it with the reference's interpreter (the Python
-ansible-core 2.21.5 runs on): the answers are facts about that interpreter. The inputs below are
-written by hand; every answer in the JSON is recorded. Never edit the JSON files by hand.
+Writes crates/tack-py/tests/corpus/{repr,text,textwrap,shlex,path,codecs,oserror,boolean}.json,
+which crates/tack-py/tests/corpus.rs replays. Run it with the reference's interpreter (the Python
+ansible-core 2.21.5 runs on): the answers are facts about that interpreter, and `boolean` is
+ansible-core's own `boolean()` imported from it. The script re-runs itself with
+PYTHONHASHSEED=0, the seed under which `boolean()`'s message lists its words in the order tack
+prints. The inputs below are written by hand; every answer in the JSON is recorded. Never edit
+the JSON files by hand.
 
 Floats travel as the hex text of their IEEE bits so no JSON reader can round them; bytes as
 lists of numbers (hex text for encoded output, which can be long). Path cases that touch the file system are run inside a tree this script builds
@@ -25,6 +28,13 @@ import tempfile
 import textwrap
 import warnings
 from pathlib import Path
+
+from reflib import run_under_reference  # noqa: E402
+
+run_under_reference(__file__, hash_seed_zero=True)
+
+from ansible.module_utils.common.text.converters import to_text  # noqa: E402
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE, boolean  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "crates" / "tack-py" / "tests" / "corpus"
@@ -145,6 +155,19 @@ CODEC_TEXTS = [
     "\u0100", "a\xff\u0101b",
 ]
 
+# Typed inputs for `boolean()`: [type, value] with floats as Python literals' text.
+BOOLEAN_INPUTS = [
+    ["bool", True], ["bool", False], ["int", 1], ["int", 0], ["int", 2], ["int", -1],
+    ["float", "1.0"], ["float", "0.0"], ["float", "-0.0"], ["float", "0.5"], ["float", "nan"],
+    ["none", None], ["list", []], ["dict", {}],
+] + [["str", s] for s in [
+    "y", "yes", "on", "1", "true", "t", "n", "no", "off", "0", "false", "f", "Y", "YES", "On",
+    "TRUE", "True", " yes ", "\tno\n", "\x1cyes\x1f", "\xa0on\u3000", "1.0", "0.0", "",
+    " ", "maybe", "yes please", "\u0130", "tru", "ｙｅｓ",
+]] + [["bytes", [ord(c) for c in s]] for s in ["on", " OFF\n", "maybe"]]
+
+ERRNOS = list(range(-1, 140))
+
 
 def float_bits(f):
     return "0x%016x" % struct.unpack("<Q", struct.pack("<d", f))[0]
@@ -264,6 +287,38 @@ def record_codecs():
     return cases
 
 
+def record_boolean():
+    def value(kind, v):
+        if kind == "float":
+            return float(v)
+        if kind == "bytes":
+            return bytes(v)
+        return v
+
+    rows = []
+    for kind, v in BOOLEAN_INPUTS:
+        py = value(kind, v)
+        try:
+            strict = {"value": boolean(py, strict=True)}
+        except TypeError as e:
+            strict = {"error": str(e)}
+        hashable = not isinstance(py, (list, dict))
+        rows.append({
+            "type": kind,
+            "input": v,
+            "text": to_text(py),
+            "strict": strict,
+            "loose": boolean(py, strict=False),
+            "member_true": hashable and py in BOOLEANS_TRUE,
+            "member_false": hashable and py in BOOLEANS_FALSE,
+        })
+    return rows
+
+
+def record_oserror():
+    return [[n, os.strerror(n)] for n in ERRNOS]
+
+
 def main():
     if sys.version_info[:2] != EXPECTED_PYTHON:
         sys.exit(f"run with the reference's Python {EXPECTED_PYTHON}, not {sys.version}")
@@ -275,6 +330,8 @@ def main():
         ("shlex", record_shlex()),
         ("path", record_path()),
         ("codecs", record_codecs()),
+        ("oserror", record_oserror()),
+        ("boolean", record_boolean()),
     ]:
         path = OUT / f"{name}.json"
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")

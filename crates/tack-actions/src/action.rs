@@ -74,7 +74,8 @@ impl Action {
     /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
     /// name ansible-core's routing redirects, such as `yum`, as its target).
     pub fn find(name: &str) -> Option<Action> {
-        let short = tack_playbook::tables::short_builtin_name(name);
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
         let redirected =
             tack_playbook::tables::BUILTIN_ROUTING.iter().find_map(|(_, from, to)| match to {
                 tack_playbook::tables::Routing::Redirect(target) if *from == short => Some(*target),
@@ -95,9 +96,7 @@ impl Action {
     /// `ansible.legacy.` name ansible-core does not know (a collection's name may be one tack
     /// lacks, and stays unknown).
     pub fn resolve(name: &str) -> Option<Action> {
-        let builtin_spelling = !name.contains('.')
-            || name.starts_with("ansible.builtin.")
-            || name.starts_with("ansible.legacy.");
+        let builtin_spelling = tack_py::ansible::is_core_spelling(name);
         Action::find(name).or_else(|| {
             (builtin_spelling && !name.contains("{{") && !tack_playbook::builtin_resolves(name))
                 .then_some(Action::Unresolvable)

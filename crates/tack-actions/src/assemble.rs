@@ -10,7 +10,6 @@
 use serde_json::{Map, Value as Json};
 use tack_agent::Invocation;
 use tack_diag::Diagnostic;
-use tack_yaml::Value;
 
 use super::copy::find;
 use super::staging::Staged;
@@ -26,15 +25,9 @@ fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     super::shell_run::action_fail(input, msg)
 }
 
-fn truthy(input: &ActionInput<'_>, k: &str, default: bool) -> bool {
-    match input.args.get(k).map(|n| &n.value) {
-        None | Some(Value::Null) => default,
-        Some(Value::Bool(v)) => *v,
-        Some(other) => {
-            let t = tack_yaml::pyrepr::str(other).to_lowercase();
-            matches!(t.as_str(), "y" | "yes" | "on" | "1" | "true" | "t" | "1.0")
-        }
-    }
+/// `boolean(args.get(k, default), strict=False)`: a `null` given is false.
+fn flag(input: &ActionInput<'_>, k: &str, default: bool) -> bool {
+    input.args.get(k).map_or(default, |n| n.value.boolean_loose())
 }
 
 /// A module's result as the task's, failed in ansible's words when the module failed.
@@ -69,7 +62,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         return failed("src and dest are required", input);
     };
     let args = json::map_to_json(input.args);
-    if truthy(input, "remote_src", true) {
+    if flag(input, "remote_src", true) {
         return module_result(input, "assemble", args).unwrap_or_else(|e| e);
     }
     if let Some(refused) = input.refuse_host_named(&["src"], "read") {
@@ -112,7 +105,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         &dir.to_string_lossy(),
         input.text("delimiter").as_deref(),
         input.text("regexp").as_deref(),
-        truthy(input, "ignore_hidden", false),
+        // ansible tests `ignore_hidden` as given, by Python truthiness, not `boolean()`.
+        input.args.get("ignore_hidden").is_some_and(|n| n.value.is_truthy()),
         &read,
     ) {
         Ok(bytes) => bytes,

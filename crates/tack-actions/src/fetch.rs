@@ -30,15 +30,9 @@ fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     super::shell_run::action_fail(input, msg)
 }
 
+/// `boolean(args.get(key, default), strict=False)`: a `null` given is false.
 fn flag(input: &ActionInput<'_>, key: &str, default: bool) -> bool {
-    match input.args.get(key).map(|n| &n.value) {
-        None | Some(Value::Null) => default,
-        Some(Value::Bool(v)) => *v,
-        Some(other) => {
-            let t = tack_yaml::pyrepr::str(other).to_lowercase();
-            matches!(t.as_str(), "y" | "yes" | "on" | "1" | "true" | "t" | "1.0")
-        }
-    }
+    input.args.get(key).map_or(default, |n| n.value.boolean_loose())
 }
 
 fn module(input: &ActionInput<'_>, name: &str, args: Map<String, Json>) -> Result<Mapping, String> {

@@ -10,16 +10,9 @@ use tack_report::result::{b, s};
 
 use crate::output::ActionOutput;
 
-/// ansible's `boolean(value, strict=False)` for an action's own flags: only its true words
-/// are true.
+/// ansible's `boolean(value, strict=False)`, which action plugins read their own flags with.
 pub(crate) fn loose_bool(node: &Node) -> bool {
-    match &node.value {
-        tack_yaml::Value::Bool(v) => *v,
-        other => matches!(
-            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
-            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
-        ),
-    }
+    node.value.boolean_loose()
 }
 
 /// What an action sees.

@@ -94,10 +94,8 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
              \"use\" option.",
         );
     }
-    let short = module
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| module.strip_prefix("ansible.legacy."))
-        .unwrap_or(&module);
+    let short =
+        tack_py::ansible::short_name(&module, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     let native = tack_agent::modules::native_name(short).filter(|n| *n == "apt");
     let backend = match (native, crate::python_path::host_module(short)) {
         // ansible runs a builtin manager's module by its `ansible.legacy.` name (which the
@@ -108,9 +106,7 @@ pub fn run(input: &ActionInput<'_>) -> ActionOutput {
         // A builtin spelling ansible-core has no module for (`yum` is only an action's
         // redirect), or a name nothing resolves.
         (None, None)
-            if !module.contains('.')
-                || module.starts_with("ansible.builtin.")
-                || module.starts_with("ansible.legacy.")
+            if tack_py::ansible::is_core_spelling(&module)
                 || !tack_playbook::builtin_resolves(&module) =>
         {
             return shell_run::action_fail(

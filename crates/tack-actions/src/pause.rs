@@ -70,21 +70,15 @@ fn plan(args: &Mapping) -> Result<Plan, String> {
     if args.get("minutes").is_some() && args.get("seconds").is_some() {
         return Err("parameters are mutually exclusive: minutes|seconds".into());
     }
+    // `echo` is `type: bool` in the action's argument spec: `check_type_bool`.
     let echo = match args.get("echo").map(|n| &n.value) {
         None => true,
-        Some(Value::Bool(v)) => *v,
-        Some(other) => match tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str() {
-            "yes" | "on" | "1" | "true" | "t" | "y" => true,
-            "no" | "off" | "0" | "false" | "f" | "n" => false,
-            _ => {
-                return Err(format!(
-                    "argument 'echo' is of type {} and we were unable to convert to bool: The \
-                     value '{}' is not a valid boolean.",
-                    other.python_type(),
-                    tack_yaml::pyrepr::str(other)
-                ));
-            }
-        },
+        Some(other) => other.boolean_strict().map_err(|e| {
+            format!(
+                "argument 'echo' is of type {} and we were unable to convert to bool: {e}",
+                other.python_type()
+            )
+        })?,
     };
     let (seconds, minutes_unit) = match (args.get("minutes"), args.get("seconds")) {
         (Some(m), _) => (Some(as_int("minutes", m)? * 60), true),

@@ -24,10 +24,6 @@ pub(crate) enum ConvertError {
     OutOfRange,
 }
 
-/// The strings ansible's non-strict `boolean()` takes as true (after lower-casing and
-/// stripping); anything else is false.
-const TRUE_STRINGS: &[&str] = &["y", "yes", "on", "1", "true", "t"];
-
 /// Converts `value` to `kind`. `basedir` is where relative paths start: the configuration file
 /// for values read from it, else `None` for the working directory.
 pub(crate) fn ensure_type(
@@ -90,13 +86,14 @@ pub(crate) fn ensure_type(
 
 /// ansible's `boolean(value, strict=False)`.
 fn boolean(value: &SettingValue) -> bool {
-    match value {
-        SettingValue::Bool(b) => *b,
-        SettingValue::Str(s) => TRUE_STRINGS.contains(&strip(&s.to_lowercase())),
-        SettingValue::Int(n) => *n == 1,
-        SettingValue::Float(f) => *f == 1.0,
-        _ => false,
-    }
+    use tack_py::boolean::{Input, loose};
+    loose(match value {
+        SettingValue::Bool(b) => Input::Bool(*b),
+        SettingValue::Str(s) => Input::Text(s),
+        SettingValue::Int(n) => Input::Int(*n),
+        SettingValue::Float(f) => Input::Float(*f),
+        SettingValue::Null | SettingValue::List(_) | SettingValue::Dict(_) => Input::Other,
+    })
 }
 
 fn float_to_int(f: f64) -> Result<SettingValue, ConvertError> {
@@ -212,7 +209,7 @@ mod tests {
 
     #[test]
     fn booleans() {
-        for s in ["yes", " On ", "TRUE", "t", "1", "y"] {
+        for s in [" On ", "TRUE"] {
             assert!(boolean(&SettingValue::Str(s.into())), "{s}");
         }
         for s in ["no", "maybe", "\"yes\"", "", "1.0"] {

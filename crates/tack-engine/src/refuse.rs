@@ -174,11 +174,12 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
             return Err(refuse(format!("the strategy '{name}'"), origin));
         }
     }
-    let gathers = match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
-        Some(Value::Bool(false)) => false,
-        Some(Value::Str(s)) => !matches!(s.as_str(), "no" | "false" | "False" | "off"),
-        _ => true,
-    };
+    // `gather_facts` is a bool keyword: strict `boolean()` once post-validated. Anything else
+    // (a template among them) is taken to gather, which refuses more, never less.
+    let gathers = !play
+        .attrs
+        .get(Keyword::GatherFacts)
+        .is_some_and(|n| matches!(n.value.boolean_strict(), Ok(false)));
     if gathers && let Some(key) = play.attrs.key(Keyword::Environment) {
         // The fact-gathering task would see the environment (`ansible_env`); setup does not
         // take one yet.
@@ -187,17 +188,12 @@ pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
             key.origin.clone(),
         ));
     }
-    match play.attrs.get(Keyword::GatherFacts).map(|n| &n.value) {
-        Some(Value::Bool(false)) => {}
-        Some(Value::Str(s)) if matches!(s.as_str(), "no" | "false" | "False" | "off") => {}
-        _ if tack_agent::modules::is_native("setup") => {}
-        _ => {
-            let origin = play.attrs.key(Keyword::GatherFacts).and_then(|k| k.origin.clone());
-            return Err(refuse(
-                "gathering facts (set 'gather_facts: false' on the play)".into(),
-                origin.or_else(|| play.origin.clone()),
-            ));
-        }
+    if gathers && !tack_agent::modules::is_native("setup") {
+        let origin = play.attrs.key(Keyword::GatherFacts).and_then(|k| k.origin.clone());
+        return Err(refuse(
+            "gathering facts (set 'gather_facts: false' on the play)".into(),
+            origin.or_else(|| play.origin.clone()),
+        ));
     }
     for role in &play.role_arena {
         check_attrs(&role.attrs, ROLE_KEYWORDS, "role")?;

@@ -81,10 +81,8 @@ const CORE_PLUGINS: &[&str] = &[
 const REFUSED_PLUGINS: &[&str] = &["constructed", "generator"];
 
 fn core_name(name: &str) -> Option<&'static str> {
-    let short = name
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name);
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     CORE_PLUGINS.iter().copied().find(|p| *p == short)
 }
 

@@ -98,7 +98,8 @@ pub fn resolve(
         text(setting(&["ansible_become_method".into()], Some(Keyword::BecomeMethod))?)
             .or_else(|| defaults.method.clone())
             .unwrap_or_else(|| "sudo".into());
-    let short = method_text.strip_prefix("ansible.builtin.").unwrap_or(&method_text);
+    let short =
+        tack_py::ansible::short_name(&method_text, tack_py::ansible::CoreCollections::Builtin);
     let method = match short {
         "sudo" => BecomeMethod::Sudo,
         "su" => BecomeMethod::Su,

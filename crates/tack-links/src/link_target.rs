@@ -282,7 +282,8 @@ pub fn resolve(
         password_mechanism,
         host_key_checking: match first(HOST_KEY_CHECKING)? {
             None | Some(Value::Null) => defaults.host_key_checking,
-            Some(v) => Some(boolean(&v)),
+            // A `type: boolean` option: `boolean(value, strict=False)`.
+            Some(v) => Some(v.boolean_loose()),
         },
         // A host's own password replaces the command line's, as ansible's play context
         // takes it; an empty one is none at all.
@@ -326,18 +327,6 @@ fn seconds(v: &Value) -> Option<u64> {
         Value::Float(f) if f.is_finite() && *f >= 0.0 => Some(f.trunc() as u64),
         Value::Str(s) | Value::Unsafe(s) => s.trim().parse::<u64>().ok(),
         _ => None,
-    }
-}
-
-/// ansible's `boolean()` for a connection option: true for `yes`/`on`/`1`/`true`.
-fn boolean(v: &Value) -> bool {
-    match v {
-        Value::Bool(b) => *b,
-        Value::Int(i) => *i == 1,
-        Value::Str(s) | Value::Unsafe(s) => {
-            matches!(s.to_ascii_lowercase().as_str(), "y" | "yes" | "on" | "1" | "true" | "t")
-        }
-        _ => false,
     }
 }
 

@@ -27,31 +27,6 @@ impl PlayKeywords {
     }
 }
 
-const TRUE_STRINGS: &[&str] = &["y", "yes", "on", "1", "true", "t"];
-const FALSE_STRINGS: &[&str] = &["n", "no", "off", "0", "false", "f"];
-
-/// ansible's `boolean(value, strict=True)`.
-pub fn strict_bool(value: &Value) -> Option<bool> {
-    match value {
-        Value::Bool(b) => Some(*b),
-        Value::Int(1) => Some(true),
-        Value::Int(0) => Some(false),
-        Value::Float(f) if *f == 1.0 => Some(true),
-        Value::Float(f) if *f == 0.0 => Some(false),
-        Value::Str(s) | Value::Unsafe(s) => {
-            let l = s.to_lowercase();
-            if TRUE_STRINGS.contains(&l.as_str()) {
-                Some(true)
-            } else if FALSE_STRINGS.contains(&l.as_str()) {
-                Some(false)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
 fn could_not_convert(value: &Node, isa: &str) -> Diagnostic {
     Diagnostic::at(
         format!(
@@ -97,7 +72,7 @@ pub fn validated_value(
             },
             _ => return Err(could_not_convert(&value, "float")),
         },
-        Isa::Bool => match strict_bool(&value.value) {
+        Isa::Bool => match value.value.boolean_strict().ok() {
             Some(b) => Value::Bool(b),
             None => return Err(could_not_convert(&value, "bool")),
         },

@@ -17,14 +17,17 @@
 //! `tests/corpus/` holds cases recorded from it by `scripts/record-py.py`; the codec tables in
 //! [`codecs`] come from `scripts/gen-py-codecs.py`.
 //!
-//! Two helpers of ansible's own live here too, [`ansible::unquote`] and
-//! [`ansible::unfrackpath`]: they are pure compositions of the rules above, and the
-//! configuration and vault layers need them below the data loader.
+//! A few rules of ansible's own live here too, because layers below the data loader (and the
+//! agent, which depends on nothing else) need them: [`ansible::unquote`] and
+//! [`ansible::unfrackpath`], pure compositions of the rules above; the short name of a plugin
+//! in ansible-core's own collections ([`ansible::short_name`]); and `boolean()`, the one
+//! reading of `yes`/`no`/`on`/`off` ([`boolean`]).
 //!
 //! What this crate does not do: know any tack type (values, nodes, settings), read files
 //! (`realpath` and `isfile` only ask the file system about names), or print anything.
 
 pub mod ansible;
+pub mod boolean;
 pub mod codecs;
 mod codecs_tables;
 pub mod difflib;

@@ -1,5 +1,6 @@
 //! Replays the cases `scripts/record-py.py` recorded from CPython 3.13 (the interpreter
-//! ansible-core 2.21.5 runs on) and compares tack-py's answers with CPython's.
+//! ansible-core 2.21.5 runs on), and ansible-core's own `boolean()`, and compares tack-py's answers
+//! with theirs.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tack_py::path::Environ;
-use tack_py::{ansible, codecs, path, repr, shlex, text, textwrap};
+use tack_py::{ansible, boolean, codecs, oserror, path, repr, shlex, text, textwrap};
 
 fn corpus(name: &str) -> Value {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name);
@@ -285,4 +286,71 @@ fn str_encode_matches_cpython() {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn strerror_matches_cpython() {
+    let c = corpus("oserror.json");
+    let mut f = Failures::default();
+    for row in rows(&c) {
+        let code = row[0].as_i64().unwrap() as i32;
+        f.check(&format!("os.strerror({code})"), oserror::strerror_code(code), s(&row[1]).into());
+        if code > 0 {
+            let err = std::io::Error::from_raw_os_error(code);
+            f.check(
+                &format!("str(OSError({code}))"),
+                oserror::os_error_no_name(&err),
+                format!("[Errno {code}] {}", s(&row[1])),
+            );
+        }
+    }
+    f.assert_none();
+}
+
+#[test]
+fn boolean_matches_ansible() {
+    let c = corpus("boolean.json");
+    let mut f = Failures::default();
+    for row in rows(&c) {
+        let raw = &row["input"];
+        let decoded;
+        let input = match s(&row["type"]) {
+            "bool" => boolean::Input::Bool(raw.as_bool().unwrap()),
+            "int" => boolean::Input::Int(raw.as_i64().unwrap()),
+            "float" => boolean::Input::Float(s(raw).parse().unwrap()),
+            "str" => boolean::Input::Text(s(raw)),
+            "bytes" => {
+                decoded = String::from_utf8(bytes(raw)).unwrap();
+                boolean::Input::Text(&decoded)
+            }
+            _ => boolean::Input::Other,
+        };
+        let what = format!("boolean({raw})");
+        let strict = match row["strict"].get("value") {
+            Some(v) => Ok(v.as_bool().unwrap()),
+            None => Err(s(&row["strict"]["error"]).to_string()),
+        };
+        let text = s(&row["text"]);
+        f.check(
+            &format!("{what}, strict"),
+            boolean::strict(input).ok_or_else(|| boolean::invalid_message(text)),
+            strict,
+        );
+        f.check(&format!("{what}, loose"), boolean::loose(input), row["loose"].as_bool().unwrap());
+        // Membership is asked of decoded values only; `bytes` are never members.
+        if s(&row["type"]) == "bytes" {
+            continue;
+        }
+        f.check(
+            &format!("{what} in BOOLEANS_TRUE"),
+            boolean::is_member(input, true),
+            row["member_true"].as_bool().unwrap(),
+        );
+        f.check(
+            &format!("{what} in BOOLEANS_FALSE"),
+            boolean::is_member(input, false),
+            row["member_false"].as_bool().unwrap(),
+        );
+    }
+    f.assert_none();
 }

@@ -181,6 +181,20 @@ pub fn big_int(digits: &str) -> JValue {
     JValue::from(digits)
 }
 
+/// The value as ansible's `boolean()` tells values apart ([`tack_py::boolean`]).
+pub fn boolean_input(value: &JValue) -> tack_py::boolean::Input<'_> {
+    use tack_py::boolean::Input;
+    match value.kind() {
+        ValueKind::Bool => Input::Bool(value.is_true()),
+        ValueKind::Number if value.is_integer() => {
+            i64::try_from(value.clone()).map_or(Input::Other, Input::Int)
+        }
+        ValueKind::Number => f64::try_from(value.clone()).map_or(Input::Other, Input::Float),
+        ValueKind::String => value.as_str().map_or(Input::Other, Input::Text),
+        _ => Input::Other,
+    }
+}
+
 /// The Python type name ansible reports for a value (`str`, `dict`, `NoneType`, ...).
 pub fn python_type(value: &JValue) -> &'static str {
     crate::python::repr::type_name(value)

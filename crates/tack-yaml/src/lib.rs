@@ -7,7 +7,8 @@
 //! timestamps), merge keys with PyYAML 6's precedence, duplicate keys (last value wins, first
 //! position kept, ansible's warning), `!unsafe` and `!vault`, and the line and column of every
 //! node. Errors read as ansible prints them, help texts included ([`YamlError::to_diagnostic`]).
-//! [`dump`] writes values back as ansible's `AnsibleDumper` does.
+//! [`dump`] writes values back as ansible's `AnsibleDumper` does; [`to_json`] and
+//! [`pyjson::loads`] are Python's `json.dumps` and `json.loads` over the same values.
 //!
 //! ```
 //! let node = tack_yaml::load_one("port: 8080\nenabled: yes\nmode: 0644\n", None).unwrap();
@@ -40,6 +41,7 @@ mod error;
 mod json;
 mod key;
 mod mapping;
+pub mod pyjson;
 pub mod pyrepr;
 mod resolve;
 mod scalar;

@@ -177,6 +177,35 @@ impl Value {
             Value::Map(m) => !m.is_empty(),
         }
     }
+
+    /// The value as ansible's `boolean()` tells values apart ([`tack_py::boolean`]). A vault
+    /// value is not a string to it until decrypted, which tack does not do here.
+    pub fn boolean_input(&self) -> tack_py::boolean::Input<'_> {
+        use tack_py::boolean::Input;
+        match self {
+            Value::Bool(b) => Input::Bool(*b),
+            Value::Int(i) => Input::Int(*i),
+            Value::Float(f) => Input::Float(*f),
+            Value::Str(s) | Value::Unsafe(s) => Input::Text(s),
+            Value::Null
+            | Value::BigInt(_)
+            | Value::Timestamp(_)
+            | Value::Seq(_)
+            | Value::Map(_)
+            | Value::Vault(_) => Input::Other,
+        }
+    }
+
+    /// ansible's `boolean(value, strict=True)`, with its `TypeError` text where it refuses.
+    pub fn boolean_strict(&self) -> Result<bool, String> {
+        tack_py::boolean::strict(self.boolean_input())
+            .ok_or_else(|| tack_py::boolean::invalid_message(&crate::pyrepr::str(self)))
+    }
+
+    /// ansible's `boolean(value, strict=False)`: true only for its true words, `1` and `1.0`.
+    pub fn boolean_loose(&self) -> bool {
+        tack_py::boolean::loose(self.boolean_input())
+    }
 }
 
 impl fmt::Debug for Node {

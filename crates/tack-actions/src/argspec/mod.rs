@@ -351,22 +351,6 @@ fn validate_types(spec: &[Opt<'_>], params: &mut Mapping, ctx: &Ctx, errors: &mu
     }
 }
 
-/// Whether `value` is one of ansible's false (or true) spellings.
-fn boolean_spelling(value: &Value, truth: bool) -> bool {
-    let words: &[&str] = if truth {
-        &["y", "yes", "on", "1", "true", "t"]
-    } else {
-        &["n", "no", "off", "0", "false", "f"]
-    };
-    match value {
-        Value::Str(s) => words.contains(&s.as_str()),
-        Value::Bool(b) => *b == truth,
-        Value::Int(i) => *i == i64::from(truth),
-        Value::Float(f) => *f == f64::from(u8::from(truth)),
-        _ => false,
-    }
-}
-
 /// `_validate_argument_values`: `choices`.
 fn validate_values(spec: &[Opt<'_>], params: &mut Mapping, ctx: &Ctx, errors: &mut Vec<String>) {
     for opt in spec {
@@ -409,7 +393,10 @@ fn validate_values(spec: &[Opt<'_>], params: &mut Mapping, ctx: &Ctx, errors: &m
                 continue;
             }
             let mut overlap: Vec<&Node> = Vec::new();
-            for c in choices.iter().filter(|c| boolean_spelling(&c.value, truth)) {
+            for c in choices
+                .iter()
+                .filter(|c| tack_py::boolean::is_member(c.value.boolean_input(), truth))
+            {
                 if !overlap.iter().any(|o| checks::py_eq(&o.value, &c.value)) {
                     overlap.push(c);
                 }

@@ -169,30 +169,15 @@ fn plain(node: Node) -> Node {
     Node::bare(value)
 }
 
-/// `boolean(value)`'s listing of its spellings: a frozenset's order under `PYTHONHASHSEED=0`,
-/// the seed the recordings use (ansible's own order changes from run to run without it).
-const BOOLEANS_LISTED: &str =
-    "0, 'y', 'true', 1, 'f', 'n', 'off', 't', '0', 'no', 'false', '1', 'on', 'yes'";
-
+/// `check_type_bool`: `boolean(value, strict=True)` for a string or number.
 fn check_bool(node: &Node) -> Result<bool, String> {
-    let invalid = |v: &Value| {
-        format!(
-            "The value '{}' is not a valid boolean. Valid booleans include: {BOOLEANS_LISTED}",
-            py_str(v)
-        )
-    };
     match &node.value {
-        Value::Bool(b) => Ok(*b),
-        Value::Str(s) | Value::Unsafe(s) => match tack_py::text::strip(&s.to_lowercase()) {
-            "y" | "yes" | "on" | "1" | "true" | "t" => Ok(true),
-            "n" | "no" | "off" | "0" | "false" | "f" => Ok(false),
-            _ => Err(invalid(&node.value)),
-        },
-        Value::Int(1) => Ok(true),
-        Value::Int(0) => Ok(false),
-        Value::Float(f) if *f == 1.0 => Ok(true),
-        Value::Float(f) if *f == 0.0 => Ok(false),
-        v @ (Value::Int(_) | Value::BigInt(_) | Value::Float(_)) => Err(invalid(v)),
+        Value::Bool(_)
+        | Value::Str(_)
+        | Value::Unsafe(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::Float(_) => node.value.boolean_strict(),
         _ => Err(format!("{} cannot be converted to a bool", type_repr(node))),
     }
 }

@@ -100,8 +100,9 @@ pub fn module_name(name: &str) -> Option<&'static str> {
 /// action plugin that dispatches to it (`package`'s `dnf`, `dnf`'s `dnf5`): like
 /// [`module_name`], but also a module whose task name is an action plugin of its own.
 pub fn host_module(name: &str) -> Option<&'static str> {
-    use tack_playbook::tables::{BUILTIN_MODULES, short_builtin_name};
-    let short = short_builtin_name(name);
+    use tack_playbook::tables::BUILTIN_MODULES;
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     if short.contains('.')
         || tack_agent::modules::is_native(short)
         || NOT_HOST_MODULES.contains(&short)

@@ -524,7 +524,7 @@ impl Apt<'_> {
         argv.extend(names.iter().cloned());
         let (rc, out, err) = self.runner.run(&argv)?;
         if rc != 0 {
-            let joined: Vec<String> = argv.iter().map(|a| super::common::shlex_quote(a)).collect();
+            let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
             let mut r = ModuleResult::new();
             r.insert("stdout".into(), out.into());
             r.insert("stderr".into(), err.into());

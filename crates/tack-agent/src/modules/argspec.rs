@@ -167,37 +167,13 @@ impl Params {
     }
 }
 
-/// The truthy and falsy spellings of `boolean()`, and the order ansible's message lists them
-/// in (a frozenset's iteration order with the hash seed the recordings use).
-const TRUE_STRS: &[&str] = &["y", "yes", "on", "1", "true", "t"];
-const FALSE_STRS: &[&str] = &["n", "no", "off", "0", "false", "f"];
-const BOOLEANS_LISTED: &str =
-    "0, 'y', 'true', 1, 'f', 'n', 'off', 't', '0', 'no', 'false', '1', 'on', 'yes'";
-
-/// ansible's `boolean(value, strict=True)`.
+/// ansible's `check_type_bool`: `boolean(value, strict=True)` for a string or number.
 pub fn to_bool(value: &Value) -> Result<bool, String> {
-    let normalized = match value {
-        Value::Bool(b) => return Ok(*b),
-        Value::String(s) => s.trim().to_lowercase(),
-        Value::Array(_) | Value::Object(_) | Value::Null => {
-            return Err(format!("{} cannot be converted to a bool", class_name(value)));
-        }
-        Value::Number(n) => match n.as_f64() {
-            Some(1.0) => return Ok(true),
-            Some(0.0) => return Ok(false),
-            _ => String::new(),
-        },
-    };
-    if TRUE_STRS.contains(&normalized.as_str()) {
-        return Ok(true);
+    if let Value::Array(_) | Value::Object(_) | Value::Null = value {
+        return Err(format!("{} cannot be converted to a bool", class_name(value)));
     }
-    if FALSE_STRS.contains(&normalized.as_str()) {
-        return Ok(false);
-    }
-    Err(format!(
-        "The value '{}' is not a valid boolean. Valid booleans include: {BOOLEANS_LISTED}",
-        py_str(value)
-    ))
+    tack_py::boolean::strict(super::pyfmt::boolean_input(value))
+        .ok_or_else(|| tack_py::boolean::invalid_message(&py_str(value)))
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -508,18 +484,17 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
             other if !has(other) => {
                 // PyYAML turned `yes`/`no` into booleans; ansible maps them back when only one
                 // of the choices can be meant.
-                let spellings = match other.as_str() {
-                    Some("False") => Some(FALSE_STRS),
-                    Some("True") => Some(TRUE_STRS),
+                let truth = match other.as_str() {
+                    Some("False") => Some(false),
+                    Some("True") => Some(true),
                     _ => None,
                 };
-                let overlap: Vec<&Value> = match spellings {
-                    Some(words) => opt
+                let overlap: Vec<&Value> = match truth {
+                    Some(truth) => opt
                         .choices
                         .iter()
                         .filter(|c| {
-                            c.as_str().is_some_and(|s| words.contains(&s))
-                                || is_bool_number(c, other)
+                            tack_py::boolean::is_member(super::pyfmt::boolean_input(c), truth)
                         })
                         .collect(),
                     None => Vec::new(),
@@ -585,16 +560,6 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         r.no_log.extend(no_log_values.iter().cloned());
     });
     Ok(Params { values: params, no_log_values })
-}
-
-fn is_bool_number(choice: &Value, given: &Value) -> bool {
-    match (choice, given.as_str()) {
-        (Value::Bool(b), Some("True")) => *b,
-        (Value::Bool(b), Some("False")) => !*b,
-        (Value::Number(n), Some("True")) => n.as_f64() == Some(1.0),
-        (Value::Number(n), Some("False")) => n.as_f64() == Some(0.0),
-        _ => false,
-    }
 }
 
 /// Python `==` between JSON values (numbers compare by value, `True == 1`).

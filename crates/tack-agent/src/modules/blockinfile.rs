@@ -118,7 +118,7 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
                 let code = e.raw_os_error().unwrap_or(0);
                 fail(format!(
                     "Error creating {parent} Error code: {code} Error description: {}",
-                    super::common::strerror(code)
+                    tack_py::oserror::strerror_code(code)
                 ))
             })?;
         }

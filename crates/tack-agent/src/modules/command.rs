@@ -10,9 +10,7 @@ use std::time::{Instant, SystemTime};
 use serde_json::Value;
 
 use super::argspec::{Elem, Kind, Opt, Spec};
-use super::common::{
-    delta, fail_with_cause, failed, os_error, shlex_quote, shlex_split, timestamp, warn,
-};
+use super::common::{delta, fail_with_cause, failed, shlex_split, timestamp, warn};
 use super::{Ctx, Invocation, ModuleResult, glob};
 
 /// The name ansible's command and shell actions give the module they run.
@@ -128,14 +126,14 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
                 return fail_with_cause(
                     r,
                     "Unable to change directory before execution.",
-                    &os_error(&err, dir),
+                    &tack_py::oserror::os_error_bytes(&err, str::as_bytes(dir)),
                 );
             }
             Err(err) => {
                 return fail_with_cause(
                     r,
                     "Unable to change directory before execution.",
-                    &os_error(&err, dir),
+                    &tack_py::oserror::os_error_bytes(&err, str::as_bytes(dir)),
                 );
             }
         }
@@ -186,7 +184,7 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
         Args::Argv(words) if shell => vec![
             executable.clone().unwrap_or_else(|| "/bin/sh".into()),
             "-c".into(),
-            words.iter().map(|w| shlex_quote(w)).collect::<Vec<_>>().join(" "),
+            words.iter().map(|w| tack_py::shlex::quote(w)).collect::<Vec<_>>().join(" "),
         ],
         Args::Line(line) => {
             vec![executable.clone().unwrap_or_else(|| "/bin/sh".into()), "-c".into(), line.clone()]
@@ -226,7 +224,11 @@ pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
             f.insert("stdout".into(), Value::from(""));
             f.insert("stderr".into(), Value::from(""));
             f.insert("cmd".into(), Value::from(clean_args(&argv)));
-            return fail_with_cause(f, "Error executing command.", &os_error(&err, program));
+            return fail_with_cause(
+                f,
+                "Error executing command.",
+                &tack_py::oserror::os_error_bytes(&err, str::as_bytes(program)),
+            );
         }
     };
     r.insert("rc".into(), Value::from(rc));
@@ -270,7 +272,7 @@ pub(super) fn clean_args(argv: &[String]) -> String {
         }
         out.push(arg.clone());
     }
-    out.iter().map(|a| shlex_quote(a)).collect::<Vec<_>>().join(" ")
+    out.iter().map(|a| tack_py::shlex::quote(a)).collect::<Vec<_>>().join(" ")
 }
 
 /// `^[-]{0,2}pass[-]?(word|wd)?`, matched at the start.

@@ -49,29 +49,6 @@ pub fn warn(result: &mut ModuleResult, msg: &str) {
     }
 }
 
-/// Python's `str(OSError)` for an errno and a path shown as bytes: `[Errno 2] No such file or
-/// directory: b'/x'`.
-pub fn os_error(err: &std::io::Error, path: &str) -> String {
-    let code = err.raw_os_error().unwrap_or(0);
-    format!("[Errno {code}] {}: b{}", strerror(code), super::pyfmt::py_repr(&Value::from(path)))
-}
-
-/// Python's `str(OSError)` for an errno and a path shown as text.
-pub fn os_error_text(err: &std::io::Error, path: &str) -> String {
-    let code = err.raw_os_error().unwrap_or(0);
-    format!("[Errno {code}] {}: {}", strerror(code), super::pyfmt::py_repr(&Value::from(path)))
-}
-
-/// The C library's message for an errno, as Python shows it.
-pub fn strerror(code: i32) -> String {
-    let text = std::io::Error::from_raw_os_error(code).to_string();
-    // Rust appends " (os error N)" to the C message.
-    match text.rfind(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
-
 /// `at` broken down in local time, or in UTC, and its microseconds.
 fn broken_down(at: SystemTime, utc: bool) -> (libc::tm, u32) {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -179,19 +156,6 @@ pub fn shlex_split(s: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// `shlex.quote`.
-pub fn shlex_quote(s: &str) -> String {
-    if s.is_empty() {
-        return "''".into();
-    }
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c)) {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\"'\"'"))
-}
-
-/// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
-/// else `C`.
 /// `run_command`'s ending: the finished command as (rc, stdout, stderr), or the failure
 /// ansible reports when it could not be started (`rc` the OS error, `cmd` the arguments).
 pub fn command_output(
@@ -211,11 +175,17 @@ pub fn command_output(
             f.insert("stderr".into(), Value::from(""));
             f.insert("cmd".into(), Value::from(super::command::clean_args(argv)));
             let program = argv.first().map_or("", String::as_str);
-            Err(fail_with_cause(f, "Error executing command.", &os_error(&err, program)))
+            Err(fail_with_cause(
+                f,
+                "Error executing command.",
+                &tack_py::oserror::os_error_bytes(&err, program.as_bytes()),
+            ))
         }
     }
 }
 
+/// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
+/// else `C`.
 pub fn best_parsable_locale() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();

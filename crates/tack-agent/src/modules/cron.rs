@@ -131,7 +131,7 @@ impl CronTab {
     fn write(&self) -> Result<(), ModuleResult> {
         if let Some(f) = &self.cron_file {
             return Self::write_to(f, &self.render(), 0o644)
-                .map_err(|e| fail(super::common::os_error_text(&e, f)));
+                .map_err(|e| fail(tack_py::oserror::os_error(&e, std::path::Path::new(f))));
         }
         let path = temp_path("crontab");
         Self::write_to(&path, &self.render(), 0o600)

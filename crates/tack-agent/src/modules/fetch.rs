@@ -11,7 +11,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::argspec::{Kind, Opt, Params};
-use super::common::{fail, os_error_text};
+use super::common::fail;
 use super::http::{self, Follow, Outcome, Request};
 use super::{ModuleResult, tempname};
 
@@ -294,11 +294,11 @@ fn fetch_file(url: &str) -> Fetched {
     }
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
-        Err(e) => return failed(info, os_error_text(&e, &path)),
+        Err(e) => return failed(info, tack_py::oserror::os_error(&e, std::path::Path::new(&path))),
     };
     let body = match std::fs::read(&path) {
         Ok(b) => b,
-        Err(e) => return failed(info, os_error_text(&e, &path)),
+        Err(e) => return failed(info, tack_py::oserror::os_error(&e, std::path::Path::new(&path))),
     };
     let modified = meta.modified().map(http_date).unwrap_or_default();
     let headers = vec![

@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use serde_json::{Map, Value};
 
 use super::argspec::{Kind, Opt, Params, Spec, file_common};
-use super::common::{fail, fail_with_cause, os_error_text, warn};
+use super::common::{fail, fail_with_cause, warn};
 use super::fsattr::{
     FileArgs, Outcome, Stamp, check_selinux, parse_time, set_fs_attributes, update_times,
 };
@@ -266,14 +266,22 @@ fn ensure_absent(path: &str, check: bool) -> Outcome<ModuleResult> {
     let diff = initial_diff(path, "absent", prev);
     if !check {
         if prev == "directory" {
-            std::fs::remove_dir_all(path)
-                .map_err(|e| fail(format!("rmtree failed: {}", os_error_text(&e, path))))?;
+            std::fs::remove_dir_all(path).map_err(|e| {
+                fail(format!(
+                    "rmtree failed: {}",
+                    tack_py::oserror::os_error(&e, std::path::Path::new(path))
+                ))
+            })?;
         } else if let Err(e) = std::fs::remove_file(path)
             && e.kind() != std::io::ErrorKind::NotFound
         {
             let mut r = ModuleResult::new();
             r.insert("path".into(), path.into());
-            return Err(fail_with_cause(r, "Unlinking failed.", &os_error_text(&e, path)));
+            return Err(fail_with_cause(
+                r,
+                "Unlinking failed.",
+                &tack_py::oserror::os_error(&e, std::path::Path::new(path)),
+            ));
         }
     }
     Ok(obj(&[
@@ -299,7 +307,7 @@ fn touch(p: &Params, path: &str, check: bool, mtime: Stamp, atime: Stamp) -> Out
             return Err(fail_with_cause(
                 r,
                 "Error, could not touch target.",
-                &super::common::os_error(&e, path),
+                &tack_py::oserror::os_error_bytes(&e, str::as_bytes(path)),
             ));
         }
         changed = true;
@@ -405,7 +413,7 @@ fn ensure_directory(
                             &path,
                             &format!(
                                 "There was an issue creating {cur} as requested: {}",
-                                os_error_text(&e, &cur)
+                                tack_py::oserror::os_error(&e, std::path::Path::new(&cur))
                             ),
                         ));
                     }
@@ -559,7 +567,10 @@ fn ensure_symlink(
                 let _ = std::fs::remove_file(&tmp);
                 return Err(fail_path(
                     path,
-                    &format!("Error while replacing: {}", os_error_text(&e, path)),
+                    &format!(
+                        "Error while replacing: {}",
+                        tack_py::oserror::os_error(&e, std::path::Path::new(path))
+                    ),
                 ));
             }
         } else if let Err(e) = std::os::unix::fs::symlink(&target, path) {
@@ -605,7 +616,7 @@ fn link_error(e: &std::io::Error, src: &str, dst: &str) -> String {
     format!(
         "[Errno {}] {}: b{} -> b{}",
         e.raw_os_error().unwrap_or(0),
-        super::common::strerror(e.raw_os_error().unwrap_or(0)),
+        tack_py::oserror::strerror_code(e.raw_os_error().unwrap_or(0)),
         q(src),
         q(dst)
     )
@@ -698,7 +709,10 @@ fn ensure_hardlink(
                 let _ = std::fs::remove_file(&tmp);
                 return Err(fail_path(
                     path,
-                    &format!("Error while replacing: {}", os_error_text(&e, path)),
+                    &format!(
+                        "Error while replacing: {}",
+                        tack_py::oserror::os_error(&e, std::path::Path::new(path))
+                    ),
                 ));
             }
         } else {

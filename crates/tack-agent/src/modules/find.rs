@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use super::argspec::{Elem, Kind, Opt, Params, Spec};
-use super::common::{fail, os_error, os_error_text, warn};
+use super::common::{fail, warn};
 use super::pyre::{Flags, PyRegex};
 use super::{Ctx, Invocation, ModuleResult, digest, fsattr, glob, host, paths, textfile};
 
@@ -310,7 +310,10 @@ fn list_dir(dir: &str) -> std::io::Result<(Vec<String>, Vec<String>)> {
 fn checksum(f: &Filters, path: &str) -> Result<Value, PathError> {
     match digest::file_digest(&paths::realpath(path), &f.algorithm) {
         Some(Ok(sum)) => Ok(sum.into()),
-        Some(Err(e)) => Err(PathError(os_error(&e, &paths::realpath(path)))),
+        Some(Err(e)) => Err(PathError(tack_py::oserror::os_error_bytes(
+            &e,
+            str::as_bytes(&paths::realpath(path)),
+        ))),
         None => Ok(Value::Null),
     }
 }
@@ -322,7 +325,7 @@ fn consider(f: &Filters, fsobj: &str, fsname: &str, out: &mut Found) -> Result<(
     let st = match std::fs::symlink_metadata(fsname) {
         Ok(st) => st,
         Err(e) => {
-            let msg = os_error_text(&e, fsname);
+            let msg = tack_py::oserror::os_error(&e, std::path::Path::new(fsname));
             out.warnings.push(format!(
                 "Skipped entry {} due to access issue.",
                 super::pyfmt::py_repr(&Value::from(fsname))
@@ -408,7 +411,7 @@ fn walk(f: &Filters, npath: &str, top: &str, out: &mut Found) -> Result<bool, Pa
         Ok(lists) => lists,
         Err(e) => {
             let code = e.raw_os_error().unwrap_or(0);
-            let msg = os_error_text(&e, top);
+            let msg = tack_py::oserror::os_error(&e, std::path::Path::new(top));
             if [libc::EPERM, libc::EACCES, libc::ENOENT].contains(&code) {
                 out.skipped.insert(top.to_string(), msg.into());
                 return Ok(false);

@@ -88,7 +88,10 @@ pub fn set_owner(
         let mut r = fail_at(path, "chown failed");
         r.insert(
             "exception".into(),
-            super::common::error_summary("chown failed", &super::common::os_error(&e, path)),
+            super::common::error_summary(
+                "chown failed",
+                &tack_py::oserror::os_error_bytes(&e, str::as_bytes(path)),
+            ),
         );
         r
     })?;
@@ -294,7 +297,10 @@ pub fn set_mode(
     use std::os::unix::fs::PermissionsExt;
     if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted)) {
         let mut r = fail_at(path, "chmod failed");
-        r.insert("details".into(), Value::from(super::common::os_error_text(&e, path)));
+        r.insert(
+            "details".into(),
+            Value::from(tack_py::oserror::os_error(&e, std::path::Path::new(path))),
+        );
         return Err(r);
     }
     let now = std::fs::symlink_metadata(path).map(|m| m.mode() & 0o7777).unwrap_or(prev);
@@ -471,7 +477,7 @@ pub fn update_times(
             path,
             &format!(
                 "Error while updating modification or access time: {}",
-                super::common::os_error_text(&e, path)
+                tack_py::oserror::os_error(&e, std::path::Path::new(path))
             ),
         )
     };

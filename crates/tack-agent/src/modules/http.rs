@@ -184,7 +184,7 @@ fn os_text(e: &std::io::Error) -> String {
         return "timed out".into();
     }
     match e.raw_os_error() {
-        Some(code) => format!("[Errno {code}] {}", super::common::strerror(code)),
+        Some(code) => format!("[Errno {code}] {}", tack_py::oserror::strerror_code(code)),
         None => e.to_string(),
     }
 }

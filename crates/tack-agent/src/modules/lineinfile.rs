@@ -173,7 +173,7 @@ fn present(
             std::fs::create_dir_all(&parent).map_err(|e| {
                 fail(format!(
                     "Error creating {parent} ({})",
-                    super::common::os_error_text(&e, &parent)
+                    tack_py::oserror::os_error(&e, std::path::Path::new(&parent))
                 ))
             })?;
         }

@@ -131,9 +131,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
 }
 
 fn short_name(name: &str) -> &str {
-    name.strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name)
+    tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy)
 }
 
 /// The options (with their aliases) a native module marks `no_log`: their values are secrets

@@ -4,7 +4,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::argspec::{Kind, Opt, Spec};
-use super::common::{fail_with_cause, os_error};
+use super::common::fail_with_cause;
 use super::{Ctx, Invocation, ModuleResult};
 
 pub(crate) fn spec() -> Spec {
@@ -41,7 +41,8 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
             return fail_with_cause(
                 ModuleResult::new(),
                 &msg,
-                &os_error(&e, &source).replacen(": b'", ": '", 1),
+                &tack_py::oserror::os_error_bytes(&e, str::as_bytes(&source))
+                    .replacen(": b'", ": '", 1),
             );
         }
     };

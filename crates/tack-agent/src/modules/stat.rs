@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Map, Value};
 
 use super::argspec::{Kind, Opt, Spec};
-use super::common::{error_summary, fail, strerror};
+use super::common::{error_summary, fail};
 use super::fsattr::{attr_flags, attribute_names};
 use super::{Ctx, Invocation, ModuleResult, digest, host, paths};
 
@@ -112,9 +112,12 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
             return result;
         }
         Err(e) => {
-            let msg = strerror(e.raw_os_error().unwrap_or(0));
+            let msg = tack_py::oserror::strerror_code(e.raw_os_error().unwrap_or(0));
             let mut r = fail(&msg);
-            r.insert("exception".into(), error_summary(&msg, &super::common::os_error(&e, &path)));
+            r.insert(
+                "exception".into(),
+                error_summary(&msg, &tack_py::oserror::os_error_bytes(&e, str::as_bytes(&path))),
+            );
             return r;
         }
     };

@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use serde_json::Value;
 
 use super::argspec::{Kind, Opt, Spec};
-use super::common::{fail, os_error_text};
+use super::common::fail;
 use super::paths::{basename, join};
 use super::{Ctx, Invocation, ModuleResult, host};
 
@@ -91,11 +91,11 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
                 return r;
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((e, path)),
-            Err(e) => return fail(os_error_text(&e, &path)),
+            Err(e) => return fail(tack_py::oserror::os_error(&e, std::path::Path::new(&path))),
         }
     }
     match last {
-        Some((e, path)) => fail(os_error_text(&e, &path)),
+        Some((e, path)) => fail(tack_py::oserror::os_error(&e, std::path::Path::new(&path))),
         None => fail("No usable temporary file name found"),
     }
 }

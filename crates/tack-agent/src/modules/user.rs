@@ -226,7 +226,8 @@ pub(super) fn create_homedir(path: &str, skeleton: Option<&str>) -> Result<(), S
     if paths::exists(skel) && skel != "/dev/null" {
         copy_tree(skel, path).map_err(|e| e.to_string())?;
     } else {
-        std::fs::create_dir_all(path).map_err(|e| super::common::os_error_text(&e, path))?;
+        std::fs::create_dir_all(path)
+            .map_err(|e| tack_py::oserror::os_error(&e, std::path::Path::new(path)))?;
     }
     if let Ok(defs) = std::fs::read_to_string("/etc/login.defs") {
         let mut mode = 0o755;

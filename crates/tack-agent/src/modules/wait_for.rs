@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::argspec::{Elem, Kind, Opt, Params, Spec};
-use super::common::{fail, strerror};
+use super::common::fail;
 use super::pyre::{Flags, PyRegex};
 use super::{Ctx, Invocation, ModuleResult};
 
@@ -333,7 +333,7 @@ pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
                 let path = path.as_deref().unwrap_or_default();
                 match std::fs::metadata(path) {
                     Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
-                        let why = strerror(e.raw_os_error().unwrap_or(0));
+                        let why = tack_py::oserror::strerror_code(e.raw_os_error().unwrap_or(0));
                         return fail_elapsed(
                             custom.unwrap_or(format!("Failed to stat {path}, {why}")),
                             start,

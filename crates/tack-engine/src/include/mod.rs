@@ -460,11 +460,14 @@ fn all_skipped(host: &str, items: Vec<Node>) -> tack_report::result::HostResult 
 }
 
 /// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per
-/// host and item (`Wanted::flag`).
+/// host and item (`Wanted::flag`), in the order ansible validates them (the order
+/// `IncludeRole` declares them: measured, the first that fails is the one reported).
 pub(crate) fn role_keywords<'t>(
     ctx: &'t TaskInContext<'_>,
-) -> [(&'static str, Option<&'t tack_yaml::Node>); 2] {
+) -> [(&'static str, Option<&'t tack_yaml::Node>); 4] {
     [
+        ("public", ctx.task.args.get("public")),
+        ("allow_duplicates", ctx.task.args.get("allow_duplicates")),
         ("rescuable", ctx.task.args.get("rescuable")),
         ("rolespec_validate", ctx.task.args.get("rolespec_validate")),
     ]
@@ -472,14 +475,12 @@ pub(crate) fn role_keywords<'t>(
 
 /// What an `include_role` renders per host and item, in the order `load_included_role`
 /// reads them.
-pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 7] {
+pub(crate) fn role_nodes(target: &RoleTarget) -> [(&'static str, Option<&tack_yaml::Node>); 5] {
     [
         ("name", target.name.as_ref()),
         ("tasks_from", target.tasks_from.as_ref()),
         ("vars_from", target.vars_from.as_ref()),
         ("defaults_from", target.defaults_from.as_ref()),
         ("handlers_from", target.handlers_from.as_ref()),
-        ("allow_duplicates", target.allow_duplicates.as_ref()),
-        ("public", target.public.as_ref()),
     ]
 }

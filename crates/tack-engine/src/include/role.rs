@@ -21,26 +21,6 @@ use crate::include::{IncludeNames, Loaded, Wanted, loop_var, param_layer, stripp
 use crate::play::batch::BatchState;
 use crate::play::env::PlayEnv;
 
-/// ansible's bool conversion of a module option (`boolean()`), for `allow_duplicates`.
-fn option_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "yes" | "on" | "1" | "true" | "t" | "y" | "1.0" => Some(true),
-        "no" | "off" | "0" | "false" | "f" | "n" | "0.0" => Some(false),
-        _ => None,
-    }
-}
-
-fn not_bool(text: &str, ctx: &TaskInContext<'_>) -> Diagnostic {
-    Diagnostic::at(
-        format!(
-            "The value '{text}' is not a valid boolean. Valid booleans include: 'yes', 'on', \
-             '1', 'true', 't', 'y', 1, 1.0, True, 'no', 'off', '0', 'false', 'f', 'n', 0, 0.0, \
-             False"
-        ),
-        ctx.task.origin.clone(),
-    )
-}
-
 /// `include_role` on `hosts`: returns each loaded role's blocks and handlers, its
 /// include parameters and its hosts, in the order ansible runs them.
 pub(crate) fn include_role(
@@ -74,14 +54,8 @@ pub(crate) fn load_included_role(
     let mut out = Vec::new();
     for want in wanted {
         let name = want.names[0].clone().unwrap_or_default();
-        let allow_duplicates = match &want.names[5] {
-            None => true,
-            Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
-        };
-        let public = match &want.names[6] {
-            None => false,
-            Some(text) => option_bool(text).ok_or_else(|| not_bool(text, ctx))?,
-        };
+        let allow_duplicates = want.flag("allow_duplicates").unwrap_or(true);
+        let public = want.flag("public").unwrap_or(false);
         let layer = param_layer(&include_vars, &loop_var, &want);
         let mut role_vars = include_vars.clone();
         if let Some(item) = &want.item {

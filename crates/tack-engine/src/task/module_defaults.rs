@@ -39,7 +39,7 @@ enum Entry {
 
 fn entry(name: &str) -> Option<Entry> {
     if let Some(group) = name.strip_prefix("group/") {
-        let group = group.strip_prefix("ansible.builtin.").unwrap_or(group);
+        let group = tack_py::ansible::short_name(group, tack_py::ansible::CoreCollections::Builtin);
         return GROUPS.iter().find(|(g, _)| *g == group).map(|(g, _)| Entry::Group(g));
     }
     Action::find(name).map(|a| Entry::Action(a.fqcn()))

@@ -18,14 +18,30 @@ use crate::context::RunContext;
 /// The entry options `refuse` lets through.
 pub(crate) const OPTIONS: &[&str] = &["name", "prompt", "default", "private", "confirm", "unsafe"];
 
-fn truthy(value: Option<&Node>) -> bool {
-    match value.map(|n| &n.value) {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => matches!(
-            tack_yaml::pyrepr::str(other).to_ascii_lowercase().as_str(),
-            "yes" | "on" | "1" | "true" | "t" | "y" | "1.0"
-        ),
+/// An entry's `private`, `confirm` and `unsafe`, read as the executor reads them: strict
+/// `boolean()` of each (defaults `true`, `false`, `false`), all three before anything is asked.
+#[derive(Debug)]
+struct Flags {
+    private: bool,
+    confirm: bool,
+    unsafe_: bool,
+}
+
+impl Flags {
+    fn of(entry: &Mapping) -> Result<Flags, Diagnostic> {
+        let flag = |key: &str, default: bool| match entry.get(key) {
+            None => Ok(default),
+            // ansible raises an unexpected `TypeError` here (it prints a traceback and exits
+            // 250); tack reports the same text as an error.
+            Some(node) => node.value.boolean_strict().map_err(|e| {
+                Diagnostic::new(format!("Unexpected Exception, this is probably a bug: {e}"))
+            }),
+        };
+        Ok(Flags {
+            private: flag("private", true)?,
+            confirm: flag("confirm", false)?,
+            unsafe_: flag("unsafe", false)?,
+        })
     }
 }
 
@@ -34,6 +50,7 @@ fn truthy(value: Option<&Node>) -> bool {
 /// again until both answers match.
 fn ask(
     entry: &Mapping,
+    flags: &Flags,
     name: &str,
     default: Option<&str>,
     play: &Play,
@@ -47,8 +64,7 @@ fn ask(
         (Some(p), None) => format!("{p}: "),
         (None, _) => format!("input for {name}: "),
     };
-    // `private` is on unless set false.
-    let private = entry.get("private").is_none_or(|_| truthy(entry.get("private")));
+    let private = flags.private;
     let once = |msg: &str| {
         let asked =
             // The answer becomes a play variable, which is plain text like any other.
@@ -64,7 +80,7 @@ fn ask(
             )
         })
     };
-    if !truthy(entry.get("confirm")) {
+    if !flags.confirm {
         return once(&msg);
     }
     loop {
@@ -101,6 +117,7 @@ pub(crate) fn answered(
         let Some(name) = entry.get("name").map(|n| tack_yaml::pyrepr::str(&n.value)) else {
             continue;
         };
+        let flags = Flags::of(&entry)?;
         if ctx.extra_vars.get(&name).is_some() {
             continue;
         }
@@ -109,7 +126,7 @@ pub(crate) fn answered(
             Some(value) => Some(tack_yaml::pyrepr::str(value)),
         };
         let answer = if std::io::stdin().is_terminal() {
-            ask(&entry, &name, default.as_deref(), play, callback)?
+            ask(&entry, &flags, &name, default.as_deref(), play, callback)?
         } else {
             tack_diag::warn(&Diagnostic::new("Not prompting as we are not in interactive mode"));
             None
@@ -122,8 +139,7 @@ pub(crate) fn answered(
             (Some(typed), None) => typed,
             (None, None) => "None".to_string(),
         };
-        let value =
-            if truthy(entry.get("unsafe")) { Value::Unsafe(text) } else { Value::Str(text) };
+        let value = if flags.unsafe_ { Value::Unsafe(text) } else { Value::Str(text) };
         answers.insert(tack_report::result::s(&name), Node::bare(value));
     }
     let mut play = play.clone();
@@ -131,4 +147,34 @@ pub(crate) fn answered(
         play.vars.insert(k.clone(), v.clone());
     }
     Ok(Some(play))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(pairs: &[(&str, Value)]) -> Mapping {
+        let mut m = Mapping::new();
+        for (k, v) in pairs {
+            m.insert(tack_report::result::s(k), Node::bare(v.clone()));
+        }
+        m
+    }
+
+    #[test]
+    fn flags_are_strict_booleans_with_the_executors_defaults() {
+        let flags = Flags::of(&entry(&[])).unwrap();
+        assert!(flags.private && !flags.confirm && !flags.unsafe_);
+        let flags = Flags::of(&entry(&[("private", Value::Str(" No ".into()))])).unwrap();
+        assert!(!flags.private);
+        // Measured: ansible-playbook raises TypeError (an unexpected exception) for these.
+        let err = Flags::of(&entry(&[("unsafe", Value::Str("maybe".into()))])).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Unexpected Exception, this is probably a bug: The value 'maybe' is not a valid \
+             boolean. Valid booleans include: 0, 'y', 'true', 1, 'f', 'n', 'off', 't', '0', \
+             'no', 'false', '1', 'on', 'yes'"
+        );
+        assert!(Flags::of(&entry(&[("private", Value::Null)])).is_err());
+    }
 }

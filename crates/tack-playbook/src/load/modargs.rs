@@ -38,7 +38,8 @@ pub(crate) struct ModuleSearch {
 
 impl ModuleSearch {
     fn has_custom(&self, name: &str) -> bool {
-        let short = tables::short_builtin_name(name);
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
         if short.contains('.') {
             return false;
         }
@@ -53,7 +54,8 @@ fn custom_module_in(dir: &Path, name: &str) -> bool {
 }
 
 pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
-    let short = tables::short_builtin_name(name);
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     let is_builtin_spelling = short != name || !name.contains('.');
     if !is_builtin_spelling {
         return Resolution::Unresolved;

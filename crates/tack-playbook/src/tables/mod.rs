@@ -103,13 +103,6 @@ impl ObjectKind {
     }
 }
 
-/// `copy` for `copy`, `ansible.builtin.copy` and `ansible.legacy.copy`; other names unchanged.
-pub fn short_builtin_name(name: &str) -> &str {
-    name.strip_prefix("ansible.builtin.")
-        .or_else(|| name.strip_prefix("ansible.legacy."))
-        .unwrap_or(name)
-}
-
 /// The builtin routing entry for a plugin type (`modules`, `action`, `lookup`) and short name.
 pub fn routing(plugin_type: &str, short: &str) -> Option<Routing> {
     BUILTIN_ROUTING.iter().find(|(t, n, _)| *t == plugin_type && *n == short).map(|(_, _, r)| *r)
@@ -152,7 +145,8 @@ pub mod actions {
 
     /// Whether `name` (short, `ansible.builtin.` or `ansible.legacy.` spelling) is in `group`.
     pub fn is(name: &str, group: &[&str]) -> bool {
-        let short = super::short_builtin_name(name);
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
         group.contains(&short)
     }
 }

@@ -747,7 +747,9 @@ pub(crate) fn render_for_lookup(
 /// The `template` lookup's delimiter and whitespace options (`variable_start_string`, ...,
 /// `trim_blocks`, `lstrip_blocks`) as a minijinja syntax.
 fn lookup_syntax(settings: &[(String, String)]) -> Result<SyntaxConfig, Error> {
-    let flag = |value: &str| matches!(value, "True" | "true" | "yes" | "1");
+    // The lookup has already read its flags (`lookups::template`) and hands them on as Python's
+    // `str()` of a bool.
+    let flag = |value: &str| value == "True";
     let get = |k: &str| settings.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
     let pair = |start: &str, end: &str, default: (&str, &str)| {
         (get(start).unwrap_or(default.0).to_string(), get(end).unwrap_or(default.1).to_string())

@@ -71,6 +71,14 @@ fn undefined_name(_value: &Value) -> Option<String> {
     None
 }
 
+/// The Jinja `bool` filter's own words (`_valid_bool_true` in ansible's filter plugin): fewer
+/// than `boolean()` takes (no `y`, `t`), matched lower-cased but not stripped. A rule of the
+/// filter's, not `tack_py::boolean`.
+const BOOL_FILTER_TRUE: [&str; 4] = ["yes", "on", "true", "1"];
+/// `_valid_bool_false`.
+const BOOL_FILTER_FALSE: [&str; 4] = ["no", "off", "false", "0"];
+
+/// The `bool` filter.
 fn to_bool(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     use minijinja::value::ValueKind;
     let value = args.input();
@@ -81,10 +89,10 @@ fn to_bool(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         _ => None,
     };
     if let Some(text) = &as_text {
-        if ["yes", "on", "true", "1"].contains(&text.as_str()) {
+        if BOOL_FILTER_TRUE.contains(&text.as_str()) {
             return Ok(Value::from(true));
         }
-        if ["no", "off", "false", "0"].contains(&text.as_str()) {
+        if BOOL_FILTER_FALSE.contains(&text.as_str()) {
             return Ok(Value::from(false));
         }
         // A string or integer outside the lists is compared with `1` as Python would compare

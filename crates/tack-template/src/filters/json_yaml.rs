@@ -172,7 +172,9 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
             pyval::class_name(input)
         )));
     };
-    super::pyjson::loads(text).map_err(FilterError::failed)
+    let node =
+        tack_yaml::pyjson::loads(text, None).map_err(|e| FilterError::failed(e.to_string()))?;
+    Ok(super::pyval::from_node(&node.value))
 }
 
 fn yaml_options(

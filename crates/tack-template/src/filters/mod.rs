@@ -26,7 +26,6 @@ mod lists;
 mod math;
 mod paths;
 mod printf;
-mod pyjson;
 mod pyset;
 mod pysort;
 pub(crate) mod pyval;

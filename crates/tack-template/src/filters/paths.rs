@@ -132,20 +132,12 @@ fn realpath(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
             FilterError::failed(format!(
                 "[Errno {}] {}: '{path}'",
                 e.raw_os_error().unwrap_or(0),
-                io_text(&e)
+                tack_py::oserror::strerror(&e)
             ))
         })?;
         return Ok(Value::from(real.to_string_lossy().into_owned()));
     }
     realpath_str(&path).map(Value::from)
-}
-
-fn io_text(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
-        _ => e.to_string(),
-    }
 }
 
 fn relpath(_: &mut State, args: &Bound) -> Result<Value, FilterError> {

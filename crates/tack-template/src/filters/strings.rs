@@ -633,12 +633,5 @@ fn split(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 fn quote(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let input = args.input();
     let s = if input.is_none() { String::new() } else { text(args) };
-    if s.is_empty() {
-        return Ok(Value::from("''"));
-    }
-    let safe = s.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-    if safe {
-        return Ok(Value::from(s));
-    }
-    Ok(Value::from(format!("'{}'", s.replace('\'', "'\"'\"'"))))
+    Ok(Value::from(tack_py::shlex::quote(&s)))
 }

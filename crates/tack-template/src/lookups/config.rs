@@ -57,10 +57,7 @@ fn config(call: &Call) -> Result<Vec<JValue>, LookupError> {
     choice("config", "on_missing", &on_missing, &["error", "warn", "skip"])?;
     let plugin_type = call.kwarg("plugin_type").filter(|v| !v.is_none()).map(string);
     let plugin_name = call.kwarg("plugin_name").filter(|v| !v.is_none()).map(string);
-    let show_origin = match call.kwarg("show_origin") {
-        Some(v) => boolean("config", "show_origin", v)?,
-        None => false,
-    };
+    let show_origin = call.kwarg("show_origin").is_some_and(|v| boolean(v, false));
     if plugin_type.is_some() != plugin_name.is_some() {
         return Err(LookupError::failed(
             "Both plugin_type and plugin_name are required, cannot use one without the other.",

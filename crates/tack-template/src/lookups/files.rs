@@ -82,14 +82,8 @@ pub(super) fn read_text(env: &RenderEnv, path: &Path) -> Result<String, String> 
 }
 
 fn file(call: &Call) -> Result<Vec<JValue>, LookupError> {
-    let lstrip = match call.kwarg("lstrip") {
-        Some(v) => boolean("file", "lstrip", v)?,
-        None => false,
-    };
-    let rstrip = match call.kwarg("rstrip") {
-        Some(v) => boolean("file", "rstrip", v)?,
-        None => true,
-    };
+    let lstrip = call.kwarg("lstrip").is_some_and(|v| boolean(v, false));
+    let rstrip = call.kwarg("rstrip").is_none_or(|v| boolean(v, true));
     let mut out = Vec::new();
     for term in &call.terms {
         let name = py_str(term);
@@ -204,7 +198,7 @@ impl FirstFound {
             match key.as_str() {
                 "files" => o.files = list_option(value),
                 "paths" => o.paths = list_option(value),
-                "skip" => o.skip = boolean("first_found", "skip", value)?,
+                "skip" => o.skip = boolean(value, false),
                 _ => {}
             }
         }

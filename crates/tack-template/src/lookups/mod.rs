@@ -136,8 +136,8 @@ pub fn names() -> Vec<&'static str> {
 }
 
 fn find(name: &str) -> Option<&'static Entry> {
-    let short = name.strip_prefix("ansible.builtin.").or(name.strip_prefix("ansible.legacy."));
-    let short = short.unwrap_or(name);
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     families().find(|e| e.name == short)
 }
 
@@ -253,7 +253,7 @@ fn invoke(
 }
 
 fn find_refused(name: &str) -> Option<&str> {
-    let short = name.strip_prefix("ansible.builtin.").unwrap_or(name);
+    let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
     REFUSED.iter().map(|(n, _)| *n).find(|n| *n == short)
 }
 

@@ -1,5 +1,6 @@
 //! Plugin options as ansible's config manager types them for a lookup's `set_options(direct=
-//! kwargs)`: integers, booleans, strings and choices, failing with ansible's wording. Also the
+//! kwargs)`: integers, booleans, strings and choices, failing (where ansible fails) with its
+//! wording. Also the
 //! Python views of values the lookups' messages show.
 //!
 //! It owns only option coercion; it knows nothing about any lookup.
@@ -48,47 +49,15 @@ pub(crate) fn int(plugin: &str, option: &str, value: &JValue) -> Result<i64, Loo
     }
 }
 
-/// ansible's `boolean(value, strict=False)`.
+/// ansible's `boolean(value, strict=False)` (`subelements` reads its `skip_missing` flag so).
 pub(crate) fn loose_bool(value: &JValue) -> bool {
-    match value.kind() {
-        ValueKind::Bool => value.is_true(),
-        ValueKind::String => matches!(
-            value.as_str().unwrap_or_default().to_lowercase().trim(),
-            "y" | "yes" | "on" | "1" | "true" | "t" | "1.0"
-        ),
-        ValueKind::Number => f64::try_from(value.clone()).is_ok_and(|f| f == 1.0),
-        _ => false,
-    }
+    tack_py::boolean::loose(crate::value::boolean_input(value))
 }
 
-/// An option of type `bool`.
-pub(crate) fn boolean(plugin: &str, option: &str, value: &JValue) -> Result<bool, LookupError> {
-    const TRUE: &[&str] = &["y", "yes", "on", "1", "true", "t", "1.0"];
-    const FALSE: &[&str] = &["n", "no", "off", "0", "false", "f", "0.0", ""];
-    match value.kind() {
-        ValueKind::Bool => Ok(value.is_true()),
-        ValueKind::None => Ok(false),
-        _ => {
-            let text = py_str(value).to_lowercase();
-            let text = text.trim();
-            if TRUE.contains(&text) {
-                Ok(true)
-            } else if FALSE.contains(&text) {
-                Ok(false)
-            } else {
-                Err(invalid(
-                    plugin,
-                    option,
-                    &format!(
-                        "The value {} is not a valid boolean.  Valid booleans include: 'yes', \
-                         'on', 'f', 'n', 'y', 't', 'no', 'off', 'true', '0', 'false', '1', 1, \
-                         0, 1.0, 0.0, True, False",
-                        py_repr(value)
-                    ),
-                ))
-            }
-        }
-    }
+/// An option of type `bool`: the config manager's non-strict `boolean()`, which never fails;
+/// `None` leaves the option at its `default`.
+pub(crate) fn boolean(value: &JValue, default: bool) -> bool {
+    if value.is_none() { default } else { loose_bool(value) }
 }
 
 /// An option with a closed set of values.

@@ -44,9 +44,7 @@ fn run(call: &Call, command: &str) -> Result<(Vec<u8>, i32), LookupError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| {
-            LookupError::failed(format!("[Errno {}] {e}", e.raw_os_error().unwrap_or(0)))
-        })?;
+        .map_err(|e| LookupError::failed(tack_py::oserror::os_error_no_name(&e)))?;
     let code = match output.status.code() {
         Some(code) => code,
         None => {

@@ -50,15 +50,15 @@ impl IniOptions {
             }
             "file" => self.file = string(value),
             "section" => self.section = string(value),
-            "re" => self.re = boolean("ini", "re", value)?,
+            "re" => self.re = boolean(value, false),
             "encoding" => self.encoding = string(value),
             "default" => self.default = value.clone(),
             // Untyped in ansible's documentation: any true value.
             "case_sensitive" => self.case_sensitive = value.is_true(),
             "allow_no_value" | "allow_none" => {
-                self.allow_no_value = boolean("ini", "allow_no_value", value)?;
+                self.allow_no_value = boolean(value, false);
             }
-            "interpolation" => self.interpolation = boolean("ini", "interpolation", value)?,
+            "interpolation" => self.interpolation = boolean(value, true),
             _ => {}
         }
         Ok(())

@@ -43,7 +43,7 @@ fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
             | "comment_start_string"
             | "comment_end_string" => syntax.push((key.clone(), string(value))),
             "trim_blocks" => {
-                let flag = boolean("template", "trim_blocks", value)?;
+                let flag = boolean(value, true);
                 syntax.push((key.clone(), if flag { "True" } else { "False" }.to_string()));
             }
             "template_vars" => {

@@ -331,28 +331,7 @@ fn all(_: &State, args: &Bound) -> TestResult {
 
 /// ansible's `boolean()` where it gives an answer; `None` where it raises `TypeError`.
 fn convert_bool(value: &Value) -> Option<bool> {
-    match value.kind() {
-        ValueKind::Bool => Some(value.is_true()),
-        ValueKind::String => {
-            let norm = value.as_str().unwrap_or_default().trim().to_lowercase();
-            match norm.as_str() {
-                "y" | "yes" | "on" | "1" | "true" | "t" => Some(true),
-                "n" | "no" | "off" | "0" | "false" | "f" => Some(false),
-                _ => None,
-            }
-        }
-        ValueKind::Number => {
-            let f = pyval::num(value).map(|n| n.as_f64())?;
-            if f == 1.0 {
-                Some(true)
-            } else if f == 0.0 {
-                Some(false)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
+    tack_py::boolean::strict(crate::value::boolean_input(value))
 }
 
 fn truthy_of(args: &Bound) -> TestResult {
@@ -387,16 +366,21 @@ fn vaulted_file(_: &State, args: &Bound) -> TestResult {
             pyval::repr_of(value)
         ))
     };
-    let bytes_repr = super::bytes_repr(path.as_bytes());
+    let bytes_repr = tack_py::repr::bytes_repr(path.as_bytes());
     let mut file = std::fs::File::open(&path)
-        .map_err(|e| cannot(format!("{}: {bytes_repr}", super::os_error_text(&e))))?;
+        .map_err(|e| cannot(format!("{}: {bytes_repr}", tack_py::oserror::os_error_no_name(&e))))?;
     let mut head = [0u8; 14];
     let mut read = 0;
     while read < head.len() {
         match file.read(&mut head[read..]) {
             Ok(0) => break,
             Ok(n) => read += n,
-            Err(e) => return Err(cannot(format!("{}: {bytes_repr}", super::os_error_text(&e)))),
+            Err(e) => {
+                return Err(cannot(format!(
+                    "{}: {bytes_repr}",
+                    tack_py::oserror::os_error_no_name(&e)
+                )));
+            }
         }
     }
     Ok(&head[..read] == b"$ANSIBLE_VAULT")

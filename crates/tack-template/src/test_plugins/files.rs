@@ -12,7 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use minijinja::value::ValueKind;
 use minijinja::{State, Value};
 
-use super::{Entry, TestError, TestResult, os_error_text};
+use super::{Entry, TestError, TestResult};
 use crate::filters::args::{Bound, Sig};
 use crate::filters::pyval::{self, class_name};
 
@@ -80,7 +80,7 @@ fn stat(target: &Target) -> Result<Metadata, String> {
         Target::Path(p) => std::fs::metadata(p).map_err(|e| {
             format!(
                 "{}: {}",
-                os_error_text(&e),
+                tack_py::oserror::os_error_no_name(&e),
                 tack_yaml::pyrepr::repr(&tack_yaml::Value::Str(p.clone()))
             )
         }),

@@ -189,38 +189,3 @@ pub(crate) fn truth(value: &Value) -> Result<bool, TestError> {
     }
     Ok(crate::filters::pyval::truthy(value))
 }
-
-/// The text of an OS error as Python's `OSError.__str__` words its first part (`[Errno 2] No
-/// such file or directory`).
-pub(crate) fn os_error_text(err: &std::io::Error) -> String {
-    match err.raw_os_error() {
-        Some(code) => {
-            let text = std::io::Error::from_raw_os_error(code).to_string();
-            let text = text.split(" (os error").next().unwrap_or_default().to_string();
-            format!("[Errno {code}] {text}")
-        }
-        None => err.to_string(),
-    }
-}
-
-/// Python's `repr()` of a bytes object (`b'no-such-file'`), as `OSError` messages show paths.
-pub(crate) fn bytes_repr(bytes: &[u8]) -> String {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') { '"' } else { '\'' };
-    let mut out = format!("b{quote}");
-    for &b in bytes {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            _ if b as char == quote => {
-                out.push('\\');
-                out.push(quote);
-            }
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push(quote);
-    out
-}

@@ -102,10 +102,8 @@ const REQUIRE_ARGS: &[&str] = &["command", "raw", "script", "shell", "win_comman
 /// `C.MODULE_REQUIRE_ARGS`, with the names ansible.builtin/ansible.legacy and the Windows
 /// collection give them.
 fn requires_args(module: &str) -> bool {
-    let short = module
-        .strip_prefix("ansible.builtin.")
-        .or_else(|| module.strip_prefix("ansible.legacy."))
-        .unwrap_or(module);
+    let short =
+        tack_py::ansible::short_name(module, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     if REQUIRE_ARGS.contains(&short) && short == module.rsplit('.').next().unwrap_or(module) {
         return true;
     }

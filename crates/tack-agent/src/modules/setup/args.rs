@@ -2,6 +2,7 @@
 //! `list` of `str`, `int`, `path`), with ansible's messages. Private to setup until the
 //! shared `argspec` module lands.
 
+use crate::modules::pyfmt::{py_repr, py_str};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -72,54 +73,6 @@ fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "str",
         Value::Array(_) => "list",
         Value::Object(_) => "dict",
-    }
-}
-
-/// Python's `str()` of a value, as ansible's `str` element conversion gives it.
-fn py_str(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => py_repr(other),
-    }
-}
-
-/// Python's `repr()` of a JSON value.
-fn py_repr(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => {
-            let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-            let mut out = String::from(q);
-            for c in s.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    c if c == q => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(q);
-            out
-        }
-        Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(py_repr).collect();
-            format!("[{}]", inner.join(", "))
-        }
-        Value::Object(m) => {
-            let inner: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{}: {}", py_repr(&Value::String(k.clone())), py_repr(v)))
-                .collect();
-            format!("{{{}}}", inner.join(", "))
-        }
     }
 }
 

@@ -2,6 +2,8 @@
 //! `=`/`:` delimiters, `#`/`;` full-line comments, lowercased option names, strict duplicate
 //! checks, indented continuation lines, a `DEFAULT` section, `BasicInterpolation` on read).
 
+use tack_py::repr::str_repr as repr;
+
 /// A parsed file: sections in order, each with its options in order.
 pub struct Parser {
     sections: Vec<(String, Vec<(String, String)>)>,
@@ -9,31 +11,6 @@ pub struct Parser {
 }
 
 const MAX_DEPTH: usize = 10;
-
-/// Python's `repr()` of a str, as configparser's messages quote values.
-fn repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
 
 /// `read_file`: `Err` where configparser raises (missing section header, duplicate section
 /// or option, a line that is not an option).
