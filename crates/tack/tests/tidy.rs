@@ -13,6 +13,7 @@
 //! code (`#[cfg(test)] mod … { … }` and `*tests.rs` files) is skipped: tests spell out the
 //! words they feed a rule.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A line of code: its number, its text with comments dropped and each string literal
@@ -372,4 +373,371 @@ mod tests {
         "{found:#?}"
     );
     assert!(violations(Path::new("crates/tack-py/src/boolean.rs"), planted).len() == 2);
+}
+
+// ---- Import cycles --------------------------------------------------------------------------
+//
+// A crate's files name each other's items; files that need each other round a loop are one
+// room a reader must take in whole. The rule: no import cycle spans more than
+// [`LARGEST_CYCLE`] files. Crates built before the rule carry the size of their largest
+// cycle in [`CYCLE_DEBT`], which may shrink and never grow.
+
+/// The most files one import cycle inside a crate may span.
+const LARGEST_CYCLE: usize = 4;
+
+/// Crates whose largest cycle was larger than [`LARGEST_CYCLE`] when the rule came in: each
+/// with that size, as a ceiling. Mostly one pattern: a `mod.rs` (or `lib.rs`) that both
+/// defines what its modules share and dispatches to them (tack-actions was split out of it
+/// that way: `input.rs`/`output.rs` below the modules, `lib.rs` above them).
+const CYCLE_DEBT: &[(&str, usize)] =
+    &[("tack-agent", 35), ("tack-template", 39), ("tack-connect", 6), ("tack", 6)];
+
+type ModPath = Vec<String>;
+
+/// A crate's module files, by module path (`[]` for `lib.rs`/`main.rs`, `["a", "b"]` for
+/// `a/b.rs` or `a/b/mod.rs`); `src/bin` holds crate roots of their own and is left out.
+fn crate_modules(src: &Path, files: &[PathBuf]) -> BTreeMap<ModPath, PathBuf> {
+    let mut out = BTreeMap::new();
+    for file in files {
+        let Ok(rel) = file.strip_prefix(src) else { continue };
+        let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if parts.first().is_some_and(|p| p == "bin") {
+            continue;
+        }
+        let last = parts.pop().unwrap_or_default();
+        let stem = last.trim_end_matches(".rs");
+        if !(parts.is_empty() && matches!(stem, "lib" | "main")) && stem != "mod" {
+            parts.push(stem.to_string());
+        }
+        out.insert(parts, file.clone());
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The identifier at `chars[i..]`, if one starts there.
+fn ident_at(chars: &[char], i: usize) -> Option<String> {
+    let len = chars[i..].iter().take_while(|c| is_ident(**c)).count();
+    (len > 0).then(|| chars[i..i + len].iter().collect())
+}
+
+fn skip_space(chars: &[char], mut i: usize) -> usize {
+    while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+        i += 1;
+    }
+    i
+}
+
+/// A path or `use` tree at `chars[i..]` (`a::b`, `a::{b, c::d as e}`, `{a, b}`): each path
+/// with the name it is known by (its last segment, or its `as` name), and where it ends.
+fn parse_tree(chars: &[char], mut i: usize, prefix: ModPath) -> (Vec<(ModPath, String)>, usize) {
+    let mut prefix = prefix;
+    loop {
+        i = skip_space(chars, i);
+        if chars.get(i) == Some(&'{') {
+            let mut out = Vec::new();
+            i += 1;
+            loop {
+                let (inner, end) = parse_tree(chars, i, prefix.clone());
+                out.extend(inner);
+                i = skip_space(chars, end);
+                match chars.get(i) {
+                    Some(',') => i += 1,
+                    Some('}') => return (out, i + 1),
+                    _ => return (out, i),
+                }
+            }
+        }
+        let Some(word) = ident_at(chars, i) else {
+            let name = prefix.last().cloned().unwrap_or_default();
+            return (vec![(prefix, name)], i);
+        };
+        i += word.chars().count();
+        if word != "self" {
+            prefix.push(word);
+        }
+        if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
+            i += 2;
+            continue;
+        }
+        let mut name = prefix.last().cloned().unwrap_or_default();
+        let after = skip_space(chars, i);
+        if ident_at(chars, after).as_deref() == Some("as") {
+            let alias_at = skip_space(chars, after + 2);
+            if let Some(alias) = ident_at(chars, alias_at) {
+                i = alias_at + alias.chars().count();
+                name = alias;
+            }
+        }
+        return (vec![(prefix, name)], i);
+    }
+}
+
+/// Where a path written in module `at` starts from: `crate::`, `super::` (as often as
+/// written), `self::`, or a child module of `at` named bare; `None` for anything else.
+fn path_base(
+    chars: &[char],
+    i: usize,
+    at: &[String],
+    modules: &BTreeMap<ModPath, PathBuf>,
+) -> Option<(ModPath, usize)> {
+    let word = ident_at(chars, i)?;
+    let after = i + word.chars().count();
+    if chars.get(after) != Some(&':') || chars.get(after + 1) != Some(&':') {
+        return None;
+    }
+    match word.as_str() {
+        "crate" => Some((Vec::new(), after + 2)),
+        "self" => Some((at.to_vec(), after + 2)),
+        "super" => {
+            let mut base = at.to_vec();
+            base.pop();
+            let mut j = after + 2;
+            while ident_at(chars, j).as_deref() == Some("super")
+                && chars.get(j + 5) == Some(&':')
+                && chars.get(j + 6) == Some(&':')
+            {
+                base.pop();
+                j += 7;
+            }
+            Some((base, j))
+        }
+        _ => {
+            let mut child = at.to_vec();
+            child.push(word);
+            modules.contains_key(&child).then_some((at.to_vec(), i))
+        }
+    }
+}
+
+/// Every path a file's code names from within its crate: (where it starts, what follows).
+fn named_paths(
+    code: &str,
+    at: &[String],
+    modules: &BTreeMap<ModPath, PathBuf>,
+) -> Vec<(ModPath, String)> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts =
+            (i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':')) && is_ident(chars[i]);
+        if !starts {
+            i += 1;
+            continue;
+        }
+        match path_base(&chars, i, at, modules) {
+            Some((base, from)) => {
+                let (paths, end) = parse_tree(&chars, from, base);
+                out.extend(paths);
+                i = end.max(i + 1);
+            }
+            None => i += chars[i..].iter().take_while(|c| is_ident(**c)).count().max(1),
+        }
+    }
+    out
+}
+
+/// What each `use` in the crate makes a name stand for: `(module, name)` → the path it names,
+/// so `crate::Value`, re-exported by `lib.rs` from `value.rs`, is read as `value.rs`'s.
+fn use_aliases(
+    codes: &BTreeMap<ModPath, String>,
+    modules: &BTreeMap<ModPath, PathBuf>,
+) -> BTreeMap<ModPath, ModPath> {
+    let mut out = BTreeMap::new();
+    for (at, code) in codes {
+        let chars: Vec<char> = code.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let at_use = ident_at(&chars, i).as_deref() == Some("use")
+                && (i == 0 || !is_ident(chars[i - 1]))
+                && chars.get(i + 3).is_some_and(|c| c.is_whitespace());
+            if !at_use {
+                i += 1;
+                continue;
+            }
+            let from = skip_space(&chars, i + 3);
+            if let Some((base, start)) = path_base(&chars, from, at, modules) {
+                let (paths, end) = parse_tree(&chars, start, base);
+                for (path, name) in paths {
+                    let mut alias = at.clone();
+                    alias.push(name);
+                    if alias != path {
+                        out.insert(alias, path);
+                    }
+                }
+                i = end.max(i + 1);
+            } else {
+                i += 3;
+            }
+        }
+    }
+    out
+}
+
+/// `path` with the names `use` gave along it replaced by what they stand for.
+fn resolve(mut path: ModPath, aliases: &BTreeMap<ModPath, ModPath>) -> ModPath {
+    for _ in 0..16 {
+        let hit = (1..=path.len()).rev().find_map(|n| aliases.get(&path[..n]).map(|to| (n, to)));
+        let Some((n, to)) = hit else { break };
+        let mut next = to.clone();
+        next.extend_from_slice(&path[n..]);
+        path = next;
+    }
+    path
+}
+
+/// Which of a crate's files uses which: an edge for every item a file names, to the file of
+/// the longest module path it (seen through `use` re-exports) starts with.
+fn module_graph(src: &Path, files: &[PathBuf]) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let modules = crate_modules(src, files);
+    let codes: BTreeMap<ModPath, String> = modules
+        .iter()
+        .map(|(at, file)| {
+            let text = std::fs::read_to_string(file).expect("a readable source file");
+            let code: Vec<String> = code_lines(&text).into_iter().map(|l| l.code).collect();
+            (at.clone(), code.join("\n"))
+        })
+        .collect();
+    let aliases = use_aliases(&codes, &modules);
+    let mut graph: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (at, code) in &codes {
+        let file = &modules[at];
+        let uses = graph.entry(file.clone()).or_default();
+        for (path, _) in named_paths(code, at, &modules) {
+            let path = resolve(path, &aliases);
+            let target = (0..=path.len()).rev().find_map(|n| modules.get(&path[..n]));
+            if let Some(target) = target.filter(|t| *t != file) {
+                uses.insert(target.clone());
+            }
+        }
+    }
+    graph
+}
+
+/// The graph's cycles: every strongly connected set of more than one file (Tarjan's).
+fn cycles(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
+    struct Search<'g> {
+        graph: &'g BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        index: BTreeMap<&'g PathBuf, usize>,
+        low: BTreeMap<&'g PathBuf, usize>,
+        stack: Vec<&'g PathBuf>,
+        on_stack: BTreeSet<&'g PathBuf>,
+        found: Vec<Vec<PathBuf>>,
+    }
+    impl<'g> Search<'g> {
+        fn visit(&mut self, node: &'g PathBuf) {
+            let n = self.index.len();
+            self.index.insert(node, n);
+            self.low.insert(node, n);
+            self.stack.push(node);
+            self.on_stack.insert(node);
+            for next in self.graph.get(node).into_iter().flatten() {
+                let Some((next, _)) = self.graph.get_key_value(next) else { continue };
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next]);
+                    self.low.insert(node, low);
+                } else if self.on_stack.contains(next) {
+                    let low = self.low[node].min(self.index[next]);
+                    self.low.insert(node, low);
+                }
+            }
+            if self.low[node] == self.index[node] {
+                let mut set = Vec::new();
+                while let Some(top) = self.stack.pop() {
+                    self.on_stack.remove(top);
+                    set.push(top.clone());
+                    if top == node {
+                        break;
+                    }
+                }
+                if set.len() > 1 {
+                    set.sort();
+                    self.found.push(set);
+                }
+            }
+        }
+    }
+    let mut search = Search {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for node in graph.keys() {
+        if !search.index.contains_key(node) {
+            search.visit(node);
+        }
+    }
+    search.found
+}
+
+#[test]
+fn import_cycles_stay_small() {
+    let root = workspace_root();
+    let files: Vec<PathBuf> = sources().into_iter().map(|p| root.join(p)).collect();
+    let mut report = Vec::new();
+    let mut checked = 0;
+    let crates = std::fs::read_dir(root.join("crates")).expect("the workspace's crates directory");
+    for krate in crates.flatten() {
+        let name = krate.file_name().to_string_lossy().into_owned();
+        let src = krate.path().join("src");
+        let own: Vec<PathBuf> = files.iter().filter(|f| f.starts_with(&src)).cloned().collect();
+        checked += own.len();
+        let limit = CYCLE_DEBT.iter().find(|(c, _)| *c == name).map_or(LARGEST_CYCLE, |d| d.1);
+        for cycle in cycles(&module_graph(&src, &own)) {
+            if cycle.len() > limit {
+                let names: Vec<String> = cycle
+                    .iter()
+                    .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
+                    .collect();
+                report.push(format!(
+                    "{name}: an import cycle of {} files (at most {limit}): {}",
+                    cycle.len(),
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(checked > 100, "too few sources found under {}", root.display());
+    assert!(report.is_empty(), "{}\n", report.join("\n"));
+}
+
+#[test]
+fn a_planted_cycle_is_found() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("b")).expect("the planted crate's directories");
+    let files = [
+        ("lib.rs", "mod a;\nmod b;\nmod c;\npub use a::A;\n"),
+        ("a.rs", "use crate::b::{c::C, d as dee};\npub struct A(dee::D);\n"),
+        ("b/mod.rs", "pub mod c;\npub mod d;\n"),
+        ("b/c.rs", "pub struct C(super::d::D);\n"),
+        (
+            "b/d.rs",
+            "// crate::c is only a comment here; \"crate::c\" a string\npub struct D(crate::A);\n",
+        ),
+        ("c.rs", "pub struct E(crate::b::d::D);\n"),
+    ];
+    let mut paths = Vec::new();
+    for (name, text) in files {
+        std::fs::write(src.join(name), text).expect("a planted file");
+        paths.push(src.join(name));
+    }
+    let found = cycles(&module_graph(&src, &paths));
+    let names: Vec<Vec<String>> = found
+        .iter()
+        .map(|c| {
+            c.iter().map(|p| p.strip_prefix(&src).unwrap_or(p).display().to_string()).collect()
+        })
+        .collect();
+    // `crate::A` is `a.rs`'s (re-exported by `lib.rs`), so `lib.rs` is not in the cycle, nor
+    // is `c.rs`, which only names `b/d.rs`.
+    assert_eq!(names, [vec!["a.rs", "b/c.rs", "b/d.rs"]], "{found:?}");
 }
