@@ -29,11 +29,11 @@ fn main() {
             let gz_path = Path::new(&out).join("embedded_agent.gz");
             std::fs::write(&gz_path, gz).expect("the build script can write into OUT_DIR");
             format!(
-                "pub const AGENT: Option<&[u8]> = Some(include_bytes!({path:?}));\n\
-                 pub const AGENT_GZ: Option<&[u8]> = Some(include_bytes!({gz_path:?}));\n"
+                "pub(crate) const AGENT: Option<&[u8]> = Some(include_bytes!({path:?}));\n\
+                 pub(crate) const AGENT_GZ: Option<&[u8]> = Some(include_bytes!({gz_path:?}));\n"
             )
         }
-        _ => "pub const AGENT: Option<&[u8]> = None;\npub const AGENT_GZ: Option<&[u8]> = None;\n"
+        _ => "pub(crate) const AGENT: Option<&[u8]> = None;\npub(crate) const AGENT_GZ: Option<&[u8]> = None;\n"
             .to_string(),
     };
     std::fs::write(Path::new(&out).join("embedded_agent.rs"), code)

@@ -57,7 +57,7 @@ fn module_result(
     Ok(out)
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let (Some(src), Some(_)) = (input.text("src"), input.text("dest")) else {
         return failed("src and dest are required", input);
     };

@@ -7,7 +7,7 @@ use crate::input::ActionInput;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let quiet = input.args.get("quiet").is_some_and(|q| q.value.is_truthy());
     let fail_msg = input
         .args

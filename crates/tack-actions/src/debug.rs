@@ -8,7 +8,7 @@ use crate::input::ActionInput;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut data = Mapping::new();
     let verbosity = input
         .args

@@ -18,7 +18,7 @@ use tack_report::result::s;
 
 const VALID_BACKENDS: &[&str] = &["yum", "yum4", "dnf", "dnf4", "dnf5"];
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.args.get("use").is_some() && input.args.get("use_backend").is_some() {
         return shell_run::action_fail(
             input,

@@ -6,7 +6,7 @@ use crate::input::ActionInput;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let msg = input
         .args
         .get("msg")

@@ -126,7 +126,7 @@ fn remote_stat(
     }))
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {
         let mut data = Mapping::new();
         data.insert(s("skipped"), b(true));

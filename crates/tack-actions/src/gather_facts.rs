@@ -12,7 +12,7 @@ use crate::json;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut args = json::map_to_json(input.args);
     args.remove("parallel");
     args.retain(|_, v| !v.is_null());

@@ -12,7 +12,7 @@ use crate::input::ActionInput;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let origin = input.task_origin.clone();
     if let Some(refused) = input.refuse_host_named(&["file", "_raw_params", "dir"], "read") {
         return refused;

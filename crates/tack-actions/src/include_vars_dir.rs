@@ -15,14 +15,14 @@ use tack_yaml::{Mapping, Value};
 use crate::input::ActionInput;
 
 /// The options that make `include_vars` load a directory.
-pub const DIR_ARGS: &[&str] =
+pub(crate) const DIR_ARGS: &[&str] =
     &["dir", "depth", "files_matching", "ignore_files", "extensions", "ignore_unknown_extensions"];
 
 /// Directories deeper than this are a link loop, not a tree.
 const MAX_DEPTH: usize = 100;
 
 /// What a directory gave: the variables and the files read, in order.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub vars: Mapping,
     pub files: Vec<String>,
 }
@@ -33,7 +33,7 @@ impl Loaded {
     }
 }
 
-pub enum DirError {
+pub(crate) enum DirError {
     /// The result fails with this `message` (ansible's `failed`/`err_msg`), with what the
     /// directories before the failing one gave and every file read.
     Failed(String, Loaded),
@@ -99,7 +99,7 @@ fn walk(root: &Path, depth: usize, out: &mut Vec<(String, Vec<String>)>) {
     }
 }
 
-pub fn load(input: &ActionInput<'_>) -> Result<Loaded, DirError> {
+pub(crate) fn load(input: &ActionInput<'_>) -> Result<Loaded, DirError> {
     let dir = input.args.get("dir").map(|n| text(&n.value)).unwrap_or_default();
     let depth = match input.args.get("depth").map(|n| &n.value) {
         None | Some(Value::Null) => 0,

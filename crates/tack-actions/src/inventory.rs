@@ -20,7 +20,7 @@ fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
 }
 
 /// `add_host`.
-pub fn add_host(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn add_host(input: &ActionInput<'_>) -> ActionOutput {
     let mut args = input.args.clone();
     let name = ["name", "hostname", "host"].iter().find_map(|k| args.get(k).cloned());
     let Some(name) = name else {
@@ -77,7 +77,7 @@ pub fn add_host(input: &ActionInput<'_>) -> ActionOutput {
 }
 
 /// `group_by` on the host the task runs on.
-pub fn group_by(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn group_by(input: &ActionInput<'_>) -> ActionOutput {
     let Some(key) = input.args.get("key") else {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));

@@ -82,7 +82,7 @@ fn backend(input: &ActionInput<'_>) -> Result<String, String> {
         .ok_or_else(|| "Could not detect a package manager. Try using the \"use\" option.".into())
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let module = match backend(input) {
         Ok(m) => m,
         Err(msg) => return shell_run::action_fail(input, &msg),

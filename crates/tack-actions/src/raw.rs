@@ -9,7 +9,7 @@ use crate::output::ActionOutput;
 use crate::shell_run;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));

@@ -384,7 +384,7 @@ fn int(v: u64) -> Node {
     Node::bare(Value::Int(i64::try_from(v).unwrap_or(i64::MAX)))
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.local_connection {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));

@@ -19,7 +19,7 @@ fn failed(msg: &str, input: &ActionInput<'_>) -> ActionOutput {
     shell_run::action_fail(input, msg)
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if let Some(refused) = input.refuse_host_named(&["_raw_params", "cmd"], "sent") {
         return refused;
     }

@@ -36,7 +36,7 @@ fn manager(input: &ActionInput<'_>) -> String {
         .unwrap_or_else(|| "auto".into())
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let named = manager(input);
     // A manager ansible-core has no module for (or none found) runs the generic `service`.
     let (module, native, python) =

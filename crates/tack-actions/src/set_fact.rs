@@ -24,7 +24,7 @@ const PYTHON_KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut facts = Mapping::new();
     let mut out_facts = Vec::new();
     for (key, value) in input.args.iter() {

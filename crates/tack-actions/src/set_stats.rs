@@ -9,7 +9,7 @@ use crate::input::loose_bool;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let data = match input.args.get("data").map(|n| &n.value) {
         None => Mapping::new(),
         Some(Value::Map(m)) => m.clone(),

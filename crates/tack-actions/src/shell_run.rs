@@ -10,7 +10,7 @@ use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 /// The directory a local host's commands run in: the play's (the loader's base directory).
-pub fn cwd(input: &ActionInput<'_>) -> std::path::PathBuf {
+pub(crate) fn cwd(input: &ActionInput<'_>) -> std::path::PathBuf {
     input.search.basedir.clone()
 }
 
@@ -23,7 +23,7 @@ fn lines(text: &str) -> Node {
 }
 
 /// Runs `cmd` and returns the task's result, failed when the command exits non-zero.
-pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
     let out = match input.conn.exec_command(cmd, &cwd(input)) {
         Ok(out) => out,
         Err(e) => {
@@ -56,7 +56,7 @@ pub fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
 }
 
 /// Whether `path` exists on the host (`test -e`, as ansible's shell plugin asks).
-pub fn exists(input: &ActionInput<'_>, path: &str) -> bool {
+pub(crate) fn exists(input: &ActionInput<'_>, path: &str) -> bool {
     let cmd = format!("test -e {}", tack_py::shlex::quote(path));
     input.conn.exec_command(&cmd, &cwd(input)).is_ok_and(|o| o.rc == 0)
 }
@@ -65,7 +65,7 @@ pub fn exists(input: &ActionInput<'_>, path: &str) -> bool {
 /// ~user`); a bare `~` is the link's user's (`~<remote_user>`, or `~<become_user>` on a
 /// become link, as ansible names it), so their passwd home, not `$HOME`; anything else as
 /// written. A shell that answers nothing leaves the path as it was.
-pub fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
+pub(crate) fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
     if !path.starts_with('~') {
         return path.to_string();
     }
@@ -102,7 +102,7 @@ pub fn remote_expand_user(input: &ActionInput<'_>, path: &str) -> String {
 }
 
 /// A skipped result with ansible's message (`AnsibleActionSkip`).
-pub fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
+pub(crate) fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
     let mut data = Mapping::new();
     data.insert(s("changed"), b(changed.unwrap_or(false)));
     data.insert(s("skipped"), b(true));
@@ -112,7 +112,7 @@ pub fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
 
 /// ansible's `AnsibleActionFail(msg)` raised by an action plugin: a failed, unchanged result
 /// whose message the error line repeats after `Task failed:`.
-pub fn action_fail(input: &ActionInput<'_>, msg: &str) -> ActionOutput {
+pub(crate) fn action_fail(input: &ActionInput<'_>, msg: &str) -> ActionOutput {
     let mut data = Mapping::new();
     data.insert(s("changed"), b(false));
     data.insert(s("failed"), b(true));

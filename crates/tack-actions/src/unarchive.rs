@@ -22,7 +22,7 @@ use crate::output::ActionOutput;
 use crate::shell_run;
 use tack_report::result::s;
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let fail = |msg: &str| shell_run::action_fail(input, msg);
     let mut args = input.args.clone();
     let mut remote_src = args.get("remote_src").is_some_and(loose_bool);

@@ -65,7 +65,7 @@ fn raised(msg: String, input: &ActionInput<'_>) -> ActionOutput {
     out
 }
 
-pub fn run(input: &ActionInput<'_>) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let args = input.args;
     let context = args.get("validate_args_context").cloned().unwrap_or_else(|| map_of(Vec::new()));
     let Some(spec_node) = args.get("argument_spec") else {

@@ -10,6 +10,10 @@
 //! side and waits only until its module runs. Nothing here knows about tasks, results shown
 //! to the user, or polling: that is the controller's `async_job`.
 
+// The job and module processes are this executable run as a program of its own: what they
+// print on standard output is their answer to the process that started them.
+#![allow(clippy::print_stdout)]
+
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};

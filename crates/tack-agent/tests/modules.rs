@@ -37,7 +37,7 @@ use tack_agent::{Invocation, run_module};
 
 mod sha1_smol_free {
     /// SHA-1 of a file's content, as the recorder stores it.
-    pub fn sha1_hex(data: &[u8]) -> String {
+    pub(crate) fn sha1_hex(data: &[u8]) -> String {
         use sha1::{Digest, Sha1};
         let mut h = Sha1::new();
         h.update(data);

@@ -30,19 +30,19 @@ fn text(path: &Path) -> String {
 }
 
 /// `os.path.join(base, path)` of two configuration paths.
-pub fn join(base: &str, path: &str) -> String {
+pub(crate) fn join(base: &str, path: &str) -> String {
     text(&tack_py::path::join(Path::new(base), Path::new(path)))
 }
 
 /// ansible's `unfrackpath(path, follow=False, basedir=...)` in `ctx`.
-pub fn unfrackpath(path: &str, basedir: Option<&str>, ctx: &Context) -> String {
+pub(crate) fn unfrackpath(path: &str, basedir: Option<&str>, ctx: &Context) -> String {
     text(&tack_py::ansible::unfrackpath_in(Path::new(path), false, basedir.map(Path::new), ctx))
 }
 
 /// ansible's `resolve_path`: `{{CWD}}` replaced by the working directory, then `unfrackpath`
 /// without following symlinks: variables and `~` expanded, a relative path joined onto `basedir`
 /// (the working directory when `None`), and the result normalised.
-pub fn resolve_path(path: &str, basedir: Option<&str>, ctx: &Context) -> String {
+pub(crate) fn resolve_path(path: &str, basedir: Option<&str>, ctx: &Context) -> String {
     unfrackpath(&path.replace("{{CWD}}", &ctx.cwd), basedir, ctx)
 }
 

@@ -8,7 +8,7 @@ use tack_py::repr::{float_repr, str_repr};
 use crate::SettingValue;
 
 /// `repr()` of a setting value as Python would print the equivalent object.
-pub fn value_repr(v: &SettingValue) -> String {
+pub(crate) fn value_repr(v: &SettingValue) -> String {
     match v {
         SettingValue::Null => "None".into(),
         SettingValue::Bool(true) => "True".into(),

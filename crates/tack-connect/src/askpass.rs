@@ -27,11 +27,11 @@ pub const SOCKET_ENV: &str = "TACK_SSH_ASKPASS_SOCKET";
 
 /// ansible's `SSH_ASKPASS_DEFAULT_PROMPT`: the text a prompt must hold to be answered with
 /// the password, unless `sshpass_prompt` names another.
-pub const DEFAULT_PROMPT: &str = "assword";
+pub(crate) const DEFAULT_PROMPT: &str = "assword";
 
 /// ansible's `PKCS11_DEFAULT_PROMPT`: the prompt a PIN answers when a PKCS#11 provider is
 /// set and `sshpass_prompt` is not.
-pub const PKCS11_PROMPT: &str = "Enter PIN for ";
+pub(crate) const PKCS11_PROMPT: &str = "Enter PIN for ";
 
 /// The longest prompt the server reads (ssh's are one line).
 const PROMPT_LIMIT: u64 = 8192;

@@ -165,7 +165,7 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
 }
 
 /// Refuses what `play` uses that the engine cannot run.
-pub fn check_play(play: &Play) -> Result<(), Diagnostic> {
+pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
     if let Some(node) = play.attrs.get(Keyword::Strategy) {
         let name = tack_yaml::pyrepr::str(&node.value);
@@ -391,7 +391,7 @@ const INCLUDE_KEYWORDS: &[Keyword] = &[
 ];
 
 /// Refuses what the tasks of a file loaded by `include_tasks` use that the engine cannot run.
-pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+pub(crate) fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     check_block(block)?;
     fn tasks(entries: &[TaskEntry], out: &mut Vec<tack_playbook::Task>) {
         for entry in entries {
@@ -415,7 +415,7 @@ pub fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
 
 /// [`check_included`] for handlers an include brought in (a role's): an include as such a
 /// handler is refused.
-pub fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
+pub(crate) fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     check_included(block)?;
     for entry in &block.block {
         let TaskEntry::Block(inner) = entry else { continue };

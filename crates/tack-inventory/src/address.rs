@@ -196,7 +196,7 @@ fn zfill(text: &str, width: usize) -> String {
 
 /// `_expand_hostpattern`: the host names and port of an inventory host entry. A pattern
 /// `parse_address` does not understand is taken as written.
-pub fn expand_hostpattern(pattern: &str) -> Result<(Vec<String>, Option<u64>), RangeError> {
+pub(crate) fn expand_hostpattern(pattern: &str) -> Result<(Vec<String>, Option<u64>), RangeError> {
     let (host, port) = parse_address(pattern, true).unwrap_or_else(|_| (pattern.to_string(), None));
     let names = if host.contains('[') { expand_hostname_range(&host)? } else { vec![host] };
     Ok((names, port))

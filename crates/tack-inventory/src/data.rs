@@ -109,7 +109,7 @@ fn invalid_name_chars(name: &str) -> bool {
 }
 
 /// `validate_variable_name`: ASCII identifiers that are not Jinja2's reserved names.
-pub fn is_valid_variable_name(name: &str) -> bool {
+pub(crate) fn is_valid_variable_name(name: &str) -> bool {
     let mut chars = name.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     first_ok

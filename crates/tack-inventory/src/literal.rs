@@ -14,7 +14,7 @@ use tack_yaml::{Mapping, Node, Value, python_float_repr_bare};
 
 /// What `literal_eval` made of a value.
 #[derive(Debug, PartialEq)]
-pub enum Literal {
+pub(crate) enum Literal {
     /// A literal, converted as ansible converts it.
     Value(Node),
     /// Not a literal: ansible keeps the text as a string.
@@ -25,7 +25,7 @@ pub enum Literal {
 }
 
 /// `literal_eval(text)` followed by ansible's coercions, every node tagged with `origin`.
-pub fn literal_eval(text: &str, origin: Option<&Origin>) -> Literal {
+pub(crate) fn literal_eval(text: &str, origin: Option<&Origin>) -> Literal {
     // CPython 3.13 strips leading spaces and tabs before parsing.
     let text = text.trim_start_matches([' ', '\t']);
     let tokens = match tokenize(text) {

@@ -202,7 +202,7 @@ pub(crate) struct Evaluator<'a> {
 
 impl Evaluator<'_> {
     /// `_evaluate_patterns`.
-    pub fn evaluate(&self, patterns: &[String]) -> Result<Vec<HostId>, Diagnostic> {
+    pub(crate) fn evaluate(&self, patterns: &[String]) -> Result<Vec<HostId>, Diagnostic> {
         let mut hosts: Vec<HostId> = Vec::new();
         for p in order_patterns(patterns) {
             if let Some(h) = self.data.find_host(&p) {

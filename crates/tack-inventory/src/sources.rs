@@ -107,7 +107,7 @@ pub(crate) struct SourceReader<'a> {
 }
 
 impl<'a> SourceReader<'a> {
-    pub fn new(
+    pub(crate) fn new(
         data: &'a mut InventoryData,
         loader: &'a DataLoader,
         options: &'a SourceOptions,
@@ -128,7 +128,7 @@ impl<'a> SourceReader<'a> {
     }
 
     /// `parse_sources`: reads every source, then reconciles when anything was parsed.
-    pub fn parse_sources(&mut self, sources: &[String]) -> Result<(), Diagnostic> {
+    pub(crate) fn parse_sources(&mut self, sources: &[String]) -> Result<(), Diagnostic> {
         let mut parsed = false;
         for source in sources.iter().filter(|s| !s.is_empty()) {
             let source = if source.contains(',') {

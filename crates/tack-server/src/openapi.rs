@@ -34,7 +34,7 @@ fn with_body(mut o: Value, schema: &str) -> Value {
     o
 }
 
-pub fn document() -> Value {
+pub(crate) fn document() -> Value {
     let name =
         json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string"}});
     let id =

@@ -2,20 +2,20 @@
 //! by key. A key missing from a table is a test failure, never a blank on the page.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
+pub(crate) enum Lang {
     En,
     Ru,
 }
 
 impl Lang {
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Lang::En => "en",
             Lang::Ru => "ru",
         }
     }
 
-    pub fn parse(code: &str) -> Option<Lang> {
+    pub(crate) fn parse(code: &str) -> Option<Lang> {
         match code {
             "en" => Some(Lang::En),
             "ru" => Some(Lang::Ru),
@@ -24,7 +24,7 @@ impl Lang {
     }
 
     /// The first of the browser's languages the page speaks (`Accept-Language`), else English.
-    pub fn from_accept(header: &str) -> Lang {
+    pub(crate) fn from_accept(header: &str) -> Lang {
         header
             .split(',')
             .filter_map(|part| part.split(';').next())
@@ -33,7 +33,7 @@ impl Lang {
             .unwrap_or(Lang::En)
     }
 
-    pub fn t(self, key: &str) -> &'static str {
+    pub(crate) fn t(self, key: &str) -> &'static str {
         let table = match self {
             Lang::En => EN,
             Lang::Ru => RU,

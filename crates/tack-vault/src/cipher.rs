@@ -21,7 +21,7 @@ const IV_LEN: usize = 16;
 const ROUNDS: u32 = 10_000;
 const BLOCK: usize = 16;
 /// ansible-vault's salt length when none is configured.
-pub const SALT_LEN: usize = 32;
+pub(crate) const SALT_LEN: usize = 32;
 
 /// The three values PBKDF2 yields for one (password, salt).
 struct Keys {
@@ -84,7 +84,7 @@ fn unpad(mut padded: Zeroizing<Vec<u8>>) -> Result<Zeroizing<Vec<u8>>, VaultErro
 
 /// Encrypts `plaintext` under `password` with `salt`, returning the vaulttext body (not yet
 /// wrapped into lines).
-pub fn encrypt(plaintext: &[u8], password: &[u8], salt: &[u8]) -> String {
+pub(crate) fn encrypt(plaintext: &[u8], password: &[u8], salt: &[u8]) -> String {
     let keys = Keys::derive(password, salt);
     let mut data = pad(plaintext);
     keys.apply_keystream(&mut data);
@@ -97,7 +97,7 @@ pub fn encrypt(plaintext: &[u8], password: &[u8], salt: &[u8]) -> String {
 
 /// A vaulttext body split into its parts, checked for format once and then tried against
 /// each candidate secret.
-pub struct Body {
+pub(crate) struct Body {
     salt: Vec<u8>,
     hmac_hex: Vec<u8>,
     ciphertext: Vec<u8>,
@@ -114,7 +114,7 @@ fn unhexlify(data: &[u8]) -> Result<Vec<u8>, VaultError> {
 
 impl Body {
     /// Splits the joined body lines of an envelope, as ansible's `parse_vaulttext` does.
-    pub fn parse(body: &[u8]) -> Result<Body, VaultError> {
+    pub(crate) fn parse(body: &[u8]) -> Result<Body, VaultError> {
         let inner = unhexlify(body)?;
         let mut parts = inner.splitn(3, |&b| b == b'\n');
         let (Some(salt), Some(hmac_hex), Some(ciphertext)) =
@@ -132,7 +132,7 @@ impl Body {
 
     /// The plaintext when `password` opens this body, `None` when its HMAC does not match.
     /// A malformed HMAC field is a format error, as in ansible, whatever the password.
-    pub fn open(&self, password: &[u8]) -> Result<Option<Zeroizing<Vec<u8>>>, VaultError> {
+    pub(crate) fn open(&self, password: &[u8]) -> Result<Option<Zeroizing<Vec<u8>>>, VaultError> {
         let expected = unhexlify(&self.hmac_hex)?;
         let keys = Keys::derive(password, &self.salt);
         let mut mac = keys.mac();

@@ -33,7 +33,7 @@ fn field(parts: &[&[u8]], i: usize) -> Result<String, VaultError> {
 }
 
 /// Splits `text` (already known to start with the header and to be ASCII) into its parts.
-pub fn parse(text: &[u8], default_vault_id: &str) -> Result<Envelope, VaultError> {
+pub(crate) fn parse(text: &[u8], default_vault_id: &str) -> Result<Envelope, VaultError> {
     let lines = bytes_splitlines(text);
     let first = lines.first().ok_or(VaultError::Envelope)?;
     let parts: Vec<&[u8]> = bytes_strip(first).split(|&b| b == b';').collect();
@@ -44,7 +44,7 @@ pub fn parse(text: &[u8], default_vault_id: &str) -> Result<Envelope, VaultError
 }
 
 /// Wraps a body under its header. `vault_id` other than `default` makes it a 1.2 envelope.
-pub fn format(body: &str, vault_id: Option<&str>) -> String {
+pub(crate) fn format(body: &str, vault_id: Option<&str>) -> String {
     let mut out = String::with_capacity(body.len() + body.len() / LINE + 64);
     out.push_str(HEADER);
     match vault_id {

@@ -7,7 +7,7 @@ use zeroize::Zeroizing;
 
 /// Which password is asked, with the option or setting that asks for it.
 #[derive(Debug, Clone, Copy)]
-pub enum Asked {
+pub(crate) enum Asked {
     Connection(&'static str),
     Become(&'static str),
 }
@@ -37,7 +37,7 @@ impl Asked {
 
 /// Why no password could be asked.
 #[derive(Debug, thiserror::Error)]
-pub enum AskError {
+pub(crate) enum AskError {
     #[error(
         "tack does not support {flag} without a terminal to ask on yet (ansible reads stdin \
          then); give the password with {file_option}",
@@ -55,7 +55,7 @@ pub enum AskError {
 
 /// The line typed at the terminal after `prompt`; `None` at end of input (Ctrl-D on an
 /// empty line), which ansible takes as no password.
-pub fn ask(prompt: &str, asked: Asked) -> Result<Option<Zeroizing<String>>, AskError> {
+pub(crate) fn ask(prompt: &str, asked: Asked) -> Result<Option<Zeroizing<String>>, AskError> {
     tack_actions::terminal::getpass(prompt).map_err(|source| {
         // Opening `/dev/tty` without a controlling terminal fails with ENXIO.
         if source.raw_os_error() == Some(libc::ENXIO) {

@@ -15,7 +15,7 @@ use crate::cmd;
     infer_long_args = true,
     propagate_version = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
@@ -23,7 +23,7 @@ pub struct Cli {
 // Parsed once per process; boxing the larger variants would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run (or list, or syntax-check) playbooks, as ansible-playbook does.
     Playbook(cmd::playbook::Args),
     /// Show what a playbook run would do, changing no host; say what cannot be known yet.
@@ -67,7 +67,7 @@ fn parse_as<A: clap::Args + clap::FromArgMatches>(name: &'static str, args: Vec<
 }
 
 /// Parses the process's arguments: `tack <subcommand> ...`, or an ansible command name.
-pub fn parse(args: Vec<OsString>) -> Cli {
+pub(crate) fn parse(args: Vec<OsString>) -> Cli {
     let alias = args.first().and_then(alias_of);
     let command = match alias {
         Some("playbook") => Command::Playbook(parse_as("ansible-playbook", args)),

@@ -15,7 +15,7 @@ use tack_diag::color::{DisplayColors, sgr};
 use tack_report::callback::color::Palette;
 
 /// ansible's `ANSIBLE_COLOR`.
-pub fn enabled(config: &Config) -> bool {
+pub(crate) fn enabled(config: &Config) -> bool {
     if config.force_color() {
         return true;
     }
@@ -24,7 +24,7 @@ pub fn enabled(config: &Config) -> bool {
 
 /// `Display.columns`: the terminal's width less one when stdout is a terminal wider than 80
 /// columns, else 79.
-pub fn columns() -> usize {
+pub(crate) fn columns() -> usize {
     let width = terminal_size::terminal_size_of(std::io::stdout()).map_or(0, |(w, _)| w.0);
     usize::from(width).saturating_sub(1).max(79)
 }
@@ -113,7 +113,7 @@ fn code(config: &Config, name: &str) -> Result<String, Diagnostic> {
 
 /// Turns colour on or off for the display's own blocks (warnings, deprecations, errors).
 /// A colour name that cannot be used leaves that block plain here; [`palette`] refuses it.
-pub fn setup_display(config: &Config) {
+pub(crate) fn setup_display(config: &Config) {
     let colors = enabled(config).then(|| DisplayColors {
         warn: code(config, "COLOR_WARN").unwrap_or_default(),
         deprecate: code(config, "COLOR_DEPRECATE").unwrap_or_default(),
@@ -123,7 +123,7 @@ pub fn setup_display(config: &Config) {
 }
 
 /// The callback's colours, `None` when output is plain.
-pub fn palette(config: &Config) -> Result<Option<Palette>, Diagnostic> {
+pub(crate) fn palette(config: &Config) -> Result<Option<Palette>, Diagnostic> {
     if !enabled(config) {
         return Ok(None);
     }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tack_diag::Diagnostic;
 
 /// Prints `err` and returns the exit code ansible would use for it.
-pub fn report(err: &anyhow::Error) -> ExitCode {
+pub(crate) fn report(err: &anyhow::Error) -> ExitCode {
     if let Some(startup) = err.downcast_ref::<Startup>() {
         return report_startup(startup);
     }
@@ -25,7 +25,7 @@ pub fn report(err: &anyhow::Error) -> ExitCode {
 /// A configuration that could not be loaded: ansible prints `ERROR: ...` (not the `[ERROR]:`
 /// block) and exits with 5 before doing anything else.
 #[derive(Debug)]
-pub struct Startup(pub tack_config::ConfigError);
+pub(crate) struct Startup(pub tack_config::ConfigError);
 
 impl From<tack_config::ConfigError> for Startup {
     fn from(err: tack_config::ConfigError) -> Startup {
@@ -42,7 +42,7 @@ impl std::fmt::Display for Startup {
 impl std::error::Error for Startup {}
 
 /// Prints a startup error and returns its exit code.
-pub fn report_startup(err: &Startup) -> ExitCode {
+pub(crate) fn report_startup(err: &Startup) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{}", err.0.startup_message());
     ExitCode::from(err.0.exit_code() as u8)

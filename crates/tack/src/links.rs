@@ -16,12 +16,12 @@ use tack_links::link_target::{FromConfig, LinkTarget, SshDefaults, SshSettings};
 
 /// Opens ssh links with the controller's own agent, found once per run.
 #[derive(Default)]
-pub struct AgentOpener {
+pub(crate) struct AgentOpener {
     image: OnceLock<Result<AgentImage, String>>,
 }
 
 impl AgentOpener {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         AgentOpener { image: OnceLock::new() }
     }
 
@@ -119,7 +119,7 @@ impl tack_links::Opener for AgentOpener {
 
 /// The connection and become passwords of a run.
 #[derive(Debug, Default)]
-pub struct Passwords {
+pub(crate) struct Passwords {
     /// `-k` (or `ask_pass` in the configuration), else `--connection-password-file`: the
     /// login password of every ssh host that sets none of its own.
     pub connection: Option<tack_links::link_target::Secret>,
@@ -132,7 +132,7 @@ pub struct Passwords {
 /// or read from `--connection-password-file` (or the configured one); then the become
 /// password asked (`-K`, `become_ask_pass`: an empty answer after `-k` is the connection
 /// password) or read from `--become-password-file` (or the configured one).
-pub fn passwords(
+pub(crate) fn passwords(
     config: &Config,
     conn: &crate::options::ConnectionOpts,
     opts: &crate::options::BecomeOpts,
@@ -190,7 +190,7 @@ pub fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it).
-pub fn refused_setting(config: &Config) -> Option<String> {
+pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
         return Some(format!(
@@ -206,7 +206,7 @@ pub fn refused_setting(config: &Config) -> Option<String> {
 }
 
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.
-pub fn connection_password_file(
+pub(crate) fn connection_password_file(
     config: &Config,
     conn: &crate::options::ConnectionOpts,
 ) -> Option<std::path::PathBuf> {
@@ -214,7 +214,7 @@ pub fn connection_password_file(
 }
 
 /// `--become-password-file`, else the configured `BECOME_PASSWORD_FILE`, as written.
-pub fn become_password_file(
+pub(crate) fn become_password_file(
     config: &Config,
     opts: &crate::options::BecomeOpts,
 ) -> Option<std::path::PathBuf> {
@@ -244,7 +244,7 @@ fn become_method(config: &Config, opts: &crate::options::BecomeOpts) -> Option<S
 /// connection options (`-u`, `--private-key`, `-c`, `-T`, `--ssh-common-args`,
 /// `--ssh-extra-args`, the connection password), and become as the command line (over the
 /// configuration's `[privilege_escalation]`) sets it.
-pub fn link_defaults(
+pub(crate) fn link_defaults(
     config: &Config,
     conn: &crate::options::ConnectionOpts,
     opts: &crate::options::BecomeOpts,
@@ -356,7 +356,7 @@ fn password_file(path: &std::path::Path) -> Result<String, String> {
 }
 
 /// `interpreter_python` and its fallback list: what interpreter discovery reads.
-pub fn interpreter_settings(config: &Config) -> tack_links::InterpreterSettings {
+pub(crate) fn interpreter_settings(config: &Config) -> tack_links::InterpreterSettings {
     let mode = config.get("INTERPRETER_PYTHON").and_then(|v| v.as_str()).unwrap_or("auto");
     let fallback = config
         .get("INTERPRETER_PYTHON_FALLBACK")
@@ -368,7 +368,7 @@ pub fn interpreter_settings(config: &Config) -> tack_links::InterpreterSettings 
 
 /// The configuration's ssh settings (`remote_user`, `remote_port`, `private_key_file`,
 /// `timeout`, `host_key_checking`, `[ssh_connection]`'s args, executable and control path).
-pub fn ssh_defaults(config: &Config) -> SshDefaults {
+pub(crate) fn ssh_defaults(config: &Config) -> SshDefaults {
     let text = |v: Result<Option<&str>, _>| v.ok().flatten().map(str::to_string);
     SshDefaults {
         connection: config

@@ -8,7 +8,7 @@ use clap::Args;
 
 /// `-i` and `-l`: where hosts come from and which of them to touch.
 #[derive(Args, Debug, Default, Clone)]
-pub struct InventoryOpts {
+pub(crate) struct InventoryOpts {
     /// Specify inventory host path or comma separated host list. This argument may be
     /// specified multiple times.
     #[arg(
@@ -28,7 +28,7 @@ pub struct InventoryOpts {
 
 /// How vault secrets are supplied.
 #[derive(Args, Debug, Default, Clone)]
-pub struct VaultOpts {
+pub(crate) struct VaultOpts {
     /// The vault identity to use. This argument may be specified multiple times.
     #[arg(long = "vault-id", value_name = "VAULT_IDS")]
     pub vault_ids: Vec<String>,
@@ -47,7 +47,7 @@ pub struct VaultOpts {
 
 /// `-e`: extra variables, in every form ansible takes (`k=v`, YAML/JSON, `@file`).
 #[derive(Args, Debug, Default, Clone)]
-pub struct ExtraVarsOpts {
+pub(crate) struct ExtraVarsOpts {
     /// Set additional variables as key=value or YAML/JSON, if filename prepend with @. This
     /// argument may be specified multiple times.
     #[arg(short = 'e', long = "extra-vars", value_name = "EXTRA_VARS")]
@@ -56,7 +56,7 @@ pub struct ExtraVarsOpts {
 
 /// `-v`, repeated.
 #[derive(Args, Debug, Default, Clone)]
-pub struct VerbosityOpts {
+pub(crate) struct VerbosityOpts {
     /// Causes tack to print more debug messages. Adding multiple -v will increase the verbosity.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -66,7 +66,7 @@ pub struct VerbosityOpts {
 /// host's link (`crate::links::link_defaults`). scp's and sftp's extra arguments are refused
 /// by name (`refused`): tack moves files over its agent's link, never with scp or sftp.
 #[derive(Args, Debug, Clone, Default)]
-pub struct ConnectionOpts {
+pub(crate) struct ConnectionOpts {
     /// Use this file to authenticate the connection.
     #[arg(long = "private-key", visible_alias = "key-file", value_name = "PRIVATE_KEY_FILE")]
     pub private_key: Option<PathBuf>,
@@ -101,7 +101,7 @@ pub struct ConnectionOpts {
 
 impl ConnectionOpts {
     /// The first option given that tack does not honour, by the flag a user typed.
-    pub fn refused(&self) -> Option<&'static str> {
+    pub(crate) fn refused(&self) -> Option<&'static str> {
         if self.scp_extra_args.is_some() {
             return Some("--scp-extra-args (tack copies files over its agent's link, not scp)");
         }
@@ -114,7 +114,7 @@ impl ConnectionOpts {
 
 /// Privilege escalation options.
 #[derive(Args, Debug, Clone, Default)]
-pub struct BecomeOpts {
+pub(crate) struct BecomeOpts {
     /// Run operations with become (does not imply password prompting).
     #[arg(short = 'b', long = "become")]
     pub become_: bool,

@@ -18,7 +18,7 @@ use tack_yaml::Mapping;
 use crate::options::{ExtraVarsOpts, InventoryOpts, VaultOpts};
 
 /// A command's loaded project context.
-pub struct Session {
+pub(crate) struct Session {
     /// Shared with the `config` lookup, which reads the run's settings as ansible's `C.config`.
     pub config: std::sync::Arc<Config>,
     pub loader: DataLoader,
@@ -28,7 +28,7 @@ pub struct Session {
 }
 
 /// The command-line options a session is built from.
-pub struct SessionArgs<'a> {
+pub(crate) struct SessionArgs<'a> {
     pub inventory: &'a InventoryOpts,
     pub vault: &'a VaultOpts,
     pub extra_vars: &'a ExtraVarsOpts,
@@ -38,7 +38,7 @@ pub struct SessionArgs<'a> {
 
 /// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
 /// notices; a bad setting ends the process with ansible's startup error and exit code 5.
-pub fn load_config() -> Result<Config, crate::exit::Startup> {
+pub(crate) fn load_config() -> Result<Config, crate::exit::Startup> {
     let ctx = Context::from_process().map_err(crate::exit::Startup::from)?;
     let config = Config::load(&ctx).map_err(crate::exit::Startup::from)?;
     tack_diag::set_deprecations_enabled(config.deprecation_warnings());
@@ -48,7 +48,7 @@ pub fn load_config() -> Result<Config, crate::exit::Startup> {
 }
 
 impl Session {
-    pub fn open(config: Config, args: SessionArgs<'_>) -> Result<Session, Diagnostic> {
+    pub(crate) fn open(config: Config, args: SessionArgs<'_>) -> Result<Session, Diagnostic> {
         let secrets = vault_secrets(&config, args.vault)?;
         let mut loader = DataLoader::new(secrets);
         if let Some(dir) = args.basedir {
@@ -97,7 +97,7 @@ pub(crate) fn vault_secrets(config: &Config, opts: &VaultOpts) -> Result<VaultSe
 
 /// The inventory sources: `-i` values, else the `inventory` setting (`ANSIBLE_INVENTORY`,
 /// ansible.cfg, ansible's default).
-pub fn inventory_sources(cli: &[String], config: &Config) -> Vec<String> {
+pub(crate) fn inventory_sources(cli: &[String], config: &Config) -> Vec<String> {
     if cli.is_empty() {
         return config.inventory().iter().map(|p| p.to_string_lossy().into_owned()).collect();
     }
@@ -124,7 +124,7 @@ fn localhost_python() -> String {
 }
 
 /// The inventory settings from the configuration.
-pub fn inventory_options(config: &Config, extra_vars: &[String]) -> InventoryOptions {
+pub(crate) fn inventory_options(config: &Config, extra_vars: &[String]) -> InventoryOptions {
     let strings = |name: &str| -> Option<Vec<String>> {
         config
             .get(name)

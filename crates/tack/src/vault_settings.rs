@@ -9,7 +9,7 @@ use tack_vault::files::EditorSettings;
 use tack_vault::secrets::VaultSettings;
 
 /// What the command needs beyond its flags.
-pub struct Settings {
+pub(crate) struct Settings {
     pub vault: VaultSettings,
     pub ask_vault_pass: bool,
     pub editor: EditorSettings,
@@ -23,7 +23,7 @@ fn text(config: &Config, name: &str) -> Option<String> {
 
 /// The vault, editor and pager settings from ansible.cfg and the environment (already
 /// resolved by tack-config with ansible's precedence and types).
-pub fn load(config: &Config) -> Result<Settings, Diagnostic> {
+pub(crate) fn load(config: &Config) -> Result<Settings, Diagnostic> {
     let mut vault = VaultSettings::default();
     if let Some(identity) = config.vault_identity() {
         vault.identity = identity.to_string();

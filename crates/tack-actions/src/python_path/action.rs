@@ -18,7 +18,7 @@ use crate::output::{ActionOutput, errored};
 
 use crate::json;
 
-pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
+pub(crate) fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
     let Some(core) = super::core() else {
         // Refused before the run; an included file's task can only be caught here.

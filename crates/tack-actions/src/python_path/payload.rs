@@ -20,7 +20,7 @@ const BUILDER: &str = include_str!("build_payload.py");
 
 /// One module's payload.
 #[derive(Debug)]
-pub struct Payload {
+pub(super) struct Payload {
     /// BLAKE3 of `zip`, hex.
     pub hash: String,
     /// The module's import name inside the zip (`ansible.modules.getent`).
@@ -33,7 +33,7 @@ pub struct Payload {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum PayloadError {
+pub(super) enum PayloadError {
     #[error("could not run {python} to build the payload: {source}")]
     Run {
         python: String,
@@ -51,7 +51,7 @@ pub enum PayloadError {
 static CACHE: Mutex<Option<HashMap<String, Arc<Payload>>>> = Mutex::new(None);
 
 /// The payload for builtin module `name`, built on first use in the run.
-pub fn get(core: &AnsibleCore, name: &str) -> Result<Arc<Payload>, PayloadError> {
+pub(super) fn get(core: &AnsibleCore, name: &str) -> Result<Arc<Payload>, PayloadError> {
     // Holding the lock while building keeps two forks from building one module twice.
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     let cache = cache.get_or_insert_with(HashMap::new);
@@ -64,7 +64,7 @@ pub fn get(core: &AnsibleCore, name: &str) -> Result<Arc<Payload>, PayloadError>
 }
 
 /// Builds `name`'s payload with `core`'s interpreter.
-pub fn build(core: &AnsibleCore, name: &str) -> Result<Payload, PayloadError> {
+pub(super) fn build(core: &AnsibleCore, name: &str) -> Result<Payload, PayloadError> {
     let python = core.python.display().to_string();
     let mut child = Command::new(&core.python)
         .arg("-c")

@@ -19,6 +19,9 @@
 //! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
 //! how a controller checks an upload, and a cached agent, with the agent itself.
 
+// A binary: its answers go to standard output.
+#![allow(clippy::print_stdout)]
+
 use std::fs::File;
 use std::io::BufReader;
 use std::os::fd::FromRawFd;

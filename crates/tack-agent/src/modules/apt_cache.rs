@@ -12,19 +12,19 @@ use std::process::Command;
 use super::ModuleResult;
 
 /// `APT_LISTS_PATH`: the package lists, whose mtime is the cache's age when there is no stamp.
-pub const LISTS: &str = "/var/lib/apt/lists";
+pub(super) const LISTS: &str = "/var/lib/apt/lists";
 /// `APT_UPDATE_SUCCESS_STAMP_PATH`.
 const STAMP: &str = "/var/lib/apt/periodic/update-success-stamp";
 
 /// `run_command` with `run_command_environ_update` set to apt's variables.
-pub struct Runner {
+pub(super) struct Runner {
     env: Vec<(&'static str, String)>,
 }
 
 impl Runner {
     /// apt's environment: no prompts, and the best parsable locale everywhere, since the
     /// module reads apt-get's output.
-    pub fn new() -> Runner {
+    pub(super) fn new() -> Runner {
         let locale = super::common::best_parsable_locale();
         let mut env = vec![
             ("DEBIAN_FRONTEND", "noninteractive".to_string()),
@@ -38,7 +38,7 @@ impl Runner {
 
     /// Runs `argv`: (rc, stdout, stderr), or the failure ansible reports when the program
     /// cannot be started.
-    pub fn run(&self, argv: &[String]) -> Result<(i32, String, String), ModuleResult> {
+    pub(super) fn run(&self, argv: &[String]) -> Result<(i32, String, String), ModuleResult> {
         let Some((program, args)) = argv.split_first() else {
             return Ok((0, String::new(), String::new()));
         };
@@ -58,7 +58,7 @@ impl Runner {
 
 /// One package as `apt-cache policy` shows it.
 #[derive(Debug, Clone, Default)]
-pub struct Policy {
+pub(super) struct Policy {
     /// The candidate under the pins (and `-t`), if any.
     pub candidate: Option<String>,
     /// Every version apt knows, newest first.
@@ -68,7 +68,7 @@ pub struct Policy {
 /// `apt-cache policy NAME...` (with `APT::Default-Release` when given), by package name. A
 /// name apt does not know at all is missing from the map; a purely virtual one has no
 /// versions.
-pub fn policies(
+pub(super) fn policies(
     runner: &Runner,
     names: &[String],
     default_release: Option<&str>,
@@ -118,14 +118,14 @@ pub fn policies(
 
 /// What dpkg says of an installed (or once installed) package.
 #[derive(Debug, Clone, Default)]
-pub struct Installed {
+pub(super) struct Installed {
     /// `current_state == CURSTATE_INSTALLED`.
     pub installed: bool,
     pub version: String,
 }
 
 /// `dpkg-query -W` of `names`, by package name (names dpkg never heard of are missing).
-pub fn installed(
+pub(super) fn installed(
     runner: &Runner,
     names: &[String],
 ) -> Result<HashMap<String, Installed>, ModuleResult> {
@@ -156,7 +156,7 @@ pub fn installed(
 
 /// `len(pkg.installed_files) > 0`: dpkg still lists files of the package (a removed but not
 /// purged package keeps its conffiles).
-pub fn has_files(name: &str) -> bool {
+pub(super) fn has_files(name: &str) -> bool {
     let base = name.split(':').next().unwrap_or(name);
     let mut candidates = vec![format!("/var/lib/dpkg/info/{name}.list")];
     if let Ok(entries) = std::fs::read_dir("/var/lib/dpkg/info") {
@@ -173,7 +173,7 @@ pub fn has_files(name: &str) -> bool {
 }
 
 /// `cache.get_providing_packages(name)`: the packages whose versions provide `name`.
-pub fn providers(runner: &Runner, name: &str) -> Result<Vec<String>, ModuleResult> {
+pub(super) fn providers(runner: &Runner, name: &str) -> Result<Vec<String>, ModuleResult> {
     let (_, out, _) = runner.output(&["apt-cache", "showpkg", name])?;
     let mut found: Vec<String> = Vec::new();
     let mut in_section = false;
@@ -193,7 +193,7 @@ pub fn providers(runner: &Runner, name: &str) -> Result<Vec<String>, ModuleResul
 }
 
 /// The names of every real package, sorted as python-apt's `Cache.keys()` lists them.
-pub fn package_names(runner: &Runner) -> Result<Vec<String>, ModuleResult> {
+pub(super) fn package_names(runner: &Runner) -> Result<Vec<String>, ModuleResult> {
     let (_, out, _) = runner.output(&["apt-cache", "pkgnames"])?;
     let mut names: Vec<String> = out.lines().map(str::to_string).collect();
     names.sort();
@@ -201,13 +201,13 @@ pub fn package_names(runner: &Runner) -> Result<Vec<String>, ModuleResult> {
 }
 
 /// `apt_pkg.version_compare(a, b) >= 0`.
-pub fn version_at_least(runner: &Runner, a: &str, b: &str) -> Result<bool, ModuleResult> {
+pub(super) fn version_at_least(runner: &Runner, a: &str, b: &str) -> Result<bool, ModuleResult> {
     Ok(runner.output(&["dpkg", "--compare-versions", a, "ge", b])?.0 == 0)
 }
 
 /// `get_updated_cache_time`: the whole seconds of the update stamp's mtime, else of the
 /// lists directory's, else 0.
-pub fn cache_time() -> (f64, i64) {
+pub(super) fn cache_time() -> (f64, i64) {
     let mtime = |p: &str| {
         std::fs::metadata(p).ok().and_then(|m| m.modified().ok()).map(|t| {
             t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)

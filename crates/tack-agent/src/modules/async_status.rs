@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::argspec::{Kind, Opt, Spec};
 use super::{Ctx, Invocation, ModuleResult};
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let spec = Spec {
         options: vec![
             Opt::new("jid", Kind::Str).required(),

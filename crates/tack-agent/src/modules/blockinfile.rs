@@ -33,7 +33,7 @@ pub(crate) fn spec() -> Spec {
 }
 
 /// `str.splitlines(keepends=True)`.
-pub fn splitlines(text: &str) -> Vec<String> {
+pub(super) fn splitlines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
@@ -85,7 +85,7 @@ fn mark(marker: &str, with: &str) -> Outcome<String> {
     Ok(out)
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

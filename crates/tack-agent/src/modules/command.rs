@@ -44,7 +44,7 @@ enum Args {
     Argv(Vec<String>),
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation, as_shell: bool) -> ModuleResult {
     if as_shell && inv.args.contains_key("expand_argument_vars") {
         return super::common::fail(format!(
             "Unsupported parameters for ({}) module: expand_argument_vars",

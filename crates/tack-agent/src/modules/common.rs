@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::ModuleResult;
 
 /// `fail_json(msg=...)` with no other keys.
-pub fn fail(msg: impl Into<String>) -> ModuleResult {
+pub(super) fn fail(msg: impl Into<String>) -> ModuleResult {
     let mut r = Map::new();
     r.insert("failed".into(), Value::Bool(true));
     r.insert("msg".into(), Value::from(msg.into()));
@@ -16,14 +16,14 @@ pub fn fail(msg: impl Into<String>) -> ModuleResult {
 }
 
 /// Marks `result` failed with `msg`, keeping its other keys (as `fail_json(**r)`).
-pub fn failed(mut result: ModuleResult, msg: impl Into<String>) -> ModuleResult {
+pub(super) fn failed(mut result: ModuleResult, msg: impl Into<String>) -> ModuleResult {
     result.insert("failed".into(), Value::Bool(true));
     result.insert("msg".into(), Value::from(msg.into()));
     result
 }
 
 /// The `exception` value ansible attaches when a failure was caused by an OS error.
-pub fn error_summary(msg: &str, cause: &str) -> Value {
+pub(super) fn error_summary(msg: &str, cause: &str) -> Value {
     json!({"event": {"msg": msg, "chain": {"msg_reason": "<<< caused by >>>",
         "traceback_reason": "The above exception was the direct cause of the following error:",
         "event": {"msg": cause, "__ansible_type": "Event"}, "follow": true,
@@ -31,7 +31,7 @@ pub fn error_summary(msg: &str, cause: &str) -> Value {
 }
 
 /// `fail_json(msg, exception=err, **extra)`.
-pub fn fail_with_cause(mut result: ModuleResult, msg: &str, cause: &str) -> ModuleResult {
+pub(super) fn fail_with_cause(mut result: ModuleResult, msg: &str, cause: &str) -> ModuleResult {
     result.insert("failed".into(), Value::Bool(true));
     result.insert("msg".into(), Value::from(msg));
     result.insert("exception".into(), error_summary(msg, cause));
@@ -39,7 +39,7 @@ pub fn fail_with_cause(mut result: ModuleResult, msg: &str, cause: &str) -> Modu
 }
 
 /// Adds a `module.warn(msg)` to the result's `warnings`.
-pub fn warn(result: &mut ModuleResult, msg: &str) {
+pub(super) fn warn(result: &mut ModuleResult, msg: &str) {
     let entry = json!({"event": {"msg": msg, "__ansible_type": "Event"}, "__ansible_type": "WarningSummary"});
     match result.get_mut("warnings") {
         Some(Value::Array(list)) => list.push(entry),
@@ -95,14 +95,14 @@ pub fn utc_isoformat(at: SystemTime) -> String {
 }
 
 /// `str(timedelta)` for a run's duration.
-pub fn delta(d: Duration) -> String {
+pub(super) fn delta(d: Duration) -> String {
     let secs = d.as_secs();
     format!("{}:{:02}:{:02}.{:06}", secs / 3600, (secs / 60) % 60, secs % 60, d.subsec_micros())
 }
 
 /// Python's `shlex.split` (POSIX mode, comments off). `None` for an unclosed quote or a
 /// trailing escape, where Python raises.
-pub fn shlex_split(s: &str) -> Option<Vec<String>> {
+pub(super) fn shlex_split(s: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -158,7 +158,7 @@ pub fn shlex_split(s: &str) -> Option<Vec<String>> {
 
 /// `run_command`'s ending: the finished command as (rc, stdout, stderr), or the failure
 /// ansible reports when it could not be started (`rc` the OS error, `cmd` the arguments).
-pub fn command_output(
+pub(super) fn command_output(
     cmd: &mut std::process::Command,
     argv: &[String],
 ) -> Result<(i32, String, String), ModuleResult> {
@@ -186,7 +186,7 @@ pub fn command_output(
 
 /// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
 /// else `C`.
-pub fn best_parsable_locale() -> String {
+pub(super) fn best_parsable_locale() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {

@@ -47,7 +47,7 @@ fn with(mut r: ModuleResult, pairs: &[(&str, Value)]) -> ModuleResult {
     r
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let mut p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

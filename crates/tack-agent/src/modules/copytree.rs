@@ -141,7 +141,7 @@ fn merge(src: &str, dest: &str, p: &Params, check: bool) -> Outcome<bool> {
 }
 
 /// `copy_directory`.
-pub fn copy_directory(src: &str, dest: &str, p: &Params, check: bool) -> Outcome<bool> {
+pub(super) fn copy_directory(src: &str, dest: &str, p: &Params, check: bool) -> Outcome<bool> {
     if p.get("local_follow").as_bool() == Some(true) {
         return Err(fail(
             "tack's copy does not follow source symlinks in directory copies (local_follow=true)",

@@ -259,7 +259,7 @@ fn temp_path(prefix: &str) -> String {
     dir.join(format!("{prefix}{}", tempname::random_part())).to_string_lossy().into_owned()
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

@@ -24,7 +24,7 @@ fn run<D: Digest>(mut reader: impl Read) -> std::io::Result<String> {
 }
 
 /// The digest of a file's content with ansible's algorithm name; `None` for an unknown name.
-pub fn file_digest(path: &str, algorithm: &str) -> Option<std::io::Result<String>> {
+pub(super) fn file_digest(path: &str, algorithm: &str) -> Option<std::io::Result<String>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return Some(Err(e)),

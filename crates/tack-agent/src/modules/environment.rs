@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use tack_py::path::{Environ, ProcessEnv};
 
 /// The agent's environment with a task's variables laid over it.
-pub struct TaskEnv<'a>(pub &'a BTreeMap<String, String>);
+pub(super) struct TaskEnv<'a>(pub &'a BTreeMap<String, String>);
 
 impl Environ for TaskEnv<'_> {
     fn var(&self, name: &OsStr) -> Option<OsString> {
@@ -27,7 +27,7 @@ impl Environ for TaskEnv<'_> {
 
 impl TaskEnv<'_> {
     /// Gives the task's variables to a child process (its `PATH` also finds the program).
-    pub fn apply(&self, command: &mut std::process::Command) {
+    pub(super) fn apply(&self, command: &mut std::process::Command) {
         command.envs(self.0);
     }
 }

@@ -16,7 +16,7 @@ use super::http::{self, Follow, Outcome, Request};
 use super::{ModuleResult, tempname};
 
 /// `url_argument_spec()`.
-pub fn url_options() -> Vec<Opt> {
+pub(super) fn url_options() -> Vec<Opt> {
     vec![
         Opt::new("url", Kind::Str),
         Opt::new("force", Kind::Bool).default(false),
@@ -44,7 +44,7 @@ fn bypassed(host: &str) -> bool {
 }
 
 /// Refuses, by name, what tack's client cannot do for `url`; `Ok` is the parsed URL kind.
-pub fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result<(), ModuleResult> {
+pub(super) fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result<(), ModuleResult> {
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("file:") && allow_file {
         return Ok(());
@@ -95,7 +95,7 @@ pub fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result<(), Mo
 }
 
 /// `rfc2822_date_string(..., 'GMT')` of a file time.
-pub fn http_date(t: SystemTime) -> String {
+pub(super) fn http_date(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
     let days = secs.div_euclid(86400);
     let rem = secs.rem_euclid(86400);
@@ -125,7 +125,7 @@ pub fn http_date(t: SystemTime) -> String {
 
 /// What `fetch_url` returns: the `info` dictionary and the response body (`None` when no
 /// response arrived).
-pub struct Fetched {
+pub(super) struct Fetched {
     pub info: Map<String, Value>,
     pub body: Option<Vec<u8>>,
     pub headers: Vec<(String, String)>,
@@ -134,7 +134,7 @@ pub struct Fetched {
 }
 
 /// The request options `open_url` takes from the module's parameters.
-pub struct Options<'a> {
+pub(super) struct Options<'a> {
     pub method: &'a str,
     pub headers: Vec<(String, String)>,
     pub unredirected: Vec<String>,
@@ -146,7 +146,7 @@ pub struct Options<'a> {
 }
 
 /// `fetch_url`: sends the request and builds ansible's `info`.
-pub fn fetch(p: &Params, url: &str, o: Options) -> Result<Fetched, ModuleResult> {
+pub(super) fn fetch(p: &Params, url: &str, o: Options) -> Result<Fetched, ModuleResult> {
     if url.to_ascii_lowercase().starts_with("file:") {
         return Ok(fetch_file(url));
     }
@@ -249,7 +249,7 @@ fn capitalize(name: &str) -> String {
 }
 
 /// Percent-decoding (`urllib.parse.unquote`).
-pub fn unquote(s: &str) -> String {
+pub(super) fn unquote(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -318,7 +318,7 @@ fn fetch_file(url: &str) -> Fetched {
 }
 
 /// `content-disposition`'s `filename` parameter, as `email.message` reads it.
-pub fn disposition_filename(headers: &[(String, String)]) -> Option<String> {
+pub(super) fn disposition_filename(headers: &[(String, String)]) -> Option<String> {
     let value = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-disposition"))?;
     value.1.split(';').skip(1).find_map(|param| {
         let (k, v) = param.split_once('=')?;
@@ -333,17 +333,17 @@ pub fn disposition_filename(headers: &[(String, String)]) -> Option<String> {
 }
 
 /// The module's private temporary directory (`AnsibleModule.tmpdir`), removed when dropped.
-pub struct ModuleTmp {
+pub(super) struct ModuleTmp {
     dir: Option<String>,
 }
 
 impl ModuleTmp {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         ModuleTmp { dir: None }
     }
 
     /// The directory, made (mode 0700) on first use.
-    pub fn dir(&mut self) -> std::io::Result<String> {
+    pub(super) fn dir(&mut self) -> std::io::Result<String> {
         if let Some(d) = &self.dir {
             return Ok(d.clone());
         }
@@ -385,7 +385,7 @@ impl PrivateDir for std::fs::DirBuilder {
 }
 
 /// `tempfile.mkstemp(dir=dir)`: a new private file `tmpXXXXXXXX` holding `content`.
-pub fn mkstemp(dir: &str, content: &[u8]) -> std::io::Result<String> {
+pub(super) fn mkstemp(dir: &str, content: &[u8]) -> std::io::Result<String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     for _ in 0..100 {
@@ -406,6 +406,6 @@ pub fn mkstemp(dir: &str, content: &[u8]) -> std::io::Result<String> {
 }
 
 /// The `follow_redirects` value, and `urllib2` for modules without the option.
-pub fn follow_of(p: &Params) -> Follow {
+pub(super) fn follow_of(p: &Params) -> Follow {
     Follow::parse(p.str("follow_redirects").unwrap_or("urllib2"))
 }

@@ -41,7 +41,7 @@ pub(crate) fn spec() -> Spec {
 }
 
 /// `get_state`.
-pub fn get_state(path: &str) -> &'static str {
+pub(super) fn get_state(path: &str) -> &'static str {
     match std::fs::symlink_metadata(path) {
         Err(_) => "absent",
         Ok(m) if m.file_type().is_symlink() => "link",
@@ -58,7 +58,7 @@ fn fail_path(path: &str, msg: &str) -> ModuleResult {
 }
 
 /// `load_file_common_arguments`.
-pub fn file_args(p: &Params, path: &str) -> FileArgs {
+pub(super) fn file_args(p: &Params, path: &str) -> FileArgs {
     let path = if p.bool("follow") && islink(path) { realpath(path) } else { path.to_string() };
     FileArgs {
         path,
@@ -100,7 +100,7 @@ fn initial_diff(path: &str, state: &str, prev: &str) -> Map<String, Value> {
 /// `os.walk` order (top-down, directory by directory, names as the directory lists them):
 /// calls `f(path, is_dir)` for each entry (symlinks to directories count as directories but
 /// are not entered).
-pub fn walk(root: &str, f: &mut dyn FnMut(&str, bool)) {
+pub(super) fn walk(root: &str, f: &mut dyn FnMut(&str, bool)) {
     let Ok(entries) = std::fs::read_dir(root) else { return };
     let mut dirs = Vec::new();
     let mut files = Vec::new();
@@ -143,7 +143,7 @@ fn stamp(p: &Params, key: &str, state: &str, fmt_key: &str) -> Outcome<Stamp> {
     }
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let mut p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

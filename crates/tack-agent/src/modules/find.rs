@@ -455,7 +455,7 @@ fn walk(f: &Filters, npath: &str, top: &str, out: &mut Found) -> Result<bool, Pa
     Ok(false)
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

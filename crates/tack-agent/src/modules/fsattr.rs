@@ -16,7 +16,7 @@ use super::{ModuleResult, host};
 
 /// The file options of `load_file_common_arguments`.
 #[derive(Debug, Clone, Default)]
-pub struct FileArgs {
+pub(super) struct FileArgs {
     pub path: String,
     pub mode: Value,
     pub owner: Option<String>,
@@ -25,7 +25,7 @@ pub struct FileArgs {
 }
 
 /// Failures carry ansible's whole failure result.
-pub type Outcome<T> = Result<T, ModuleResult>;
+pub(super) type Outcome<T> = Result<T, ModuleResult>;
 
 fn fail_at(path: &str, msg: &str) -> ModuleResult {
     let mut r = Map::new();
@@ -59,7 +59,7 @@ fn absent_in_check(check: bool, path: &str) -> bool {
     check && !Path::new(path).exists()
 }
 
-pub fn set_owner(
+pub(super) fn set_owner(
     path: &str,
     owner: Option<&str>,
     changed: bool,
@@ -98,7 +98,7 @@ pub fn set_owner(
     Ok(true)
 }
 
-pub fn set_group(
+pub(super) fn set_group(
     path: &str,
     group: Option<&str>,
     changed: bool,
@@ -148,7 +148,7 @@ fn current_umask() -> u32 {
 }
 
 /// `_symbolic_mode_to_octal`: chmod's symbolic syntax applied to the file's current mode.
-pub fn symbolic_mode(st_mode: u32, is_dir: bool, symbolic: &str) -> Result<u32, String> {
+pub(super) fn symbolic_mode(st_mode: u32, is_dir: bool, symbolic: &str) -> Result<u32, String> {
     let mut mode = st_mode & 0o7777;
     for clause in symbolic.split(',') {
         let ops: Vec<(usize, char)> =
@@ -234,7 +234,7 @@ fn parse_octal(s: &str) -> Option<u32> {
     u32::from_str_radix(&t, 8).ok()
 }
 
-pub fn set_mode(
+pub(super) fn set_mode(
     path: &str,
     mode: &Value,
     changed: bool,
@@ -318,7 +318,7 @@ fn py_type(v: &Value) -> &'static str {
 }
 
 /// `lsattr -d`: the flags letters, or `None` when lsattr is missing or fails.
-pub fn attr_flags(path: &str, with_version: bool) -> Option<(Option<String>, String)> {
+pub(super) fn attr_flags(path: &str, with_version: bool) -> Option<(Option<String>, String)> {
     let out = Command::new("lsattr")
         .arg(if with_version { "-vd" } else { "-d" })
         .arg(path)
@@ -357,14 +357,14 @@ const FILE_ATTRIBUTES: &[(char, &str)] = &[
 ];
 
 /// `format_attributes`: attribute names of flag letters.
-pub fn attribute_names(flags: &str) -> Vec<Value> {
+pub(super) fn attribute_names(flags: &str) -> Vec<Value> {
     flags
         .chars()
         .filter_map(|c| FILE_ATTRIBUTES.iter().find(|(f, _)| *f == c).map(|(_, n)| Value::from(*n)))
         .collect()
 }
 
-pub fn set_attributes(
+pub(super) fn set_attributes(
     path: &str,
     attributes: Option<&str>,
     changed: bool,
@@ -418,7 +418,7 @@ pub fn set_attributes(
 
 /// Refuses SELinux context options on a host where SELinux is enabled (tack cannot set them);
 /// where it is disabled ansible ignores them too.
-pub fn check_selinux(params: &super::argspec::Params) -> Outcome<()> {
+pub(super) fn check_selinux(params: &super::argspec::Params) -> Outcome<()> {
     let enabled = Path::new("/sys/fs/selinux/enforce").exists();
     for name in ["seuser", "serole", "setype", "selevel"] {
         if enabled && params.is_set(name) {
@@ -430,7 +430,7 @@ pub fn check_selinux(params: &super::argspec::Params) -> Outcome<()> {
     Ok(())
 }
 
-pub fn set_fs_attributes(
+pub(super) fn set_fs_attributes(
     args: &FileArgs,
     changed: bool,
     mut diff: Option<&mut Map<String, Value>>,
@@ -444,7 +444,7 @@ pub fn set_fs_attributes(
 
 /// A file time requested by `modification_time`/`access_time`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stamp {
+pub(super) enum Stamp {
     Preserve,
     Now,
     At(f64),
@@ -462,7 +462,7 @@ fn now() -> f64 {
 }
 
 /// `update_timestamp_for_file`.
-pub fn update_times(
+pub(super) fn update_times(
     path: &str,
     mtime: Stamp,
     atime: Stamp,
@@ -524,7 +524,7 @@ fn set_times(path: &str, atime: f64, mtime: f64) -> std::io::Result<()> {
 
 /// `time.mktime(time.strptime(text, format))` for the directives tack knows (`%Y %m %d %H
 /// %M %S %y %%`); `Err` is the reason ansible's message shows.
-pub fn parse_time(text: &str, format: &str) -> Result<f64, String> {
+pub(super) fn parse_time(text: &str, format: &str) -> Result<f64, String> {
     let bad = || format!("time data {} does not match format {}", py_q(text), py_q(format));
     let (mut year, mut mon, mut day, mut hour, mut min, mut sec) =
         (1900i64, 1i64, 1i64, 0i64, 0i64, 0i64);

@@ -34,7 +34,7 @@ pub(crate) fn spec() -> Spec {
 }
 
 /// `module.get_bin_path(name, required=True)`: `PATH`, then the sbin directories it lacks.
-pub fn bin_path(name: &str) -> Result<String, ModuleResult> {
+pub(super) fn bin_path(name: &str) -> Result<String, ModuleResult> {
     let path = std::env::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
@@ -52,7 +52,7 @@ pub fn bin_path(name: &str) -> Result<String, ModuleResult> {
 }
 
 /// `run_command`: (rc, stdout, stderr).
-pub fn run_cmd(argv: &[String]) -> (i32, String, String) {
+pub(super) fn run_cmd(argv: &[String]) -> (i32, String, String) {
     match Command::new(&argv[0]).args(&argv[1..]).env("LC_ALL", "C").output() {
         Ok(o) => (
             o.status.code().unwrap_or(-1),
@@ -74,7 +74,7 @@ fn exists(name: &str, local: bool) -> Result<bool, ModuleResult> {
     Ok(text.split(|b| *b == b'\n').any(|l| l.starts_with(prefix.as_bytes())))
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

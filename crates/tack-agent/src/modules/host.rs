@@ -44,7 +44,7 @@ pub fn user_home(uid: u32) -> Option<std::path::PathBuf> {
 }
 
 /// A group's name, or `None` when the gid has no entry.
-pub fn group_name(gid: u32) -> Option<String> {
+pub(super) fn group_name(gid: u32) -> Option<String> {
     let mut buf = buffer();
     // SAFETY: a zeroed group is a valid out-parameter for getgrgid_r.
     let mut grp: libc::group = unsafe { std::mem::zeroed() };
@@ -78,12 +78,12 @@ fn passwd_by_name(name: &str) -> Option<(u32, String)> {
 }
 
 /// The uid of a user name.
-pub fn uid_of(name: &str) -> Option<u32> {
+pub(super) fn uid_of(name: &str) -> Option<u32> {
     passwd_by_name(name).map(|(uid, _)| uid)
 }
 
 /// The gid of a group name.
-pub fn gid_of(name: &str) -> Option<u32> {
+pub(super) fn gid_of(name: &str) -> Option<u32> {
     let cname = CString::new(name).ok()?;
     let mut buf = buffer();
     // SAFETY: a zeroed group is a valid out-parameter for getgrnam_r.
@@ -101,7 +101,7 @@ pub fn gid_of(name: &str) -> Option<u32> {
 
 /// `AnsibleModule.add_path_info`: for a result naming `path` (or `dest`) that exists, its
 /// owner, group, mode, state and size.
-pub fn add_path_info(result: &mut Map<String, Value>) {
+pub(super) fn add_path_info(result: &mut Map<String, Value>) {
     let path = match result.get("path").or_else(|| result.get("dest")) {
         Some(Value::String(p)) => p.clone(),
         _ => return,

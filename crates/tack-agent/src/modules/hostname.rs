@@ -302,7 +302,7 @@ fn socket_addr(addr: &std::net::SocketAddr) -> (libc::sockaddr_storage, libc::so
     }
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(crate) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

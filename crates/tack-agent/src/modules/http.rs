@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// ansible's `follow_redirects` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
+pub(super) enum Follow {
     /// `urllib2`/`urllib`: the standard library's own rules.
     Urllib2,
     /// `no`/`none`: every redirect is an error.
@@ -22,7 +22,7 @@ pub enum Follow {
 }
 
 impl Follow {
-    pub fn parse(s: &str) -> Follow {
+    pub(super) fn parse(s: &str) -> Follow {
         match s {
             "no" | "none" => Follow::Never,
             "safe" => Follow::Safe,
@@ -34,7 +34,7 @@ impl Follow {
 
 /// One request as the module builds it.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(super) struct Request {
     pub method: String,
     pub url: String,
     /// Headers sent on every request of the chain, in the order given.
@@ -48,7 +48,7 @@ pub struct Request {
 
 /// The final response of a request chain.
 #[derive(Debug, Clone)]
-pub struct Response {
+pub(super) struct Response {
     /// The URL that answered (after redirects).
     pub url: String,
     pub status: u16,
@@ -59,14 +59,14 @@ pub struct Response {
 }
 
 impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// How a request ended.
 #[derive(Debug)]
-pub enum Outcome {
+pub(super) enum Outcome {
     /// A 2xx answer.
     Ok(Response),
     /// urllib's `HTTPError`: any other final status, with ansible's message for it.
@@ -77,7 +77,7 @@ pub enum Outcome {
 
 /// The parts of an `http://` URL a request needs.
 #[derive(Debug, Clone)]
-pub struct Url {
+pub(super) struct Url {
     pub host: String,
     pub port: u16,
     /// `host` or `host:port` as the URL spells it (the `Host` header).
@@ -88,7 +88,7 @@ pub struct Url {
 }
 
 /// Parses an `http://` URL; `None` when it is not one tack can request.
-pub fn parse_url(url: &str) -> Option<Url> {
+pub(super) fn parse_url(url: &str) -> Option<Url> {
     let rest = url.strip_prefix("http://").or_else(|| {
         url.get(..7).filter(|s| s.eq_ignore_ascii_case("http://")).map(|_| &url[7..])
     })?;
@@ -117,7 +117,7 @@ pub fn parse_url(url: &str) -> Option<Url> {
 }
 
 /// Python's `urljoin(base, reference)` for the URLs redirects give.
-pub fn urljoin(base: &str, reference: &str) -> String {
+pub(super) fn urljoin(base: &str, reference: &str) -> String {
     if reference.is_empty() {
         return base.to_string();
     }
@@ -349,7 +349,7 @@ fn take_cookies(raw: &Raw, url: &Url, jar: &mut Vec<(String, String, String)>) {
 }
 
 /// Sends `req`, following redirects as ansible's handler does.
-pub fn send(req: &Request) -> Outcome {
+pub(super) fn send(req: &Request) -> Outcome {
     let mut method = req.method.clone();
     let mut url_text = req.url.clone();
     let mut headers = req.headers.clone();

@@ -49,7 +49,7 @@ fn obj(pairs: Vec<(&str, Value)>) -> ModuleResult {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

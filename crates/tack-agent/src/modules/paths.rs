@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// `os.path.realpath` (non-strict): symlinks resolved as far as they exist.
-pub fn realpath(path: &str) -> String {
+pub(super) fn realpath(path: &str) -> String {
     let abs = abspath(path);
     let mut resolved = String::from("/");
     let mut pending: Vec<String> =
@@ -36,7 +36,7 @@ pub fn realpath(path: &str) -> String {
 }
 
 /// `os.path.abspath`.
-pub fn abspath(path: &str) -> String {
+pub(super) fn abspath(path: &str) -> String {
     let joined = if path.starts_with('/') {
         path.to_string()
     } else {
@@ -49,7 +49,7 @@ pub fn abspath(path: &str) -> String {
 }
 
 /// `os.path.normpath` for absolute paths.
-pub fn normpath(path: &str) -> String {
+pub(super) fn normpath(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -64,7 +64,7 @@ pub fn normpath(path: &str) -> String {
 }
 
 /// `os.path.join(a, b)`.
-pub fn join(a: &str, b: &str) -> String {
+pub(super) fn join(a: &str, b: &str) -> String {
     if b.starts_with('/') || a.is_empty() {
         b.to_string()
     } else if a.ends_with('/') {
@@ -75,7 +75,7 @@ pub fn join(a: &str, b: &str) -> String {
 }
 
 /// `os.path.dirname`.
-pub fn dirname(path: &str) -> String {
+pub(super) fn dirname(path: &str) -> String {
     match path.rfind('/') {
         Some(i) => {
             let head = &path[..=i];
@@ -87,21 +87,21 @@ pub fn dirname(path: &str) -> String {
 }
 
 /// `os.path.basename`.
-pub fn basename(path: &str) -> String {
+pub(super) fn basename(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
 /// `os.path.exists` (follows symlinks).
-pub fn exists(path: &str) -> bool {
+pub(super) fn exists(path: &str) -> bool {
     Path::new(path).exists()
 }
 
 /// `os.path.islink`.
-pub fn islink(path: &str) -> bool {
+pub(super) fn islink(path: &str) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// `os.path.isdir` (follows symlinks).
-pub fn isdir(path: &str) -> bool {
+pub(super) fn isdir(path: &str) -> bool {
     Path::new(path).is_dir()
 }

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 /// A requirement as ansible's `Package` wraps it: parsed, or (when the requirement grammar
 /// rejects it: a URL, a path) kept as the text given.
 #[derive(Debug, Clone)]
-pub struct Package {
+pub(super) struct Package {
     /// The canonical project name when parsed, else the text as given.
     pub package_name: String,
     req: Option<Requirement>,
@@ -29,7 +29,7 @@ struct Spec {
 
 /// Why a name is refused before pip runs: grammar tack does not parse.
 #[derive(Debug, thiserror::Error)]
-pub enum Unsupported {
+pub(super) enum Unsupported {
     #[error(
         "pip: tack does not parse environment markers or direct URL references (`;`, `@`) in \
          name {0:?}"
@@ -41,7 +41,7 @@ const OPS: &[&str] = &["~=", "==", "!=", "<=", ">=", "<", ">", "==="];
 
 impl Package {
     /// `Package(name_string, version_string)`.
-    pub fn new(name: &str, version: Option<&str>) -> Result<Package, Unsupported> {
+    pub(super) fn new(name: &str, version: Option<&str>) -> Result<Package, Unsupported> {
         let mut text = name.to_string();
         if let Some(v) = version {
             let v = v.trim_start();
@@ -69,23 +69,23 @@ impl Package {
         })
     }
 
-    pub fn has_version_specifier(&self) -> bool {
+    pub(super) fn has_version_specifier(&self) -> bool {
         self.req.as_ref().is_some_and(|r| !r.specs.is_empty())
     }
 
-    pub fn has_requirement(&self) -> bool {
+    pub(super) fn has_requirement(&self) -> bool {
         self.req.is_some()
     }
 
     /// `specifier.contains(version, prereleases=True)`.
-    pub fn is_satisfied_by(&self, version: &str) -> bool {
+    pub(super) fn is_satisfied_by(&self, version: &str) -> bool {
         let Some(req) = &self.req else { return false };
         let Some(v) = Version::parse(version) else { return false };
         req.specs.iter().all(|s| s.contains(&v, version))
     }
 
     /// `str(Package)`: the requirement as `packaging` prints it, or the text as given.
-    pub fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let Some(r) = &self.req else { return self.package_name.clone() };
         let mut out = r.name.clone();
         if !r.extras.is_empty() {
@@ -104,7 +104,7 @@ impl Package {
 }
 
 /// `Package.canonicalize_name`: runs of `-_.` become one `-`, lower case.
-pub fn canonicalize(name: &str) -> String {
+pub(super) fn canonicalize(name: &str) -> String {
     let mut out = String::new();
     let mut in_sep = false;
     for c in name.chars() {
@@ -122,7 +122,7 @@ pub fn canonicalize(name: &str) -> String {
 }
 
 /// `_recover_package_name`: rejoins version specifiers a list split at commas.
-pub fn recover_package_names(names: &[String]) -> Vec<String> {
+pub(super) fn recover_package_names(names: &[String]) -> Vec<String> {
     let parts: Vec<&str> = names.iter().flat_map(|n| n.split(',')).collect();
     let is_name = |s: &str| !OPS.iter().any(|op| s.trim_start().starts_with(op));
     let mut out = Vec::new();

@@ -5,7 +5,7 @@ use serde_json::Value;
 use tack_py::repr::{float_repr, str_repr};
 
 /// The value as ansible's `boolean()` tells values apart.
-pub fn boolean_input(value: &Value) -> tack_py::boolean::Input<'_> {
+pub(super) fn boolean_input(value: &Value) -> tack_py::boolean::Input<'_> {
     use tack_py::boolean::Input;
     match value {
         Value::Bool(b) => Input::Bool(*b),
@@ -17,7 +17,7 @@ pub fn boolean_input(value: &Value) -> tack_py::boolean::Input<'_> {
 }
 
 /// `str(value)` as Python prints the value ansible would hold.
-pub fn py_str(value: &Value) -> String {
+pub(super) fn py_str(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => py_repr(other),
@@ -25,7 +25,7 @@ pub fn py_str(value: &Value) -> String {
 }
 
 /// `repr(value)`.
-pub fn py_repr(value: &Value) -> String {
+pub(super) fn py_repr(value: &Value) -> String {
     match value {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),

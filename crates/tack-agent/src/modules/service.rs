@@ -52,7 +52,7 @@ fn bin_path(name: &str) -> Option<String> {
 }
 
 /// `is_systemd_managed`: systemctl present and systemd the booted init.
-pub fn systemd_managed() -> bool {
+pub(super) fn systemd_managed() -> bool {
     if bin_path("systemctl").is_none() {
         return false;
     }
@@ -335,7 +335,7 @@ fn checked_exit(msg: &str) -> ModuleResult {
     r
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

@@ -88,7 +88,7 @@ pub(super) fn common_keys(put: &mut dyn FnMut(&str, Value), path: &str, st: &std
     put("disk_usage_bytes", (st.blocks() * 512).into());
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

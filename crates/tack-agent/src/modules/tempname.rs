@@ -14,7 +14,7 @@ use super::{Ctx, Invocation, ModuleResult, host};
 const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789_";
 
 /// Eight random characters from Python's tempfile alphabet.
-pub fn random_part() -> String {
+pub(super) fn random_part() -> String {
     let mut bytes = [0u8; 8];
     let filled = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
     if filled.is_err() {
@@ -43,7 +43,7 @@ pub(crate) fn spec() -> Spec {
     }
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

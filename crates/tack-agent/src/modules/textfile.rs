@@ -14,7 +14,7 @@ use super::fsattr::{FileArgs, Outcome, set_fs_attributes};
 use super::paths::{dirname, islink, join, realpath};
 
 /// Whether `encoding` names UTF-8 (the only text encoding tack reads and writes).
-pub fn check_encoding(p: &Params) -> Outcome<()> {
+pub(super) fn check_encoding(p: &Params) -> Outcome<()> {
     let enc = p.str("encoding").unwrap_or("utf-8").to_ascii_lowercase().replace('_', "-");
     if matches!(enc.as_str(), "utf-8" | "utf8" | "u8" | "utf") {
         Ok(())
@@ -27,7 +27,7 @@ pub fn check_encoding(p: &Params) -> Outcome<()> {
 }
 
 /// Python's text-mode read (`newline=None`): `\r\n` and `\r` become `\n`.
-pub fn read_text(path: &str) -> std::io::Result<String> {
+pub(super) fn read_text(path: &str) -> std::io::Result<String> {
     let bytes = std::fs::read(path)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
@@ -35,7 +35,7 @@ pub fn read_text(path: &str) -> std::io::Result<String> {
 }
 
 /// `str.splitlines(keepends=True)` as `readlines()` splits text-mode content.
-pub fn lines_of(text: &str) -> Vec<String> {
+pub(super) fn lines_of(text: &str) -> Vec<String> {
     text.split_inclusive('\n').map(str::to_string).collect()
 }
 
@@ -51,7 +51,7 @@ fn umask() -> u32 {
 /// Replaces `dest` (through symlinks) with `content` atomically. When the rename cannot be
 /// done (a busy or bind-mounted file) and `unsafe_writes` allows it, the content is written
 /// into the file in place, as ansible's `_unsafe_writes` does.
-pub fn write_atomic(dest: &str, content: &[u8], unsafe_writes: bool) -> std::io::Result<()> {
+pub(super) fn write_atomic(dest: &str, content: &[u8], unsafe_writes: bool) -> std::io::Result<()> {
     let target = realpath(dest);
     let existing = std::fs::metadata(&target).ok();
     let dir = dirname(&target);
@@ -96,7 +96,7 @@ impl PrivateOpen for std::fs::OpenOptions {
 }
 
 /// `backup_local`: a copy named `DEST.PID.YYYY-MM-DD@HH:MM:SS~` keeping mode and times.
-pub fn backup_local(dest: &str, check: bool) -> Outcome<String> {
+pub(super) fn backup_local(dest: &str, check: bool) -> Outcome<String> {
     if !super::paths::exists(dest) {
         return Ok(String::new());
     }
@@ -121,7 +121,7 @@ pub fn backup_local(dest: &str, check: bool) -> Outcome<String> {
 }
 
 /// `check_file_attrs`: applies the file options and extends the message as ansible does.
-pub fn check_file_attrs(
+pub(super) fn check_file_attrs(
     p: &Params,
     dest: &str,
     changed: bool,

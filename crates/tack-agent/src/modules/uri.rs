@@ -54,7 +54,7 @@ pub(crate) fn spec() -> Spec {
 }
 
 /// `json.dumps(value)` with Python's default separators and `ensure_ascii`.
-pub fn py_json(v: &Value) -> String {
+pub(super) fn py_json(v: &Value) -> String {
     match v {
         Value::String(s) => {
             let mut out = String::from("\"");
@@ -240,7 +240,7 @@ fn request_body(
     Ok(text.map(String::into_bytes))
 }
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

@@ -302,7 +302,7 @@ pub(super) fn chown_homedir(uid: u32, gid: u32, path: &str) -> Result<(), String
 
 pub(super) type Cmd = (i32, String, String);
 
-pub fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let p = match ctx.params(&spec(), inv) {
         Ok(p) => p,
         Err(f) => return f,

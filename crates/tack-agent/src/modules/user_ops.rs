@@ -288,7 +288,7 @@ fn cmd_failed(name: &str, (rc, _, err): &Cmd) -> ModuleResult {
     r
 }
 
-pub fn run(ctx: Ctx, p: &Params) -> ModuleResult {
+pub(super) fn run(ctx: Ctx, p: &Params) -> ModuleResult {
     if p.bool("local") {
         return fail(
             "tack manages users with the shadow tools only: option 'local' is not supported",

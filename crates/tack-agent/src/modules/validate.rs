@@ -12,7 +12,7 @@ use super::textfile::write_atomic;
 use super::{Ctx, ModuleResult};
 
 /// Writes `content` to `dest` once `validate` (when given) accepts it.
-pub fn write_validated(p: &Params, dest: &str, content: &[u8], _ctx: Ctx) -> Outcome<()> {
+pub(super) fn write_validated(p: &Params, dest: &str, content: &[u8], _ctx: Ctx) -> Outcome<()> {
     if let Some(validate) = p.str("validate").filter(|v| !v.is_empty()) {
         run_validate(validate, content)?;
     }
@@ -21,7 +21,7 @@ pub fn write_validated(p: &Params, dest: &str, content: &[u8], _ctx: Ctx) -> Out
 }
 
 /// Runs the `validate` command on `content`; `Err` is ansible's failure.
-pub fn run_validate(validate: &str, content: &[u8]) -> Outcome<()> {
+pub(super) fn run_validate(validate: &str, content: &[u8]) -> Outcome<()> {
     if !validate.contains("%s") {
         return Err(fail(format!("validate must contain %s: {validate}")));
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// A running case server; dropping it stops it.
-pub struct Server {
+pub(crate) struct Server {
     pub port: u16,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -145,7 +145,7 @@ fn fresh_port() -> (TcpListener, u16) {
 }
 
 impl Server {
-    pub fn start(spec: &Value) -> Server {
+    pub(crate) fn start(spec: &Value) -> Server {
         let kind = spec["kind"].as_str().expect("server kind").to_string();
         let (listener, port) = fresh_port();
         let stop = Arc::new(AtomicBool::new(false));

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-pub fn agent_bin() -> &'static Path {
+pub(crate) fn agent_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(p) = std::env::var_os("TACK_AGENT_BIN") {
@@ -31,7 +31,7 @@ pub fn agent_bin() -> &'static Path {
 
 /// The agent without its debug info when `strip` is here (a fifth of the bytes to upload, as
 /// the release agent is stripped), kept in cargo's target/tmp; else the agent itself.
-pub fn upload_bin() -> &'static Path {
+pub(crate) fn upload_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tack_agent::Invocation;
 use tack_connect::Connection;
 
-pub fn cases_dir() -> PathBuf {
+pub(crate) fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tack-agent/tests/modules")
 }
 
@@ -67,7 +67,7 @@ fn normalise(v: &Value, key: &str) -> Value {
 /// Modules whose recorded cases run here: results of every shape (facts-like stat dicts,
 /// diffs, command output, warnings, argument failures), none needing root, a server or a
 /// random name.
-pub const MODULES: &[&str] = &[
+pub(crate) const MODULES: &[&str] = &[
     "ping",
     "command",
     "stat",
@@ -84,7 +84,7 @@ pub const MODULES: &[&str] = &[
 /// `there` and asserts the same (normalised) outcome; returns (compared, with a result).
 /// `there_home` is `$HOME` on `there` when it differs from this process's (a loopback sshd's
 /// sessions), written back as this process's in its results.
-pub fn compare_recorded_cases(
+pub(crate) fn compare_recorded_cases(
     here: &dyn Connection,
     there: &dyn Connection,
     there_home: Option<&str>,

@@ -2,6 +2,6 @@
 //! builds (`agent`).
 #![allow(dead_code)]
 
-pub mod agent;
-pub mod cases;
-pub mod sshd;
+pub(crate) mod agent;
+pub(crate) mod cases;
+pub(crate) mod sshd;

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use tack_connect::SshTarget;
 
-pub struct Sshd {
+pub(crate) struct Sshd {
     dir: tempfile::TempDir,
     pub port: u16,
     pub user: String,
@@ -18,7 +18,7 @@ fn script() -> PathBuf {
 }
 
 impl Sshd {
-    pub fn start() -> Sshd {
+    pub(crate) fn start() -> Sshd {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let out = Command::new(script())
             .arg("start")
@@ -32,22 +32,22 @@ impl Sshd {
     }
 
     /// The sshd's own directory (`%D` in the recorded cases).
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.dir.path().join("sshd")
     }
 
-    pub fn key(&self) -> PathBuf {
+    pub(crate) fn key(&self) -> PathBuf {
         self.dir().join("client_key")
     }
 
     /// `$HOME` of the sessions this sshd runs.
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir().join("home")
     }
 
     /// A target reaching this sshd with its key, its host key known, and a control path
     /// directory of the test's own.
-    pub fn target(&self) -> SshTarget {
+    pub(crate) fn target(&self) -> SshTarget {
         let mut t = SshTarget::new("127.0.0.1");
         t.port = Some(self.port);
         t.user = Some(self.user.clone());
@@ -59,7 +59,7 @@ impl Sshd {
     }
 
     /// A control path directory of this sshd's own, named `name`: its masters end on drop.
-    pub fn control_dir(&self, name: &str) -> PathBuf {
+    pub(crate) fn control_dir(&self, name: &str) -> PathBuf {
         self.dir.path().join("cp").join(name)
     }
 }

@@ -16,7 +16,7 @@ use tack_template::Templar;
 use tack_yaml::{Mapping, Node, Value};
 
 /// One handler and the hosts it is notified for.
-pub struct Handler<'a> {
+pub(crate) struct Handler<'a> {
     pub ctx: TaskInContext<'a>,
     name: Option<String>,
     /// `role : name` for a role's handler.
@@ -31,7 +31,7 @@ pub struct Handler<'a> {
 }
 
 /// Every handler of a play, in definition order.
-pub struct Handlers<'a> {
+pub(crate) struct Handlers<'a> {
     pub list: Vec<Handler<'a>>,
     /// Each host's notifications since its last flush, in the order first made: a flush
     /// announces the handlers they name in this order.
@@ -50,7 +50,7 @@ fn strings(node: &Node) -> Vec<String> {
 }
 
 impl<'a> Handlers<'a> {
-    pub fn new(
+    pub(crate) fn new(
         play: &tack_playbook::Play,
         tasks: Vec<TaskInContext<'a>>,
         templar: &Templar,
@@ -64,7 +64,7 @@ impl<'a> Handlers<'a> {
 
     /// Adds `tasks` after the handlers already known (an `include_role` brings its role's,
     /// as ansible adds them to the play's handlers).
-    pub fn extend(
+    pub(crate) fn extend(
         &mut self,
         play: &tack_playbook::Play,
         tasks: Vec<TaskInContext<'a>>,
@@ -108,7 +108,7 @@ impl<'a> Handlers<'a> {
 
     /// Puts the tasks a handler's `include_tasks` brought in right after it (`at`), notified
     /// for `hosts`, as ansible inserts them into the flush under way.
-    pub fn insert_included(
+    pub(crate) fn insert_included(
         &mut self,
         at: usize,
         tasks: Vec<TaskInContext<'a>>,
@@ -128,7 +128,7 @@ impl<'a> Handlers<'a> {
     }
 
     /// Forgets what handlers' includes brought in, once their flush is over.
-    pub fn drop_included(&mut self) {
+    pub(crate) fn drop_included(&mut self) {
         self.list.retain(|h| !h.included);
     }
 
@@ -176,7 +176,7 @@ impl<'a> Handlers<'a> {
     /// `unknown` names the task when its outcome is not known (a plan's `would run` or
     /// `deferred`): the handler is then listed as deferred on it, unless a known change
     /// notified it too.
-    pub fn notify(
+    pub(crate) fn notify(
         &mut self,
         host: &str,
         notifications: &[String],
@@ -221,7 +221,7 @@ impl<'a> Handlers<'a> {
 
     /// Records notifications made by a running handler: they take effect at once, and the
     /// handlers newly notified for `host` are returned (in notification order) to be announced.
-    pub fn notify_now(
+    pub(crate) fn notify_now(
         &mut self,
         host: &str,
         notifications: &[String],
@@ -242,12 +242,12 @@ impl<'a> Handlers<'a> {
     /// for it. Forgets the notifications.
     /// Whether the play iterator passes over an implicit `flush_handlers` for `host`: the
     /// host has no saved notification and no handler is notified for any host.
-    pub fn implicit_flush_skipped(&self, host: &str) -> bool {
+    pub(crate) fn implicit_flush_skipped(&self, host: &str) -> bool {
         self.saved.get(host).is_none_or(|n| n.is_empty())
             && self.list.iter().all(|h| h.notified.is_empty())
     }
 
-    pub fn announce(&mut self, host: &str) -> Vec<usize> {
+    pub(crate) fn announce(&mut self, host: &str) -> Vec<usize> {
         let mut out = Vec::new();
         for notification in self.saved.remove(host).unwrap_or_default() {
             for i in self.find(&notification) {
@@ -286,13 +286,13 @@ impl<'a> Handlers<'a> {
     }
 
     /// Whether `host` is notified for handler `index`.
-    pub fn is_notified(&self, index: usize, host: &str) -> bool {
+    pub(crate) fn is_notified(&self, index: usize, host: &str) -> bool {
         self.list[index].notified.contains(host)
     }
 
     /// The hosts of `among` notified for handler `index`, in `among`'s order, now no longer
     /// notified.
-    pub fn take(&mut self, index: usize, among: &[String]) -> Vec<String> {
+    pub(crate) fn take(&mut self, index: usize, among: &[String]) -> Vec<String> {
         let handler = &mut self.list[index];
         let hosts: Vec<String> =
             among.iter().filter(|h| handler.notified.contains(*h)).cloned().collect();

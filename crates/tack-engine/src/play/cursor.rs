@@ -13,14 +13,14 @@ use tack_playbook::walk::BlockSpan;
 
 /// A block section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Section {
+pub(crate) enum Section {
     Tasks,
     Rescue,
     Always,
 }
 
 /// The play's tasks as the iterator sees them.
-pub struct Layout<'a> {
+pub(crate) struct Layout<'a> {
     pub spans: &'a [BlockSpan],
     /// The innermost block of each task.
     pub innermost: &'a [usize],
@@ -30,7 +30,7 @@ pub struct Layout<'a> {
 
 /// One host's position.
 #[derive(Debug, Clone, Default)]
-pub struct HostCursor {
+pub(crate) struct HostCursor {
     /// The next task to run; `None` once the host is done with the play.
     pub pos: Option<usize>,
     /// Blocks with a failure not yet rescued.
@@ -82,14 +82,14 @@ impl Layout<'_> {
 
     /// ansible's `is_any_block_rescuing` at the moment task `index` fails: some enclosing
     /// block is running its tasks and has a rescue section.
-    pub fn rescuing(&self, index: usize) -> bool {
+    pub(crate) fn rescuing(&self, index: usize) -> bool {
         self.enclosing(index).into_iter().any(|span| {
             self.section_of(span, index) == Section::Tasks && self.has(span, Section::Rescue)
         })
     }
 
     /// A cursor at the play's first selected task.
-    pub fn start(&self) -> HostCursor {
+    pub(crate) fn start(&self) -> HostCursor {
         HostCursor { pos: self.first_selected(0), ..HostCursor::default() }
     }
 
@@ -98,14 +98,14 @@ impl Layout<'_> {
     }
 
     /// Moves `cursor` past task `index`, which succeeded (or was skipped, or failed ignored).
-    pub fn succeeded(&self, cursor: &mut HostCursor, index: usize) {
+    pub(crate) fn succeeded(&self, cursor: &mut HostCursor, index: usize) {
         let span = self.innermost[index];
         let section = self.section_of(span, index);
         cursor.pos = self.next_in(cursor, span, section, index + 1);
     }
 
     /// Moves `cursor` past task `index`, which failed.
-    pub fn failed(&self, cursor: &mut HostCursor, index: usize) {
+    pub(crate) fn failed(&self, cursor: &mut HostCursor, index: usize) {
         let span = self.innermost[index];
         let section = self.section_of(span, index);
         cursor.pos = self.fail_in(cursor, span, section);

@@ -26,7 +26,7 @@ pub(crate) struct RoundResult {
 }
 
 impl RoundResult {
-    pub fn of(host: &str, result: &HostResult, task_ignores: bool) -> RoundResult {
+    pub(crate) fn of(host: &str, result: &HostResult, task_ignores: bool) -> RoundResult {
         RoundResult {
             host: host.to_string(),
             failed: result.flag("failed"),

@@ -26,7 +26,7 @@ pub(crate) struct Segment<'a> {
 }
 
 impl<'a> Segment<'a> {
-    pub fn new(
+    pub(crate) fn new(
         play: &'a Play,
         blocks: &'a [CompiledBlock],
         params: Option<std::sync::Arc<tack_template::Layer>>,
@@ -42,7 +42,7 @@ impl<'a> Segment<'a> {
 
     /// A segment whose tasks' ancestry `adjust` changes before `keep` selects them (an
     /// included file's tasks inherit from the include and its `apply`).
-    pub fn adjusted(
+    pub(crate) fn adjusted(
         play: &'a Play,
         blocks: &'a [CompiledBlock],
         params: Option<std::sync::Arc<tack_template::Layer>>,
@@ -58,7 +58,7 @@ impl<'a> Segment<'a> {
         Ok(Segment { tasks, spans, innermost, selected, params })
     }
 
-    pub fn layout(&self) -> Layout<'_> {
+    pub(crate) fn layout(&self) -> Layout<'_> {
         Layout { spans: &self.spans, innermost: &self.innermost, selected: &self.selected }
     }
 }
@@ -209,7 +209,7 @@ pub(crate) struct Round {
 }
 
 impl<'a> Walk<'a> {
-    pub fn new(play_segment: Segment<'a>, hosts: &[String]) -> Walk<'a> {
+    pub(crate) fn new(play_segment: Segment<'a>, hosts: &[String]) -> Walk<'a> {
         let cursors = hosts.iter().map(|h| (h.clone(), play_segment.layout().start())).collect();
         let order: Vec<(usize, usize)> = (0..play_segment.tasks.len()).map(|i| (0, i)).collect();
         let mut walk = Walk {
@@ -237,13 +237,13 @@ impl<'a> Walk<'a> {
     }
 
     /// Where `host` stands: (segment, task), `None` once it is done.
-    pub fn at(&self, host: &str) -> Option<(usize, usize)> {
+    pub(crate) fn at(&self, host: &str) -> Option<(usize, usize)> {
         self.cursor(host).and_then(|c| self.position(host, c))
     }
 
     /// The first task, from the lockstep cursor on, that some host is at (else the lowest
     /// any host is at), with the hosts at it; `None` when every host is done.
-    pub fn next_round(&mut self) -> Option<Round> {
+    pub(crate) fn next_round(&mut self) -> Option<Round> {
         let placed: Vec<usize> = self
             .cursors
             .iter()
@@ -263,14 +263,14 @@ impl<'a> Walk<'a> {
     }
 
     /// Where `host` stands (segment and task), if it has a task left.
-    pub fn position_of(&self, host: &str) -> Option<(usize, usize)> {
+    pub(crate) fn position_of(&self, host: &str) -> Option<(usize, usize)> {
         let base = self.cursor(host)?;
         self.position(host, base)
     }
 
     /// Fails `host` at task `next` of segment `seg` past every rescue: on into the `always`
     /// sections around it, then out of the play.
-    pub fn fail_past_rescue(&mut self, host: &str, seg: usize, next: usize) {
+    pub(crate) fn fail_past_rescue(&mut self, host: &str, seg: usize, next: usize) {
         if let Some(cursor) = self.cursor_mut(host) {
             cursor.no_rescue = true;
         }
@@ -283,13 +283,13 @@ impl<'a> Walk<'a> {
     }
 
     /// Moves `host` past task `next` of segment `seg`.
-    pub fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
+    pub(crate) fn advance(&mut self, host: &str, seg: usize, next: usize, failed: bool) {
         step(host, seg, next, failed, &mut self.cursors, &mut self.frames, &self.segments);
     }
 
     /// Whether `host` failing at `next` of `seg` would still have tasks to run (a rescue or
     /// an `always` around it), judged on a copy of its position.
-    pub fn runs_on_after_failing(&self, host: &str, seg: usize, next: usize) -> bool {
+    pub(crate) fn runs_on_after_failing(&self, host: &str, seg: usize, next: usize) -> bool {
         let Some(cursor) = self.cursor(host) else { return false };
         let mut cursors = vec![(host.to_string(), cursor.clone())];
         let mut frames: BTreeMap<String, Vec<Frame>> = BTreeMap::new();
@@ -305,25 +305,25 @@ impl<'a> Walk<'a> {
     }
 
     /// Whether `host` failing at `next` of `seg` is caught by a rescue around it.
-    pub fn rescuing(&self, host: &str, seg: usize, next: usize) -> bool {
+    pub(crate) fn rescuing(&self, host: &str, seg: usize, next: usize) -> bool {
         let base = self.cursor(host).and_then(|c| c.pos);
         rescuing(host, seg, next, base, &self.frames, &self.segments)
     }
 
-    pub fn cursor(&self, host: &str) -> Option<&HostCursor> {
+    pub(crate) fn cursor(&self, host: &str) -> Option<&HostCursor> {
         self.cursors.iter().find(|(h, _)| h == host).map(|(_, c)| c)
     }
 
-    pub fn cursor_mut(&mut self, host: &str) -> Option<&mut HostCursor> {
+    pub(crate) fn cursor_mut(&mut self, host: &str) -> Option<&mut HostCursor> {
         self.cursors.iter_mut().find(|(h, _)| h == host).map(|(_, c)| c)
     }
 
-    pub fn is_running(&self, host: &str) -> bool {
+    pub(crate) fn is_running(&self, host: &str) -> bool {
         self.cursor(host).is_some_and(|c| !c.failed)
     }
 
     /// The host is done with the play, not failed.
-    pub fn finish(&mut self, host: &str) {
+    pub(crate) fn finish(&mut self, host: &str) {
         self.frames.remove(host);
         if let Some(cursor) = self.cursor_mut(host) {
             cursor.pos = None;
@@ -331,14 +331,14 @@ impl<'a> Walk<'a> {
     }
 
     /// Forgets the included files of hosts that failed (a handler failing ends them).
-    pub fn drop_failed_frames(&mut self) {
+    pub(crate) fn drop_failed_frames(&mut self) {
         let cursors = &self.cursors;
         self.frames.retain(|h, _| cursors.iter().any(|(c, cur)| c == h && !cur.failed));
     }
 
     /// Adds an included file's segment, its tasks in the lockstep order at `at`; returns
     /// its id and the place after it.
-    pub fn splice(&mut self, at: usize, segment: Segment<'a>) -> (usize, usize) {
+    pub(crate) fn splice(&mut self, at: usize, segment: Segment<'a>) -> (usize, usize) {
         let id = self.segments.len();
         let count = segment.tasks.len();
         self.segments.push(segment);
@@ -350,13 +350,13 @@ impl<'a> Walk<'a> {
     }
 
     /// How many tasks the lockstep order holds (where a splice at its end goes).
-    pub fn order_len(&self) -> usize {
+    pub(crate) fn order_len(&self) -> usize {
         self.order.len()
     }
 
     /// Puts `host` into the files its include at `next` of `seg` brought in; when `fails`
     /// (another of its files could not be loaded) the include fails after them.
-    pub fn enter(
+    pub(crate) fn enter(
         &mut self,
         host: &str,
         queue: VecDeque<usize>,

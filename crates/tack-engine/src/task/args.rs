@@ -25,7 +25,7 @@ use tack_actions::Action;
 /// still hold: changes to what every host sees, changes per host, and reads of `hostvars`
 /// (which let one host's render see another's variables).
 #[derive(Default)]
-pub struct Versions {
+pub(crate) struct Versions {
     shared: AtomicU64,
     any_host: AtomicU64,
     per_host: RwLock<BTreeMap<String, u64>>,
@@ -42,12 +42,12 @@ struct Stamp {
 
 impl Versions {
     /// Something every host sees changed (play variables, inventory, `groups`, play hosts).
-    pub fn shared_changed(&self) {
+    pub(crate) fn shared_changed(&self) {
         self.shared.fetch_add(1, Ordering::Relaxed);
     }
 
     /// One host's own variables changed (facts, registered results, `include_vars`).
-    pub fn host_changed(&self, host: &str) {
+    pub(crate) fn host_changed(&self, host: &str) {
         self.any_host.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut map) = self.per_host.write() {
             *map.entry(host.to_string()).or_default() += 1;
@@ -55,7 +55,7 @@ impl Versions {
     }
 
     /// A template looked at `hostvars`.
-    pub fn hostvars_read(&self) {
+    pub(crate) fn hostvars_read(&self) {
         self.hostvars_reads.fetch_add(1, Ordering::Relaxed);
     }
 

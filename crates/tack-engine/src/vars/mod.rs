@@ -29,7 +29,7 @@ use crate::context::RunFacts;
 /// What a task adds to its host's variables: its role's layers and its blocks' and its own
 /// `vars`, outermost first.
 #[derive(Default)]
-pub struct TaskVars<'a> {
+pub(crate) struct TaskVars<'a> {
     pub role: crate::vars::roles::RoleLayers,
     pub vars: Vec<&'a Mapping>,
     /// Include parameters (`include_tasks` vars and loop variable), above role parameters.
@@ -37,7 +37,7 @@ pub struct TaskVars<'a> {
 }
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
-pub struct PlayScope {
+pub(crate) struct PlayScope {
     /// Public roles' defaults; an `include_role` with `public` adds its role's.
     role_defaults: RwLock<Arc<Layer>>,
     /// What the inventory says, replaced when a task changes the inventory.
@@ -67,7 +67,7 @@ impl PlayScope {
     /// role exports) as `tack_playbook::play_vars` computes them.
     // Each argument is one of the layers ansible stacks for a play; a struct would only rename them.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         inventory: &Inventory,
         loader: &DataLoader,
         role_defaults: &Mapping,
@@ -131,7 +131,7 @@ impl PlayScope {
         &self.extra
     }
 
-    pub fn play_vars(&self) -> Mapping {
+    pub(crate) fn play_vars(&self) -> Mapping {
         let mut out = Mapping::new();
         let play = read_layer(&self.play);
         for name in play.names() {
@@ -144,7 +144,7 @@ impl PlayScope {
 
     /// A public role's defaults and exported vars join the play's from now on
     /// (`include_role` with `public: true`).
-    pub fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
+    pub(crate) fn expose_role(&self, defaults: &Mapping, exports: &Mapping) {
         self.versions.shared_changed();
         for (slot, vars) in [(&self.role_defaults, defaults), (&self.play, exports)] {
             let old = read_layer(slot);
@@ -165,7 +165,7 @@ impl PlayScope {
 
     /// The play's hosts magic variables under `serial`: every host of the play, those not
     /// failed, and those of the current batch not failed.
-    pub fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
+    pub(crate) fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
         self.versions.shared_changed();
         let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
         layer.insert("groups", self.view().groups.clone(), Provenance::Trusted);
@@ -184,25 +184,30 @@ impl PlayScope {
     }
 
     /// Records `value` as the host's fact or registered variable `name`.
-    pub fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
+    pub(crate) fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
         self.versions.host_changed(host);
         set_in(&self.facts, host, name, value, provenance);
     }
 
     /// Records `value` as a variable `include_vars` loaded for the host (below `set_fact`).
-    pub fn set_included_var(&self, host: &str, name: &str, value: Node) {
+    pub(crate) fn set_included_var(&self, host: &str, name: &str, value: Node) {
         self.versions.host_changed(host);
         set_in(&self.included, host, name, value, Provenance::Trusted);
     }
 
     /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
     /// play (ansible keeps both for the whole run).
-    pub fn carried(&self, host: &str) -> (Option<Arc<Layer>>, Option<Arc<Layer>>) {
+    pub(crate) fn carried(&self, host: &str) -> (Option<Arc<Layer>>, Option<Arc<Layer>>) {
         (self.facts_of(host), self.included_of(host))
     }
 
     /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
-    pub fn carry_in(&self, host: &str, facts: Option<Arc<Layer>>, included: Option<Arc<Layer>>) {
+    pub(crate) fn carry_in(
+        &self,
+        host: &str,
+        facts: Option<Arc<Layer>>,
+        included: Option<Arc<Layer>>,
+    ) {
         self.versions.host_changed(host);
         for (slot, layer) in [(&self.facts, facts), (&self.included, included)] {
             if let (Some(layer), Ok(mut map)) = (layer, slot.write()) {
@@ -251,7 +256,7 @@ impl PlayScope {
     /// Adds the facts a module returned (`ansible_facts` of its result) to the host's facts,
     /// as ansible's strategy adds them to its fact cache: newer values win, `ansible_facts`
     /// grows.
-    pub fn merge_module_facts(&self, host: &str, facts: &Mapping) {
+    pub(crate) fn merge_module_facts(&self, host: &str, facts: &Mapping) {
         let mut layer = Layer::new();
         let mut namespaced = Mapping::new();
         let added = facts_layer(facts);
@@ -272,7 +277,7 @@ impl PlayScope {
         self.set_gathered(host, Arc::new(layer));
     }
 
-    pub fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
+    pub(crate) fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
         self.versions.host_changed(host);
         if let Ok(mut gathered) = self.gathered.write() {
             gathered.insert(host.to_string(), layer);
@@ -288,13 +293,13 @@ impl PlayScope {
     }
 
     /// The variables of `host` without block or task variables: what `hostvars[host]` shows.
-    pub fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
+    pub(crate) fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
         self.task_scope(host, &TaskVars::default())
     }
 
     /// The variables a task sees on `host`: its role's layers and its blocks' and its own
     /// `vars` at their rungs between the play's layers.
-    pub fn task_scope(self: &Arc<Self>, host: &str, task: &TaskVars<'_>) -> Option<Scope> {
+    pub(crate) fn task_scope(self: &Arc<Self>, host: &str, task: &TaskVars<'_>) -> Option<Scope> {
         let push = |scope: Scope, layer: &Option<Arc<Layer>>| match layer {
             Some(l) => scope.with_layer(l.clone()),
             None => scope,
@@ -403,7 +408,7 @@ impl PlayScope {
 
     /// Reads the inventory's hosts, groups and variables again after a task changed it;
     /// the next `set_play_batch` then publishes the new `groups`.
-    pub fn set_inventory(
+    pub(crate) fn set_inventory(
         &self,
         inventory: &Inventory,
         loader: &DataLoader,
@@ -435,7 +440,7 @@ impl HostVars for HostVarsView {
 /// A host's facts as variables: `ansible_facts` (names without the `ansible_` prefix), and
 /// each fact under its own name as well (`INJECT_FACTS_AS_VARS`, with ansible's deprecation
 /// when read). Everything in it was said by the host.
-pub fn facts_layer(facts: &Mapping) -> Layer {
+pub(crate) fn facts_layer(facts: &Mapping) -> Layer {
     let mut namespaced = Mapping::new();
     let mut layer = Layer::new();
     for (k, v) in facts.iter() {

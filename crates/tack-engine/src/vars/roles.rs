@@ -14,7 +14,7 @@ use tack_report::result::s;
 
 /// A role task's layers, each placed at its rung of the precedence ladder.
 #[derive(Clone, Default)]
-pub struct RoleLayers {
+pub(crate) struct RoleLayers {
     /// The role's defaults with its dependencies' and parents' (above every public role's).
     pub defaults: Option<Arc<Layer>>,
     /// The role's vars (parents', dependencies' exports, `vars/main`, the `vars:` it was given).
@@ -84,7 +84,7 @@ fn role_params(play: &Play, id: RoleId, parents: &[RoleId]) -> Mapping {
 }
 
 /// The role layers of `ctx`'s task (empty when it is not in a role).
-pub fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
+pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
     let Some(id) = ctx.task.role else { return RoleLayers::default() };
     // The walk's chain ends with the task's own role; ansible's dependency chain is the
     // roles above it.
@@ -109,7 +109,7 @@ pub fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
 /// parameters, `when`, `tags`, `vars`, the files it was loaded from and whether an include
 /// loaded it. A role that already ran on a host is not run again there under the same
 /// identity, unless it allows duplicates.
-pub fn identity(play: &Play, id: RoleId) -> String {
+pub(crate) fn identity(play: &Play, id: RoleId) -> String {
     let role = play.role(id);
     let node = |n: Option<&tack_yaml::Node>| n.map(|n| tack_yaml::pyrepr::repr(&n.value));
     let files: Vec<String> = role

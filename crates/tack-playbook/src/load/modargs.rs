@@ -142,7 +142,7 @@ pub(crate) struct ModuleArgsParser<'a> {
 }
 
 impl ModuleArgsParser<'_> {
-    pub fn parse(&self, skip_action_validation: bool) -> Result<ParsedAction, Diagnostic> {
+    pub(super) fn parse(&self, skip_action_validation: bool) -> Result<ParsedAction, Diagnostic> {
         let mut action: Option<String> = None;
         let mut args = Mapping::new();
         let mut delegate_to = self.ds.get("delegate_to").cloned();

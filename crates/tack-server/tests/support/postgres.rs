@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A loopback PostgreSQL, stopped when dropped.
-pub struct Postgres {
+pub(crate) struct Postgres {
     dir: PathBuf,
     pub url: String,
 }
@@ -15,7 +15,7 @@ impl Postgres {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/postgres-loopback.sh")
     }
 
-    pub fn start(dir: &Path) -> Postgres {
+    pub(crate) fn start(dir: &Path) -> Postgres {
         // The server runs as the `postgres` user when the tests run as root: it must reach DIR.
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -54,11 +54,11 @@ const INLINE: char = '\u{1}';
 const EXPRESSION: char = '\u{3}';
 
 impl Engine {
-    pub fn new(loader: Arc<DataLoader>) -> Engine {
+    pub(crate) fn new(loader: Arc<DataLoader>) -> Engine {
         Engine { env: env::build(), loader }
     }
 
-    pub fn loader(&self) -> &DataLoader {
+    pub(crate) fn loader(&self) -> &DataLoader {
         &self.loader
     }
 
@@ -77,7 +77,7 @@ impl Engine {
     /// Evaluates a conditional's expression (given as `{{ expr }}`): like
     /// [`Engine::render_nested`], but string literals process backslash escapes, as ansible's
     /// expressions do.
-    pub fn render_expression(
+    pub(crate) fn render_expression(
         self: &Arc<Self>,
         source: &str,
         scope: &Scope,
@@ -89,14 +89,18 @@ impl Engine {
 
     /// Renders a template string in `scope` to its native value: what reading a variable whose
     /// value is that string gives. Errors are already in ansible's words.
-    pub fn render_nested(self: &Arc<Self>, source: &str, scope: &Scope) -> Result<JValue, Error> {
+    pub(crate) fn render_nested(
+        self: &Arc<Self>,
+        source: &str,
+        scope: &Scope,
+    ) -> Result<JValue, Error> {
         let template = self.template(source).map_err(|e| errors::compile_error(&e, source))?;
         let value = self.render_template(&template, scope)?;
         Ok(keep_trailing_newlines(source, value))
     }
 
     /// The names a template refers to without setting them.
-    pub fn referenced_names(&self, source: &str) -> Result<BTreeSet<String>, Error> {
+    pub(crate) fn referenced_names(&self, source: &str) -> Result<BTreeSet<String>, Error> {
         let template = self.template(source).map_err(|e| errors::ansible_error(&e, None))?;
         let names = template.undeclared_variables(false).into_iter();
         Ok(names.filter(|n| !n.starts_with("__tack_")).collect())
@@ -120,7 +124,7 @@ impl Engine {
     }
 
     /// `!vault` ciphertext decrypted with the run's secrets, as a string.
-    pub fn decrypt(&self, ciphertext: &str) -> Result<JValue, Error> {
+    pub(crate) fn decrypt(&self, ciphertext: &str) -> Result<JValue, Error> {
         decrypt_with(self.loader.secrets(), ciphertext)
     }
 }

@@ -31,26 +31,30 @@ pub(crate) struct Sig {
 }
 
 impl Sig {
-    pub const fn new(func: &'static str, params: &'static [&'static str], required: usize) -> Sig {
+    pub(crate) const fn new(
+        func: &'static str,
+        params: &'static [&'static str],
+        required: usize,
+    ) -> Sig {
         Sig { func, hidden: 0, params, required, varargs: false, varkw: false, builtin_one: false }
     }
 
-    pub const fn env(mut self) -> Sig {
+    pub(crate) const fn env(mut self) -> Sig {
         self.hidden = 1;
         self
     }
 
-    pub const fn varargs(mut self) -> Sig {
+    pub(crate) const fn varargs(mut self) -> Sig {
         self.varargs = true;
         self
     }
 
-    pub const fn varkw(mut self) -> Sig {
+    pub(crate) const fn varkw(mut self) -> Sig {
         self.varkw = true;
         self
     }
 
-    pub const fn builtin_one(func: &'static str) -> Sig {
+    pub(crate) const fn builtin_one(func: &'static str) -> Sig {
         Sig { builtin_one: true, ..Sig::new(func, &["obj"], 1) }
     }
 }
@@ -67,18 +71,18 @@ pub(crate) struct Bound {
 
 impl Bound {
     /// The argument bound to parameter `i`, if the call gave one.
-    pub fn get(&self, i: usize) -> Option<&Value> {
+    pub(crate) fn get(&self, i: usize) -> Option<&Value> {
         self.values.get(i).and_then(Option::as_ref)
     }
 
     /// The filter's input (parameter 0, always required).
-    pub fn input(&self) -> &Value {
+    pub(crate) fn input(&self) -> &Value {
         static UNDEFINED: Value = Value::UNDEFINED;
         self.get(0).unwrap_or(&UNDEFINED)
     }
 
     /// Parameter `i`, or `None` when the call gave no argument or Python's `None`.
-    pub fn opt(&self, i: usize) -> Option<&Value> {
+    pub(crate) fn opt(&self, i: usize) -> Option<&Value> {
         self.get(i).filter(|v| !v.is_none())
     }
 }

@@ -121,7 +121,7 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub const fn new(
+    pub(crate) const fn new(
         name: &'static str,
         sig: Sig,
         run: fn(&mut State, &Bound) -> Result<Value, FilterError>,
@@ -129,7 +129,7 @@ impl Entry {
         Entry { name, sig, accepts_undefined: false, run }
     }
 
-    pub const fn accepting_undefined(mut self) -> Entry {
+    pub(crate) const fn accepting_undefined(mut self) -> Entry {
         self.accepts_undefined = true;
         self
     }

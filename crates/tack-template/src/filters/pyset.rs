@@ -42,7 +42,7 @@ impl PySet {
     }
 
     /// `set(items)`.
-    pub fn from_items(items: &[Value]) -> PySet {
+    pub(super) fn from_items(items: &[Value]) -> PySet {
         let mut set = PySet::new();
         for item in items {
             set.add(hash(item), item.clone());
@@ -51,7 +51,7 @@ impl PySet {
     }
 
     /// The members in iteration order (`list(s)`).
-    pub fn items(&self) -> Vec<Value> {
+    pub(super) fn items(&self) -> Vec<Value> {
         self.entries().map(|(_, v)| v.clone()).collect()
     }
 
@@ -205,14 +205,14 @@ impl PySet {
     }
 
     /// `self | other`.
-    pub fn union(&self, other: &PySet) -> PySet {
+    pub(super) fn union(&self, other: &PySet) -> PySet {
         let mut out = self.copy();
         out.merge(other);
         out
     }
 
     /// `self & other`.
-    pub fn intersection(&self, other: &PySet) -> PySet {
+    pub(super) fn intersection(&self, other: &PySet) -> PySet {
         let (big, small) = if other.used > self.used { (other, self) } else { (self, other) };
         let mut out = PySet::new();
         for (h, v) in small.entries() {
@@ -224,7 +224,7 @@ impl PySet {
     }
 
     /// `self - other`.
-    pub fn difference(&self, other: &PySet) -> PySet {
+    pub(super) fn difference(&self, other: &PySet) -> PySet {
         if (self.used >> 2) > other.used {
             let mut out = self.copy();
             for (h, v) in other.entries() {
@@ -242,7 +242,7 @@ impl PySet {
     }
 
     /// `self ^ other`.
-    pub fn symmetric_difference(&self, other: &PySet) -> PySet {
+    pub(super) fn symmetric_difference(&self, other: &PySet) -> PySet {
         let mut out = other.copy();
         for (h, v) in self.entries() {
             if !out.discard(h, v) {

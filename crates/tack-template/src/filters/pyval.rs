@@ -147,7 +147,7 @@ pub(crate) enum Num {
 }
 
 impl Num {
-    pub fn as_f64(self) -> f64 {
+    pub(crate) fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,

@@ -70,7 +70,7 @@ impl PyRandom {
     }
 
     /// `random.Random(seed)` for the seeds a template can give.
-    pub fn from_seed(seed: &Value) -> PyRandom {
+    pub(crate) fn from_seed(seed: &Value) -> PyRandom {
         let bytes: Vec<u8> = match seed.kind() {
             ValueKind::String => {
                 let text = seed.as_str().unwrap_or_default().as_bytes();
@@ -147,7 +147,7 @@ impl PyRandom {
     }
 
     /// `_randbelow(n)` for `n > 0`.
-    pub fn below(&mut self, n: u128) -> u128 {
+    pub(crate) fn below(&mut self, n: u128) -> u128 {
         let k = 128 - n.leading_zeros();
         loop {
             let r = self.getrandbits(k);
@@ -158,7 +158,7 @@ impl PyRandom {
     }
 
     /// `shuffle(items)`.
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
             let j = self.below(i as u128 + 1) as usize;
             items.swap(i, j);

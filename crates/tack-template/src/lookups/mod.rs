@@ -53,7 +53,7 @@ pub(crate) struct Call<'a> {
 
 impl Call<'_> {
     /// The keyword argument `name`, if given.
-    pub fn kwarg(&self, name: &str) -> Option<&JValue> {
+    pub(crate) fn kwarg(&self, name: &str) -> Option<&JValue> {
         self.kwargs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 }
@@ -67,7 +67,7 @@ pub(crate) enum LookupError {
 }
 
 impl LookupError {
-    pub fn failed(message: impl Into<String>) -> LookupError {
+    pub(crate) fn failed(message: impl Into<String>) -> LookupError {
         LookupError::Failed(message.into())
     }
 }
@@ -89,11 +89,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub const fn new(name: &'static str, run: Run) -> Entry {
+    pub(crate) const fn new(name: &'static str, run: Run) -> Entry {
         Entry { name, accepts_undefined: false, run }
     }
 
-    pub const fn accepting_undefined(mut self) -> Entry {
+    pub(crate) const fn accepting_undefined(mut self) -> Entry {
         self.accepts_undefined = true;
         self
     }

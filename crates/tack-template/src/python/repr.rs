@@ -13,7 +13,7 @@ use crate::value::{is_undefined, to_value, undefined_error};
 use crate::vars::objects::{Dict, List, Omit};
 
 /// `str(value)`: what a `{{ }}` block writes.
-pub fn str_of(value: &JValue) -> Result<String, Error> {
+pub(crate) fn str_of(value: &JValue) -> Result<String, Error> {
     if let Some(s) = value.as_str() {
         return Ok(s.to_string());
     }
@@ -24,7 +24,7 @@ pub fn str_of(value: &JValue) -> Result<String, Error> {
 }
 
 /// `repr(value)`.
-pub fn repr_of(value: &JValue) -> Result<String, Error> {
+pub(crate) fn repr_of(value: &JValue) -> Result<String, Error> {
     if is_undefined(value) {
         return Err(undefined_error(value));
     }
@@ -33,12 +33,12 @@ pub fn repr_of(value: &JValue) -> Result<String, Error> {
 
 /// `repr(value)` where a failure cannot be reported (minijinja's infallible `Display`): a
 /// part that cannot be rendered prints as `<error>`.
-pub fn repr_lossy(value: &JValue) -> String {
+pub(crate) fn repr_lossy(value: &JValue) -> String {
     repr_of(value).unwrap_or_else(|_| "<error>".to_string())
 }
 
 /// The Python type name ansible would report (`str`, `int`, `dict`, `NoneType`, ...).
-pub fn type_name(value: &JValue) -> &'static str {
+pub(crate) fn type_name(value: &JValue) -> &'static str {
     if value.downcast_object_ref::<List>().is_some() {
         return "list";
     }

@@ -88,11 +88,15 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    pub const fn new(name: &'static str, sig: Sig, run: fn(&State, &Bound) -> TestResult) -> Entry {
+    pub(crate) const fn new(
+        name: &'static str,
+        sig: Sig,
+        run: fn(&State, &Bound) -> TestResult,
+    ) -> Entry {
         Entry { name, binding: Binding::Python(sig), accepts_undefined: false, run }
     }
 
-    pub const fn operator(
+    pub(crate) const fn operator(
         name: &'static str,
         func: &'static str,
         run: fn(&State, &Bound) -> TestResult,
@@ -100,7 +104,7 @@ impl Entry {
         Entry { name, binding: Binding::Operator(func), accepts_undefined: false, run }
     }
 
-    pub const fn accepting_undefined(mut self) -> Entry {
+    pub(crate) const fn accepting_undefined(mut self) -> Entry {
         self.accepts_undefined = true;
         self
     }

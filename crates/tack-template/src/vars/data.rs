@@ -40,7 +40,7 @@ pub(crate) struct DataMap {
 
 impl Data {
     /// Converts a loaded value. `trusted` says whether its strings may be templates.
-    pub fn from_node(node: &Node, trusted: bool) -> Data {
+    pub(crate) fn from_node(node: &Node, trusted: bool) -> Data {
         match &node.value {
             Value::Str(s) if trusted && crate::is_possibly_template(s) => {
                 Data::Template(Arc::from(s.as_str()))

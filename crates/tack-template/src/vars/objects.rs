@@ -37,7 +37,7 @@ impl Ctx {
     /// A datum as a template value: templates rendered, vault text decrypted, containers
     /// wrapped. A template whose variables are undefined reads as undefined (so `is defined`
     /// and `default` work on it); any other failure is an invalid value that fails when used.
-    pub fn resolve(&self, data: &Data) -> JValue {
+    pub(crate) fn resolve(&self, data: &Data) -> JValue {
         match self.try_resolve(data) {
             Ok(v) => v,
             Err(e) if e.kind() == ErrorKind::UndefinedError => JValue::UNDEFINED,
@@ -47,7 +47,7 @@ impl Ctx {
 
     /// As [`Ctx::resolve`], but a failure is returned (used when a whole value is finalized
     /// and when an undefined needs explaining).
-    pub fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
+    pub(crate) fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
         match data {
             Data::Plain(v) => Ok(v.clone()),
             Data::Template(source) => {
@@ -66,7 +66,7 @@ impl Ctx {
     }
 
     /// A binding read by name: its provenance is recorded, then its value resolved.
-    pub fn read_binding(&self, binding: &Binding) -> JValue {
+    pub(crate) fn read_binding(&self, binding: &Binding) -> JValue {
         active::record(binding.provenance());
         if let Some(deprecation) = binding.deprecation() {
             deprecation.emit();
@@ -88,22 +88,22 @@ pub(crate) struct List {
 }
 
 impl List {
-    pub fn over(data: Arc<DataSeq>, ctx: Ctx) -> List {
+    pub(crate) fn over(data: Arc<DataSeq>, ctx: Ctx) -> List {
         List { base: Some((data, ctx)), items: Mutex::new(None) }
     }
 
-    pub fn new(items: Vec<JValue>) -> List {
+    pub(crate) fn new(items: Vec<JValue>) -> List {
         List { base: None, items: Mutex::new(Some(items)) }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         if let Some(items) = &*lock(&self.items) {
             return items.len();
         }
         self.base.as_ref().map_or(0, |(d, _)| d.items.len())
     }
 
-    pub fn get(&self, idx: usize) -> Option<JValue> {
+    pub(crate) fn get(&self, idx: usize) -> Option<JValue> {
         if let Some(items) = &*lock(&self.items) {
             return items.get(idx).cloned();
         }
@@ -112,7 +112,7 @@ impl List {
     }
 
     /// The item at `idx` with its failure, if rendering it fails.
-    pub fn try_get(&self, idx: usize) -> Option<Result<JValue, Error>> {
+    pub(crate) fn try_get(&self, idx: usize) -> Option<Result<JValue, Error>> {
         if let Some(items) = &*lock(&self.items) {
             return items.get(idx).cloned().map(Ok);
         }
@@ -121,12 +121,12 @@ impl List {
     }
 
     /// Every item, failing on the first that cannot be rendered.
-    pub fn try_items(&self) -> Result<Vec<JValue>, Error> {
+    pub(crate) fn try_items(&self) -> Result<Vec<JValue>, Error> {
         (0..self.len()).filter_map(|i| self.try_get(i)).collect()
     }
 
     /// Runs `f` on the items, copying them out of the binding first.
-    pub fn mutate<R>(&self, f: impl FnOnce(&mut Vec<JValue>) -> R) -> R {
+    pub(crate) fn mutate<R>(&self, f: impl FnOnce(&mut Vec<JValue>) -> R) -> R {
         let mut guard = lock(&self.items);
         if guard.is_none() {
             let items = match &self.base {
@@ -138,7 +138,7 @@ impl List {
         f(guard.get_or_insert_with(Vec::new))
     }
 
-    pub fn origin(&self) -> Option<tack_diag::Origin> {
+    pub(crate) fn origin(&self) -> Option<tack_diag::Origin> {
         self.base.as_ref().and_then(|(d, _)| d.origin.clone())
     }
 }
@@ -192,29 +192,29 @@ pub(crate) struct Dict {
 }
 
 impl Dict {
-    pub fn over(data: Arc<DataMap>, ctx: Ctx) -> Dict {
+    pub(crate) fn over(data: Arc<DataMap>, ctx: Ctx) -> Dict {
         Dict { base: Some((data, ctx)), entries: Mutex::new(None) }
     }
 
-    pub fn new(entries: IndexMap<JValue, JValue>) -> Dict {
+    pub(crate) fn new(entries: IndexMap<JValue, JValue>) -> Dict {
         Dict { base: None, entries: Mutex::new(Some(entries)) }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         if let Some(entries) = &*lock(&self.entries) {
             return entries.len();
         }
         self.base.as_ref().map_or(0, |(d, _)| d.entries.len())
     }
 
-    pub fn keys(&self) -> Vec<JValue> {
+    pub(crate) fn keys(&self) -> Vec<JValue> {
         if let Some(entries) = &*lock(&self.entries) {
             return entries.keys().cloned().collect();
         }
         self.base.as_ref().map_or_else(Vec::new, |(d, _)| d.entries.keys().cloned().collect())
     }
 
-    pub fn get(&self, key: &JValue) -> Option<JValue> {
+    pub(crate) fn get(&self, key: &JValue) -> Option<JValue> {
         if let Some(entries) = &*lock(&self.entries) {
             return entries.get(key).cloned();
         }
@@ -223,7 +223,7 @@ impl Dict {
     }
 
     /// The value under `key` with its failure, if rendering it fails.
-    pub fn try_get(&self, key: &JValue) -> Option<Result<JValue, Error>> {
+    pub(crate) fn try_get(&self, key: &JValue) -> Option<Result<JValue, Error>> {
         if let Some(entries) = &*lock(&self.entries) {
             return entries.get(key).cloned().map(Ok);
         }
@@ -232,7 +232,7 @@ impl Dict {
     }
 
     /// Every entry, failing on the first value that cannot be rendered.
-    pub fn try_entries(&self) -> Result<Vec<(JValue, JValue)>, Error> {
+    pub(crate) fn try_entries(&self) -> Result<Vec<(JValue, JValue)>, Error> {
         let keys = self.keys();
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
@@ -243,7 +243,7 @@ impl Dict {
         Ok(out)
     }
 
-    pub fn mutate<R>(&self, f: impl FnOnce(&mut IndexMap<JValue, JValue>) -> R) -> R {
+    pub(crate) fn mutate<R>(&self, f: impl FnOnce(&mut IndexMap<JValue, JValue>) -> R) -> R {
         let mut guard = lock(&self.entries);
         if guard.is_none() {
             let entries = match &self.base {
@@ -257,7 +257,7 @@ impl Dict {
         f(guard.get_or_insert_with(IndexMap::new))
     }
 
-    pub fn origin(&self) -> Option<tack_diag::Origin> {
+    pub(crate) fn origin(&self) -> Option<tack_diag::Origin> {
         self.base.as_ref().and_then(|(d, _)| d.origin.clone())
     }
 }
@@ -386,11 +386,11 @@ pub(crate) struct Root {
 }
 
 impl Root {
-    pub fn new(ctx: Ctx) -> Root {
+    pub(crate) fn new(ctx: Ctx) -> Root {
         Root { ctx, read: Mutex::new(IndexMap::new()) }
     }
 
-    pub fn ctx(&self) -> &Ctx {
+    pub(crate) fn ctx(&self) -> &Ctx {
         &self.ctx
     }
 }
@@ -455,7 +455,7 @@ impl fmt::Debug for VarsView {
 }
 
 impl VarsView {
-    pub fn new(ctx: Ctx) -> VarsView {
+    pub(crate) fn new(ctx: Ctx) -> VarsView {
         VarsView { ctx }
     }
 }

@@ -30,7 +30,7 @@ use crate::session::{Session, SessionArgs};
     about = "Define and run a single task 'playbook' against a set of hosts",
     infer_long_args = true
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// host pattern
     #[arg(value_name = "pattern")]
     pub pattern: String,
@@ -129,7 +129,7 @@ fn options_error(message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(message).with_class(ErrorClass::Options)
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }

@@ -22,7 +22,7 @@ use crate::session::{load_config, vault_secrets};
 
 #[derive(ClapArgs, Debug)]
 #[command(about = "Render an expression or template with extra vars and print the result as JSON")]
-pub struct Args {
+pub(crate) struct Args {
     /// A Jinja2 expression (`x | default(1)`) or a template (`{{ x }}-{{ y }}`); omit it with
     /// --template-file.
     #[arg(value_name = "EXPRESSION", required_unless_present = "template_file")]
@@ -44,7 +44,7 @@ pub struct Args {
     pub typed: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // No inventory: an expression sees exactly the extra vars it is given.
     let config = load_config()?;
     let loader = DataLoader::new(vault_secrets(&config, &args.vault)?);

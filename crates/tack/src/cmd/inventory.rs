@@ -24,7 +24,7 @@ use crate::session::{Session, SessionArgs};
 #[command(
     about = "Show Ansible inventory information, by default it uses the inventory script JSON format"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// The name of a group in the inventory, relevant when using --graph.
     #[arg(value_name = "group")]
     pub group: Option<String>,
@@ -109,7 +109,7 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = action(&args)?;
     refuse_unsupported(&args)?;
     let config = crate::session::load_config()?;

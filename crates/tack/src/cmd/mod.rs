@@ -1,20 +1,20 @@
 //! One module per subcommand: each owns its flags (`Args`) and turns them into calls on the
 //! library crates.
 
-pub mod adhoc;
-pub mod eval;
-pub mod inventory;
-pub mod plan;
-pub mod playbook;
-pub mod python_path;
-pub mod serve;
-pub mod vault;
+pub(crate) mod adhoc;
+pub(crate) mod eval;
+pub(crate) mod inventory;
+pub(crate) mod plan;
+pub(crate) mod playbook;
+pub(crate) mod python_path;
+pub(crate) mod serve;
+pub(crate) mod vault;
 
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Playbook(args) => playbook::run(args),
         Command::Plan(args) => plan::run(args),

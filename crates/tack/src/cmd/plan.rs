@@ -7,7 +7,7 @@ use clap::Args as ClapArgs;
 
 /// How the plan is written.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// The transcript, with a `deferred=` column and a line saying whether the plan is
     /// complete.
     Text,
@@ -22,7 +22,7 @@ pub enum Format {
              would change, what would run, and what cannot be known until apply.",
     infer_long_args = true
 )]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub playbook: super::playbook::Args,
     /// How the plan is written.
@@ -30,6 +30,6 @@ pub struct Args {
     pub format: Format,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::playbook::run_mode(args.playbook, super::playbook::Mode::Plan(args.format))
 }

@@ -17,7 +17,7 @@ use crate::options::{
     about = "Runs Ansible playbooks, executing the defined tasks on the targeted hosts.",
     infer_long_args = true
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Playbook(s)
     #[arg(required = true, value_name = "playbook")]
     pub playbooks: Vec<PathBuf>,
@@ -89,18 +89,18 @@ pub struct Args {
 
 /// What the run is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// `tack playbook`: run it.
     Apply,
     /// `tack plan`: change nothing, say what would happen.
     Plan(crate::cmd::plan::Format),
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     run_mode(args, Mode::Apply)
 }
 
-pub fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     let listing = args.list_hosts || args.list_tasks || args.list_tags || args.syntax_check;
     if args.step {
         return Err(Diagnostic::new("tack does not support --step")

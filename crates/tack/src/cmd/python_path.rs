@@ -12,7 +12,7 @@ use tack_diag::{Diagnostic, ErrorClass};
 
 use crate::session::Session;
 
-pub fn configure(option: Option<&Path>, session: &Session) -> Result<(), Diagnostic> {
+pub(crate) fn configure(option: Option<&Path>, session: &Session) -> Result<(), Diagnostic> {
     // An explicit interpreter is checked now (a bad one is an options error); the search
     // waits until a task needs it.
     if option.is_none() {

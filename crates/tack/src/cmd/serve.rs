@@ -20,7 +20,7 @@ fn default_db() -> String {
 
 #[derive(ClapArgs, Debug)]
 #[command(about = "Serve the REST API and web page that keep every run, and run incarnations")]
-pub struct Args {
+pub(crate) struct Args {
     /// The run store: sqlite://PATH (default: tack/runs.db in the user's data directory) or
     /// postgres://USER@HOST/DB, shared by several servers.
     #[arg(long = "db", value_name = "DB_URL")]
@@ -35,13 +35,13 @@ pub struct Args {
 
 #[derive(ClapArgs, Debug)]
 #[command(about = "Create, list and revoke the server's access tokens")]
-pub struct TokenArgs {
+pub(crate) struct TokenArgs {
     #[command(subcommand)]
     pub action: TokenAction,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum TokenAction {
+pub(crate) enum TokenAction {
     /// Make a token and print it, alone, on stdout (it is shown only this once).
     Create {
         /// viewer (reads), operator (also starts and cancels runs) or admin (also manages
@@ -69,7 +69,7 @@ pub enum TokenAction {
 }
 
 /// The name this machine goes by, for who started a run and where it ran.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()
@@ -77,7 +77,7 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = tack_server::serve::ServeOptions {
         db_url: args.db.unwrap_or_else(default_db),
         listen: args.listen,
@@ -95,7 +95,7 @@ fn block_on<T>(f: impl std::future::Future<Output = T>) -> anyhow::Result<T> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f))
 }
 
-pub fn token(args: TokenArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn token(args: TokenArgs) -> anyhow::Result<ExitCode> {
     let open = |db: Option<String>| async move {
         tack_server::Store::open(&db.unwrap_or_else(default_db)).await
     };

@@ -24,14 +24,14 @@ use crate::options::{VaultOpts, VerbosityOpts};
 
 #[derive(ClapArgs, Debug)]
 #[command(about = "encryption/decryption utility for Ansible data files")]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     pub action: Action,
 }
 
 /// The flags every action takes.
 #[derive(ClapArgs, Debug, Clone, Default)]
-pub struct Common {
+pub(crate) struct Common {
     #[command(flatten)]
     pub vault: VaultOpts,
     #[command(flatten)]
@@ -39,7 +39,7 @@ pub struct Common {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Action {
+pub(crate) enum Action {
     /// Create new vault encrypted file
     Create {
         #[command(flatten)]
@@ -131,7 +131,7 @@ pub enum Action {
 }
 
 #[derive(ClapArgs, Debug, Clone, Default)]
-pub struct OutputOpt {
+pub(crate) struct OutputOpt {
     /// output file name for encrypt or decrypt; use - for stdout
     #[arg(long = "output", value_name = "OUTPUT_FILE")]
     pub output: Option<String>,
@@ -149,7 +149,7 @@ impl OutputOpt {
 }
 
 #[derive(ClapArgs, Debug, Clone, Default)]
-pub struct EncryptId {
+pub(crate) struct EncryptId {
     /// the vault id used to encrypt (required if more than one vault-id is provided)
     #[arg(long = "encrypt-vault-id")]
     pub encrypt_vault_id: Option<String>,
@@ -244,7 +244,7 @@ fn check_args(action: &Action) -> anyhow::Result<bool> {
     Ok(read_stdin)
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = args.action;
     let read_stdin = check_args(&action)?;
     let config = crate::session::load_config()?;

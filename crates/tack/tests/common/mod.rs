@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A loopback sshd of `scripts/sshd-loopback.sh`, stopped when dropped.
-pub struct Sshd {
+pub(crate) struct Sshd {
     dir: PathBuf,
 }
 
@@ -15,7 +15,7 @@ impl Sshd {
     }
 
     /// Started in `dir`: the inventory line of a host reached through it.
-    pub fn start(dir: &Path) -> (Sshd, String) {
+    pub(crate) fn start(dir: &Path) -> (Sshd, String) {
         let out = Command::new("sh")
             .arg(Self::script())
             .arg("start")

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     pub addr: String,
     pub admin: String,
@@ -27,7 +27,7 @@ impl Drop for Server {
 }
 
 /// A server on `db`; `first` when this start makes the store's first token (printed once).
-pub fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) -> Server {
+pub(crate) fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tack"))
         .args(["serve", "--db", db, "--listen", "127.0.0.1:0", "--max-runs", max_runs])
         .current_dir(dir)
@@ -59,7 +59,7 @@ pub fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) -> Server
     Server { child, addr, admin: admin.trim().to_string() }
 }
 
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     /// The status line and headers, lowercased.
     pub head: String,
@@ -67,13 +67,13 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
     }
 }
 
-pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
+pub(crate) fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
         let size = usize::from_str_radix(std::str::from_utf8(&data[..end]).unwrap().trim(), 16)
@@ -87,7 +87,7 @@ pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
     out
 }
 
-pub fn request(
+pub(crate) fn request(
     addr: &str,
     method: &str,
     path: &str,
@@ -150,7 +150,7 @@ pub fn request(
     Reply { status, head, body }
 }
 
-pub fn token(db: &str, role: &str, name: &str) -> String {
+pub(crate) fn token(db: &str, role: &str, name: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_tack"))
         .args(["token", "create", "--role", role, "--name", name, "--db", db])
         .output()
@@ -162,7 +162,7 @@ pub fn token(db: &str, role: &str, name: &str) -> String {
     text.trim().to_string()
 }
 
-pub fn project(dir: &Path) -> PathBuf {
+pub(crate) fn project(dir: &Path) -> PathBuf {
     let p = dir.join("project");
     std::fs::create_dir(&p).unwrap();
     std::fs::write(
@@ -208,18 +208,18 @@ fn wait_for(
 }
 
 /// The run once it has ended.
-pub fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
+pub(crate) fn wait_final(s: &Server, token: &str, name: &str, id: &str) -> Value {
     wait_for(s, token, name, id, 60, |run| {
         !["queued", "running"].contains(&run["status"].as_str().unwrap_or(""))
     })
 }
 
-pub fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
+pub(crate) fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &str) {
     wait_for(s, token, name, id, 30, |run| run["status"] == want);
 }
 
 /// Queues the incarnation `name` `n` times; the apply ids.
-pub fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String> {
+pub(crate) fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String> {
     (0..n)
         .map(|_| {
             let r = request(

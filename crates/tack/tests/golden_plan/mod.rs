@@ -20,7 +20,7 @@ use libtest_mimic::Failed;
 const PLAN_SECONDS: &str = "120";
 
 /// Whether the case has a playbook to plan.
-pub fn plannable(case: &Path) -> bool {
+pub(crate) fn plannable(case: &Path) -> bool {
     fs::read_to_string(case.join("cmd")).is_ok_and(|text| playbook_lines(&text).next().is_some())
 }
 
@@ -32,7 +32,7 @@ fn playbook_lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// Plans each playbook line of `case`, staged under `work`, and compares the hosts' state
 /// before and after.
-pub fn plan_case(case: &Path, rel: &str, work: &Path, bin: &Path) -> Result<(), Failed> {
+pub(crate) fn plan_case(case: &Path, rel: &str, work: &Path, bin: &Path) -> Result<(), Failed> {
     let text = fs::read_to_string(case.join("cmd")).map_err(|e| format!("{rel}/cmd: {e}"))?;
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
     let mut problems = Vec::new();

@@ -24,14 +24,14 @@ pub enum ArgError {
     Refused(String),
 }
 
-pub struct Params {
+pub(super) struct Params {
     pub gather_subset: Vec<String>,
     pub gather_timeout: i64,
     pub filter: Vec<String>,
     pub fact_path: String,
 }
 
-pub fn parse(args: &Map<String, Value>) -> Result<Params, ArgError> {
+pub(super) fn parse(args: &Map<String, Value>) -> Result<Params, ArgError> {
     let known = ["gather_subset", "gather_timeout", "filter", "fact_path"];
     let mut unknown: Vec<&str> = args
         .keys()

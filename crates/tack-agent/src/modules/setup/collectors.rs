@@ -153,7 +153,7 @@ fn valid_subsets() -> Vec<&'static str> {
 }
 
 /// The collector names to run, in the order they run.
-pub fn select(gather_subset: &[String]) -> Result<Vec<&'static str>, ArgError> {
+pub(super) fn select(gather_subset: &[String]) -> Result<Vec<&'static str>, ArgError> {
     let valid = valid_subsets();
     let mut add: Vec<&str> = Vec::new();
     let mut exclude: Vec<&str> = Vec::new();
@@ -237,7 +237,7 @@ pub fn select(gather_subset: &[String]) -> Result<Vec<&'static str>, ArgError> {
 }
 
 /// Runs one collector; its facts are unprefixed, as the collector names them.
-pub fn collect(
+pub(super) fn collect(
     name: &str,
     params: &Params,
     state: &mut Gathered,

@@ -328,7 +328,7 @@ fn dist_file(path: &str, allow_empty: bool) -> Option<String> {
     Some(file_content(path).unwrap_or_default())
 }
 
-pub fn collect() -> Result<Map<String, Value>, ArgError> {
+pub(super) fn collect() -> Result<Map<String, Value>, ArgError> {
     let [system, _, release, version, _] = super::system::uname();
     let mut f = Map::new();
     f.insert("distribution".into(), json!(system));

@@ -12,7 +12,7 @@ use super::util::{bin_path, file_content, file_lines, run};
 
 type Facts = Map<String, Value>;
 
-pub fn collect(collected: &Facts, gather_timeout: i64, warnings: &mut Vec<String>) -> Facts {
+pub(super) fn collect(collected: &Facts, gather_timeout: i64, warnings: &mut Vec<String>) -> Facts {
     let mut f = Facts::new();
     f.extend(cpu(collected));
     f.extend(memory());

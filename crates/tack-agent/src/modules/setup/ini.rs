@@ -5,7 +5,7 @@
 use tack_py::repr::str_repr as repr;
 
 /// A parsed file: sections in order, each with its options in order.
-pub struct Parser {
+pub(super) struct Parser {
     sections: Vec<(String, Vec<(String, String)>)>,
     defaults: Vec<(String, String)>,
 }
@@ -14,7 +14,7 @@ const MAX_DEPTH: usize = 10;
 
 /// `read_file`: `Err` where configparser raises (missing section header, duplicate section
 /// or option, a line that is not an option).
-pub fn read(text: &str) -> Result<Parser, ()> {
+pub(super) fn read(text: &str) -> Result<Parser, ()> {
     let mut p = Parser { sections: Vec::new(), defaults: Vec::new() };
     // Where options go: None before any header, Some(None) for DEFAULT, Some(Some(i)).
     let mut cur: Option<Option<usize>> = None;
@@ -92,7 +92,7 @@ pub fn read(text: &str) -> Result<Parser, ()> {
 }
 
 impl Parser {
-    pub fn sections(&self) -> impl Iterator<Item = &str> {
+    pub(super) fn sections(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|(n, _)| n.as_str())
     }
 
@@ -101,7 +101,7 @@ impl Parser {
     }
 
     /// The section's options, then the defaults it does not override.
-    pub fn options(&self, sect: &str) -> Vec<String> {
+    pub(super) fn options(&self, sect: &str) -> Vec<String> {
         let mut out: Vec<String> = self.section(sect).iter().map(|(k, _)| k.clone()).collect();
         for (k, _) in &self.defaults {
             if !out.contains(k) {
@@ -120,7 +120,7 @@ impl Parser {
     }
 
     /// `get(section, option)` with BasicInterpolation; `Err` holds the exception's text.
-    pub fn get(&self, sect: &str, opt: &str) -> Result<String, String> {
+    pub(super) fn get(&self, sect: &str, opt: &str) -> Result<String, String> {
         let raw = self.raw(sect, opt).unwrap_or("").to_string();
         let mut acc = String::new();
         self.interpolate(sect, opt, &raw, &raw, 1, &mut acc)?;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::ini;
 
-pub fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String, Value> {
+pub(super) fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String, Value> {
     let mut out = Map::new();
     let mut local = Map::new();
     let Ok(dir) = std::fs::read_dir(fact_path) else {

@@ -42,7 +42,7 @@ const PKG_MGRS: &[(&str, &str)] = &[
     ("/usr/bin/installp", "installp"),
 ];
 
-pub fn pkg_mgr(collected: &Facts) -> Facts {
+pub(super) fn pkg_mgr(collected: &Facts) -> Facts {
     let family = collected.get("ansible_os_family").and_then(Value::as_str).unwrap_or("");
     let mut name = "unknown".to_string();
     for (path, mgr) in PKG_MGRS {
@@ -91,7 +91,7 @@ fn systemd_managed() -> bool {
             .any(|c| Path::new(c).exists())
 }
 
-pub fn service_mgr(collected: &Facts) -> Facts {
+pub(super) fn service_mgr(collected: &Facts) -> Facts {
     let get = |k: &str| collected.get(k).and_then(Value::as_str).unwrap_or("");
     let mut proc_1 = file_content("/proc/1/comm");
     if proc_1.is_none() {
@@ -150,7 +150,7 @@ pub fn service_mgr(collected: &Facts) -> Facts {
     facts(vec![("service_mgr", json!(name))])
 }
 
-pub fn systemd() -> Facts {
+pub(super) fn systemd() -> Facts {
     let Some(p) = bin_path("systemctl") else {
         return Facts::new();
     };

@@ -13,7 +13,7 @@ use super::util::{bin_path, file_content, file_lines, run};
 
 type Facts = Map<String, Value>;
 
-pub fn fibre_channel_wwn() -> Facts {
+pub(super) fn fibre_channel_wwn() -> Facts {
     let mut wwns = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/sys/class/fc_host") {
         for e in dir.filter_map(Result::ok) {
@@ -41,7 +41,7 @@ fn first_line_value(path: &str, accept: impl Fn(&str) -> Option<String>) -> Stri
     String::new()
 }
 
-pub fn iscsi() -> Facts {
+pub(super) fn iscsi() -> Facts {
     let iqn = first_line_value("/etc/iscsi/initiatorname.iscsi", |l| {
         l.strip_prefix("InitiatorName=").map(str::to_string)
     });
@@ -50,7 +50,7 @@ pub fn iscsi() -> Facts {
     f
 }
 
-pub fn nvme() -> Facts {
+pub(super) fn nvme() -> Facts {
     let nqn =
         first_line_value("/etc/nvme/hostnqn", |l| l.starts_with("nqn.").then(|| l.to_string()));
     let mut f = Facts::new();
@@ -318,7 +318,7 @@ fn sysfs(path: &Path, name: &str) -> Option<String> {
     p.exists().then(|| file_content(&p.to_string_lossy())).flatten()
 }
 
-pub fn collect() -> Facts {
+pub(super) fn collect() -> Facts {
     let mut facts = Facts::new();
     let Some(ip) = bin_path("ip") else {
         return facts;

@@ -127,7 +127,7 @@ fn partition_uuid(part: &str) -> Value {
     Value::Null
 }
 
-pub fn devices() -> Facts {
+pub(super) fn devices() -> Facts {
     let mut f = Facts::new();
     let mut devices = Map::new();
     let pcidata = bin_path("lspci").and_then(|p| run(&[&p.to_string_lossy(), "-D"]).map(|r| r.1));
@@ -317,7 +317,7 @@ fn udevadm_uuid(device: &str) -> String {
     }
 }
 
-pub fn mounts(gather_timeout: i64, warnings: &mut Vec<String>) -> Facts {
+pub(super) fn mounts(gather_timeout: i64, warnings: &mut Vec<String>) -> Facts {
     let mut bind_mounts: Vec<String> = Vec::new();
     if let Some(fm) = bin_path("findmnt")
         && let Some((0, out, _)) =

@@ -18,7 +18,7 @@ fn facts(pairs: Vec<(&str, Value)>) -> Facts {
 }
 
 /// uname(2): sysname, nodename, release, version, machine.
-pub fn uname() -> [String; 5] {
+pub(super) fn uname() -> [String; 5] {
     // SAFETY: utsname is plain C data; uname fills it and NUL-terminates every field.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a valid, writable utsname.
@@ -35,13 +35,13 @@ pub fn uname() -> [String; 5] {
 
 /// What the interpreter ansible would run the module with (`python3` on PATH) says about
 /// itself; asked once per process.
-pub struct PythonInfo {
+pub(super) struct PythonInfo {
     pub facts: Value,
     pub version: String,
     pub bits: String,
 }
 
-pub fn python_info() -> Option<&'static PythonInfo> {
+pub(super) fn python_info() -> Option<&'static PythonInfo> {
     static INFO: OnceLock<Option<PythonInfo>> = OnceLock::new();
     INFO.get_or_init(|| {
         let prog = bin_path("python3")?;
@@ -67,7 +67,7 @@ pub fn python_info() -> Option<&'static PythonInfo> {
     .as_ref()
 }
 
-pub fn platform() -> Facts {
+pub(super) fn platform() -> Facts {
     let [system, node, release, version, machine] = uname();
     let mut f = Facts::new();
     f.insert("system".into(), json!(system));
@@ -140,7 +140,7 @@ fn getfqdn(node: &str) -> String {
     }
 }
 
-pub fn lsb() -> Facts {
+pub(super) fn lsb() -> Facts {
     let out = bin_path("lsb_release")
         .and_then(|p| run(&[&p.to_string_lossy(), "-a"]))
         .filter(|r| r.0 == 0)
@@ -209,7 +209,7 @@ pub(crate) fn lsb_facts(out: Option<&str>, file: Option<Vec<String>>) -> Facts {
 }
 
 /// ansible's selinux facts come from libselinux (through ctypes); tack asks the same library.
-pub fn selinux() -> Facts {
+pub(super) fn selinux() -> Facts {
     type IntFn = unsafe extern "C" fn() -> libc::c_int;
     type PtrIntFn = unsafe extern "C" fn(*mut libc::c_int) -> libc::c_int;
     type PtrStrFn = unsafe extern "C" fn(*mut *mut libc::c_char) -> libc::c_int;
@@ -281,13 +281,13 @@ pub fn selinux() -> Facts {
     }
 }
 
-pub fn apparmor() -> Facts {
+pub(super) fn apparmor() -> Facts {
     let status =
         if Path::new("/sys/kernel/security/apparmor").exists() { "enabled" } else { "disabled" };
     facts(vec![("apparmor", json!({ "status": status }))])
 }
 
-pub fn chroot() -> Facts {
+pub(super) fn chroot() -> Facts {
     use std::os::unix::fs::MetadataExt;
     let flag = std::env::var_os("debian_chroot").is_some_and(|v| !v.is_empty());
     let is = if flag {
@@ -315,19 +315,19 @@ pub fn chroot() -> Facts {
     facts(vec![("is_chroot", json!(is))])
 }
 
-pub fn fips() -> Facts {
+pub(super) fn fips() -> Facts {
     let on = file_content("/proc/sys/crypto/fips_enabled").as_deref() == Some("1");
     facts(vec![("fips", json!(on))])
 }
 
-pub fn python() -> Facts {
+pub(super) fn python() -> Facts {
     match python_info() {
         Some(p) => facts(vec![("python", p.facts.clone())]),
         None => Facts::new(),
     }
 }
 
-pub fn caps() -> Facts {
+pub(super) fn caps() -> Facts {
     let mut f = facts(vec![
         ("system_capabilities_enforced", json!("N/A")),
         ("system_capabilities", json!("N/A")),
@@ -394,7 +394,7 @@ pub(crate) fn split_non_posix(data: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-pub fn cmdline() -> Facts {
+pub(super) fn cmdline() -> Facts {
     let Some(data) = file_content("/proc/cmdline").filter(|d| !d.is_empty()) else {
         return Facts::new();
     };
@@ -443,7 +443,7 @@ fn strftime(fmt: &CStr, tm: &libc::tm) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-pub fn date_time() -> Facts {
+pub(super) fn date_time() -> Facts {
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     // On musl, libc marks `time_t` deprecated ahead of its change to 64 bits; the seconds
@@ -493,14 +493,14 @@ pub fn date_time() -> Facts {
     facts(vec![("date_time", Value::Object(d))])
 }
 
-pub fn env() -> Facts {
+pub(super) fn env() -> Facts {
     let env: Map<String, Value> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), json!(v.to_string_lossy().into_owned())))
         .collect();
     facts(vec![("env", Value::Object(env))])
 }
 
-pub fn loadavg() -> Facts {
+pub(super) fn loadavg() -> Facts {
     let mut avg = [0f64; 3];
     // SAFETY: the array holds the three values asked for.
     let n = unsafe { libc::getloadavg(avg.as_mut_ptr(), 3) };
@@ -510,7 +510,7 @@ pub fn loadavg() -> Facts {
     facts(vec![("loadavg", json!({"1m": avg[0], "5m": avg[1], "15m": avg[2]}))])
 }
 
-pub fn ssh_pub_keys() -> Facts {
+pub(super) fn ssh_pub_keys() -> Facts {
     let mut f = Facts::new();
     for dir in ["/etc/ssh", "/etc/openssh", "/etc"] {
         for algo in ["dsa", "rsa", "ecdsa", "ed25519"] {
@@ -574,7 +574,7 @@ fn passwd(by_name: Option<&str>, uid: u32) -> Option<Passwd> {
     }
 }
 
-pub fn user() -> Facts {
+pub(super) fn user() -> Facts {
     // SAFETY: these getters cannot fail.
     let (uid, euid, gid) = unsafe { (libc::getuid(), libc::geteuid(), libc::getgid()) };
     // Python's getpass.getuser(): the login variables first, then the password database.
@@ -602,7 +602,7 @@ pub fn user() -> Facts {
     f
 }
 
-pub fn dns() -> Facts {
+pub(super) fn dns() -> Facts {
     parse_dns(&file_content("/etc/resolv.conf").unwrap_or_default())
 }
 
@@ -649,7 +649,7 @@ pub(crate) fn parse_dns(content: &str) -> Facts {
 }
 
 /// ansible's facter and ohai collectors run those programs when installed; tack does not.
-pub fn facter_ohai(name: &str) -> Result<Facts, ArgError> {
+pub(super) fn facter_ohai(name: &str) -> Result<Facts, ArgError> {
     let found = match name {
         "facter" => bin_path("facter").or_else(|| bin_path("cfacter")),
         _ => bin_path("ohai"),

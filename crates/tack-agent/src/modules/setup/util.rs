@@ -5,18 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// ansible's `get_file_content`: the file's text, stripped; `None` when it cannot be read.
-pub fn file_content(path: &str) -> Option<String> {
+pub(super) fn file_content(path: &str) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     Some(String::from_utf8_lossy(&bytes).trim().to_string())
 }
 
 /// ansible's `get_file_lines`: the stripped content split into lines (empty when unreadable).
-pub fn file_lines(path: &str) -> Vec<String> {
+pub(super) fn file_lines(path: &str) -> Vec<String> {
     file_content(path).map(|c| c.lines().map(str::to_string).collect()).unwrap_or_default()
 }
 
 /// `AnsibleModule.get_bin_path`: PATH, then the sbin directories ansible adds.
-pub fn bin_path(name: &str) -> Option<PathBuf> {
+pub(super) fn bin_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var("PATH").unwrap_or_default();
     let mut dirs: Vec<String> = path.split(':').map(str::to_string).collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
@@ -39,7 +39,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// A command's exit code, stdout and stderr (text, invalid UTF-8 replaced), with the C
 /// locale ansible's `run_command` forces.
-pub fn run(argv: &[&str]) -> Option<(i32, String, String)> {
+pub(super) fn run(argv: &[&str]) -> Option<(i32, String, String)> {
     let (prog, rest) = argv.split_first()?;
     let out = Command::new(prog)
         .args(rest)
@@ -57,7 +57,7 @@ pub fn run(argv: &[&str]) -> Option<(i32, String, String)> {
 }
 
 /// Python's `fnmatch.fnmatch` on POSIX (case-sensitive): `*`, `?`, `[seq]`, `[!seq]`.
-pub fn fnmatch(name: &str, pat: &str) -> bool {
+pub(super) fn fnmatch(name: &str, pat: &str) -> bool {
     let n: Vec<char> = name.chars().collect();
     let p: Vec<char> = pat.chars().collect();
     matches_from(&n, &p)

@@ -56,7 +56,7 @@ fn has(r: &Option<Regex>, s: &str) -> bool {
     r.as_ref().is_some_and(|r| r.is_match(s))
 }
 
-pub fn collect() -> Map<String, Value> {
+pub(super) fn collect() -> Map<String, Value> {
     let mut s = State::default();
     let docker = re(r"/docker(/|-[0-9a-f]+\.scope)");
     let lxc = re("/lxc/|/machine.slice/machine-lxc");

@@ -10,7 +10,7 @@ use tack_inventory::{GroupId, HostId, Inventory, python_str, remove_internal};
 use tack_loader::{DataLoader, HashBehaviour, combine_vars};
 use tack_yaml::{JsonOptions, Mapping, Node, Value, to_json};
 
-pub struct View<'a> {
+pub(super) struct View<'a> {
     pub inventory: &'a Inventory,
     pub loader: &'a DataLoader,
     pub extra_vars: &'a Mapping,
@@ -30,7 +30,7 @@ fn map_node(map: Mapping) -> Node {
 impl View<'_> {
     /// `_get_host_variables`: with `--export` the host's own variables, otherwise everything
     /// the host sees (group and host layers, then extra vars), internal names removed.
-    pub fn host_variables(&self, host: HostId) -> Result<Mapping, Diagnostic> {
+    pub(super) fn host_variables(&self, host: HostId) -> Result<Mapping, Diagnostic> {
         let mut vars = if self.export {
             self.inventory.host_own_vars(self.loader, host, self.playbook_dir.as_deref())?
         } else {
@@ -46,7 +46,7 @@ impl View<'_> {
     }
 
     /// `_get_group_variables`.
-    pub fn group_variables(&self, group: GroupId) -> Result<Mapping, Diagnostic> {
+    pub(super) fn group_variables(&self, group: GroupId) -> Result<Mapping, Diagnostic> {
         let mut vars =
             self.inventory.group_own_vars(self.loader, group, self.playbook_dir.as_deref())?;
         remove_internal(&mut vars);
@@ -62,7 +62,7 @@ impl View<'_> {
 
     /// `json_inventory`: every group reachable from `all` with its hosts (within the limit)
     /// and children, then `_meta.hostvars`.
-    pub fn json_inventory(&self) -> Result<Node, Diagnostic> {
+    pub(super) fn json_inventory(&self) -> Result<Node, Diagnostic> {
         let data = self.inventory.data();
         let (hosts, available) = self.available_hosts()?;
         let mut results = Mapping::new();
@@ -132,7 +132,7 @@ impl View<'_> {
 
     /// `yaml_inventory`: groups nested under their parents, each host's variables under its
     /// first appearance.
-    pub fn yaml_inventory(&self) -> Result<Node, Diagnostic> {
+    pub(super) fn yaml_inventory(&self) -> Result<Node, Diagnostic> {
         let data = self.inventory.data();
         let (_, available) = self.available_hosts()?;
         let mut seen_hosts = HashSet::new();
@@ -196,7 +196,7 @@ impl View<'_> {
     }
 
     /// `inventory_graph`: the tree under `start` (a group name), with variables when asked.
-    pub fn graph(&self, start: &str, show_vars: bool) -> Result<String, Diagnostic> {
+    pub(super) fn graph(&self, start: &str, show_vars: bool) -> Result<String, Diagnostic> {
         let data = self.inventory.data();
         let Some(group) = data.find_group(start) else {
             return Err(Diagnostic::new("Pattern must be valid group name when using --graph")
@@ -281,7 +281,11 @@ fn graph_name(name: &str, depth: usize) -> String {
 
 /// `dump`: JSON as ansible-inventory writes it (sorted keys, indent 4, UTF-8 kept), or YAML
 /// as its `AnsibleDumper` does (block style, sorted keys, vault values kept encrypted).
-pub fn dump(value: &impl AsNode, yaml: bool, mark_unsafe: bool) -> Result<String, Diagnostic> {
+pub(super) fn dump(
+    value: &impl AsNode,
+    yaml: bool,
+    mark_unsafe: bool,
+) -> Result<String, Diagnostic> {
     if yaml {
         let options = tack_yaml::DumpOptions {
             indent: None,
@@ -299,7 +303,7 @@ pub fn dump(value: &impl AsNode, yaml: bool, mark_unsafe: bool) -> Result<String
 }
 
 /// Something `dump` can print.
-pub trait AsNode {
+pub(super) trait AsNode {
     fn as_node(&self) -> Node;
 }
 

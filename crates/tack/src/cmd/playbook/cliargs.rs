@@ -38,7 +38,7 @@ fn tag_set(values: &[String]) -> Vec<String> {
 }
 
 /// The lines.
-pub fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
+pub(super) fn lines(args: &Args, config: &Config, sources: &[String]) -> Vec<String> {
     // `--vault-password-file` is made absolute (`unfrack_path(follow=False)`) as it is parsed.
     let password_files: Vec<String> = args
         .vault

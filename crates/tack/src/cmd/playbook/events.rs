@@ -19,7 +19,7 @@ use tack_server::record::{LineWriter, Recording};
 use tack_server::store::NewRun;
 
 /// Where the event lines go.
-pub struct Sinks {
+pub(super) struct Sinks {
     file: Option<(PathBuf, BufWriter<File>)>,
     record: Option<(String, Recording)>,
 }
@@ -34,7 +34,7 @@ fn record_error(url: &str, e: &dyn std::fmt::Display) -> Diagnostic {
 
 impl Sinks {
     /// Opens what was asked for: the file, the store (creating the run in it), or both.
-    pub fn open(
+    pub(super) fn open(
         events: Option<&Path>,
         record: Option<&str>,
         mode: &str,
@@ -114,7 +114,7 @@ impl Sinks {
     }
 
     /// Runs the plays with the events callback writing to every sink.
-    pub fn run(
+    pub(super) fn run(
         self,
         ctx: &RunContext<'_>,
         playbooks: &[Playbook],

@@ -47,7 +47,7 @@ fn prog(ansible_name: &'static str, tack_name: &'static str) -> &'static str {
 
 /// Writes `ansible-playbook`'s header lines for `verbosity` (`-v` count), in `palette`'s
 /// verbose colour.
-pub fn write(
+pub(crate) fn write(
     out: &mut impl Write,
     config: &Config,
     verbosity: u8,
@@ -57,7 +57,11 @@ pub fn write(
 }
 
 /// [`write`] for the ad-hoc command (`ansible`).
-pub fn write_adhoc(out: &mut impl Write, config: &Config, verbosity: u8) -> std::io::Result<()> {
+pub(crate) fn write_adhoc(
+    out: &mut impl Write,
+    config: &Config,
+    verbosity: u8,
+) -> std::io::Result<()> {
     write_for(prog("ansible", "tack adhoc"), out, config, verbosity, None)
 }
 

@@ -16,7 +16,7 @@ use super::Args;
 use crate::session::Session;
 
 /// Loads every playbook and renders the requested listing.
-pub fn run(
+pub(super) fn run(
     args: &Args,
     session: &Session,
     palette: Option<&tack_report::callback::color::Palette>,

@@ -30,7 +30,7 @@ pub(super) fn refused_options(args: &Args, mode: super::Mode) -> Option<&'static
         .or_else(|| args.connection_opts.refused())
 }
 
-pub fn run(
+pub(super) fn run(
     args: &Args,
     session: &Session,
     passwords: crate::links::Passwords,

@@ -14,7 +14,7 @@ use super::Args;
 use crate::session::Session;
 
 /// Writes the inventory's notes that `verbosity` shows.
-pub fn inventory_notes(
+pub(crate) fn inventory_notes(
     out: &mut impl Write,
     session: &Session,
     verbosity: u8,
@@ -29,7 +29,7 @@ pub fn inventory_notes(
 }
 
 /// The `-vvvv` text for the callback.
-pub fn extras(args: &Args, session: &Session) -> VerboseExtras {
+pub(crate) fn extras(args: &Args, session: &Session) -> VerboseExtras {
     if args.verbosity.verbose < 4 {
         return VerboseExtras::default();
     }

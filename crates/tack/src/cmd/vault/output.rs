@@ -11,7 +11,7 @@ const LESS_OPTS: &str = "FRSX";
 
 /// Text as ansible's display writes it: invalid UTF-8 runs become one `?` each (with a warning
 /// once), `\r\n` becomes `\n`, and a final newline is added when missing.
-pub fn display_text(data: &[u8]) -> String {
+pub(super) fn display_text(data: &[u8]) -> String {
     let mut text = String::with_capacity(data.len() + 1);
     let mut replaced = false;
     let mut in_invalid = false;
@@ -41,7 +41,7 @@ pub fn display_text(data: &[u8]) -> String {
 }
 
 /// `view`'s output: through the pager on a terminal, plain on stdout otherwise.
-pub fn page(plaintext: &[u8], pager: Option<&str>) {
+pub(super) fn page(plaintext: &[u8], pager: Option<&str>) {
     if !std::io::stdout().is_terminal() {
         let text = display_text(plaintext);
         let mut out = std::io::stdout().lock();
@@ -80,7 +80,7 @@ fn less_available() -> bool {
 }
 
 /// `name: !vault |` (or `!vault |`) followed by the envelope indented ten spaces.
-pub fn vault_block(ciphertext: &str, name: Option<&str>) -> String {
+pub(super) fn vault_block(ciphertext: &str, name: Option<&str>) -> String {
     let mut lines = vec![match name {
         Some(name) => format!("{name}: !vault |"),
         None => "!vault |".to_string(),
