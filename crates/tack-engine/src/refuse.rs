@@ -341,7 +341,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             Action::Module(name) => tack_agent::modules::takes_timeout(name),
             // A module through the Python path cannot be stopped yet.
             Action::Python(_) => false,
-            // The action plugins are bounded whole (`actions::bounded`, `reboot`'s waits);
+            // The action plugins are bounded whole (`tack_actions`' `bounded.rs`, `reboot`'s waits);
             // controller actions finish at once.
             _ => true,
         };
