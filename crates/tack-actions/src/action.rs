@@ -3,10 +3,7 @@
 //! run through the Python path, or a name ansible cannot resolve either; and every trait of
 //! it the run loop reads (from its row, or what every module is).
 
-use tack_diag::Diagnostic;
-
 use crate::catalogue::{self, Facts, InPlan, Plugin};
-use crate::output::errored;
 
 /// What a task's action is: a row of [`catalogue`] (a controller action or action plugin),
 /// a native module, an ansible-core module run through the Python path, or a name ansible
@@ -46,26 +43,7 @@ impl std::fmt::Debug for Plugin {
 }
 
 /// A module's row: what every module is, whatever its name.
-const MODULE: Plugin = Plugin {
-    name: "",
-    run: |input| errored(Diagnostic::at("no module", input.task_origin.clone())),
-    bounded: false,
-    touches_host: true,
-    opens_links: false,
-    takes_raw_params: true,
-    takes_environment: true,
-    raw_args: &[],
-    known_args: None,
-    trusted_result: false,
-    python: false,
-    needs_ansible_core: false,
-    discovers_interpreter: true,
-    asks_link: false,
-    bypasses_host_loop: false,
-    changes_inventory: false,
-    in_plan: InPlan::CheckMode,
-    facts: Facts::Module,
-};
+const MODULE: Plugin = Plugin { touches_host: true, takes_raw_params: true, ..catalogue::DEFAULT };
 
 /// What a name ansible-core cannot resolve is.
 const UNRESOLVABLE: Plugin = Plugin { touches_host: false, takes_raw_params: true, ..MODULE };

@@ -78,7 +78,8 @@ pub struct Plugin {
     pub facts: Facts,
 }
 
-const DEFAULT: Plugin = Plugin {
+/// What an action is unless its row says otherwise (modules start from it too).
+pub(crate) const DEFAULT: Plugin = Plugin {
     name: "",
     run: |input| {
         crate::output::errored(tack_diag::Diagnostic::at("no action", input.task_origin.clone()))

@@ -468,8 +468,8 @@ pub(crate) fn role_keywords<'t>(
     [
         ("public", ctx.task.args.get("public")),
         ("allow_duplicates", ctx.task.args.get("allow_duplicates")),
-        ("rescuable", ctx.task.args.get("rescuable")),
         ("rolespec_validate", ctx.task.args.get("rolespec_validate")),
+        ("rescuable", ctx.task.args.get("rescuable")),
     ]
 }
 
