@@ -385,7 +385,8 @@ mod tests {
 
     #[test]
     fn every_method_of_the_trait_is_forwarded_and_tested() {
-        let declared = methods(include_str!("connection.rs"), "pub trait Connection: Send + Sync {");
+        let declared =
+            methods(include_str!("connection.rs"), "pub trait Connection: Send + Sync {");
         let forwarded =
             methods(include_str!("decorate.rs"), "impl<D: Decorator> Connection for D {");
         assert_eq!(forwarded, declared, "a Connection method is not forwarded by Decorator");
