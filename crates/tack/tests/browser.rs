@@ -95,8 +95,17 @@ impl Driver {
         found.as_array().unwrap().iter().map(|e| e[ELEMENT].as_str().unwrap().to_string()).collect()
     }
 
+    /// The first element `css` selects, once the page has one: a click on a form's button
+    /// may return before the page it loads is there (chromedriver does not always wait for
+    /// the navigation it started).
     fn find(&self, css: &str) -> String {
-        self.find_all(css).into_iter().next().unwrap_or_else(|| panic!("no {css} on the page"))
+        for _ in 0..100 {
+            if let Some(found) = self.find_all(css).into_iter().next() {
+                return found;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("no {css} on the page")
     }
 
     fn text(&self, element: &str) -> String {
