@@ -148,7 +148,7 @@ impl Trace {
                 _ => {}
             }
             let (kind, user, runs) = match &reach {
-                Reach::Local => ("LOCAL", local_user(), "run in-process by tack"),
+                Reach::Local => ("LOCAL", local_user().to_string(), "run in-process by tack"),
                 Reach::Ssh { user } => (
                     "SSH",
                     user.clone().unwrap_or_else(|| "None".into()),
@@ -198,16 +198,20 @@ impl Trace {
 
 /// `getpass.getuser()`: the first of `LOGNAME`, `USER`, `LNAME`, `USERNAME` that is set and
 /// not empty, else the password database's name for the process's uid (empty when it has
-/// none, as ansible's local connection leaves it).
-pub fn local_user() -> String {
-    for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
-        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
-            return value.to_string_lossy().into_owned();
+/// none, as ansible's local connection leaves it). Asked once: neither changes during a run,
+/// and the password database lookup is the costly part of every `-vvv` announcement.
+pub fn local_user() -> &'static str {
+    static USER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    USER.get_or_init(|| {
+        for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
+            if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+                return value.to_string_lossy().into_owned();
+            }
         }
-    }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    tack_agent::modules::user_name(uid).unwrap_or_default()
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        tack_agent::modules::user_name(uid).unwrap_or_default()
+    })
 }
 
 /// A link whose every use is recorded in a run's [`Trace`] as the connection `reach` names

@@ -226,9 +226,11 @@ impl TaskRun<'_> {
     /// Sets a host variable on `host` and, under `run_once`, on every other host of the
     /// batch.
     fn set_everywhere(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
-        for target in std::iter::once(host).chain(self.fanout.iter().map(String::as_str)) {
-            self.reading.vars.set_host_var(target, name, value.clone(), provenance.clone());
+        let vars = self.reading.vars;
+        for other in &self.fanout {
+            vars.set_host_var(other, name, value.clone(), provenance.clone());
         }
+        vars.set_host_var(host, name, value, provenance);
     }
 
     fn run_once(
