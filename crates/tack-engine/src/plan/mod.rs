@@ -188,20 +188,23 @@ impl PlanGate<'_> {
         let keep = task.delegate_to.is_none();
         let versions = &self.task.vars.versions;
         let render = || crate::task::args::render(self.task.ctx, self.action, templar, scope);
-        match self.renders.get(versions, (host, item), keep, render) {
-            Ok(r) => {
-                if let Some(p) = first(&r.provenance) {
-                    return Some(p);
-                }
-                // The arguments the action reads raw are not the host's input.
+        // What the render read, and its arguments but those the action reads raw (they
+        // are not the host's input).
+        let seen = |r: &crate::task::args::RenderedArgs| match first(&r.provenance) {
+            Some(p) => Err(p),
+            None => {
                 let mut map = Mapping::new();
                 for (key, value) in r.args.iter() {
                     if !raw.contains(&key.as_str().unwrap_or_default()) {
                         map.insert(key.clone(), value.clone());
                     }
                 }
-                *rendered = Some(map);
+                Ok(map)
             }
+        };
+        match self.renders.read(versions, (host, item), keep, render, seen) {
+            Ok(Ok(map)) => *rendered = Some(map),
+            Ok(Err(p)) => return Some(p),
             Err(e) => {
                 if let Some(p) = e.unavailable {
                     return Some(p);

@@ -173,39 +173,55 @@ pub(crate) struct Renders {
 }
 
 impl Renders {
-    /// The render for `host` (and `item`) kept by an earlier reader when nothing it could
-    /// have read changed since, else a new one with `render`; a copy is kept for the next
-    /// reader when `keep` (it renders in the same scope: the run does not delegate).
-    pub(crate) fn get<E>(
+    /// What `read` makes of the render for `host` (and `item`): the one an earlier reader
+    /// kept when nothing it could have read changed since, else a new one made with
+    /// `render`. The render stays kept for the next reader when `keep` (it renders in the same
+    /// scope: the run does not delegate). For the readers before the action (`--events`,
+    /// the plan's gate), which each copy out only what they need.
+    pub(crate) fn read<T, E>(
         &self,
         versions: &Versions,
         (host, item): (&str, Option<usize>),
         keep: bool,
         render: impl FnOnce() -> Result<RenderedArgs, E>,
-    ) -> Result<RenderedArgs, E> {
+        read: impl FnOnce(&RenderedArgs) -> T,
+    ) -> Result<T, E> {
         let key = (host.to_string(), item);
-        if let Some(kept) = self.take(versions, &key) {
-            let rendered = kept.rendered.clone();
-            if keep {
-                // Still good now: the next reader checks it against today's counters.
-                let kept = Kept { stamp: versions.stamp(host), ..kept };
-                self.kept.lock().unwrap_or_else(PoisonError::into_inner).insert(key, kept);
+        let kept = match self.take_kept(versions, &key) {
+            // Still good now: the next reader checks it against today's counters.
+            Some(kept) => Kept { stamp: versions.stamp(host), ..kept },
+            None => {
+                let stamp = versions.stamp(host);
+                let reads = versions.reads();
+                let rendered = render()?;
+                let read_others = versions.reads() != reads;
+                Kept { stamp, read_others, rendered }
             }
-            return Ok(rendered);
-        }
-        let stamp = versions.stamp(host);
-        let reads = versions.reads();
-        let rendered = render()?;
+        };
+        let out = read(&kept.rendered);
         if keep {
-            let read_others = versions.reads() != reads;
-            let kept = Kept { stamp, read_others, rendered: rendered.clone() };
             self.kept.lock().unwrap_or_else(PoisonError::into_inner).insert(key, kept);
         }
-        Ok(rendered)
+        Ok(out)
+    }
+
+    /// The render for `host` (and `item`) for the action, the last reader: the one kept,
+    /// when nothing it could have read changed since, else a new one made with `render`.
+    /// Nothing stays kept (a retry renders again, as what it reads may have changed).
+    pub(crate) fn take<E>(
+        &self,
+        versions: &Versions,
+        (host, item): (&str, Option<usize>),
+        render: impl FnOnce() -> Result<RenderedArgs, E>,
+    ) -> Result<RenderedArgs, E> {
+        match self.take_kept(versions, &(host.to_string(), item)) {
+            Some(kept) => Ok(kept.rendered),
+            None => render(),
+        }
     }
 
     /// The render kept for `key`, if nothing it could have read changed since.
-    fn take(&self, versions: &Versions, key: &RunKey) -> Option<Kept> {
+    fn take_kept(&self, versions: &Versions, key: &RunKey) -> Option<Kept> {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).remove(key)?;
         let now = versions.stamp(&key.0);
         let still = now.shared == kept.stamp.shared

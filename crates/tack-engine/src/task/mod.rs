@@ -454,9 +454,7 @@ impl TaskRun<'_> {
     ) -> Result<RenderedArgs, crate::task::args::ArgsFailed> {
         let reading = &self.reading;
         let render = || crate::task::args::render(reading.ctx, self.action, reading.templar, scope);
-        // The action's own render is the last: nothing is kept after it (a retry renders
-        // again, as what it reads may have changed).
-        self.renders.get(&reading.vars.versions, (host, item), false, render)
+        self.renders.take(&reading.vars.versions, (host, item), render)
     }
 
     /// Renders the arguments and runs the action; the notes of an `async` job it waits for

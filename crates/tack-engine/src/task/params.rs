@@ -11,6 +11,7 @@ use tack_yaml::{Mapping, Node, Value};
 use tack_report::callback::{MASK, PER_HOST, TaskParams};
 
 use crate::task::TaskRun;
+use crate::task::args::RenderedArgs;
 use crate::task::loop_control::LoopControl;
 use crate::task::when::When;
 
@@ -135,9 +136,10 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
             if !receives(run, &scope)? {
                 return None;
             }
-            let rendered = run.renders.get(versions, (host, None), keep, || render(&scope));
-            let rendered = rendered.ok()?;
-            items.push((rendered.args, rendered.sealed));
+            let shown = |r: &RenderedArgs| (r.args.clone(), r.sealed.clone());
+            items.push(
+                run.renders.read(versions, (host, None), keep, || render(&scope), shown).ok()?,
+            );
         }
         Some(source) => {
             let (list, read) = crate::task::items::items(reading, source, &scope).ok()?;
@@ -147,14 +149,15 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
                 if !receives(run, &item_scope)? {
                     continue;
                 }
-                let rendered =
-                    run.renders.get(versions, (host, Some(index)), keep, || render(&item_scope));
-                let mut rendered = rendered.ok()?;
+                let shown = |r: &RenderedArgs| (r.args.clone(), r.sealed.clone());
+                let key = (host, Some(index));
+                let (args, mut sealed) =
+                    run.renders.read(versions, key, keep, || render(&item_scope), shown).ok()?;
+                // Items of a sealed loop source are secrets whole.
                 if read.is_sealed() {
-                    rendered.sealed =
-                        rendered.args.keys().filter_map(|k| k.as_str()).map(String::from).collect();
+                    sealed = args.keys().filter_map(|k| k.as_str()).map(String::from).collect();
                 }
-                items.push((rendered.args, rendered.sealed));
+                items.push((args, sealed));
             }
         }
     }
