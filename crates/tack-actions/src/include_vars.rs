@@ -14,9 +14,6 @@ use tack_report::result::{b, s};
 
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let origin = input.task_origin.clone();
-    if let Some(refused) = input.refuse_host_named(&["file", "_raw_params", "dir"], "read") {
-        return refused;
-    }
     let mut dirs = 0;
     let mut files = 0;
     for (key, _) in input.args.iter() {
@@ -39,12 +36,20 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         ));
     }
     if input.args.get("dir").is_some() {
+        if input.is_host_named("dir") {
+            let dir = input.text("dir").unwrap_or_default();
+            let checked = tack_loader::confine::check_name(&dir, &input.confinement());
+            if let Err(refused) = input.confine("dir", &dir, checked) {
+                return refused;
+            }
+        }
         return match super::include_vars_dir::load(input) {
             Ok(loaded) => finish(input, loaded.vars, loaded.files),
             Err(super::include_vars_dir::DirError::Failed(message, partial)) => {
                 not_loaded(&message, origin, partial.vars, partial.files)
             }
             Err(super::include_vars_dir::DirError::Raised(d)) => crate::output::errored(d),
+            Err(super::include_vars_dir::DirError::Refused(refused)) => *refused,
         };
     }
     let source = input.args.get("file").or_else(|| input.args.get("_raw_params"));
@@ -53,10 +58,26 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         data.insert(s("changed"), b(false));
         return ActionOutput::action_failed(data, s("No file was specified"), origin);
     };
+    // A name a managed host chose is found only inside the role's and the playbook's
+    // directories (seed 002): checked by its text before the search, and where it led after.
+    let arg = if input.args.get("file").is_some() { "file" } else { "_raw_params" };
+    let roots = input.is_host_named(arg).then(|| input.confinement());
+    if let Some(roots) = &roots
+        && let Err(refused) =
+            input.confine(arg, &source, tack_loader::confine::check_name(&source, roots))
+    {
+        return refused;
+    }
     let path = match super::copy::find(input.search, "vars", &source) {
         Ok(path) => path,
         Err(e) => return not_loaded(&e.message, origin, Mapping::new(), Vec::new()),
     };
+    if let Some(roots) = &roots
+        && let Err(refused) =
+            input.confine(arg, &source, tack_loader::confine::check_found(&path, roots))
+    {
+        return refused;
+    }
     let loaded = match input.templar.loader().load_file(&path) {
         Ok(node) => node,
         Err(e) => {

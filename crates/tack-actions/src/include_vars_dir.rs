@@ -39,6 +39,8 @@ pub(crate) enum DirError {
     Failed(String, Loaded),
     /// The action raised.
     Raised(Diagnostic),
+    /// A directory a managed host named led out of the role's and the playbook's directories.
+    Refused(Box<crate::output::ActionOutput>),
 }
 
 fn text(value: &Value) -> String {
@@ -140,6 +142,16 @@ pub(crate) fn load(input: &ActionInput<'_>) -> Result<Loaded, DirError> {
     if !source.is_dir() {
         return Err(DirError::Failed(format!("{shown} is not a directory"), Loaded::empty()));
     }
+    // Where a directory a managed host named led, and every file under it, stays inside the
+    // role's and the playbook's directories (its name was checked before the search).
+    let roots = input.is_host_named("dir").then(|| input.confinement());
+    let confined = |path: &Path| match &roots {
+        Some(roots) => input
+            .confine("dir", &dir, tack_loader::confine::check_found(path, roots))
+            .map_err(|refused| DirError::Refused(Box::new(refused))),
+        None => Ok(()),
+    };
+    confined(&source)?;
     let mut tree = Vec::new();
     walk(&source, 0, &mut tree);
     tree.sort_by(|a, b| a.0.cmp(&b.0));
@@ -182,6 +194,7 @@ pub(crate) fn load(input: &ActionInput<'_>) -> Result<Loaded, DirError> {
                 );
                 return Err(DirError::Failed(msg, loaded));
             }
+            confined(&path)?;
             let data = input.templar.loader().load_file(&path).map_err(|e| {
                 DirError::Raised(Diagnostic::caused_by(
                     "Task failed.",

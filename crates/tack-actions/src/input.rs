@@ -118,6 +118,36 @@ impl<'a> ActionInput<'a> {
             .map(|n| tack_yaml::pyrepr::str(&n.value))
     }
 
+    /// Whether the argument `arg`'s render read what a managed host said.
+    pub fn is_host_named(&self, arg: &str) -> bool {
+        self.host_named.iter().any(|n| n == arg)
+    }
+
+    /// Where a controller file a managed host named may be read from for this task: the
+    /// task's roles, the directory of its file and the playbook's.
+    pub fn confinement(&self) -> Vec<std::path::PathBuf> {
+        let mut roots = self.search.roles.clone();
+        roots.push(self.search.task_dir.clone());
+        roots.push(self.search.basedir.clone());
+        roots
+    }
+
+    /// The task's failure when the host-named argument `arg` (`name`) leaves the
+    /// confinement (`checked` says).
+    pub fn confine(
+        &self,
+        arg: &str,
+        name: &str,
+        checked: Result<(), tack_loader::confine::Escape>,
+    ) -> Result<(), ActionOutput> {
+        checked.map_err(|escape| {
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            let msg = escape.message(&format!("the '{arg}' of this task was"), name);
+            ActionOutput::action_failed(data, s(&msg), self.task_origin.clone())
+        })
+    }
+
     pub fn refuse_host_named(&self, args: &[&str], verb: &str) -> Option<ActionOutput> {
         let arg = args.iter().find(|a| self.host_named.iter().any(|n| n == *a))?;
         let mut data = Mapping::new();

@@ -16,11 +16,12 @@
 //! The crate owns: whole-file vault decryption, JSON-before-YAML parsing with Python's JSON
 //! rules ([`json`]), the per-run parse cache, `path_dwim` ([`paths`]), ansible's search rules
 //! for relatively named files (`path_dwim_relative*`, `_is_role`, `find_vars_files`:
-//! [`search`]), `key=value` splitting ([`kv`]) and combining variable mappings with `-e`
+//! [`search`]), where a file a managed host named may be read from ([`confine`]), `key=value` splitting ([`kv`]) and combining variable mappings with `-e`
 //! extra vars ([`vars`]). It knows nothing of what the data means (inventories, plays) and
 //! never decrypts inline `!vault` values: whoever reads such a value decrypts it. Python's own
 //! rules (`os.path`, `repr`) come from `tack_py`.
 
+pub mod confine;
 pub mod json;
 pub mod kv;
 mod loader;

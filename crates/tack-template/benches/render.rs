@@ -2,6 +2,10 @@
 //! arguments with filters and a loop variable) once per loop item, as the executor does per
 //! host. The same set is timed through ansible-core's templar by
 //! `scripts/bench-ansible-templar.py`; both figures are in `docs/benchmarks.md`.
+//!
+//! Also a file lookup a role makes by a fact (`lookup('file', ansible_os_family ~ '.txt')`),
+//! its terms host-named and so confined, beside the same lookup with written terms: what
+//! marking the call and confining the file cost.
 
 use std::sync::Arc;
 
@@ -53,5 +57,29 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// `{{ lookup('file', NAME) }}` in a playbook directory holding `files/Debian.txt`, with a
+/// fact from the host and a written name.
+fn bench_lookup(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("files")).expect("files/");
+    std::fs::write(dir.path().join("files/Debian.txt"), "debian\n").expect("a file");
+    let mut loader = tack_loader::DataLoader::new(Default::default());
+    loader.set_basedir(dir.path());
+    let templar = Templar::with_loader(Arc::new(loader));
+    let mut facts = Layer::new();
+    let fact = Node::bare(tack_yaml::Value::Str("Debian".into()));
+    facts.insert("ansible_os_family".to_string(), fact, Provenance::ManagedHost);
+    let scope = Scope::new().with_layer(Arc::new(facts));
+    for (name, source) in [
+        ("lookup/file_named_by_a_fact", "{{ lookup('file', ansible_os_family ~ '.txt') }}"),
+        ("lookup/file_written", "{{ lookup('file', 'Debian.txt') }}"),
+    ] {
+        let node = Node::bare(tack_yaml::Value::Str(source.into()));
+        let out = templar.render(&node, &scope).expect("the lookup renders");
+        assert_eq!(out.value.as_str(), Some("debian"));
+        c.bench_function(name, |b| b.iter(|| templar.render(&node, &scope).map(|r| r.provenance)));
+    }
+}
+
+criterion_group!(benches, bench, bench_lookup);
 criterion_main!(benches);

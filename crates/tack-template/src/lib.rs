@@ -145,6 +145,12 @@ impl Templar {
         }
     }
 
+    /// [`Templar::render`] without the deprecations reading a deprecated variable prints: what
+    /// ansible's strategy renders (an include's name) shows none.
+    pub fn render_quietly(&self, node: &Node, scope: &Scope) -> Result<Rendered, TemplateError> {
+        engine::active::quietly(|| self.render(node, scope))
+    }
+
     /// Renders one template string (trusted: it is rendered even if it came from a managed
     /// host; use [`Templar::render`] for data whose strings may be `!unsafe`).
     pub fn render_str(&self, source: &str, scope: &Scope) -> Result<Rendered, TemplateError> {

@@ -5,8 +5,9 @@
 //! block) and the include parameters the included tasks see, and an include that failed to
 //! load ([`include_failure`]).
 //!
-//! What a host's include names is read on the controller only when the playbook chose it: a
-//! name a managed host chose is refused (seed 002). Loading is `include_tasks`' and
+//! What a host's include names is read on the controller; a name a managed host chose is
+//! found only inside the role's and the playbook's directories (seed 002), which the
+//! loading (`tack_playbook`'s) enforces. Loading is `include_tasks`' and
 //! `include_role`'s; placing what was loaded is `splice`'s.
 
 pub(crate) mod role;
@@ -186,27 +187,26 @@ pub(crate) fn wanted(
                 continue;
             }
             let mut names = Vec::with_capacity(nodes.len());
+            let mut host_named = Vec::new();
             for (arg, node) in nodes {
                 let Some(node) = node else {
                     names.push(None);
                     continue;
                 };
-                let rendered = templar.render(node, &item_scope).map_err(|e| e.to_diagnostic())?;
+                // ansible renders the names in its strategy, which shows no deprecation.
+                let rendered =
+                    templar.render_quietly(node, &item_scope).map_err(|e| e.to_diagnostic())?;
                 // What an include names is read on the controller: a name a managed host
-                // chose is never looked up (seed 002).
+                // chose is confined when it is loaded.
                 if rendered.provenance.is_managed_host() {
-                    return Err(Diagnostic::at(
-                        format!(
-                            "the '{arg}' of this include was named by a managed host, and \
-                             a controller file a host chose is never read"
-                        ),
-                        ctx.task.origin.clone(),
-                    ));
+                    host_named.push(*arg);
                 }
                 names.push(Some(tack_yaml::pyrepr::str(&rendered.value.value)));
             }
-            match wanted.iter_mut().find(|w| w.names == names && w.flags == flags && w.item == item)
-            {
+            let same = |w: &&mut Wanted| {
+                w.names == names && w.flags == flags && w.item == item && w.host_named == host_named
+            };
+            match wanted.iter_mut().find(same) {
                 Some(w) => w.hosts.push(host.clone()),
                 None => wanted.push(Wanted {
                     names,
@@ -214,6 +214,7 @@ pub(crate) fn wanted(
                     item,
                     hosts: vec![host.clone()],
                     provenance: read.derived(),
+                    host_named,
                 }),
             }
             if breaks == Some(true) {
@@ -318,8 +319,11 @@ impl<'t> IncludeNames<'t> {
                 keywords: role_keywords(ctx).to_vec(),
             });
         }
-        match ctx.task.args.get("_raw_params").or_else(|| ctx.task.args.get("file")) {
-            Some(raw) => Ok(IncludeNames { args: vec![("file", Some(raw))], keywords: Vec::new() }),
+        let raw = ctx.task.args.get("_raw_params").map(|n| ("_raw_params", n));
+        match raw.or_else(|| ctx.task.args.get("file").map(|n| ("file", n))) {
+            Some((arg, raw)) => {
+                Ok(IncludeNames { args: vec![(arg, Some(raw))], keywords: Vec::new() })
+            }
             None => {
                 Err(Diagnostic::at("No file specified for include_tasks", ctx.task.origin.clone()))
             }
@@ -336,6 +340,9 @@ pub(crate) struct Wanted {
     pub hosts: Vec<String>,
     /// The loop item's provenance.
     pub provenance: Provenance,
+    /// The arguments among `names` whose render read what a managed host said: what they
+    /// name is found only inside the role's and the playbook's directories (seed 002).
+    pub host_named: Vec<&'static str>,
 }
 
 /// The include's `loop_control.loop_var` (`item` by default).

@@ -4,7 +4,8 @@
 //! that share it, the role's own `vars` given the include's `vars` and loop item, `included:
 //! ROLE for HOSTS` lines; a public role's defaults and vars become the play's.
 //!
-//! Loads roles only under names the playbook chose (seed 002); runs none of their tasks itself
+//! Loads a role or file a managed host named only inside the role search path and the
+//! role's directory (seed 002); runs none of their tasks itself
 //! and touches no host's position (`crate::include::splice` does, and grows the play's role arena).
 
 use std::sync::Arc;
@@ -65,12 +66,14 @@ pub(crate) fn load_included_role(
             include: &parent,
             dep_chain: &ctx.dep_chain,
             name: &name,
+            name_host_named: want.host_named.contains(&"name"),
             from: FromFiles {
                 tasks: want.names[1].clone(),
                 vars: want.names[2].clone(),
                 defaults: want.names[3].clone(),
                 handlers: want.names[4].clone(),
                 skip_validation: want.flag("rolespec_validate") == Some(false),
+                host_named: want.host_named.iter().copied().filter(|a| *a != "name").collect(),
             },
             vars: role_vars,
             allow_duplicates,

@@ -3,7 +3,8 @@
 //! host naming it with the same parameters, checked as tack checks a playbook's tasks
 //! (a handler's file also as ansible checks handler files), and the `included:` lines.
 //!
-//! Reads task files only under names the playbook chose (seed 002); runs none of their tasks
+//! Reads a task file a managed host named only inside the role's and the playbook's
+//! directories (seed 002); runs none of their tasks
 //! itself and moves no host (`crate::include::splice` does).
 
 use tack_diag::Diagnostic;
@@ -70,8 +71,10 @@ pub(crate) fn load_included(
     let mut out = Vec::new();
     for want in wanted {
         let target = want.names[0].clone().unwrap_or_default();
+        let host_named = want.host_named.first().copied();
+        let vars = env.scope.play_vars();
         let loaded =
-            env.run.tasks.load_included_tasks(env.play(), &parent, &target, &env.scope.play_vars());
+            env.run.tasks.load_included_tasks(env.play(), &parent, &target, &vars, host_named);
         let mut included = match loaded {
             Ok(included) => included,
             // A file that cannot be loaded fails the include on its hosts; a parser error

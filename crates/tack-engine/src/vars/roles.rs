@@ -21,8 +21,31 @@ pub(crate) struct RoleLayers {
     pub vars: Option<Arc<Layer>>,
     /// Role parameters (`- {role: x, param: 1}`), parents' first.
     pub params: Option<Arc<Layer>>,
-    /// `role_name`, `role_path`, `ansible_role_name`.
+    /// `role_name`, `role_path`, `ansible_role_name`, and (for every task, in a role or
+    /// not) `ansible_search_path`.
     pub magic: Option<Arc<Layer>>,
+}
+
+/// `Task.get_search_path` as ansible's `ansible_search_path` shows it: the task's role and
+/// the roles above it (innermost first), the directory of the task's file, the play's
+/// directory, each once.
+pub(crate) fn search_path(play: &Play, ctx: &TaskInContext<'_>) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    let mut add = |p: std::path::PathBuf| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    for id in ctx.dep_chain.iter().rev() {
+        add(play.role(*id).path.clone());
+    }
+    let basedir = tack_playbook::play_vars::play_basedir(play);
+    let task_dir = ctx.task.origin.as_ref().and_then(|o| o.path.as_ref()).and_then(|p| p.parent());
+    if let Some(dir) = task_dir {
+        add(dir.to_path_buf());
+    }
+    add(basedir);
+    out
 }
 
 fn merge(into: &mut Mapping, from: &Mapping) {
@@ -85,7 +108,12 @@ fn role_params(play: &Play, id: RoleId, parents: &[RoleId]) -> Mapping {
 
 /// The role layers of `ctx`'s task (empty when it is not in a role).
 pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
-    let Some(id) = ctx.task.role else { return RoleLayers::default() };
+    let mut magic = Mapping::new();
+    let search = search_path(play, ctx).iter().map(|p| s(&p.to_string_lossy())).collect();
+    magic.insert(s("ansible_search_path"), tack_yaml::Node::bare(tack_yaml::Value::Seq(search)));
+    let Some(id) = ctx.task.role else {
+        return RoleLayers { magic: layer(&magic), ..RoleLayers::default() };
+    };
     // The walk's chain ends with the task's own role; ansible's dependency chain is the
     // roles above it.
     let mut parents = ctx.dep_chain.clone();
@@ -93,7 +121,6 @@ pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
         parents.pop();
     }
     let role = play.role(id);
-    let mut magic = Mapping::new();
     magic.insert(s("role_name"), s(&role.name));
     magic.insert(s("ansible_role_name"), s(&role.name));
     magic.insert(s("role_path"), s(&role.path.to_string_lossy()));

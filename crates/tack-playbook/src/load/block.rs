@@ -425,12 +425,18 @@ impl Loader<'_> {
     ///
     /// Roles imported inside the included file join the play's role arena: the returned
     /// [`super::dynamic::Included`] then carries the grown arena and the handlers they bring.
+    ///
+    /// `host_named` is the include's argument (`file`, `_raw_params`) when its render read
+    /// what a managed host said: the file is then found only inside the role's directory, the
+    /// including file's and the playbook's (seed 002), checked by its name before any lookup
+    /// and by where the file found leads before it is read.
     pub fn load_included_tasks(
         &self,
         play: &crate::ast::Play,
         include: &crate::ast::Task,
         target: &str,
         vars: &Mapping,
+        host_named: Option<&str>,
     ) -> Result<super::dynamic::Included, Diagnostic> {
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
         build.roles = play.role_arena.clone();
@@ -445,14 +451,28 @@ impl Loader<'_> {
         // A relative name is first looked for beside the file the include was written in
         // (a task file including its neighbour), as ansible resolves it against the
         // including file's directory.
-        let beside = include
-            .origin
-            .as_ref()
-            .and_then(|o| o.path.as_ref())
-            .and_then(|p| p.parent())
+        let including_dir =
+            include.origin.as_ref().and_then(|o| o.path.as_ref()).and_then(|p| p.parent());
+        let roots = host_named.map(|arg| {
+            let mut roots: Vec<PathBuf> = scope.role_path.iter().cloned().collect();
+            roots.extend(including_dir.map(Path::to_path_buf));
+            roots.push(build.basedir.clone());
+            (arg, roots)
+        });
+        let refused = |arg: &str, escape: tack_loader::confine::Escape| {
+            let message = escape.message(&format!("the '{arg}' of this include was"), target);
+            Diagnostic::at(message, include.origin.clone())
+        };
+        if let Some((arg, roots)) = &roots {
+            tack_loader::confine::check_name(target, roots).map_err(|e| refused(arg, e))?;
+        }
+        let beside = including_dir
             .map(|dir| dir.join(target))
             .filter(|p| !Path::new(target).is_absolute() && p.is_file());
         let file = beside.unwrap_or_else(|| self.find_import(&build, &scope, "tasks", target));
+        if let Some((arg, roots)) = &roots {
+            tack_loader::confine::check_found(&file, roots).map_err(|e| refused(arg, e))?;
+        }
         let data = self.files.load(&file)?;
         let blocks = match &data.value {
             Value::Null => Vec::new(),

@@ -53,6 +53,9 @@ pub struct RoleRequest<'r> {
     /// The roles the include was reached through, outermost first.
     pub dep_chain: &'r [RoleId],
     pub name: &'r str,
+    /// The name's render read what a managed host said: the role is found only inside the
+    /// role search path's directories (seed 002).
+    pub name_host_named: bool,
     pub from: FromFiles,
     /// The include's `vars` and loop variable: they become the role's `vars`.
     pub vars: Mapping,
@@ -92,13 +95,27 @@ impl Loader<'_> {
             Value::Str(request.name.to_string()),
             origin.and_then(|n| n.origin.clone()).or_else(|| request.include.origin.clone()),
         );
-        let mut rr = self.role_ref(&node, &build, None, &[], vars).map_err(|e| {
+        let fatal = |e: Diagnostic| {
             if request.rescuable {
                 e
             } else {
                 Diagnostic::caused_by("Could not include role.", None, e).parser()
             }
-        })?;
+        };
+        // A role name a managed host chose: by its text before any search, then where the
+        // role found leads.
+        let roots = request.name_host_named.then(|| self.role_search(&build, None));
+        let refused = |escape: tack_loader::confine::Escape| {
+            let message = escape.message("the 'name' of this include was", request.name);
+            fatal(Diagnostic::at(message, node.origin.clone()))
+        };
+        if let Some(roots) = &roots {
+            tack_loader::confine::check_name(request.name, roots).map_err(refused)?;
+        }
+        let mut rr = self.role_ref(&node, &build, None, &[], vars).map_err(fatal)?;
+        if let Some(roots) = &roots {
+            tack_loader::confine::check_found(&rr.path, roots).map_err(refused)?;
+        }
         for (k, v) in request.vars.iter() {
             rr.vars.insert(k.clone(), v.clone());
         }

@@ -38,6 +38,24 @@ pub struct FromFiles {
     pub handlers: Option<String>,
     /// `rolespec_validate: false`: no argument spec validation task is prepended.
     pub skip_validation: bool,
+    /// The `*_from` arguments whose render read what a managed host said (`tasks_from`,
+    /// ...): each is found only inside the role's directory (seed 002).
+    pub host_named: Vec<&'static str>,
+}
+
+impl FromFiles {
+    /// The include argument that names the file of `subdir` (`tasks` → `tasks_from`), when a
+    /// managed host chose it.
+    fn chosen(&self, subdir: &str) -> Option<&'static str> {
+        let arg = match subdir {
+            "tasks" => "tasks_from",
+            "vars" => "vars_from",
+            "defaults" => "defaults_from",
+            "handlers" => "handlers_from",
+            _ => return None,
+        };
+        self.host_named.contains(&arg).then_some(arg)
+    }
 }
 
 impl Loader<'_> {
@@ -114,6 +132,22 @@ impl Loader<'_> {
         })
     }
 
+    /// The directories a role name is looked for in, in order (before their templates are
+    /// rendered).
+    pub(crate) fn role_search(
+        &self,
+        build: &PlayBuild,
+        current_role_path: Option<&Path>,
+    ) -> Vec<PathBuf> {
+        let mut search: Vec<PathBuf> = vec![build.basedir.join("roles")];
+        search.extend(self.options.roles_path.iter().cloned());
+        if let Some(p) = current_role_path {
+            search.push(p.to_path_buf());
+        }
+        search.push(build.basedir.clone());
+        search
+    }
+
     /// `_load_role_path`: the first `<search dir>/<name>` that exists, else `<name>` as a path.
     fn find_role(
         &self,
@@ -124,12 +158,7 @@ impl Loader<'_> {
         collection_list: &[String],
         vars: &Mapping,
     ) -> Result<(String, PathBuf), Diagnostic> {
-        let mut search: Vec<PathBuf> = vec![build.basedir.join("roles")];
-        search.extend(self.options.roles_path.iter().cloned());
-        if let Some(p) = current_role_path {
-            search.push(p.to_path_buf());
-        }
-        search.push(build.basedir.clone());
+        let search = self.role_search(build, current_role_path);
         for dir in &search {
             let dir_text = dir.to_string_lossy().to_string();
             let dir = match self
@@ -197,14 +226,14 @@ impl Loader<'_> {
             from_include,
         });
 
-        let role_vars = self.role_yaml(&rr, "vars", from.vars.as_deref(), true)?;
+        let role_vars = self.role_yaml(&rr, "vars", from.vars.as_deref(), true, from)?;
         let role_vars = as_vars(role_vars, &rr.name, "vars")?;
-        let defaults = self.role_yaml(&rr, "defaults", from.defaults.as_deref(), true)?;
+        let defaults = self.role_yaml(&rr, "defaults", from.defaults.as_deref(), true, from)?;
         let defaults = as_vars(defaults, &rr.name, "defaults")?;
         build.roles[id.0].role_vars = role_vars;
         build.roles[id.0].default_vars = defaults;
 
-        if let Some(meta) = self.role_yaml(&rr, "meta", None, false)?
+        if let Some(meta) = self.role_yaml(&rr, "meta", None, false, from)?
             && !is_empty(&meta)
         {
             let Some(meta_map) = meta.as_map() else {
@@ -244,7 +273,7 @@ impl Loader<'_> {
         }
 
         let scope = Scope::for_role(id, &rr.path, build);
-        if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false)?
+        if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false, from)?
             && !is_empty(&tasks)
         {
             let message = format!(
@@ -256,7 +285,8 @@ impl Loader<'_> {
                 .map_err(|e| e.into_error(&message, super::block::Owner::Node(&tasks)))?;
             build.roles[id.0].task_blocks = blocks;
         }
-        if let Some(handlers) = self.role_yaml(&rr, "handlers", from.handlers.as_deref(), false)?
+        if let Some(handlers) =
+            self.role_yaml(&rr, "handlers", from.handlers.as_deref(), false, from)?
             && !is_empty(&handlers)
         {
             let message = format!(
@@ -283,8 +313,20 @@ impl Loader<'_> {
         subdir: &str,
         main: Option<&str>,
         allow_dir: bool,
+        from: &FromFiles,
     ) -> Result<Option<Node>, Diagnostic> {
         let dir = rr.path.join(subdir);
+        // A `*_from` a managed host chose: by its text before anything is looked up, then
+        // where each file found leads.
+        let chosen = main.zip(from.chosen(subdir));
+        let refused = |arg: &str, name: &str, escape: tack_loader::confine::Escape| {
+            general_error(escape.message(&format!("the '{arg}' of this include was"), name), None)
+        };
+        if let Some((name, arg)) = chosen
+            && let Err(escape) = tack_loader::confine::check_name(name, std::slice::from_ref(&dir))
+        {
+            return Err(refused(arg, name, escape));
+        }
         if !dir.is_dir() {
             if let Some(main) = main {
                 let _ = main;
@@ -319,6 +361,13 @@ impl Loader<'_> {
             }
             return Ok(None);
         }
+        if let Some((name, arg)) = chosen {
+            let roots = std::slice::from_ref(&rr.path);
+            for file in &found {
+                tack_loader::confine::check_found(file, roots)
+                    .map_err(|escape| refused(arg, name, escape))?;
+            }
+        }
         let mut data: Option<Node> = None;
         for file in found {
             let new = self.files.load(&file)?;
@@ -347,7 +396,13 @@ impl Loader<'_> {
         for ext in [".json", ".yaml", ".yml"] {
             let p = rr.path.join("meta").join(format!("argument_specs{ext}"));
             if p.exists() {
-                let data = self.role_yaml(rr, "meta", Some("argument_specs"), false)?;
+                let data = self.role_yaml(
+                    rr,
+                    "meta",
+                    Some("argument_specs"),
+                    false,
+                    &FromFiles::default(),
+                )?;
                 return Ok(data.and_then(|d| {
                     d.as_map()
                         .and_then(|m| m.get("argument_specs"))
@@ -355,7 +410,7 @@ impl Loader<'_> {
                 }));
             }
         }
-        let meta = self.role_yaml(rr, "meta", None, false)?;
+        let meta = self.role_yaml(rr, "meta", None, false, &FromFiles::default())?;
         Ok(meta.and_then(|m| {
             m.as_map().and_then(|m| m.get("argument_specs")).and_then(|s| s.as_map().cloned())
         }))
@@ -463,6 +518,8 @@ impl Loader<'_> {
                 .map(|n| self.render_string(n, &vars))
                 .transpose()?,
             skip_validation: self.skips_validation(target.rolespec_validate.as_ref(), &vars)?,
+            // An import is rendered with the play's variables, before any host has answered.
+            host_named: Vec::new(),
         };
         let mut rr = self.role_ref(
             &Node::new(Value::Str(name), name_node.origin.clone()),

@@ -24,6 +24,9 @@ struct Top {
     /// The strings decrypted from `!vault` values so far (kept alive, so their addresses
     /// identify them), for the `vault_encrypted` test.
     decrypted: Vec<JValue>,
+    /// The deprecations of variables this render has shown: ansible shows each once per
+    /// templating operation, where it was first read.
+    deprecations: Vec<String>,
 }
 
 thread_local! {
@@ -35,7 +38,7 @@ thread_local! {
 pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
     TOPS.with(|t| t.borrow_mut().push(Top::default()));
     LAST_MISS.with(|m| *m.borrow_mut() = None);
-    let result = f();
+    let result = super::chosen::watching(f);
     let top = TOPS.with(|t| {
         let mut tops = t.borrow_mut();
         let top = tops.pop().unwrap_or_default();
@@ -59,6 +62,9 @@ pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
 pub(crate) fn record(provenance: &Provenance) {
     if matches!(provenance, Provenance::Trusted) {
         return;
+    }
+    if matches!(provenance, Provenance::ManagedHost) {
+        super::chosen::host_value_read();
     }
     TOPS.with(|t| {
         if let Some(top) = t.borrow_mut().last_mut() {
@@ -165,11 +171,12 @@ thread_local! {
     static HIDDEN: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with `ctx` as the render plugins see ([`current_ctx`]).
-pub(crate) fn with_ctx<R>(ctx: crate::vars::objects::Ctx, f: impl FnOnce() -> R) -> R {
+/// Runs `f` with `ctx` as the render plugins see ([`current_ctx`]), rendering the template
+/// named `name`.
+pub(crate) fn with_ctx<R>(ctx: crate::vars::objects::Ctx, name: &str, f: impl FnOnce() -> R) -> R {
     CTXS.with(|c| c.borrow_mut().push(ctx));
     HIDDEN.with(|h| h.borrow_mut().push(false));
-    let result = f();
+    let result = super::chosen::rendering(name, f);
     HIDDEN.with(|h| h.borrow_mut().pop());
     CTXS.with(|c| c.borrow_mut().pop());
     result
@@ -204,6 +211,36 @@ pub(crate) fn at_origin<R>(origin: Option<tack_diag::Origin>, f: impl FnOnce() -
     let result = f();
     ORIGINS.with(|o| o.borrow_mut().pop());
     result
+}
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` without the deprecations reading a deprecated variable prints (ansible renders an
+/// include's name in its strategy, where they are not shown).
+pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    let before = QUIET.with(|q| q.replace(true));
+    let result = f();
+    QUIET.with(|q| q.set(before));
+    result
+}
+
+/// Whether the deprecation `message` of a variable read is to be shown now: not inside
+/// [`quietly`], and not already shown by this render.
+pub(crate) fn first_deprecation(message: &str) -> bool {
+    if QUIET.with(std::cell::Cell::get) {
+        return false;
+    }
+    TOPS.with(|t| {
+        let mut tops = t.borrow_mut();
+        let Some(top) = tops.last_mut() else { return true };
+        if top.deprecations.iter().any(|m| m == message) {
+            return false;
+        }
+        top.deprecations.push(message.to_string());
+        true
+    })
 }
 
 /// Where the template being rendered was written, when known.

@@ -36,9 +36,16 @@ pub(super) fn register(env: &mut Environment<'static>) {
 fn bare_include(
     state: &State,
     _body: JValue,
-    name: JValue,
-    ignore_missing: bool,
+    args: minijinja::value::Rest<JValue>,
 ) -> Result<JValue, Error> {
+    // The prepass puts a mark before the name (`chosen`): whether a managed host chose it.
+    let (name, ignore_missing) = match args.as_slice() {
+        [mark, name, missing] => {
+            (super::chosen::named(mark.clone(), name.clone()), missing.is_true())
+        }
+        [name, missing] => (name.clone(), missing.is_true()),
+        _ => return Err(Error::new(ErrorKind::InvalidOperation, "include without a name")),
+    };
     let Some(ctx) = active::current_ctx() else {
         return Err(Error::new(ErrorKind::InvalidOperation, "include outside a render"));
     };
@@ -62,7 +69,7 @@ fn bare_include(
         };
         let bare = Ctx { scope: Scope::new(), engine: ctx.engine.clone() };
         let root = Arc::new(Root::new(bare.clone()));
-        let (result, _) = active::with_ctx(bare, || {
+        let (result, _) = active::with_ctx(bare, template.name(), || {
             active::collecting(|| template.render(JValue::from_dyn_object(root.clone())))
         });
         return match result {

@@ -54,6 +54,8 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    env.add_function(super::chosen::MARK, super::chosen::mark);
+    env.add_function(super::chosen::NAMED, super::chosen::named);
     super::context::register(&mut env);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
@@ -122,6 +124,9 @@ fn embedded(source: String) -> Result<JValue, Error> {
 
 /// Template strings are cached under their own text; other names are template files.
 fn load(name: &str) -> Result<Option<String>, Error> {
+    if let Some(refusal) = name.strip_prefix(REFUSED) {
+        return Err(super::final_error(ErrorKind::InvalidOperation, refusal.to_string()));
+    }
     if let Some(source) = name.strip_prefix(INLINE) {
         let rewritten = prepass::rewrite(source, prepass::Mode::Template);
         return Ok(Some(rewritten.unwrap_or_else(|| source.to_string())));
@@ -143,15 +148,45 @@ fn load(name: &str) -> Result<Option<String>, Error> {
 }
 
 /// `{% include "x" %}` in a template file names a file on the `template` action's search
-/// path (the first that exists; the last candidate when none does).
+/// path (the first that exists; the last candidate when none does). A name a managed host
+/// chose (`chosen`) is found only inside that search path, and never from a template that is
+/// not a file; otherwise the joined name is a refusal [`load`] reports.
 pub(super) fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
-    if parent.starts_with([INLINE, EXPRESSION]) || Path::new(name).is_absolute() {
+    let chosen = super::chosen::include_host_named();
+    if parent.starts_with([INLINE, EXPRESSION]) {
+        if chosen {
+            return Cow::Owned(format!(
+                "{REFUSED}the template an include or import names was named by a managed host, \
+                 and a controller file a host chose is read only from a template file's \
+                 search path"
+            ));
+        }
         return Cow::Borrowed(name);
     }
     let candidates = super::template_file::search_path(Path::new(parent));
+    let refused = |escape: tack_loader::confine::Escape| {
+        let subject = "the template an include or import names was";
+        Cow::Owned(format!("{REFUSED}{}", escape.message(subject, name)))
+    };
+    if chosen && let Err(escape) = tack_loader::confine::check_name(name, &candidates) {
+        return refused(escape);
+    }
+    if Path::new(name).is_absolute() {
+        return Cow::Borrowed(name);
+    }
     let found = candidates.iter().map(|dir| dir.join(name)).find(|p| p.is_file());
+    if chosen
+        && let Some(path) = &found
+        && let Err(escape) = tack_loader::confine::check_found(path, &candidates)
+    {
+        return refused(escape);
+    }
     match found.or_else(|| candidates.last().map(|dir| dir.join(name))) {
         Some(path) => Cow::Owned(path.to_string_lossy().into_owned()),
         None => Cow::Borrowed(name),
     }
 }
+
+/// The first character of a joined name that is a refusal rather than a file
+/// ([`join_path`]); no file name starts with it.
+const REFUSED: char = '\u{0}';

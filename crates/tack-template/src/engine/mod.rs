@@ -13,6 +13,7 @@
 //! (each plugin family registers itself), or print anything.
 
 pub(crate) mod active;
+pub(crate) mod chosen;
 mod conditional;
 mod context;
 mod env;
@@ -114,7 +115,7 @@ impl Engine {
     ) -> Result<JValue, Error> {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
-        let (result, emits) = active::with_ctx(ctx, || {
+        let (result, emits) = active::with_ctx(ctx, template.name(), || {
             active::collecting(|| template.render(JValue::from_dyn_object(root.clone())))
         });
         match result {

@@ -42,7 +42,28 @@ fn may_need(s: &str) -> bool {
         || count("%") > count("{%") + count("%}")
         || count("{") > delimiters + count("{{")
         || ["defined", "default", "mandatory", "|d", "| d", "do"].iter().any(|w| s.contains(w))
+        || CHOOSING.iter().any(|w| s.contains(w))
 }
+
+/// Words of calls and tags whose arguments may name a controller file or command: a
+/// source holding one is tokenized to mark them (`chosen`).
+const CHOOSING: &[&str] = &["lookup", "query", "q(", "include", "import", "extends"];
+/// Calls that get a mark as their first argument.
+const MARKED_CALLS: &[&str] = &["lookup", "query", "q", super::tags::BARE_INCLUDE];
+/// Tags whose template name gets wrapped in a mark.
+const NAME_TAGS: &[&str] = &["include", "import", "from", "extends"];
+/// Words that end a tag's template name.
+const NAME_ENDS: &[&str] = &["ignore", "with", "without", "as", "import"];
+/// Tags whose words may bind names of the template's own.
+const BINDING_TAGS: &[&str] = &["set", "for", "macro", "call", "with", "import", "from"];
+/// Names Jinja2 binds by itself inside a template.
+const IMPLICIT_NAMES: &[&str] = &["loop", "caller", "varargs", "kwargs", "self", "super"];
+const MARK_OWN: &str = "__tack_mark(true)";
+const MARK_OWN_ARGS: &str = "__tack_mark(true), ";
+const MARK: &str = "__tack_mark(false)";
+const MARK_ARGS: &str = "__tack_mark(false), ";
+const NAMED_OWN: &str = "__tack_named(__tack_mark(true), ";
+const NAMED: &str = "__tack_named(__tack_mark(false), ";
 
 struct Tok<'s> {
     kind: Kind,
@@ -200,10 +221,78 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
             _ => {}
         }
     }
+    mark_choices(&toks, &partner, &mut inserts);
     if inserts.is_empty() {
         return None;
     }
     Some(apply(source, inserts, &removed))
+}
+
+/// Puts a mark first in every lookup call and around every tag's template name, saying
+/// whether what they read may include names the template bound itself (see `chosen`).
+fn mark_choices(toks: &[Tok], partner: &[Option<usize>], inserts: &mut Vec<(usize, u8, &str)>) {
+    let word = |j: usize| toks.get(j).map(|t| t.text).unwrap_or_default();
+    let mut own: Vec<&str> = IMPLICIT_NAMES.to_vec();
+    for (k, tok) in toks.iter().enumerate() {
+        if tok.kind == Kind::BlockEdge
+            && tok.text.starts_with("{%")
+            && BINDING_TAGS.contains(&word(k + 1))
+        {
+            let end = toks[k + 1..].iter().position(|t| t.kind == Kind::BlockEdge);
+            let names = toks[k + 1..end.map_or(toks.len(), |e| k + 1 + e)].iter();
+            own.extend(names.filter(|t| t.kind == Kind::Operand).map(|t| t.text));
+        }
+    }
+    // Whether tokens `from..to` read a name the template bound itself.
+    let reads_own = |from: usize, to: usize| {
+        (from..to).any(|j| {
+            let t = &toks[j];
+            let name = t.kind == Kind::Operand
+                && t.text.starts_with(|c: char| c.is_alphabetic() || c == '_');
+            let before = if j > 0 { toks[j - 1].text } else { "" };
+            let attribute_or_filter = j > 0 && matches!(toks[j - 1].kind, Kind::Dot | Kind::Pipe);
+            let test = before == "is" || before == "not" && j > 1 && toks[j - 2].text == "is";
+            name && !attribute_or_filter && !test && word(j + 1) != "=" && own.contains(&t.text)
+        })
+    };
+    for (i, tok) in toks.iter().enumerate() {
+        let called = tok.kind == Kind::Operand
+            && MARKED_CALLS.contains(&tok.text)
+            && !(i > 0 && matches!(toks[i - 1].kind, Kind::Dot | Kind::Pipe))
+            && toks.get(i + 1).is_some_and(|t| t.kind == Kind::Open('('));
+        if called && let Some(close) = partner[i + 1] {
+            let own_names = reads_own(i + 2, close);
+            let empty = close == i + 2;
+            let text = match (own_names, empty) {
+                (true, true) => MARK_OWN,
+                (true, false) => MARK_OWN_ARGS,
+                (false, true) => MARK,
+                (false, false) => MARK_ARGS,
+            };
+            inserts.push((toks[i + 1].end, 0, text));
+        }
+        let named = tok.kind == Kind::BlockEdge
+            && tok.text.starts_with("{%")
+            && NAME_TAGS.contains(&word(i + 1));
+        if named {
+            let start = i + 2;
+            let mut end = start;
+            while let Some(t) = toks.get(end) {
+                if t.kind == Kind::BlockEdge || (end > start && NAME_ENDS.contains(&t.text)) {
+                    break;
+                }
+                end = match (t.kind, partner[end]) {
+                    (Kind::Open(_), Some(close)) => close + 1,
+                    _ => end + 1,
+                };
+            }
+            if end > start {
+                let text = if reads_own(start, end) { NAMED_OWN } else { NAMED };
+                inserts.push((toks[start].start, 0, text));
+                inserts.push((toks[end - 1].end, 0, ")"));
+            }
+        }
+    }
 }
 
 /// Whether token `i` starts a use that must see a missing attribute chain as undefined rather

@@ -14,10 +14,10 @@ use super::{Call, Entry, LookupError};
 use crate::value::RenderEnv;
 
 pub(super) const LOOKUPS: &[Entry] = &[
-    Entry::new("file", file),
-    Entry::new("fileglob", fileglob),
-    Entry::new("first_found", first_found).accepting_undefined(),
-    Entry::new("unvault", unvault),
+    Entry::new("file", file).reading_files(),
+    Entry::new("fileglob", fileglob).reading_files(),
+    Entry::new("first_found", first_found).accepting_undefined().reading_files(),
+    Entry::new("unvault", unvault).reading_files(),
 ];
 
 fn strings_of(value: &JValue) -> Vec<String> {
@@ -46,13 +46,19 @@ pub(super) fn search_paths(env: &RenderEnv) -> Vec<PathBuf> {
 }
 
 /// `find_file_in_search_path(variables, subdir, needle)`; with `warn`, ansible's warning
-/// when it is not found.
+/// when it is not found. A needle a managed host chose is found only inside the role's and
+/// the playbook's directories ([`confine`]).
 pub(super) fn find_file(
-    env: &RenderEnv,
+    call: &Call,
     subdir: &str,
     needle: &str,
     warn: bool,
-) -> Option<PathBuf> {
+) -> Result<Option<PathBuf>, LookupError> {
+    let env = call.env;
+    let roots = call.host_named.then(|| confinement(env));
+    if let Some(roots) = &roots {
+        confine(call, needle, tack_loader::confine::check_name(needle, roots))?;
+    }
     let paths = search_paths(env);
     let found = tack_loader::search::path_dwim_relative_stack(
         env.loader().basedir(),
@@ -61,12 +67,36 @@ pub(super) fn find_file(
         needle,
     )
     .ok();
+    if let (Some(roots), Some(path)) = (&roots, &found) {
+        confine(call, needle, tack_loader::confine::check_found(path, roots))?;
+    }
     if found.is_none() && warn {
         tack_diag::warn(&tack_diag::Diagnostic::new(format!(
             "Unable to find '{needle}' in expected paths (use -vvvvv to see paths)"
         )));
     }
-    found
+    Ok(found)
+}
+
+/// Where a file lookup whose terms a managed host chose may read: the directories it
+/// searches, the role's and the playbook's.
+pub(super) fn confinement(env: &RenderEnv) -> Vec<PathBuf> {
+    let mut roots = search_paths(env);
+    roots.push(basedir(env));
+    roots.push(env.loader().basedir().to_path_buf());
+    roots
+}
+
+/// The lookup's refusal of `name` when `checked` found it leaves the confinement.
+pub(super) fn confine(
+    call: &Call,
+    name: &str,
+    checked: Result<(), tack_loader::confine::Escape>,
+) -> Result<(), LookupError> {
+    checked.map_err(|escape| {
+        let subject = format!("the terms of the {} lookup were", py_repr(&JValue::from(call.name)));
+        LookupError::Refused(escape.message(&subject, name))
+    })
 }
 
 /// `DataLoader.get_text_file_contents`, its failure in ansible's words.
@@ -90,7 +120,7 @@ fn file(call: &Call) -> Result<Vec<JValue>, LookupError> {
         let fail = |why: String| {
             LookupError::failed(format!("Unable to access the file {}: {why}", py_repr(term)))
         };
-        let Some(path) = find_file(call.env, "files", &name, false) else {
+        let Some(path) = find_file(call, "files", &name, false)? else {
             return Err(fail("File not found. Use -vvvvv to see paths searched.".into()));
         };
         let mut text = read_text(call.env, &path).map_err(fail)?;
@@ -109,7 +139,7 @@ fn unvault(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut out = Vec::new();
     for term in &call.terms {
         let name = py_str(term);
-        let Some(path) = find_file(call.env, "files", &name, true) else {
+        let Some(path) = find_file(call, "files", &name, true)? else {
             return Err(LookupError::failed(format!("Unable to find file matching \"{name}\"")));
         };
         out.push(JValue::from(read_text(call.env, &path).map_err(LookupError::failed)?));
@@ -164,7 +194,7 @@ fn fileglob(call: &Call) -> Result<Vec<JValue>, LookupError> {
         let mut dirs = Vec::new();
         match dir {
             Some(d) => {
-                dirs.extend(find_file(call.env, "files", if d.is_empty() { "/" } else { d }, true))
+                dirs.extend(find_file(call, "files", if d.is_empty() { "/" } else { d }, true)?)
             }
             None => {
                 for p in search_paths(call.env) {
@@ -175,6 +205,13 @@ fn fileglob(call: &Call) -> Result<Vec<JValue>, LookupError> {
         }
         for dir in dirs {
             let found = glob_files(&dir, file);
+            if call.host_named {
+                let roots = confinement(call.env);
+                for path in &found {
+                    let checked = tack_loader::confine::check_found(Path::new(path), &roots);
+                    confine(call, path, checked)?;
+                }
+            }
             if !found.is_empty() {
                 out.extend(found.into_iter().map(JValue::from));
                 break;
@@ -337,8 +374,15 @@ fn first_found(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut search = Vec::new();
     first_found_terms(&terms, &mut options, &mut search)?;
     let subdir = format!("{subdir}s");
+    // Every name a host chose is checked before the first is looked for.
+    if call.host_named {
+        let roots = confinement(call.env);
+        for name in &search {
+            confine(call, name, tack_loader::confine::check_name(name, &roots))?;
+        }
+    }
     for name in &search {
-        if let Some(path) = find_file(call.env, &subdir, name, false) {
+        if let Some(path) = find_file(call, &subdir, name, false)? {
             let found = tack_py::ansible::unfrackpath(&path, false, None);
             return Ok(vec![JValue::from(found.to_string_lossy().into_owned())]);
         }

@@ -12,6 +12,10 @@
 //! Lookups that read the controller (files, the environment, commands) return trusted values:
 //! whatever their terms read is already recorded by the render that computed the terms. The
 //! `vars` lookup reads variables through [`RenderEnv::read`], so the binding read is recorded.
+//! Terms a managed host chose (`engine::chosen` answers) meet each lookup's [`Reach`]: file
+//! lookups find files only inside the role's and the playbook's directories, and lookups no
+//! directory confines (commands, the environment, password files) are refused before they
+//! act, whatever `errors=` says (seed 002).
 //!
 //! This module owns the lookups only; it prints nothing except ansible's `errors=warn`
 //! warning, and never writes files other than the `password` lookup's.
@@ -49,6 +53,11 @@ pub(crate) struct Call<'a> {
     /// The task's action, for a `with_` loop (first_found searches `templates/` for a
     /// template task, `vars/` for an include_vars one).
     pub action: Option<&'a str>,
+    /// A managed host chose the terms (`engine::chosen`): a file lookup finds files only
+    /// inside the role's and the playbook's directories.
+    pub host_named: bool,
+    /// The lookup's name as called, for refusals.
+    pub name: &'a str,
 }
 
 impl Call<'_> {
@@ -64,6 +73,9 @@ pub(crate) enum LookupError {
     Failed(String),
     /// An error that passes through unchanged (an undefined value used by the lookup).
     Template(Error),
+    /// A name a managed host chose leaves the confinement (seed 002): the render fails,
+    /// whatever `errors=` says.
+    Refused(String),
 }
 
 impl LookupError {
@@ -80,21 +92,51 @@ impl From<Error> for LookupError {
 
 pub(crate) type Run = fn(&Call) -> Result<Vec<JValue>, LookupError>;
 
+/// What a lookup reaches on the controller with its terms, and so what happens when a
+/// managed host chose them.
+#[derive(Clone, Copy)]
+pub(crate) enum Reach {
+    /// Nothing outside the render (lists, sequences, variables, settings): runs as asked.
+    Nothing,
+    /// Files it finds on the search path: found only inside the role's and the playbook's
+    /// directories (`files::find_file`).
+    Files,
+    /// Something no directory confines: refused before it acts, as `the terms of the 'NAME'
+    /// lookup were named by a managed host, and a controller <what> a host chose is never
+    /// <verb>`.
+    Refused { what: &'static str, verb: &'static str },
+}
+
 /// One lookup plugin.
 pub(crate) struct Entry {
     pub name: &'static str,
     /// Called even when a top-level argument is undefined (ansible's `accept_args_markers`).
     pub accepts_undefined: bool,
+    pub reach: Reach,
     pub run: Run,
 }
 
 impl Entry {
     pub(crate) const fn new(name: &'static str, run: Run) -> Entry {
-        Entry { name, accepts_undefined: false, run }
+        Entry { name, accepts_undefined: false, reach: Reach::Nothing, run }
     }
 
     pub(crate) const fn accepting_undefined(mut self) -> Entry {
         self.accepts_undefined = true;
+        self
+    }
+
+    pub(crate) const fn reading_files(mut self) -> Entry {
+        self.reach = Reach::Files;
+        self
+    }
+
+    pub(crate) const fn refused_when_chosen(
+        mut self,
+        what: &'static str,
+        verb: &'static str,
+    ) -> Entry {
+        self.reach = Reach::Refused { what, verb };
         self
     }
 }
@@ -158,7 +200,10 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_function("q", |args: Rest<ValueOrKwargs>| global(args, true));
     env.add_function(WITH_FUNCTION, |name: String, terms: JValue, action: Option<String>| {
         let terms: Vec<JValue> = terms.try_iter()?.collect();
-        invoke(&name, terms, Vec::new(), true, action.as_deref().or(Some("")))
+        // This render reads only the loop's terms (with the provenance of their render) and
+        // two names the executor set.
+        let host_named = crate::engine::chosen::read_host_so_far();
+        invoke(&name, terms, Vec::new(), true, action.as_deref().or(Some("")), host_named)
     });
 }
 
@@ -169,15 +214,9 @@ const WITH_ACTION: &str = "__tack_with_action";
 
 fn global(args: Rest<ValueOrKwargs>, query: bool) -> Result<JValue, Error> {
     let (mut positional, mut kwargs) = crate::filters::args::split(args);
+    let host_named = crate::engine::chosen::call_read_host(&mut positional, &kwargs);
     if positional.is_empty() {
-        let func = if query { "_query" } else { "_lookup" };
-        return Err(final_error(
-            ErrorKind::InvalidOperation,
-            format!(
-                "Error rendering template: {func}() missing 1 required positional argument: \
-                 'plugin_name'"
-            ),
-        ));
+        return Err(missing_name(query));
     }
     let name = positional.remove(0);
     let name = crate::python::repr::str_of(&name)?;
@@ -186,16 +225,28 @@ fn global(args: Rest<ValueOrKwargs>, query: bool) -> Result<JValue, Error> {
         let (_, v) = kwargs.remove(i);
         wantlist = query || v.is_true();
     }
-    invoke(&name, positional, kwargs, wantlist, None)
+    invoke(&name, positional, kwargs, wantlist, None, host_named)
 }
 
-/// ansible's `_invoke_lookup`.
+fn missing_name(query: bool) -> Error {
+    let func = if query { "_query" } else { "_lookup" };
+    final_error(
+        ErrorKind::InvalidOperation,
+        format!(
+            "Error rendering template: {func}() missing 1 required positional argument: \
+             'plugin_name'"
+        ),
+    )
+}
+
+/// ansible's `_invoke_lookup`, for terms a managed host chose when `host_named`.
 fn invoke(
     name: &str,
     terms: Vec<JValue>,
     mut kwargs: Vec<(String, JValue)>,
     wantlist: bool,
     with_action: Option<&str>,
+    host_named: bool,
 ) -> Result<JValue, Error> {
     if let Some((_, why)) = REFUSED.iter().find(|(n, _)| find_refused(name) == Some(*n)) {
         return Err(final_error(ErrorKind::InvalidOperation, failed_lookup_message(name, why)));
@@ -216,11 +267,25 @@ fn invoke(
     let Some(env) = current() else {
         return Err(Error::new(ErrorKind::InvalidOperation, "a lookup ran outside a render"));
     };
+    if let (true, Reach::Refused { what, verb }) = (host_named, entry.reach) {
+        return Err(final_error(
+            ErrorKind::InvalidOperation,
+            format!(
+                "the terms of the {} lookup were named by a managed host, and a controller \
+                 {what} a host chose is never {verb}",
+                tack_yaml::pyrepr::str_repr(entry.name)
+            ),
+        ));
+    }
     let action = with_action.filter(|a| !a.is_empty());
-    let call = Call { env: &env, terms, kwargs, as_with: with_action.is_some(), action };
+    let as_with = with_action.is_some();
+    let call = Call { env: &env, terms, kwargs, as_with, action, host_named, name: entry.name };
     let result = match (entry.run)(&call) {
         Ok(items) => items,
         Err(LookupError::Template(err)) => return Err(err),
+        Err(LookupError::Refused(message)) => {
+            return Err(final_error(ErrorKind::InvalidOperation, message));
+        }
         Err(LookupError::Failed(message)) => {
             return match errors.as_str() {
                 "warn" => {

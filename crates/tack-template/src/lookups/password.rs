@@ -17,7 +17,8 @@ use super::options::{int, py_str, string};
 use super::{Call, Entry, LookupError};
 use crate::filters::random::PyRandom;
 
-pub(super) const LOOKUPS: &[Entry] = &[Entry::new("password", password)];
+pub(super) const LOOKUPS: &[Entry] =
+    &[Entry::new("password", password).refused_when_chosen("file", "written")];
 
 const VALID: &[&str] = &["length", "encrypt", "chars", "ident", "seed"];
 const SALT_CHARS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./";

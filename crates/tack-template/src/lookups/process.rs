@@ -11,9 +11,11 @@ use super::options::py_str;
 use super::{Call, Entry, LookupError};
 
 pub(super) const LOOKUPS: &[Entry] = &[
-    Entry::new("env", env).accepting_undefined(),
-    Entry::new("pipe", pipe),
-    Entry::new("lines", lines),
+    Entry::new("env", env)
+        .accepting_undefined()
+        .refused_when_chosen("environment variable", "read"),
+    Entry::new("pipe", pipe).refused_when_chosen("command", "run"),
+    Entry::new("lines", lines).refused_when_chosen("command", "run"),
 ];
 
 fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {

@@ -13,7 +13,8 @@ use super::files::find_file;
 use super::options::{boolean, choice, int, py_str, string};
 use super::{Call, Entry, LookupError};
 
-pub(super) const LOOKUPS: &[Entry] = &[Entry::new("ini", ini), Entry::new("csvfile", csvfile)];
+pub(super) const LOOKUPS: &[Entry] =
+    &[Entry::new("ini", ini).reading_files(), Entry::new("csvfile", csvfile).reading_files()];
 
 const INI_OPTIONS: &[&str] = &[
     "type",
@@ -258,7 +259,7 @@ fn ini(call: &Call) -> Result<Vec<JValue>, LookupError> {
                 )));
             }
         }
-        let path = find_file(call.env, "files", &o.file, true);
+        let path = find_file(call, "files", &o.file, true)?;
         let mut text = read(call, path.as_deref(), &o.encoding)?;
         if o.kind == "properties" {
             text = format!("[java_properties]\n{text}");
@@ -390,7 +391,7 @@ fn csvfile(call: &Call) -> Result<Vec<JValue>, LookupError> {
         let (Some(d), None) = (chars.next(), chars.next()) else {
             return Err(LookupError::failed("\"delimiter\" must be a 1-character string"));
         };
-        let Some(path) = find_file(call.env, "files", &o.file, true) else {
+        let Some(path) = find_file(call, "files", &o.file, true)? else {
             return Err(LookupError::failed(
                 "expected str, bytes or os.PathLike object, not NoneType",
             ));

@@ -12,7 +12,7 @@ use super::options::{boolean, py_str, string};
 use super::{Call, Entry, LookupError};
 use crate::{Layer, Provenance};
 
-pub(super) const LOOKUPS: &[Entry] = &[Entry::new("template", template)];
+pub(super) const LOOKUPS: &[Entry] = &[Entry::new("template", template).reading_files()];
 
 /// Options ansible-core 2.21 accepts, ignores and deprecates, with the alternative its
 /// deprecation names.
@@ -72,7 +72,7 @@ fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut out = Vec::new();
     for term in &call.terms {
         let name = py_str(term);
-        let Some(path) = find_file(call.env, "templates", &name, true) else {
+        let Some(path) = find_file(call, "templates", &name, true)? else {
             return Err(LookupError::failed(format!(
                 "the template file {name} could not be found for the lookup"
             )));

@@ -18,8 +18,9 @@ use tack_yaml::{Node, Value};
 pub(crate) enum Data {
     /// Ready to use: scalars, and strings that are not templates or are not trusted.
     Plain(JValue),
-    /// A trusted string with Jinja2 syntax in it, rendered each time it is read.
-    Template(Arc<str>),
+    /// A trusted string with Jinja2 syntax in it, rendered each time it is read, and where
+    /// it was written (what its render's deprecations point at, as ansible's do).
+    Template(Arc<str>, Option<Origin>),
     /// `!vault` ciphertext, decrypted each time it is read (never stored decrypted).
     Vault(Arc<str>),
     Seq(Arc<DataSeq>),
@@ -43,7 +44,7 @@ impl Data {
     pub(crate) fn from_node(node: &Node, trusted: bool) -> Data {
         match &node.value {
             Value::Str(s) if trusted && crate::is_possibly_template(s) => {
-                Data::Template(Arc::from(s.as_str()))
+                Data::Template(Arc::from(s.as_str()), node.origin.clone())
             }
             Value::Vault(text) => Data::Vault(Arc::from(text.as_str())),
             Value::Seq(items) => Data::Seq(Arc::new(DataSeq {

@@ -135,6 +135,9 @@ impl Deprecation {
     }
 
     pub(crate) fn emit(&self) {
+        if !crate::engine::active::first_deprecation(&self.message) {
+            return;
+        }
         let mut diag = tack_diag::Diagnostic::at(
             self.message.clone(),
             crate::engine::active::current_origin(),

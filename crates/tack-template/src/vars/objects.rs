@@ -50,9 +50,15 @@ impl Ctx {
     pub(crate) fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
         match data {
             Data::Plain(v) => Ok(v.clone()),
-            Data::Template(source) => {
+            Data::Template(source, origin) => {
                 let id = Arc::as_ptr(source) as *const u8 as usize;
-                match active::resolving(id, || self.engine.render_nested(source, &self.scope)) {
+                let render = || match origin {
+                    Some(at) => active::at_origin(Some(at.clone()), || {
+                        self.engine.render_nested(source, &self.scope)
+                    }),
+                    None => self.engine.render_nested(source, &self.scope),
+                };
+                match active::resolving(id, render) {
                     Ok(result) => result,
                     Err(message) => {
                         Err(crate::engine::final_error(ErrorKind::InvalidOperation, message.into()))
