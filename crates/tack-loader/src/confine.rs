@@ -94,6 +94,10 @@ pub fn check_found(candidate: &Path, roots: &[PathBuf]) -> Result<(), Escape> {
     let Ok(real) = std::fs::canonicalize(candidate) else {
         return Ok(());
     };
+    // Roots are seldom behind links themselves: their text is tried before their real path.
+    if inside(&real, roots) {
+        return Ok(());
+    }
     let inside = roots
         .iter()
         .filter_map(|root| std::fs::canonicalize(root).ok())

@@ -39,28 +39,35 @@ struct Watch {
     include_host_named: bool,
 }
 
-thread_local! {
-    static WATCHES: RefCell<Vec<Watch>> = const { RefCell::new(Vec::new()) };
+/// This thread's watches, one per top-level render, and its templates being rendered.
+struct Watches {
+    watches: Vec<Watch>,
     /// For each render of a template (a top-level one or one nested in it), the identity
     /// (address and length) of the compiled template's name: a template's own `{% set %}`
     /// names are known from its source, while a file it includes may see others. The address
     /// of the compiled template's own name, so no render copies it.
-    static TEMPLATES: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+    templates: Vec<(usize, usize)>,
+}
+
+thread_local! {
+    // One cell for both: every render passes here, and a thread-local access is not free.
+    static WATCHES: RefCell<Watches> =
+        const { RefCell::new(Watches { watches: Vec::new(), templates: Vec::new() }) };
 }
 
 /// Runs the top-level render `f` with a watch of its own.
 pub(crate) fn watching<R>(f: impl FnOnce() -> R) -> R {
-    WATCHES.with(|w| w.borrow_mut().push(Watch::default()));
+    WATCHES.with(|w| w.borrow_mut().watches.push(Watch::default()));
     let result = f();
-    WATCHES.with(|w| w.borrow_mut().pop());
+    WATCHES.with(|w| w.borrow_mut().watches.pop());
     result
 }
 
 /// Runs `f`, which renders the template named `name`.
 pub(crate) fn rendering<R>(name: &str, f: impl FnOnce() -> R) -> R {
-    TEMPLATES.with(|n| n.borrow_mut().push((name.as_ptr() as usize, name.len())));
+    WATCHES.with(|w| w.borrow_mut().templates.push((name.as_ptr() as usize, name.len())));
     let result = f();
-    TEMPLATES.with(|n| n.borrow_mut().pop());
+    WATCHES.with(|w| w.borrow_mut().templates.pop());
     result
 }
 
@@ -70,20 +77,20 @@ pub(crate) fn host_value_read() {
 }
 
 fn with_watch<R: Default>(f: impl FnOnce(&mut Watch) -> R) -> R {
-    WATCHES.with(|w| w.borrow_mut().last_mut().map(f).unwrap_or_default())
+    WATCHES.with(|w| w.borrow_mut().watches.last_mut().map(f).unwrap_or_default())
 }
 
 /// Whether the current render has read a managed host's value so far (true outside one:
 /// nothing is known).
 pub(crate) fn read_host_so_far() -> bool {
-    WATCHES.with(|w| w.borrow().last().is_none_or(|watch| watch.host_reads > 0))
+    WATCHES.with(|w| w.borrow().watches.last().is_none_or(|watch| watch.host_reads > 0))
 }
 
 /// Whether `name` is the template the innermost render started with (not a file it
 /// included or imported).
 fn is_rendered_template(name: &str) -> bool {
     let id = (name.as_ptr() as usize, name.len());
-    TEMPLATES.with(|n| n.borrow().last().is_some_and(|top| *top == id))
+    WATCHES.with(|w| w.borrow().templates.last().is_some_and(|top| *top == id))
 }
 
 fn push_mark() -> u64 {
@@ -99,7 +106,7 @@ fn push_mark() -> u64 {
 fn mark_moved(id: u64) -> bool {
     WATCHES.with(|w| {
         let watches = w.borrow();
-        let Some(watch) = watches.last() else { return true };
+        let Some(watch) = watches.watches.last() else { return true };
         watch.marks.iter().rfind(|(m, _)| *m == id).is_none_or(|(_, at)| watch.host_reads > *at)
     })
 }
@@ -117,7 +124,7 @@ fn take_mark(id: u64) -> bool {
 
 /// Whether the name an include is joining was chosen by a managed host ([`named`]).
 pub(crate) fn include_host_named() -> bool {
-    WATCHES.with(|w| w.borrow().last().is_some_and(|watch| watch.include_host_named))
+    WATCHES.with(|w| w.borrow().watches.last().is_some_and(|watch| watch.include_host_named))
 }
 
 /// The function the prepass puts first in a marked call: `__tack_mark(own_names)`.
