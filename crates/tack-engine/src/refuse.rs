@@ -369,8 +369,9 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if !known.is_empty() {
         for (key, _) in task.args.iter() {
             let name = key.as_str().unwrap_or_default();
-            // Free-form text fails at run time, in ansible's words, as it does there.
-            if name != "_raw_params" && !known.contains(&name) {
+            // Free-form text fails at run time, in ansible's words, as it does there; an
+            // `args:` template's entries are checked when it renders (`task::args`).
+            if !["_raw_params", "_variable_params"].contains(&name) && !known.contains(&name) {
                 let what = format!("the argument '{name}' of '{}'", task.action);
                 return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
             }

@@ -18,4 +18,4 @@ pub mod walk;
 
 pub use ast::*;
 pub use load::dynamic;
-pub use load::{FileLoader, LoadOptions, Loader, builtin_resolves};
+pub use load::{FileLoader, LoadOptions, Loader, builtin_resolves, is_all_template};

@@ -17,7 +17,7 @@ use std::sync::{Mutex, PoisonError};
 use tack_diag::Diagnostic;
 use tack_playbook::walk::TaskInContext;
 use tack_template::{ProvenanceSet, Scope, Templar, TemplateErrorKind};
-use tack_yaml::{Mapping, Value};
+use tack_yaml::{Mapping, Node, Value};
 
 use tack_actions::Action;
 
@@ -109,8 +109,20 @@ pub(crate) fn render(
             error: Diagnostic::caused_by("Task failed.", task_origin.clone(), d),
             unavailable: None,
         })?;
+    let splats = splat_sources(ctx, action);
+    if !splats.is_empty() {
+        let origins = (task_origin.clone(), ctx.task.action_origin.clone());
+        splat(&splats, action, templar, scope, &mut out, &origins)?;
+    }
     for (key, value) in ctx.task.args.iter().chain(defaults.iter()) {
         let name = key.as_str().unwrap_or_default();
+        if splats.iter().any(|(k, _)| *k == name) {
+            continue;
+        }
+        // A splatted argument below one of the task's own defaults does not come back.
+        if !splats.is_empty() && out.args.get(name).is_some() && defaults.get(name).is_some() {
+            continue;
+        }
         if raw.contains(&name) {
             out.args.insert(key.clone(), value.clone());
             continue;
@@ -153,6 +165,95 @@ pub(crate) fn render(
         }
     }
     Ok(out)
+}
+
+/// The arguments ansible's `TaskArgsFinalizer` takes as templates of whole mappings, lowest
+/// first: an `args:` template (`_variable_params`), then free-form text that is all one
+/// template for an action that takes no free-form text (`assert: '{{ item }}'`).
+fn splat_sources<'t>(ctx: &'t TaskInContext<'_>, action: Action) -> Vec<(&'static str, &'t Node)> {
+    let mut out = Vec::new();
+    if let Some(node) = ctx.task.args.get("_variable_params") {
+        out.push(("_variable_params", node));
+    }
+    if !action.takes_raw_params()
+        && let Some(node) = ctx.task.args.get("_raw_params")
+        && node.as_str().is_some_and(tack_playbook::is_all_template)
+    {
+        out.push(("_raw_params", node));
+    }
+    out
+}
+
+/// Renders each of `splats` to a mapping whose entries become arguments (a later source's
+/// win), as ansible's finalizer does, with its warning that the form is unsafe (a managed
+/// host's values may name any argument); entries carry the render's provenance.
+fn splat(
+    splats: &[(&str, &Node)],
+    action: Action,
+    templar: &Templar,
+    scope: &Scope,
+    out: &mut RenderedArgs,
+    (task_origin, action_origin): &(Option<tack_diag::Origin>, Option<tack_diag::Origin>),
+) -> Result<(), ArgsFailed> {
+    let failed = |cause: Diagnostic, unavailable: Option<String>| {
+        // ansible's finalizer raises at the action, as written.
+        let middle = Diagnostic::caused_by(
+            format!("Finalization of task args for '{}' failed.", action.fqcn()),
+            action_origin.clone(),
+            cause,
+        );
+        ArgsFailed {
+            error: Diagnostic::caused_by("Task failed.", task_origin.clone(), middle),
+            unavailable,
+        }
+    };
+    for (_, node) in splats {
+        tack_diag::warn(&Diagnostic::at(
+            "Using a template for task args is unsafe in some situations (see \
+             https://docs.ansible.com/ansible/devel/reference_appendices/faq.html#argsplat-unsafe).",
+            node.origin.clone(),
+        ));
+        let rendered = templar.render(node, scope).map_err(|e| {
+            let unavailable = e.unavailable.first().map(|p| p.to_string());
+            failed(e.to_diagnostic(), unavailable)
+        })?;
+        let Value::Map(entries) = &rendered.value.value else {
+            let type_name = rendered.value.python_type();
+            let cause = Diagnostic::at(
+                format!("Task args must resolve to a 'dict' not '{type_name}'."),
+                node.origin.clone(),
+            );
+            return Err(failed(cause, None));
+        };
+        out.provenance.extend(&rendered.provenance);
+        let known = action.known_args();
+        for (key, value) in entries.iter() {
+            let name = key.as_str().unwrap_or_default().to_string();
+            // What a written argument tack does not take is refused before the run (`refuse`).
+            if !known.is_empty() && !known.contains(&name.as_str()) {
+                let what = format!(
+                    "tack does not support the argument '{name}' of '{}' yet",
+                    action.fqcn()
+                );
+                return Err(ArgsFailed {
+                    error: Diagnostic::caused_by(
+                        "Task failed.",
+                        task_origin.clone(),
+                        Diagnostic::at(what, node.origin.clone()),
+                    ),
+                    unavailable: None,
+                });
+            }
+            if rendered.provenance.is_managed_host() && !out.host_named.contains(&name) {
+                out.host_named.push(name.clone());
+            }
+            if rendered.provenance.is_sealed() && !out.sealed.contains(&name) {
+                out.sealed.push(name);
+            }
+            out.args.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(())
 }
 
 struct Kept {

@@ -480,7 +480,10 @@ impl TaskRun<'_> {
                 cause,
             ));
         }
-        if !self.action.takes_raw_params() && ctx.task.args.get("_raw_params").is_some() {
+        // Free-form text that is all one template is a mapping of arguments (`args::render`).
+        let raw = ctx.task.args.get("_raw_params");
+        let splatted = raw.and_then(Node::as_str).is_some_and(tack_playbook::is_all_template);
+        if !self.action.takes_raw_params() && raw.is_some() && !splatted {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
             let msg = format!(

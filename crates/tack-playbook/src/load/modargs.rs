@@ -128,7 +128,9 @@ fn kv_mapping(args: &str, check_raw: bool, origin: &Node) -> Result<Mapping, Dia
         .collect())
 }
 
-fn is_all_template(s: &str) -> bool {
+/// ansible's `is_possibly_all_template`: the whole text is one template (or starts with a
+/// Jinja overrides header).
+pub fn is_all_template(s: &str) -> bool {
     let t = s;
     (t.starts_with("{{") && t.ends_with("}}"))
         || (t.starts_with("{%") && t.ends_with("%}"))

@@ -184,10 +184,17 @@ impl Loader<'_> {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
             action: parsed.action.clone(),
+            // `action: x`'s value, or the module's own key (`debug:`), where ansible's
+            // messages about the action point.
             action_origin: map
                 .get("action")
                 .or_else(|| map.get("local_action"))
-                .and_then(|n| n.origin.clone()),
+                .and_then(|n| n.origin.clone())
+                .or_else(|| {
+                    map.iter()
+                        .find(|(k, _)| k.as_str() == Some(parsed.action.as_str()))
+                        .and_then(|(k, _)| k.origin.clone())
+                }),
             args: parsed.args,
             delegate_to: parsed.delegate_to,
             loop_items,
