@@ -126,6 +126,7 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::AnyErrorsFatal,
     Keyword::Throttle,
     Keyword::IgnoreUnreachable,
+    Keyword::Notify,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).

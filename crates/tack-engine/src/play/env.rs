@@ -405,14 +405,15 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         })
     }
 
-    /// The handler names a task's `notify` gives on `host` (rendered with its variables).
+    /// The handler names a task's `notify` (its own, else its blocks', as ansible's
+    /// `Notifiable` inherits it) gives on `host` (rendered with its variables).
     pub(crate) fn notify_names(
         &self,
         ctx: &TaskInContext<'_>,
         host: &str,
         params: Option<Arc<Layer>>,
     ) -> Result<Vec<String>, Diagnostic> {
-        let Some(node) = ctx.task.attrs.get(Keyword::Notify) else { return Ok(Vec::new()) };
+        let Some(node) = ctx.inherited(Keyword::Notify) else { return Ok(Vec::new()) };
         if Action::find(&ctx.task.action).is_none() {
             return Ok(Vec::new());
         }
