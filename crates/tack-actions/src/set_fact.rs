@@ -1,52 +1,53 @@
 //! `set_fact`: sets host variables from its (rendered) arguments, at the precedence of facts
 //! and registered results; `cacheable` is accepted as ansible accepts it (there is no fact
-//! cache, so it changes nothing else).
+//! cache, so it changes nothing else). Its keys are templates (ansible renders them, for
+//! names made at run time); a name a managed host's value chose makes the fact the host's.
 
+use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::input::ActionInput;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
-/// ansible's `validate_variable_name`: a Python identifier that is not a keyword.
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    let Some(first) = chars.next() else { return false };
-    (first == '_' || first.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-        && !PYTHON_KEYWORDS.contains(&name)
-}
-
-const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield",
-];
-
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut facts = Mapping::new();
     let mut out_facts = Vec::new();
     for (key, value) in input.args.iter() {
-        let name = tack_yaml::pyrepr::str(&key.value);
-        if name == "cacheable" {
+        if key.as_str() == Some("cacheable") {
             continue;
         }
-        if !valid_name(&name) {
-            let mut data = Mapping::new();
-            data.insert(s("changed"), b(false));
-            let msg = format!(
-                "The variable name '{name}' is not valid. Variables must start with a letter or \
-                 underscore character, and contain only letters, numbers and underscores."
-            );
-            return ActionOutput::action_failed(
-                data,
-                Node::bare(Value::Str(msg)),
+        let mut provenance = input.derived.clone();
+        let key = match key.as_str() {
+            Some(text) if tack_template::is_possibly_template(text) => {
+                match input.templar.render(key, input.scope) {
+                    Ok(rendered) => {
+                        if rendered.provenance.is_managed_host() {
+                            provenance = tack_template::Provenance::ManagedHost;
+                        }
+                        Node::new(rendered.value.value, key.origin.clone())
+                    }
+                    Err(e) => {
+                        return crate::output::errored(Diagnostic::caused_by(
+                            "Task failed.",
+                            input.task_origin.clone(),
+                            e.to_diagnostic(),
+                        ));
+                    }
+                }
+            }
+            _ => key.clone(),
+        };
+        if let Err(invalid) = tack_playbook::validate_variable_name(&key) {
+            return crate::output::errored(Diagnostic::caused_by(
+                "Task failed.",
                 input.task_origin.clone(),
-            );
+                invalid,
+            ));
         }
-        facts.insert(key.clone(), value.clone());
-        out_facts.push((name, value.clone()));
+        let name = tack_yaml::pyrepr::str(&key.value);
+        facts.insert(key, value.clone());
+        out_facts.push((name, value.clone(), provenance));
     }
     let mut data = Mapping::new();
     if facts.is_empty() {
@@ -61,6 +62,6 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut out = ActionOutput::new(data);
     // What set_fact stores is what its arguments rendered to: its provenance is that of
     // everything the render read, which the executor passes in.
-    out.facts = out_facts.into_iter().map(|(n, v)| (n, v, input.derived.clone())).collect();
+    out.facts = out_facts;
     out
 }

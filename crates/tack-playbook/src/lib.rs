@@ -18,4 +18,6 @@ pub mod walk;
 
 pub use ast::*;
 pub use load::dynamic;
-pub use load::{FileLoader, LoadOptions, Loader, builtin_resolves, is_all_template};
+pub use load::{
+    FileLoader, LoadOptions, Loader, builtin_resolves, is_all_template, validate_variable_name,
+};

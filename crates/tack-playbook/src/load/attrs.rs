@@ -62,7 +62,8 @@ pub(crate) fn load_vars(value: &Node, class: &str) -> Result<Mapping, Diagnostic
 }
 
 /// ansible's `validate_variable_name`: an ASCII Python identifier that is not a Jinja2 keyword.
-pub(crate) fn validate_variable_name(key: &Node) -> Result<(), Diagnostic> {
+/// The one home of the rule (play and task `vars`, `set_fact`'s names).
+pub fn validate_variable_name(key: &Node) -> Result<(), Diagnostic> {
     if let Some(name) = key.as_str()
         && is_valid_variable_name(name)
     {
