@@ -1,5 +1,5 @@
-//! A play's handlers: which handler a notification names (by name first, the last defined of
-//! that name; then every handler listening to it), which hosts each is notified for, and the
+//! A play's handlers: which handlers a notification names (the last defined of that name,
+//! and every handler listening to it), which hosts each is notified for, and the
 //! order they run in at a flush (definition order, each once per notified host).
 //!
 //! Handler names are rendered once with the play's variables, as ansible does; a name that
@@ -132,19 +132,20 @@ impl<'a> Handlers<'a> {
         self.list.retain(|h| !h.included);
     }
 
-    /// The handlers `notification` names: the last one defined with that name, else every
-    /// handler listening to it (each name once).
+    /// The handlers `notification` names, as ansible's `search_handlers_by_notification`
+    /// finds them: the last one defined with that name, and every handler listening to it
+    /// (the last defined of each name).
     fn find(&self, notification: &str) -> Vec<usize> {
         let named = |h: &Handler<'_>| {
             !h.included
                 && (h.name.as_deref() == Some(notification)
                     || h.role_name.as_deref() == Some(notification))
         };
-        if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
-            return vec![i];
-        }
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
+        if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
+            out.push(i);
+        }
         for (i, h) in self.list.iter().enumerate().rev() {
             if h.listen.iter().any(|l| l == notification) {
                 if let Some(name) = &h.name
@@ -152,10 +153,12 @@ impl<'a> Handlers<'a> {
                 {
                     continue;
                 }
-                out.push(i);
+                if !out.contains(&i) {
+                    out.push(i);
+                }
             }
         }
-        out.reverse();
+        out.sort_unstable();
         out
     }
 
