@@ -45,6 +45,8 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::RunOnce,
     Keyword::Throttle,
     Keyword::ForceHandlers,
+    // Inherited by every task (`Reading::flag` reads the play among a task's ancestors).
+    Keyword::IgnoreErrors,
     // Hosts of the local connection are never unreachable, so this changes nothing they
     // show; a connection that can fail must honour it where its unreachable results are
     // judged (`fatal::RoundResult`).
@@ -127,6 +129,8 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
     Keyword::Throttle,
     Keyword::IgnoreUnreachable,
     Keyword::Notify,
+    // Read by every task below (`TaskInContext::delegate_to`).
+    Keyword::DelegateTo,
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).

@@ -53,6 +53,16 @@ impl<'a> TaskInContext<'a> {
         self.task.attrs.get(kw).or_else(|| self.ancestry.iter().find_map(|a| a.get(kw)))
     }
 
+    /// `delegate_to`: the task's own, else its blocks' (ansible's `Delegatable` blocks).
+    pub fn delegate_to(&self) -> Option<&'a Node> {
+        self.task.delegate_to.as_ref().or_else(|| {
+            self.ancestry.iter().find_map(|a| match a {
+                Ancestor::Block(b) => b.attrs.get(Keyword::DelegateTo),
+                _ => None,
+            })
+        })
+    }
+
     /// An extending keyword (`tags`): the task's own values followed by every ancestor's.
     pub fn extended(&self, kw: Keyword) -> Vec<&'a Node> {
         let mut out = Vec::new();

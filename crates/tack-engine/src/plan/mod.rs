@@ -185,7 +185,7 @@ impl PlanGate<'_> {
         }
         // The render the action will take, kept unless the run delegates (then it renders
         // in the delegated host's scope).
-        let keep = task.delegate_to.is_none();
+        let keep = self.task.ctx.delegate_to().is_none();
         let versions = &self.task.vars.versions;
         let render = || crate::task::args::render(self.task.ctx, self.action, templar, scope);
         // What the render read, and its arguments but those the action reads raw (they
@@ -214,7 +214,7 @@ impl PlanGate<'_> {
         if let Some(p) = self.unavailable_raw_args(scope) {
             return Some(p);
         }
-        if let Some(node) = &task.delegate_to
+        if let Some(node) = self.task.ctx.delegate_to()
             && let Some(p) = first(&templar.static_provenance(node, scope))
         {
             return Some(p);

@@ -31,7 +31,7 @@ impl Delegation<'_> {
         host: &str,
         scope: &Scope,
     ) -> Result<Option<String>, Diagnostic> {
-        let Some(node) = &self.task.ctx.task.delegate_to else { return Ok(None) };
+        let Some(node) = self.task.ctx.delegate_to() else { return Ok(None) };
         let rendered = self.task.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
         let name = match &rendered.value.value {
             tack_yaml::Value::Null => return Ok(None),
@@ -87,7 +87,7 @@ impl Delegation<'_> {
     ) -> bool {
         match delegated {
             Ok(Some(_)) => true,
-            Ok(None) => self.task.ctx.task.delegate_to.as_ref().is_some_and(|node| {
+            Ok(None) => self.task.ctx.delegate_to().is_some_and(|node| {
                 self.task
                     .templar
                     .render(node, scope)

@@ -109,7 +109,7 @@ impl FailedTask<'_> {
                 (false, Some(node)) => node.clone(),
                 (false, None) => Node::bare(Value::Bool(self.diff_flag)),
             },
-            Keyword::DelegateTo => match &task.delegate_to {
+            Keyword::DelegateTo => match self.task.ctx.delegate_to() {
                 None => Node::bare(Value::Null),
                 Some(node) if validated => self.rendered(node, scope),
                 Some(node) => node.clone(),

@@ -90,7 +90,7 @@ impl TaskLinks<'_> {
     /// setting the run will refuse gives none here.
     pub(crate) fn unopened_link(&self, host: &str) -> Option<Arc<dyn Connection>> {
         let task = self.delegation.task;
-        if task.ctx.task.delegate_to.is_some() {
+        if task.ctx.delegate_to().is_some() {
             return None;
         }
         let scope = task.scope(host)?;
@@ -188,7 +188,7 @@ impl TaskLinks<'_> {
     ) -> Option<String> {
         if !action.traits().discovers_interpreter
             || !self.interpreter.discovers()
-            || self.delegation.task.ctx.task.delegate_to.is_some()
+            || self.delegation.task.ctx.delegate_to().is_some()
             || scope.get("ansible_python_interpreter").is_some()
         {
             return None;

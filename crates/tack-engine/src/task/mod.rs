@@ -578,7 +578,7 @@ impl TaskRun<'_> {
                 environment: &environment,
                 timeout: self.reading.timeout(scope),
                 async_task: async_task.as_ref(),
-                delegated: ctx.task.delegate_to.is_some(),
+                delegated: ctx.delegate_to().is_some(),
                 local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
                 becomes: matches!(&link_target, Some((_, Some(_)))),
                 conn: link.as_deref().unwrap_or(&local),

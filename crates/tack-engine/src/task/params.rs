@@ -125,7 +125,7 @@ fn receives(run: &TaskRun<'_>, scope: &tack_template::Scope) -> Option<bool> {
 fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
     let reading = &run.reading;
     let scope = reading.scope(host)?;
-    let keep = reading.ctx.task.delegate_to.is_none();
+    let keep = reading.ctx.delegate_to().is_none();
     let versions = &reading.vars.versions;
     let render = |scope: &tack_template::Scope| {
         crate::task::args::render(reading.ctx, run.action, reading.templar, scope)
