@@ -21,8 +21,8 @@ pub(crate) struct RoleLayers {
     pub vars: Option<Arc<Layer>>,
     /// Role parameters (`- {role: x, param: 1}`), parents' first.
     pub params: Option<Arc<Layer>>,
-    /// `role_name`, `role_path`, `ansible_role_name`, and (for every task, in a role or
-    /// not) `ansible_search_path`.
+    /// `role_name`, `role_path`, `ansible_role_name`, `ansible_collection_name`, and (for
+    /// every task, in a role or not) `ansible_search_path`.
     pub magic: Option<Arc<Layer>>,
 }
 
@@ -124,6 +124,8 @@ pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
     magic.insert(s("role_name"), s(&role.name));
     magic.insert(s("ansible_role_name"), s(&role.name));
     magic.insert(s("role_path"), s(&role.path.to_string_lossy()));
+    // The collection a role came from: tack loads roles from directories only.
+    magic.insert(s("ansible_collection_name"), tack_yaml::Node::bare(tack_yaml::Value::Null));
     RoleLayers {
         defaults: layer(&default_vars(play, id, &parents)),
         vars: layer(&role_vars(play, id, &parents, false)),

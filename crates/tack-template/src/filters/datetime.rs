@@ -37,6 +37,13 @@ impl DateTime {
     }
 }
 
+/// `datetime.strftime(fmt)` of `t` (its own UTC offset, if it has one).
+pub(crate) fn strftime_of(t: &Timestamp, fmt: &str) -> Result<String, minijinja::Error> {
+    let offset = DateTime(t.clone()).time().utc_offset_minutes;
+    format_datetime(fmt, t, offset)
+        .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string()))
+}
+
 impl std::fmt::Display for DateTime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&tack_yaml::pyrepr::timestamp_str(&self.0))

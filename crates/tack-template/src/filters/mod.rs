@@ -188,6 +188,7 @@ pub fn python_repr(value: &Value) -> String {
 }
 
 pub use datetime::DateTime;
+pub(crate) use datetime::strftime_of;
 
 /// ansible's message for a filter name no plugin provides (a syntax error in Jinja2, raised when
 /// the template is compiled).

@@ -25,19 +25,20 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_function("now", now);
 }
 
-/// ansible's `now(utc=False, fmt=None)`: the current time as a `datetime`. tack's clock is
-/// UTC either way; `fmt` (strftime) is refused by name rather than ignored.
+/// ansible's `now(utc=False, fmt=None)`: the current time as a `datetime`, or with `fmt` the
+/// text its `strftime(fmt)` gives. tack's clock is UTC either way.
 fn now(utc: Option<bool>, kwargs: Kwargs) -> Result<JValue, Error> {
     let _ = utc.or(kwargs.get::<Option<bool>>("utc")?);
-    if kwargs.get::<Option<JValue>>("fmt")?.is_some() {
-        return Err(Error::new(
-            ErrorKind::InvalidOperation,
-            "tack does not support now(fmt=...) yet; use now() | strftime(...)",
-        ));
-    }
+    let fmt = kwargs.get::<Option<JValue>>("fmt")?;
     kwargs.assert_all_used()?;
     let stamp = crate::engine::template_file::timestamp(std::time::SystemTime::now());
-    Ok(JValue::from_object(crate::vars::objects::PyDateTime(stamp)))
+    match fmt {
+        Some(fmt) if !fmt.is_none() => {
+            let fmt = crate::python::repr::str_of(&fmt)?;
+            crate::filters::strftime_of(&stamp, &fmt).map(JValue::from)
+        }
+        _ => Ok(JValue::from_object(crate::vars::objects::PyDateTime(stamp))),
+    }
 }
 
 /// Jinja2's `dict()` global is Python's `dict`: a mapping or an iterable of pairs, then
