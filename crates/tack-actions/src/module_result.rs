@@ -22,8 +22,14 @@ pub(crate) fn from_result(
     if data.get("changed").is_none() {
         data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
     }
+    let failed = data.get("failed").is_some_and(|f| f.value.is_truthy());
+    let raised = if failed && data.get("msg").is_none() {
+        raised_without_msg(&mut data, traceback)
+    } else {
+        None
+    };
     let mut out = ActionOutput::new(data);
-    if out.data.get("failed").is_some_and(|f| f.value.is_truthy()) {
+    if failed {
         // A failed module's result keeps the place of its traceback, which ansible's
         // executor fills with this text when the module sent none.
         if traceback && out.data.get("exception").is_none() {
@@ -32,13 +38,35 @@ pub(crate) fn from_result(
                 tack_report::result::s("(traceback unavailable)"),
             );
         }
-        let msg = error_summary(&out.data);
+        let msg = raised.unwrap_or_else(|| error_summary(&out.data));
         out.error = Some(Diagnostic::at(
             format!("Task failed: Module failed: {msg}"),
             input.task_origin.clone(),
         ));
     }
     out
+}
+
+/// A module that raised (an `exception` summary, no `msg`: ansible's `ping: data=crash`) is
+/// given ansible's own error line as its `msg` (the summary returned for that line), and its
+/// summary is dropped unless the
+/// traceback was asked for, as ansible's executor does.
+fn raised_without_msg(data: &mut tack_yaml::Mapping, traceback: bool) -> Option<String> {
+    use tack_report::result::s;
+    use tack_yaml::Node;
+    let exception = data.get("exception").and_then(Node::as_map).cloned()?;
+    let event = exception.get("event").and_then(Node::as_map)?;
+    let mut raised = tack_yaml::Mapping::new();
+    if let Some(msg) = event.get("msg") {
+        raised.insert(s("msg"), msg.clone());
+    }
+    raised.insert(s("exception"), Node::bare(tack_yaml::Value::Map(exception.clone())));
+    let summary = error_summary(&raised);
+    data.insert(s("msg"), s(&format!("Task failed: Module failed: {summary}")));
+    if !traceback {
+        data.remove("exception");
+    }
+    Some(summary)
 }
 
 /// A failed module's message as ansible's error line shows it (`format_event_brief_message`):
