@@ -112,8 +112,7 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 4] = [
-        (args.task_timeout.is_some_and(|t| t != 0), "--task-timeout"),
+    let checks: [(bool, &'static str); 3] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
         (!args.module_path.is_empty(), "--module-path"),
         (args.inventory.flush_cache, "--flush-cache"),
@@ -191,6 +190,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the poll interval always is: 15 by default).
     adhoc.background = args.background.unwrap_or(0);
     adhoc.poll = args.poll.unwrap_or(DEFAULT_POLL_INTERVAL);
+    // `--task-timeout` is the task's `timeout` keyword (0, ansible's default, is none).
+    adhoc.timeout = args.task_timeout.unwrap_or(0);
     if args.tree.is_some() {
         tack_diag::deprecate(
             &Diagnostic::new("The '--tree' argument is deprecated.")
@@ -333,7 +334,9 @@ fn host_list(
     pattern: &str,
 ) -> Result<Vec<String>, Diagnostic> {
     let empty = session.inventory.select("all")?.is_empty();
-    if empty && session.config.localhost_warning() {
+    // `C.LOCALHOST`: a pattern naming the implicit localhost itself is not warned about.
+    let implicit = ["127.0.0.1", "localhost", "::1"].contains(&pattern);
+    if empty && !implicit && session.config.localhost_warning() {
         tack_diag::warn(&Diagnostic::new(
             "provided hosts list is empty, only localhost is available. Note that the implicit \
              localhost does not match 'all'",
@@ -364,6 +367,8 @@ struct AdhocTask {
     background: i64,
     /// `-P`: seconds between polls of a background job (0: not polled).
     poll: i64,
+    /// `--task-timeout`: the task's `timeout` (0: none).
+    timeout: i64,
 }
 
 /// `C.DEFAULT_POLL_INTERVAL`.
@@ -395,6 +400,7 @@ impl AdhocTask {
             args,
             background: 0,
             poll: DEFAULT_POLL_INTERVAL,
+            timeout: 0,
         })
     }
 
@@ -409,7 +415,7 @@ impl AdhocTask {
         let str_node = |s: &str| Node::bare(Value::Str(s.to_string()));
         map.insert(str_node("action"), str_node(&self.module));
         map.insert(str_node("args"), Node::bare(Value::Map(self.args.clone())));
-        map.insert(str_node("timeout"), Node::bare(Value::Int(0)));
+        map.insert(str_node("timeout"), Node::bare(Value::Int(self.timeout)));
         if self.adds_async() {
             map.insert(str_node("async_val"), Node::bare(Value::Int(self.background)));
             map.insert(str_node("poll"), Node::bare(Value::Int(self.poll)));
@@ -444,6 +450,9 @@ impl AdhocTask {
         if self.adds_async() && self.background != 0 {
             task.insert(key("async"), Node::new(Value::Int(self.background), origin.clone()));
             task.insert(key("poll"), Node::new(Value::Int(self.poll), origin.clone()));
+        }
+        if self.timeout != 0 {
+            task.insert(key("timeout"), Node::new(Value::Int(self.timeout), origin.clone()));
         }
         let mut play = Mapping::new();
         play.insert(key("name"), key("Ansible Ad-Hoc"));
