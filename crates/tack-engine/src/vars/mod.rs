@@ -51,6 +51,9 @@ pub(crate) struct PlayScope {
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
     /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
     gathered: RwLock<BTreeMap<String, Arc<Layer>>>,
+    /// What a host without gathered facts sees at their rung: `ansible_facts` empty, as
+    /// ansible's `namespace_facts` of an empty fact cache gives.
+    no_facts: Arc<Layer>,
     /// Variables `include_vars` loaded, between task vars and `set_fact`.
     included: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
@@ -119,6 +122,7 @@ impl PlayScope {
             common_magic: common,
             facts: RwLock::new(BTreeMap::new()),
             gathered: RwLock::new(BTreeMap::new()),
+            no_facts: Arc::new(no_facts_layer()),
             included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
             versions: crate::task::args::Versions::default(),
@@ -308,9 +312,7 @@ impl PlayScope {
         scope = push(scope, &task.role.defaults);
         let view = self.view();
         scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
-        if let Some(gathered) = self.gathered_of(host) {
-            scope = scope.with_layer(gathered);
-        }
+        scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
         scope = scope.with_layer(read_layer(&self.play));
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
@@ -435,6 +437,14 @@ impl HostVars for HostVarsView {
         self.0.versions.hostvars_read();
         self.0.host_scope(host)
     }
+}
+
+/// The facts rung of a host nothing was gathered for: `ansible_facts: {}` (said by no one,
+/// but facts are the host's, so it is marked as such).
+fn no_facts_layer() -> Layer {
+    let mut layer = Layer::new();
+    layer.insert("ansible_facts", Node::bare(Value::Map(Mapping::new())), Provenance::ManagedHost);
+    layer
 }
 
 /// A host's facts as variables: `ansible_facts` (names without the `ansible_` prefix), and
