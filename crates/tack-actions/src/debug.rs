@@ -30,6 +30,10 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut out_verbose = false;
     if verbosity <= input.verbosity {
         if let Some(var) = input.args.get("var") {
+            // An `!unsafe` expression is never evaluated: ansible refuses untrusted templates.
+            if matches!(var.value, Value::Unsafe(_)) {
+                return untrusted_var(input, var);
+            }
             let expr = tack_yaml::pyrepr::str(&var.value);
             let value = evaluate_var(input, &expr, var);
             data.insert(s(&expr), value);
@@ -47,6 +51,28 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut out = ActionOutput::new(data);
     out.verbose_always = out_verbose;
     out
+}
+
+/// ansible's failure for a `var` written `!unsafe`: its trust rules refuse to evaluate it.
+fn untrusted_var(input: &ActionInput<'_>, var: &Node) -> ActionOutput {
+    let cause = tack_diag::Diagnostic::at(
+        "Encountered untrusted template or expression.",
+        var.origin.clone(),
+    )
+    .with_help(
+        "Templates and expressions must be defined by trusted sources such as playbooks or \
+         roles, not untrusted sources such as module results.",
+    );
+    let middle = tack_diag::Diagnostic::caused_by(
+        "Error while resolving `var` expression.",
+        var.origin.clone(),
+        cause,
+    );
+    crate::output::errored(tack_diag::Diagnostic::caused_by(
+        "Task failed.",
+        input.task_origin.clone(),
+        middle,
+    ))
 }
 
 /// `var=` is an expression; an undefined value shows ansible's placeholder and warns, as
