@@ -57,7 +57,18 @@ pub(crate) fn load_included_role(
         let name = want.names[0].clone().unwrap_or_default();
         let allow_duplicates = want.flag("allow_duplicates").unwrap_or(true);
         let public = want.flag("public").unwrap_or(false);
-        let layer = param_layer(&include_vars, &loop_var, &want);
+        let mut layer = param_layer(&include_vars, &loop_var, &want);
+        // The include's own role, then the roles above it, are the included role's parents.
+        if let Some(parent) = ctx.task.role {
+            let mut parents = vec![parent];
+            parents.extend(crate::vars::roles::parent_roles(env.play(), ctx));
+            let mut names = Mapping::new();
+            crate::vars::roles::insert_parent_roles(&mut names, env.play(), &parents);
+            for (k, v) in names.iter() {
+                let name = tack_yaml::pyrepr::str(&k.value);
+                layer.insert(name, v.clone(), tack_template::Provenance::Trusted);
+            }
+        }
         let mut role_vars = include_vars.clone();
         if let Some(item) = &want.item {
             role_vars.insert(tack_report::result::s(&loop_var), item.clone());

@@ -26,6 +26,39 @@ pub(crate) struct RoleLayers {
     pub magic: Option<Arc<Layer>>,
 }
 
+/// `IncludeRole.get_include_params`' parent roles of `ctx`'s task, innermost first: for each
+/// `import_role` it was brought in by (its ancestry) written inside a role, that role.
+/// (An `include_role`'s own parent is added to its include parameters, `include::role`.)
+pub(crate) fn parent_roles(play: &Play, ctx: &TaskInContext<'_>) -> Vec<RoleId> {
+    use tack_playbook::tables::actions::{IMPORT_ROLE, is};
+    ctx.ancestry
+        .iter()
+        .filter_map(|a| match a {
+            tack_playbook::walk::Ancestor::Import(t) if is(&t.action, IMPORT_ROLE) => t.role,
+            _ => None,
+        })
+        .filter(|id| id.0 < play.role_arena.len())
+        .collect()
+}
+
+/// `ansible_parent_role_names` and `ansible_parent_role_paths` of `parents` (innermost
+/// first) added to `magic`, when there are any.
+pub(crate) fn insert_parent_roles(magic: &mut Mapping, play: &Play, parents: &[RoleId]) {
+    if parents.is_empty() {
+        return;
+    }
+    let names = parents.iter().map(|id| s(&play.role(*id).name)).collect();
+    let paths = parents.iter().map(|id| s(&play.role(*id).path.to_string_lossy())).collect();
+    magic.insert(
+        s("ansible_parent_role_names"),
+        tack_yaml::Node::bare(tack_yaml::Value::Seq(names)),
+    );
+    magic.insert(
+        s("ansible_parent_role_paths"),
+        tack_yaml::Node::bare(tack_yaml::Value::Seq(paths)),
+    );
+}
+
 /// `Task.get_search_path` as ansible's `ansible_search_path` shows it: the task's role and
 /// the roles above it (innermost first), the directory of the task's file, the play's
 /// directory, each once.
@@ -111,6 +144,7 @@ pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
     let mut magic = Mapping::new();
     let search = search_path(play, ctx).iter().map(|p| s(&p.to_string_lossy())).collect();
     magic.insert(s("ansible_search_path"), tack_yaml::Node::bare(tack_yaml::Value::Seq(search)));
+    insert_parent_roles(&mut magic, play, &parent_roles(play, ctx));
     let Some(id) = ctx.task.role else {
         return RoleLayers { magic: layer(&magic), ..RoleLayers::default() };
     };
