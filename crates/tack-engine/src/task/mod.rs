@@ -690,7 +690,12 @@ impl TaskRun<'_> {
                     result.data.insert(s("changed"), b(changed));
                     result.data.insert(s("changed_when_result"), b(changed));
                 }
-                Err(d) => return self.finish(host, actions::errored(d)),
+                // The result stays the module's, failed by the expression (and `failed_when`
+                // is not judged), as ansible's `set_changed_when_result` makes it.
+                Err(e) => {
+                    self.expression_failed(&mut result, "changed_when", e);
+                    return result;
+                }
             }
         }
         if let Some(cond) = attrs.get(Keyword::FailedWhen) {
@@ -706,22 +711,53 @@ impl TaskRun<'_> {
                     // A true `failed_when` replaces whatever error the action raised.
                     result.error = error.map(|text| Diagnostic::at(text, self.reading.origin()));
                 }
-                Err(d) => return self.finish(host, actions::errored(d)),
+                Err(e) => {
+                    if let Some(exception) = result.data.remove("exception") {
+                        result.data.insert(s("failed_when_suppressed_exception"), exception.1);
+                    }
+                    self.expression_failed(&mut result, "failed_when", e);
+                }
             }
         }
         result
     }
 
+    /// A `changed_when`/`failed_when` (`keyword`) that could not be evaluated: the result
+    /// fails with ansible's `A '<keyword>' expression failed` under the action's failure, the
+    /// error's text as `<keyword>_result`.
+    fn expression_failed(
+        &self,
+        result: &mut HostResult,
+        keyword: &str,
+        error: tack_template::TemplateError,
+    ) {
+        let cause = error.to_diagnostic();
+        let text = cause.message.clone();
+        if keyword == "changed_when"
+            && let Some(exception) = result.data.remove("exception")
+        {
+            result.data.insert(s("changed_when_suppressed_exception"), exception.1);
+        }
+        result.data.insert(s(&format!("{keyword}_result")), s(&text));
+        result.data.insert(s("failed"), b(true));
+        let summary = format!("A '{keyword}' expression failed: {text}");
+        result.data.insert(s("msg"), s(&format!("Task failed: Action failed: {summary}")));
+        let cause = Diagnostic::at(summary, cause.origin.clone());
+        result.error = Some(Diagnostic::caused_by(
+            "Task failed: Action failed.",
+            self.reading.origin(),
+            cause,
+        ));
+    }
+
     /// Whether every condition of `cond` (one, or a list) holds in `scope`.
-    fn all_true(&self, cond: &Node, scope: &Scope) -> Result<bool, Diagnostic> {
+    fn all_true(&self, cond: &Node, scope: &Scope) -> Result<bool, tack_template::TemplateError> {
         let items: Vec<&Node> = match &cond.value {
             Value::Seq(items) => items.iter().collect(),
             _ => vec![cond],
         };
         for item in items {
-            let r = self.reading.templar.evaluate_conditional(item, scope).map_err(|e| {
-                Diagnostic::caused_by("Task failed.", self.reading.origin(), e.to_diagnostic())
-            })?;
+            let r = self.reading.templar.evaluate_conditional(item, scope)?;
             if !r.value {
                 return Ok(false);
             }
