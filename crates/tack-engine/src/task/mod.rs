@@ -712,8 +712,9 @@ impl TaskRun<'_> {
                     result.error = error.map(|text| Diagnostic::at(text, self.reading.origin()));
                 }
                 Err(e) => {
-                    if let Some(exception) = result.data.remove("exception") {
-                        result.data.insert(s("failed_when_suppressed_exception"), exception.1);
+                    if let Some((_, exception)) = result.data.remove("exception") {
+                        let shown = shown_exception(exception);
+                        result.data.insert(s("failed_when_suppressed_exception"), shown);
                     }
                     self.expression_failed(&mut result, "failed_when", e);
                 }
@@ -734,17 +735,21 @@ impl TaskRun<'_> {
         let cause = error.to_diagnostic();
         let text = cause.message.clone();
         if keyword == "changed_when"
-            && let Some(exception) = result.data.remove("exception")
+            && let Some((_, exception)) = result.data.remove("exception")
         {
-            result.data.insert(s("changed_when_suppressed_exception"), exception.1);
+            result.data.insert(s("changed_when_suppressed_exception"), shown_exception(exception));
         }
         result.data.insert(s(&format!("{keyword}_result")), s(&text));
+        // A module that failed by itself is named so, as ansible's error for its result is.
+        let module_failed =
+            matches!(self.action, Action::Module(_) | Action::Python(_)) && result.flag("failed");
+        let whose = if module_failed { "Module" } else { "Action" };
         result.data.insert(s("failed"), b(true));
         let summary = format!("A '{keyword}' expression failed: {text}");
-        result.data.insert(s("msg"), s(&format!("Task failed: Action failed: {summary}")));
+        result.data.insert(s("msg"), s(&format!("Task failed: {whose} failed: {summary}")));
         let cause = Diagnostic::at(summary, cause.origin.clone());
         result.error = Some(Diagnostic::caused_by(
-            "Task failed: Action failed.",
+            format!("Task failed: {whose} failed."),
             self.reading.origin(),
             cause,
         ));
@@ -779,5 +784,14 @@ impl TaskRun<'_> {
         result.verbose_override = self.action.hides_result();
         result.error = output.error;
         result
+    }
+}
+
+/// An exception summary a suppressed result keeps, as ansible shows it without a traceback:
+/// its traceback's place-holder (a text an action gave stays as it is).
+fn shown_exception(exception: Node) -> Node {
+    match exception.value {
+        Value::Map(_) => s("(traceback unavailable)"),
+        _ => exception,
     }
 }

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""ansible-core 2.21.5's own integration targets as tack's conformance gate.
+
+usage:
+  scripts/conformance.py reference [--runs N] [--missing] [TARGET ...]
+      run each runnable target under the reference (twice by default) and record the verdicts
+      in tests/conformance/reference.tsv (the checked-in list; not run in CI); --missing runs
+      only the targets the list has no verdict for yet
+  scripts/conformance.py tack [--tack BIN] [--list FILE] [TARGET ...]
+      run every target the list says passes under the reference, under tack; print the count
+      and write target/conformance/tack.tsv
+  scripts/conformance.py plan
+      print how the suite's targets divide (runnable, excluded and why), nothing run
+  scripts/conformance.py report
+      the counts for docs/conformance.md, from the reference list and the last tack run
+
+The targets come from ansible-core 2.21.5's source distribution, downloaded with pip into
+target/conformance/ at run time (never committed). Each target runs as `ansible-test
+integration` would run it on this machine, with `ansible_connection=local`: a target with a
+`runme.sh` through that script (`ansible-playbook`, `ansible`, `ansible-inventory`,
+`ansible-vault` on PATH being the runner's), any other as a role in a play on `testhost`, facts
+gathered unless its aliases say `gather_facts/no`, with `output_dir` set. The environment is
+ansible-test's for a controller target (its `ansible_environment` settings that change
+behaviour), not this shell's.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "target" / "conformance"
+LIST = ROOT / "tests" / "conformance" / "reference.tsv"
+VERSION = "2.21.5"
+REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
+COMMANDS = ["ansible-playbook", "ansible", "ansible-inventory", "ansible-vault"]
+TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "600"))
+
+# Aliases that say a target needs what this machine cannot give, with the reason listed.
+EXCLUDED = [
+    ("disabled", "disabled in ansible-core's own CI"),
+    ("unsupported", "unsupported in ansible-core's own CI"),
+    ("hidden", "a helper, not a test"),
+    ("windows", "needs a Windows host"),
+    ("shippable/windows", "needs a Windows host"),
+    ("network", "needs a network device"),
+    ("cloud/", "needs a cloud service or a container ansible-test starts"),
+    ("needs/httptester", "needs ansible-test's HTTP test container"),
+    ("skip/docker", "skipped by ansible-core inside a container, as this machine is"),
+    ("destructive", "changes the machine's shared state (packages, users, services)"),
+    ("needs/ssh", "needs ssh to localhost set up by ansible-test"),
+    ("needs/target/ansible-test", "runs ansible-test itself"),
+    ("shippable/galaxy", "needs a Galaxy server"),
+    ("shippable/targeted/", "needs a second OS"),
+    ("needs/privileged", "needs a privileged container"),
+]
+
+
+def sdist() -> Path:
+    """The extracted source distribution, downloaded with pip once."""
+    root = WORK / f"ansible_core-{VERSION}"
+    if (root / "test" / "integration" / "targets").is_dir():
+        return root
+    WORK.mkdir(parents=True, exist_ok=True)
+    python = REF / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "download", "-q", f"ansible-core=={VERSION}",
+                    "--no-deps", "--no-binary", ":all:", "-d", str(WORK)], check=True)
+    archive = next(WORK.glob(f"ansible_core-{VERSION}.tar.gz"))
+    subprocess.run(["tar", "xzf", str(archive), "-C", str(WORK)], check=True)
+    return root
+
+
+def aliases(target: Path) -> list[str]:
+    path = target / "aliases"
+    return path.read_text().split() if path.exists() else []
+
+
+def matches(mark: str, alias: str) -> bool:
+    """`alias` names `mark` itself or a group it is in (`cloud/` any cloud, `windows` and
+    `windows/...`)."""
+    if alias.endswith("/"):
+        return mark.startswith(alias)
+    return mark == alias or mark.startswith(alias + "/")
+
+
+def classify(targets: Path) -> tuple[list[str], dict[str, str]]:
+    """The runnable targets, and each excluded one with its reason."""
+    runnable, excluded = [], {}
+    for target in sorted(p for p in targets.iterdir() if p.is_dir()):
+        name = target.name
+        if name.startswith(("setup_", "prepare_")):
+            continue
+        marks = aliases(target)
+        if name.startswith("ansible-test"):
+            excluded[name] = "tests ansible-test itself, not what a playbook run does"
+            continue
+        reason = next((why for alias, why in EXCLUDED if any(matches(m, alias) for m in marks)),
+                      None)
+        if reason is None and not (target / "runme.sh").exists() \
+                and not (target / "tasks" / "main.yml").exists():
+            reason = "neither a runme.sh nor a role"
+        if reason:
+            excluded[name] = reason
+        else:
+            runnable.append(name)
+    return runnable, excluded
+
+
+def bin_dir(runner: str) -> Path:
+    """A directory whose ansible-* entries are the runner's."""
+    out = WORK / "bin" / ("tack" if runner != "reference" else "reference")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in COMMANDS + ["ansible-config", "ansible-doc", "ansible-galaxy", "ansible-test"]:
+        link = out / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        if runner == "reference":
+            source = REF / "bin" / name
+        elif name in COMMANDS:
+            source = Path(runner)
+        else:
+            # What tack does not provide stays the reference's, as a user's PATH would have it.
+            source = REF / "bin" / name
+        if source.exists():
+            link.symlink_to(source)
+    return out
+
+
+def run_target(root: Path, name: str, runner: str) -> tuple[bool, float, str]:
+    """Runs one target; returns whether it passed, its seconds and its output's tail."""
+    targets = root / "test" / "integration" / "targets"
+    target = targets / name
+    work = Path(tempfile.mkdtemp(prefix=f"conf-{name}-", dir=WORK))
+    output_dir = work / "output"
+    output_dir.mkdir()
+    # ansible-test writes the inventory where targets' scripts look for it (`../../inventory`).
+    inventory = root / "test" / "integration" / "inventory"
+    python = REF / "bin" / "python"
+    inventory.write_text(
+        "[testgroup]\n"
+        f"testhost ansible_connection=local ansible_pipelining=yes ansible_python_interpreter={python}\n"
+    )
+    path = f"{bin_dir(runner)}:{REF / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    env = {
+        "PATH": path,
+        "HOME": os.environ.get("HOME", "/root"),
+        "LANG": "C.UTF-8",
+        "ANSIBLE_FORCE_COLOR": "false",
+        "ANSIBLE_FORCE_HANDLERS": "true",
+        "ANSIBLE_HOST_PATTERN_MISMATCH": "error",
+        "ANSIBLE_INVENTORY": "/dev/null",
+        "ANSIBLE_DEPRECATION_WARNINGS": "false",
+        "ANSIBLE_HOST_KEY_CHECKING": "false",
+        "ANSIBLE_RETRY_FILES_ENABLED": "false",
+        "ANSIBLE_LIBRARY": "/dev/null",
+        "ANSIBLE_DEVEL_WARNING": "false",
+        "ANSIBLE_ROLES_PATH": str(targets),
+        "ANSIBLE_TEST_ANSIBLE_VERSION": VERSION,
+        "OUTPUT_DIR": str(output_dir),
+        "INVENTORY_PATH": str(inventory),
+        "PAGER": "/bin/cat",
+        "ANSIBLE_TEST_PYTHON_INTERPRETER": str(python),
+    }
+    # A target that ships a collection of its own finds it as ansible-test arranges.
+    if (target / "ansible_collections").is_dir():
+        env["ANSIBLE_COLLECTIONS_PATH"] = str(target)
+    if (target / "runme.sh").exists():
+        cmd, cwd = ["bash", "./runme.sh", "-v"], target
+    else:
+        marks = aliases(target)
+        gather = not any(m.startswith("gather_facts/no") for m in marks)
+        play = ("- hosts: testhost\n"
+                f"  gather_facts: {str(gather).lower()}\n"
+                f"  vars:\n    output_dir: {output_dir}\n"
+                f"  roles:\n    - {name}\n")
+        playbook = work / f"{name}.yml"
+        playbook.write_text(play)
+        cmd, cwd = ["ansible-playbook", str(playbook), "-i", str(inventory), "-v"], work
+    start = time.monotonic()
+    try:
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+        ok, text = done.returncode == 0, done.stdout.decode("utf-8", "replace")
+        if not ok:
+            text += f"\n(exit code {done.returncode})"
+    except subprocess.TimeoutExpired as e:
+        ok, text = False, (e.stdout or b"").decode("utf-8", "replace") + f"\n(timed out after {TIMEOUT} s)"
+    seconds = time.monotonic() - start
+    log = WORK / "logs" / ("reference" if runner == "reference" else "tack")
+    log.mkdir(parents=True, exist_ok=True)
+    (log / f"{name}.log").write_text(text)
+    shutil.rmtree(work, ignore_errors=True)
+    return ok, seconds, reason_of(text)
+
+
+def reason_of(text: str) -> str:
+    """A failure's last error line (earlier ones may be failures a target expects), one line,
+    for the list."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(("[ERROR]", "ERROR!", "fatal:", "FAILED")) or "FAILED!" in line:
+            return " ".join(line.split())[:240]
+    tail = [l for l in text.splitlines() if l.strip()][-1:] or [""]
+    return " ".join(tail[0].split())[:240]
+
+
+def read_list(path: Path) -> dict[str, tuple[str, str]]:
+    rows = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, verdict, reason = (line.split("\t") + ["", ""])[:3]
+        rows[name] = (verdict, reason)
+    return rows
+
+
+def write_list(path: Path, header: str, rows: dict[str, tuple[str, str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"# {l}" for l in header.splitlines()]
+    lines += [f"{name}\t{verdict}\t{reason}" for name, (verdict, reason) in sorted(rows.items())]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["reference", "tack", "plan", "report"])
+    parser.add_argument("targets", nargs="*")
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--missing", action="store_true")
+    parser.add_argument("--tack", default=str(ROOT / "target" / "release" / "tack"))
+    parser.add_argument("--list", default=str(LIST))
+    args = parser.parse_intermixed_args()
+    root = sdist()
+    runnable, excluded = classify(root / "test" / "integration" / "targets")
+    if args.mode == "plan":
+        print(f"{len(runnable)} runnable, {len(excluded)} excluded")
+        for name, why in sorted(excluded.items()):
+            print(f"  {name}: {why}")
+        return 0
+    if args.mode == "report":
+        return report(root, runnable, excluded, Path(args.list))
+    if args.mode == "reference":
+        rows = read_list(Path(args.list)) if Path(args.list).exists() else {}
+        for name, why in excluded.items():
+            rows[name] = ("excluded", why)
+        write_list(Path(args.list), HEADER, rows)
+        wanted = args.targets or runnable
+        if args.missing:
+            wanted = [n for n in wanted if n not in rows]
+        for name in wanted:
+            verdicts = []
+            for _ in range(args.runs):
+                ok, seconds, why = run_target(root, name, "reference")
+                verdicts.append((ok, why))
+                print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}",
+                      flush=True)
+            if all(ok for ok, _ in verdicts):
+                rows[name] = ("pass", "")
+            elif any(ok for ok, _ in verdicts):
+                rows[name] = ("flaky", next(w for ok, w in verdicts if not ok))
+            else:
+                rows[name] = ("fail", verdicts[-1][1])
+            write_list(Path(args.list), HEADER, rows)
+        return 0
+    rows = read_list(Path(args.list))
+    wanted = args.targets or [n for n, (v, _) in rows.items() if v == "pass"]
+    results = {}
+    for name in wanted:
+        ok, seconds, why = run_target(root, name, args.tack)
+        results[name] = ("pass" if ok else "fail", why)
+        print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}", flush=True)
+    write_list(WORK / "tack.tsv", "tack's verdicts", results)
+    passed = sum(1 for v, _ in results.values() if v == "pass")
+    print(f"tack: {passed} of {len(results)} targets pass")
+    return 0 if passed == len(results) else 1
+
+
+def report(root: Path, runnable: list[str], excluded: dict[str, str], listed: Path) -> int:
+    """The counts: the suite, what is runnable here, the reference's verdicts, tack's."""
+    targets = [p for p in (root / "test" / "integration" / "targets").iterdir() if p.is_dir()]
+    helpers = [p for p in targets if p.name.startswith(("setup_", "prepare_"))]
+    rows = read_list(listed) if listed.exists() else {}
+    verdicts = {n: v for n, (v, _) in rows.items() if n in runnable}
+    tack = read_list(WORK / "tack.tsv") if (WORK / "tack.tsv").exists() else {}
+    ref_pass = [n for n, v in verdicts.items() if v == "pass"]
+    tack_pass = [n for n in ref_pass if tack.get(n, ("", ""))[0] == "pass"]
+    print(f"targets in the suite: {len(targets)} ({len(helpers)} setup_/prepare_ helpers)")
+    print(f"excluded here: {len(excluded)}; runnable: {len(runnable)}")
+    print(f"recorded under the reference: {len(verdicts)} of {len(runnable)}")
+    for verdict in ("pass", "fail", "flaky"):
+        print(f"  {verdict}: {sum(1 for v in verdicts.values() if v == verdict)}")
+    print(f"passing under tack (local): {len(tack_pass)} of {len(ref_pass)} run: "
+          f"{sum(1 for n in ref_pass if n in tack)}")
+    return 0
+
+
+HEADER = """ansible-core 2.21.5's integration targets under the reference, on a machine of this kind
+(ansible_connection=local), recorded by scripts/conformance.py reference; never edit by hand.
+target<TAB>verdict (pass, fail, flaky, excluded)<TAB>reason"""
+
+if __name__ == "__main__":
+    sys.exit(main())
