@@ -18,16 +18,14 @@ pub(crate) fn from_result(
 ) -> ActionOutput {
     let mut data = json::map_from_json(result);
     add_lines(&mut data);
+    plain_warnings(&mut data);
     // ansible's executor says `changed: false` for a module that did not say.
     if data.get("changed").is_none() {
         data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
     }
     let failed = data.get("failed").is_some_and(|f| f.value.is_truthy());
-    let raised = if failed && data.get("msg").is_none() {
-        raised_without_msg(&mut data, traceback)
-    } else {
-        None
-    };
+    let raised =
+        if failed && data.get("msg").is_none() { raised_without_msg(&mut data) } else { None };
     let mut out = ActionOutput::new(data);
     if failed {
         // A failed module's result keeps the place of its traceback, which ansible's
@@ -51,7 +49,7 @@ pub(crate) fn from_result(
 /// given ansible's own error line as its `msg` (the summary returned for that line), and its
 /// summary is dropped unless the
 /// traceback was asked for, as ansible's executor does.
-fn raised_without_msg(data: &mut tack_yaml::Mapping, traceback: bool) -> Option<String> {
+fn raised_without_msg(data: &mut tack_yaml::Mapping) -> Option<String> {
     use tack_report::result::s;
     use tack_yaml::Node;
     let exception = data.get("exception").and_then(Node::as_map).cloned()?;
@@ -63,10 +61,32 @@ fn raised_without_msg(data: &mut tack_yaml::Mapping, traceback: bool) -> Option<
     raised.insert(s("exception"), Node::bare(tack_yaml::Value::Map(exception.clone())));
     let summary = error_summary(&raised);
     data.insert(s("msg"), s(&format!("Task failed: Module failed: {summary}")));
-    if !traceback {
-        data.remove("exception");
-    }
+    // The summary stays in the result (a registered `exception` is defined, as ansible's);
+    // the callback never shows it.
     Some(summary)
+}
+
+/// ansible's `warnings` of a module result are texts: a summary ansible-core's module code
+/// sends (`{"__ansible_type": "WarningSummary", "event": {"msg": ...}}`) becomes its message.
+fn plain_warnings(data: &mut tack_yaml::Mapping) {
+    use tack_yaml::{Node, Value};
+    let Some(Value::Seq(items)) = data.get("warnings").map(|n| n.value.clone()) else { return };
+    let texts: Vec<Node> = items
+        .into_iter()
+        .map(|item| {
+            let msg = item
+                .as_map()
+                .filter(|m| {
+                    m.get("__ansible_type").and_then(Node::as_str) == Some("WarningSummary")
+                })
+                .and_then(|m| m.get("event"))
+                .and_then(Node::as_map)
+                .and_then(|e| e.get("msg"))
+                .cloned();
+            msg.unwrap_or(item)
+        })
+        .collect();
+    data.insert(tack_report::result::s("warnings"), Node::bare(Value::Seq(texts)));
 }
 
 /// A failed module's message as ansible's error line shows it (`format_event_brief_message`):
