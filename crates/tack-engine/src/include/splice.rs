@@ -40,7 +40,7 @@ pub(crate) fn splice_include<'r>(
     splice: &mut Splice<'_, 'r>,
     callback: &mut dyn Callback,
     stats: &mut Stats,
-) -> Result<(), Diagnostic> {
+) -> Result<Vec<String>, Diagnostic> {
     let (seg, next) = (round.seg, round.next);
     let params = splice.walk.segments[seg].params.clone();
     let included = match &ctx.task.kind {
@@ -65,7 +65,16 @@ pub(crate) fn splice_include<'r>(
         )?,
     };
     count_task_failures(env, state, ctx, &round.hosts, splice.walk, (seg, next), stats);
-    splice_loaded(env, state, ctx, (seg, next), &round.hosts, included, round.pick + 1, splice)
+    // The hosts whose include failed, for what the strategy does after a failed task
+    // (`any_errors_fatal`, `max_fail_percentage`).
+    let failed: Vec<String> = round
+        .hosts
+        .iter()
+        .filter(|h| state.include_task_failed.contains_key(*h) || state.include_failed.contains(*h))
+        .cloned()
+        .collect();
+    splice_loaded(env, state, ctx, (seg, next), &round.hosts, included, round.pick + 1, splice)?;
+    Ok(failed)
 }
 
 /// Counts those of `hosts` whose include failed as a task fails, each as rescued when the

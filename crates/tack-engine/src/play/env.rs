@@ -367,7 +367,11 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
     ) -> Result<Controls, Diagnostic> {
         let none = Controls { run_once: false, any_errors_fatal: false, ignore: false };
         let Some(first) = hosts.first() else { return Ok(none) };
-        if Action::find(&ctx.task.action).is_none() {
+        let include = matches!(
+            ctx.task.kind,
+            tack_playbook::TaskKind::IncludeTasks | tack_playbook::TaskKind::IncludeRole(_)
+        );
+        if Action::find(&ctx.task.action).is_none() && !include {
             return Ok(none);
         }
         let reading = self.reading(ctx, params);

@@ -78,8 +78,9 @@ pub(crate) fn run_rounds<'r>(
             ctx.task.kind,
             tack_playbook::TaskKind::IncludeTasks | tack_playbook::TaskKind::IncludeRole(_)
         ) {
+            let params = walk.segments[seg].params.clone();
             let mut splice = Splice { walk: &mut *walk, handlers: &mut *handlers };
-            crate::include::splice::splice_include(
+            let failed = crate::include::splice::splice_include(
                 env,
                 state,
                 ctx,
@@ -88,6 +89,26 @@ pub(crate) fn run_rounds<'r>(
                 callback,
                 stats,
             )?;
+            // A failed include is a failed task to `any_errors_fatal` and
+            // `max_fail_percentage`, as ansible's strategy counts it.
+            if !failed.is_empty() {
+                let controls = env.task_controls(ctx, &round.hosts, params)?;
+                let results: Vec<crate::play::fatal::RoundResult> = failed
+                    .iter()
+                    .map(|host| crate::play::fatal::RoundResult {
+                        host: host.clone(),
+                        failed: true,
+                        unreachable: false,
+                        ignore_errors: controls.ignore,
+                    })
+                    .collect();
+                if crate::play::fatal::after_round(
+                    env, state, &controls, &results, &round, walk, callback,
+                ) {
+                    stop = true;
+                    break;
+                }
+            }
             env.update_play_hosts(state, &walk.cursors);
             continue;
         }
