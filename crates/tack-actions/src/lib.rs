@@ -69,6 +69,12 @@ pub fn environment_refusal(action: Action, origin: Option<Origin>) -> Diagnostic
     )
 }
 
+/// The refusal of an argument `name` tack does not take for `action` (as the task wrote
+/// it): before the run when written, when it renders when an `args:` template gave it.
+pub fn unsupported_argument(name: &str, action: &str, origin: Option<Origin>) -> Diagnostic {
+    Diagnostic::at(format!("tack does not support the argument '{name}' of '{action}' yet"), origin)
+}
+
 /// Runs `action` with `input`.
 pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
     // A task environment a module would not see is refused, not dropped (most are refused

@@ -46,9 +46,8 @@ pub(crate) fn from_result(
 }
 
 /// A module that raised (an `exception` summary, no `msg`: ansible's `ping: data=crash`) is
-/// given ansible's own error line as its `msg` (the summary returned for that line), and its
-/// summary is dropped unless the
-/// traceback was asked for, as ansible's executor does.
+/// given ansible's own error line as its `msg`, as ansible's executor does; the summary is
+/// returned for that line.
 fn raised_without_msg(data: &mut tack_yaml::Mapping) -> Option<String> {
     use tack_report::result::s;
     use tack_yaml::Node;

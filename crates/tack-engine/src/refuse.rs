@@ -377,8 +377,8 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
             // Free-form text fails at run time, in ansible's words, as it does there; an
             // `args:` template's entries are checked when it renders (`task::args`).
             if !["_raw_params", "_variable_params"].contains(&name) && !known.contains(&name) {
-                let what = format!("the argument '{name}' of '{}'", task.action);
-                return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
+                let origin = key.origin.clone().or_else(|| task.origin.clone());
+                return Err(tack_actions::unsupported_argument(name, &task.action, origin));
             }
         }
     }

@@ -48,7 +48,11 @@ pub fn check_name(name: &str, roots: &[PathBuf]) -> Result<(), Escape> {
     }
     let path = Path::new(name);
     if path.is_absolute() {
-        return if inside(&normalize(path), roots) { Ok(()) } else { Err(Escape::Absolute) };
+        return if inside(&tack_py::path::normpath(path), roots) {
+            Ok(())
+        } else {
+            Err(Escape::Absolute)
+        };
     }
     let mut depth: usize = 0;
     for component in path.components() {
@@ -63,31 +67,14 @@ pub fn check_name(name: &str, roots: &[PathBuf]) -> Result<(), Escape> {
 }
 
 fn inside(lexical: &Path, roots: &[PathBuf]) -> bool {
-    roots.iter().any(|root| lexical.starts_with(normalize(root)))
-}
-
-/// `path` with `.` and `a/..` taken out by its text alone (no link is followed).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    roots.iter().any(|root| lexical.starts_with(tack_py::path::normpath(root)))
 }
 
 /// The check of a candidate the search found for a host-named name, before it is opened:
 /// lexically and with every symbolic link followed, it is inside one of `roots`. A candidate
 /// that does not exist passes (it is then "not found", as for any name).
 pub fn check_found(candidate: &Path, roots: &[PathBuf]) -> Result<(), Escape> {
-    if !inside(&normalize(candidate), roots) {
+    if !inside(&tack_py::path::normpath(candidate), roots) {
         let climbs = candidate.components().any(|c| c == Component::ParentDir);
         return Err(if climbs { Escape::Climbs } else { Escape::Absolute });
     }

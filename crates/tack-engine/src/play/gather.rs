@@ -177,7 +177,7 @@ fn gather_link(
 pub(crate) fn apply_gathered(
     env: &PlayEnv<'_, '_>,
     state: &mut BatchState,
-    gathered: Gathered,
+    mut gathered: Gathered,
     cursor: &mut HostCursor,
     stats: &mut Stats,
     states: &mut BTreeMap<String, HostState>,
@@ -187,18 +187,35 @@ pub(crate) fn apply_gathered(
     for (level, line) in &gathered.transport {
         callback.verbose_line(*level, line);
     }
+    // The implicit task's parent is the play: a play's `ignore_errors` ignores its failure.
+    let failed = !gathered.shown.lost() && gathered.shown.flag("failed");
+    if failed && play_ignores_errors(env, &host) {
+        gathered.shown.ignored = true;
+    }
     stats.count(&gathered.shown, false);
     if gathered.shown.lost() {
         cursor.pos = None;
         state.lost.insert(host.clone());
-    } else if gathered.shown.flag("failed") {
-        cursor.pos = None;
-        cursor.failed = true;
+    } else if failed {
+        // An ignored failure leaves the host in the play, without facts.
+        if !gathered.shown.ignored {
+            cursor.pos = None;
+            cursor.failed = true;
+        }
     } else if let Some(layer) = gathered.facts {
         env.scope.set_gathered(&host, layer.clone());
         states.entry(host).or_default().facts = Some(layer);
     }
     callback.host_result(&gather_view(env.play()), &gathered.shown);
+}
+
+/// The play's `ignore_errors`, rendered with `host`'s variables.
+fn play_ignores_errors(env: &PlayEnv<'_, '_>, host: &str) -> bool {
+    let Some(node) = env.play().attrs.get(tack_playbook::tables::Keyword::IgnoreErrors) else {
+        return false;
+    };
+    let Some(scope) = env.scope.host_scope(host) else { return false };
+    env.run.templar.render(node, &scope).is_ok_and(|r| r.value.value.is_truthy())
 }
 
 /// What gathering does about a host's Python interpreter: nothing (one is set, or the

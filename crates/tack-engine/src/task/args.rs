@@ -112,7 +112,7 @@ pub(crate) fn render(
     let splats = splat_sources(ctx, action);
     if !splats.is_empty() {
         let origins = (task_origin.clone(), ctx.task.action_origin.clone());
-        splat(&splats, action, templar, scope, &mut out, &origins)?;
+        splat(&splats, (action, &ctx.task.action), templar, scope, &mut out, &origins)?;
     }
     for (key, value) in ctx.task.args.iter().chain(defaults.iter()) {
         let name = key.as_str().unwrap_or_default();
@@ -189,7 +189,7 @@ fn splat_sources<'t>(ctx: &'t TaskInContext<'_>, action: Action) -> Vec<(&'stati
 /// host's values may name any argument); entries carry the render's provenance.
 fn splat(
     splats: &[(&str, &Node)],
-    action: Action,
+    (action, action_name): (Action, &str),
     templar: &Templar,
     scope: &Scope,
     out: &mut RenderedArgs,
@@ -207,6 +207,7 @@ fn splat(
             unavailable,
         }
     };
+    let known = action.known_args();
     for (_, node) in splats {
         tack_diag::warn(&Diagnostic::at(
             "Using a template for task args is unsafe in some situations (see \
@@ -226,21 +227,14 @@ fn splat(
             return Err(failed(cause, None));
         };
         out.provenance.extend(&rendered.provenance);
-        let known = action.known_args();
         for (key, value) in entries.iter() {
             let name = key.as_str().unwrap_or_default().to_string();
             // What a written argument tack does not take is refused before the run (`refuse`).
             if !known.is_empty() && !known.contains(&name.as_str()) {
-                let what = format!(
-                    "tack does not support the argument '{name}' of '{}' yet",
-                    action.fqcn()
-                );
+                let refused =
+                    tack_actions::unsupported_argument(&name, action_name, node.origin.clone());
                 return Err(ArgsFailed {
-                    error: Diagnostic::caused_by(
-                        "Task failed.",
-                        task_origin.clone(),
-                        Diagnostic::at(what, node.origin.clone()),
-                    ),
+                    error: Diagnostic::caused_by("Task failed.", task_origin.clone(), refused),
                     unavailable: None,
                 });
             }

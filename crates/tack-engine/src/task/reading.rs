@@ -6,7 +6,6 @@
 //!
 //! Reads only: it never runs an action and never changes a host's variables.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use tack_diag::{Diagnostic, Origin};
@@ -154,23 +153,9 @@ impl Reading<'_> {
         }
     }
 
-    /// `Task.get_search_path`: the task's role and the roles above it, then the play's
-    /// directory.
+    /// `Task.get_search_path` (`crate::vars::roles::search`).
     pub(crate) fn search_path(&self) -> tack_actions::SearchPath {
-        let mut roles = Vec::new();
-        for id in self.ctx.dep_chain.iter().rev() {
-            roles.push(self.play.role(*id).path.clone());
-        }
-        let basedir = tack_playbook::play_vars::play_basedir(self.play);
-        let task_dir = self
-            .ctx
-            .task
-            .origin
-            .as_ref()
-            .and_then(|o| o.path.as_ref())
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| basedir.clone());
-        tack_actions::SearchPath { basedir, roles, task_dir }
+        crate::vars::roles::search(self.play, self.ctx)
     }
 }
 

@@ -59,25 +59,31 @@ pub(crate) fn insert_parent_roles(magic: &mut Mapping, play: &Play, parents: &[R
     );
 }
 
-/// `Task.get_search_path` as ansible's `ansible_search_path` shows it: the task's role and
-/// the roles above it (innermost first), the directory of the task's file, the play's
-/// directory, each once.
-pub(crate) fn search_path(play: &Play, ctx: &TaskInContext<'_>) -> Vec<std::path::PathBuf> {
-    let mut out: Vec<std::path::PathBuf> = Vec::new();
-    let mut add = |p: std::path::PathBuf| {
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    };
-    for id in ctx.dep_chain.iter().rev() {
-        add(play.role(*id).path.clone());
-    }
+/// `Task.get_search_path`: the task's role and the roles above it (innermost first), the
+/// directory of the task's file (the play's when it has none), the play's directory. The one
+/// home of the rule: actions find files with it, templates see it as `ansible_search_path`.
+pub(crate) fn search(play: &Play, ctx: &TaskInContext<'_>) -> tack_actions::SearchPath {
+    let roles = ctx.dep_chain.iter().rev().map(|id| play.role(*id).path.clone()).collect();
     let basedir = tack_playbook::play_vars::play_basedir(play);
-    let task_dir = ctx.task.origin.as_ref().and_then(|o| o.path.as_ref()).and_then(|p| p.parent());
-    if let Some(dir) = task_dir {
-        add(dir.to_path_buf());
+    let task_dir = ctx
+        .task
+        .origin
+        .as_ref()
+        .and_then(|o| o.path.as_ref())
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        .unwrap_or_else(|| basedir.clone());
+    tack_actions::SearchPath { basedir, roles, task_dir }
+}
+
+/// [`search`] as ansible's `ansible_search_path` lists it: each directory once, in order.
+fn search_path(play: &Play, ctx: &TaskInContext<'_>) -> Vec<std::path::PathBuf> {
+    let search = search(play, ctx);
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for dir in search.roles.into_iter().chain([search.task_dir, search.basedir]) {
+        if !out.contains(&dir) {
+            out.push(dir);
+        }
     }
-    add(basedir);
     out
 }
 

@@ -59,7 +59,15 @@ thread_local! {
 pub(crate) fn watching<R>(f: impl FnOnce() -> R) -> R {
     WATCHES.with(|w| w.borrow_mut().watches.push(Watch::default()));
     let result = f();
-    WATCHES.with(|w| w.borrow_mut().watches.pop());
+    WATCHES.with(|w| {
+        let mut w = w.borrow_mut();
+        let inner = w.watches.pop();
+        // A render started inside another (a plugin rendering on its own) read for the
+        // outer one: its host reads count there too, so a mark around it sees them.
+        if let (Some(inner), Some(outer)) = (inner, w.watches.last_mut()) {
+            outer.host_reads += inner.host_reads;
+        }
+    });
     result
 }
 
