@@ -1,7 +1,13 @@
 //! What a task's action is, as the run loop asks: a row of the catalogue (an action of
 //! ansible-core's that tack runs on the controller), a native module, an ansible-core module
-//! run through the Python path, or a name ansible cannot resolve either; and every trait of
-//! it the run loop reads (from its row, or what every module is).
+//! run through the Python path, a module a `library/` directory ships, or a name ansible
+//! cannot resolve either; and every trait of it the run loop reads (from its row, or what
+//! every module is).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use tack_playbook::ast::{LibraryModule, Task};
 
 use crate::catalogue::{self, Facts, InPlan, Plugin};
 
@@ -16,6 +22,9 @@ pub enum Action {
     /// An ansible-core module tack has no native code for, run through ansible's own module
     /// code (`crate::python_path`).
     Python(&'static str),
+    /// A module found in a `library/` directory (or on a configured module path), run
+    /// through ansible's module code as ansible-core's own are.
+    Library(&'static LibraryModule),
     /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
     /// ansible's does (`Cannot resolve '...' to an action or module.`).
     Unresolvable,
@@ -28,6 +37,7 @@ impl PartialEq for Action {
             (Action::Module(a), Action::Module(b)) | (Action::Python(a), Action::Python(b)) => {
                 a == b
             }
+            (Action::Library(a), Action::Library(b)) => a == b,
             (Action::Unresolvable, Action::Unresolvable) => true,
             _ => false,
         }
@@ -48,7 +58,40 @@ const MODULE: Plugin = Plugin { touches_host: true, takes_raw_params: true, ..ca
 /// What a name ansible-core cannot resolve is.
 const UNRESOLVABLE: Plugin = Plugin { touches_host: false, takes_raw_params: true, ..MODULE };
 
+/// The library modules of the run, each kept once: an [`Action`] is a small copyable value
+/// the run loop passes around, so it names a module the run keeps for its whole length
+/// (bounded by the module files the playbooks name).
+static LIBRARY: Mutex<Option<HashMap<LibraryModule, &'static LibraryModule>>> = Mutex::new(None);
+
+fn kept(module: &LibraryModule) -> &'static LibraryModule {
+    let mut kept = LIBRARY.lock().unwrap_or_else(PoisonError::into_inner);
+    let kept = kept.get_or_insert_with(HashMap::new);
+    if let Some(m) = kept.get(module) {
+        return m;
+    }
+    let m: &'static LibraryModule = Box::leak(Box::new(module.clone()));
+    kept.insert(module.clone(), m);
+    m
+}
+
 impl Action {
+    /// The action `task` runs: the module its loading found in a `library/` directory (which
+    /// wins over a builtin of that name, as in ansible), else [`Action::find`].
+    pub fn of(task: &Task) -> Option<Action> {
+        match &task.library {
+            Some(module) => Some(Action::Library(kept(module))),
+            None => Action::find(&task.action),
+        }
+    }
+
+    /// [`Action::of`], or what [`Action::resolve`] says of the name.
+    pub fn resolve_task(task: &Task) -> Option<Action> {
+        match &task.library {
+            Some(module) => Some(Action::Library(kept(module))),
+            None => Action::resolve(&task.action),
+        }
+    }
+
     /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
     /// name ansible-core's routing redirects, such as `yum`, as its target).
     pub fn find(name: &str) -> Option<Action> {
@@ -86,20 +129,22 @@ impl Action {
         match self {
             Action::Plugin(plugin) => plugin.name,
             Action::Module(name) | Action::Python(name) => name,
+            Action::Library(module) => &module.name,
             Action::Unresolvable => "",
         }
     }
 
     /// Whether this is the action or module called `short`.
     pub fn is(self, short: &str) -> bool {
-        !matches!(self, Action::Unresolvable) && self.name() == short
+        // A library module of a builtin's name is not that builtin to the run loop.
+        !matches!(self, Action::Unresolvable | Action::Library(_)) && self.name() == short
     }
 
     /// How the action runs and what the run loop asks of it.
     pub fn traits(self) -> &'static Plugin {
         match self {
             Action::Plugin(plugin) => plugin,
-            Action::Module(_) | Action::Python(_) => &MODULE,
+            Action::Module(_) | Action::Python(_) | Action::Library(_) => &MODULE,
             Action::Unresolvable => &UNRESOLVABLE,
         }
     }
@@ -108,6 +153,7 @@ impl Action {
     pub fn fqcn(self) -> String {
         match self {
             Action::Unresolvable => "unresolvable".into(),
+            Action::Library(module) => format!("ansible.legacy.{}", module.name),
             _ => format!("ansible.builtin.{}", self.name()),
         }
     }
@@ -155,12 +201,12 @@ impl Action {
 
     /// Whether the action runs ansible-core's own module code on the host.
     pub fn runs_python(self) -> bool {
-        matches!(self, Action::Python(_)) || self.traits().python
+        matches!(self, Action::Python(_) | Action::Library(_)) || self.traits().python
     }
 
     /// Whether the action cannot run without the controller's ansible-core.
     pub fn needs_ansible_core(self) -> bool {
-        matches!(self, Action::Python(_)) || self.traits().needs_ansible_core
+        matches!(self, Action::Python(_) | Action::Library(_)) || self.traits().needs_ansible_core
     }
 
     /// What a plan does with it: what these do is only known by doing it.

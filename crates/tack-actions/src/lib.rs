@@ -87,6 +87,7 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
         Action::Module("uri") => bounded::bounded(input, uri::run),
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
+        Action::Library(module) => crate::python_path::action::run_library(input, module),
         // The task runner fails the task before any action runs (it knows the name).
         Action::Unresolvable => errored(Diagnostic::at(
             "Cannot resolve the action to an action or module.",

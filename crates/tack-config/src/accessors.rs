@@ -158,6 +158,17 @@ impl Config {
         self.paths("DEFAULT_ROLES_PATH")
     }
 
+    /// `library` (`DEFAULT_MODULE_PATH`): where modules are looked for after the
+    /// directories a run adds.
+    pub fn module_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_MODULE_PATH")
+    }
+
+    /// `module_utils` (`DEFAULT_MODULE_UTILS_PATH`).
+    pub fn module_utils_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_MODULE_UTILS_PATH")
+    }
+
     /// `collections_path`: read so that it can be reported and refused; tack loads no
     /// collections.
     pub fn collections_path(&self) -> Vec<PathBuf> {

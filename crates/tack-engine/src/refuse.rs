@@ -297,7 +297,7 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         }
         return Ok(());
     }
-    let Some(action) = Action::resolve(&task.action) else {
+    let Some(action) = Action::resolve_task(task) else {
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
     if action.needs_ansible_core() && tack_actions::python_path::core().is_none() {

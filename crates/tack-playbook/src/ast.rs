@@ -191,6 +191,21 @@ pub struct Task {
     pub role: Option<RoleId>,
     /// Added by the compiler (flush_handlers, role_complete), never written by a user.
     pub implicit: bool,
+    /// The module file a `library/` directory (or a configured module path) gave the action
+    /// when the task was loaded: it wins over a builtin of the same short name, as in ansible.
+    pub library: Option<Arc<LibraryModule>>,
+}
+
+/// A module shipped beside a playbook or in a role (`library/`), or found on a configured
+/// module path, with the `module_utils` directories its imports are looked for in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LibraryModule {
+    /// The name the task calls it by (short, as ansible's legacy loader knows it).
+    pub name: String,
+    pub path: PathBuf,
+    /// `module_utils/` beside playbooks and loaded roles, then the configured ones, in
+    /// ansible's search order.
+    pub utils: Vec<PathBuf>,
 }
 
 impl Task {

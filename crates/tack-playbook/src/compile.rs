@@ -36,6 +36,7 @@ fn implicit_meta(arg: &str, role: Option<RoleId>, always: bool) -> Block {
         vars: Mapping::new(),
         role,
         implicit: true,
+        library: None,
     };
     Block {
         origin: None,

@@ -27,6 +27,28 @@ pub(crate) struct Session {
     pub roles_path: Vec<PathBuf>,
 }
 
+impl Session {
+    /// What loading playbooks needs from the session; `module_path` is `-M` as given (each a
+    /// colon-separated list; a later flag's paths come first, as ansible prepends them).
+    pub(crate) fn load_options(&self, module_path: &[String]) -> tack_playbook::LoadOptions {
+        let mut module_paths = Vec::new();
+        for given in module_path {
+            let paths = given.split(':').filter(|p| !p.is_empty());
+            let paths: Vec<PathBuf> =
+                paths.map(|p| unfrackpath(Path::new(p), true, None)).collect();
+            module_paths.splice(0..0, paths);
+        }
+        tack_playbook::LoadOptions {
+            extra_vars: self.extra_vars.clone(),
+            roles_path: self.roles_path.clone(),
+            module_paths,
+            configured_module_paths: self.config.module_path(),
+            module_utils_paths: self.config.module_utils_path(),
+            invalid_task_attribute_failed: self.config.invalid_task_attribute_failed(),
+        }
+    }
+}
+
 /// The command-line options a session is built from.
 pub(crate) struct SessionArgs<'a> {
     pub inventory: &'a InventoryOpts,

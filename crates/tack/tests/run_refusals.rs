@@ -324,3 +324,31 @@ fn an_archive_a_host_named_is_never_read() {
         "{stdout}"
     );
 }
+
+/// A module in `library/` that is not a new-style Python module (ansible runs those as
+/// scripts with an arguments file) fails its task by name, where it runs; the play goes on.
+#[test]
+fn a_library_module_that_is_not_python_is_refused_by_name_when_it_runs() {
+    if !Path::new("/opt/ansible-ref/bin/python").exists() {
+        eprintln!("no ansible-core at /opt/ansible-ref: not run");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("library")).expect("library");
+    std::fs::write(dir.path().join("library/oldie"), "#!/bin/sh\n# WANT_JSON\necho '{}'\n")
+        .expect("module");
+    let play = format!(
+        "{PLAY}    - oldie:\n      when: false\n    - oldie:\n      ignore_errors: true\n    - debug: msg=after\n"
+    );
+    let out = run(dir.path(), &play, &["--ansible-python", "/opt/ansible-ref/bin/python"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let oldie = dir.path().join("library/oldie");
+    let wanted = format!(
+        "tack runs a module from a library directory through ansible's Python module code only; \
+         {} is a 'non_native_want_json' module",
+        oldie.display()
+    );
+    assert!(stdout.contains(&wanted), "{stdout}");
+    assert!(stdout.contains("\"msg\": \"after\""), "{stdout}");
+}

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 use tack_agent::python::{PythonOutput, PythonRun};
 use tack_diag::Diagnostic;
+use tack_playbook::ast::LibraryModule;
 
 use super::payload;
 use crate::input::ActionInput;
@@ -18,13 +19,36 @@ use crate::output::{ActionOutput, errored};
 
 use crate::json;
 
+/// Runs ansible-core's module `name`.
 pub(crate) fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
+    run_source(input, payload::Source::Builtin(name))
+}
+
+/// Runs the module a `library/` directory ships.
+pub(crate) fn run_library(input: &ActionInput<'_>, module: &LibraryModule) -> ActionOutput {
+    run_source(input, payload::Source::Library(module))
+}
+
+fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOutput {
     let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
+    let name = match source {
+        payload::Source::Builtin(name) => name,
+        payload::Source::Library(module) => module.name.as_str(),
+    };
     let Some(core) = super::core() else {
         // Refused before the run; an included file's task can only be caught here.
-        return fail(format!("tack has no native module '{name}': {}", super::why_not()));
+        let what = match source {
+            payload::Source::Builtin(_) => format!("tack has no native module '{name}'"),
+            payload::Source::Library(m) => {
+                format!(
+                    "the module '{name}' ({}) runs through ansible's module code",
+                    m.path.display()
+                )
+            }
+        };
+        return fail(format!("{what}: {}", super::why_not()));
     };
-    let payload = match payload::get(core, name) {
+    let payload = match payload::get(core, source) {
         Ok(p) => p,
         Err(e) => return fail(format!("Task failed: {e}")),
     };

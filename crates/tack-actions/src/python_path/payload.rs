@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use base64::Engine;
 use serde_json::{Map, Value};
 
+use tack_playbook::ast::LibraryModule;
+
 use super::AnsibleCore;
 
 const BUILDER: &str = include_str!("build_payload.py");
@@ -46,25 +48,68 @@ pub(super) enum PayloadError {
     Answer(String),
     #[error("{0}")]
     NoModule(String),
+    /// A library module that is not a new-style Python module (ansible's module styles).
+    #[error(
+        "tack runs a module from a library directory through ansible's Python module code \
+         only; {path} is a '{style}' module"
+    )]
+    Style { path: String, style: String },
+}
+
+/// Which module a payload is for.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Source<'a> {
+    /// ansible-core's module of this short name.
+    Builtin(&'a str),
+    Library(&'a LibraryModule),
+}
+
+impl Source<'_> {
+    /// What the cache knows it by: a library module by its file and module_utils search.
+    fn key(self) -> String {
+        match self {
+            Source::Builtin(name) => name.to_string(),
+            Source::Library(m) => {
+                let mut key = m.path.display().to_string();
+                for dir in &m.utils {
+                    key.push('\0');
+                    key.push_str(&dir.display().to_string());
+                }
+                key
+            }
+        }
+    }
+
+    fn request(self) -> Value {
+        match self {
+            Source::Builtin(name) => serde_json::json!({ "name": name }),
+            Source::Library(m) => serde_json::json!({
+                "name": m.name,
+                "path": m.path.display().to_string(),
+                "utils": m.utils.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+            }),
+        }
+    }
 }
 
 static CACHE: Mutex<Option<HashMap<String, Arc<Payload>>>> = Mutex::new(None);
 
-/// The payload for builtin module `name`, built on first use in the run.
-pub(super) fn get(core: &AnsibleCore, name: &str) -> Result<Arc<Payload>, PayloadError> {
+/// The payload for `source`, built on first use in the run.
+pub(super) fn get(core: &AnsibleCore, source: Source<'_>) -> Result<Arc<Payload>, PayloadError> {
     // Holding the lock while building keeps two forks from building one module twice.
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     let cache = cache.get_or_insert_with(HashMap::new);
-    if let Some(p) = cache.get(name) {
+    let key = source.key();
+    if let Some(p) = cache.get(&key) {
         return Ok(Arc::clone(p));
     }
-    let payload = Arc::new(build(core, name)?);
-    cache.insert(name.to_string(), Arc::clone(&payload));
+    let payload = Arc::new(build(core, source)?);
+    cache.insert(key, Arc::clone(&payload));
     Ok(payload)
 }
 
-/// Builds `name`'s payload with `core`'s interpreter.
-pub(super) fn build(core: &AnsibleCore, name: &str) -> Result<Payload, PayloadError> {
+/// Builds `source`'s payload with `core`'s interpreter.
+pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, PayloadError> {
     let python = core.python.display().to_string();
     let mut child = Command::new(&core.python)
         .arg("-c")
@@ -74,10 +119,10 @@ pub(super) fn build(core: &AnsibleCore, name: &str) -> Result<Payload, PayloadEr
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| PayloadError::Run { python: python.clone(), source })?;
-    let names = Value::Array(vec![Value::String(name.to_string())]).to_string();
+    let requests = Value::Array(vec![source.request()]).to_string();
     if let Some(mut stdin) = child.stdin.take() {
         stdin
-            .write_all(names.as_bytes())
+            .write_all(requests.as_bytes())
             .map_err(|source| PayloadError::Run { python: python.clone(), source })?;
     }
     let out = child
@@ -91,10 +136,17 @@ pub(super) fn build(core: &AnsibleCore, name: &str) -> Result<Payload, PayloadEr
     }
     let answer: Value =
         serde_json::from_slice(&out.stdout).map_err(|e| PayloadError::Answer(e.to_string()))?;
-    if let Some(why) = answer["errors"][name].as_str() {
+    let module = &answer["modules"][0];
+    if let Some(why) = module["error"].as_str() {
         return Err(PayloadError::NoModule(why.to_string()));
     }
-    let module = &answer["modules"][name];
+    if let Some(style) = module["style"].as_str() {
+        let path = match source {
+            Source::Library(m) => m.path.display().to_string(),
+            Source::Builtin(name) => name.to_string(),
+        };
+        return Err(PayloadError::Style { path, style: style.to_string() });
+    }
     let text = |v: &Value, what: &str| {
         v.as_str().map(str::to_string).ok_or_else(|| PayloadError::Answer(format!("no {what}")))
     };
@@ -128,7 +180,7 @@ mod tests {
     #[test]
     fn a_payload_holds_the_module_and_its_module_utils_and_is_named_by_its_bytes() {
         let Some(core) = reference() else { return };
-        let one = build(&core, "getent").unwrap();
+        let one = build(&core, Source::Builtin("getent")).unwrap();
         assert_eq!(one.fqn, "ansible.modules.getent");
         assert_eq!(one.profile, "legacy");
         assert_eq!(one.hash, blake3::hash(&one.zip).to_hex().to_string());
@@ -142,14 +194,14 @@ mod tests {
         }
         assert_eq!(one.internal["_ansible_syslog_facility"], "LOG_USER");
         // Built again, the same bytes: the name is stable across runs.
-        let again = build(&core, "getent").unwrap();
+        let again = build(&core, Source::Builtin("getent")).unwrap();
         assert_eq!(again.hash, one.hash);
     }
 
     #[test]
     fn a_name_ansible_core_lacks_is_an_error() {
         let Some(core) = reference() else { return };
-        let err = build(&core, "no_such_module").unwrap_err();
+        let err = build(&core, Source::Builtin("no_such_module")).unwrap_err();
         assert!(matches!(err, PayloadError::NoModule(_)), "{err}");
     }
 

@@ -241,7 +241,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
     ) -> Result<(), Diagnostic> {
         for ctx in tasks {
             let resets = crate::task::reading::is_meta(ctx) && meta_arg(ctx) == "reset_connection";
-            let uses_link = Action::find(&ctx.task.action).is_some_and(Action::uses_link);
+            let uses_link = Action::of(ctx.task).is_some_and(Action::uses_link);
             if !resets && !uses_link {
                 continue;
             }
@@ -371,7 +371,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             ctx.task.kind,
             tack_playbook::TaskKind::IncludeTasks | tack_playbook::TaskKind::IncludeRole(_)
         );
-        if Action::find(&ctx.task.action).is_none() && !include {
+        if Action::of(ctx.task).is_none() && !include {
             return Ok(none);
         }
         let reading = self.reading(ctx, params);
@@ -418,7 +418,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         params: Option<Arc<Layer>>,
     ) -> Result<Vec<String>, Diagnostic> {
         let Some(node) = ctx.inherited(Keyword::Notify) else { return Ok(Vec::new()) };
-        if Action::find(&ctx.task.action).is_none() {
+        if Action::of(ctx.task).is_none() {
             return Ok(Vec::new());
         }
         let Some(scope) = self.reading(ctx, params).scope(host) else {

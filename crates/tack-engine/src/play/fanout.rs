@@ -71,7 +71,7 @@ pub(crate) fn run_task(
     judge: &mut Judge<'_>,
 ) -> Result<(), Diagnostic> {
     let task = ctx.task;
-    let Some(action) = Action::resolve(&task.action) else {
+    let Some(action) = Action::resolve_task(task) else {
         return Err(Diagnostic::at(
             format!("tack does not support the action '{}' yet", task.action),
             task.origin.clone(),
@@ -166,7 +166,7 @@ pub(crate) fn run_one(
     host: &str,
     params: Option<Arc<Layer>>,
 ) -> Result<TaskOutcome, Diagnostic> {
-    let Some(action) = Action::find(&ctx.task.action) else {
+    let Some(action) = Action::of(ctx.task) else {
         return Err(Diagnostic::at(
             format!("tack does not support the action '{}' yet", ctx.task.action),
             ctx.task.origin.clone(),

@@ -115,7 +115,7 @@ pub(crate) fn run_rounds<'r>(
         let params = walk.segments[seg].params.clone();
         let controls = env.task_controls(ctx, &round.hosts, params.clone())?;
         let mut results: Vec<crate::play::fatal::RoundResult> = Vec::new();
-        let action = Action::find(&ctx.task.action);
+        let action = Action::of(ctx.task);
         // `add_host` and `pause` bypass the host loop: they run once, on the first host,
         // and the others move on without a result.
         let bypass = action.is_some_and(|a| a.traits().bypasses_host_loop);

@@ -35,7 +35,7 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
     if layers(ctx).is_empty() {
         return Ok(());
     }
-    match Action::find(&ctx.task.action) {
+    match Action::of(ctx.task) {
         Some(action) if !action.takes_environment() => {
             Err(tack_actions::environment_refusal(action, ctx.task.origin.clone()))
         }

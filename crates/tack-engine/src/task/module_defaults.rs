@@ -42,7 +42,17 @@ fn entry(name: &str) -> Option<Entry> {
         let group = tack_py::ansible::short_name(group, tack_py::ansible::CoreCollections::Builtin);
         return GROUPS.iter().find(|(g, _)| *g == group).map(|(g, _)| Entry::Group(g));
     }
-    Action::find(name).map(|a| Entry::Action(a.fqcn()))
+    if let Some(action) = Action::find(name) {
+        return Some(Entry::Action(action.fqcn()));
+    }
+    // A name ansible-core does not know, spelled as a module of no collection: a module a
+    // `library/` directory may ship, which a task of that name then runs (ansible ignores an
+    // entry nothing resolves, and so does this one).
+    let core = tack_py::ansible::is_core_spelling(name) && !name.starts_with("ansible.builtin.");
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    (core && !tack_playbook::builtin_resolves(name) && !short.contains('.'))
+        .then(|| Entry::Action(format!("ansible.legacy.{short}")))
 }
 
 pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
@@ -96,7 +106,7 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
                 // ansible gives a `package` task its backend's defaults too; tack applies
                 // only the task's own action's.
                 if matches!(entry(&name), Some(Entry::Action(ref a)) if a == "ansible.builtin.apt")
-                    && Action::find(&ctx.task.action).is_some_and(|a| a.is("package"))
+                    && Action::of(ctx.task).is_some_and(|a| a.is("package"))
                 {
                     return Err(Diagnostic::at(
                         format!(

@@ -240,7 +240,7 @@ impl Loader<'_> {
                 out.push(TaskEntry::Block(self.load_block(item, false, build, scope)?));
                 continue;
             }
-            let search = build.search.clone();
+            let search = self.module_search();
             let parsed =
                 ModuleArgsParser { ds: map, ds_node: item, search: &search }.parse(true)?;
             let action = parsed.action.as_str();

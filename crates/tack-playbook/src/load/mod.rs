@@ -42,9 +42,14 @@ pub struct LoadOptions {
     pub extra_vars: Mapping,
     /// The configured `roles_path` (`DEFAULT_ROLES_PATH`).
     pub roles_path: Vec<PathBuf>,
-    /// Directories searched for custom modules (`library/` beside playbooks and roles is added
-    /// automatically).
+    /// `-M`: directories searched for modules after the `library/` beside each playbook and
+    /// before those of roles.
     pub module_paths: Vec<PathBuf>,
+    /// The configured module path (`DEFAULT_MODULE_PATH`), searched last.
+    pub configured_module_paths: Vec<PathBuf>,
+    /// The configured module_utils path (`DEFAULT_MODULE_UTILS_PATH`), searched after the
+    /// `module_utils/` beside playbooks and roles.
+    pub module_utils_paths: Vec<PathBuf>,
     /// `INVALID_TASK_ATTRIBUTE_FAILED` (default true): an unknown task keyword is an error
     /// rather than a warning.
     pub invalid_task_attribute_failed: bool,
@@ -61,6 +66,16 @@ pub struct Loader<'a> {
     /// How many of `imported` had been loaded when each play of the playbook being loaded
     /// was done (see [`Playbook::import_marks`](crate::ast::Playbook::import_marks)).
     pub(crate) play_marks: std::cell::RefCell<Vec<usize>>,
+    /// The playbook and role directories whose `library/` and `module_utils/` joined the
+    /// module search so far, in the order ansible adds them (it never drops one in a run).
+    pub(crate) plugin_dirs: std::cell::RefCell<PluginDirs>,
+}
+
+/// See [`Loader::plugin_dirs`].
+#[derive(Default)]
+pub(crate) struct PluginDirs {
+    playbooks: Vec<PathBuf>,
+    roles: Vec<PathBuf>,
 }
 
 impl<'a> Loader<'a> {
@@ -71,6 +86,43 @@ impl<'a> Loader<'a> {
             templar: Templar::new(),
             imported: Default::default(),
             play_marks: Default::default(),
+            plugin_dirs: Default::default(),
+        }
+    }
+
+    /// A playbook's (or the ad-hoc command's) directory joins the module search.
+    pub(crate) fn add_playbook_dir(&self, dir: &Path) {
+        let mut dirs = self.plugin_dirs.borrow_mut();
+        if !dirs.playbooks.iter().any(|d| d == dir) {
+            dirs.playbooks.push(dir.to_path_buf());
+        }
+    }
+
+    /// A loaded role's directory joins the module search.
+    pub(crate) fn add_role_dir(&self, dir: &Path) {
+        let mut dirs = self.plugin_dirs.borrow_mut();
+        if !dirs.roles.iter().any(|d| d == dir) {
+            dirs.roles.push(dir.to_path_buf());
+        }
+    }
+
+    /// Where modules are looked for now: `library/` beside the playbooks, `-M`, `library/`
+    /// of the roles loaded so far, the configured path; and their `module_utils/`.
+    pub(crate) fn module_search(&self) -> modargs::ModuleSearch {
+        let dirs = self.plugin_dirs.borrow();
+        let beside = |sub: &str, list: &[PathBuf]| -> Vec<PathBuf> {
+            list.iter().map(|d| d.join(sub)).collect()
+        };
+        let mut library = beside("library", &dirs.playbooks);
+        library.extend(self.options.module_paths.iter().cloned());
+        library.extend(beside("library", &dirs.roles));
+        let mut utils = beside("module_utils", &dirs.playbooks);
+        utils.extend(beside("module_utils", &dirs.roles));
+        utils.extend(self.options.module_utils_paths.iter().cloned());
+        modargs::ModuleSearch {
+            library,
+            configured: self.options.configured_module_paths.clone(),
+            utils,
         }
     }
 
@@ -99,15 +151,13 @@ pub(crate) struct PlayBuild {
     /// Roles loaded by `import_role`, which join the play's roles for variables.
     pub imported_roles: Vec<crate::ast::RoleId>,
     pub extra_handlers: Vec<crate::ast::Block>,
-    pub search: modargs::ModuleSearch,
     /// Play vars with the extra vars over them: what role names and import paths see.
     pub template_vars: Mapping,
 }
 
 impl PlayBuild {
     pub(crate) fn new(basedir: PathBuf, loader: &Loader<'_>, play_vars: &Mapping) -> PlayBuild {
-        let mut dirs = vec![basedir.join("library")];
-        dirs.extend(loader.options.module_paths.iter().cloned());
+        loader.add_playbook_dir(&basedir);
         let mut template_vars = play_vars.clone();
         for (k, v) in loader.options.extra_vars.iter() {
             template_vars.insert(k.clone(), v.clone());
@@ -117,7 +167,6 @@ impl PlayBuild {
             roles: Vec::new(),
             imported_roles: Vec::new(),
             extra_handlers: Vec::new(),
-            search: modargs::ModuleSearch { dirs },
             template_vars,
         }
     }
@@ -143,12 +192,9 @@ impl Scope {
     pub(crate) fn for_role(
         id: crate::ast::RoleId,
         path: &std::path::Path,
-        build: &mut PlayBuild,
+        loader: &Loader<'_>,
     ) -> Scope {
-        let lib = path.join("library");
-        if !build.search.dirs.contains(&lib) {
-            build.search.dirs.push(lib);
-        }
+        loader.add_role_dir(path);
         Scope { role: Some(id), role_path: Some(path.to_path_buf()), ..Scope::default() }
     }
 

@@ -30,27 +30,90 @@ pub(crate) enum Resolution {
     Removed(String),
 }
 
-/// Where custom modules (`library/`) may be found, besides the builtins.
+/// Where modules beside the builtins are found: ansible's legacy module search
+/// (`PluginLoader._find_plugin_legacy` over `_get_paths_with_context`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ModuleSearch {
-    pub dirs: Vec<PathBuf>,
+    /// Directories added in the run (`library/` beside playbooks, `-M`, `library/` of roles),
+    /// searched in this order.
+    pub library: Vec<PathBuf>,
+    /// The configured module path: in each, its subdirectories one and two levels down come
+    /// before it, as ansible searches them.
+    pub configured: Vec<PathBuf>,
+    /// The `module_utils` directories, in search order.
+    pub utils: Vec<PathBuf>,
 }
 
+/// Endings ansible never takes for a module (`MODULE_IGNORE_EXTS`' default).
+const IGNORED_ENDINGS: &[&str] =
+    &[".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".yaml", ".yml", ".ini"];
+
 impl ModuleSearch {
-    fn has_custom(&self, name: &str) -> bool {
+    /// The module file a short (or `ansible.legacy.`) name finds outside ansible-core.
+    pub(crate) fn find(&self, name: &str) -> Option<crate::ast::LibraryModule> {
+        if name.starts_with("ansible.builtin.") {
+            return None;
+        }
         let short =
             tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-        if short.contains('.') {
-            return false;
+        if short.contains('.') || short.is_empty() {
+            return None;
         }
-        self.dirs.iter().any(|d| custom_module_in(d, short))
+        let path = self.dirs().find_map(|dir| module_in(&dir, short))?;
+        Some(crate::ast::LibraryModule {
+            name: short.to_string(),
+            path,
+            utils: self.utils.iter().filter(|d| d.is_dir()).cloned().collect(),
+        })
+    }
+
+    fn dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        let configured = self.configured.iter().flat_map(|path| {
+            let mut dirs = subdirs(path);
+            dirs.extend(dirs.clone().iter().flat_map(|d| subdirs(d)));
+            dirs.push(path.clone());
+            dirs
+        });
+        self.library.iter().cloned().chain(configured)
     }
 }
 
-fn custom_module_in(dir: &Path, name: &str) -> bool {
-    ["", ".py", ".sh", ".ps1", ".rb", ".pl"]
-        .iter()
-        .any(|ext| dir.join(format!("{name}{ext}")).is_file())
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    dirs
+}
+
+/// `name`'s module file in `dir`: the file of that exact name, else one named `name` with
+/// an ending (`.py` first, PowerShell's `.ps1` last: the hosts tack reaches are POSIX).
+/// ansible takes the first the directory lists; listing order is the file system's, so a
+/// fixed preference stands in for it.
+fn module_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    let exact = dir.join(name);
+    if exact.is_file() {
+        return Some(exact);
+    }
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_stem().is_some_and(|s| s == name)
+                && p.is_file()
+                && p.file_name().and_then(|f| f.to_str()).is_some_and(|f| {
+                    f != "__init__.py" && !IGNORED_ENDINGS.iter().any(|end| f.ends_with(end))
+                })
+        })
+        .collect();
+    let rank = |p: &PathBuf| match p.extension().and_then(|e| e.to_str()) {
+        Some("py") => 0,
+        Some("ps1") => 2,
+        _ => 1,
+    };
+    found.sort_by_key(|p| (rank(p), p.clone()));
+    found.into_iter().next()
 }
 
 pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
@@ -60,7 +123,7 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
     if !is_builtin_spelling {
         return Resolution::Unresolved;
     }
-    if search.has_custom(name) && !name.starts_with("ansible.builtin.") {
+    if search.find(name).is_some() {
         return Resolution::Resolved(short.to_string());
     }
     if tables::BUILTIN_MODULES.contains(&short) || tables::BUILTIN_ACTIONS.contains(&short) {
@@ -89,7 +152,7 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
 /// Whether ansible-core itself (no collections, no `library/` directories) resolves `name` to
 /// a module or action plugin, removed ones included.
 pub fn builtin_resolves(name: &str) -> bool {
-    !matches!(resolve(name, &ModuleSearch { dirs: Vec::new() }), Resolution::Unresolved)
+    !matches!(resolve(name, &ModuleSearch::default()), Resolution::Unresolved)
 }
 
 fn task_keys() -> impl Iterator<Item = &'static str> {

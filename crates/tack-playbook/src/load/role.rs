@@ -272,7 +272,7 @@ impl Loader<'_> {
             }
         }
 
-        let scope = Scope::for_role(id, &rr.path, build);
+        let scope = Scope::for_role(id, &rr.path, self);
         if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false, from)?
             && !is_empty(&tasks)
         {
@@ -469,6 +469,7 @@ impl Loader<'_> {
             vars: Mapping::new(),
             role: Some(id),
             implicit: false,
+            library: None,
         };
         let block = Block {
             origin: role.origin.clone(),

@@ -75,7 +75,7 @@ impl Loader<'_> {
                 Some(ds),
             ));
         };
-        let search = build.search.clone();
+        let search = self.module_search();
         let parsed = ModuleArgsParser { ds: map, ds_node: ds, search: &search }.parse(false)?;
         let kind = flavor.kind(scope.use_handlers);
 
@@ -203,6 +203,7 @@ impl Loader<'_> {
             vars,
             role: scope.role,
             implicit: false,
+            library: search.find(&parsed.action).map(std::sync::Arc::new),
         };
         match flavor {
             TaskFlavor::Handler => {

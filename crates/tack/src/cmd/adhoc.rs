@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use clap::Args as ClapArgs;
 use tack_diag::{Diagnostic, ErrorClass, Origin};
 use tack_engine::{RunContext, RunFacts};
+use tack_playbook::Loader;
 use tack_playbook::tags::TagFilter;
-use tack_playbook::{LoadOptions, Loader};
 use tack_report::callback::minimal::{AdhocOrigin, Layout, MinimalCallback};
 use tack_report::callback::tree::TreeWriter;
 use tack_template::Templar;
@@ -112,9 +112,8 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 3] = [
+    let checks: [(bool, &'static str); 2] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
-        (!args.module_path.is_empty(), "--module-path"),
         (args.inventory.flush_cache, "--flush-cache"),
     ];
     checks
@@ -199,12 +198,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             "2.23",
         );
     }
-    let options = LoadOptions {
-        extra_vars: session.extra_vars.clone(),
-        roles_path: session.roles_path.clone(),
-        module_paths: Vec::new(),
-        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
-    };
+    let options = session.load_options(&args.module_path);
     let loader = Loader::new(&session.loader, &options);
     let basedir = match &args.playbook_dir {
         Some(dir) => tack_py::ansible::unfrackpath(dir, false, None),

@@ -4,11 +4,11 @@
 use std::fmt::Write;
 
 use tack_diag::Diagnostic;
+use tack_playbook::Loader;
 use tack_playbook::listing::{list_tasks, play_tags};
 use tack_playbook::play_vars::play_vars;
 use tack_playbook::post_validate::post_validate_play;
 use tack_playbook::tags::TagFilter;
-use tack_playbook::{LoadOptions, Loader};
 use tack_template::Templar;
 use tack_yaml::{Node, Value};
 
@@ -21,12 +21,7 @@ pub(super) fn run(
     session: &Session,
     palette: Option<&tack_report::callback::color::Palette>,
 ) -> Result<String, Diagnostic> {
-    let options = LoadOptions {
-        extra_vars: session.extra_vars.clone(),
-        roles_path: session.roles_path.clone(),
-        module_paths: Vec::new(),
-        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
-    };
+    let options = session.load_options(&args.module_path);
     let loader = Loader::new(&session.loader, &options);
     let templar = Templar::new();
     let mut filter = TagFilter::from_cli(&args.tags, &args.skip_tags);

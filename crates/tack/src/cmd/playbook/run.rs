@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use tack_diag::Diagnostic;
 use tack_engine::{RunContext, RunFacts};
+use tack_playbook::Loader;
 use tack_playbook::tags::TagFilter;
-use tack_playbook::{LoadOptions, Loader};
 use tack_report::callback::default::DefaultCallback;
 use tack_template::Templar;
 
@@ -17,9 +17,8 @@ use crate::session::Session;
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 pub(super) fn refused_options(args: &Args, mode: super::Mode) -> Option<&'static str> {
     let json = mode == super::Mode::Plan(crate::cmd::plan::Format::Json);
-    let checks: [(bool, &'static str); 4] = [
+    let checks: [(bool, &'static str); 3] = [
         (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
-        (!args.module_path.is_empty(), "--module-path"),
         (json && args.events.is_some(), "--events with --format json"),
         (json && args.record.is_some(), "--record with --format json"),
     ];
@@ -37,12 +36,7 @@ pub(super) fn run(
     mode: super::Mode,
 ) -> anyhow::Result<ExitCode> {
     let plan = matches!(mode, super::Mode::Plan(_));
-    let options = LoadOptions {
-        extra_vars: session.extra_vars.clone(),
-        roles_path: session.roles_path.clone(),
-        module_paths: Vec::new(),
-        invalid_task_attribute_failed: session.config.invalid_task_attribute_failed(),
-    };
+    let options = session.load_options(&args.module_path);
     let loader = Loader::new(&session.loader, &options);
     let mut playbooks = Vec::new();
     for path in &args.playbooks {
