@@ -90,8 +90,10 @@ impl<'a> Loader<'a> {
         }
     }
 
-    /// A playbook's (or the ad-hoc command's) directory joins the module search.
-    pub(crate) fn add_playbook_dir(&self, dir: &Path) {
+    /// A playbook's directory (or the ad-hoc command's `--playbook-dir`) joins the module
+    /// search: `ansible-playbook` adds every playbook's before loading the first, and each
+    /// playbook (an imported one too) adds its own as it loads.
+    pub fn add_playbook_dir(&self, dir: &Path) {
         let mut dirs = self.plugin_dirs.borrow_mut();
         if !dirs.playbooks.iter().any(|d| d == dir) {
             dirs.playbooks.push(dir.to_path_buf());
@@ -157,7 +159,6 @@ pub(crate) struct PlayBuild {
 
 impl PlayBuild {
     pub(crate) fn new(basedir: PathBuf, loader: &Loader<'_>, play_vars: &Mapping) -> PlayBuild {
-        loader.add_playbook_dir(&basedir);
         let mut template_vars = play_vars.clone();
         for (k, v) in loader.options.extra_vars.iter() {
             template_vars.insert(k.clone(), v.clone());

@@ -50,6 +50,7 @@ impl Loader<'_> {
         } else {
             normpath(&cwd.join(file.parent().unwrap_or(Path::new(""))))
         };
+        self.add_playbook_dir(&basedir);
         let full = basedir.join(file.file_name().unwrap_or_default());
         let shown = unfrackpath(file, true, Some(cwd)).display().to_string();
         let ds = self.files.load(&full)?;

@@ -204,6 +204,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(dir) => tack_py::ansible::unfrackpath(dir, false, None),
         None => std::env::current_dir()?,
     };
+    // ansible's ad-hoc command searches a directory's `library/` only when named.
+    if args.playbook_dir.is_some() {
+        loader.add_playbook_dir(&basedir);
+    }
     let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
     let playbooks = vec![playbook];
     super::python_path::configure(args.ansible_python.as_deref(), &session)?;

@@ -38,6 +38,14 @@ pub(super) fn run(
     let plan = matches!(mode, super::Mode::Plan(_));
     let options = session.load_options(&args.module_path);
     let loader = Loader::new(&session.loader, &options);
+    for path in &args.playbooks {
+        let cwd = std::env::current_dir()?;
+        let dir =
+            tack_py::path::normpath(&cwd.join(path)).parent().map(std::path::Path::to_path_buf);
+        if let Some(dir) = dir {
+            loader.add_playbook_dir(&dir);
+        }
+    }
     let mut playbooks = Vec::new();
     for path in &args.playbooks {
         playbooks.push(loader.load_playbook(path)?);
