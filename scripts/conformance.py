@@ -125,7 +125,8 @@ def bin_dir(runner: str) -> Path:
         if runner == "reference":
             source = REF / "bin" / name
         elif name in COMMANDS:
-            source = Path(runner)
+            # Absolute: a relative target would be read from the link's own directory.
+            source = Path(runner).resolve()
         else:
             # What tack does not provide stays the reference's, as a user's PATH would have it.
             source = REF / "bin" / name

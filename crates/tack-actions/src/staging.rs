@@ -7,7 +7,7 @@
 
 use tack_links::{Connection, ConnectionError, StagedFile};
 
-pub(super) struct Staged<'a> {
+pub(crate) struct Staged<'a> {
     conn: &'a dyn Connection,
     file: Option<StagedFile>,
 }
@@ -15,7 +15,7 @@ pub(super) struct Staged<'a> {
 impl<'a> Staged<'a> {
     /// Stages `bytes` as `name` (the name ansible would give the file; the connection may
     /// choose its own), runnable by its owner when `executable`.
-    pub(super) fn put(
+    pub(crate) fn put(
         conn: &'a dyn Connection,
         bytes: &[u8],
         name: &str,
@@ -26,7 +26,7 @@ impl<'a> Staged<'a> {
     }
 
     /// Where the module finds the file on the host.
-    pub(super) fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.file.as_ref().map_or("", |f| f.path())
     }
 }

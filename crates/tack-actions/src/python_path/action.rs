@@ -68,6 +68,11 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
     };
     let mut args = json::map_to_json(input.args);
     internal_args(&mut args, input, name, &core.version, &remote_tmp, &payload.internal);
+    if let payload::Source::Library(module) = source
+        && payload.style != payload::Style::Python
+    {
+        return super::program::run(input, module, payload.style, &args, &interpreter);
+    }
     let mut params = Map::new();
     params.insert("ANSIBLE_MODULE_ARGS".into(), Value::Object(args));
     let run = PythonRun {
@@ -86,7 +91,7 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
 }
 
 /// A host variable rendered to text, if set.
-fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
+pub(super) fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
     let Some(binding) = input.scope.get(name) else { return Ok(None) };
     let rendered = input.templar.render(binding.node(), input.scope).map_err(|e| e.message)?;
     Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value)))

@@ -15,6 +15,7 @@
 pub(crate) mod action;
 mod find;
 mod payload;
+mod program;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

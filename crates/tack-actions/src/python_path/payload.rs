@@ -32,6 +32,21 @@ pub(super) struct Payload {
     pub zip: Vec<u8>,
     /// The `_ansible_*` arguments ansible's configuration sets the same for every task.
     pub internal: Map<String, Value>,
+    /// How the host runs it.
+    pub style: Style,
+}
+
+/// ansible's module styles, as far as tack runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Style {
+    /// New-style Python: the zip, run by the host's Python server.
+    Python,
+    /// A program given its arguments as `key=value` words in a file (ansible's `old`).
+    Old,
+    /// A program given its arguments as JSON in a file (`WANT_JSON`).
+    WantJson,
+    /// A compiled program given its arguments as JSON in a file.
+    Binary,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -49,10 +64,7 @@ pub(super) enum PayloadError {
     #[error("{0}")]
     NoModule(String),
     /// A library module that is not a new-style Python module (ansible's module styles).
-    #[error(
-        "tack runs a module from a library directory through ansible's Python module code \
-         only; {path} is a '{style}' module"
-    )]
+    #[error("tack does not run a module of ansible's '{style}' style yet: {path}")]
     Style { path: String, style: String },
 }
 
@@ -140,12 +152,29 @@ pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, P
     if let Some(why) = module["error"].as_str() {
         return Err(PayloadError::NoModule(why.to_string()));
     }
+    let internal = answer["internal"].as_object().cloned().unwrap_or_default();
     if let Some(style) = module["style"].as_str() {
-        let path = match source {
-            Source::Library(m) => m.path.display().to_string(),
-            Source::Builtin(name) => name.to_string(),
+        let style = match style {
+            "old" => Style::Old,
+            "non_native_want_json" => Style::WantJson,
+            "binary" => Style::Binary,
+            other => {
+                let path = match source {
+                    Source::Library(m) => m.path.display().to_string(),
+                    Source::Builtin(name) => name.to_string(),
+                };
+                return Err(PayloadError::Style { path, style: other.to_string() });
+            }
         };
-        return Err(PayloadError::Style { path, style: style.to_string() });
+        // The program itself is what the host runs; it is read when the task runs.
+        return Ok(Payload {
+            hash: String::new(),
+            fqn: String::new(),
+            profile: "legacy".into(),
+            zip: Vec::new(),
+            internal,
+            style,
+        });
     }
     let text = |v: &Value, what: &str| {
         v.as_str().map(str::to_string).ok_or_else(|| PayloadError::Answer(format!("no {what}")))
@@ -158,7 +187,8 @@ pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, P
         fqn: text(&module["fqn"], "fqn")?,
         profile: text(&module["profile"], "profile")?,
         zip,
-        internal: answer["internal"].as_object().cloned().unwrap_or_default(),
+        internal,
+        style: Style::Python,
     })
 }
 

@@ -1,0 +1,2 @@
+def phrase(who):
+    return 'hello, %s' % who
