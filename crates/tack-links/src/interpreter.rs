@@ -45,6 +45,37 @@ impl InterpreterSettings {
     }
 }
 
+/// The values of `ansible_python_interpreter` (or `interpreter_python`) that ask for
+/// discovery rather than name a path.
+const DISCOVERY_MODES: &[&str] = &["auto", "auto_legacy", "auto_silent", "auto_legacy_silent"];
+
+/// The settings for `scope`'s host: its `ansible_python_interpreter` is the setting's
+/// variable, so a host that sets it to `auto_silent` discovers silently and one that names a
+/// path discovers nothing.
+pub fn for_host(
+    scope: &tack_template::Scope,
+    settings: &InterpreterSettings,
+) -> InterpreterSettings {
+    match scope.get("ansible_python_interpreter") {
+        Some(binding) => {
+            let mode = match &binding.node().value {
+                tack_yaml::Value::Str(text) if DISCOVERY_MODES.contains(&text.as_str()) => {
+                    text.clone()
+                }
+                // A path, or a template that gives one: nothing to discover.
+                _ => "/".to_string(),
+            };
+            InterpreterSettings { mode, fallback: settings.fallback.clone() }
+        }
+        None => settings.clone(),
+    }
+}
+
+/// Whether `value` (an `ansible_python_interpreter`) asks for discovery.
+pub fn is_discovery_mode(value: &str) -> bool {
+    DISCOVERY_MODES.contains(&value)
+}
+
 /// The interpreter `scope`'s host has discovered before, as its facts hold it.
 pub fn known(scope: &tack_template::Scope) -> Option<tack_yaml::Node> {
     let facts = scope.get("ansible_facts")?;

@@ -55,8 +55,8 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
     // ansible's order: the host's variable, then the configured or discovered interpreter;
     // a run without either (the engine unconfigured) uses the controller's ansible-core.
     let interpreter = match host_var(input, "ansible_python_interpreter") {
-        Ok(Some(python)) => python,
-        Ok(None) => match input.python {
+        Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => python,
+        Ok(_) => match input.python {
             Some(python) => python.to_string(),
             None => core.python.display().to_string(),
         },

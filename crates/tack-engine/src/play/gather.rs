@@ -66,7 +66,6 @@ pub(crate) fn gather_facts(
         hosts.iter().map(|h| (h.clone(), gather_link(env, keywords, h))).collect();
     let interpreters: BTreeMap<String, Interpreter> =
         hosts.iter().map(|h| (h.clone(), interpreter_for(env, h))).collect();
-    let settings = &env.run.facts.interpreter;
     let ahead = hosts
         .iter()
         .map(|h| {
@@ -82,8 +81,7 @@ pub(crate) fn gather_facts(
                 let address = addresses.get(host).map_or(host, String::as_str);
                 let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
                 let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
-                let asked = (interpreter, settings);
-                gather_on(keywords, host, address, origin.clone(), link, asked)
+                gather_on(keywords, host, address, origin.clone(), link, interpreter)
             },
             |host, gathered| {
                 env.reads.before_result(&hosts, host, callback);
@@ -105,7 +103,7 @@ pub(crate) fn gather_one(
     host: &str,
 ) -> Gathered {
     let link = gather_link(env, keywords, host);
-    let asked = (interpreter_for(env, host), &env.run.facts.interpreter);
+    let asked = interpreter_for(env, host);
     gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
 }
 
@@ -120,15 +118,13 @@ fn gather_address(env: &PlayEnv<'_, '_>, host: &str) -> String {
 /// What gathering does about `host`'s Python interpreter (see `tack_links::interpreter`).
 fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
     let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set };
-    if !env.run.facts.interpreter.discovers() || scope.get("ansible_python_interpreter").is_some() {
+    let settings = tack_links::interpreter::for_host(&scope, &env.run.facts.interpreter);
+    if !settings.discovers() {
         return Interpreter::Set;
     }
     match tack_links::interpreter::known(&scope) {
         Some(known) => Interpreter::Known(known),
-        None => Interpreter::Discover(tack_links::interpreter::names(
-            &scope,
-            &env.run.facts.interpreter,
-        )),
+        None => Interpreter::Discover(tack_links::interpreter::names(&scope, &settings), settings),
     }
 }
 
@@ -225,7 +221,8 @@ fn play_ignores_errors(env: &PlayEnv<'_, '_>, host: &str) -> bool {
 enum Interpreter {
     Set,
     Known(Node),
-    Discover(Vec<String>),
+    /// The names to try, and the host's settings (its own `ansible_python_interpreter` mode).
+    Discover(Vec<String>, tack_links::interpreter::InterpreterSettings),
 }
 
 /// Runs `setup` on `host`; a failure is placed at the play (`origin`), as ansible places the
@@ -236,7 +233,7 @@ fn gather_on(
     address: &str,
     origin: Option<tack_diag::Origin>,
     link: Link,
-    (interpreter, settings): (Interpreter, &tack_links::interpreter::InterpreterSettings),
+    interpreter: Interpreter,
 ) -> Gathered {
     let trace = Trace::new();
     // (unreachable, why) when the host cannot be asked.
@@ -283,9 +280,8 @@ fn gather_on(
     let interpreter = match interpreter {
         Interpreter::Set => None,
         Interpreter::Known(node) => Some(node),
-        Interpreter::Discover(names) => {
-            let path =
-                tack_links::interpreter::discover(link.as_ref(), &trace, host, settings, &names);
+        Interpreter::Discover(names, own) => {
+            let path = tack_links::interpreter::discover(link.as_ref(), &trace, host, &own, &names);
             Some(s(&path))
         }
     };

@@ -186,10 +186,10 @@ impl TaskLinks<'_> {
         conn: &dyn Connection,
         trace: &Trace,
     ) -> Option<String> {
+        let settings = tack_links::interpreter::for_host(scope, self.interpreter);
         if !action.traits().discovers_interpreter
-            || !self.interpreter.discovers()
+            || !settings.discovers()
             || self.delegation.task.ctx.delegate_to().is_some()
-            || scope.get("ansible_python_interpreter").is_some()
         {
             return None;
         }
@@ -197,7 +197,7 @@ impl TaskLinks<'_> {
         if known || !self.discovered.first(host) {
             return None;
         }
-        let names = tack_links::interpreter::names(scope, self.interpreter);
-        Some(tack_links::interpreter::discover(conn, trace, host, self.interpreter, &names))
+        let names = tack_links::interpreter::names(scope, &settings);
+        Some(tack_links::interpreter::discover(conn, trace, host, &settings, &names))
     }
 }
