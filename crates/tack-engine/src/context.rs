@@ -92,6 +92,10 @@ pub struct RunFacts {
     pub skip_tags: Vec<String>,
     pub inventory_sources: Vec<String>,
     pub config_file: Option<PathBuf>,
+    /// `ansible_playbook_python`: the Python ansible-core runs with on the controller, as
+    /// the binary finds it without starting it (`None`: no such Python is known, and the
+    /// variable stays undefined rather than name one that is not).
+    pub playbook_python: Option<String>,
     pub limit: Option<String>,
     /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
     pub async_dir: String,

@@ -97,6 +97,9 @@ impl PlayScope {
         if let Some(limit) = &run.limit {
             common.insert(s("ansible_limit"), s(limit));
         }
+        if let Some(python) = &run.playbook_python {
+            common.insert(s("ansible_playbook_python"), s(python));
+        }
         if let Some(file) = &run.config_file {
             common.insert(s("ansible_config_file"), s(&file.to_string_lossy()));
         }

@@ -263,6 +263,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             skip_tags: Vec::new(),
             inventory_sources: session.inventory.sources().to_vec(),
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
+            playbook_python: crate::cmd::python_path::playbook_python(
+                args.ansible_python.as_deref(),
+            ),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
             ssh: crate::links::link_defaults(

@@ -35,6 +35,19 @@ pub(crate) fn configure(option: Option<&Path>, session: &Session) -> Result<(), 
     Ok(())
 }
 
+/// `ansible_playbook_python`: the interpreter named by `--ansible-python` or
+/// `TACK_ANSIBLE_PYTHON`, else the one behind the `ansible-playbook` (or `ansible`) on
+/// `PATH`, found without starting anything.
+pub(crate) fn playbook_python(option: Option<&Path>) -> Option<String> {
+    if let Some(path) = option {
+        return Some(path.display().to_string());
+    }
+    if let Some(path) = std::env::var_os(ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(path).display().to_string());
+    }
+    behind_ansible_on_path().into_iter().next()
+}
+
 /// The interpreters behind the first `ansible-playbook` and `ansible` on `PATH` that are
 /// not this program, as their `#!` lines name them.
 fn behind_ansible_on_path() -> Vec<String> {

@@ -85,6 +85,9 @@ pub(super) fn run(
             skip_tags: args.skip_tags.clone(),
             inventory_sources: session.inventory.sources().to_vec(),
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
+            playbook_python: crate::cmd::python_path::playbook_python(
+                args.ansible_python.as_deref(),
+            ),
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
             ssh: crate::links::link_defaults(
