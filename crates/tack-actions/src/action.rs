@@ -158,14 +158,6 @@ impl Action {
         }
     }
 
-    /// Whether a task `environment` reaches what the action runs.
-    pub fn takes_environment(self) -> bool {
-        match self {
-            Action::Module(name) => tack_agent::modules::takes_environment(name),
-            _ => self.traits().takes_environment,
-        }
-    }
-
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {

@@ -36,8 +36,13 @@ fn module_result(
     name: &str,
     args: Map<String, Json>,
 ) -> Result<ActionOutput, ActionOutput> {
-    let invocation =
-        Invocation { args, check_mode: input.check_mode, diff: input.diff, ..Default::default() };
+    let invocation = Invocation {
+        args,
+        check_mode: input.check_mode,
+        diff: input.diff,
+        environment: input.environment.clone(),
+        ..Default::default()
+    };
     let result =
         input.conn.run_module(name, &invocation).map_err(|e| failed(&e.to_string(), input))?;
     let mut out = ActionOutput::new(json::map_from_json(&result));

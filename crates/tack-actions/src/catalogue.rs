@@ -47,9 +47,6 @@ pub struct Plugin {
     pub opens_links: bool,
     /// Free-form text (`_raw_params`) goes to it.
     pub takes_raw_params: bool,
-    /// A task `environment` reaches what it runs (controller actions run nothing, so ansible
-    /// ignores it there and so does tack).
-    pub takes_environment: bool,
     /// Arguments it reads unrendered (ansible's `finalize_task_arg` overrides).
     pub raw_args: &'static [&'static str],
     /// The arguments it accepts; `None`: any (it checks its own, or every argument is data).
@@ -88,7 +85,6 @@ pub(crate) const DEFAULT: Plugin = Plugin {
     touches_host: false,
     opens_links: false,
     takes_raw_params: false,
-    takes_environment: true,
     raw_args: &[],
     known_args: None,
     trusted_result: false,
@@ -125,18 +121,8 @@ pub(crate) static PLUGINS: &[Plugin] = &[
     Plugin { name: "fail", run: crate::fail::run, known_args: Some(&["msg"]), ..DEFAULT },
     // ansible runs these through controller-side action plugins (staging, rendering,
     // checksums); their host halves alone would not do what the task asks.
-    Plugin {
-        name: "copy",
-        run: |input| crate::copy::copy(input, input.search),
-        takes_environment: false,
-        ..ON_HOST
-    },
-    Plugin {
-        name: "template",
-        run: |input| crate::copy::template(input, input.search),
-        takes_environment: false,
-        ..ON_HOST
-    },
+    Plugin { name: "copy", run: |input| crate::copy::copy(input, input.search), ..ON_HOST },
+    Plugin { name: "template", run: |input| crate::copy::template(input, input.search), ..ON_HOST },
     Plugin {
         name: "include_vars",
         run: crate::include_vars::run,

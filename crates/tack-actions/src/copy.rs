@@ -360,8 +360,13 @@ pub(super) fn run_module(
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
-    let invocation =
-        Invocation { args, check_mode: input.check_mode, diff: input.diff, ..Default::default() };
+    let invocation = Invocation {
+        args,
+        check_mode: input.check_mode,
+        diff: input.diff,
+        environment: input.environment.clone(),
+        ..Default::default()
+    };
     input
         .conn
         .run_module(module, &invocation)

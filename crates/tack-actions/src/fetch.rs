@@ -36,7 +36,13 @@ fn flag(input: &ActionInput<'_>, key: &str, default: bool) -> bool {
 }
 
 fn module(input: &ActionInput<'_>, name: &str, args: Map<String, Json>) -> Result<Mapping, String> {
-    let invocation = Invocation { args, check_mode: false, diff: false, ..Default::default() };
+    let invocation = Invocation {
+        args,
+        check_mode: false,
+        diff: false,
+        environment: input.environment.clone(),
+        ..Default::default()
+    };
     input
         .conn
         .run_module(name, &invocation)

@@ -57,18 +57,6 @@ pub use output::{ActionOutput, errored, raised};
 
 use tack_diag::{Diagnostic, Origin};
 
-/// The refusal for an `environment` on an action that does not pass it on.
-pub fn environment_refusal(action: Action, origin: Option<Origin>) -> Diagnostic {
-    Diagnostic::at(
-        format!(
-            "tack does not support the keyword 'environment' with the action '{}' yet (only \
-             with command and shell)",
-            action.fqcn()
-        ),
-        origin,
-    )
-}
-
 /// The refusal of an argument `name` tack does not take for `action` (as the task wrote
 /// it): before the run when written, when it renders when an `args:` template gave it.
 pub fn unsupported_argument(name: &str, action: &str, origin: Option<Origin>) -> Diagnostic {
@@ -77,11 +65,6 @@ pub fn unsupported_argument(name: &str, action: &str, origin: Option<Origin>) ->
 
 /// Runs `action` with `input`.
 pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
-    // A task environment a module would not see is refused, not dropped (most are refused
-    // before the run; an included file's task can only be caught here).
-    if !input.environment.is_empty() && !action.takes_environment() {
-        return errored(environment_refusal(action, input.task_origin.clone()));
-    }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),
         Action::Module("uri") => bounded::bounded(input, uri::run),

@@ -108,9 +108,11 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     };
     let staged_path = staged.path().to_string();
     let target = params.trim().replace(&parts[0], &staged_path);
+    // ansible's script plugin puts the task's environment in front of the command.
+    let env = crate::shell_run::env_prefix(input);
     let mut cmd = match text("executable").filter(|e| !e.is_empty()) {
-        Some(exe) => format!(" {exe} {target}"),
-        None => format!(" {target}"),
+        Some(exe) => format!("{env} {exe} {target}"),
+        None => format!("{env} {target}"),
     };
     if let Some(dir) = chdir {
         cmd = format!("cd {dir} && {cmd}");

@@ -22,6 +22,12 @@ fn lines(text: &str) -> Node {
     Node::bare(Value::Seq(list))
 }
 
+/// ansible's `_compute_environment_string`: the task's environment as `NAME=value` words
+/// (values quoted for the shell) to put in front of a command, each followed by a space.
+pub(crate) fn env_prefix(input: &ActionInput<'_>) -> String {
+    input.environment.iter().map(|(k, v)| format!("{k}={} ", tack_py::shlex::quote(v))).collect()
+}
+
 /// Runs `cmd` and returns the task's result, failed when the command exits non-zero.
 pub(crate) fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
     let out = match input.conn.exec_command(cmd, &cwd(input)) {

@@ -51,10 +51,10 @@ fn payload() -> Option<(Vec<u8>, PythonRun)> {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"[\"getent\"]").unwrap();
+    child.stdin.take().unwrap().write_all(br#"[{"name": "getent"}]"#).unwrap();
     let out = child.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = &v["modules"]["getent"];
+    let m = &v["modules"][0];
     let zip = base64::engine::general_purpose::STANDARD.decode(m["zip"].as_str().unwrap()).unwrap();
     let params = serde_json::json!({"ANSIBLE_MODULE_ARGS": {"database": "passwd", "key": "root"}});
     let run = PythonRun {

@@ -185,14 +185,6 @@ pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
         .attrs
         .get(Keyword::GatherFacts)
         .is_some_and(|n| matches!(n.value.boolean_strict(), Ok(false)));
-    if gathers && let Some(key) = play.attrs.key(Keyword::Environment) {
-        // The fact-gathering task would see the environment (`ansible_env`); setup does not
-        // take one yet.
-        return Err(refuse(
-            "the play keyword 'environment' when gathering facts".into(),
-            key.origin.clone(),
-        ));
-    }
     if gathers && !tack_agent::modules::is_native("setup") {
         let origin = play.attrs.key(Keyword::GatherFacts).and_then(|k| k.origin.clone());
         return Err(refuse(
@@ -241,7 +233,6 @@ pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
     for ctx in all {
         if !ctx.task.implicit {
             check_task(ctx.task)?;
-            crate::task::environment::check(&ctx)?;
             crate::task::module_defaults::check(&ctx)?;
         }
     }

@@ -142,11 +142,6 @@ fn unsupported_keywords_are_refused_where_written() {
     let play =
         "- hosts: all\n  gather_facts: false\n  strategy: debug\n  tasks:\n    - debug: msg=x\n";
     refused(play, &[], "tack does not support the strategy 'debug' yet", 1);
-    let play =
-        format!("{PLAY}    - file: path=/tmp state=directory\n      environment: {{A: b}}\n");
-    refused(&play, &[], "the keyword 'environment' with the action 'ansible.builtin.file'", 1);
-    let play = "- hosts: all\n  environment: {A: b}\n  tasks:\n    - debug: msg=x\n";
-    refused(play, &[], "the play keyword 'environment' when gathering facts", 1);
     let play = format!("{PLAY}    - file: path=/tmp state=directory\n      timeout: 5\n");
     refused(&play, &[], "the task keyword 'timeout' with the action 'file'", 1);
     let play = format!(

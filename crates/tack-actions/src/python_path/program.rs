@@ -55,17 +55,14 @@ pub(super) fn run(
         Ok(staged) => staged,
         Err(e) => return fail(format!("Task failed: could not stage the module's arguments: {e}")),
     };
-    let mut words: Vec<String> = input
-        .environment
-        .iter()
-        .map(|(k, v)| format!("{k}={}", tack_py::shlex::quote(v)))
-        .collect();
+    let mut words = Vec::new();
     if let Some(interpreter) = &shebang {
         words.push(interpreter.clone());
     }
     words.push(tack_py::shlex::quote(staged.path()));
     words.push(tack_py::shlex::quote(args_file.path()));
-    let out = input.conn.exec_command(&words.join(" "), &crate::shell_run::cwd(input));
+    let command = format!("{}{}", crate::shell_run::env_prefix(input), words.join(" "));
+    let out = input.conn.exec_command(&command, &crate::shell_run::cwd(input));
     drop(args_file);
     drop(staged);
     match out {

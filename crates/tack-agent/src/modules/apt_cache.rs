@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 use super::ModuleResult;
 
@@ -42,7 +41,7 @@ impl Runner {
         let Some((program, args)) = argv.split_first() else {
             return Ok((0, String::new(), String::new()));
         };
-        let mut cmd = Command::new(program);
+        let mut cmd = super::environment::command(program);
         cmd.args(args);
         for (k, v) in &self.env {
             cmd.env(k, v);

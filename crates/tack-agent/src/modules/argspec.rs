@@ -200,9 +200,10 @@ fn to_str(value: &Value) -> String {
 }
 
 /// `os.path.expanduser(os.path.expandvars(value))`, with the one copy of Python's rules
-/// (`tack_py::path`) against this process's environment.
+/// (`tack_py::path`) against the running task's environment over this process's.
 pub fn expand_path(value: &str) -> String {
-    expand_path_in(value, &tack_py::path::ProcessEnv)
+    let env = super::environment::current();
+    expand_path_in(value, &super::environment::TaskEnv(&env))
 }
 
 /// [`expand_path`] against `env` (a task's environment over the agent's).
@@ -365,7 +366,7 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         if params.contains_key(opt.name) {
             continue;
         }
-        if let Some(v) = opt.env_fallback.iter().find_map(|var| std::env::var(var).ok()) {
+        if let Some(v) = opt.env_fallback.iter().find_map(|var| super::environment::var(var)) {
             params.insert(opt.name.to_string(), Value::from(v));
         }
     }

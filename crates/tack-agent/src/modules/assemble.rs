@@ -261,7 +261,7 @@ fn run_command(line: &str) -> (i64, String, String) {
     let Some(argv) = super::common::shlex_split(line).filter(|a| !a.is_empty()) else {
         return (2, String::new(), String::new());
     };
-    match std::process::Command::new(&argv[0]).args(&argv[1..]).output() {
+    match super::environment::command(&argv[0]).args(&argv[1..]).output() {
         Ok(out) => (
             i64::from(out.status.code().unwrap_or(-1)),
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -187,7 +187,7 @@ pub(super) fn command_output(
 /// `get_best_parsable_locale`: the first of ansible's preferred locales `locale -a` lists,
 /// else `C`.
 pub(super) fn best_parsable_locale() -> String {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = super::environment::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
         if !dirs.contains(&extra) {
@@ -202,7 +202,7 @@ pub(super) fn best_parsable_locale() -> String {
     else {
         return "C".into();
     };
-    let listed = match std::process::Command::new(&locale).arg("-a").output() {
+    let listed = match super::environment::command(&locale).arg("-a").output() {
         Ok(o) if o.status.success() && !o.stdout.is_empty() => {
             String::from_utf8_lossy(&o.stdout).into_owned()
         }

@@ -255,7 +255,7 @@ impl CronTab {
 
 /// `tempfile.mkstemp(prefix=prefix)`'s name in the temporary directory.
 fn temp_path(prefix: &str) -> String {
-    let dir = std::env::temp_dir();
+    let dir = super::environment::temp_dir();
     dir.join(format!("{prefix}{}", tempname::random_part())).to_string_lossy().into_owned()
 }
 

@@ -1,8 +1,11 @@
 //! A task's `environment` as a module sees it: the variables the controller rendered, over
-//! the agent's own environment. Modules never set the agent's process environment (that would
-//! leak into every later task); they read through [`TaskEnv`] and hand the variables to the
-//! child processes they spawn ([`TaskEnv::apply`]).
+//! the agent's own environment, as ansible's module process has them in `os.environ`.
+//! Modules never set the agent's process environment (that would leak into every later
+//! task); while one runs, its task's variables are this thread's ([`enter`]), and the module
+//! reads them through [`var`], [`temp_dir`] and [`TaskEnv`], and hands them to every child
+//! process it spawns ([`command`]).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -29,5 +32,84 @@ impl TaskEnv<'_> {
     /// Gives the task's variables to a child process (its `PATH` also finds the program).
     pub(super) fn apply(&self, command: &mut std::process::Command) {
         command.envs(self.0);
+    }
+}
+
+thread_local! {
+    /// The environment of the task whose module runs on this thread.
+    static CURRENT: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Makes `env` the running module's environment until the guard is dropped.
+pub(super) fn enter(env: &BTreeMap<String, String>) -> Entered {
+    let before = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), env.clone()));
+    Entered { before }
+}
+
+/// Restores the environment of whatever ran before (nothing, on an agent's own thread).
+pub(super) struct Entered {
+    before: BTreeMap<String, String>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let before = std::mem::take(&mut self.before);
+        CURRENT.with(|c| *c.borrow_mut() = before);
+    }
+}
+
+/// The running task's variables (empty outside a module run).
+pub(super) fn current() -> BTreeMap<String, String> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// A variable as the module's process would read it: the task's, else the agent's own.
+pub(super) fn var(name: &str) -> Option<String> {
+    CURRENT.with(|c| c.borrow().get(name).cloned()).or_else(|| std::env::var(name).ok())
+}
+
+/// Python's `tempfile.gettempdir()` under the task's environment: `TMPDIR`, `TEMP`, `TMP`,
+/// else the system's.
+pub(super) fn temp_dir() -> PathBuf {
+    ["TMPDIR", "TEMP", "TMP"]
+        .iter()
+        .filter_map(|name| var(name))
+        .map(PathBuf::from)
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// A child process with the task's variables over the agent's environment (its `PATH` also
+/// finds the program).
+pub(super) fn command(program: impl AsRef<OsStr>) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.envs(current());
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_modules_environment_lasts_while_it_runs_and_reaches_its_children() {
+        let env: BTreeMap<String, String> =
+            [("TACK_TASK_VAR".to_string(), "from the task".to_string())].into();
+        {
+            let _entered = enter(&env);
+            assert_eq!(var("TACK_TASK_VAR").as_deref(), Some("from the task"));
+            let out = command("sh").args(["-c", "printf %s \"$TACK_TASK_VAR\""]).output().unwrap();
+            assert_eq!(out.stdout, b"from the task");
+        }
+        assert_eq!(var("TACK_TASK_VAR"), None);
+    }
+
+    #[test]
+    fn the_temporary_directory_follows_tmpdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: BTreeMap<String, String> =
+            [("TMPDIR".to_string(), dir.path().display().to_string())].into();
+        let _entered = enter(&env);
+        assert_eq!(temp_dir(), dir.path());
     }
 }

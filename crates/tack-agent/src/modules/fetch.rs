@@ -34,7 +34,9 @@ pub(super) fn url_options() -> Vec<Opt> {
 
 /// Whether `host` is exempt from proxies by `no_proxy` (urllib's `proxy_bypass_environment`).
 fn bypassed(host: &str) -> bool {
-    let list = std::env::var("no_proxy").or_else(|_| std::env::var("NO_PROXY")).unwrap_or_default();
+    let list = super::environment::var("no_proxy")
+        .or_else(|| super::environment::var("NO_PROXY"))
+        .unwrap_or_default();
     list.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|entry| {
         entry == "*" || {
             let e = entry.trim_start_matches('.');
@@ -76,17 +78,17 @@ pub(super) fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result
             "tack sends credentials only up front: 'url_username' needs 'force_basic_auth: true'",
         ));
     }
-    let netrc = std::env::var("NETRC")
-        .ok()
-        .or_else(|| std::env::var("HOME").ok().map(|h| format!("{h}/.netrc")));
+    let netrc = super::environment::var("NETRC")
+        .or_else(|| super::environment::var("HOME").map(|h| format!("{h}/.netrc")));
     if p.get("use_netrc").as_bool() != Some(false)
         && !p.is_set("url_username")
         && netrc.is_some_and(|n| Path::new(&n).is_file())
     {
         return Err(fail("tack does not read .netrc credentials: set 'use_netrc: false'"));
     }
-    let proxy = std::env::var("http_proxy").or_else(|_| std::env::var("HTTP_PROXY"));
-    if p.bool("use_proxy") && proxy.is_ok_and(|v| !v.is_empty()) && !bypassed(&parsed.host) {
+    let proxy =
+        super::environment::var("http_proxy").or_else(|| super::environment::var("HTTP_PROXY"));
+    if p.bool("use_proxy") && proxy.is_some_and(|v| !v.is_empty()) && !bypassed(&parsed.host) {
         return Err(fail(
             "tack does not send requests through HTTP proxies: set 'use_proxy: false' or no_proxy",
         ));
@@ -347,7 +349,7 @@ impl ModuleTmp {
         if let Some(d) = &self.dir {
             return Ok(d.clone());
         }
-        let base = std::env::temp_dir();
+        let base = super::environment::temp_dir();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
         for _ in 0..100 {
             let d = base.join(format!("ansible-moduletmp-{now}-{}", tempname::random_part()));

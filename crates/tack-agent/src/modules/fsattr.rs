@@ -6,7 +6,6 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -319,7 +318,7 @@ fn py_type(v: &Value) -> &'static str {
 
 /// `lsattr -d`: the flags letters, or `None` when lsattr is missing or fails.
 pub(super) fn attr_flags(path: &str, with_version: bool) -> Option<(Option<String>, String)> {
-    let out = Command::new("lsattr")
+    let out = super::environment::command("lsattr")
         .arg(if with_version { "-vd" } else { "-d" })
         .arg(path)
         .output()
@@ -392,7 +391,7 @@ pub(super) fn set_attributes(
     if check {
         return Ok(true);
     }
-    let out = Command::new("chattr").arg(format!("{op}{attrs}")).arg(path).output();
+    let out = super::environment::command("chattr").arg(format!("{op}{attrs}")).arg(path).output();
     match out {
         Ok(o) if o.status.success() && o.stderr.is_empty() => Ok(true),
         Ok(o) => {

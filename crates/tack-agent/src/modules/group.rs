@@ -2,8 +2,6 @@
 //! the shadow tools (`groupadd`, `groupmod`, `groupdel`, or their `lgroup*` forms with
 //! `local`). Changes only the one group named.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use super::argspec::{Kind, Opt, RequiredIf, Spec};
@@ -35,7 +33,7 @@ pub(crate) fn spec() -> Spec {
 
 /// `module.get_bin_path(name, required=True)`: `PATH`, then the sbin directories it lacks.
 pub(super) fn bin_path(name: &str) -> Result<String, ModuleResult> {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = super::environment::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
         if !dirs.contains(&extra) && std::path::Path::new(extra).exists() {
@@ -53,7 +51,7 @@ pub(super) fn bin_path(name: &str) -> Result<String, ModuleResult> {
 
 /// `run_command`: (rc, stdout, stderr).
 pub(super) fn run_cmd(argv: &[String]) -> (i32, String, String) {
-    match Command::new(&argv[0]).args(&argv[1..]).env("LC_ALL", "C").output() {
+    match super::environment::command(&argv[0]).args(&argv[1..]).env("LC_ALL", "C").output() {
         Ok(o) => (
             o.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&o.stdout).into_owned(),

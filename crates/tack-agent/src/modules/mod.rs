@@ -1,8 +1,9 @@
 //! The native modules' one table ([`MODULES`]: each module's names, how it runs, its argument
-//! spec, whether it honours the task's timeout and environment, the name its messages give
-//! it) and the functions the controller and the agent ask it through: [`run_module`], the one
-//! entry point, and [`native_name`], [`secret_options`], [`takes_timeout`],
-//! [`takes_environment`]. A module's own file owns what it does; nothing here knows how.
+//! spec, whether it honours the task's timeout, the name its messages give it) and the
+//! functions the controller and the agent ask it through: [`run_module`], the one entry
+//! point (which makes the task's environment the module's: `environment`), and
+//! [`native_name`], [`secret_options`], [`takes_timeout`]. A module's own file owns what it
+//! does; nothing here knows how.
 
 use serde_json::{Map, Value};
 
@@ -68,8 +69,8 @@ pub struct Invocation {
     pub check_mode: bool,
     /// `--diff` / `diff: true`: include `diff` in the result where the module supports it.
     pub diff: bool,
-    /// The task's `environment`, for the processes the module runs (see `environment`); only
-    /// the modules [`takes_environment`] names read it.
+    /// The task's `environment`: the module's process environment as the module sees it
+    /// (see `environment`).
     pub environment: std::collections::BTreeMap<String, String>,
     /// The task's `timeout` in seconds: a command still running then is killed (with its
     /// process group) and the result is only `failed` and `timedout: {period}`. Only the
@@ -116,6 +117,7 @@ impl Ctx<'_> {
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
     let (module, _) = entry(name)?;
+    let _env = environment::enter(&invocation.environment);
     Some(match module.run {
         Run::OwnArgs(run) => run(invocation),
         Run::Checked(run) => {
@@ -163,12 +165,6 @@ pub fn takes_timeout(name: &str) -> bool {
     entry(name).is_some_and(|(module, _)| module.timeout)
 }
 
-/// Whether the native module `name` (any spelling) honours [`Invocation::environment`]; the
-/// controller refuses a task `environment` for any other.
-pub fn takes_environment(name: &str) -> bool {
-    entry(name).is_some_and(|(module, _)| module.environment)
-}
-
 /// The table's entry for `name` (any spelling), with the short name it matched.
 fn entry(name: &str) -> Option<(&'static Module, &'static str)> {
     let short = short_name(name);
@@ -192,8 +188,6 @@ struct Module {
     spec: Option<fn() -> argspec::Spec>,
     /// Whether it stops itself at [`Invocation::timeout`].
     timeout: bool,
-    /// Whether the processes it runs get [`Invocation::environment`].
-    environment: bool,
     /// The name ansible's messages give it when not the task's spelling: the name the action
     /// plugin in front of it runs it by.
     message_name: Option<&'static str>,
@@ -217,7 +211,6 @@ impl Module {
             run: Run::Checked(run),
             spec: None,
             timeout: false,
-            environment: false,
             message_name: None,
         }
     }
@@ -229,7 +222,6 @@ impl Module {
             run: Run::OwnArgs(run),
             spec: None,
             timeout: false,
-            environment: false,
             message_name: None,
         }
     }
@@ -246,10 +238,6 @@ impl Module {
         Module { timeout: true, ..self }
     }
 
-    const fn environment(self) -> Self {
-        Module { environment: true, ..self }
-    }
-
     const fn messages_as(self, name: &'static str) -> Self {
         Module { message_name: Some(name), ..self }
     }
@@ -260,14 +248,8 @@ const MODULES: &[Module] = &[
     Module::own_args("setup", setup::run),
     Module::new("ping", ping::run),
     Module::new("async_status", async_status::run),
-    Module::new("command", |ctx, inv| command::run(ctx, inv, false))
-        .spec(command::spec)
-        .timeout()
-        .environment(),
-    Module::new("shell", |ctx, inv| command::run(ctx, inv, true))
-        .spec(command::spec)
-        .timeout()
-        .environment(),
+    Module::new("command", |ctx, inv| command::run(ctx, inv, false)).spec(command::spec).timeout(),
+    Module::new("shell", |ctx, inv| command::run(ctx, inv, true)).spec(command::spec).timeout(),
     Module::new("stat", stat::run).spec(stat::spec),
     Module::new("file", file::run).spec(file::spec),
     Module::new("slurp", slurp::run).spec(slurp::spec),
@@ -326,14 +308,11 @@ mod tests {
     }
 
     #[test]
-    fn the_modules_that_take_the_timeout_and_the_environment() {
+    fn the_modules_that_take_the_timeout() {
         let timeout: Vec<&str> = every_name().filter(|n| takes_timeout(n)).collect();
         assert_eq!(timeout, ["command", "shell", "copy"]);
-        let environment: Vec<&str> = every_name().filter(|n| takes_environment(n)).collect();
-        assert_eq!(environment, ["command", "shell"]);
         assert!(takes_timeout("ansible.legacy.copy"));
         assert!(!takes_timeout("debug"));
-        assert!(!takes_environment("debug"));
     }
 
     #[test]

@@ -11,7 +11,6 @@
 //! `pip install --report`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -73,7 +72,7 @@ impl Runner {
         env: &[(&str, &str)],
     ) -> Result<(i32, String, String), ModuleResult> {
         let argv: Vec<String> = argv.iter().map(|a| expand_path(a)).collect();
-        let mut cmd = Command::new(&argv[0]);
+        let mut cmd = super::environment::command(&argv[0]);
         cmd.args(&argv[1..]);
         if Path::new(cwd).is_dir() {
             cmd.current_dir(cwd);
@@ -96,7 +95,7 @@ impl Runner {
             cmd.env(k, v);
         }
         if let Some(prefix) = path_prefix {
-            let path = std::env::var("PATH").unwrap_or_default();
+            let path = super::environment::var("PATH").unwrap_or_default();
             cmd.env(
                 "PATH",
                 if path.is_empty() { prefix.to_string() } else { format!("{prefix}:{path}") },
@@ -142,7 +141,7 @@ fn is_executable_file(p: &str) -> bool {
 
 /// `get_bin_path(name, required=False)`.
 fn find_bin(name: &str) -> Option<String> {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = super::environment::var("PATH").unwrap_or_default();
     let mut dirs: Vec<&str> = path.split(':').collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
         if !dirs.contains(&extra) && Path::new(extra).exists() {
@@ -275,7 +274,7 @@ fn main(ctx: Ctx, p: &super::argspec::Params) -> Result<ModuleResult, ModuleResu
         return Err(fail("version is incompatible with state=latest"));
     }
     let chdir_s = chdir.take().unwrap_or_else(|| {
-        std::env::temp_dir().to_string_lossy().trim_end_matches('/').to_string()
+        super::environment::temp_dir().to_string_lossy().trim_end_matches('/').to_string()
     });
     let chdir = chdir_s.as_str();
     let (mut out, mut err) = (String::new(), String::new());

@@ -8,7 +8,7 @@
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
@@ -36,7 +36,7 @@ type Outcome<T> = Result<T, ModuleResult>;
 
 /// `get_bin_path(name, opt_dirs=[/sbin, /usr/sbin, /bin, /usr/bin])`.
 fn bin_path(name: &str) -> Option<String> {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = super::environment::var("PATH").unwrap_or_default();
     let mut dirs: Vec<String> =
         ["/sbin", "/usr/sbin", "/bin", "/usr/bin"].map(String::from).to_vec();
     dirs.extend(path.split(':').filter(|d| !d.is_empty()).map(String::from));
@@ -73,7 +73,7 @@ fn execute(cmd: &str) -> (i64, String, String) {
     let Some(argv) = super::common::shlex_split(cmd).filter(|a| !a.is_empty()) else {
         return (2, String::new(), String::new());
     };
-    let mut command = Command::new(&argv[0]);
+    let mut command = super::environment::command(&argv[0]);
     command.args(&argv[1..]).stdin(Stdio::null());
     for (k, v) in LOCALE {
         command.env(k, v);
@@ -91,7 +91,7 @@ fn execute(cmd: &str) -> (i64, String, String) {
 /// An unnamed private temporary file for a detached command's output.
 fn private_tmp() -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let dir = std::env::temp_dir();
+    let dir = super::environment::temp_dir();
     for _ in 0..100 {
         let path = dir.join(format!(".tack-service-{}", super::tempname::random_part()));
         match std::fs::OpenOptions::new()
@@ -124,7 +124,7 @@ fn execute_detached(cmd: &str) -> (i64, String, String) {
     let (Ok(out_w), Ok(err_w)) = (out.try_clone(), err.try_clone()) else {
         return (1, String::new(), "could not make a temporary file for the output".into());
     };
-    let mut command = Command::new(&argv[0]);
+    let mut command = super::environment::command(&argv[0]);
     command
         .args(&argv[1..])
         .env_clear()

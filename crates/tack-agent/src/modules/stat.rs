@@ -5,7 +5,6 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Map, Value};
 
@@ -167,8 +166,10 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     }
     if p.bool("get_mime") {
         let (mut mimetype, mut charset) = ("unknown".to_string(), "unknown".to_string());
-        if let Ok(out) =
-            Command::new("file").args(["--mime-type", "--mime-encoding"]).arg(&path).output()
+        if let Ok(out) = super::environment::command("file")
+            .args(["--mime-type", "--mime-encoding"])
+            .arg(&path)
+            .output()
             && out.status.success()
         {
             let text = String::from_utf8_lossy(&out.stdout).into_owned();

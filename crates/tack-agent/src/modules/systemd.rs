@@ -35,10 +35,10 @@ fn run_command(cmd: &str) -> (i64, String, String) {
     let Some(argv) = super::common::shlex_split(cmd).filter(|a| !a.is_empty()) else {
         return (2, String::new(), String::new());
     };
-    let mut command = std::process::Command::new(&argv[0]);
+    let mut command = super::environment::command(&argv[0]);
     command.args(&argv[1..]).stdin(std::process::Stdio::null());
     // As ansible's module sets it for itself, so that `--user` finds the user's bus.
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+    if super::environment::var("XDG_RUNTIME_DIR").is_none() {
         // SAFETY: geteuid has no preconditions.
         command.env("XDG_RUNTIME_DIR", format!("/run/user/{}", unsafe { libc::geteuid() }));
     }
@@ -110,7 +110,7 @@ fn sysv_is_enabled(name: &str) -> bool {
 /// `is_chroot`: `/` is not the root of PID 1.
 fn is_chroot() -> bool {
     use std::os::unix::fs::MetadataExt;
-    if std::env::var_os("debian_chroot").is_some_and(|v| !v.is_empty()) {
+    if super::environment::var("debian_chroot").is_some_and(|v| !v.is_empty()) {
         return true;
     }
     match (std::fs::metadata("/"), std::fs::metadata("/proc/1/root/.")) {
@@ -170,7 +170,7 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     result.insert("name".into(), unit.clone().map(Value::from).unwrap_or(Value::Null));
     result.insert("changed".into(), false.into());
     result.insert("status".into(), Value::Object(Map::new()));
-    let offline = std::env::var("SYSTEMD_OFFLINE").is_ok_and(|v| v == "1");
+    let offline = super::environment::var("SYSTEMD_OFFLINE").is_some_and(|v| v == "1");
     for (key, verb) in [("daemon_reload", "daemon-reload"), ("daemon_reexec", "daemon-reexec")] {
         if p.bool(key) && !check {
             let (rc, _, err) = run_command(&format!("{systemctl} {verb}"));

@@ -62,10 +62,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     }
     let dir = match p.str("path") {
         Some(d) => d.to_string(),
-        None => std::env::var("TMPDIR")
-            .ok()
-            .filter(|d| std::path::Path::new(d).is_dir())
-            .unwrap_or_else(|| "/tmp".into()),
+        None => super::environment::temp_dir().display().to_string(),
     };
     let dir = super::paths::abspath(&dir);
     let directory = p.str("state") == Some("directory");

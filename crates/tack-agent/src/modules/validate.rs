@@ -25,7 +25,7 @@ pub(super) fn run_validate(validate: &str, content: &[u8]) -> Outcome<()> {
     if !validate.contains("%s") {
         return Err(fail(format!("validate must contain %s: {validate}")));
     }
-    let dir = std::env::temp_dir();
+    let dir = super::environment::temp_dir();
     let tmp = dir.join(format!(
         ".tack-validate-{}-{}",
         std::process::id(),
@@ -45,7 +45,7 @@ pub(super) fn run_validate(validate: &str, content: &[u8]) -> Outcome<()> {
                 None => Err(fail("Invalid command syntax in run_command")),
                 Some(argv) if argv.is_empty() => Err(fail("validate command is empty")),
                 Some(argv) => {
-                    match std::process::Command::new(&argv[0]).args(&argv[1..]).output() {
+                    match super::environment::command(&argv[0]).args(&argv[1..]).output() {
                         Ok(out) if out.status.success() => Ok(()),
                         Ok(out) => {
                             let rc = out.status.code().unwrap_or(-1);

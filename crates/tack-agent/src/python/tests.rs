@@ -20,11 +20,16 @@ fn built(module: &str) -> Option<(String, String, Vec<u8>)> {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(format!("[\"{module}\"]").as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("[{{\"name\": \"{module}\"}}]").as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = &v["modules"][module];
+    let m = &v["modules"][0];
     use base64::Engine;
     let zip = base64::engine::general_purpose::STANDARD.decode(m["zip"].as_str().unwrap()).unwrap();
     Some((m["fqn"].as_str().unwrap().to_string(), m["profile"].as_str().unwrap().to_string(), zip))

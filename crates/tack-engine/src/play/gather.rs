@@ -66,6 +66,8 @@ pub(crate) fn gather_facts(
         hosts.iter().map(|h| (h.clone(), gather_link(env, keywords, h))).collect();
     let interpreters: BTreeMap<String, Interpreter> =
         hosts.iter().map(|h| (h.clone(), interpreter_for(env, h))).collect();
+    let environments: BTreeMap<String, Environment> =
+        hosts.iter().map(|h| (h.clone(), environment_for(env, h))).collect();
     let ahead = hosts
         .iter()
         .map(|h| {
@@ -81,7 +83,10 @@ pub(crate) fn gather_facts(
                 let address = addresses.get(host).map_or(host, String::as_str);
                 let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
                 let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
-                gather_on(keywords, host, address, origin.clone(), link, interpreter)
+                let environment =
+                    environments.get(host).cloned().unwrap_or_else(|| Ok(Default::default()));
+                let asked = (interpreter, environment);
+                gather_on(keywords, host, address, origin.clone(), link, asked)
             },
             |host, gathered| {
                 env.reads.before_result(&hosts, host, callback);
@@ -103,7 +108,7 @@ pub(crate) fn gather_one(
     host: &str,
 ) -> Gathered {
     let link = gather_link(env, keywords, host);
-    let asked = interpreter_for(env, host);
+    let asked = (interpreter_for(env, host), environment_for(env, host));
     gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
 }
 
@@ -126,6 +131,18 @@ fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
         Some(known) => Interpreter::Known(known),
         None => Interpreter::Discover(tack_links::interpreter::names(&scope, &settings), settings),
     }
+}
+
+/// The play's `environment` for `host`'s gathering, rendered in its play scope (`Err`: why
+/// it could not be).
+type Environment = Result<std::collections::BTreeMap<String, String>, String>;
+
+fn environment_for(env: &PlayEnv<'_, '_>, host: &str) -> Environment {
+    let Some(node) = env.play().attrs.get(Keyword::Environment) else {
+        return Ok(Default::default());
+    };
+    let Some(scope) = env.scope.host_scope(host) else { return Ok(Default::default()) };
+    crate::task::environment::render_layers(&[node], env.run.templar, &scope).map_err(|d| d.brief())
 }
 
 /// The link `setup` takes to `host`: its play scope's connection settings under the
@@ -233,9 +250,13 @@ fn gather_on(
     address: &str,
     origin: Option<tack_diag::Origin>,
     link: Link,
-    interpreter: Interpreter,
+    (interpreter, environment): (Interpreter, Environment),
 ) -> Gathered {
     let trace = Trace::new();
+    let (link, environment) = match environment {
+        Ok(environment) => (link, environment),
+        Err(why) => (Err(why), Default::default()),
+    };
     // (unreachable, why) when the host cannot be asked.
     let connected = link.map_err(|why| (false, why)).and_then(|(link, reach)| {
         let link: std::sync::Arc<dyn Connection> =
@@ -275,8 +296,13 @@ fn gather_on(
             args.insert(arg.to_string(), tack_actions::json::to_json(value));
         }
     }
-    let invocation =
-        tack_agent::Invocation { args, check_mode: false, diff: false, ..Default::default() };
+    let invocation = tack_agent::Invocation {
+        args,
+        check_mode: false,
+        diff: false,
+        environment,
+        ..Default::default()
+    };
     let interpreter = match interpreter {
         Interpreter::Set => None,
         Interpreter::Known(node) => Some(node),

@@ -14,8 +14,6 @@ use tack_playbook::walk::TaskInContext;
 use tack_template::{Scope, Templar, TemplateErrorKind};
 use tack_yaml::{Node, Value};
 
-use tack_actions::Action;
-
 /// The `environment` values that apply to the task, outermost first.
 pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     let mut out = Vec::new();
@@ -30,27 +28,24 @@ pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     out
 }
 
-/// Refuses an `environment` that applies to a task whose action would not pass it on.
-pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
-    if layers(ctx).is_empty() {
-        return Ok(());
-    }
-    match Action::of(ctx.task) {
-        Some(action) if !action.takes_environment() => {
-            Err(tack_actions::environment_refusal(action, ctx.task.origin.clone()))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// `ctx`'s environment, rendered in `scope`.
 pub(crate) fn render(
     ctx: &TaskInContext<'_>,
     templar: &Templar,
     scope: &Scope,
 ) -> Result<BTreeMap<String, String>, Diagnostic> {
+    render_layers(&layers(ctx), templar, scope)
+}
+
+/// The environment `layers` (outermost first) give, rendered in `scope`: what the implicit
+/// fact gathering sees of the play's.
+pub(crate) fn render_layers(
+    layers: &[&Node],
+    templar: &Templar,
+    scope: &Scope,
+) -> Result<BTreeMap<String, String>, Diagnostic> {
     let mut items: Vec<&Node> = Vec::new();
-    for layer in layers(ctx) {
+    for layer in layers.iter().copied() {
         match &layer.value {
             Value::Seq(list) => items.extend(list.iter()),
             Value::Null => {}

@@ -143,7 +143,7 @@ fn decimal_int(s: &str) -> Option<i64> {
 
 /// ansible's `path` type: `~` and `$VAR` expanded.
 fn expand_path(p: &str) -> String {
-    let home = std::env::var("HOME").unwrap_or_default();
+    let home = crate::modules::environment::var("HOME").unwrap_or_default();
     let p = if p == "~" {
         home
     } else if let Some(rest) = p.strip_prefix("~/") {
@@ -164,7 +164,7 @@ fn expand_vars(p: &str) -> String {
     };
     re.replace_all(p, |c: &regex::Captures<'_>| {
         let name = c[1].trim_start_matches('{').trim_end_matches('}');
-        std::env::var(name).unwrap_or_else(|_| c[0].to_string())
+        crate::modules::environment::var(name).unwrap_or_else(|| c[0].to_string())
     })
     .into_owned()
 }

@@ -33,7 +33,7 @@ pub(super) fn collect(fact_path: &str, warnings: &mut Vec<String>) -> Map<String
             }
         };
         let bytes = if mode & 0o100 != 0 {
-            match std::process::Command::new(&fn_).output() {
+            match crate::modules::environment::command(&fn_).output() {
                 Ok(o) if o.status.success() => o.stdout,
                 Ok(o) => {
                     let msg = format!(

@@ -289,7 +289,7 @@ pub(super) fn apparmor() -> Facts {
 
 pub(super) fn chroot() -> Facts {
     use std::os::unix::fs::MetadataExt;
-    let flag = std::env::var_os("debian_chroot").is_some_and(|v| !v.is_empty());
+    let flag = crate::modules::environment::var("debian_chroot").is_some_and(|v| !v.is_empty());
     let is = if flag {
         true
     } else {
@@ -494,9 +494,13 @@ pub(super) fn date_time() -> Facts {
 }
 
 pub(super) fn env() -> Facts {
-    let env: Map<String, Value> = std::env::vars_os()
+    // The module's process environment: the agent's, with the task's over it.
+    let mut env: Map<String, Value> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), json!(v.to_string_lossy().into_owned())))
         .collect();
+    for (k, v) in crate::modules::environment::current() {
+        env.insert(k, json!(v));
+    }
     facts(vec![("env", Value::Object(env))])
 }
 
@@ -580,7 +584,7 @@ pub(super) fn user() -> Facts {
     // Python's getpass.getuser(): the login variables first, then the password database.
     let login = ["LOGNAME", "USER", "LNAME", "USERNAME"]
         .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        .find_map(|v| crate::modules::environment::var(v).filter(|s| !s.is_empty()))
         .or_else(|| passwd(None, uid).map(|p| p.name));
     let mut f = Facts::new();
     if let Some(l) = &login {

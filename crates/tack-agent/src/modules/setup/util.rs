@@ -2,7 +2,7 @@
 //! them: file content stripped, a command's output, the program search path, `fnmatch`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// ansible's `get_file_content`: the file's text, stripped; `None` when it cannot be read.
 pub(super) fn file_content(path: &str) -> Option<String> {
@@ -17,7 +17,7 @@ pub(super) fn file_lines(path: &str) -> Vec<String> {
 
 /// `AnsibleModule.get_bin_path`: PATH, then the sbin directories ansible adds.
 pub(super) fn bin_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
+    let path = crate::modules::environment::var("PATH").unwrap_or_default();
     let mut dirs: Vec<String> = path.split(':').map(str::to_string).collect();
     for extra in ["/sbin", "/usr/sbin", "/usr/local/sbin"] {
         if !dirs.iter().any(|d| d == extra) {
@@ -41,7 +41,7 @@ fn is_executable(p: &Path) -> bool {
 /// locale ansible's `run_command` forces.
 pub(super) fn run(argv: &[&str]) -> Option<(i32, String, String)> {
     let (prog, rest) = argv.split_first()?;
-    let out = Command::new(prog)
+    let out = crate::modules::environment::command(prog)
         .args(rest)
         .env("LANG", "C")
         .env("LC_ALL", "C")
