@@ -134,17 +134,35 @@ impl TaskRun<'_> {
                 return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
             }
         };
-        let ignore_errors = match self.reading.flag(Keyword::IgnoreErrors, &scope) {
-            Ok(v) => v,
-            Err(d) => {
-                let result = self.finish(host, actions::errored(d));
-                return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
-            }
-        };
+        // A loop's items each render `ignore_errors` with their own variables, and the loop
+        // is ignored when any item's says so (ansible's `UnifiedTaskResult.ignore_errors`);
+        // a task without a loop renders it once, here.
+        let looped = self.reading.ctx.task.loop_items.is_some();
+        let mut ignore_errors = false;
+        if !looped {
+            ignore_errors = match self.reading.flag(Keyword::IgnoreErrors, &scope) {
+                Ok(v) => v,
+                Err(d) => {
+                    let result = self.finish(host, actions::errored(d));
+                    return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
+                }
+            };
+        }
         let mut events = Vec::new();
         let outcome = match &self.reading.ctx.task.loop_items {
             None => self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r)),
-            Some(items) => self.run_loop(host, &scope, &trace, items),
+            Some(items) => match self.run_loop(host, &scope, &trace, items) {
+                Ok((shown, result, any_ignored)) => {
+                    ignore_errors = any_ignored;
+                    Ok((shown, result))
+                }
+                Err(d) => {
+                    // Before any item: only a value that needs no item's variables counts.
+                    ignore_errors =
+                        self.reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false);
+                    Err(d)
+                }
+            },
         };
         let (mut items, mut result) = match outcome {
             Ok((items, result)) => {
@@ -157,7 +175,6 @@ impl TaskRun<'_> {
         // or any item's is; each item and retry decided for itself in the loop.
         let hidden = self.reading.no_log(&scope);
         result.no_log = hidden;
-        let looped = self.reading.ctx.task.loop_items.is_some();
         if !looped {
             let delegation = self.delegation();
             let delegated = delegation
@@ -274,24 +291,29 @@ impl TaskRun<'_> {
         scope: &Scope,
         trace: &Arc<Trace>,
         source: &Node,
-    ) -> Result<(Vec<TaskEvent>, HostResult), Diagnostic> {
+    ) -> Result<(Vec<TaskEvent>, HostResult, bool), Diagnostic> {
         let templar = self.reading.templar;
+        // Without items, what needs none decides.
+        let static_ignore = || self.reading.flag(Keyword::IgnoreErrors, scope).unwrap_or(false);
         // A plan does not loop over a list it cannot know yet.
         if self.planning
             && let Some(producer) = templar.static_provenance(source, scope).unavailable().next()
         {
-            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+            let deferred = tack_report::plan_mark::deferred(host, producer);
+            return Ok((Vec::new(), deferred, static_ignore()));
         }
         let (list, read) = crate::task::items::items(&self.reading, source, scope)?;
         if self.planning
             && let Some(producer) = read.unavailable().next()
         {
-            return Ok((Vec::new(), tack_report::plan_mark::deferred(host, producer)));
+            let deferred = tack_report::plan_mark::deferred(host, producer);
+            return Ok((Vec::new(), deferred, static_ignore()));
         }
         let control = crate::task::loop_control::LoopControl::read(&self.reading, scope)?;
         if list.is_empty() {
-            return Ok((Vec::new(), crate::task::items::no_items(host)));
+            return Ok((Vec::new(), crate::task::items::no_items(host), static_ignore()));
         }
+        let mut any_ignored = false;
         let gate = self.plan_gate();
         let delegation = self.delegation();
         let mut results = Vec::new();
@@ -326,6 +348,12 @@ impl TaskRun<'_> {
             };
             gate.mark_ran(&item_scope, &mut result);
             gate.note(host, &verdict.writes, &result);
+            // A value that cannot be rendered for an item does not ignore it, nor does an
+            // item its `when` skipped (ansible renders the keyword only for one that runs).
+            if !result.flag("skipped") {
+                any_ignored |=
+                    self.reading.flag(Keyword::IgnoreErrors, &item_scope).unwrap_or(false);
+            }
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
             result.no_log = self.reading.no_log(&item_scope);
@@ -366,7 +394,7 @@ impl TaskRun<'_> {
                 break;
             }
         }
-        Ok((shown, crate::task::items::aggregate(host, results)))
+        Ok((shown, crate::task::items::aggregate(host, results), any_ignored))
     }
 
     /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`
