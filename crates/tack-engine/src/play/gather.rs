@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
-use tack_yaml::{Mapping, Node};
+use tack_yaml::{Mapping, Node, Value};
 
 use tack_links::link_target::LinkTarget;
 use tack_links::{Connection, ConnectionError, Reach, Trace, Traced};
@@ -22,6 +22,7 @@ use tack_report::callback::{Callback, Stats, TaskView};
 use tack_report::result::s;
 
 /// One host's `setup` result, as the strategy then shows and applies it.
+#[derive(Clone)]
 pub(crate) struct Gathered {
     pub shown: tack_report::result::HostResult,
     /// The lines about reaching the host, each with the `-v` count it shows from (see
@@ -68,6 +69,8 @@ pub(crate) fn gather_facts(
         hosts.iter().map(|h| (h.clone(), interpreter_for(env, h))).collect();
     let environments: BTreeMap<String, Environment> =
         hosts.iter().map(|h| (h.clone(), environment_for(env, h))).collect();
+    let skips: BTreeMap<String, Gathered> =
+        hosts.iter().filter_map(|h| not_gathering(env, h).map(|g| (h.clone(), g))).collect();
     let ahead = hosts
         .iter()
         .map(|h| {
@@ -80,6 +83,9 @@ pub(crate) fn gather_facts(
             &hosts,
             width,
             |host| {
+                if let Some(skipped) = skips.get(host) {
+                    return skipped.clone();
+                }
                 let address = addresses.get(host).map_or(host, String::as_str);
                 let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
                 let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
@@ -108,6 +114,9 @@ pub(crate) fn gather_one(
     host: &str,
 ) -> Gathered {
     let link = gather_link(env, keywords, host);
+    if let Some(skipped) = not_gathering(env, host) {
+        return skipped;
+    }
     let asked = (interpreter_for(env, host), environment_for(env, host));
     gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
 }
@@ -131,6 +140,34 @@ fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
         Some(known) => Interpreter::Known(known),
         None => Interpreter::Discover(tack_links::interpreter::names(&scope, &settings), settings),
     }
+}
+
+/// What stands in for gathering on `host` when the `when` of the `import_playbook` that
+/// brought the play in does not hold there (ansible gives the implicit task that `when`): its
+/// skip, or the failure of a condition that cannot be evaluated.
+fn not_gathering(env: &PlayEnv<'_, '_>, host: &str) -> Option<Gathered> {
+    let when = env.play().included_conditional.as_ref()?;
+    let scope = env.scope.host_scope(host)?;
+    let conditions: Vec<&Node> = match &when.value {
+        Value::Seq(items) => items.iter().collect(),
+        _ => vec![when],
+    };
+    let origin = env.play().origin.clone();
+    let verdict =
+        crate::task::when::evaluate_conditions(&conditions, env.run.templar, &scope, origin);
+    let shown = match verdict.false_condition() {
+        Ok(None) => return None,
+        Ok(Some(condition)) => tack_report::result::skipped(host, &condition),
+        Err(error) => {
+            let mut data = Mapping::new();
+            data.insert(s("failed"), tack_report::result::b(true));
+            data.insert(s("msg"), s(&error.brief()));
+            let mut shown = tack_report::result::HostResult::new(host, data);
+            shown.error = Some(error);
+            shown
+        }
+    };
+    Some(Gathered { shown, transport: Vec::new(), facts: None })
 }
 
 /// The play's `environment` for `host`'s gathering, rendered in its play scope (`Err`: why

@@ -316,17 +316,9 @@ impl FailedTask<'_> {
 
     /// The parents' conditions then the task's, templated when post-validated.
     fn when_dump(&self, scope: &Scope, validated: bool) -> Node {
-        let mut conditions = self.task.ctx.extended(Keyword::When);
-        conditions.reverse();
         let mut out = Vec::new();
-        for cond in conditions {
-            let items: Vec<&Node> = match &cond.value {
-                Value::Seq(items) => items.iter().collect(),
-                _ => vec![cond],
-            };
-            for item in items {
-                out.push(if validated { self.rendered(item, scope) } else { item.clone() });
-            }
+        for item in crate::task::when::conditions(self.task.ctx) {
+            out.push(if validated { self.rendered(item, scope) } else { item.clone() });
         }
         Node::bare(Value::Seq(out))
     }

@@ -40,14 +40,15 @@ impl When {
     }
 }
 
-/// The `when` conditions of `ctx` (parents' first), each list item one condition.
+/// The `when` conditions of `ctx` (parents' first, outermost first), each list item one
+/// condition in its list's order, as ansible's `_extend_value` prepends each parent's.
 pub(crate) fn conditions<'a>(ctx: &'a TaskInContext<'_>) -> Vec<&'a Node> {
-    let mut conditions: Vec<&Node> = ctx.extended(Keyword::When);
-    conditions.reverse();
-    conditions
-        .into_iter()
+    let own = ctx.task.attrs.get(Keyword::When);
+    let levels = ctx.ancestry.iter().rev().filter_map(|a| a.get(Keyword::When)).chain(own);
+    levels
         .flat_map(|cond| match &cond.value {
             Value::Seq(items) => items.iter().collect(),
+            Value::Null => Vec::new(),
             _ => vec![cond],
         })
         .collect()
@@ -55,7 +56,18 @@ pub(crate) fn conditions<'a>(ctx: &'a TaskInContext<'_>) -> Vec<&'a Node> {
 
 /// Evaluates `ctx`'s `when` in `scope`.
 pub(crate) fn evaluate(ctx: &TaskInContext<'_>, templar: &Templar, scope: &Scope) -> When {
-    for item in conditions(ctx) {
+    evaluate_conditions(&conditions(ctx), templar, scope, ctx.task.origin.clone())
+}
+
+/// Evaluates `conditions` in order in `scope`; a broken one is the failure of the task at
+/// `origin`.
+pub(crate) fn evaluate_conditions(
+    conditions: &[&Node],
+    templar: &Templar,
+    scope: &Scope,
+    origin: Option<tack_diag::Origin>,
+) -> When {
+    for item in conditions.iter().copied() {
         match templar.evaluate_conditional(item, scope) {
             Ok(r) => {
                 if let Some(producer) = r.provenance.unavailable().next() {
@@ -73,11 +85,7 @@ pub(crate) fn evaluate(ctx: &TaskInContext<'_>, templar: &Templar, scope: &Scope
                     format!("A 'when' expression failed: {}", e.message),
                     e.origin.clone().or_else(|| item.origin.clone()),
                 );
-                return When::Failed(Diagnostic::caused_by(
-                    "Task failed.",
-                    ctx.task.origin.clone(),
-                    cause,
-                ));
+                return When::Failed(Diagnostic::caused_by("Task failed.", origin, cause));
             }
         }
     }

@@ -163,6 +163,7 @@ impl Loader<'_> {
         })?;
         let name = tack_yaml::pyrepr::str(&rendered.value);
         let when = ds.get("when").cloned();
+        let when_key = ds.keys().find(|k| k.as_str() == Some("when")).cloned();
 
         let path =
             if Path::new(&name).is_absolute() { PathBuf::from(&name) } else { basedir.join(&name) };
@@ -172,6 +173,16 @@ impl Loader<'_> {
         for mut play in plays {
             if let Some(w) = &when {
                 play.included_conditional = Some(w.clone());
+                // ansible puts the import's `when` first in every block's and every role's
+                // of the play (handlers keep theirs); gathering gets it from the play.
+                let key = when_key.clone().unwrap_or_else(|| Node::bare(Value::Str("when".into())));
+                let sections = play.pre_tasks.iter_mut().chain(&mut play.tasks);
+                for block in sections.chain(&mut play.post_tasks) {
+                    prepend_when(&mut block.attrs, &key, w);
+                }
+                for id in play.roles.clone() {
+                    prepend_when(&mut play.role_arena[id.0].attrs, &key, w);
+                }
             }
             for (k, v) in import_vars.iter() {
                 play.vars.insert(k.clone(), v.clone());
@@ -187,6 +198,24 @@ impl Loader<'_> {
         }
         Ok(())
     }
+}
+
+/// `when` ahead of `attrs`' own conditions (each a list of conditions, a single one or none).
+fn prepend_when(attrs: &mut crate::ast::Attrs, key: &Node, when: &Node) {
+    let items = |node: &Node| match &node.value {
+        Value::Seq(items) => items.clone(),
+        Value::Null => Vec::new(),
+        _ => vec![node.clone()],
+    };
+    let mut conditions = items(when);
+    let key = match attrs.get(Keyword::When) {
+        Some(own) => {
+            conditions.extend(items(own));
+            attrs.key(Keyword::When).cloned().unwrap_or_else(|| key.clone())
+        }
+        None => key.clone(),
+    };
+    attrs.set(Keyword::When, key, Node::new(Value::Seq(conditions), when.origin.clone()));
 }
 
 /// Adds tags to a play's own `tags`, keeping each once.
