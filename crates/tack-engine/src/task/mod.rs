@@ -496,6 +496,16 @@ impl TaskRun<'_> {
         events: &mut Vec<TaskEvent>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
+        // ansible 2.21's register projections (`register: {name: expression}`) are refused
+        // where the task would run, not dropped.
+        if let Some(node) = ctx.task.attrs.get(Keyword::Register)
+            && node.as_map().is_some()
+        {
+            return actions::errored(Diagnostic::at(
+                "tack does not support 'register' as a mapping (register projections) yet",
+                node.origin.clone(),
+            ));
+        }
         if self.action == Action::Unresolvable {
             let name = &ctx.task.action;
             let cause = Diagnostic::at(

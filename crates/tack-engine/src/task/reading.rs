@@ -137,19 +137,25 @@ impl Reading<'_> {
         u64::try_from(secs).ok().filter(|s| *s > 0)
     }
 
-    /// The task's `register` name, as written.
+    /// The task's `register` name, as written (none for a mapping, which the run refuses).
     pub(crate) fn register(&self) -> Option<String> {
-        self.ctx.task.attrs.get(Keyword::Register).map(|n| tack_yaml::pyrepr::str(&n.value))
+        let node = self.ctx.task.attrs.get(Keyword::Register)?;
+        node.as_map().is_none().then(|| tack_yaml::pyrepr::str(&node.value))
     }
 
-    /// `scope` with `result` under the task's `register` name (what `until`,
-    /// `changed_when`/`failed_when` and `loop_control.break_when` judge).
+    /// `scope` with `result` under the task's `register` name and as ansible 2.21's `_task`
+    /// (`_task.result`, `_task.polymorphic_result`): what `until`, `changed_when`/
+    /// `failed_when` and `loop_control.break_when` judge.
     pub(crate) fn with_registered(&self, scope: &Scope, data: &Mapping) -> Scope {
+        let result = Node::bare(Value::Map(data.clone()));
+        let mut current = Mapping::new();
+        current.insert(Node::bare(Value::Str("result".into())), result.clone());
+        current.insert(Node::bare(Value::Str("polymorphic_result".into())), result.clone());
+        let scope =
+            scope.with_var("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
         match self.register() {
-            Some(name) => {
-                scope.with_var(&name, Node::bare(Value::Map(data.clone())), Provenance::ManagedHost)
-            }
-            None => scope.clone(),
+            Some(name) => scope.with_var(&name, result, Provenance::ManagedHost),
+            None => scope,
         }
     }
 
