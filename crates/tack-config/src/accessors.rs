@@ -407,6 +407,12 @@ impl Config {
         Ok(self.plugin_value("callback", "default", "display_ok_hosts")?.is_truthy())
     }
 
+    /// An option of the default stdout callback (`display_failed_stderr`, `result_format`,
+    /// ...), resolved from ansible.cfg and the environment; null when it has no value.
+    pub fn default_callback_option(&self, name: &str) -> Result<&SettingValue, &ConfigError> {
+        self.plugin_value("callback", "default", name)
+    }
+
     pub fn show_custom_stats(&self) -> bool {
         self.flag("SHOW_CUSTOM_STATS")
     }

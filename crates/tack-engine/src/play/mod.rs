@@ -253,10 +253,15 @@ fn finish_batch(
     stop: bool,
 ) -> Option<BatchEnd> {
     for host in &env.hosts {
-        let (set_facts, included) = env.scope.carried(host);
+        let carried = env.scope.carried(host);
         let host_state = states.entry(host.clone()).or_default();
-        host_state.set_facts = set_facts;
-        host_state.included_vars = included;
+        // Facts a module returned (interpreter discovery's among them) last the run, as
+        // gathered ones do.
+        if carried.facts.is_some() {
+            host_state.facts = carried.facts;
+        }
+        host_state.set_facts = carried.set_facts;
+        host_state.included_vars = carried.included;
     }
     // Only this batch's new failures count towards "every host of the batch failed".
     let mut failed = 0;

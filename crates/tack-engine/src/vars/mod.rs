@@ -202,10 +202,15 @@ impl PlayScope {
         set_in(&self.included, host, name, value, Provenance::Trusted);
     }
 
-    /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
-    /// play (ansible keeps both for the whole run).
-    pub(crate) fn carried(&self, host: &str) -> (Option<Arc<Layer>>, Option<Arc<Layer>>) {
-        (self.facts_of(host), self.included_of(host))
+    /// The host's facts (gathered, and what modules returned), `set_fact`/registered and
+    /// `include_vars` layers, to carry into the next play (ansible keeps them for the whole
+    /// run).
+    pub(crate) fn carried(&self, host: &str) -> Carried {
+        Carried {
+            facts: self.gathered_of(host),
+            set_facts: self.facts_of(host),
+            included: self.included_of(host),
+        }
     }
 
     /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
@@ -226,6 +231,13 @@ impl PlayScope {
     fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.included.read().ok().and_then(|f| f.get(host).cloned())
     }
+}
+
+/// What a host's variables carry from one play into the next (see [`PlayScope::carried`]).
+pub(crate) struct Carried {
+    pub facts: Option<Arc<Layer>>,
+    pub set_facts: Option<Arc<Layer>>,
+    pub included: Option<Arc<Layer>>,
 }
 
 fn read_layer(slot: &RwLock<Arc<Layer>>) -> Arc<Layer> {

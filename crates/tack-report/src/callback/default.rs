@@ -6,9 +6,11 @@
 //! `-v` shows every result; `-vv` adds the playbook banner, each task's path and the
 //! strategy's `display.vv` lines; `-vvv` indents every dump and shows the connection lines the
 //! engine reports; `-vvvv` adds the lines of `callback::verbose`. Colour,
-//! when on, comes from a [`Palette`] (see `color`). The non-default options (`display_ok_hosts`, `display_skipped_hosts`,
-//! `show_task_path_on_failure`, `result_format`, ...) are not written yet; the run refuses them
-//! before it starts (the run loop's refusals, `tack_engine`).
+//! when on, comes from a [`Palette`] (see `color`). The options users set in `ansible.cfg`
+//! ([`Options`]: `display_ok_hosts`, `display_skipped_hosts`, `display_failed_stderr`,
+//! `display_included_hosts`, `show_task_path_on_failure`) work as ansible's do: with either
+//! display filter off, a task's banner waits for the first line shown for it. The others
+//! (`result_format`, `check_mode_markers`, ...) the binary refuses before a run starts.
 
 use std::io::Write;
 
@@ -18,9 +20,46 @@ use super::color::{Hue, Palette, colorize, hostcolor, paint};
 use super::{Callback, Stats, TaskView};
 use crate::result::HostResult;
 
+/// The default callback's options a user sets (`[defaults]` in ansible.cfg or
+/// `ANSIBLE_*`), with ansible's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    pub display_skipped_hosts: bool,
+    pub display_ok_hosts: bool,
+    /// Failure lines and their error blocks go to stderr.
+    pub display_failed_stderr: bool,
+    pub display_included_hosts: bool,
+    /// Below `-vv`, a failure's `task path:` comes before its `fatal:` line.
+    pub show_task_path_on_failure: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            display_skipped_hosts: true,
+            display_ok_hosts: true,
+            display_failed_stderr: false,
+            display_included_hosts: true,
+            show_task_path_on_failure: false,
+        }
+    }
+}
+
+/// A banner waiting for its task's first shown line, and the task it names.
+struct PendingBanner {
+    msg: String,
+    task: TaskView,
+}
+
 /// Where the callback writes: stdout in a real run, buffers in tests.
 pub struct DefaultCallback<W: Write> {
     out: W,
+    options: Options,
+    /// With a display filter on: the banner of the task under way, not shown yet.
+    pending: Option<PendingBanner>,
+    /// The last banner shown (its text and task), so a task's banner shows once for a
+    /// run of its lines (`_last_task_banner`).
+    last_banner: Option<(String, Option<tack_diag::Origin>)>,
     /// `Display.columns`: 79 unless the terminal is wider.
     columns: usize,
     /// Error blocks already shown: ansible's display prints each distinct one once.
@@ -43,6 +82,9 @@ impl<W: Write> DefaultCallback<W> {
     pub fn new(out: W, columns: usize) -> DefaultCallback<W> {
         DefaultCallback {
             out,
+            options: Options::default(),
+            pending: None,
+            last_banner: None,
             columns,
             shown_errors: Default::default(),
             verbosity: 0,
@@ -89,9 +131,13 @@ impl<W: Write> DefaultCallback<W> {
 
     /// `_print_task_path`, shown under a task's banner from `-vv`.
     fn task_path(&mut self, task: &TaskView) {
-        if self.verbosity < 2 {
-            return;
+        if self.verbosity >= 2 {
+            self.print_task_path(task);
         }
+    }
+
+    /// `_print_task_path` itself.
+    fn print_task_path(&mut self, task: &TaskView) {
         if let Some(origin) = &task.origin
             && let Some(path) = &origin.path
         {
@@ -133,6 +179,51 @@ impl<W: Write> DefaultCallback<W> {
         self
     }
 
+    /// The callback with the options a user set.
+    pub fn with_options(mut self, options: Options) -> DefaultCallback<W> {
+        self.options = options;
+        self
+    }
+
+    /// Whether a task's banner is shown as it starts: neither display filter is on.
+    fn eager_banners(&self) -> bool {
+        self.options.display_skipped_hosts && self.options.display_ok_hosts
+    }
+
+    /// A task's (or handler's) banner: now, or when its first line is shown.
+    fn start(&mut self, msg: String, task: &TaskView) {
+        if self.eager_banners() {
+            self.banner(&msg);
+            self.task_path(task);
+            return;
+        }
+        self.pending = Some(PendingBanner { msg, task: task.clone() });
+    }
+
+    /// Shows the waiting banner unless it was the last one shown (`_print_task_banner`
+    /// when `_last_task_banner` is another task).
+    fn ensure_banner(&mut self) {
+        let Some(pending) = self.pending.take() else { return };
+        let id = (pending.msg.clone(), pending.task.origin.clone());
+        if self.last_banner.as_ref() == Some(&id) {
+            return;
+        }
+        self.banner(&pending.msg);
+        self.task_path(&pending.task);
+        self.last_banner = Some(id);
+    }
+
+    /// A failure's line: stdout, or stderr under `display_failed_stderr`.
+    fn failure_line(&mut self, text: &str, hue: Hue) {
+        if !self.options.display_failed_stderr {
+            self.colored(text, hue);
+            return;
+        }
+        let text = paint(self.palette.as_ref(), text, hue);
+        let _ = self.out.flush();
+        let _ = writeln!(std::io::stderr(), "{}", text.replace("\r\n", "\n"));
+    }
+
     /// The callback with `show_custom_stats` set.
     pub fn with_custom_stats(mut self, show: bool) -> DefaultCallback<W> {
         self.custom_stats = show;
@@ -169,7 +260,13 @@ impl<W: Write> DefaultCallback<W> {
                 return;
             }
             let code = self.palette.as_ref().map(|p| p.error.as_str());
-            let _ = self.out.write_all(tack_diag::color::display_text(&text, code).as_bytes());
+            let shown = tack_diag::color::display_text(&text, code);
+            if self.options.display_failed_stderr {
+                let _ = self.out.flush();
+                let _ = std::io::stderr().write_all(shown.as_bytes());
+            } else {
+                let _ = self.out.write_all(shown.as_bytes());
+            }
         }
     }
 }
@@ -274,11 +371,15 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn task_start(&mut self, task: &TaskView) {
-        self.banner(&format!("TASK [{}]", task.name.trim()));
-        self.task_path(task);
+        self.start(format!("TASK [{}]", task.name.trim()), task);
     }
 
     fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>) {
+        // An include's own result shows its banner whatever the filters.
+        self.ensure_banner();
+        if !self.options.display_included_hosts {
+            return;
+        }
         let mut msg = format!("included: {file} for {}", hosts.join(", "));
         if let Some(item) = item {
             msg.push_str(&format!(" => (item={item})"));
@@ -287,8 +388,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn handler_start(&mut self, task: &TaskView) {
-        self.banner(&format!("RUNNING HANDLER [{}]", task.name.trim()));
-        self.task_path(task);
+        self.start(format!("RUNNING HANDLER [{}]", task.name.trim()), task);
     }
 
     fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool) {
@@ -329,6 +429,16 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
+        // A result the filters hide shows nothing, its warnings neither (ansible handles
+        // them with the result's display).
+        let hidden = match result.outcome() {
+            crate::result::Outcome::Skipped => !self.options.display_skipped_hosts,
+            crate::result::Outcome::Ok => !self.options.display_ok_hosts,
+            _ => false,
+        };
+        if hidden && !self.plan {
+            return;
+        }
         warnings(result);
         if self.plan && self.plan_result(task, result, None) {
             return;
@@ -336,6 +446,10 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
+        if hidden {
+            return;
+        }
+        self.ensure_banner();
         match result.outcome() {
             crate::result::Outcome::Failed => {
                 // The error first, items or not (`_handle_warnings_and_exception`).
@@ -343,8 +457,11 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 // ansible cleans a failure before looking for its items: a looped `debug`
                 // that failed loses `results` and shows the summary line.
                 if !(task.looped && data.get("results").is_some()) {
+                    if self.verbosity < 2 && self.options.show_task_path_on_failure {
+                        self.print_task_path(task);
+                    }
                     let dump = self.dump(&data, result);
-                    self.colored(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
+                    self.failure_line(&format!("fatal: [{host}]: FAILED! => {dump}"), Hue::Error);
                 }
                 if result.ignored {
                     self.colored("...ignoring", Hue::Skip);
@@ -353,7 +470,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
             crate::result::Outcome::Unreachable => {
                 self.error_block(task, result);
                 let dump = self.dump(&data, result);
-                self.colored(&format!("fatal: [{host}]: UNREACHABLE! => {dump}"), Hue::Unreachable);
+                let line = format!("fatal: [{host}]: UNREACHABLE! => {dump}");
+                self.failure_line(&line, Hue::Unreachable);
                 if result.ignore_unreachable {
                     self.colored("...ignoring", Hue::Skip);
                 }
@@ -395,11 +513,20 @@ impl<W: Write> Callback for DefaultCallback<W> {
         }
         let text = super::diff::render_with(diff, self.diff_context);
         if !text.is_empty() {
+            self.ensure_banner();
             let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
         }
     }
 
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
+        let hidden = match result.outcome() {
+            crate::result::Outcome::Skipped => !self.options.display_skipped_hosts,
+            crate::result::Outcome::Ok => !self.options.display_ok_hosts,
+            _ => false,
+        };
+        if hidden && !self.plan {
+            return;
+        }
         warnings(result);
         let host = result.label();
         let data = clean(task, &crate::no_log::shown(result));
@@ -407,11 +534,16 @@ impl<W: Write> Callback for DefaultCallback<W> {
         if self.plan && self.plan_result(task, result, Some(&item)) {
             return;
         }
+        if hidden {
+            return;
+        }
+        self.ensure_banner();
         match result.outcome() {
             crate::result::Outcome::Failed | crate::result::Outcome::Unreachable => {
                 self.error_block(task, result);
                 let dump = self.dump(&data, result);
-                self.colored(&format!("failed: [{host}] (item={item}) => {dump}"), Hue::Error);
+                let line = format!("failed: [{host}] (item={item}) => {dump}");
+                self.failure_line(&line, Hue::Error);
             }
             crate::result::Outcome::Skipped => {
                 let mut msg = format!("skipping: [{}] => (item={item}) ", result.host);

@@ -50,6 +50,8 @@ pub(super) fn run(
     for path in &args.playbooks {
         playbooks.push(loader.load_playbook(path)?);
     }
+    // ansible loads its callbacks once the playbooks are loaded, before anything runs.
+    let callback_options = super::callback::options(&session.config)?;
     crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     tack_engine::check(&playbooks)?;
     tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
@@ -120,6 +122,7 @@ pub(super) fn run(
     )?;
     let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
     let callback = DefaultCallback::new(stdout, crate::color::columns())
+        .with_options(callback_options)
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette)
         .with_diff_context(context)

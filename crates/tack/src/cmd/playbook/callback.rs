@@ -1,0 +1,70 @@
+//! Which stdout callback a playbook run shows, and with what options: ansible's `default`
+//! callback with the options users set in ansible.cfg or `ANSIBLE_*`
+//! (`tack_report::callback::default::Options`). A `stdout_callback` ansible-core does not
+//! ship is ansible's own load error; another callback, `callbacks_enabled` and a default
+//! callback option tack does not honour are refused by name before anything runs.
+//!
+//! Owns only the reading and the refusals; the transcript is the callback's.
+
+use tack_config::Config;
+use tack_diag::Diagnostic;
+use tack_report::callback::default::Options;
+
+/// The stdout callbacks ansible-core itself ships.
+const CORE_STDOUT: &[&str] = &["default", "minimal", "oneline"];
+
+/// The default callback's options for this run, or why the configured output cannot be
+/// given.
+pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
+    if let Some(name) = config.stdout_callback() {
+        let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
+        if !CORE_STDOUT.contains(&short) {
+            // ansible-core's own failure (exit 1): the plugin is not one it ships.
+            return Err(Diagnostic::new(format!("Could not load '{name}' callback plugin.")));
+        }
+        if short != "default" {
+            return Err(refused(&format!("the stdout callback '{name}' (stdout_callback)")));
+        }
+    }
+    if let Some(name) = config.callbacks_enabled().first() {
+        return Err(refused(&format!("the callback plugin '{name}' (callbacks_enabled)")));
+    }
+    let flag = |name: &str| -> Result<bool, Diagnostic> {
+        let value =
+            config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
+        Ok(value.is_truthy())
+    };
+    let text = |name: &str| -> Result<Option<String>, Diagnostic> {
+        let value =
+            config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
+        Ok(value.as_str().map(str::to_string).or_else(|| value.as_int().map(|i| i.to_string())))
+    };
+    for name in ["check_mode_markers", "show_per_host_start"] {
+        if flag(name)? {
+            return Err(refused(&format!("the default callback's '{name}' option")));
+        }
+    }
+    if let Some(format) = text("result_format")?.filter(|f| f != "json") {
+        return Err(refused(&format!("the default callback's result_format '{format}'")));
+    }
+    if let Some(indent) = text("result_indentation")?.filter(|i| i != "4") {
+        return Err(refused(&format!("the default callback's result_indentation '{indent}'")));
+    }
+    let pretty = config
+        .default_callback_option("pretty_results")
+        .map_err(|e| Diagnostic::new(e.to_string()))?;
+    if !matches!(pretty, tack_config::SettingValue::Null) {
+        return Err(refused("the default callback's 'pretty_results' option"));
+    }
+    Ok(Options {
+        display_skipped_hosts: flag("display_skipped_hosts")?,
+        display_ok_hosts: flag("display_ok_hosts")?,
+        display_failed_stderr: flag("display_failed_stderr")?,
+        display_included_hosts: flag("display_included_hosts")?,
+        show_task_path_on_failure: flag("show_task_path_on_failure")?,
+    })
+}
+
+fn refused(what: &str) -> Diagnostic {
+    Diagnostic::new(format!("tack does not support {what} yet"))
+}
