@@ -367,3 +367,31 @@ fn register_projections_are_refused_where_they_run() {
     );
     assert!(stdout.contains("\"msg\": \"after\""), "{stdout}");
 }
+
+/// Callback settings tack does not honour are refused by name before anything runs, never
+/// ignored.
+#[test]
+fn callback_settings_tack_does_not_honour_are_refused() {
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    for (name, value, wanted) in [
+        (
+            "ANSIBLE_CALLBACKS_ENABLED",
+            "ansible.posix.profile_tasks",
+            "the callback plugin 'ansible.posix.profile_tasks' (callbacks_enabled)",
+        ),
+        ("ANSIBLE_STDOUT_CALLBACK", "minimal", "the stdout callback 'minimal' (stdout_callback)"),
+        ("ANSIBLE_CALLBACK_RESULT_FORMAT", "yaml", "the default callback's result_format 'yaml'"),
+        (
+            "ANSIBLE_CHECK_MODE_MARKERS",
+            "true",
+            "the default callback's 'check_mode_markers' option",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = tack(dir.path(), &play, &[]).env(name, value).output().expect("tack runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("tack does not support {wanted} yet")), "{stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "{name} ran");
+    }
+}
