@@ -189,7 +189,8 @@ pub(crate) fn passwords(
 
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
-/// the run, and puts `ansible_private_key`s in it).
+/// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
+/// `log_path`, a `fact_caching` plugin other than `memory`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -202,7 +203,21 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let modules = config.get("FACTS_MODULES").and_then(|v| v.as_str_list()).unwrap_or_default();
     let setup = ["smart", "setup", "ansible.builtin.setup", "ansible.legacy.setup"];
     let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
-    (!other.is_empty()).then(|| format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"))
+    if !other.is_empty() {
+        return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
+    }
+    // ansible writes everything it displays to this file; a run that wrote nothing there
+    // would look like a run that never happened.
+    if let Some(path) =
+        config.get("DEFAULT_LOG_PATH").and_then(|v| v.as_str()).filter(|p| !p.is_empty())
+    {
+        return Some(format!("log_path '{path}' (ansible's log of what a run displays)"));
+    }
+    // Facts kept between runs: tack's live for the run only.
+    let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
+    let short =
+        tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    (short != "memory").then(|| format!("fact_caching '{cache}' (facts kept between runs)"))
 }
 
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.

@@ -395,3 +395,25 @@ fn callback_settings_tack_does_not_honour_are_refused() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "{name} ran");
     }
 }
+
+/// `log_path` and a fact cache other than `memory` are refused by name before anything
+/// runs: a run that logged nothing, or kept no facts, must not look like one that did.
+#[test]
+fn log_path_and_fact_caching_are_refused() {
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    for (name, value, wanted) in [
+        (
+            "ANSIBLE_LOG_PATH",
+            "/tmp/tack-never-written.log",
+            "log_path '/tmp/tack-never-written.log'",
+        ),
+        ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = tack(dir.path(), &play, &[]).env(name, value).output().expect("tack runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("does not support {wanted}")), "{stderr}");
+    }
+    assert!(!Path::new("/tmp/tack-never-written.log").exists());
+}
