@@ -148,9 +148,19 @@ impl Reading<'_> {
     /// `failed_when` and `loop_control.break_when` judge.
     pub(crate) fn with_registered(&self, scope: &Scope, data: &Mapping) -> Scope {
         let result = Node::bare(Value::Map(data.clone()));
+        // The result being judged always has its (possibly empty) `warnings` and
+        // `deprecations`; the registered one drops them when empty.
+        let mut judged = data.clone();
+        for key in ["warnings", "deprecations"] {
+            if judged.get(key).is_none() {
+                judged
+                    .insert(Node::bare(Value::Str(key.into())), Node::bare(Value::Seq(Vec::new())));
+            }
+        }
+        let judged = Node::bare(Value::Map(judged));
         let mut current = Mapping::new();
-        current.insert(Node::bare(Value::Str("result".into())), result.clone());
-        current.insert(Node::bare(Value::Str("polymorphic_result".into())), result.clone());
+        current.insert(Node::bare(Value::Str("result".into())), judged.clone());
+        current.insert(Node::bare(Value::Str("polymorphic_result".into())), judged);
         let scope =
             scope.with_var("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
         match self.register() {
