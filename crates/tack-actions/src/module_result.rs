@@ -19,6 +19,7 @@ pub(crate) fn from_result(
     let mut data = json::map_from_json(result);
     add_lines(&mut data);
     plain_warnings(&mut data);
+    plain_deprecations(&mut data);
     // ansible's executor says `changed: false` for a module that did not say.
     if data.get("changed").is_none() {
         data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
@@ -86,6 +87,57 @@ fn plain_warnings(data: &mut tack_yaml::Mapping) {
         })
         .collect();
     data.insert(tack_report::result::s("warnings"), Node::bare(Value::Seq(texts)));
+}
+
+/// ansible's `deprecations` of a module result as `register` keeps them: a summary
+/// ansible-core's module code sends (`{"__ansible_type": "DeprecationSummary", "event":
+/// {"msg": ...}, "deprecator": {"resolved_name": ..., "type": ...}, "version"|"date": ...}`)
+/// becomes `{collection_name, deprecator: {resolved_name, type}, msg, version|date}`.
+fn plain_deprecations(data: &mut tack_yaml::Mapping) {
+    use tack_report::result::s;
+    use tack_yaml::{Node, Value};
+    let Some(Value::Seq(items)) = data.get("deprecations").map(|n| n.value.clone()) else {
+        return;
+    };
+    let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
+    let plain: Vec<Node> = items
+        .into_iter()
+        .map(|item| {
+            let Some(summary) = item.as_map().filter(|m| {
+                m.get("__ansible_type").and_then(Node::as_str) == Some("DeprecationSummary")
+            }) else {
+                return item;
+            };
+            let mut out = tack_yaml::Mapping::new();
+            let deprecator = summary.get("deprecator").and_then(Node::as_map);
+            let resolved = text(deprecator.and_then(|d| d.get("resolved_name")));
+            let kind = deprecator
+                .and_then(|d| d.get("type"))
+                .map(|t| t.as_map().and_then(|m| m.get("value")).unwrap_or(t))
+                .map(|t| tack_yaml::pyrepr::str(&t.value));
+            if let Some(resolved) = &resolved {
+                let parts: Vec<&str> = resolved.split('.').collect();
+                let collection =
+                    if parts.len() > 2 { parts[..2].join(".") } else { resolved.clone() };
+                out.insert(s("collection_name"), s(&collection));
+                let mut who = tack_yaml::Mapping::new();
+                who.insert(s("resolved_name"), s(resolved));
+                who.insert(s("type"), kind.as_deref().map_or(Node::bare(Value::Null), s));
+                out.insert(s("deprecator"), Node::bare(Value::Map(who)));
+            }
+            let msg = summary.get("event").and_then(Node::as_map).and_then(|e| e.get("msg"));
+            if let Some(msg) = msg {
+                out.insert(s("msg"), msg.clone());
+            }
+            for key in ["date", "version"] {
+                if let Some(v) = summary.get(key).filter(|v| !v.is_null()) {
+                    out.insert(s(key), v.clone());
+                }
+            }
+            Node::bare(Value::Map(out))
+        })
+        .collect();
+    data.insert(s("deprecations"), Node::bare(Value::Seq(plain)));
 }
 
 /// A failed module's message as ansible's error line shows it (`format_event_brief_message`):

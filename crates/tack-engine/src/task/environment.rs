@@ -64,6 +64,11 @@ pub(crate) fn render_layers(
                         );
                     }
                     Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+                    // ansible skips a variable whose value reads `ansible_env` before the
+                    // facts that hold it are gathered (the fact gathering's own environment).
+                    Err(e)
+                        if e.kind == TemplateErrorKind::Undefined
+                            && e.message.contains("ansible_env") => {}
                     Err(e) => return Err(e.to_diagnostic()),
                 }
             }
