@@ -4,7 +4,7 @@
 //! of `poll > 0` with its `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` notes, the cleanup of a
 //! finished job's file, and the `async_status` action itself.
 //!
-//! Only `command` and `shell` run as jobs (refused by name for anything else, in `refuse`);
+//! Native modules run as jobs (anything else is refused by name, in `refuse`);
 //! this module never judges a result (`changed_when`, `until`, ...): the executor does.
 
 use std::path::{Path, PathBuf};

@@ -127,8 +127,10 @@ impl PlanGate<'_> {
             return Ok(gate);
         }
         // What these do is only known by doing it; `pause` waits, or asks, and a plan does
-        // neither.
-        if self.action.in_plan() == InPlan::WouldRun && self.task.check_mode(scope, self.check_flag)
+        // neither. An `async` task would start a job on the host, which leaves its file.
+        let async_job = self.task.ctx.task.attrs.get(Keyword::Async).is_some();
+        if (self.action.in_plan() == InPlan::WouldRun || async_job)
+            && self.task.check_mode(scope, self.check_flag)
         {
             gate.planned = Some(would_run(host));
         }
