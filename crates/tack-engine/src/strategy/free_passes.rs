@@ -6,8 +6,10 @@
 //! result's processing. Results are shown when processed, each task's banner before the first
 //! result of another task than the last shown, as ansible's callback does for `free`.
 //!
-//! Handlers run per host, one per step, after the host's `flush_handlers`. Runs tasks only
-//! through `crate::play::fanout::run_one` and moves hosts only through the [`Walk`].
+//! Handlers run per host, one per step, after the host's `flush_handlers`. With more than one
+//! fork, the steps a pass queued that touch their host run at once, `forks` at a time, before
+//! the pass's results are processed (in the order they were queued, as with one fork).
+//! Runs tasks only through the play's runners and moves hosts only through the [`Walk`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +25,7 @@ use crate::play::env::PlayEnv;
 use crate::play::walk::{Round, Walk};
 use crate::task::outcome::TaskOutcome;
 use crate::task::reading::{is_meta, meta_arg};
+use tack_playbook::walk::TaskInContext;
 
 /// What a queued step ran: a task of the walk, or a handler (by index).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -33,17 +36,83 @@ enum Step {
     Handler(usize),
 }
 
-enum Payload {
+enum Payload<'r> {
     Gathered(crate::play::gather::Gathered),
     Ran(TaskOutcome),
+    /// A step on the host that runs with the pass's other such steps, at once, when the run
+    /// has more than one fork.
+    Due(TaskInContext<'r>, Option<std::sync::Arc<tack_template::Layer>>),
     /// An include: what it names is read when its result is processed.
     Include,
 }
 
-struct Queued {
+struct Queued<'r> {
     host: String,
     step: Step,
-    outcome: Payload,
+    outcome: Payload<'r>,
+}
+
+/// The step of `ctx` on `host`: run now, or left due for the pass's parallel run when it
+/// touches the host and the run has more than one fork (what a controller action does may
+/// be what the next host's step reads, as with one fork).
+fn step<'r>(
+    env: &PlayEnv<'r, '_>,
+    ctx: &TaskInContext<'r>,
+    host: &str,
+    params: Option<std::sync::Arc<tack_template::Layer>>,
+) -> Result<Payload<'r>, Diagnostic> {
+    let on_host = tack_actions::Action::of(ctx.task).is_some_and(tack_actions::Action::uses_link);
+    if env.run.facts.forks > 1 && on_host {
+        return Ok(Payload::Due(ctx.clone(), params));
+    }
+    Ok(Payload::Ran(crate::play::fanout::run_one(env, ctx, host, params)?))
+}
+
+/// Runs the pass's due steps, `forks` at a time: with several forks ansible's workers run
+/// them at once; the results are processed in the order they were queued all the same.
+fn run_due<'r>(env: &PlayEnv<'r, '_>, queued: &mut [Queued<'r>]) -> Result<(), Diagnostic> {
+    let due: Vec<String> = queued
+        .iter()
+        .filter(|q| matches!(q.outcome, Payload::Due(..)))
+        .map(|q| q.host.clone())
+        .collect();
+    if due.is_empty() {
+        return Ok(());
+    }
+    // The runners are made here (the play's state is this thread's); they run anywhere.
+    let mut runners = BTreeMap::new();
+    for q in queued.iter() {
+        if let Payload::Due(ctx, params) = &q.outcome {
+            let Some(action) = tack_actions::Action::of(ctx.task) else {
+                return Err(Diagnostic::at(
+                    format!("tack does not support the action '{}' yet", ctx.task.action),
+                    ctx.task.origin.clone(),
+                ));
+            };
+            runners.insert(q.host.clone(), env.runner(ctx, action, params.clone()));
+        }
+    }
+    let width = crate::play::forks::width(env.run.facts.forks, 0, due.len());
+    let mut outcomes: BTreeMap<String, TaskOutcome> = BTreeMap::new();
+    crate::play::forks::run_hosts(
+        &due,
+        width,
+        |host| runners.get(host).map(|runner| runner.run(host)),
+        |host, outcome| {
+            if let Some(outcome) = outcome {
+                outcomes.insert(host.to_string(), outcome);
+            }
+            Ok(())
+        },
+    )?;
+    for q in queued.iter_mut() {
+        if matches!(q.outcome, Payload::Due(..))
+            && let Some(outcome) = outcomes.remove(&q.host)
+        {
+            q.outcome = Payload::Ran(outcome);
+        }
+    }
+    Ok(())
 }
 
 /// One batch under `free`.
@@ -98,7 +167,7 @@ pub(crate) fn run_free_passes<'r>(
                         let outcome = if crate::strategy::free_include::is_include(&ctx) {
                             Payload::Include
                         } else {
-                            Payload::Ran(crate::play::fanout::run_one(env, &ctx, host, params)?)
+                            step(env, &ctx, host, params)?
                         };
                         queued.push(Queued {
                             host: host.clone(),
@@ -160,9 +229,10 @@ pub(crate) fn run_free_passes<'r>(
             let params = walk.segments[seg].params.clone();
             let controls = env.task_controls(&ctx, std::slice::from_ref(host), params.clone())?;
             crate::strategy::warn_unsupported(&controls);
-            let outcome = Payload::Ran(crate::play::fanout::run_one(env, &ctx, host, params)?);
+            let outcome = step(env, &ctx, host, params)?;
             queued.push(Queued { host: host.clone(), step: Step::Task(seg, next), outcome });
         }
+        run_due(env, &mut queued)?;
         // The single worker finishes the one before each task it takes. A pass that
         // queued nothing but ran meta tasks is over before the running task's result is
         // in; one where no host could move waits for it.
@@ -252,6 +322,8 @@ fn process<'r>(
             return Ok(());
         }
         Payload::Ran(outcome) => outcome,
+        // Every due step ran before its pass's results were processed.
+        Payload::Due(..) => return Ok(()),
         Payload::Include => {
             let (at, ctx, params) = match q.step {
                 Step::Task(seg, next) => (
