@@ -4,15 +4,12 @@
 //! `INTERPRETER_PYTHON_FALLBACK` names it has, and the first found is its interpreter.
 //!
 //! tack's native modules need no interpreter; discovery runs for what ansible shows of it:
-//! the warning naming the interpreter (once per message for the run, as ansible's display
-//! shows a warning once), the `discovered_interpreter_python` fact added to the result that
+//! the warning naming the interpreter (carried by the result that discovered it, as
+//! ansible's is), the `discovered_interpreter_python` fact added to the result that
 //! discovered it, and the interpreter the Python path then runs modules with. The probe is
 //! ansible's own shell line, over the host's link.
 //!
 //! Owns the probe and its reading; where a result's facts go is the executor's.
-
-use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 use tack_connect::Connection;
 
@@ -106,7 +103,8 @@ pub fn discover(
     host: &str,
     settings: &InterpreterSettings,
     names: &[String],
-) -> String {
+) -> Discovery {
+    let mut warnings = Vec::new();
     trace.record(
         crate::trace::Reach::Local,
         Use::Step(format!("<{host}> Attempting python interpreter discovery.")),
@@ -130,18 +128,18 @@ pub fn discover(
                 None => {
                     if !settings.silent() {
                         let tried = tack_py::repr::str_list_repr(names);
-                        warn_once(&format!(
+                        warnings.push(format!(
                             "No python interpreters found for host {} (tried {tried}).",
                             tack_py::repr::str_repr(host)
                         ));
                     }
-                    return FALLBACK.to_string();
+                    return Discovery { path: FALLBACK.to_string(), warnings };
                 }
             }
         }
         Err(why) => {
             if !settings.silent() {
-                warn_once(&format!(
+                warnings.push(format!(
                     "Unhandled error in Python interpreter discovery for host {}: {why}",
                     tack_py::repr::str_repr(host)
                 ));
@@ -150,25 +148,21 @@ pub fn discover(
         }
     };
     if !settings.silent() {
-        warn_once(&format!(
+        warnings.push(format!(
             "Host {} is using the discovered Python interpreter at {}, but future installation \
              of another Python interpreter could cause a different interpreter to be \
-             discovered. See \
-             https://docs.ansible.com/ansible-core/2.21/reference_appendices/interpreter_discovery.html \
-             for more information.",
+             discovered.",
             tack_py::repr::str_repr(host),
             tack_py::repr::str_repr(&path)
         ));
     }
-    path
+    Discovery { path, warnings }
 }
 
-/// A warning shown once per run, as ansible's display shows each warning text once.
-fn warn_once(msg: &str) {
-    static SHOWN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    let shown = SHOWN.get_or_init(Default::default);
-    // A panic while the set was held leaves it whole (inserts are single calls).
-    if shown.lock().unwrap_or_else(PoisonError::into_inner).insert(msg.to_string()) {
-        tack_diag::warn(&tack_diag::Diagnostic::new(msg));
-    }
+/// What discovery found: the interpreter, and ansible's warnings about it, which the result
+/// that discovered it carries (shown with it, registered with it).
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    pub path: String,
+    pub warnings: Vec<String>,
 }

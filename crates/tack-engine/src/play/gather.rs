@@ -279,6 +279,14 @@ enum Interpreter {
     Discover(Vec<String>, tack_links::interpreter::InterpreterSettings),
 }
 
+/// The interpreter gathering ended with: none asked, the one the facts held, or the one
+/// discovery found (with its warnings).
+enum Found {
+    Nothing,
+    Known(Node),
+    Discovered(tack_links::interpreter::Discovery),
+}
+
 /// Runs `setup` on `host`; a failure is placed at the play (`origin`), as ansible places the
 /// implicit task's.
 fn gather_on(
@@ -340,18 +348,18 @@ fn gather_on(
         environment,
         ..Default::default()
     };
-    let interpreter = match interpreter {
-        Interpreter::Set => None,
-        Interpreter::Known(node) => Some(node),
-        Interpreter::Discover(names, own) => {
-            let path = tack_links::interpreter::discover(link.as_ref(), &trace, host, &own, &names);
-            Some(s(&path))
-        }
-    };
+    let interpreter =
+        match interpreter {
+            Interpreter::Set => Found::Nothing,
+            Interpreter::Known(node) => Found::Known(node),
+            Interpreter::Discover(names, own) => Found::Discovered(
+                tack_links::interpreter::discover(link.as_ref(), &trace, host, &own, &names),
+            ),
+        };
     let outcome = link.run_module("setup", &invocation);
     let mut transport = said;
     transport.extend(trace.drain_lines(address));
-    let result = match outcome {
+    let mut result = match outcome {
         Ok(result) => tack_actions::json::map_from_json(&result),
         Err(e) => {
             let mut data = Mapping::new();
@@ -360,6 +368,9 @@ fn gather_on(
             data
         }
     };
+    if let Found::Discovered(found) = &interpreter {
+        crate::task::add_warnings(&mut result, &found.warnings);
+    }
     let mut shown = tack_report::result::HostResult::new(host, result.clone());
     shown.verbose_override = true;
     let mut facts = None;
@@ -369,8 +380,14 @@ fn gather_on(
     } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
         // ansible's `gather_facts` action marks the facts it gathered.
         let mut found = found.clone();
-        if let Some(path) = interpreter {
-            found.insert(s(tack_links::interpreter::FACT), path);
+        match interpreter {
+            Found::Known(node) => {
+                found.insert(s(tack_links::interpreter::FACT), node);
+            }
+            Found::Discovered(d) => {
+                found.insert(s(tack_links::interpreter::FACT), s(&d.path));
+            }
+            Found::Nothing => {}
         }
         found.insert(s("_ansible_facts_gathered"), tack_report::result::b(true));
         facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));

@@ -185,7 +185,7 @@ impl TaskLinks<'_> {
         scope: &Scope,
         conn: &dyn Connection,
         trace: &Trace,
-    ) -> Option<String> {
+    ) -> Option<tack_links::interpreter::Discovery> {
         let settings = tack_links::interpreter::for_host(scope, self.interpreter);
         if !action.traits().discovers_interpreter
             || !settings.discovers()

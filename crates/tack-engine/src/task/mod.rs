@@ -583,7 +583,7 @@ impl TaskRun<'_> {
             .and_then(|conn| links.discover_interpreter(self.action, host, scope, conn, trace));
         let relink = |connect_timeout| links.fresh_link(host, scope, connect_timeout, trace);
         let python = if self.action.runs_python() {
-            links.python_for(scope, discovered.as_deref())
+            links.python_for(scope, discovered.as_ref().map(|d| d.path.as_str()))
         } else {
             None
         };
@@ -637,16 +637,18 @@ impl TaskRun<'_> {
         }
         events.extend(trace.take_job_notes().into_iter().map(TaskEvent::Async));
         let mut output = output;
-        if let Some(path) = discovered {
-            // The result that discovered the interpreter carries it, as ansible's does.
+        if let Some(found) = discovered {
+            // The result that discovered the interpreter carries it and discovery's warnings,
+            // as ansible's does.
             let mut facts = output
                 .data
                 .get("ansible_facts")
                 .and_then(Node::as_map)
                 .cloned()
                 .unwrap_or_default();
-            facts.insert(s(tack_links::interpreter::FACT), s(&path));
+            facts.insert(s(tack_links::interpreter::FACT), s(&found.path));
             output.data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
+            add_warnings(&mut output.data, &found.warnings);
         }
         output
     }
@@ -832,4 +834,16 @@ fn shown_exception(exception: Node) -> Node {
         Value::Map(_) => s("(traceback unavailable)"),
         _ => exception,
     }
+}
+
+/// Puts `warnings` ahead of a result's own (ansible adds discovery's before the module's).
+pub(crate) fn add_warnings(data: &mut Mapping, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    let mut all: Vec<Node> = warnings.iter().map(|w| s(w)).collect();
+    if let Some(Value::Seq(own)) = data.get("warnings").map(|n| n.value.clone()) {
+        all.extend(own);
+    }
+    data.insert(s("warnings"), Node::bare(Value::Seq(all)));
 }

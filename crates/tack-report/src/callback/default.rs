@@ -304,7 +304,10 @@ pub fn dump_result_with(data: &Mapping, mut options: JsonOptions) -> String {
 pub(crate) fn warnings(result: &HostResult) {
     if let Some(list) = result.data.get("warnings").and_then(Node::as_seq) {
         for warning in list {
-            let text = tack_yaml::pyrepr::str(&warning.value);
+            let mut text = tack_yaml::pyrepr::str(&warning.value);
+            if let Some(help) = warning_help(&text) {
+                text = format!("{text} {help}");
+            }
             tack_diag::warn(&tack_diag::Diagnostic::new(text));
         }
     }
@@ -312,6 +315,17 @@ pub(crate) fn warnings(result: &HostResult) {
     for deprecation in list.iter().filter_map(Node::as_map) {
         tack_diag::deprecate_formatted(&tack_diag::Diagnostic::new(deprecation_text(deprecation)));
     }
+}
+
+/// The help ansible's display adds after a warning a result carries: interpreter discovery's
+/// names the page about it (the result registers the warning without it).
+fn warning_help(warning: &str) -> Option<&'static str> {
+    let discovered = warning.starts_with("Host ")
+        && warning.contains(" is using the discovered Python interpreter at ")
+        && warning.ends_with("could cause a different interpreter to be discovered.");
+    discovered.then_some(
+        "See https://docs.ansible.com/ansible-core/2.21/reference_appendices/interpreter_discovery.html for more information.",
+    )
 }
 
 /// A module's deprecation as ansible displays it: its message, then when and from what the
