@@ -35,7 +35,10 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
                 return untrusted_var(input, var);
             }
             let expr = tack_yaml::pyrepr::str(&var.value);
-            let value = evaluate_var(input, &expr, var);
+            let value = match evaluate_var(input, &expr, var) {
+                Ok(value) => value,
+                Err(failed) => return failed,
+            };
             data.insert(s(&expr), value);
         } else {
             let msg = input.args.get("msg").cloned().unwrap_or_else(|| s("Hello world!"));
@@ -76,10 +79,10 @@ fn untrusted_var(input: &ActionInput<'_>, var: &Node) -> ActionOutput {
 }
 
 /// `var=` is an expression; an undefined value shows ansible's placeholder and warns, as
-/// its replacing marker behaviour does.
-fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Node {
+/// its replacing marker behaviour does; any other error fails the task.
+fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Result<Node, ActionOutput> {
     let template = Node::new(Value::Str(format!("{{{{ {expr} }}}}")), at.origin.clone());
-    match input.templar.render(&template, input.scope) {
+    Ok(match input.templar.render(&template, input.scope) {
         Ok(rendered) => rendered.value,
         Err(e) if e.kind == TemplateErrorKind::Undefined => {
             let text = format!("error 1 - {}", e.message);
@@ -94,6 +97,21 @@ fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Node {
             tack_diag::warn(&diag);
             s(&format!("<< {text} >>"))
         }
-        Err(e) => s(&format!("<< error 1 - {} >>", e.message)),
-    }
+        Err(e) => {
+            // What went wrong is the expression's, not a template's.
+            let message = match e.message.strip_prefix("Error rendering template:") {
+                Some(rest) => format!("Error rendering expression:{rest}"),
+                None => e.message.clone(),
+            };
+            let cause = tack_diag::Diagnostic::at(
+                format!("Error while resolving `var` expression: {message}"),
+                at.origin.clone(),
+            );
+            return Err(crate::output::errored(tack_diag::Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                cause,
+            )));
+        }
+    })
 }
