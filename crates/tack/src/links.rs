@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// `log_path`, a `fact_caching` plugin other than `memory`.
+/// `log_path`, a `fact_caching` plugin other than `memory`, `hash_behaviour = merge`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -212,6 +212,12 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
         config.get("DEFAULT_LOG_PATH").and_then(|v| v.as_str()).filter(|p| !p.is_empty())
     {
         return Some(format!("log_path '{path}' (ansible's log of what a run displays)"));
+    }
+    // Inventory and extra vars merge as ansible's do; a play's variable layers do not yet.
+    if config.get("DEFAULT_HASH_BEHAVIOUR").and_then(|v| v.as_str()) == Some("merge") {
+        return Some(
+            "hash_behaviour 'merge' (dictionaries merged across a play's variable layers)".into(),
+        );
     }
     // Facts kept between runs: tack's live for the run only.
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");

@@ -408,6 +408,7 @@ fn log_path_and_fact_caching_are_refused() {
             "log_path '/tmp/tack-never-written.log'",
         ),
         ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
+        ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
     ] {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = tack(dir.path(), &play, &[]).env(name, value).output().expect("tack runs");
