@@ -120,6 +120,21 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             None => return failed(&e, input),
         },
     };
+    // Diff mode compares the destination with the joined file, named as ansible's is.
+    let diff = if input.diff {
+        let local_tmp = input.diff_settings.local_tmp.as_deref();
+        match super::copy_diff::RenderedFile::write_assembled(local_tmp, &bytes) {
+            Ok(file) => {
+                let name = file.path.to_string_lossy().into_owned();
+                let from = super::copy_diff::Source::File(&file.path);
+                let dest = input.text("dest").unwrap_or_default();
+                Some(super::copy_diff::diff_data(input, &dest, &bytes, from, &name))
+            }
+            Err(e) => return failed(&format!("could not write the assembled file: {e}"), input),
+        }
+    } else {
+        None
+    };
     let staged = match Staged::put(input.conn, &bytes, "src", false) {
         Ok(staged) => staged,
         Err(e) => return failed(&format!("could not stage the assembled file: {e}"), input),
@@ -129,7 +144,10 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         copy_args.remove(*key);
     }
     copy_args.insert("src".into(), Json::String(staged.path().to_string()));
-    let out = module_result(input, "copy", copy_args).unwrap_or_else(|e| e);
+    let mut out = module_result(input, "copy", copy_args).unwrap_or_else(|e| e);
     drop(staged);
+    if let Some(diff) = diff.filter(|d| d.as_object().is_some_and(|m| !m.is_empty())) {
+        out.data.insert(s("diff"), json::from_json(&diff));
+    }
     out
 }

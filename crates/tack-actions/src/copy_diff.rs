@@ -130,15 +130,37 @@ impl RenderedFile {
         basename: &str,
         bytes: &[u8],
     ) -> std::io::Result<RenderedFile> {
+        RenderedFile::write_in(local_tmp, Some(basename), bytes)
+    }
+
+    /// `assemble`'s joined fragments as ansible writes them: a `tmp*` file (no directory of
+    /// its own) in the `ansible-local-<pid>*` directory.
+    pub(super) fn write_assembled(
+        local_tmp: Option<&Path>,
+        bytes: &[u8],
+    ) -> std::io::Result<RenderedFile> {
+        RenderedFile::write_in(local_tmp, None, bytes)
+    }
+
+    fn write_in(
+        local_tmp: Option<&Path>,
+        basename: Option<&str>,
+        bytes: &[u8],
+    ) -> std::io::Result<RenderedFile> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
         let root = local_tmp.map_or_else(|| home.join(".ansible").join("tmp"), Path::to_path_buf);
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root)?;
         let run_dir = root.join(format!("ansible-local-{}{}", std::process::id(), random_name()?));
         std::fs::DirBuilder::new().mode(0o700).create(&run_dir)?;
-        let dir = run_dir.join(format!("tmp{}", random_name()?));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        let path = dir.join(basename);
+        let tmp = run_dir.join(format!("tmp{}", random_name()?));
+        let path = match basename {
+            Some(basename) => {
+                std::fs::DirBuilder::new().mode(0o700).create(&tmp)?;
+                tmp.join(basename)
+            }
+            None => tmp,
+        };
         let mut file =
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
         file.write_all(bytes)?;
