@@ -137,13 +137,18 @@ def bin_dir(runner: str) -> Path:
 
 def run_target(root: Path, name: str, runner: str) -> tuple[bool, float, str]:
     """Runs one target; returns whether it passed, its seconds and its output's tail."""
-    targets = root / "test" / "integration" / "targets"
-    target = targets / name
     work = Path(tempfile.mkdtemp(prefix=f"conf-{name}-", dir=WORK))
+    # Each run gets its own copy of the integration tree, as ansible-test gives each a copy
+    # of the content: what a target leaves behind in its directory never reaches the next
+    # run (module_defaults' runme.sh makes symlinks there and fails when they exist).
+    integration = work / "integration"
+    shutil.copytree(root / "test" / "integration", integration, symlinks=True)
+    targets = integration / "targets"
+    target = targets / name
     output_dir = work / "output"
     output_dir.mkdir()
     # ansible-test writes the inventory where targets' scripts look for it (`../../inventory`).
-    inventory = root / "test" / "integration" / "inventory"
+    inventory = integration / "inventory"
     python = REF / "bin" / "python"
     inventory.write_text(
         "[testgroup]\n"
