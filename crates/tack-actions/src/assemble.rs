@@ -53,7 +53,8 @@ fn module_result(
         if out.data.get("exception").is_none() {
             out.data.insert(s("exception"), s("(traceback unavailable)"));
         }
-        let msg = out.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+        // The module's message with the causes its `exception` chains, as ansible's line.
+        let msg = crate::module_result::error_summary(&out.data);
         out.error = Some(Diagnostic::at(
             format!("Task failed: Module failed: {msg}"),
             input.task_origin.clone(),

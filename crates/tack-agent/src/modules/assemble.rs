@@ -220,7 +220,13 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     if path_hash != dest_hash {
         if let Some(v) = validate {
             let line = v.replace("%s", &path);
-            let (rc, out, err) = run_command(&line);
+            let (rc, out, err) = match run_command(&line) {
+                Ok(ran) => ran,
+                Err(cause) => {
+                    let msg = "Invalid command syntax in run_command";
+                    return Err(super::common::fail_with_cause(ModuleResult::new(), msg, &cause));
+                }
+            };
             let mut validation = serde_json::Map::new();
             validation.insert("rc".into(), rc.into());
             validation.insert("stdout".into(), out.into());
@@ -256,17 +262,19 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     Ok(result)
 }
 
-/// `run_command` of a validate line: split as shlex splits, run without a shell.
-fn run_command(line: &str) -> (i64, String, String) {
-    let Some(argv) = super::common::shlex_split(line).filter(|a| !a.is_empty()) else {
-        return (2, String::new(), String::new());
+/// `run_command` of a validate line: split as shlex splits, run without a shell. A line
+/// shlex cannot split is `Err` with its words (`No closing quotation`).
+fn run_command(line: &str) -> Result<(i64, String, String), String> {
+    let argv = tack_py::shlex::split(line).map_err(|e| e.to_string())?;
+    let Some((program, args)) = argv.split_first() else {
+        return Ok((2, String::new(), String::new()));
     };
-    match super::environment::command(&argv[0]).args(&argv[1..]).output() {
+    Ok(match super::environment::command(program).args(args).output() {
         Ok(out) => (
             i64::from(out.status.code().unwrap_or(-1)),
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ),
         Err(e) => (i64::from(e.raw_os_error().unwrap_or(2)), String::new(), e.to_string()),
-    }
+    })
 }
