@@ -8,7 +8,6 @@
 //! matches), so `copy` decides whether anything changed.
 
 use serde_json::{Map, Value as Json};
-use tack_agent::Invocation;
 use tack_diag::Diagnostic;
 
 use super::copy::find;
@@ -36,13 +35,7 @@ fn module_result(
     name: &str,
     args: Map<String, Json>,
 ) -> Result<ActionOutput, ActionOutput> {
-    let invocation = Invocation {
-        args,
-        check_mode: input.check_mode,
-        diff: input.diff,
-        environment: input.environment.clone(),
-        ..Default::default()
-    };
+    let invocation = input.invocation(args);
     let result =
         input.conn.run_module(name, &invocation).map_err(|e| failed(&e.to_string(), input))?;
     let mut out = ActionOutput::new(json::map_from_json(&result));

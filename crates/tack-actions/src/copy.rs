@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value as Json};
 use sha1::Digest;
-use tack_agent::Invocation;
 use tack_diag::{Diagnostic, Origin};
 use tack_yaml::{Mapping, Node, Value};
 
@@ -360,13 +359,7 @@ pub(super) fn run_module(
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
-    let invocation = Invocation {
-        args,
-        check_mode: input.check_mode,
-        diff: input.diff,
-        environment: input.environment.clone(),
-        ..Default::default()
-    };
+    let invocation = input.invocation(args);
     input
         .conn
         .run_module(module, &invocation)

@@ -36,13 +36,8 @@ fn flag(input: &ActionInput<'_>, key: &str, default: bool) -> bool {
 }
 
 fn module(input: &ActionInput<'_>, name: &str, args: Map<String, Json>) -> Result<Mapping, String> {
-    let invocation = Invocation {
-        args,
-        check_mode: false,
-        diff: false,
-        environment: input.environment.clone(),
-        ..Default::default()
-    };
+    // ansible's fetch reads the file whatever the task's modes.
+    let invocation = Invocation { check_mode: false, diff: false, ..input.invocation(args) };
     input
         .conn
         .run_module(name, &invocation)

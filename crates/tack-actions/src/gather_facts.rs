@@ -16,12 +16,7 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut args = json::map_to_json(input.args);
     args.remove("parallel");
     args.retain(|_, v| !v.is_null());
-    let invocation = Invocation {
-        args,
-        check_mode: input.check_mode,
-        environment: input.environment.clone(),
-        ..Default::default()
-    };
+    let invocation = Invocation { diff: false, ..input.invocation(args) };
     let answer = match input.conn.run_module("setup", &invocation) {
         Ok(answer) => json::map_from_json(&answer),
         Err(e) => {

@@ -47,7 +47,7 @@ pub struct ActionInput<'a> {
     pub environment: &'a std::collections::BTreeMap<String, String>,
     /// The task's `timeout` in seconds (`None` or 0: none).
     pub timeout: Option<u64>,
-    /// The task's `async`/`poll`, when it runs as a job (`command`/`shell` only).
+    /// The task's `async`/`poll`, when it runs as a job (native modules only).
     pub async_task: Option<&'a AsyncTask<'a>>,
     /// Whether the task is delegated (`delegate_to`): what its host says is not the task
     /// host's fact.
@@ -74,6 +74,21 @@ pub struct ActionInput<'a> {
 }
 
 impl<'a> ActionInput<'a> {
+    /// How an action plugin asks the host's module to run with `args`: with the task's
+    /// check and diff modes and its environment, as ansible's `_execute_module` does.
+    pub(crate) fn invocation(
+        &self,
+        args: serde_json::Map<String, serde_json::Value>,
+    ) -> tack_agent::Invocation {
+        tack_agent::Invocation {
+            args,
+            check_mode: self.check_mode,
+            diff: self.diff,
+            environment: self.environment.clone(),
+            timeout: None,
+        }
+    }
+
     /// The same input with other arguments, run in the foreground: what an action plugin
     /// hands the module it dispatches to (`package` to its backend, `service` to `systemd`).
     pub(crate) fn with_args<'b>(&'b self, args: &'b Mapping) -> ActionInput<'b>

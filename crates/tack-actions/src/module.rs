@@ -9,13 +9,8 @@ use crate::json;
 use crate::output::ActionOutput;
 
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
-    let invocation = Invocation {
-        args: json::map_to_json(input.args),
-        check_mode: input.check_mode,
-        diff: input.diff,
-        environment: input.environment.clone(),
-        timeout: input.timeout,
-    };
+    let invocation =
+        Invocation { timeout: input.timeout, ..input.invocation(json::map_to_json(input.args)) };
     if name == "async_status" {
         return crate::async_job::status_action(input);
     }

@@ -368,6 +368,12 @@ fn register_projections_are_refused_where_they_run() {
     assert!(stdout.contains("\"msg\": \"after\""), "{stdout}");
 }
 
+/// `tack playbook` on `playbook` with the environment variable `name` set to `value`.
+fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
+    let dir = tempfile::tempdir().expect("temp dir");
+    tack(dir.path(), playbook, &[]).env(name, value).output().expect("tack runs")
+}
+
 /// Callback settings tack does not honour are refused by name before anything runs, never
 /// ignored.
 #[test]
@@ -387,8 +393,7 @@ fn callback_settings_tack_does_not_honour_are_refused() {
             "the default callback's 'check_mode_markers' option",
         ),
     ] {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let out = tack(dir.path(), &play, &[]).env(name, value).output().expect("tack runs");
+        let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
         assert!(stderr.contains(&format!("tack does not support {wanted} yet")), "{stderr}");
@@ -410,8 +415,7 @@ fn log_path_and_fact_caching_are_refused() {
         ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
         ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
     ] {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let out = tack(dir.path(), &play, &[]).env(name, value).output().expect("tack runs");
+        let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(5), "{name}: {stderr}");
         assert!(stderr.contains(&format!("does not support {wanted}")), "{stderr}");

@@ -166,13 +166,23 @@ pub(crate) fn run_one(
     host: &str,
     params: Option<Arc<Layer>>,
 ) -> Result<TaskOutcome, Diagnostic> {
+    Ok(runner_for(env, ctx, params)?.run(host))
+}
+
+/// The runner of `ctx` on its own (made on the play's thread; it runs on any), or the
+/// refusal of an action tack has no way to run.
+pub(crate) fn runner_for<'t>(
+    env: &'t PlayEnv<'_, '_>,
+    ctx: &'t TaskInContext<'t>,
+    params: Option<Arc<Layer>>,
+) -> Result<crate::task::TaskRun<'t>, Diagnostic> {
     let Some(action) = Action::of(ctx.task) else {
         return Err(Diagnostic::at(
             format!("tack does not support the action '{}' yet", ctx.task.action),
             ctx.task.origin.clone(),
         ));
     };
-    Ok(env.runner(ctx, action, params).run(host))
+    Ok(env.runner(ctx, action, params))
 }
 
 /// How many hosts run the task at once: only what runs on the host is worth a thread

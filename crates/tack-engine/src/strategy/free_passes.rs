@@ -83,13 +83,8 @@ fn run_due<'r>(env: &PlayEnv<'r, '_>, queued: &mut [Queued<'r>]) -> Result<(), D
     let mut runners = BTreeMap::new();
     for q in queued.iter() {
         if let Payload::Due(ctx, params) = &q.outcome {
-            let Some(action) = tack_actions::Action::of(ctx.task) else {
-                return Err(Diagnostic::at(
-                    format!("tack does not support the action '{}' yet", ctx.task.action),
-                    ctx.task.origin.clone(),
-                ));
-            };
-            runners.insert(q.host.clone(), env.runner(ctx, action, params.clone()));
+            let runner = crate::play::fanout::runner_for(env, ctx, params.clone())?;
+            runners.insert(q.host.clone(), runner);
         }
     }
     let width = crate::play::forks::width(env.run.facts.forks, 0, due.len());

@@ -185,6 +185,16 @@ impl<W: Write> DefaultCallback<W> {
         self
     }
 
+    /// Whether the display filters hide `result` (a skip, or an unchanged ok): it then shows
+    /// nothing, its warnings neither (ansible handles them with the result's display).
+    fn hidden(&self, result: &HostResult) -> bool {
+        match result.outcome() {
+            crate::result::Outcome::Skipped => !self.options.display_skipped_hosts,
+            crate::result::Outcome::Ok => !self.options.display_ok_hosts,
+            _ => false,
+        }
+    }
+
     /// Whether a task's banner is shown as it starts: neither display filter is on.
     fn eager_banners(&self) -> bool {
         self.options.display_skipped_hosts && self.options.display_ok_hosts
@@ -501,13 +511,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
-        // A result the filters hide shows nothing, its warnings neither (ansible handles
-        // them with the result's display).
-        let hidden = match result.outcome() {
-            crate::result::Outcome::Skipped => !self.options.display_skipped_hosts,
-            crate::result::Outcome::Ok => !self.options.display_ok_hosts,
-            _ => false,
-        };
+        let hidden = self.hidden(result);
         if hidden && !self.plan {
             return;
         }
@@ -591,11 +595,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn item_result(&mut self, task: &TaskView, result: &HostResult) {
-        let hidden = match result.outcome() {
-            crate::result::Outcome::Skipped => !self.options.display_skipped_hosts,
-            crate::result::Outcome::Ok => !self.options.display_ok_hosts,
-            _ => false,
-        };
+        let hidden = self.hidden(result);
         if hidden && !self.plan {
             return;
         }
