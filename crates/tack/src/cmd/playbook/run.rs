@@ -101,7 +101,9 @@ pub(super) fn run(
             interpreter: crate::links::interpreter_settings(&session.config),
         },
         start_at: args.start_at_task.as_deref().map(tack_engine::StartAt::new),
-        force_handlers: args.force_handlers,
+        // `ANSIBLE_FORCE_HANDLERS` and `[defaults] force_handlers` are the flag's default.
+        force_handlers: args.force_handlers
+            || super::cliargs::setting_flag(&session.config, "DEFAULT_FORCE_HANDLERS"),
         links: &links,
         pending: Default::default(),
     };
