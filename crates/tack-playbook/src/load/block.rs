@@ -362,7 +362,7 @@ impl Loader<'_> {
         self.imported.borrow_mut().push(file.clone());
         let mut inner = scope.clone();
         inner.include_targets.push(target);
-        inner.vars = scope.template_vars(build, &task.vars);
+        inner.vars = scope.nested_vars(&task.vars);
         // ansible loads an imported file's tasks without a "malformed" wrapper of its own.
         let blocks = self.load_blocks(&data, build, &inner).map_err(|e| match e {
             LoadFail::Error(d) => d,

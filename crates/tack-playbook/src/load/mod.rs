@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_template::Templar;
-use tack_yaml::{Mapping, Node};
+use tack_yaml::{Mapping, Node, Value};
 
 /// Reads data files for the loader: YAML or JSON, decrypted when vaulted. Implemented over
 /// ansible's DataLoader rules by the caller; the loader never opens files itself.
@@ -155,6 +155,8 @@ pub(crate) struct PlayBuild {
     pub extra_handlers: Vec<crate::ast::Block>,
     /// Play vars with the extra vars over them: what role names and import paths see.
     pub template_vars: Mapping,
+    /// The extra vars alone: they win over every layer a role adds.
+    pub extra_vars: Mapping,
 }
 
 impl PlayBuild {
@@ -169,6 +171,7 @@ impl PlayBuild {
             imported_roles: Vec::new(),
             extra_handlers: Vec::new(),
             template_vars,
+            extra_vars: loader.options.extra_vars.clone(),
         }
     }
 }
@@ -211,10 +214,41 @@ impl Scope {
         scope
     }
 
-    /// The variables a static import's name is templated with.
+    /// The variables a static import's name is templated with: what ansible's variable
+    /// manager gives a task at load time (no host): the role's defaults under the play's
+    /// vars, the role's `vars/` and parameters over them, then the enclosing blocks' and
+    /// imports' vars and the task's, the extra vars on top, and the role's magic names.
     pub(crate) fn template_vars(&self, build: &PlayBuild, task_vars: &Mapping) -> Mapping {
-        let mut vars = build.template_vars.clone();
-        for (k, v) in self.vars.iter().chain(task_vars.iter()) {
+        let role = self.role.and_then(|id| build.roles.get(id.0));
+        let mut vars = role.map(|r| r.default_vars.clone()).unwrap_or_default();
+        let layers = [Some(&build.template_vars), role.map(|r| &r.role_vars)]
+            .into_iter()
+            .chain([role.map(|r| &r.vars), role.map(|r| &r.params)])
+            .flatten()
+            .chain([&self.vars, task_vars]);
+        for layer in layers {
+            for (k, v) in layer.iter() {
+                vars.insert(k.clone(), v.clone());
+            }
+        }
+        for (k, v) in build.extra_vars.iter() {
+            vars.insert(k.clone(), v.clone());
+        }
+        if let Some(path) = &self.role_path {
+            let text = |s: &str| Node::bare(Value::Str(s.to_string()));
+            vars.insert(text("role_path"), text(&path.to_string_lossy()));
+            if let Some(role) = role {
+                vars.insert(text("role_name"), text(&role.name));
+            }
+        }
+        vars
+    }
+
+    /// The vars of enclosing blocks and imports with a task's over them: what an import
+    /// hands the tasks it loads.
+    pub(crate) fn nested_vars(&self, task_vars: &Mapping) -> Mapping {
+        let mut vars = self.vars.clone();
+        for (k, v) in task_vars.iter() {
             vars.insert(k.clone(), v.clone());
         }
         vars
