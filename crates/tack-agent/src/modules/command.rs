@@ -311,7 +311,7 @@ pub(super) fn spawn(
         // A child that exits without reading its input is not an error of the module's.
         let _ = pipe.write_all(data.as_bytes());
     }
-    let out = child.wait_with_output()?;
+    let (status, stdout, stderr) = super::pipes::collect(&mut child)?;
     if let Some((done, fired)) = watchdog {
         // The watchdog may already be gone (it fired); nothing is left to tell it then.
         let _ = done.send(());
@@ -319,17 +319,17 @@ pub(super) fn spawn(
             return Err(std::io::Error::from(std::io::ErrorKind::TimedOut));
         }
     }
-    let rc = match out.status.code() {
+    let rc = match status.code() {
         Some(code) => code,
         None => {
             use std::os::unix::process::ExitStatusExt;
-            -out.status.signal().unwrap_or(0)
+            -status.signal().unwrap_or(0)
         }
     };
     Ok((
         rc,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
     ))
 }
 

@@ -37,6 +37,7 @@ mod paths;
 mod ping;
 mod pip;
 mod pip_req;
+mod pipes;
 mod pyfmt;
 pub mod pylit;
 // Python's `re`, shared with the template layer.
