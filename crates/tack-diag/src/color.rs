@@ -102,9 +102,10 @@ pub fn wrap(text: &str, code: &str) -> String {
 }
 
 /// What `Display.display(msg, color=...)` writes: one trailing newline is taken off before the
-/// text is coloured and a newline always ends it.
+/// text is coloured and a newline always ends it; Windows line ends become `\n` first.
 pub fn display_text(msg: &str, code: Option<&str>) -> String {
-    let body = msg.strip_suffix('\n').unwrap_or(msg);
+    let msg = msg.replace("\r\n", "\n");
+    let body = msg.strip_suffix('\n').unwrap_or(&msg);
     match code {
         Some(code) => format!("{}\n", wrap(body, code)),
         None => format!("{body}\n"),

@@ -75,7 +75,8 @@ fn emit(text: String, level: crate::color::Level) {
     if !channel.seen.insert(text.clone()) {
         return;
     }
-    let text = crate::color::paint(&text, level);
+    // `Display.display` turns Windows line ends into `\n` after deduplicating.
+    let text = crate::color::paint(&text.replace("\r\n", "\n"), level);
     match channel.sink.as_mut() {
         Some(sink) => sink(&text),
         None => {
