@@ -19,7 +19,15 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         input.args.get("success_msg").cloned().unwrap_or_else(|| s("All assertions passed"));
     let that: Vec<Node> = match input.args.get("that").map(|n| &n.value) {
         Some(Value::Seq(items)) => items.clone(),
-        Some(_) => input.args.get("that").into_iter().cloned().collect(),
+        // `that: '{{ list_of_expressions }}'`: each item of the list is a conditional.
+        Some(_) => {
+            let that = input.args.get("that").into_iter().cloned().collect();
+            input
+                .args
+                .get("that")
+                .and_then(|n| input.templar.resolve_to_list(n, input.scope))
+                .unwrap_or(that)
+        }
         None => {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));

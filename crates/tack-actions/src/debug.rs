@@ -62,10 +62,7 @@ fn untrusted_var(input: &ActionInput<'_>, var: &Node) -> ActionOutput {
         "Encountered untrusted template or expression.",
         var.origin.clone(),
     )
-    .with_help(
-        "Templates and expressions must be defined by trusted sources such as playbooks or \
-         roles, not untrusted sources such as module results.",
-    );
+    .with_help(tack_template::UNTRUSTED_HELP);
     let middle = tack_diag::Diagnostic::caused_by(
         "Error while resolving `var` expression.",
         var.origin.clone(),

@@ -32,11 +32,20 @@ pub struct TemplateError {
     /// (sorted). A render that failed after reading a value that does not exist yet is
     /// deferred, not an error; one that failed first on something else stays an error.
     pub unavailable: Vec<std::sync::Arc<str>>,
+    /// The text the error is about, shown under `Origin: <unknown>` when it has no origin
+    /// (a string a template built, say).
+    pub subject: Option<String>,
 }
 
 impl TemplateError {
     pub fn new(kind: TemplateErrorKind, message: impl Into<String>) -> TemplateError {
-        TemplateError { kind, message: message.into(), origin: None, unavailable: Vec::new() }
+        TemplateError {
+            kind,
+            message: message.into(),
+            origin: None,
+            unavailable: Vec::new(),
+            subject: None,
+        }
     }
 
     pub fn at(mut self, origin: Option<Origin>) -> TemplateError {
@@ -62,9 +71,25 @@ impl TemplateError {
 
     /// The error as ansible's `[ERROR]:` block (exit code 1, a general error).
     pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::at(self.message.clone(), self.origin.clone())
+        let diag = match (&self.origin, &self.subject) {
+            (None, Some(subject)) => Diagnostic::about_value(self.message.clone(), subject),
+            _ => Diagnostic::at(self.message.clone(), self.origin.clone()),
+        };
+        match self.kind {
+            TemplateErrorKind::Untrusted => diag.with_help(UNTRUSTED_HELP),
+            TemplateErrorKind::BrokenConditional => diag.with_help(BROKEN_CONDITIONAL_HELP),
+            _ => diag,
+        }
     }
 }
+
+/// The help ansible's `TemplateTrustCheckFailedError` carries.
+pub const UNTRUSTED_HELP: &str = "Templates and expressions must be defined by trusted sources such as \
+     playbooks or roles, not untrusted sources such as module results.";
+
+/// The help ansible's `AnsibleBrokenConditionalError` carries.
+pub(crate) const BROKEN_CONDITIONAL_HELP: &str = "Broken conditionals can be temporarily allowed with the \
+     `ALLOW_BROKEN_CONDITIONALS` configuration option.";
 
 /// ansible's message for a value that is entirely `omit` where a value is required.
 pub(crate) const OMITTED_MESSAGE: &str = "A template was resolved to an Omit scalar.";

@@ -56,7 +56,7 @@ use crate::engine::render::{Piece, walk};
 
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered, sealed_texts};
-pub use error::{TemplateError, TemplateErrorKind};
+pub use error::{TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 
 /// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
@@ -195,6 +195,38 @@ impl Templar {
             Ok(Value::Str(v.as_str().unwrap_or_default().to_string()))
         };
         walk(node, &mut render_str, &mut decrypt)
+    }
+
+    /// ansible's `resolve_to_container` as `assert` applies it to a `that` written as one
+    /// template: the list the template gives, its items as written (not rendered, so each is
+    /// evaluated as a conditional of its own); `None` when `node` is not wholly a template,
+    /// the template fails, or its value is not a list.
+    pub fn resolve_to_list(&self, node: &Node, scope: &Scope) -> Option<Vec<Node>> {
+        let Value::Str(text) = &node.value else { return None };
+        if !engine::is_possibly_all_template(text) {
+            return None;
+        }
+        let (value, _) = engine::active::top_level(|| {
+            engine::active::at_origin(node.origin.clone(), || {
+                engine::active::quietly(|| self.engine.render_nested(text, scope))
+            })
+        });
+        let value = value.ok()?;
+        if let Some(list) = value.downcast_object_ref::<vars::objects::List>() {
+            return list.items_as_written().ok();
+        }
+        match value::to_value(&value).ok()? {
+            Value::Seq(items) => Some(
+                items
+                    .into_iter()
+                    .map(|item| match item.value {
+                        Value::Str(s) => Node::bare(Value::Unsafe(s)),
+                        _ => item,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 
     /// Evaluates a conditional (`when`, `changed_when`, `failed_when`, `until`, an

@@ -109,9 +109,10 @@ impl LoopControl {
                     }
                     result.data.insert(s("exception"), s("(traceback unavailable)"));
                     result.data.insert(s("failed"), b(true));
-                    result.error = Some(Diagnostic::at(
-                        format!("A 'break_when' expression failed: {}", e.message),
+                    result.error = Some(Diagnostic::caused_by(
+                        "A 'break_when' expression failed.",
                         e.origin.clone().or_else(|| cond.origin.clone()),
+                        e.to_diagnostic(),
                     ));
                     return true;
                 }
@@ -232,9 +233,10 @@ pub(crate) fn include_break(
             Ok(r) if r.value => {}
             Ok(_) => return ItemBreak::Verdict(false),
             Err(e) => {
-                let error = Diagnostic::at(
-                    format!("A 'break_when' expression failed: {}", e.message),
+                let error = Diagnostic::caused_by(
+                    "A 'break_when' expression failed.",
                     e.origin.clone().or_else(|| cond.origin.clone()),
+                    e.to_diagnostic(),
                 );
                 return ItemBreak::Failed { message: e.message, error };
             }

@@ -787,7 +787,11 @@ impl TaskRun<'_> {
         result.data.insert(s("failed"), b(true));
         let summary = format!("A '{keyword}' expression failed: {text}");
         result.data.insert(s("msg"), s(&format!("Task failed: {whose} failed: {summary}")));
-        let cause = Diagnostic::at(summary, cause.origin.clone());
+        let cause = Diagnostic::caused_by(
+            format!("A '{keyword}' expression failed."),
+            cause.origin.clone(),
+            cause,
+        );
         result.error = Some(Diagnostic::caused_by(
             format!("Task failed: {whose} failed."),
             self.reading.origin(),

@@ -55,9 +55,10 @@ pub(crate) fn good(
     };
     for item in items {
         let r = task.templar.evaluate_conditional(item, &scope).map_err(|e| {
-            let cause = Diagnostic::at(
-                format!("An 'until' expression failed: {}", e.message),
+            let cause = Diagnostic::caused_by(
+                "An 'until' expression failed.",
                 e.origin.clone().or_else(|| item.origin.clone()),
+                e.to_diagnostic(),
             );
             Diagnostic::caused_by("Task failed.", task.origin(), cause)
         })?;

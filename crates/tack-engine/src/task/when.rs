@@ -81,9 +81,10 @@ pub(crate) fn evaluate_conditions(
                 if let Some(producer) = e.unavailable.first() {
                     return When::Unknown(producer.to_string());
                 }
-                let cause = Diagnostic::at(
-                    format!("A 'when' expression failed: {}", e.message),
+                let cause = Diagnostic::caused_by(
+                    "A 'when' expression failed.",
                     e.origin.clone().or_else(|| item.origin.clone()),
+                    e.to_diagnostic(),
                 );
                 return When::Failed(Diagnostic::caused_by("Task failed.", origin, cause));
             }

@@ -56,12 +56,14 @@ pub(super) fn evaluate(
         Value::Bool(b) => return Ok(*b),
         Value::Null => return Err(broken(EMPTY).at(origin)),
         Value::Str(s) => s.trim(),
-        Value::Unsafe(_) => {
-            return Err(TemplateError::new(
+        Value::Unsafe(text) => {
+            let mut error = TemplateError::new(
                 TemplateErrorKind::Untrusted,
                 "Encountered untrusted template or expression.",
             )
-            .at(origin));
+            .at(origin);
+            error.subject = Some(text.clone());
+            return Err(error);
         }
         _ => return Err(broken(NOT_STRING).at(origin)),
     };
@@ -203,7 +205,8 @@ fn where_written(
         return l.origin();
     }
     match undefined::loaded_node(expression, scope) {
-        Some((node, _)) => node.origin.clone(),
+        // A value with no origin of its own (a module's result) is the conditional's.
+        Some((node, _)) => node.origin.clone().or_else(|| conditional.clone()),
         None => conditional.clone(),
     }
 }

@@ -15,6 +15,7 @@
 pub(crate) mod active;
 pub(crate) mod chosen;
 mod conditional;
+pub(crate) use conditional::is_possibly_all_template;
 mod context;
 mod env;
 mod errors;

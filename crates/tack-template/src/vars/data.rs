@@ -16,8 +16,11 @@ use tack_yaml::{Node, Value};
 /// One value of a binding, as converted on first read.
 #[derive(Debug, Clone)]
 pub(crate) enum Data {
-    /// Ready to use: scalars, and strings that are not templates or are not trusted.
+    /// Ready to use: scalars, and trusted strings that are not templates.
     Plain(JValue),
+    /// A string that is never a template (`!unsafe`, or data from a host): kept apart from
+    /// [`Data::Plain`] so an item read as written still says it is not to be evaluated.
+    Unsafe(JValue, Option<Origin>),
     /// A trusted string with Jinja2 syntax in it, rendered each time it is read, and where
     /// it was written (what its render's deprecations point at, as ansible's do).
     Template(Arc<str>, Option<Origin>),
@@ -47,6 +50,8 @@ impl Data {
                 Data::Template(Arc::from(s.as_str()), node.origin.clone())
             }
             Value::Vault(text) => Data::Vault(Arc::from(text.as_str())),
+            Value::Unsafe(_) => Data::Unsafe(scalar(&node.value), node.origin.clone()),
+            Value::Str(_) if !trusted => Data::Unsafe(scalar(&node.value), node.origin.clone()),
             Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
                 items: items.iter().map(|n| Data::from_node(n, trusted)).collect(),
                 origin: node.origin.clone(),

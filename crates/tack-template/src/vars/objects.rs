@@ -19,6 +19,7 @@ use minijinja::{Error, ErrorKind};
 use crate::engine::{Engine, active};
 use crate::vars::data::{Data, DataMap, DataSeq};
 use crate::vars::{Binding, Scope};
+use tack_yaml::{Node, Value};
 
 /// Where a view's templates render: the scope it was read from and the engine.
 #[derive(Clone)]
@@ -49,7 +50,7 @@ impl Ctx {
     /// and when an undefined needs explaining).
     pub(crate) fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
         match data {
-            Data::Plain(v) => Ok(v.clone()),
+            Data::Plain(v) | Data::Unsafe(v, _) => Ok(v.clone()),
             Data::Template(source, origin) => {
                 let id = Arc::as_ptr(source) as *const u8 as usize;
                 let render = || match origin {
@@ -146,6 +147,33 @@ impl List {
 
     pub(crate) fn origin(&self) -> Option<tack_diag::Origin> {
         self.base.as_ref().and_then(|(d, _)| d.origin.clone())
+    }
+
+    /// The items as written, templates not rendered (ansible's `resolve_to_container`
+    /// stops at the container): a trusted template string stays a string with its origin;
+    /// a string that is not trusted stays `!unsafe`; nested containers and vault text are
+    /// resolved. Items of a list a template built are not trusted.
+    pub(crate) fn items_as_written(&self) -> Result<Vec<Node>, Error> {
+        let unsafe_node = |v: &JValue, origin: Option<tack_diag::Origin>| -> Result<Node, Error> {
+            Ok(match crate::value::to_value(v)? {
+                Value::Str(s) => Node::new(Value::Unsafe(s), origin),
+                other => Node::new(other, origin),
+            })
+        };
+        if let Some(items) = &*lock(&self.items) {
+            return items.iter().map(|v| unsafe_node(v, None)).collect();
+        }
+        let Some((data, ctx)) = self.base.as_ref() else { return Ok(Vec::new()) };
+        data.items
+            .iter()
+            .map(|d| match d {
+                Data::Template(source, origin) => {
+                    Ok(Node::new(Value::Str(source.to_string()), origin.clone()))
+                }
+                Data::Unsafe(v, origin) => unsafe_node(v, origin.clone()),
+                _ => Ok(Node::bare(crate::value::to_value(&ctx.try_resolve(d)?)?)),
+            })
+            .collect()
     }
 }
 
