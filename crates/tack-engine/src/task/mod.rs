@@ -785,6 +785,8 @@ impl TaskRun<'_> {
             matches!(self.action, Action::Module(_) | Action::Python(_)) && result.flag("failed");
         let whose = if module_failed { "Module" } else { "Action" };
         result.data.insert(s("failed"), b(true));
+        // The expression's own exception is the result's now; tack keeps no Python traceback.
+        result.data.insert(s("exception"), s("(traceback unavailable)"));
         let summary = format!("A '{keyword}' expression failed: {text}");
         result.data.insert(s("msg"), s(&format!("Task failed: {whose} failed: {summary}")));
         let cause = Diagnostic::caused_by(
