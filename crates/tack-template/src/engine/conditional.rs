@@ -36,6 +36,40 @@ fn broken(message: impl Into<String>) -> TemplateError {
     TemplateError::new(TemplateErrorKind::BrokenConditional, message)
 }
 
+const ALLOWED_HELP: &str = "Broken conditionals are currently allowed because the \
+     `ALLOW_BROKEN_CONDITIONALS` configuration option is enabled.";
+const EMPTY_ALLOWED: &str = "Empty conditional expression was evaluated as True.";
+
+/// `ALLOW_BROKEN_CONDITIONALS`: a broken conditional is `verdict` with a deprecation saying
+/// `allowed`; without it, the error `refused`.
+fn broken_unless_allowed(
+    refused: String,
+    allowed: String,
+    verdict: bool,
+    origin: &Option<Origin>,
+) -> Result<bool, TemplateError> {
+    if !crate::lookups::config::flag("ALLOW_BROKEN_CONDITIONALS") {
+        return Err(broken(refused).at(origin.clone()));
+    }
+    let diag = Diagnostic::at(allowed, origin.clone()).with_help(ALLOWED_HELP);
+    tack_diag::deprecate(&diag, "2.23");
+    Ok(verdict)
+}
+
+/// ansible's message for a result that is not a boolean.
+fn derived_message(truthy: bool, type_name: &str, written: Option<&Origin>) -> String {
+    format!(
+        "Conditional result ({}) was derived from value of type '{type_name}' at '{}'. \
+         Conditionals must have a boolean result.",
+        if truthy { "True" } else { "False" },
+        written.map_or_else(|| "<unknown>".to_string(), |o| o.to_string()),
+    )
+}
+
+fn empty(origin: &Option<Origin>) -> Result<bool, TemplateError> {
+    broken_unless_allowed(EMPTY.into(), EMPTY_ALLOWED.into(), true, origin)
+}
+
 /// `true` when `s` starts with a Jinja2 start delimiter and ends with an end delimiter.
 pub(crate) fn is_possibly_all_template(s: &str) -> bool {
     if s.starts_with("#jinja2:") {
@@ -54,7 +88,7 @@ pub(super) fn evaluate(
     let origin = node.origin.clone();
     let text = match &node.value {
         Value::Bool(b) => return Ok(*b),
-        Value::Null => return Err(broken(EMPTY).at(origin)),
+        Value::Null => return empty(&origin),
         Value::Str(s) => s.trim(),
         Value::Unsafe(text) => {
             let mut error = TemplateError::new(
@@ -65,10 +99,21 @@ pub(super) fn evaluate(
             error.subject = Some(text.clone());
             return Err(error);
         }
-        _ => return Err(broken(NOT_STRING).at(origin)),
+        other => {
+            let (truthy, kind) = match other {
+                Value::Map(m) => (!m.is_empty(), "dict"),
+                Value::Seq(items) => (!items.is_empty(), "list"),
+                scalar => {
+                    let value = crate::vars::data::scalar(scalar);
+                    (value.is_true(), type_name(&value))
+                }
+            };
+            let message = derived_message(truthy, kind, origin.as_ref());
+            return broken_unless_allowed(NOT_STRING.into(), message, truthy, &origin);
+        }
     };
     if text.is_empty() {
-        return Err(broken(EMPTY).at(origin));
+        return empty(&origin);
     }
     let rendered_expression;
     let expression = if is_possibly_all_template(text) {
@@ -88,7 +133,7 @@ pub(super) fn evaluate(
                 }
                 let s = s.trim();
                 if s.is_empty() {
-                    return Err(broken(EMPTY).at(origin));
+                    return empty(&origin);
                 }
                 rendered_expression = s.to_string();
                 rendered_expression.as_str()
@@ -177,14 +222,8 @@ fn boolean(
     }
     let truthy = value.is_true();
     let written = where_written(value, scope, expression, origin);
-    Err(broken(format!(
-        "Conditional result ({}) was derived from value of type '{}' at '{}'. Conditionals \
-         must have a boolean result.",
-        if truthy { "True" } else { "False" },
-        type_name(value),
-        written.map_or_else(|| "<unknown>".to_string(), |o| o.to_string()),
-    ))
-    .at(origin.clone()))
+    let message = derived_message(truthy, &type_name(value), written.as_ref());
+    broken_unless_allowed(message.clone(), message, truthy, origin)
 }
 
 /// Where a result value was written, as ansible tracks it: a variable's value where the
