@@ -222,7 +222,7 @@ fn boolean(
     }
     let truthy = value.is_true();
     let written = where_written(value, scope, expression, origin);
-    let message = derived_message(truthy, &type_name(value), written.as_ref());
+    let message = derived_message(truthy, type_name(value), written.as_ref());
     broken_unless_allowed(message.clone(), message, truthy, origin)
 }
 
