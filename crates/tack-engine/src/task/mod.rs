@@ -637,6 +637,9 @@ impl TaskRun<'_> {
         }
         events.extend(trace.take_job_notes().into_iter().map(TaskEvent::Async));
         let mut output = output;
+        if matches!(self.action, Action::Module(_) | Action::Python(_) | Action::Library(_)) {
+            drop_internal_facts(&mut output.data);
+        }
         if let Some(found) = discovered {
             // The result that discovered the interpreter carries it and discovery's warnings,
             // as ansible's does.
@@ -675,7 +678,7 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         scope: &Scope,
-        output: ActionOutput,
+        mut output: ActionOutput,
         attempt: Option<i64>,
         apply: bool,
     ) -> HostResult {
@@ -692,6 +695,16 @@ impl TaskRun<'_> {
                 && !output.data.get("failed").is_some_and(|f| f.value.is_truthy())
             {
                 let mut facts = facts.clone();
+                let restricted: Vec<String> = facts
+                    .iter()
+                    .map(|(k, _)| tack_yaml::pyrepr::str(&k.value))
+                    .filter(|k| crate::vars::restricted_facts::is_restricted(k))
+                    .collect();
+                if !restricted.is_empty() {
+                    let warnings =
+                        restricted.iter().map(|k| crate::vars::restricted_facts::warning(k));
+                    append_warnings(&mut output.data, warnings);
+                }
                 if kind == Facts::Gathered {
                     // ansible's action marks what it gathered (`gather_facts: smart` reads it).
                     facts.insert(s("_ansible_facts_gathered"), b(true));
@@ -843,6 +856,30 @@ fn shown_exception(exception: Node) -> Node {
 }
 
 /// Puts `warnings` ahead of a result's own (ansible adds discovery's before the module's).
+/// ansible's `remove_internal_keys`: interpreter discovery's facts are the controller's to
+/// set; a module that returns them has them dropped.
+fn drop_internal_facts(data: &mut Mapping) {
+    let Some(Value::Map(facts)) = data.get("ansible_facts").map(|n| &n.value) else { return };
+    let internal =
+        |k: &Node| crate::vars::restricted_facts::is_internal(&tack_yaml::pyrepr::str(&k.value));
+    if !facts.iter().any(|(k, _)| internal(k)) {
+        return;
+    }
+    let kept: Mapping =
+        facts.iter().filter(|(k, _)| !internal(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    data.insert(s("ansible_facts"), Node::bare(Value::Map(kept)));
+}
+
+/// Adds `warnings` after the result's own.
+fn append_warnings(data: &mut Mapping, warnings: impl Iterator<Item = String>) {
+    let mut all: Vec<Node> = match data.get("warnings").map(|n| &n.value) {
+        Some(Value::Seq(own)) => own.clone(),
+        _ => Vec::new(),
+    };
+    all.extend(warnings.map(|w| s(&w)));
+    data.insert(s("warnings"), Node::bare(Value::Seq(all)));
+}
+
 pub(crate) fn add_warnings(data: &mut Mapping, warnings: &[String]) {
     if warnings.is_empty() {
         return;

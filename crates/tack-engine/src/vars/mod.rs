@@ -10,6 +10,7 @@
 pub(crate) mod prompt;
 pub(crate) mod read_notes;
 pub(crate) mod reserved;
+pub(crate) mod restricted_facts;
 pub(crate) mod roles;
 
 use std::collections::BTreeMap;
@@ -479,6 +480,8 @@ pub(crate) fn facts_layer(facts: &Mapping) -> Layer {
         match name.as_str() {
             // The gathering's own mark lives in `ansible_facts` only.
             "_ansible_facts_gathered" => {}
+            // `clean_facts`: in `ansible_facts`, never a top-level variable.
+            _ if restricted_facts::is_restricted(&name) => {}
             // Local facts are a variable of their own, read without the top-level warning.
             "ansible_local" => layer.insert(&name, v.clone(), Provenance::ManagedHost),
             _ => layer.insert_deprecated(
