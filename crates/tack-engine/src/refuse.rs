@@ -134,8 +134,15 @@ const BLOCK_KEYWORDS: &[Keyword] = &[
 ];
 
 /// Keywords on a role where it is used (`roles: - {role: x, tags: ...}`).
-const ROLE_KEYWORDS: &[Keyword] =
-    &[Keyword::Role, Keyword::Name, Keyword::When, Keyword::Vars, Keyword::Tags];
+const ROLE_KEYWORDS: &[Keyword] = &[
+    Keyword::Role,
+    Keyword::Name,
+    Keyword::When,
+    Keyword::Vars,
+    Keyword::Tags,
+    // Read by every task of the role (`TaskInContext::delegate_to`).
+    Keyword::DelegateTo,
+];
 
 fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(format!("tack does not support {what} yet"), origin)

@@ -53,12 +53,15 @@ impl<'a> TaskInContext<'a> {
         self.task.attrs.get(kw).or_else(|| self.ancestry.iter().find_map(|a| a.get(kw)))
     }
 
-    /// `delegate_to`: the task's own, else its blocks' (ansible's `Delegatable` blocks).
+    /// `delegate_to`: the task's own, else the nearest of its `Delegatable` parents' (blocks,
+    /// the `import_tasks`/`import_role` that brought it in, roles).
     pub fn delegate_to(&self) -> Option<&'a Node> {
         self.task.delegate_to.as_ref().or_else(|| {
             self.ancestry.iter().find_map(|a| match a {
                 Ancestor::Block(b) => b.attrs.get(Keyword::DelegateTo),
-                _ => None,
+                Ancestor::Import(t) => t.delegate_to.as_ref(),
+                Ancestor::Role(r) => r.attrs.get(Keyword::DelegateTo),
+                Ancestor::Play(_) => None,
             })
         })
     }

@@ -51,6 +51,7 @@ impl Reading<'_> {
             role: self.role.clone(),
             vars: layers,
             params: self.params.clone(),
+            running: true,
         };
         self.vars.task_scope(host, &task)
     }

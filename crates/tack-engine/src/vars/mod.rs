@@ -35,6 +35,9 @@ pub(crate) struct TaskVars<'a> {
     pub vars: Vec<&'a Mapping>,
     /// Include parameters (`include_tasks` vars and loop variable), above role parameters.
     pub params: Option<Arc<Layer>>,
+    /// A running task's scope (not `hostvars`'): it also has the connection's names a play
+    /// context adds where no variable set them (`ansible_host`, `ansible_ssh_host`).
+    pub running: bool,
 }
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
@@ -324,9 +327,14 @@ impl PlayScope {
             Some(l) => scope.with_layer(l.clone()),
             None => scope,
         };
-        let mut scope = Scope::new().with_layer(read_layer(&self.role_defaults));
-        scope = push(scope, &task.role.defaults);
         let view = self.view();
+        let mut scope = Scope::new();
+        if task.running {
+            // Below everything: `PlayContext.update_vars` only fills names no variable set.
+            scope = scope.with_layer(view.connection_magic.get(host)?.clone());
+        }
+        scope = scope.with_layer(read_layer(&self.role_defaults));
+        scope = push(scope, &task.role.defaults);
         scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
         scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
         scope = scope.with_layer(read_layer(&self.play));
@@ -362,6 +370,8 @@ struct InventoryView {
     host_order: Vec<String>,
     groups: Node,
     host_magic: BTreeMap<String, Arc<Layer>>,
+    /// Per host, the address names a running task sees where no variable set them.
+    connection_magic: BTreeMap<String, Arc<Layer>>,
 }
 
 impl InventoryView {
@@ -373,6 +383,7 @@ impl InventoryView {
         let data = inventory.data();
         let mut inventory_vars = BTreeMap::new();
         let mut host_magic = BTreeMap::new();
+        let mut connection_magic = BTreeMap::new();
         let mut host_order = Vec::new();
         let mut groups = Mapping::new();
         for gid in data.group_ids() {
@@ -385,6 +396,17 @@ impl InventoryView {
         for hid in data.host_ids().chain(data.implicit_localhost()) {
             let host = data.host(hid);
             let vars = inventory.host_vars(loader, hid, dirs)?;
+            // The play context's remote address: the host's `ansible_host` (or the older
+            // `ansible_ssh_host`), else its address (the implicit localhost's is 127.0.0.1).
+            let address = vars
+                .get("ansible_host")
+                .or_else(|| vars.get("ansible_ssh_host"))
+                .cloned()
+                .unwrap_or_else(|| s(if host.implicit { "127.0.0.1" } else { &host.name }));
+            let mut connection = Layer::new();
+            connection.insert("ansible_host", address.clone(), Provenance::Trusted);
+            connection.insert("ansible_ssh_host", address, Provenance::Trusted);
+            connection_magic.insert(host.name.clone(), Arc::new(connection));
             inventory_vars.insert(
                 host.name.clone(),
                 Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)),
@@ -412,6 +434,7 @@ impl InventoryView {
             host_order,
             groups: Node::bare(Value::Map(groups)),
             host_magic,
+            connection_magic,
         })
     }
 }
