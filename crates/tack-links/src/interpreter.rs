@@ -48,24 +48,26 @@ const DISCOVERY_MODES: &[&str] = &["auto", "auto_legacy", "auto_silent", "auto_l
 
 /// The settings for `scope`'s host: its `ansible_python_interpreter` is the setting's
 /// variable, so a host that sets it to `auto_silent` discovers silently and one that names a
-/// path discovers nothing.
+/// path discovers nothing. The variable is rendered first (`"{{ 'auto' }}"` discovers; one
+/// that renders to `omit` is unset).
 pub fn for_host(
+    templar: &tack_template::Templar,
     scope: &tack_template::Scope,
     settings: &InterpreterSettings,
 ) -> InterpreterSettings {
-    match scope.get("ansible_python_interpreter") {
-        Some(binding) => {
-            let mode = match &binding.node().value {
-                tack_yaml::Value::Str(text) if DISCOVERY_MODES.contains(&text.as_str()) => {
-                    text.clone()
-                }
-                // A path, or a template that gives one: nothing to discover.
-                _ => "/".to_string(),
-            };
-            InterpreterSettings { mode, fallback: settings.fallback.clone() }
-        }
-        None => settings.clone(),
-    }
+    let Some(binding) = scope.get("ansible_python_interpreter") else { return settings.clone() };
+    let rendered = match templar.render(binding.node(), scope) {
+        Ok(rendered) => Some(rendered.value.value),
+        Err(e) if e.is_omitted() => return settings.clone(),
+        // A template that fails is the module's error to report where the path is used.
+        Err(_) => None,
+    };
+    let mode = match rendered {
+        Some(tack_yaml::Value::Str(text)) if DISCOVERY_MODES.contains(&text.as_str()) => text,
+        // A path: nothing to discover (the mode only has to be one that does not).
+        _ => "/".to_string(),
+    };
+    InterpreterSettings { mode, fallback: settings.fallback.clone() }
 }
 
 /// Whether `value` (an `ansible_python_interpreter`) asks for discovery.

@@ -93,8 +93,12 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
 /// A host variable rendered to text, if set.
 pub(super) fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
     let Some(binding) = input.scope.get(name) else { return Ok(None) };
-    let rendered = input.templar.render(binding.node(), input.scope).map_err(|e| e.message)?;
-    Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value)))
+    match input.templar.render(binding.node(), input.scope) {
+        Ok(rendered) => Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value))),
+        // A variable that renders to `omit` is one the host does not set.
+        Err(e) if e.is_omitted() => Ok(None),
+        Err(e) => Err(e.message),
+    }
 }
 
 /// ansible's `_update_module_args`: what every module is told besides its arguments.

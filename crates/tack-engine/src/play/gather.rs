@@ -132,7 +132,8 @@ fn gather_address(env: &PlayEnv<'_, '_>, host: &str) -> String {
 /// What gathering does about `host`'s Python interpreter (see `tack_links::interpreter`).
 fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
     let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set };
-    let settings = tack_links::interpreter::for_host(&scope, &env.run.facts.interpreter);
+    let settings =
+        tack_links::interpreter::for_host(env.run.templar, &scope, &env.run.facts.interpreter);
     if !settings.discovers() {
         return Interpreter::Set;
     }

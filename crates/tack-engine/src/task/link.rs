@@ -186,7 +186,8 @@ impl TaskLinks<'_> {
         conn: &dyn Connection,
         trace: &Trace,
     ) -> Option<tack_links::interpreter::Discovery> {
-        let settings = tack_links::interpreter::for_host(scope, self.interpreter);
+        let templar = self.delegation.task.templar;
+        let settings = tack_links::interpreter::for_host(templar, scope, self.interpreter);
         if !action.traits().discovers_interpreter
             || !settings.discovers()
             || self.delegation.task.ctx.delegate_to().is_some()
