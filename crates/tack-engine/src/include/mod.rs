@@ -100,14 +100,28 @@ pub(crate) fn wanted(
                 None => (vec![None], Default::default()),
             };
         let looped = ctx.task.loop_items.is_some();
+        let control = crate::task::loop_control::LoopControl::read(&reading, &scope)?;
+        let listed: Vec<Node> = items.iter().flatten().cloned().collect();
         let mut skipped_items: Vec<Node> = Vec::new();
         let mut failed_items: Vec<Node> = Vec::new();
         let mut count = 0;
-        for item in items {
+        for (index, item) in items.into_iter().enumerate() {
             count += 1;
-            let item_scope = match &item {
-                Some(value) => scope.with_var(&loop_var, value.clone(), read.derived()),
-                None => scope.clone(),
+            // The loop's variables for this item: the include's `when` and names see them,
+            // and so do the tasks it brings in (ansible's include parameters).
+            let loop_vars = match &item {
+                Some(_) => control.item_vars(&listed, index, &read),
+                None => Vec::new(),
+            };
+            let item_scope = loop_vars.iter().fold(scope.clone(), |scope, (name, value, prov)| {
+                scope.with_var(name, value.clone(), prov.clone())
+            });
+            // What the item is shown as: `loop_control.label`, rendered for it, else itself.
+            let label = match (&item, &control.label) {
+                (Some(_), Some(label)) => {
+                    Some(templar.render(label, &item_scope).map_err(|e| e.to_diagnostic())?.value)
+                }
+                (item, _) => item.clone(),
             };
             // `break_when` is judged after every item, skipped or not.
             use crate::task::loop_control::ItemBreak;
@@ -144,7 +158,7 @@ pub(crate) fn wanted(
                         tack_report::result::b(verdict),
                     );
                 }
-                result.item_label = Some(value.clone());
+                result.item_label = label.clone().or_else(|| Some(value.clone()));
                 callback.item_result(&view, &result);
                 skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
                 if breaks == Some(true) {
@@ -204,7 +218,11 @@ pub(crate) fn wanted(
                 names.push(Some(tack_yaml::pyrepr::str(&rendered.value.value)));
             }
             let same = |w: &&mut Wanted| {
-                w.names == names && w.flags == flags && w.item == item && w.host_named == host_named
+                w.names == names
+                    && w.flags == flags
+                    && w.item == item
+                    && w.host_named == host_named
+                    && w.loop_vars == loop_vars
             };
             match wanted.iter_mut().find(same) {
                 Some(w) => w.hosts.push(host.clone()),
@@ -212,8 +230,9 @@ pub(crate) fn wanted(
                     names,
                     flags,
                     item,
+                    label,
+                    loop_vars,
                     hosts: vec![host.clone()],
-                    provenance: read.derived(),
                     host_named,
                 }),
             }
@@ -337,9 +356,12 @@ pub(crate) struct Wanted {
     /// The include's bool keywords that are set, as post-validated for these hosts.
     pub flags: Vec<(&'static str, bool)>,
     pub item: Option<Node>,
+    /// How the item is shown (`loop_control.label`, else the item).
+    pub label: Option<Node>,
+    /// The loop's variables for `item` (the loop variable, `ansible_loop_var`, the index
+    /// variable, `ansible_loop`), each with its provenance.
+    pub loop_vars: Vec<(String, Node, Provenance)>,
     pub hosts: Vec<String>,
-    /// The loop item's provenance.
-    pub provenance: Provenance,
     /// The arguments among `names` whose render read what a managed host said: what they
     /// name is found only inside the role's and the playbook's directories (seed 002).
     pub host_named: Vec<&'static str>,
@@ -371,11 +393,12 @@ pub(crate) fn stripped_parent(ctx: &TaskInContext<'_>) -> (tack_playbook::Task, 
     (parent, vars)
 }
 
-/// The include parameters the included tasks see: the include's `vars` and its loop item.
-pub(crate) fn param_layer(vars: &Mapping, loop_var: &str, want: &Wanted) -> tack_template::Layer {
+/// The include parameters the included tasks see: the include's `vars` and its loop's
+/// variables for the item.
+pub(crate) fn param_layer(vars: &Mapping, want: &Wanted) -> tack_template::Layer {
     let mut layer = tack_template::Layer::from_mapping(vars, Provenance::Trusted);
-    if let Some(value) = &want.item {
-        layer.insert(loop_var.to_string(), value.clone(), want.provenance.clone());
+    for (name, value, provenance) in &want.loop_vars {
+        layer.insert(name.clone(), value.clone(), provenance.clone());
     }
     layer
 }

@@ -57,7 +57,7 @@ pub(crate) fn load_included_role(
         let name = want.names[0].clone().unwrap_or_default();
         let allow_duplicates = want.flag("allow_duplicates").unwrap_or(true);
         let public = want.flag("public").unwrap_or(false);
-        let mut layer = param_layer(&include_vars, &loop_var, &want);
+        let mut layer = param_layer(&include_vars, &want);
         // The include's own role, then the roles above it, are the included role's parents.
         if let Some(parent) = ctx.task.role {
             let mut parents = vec![parent];
@@ -114,7 +114,7 @@ pub(crate) fn load_included_role(
         for block in &included.handlers {
             crate::refuse::check_included_handlers(&block.block)?;
         }
-        let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+        let label = want.label.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
         callback.included(&name, &want.hosts, label.as_deref());
         for host in &want.hosts {
             stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);

@@ -13,7 +13,7 @@ use tack_yaml::Mapping;
 
 use tack_report::callback::{Callback, Stats};
 
-use crate::include::{IncludeNames, Loaded, Wanted, loop_var, param_layer, stripped_parent};
+use crate::include::{IncludeNames, Loaded, Wanted, param_layer, stripped_parent};
 use crate::play::batch::BatchState;
 use crate::play::env::PlayEnv;
 
@@ -67,7 +67,6 @@ pub(crate) fn load_included(
     stats: &mut Stats,
 ) -> Result<Loaded, Diagnostic> {
     let (parent, include_vars) = stripped_parent(ctx);
-    let loop_var = loop_var(ctx);
     let mut out = Vec::new();
     for want in wanted {
         let target = want.names[0].clone().unwrap_or_default();
@@ -98,8 +97,8 @@ pub(crate) fn load_included(
         for block in &included.handlers {
             crate::refuse::check_included_handlers(&block.block)?;
         }
-        let layer = param_layer(&include_vars, &loop_var, &want);
-        let label = want.item.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
+        let layer = param_layer(&include_vars, &want);
+        let label = want.label.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
         // Each block of a task file (not a handler's) gathers once to filter it by tags.
         if !as_handler {
             env.reads.show_times(callback, included.blocks.len());

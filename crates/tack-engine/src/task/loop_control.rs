@@ -166,18 +166,39 @@ impl LoopControl {
         index: usize,
         read: &tack_template::ProvenanceSet,
     ) -> Scope {
-        let item = items[index].clone();
-        let scope = scope.with_var(&self.loop_var, item, crate::task::items::provenance(read));
-        let mut scope = scope.with_var("ansible_loop_var", s(&self.loop_var), Provenance::Trusted);
+        self.item_vars(items, index, read)
+            .into_iter()
+            .fold(scope.clone(), |scope, (name, value, provenance)| {
+                scope.with_var(&name, value, provenance)
+            })
+    }
+
+    /// The variables of item `index`, in the order they are set: what [`item_scope`] adds,
+    /// and what an include hands the tasks it brings in.
+    ///
+    /// [`item_scope`]: LoopControl::item_scope
+    pub(crate) fn item_vars(
+        &self,
+        items: &[Node],
+        index: usize,
+        read: &tack_template::ProvenanceSet,
+    ) -> Vec<(String, Node, Provenance)> {
+        let mut vars = vec![
+            (self.loop_var.clone(), items[index].clone(), crate::task::items::provenance(read)),
+            ("ansible_loop_var".into(), s(&self.loop_var), Provenance::Trusted),
+        ];
         if let Some(index_var) = &self.index_var {
-            scope = scope
-                .with_var(index_var, Node::bare(Value::Int(index as i64)), Provenance::Trusted)
-                .with_var("ansible_index_var", s(index_var), Provenance::Trusted);
+            vars.push((
+                index_var.clone(),
+                Node::bare(Value::Int(index as i64)),
+                Provenance::Trusted,
+            ));
+            vars.push(("ansible_index_var".into(), s(index_var), Provenance::Trusted));
         }
         if let Some(extended) = self.extended(items, index) {
-            scope = scope.with_var("ansible_loop", extended, Provenance::Trusted);
+            vars.push(("ansible_loop".into(), extended, Provenance::Trusted));
         }
-        scope
+        vars
     }
 
     /// The keys a loop item's result carries about its place in the loop.
