@@ -399,6 +399,7 @@ const INCLUDE_KEYWORDS: &[Keyword] = &[
     Keyword::Vars,
     Keyword::Tags,
     Keyword::IgnoreErrors,
+    Keyword::Register,
 ];
 
 /// Refuses what the tasks of a file loaded by `include_tasks` use that the engine cannot run.
@@ -452,6 +453,8 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::LoopControl,
     Keyword::Vars,
     Keyword::Tags,
+    Keyword::IgnoreErrors,
+    Keyword::Register,
 ];
 
 /// `include_role`'s options and keywords.

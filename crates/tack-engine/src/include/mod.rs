@@ -69,6 +69,9 @@ pub(crate) fn wanted(
     let reading = env.reading(ctx, params.cloned());
     let templar = env.run.templar;
     let loop_var = loop_var(ctx);
+    let register = reading.register();
+    let keep =
+        |host: &str, data: &Mapping| register_result(env, ctx, register.as_deref(), host, data);
     let mut wanted: Vec<Wanted> = Vec::new();
     for host in hosts {
         env.reads.before_result(hosts, host, callback);
@@ -80,15 +83,30 @@ pub(crate) fn wanted(
             callback.host_result(&view, &result);
             continue;
         }
-        // Without a loop the `when` is the include's; with one it is each item's.
-        if ctx.task.loop_items.is_none()
-            && let Some(cond) =
-                crate::task::when::evaluate(ctx, templar, &scope).false_condition()?
-        {
-            let result = tack_report::result::skipped(host, &cond);
-            stats.count(&result, false);
-            callback.host_result(&view, &result);
-            continue;
+        // Without a loop the `when` is the include's; with one it is each item's. One that
+        // cannot be evaluated fails the include on this host, as a task's does.
+        if ctx.task.loop_items.is_none() {
+            match crate::task::when::evaluate(ctx, templar, &scope).false_condition() {
+                Ok(None) => {}
+                Ok(Some(cond)) => {
+                    let result = tack_report::result::skipped(host, &cond);
+                    keep(host, &result.data);
+                    stats.count(&result, false);
+                    callback.host_result(&view, &result);
+                    continue;
+                }
+                Err(error) => {
+                    let mut result = failed_include(host, error);
+                    result.data.insert(
+                        tack_report::result::s("exception"),
+                        tack_report::result::s("(traceback unavailable)"),
+                    );
+                    keep(host, &result.data);
+                    let ignore = reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false);
+                    failed_on(state, host, result, ignore, &view, callback, stats);
+                    continue;
+                }
+            }
         }
         // The items keep the provenance of what their loop read.
         let (items, read): (Vec<Option<Node>>, tack_template::ProvenanceSet) =
@@ -104,6 +122,8 @@ pub(crate) fn wanted(
         let listed: Vec<Node> = items.iter().flatten().cloned().collect();
         let mut skipped_items: Vec<Node> = Vec::new();
         let mut failed_items: Vec<Node> = Vec::new();
+        // Every item's result in order, for `register`.
+        let mut item_results: Vec<Node> = Vec::new();
         let mut count = 0;
         for (index, item) in items.into_iter().enumerate() {
             count += 1;
@@ -134,6 +154,8 @@ pub(crate) fn wanted(
                             // The item fails, includes nothing, and ends the loop.
                             let result = failed_break(host, &loop_var, value, message, error);
                             callback.item_result(&view, &result);
+                            item_results
+                                .push(Node::bare(tack_yaml::Value::Map(result.data.clone())));
                             failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
                             break;
                         }
@@ -160,6 +182,7 @@ pub(crate) fn wanted(
                 }
                 result.item_label = label.clone().or_else(|| Some(value.clone()));
                 callback.item_result(&view, &result);
+                item_results.push(Node::bare(tack_yaml::Value::Map(result.data.clone())));
                 skipped_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
                 if breaks == Some(true) {
                     break;
@@ -187,12 +210,14 @@ pub(crate) fn wanted(
                     Some(value) => {
                         let result = failed_item(host, &loop_var, value, error);
                         callback.item_result(&view, &result);
+                        item_results.push(Node::bare(tack_yaml::Value::Map(result.data.clone())));
                         failed_items.push(Node::bare(tack_yaml::Value::Map(result.data)));
                     }
                     None => {
                         let result = failed_include(host, error);
-                        callback.host_result(&view, &result);
-                        state.include_task_failed.insert(host.clone(), result);
+                        keep(host, &result.data);
+                        let ignore = reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false);
+                        failed_on(state, host, result, ignore, &view, callback, stats);
                     }
                 }
                 if breaks == Some(true) {
@@ -224,6 +249,17 @@ pub(crate) fn wanted(
                     && w.host_named == host_named
                     && w.loop_vars == loop_vars
             };
+            // What `register` keeps of an include that loaded: nothing of the file.
+            let mut done = Mapping::new();
+            done.insert(tack_report::result::s("changed"), tack_report::result::b(false));
+            done.insert(tack_report::result::s("failed"), tack_report::result::b(false));
+            match &item {
+                Some(_) => {
+                    control.result_keys(&mut done, &listed, index);
+                    item_results.push(Node::bare(tack_yaml::Value::Map(done)));
+                }
+                None => keep(host, &done),
+            }
             match wanted.iter_mut().find(same) {
                 Some(w) => w.hosts.push(host.clone()),
                 None => wanted.push(Wanted {
@@ -243,13 +279,23 @@ pub(crate) fn wanted(
         if !failed_items.is_empty() {
             // The loop failed: its result says so without an error of its own (each
             // failed item showed its), and the host goes on as an include that failed.
+            keep(host, &failed_loop(host, item_results).data);
             let result = failed_loop(host, failed_items);
-            callback.host_result(&view, &result);
-            state.include_task_failed.insert(host.clone(), result);
+            let ignore = reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false);
+            failed_on(state, host, result, ignore, &view, callback, stats);
         } else if looped && (count == 0 || skipped_items.len() == count) {
             let result = all_skipped(host, skipped_items);
+            keep(host, &result.data);
             stats.count(&result, false);
             callback.host_result(&view, &result);
+        } else if looped {
+            use tack_report::result::{b, s};
+            let mut data = Mapping::new();
+            data.insert(s("changed"), b(false));
+            data.insert(s("failed"), b(false));
+            data.insert(s("msg"), s("All items completed"));
+            data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(item_results)));
+            keep(host, &data);
         }
     }
     Ok(wanted)
@@ -282,10 +328,52 @@ pub(crate) fn include_failure(
         if ctx.task.loop_items.is_some() {
             result.data.insert(s("results"), tack_yaml::Node::bare(Value::Seq(Vec::new())));
         }
+        // A file or role that cannot be loaded fails the host whatever `ignore_errors`
+        // says, and nothing is registered: ansible's strategy reports it, not the task.
         stats.count(&result, false);
         callback.host_result(&view, &result);
         state.include_failed.insert(host.clone());
     }
+}
+
+/// The include failed on `host` with `result` (shown here): under `ignore_errors` it is
+/// shown ignored, counted, and the host goes on; otherwise it waits in
+/// `include_task_failed` for the splice to move the host on as failed.
+fn failed_on(
+    state: &mut BatchState,
+    host: &str,
+    mut result: tack_report::result::HostResult,
+    ignore: bool,
+    view: &tack_report::callback::TaskView,
+    callback: &mut dyn Callback,
+    stats: &mut Stats,
+) {
+    result.ignored = ignore;
+    callback.host_result(view, &result);
+    if ignore {
+        stats.count(&result, false);
+    } else {
+        state.include_task_failed.insert(host.to_string(), result);
+    }
+}
+
+/// `register` on an include: the host's result of the include (or of its loop) under the
+/// name, as a task's would be.
+fn register_result(
+    env: &PlayEnv<'_, '_>,
+    ctx: &TaskInContext<'_>,
+    name: Option<&str>,
+    host: &str,
+    data: &Mapping,
+) {
+    let Some(name) = name else { return };
+    let origin = ctx.task.attrs.get(Keyword::Register).and_then(|n| n.origin.clone());
+    crate::vars::reserved::warn_name(name, origin.as_ref());
+    let mut data = data.clone();
+    if data.get("failed").is_none() {
+        data.insert(tack_report::result::s("failed"), tack_report::result::b(false));
+    }
+    env.scope.set_host_var(host, name, Node::bare(Value::Map(data)), Provenance::Trusted);
 }
 
 /// Gives a task an include brought in the include's place: it inherits what the include
