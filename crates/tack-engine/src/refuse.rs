@@ -400,6 +400,7 @@ const INCLUDE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
     Keyword::IgnoreErrors,
     Keyword::Register,
+    Keyword::RunOnce,
 ];
 
 /// Refuses what the tasks of a file loaded by `include_tasks` use that the engine cannot run.
@@ -455,6 +456,7 @@ const INCLUDE_ROLE_KEYWORDS: &[Keyword] = &[
     Keyword::Tags,
     Keyword::IgnoreErrors,
     Keyword::Register,
+    Keyword::RunOnce,
 ];
 
 /// `include_role`'s options and keywords.

@@ -65,6 +65,12 @@ pub(crate) fn wanted(
     names: &IncludeNames<'_>,
 ) -> Result<Vec<Wanted>, Diagnostic> {
     let (nodes, keywords) = (&names.args, &names.keywords);
+    // `run_once` on an include makes it the first host's alone: the others include nothing
+    // and move on (it does not reach the included tasks, as ansible documents).
+    let hosts = match env.task_controls(ctx, hosts, params.cloned())?.run_once {
+        true => &hosts[..hosts.len().min(1)],
+        false => hosts,
+    };
     let view = env.view(ctx);
     let reading = env.reading(ctx, params.cloned());
     let templar = env.run.templar;
