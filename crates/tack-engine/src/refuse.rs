@@ -148,10 +148,20 @@ fn refuse(what: String, origin: Option<Origin>) -> Diagnostic {
     Diagnostic::at(format!("tack does not support {what} yet"), origin)
 }
 
-/// `debugger: never` asks for what tack does anyway (no debugger); any other value is refused.
+/// `debugger: never` asks for what tack does anyway (no debugger), as does a null one (the
+/// default, which tack's refusal of `enable_task_debugger` keeps off); any other value is
+/// refused.
 fn debugger_never(attrs: &Attrs, keyword: Keyword) -> bool {
     keyword == Keyword::Debugger
-        && attrs.get(Keyword::Debugger).is_some_and(|n| n.value == Value::Str("never".into()))
+        && attrs.get(Keyword::Debugger).is_some_and(|n| {
+            matches!(&n.value, Value::Null) || n.value == Value::Str("never".into())
+        })
+}
+
+/// `no_log: false` written on an include: what an include does anyway.
+fn no_log_off(attrs: &Attrs, keyword: Keyword) -> bool {
+    keyword == Keyword::NoLog
+        && attrs.get(Keyword::NoLog).is_some_and(|n| matches!(n.value, Value::Bool(false)))
 }
 
 fn check_attrs(attrs: &Attrs, allowed: &[Keyword], kind: &str) -> Result<(), Diagnostic> {
@@ -252,7 +262,11 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         check_apply(task)?;
         for (keyword, _) in task.attrs.iter() {
             // Only a handler's include may carry `listen` (the loader says so for others).
-            if !INCLUDE_KEYWORDS.contains(&keyword) && keyword != Keyword::Listen {
+            if !INCLUDE_KEYWORDS.contains(&keyword)
+                && keyword != Keyword::Listen
+                && !debugger_never(&task.attrs, keyword)
+                && !no_log_off(&task.attrs, keyword)
+            {
                 let origin = task.attrs.key(keyword).and_then(|k| k.origin.clone());
                 return Err(refuse(
                     format!("the include_tasks keyword '{}'", keyword.as_str()),

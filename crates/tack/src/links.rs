@@ -219,6 +219,10 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
             "hash_behaviour 'merge' (dictionaries merged across a play's variable layers)".into(),
         );
     }
+    // ansible stops at a failed task and waits for a debugger session; tack has none.
+    if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("enable_task_debugger (ansible's interactive task debugger)".into());
+    }
     // Facts kept between runs: tack's live for the run only.
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
     let short =

@@ -414,6 +414,7 @@ fn log_path_and_fact_caching_are_refused() {
         ),
         ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
         ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
+        ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
     ] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
