@@ -533,6 +533,11 @@ impl Loader<'_> {
             rr.vars.insert(k.clone(), v.clone());
         }
         let id = self.load_role(rr, build, scope.role, &from, true, 0)?;
+        // As for `include_role`, the import's `allow_duplicates` (true unless it says
+        // otherwise) replaces the role's `meta` one (ansible's `get_block_list`).
+        build.roles[id.0].allow_duplicates = self
+            .import_flag(target.allow_duplicates.as_ref(), "allow_duplicates", &vars)?
+            .unwrap_or(true);
         build.imported_roles.push(id);
         let blocks = crate::compile::role_blocks(&build.roles, id);
         let handlers = crate::compile::role_handler_blocks(&build.roles, id);
@@ -558,13 +563,22 @@ impl Loader<'_> {
     /// `rolespec_validate` of an `import_role`: templated with the play's and the import's
     /// variables and converted as ansible's bool keywords are, while the play loads.
     fn skips_validation(&self, node: Option<&Node>, vars: &Mapping) -> Result<bool, Diagnostic> {
-        let Some(raw) = node else { return Ok(false) };
-        // The generated table holds every `IncludeRole` attribute, this one among them.
-        let Some(attr) = ObjectKind::IncludeRole.attribute("rolespec_validate") else {
-            return Ok(false);
-        };
-        let valid = crate::post_validate::load_time_keyword(&self.templar, attr, raw, vars)?;
-        Ok(valid.is_some_and(|v| !v.value.is_truthy()))
+        Ok(self.import_flag(node, "rolespec_validate", vars)? == Some(false))
+    }
+
+    /// A bool option of an `import_role` (`name`, one of `IncludeRole`'s attributes), as
+    /// ansible's bool keywords are converted, while the play loads; `None` when not given.
+    fn import_flag(
+        &self,
+        node: Option<&Node>,
+        name: &str,
+        vars: &Mapping,
+    ) -> Result<Option<bool>, Diagnostic> {
+        let Some(raw) = node else { return Ok(None) };
+        // The generated table holds every `IncludeRole` attribute.
+        let Some(attr) = ObjectKind::IncludeRole.attribute(name) else { return Ok(None) };
+        let value = crate::post_validate::load_time_keyword(&self.templar, attr, raw, vars)?;
+        Ok(value.map(|v| v.value.is_truthy()))
     }
 }
 
