@@ -330,14 +330,20 @@ impl InventoryData {
     }
 
     /// `Group.add_host`: also records the group and its ancestors on the host.
-    fn add_host_to_group(&mut self, group: GroupId, host: HostId) -> bool {
+    pub(crate) fn add_host_to_group(&mut self, group: GroupId, host: HostId) -> bool {
         if self.groups[group.0 as usize].hosts.contains(&host) {
             return false;
         }
         self.groups[group.0 as usize].hosts.push(host);
         let mut additions = self.ancestors(group);
         additions.push(group);
-        let host = &mut self.hosts[host.0 as usize];
+        let host = if host == HostId::IMPLICIT_LOCALHOST {
+            // Only handed out once created (`get_host`), so it is there to change.
+            let Some(implicit) = self.implicit_localhost.get_mut() else { return true };
+            implicit
+        } else {
+            &mut self.hosts[host.0 as usize]
+        };
         for g in additions {
             if !host.groups.contains(&g) {
                 host.groups.push(g);
@@ -499,9 +505,11 @@ impl InventoryData {
         let mut seen = std::collections::HashSet::new();
         let mut order = vec![group];
         order.extend(self.descendants(group));
+        // Even once a `group_by` put the implicit localhost in one of `all`'s groups.
+        let is_all = group == self.all();
         for g in order {
             for h in &self.group(g).hosts {
-                if seen.insert(*h) {
+                if seen.insert(*h) && !(is_all && *h == HostId::IMPLICIT_LOCALHOST) {
                     out.push(*h);
                 }
             }

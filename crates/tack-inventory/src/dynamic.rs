@@ -70,7 +70,11 @@ impl InventoryData {
     /// `add_dynamic_group`: puts the host in the group (created when new) under each parent
     /// (created when new); whether anything changed. The host must exist.
     pub fn add_dynamic_group(&mut self, request: &AddGroup) -> Result<bool, DataError> {
-        let Some(host) = self.find_host(&request.host_name) else {
+        // The implicit localhost joins groups without becoming an inventory host, as
+        // ansible's `add_dynamic_group` puts its `localhost` in them.
+        let implicit =
+            self.implicit_localhost().filter(|id| self.host(*id).name == request.host_name);
+        let Some(host) = self.find_host(&request.host_name).or(implicit) else {
             return Err(DataError(format!("{} cannot be matched in inventory", request.host_name)));
         };
         let mut changed = false;
@@ -91,8 +95,7 @@ impl InventoryData {
                 changed = true;
             }
         }
-        if !self.group(group).hosts.contains(&host) {
-            self.add_host(&request.host_name, Some(group), None)?;
+        if self.add_host_to_group(group, host) {
             changed = true;
         }
         if changed {
