@@ -37,6 +37,12 @@ pub fn warn(warning: &Diagnostic) {
     emit(warning.render_warning(), crate::color::Level::Warn);
 }
 
+/// Emits an `[ERROR]:` block for an error the run goes on after (ansible's `Display.error`),
+/// each distinct text once.
+pub fn error(error: &Diagnostic) {
+    emit(error.render(), crate::color::Level::Error);
+}
+
 /// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
 /// how to silence them (a warning, so shown once), then the message with "This feature will be
 /// removed from ansible-core version X." appended, each distinct text once.

@@ -118,7 +118,19 @@ pub(crate) fn wanted(
         let (items, read): (Vec<Option<Node>>, tack_template::ProvenanceSet) =
             match &ctx.task.loop_items {
                 Some(source) => {
-                    let (list, read) = crate::task::items::items(&reading, source, &scope)?;
+                    let (list, read) = match crate::task::items::items(&reading, source, &scope) {
+                        Ok(found) => found,
+                        Err(failed) => {
+                            let cond = crate::task::items::when_before_loop_error(
+                                ctx, templar, &scope, failed,
+                            )?;
+                            let result = tack_report::result::skipped(host, &cond);
+                            keep(host, &result.data);
+                            stats.count(&result, false);
+                            callback.host_result(&view, &result);
+                            continue;
+                        }
+                    };
                     (list.into_iter().map(Some).collect(), read)
                 }
                 None => (vec![None], Default::default()),

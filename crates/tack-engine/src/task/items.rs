@@ -17,10 +17,48 @@ pub(crate) fn items(
     task: &Reading<'_>,
     source: &Node,
     scope: &Scope,
-) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-    match &task.ctx.task.loop_with {
-        Some(lookup) => with_items(task, lookup, source, scope),
-        None => loop_items(task, source, scope),
+) -> Result<(Vec<Node>, ProvenanceSet), LoopError> {
+    let undefined = std::cell::Cell::new(false);
+    let found = match &task.ctx.task.loop_with {
+        Some(lookup) => with_items(task, lookup, source, scope, &undefined),
+        None => loop_items(task, source, scope, &undefined),
+    };
+    found.map_err(|error| LoopError { error, undefined: undefined.get() })
+}
+
+/// A loop whose items could not be worked out, and whether for an undefined variable
+/// (ansible's executor keeps that one until the task's `when` has had its say).
+pub(crate) struct LoopError {
+    pub error: Diagnostic,
+    pub undefined: bool,
+}
+
+impl From<LoopError> for Diagnostic {
+    fn from(e: LoopError) -> Diagnostic {
+        e.error
+    }
+}
+
+/// A task whose loop items failed for an undefined variable: ansible evaluates the task's
+/// `when` without an item first. A false one skips the task (`Ok` with the condition); one
+/// that cannot be evaluated is shown and the loop's error stands, as does a true one.
+pub(crate) fn when_before_loop_error(
+    ctx: &tack_playbook::walk::TaskInContext<'_>,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+    failed: LoopError,
+) -> Result<Node, Diagnostic> {
+    if !failed.undefined {
+        return Err(failed.error);
+    }
+    match crate::task::when::evaluate(ctx, templar, scope) {
+        crate::task::when::When::False(cond) => Ok(cond),
+        crate::task::when::When::Failed(error) => {
+            // ansible shows the expression's failure, not the task's, then raises the loop's.
+            tack_diag::show_error(error.cause.as_deref().unwrap_or(&error));
+            Err(failed.error)
+        }
+        _ => Err(failed.error),
     }
 }
 
@@ -29,8 +67,9 @@ fn loop_items(
     task: &Reading<'_>,
     items: &Node,
     scope: &Scope,
+    undefined: &std::cell::Cell<bool>,
 ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-    let rendered = task.templar.render(items, scope).map_err(|e| loop_error(task, e))?;
+    let rendered = task.templar.render(items, scope).map_err(|e| loop_error(task, e, undefined))?;
     match rendered.value.value {
         Value::Seq(list) => Ok((list, rendered.provenance)),
         other => Err(Diagnostic::at(
@@ -50,6 +89,7 @@ fn with_items(
     lookup: &str,
     terms: &Node,
     scope: &Scope,
+    undefined: &std::cell::Cell<bool>,
 ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
     tack_template::lookups::run_task_loop(
         task.templar,
@@ -58,11 +98,16 @@ fn with_items(
         scope,
         Some(&task.ctx.task.action),
     )
-    .map_err(|e| loop_error(task, e))
+    .map_err(|e| loop_error(task, e, undefined))
 }
 
-fn loop_error(task: &Reading<'_>, e: tack_template::TemplateError) -> Diagnostic {
+fn loop_error(
+    task: &Reading<'_>,
+    e: tack_template::TemplateError,
+    undefined: &std::cell::Cell<bool>,
+) -> Diagnostic {
     if e.kind == TemplateErrorKind::Undefined {
+        undefined.set(true);
         Diagnostic::caused_by(
             "Task failed.",
             task.origin(),

@@ -302,7 +302,16 @@ impl TaskRun<'_> {
             let deferred = tack_report::plan_mark::deferred(host, producer);
             return Ok((Vec::new(), deferred, static_ignore()));
         }
-        let (list, read) = crate::task::items::items(&self.reading, source, scope)?;
+        let (list, read) = match crate::task::items::items(&self.reading, source, scope) {
+            Ok(found) => found,
+            Err(failed) => {
+                let ctx = self.reading.ctx;
+                let cond = crate::task::items::when_before_loop_error(ctx, templar, scope, failed)?;
+                let mut skipped = tack_report::result::skipped(host, &cond);
+                skipped.data.insert(s("failed"), b(false));
+                return Ok((Vec::new(), skipped, static_ignore()));
+            }
+        };
         if self.planning
             && let Some(producer) = read.unavailable().next()
         {
