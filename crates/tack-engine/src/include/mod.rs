@@ -245,14 +245,22 @@ pub(crate) fn wanted(
             }
             let mut names = Vec::with_capacity(nodes.len());
             let mut host_named = Vec::new();
-            for (arg, node) in nodes {
+            for (position, (arg, node)) in nodes.iter().enumerate() {
                 let Some(node) = node else {
                     names.push(None);
                     continue;
                 };
-                // ansible renders the names in its strategy, which shows no deprecation.
-                let rendered =
-                    templar.render_quietly(node, &item_scope).map_err(|e| e.to_diagnostic())?;
+                // ansible renders the names in its strategy, which shows no deprecation. An
+                // option (`tasks_from`, ...) that renders to `omit` is one not given; the file
+                // or role itself cannot be omitted.
+                let rendered = match templar.render_quietly(node, &item_scope) {
+                    Ok(rendered) => rendered,
+                    Err(e) if position > 0 && e.is_omitted() => {
+                        names.push(None);
+                        continue;
+                    }
+                    Err(e) => return Err(e.to_diagnostic()),
+                };
                 // What an include names is read on the controller: a name a managed host
                 // chose is confined when it is loaded.
                 if rendered.provenance.is_managed_host() {
