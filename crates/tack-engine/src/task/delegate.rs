@@ -57,7 +57,7 @@ impl Delegation<'_> {
     /// its link is one with an address (ssh; ansible's `local` has none to report), that
     /// address in parentheses when it differs from the name.
     pub(crate) fn delegated_label(&self, other: &str) -> String {
-        let Some(scope) = self.task.scope(other) else { return other.to_string() };
+        let Some(scope) = self.task.delegated_host_scope(other) else { return other.to_string() };
         let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
         let keyword = |k| self.task.ctx.inherited(k).cloned();
         let target = tack_links::link_target::resolve(
@@ -150,7 +150,7 @@ impl Delegation<'_> {
     /// A host outside the inventory (the implicit `localhost`) has no variables of its own
     /// tack could give, so the variable is left undefined there.
     pub(crate) fn delegated_scope(&self, scope: &Scope, host: &str, other: &str) -> Scope {
-        let Some(there) = self.task.scope(other) else { return scope.clone() };
+        let Some(there) = self.task.delegated_host_scope(other) else { return scope.clone() };
         let mut vars = tack_yaml::Mapping::new();
         let mut provenance = tack_template::ProvenanceSet::new();
         for name in there.names() {
@@ -183,9 +183,16 @@ impl Delegation<'_> {
         if !has(&vars, &named("user", &["ansible_user", "ansible_ssh_user"]), true) {
             vars.insert(s("ansible_user"), Node::bare(Value::Null));
         }
+        // The play context's address is the delegated host's now.
+        let address = vars.get("ansible_host").or_else(|| vars.get("ansible_ssh_host")).cloned();
+        let mut connection = tack_template::Layer::new();
+        if let Some(address) = address {
+            connection.insert("ansible_host", address.clone(), provenance.derived());
+            connection.insert("ansible_ssh_host", address, provenance.derived());
+        }
         let mut outer = tack_yaml::Mapping::new();
         outer.insert(s(other), Node::bare(Value::Map(vars)));
-        scope.with_var(
+        scope.with_fallback(std::sync::Arc::new(connection)).with_var(
             "ansible_delegated_vars",
             Node::bare(Value::Map(outer)),
             provenance.derived(),

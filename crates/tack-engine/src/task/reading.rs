@@ -38,6 +38,17 @@ impl Reading<'_> {
     /// and its parents' `vars` (outermost first) and the include parameters. `None` for a
     /// host outside the inventory.
     pub(crate) fn scope(&self, host: &str) -> Option<Scope> {
+        self.scope_of(host, true)
+    }
+
+    /// [`Reading::scope`] for a host the task is delegated to: its variables as ansible's
+    /// variable manager gives them, without the names a play context adds for the host
+    /// the task runs as.
+    pub(crate) fn delegated_host_scope(&self, host: &str) -> Option<Scope> {
+        self.scope_of(host, false)
+    }
+
+    fn scope_of(&self, host: &str, running: bool) -> Option<Scope> {
         let mut layers: Vec<&Mapping> = Vec::new();
         for ancestor in self.ctx.ancestry.iter().rev() {
             match ancestor {
@@ -51,7 +62,7 @@ impl Reading<'_> {
             role: self.role.clone(),
             vars: layers,
             params: self.params.clone(),
-            running: true,
+            running,
         };
         self.vars.task_scope(host, &task)
     }

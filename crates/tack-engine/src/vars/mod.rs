@@ -331,7 +331,7 @@ impl PlayScope {
         let mut scope = Scope::new();
         if task.running {
             // Below everything: `PlayContext.update_vars` only fills names no variable set.
-            scope = scope.with_layer(view.connection_magic.get(host)?.clone());
+            scope = scope.with_fallback(view.connection_magic.get(host)?.clone());
         }
         scope = scope.with_layer(read_layer(&self.role_defaults));
         scope = push(scope, &task.role.defaults);

@@ -298,6 +298,9 @@ pub struct Scope {
 #[derive(Clone, Default)]
 struct ScopeInner {
     layers: Vec<Arc<Layer>>,
+    /// Below every layer: names only read where no layer has them (a play context's
+    /// connection names), replaced rather than stacked (`with_fallback`).
+    fallback: Option<Arc<Layer>>,
     hostvars: Option<Arc<dyn HostVars>>,
 }
 
@@ -332,17 +335,24 @@ impl Scope {
         Scope { inner: Arc::new(inner) }
     }
 
+    /// This scope with `layer` under every layer, in place of any it had there.
+    pub fn with_fallback(&self, layer: Arc<Layer>) -> Scope {
+        let mut inner = (*self.inner).clone();
+        inner.fallback = Some(layer);
+        Scope { inner: Arc::new(inner) }
+    }
+
     pub fn hostvars(&self) -> Option<&Arc<dyn HostVars>> {
         self.inner.hostvars.as_ref()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
-        self.inner.layers.iter().rev().find_map(|layer| layer.get(name))
+        self.layers().rev().find_map(|layer| layer.get(name))
     }
 
-    /// The layers, bottom (lowest precedence) first.
-    pub fn layers(&self) -> impl Iterator<Item = &Arc<Layer>> {
-        self.inner.layers.iter()
+    /// The layers, bottom (lowest precedence, the fallback) first.
+    pub fn layers(&self) -> impl DoubleEndedIterator<Item = &Arc<Layer>> {
+        self.inner.fallback.iter().chain(self.inner.layers.iter())
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -352,7 +362,7 @@ impl Scope {
     /// Every visible name once, bottom layer first, in each layer's order.
     pub fn names(&self) -> Vec<&str> {
         let mut seen = indexmap::IndexSet::new();
-        for layer in &self.inner.layers {
+        for layer in self.layers() {
             for name in layer.names() {
                 seen.insert(name);
             }
