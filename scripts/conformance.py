@@ -7,8 +7,8 @@ usage:
       in tests/conformance/reference.tsv (the checked-in list; not run in CI); --missing runs
       only the targets the list has no verdict for yet
   scripts/conformance.py tack [--tack BIN] [--list FILE] [TARGET ...]
-      run every target the list says passes under the reference, under tack; print the count
-      and write target/conformance/tack.tsv
+      run every target the list says passes under the reference (or the TARGETs named), under
+      tack; print the count and write target/conformance/tack.tsv (named targets update it)
   scripts/conformance.py plan
       print how the suite's targets divide (runnable, excluded and why), nothing run
   scripts/conformance.py report
@@ -277,15 +277,19 @@ def main() -> int:
         return 0
     rows = read_list(Path(args.list))
     wanted = args.targets or [n for n, (v, _) in rows.items() if v == "pass"]
-    results = {}
+    # A run of named targets updates the last verdicts; a whole run replaces them.
+    earlier = WORK / "tack.tsv"
+    results = read_list(earlier) if args.targets and earlier.exists() else {}
+    results = {n: v for n, v in results.items() if n not in wanted}
     for name in wanted:
         ok, seconds, why = run_target(root, name, args.tack)
         results[name] = ("pass" if ok else "fail", why)
         print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}", flush=True)
     write_list(WORK / "tack.tsv", "tack's verdicts", results)
-    passed = sum(1 for v, _ in results.values() if v == "pass")
-    print(f"tack: {passed} of {len(results)} targets pass")
-    return 0 if passed == len(results) else 1
+    ran = {n: results[n] for n in wanted}
+    passed = sum(1 for v, _ in ran.values() if v == "pass")
+    print(f"tack: {passed} of {len(ran)} targets pass")
+    return 0 if passed == len(ran) else 1
 
 
 def report(root: Path, runnable: list[str], excluded: dict[str, str], listed: Path) -> int:

@@ -134,6 +134,15 @@ pub(crate) struct Emits {
     pub first: Option<(JValue, usize)>,
     /// Whether any expression yielded `omit`.
     pub omit: bool,
+    /// Results whose text was left for later (`hostvars` and its hosts' views, which stay
+    /// lazy as a whole value): each is written as [`deferred_marker`] of its index, and
+    /// turned into text only if the render's text is what it gives.
+    pub deferred: Vec<JValue>,
+}
+
+/// What stands in a render's text for deferred result `index` until its text is wanted.
+pub(crate) fn deferred_marker(index: usize) -> String {
+    format!("\u{1a}tack-deferred:{index}\u{1a}")
 }
 
 /// Runs one render, collecting what its `{{ }}` blocks emit.
@@ -154,6 +163,21 @@ pub(crate) fn emitted(value: &JValue, written: usize) {
             }
         }
     });
+}
+
+/// A result whose text is left for later; the marker to write in its place.
+pub(crate) fn emitted_deferred(value: &JValue) -> String {
+    EMITS.with(|e| {
+        let mut stack = e.borrow_mut();
+        let Some(top) = stack.last_mut() else { return String::new() };
+        let marker = deferred_marker(top.deferred.len());
+        top.deferred.push(value.clone());
+        top.count += 1;
+        if top.first.is_none() {
+            top.first = Some((value.clone(), marker.len()));
+        }
+        marker
+    })
 }
 
 pub(crate) fn emitted_omit() {

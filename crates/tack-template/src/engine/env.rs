@@ -80,6 +80,15 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
     if value.is_none() {
         return Ok(());
     }
+    // `{{ hostvars[host] }}` as a whole value must not render every variable of the host
+    // (one may be broken, another deprecated): as in ansible, the view stays lazy, and its
+    // text is made only if the render's text is what it gives.
+    if crate::vars::objects::is_lazy_view(value) {
+        let marker = active::emitted_deferred(value);
+        return out
+            .write_str(&marker)
+            .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"));
+    }
     let text = python::repr::str_of(value)?;
     out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))?;
     active::emitted(value, text.len());

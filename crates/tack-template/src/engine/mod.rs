@@ -119,8 +119,8 @@ impl Engine {
         let (result, emits) = active::with_ctx(ctx, template.name(), || {
             active::collecting(|| template.render(JValue::from_dyn_object(root.clone())))
         });
-        match result {
-            Ok(out) => Ok(render::native(out, emits)),
+        match result.and_then(|out| render::native(out, emits)) {
+            Ok(value) => Ok(value),
             Err(e) => Err(errors::ansible_error(&e, Some(&root))),
         }
     }

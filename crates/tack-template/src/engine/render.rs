@@ -17,21 +17,26 @@ pub struct Rendered {
 
 /// ansible's `concat` over one render's output: `out` is the text written, `emits` what its
 /// `{{ }}` blocks produced (`None` results write nothing and are not nodes).
-pub(super) fn native(out: String, emits: Emits) -> JValue {
+pub(super) fn native(out: String, emits: Emits) -> Result<JValue, minijinja::Error> {
     if emits.count == 0 {
         if !out.is_empty() {
-            return JValue::from(out);
+            return Ok(JValue::from(out));
         }
-        return if emits.omit { super::omit() } else { JValue::from(()) };
+        return Ok(if emits.omit { super::omit() } else { JValue::from(()) });
     }
     if emits.count == 1
         && let Some((value, written)) = emits.first
         && written == out.len()
     {
         // Nothing but that one result was written: no literal text, so it is the only node.
-        return value;
+        return Ok(value);
     }
-    JValue::from(out)
+    let mut out = out;
+    for (index, value) in emits.deferred.iter().enumerate() {
+        let text = crate::python::repr::str_of(value)?;
+        out = out.replacen(&super::active::deferred_marker(index), &text, 1);
+    }
+    Ok(JValue::from(out))
 }
 
 /// What a render of a value gives before finalization: a value, or nothing (the value was

@@ -476,6 +476,13 @@ impl Object for Root {
     }
 }
 
+/// Whether `value` is `hostvars` or one host's view of it: mappings that stay lazy when a
+/// template gives them whole.
+pub(crate) fn is_lazy_view(value: &JValue) -> bool {
+    value.downcast_object_ref::<VarsView>().is_some()
+        || value.downcast_object_ref::<HostvarsView>().is_some()
+}
+
 /// `vars`: every variable of the scope, looked up by name at render time (so
 /// `vars[name]` records exactly the binding it reads).
 pub(crate) struct VarsView {
