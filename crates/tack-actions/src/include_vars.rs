@@ -23,17 +23,19 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         } else if ["file", "_raw_params"].contains(&arg) {
             files += 1;
         } else if !["name", "hash_behaviour"].contains(&arg) {
-            return crate::output::errored(Diagnostic::at(
+            let cause = Diagnostic::at(
                 format!("{arg} is not a valid option in include_vars"),
-                origin,
-            ));
+                key.origin.clone(),
+            );
+            return crate::output::errored(Diagnostic::caused_by("Task failed.", origin, cause));
         }
     }
     if dirs > 0 && files > 0 {
-        return crate::output::errored(Diagnostic::at(
+        let cause = Diagnostic::at(
             "You are mixing file only and dir only arguments, these are incompatible",
-            origin,
-        ));
+            origin.clone(),
+        );
+        return crate::output::errored(Diagnostic::caused_by("Task failed.", origin, cause));
     }
     if input.args.get("dir").is_some() {
         if input.is_host_named("dir") {
