@@ -423,3 +423,31 @@ fn log_path_and_fact_caching_are_refused() {
     }
     assert!(!Path::new("/tmp/tack-never-written.log").exists());
 }
+
+/// An ad hoc run that loads callbacks (`bin_ansible_callbacks`) would run
+/// `callbacks_enabled` too: refused by name, nothing run. Without loading them, ansible's ad
+/// hoc ignores the setting, and so does tack's.
+#[test]
+fn adhoc_callbacks_enabled_is_refused_only_when_callbacks_load() {
+    let adhoc = |load: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tack"))
+            .args(["adhoc", "-i", "localhost,", "-c", "local", "-m", "ping", "all"])
+            .env("ANSIBLE_CALLBACKS_ENABLED", "ansible.posix.profile_tasks")
+            .env("ANSIBLE_LOAD_CALLBACK_PLUGINS", load)
+            .output()
+            .expect("tack runs")
+    };
+    let out = adhoc("True");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tack adhoc does not support the callback plugin 'ansible.posix.profile_tasks' \
+             (callbacks_enabled) yet"
+        ),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("pong"));
+    let out = adhoc("False");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pong"), "{out:?}");
+}

@@ -222,15 +222,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             "2.23",
         );
     }
-    if args.one_line {
-        tack_diag::deprecate(
-            &Diagnostic::about_value(
-                "oneline has been deprecated. Use another callback plugin, or vendor and/or \
-                 move the oneline callback to a collection.",
-                "oneline",
-            ),
-            "2.23",
+    let layout = stdout_layout(&args, &session.config)?;
+    if layout == Layout::OneLine {
+        let mut deprecation = Diagnostic::about_value(
+            "oneline has been deprecated. Use another callback plugin, or vendor and/or move \
+             the oneline callback to a collection.",
+            "oneline",
         );
+        // Chosen by the configuration, the name carries where it was set.
+        if !args.one_line
+            && let Some(origin) = session.config.origin("DEFAULT_STDOUT_CALLBACK")
+        {
+            deprecation.origin =
+                Some(tack_diag::Origin::described(format!("<Config {}>", origin.label())));
+        }
+        tack_diag::deprecate(&deprecation, "2.23");
     }
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is
@@ -284,7 +290,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
     if verbosity >= 2 {
         // The callback loader's notes: every stdout callback but the one in use, by name.
-        let used = if args.one_line { "oneline" } else { "minimal" };
+        let used = if layout == Layout::OneLine { "oneline" } else { "minimal" };
         if verbosity >= 4 {
             // ansible names its Python file; tack names its own binary (see
             // `playbook::verbose::extras`).
@@ -298,7 +304,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             writeln!(stdout, "Skipping callback '{name}', as we already have a stdout callback.")?;
         }
     }
-    let layout = if args.one_line { Layout::OneLine } else { Layout::Minimal };
     let mut callback =
         MinimalCallback::new(stdout, layout, args.verbosity.verbose).with_origin(AdhocOrigin {
             description: adhoc.description(),
@@ -317,6 +322,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// How `-o` was typed: ansible's notice names the option as the command line spelled it.
+/// The stdout callback of an ad hoc run, as ansible's `adhoc` picks it: `oneline` for `-o`,
+/// else the configured `stdout_callback` when `bin_ansible_callbacks` lets ad hoc runs load
+/// callbacks (and it is not `default`), else `minimal`. A callback ansible-core does not ship
+/// is ansible's load error; with callbacks loaded, `callbacks_enabled` would run too, and is
+/// refused by name.
+fn stdout_layout(args: &Args, config: &tack_config::Config) -> Result<Layout, Diagnostic> {
+    if args.one_line {
+        return Ok(Layout::OneLine);
+    }
+    let loads = config.get("DEFAULT_LOAD_CALLBACK_PLUGINS").and_then(|v| v.as_bool()) == Some(true);
+    if !loads {
+        return Ok(Layout::Minimal);
+    }
+    if let Some(name) = config.callbacks_enabled().first() {
+        return Err(options_error(format!(
+            "tack adhoc does not support the callback plugin '{name}' (callbacks_enabled) yet"
+        )));
+    }
+    let Some(name) = config.stdout_callback() else { return Ok(Layout::Minimal) };
+    match tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin) {
+        "default" | "minimal" => Ok(Layout::Minimal),
+        "oneline" => Ok(Layout::OneLine),
+        _ => Err(Diagnostic::new(format!("Could not load '{name}' callback plugin."))),
+    }
+}
+
 fn one_line_spelling() -> &'static str {
     let long =
         std::env::args().skip(1).any(|a| a.len() > 2 && "--one-line".starts_with(a.as_str()));
