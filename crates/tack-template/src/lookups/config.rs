@@ -69,6 +69,12 @@ fn config(call: &Call) -> Result<Vec<JValue>, LookupError> {
             "Both plugin_type and plugin_name are required, cannot use one without the other.",
         ));
     }
+    // A lookup no plugin provides cannot be asked for its options (ansible loads it first).
+    if let (Some("lookup"), Some(name)) = (plugin_type.as_deref(), plugin_name.as_deref())
+        && super::find(name).is_none()
+    {
+        return Err(LookupError::failed(format!("Unable to load lookup plugin '{name}'.")));
+    }
     let settings = installed()?;
     let mut out = Vec::new();
     for term in &call.terms {

@@ -418,6 +418,10 @@ fn csvfile(call: &Call) -> Result<Vec<JValue>, LookupError> {
         match found {
             Some(v) => out.push(v),
             None if o.default.is_none() => {}
+            // A list default gives its items, as ansible's `ret.extend` does.
+            None if o.default.kind() == minijinja::value::ValueKind::Seq => {
+                out.extend(o.default.try_iter().map_err(|e| LookupError::failed(e.to_string()))?)
+            }
             None => out.push(o.default.clone()),
         }
     }
