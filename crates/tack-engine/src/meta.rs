@@ -200,7 +200,7 @@ pub(crate) fn run_meta<'r>(
             }
             "clear_host_errors" => {
                 for (h, cursor) in meta.walk.cursors.iter_mut() {
-                    cursor.failed = false;
+                    cursor.clear_errors();
                     meta.states.entry(h.clone()).or_default().failed = false;
                 }
             }

@@ -42,6 +42,17 @@ pub(crate) struct HostCursor {
     pub no_rescue: bool,
 }
 
+impl HostCursor {
+    /// `meta: clear_host_errors` (ansible's `clear_host_errors`, which clears the failure of
+    /// every block the host is in, not only the play's): the host goes on as if nothing had
+    /// failed, past the `always` it may be in.
+    pub(crate) fn clear_errors(&mut self) {
+        self.failed = false;
+        self.pending.clear();
+        self.no_rescue = false;
+    }
+}
+
 impl Layout<'_> {
     fn range(&self, span: usize, section: Section) -> std::ops::Range<usize> {
         let s = &self.spans[span];
