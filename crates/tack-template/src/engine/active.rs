@@ -38,6 +38,8 @@ thread_local! {
 pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
     TOPS.with(|t| t.borrow_mut().push(Top::default()));
     LAST_MISS.with(|m| *m.borrow_mut() = None);
+    // An `undef()` of an earlier render explains nothing in this one.
+    UNDEF_MADE.with(|u| *u.borrow_mut() = None);
     let result = super::chosen::watching(f);
     let top = TOPS.with(|t| {
         let mut tops = t.borrow_mut();
@@ -178,6 +180,23 @@ pub(crate) fn emitted_deferred(value: &JValue) -> String {
         }
         marker
     })
+}
+
+thread_local! {
+    /// What the last `undef()` call said its value is (its hint, or ansible's default
+    /// words): an undefined the engine cannot name from its expression (one a lookup or
+    /// filter passed on) is explained with it.
+    static UNDEF_MADE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn undef_made(hint: Option<String>) {
+    let message = hint.unwrap_or_else(|| "Mandatory variable has not been overridden".into());
+    UNDEF_MADE.with(|u| *u.borrow_mut() = Some(message));
+}
+
+/// The message of the last `undef()`, if one was made on this thread.
+pub(crate) fn undef_message() -> Option<String> {
+    UNDEF_MADE.with(|u| u.borrow().clone())
 }
 
 pub(crate) fn emitted_omit() {

@@ -54,6 +54,7 @@ pub(super) fn build() -> Environment<'static> {
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    env.add_function("undef", undef);
     env.add_function(super::chosen::MARK, super::chosen::mark);
     env.add_function(super::chosen::NAMED, super::chosen::named);
     super::context::register(&mut env);
@@ -114,6 +115,29 @@ fn probe(root: JValue, steps: minijinja::value::Rest<JValue>) -> JValue {
         };
     }
     current
+}
+
+/// ansible's `undef(hint=None)`: an undefined value (a role's mandatory variable, a lookup's
+/// default that must not be used). What using it says comes from the call itself
+/// (`undefined::explain`): the hint, or ansible's default words.
+fn undef(kwargs: minijinja::value::Kwargs) -> Result<JValue, Error> {
+    let hint: Option<JValue> = kwargs.get("hint")?;
+    kwargs.assert_all_used()?;
+    let hint = hint.filter(|h| !h.is_none() && !h.is_undefined());
+    if let Some(hint) = &hint
+        && hint.as_str().is_none()
+    {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "The 'hint' argument must be of type 'str' or 'NoneType', not '{}'.",
+                crate::python::repr::type_name(hint)
+            ),
+        ));
+    }
+    let hint = hint.and_then(|h| h.as_str().filter(|h| !h.is_empty()).map(str::to_string));
+    active::undef_made(hint);
+    Ok(JValue::UNDEFINED)
 }
 
 /// A string constant in a conditional that is itself a template: rendered, with ansible's

@@ -71,7 +71,10 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
         return final_error(err.kind(), super::active::RECURSION_MESSAGE.to_string());
     }
     let message = match err.kind() {
-        ErrorKind::UndefinedError => "'undefined' is undefined".to_string(),
+        // An undefined minijinja cannot name: if `undef()` made one, its words.
+        ErrorKind::UndefinedError => {
+            super::active::undef_message().unwrap_or_else(|| "'undefined' is undefined".to_string())
+        }
         ErrorKind::SyntaxError => format!("Syntax error in template: {}", syntax_detail(detail)),
         ErrorKind::UnknownFilter => format!(
             "Syntax error in template: No filter named '{}'.",

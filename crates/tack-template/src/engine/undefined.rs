@@ -79,6 +79,10 @@ fn parse_key(key: &str) -> Step {
 
 /// The message ansible gives for using the undefined value `expr` produced.
 pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
+    if let Some(message) = undef_call(expr) {
+        return message;
+    }
+
     let Some((name, steps)) = parse(expr) else {
         return format!("'{expr}' is undefined");
     };
@@ -124,6 +128,21 @@ pub(super) fn explain(expr: &str, root: &Arc<Root>) -> String {
         }
     }
     format!("'{expr}' is undefined")
+}
+
+/// The message of an undefined `undef(...)` made: its `hint` (a string literal), else
+/// ansible's default words.
+fn undef_call(expr: &str) -> Option<String> {
+    let args = expr.trim().strip_prefix("undef(")?.strip_suffix(')')?.trim();
+    let literal =
+        args.strip_prefix("hint").map(|r| r.trim_start()).and_then(|r| r.strip_prefix('='));
+    let literal = literal.unwrap_or(args).trim();
+    let quoted =
+        ['\'', '"'].iter().find_map(|q| literal.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)));
+    Some(match quoted {
+        Some(hint) if !hint.is_empty() => hint.to_string(),
+        _ => "Mandatory variable has not been overridden".to_string(),
+    })
 }
 
 /// A chain rooted in a name the render's variables do not have: a name of the template's own
