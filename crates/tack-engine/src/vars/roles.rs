@@ -63,7 +63,15 @@ pub(crate) fn insert_parent_roles(magic: &mut Mapping, play: &Play, parents: &[R
 /// directory of the task's file (the play's when it has none), the play's directory. The one
 /// home of the rule: actions find files with it, templates see it as `ansible_search_path`.
 pub(crate) fn search(play: &Play, ctx: &TaskInContext<'_>) -> tack_actions::SearchPath {
-    let roles = ctx.dep_chain.iter().rev().map(|id| play.role(*id).path.clone()).collect();
+    let mut chain = ctx.dep_chain.clone();
+    // A role's tasks brought in by `import_role` carry the role but no chain of their own;
+    // ansible's blocks of an imported role have it in theirs.
+    if let Some(role) = ctx.task.role
+        && !chain.contains(&role)
+    {
+        chain.push(role);
+    }
+    let roles = chain.iter().rev().map(|id| play.role(*id).path.clone()).collect();
     let basedir = tack_playbook::play_vars::play_basedir(play);
     let task_dir = ctx
         .task
