@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use tack_diag::Diagnostic;
-use tack_playbook::tables::Keyword;
+use tack_playbook::tables::{Isa, Keyword};
 use tack_template::{Provenance, Scope};
 use tack_yaml::{Mapping, Node, Value};
 
@@ -54,16 +54,36 @@ impl LoopControl {
                 continue;
             }
             let v = task.templar.render(value, scope).map_err(|e| e.to_diagnostic())?.value.value;
+            // ansible validates `loop_control` as it post-validates the task: names must be
+            // variable names, the rest convert as their keywords' types do.
+            let converted = |isa| {
+                let rendered = Node::new(v.clone(), value.origin.clone());
+                tack_playbook::post_validate::validated_value(name, isa, &[], false, rendered)
+                    .map_err(|cause| {
+                        Diagnostic::caused_by(
+                            format!("Error processing keyword '{name}'."),
+                            value.origin.clone(),
+                            cause,
+                        )
+                    })
+            };
+            let variable_name = || {
+                let rendered = Node::new(v.clone(), value.origin.clone());
+                tack_playbook::validate_variable_name(&rendered)
+                    .map(|()| tack_yaml::pyrepr::str(&v))
+                    .map_err(|cause| {
+                        Diagnostic::caused_by(format!("Invalid '{name}'."), None, cause)
+                    })
+            };
             match name {
-                "loop_var" => control.loop_var = tack_yaml::pyrepr::str(&v),
-                "index_var" => control.index_var = Some(tack_yaml::pyrepr::str(&v)),
-                "extended" => control.extended = v.is_truthy(),
-                "extended_allitems" => control.allitems = v.is_truthy(),
+                "loop_var" => control.loop_var = variable_name()?,
+                "index_var" => control.index_var = Some(variable_name()?),
+                "extended" => control.extended = converted(Isa::Bool)?.value.is_truthy(),
+                "extended_allitems" => control.allitems = converted(Isa::Bool)?.value.is_truthy(),
                 "pause" => {
-                    let secs = match &v {
-                        Value::Int(i) => *i as f64,
-                        Value::Float(f) => *f,
-                        Value::Str(t) => tack_py::num::float(t.trim()).unwrap_or(0.0),
+                    let secs = match converted(Isa::Float)?.value {
+                        Value::Int(i) => i as f64,
+                        Value::Float(f) => f,
                         _ => 0.0,
                     };
                     control.pause = Duration::from_secs_f64(secs.max(0.0));

@@ -25,7 +25,15 @@ fn vars(call: &Call) -> Result<Vec<JValue>, LookupError> {
             Some(value) => out.push(value),
             None => match default {
                 Some(d) => out.push(d.clone()),
-                None => out.push(JValue::UNDEFINED),
+                // ansible's `undef` with its words, for when the value is used.
+                None => {
+                    let hint = format!(
+                        "No variable named {} was found.",
+                        tack_yaml::pyrepr::str_repr(name)
+                    );
+                    crate::engine::active::undef_made(Some(hint));
+                    out.push(JValue::UNDEFINED)
+                }
             },
         }
     }
