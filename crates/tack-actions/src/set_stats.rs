@@ -25,6 +25,16 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             return output;
         }
     };
+    // ansible's set_stats validates each key as a variable name, as set_fact does.
+    for (key, _) in data.iter() {
+        if let Err(invalid) = tack_playbook::validate_variable_name(key) {
+            return crate::output::errored(tack_diag::Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                invalid,
+            ));
+        }
+    }
     let per_host = input.args.get("per_host").is_some_and(loose_bool);
     let aggregate = input.args.get("aggregate").is_none_or(loose_bool);
     let mut stats = Mapping::new();
