@@ -294,6 +294,7 @@ pub(crate) fn wanted(
                     item,
                     label,
                     loop_vars,
+                    outer: params.cloned(),
                     hosts: vec![host.clone()],
                     host_named,
                 }),
@@ -475,6 +476,9 @@ pub(crate) struct Wanted {
     /// The loop's variables for `item` (the loop variable, `ansible_loop_var`, the index
     /// variable, `ansible_loop`), each with its provenance.
     pub loop_vars: Vec<(String, Node, Provenance)>,
+    /// The include parameters the include itself ran with (an include inside an included
+    /// file): what it brings in sees them under its own.
+    pub outer: Option<Arc<Layer>>,
     pub hosts: Vec<String>,
     /// The arguments among `names` whose render read what a managed host said: what they
     /// name is found only inside the role's and the playbook's directories (seed 002).
@@ -510,7 +514,17 @@ pub(crate) fn stripped_parent(ctx: &TaskInContext<'_>) -> (tack_playbook::Task, 
 /// The include parameters the included tasks see: the include's `vars` and its loop's
 /// variables for the item.
 pub(crate) fn param_layer(vars: &Mapping, want: &Wanted) -> tack_template::Layer {
-    let mut layer = tack_template::Layer::from_mapping(vars, Provenance::Trusted);
+    // ansible's `get_include_params`: every enclosing include's, the nearest winning.
+    let mut layer = tack_template::Layer::new();
+    if let Some(outer) = &want.outer {
+        for (name, binding) in outer.bindings() {
+            layer.insert_binding(name, binding.clone());
+        }
+    }
+    for (name, binding) in tack_template::Layer::from_mapping(vars, Provenance::Trusted).bindings()
+    {
+        layer.insert_binding(name, binding.clone());
+    }
     for (name, value, provenance) in &want.loop_vars {
         layer.insert(name.clone(), value.clone(), provenance.clone());
     }
