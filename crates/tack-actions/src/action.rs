@@ -187,6 +187,17 @@ impl Action {
 
     /// The arguments the action accepts (empty: any); anything else is refused before the
     /// run starts.
+    /// Whether ansible's action for it takes `async` (its `_supports_async`): modules, and
+    /// the action plugins that hand their module to the job runner. Every other action
+    /// plugin fails a task with `async` when it runs (`This action (...) does not support
+    /// async.`).
+    pub fn takes_async(self) -> bool {
+        match self {
+            Action::Plugin(p) => ["uri", "service", "package", "dnf"].contains(&p.name),
+            _ => true,
+        }
+    }
+
     pub fn known_args(self) -> &'static [&'static str] {
         self.traits().known_args.unwrap_or(&[])
     }

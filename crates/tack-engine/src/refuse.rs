@@ -346,8 +346,10 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     }
     if let Some(key) = task.attrs.key(Keyword::Async) {
         // Any native module runs as a job (`tack_agent::jobs` runs it as it runs any);
-        // modules run through ansible's code and action plugins do not yet.
-        if !matches!(action, Action::Module(name) if name != "async_status") {
+        // modules run through ansible's code and the action plugins ansible runs as jobs do
+        // not yet. Other action plugins fail the task where it runs, as ansible's do.
+        let as_ansible_fails = matches!(action, Action::Plugin(_)) && !action.takes_async();
+        if !as_ansible_fails && !matches!(action, Action::Module(name) if name != "async_status") {
             return Err(refuse(
                 format!("the task keyword 'async' with the action '{}'", task.action),
                 key.origin.clone(),

@@ -515,6 +515,22 @@ impl TaskRun<'_> {
                 node.origin.clone(),
             ));
         }
+        // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
+        if !self.action.takes_async()
+            && self
+                .reading
+                .int_keyword(Keyword::Async, scope)
+                .ok()
+                .flatten()
+                .is_some_and(|a| a != 0)
+        {
+            let message = format!("This action ({}) does not support async.", ctx.task.action);
+            let origin = self.reading.origin();
+            let cause = Diagnostic::at(message.clone(), origin.clone());
+            let mut out = actions::errored(Diagnostic::caused_by("Task failed.", origin, cause));
+            out.data.insert(s("msg"), s(&message));
+            return out;
+        }
         if self.action == Action::Unresolvable {
             let name = &ctx.task.action;
             let cause = Diagnostic::at(
