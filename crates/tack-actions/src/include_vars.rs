@@ -160,5 +160,15 @@ fn finish(input: &ActionInput<'_>, vars: Mapping, files: Vec<String>) -> ActionO
     let mut out = ActionOutput::new(data);
     out.included =
         facts.iter().map(|(k, v)| (tack_yaml::pyrepr::str(&k.value), v.clone())).collect();
+    // ansible hides the whole result when any file it read was a vault (`show_content`).
+    out.no_log = files.iter().any(|f| vaulted(std::path::Path::new(f)));
     out
+}
+
+/// Whether the file at `path` is a whole-file vault (its header says so).
+fn vaulted(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read(&mut head));
+    read.is_ok_and(|n| tack_vault::is_encrypted(&head[..n]))
 }

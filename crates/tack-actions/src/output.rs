@@ -24,6 +24,9 @@ pub struct ActionOutput {
     /// template file's); the plan defers the task on it. (One name, not a list: the output
     /// stays small enough to travel in a `Result`.)
     pub unavailable: Option<std::sync::Arc<str>>,
+    /// The action hides its result as `no_log` would (ansible's `_ansible_no_log` from an
+    /// action: `include_vars` of a vault-encrypted file).
+    pub no_log: bool,
 }
 
 impl ActionOutput {
@@ -36,6 +39,7 @@ impl ActionOutput {
             included: Vec::new(),
             raised: false,
             unavailable: None,
+            no_log: false,
         }
     }
 

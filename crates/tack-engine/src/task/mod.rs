@@ -174,7 +174,7 @@ impl TaskRun<'_> {
         // A loop's own result is hidden when the task's `no_log` (rendered without an item)
         // or any item's is; each item and retry decided for itself in the loop.
         let hidden = self.reading.no_log(&scope);
-        result.no_log = hidden;
+        result.no_log |= hidden;
         if !looped {
             let delegation = self.delegation();
             let delegated = delegation
@@ -365,7 +365,7 @@ impl TaskRun<'_> {
             }
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
-            result.no_log = self.reading.no_log(&item_scope);
+            result.no_log |= self.reading.no_log(&item_scope);
             result.delegated = delegated.map(|o| delegation.delegated_label(&o));
             for retry in retries {
                 match retry {
@@ -864,6 +864,8 @@ impl TaskRun<'_> {
         }
         let mut result = HostResult::new(host, data);
         result.verbose_always = output.verbose_always;
+        // An action that hides its own result (`include_vars` of a vaulted file).
+        result.no_log = output.no_log;
         // A result carrying facts is not shown, as ansible marks fact-gathering results.
         result.verbose_override = self.action.hides_result();
         result.error = output.error;
@@ -880,7 +882,6 @@ fn shown_exception(exception: Node) -> Node {
     }
 }
 
-/// Puts `warnings` ahead of a result's own (ansible adds discovery's before the module's).
 /// ansible's `remove_internal_keys`: interpreter discovery's facts are the controller's to
 /// set; a module that returns them has them dropped.
 fn drop_internal_facts(data: &mut Mapping) {
@@ -905,6 +906,7 @@ fn append_warnings(data: &mut Mapping, warnings: impl Iterator<Item = String>) {
     data.insert(s("warnings"), Node::bare(Value::Seq(all)));
 }
 
+/// Puts `warnings` ahead of a result's own (ansible adds discovery's before the module's).
 pub(crate) fn add_warnings(data: &mut Mapping, warnings: &[String]) {
     if warnings.is_empty() {
         return;

@@ -248,6 +248,16 @@ impl<W: Write> Callback for MinimalCallback<W> {
     fn handler_start(&mut self, _task: &TaskView) {}
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {
+        // A hidden result shows only what `no_log` keeps (`include_vars` of a vault).
+        let censored;
+        let result = if result.no_log {
+            let mut hidden = result.clone();
+            hidden.data = crate::no_log::shown(result);
+            censored = hidden;
+            &censored
+        } else {
+            result
+        };
         match result.outcome() {
             Outcome::Failed => self.failed(task, result),
             Outcome::Unreachable => {
