@@ -454,7 +454,17 @@ impl TaskRun<'_> {
         // `runs` is at least 2 here, so the loop ran and kept its last result.
         let mut result = last.unwrap_or_else(|| HostResult::new(host, Default::default()));
         result.data.insert(s("attempts"), Node::bare(Value::Int(plan.runs - 1)));
-        result.data.insert(s("failed"), b(true));
+        // Out of attempts the result is failed, unless `failed_when` judged it: ansible's
+        // `failed` is the `failed_when` verdict whenever there is one.
+        let judged = result.data.get("failed_when_result").map(|v| v.value.clone());
+        let failed = match judged {
+            Some(Value::Bool(verdict)) => verdict,
+            _ => true,
+        };
+        result.data.insert(s("failed"), b(failed));
+        if !failed {
+            result.error = None;
+        }
         Ok(result)
     }
 
