@@ -186,10 +186,26 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// The play's `strategy` as rendered, when tack has no such strategy.
+pub(crate) fn unknown_strategy(
+    play: &Play,
+    rendered: Option<&tack_yaml::Node>,
+) -> Option<Diagnostic> {
+    let name = tack_yaml::pyrepr::str(&rendered?.value);
+    if crate::strategy::Strategy::named(&name).is_some() {
+        return None;
+    }
+    let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
+    Some(refuse(format!("the strategy '{name}'"), origin))
+}
+
 /// Refuses what `play` uses that the engine cannot run.
 pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
-    if let Some(node) = play.attrs.get(Keyword::Strategy) {
+    // A templated strategy is checked once the play renders it (`unknown_strategy`).
+    if let Some(node) = play.attrs.get(Keyword::Strategy)
+        && !node.as_str().is_some_and(tack_template::is_possibly_template)
+    {
         let name = tack_yaml::pyrepr::str(&node.value);
         if crate::strategy::Strategy::named(&name).is_none() {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());

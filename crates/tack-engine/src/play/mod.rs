@@ -76,6 +76,9 @@ pub(crate) fn run_play(
     let reads =
         crate::vars::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity, run.facts.forks);
     let keywords = post_validate_play(play, &vars, templar)?;
+    if let Some(refused) = crate::refuse::unknown_strategy(play, keywords.get(Keyword::Strategy)) {
+        return Err(refused);
+    }
     // `Play.get_name`: an empty name shows the hosts pattern.
     let name = if keywords.name.trim().is_empty() {
         keywords.hosts.join(",")
