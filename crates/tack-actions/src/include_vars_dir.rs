@@ -156,8 +156,11 @@ pub(crate) fn load(input: &ActionInput<'_>) -> Result<Loaded, DirError> {
     walk(&source, 0, &mut tree);
     tree.sort_by(|a, b| a.0.cmp(&b.0));
     let valid_ext = |name: &str| {
+        // `splitext(name)[-1][1:]`: a file without one has the empty extension, which an
+        // `extensions` list naming '' accepts.
         let (_, ext) = tack_py::path::splitext(name);
-        !ext.is_empty() && extensions.iter().any(|e| *e == ext[1..])
+        let ext = ext.get(1..).unwrap_or("");
+        extensions.iter().any(|e| e == ext)
     };
     let mut loaded = Loaded::empty();
     for (root, mut files) in tree {

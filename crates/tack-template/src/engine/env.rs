@@ -120,9 +120,10 @@ fn probe(root: JValue, steps: minijinja::value::Rest<JValue>) -> JValue {
 /// ansible's `undef(hint=None)`: an undefined value (a role's mandatory variable, a lookup's
 /// default that must not be used). What using it says comes from the call itself
 /// (`undefined::explain`): the hint, or ansible's default words.
-fn undef(kwargs: minijinja::value::Kwargs) -> Result<JValue, Error> {
-    let hint: Option<JValue> = kwargs.get("hint")?;
+fn undef(hint: Option<JValue>, kwargs: minijinja::value::Kwargs) -> Result<JValue, Error> {
+    let named: Option<JValue> = kwargs.get("hint")?;
     kwargs.assert_all_used()?;
+    let hint = hint.or(named);
     let hint = hint.filter(|h| !h.is_none() && !h.is_undefined());
     if let Some(hint) = &hint
         && hint.as_str().is_none()
