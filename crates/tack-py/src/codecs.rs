@@ -203,6 +203,129 @@ pub fn encode(name: &str, text: &str) -> Result<Vec<u8>, EncodeError> {
     }
 }
 
+/// Why bytes could not be decoded. `Display` is CPython's message, word for word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// `LookupError`: no codec has this name.
+    Unknown { name: String },
+    /// `LookupError`: the codec turns bytes into bytes, not bytes into text.
+    NotText { name: String },
+    /// `UnicodeError` of the `undefined` codec.
+    Undefined,
+    /// `UnicodeDecodeError`: the byte at `position` cannot start (or continue) a character.
+    Undecodable { codec: &'static str, byte: u8, position: usize, reason: &'static str },
+    /// `UnicodeDecodeError` at the end: the input stops inside a character.
+    Truncated { codec: &'static str, start: usize, end: usize },
+    /// A codec CPython has and tack does not implement: `module` is its name in `encodings`.
+    Unsupported { module: &'static str },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Unknown { name } => write!(f, "unknown encoding: {name}"),
+            DecodeError::NotText { name } => write!(
+                f,
+                "'{name}' is not a text encoding; use codecs.decode() to handle arbitrary codecs"
+            ),
+            DecodeError::Undefined => f.write_str("undefined encoding"),
+            DecodeError::Undecodable { codec, byte, position, reason } => write!(
+                f,
+                "'{codec}' codec can't decode byte 0x{byte:02x} in position {position}: {reason}"
+            ),
+            DecodeError::Truncated { codec, start, end } => write!(
+                f,
+                "'{codec}' codec can't decode bytes in position {start}-{}: unexpected end of data",
+                end - 1
+            ),
+            DecodeError::Unsupported { module } => write!(f, "the {module} codec"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// `data.decode(name)` (strict errors) as CPython 3.13 answers it, or why not. Single-byte
+/// codecs and UTF-8 are decoded; the UTF-16 and UTF-32 families are not (yet).
+pub fn decode(name: &str, data: &[u8]) -> Result<String, DecodeError> {
+    let Some((module, kind)) = lookup(name) else {
+        return Err(DecodeError::Unknown { name: name.to_owned() });
+    };
+    match kind {
+        Kind::Utf8 => utf8(data, 0),
+        Kind::Utf8Sig => match data.strip_prefix(b"\xef\xbb\xbf") {
+            Some(rest) => utf8(rest, 3),
+            None => utf8(data, 0),
+        },
+        Kind::Latin1 => Ok(data.iter().map(|&b| char::from(b)).collect()),
+        Kind::Ascii => match data.iter().position(|b| !b.is_ascii()) {
+            Some(position) => Err(DecodeError::Undecodable {
+                codec: "ascii",
+                byte: data[position],
+                position,
+                reason: "ordinal not in range(128)",
+            }),
+            None => Ok(data.iter().map(|&b| char::from(b)).collect()),
+        },
+        Kind::Charmap(table) => {
+            let mut out = String::with_capacity(data.len());
+            for (position, &byte) in data.iter().enumerate() {
+                match char::from_u32(u32::from(table[usize::from(byte)]))
+                    .filter(|_| table[usize::from(byte)] != 0xFFFE)
+                {
+                    Some(c) => out.push(c),
+                    None => {
+                        return Err(DecodeError::Undecodable {
+                            codec: "charmap",
+                            byte,
+                            position,
+                            reason: "character maps to <undefined>",
+                        });
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Kind::Undefined => Err(DecodeError::Undefined),
+        Kind::NotText => Err(DecodeError::NotText { name: name.to_owned() }),
+        Kind::Utf16
+        | Kind::Utf16Le
+        | Kind::Utf16Be
+        | Kind::Utf32
+        | Kind::Utf32Le
+        | Kind::Utf32Be
+        | Kind::Other => Err(DecodeError::Unsupported { module }),
+    }
+}
+
+/// UTF-8 with CPython's error positions (offset by `skipped`, a byte order mark's length).
+fn utf8(data: &[u8], skipped: usize) -> Result<String, DecodeError> {
+    match std::str::from_utf8(data) {
+        Ok(text) => Ok(text.to_owned()),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let position = at + skipped;
+            match e.error_len() {
+                None => Err(DecodeError::Truncated {
+                    codec: "utf-8",
+                    start: position,
+                    end: data.len() + skipped,
+                }),
+                Some(_) => {
+                    let byte = data[at];
+                    // A byte that can start a sequence failed on what followed it.
+                    let reason = if (0xC2..=0xF4).contains(&byte) {
+                        "invalid continuation byte"
+                    } else {
+                        "invalid start byte"
+                    };
+                    Err(DecodeError::Undecodable { codec: "utf-8", byte, position, reason })
+                }
+            }
+        }
+    }
+}
+
 /// One byte per character; the first run of characters `byte` has no answer for is the error.
 fn by_table(
     text: &str,
@@ -236,6 +359,26 @@ fn by_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decodes_as_cpython_does() {
+        assert_eq!(decode("iso8859-1", b"\xe9t\xe9").unwrap(), "été");
+        assert_eq!(decode("cp273", b"\xc1").unwrap(), "A");
+        assert_eq!(decode("utf-8-sig", b"\xef\xbb\xbfok").unwrap(), "ok");
+        assert_eq!(
+            decode("utf-8", b"ab\xe9z").unwrap_err().to_string(),
+            "'utf-8' codec can't decode byte 0xe9 in position 2: invalid continuation byte"
+        );
+        assert_eq!(
+            decode("utf-8", b"ab\xff").unwrap_err().to_string(),
+            "'utf-8' codec can't decode byte 0xff in position 2: invalid start byte"
+        );
+        assert_eq!(
+            decode("ascii", b"a\x80").unwrap_err().to_string(),
+            "'ascii' codec can't decode byte 0x80 in position 1: ordinal not in range(128)"
+        );
+        assert_eq!(decode("nope", b"").unwrap_err().to_string(), "unknown encoding: nope");
+    }
 
     #[test]
     fn names_normalise_as_cpython_does() {

@@ -91,20 +91,16 @@ fn parse_params(term: &str) -> Vec<String> {
     keys.iter().map(|k| params.get(k).cloned().unwrap_or_default()).collect()
 }
 
+/// The file's bytes as text in `encoding`, as Python's `open(..., encoding=...)` reads them
+/// (`tack_py::codecs`); a codec tack does not implement is refused by name.
 fn decode(bytes: Vec<u8>, encoding: &str) -> Result<String, LookupError> {
-    match encoding.to_lowercase().replace('_', "-").as_str() {
-        "utf-8" | "utf8" => String::from_utf8(bytes)
-            .map_err(|e| LookupError::failed(format!("'utf-8' codec can't decode: {e}"))),
-        "latin-1" | "latin1" | "iso-8859-1" => Ok(bytes.iter().map(|&b| b as char).collect()),
-        "ascii" => match bytes.iter().all(u8::is_ascii) {
-            true => Ok(bytes.iter().map(|&b| b as char).collect()),
-            false => Err(LookupError::failed("'ascii' codec can't decode the file")),
-        },
-        other => Err(LookupError::failed(format!(
+    tack_py::codecs::decode(encoding, &bytes).map_err(|e| match e {
+        tack_py::codecs::DecodeError::Unsupported { .. } => LookupError::failed(format!(
             "tack's file lookups do not support the encoding {}",
-            tack_yaml::pyrepr::str_repr(other)
-        ))),
-    }
+            tack_yaml::pyrepr::str_repr(encoding)
+        )),
+        other => LookupError::failed(other.to_string()),
+    })
 }
 
 fn read(call: &Call, path: Option<&Path>, encoding: &str) -> Result<String, LookupError> {
