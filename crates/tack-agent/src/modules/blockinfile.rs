@@ -8,7 +8,7 @@ use super::argspec::{Kind, Opt, Params, Spec, file_common};
 use super::common::fail;
 use super::fsattr::Outcome;
 use super::pyre::{Flags, PyRegex, has_inline_flag};
-use super::textfile::{backup_local, check_encoding, check_file_attrs};
+use super::textfile::{backup_local, check_file_attrs};
 use super::{Ctx, Invocation, ModuleResult, paths, validate};
 
 pub(crate) fn spec() -> Spec {
@@ -96,7 +96,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
 }
 
 fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
-    check_encoding(p)?;
+    let codec = super::textfile::text_codec(p)?;
     super::fsattr::check_selinux(p)?;
     let path = p.str("path").unwrap_or_default().to_string();
     if paths::isdir(&path) {
@@ -125,7 +125,7 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
         (None, Vec::new())
     } else {
         let bytes = std::fs::read(&path).map_err(|e| fail(e.to_string()))?;
-        let text = String::from_utf8(bytes).map_err(|e| fail(e.to_string()))?;
+        let text = super::textfile::decode(&codec, &bytes)?;
         let lines = splitlines(&text);
         (Some(text), lines)
     };
@@ -254,7 +254,8 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
         if p.bool("backup") && path_exists {
             backup = Some(backup_local(&path, false)?);
         }
-        validate::write_validated(p, &paths::realpath(&path), result.as_bytes(), ctx)?;
+        let encoded = super::textfile::encode(&codec, &result)?;
+        validate::write_validated(p, &paths::realpath(&path), &encoded, ctx)?;
     }
     if ctx.check_mode && !path_exists {
         return Ok(obj(vec![

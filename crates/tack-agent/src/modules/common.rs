@@ -15,6 +15,18 @@ pub(super) fn fail(msg: impl Into<String>) -> ModuleResult {
     r
 }
 
+/// A module that raised `message` (an exception it did not catch): ansible's module loader
+/// reports it without a `msg`, and the controller words it ("Module failed: ...").
+pub(super) fn raised(message: &str) -> ModuleResult {
+    let mut r = ModuleResult::new();
+    r.insert("failed".into(), Value::Bool(true));
+    r.insert(
+        "exception".into(),
+        json!({"event": {"msg": message, "__ansible_type": "Event"}, "__ansible_type": "ErrorSummary"}),
+    );
+    r
+}
+
 /// Marks `result` failed with `msg`, keeping its other keys (as `fail_json(**r)`).
 pub(super) fn failed(mut result: ModuleResult, msg: impl Into<String>) -> ModuleResult {
     result.insert("failed".into(), Value::Bool(true));

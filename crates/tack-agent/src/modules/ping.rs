@@ -16,13 +16,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     if data == "crash" {
         // ansible's module raises an exception here on purpose; its module loader turns an
         // escaping exception into this failure (no `msg`: the controller words it).
-        let mut r = ModuleResult::new();
-        r.insert("failed".into(), Value::Bool(true));
-        r.insert(
-            "exception".into(),
-            serde_json::json!({"event": {"msg": "boom", "__ansible_type": "Event"}, "__ansible_type": "ErrorSummary"}),
-        );
-        return r;
+        return super::common::raised("boom");
     }
     let mut result = ModuleResult::new();
     result.insert("ping".into(), Value::from(data));

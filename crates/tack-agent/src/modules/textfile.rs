@@ -26,6 +26,33 @@ pub(super) fn check_encoding(p: &Params) -> Outcome<()> {
     }
 }
 
+/// The module's `encoding` as a codec tack can read and write (`tack_py::codecs`: UTF-8,
+/// ASCII, Latin-1 and the single-byte code pages), or the failure: Python's own for a name no
+/// codec has, tack's refusal for one it does not implement.
+pub(super) fn text_codec(p: &Params) -> Outcome<String> {
+    let name = p.str("encoding").unwrap_or("utf-8").to_string();
+    match tack_py::codecs::decode(&name, b"") {
+        Ok(_) => Ok(name),
+        Err(tack_py::codecs::DecodeError::Unsupported { .. }) => Err(fail(format!(
+            "tack reads and writes text as UTF-8 and single-byte encodings only: encoding \
+             '{name}' is not supported"
+        ))),
+        // Python's `open()` raises for a name no codec has; the module does not catch it.
+        Err(e) => Err(super::common::raised(&e.to_string())),
+    }
+}
+
+/// `bytes` read as text in `codec` (from [`text_codec`]); an undecodable byte raises, as
+/// Python's text read does.
+pub(super) fn decode(codec: &str, bytes: &[u8]) -> Outcome<String> {
+    tack_py::codecs::decode(codec, bytes).map_err(|e| super::common::raised(&e.to_string()))
+}
+
+/// `text` as `codec` (from [`text_codec`]) writes it; an unencodable character raises.
+pub(super) fn encode(codec: &str, text: &str) -> Outcome<Vec<u8>> {
+    tack_py::codecs::encode(codec, text).map_err(|e| super::common::raised(&e.to_string()))
+}
+
 /// Python's text-mode read (`newline=None`): `\r\n` and `\r` become `\n`.
 pub(super) fn read_text(path: &str) -> std::io::Result<String> {
     let bytes = std::fs::read(path)?;
