@@ -237,6 +237,8 @@ fn a_controller_file_a_host_named_is_never_sent() {
     let cases = [
         ("copy: src={{ r.stdout }} dest={{ playbook_dir }}/out", "'src'", "never sent"),
         ("template: src={{ r.stdout }} dest={{ playbook_dir }}/out", "'src'", "never sent"),
+        // The script itself named by the host (its arguments may be: they go to the host).
+        ("script: \"{{ r.stdout }} --flag\"", "'_raw_params'", "never sent"),
     ];
     for (task, arg, verb) in cases {
         let play =

@@ -130,7 +130,9 @@ pub(crate) fn render(
         match templar.render(value, scope) {
             Ok(rendered) => {
                 out.provenance.extend(&rendered.provenance);
-                if rendered.provenance.is_managed_host() {
+                if rendered.provenance.is_managed_host()
+                    && !script_named_by_user(action, name, value)
+                {
                     out.host_named.push(name.to_string());
                 }
                 if rendered.provenance.is_sealed() {
@@ -182,6 +184,20 @@ fn splat_sources<'t>(ctx: &'t TaskInContext<'_>, action: Action) -> Vec<(&'stati
         out.push(("_raw_params", node));
     }
     out
+}
+
+/// `script`'s free form names the script first and then its arguments, which reach the host
+/// as its command line and choose no controller file: when the script's own name is written
+/// out (no template in the first word), a host's value among the arguments names nothing the
+/// controller sends.
+fn script_named_by_user(action: Action, name: &str, value: &Node) -> bool {
+    if !action.is("script") || !["_raw_params", "cmd"].contains(&name) {
+        return false;
+    }
+    let Some(first) = value.as_str().and_then(|t| t.split_whitespace().next()) else {
+        return false;
+    };
+    !tack_template::is_possibly_template(first)
 }
 
 /// Renders each of `splats` to a mapping whose entries become arguments (a later source's
