@@ -164,7 +164,11 @@ pub(crate) fn run_meta<'r>(
         match kind.as_str() {
             "flush_handlers" => flushing.push(host.clone()),
             "role_complete" => {
-                if let Some(role) = ctx.task.role {
+                // Only a role that had a task run here is complete (one whose every task was
+                // skipped runs again where it is listed next).
+                if let Some(role) = ctx.task.role
+                    && env.role_ran(role, host)
+                {
                     meta.completed.insert((env.identity(role), host.clone()));
                 }
             }

@@ -275,6 +275,12 @@ pub(crate) fn wanted(
                     && w.host_named == host_named
                     && w.loop_vars == loop_vars
             };
+            // An include that ran is a task of its role that ran (`role_complete`).
+            env.note_role_ran(
+                ctx,
+                host,
+                &tack_report::result::HostResult::new(host, Mapping::new()),
+            );
             // What `register` keeps of an include that loaded: nothing of the file.
             let mut done = Mapping::new();
             done.insert(tack_report::result::s("changed"), tack_report::result::b(false));

@@ -74,6 +74,9 @@ pub(crate) struct PlayEnv<'r, 'a> {
     identities: RefCell<Vec<String>>,
     /// Each role task's role layers, computed once (they do not depend on the host).
     role_layers: RefCell<HashMap<*const tack_playbook::Task, crate::vars::roles::RoleLayers>>,
+    /// The roles (by identity) that had a task run on a host, ok or failed (ansible's
+    /// `_had_task_run`): only such a role completes there (`role_complete`).
+    role_ran: RefCell<BTreeSet<(String, String)>>,
 }
 
 /// What a batch starts from besides its hosts.
@@ -113,6 +116,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             play: Cell::new(play),
             identities: RefCell::new(identities),
             role_layers: RefCell::default(),
+            role_ran: RefCell::default(),
         }
     }
 
@@ -136,6 +140,26 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
     /// The identity of `role` (its name and parameters).
     pub(crate) fn identity(&self, role: RoleId) -> String {
         self.identities.borrow()[role.0].clone()
+    }
+
+    /// Notes that `ctx`'s role had a task run on `host` when `result` says it ran (not
+    /// skipped, not unreachable), as ansible's strategy marks `_had_task_run`.
+    pub(crate) fn note_role_ran(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        result: &tack_report::result::HostResult,
+    ) {
+        let Some(role) = ctx.task.role else { return };
+        if result.flag("skipped") || result.flag("unreachable") {
+            return;
+        }
+        self.role_ran.borrow_mut().insert((self.identity(role), host.to_string()));
+    }
+
+    /// Whether `role` had a task run on `host` (see [`PlayEnv::note_role_ran`]).
+    pub(crate) fn role_ran(&self, role: tack_playbook::RoleId, host: &str) -> bool {
+        self.role_ran.borrow().contains(&(self.identity(role), host.to_string()))
     }
 
     /// Whether `ctx` belongs to a role that already ran on `host` under the same identity

@@ -137,6 +137,7 @@ pub(crate) fn run_task(
                     banner_due = false;
                 }
                 outcome.show_events(&view, callback);
+                env.note_role_ran(ctx, host, &outcome.result);
                 judge(host, &outcome, callback)?;
                 if banner_due {
                     callback.task_start(&view);

@@ -375,6 +375,7 @@ fn process<'r>(
     outcome.show_events(&view, callback);
     let result = &outcome.result;
     let host = q.host.as_str();
+    env.note_role_ran(&ctx, host, result);
     let failed = result.flag("failed") && !result.ignored;
     if result.lost() {
         // An unreachable host leaves the run where it stands, as under `linear`.
