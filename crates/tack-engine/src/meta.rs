@@ -203,9 +203,13 @@ pub(crate) fn run_meta<'r>(
                 }
             }
             "clear_host_errors" => {
+                // Failed and unreachable hosts alike (ansible pops both of the play's hosts).
                 for (h, cursor) in meta.walk.cursors.iter_mut() {
                     cursor.clear_errors();
-                    meta.states.entry(h.clone()).or_default().failed = false;
+                    let host_state = meta.states.entry(h.clone()).or_default();
+                    host_state.failed = false;
+                    host_state.unreachable = false;
+                    state.lost.remove(h);
                 }
             }
             _ => {}
