@@ -3,7 +3,7 @@
 //! and the host-independent magic variables. Listings, `--syntax-check` and play keywords are
 //! rendered against this.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tack_diag::Diagnostic;
 use tack_template::Templar;
@@ -81,6 +81,9 @@ pub struct PlayVarLayers {
     /// The `vars_files` read, in order (one per item that found a file): what ansible notes
     /// at `-vvv` each time it gathers the play's variables.
     pub read: Vec<PathBuf>,
+    /// The `vars_files` entries whose names need a host's variables (`vars/{{ os }}.yml`):
+    /// rendered and loaded for each host as its tasks run.
+    pub deferred: Vec<Node>,
 }
 
 /// [`play_vars`] as its two layers.
@@ -105,70 +108,29 @@ pub fn play_var_layers(
     let mut upper = play.vars.clone();
     let mut read = Vec::new();
 
+    let mut deferred = Vec::new();
     for item in &play.vars_files {
         let mut temp = all.clone();
         merge(&mut temp, extra_vars);
         merge(&mut temp, &magic);
-        let candidates: Vec<Node> = match &item.value {
-            Value::Seq(list) => list.clone(),
-            _ => vec![item.clone()],
-        };
-        for candidate in candidates {
-            let rendered = match templar.render_with_vars(&candidate, &temp) {
-                Ok(r) => r,
-                Err(_) => {
-                    tack_diag::warn(&Diagnostic::at(
-                        "skipping vars_files item due to an undefined variable",
-                        item.origin.clone(),
-                    ));
-                    break;
-                }
-            };
-            let Some(name) = rendered.as_str() else {
-                return Err(Diagnostic::at(
-                    format!("Invalid `vars_files` value of type '{}'.", rendered.python_type()),
-                    rendered.origin.clone(),
-                )
-                .parser()
-                .with_help("A `vars_files` value should either be a string or list of strings."));
-            };
-            let search = search_path(play);
-            let Ok(found) =
-                path_dwim_relative_stack(&play_basedir(play), &search, Some("vars"), name)
-            else {
-                continue;
-            };
-            let data = files.load(&found).map_err(|e| {
-                if e.class == tack_diag::ErrorClass::Parser {
-                    e
-                } else {
-                    Diagnostic::caused_by(
-                        format!(
-                            "Invalid vars_files file {}.",
-                            tack_yaml::pyrepr::str_repr(&found.to_string_lossy())
-                        ),
-                        None,
-                        e,
-                    )
-                }
-            })?;
-            match &data.value {
-                Value::Null => {}
-                Value::Map(m) => {
-                    merge(&mut all, m);
-                    merge(&mut upper, m);
-                }
-                Value::Seq(items) => {
-                    for it in items {
-                        let Some(m) = it.as_map() else { return Err(invalid_file_contents(it)) };
-                        merge(&mut all, m);
-                        merge(&mut upper, m);
-                    }
-                }
-                _ => return Err(invalid_file_contents(&data)),
+        let render = |candidate: &Node| templar.render_with_vars(candidate, &temp);
+        match load_vars_files_item(&play_basedir(play), item, render, files)? {
+            VarsFileItem::Loaded(vars, found) => {
+                merge(&mut all, &vars);
+                merge(&mut upper, &vars);
+                read.push(found);
             }
-            read.push(found);
-            break;
+            VarsFileItem::NotFound => {}
+            // A name that needs a host's variables: each host renders it (ansible's variable
+            // manager renders `vars_files` with the host's variables; without a host it warns
+            // and passes over a name it cannot render).
+            VarsFileItem::Undefined => {
+                tack_diag::warn(&Diagnostic::at(
+                    "skipping vars_files item due to an undefined variable",
+                    item.origin.clone(),
+                ));
+                deferred.push(item.clone());
+            }
         }
     }
     for id in &public {
@@ -176,7 +138,75 @@ pub fn play_var_layers(
     }
     merge(&mut upper, extra_vars);
     merge(&mut upper, &magic);
-    Ok(PlayVarLayers { role_defaults: defaults, vars: upper, read })
+    Ok(PlayVarLayers { role_defaults: defaults, vars: upper, read, deferred })
+}
+
+/// What one `vars_files` entry gave.
+pub enum VarsFileItem {
+    /// The first of its names that exists, loaded: its variables and the file.
+    Loaded(Mapping, PathBuf),
+    /// None of its names exists.
+    NotFound,
+    /// A name needs a variable its render did not have.
+    Undefined,
+}
+
+/// One `vars_files` entry (a name, or a list of names of which the first that exists wins)
+/// rendered with `render`, found beside the play (`basedir`, its `vars/`) and loaded.
+pub fn load_vars_files_item(
+    basedir: &Path,
+    item: &Node,
+    render: impl Fn(&Node) -> Result<Node, tack_template::TemplateError>,
+    files: &dyn FileLoader,
+) -> Result<VarsFileItem, Diagnostic> {
+    let candidates: Vec<Node> = match &item.value {
+        Value::Seq(list) => list.clone(),
+        _ => vec![item.clone()],
+    };
+    for candidate in candidates {
+        let Ok(rendered) = render(&candidate) else { return Ok(VarsFileItem::Undefined) };
+        let Some(name) = rendered.as_str() else {
+            return Err(Diagnostic::at(
+                format!("Invalid `vars_files` value of type '{}'.", rendered.python_type()),
+                rendered.origin.clone(),
+            )
+            .parser()
+            .with_help("A `vars_files` value should either be a string or list of strings."));
+        };
+        // `Play.get_search_path`: the play's own directory.
+        let search = [basedir.to_path_buf()];
+        let Ok(found) = path_dwim_relative_stack(basedir, &search, Some("vars"), name) else {
+            continue;
+        };
+        let data = files.load(&found).map_err(|e| {
+            if e.class == tack_diag::ErrorClass::Parser {
+                e
+            } else {
+                Diagnostic::caused_by(
+                    format!(
+                        "Invalid vars_files file {}.",
+                        tack_yaml::pyrepr::str_repr(&found.to_string_lossy())
+                    ),
+                    None,
+                    e,
+                )
+            }
+        })?;
+        let mut vars = Mapping::new();
+        match &data.value {
+            Value::Null => {}
+            Value::Map(m) => merge(&mut vars, m),
+            Value::Seq(items) => {
+                for it in items {
+                    let Some(m) = it.as_map() else { return Err(invalid_file_contents(it)) };
+                    merge(&mut vars, m);
+                }
+            }
+            _ => return Err(invalid_file_contents(&data)),
+        }
+        return Ok(VarsFileItem::Loaded(vars, found));
+    }
+    Ok(VarsFileItem::NotFound)
 }
 
 fn invalid_file_contents(at: &Node) -> Diagnostic {
@@ -188,11 +218,6 @@ fn invalid_file_contents(at: &Node) -> Diagnostic {
 /// The play's base directory for relative files.
 pub fn play_basedir(play: &Play) -> PathBuf {
     play.included_path.clone().unwrap_or_else(|| play.basedir.clone())
-}
-
-/// `Play.get_search_path`: the play's own directory.
-fn search_path(play: &Play) -> Vec<PathBuf> {
-    vec![play_basedir(play)]
 }
 
 /// The magic variables that do not depend on a host or the inventory.

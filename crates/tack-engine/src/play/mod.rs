@@ -118,6 +118,7 @@ pub(crate) fn run_play(
         &name,
         &run.facts,
     )?;
+    scope.defer_vars_files(layers.deferred.clone(), play_basedir(play), templar);
     // Tasks change the inventory from here on (`add_host`, `group_by`).
     drop(inventory);
 

@@ -63,6 +63,15 @@ pub(crate) struct PlayScope {
     play_hosts: RwLock<Arc<Layer>>,
     /// What changed since a render started (`args`).
     pub(crate) versions: crate::task::args::Versions,
+    /// The `vars_files` entries each host renders for itself (see `PlayVarLayers::deferred`).
+    host_vars_files: RwLock<Option<Arc<HostVarsFiles>>>,
+}
+
+/// `vars_files` entries whose names need a host's variables, and what renders and loads them.
+struct HostVarsFiles {
+    items: Vec<Node>,
+    basedir: PathBuf,
+    templar: tack_template::Templar,
 }
 
 fn list(items: &[String]) -> Node {
@@ -133,7 +142,50 @@ impl PlayScope {
             included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
             versions: crate::task::args::Versions::default(),
+            host_vars_files: RwLock::new(None),
         }))
+    }
+
+    /// The play's `vars_files` entries that need a host's variables: each running task's
+    /// scope renders and loads them for its host, at the play's rung (ansible renders
+    /// `vars_files` with the host's variables each time it gathers them).
+    pub(crate) fn defer_vars_files(
+        &self,
+        items: Vec<Node>,
+        basedir: PathBuf,
+        templar: &tack_template::Templar,
+    ) {
+        if items.is_empty() {
+            return;
+        }
+        let deferred = HostVarsFiles { items, basedir, templar: templar.clone() };
+        if let Ok(mut slot) = self.host_vars_files.write() {
+            *slot = Some(Arc::new(deferred));
+        }
+    }
+
+    /// The variables the deferred `vars_files` give in `scope` (a host's scope up to the play's
+    /// rung); an entry whose names still cannot be rendered, or that names no file, gives
+    /// nothing, as ansible passes over it.
+    fn host_vars_files_layer(&self, scope: &Scope) -> Option<Arc<Layer>> {
+        let deferred = self.host_vars_files.read().ok()?.clone()?;
+        let mut vars = Mapping::new();
+        for item in &deferred.items {
+            let render =
+                |candidate: &Node| deferred.templar.render(candidate, scope).map(|r| r.value);
+            let loaded = tack_playbook::play_vars::load_vars_files_item(
+                &deferred.basedir,
+                item,
+                render,
+                deferred.templar.loader(),
+            );
+            if let Ok(tack_playbook::play_vars::VarsFileItem::Loaded(found, _)) = loaded {
+                for (k, v) in found.iter() {
+                    vars.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        (!vars.is_empty()).then(|| Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)))
     }
 
     /// The play's own variables (what names loaded at run time are rendered with).
@@ -338,6 +390,11 @@ impl PlayScope {
         scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
         scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
         scope = scope.with_layer(read_layer(&self.play));
+        if task.running
+            && let Some(files) = self.host_vars_files_layer(&scope)
+        {
+            scope = scope.with_layer(files);
+        }
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
             if !vars.is_empty() {
