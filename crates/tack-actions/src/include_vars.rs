@@ -54,8 +54,16 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             Err(super::include_vars_dir::DirError::Refused(refused)) => *refused,
         };
     }
-    let source = input.args.get("file").or_else(|| input.args.get("_raw_params"));
-    let Some(source) = source.map(|n| tack_yaml::pyrepr::str(&n.value)) else {
+    // A free-form name (`include_vars: >` folds in a newline) loses its trailing newlines,
+    // as ansible's `rstrip('\n')` takes them.
+    let source = match input.args.get("file") {
+        Some(file) => Some(tack_yaml::pyrepr::str(&file.value)),
+        None => input
+            .args
+            .get("_raw_params")
+            .map(|n| tack_yaml::pyrepr::str(&n.value).trim_end_matches('\n').to_string()),
+    };
+    let Some(source) = source else {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));
         return ActionOutput::action_failed(data, s("No file was specified"), origin);
