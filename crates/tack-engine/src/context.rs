@@ -40,6 +40,10 @@ pub struct HostState {
     pub failed: bool,
     /// The host could not be reached (not ignored): it runs nothing more.
     pub unreachable: bool,
+    /// The host's include failed to load and a rescue caught it: it runs nothing more, but
+    /// the run's exit code does not count it (ansible's `_failed_hosts` without a failed
+    /// iterator state).
+    pub excluded: bool,
     /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
     /// fact cache keeps them).
     pub facts: Option<std::sync::Arc<tack_template::Layer>>,
@@ -52,7 +56,7 @@ pub struct HostState {
 impl HostState {
     /// The host runs nothing more in this run.
     pub fn out(&self) -> bool {
-        self.failed || self.unreachable
+        self.failed || self.unreachable || self.excluded
     }
 }
 

@@ -209,7 +209,9 @@ pub(crate) fn run_meta<'r>(
                     let host_state = meta.states.entry(h.clone()).or_default();
                     host_state.failed = false;
                     host_state.unreachable = false;
+                    host_state.excluded = false;
                     state.lost.remove(h);
+                    state.excluded.remove(h);
                 }
             }
             _ => {}

@@ -150,7 +150,7 @@ pub(crate) fn splice_loaded<'r>(
         let failed_load = state.include_failed.remove(host);
         let fails = failed_task || failed_load;
         if failed_load {
-            state.forced.insert(host.clone());
+            state.excluded.insert(host.clone());
         }
         if fails && !splice.walk.runs_on_after_failing(host, seg, next) {
             queues.remove(host);

@@ -25,6 +25,10 @@ pub(crate) struct BatchState {
     /// shown, not yet counted (a rescue counts it as rescued, which only the walk knows) nor
     /// moved.
     pub include_task_failed: BTreeMap<String, HostResult>,
+    /// Hosts whose include failed to load: ansible keeps them among its failed hosts (out of
+    /// `ansible_play_hosts`, `max_fail_percentage`'s count and later plays) even when a rescue
+    /// catches the failure, which then leaves the run's exit code alone.
+    pub excluded: BTreeSet<String>,
     /// `meta: end_play` ran: no later batch runs.
     pub ended_play: bool,
     /// A handler passed `max_fail_percentage`: the batch ends and the playbook stops.

@@ -374,6 +374,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             state.removed.contains(h)
                 || state.lost.contains(h)
                 || state.forced.contains(h)
+                || state.excluded.contains(h)
                 || cursors.iter().any(|(c, cur)| c == h && cur.failed)
         };
         let play: Vec<String> = self.all_hosts.iter().filter(|h| !out(h)).cloned().collect();

@@ -108,7 +108,11 @@ pub(crate) fn after_round(
     let count = env
         .hosts
         .iter()
-        .filter(|h| state.forced.contains(*h) || walk.cursor(h).is_some_and(|c| c.failed))
+        .filter(|h| {
+            state.forced.contains(*h)
+                || state.excluded.contains(*h)
+                || walk.cursor(h).is_some_and(|c| c.failed)
+        })
         .count();
     if !crate::play::batches::over_max_fail(count, env.hosts.len(), fraction) {
         return false;
@@ -164,7 +168,9 @@ pub(crate) fn after_handler(
         .hosts
         .iter()
         .filter(|h| {
-            state.forced.contains(*h) || cursors.iter().any(|(c, cur)| c == *h && cur.failed)
+            state.forced.contains(*h)
+                || state.excluded.contains(*h)
+                || cursors.iter().any(|(c, cur)| c == *h && cur.failed)
         })
         .count();
     if !crate::play::batches::over_max_fail(count, env.hosts.len(), fraction) {

@@ -99,6 +99,18 @@ pub(crate) fn run_play(
         inventory.select_terms(&terms)?.into_iter().map(|h| data.host(h).name.clone()).collect();
     let failed_before: BTreeSet<String> =
         selected.iter().filter(|h| states.get(*h).is_some_and(HostState::out)).cloned().collect();
+    // A host a rescued include failure left among ansible's failed hosts is failed in every
+    // later play that runs (its iterator marks it so): the run ends failed once such a play
+    // has hosts to run.
+    if failed_before.len() < selected.len() {
+        for host in &failed_before {
+            if let Some(state) = states.get_mut(host)
+                && state.excluded
+            {
+                state.failed = true;
+            }
+        }
+    }
     let hosts = crate::play::batches::order_hosts(selected.clone(), keywords.get(Keyword::Order))?;
     if hosts.is_empty() {
         // The playbook executor's two gatherings (vars_prompt, post-validation).
@@ -280,6 +292,10 @@ fn finish_batch(
         }
         if cursor.failed || state.forced.contains(host) {
             states.entry(host.clone()).or_default().failed = true;
+            state.removed.insert(host.clone());
+            failed += 1;
+        } else if state.excluded.contains(host) {
+            states.entry(host.clone()).or_default().excluded = true;
             state.removed.insert(host.clone());
             failed += 1;
         }

@@ -112,7 +112,7 @@ pub(crate) fn free_include_splice<'r>(
     stats: &mut Stats,
 ) -> Result<Vec<(usize, usize)>, Diagnostic> {
     type Loaded = Vec<(Included, Arc<Layer>, Vec<String>)>;
-    let mut loaded: Vec<((usize, usize), Loaded)> = Vec::new();
+    let mut loaded: Vec<((usize, usize), Loaded, Vec<String>)> = Vec::new();
     // A handler include's requests, together: a host runs its files in their order.
     let mut for_handlers: Vec<(usize, Vec<Wanted>)> = Vec::new();
     for Pending { at, want } in pending {
@@ -127,6 +127,10 @@ pub(crate) fn free_include_splice<'r>(
             }
         };
         let ctx = splice.walk.segments[seg].tasks[next].clone();
+        // Every host that asked moves on from the include, the ones whose file or role could
+        // not be loaded too (as failed): they are the splice's hosts, not only those it loaded
+        // for (a host left at the include would run it again on the next pass, for ever).
+        let asked = want.hosts.clone();
         let out = match &ctx.task.kind {
             TaskKind::IncludeRole(_) => crate::include::role::load_included_role(
                 env,
@@ -146,19 +150,20 @@ pub(crate) fn free_include_splice<'r>(
                 stats,
             )?,
         };
-        match loaded.iter_mut().find(|(a, _)| *a == (seg, next)) {
-            Some((_, all)) => all.extend(out),
-            None => loaded.push(((seg, next), out)),
+        match loaded.iter_mut().find(|(a, _, _)| *a == (seg, next)) {
+            Some((_, all, hosts)) => {
+                all.extend(out);
+                hosts.extend(asked.into_iter().filter(|h| !hosts.contains(h)).collect::<Vec<_>>());
+            }
+            None => loaded.push(((seg, next), out, asked)),
         }
     }
-    for (at, included) in loaded {
+    for (at, included, asked) in loaded {
         let ctx = splice.walk.segments[at.0].tasks[at.1].clone();
         let mut hosts: Vec<String> = Vec::new();
-        for (_, _, of) in &included {
-            for host in of {
-                if !hosts.contains(host) {
-                    hosts.push(host.clone());
-                }
+        for host in included.iter().flat_map(|(_, _, of)| of).chain(&asked) {
+            if !hosts.contains(host) {
+                hosts.push(host.clone());
             }
         }
         // These strategies follow no lockstep order: the new tasks go at its end.
