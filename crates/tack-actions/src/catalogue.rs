@@ -106,7 +106,6 @@ pub(crate) static PLUGINS: &[Plugin] = &[
     Plugin {
         name: "debug",
         run: crate::debug::run,
-        raw_args: &["var"],
         known_args: Some(&["msg", "var", "verbosity"]),
         ..DEFAULT
     },

@@ -34,33 +34,9 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             if matches!(var.value, Value::Unsafe(_)) {
                 return untrusted_var(input, var);
             }
-            // ansible finalizes `var` like any argument first: `var: "{{ item }}"` names the
-            // variable the item holds.
-            let expr = match &var.value {
-                Value::Str(text) if tack_template::is_possibly_template(text) => {
-                    match input.templar.render(var, input.scope) {
-                        Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
-                        // The finalizer's failure, as for any argument.
-                        Err(e) => {
-                            let cause = tack_diag::Diagnostic::at(
-                                format!("Error while resolving value for 'var': {}", e.message),
-                                var.origin.clone(),
-                            );
-                            let middle = tack_diag::Diagnostic::caused_by(
-                                "Finalization of task args for 'ansible.builtin.debug' failed.",
-                                input.task_origin.clone(),
-                                cause,
-                            );
-                            return crate::output::errored(tack_diag::Diagnostic::caused_by(
-                                "Task failed.",
-                                input.task_origin.clone(),
-                                middle,
-                            ));
-                        }
-                    }
-                }
-                other => tack_yaml::pyrepr::str(other),
-            };
+            // Rendered like any argument first (`var: "{{ item }}"` names the variable the
+            // item holds), then evaluated as an expression.
+            let expr = tack_yaml::pyrepr::str(&var.value);
             let value = match evaluate_var(input, &expr, var) {
                 Ok(value) => value,
                 Err(failed) => return failed,

@@ -503,9 +503,7 @@ fn check_include_role(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     if let Some(control) = task.attrs.get(Keyword::LoopControl).and_then(|n| n.as_map()) {
         for (key, _) in control.iter() {
             let name = key.as_str().unwrap_or_default();
-            if !["loop_var", "index_var", "extended", "extended_allitems", "label", "break_when"]
-                .contains(&name)
-            {
+            if !crate::task::loop_control::OPTIONS.contains(&name) {
                 return Err(refuse(
                     format!("the loop_control option '{name}' on include_role"),
                     key.origin.clone(),

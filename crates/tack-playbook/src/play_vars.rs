@@ -113,7 +113,9 @@ pub fn play_var_layers(
         let mut temp = all.clone();
         merge(&mut temp, extra_vars);
         merge(&mut temp, &magic);
-        let render = |candidate: &Node| templar.render_with_vars(candidate, &temp);
+        // The play's own variables only: no name here is a managed host's.
+        let render =
+            |candidate: &Node| templar.render_with_vars(candidate, &temp).map(|n| (n, false));
         match load_vars_files_item(&play_basedir(play), item, render, files)? {
             VarsFileItem::Loaded(vars, found) => {
                 merge(&mut all, &vars);
@@ -152,11 +154,13 @@ pub enum VarsFileItem {
 }
 
 /// One `vars_files` entry (a name, or a list of names of which the first that exists wins)
-/// rendered with `render`, found beside the play (`basedir`, its `vars/`) and loaded.
+/// rendered with `render` (which also says whether a managed host's value named it), found
+/// beside the play (`basedir`, its `vars/`) and loaded. A name a managed host chose is read
+/// only inside `basedir` (seed 002): leaving it is an error, before and after the search.
 pub fn load_vars_files_item(
     basedir: &Path,
     item: &Node,
-    render: impl Fn(&Node) -> Result<Node, tack_template::TemplateError>,
+    render: impl Fn(&Node) -> Result<(Node, bool), tack_template::TemplateError>,
     files: &dyn FileLoader,
 ) -> Result<VarsFileItem, Diagnostic> {
     let candidates: Vec<Node> = match &item.value {
@@ -164,7 +168,9 @@ pub fn load_vars_files_item(
         _ => vec![item.clone()],
     };
     for candidate in candidates {
-        let Ok(rendered) = render(&candidate) else { return Ok(VarsFileItem::Undefined) };
+        let Ok((rendered, host_named)) = render(&candidate) else {
+            return Ok(VarsFileItem::Undefined);
+        };
         let Some(name) = rendered.as_str() else {
             return Err(Diagnostic::at(
                 format!("Invalid `vars_files` value of type '{}'.", rendered.python_type()),
@@ -175,9 +181,18 @@ pub fn load_vars_files_item(
         };
         // `Play.get_search_path`: the play's own directory.
         let search = [basedir.to_path_buf()];
+        let escaped = |escape: tack_loader::confine::Escape| {
+            Diagnostic::at(escape.message("a `vars_files` name was", name), item.origin.clone())
+        };
+        if host_named {
+            tack_loader::confine::check_name(name, &search).map_err(escaped)?;
+        }
         let Ok(found) = path_dwim_relative_stack(basedir, &search, Some("vars"), name) else {
             continue;
         };
+        if host_named {
+            tack_loader::confine::check_found(&found, &search).map_err(escaped)?;
+        }
         let data = files.load(&found).map_err(|e| {
             if e.class == tack_diag::ErrorClass::Parser {
                 e

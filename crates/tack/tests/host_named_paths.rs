@@ -343,3 +343,38 @@ fn the_watch_sees_an_open() {
     drop(reader);
     assert!(watched.was_opened());
 }
+
+/// A `vars_files` name a fact fills in (`vars/{{ ansible_facts.x }}.yml`) is rendered for each
+/// host, and a fact is what a host said: outside the playbook's directory the file is never
+/// opened, nothing of it becomes a variable, and the run says why.
+#[test]
+fn vars_files_a_fact_named_are_read_only_inside_the_playbook() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.play().join("library")).unwrap();
+    std::fs::write(
+        f.play().join("library/say_fact.py"),
+        "from ansible.module_utils.basic import AnsibleModule\n\
+         m = AnsibleModule({'said': {'type': 'str'}})\n\
+         m.exit_json(ansible_facts={'chosen': m.params['said']})\n",
+    )
+    .unwrap();
+    for said in f.escapes("link.yml") {
+        let _ = std::fs::remove_file(f.key());
+        let watched = Watched::fifo(&f.key());
+        let play = format!(
+            "- hosts: all\n  gather_facts: false\n  vars:\n    ansible_python_interpreter: \
+             /opt/ansible-ref/bin/python\n  vars_files:\n    - \"{{{{ ansible_facts.chosen }}}}\"\n  \
+             tasks:\n    - say_fact: said='{said}'\n    - debug: msg=\"{{{{ leaked | default('none') }}}}\"\n"
+        );
+        let out = run(&f.play(), &play);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!watched.was_opened(), "{said} opened the key:\n{text}");
+        assert!(text.contains("named by a managed host"), "{said}: {text}");
+        assert!(!text.contains(SECRET), "{said} showed the secret:\n{text}");
+        assert!(text.contains("\"msg\": \"none\""), "{said}: {text}");
+    }
+}

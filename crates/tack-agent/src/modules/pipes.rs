@@ -6,8 +6,9 @@
 //!
 //! This module owns only the reading; spawning, time limits and the result are the caller's.
 
+use std::fs::File;
 use std::io::Read;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{Child, ExitStatus};
 
 /// How long the pipes may stay silent after the child exited before reading stops
@@ -16,21 +17,22 @@ const QUIET_AFTER_EXIT_MS: libc::c_int = 1000;
 
 /// The child's exit status and everything it wrote to its piped stdout and stderr.
 pub(super) fn collect(child: &mut Child) -> std::io::Result<(ExitStatus, Vec<u8>, Vec<u8>)> {
-    let mut pipes: [Option<Box<dyn ReadFd>>; 2] = [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn ReadFd>),
+    // Both pipe ends as plain files: one type to poll and read.
+    let mut pipes: [Option<File>; 2] = [
+        child.stdout.take().map(|p| File::from(OwnedFd::from(p))),
+        child.stderr.take().map(|p| File::from(OwnedFd::from(p))),
     ];
     let mut bufs = [Vec::new(), Vec::new()];
     let mut chunk = vec![0u8; 64 * 1024];
-    loop {
+    let status = loop {
         let open: Vec<usize> = (0..2).filter(|&i| pipes[i].is_some()).collect();
         if open.is_empty() {
-            break;
+            break child.wait()?;
         }
         let mut fds: Vec<libc::pollfd> = open
             .iter()
             .filter_map(|&i| pipes[i].as_ref())
-            .map(|p| libc::pollfd { fd: p.raw_fd(), events: libc::POLLIN, revents: 0 })
+            .map(|p| libc::pollfd { fd: p.as_raw_fd(), events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `fds` is a live, correctly sized array of pollfd for the call.
         let ready =
@@ -43,10 +45,10 @@ pub(super) fn collect(child: &mut Child) -> std::io::Result<(ExitStatus, Vec<u8>
             return Err(err);
         }
         if ready == 0 {
-            if let Some(status) = child.try_wait()? {
-                return Ok((status, take(&mut bufs[0]), take(&mut bufs[1])));
+            match child.try_wait()? {
+                Some(status) => break status,
+                None => continue,
             }
-            continue;
         }
         for (slot, fd) in open.iter().zip(&fds) {
             if fd.revents == 0 {
@@ -60,24 +62,9 @@ pub(super) fn collect(child: &mut Child) -> std::io::Result<(ExitStatus, Vec<u8>
                 Err(e) => return Err(e),
             }
         }
-    }
-    let status = child.wait()?;
-    Ok((status, take(&mut bufs[0]), take(&mut bufs[1])))
-}
-
-fn take(buf: &mut Vec<u8>) -> Vec<u8> {
-    std::mem::take(buf)
-}
-
-/// A pipe end that can be polled and read.
-trait ReadFd: Read {
-    fn raw_fd(&self) -> std::os::fd::RawFd;
-}
-
-impl<T: Read + AsRawFd> ReadFd for T {
-    fn raw_fd(&self) -> std::os::fd::RawFd {
-        self.as_raw_fd()
-    }
+    };
+    let [out, err] = bufs;
+    Ok((status, out, err))
 }
 
 #[cfg(test)]

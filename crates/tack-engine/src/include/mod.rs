@@ -144,6 +144,7 @@ pub(crate) fn wanted(
         let mut item_results: Vec<Node> = Vec::new();
         let mut count = 0;
         for (index, item) in items.into_iter().enumerate() {
+            control.pause_before(index);
             count += 1;
             // The loop's variables for this item: the include's `when` and names see them,
             // and so do the tasks it brings in (ansible's include parameters).

@@ -171,18 +171,29 @@ impl PlayScope {
         let deferred = self.host_vars_files.read().ok()?.clone()?;
         let mut vars = Mapping::new();
         for item in &deferred.items {
-            let render =
-                |candidate: &Node| deferred.templar.render(candidate, scope).map(|r| r.value);
+            // A fact or a registered value may name the file: the host chose it.
+            let render = |candidate: &Node| {
+                deferred
+                    .templar
+                    .render(candidate, scope)
+                    .map(|r| (r.value, r.provenance.is_managed_host()))
+            };
             let loaded = tack_playbook::play_vars::load_vars_files_item(
                 &deferred.basedir,
                 item,
                 render,
                 deferred.templar.loader(),
             );
-            if let Ok(tack_playbook::play_vars::VarsFileItem::Loaded(found, _)) = loaded {
-                for (k, v) in found.iter() {
-                    vars.insert(k.clone(), v.clone());
+            match loaded {
+                Ok(tack_playbook::play_vars::VarsFileItem::Loaded(found, _)) => {
+                    for (k, v) in found.iter() {
+                        vars.insert(k.clone(), v.clone());
+                    }
                 }
+                Ok(_) => {}
+                // A file that will not load (or a host's name that leaves the playbook's
+                // directory) gives nothing and says why, once; a scope cannot fail its task.
+                Err(refused) => tack_diag::warn(&refused),
             }
         }
         (!vars.is_empty()).then(|| Arc::new(Layer::from_mapping(&vars, Provenance::Trusted)))
