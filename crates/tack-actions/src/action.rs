@@ -28,6 +28,9 @@ pub enum Action {
     /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
     /// ansible's does (`Cannot resolve '...' to an action or module.`).
     Unresolvable,
+    /// A name that is a template (`action: '{{ module_to_run }}'`): ansible renders it for
+    /// each host (and loop item) where the task runs, and resolves what it renders to then.
+    Templated,
 }
 
 impl PartialEq for Action {
@@ -38,7 +41,8 @@ impl PartialEq for Action {
                 a == b
             }
             (Action::Library(a), Action::Library(b)) => a == b,
-            (Action::Unresolvable, Action::Unresolvable) => true,
+            (Action::Unresolvable, Action::Unresolvable)
+            | (Action::Templated, Action::Templated) => true,
             _ => false,
         }
     }
@@ -74,12 +78,18 @@ fn kept(module: &LibraryModule) -> &'static LibraryModule {
     m
 }
 
+/// Whether an action name is a template, rendered where the task runs.
+fn is_template(name: &str) -> bool {
+    name.contains("{{")
+}
+
 impl Action {
     /// The action `task` runs: the module its loading found in a `library/` directory (which
     /// wins over a builtin of that name, as in ansible), else [`Action::find`].
     pub fn of(task: &Task) -> Option<Action> {
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
+            None if is_template(&task.action) => Some(Action::Templated),
             None => Action::find(&task.action),
         }
     }
@@ -88,8 +98,19 @@ impl Action {
     pub fn resolve_task(task: &Task) -> Option<Action> {
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
+            None if is_template(&task.action) => Some(Action::Templated),
             None => Action::resolve(&task.action),
         }
+    }
+
+    /// What a templated action's rendered `name` resolves to where the task runs: a module
+    /// the task's module search finds (`library/`, the configured paths), else
+    /// [`Action::resolve`].
+    pub fn rendered(task: &Task, name: &str) -> Option<Action> {
+        if let Some(module) = task.library_search.as_ref().and_then(|search| search.find(name)) {
+            return Some(Action::Library(kept(&module)));
+        }
+        Action::resolve(name)
     }
 
     /// The action a task names (short, `ansible.builtin.` or `ansible.legacy.` spelling; a
@@ -130,21 +151,25 @@ impl Action {
             Action::Plugin(plugin) => plugin.name,
             Action::Module(name) | Action::Python(name) => name,
             Action::Library(module) => &module.name,
-            Action::Unresolvable => "",
+            Action::Unresolvable | Action::Templated => "",
         }
     }
 
     /// Whether this is the action or module called `short`.
     pub fn is(self, short: &str) -> bool {
         // A library module of a builtin's name is not that builtin to the run loop.
-        !matches!(self, Action::Unresolvable | Action::Library(_)) && self.name() == short
+        !matches!(self, Action::Unresolvable | Action::Templated | Action::Library(_))
+            && self.name() == short
     }
 
     /// How the action runs and what the run loop asks of it.
     pub fn traits(self) -> &'static Plugin {
         match self {
             Action::Plugin(plugin) => plugin,
-            Action::Module(_) | Action::Python(_) | Action::Library(_) => &MODULE,
+            // Until it renders, a templated action may be any module: it may need the host.
+            Action::Module(_) | Action::Python(_) | Action::Library(_) | Action::Templated => {
+                &MODULE
+            }
             Action::Unresolvable => &UNRESOLVABLE,
         }
     }
@@ -152,7 +177,7 @@ impl Action {
     /// The fully qualified name ansible's messages use.
     pub fn fqcn(self) -> String {
         match self {
-            Action::Unresolvable => "unresolvable".into(),
+            Action::Unresolvable | Action::Templated => "unresolvable".into(),
             Action::Library(module) => format!("ansible.legacy.{}", module.name),
             _ => format!("ansible.builtin.{}", self.name()),
         }

@@ -76,5 +76,10 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
             "Cannot resolve the action to an action or module.",
             input.task_origin.clone(),
         )),
+        // The task runner renders the name and runs what it resolves to instead.
+        Action::Templated => errored(Diagnostic::at(
+            "The action's name was not rendered before it ran.",
+            input.task_origin.clone(),
+        )),
     }
 }

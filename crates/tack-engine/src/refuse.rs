@@ -326,13 +326,16 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
         return Ok(());
     }
     let Some(action) = Action::resolve_task(task) else {
-        // A name that is a template is only known where the task runs (which refuses it
-        // then, if it must): a task that never runs (`tags: never`) stops nothing.
-        if task.action.contains("{{") {
-            return Ok(());
-        }
         return Err(refuse(format!("the action '{}'", task.action), task.origin.clone()));
     };
+    check_action(task, action)
+}
+
+/// Refuses what `task` asks of `action` that the engine cannot run: before the run for a
+/// written name; where the task runs for a templated one (`action: '{{ m }}'`), once its
+/// name rendered (`task` then carries the rendered name), so a task that never runs stops
+/// nothing.
+pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result<(), Diagnostic> {
     if action.needs_ansible_core() && tack_actions::python_path::core().is_none() {
         let why = tack_actions::python_path::why_not();
         let msg = format!("tack has no native module '{}': {why}", task.action);
@@ -359,6 +362,9 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
                 ));
             }
         }
+    }
+    if action == Action::Templated {
+        return Ok(());
     }
     if let Some(key) = task.attrs.key(Keyword::Async) {
         // Any native module runs as a job (`tack_agent::jobs` runs it as it runs any);

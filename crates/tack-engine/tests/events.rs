@@ -177,9 +177,11 @@ fn secret_text_is_masked_wherever_it_lands() {
         .iter()
         .find(|l| l.contains("\"task\": \"shown from a copy\"") && l.contains("task_result"))
         .unwrap();
+    // `set_fact` keeps the copy a vault value (as ansible 2.21 does), so the render that
+    // reads it is sealed whole, as one reading `secret` itself is.
     assert_eq!(
         shown,
-        r#"{"event": "task_result", "host": "alpha", "task": "shown from a copy", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "copy is ********", "duration": 0}"#
+        r#"{"event": "task_result", "host": "alpha", "task": "shown from a copy", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "********", "duration": 0}"#
     );
     assert!(lines.iter().all(|l| !l.contains(SECRET)), "{lines:#?}");
 }

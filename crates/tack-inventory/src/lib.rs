@@ -169,6 +169,28 @@ impl Inventory {
         })
     }
 
+    /// An inventory of only these groups and their hosts (in order), as ansible's
+    /// `inventory_hostnames` lookup builds one from the `groups` variable to match a pattern
+    /// against. A name ansible's inventory would refuse is left out.
+    pub fn from_groups(groups: &[(String, Vec<String>)], mismatch: PatternMismatch) -> Inventory {
+        let options =
+            InventoryOptions { pattern_mismatch: mismatch, ..InventoryOptions::default() };
+        let mut data = InventoryData::new(options.hash_behaviour, options.transform_group_chars);
+        for (group, hosts) in groups {
+            let Ok(id) = data.add_group(group) else { continue };
+            for host in hosts {
+                let _ = data.add_host(host, Some(id), None);
+            }
+        }
+        Inventory {
+            data,
+            sources: Vec::new(),
+            limit: None,
+            options,
+            vars_cache: vars::VarsCache::default(),
+        }
+    }
+
     pub fn data(&self) -> &InventoryData {
         &self.data
     }

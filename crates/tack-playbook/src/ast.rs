@@ -194,6 +194,9 @@ pub struct Task {
     /// The module file a `library/` directory (or a configured module path) gave the action
     /// when the task was loaded: it wins over a builtin of the same short name, as in ansible.
     pub library: Option<Arc<LibraryModule>>,
+    /// Where a templated action's rendered name is looked for among modules outside
+    /// ansible-core (set only when the action is a template).
+    pub library_search: Option<Arc<crate::ModuleSearch>>,
 }
 
 /// A module shipped beside a playbook or in a role (`library/`), or found on a configured

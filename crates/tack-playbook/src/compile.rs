@@ -37,6 +37,7 @@ fn implicit_meta(arg: &str, role: Option<RoleId>, always: bool) -> Block {
         role,
         implicit: true,
         library: None,
+        library_search: None,
     };
     Block {
         origin: None,

@@ -18,6 +18,7 @@ pub mod walk;
 
 pub use ast::*;
 pub use load::dynamic;
+pub use load::modargs::ModuleSearch;
 pub use load::{
     FileLoader, LoadOptions, Loader, builtin_resolves, is_all_template, validate_variable_name,
 };

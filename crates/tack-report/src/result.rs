@@ -40,6 +40,10 @@ pub struct HostResult {
     /// `tack plan`: what the plan could not know (see `crate::plan_mark`); `None` for a result
     /// that is real (a check-mode run, a skip, an error).
     pub plan: Option<crate::plan_mark::PlanMark>,
+    /// The action a templated name (`action: '{{ m }}'`) rendered to for this host or item:
+    /// the callback cleans the result as that action's (ansible's worker sends back the task
+    /// it post-validated).
+    pub action: Option<String>,
 }
 
 pub fn s(text: &str) -> Node {
@@ -64,6 +68,7 @@ impl HostResult {
             no_log: false,
             delegated: None,
             plan: None,
+            action: None,
         }
     }
 

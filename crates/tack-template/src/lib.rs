@@ -110,6 +110,12 @@ impl Templar {
     /// (`{{ name }}`): that variable's own origin, as ansible's tagged values carry theirs
     /// through a template that only reads them. `None` for any other template.
     pub fn sole_variable_origin(node: &Node, scope: &Scope) -> Option<tack_diag::Origin> {
+        Templar::sole_variable(node, scope).and_then(|node| node.origin)
+    }
+
+    /// The value of the variable `node` names when it is one variable alone (`"{{ name }}"`),
+    /// as written where it was defined (a `!vault` value still encrypted).
+    pub fn sole_variable(node: &Node, scope: &Scope) -> Option<Node> {
         let Value::Str(text) = &node.value else { return None };
         let inner = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
         let mut chars = inner.chars();
@@ -119,7 +125,7 @@ impl Templar {
         if !identifier {
             return None;
         }
-        scope.get(inner).and_then(|binding| binding.node().origin.clone())
+        scope.get(inner).map(|binding| binding.node().clone())
     }
 
     /// Whether `s` contains Jinja2 syntax (ansible's `is_possibly_template`).

@@ -401,14 +401,29 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         }
         let reading = self.reading(ctx, params);
         let Some(scope) = reading.scope(first) else { return Ok(none) };
-        // `throttle` caps how many hosts run the task at once (`forks`); an invalid one fails
-        // here, before the task's banner, as in ansible.
-        self.throttle(ctx, &scope)?;
         Ok(Controls {
             run_once: reading.flag(Keyword::RunOnce, &scope)?,
             any_errors_fatal: reading.flag(Keyword::AnyErrorsFatal, &scope)?,
             ignore: reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false),
         })
+    }
+
+    /// `throttle` for `ctx` on `host` (0 when unset or the host is unknown): how many hosts
+    /// may run the task at once, capping `forks`. ansible renders it as it queues the task,
+    /// after the task's banner; an invalid one stops the play there.
+    pub(crate) fn throttle_for(
+        &self,
+        ctx: &TaskInContext<'_>,
+        host: &str,
+        params: Option<Arc<Layer>>,
+    ) -> Result<i64, Diagnostic> {
+        if ctx.inherited(Keyword::Throttle).is_none() {
+            return Ok(0);
+        }
+        match self.reading(ctx, params).scope(host) {
+            Some(scope) => self.throttle(ctx, &scope),
+            None => Ok(0),
+        }
     }
 
     /// `int(throttle)` rendered, with ansible's error when it is not a number.
@@ -418,20 +433,37 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         scope: &tack_template::Scope,
     ) -> Result<i64, Diagnostic> {
         let Some(node) = ctx.inherited(Keyword::Throttle) else { return Ok(0) };
-        let rendered = self.run.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
-        let value = match &rendered.value.value {
-            Value::Int(i) => Some(*i),
-            Value::Bool(b) => Some(i64::from(*b)),
-            Value::Float(f) if f.is_finite() => Some(f.trunc() as i64),
-            Value::Str(s) | Value::Unsafe(s) => tack_py::num::int(s).ok(),
-            _ => None,
-        };
-        value.ok_or_else(|| {
-            Diagnostic::at(
+        // ansible's message carries why `int(...)` failed (`'nope' is undefined`,
+        // `invalid literal for int() ...`) on the same line.
+        let failed = |cause: Diagnostic| {
+            Diagnostic::caused_by(
                 "Failed to convert the throttle value to an integer.",
                 node.origin.clone(),
+                cause,
             )
-        })
+        };
+        let rendered = self
+            .run
+            .templar
+            .render(node, scope)
+            .map_err(|e| failed(Diagnostic::new(e.to_diagnostic().brief())))?;
+        let value = &rendered.value.value;
+        match value {
+            Value::Int(i) => Ok(*i),
+            Value::Bool(b) => Ok(i64::from(*b)),
+            Value::Float(f) if f.is_finite() => Ok(f.trunc() as i64),
+            Value::Str(s) | Value::Unsafe(s) => tack_py::num::int(s).map_err(|e| {
+                let why = match e {
+                    tack_py::num::IntError::Invalid(why) => why,
+                    tack_py::num::IntError::TooLarge => "the value is too large".into(),
+                };
+                failed(Diagnostic::new(why))
+            }),
+            _ => Err(failed(Diagnostic::new(format!(
+                "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                value.python_type()
+            )))),
+        }
     }
 
     /// The handler names a task's `notify` (its own, else its blocks', as ansible's

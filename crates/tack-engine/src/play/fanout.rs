@@ -18,7 +18,6 @@ use tack_report::callback::Callback;
 
 use crate::plan::HandlerReasons;
 use crate::play::env::PlayEnv;
-use crate::task::TaskRun;
 use crate::task::outcome::TaskOutcome;
 
 /// What [`run_task`] runs: a task on every host given, a `run_once` task (on the first, its
@@ -114,7 +113,11 @@ pub(crate) fn run_task(
             }
         }
     }
-    let width = forks_width(env, ctx, action, &runner, hosts)?;
+    let throttle = match hosts.first().and_then(|host| runner.reading.scope(host)) {
+        Some(scope) => env.throttle(ctx, &scope)?,
+        None => 0,
+    };
+    let width = forks_width(env, action, throttle, hosts);
     let ahead = if width < hosts.len() && action.touches_host() {
         let links = runner.task_links();
         hosts.iter().map(|h| links.unopened_link(h)).collect()
@@ -189,19 +192,9 @@ pub(crate) fn runner_for<'t>(
 /// How many hosts run the task at once: only what runs on the host is worth a thread
 /// (controller actions are quick, and some, like `set_fact` in a loop, read what the
 /// previous host's run wrote).
-fn forks_width(
-    env: &PlayEnv<'_, '_>,
-    ctx: &TaskInContext<'_>,
-    action: Action,
-    runner: &TaskRun<'_>,
-    hosts: &[String],
-) -> Result<usize, Diagnostic> {
+fn forks_width(env: &PlayEnv<'_, '_>, action: Action, throttle: i64, hosts: &[String]) -> usize {
     if hosts.len() <= 1 || !action.uses_link() {
-        return Ok(1);
+        return 1;
     }
-    let throttle = match runner.reading.scope(&hosts[0]) {
-        Some(scope) => env.throttle(ctx, &scope)?,
-        None => 0,
-    };
-    Ok(crate::play::forks::width(env.run.facts.forks, throttle, hosts.len()))
+    crate::play::forks::width(env.run.facts.forks, throttle, hosts.len())
 }

@@ -41,7 +41,7 @@ enum Payload<'r> {
     Ran(TaskOutcome),
     /// A step on the host that runs with the pass's other such steps, at once, when the run
     /// has more than one fork.
-    Due(TaskInContext<'r>, Option<std::sync::Arc<tack_template::Layer>>),
+    Due(TaskInContext<'r>, Option<std::sync::Arc<tack_template::Layer>>, Throttle),
     /// An include: what it names is read when its result is processed.
     Include,
 }
@@ -52,6 +52,9 @@ struct Queued<'r> {
     outcome: Payload<'r>,
 }
 
+/// A task's `throttle` as rendered for its host (0: none).
+type Throttle = i64;
+
 /// The step of `ctx` on `host`: run now, or left due for the pass's parallel run when it
 /// touches the host and the run has more than one fork (what a controller action does may
 /// be what the next host's step reads, as with one fork).
@@ -61,9 +64,11 @@ fn step<'r>(
     host: &str,
     params: Option<std::sync::Arc<tack_template::Layer>>,
 ) -> Result<Payload<'r>, Diagnostic> {
+    // An invalid `throttle` stops the play as the task is queued.
+    let throttle = env.throttle_for(ctx, host, params.clone())?;
     let on_host = tack_actions::Action::of(ctx.task).is_some_and(tack_actions::Action::uses_link);
     if env.run.facts.forks > 1 && on_host {
-        return Ok(Payload::Due(ctx.clone(), params));
+        return Ok(Payload::Due(ctx.clone(), params, throttle));
     }
     Ok(Payload::Ran(crate::play::fanout::run_one(env, ctx, host, params)?))
 }
@@ -82,12 +87,22 @@ fn run_due<'r>(env: &PlayEnv<'r, '_>, queued: &mut [Queued<'r>]) -> Result<(), D
     // The runners are made here (the play's state is this thread's); they run anywhere.
     let mut runners = BTreeMap::new();
     for q in queued.iter() {
-        if let Payload::Due(ctx, params) = &q.outcome {
+        if let Payload::Due(ctx, params, _) = &q.outcome {
             let runner = crate::play::fanout::runner_for(env, ctx, params.clone())?;
             runners.insert(q.host.clone(), runner);
         }
     }
-    let width = crate::play::forks::width(env.run.facts.forks, 0, due.len());
+    // ansible's free strategy keeps a task's running workers within its `throttle`; the
+    // pass's steps run at once, so the tightest throttle among them caps them all.
+    let throttle = queued
+        .iter()
+        .filter_map(|q| match q.outcome {
+            Payload::Due(_, _, throttle) if throttle > 0 => Some(throttle),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(0);
+    let width = crate::play::forks::width(env.run.facts.forks, throttle, due.len());
     let mut outcomes: BTreeMap<String, TaskOutcome> = BTreeMap::new();
     crate::play::forks::run_hosts(
         &due,

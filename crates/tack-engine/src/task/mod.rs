@@ -46,6 +46,9 @@ use crate::task::outcome::{TaskEvent, TaskOutcome};
 use crate::task::reading::Reading;
 use crate::task::when::When;
 
+/// The largest `timeout` ansible takes (its alarm's bound, `_MAX_TIMEOUT`).
+const MAX_TIMEOUT: i64 = 100_000_000;
+
 /// Everything a task needs besides the host.
 pub(crate) struct TaskRun<'a> {
     pub reading: Reading<'a>,
@@ -81,7 +84,7 @@ pub(crate) struct TaskRun<'a> {
     pub interpreter: &'a InterpreterSettings,
     /// `tack plan`: the paths an earlier task would change, per host.
     pub pending: &'a crate::plan::pending::Pending,
-    pub discovered: crate::task::link::Discovered,
+    pub discovered: Arc<crate::task::link::Discovered>,
 }
 
 impl TaskRun<'_> {
@@ -128,20 +131,18 @@ impl TaskRun<'_> {
             return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
         };
         crate::vars::reserved::warn_scope(&scope, self.reading.vars.extra());
-        let diff = match self.reading.diff_mode(&scope, self.diff_flag) {
-            Ok(diff) => diff,
-            Err(d) => {
-                let mut result = self.finish(host, actions::errored(d));
-                result.data.insert(s("changed"), b(false));
-                return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
-            }
+        // A `diff` that cannot be read fails the task as ansible's `post_validate` does: the
+        // result is still ignored and registered like any other failure.
+        let (diff, keyword_error) = match self.reading.diff_mode(&scope, self.diff_flag) {
+            Ok(diff) => (diff, None),
+            Err(d) => (false, Some(d)),
         };
         // A loop's items each render `ignore_errors` with their own variables, and the loop
         // is ignored when any item's says so (ansible's `UnifiedTaskResult.ignore_errors`);
         // a task without a loop renders it once, here.
         let looped = self.reading.ctx.task.loop_items.is_some();
         let mut ignore_errors = false;
-        if !looped {
+        if !looped && keyword_error.is_none() {
             ignore_errors = match self.reading.flag(Keyword::IgnoreErrors, &scope) {
                 Ok(v) => v,
                 Err(d) => {
@@ -151,9 +152,16 @@ impl TaskRun<'_> {
             };
         }
         let mut events = Vec::new();
-        let outcome = match &self.reading.ctx.task.loop_items {
-            None => self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r)),
-            Some(items) => match self.run_loop(host, &scope, &trace, items) {
+        let outcome = match (&self.reading.ctx.task.loop_items, keyword_error) {
+            // A loop's items each read it (`run_loop`).
+            (None, Some(d)) => {
+                ignore_errors = self.literal_ignore_errors();
+                Err(d)
+            }
+            (None, None) => {
+                self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r))
+            }
+            (Some(items), _) => match self.run_loop(host, &scope, &trace, items) {
                 Ok((shown, result, any_ignored)) => {
                     ignore_errors = any_ignored;
                     Ok((shown, result))
@@ -240,6 +248,14 @@ impl TaskRun<'_> {
             dump.dump(&scope)
         });
         TaskOutcome { items, result, diff, failed_task }
+    }
+
+    /// `ignore_errors` when a keyword failed to validate: ansible's result takes the keyword
+    /// only when it is already a bool as written (its `post_validate` stopped before a
+    /// template in it was rendered).
+    fn literal_ignore_errors(&self) -> bool {
+        let node = self.reading.ctx.inherited(Keyword::IgnoreErrors);
+        matches!(node.map(|n| &n.value), Some(Value::Bool(true)))
     }
 
     /// Sets a host variable on `host` and, under `run_once`, on every other host of the
@@ -346,9 +362,17 @@ impl TaskRun<'_> {
                 Some(_) => None,
                 None => self.false_condition(&item_scope)?,
             };
+            let keyword_error = match (&planned, &condition) {
+                (None, None) => self.reading.diff_mode(&item_scope, self.diff_flag).err(),
+                _ => None,
+            };
+            let failed_keyword = keyword_error.is_some();
             let mut result = match (planned, condition) {
                 (Some(planned), _) => planned,
                 (None, Some(cond)) => tack_report::result::skipped(host, &cond),
+                (None, None) if let Some(d) = keyword_error => {
+                    self.judge(host, &item_scope, actions::errored(d), None, true)
+                }
                 (None, None) => match &delegated {
                     Some(other) => {
                         let there = delegation.delegated_scope(&item_scope, host, other);
@@ -361,7 +385,9 @@ impl TaskRun<'_> {
             gate.note(host, &verdict.writes, &result);
             // A value that cannot be rendered for an item does not ignore it, nor does an
             // item its `when` skipped (ansible renders the keyword only for one that runs).
-            if !result.flag("skipped") {
+            if failed_keyword {
+                any_ignored |= self.literal_ignore_errors();
+            } else if !result.flag("skipped") {
                 any_ignored |=
                     self.reading.flag(Keyword::IgnoreErrors, &item_scope).unwrap_or(false);
             }
@@ -418,6 +444,16 @@ impl TaskRun<'_> {
         trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> Result<HostResult, Diagnostic> {
+        if self.action == Action::Templated {
+            return match self.templated(scope) {
+                Ok(run) => {
+                    let mut result = run.attempts(host, item, scope, trace, events)?;
+                    result.action = Some(run.action.name().to_string());
+                    Ok(result)
+                }
+                Err(output) => Ok(self.judge(host, scope, output, None, true)),
+            };
+        }
         let plan = crate::task::retries::attempts(&self.reading, scope)?;
         if plan.runs <= 1 {
             let output = self.execute(host, item, scope, trace, events);
@@ -468,6 +504,90 @@ impl TaskRun<'_> {
             result.error = None;
         }
         Ok(result)
+    }
+
+    /// This task as the action its templated name (`action: '{{ m }}'`) renders to in
+    /// `scope`, as ansible's `post_validate` renders and resolves it where the task runs (after
+    /// `when`, for each loop item); else the failed output: the name does not render, ansible
+    /// cannot resolve it, or tack cannot run what it names (refused by name).
+    fn templated(&self, scope: &Scope) -> Result<TaskRun<'_>, ActionOutput> {
+        let task = self.reading.ctx.task;
+        let origin = self.reading.origin();
+        let written =
+            Node { value: Value::Str(task.action.clone()), origin: task.action_origin.clone() };
+        let rendered = match self.reading.templar.render(&written, scope) {
+            Ok(rendered) => rendered.value,
+            Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => {
+                let cause =
+                    Diagnostic::at("Omit is not valid for the `action` keyword.", written.origin);
+                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+            }
+            Err(e) => {
+                let cause = e.to_diagnostic();
+                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+            }
+        };
+        let name = tack_yaml::pyrepr::str(&rendered.value);
+        let named_at =
+            tack_template::Templar::sole_variable_origin(&written, scope).or(written.origin);
+        let refused = |what: String| {
+            actions::errored(Diagnostic::at(
+                format!("tack does not support {what} yet"),
+                origin.clone(),
+            ))
+        };
+        // An include, import or `meta` is a task of its own kind, decided when it loads.
+        let kinds = tack_playbook::tables::actions::BUILTIN_TASKS;
+        if tack_playbook::tables::actions::is(&name, kinds)
+            || tack_playbook::tables::actions::is(
+                &name,
+                tack_playbook::tables::actions::IMPORT_PLAYBOOK,
+            )
+        {
+            return Err(refused(format!("the templated action '{name}'")));
+        }
+        let action = match Action::rendered(task, &name) {
+            Some(Action::Unresolvable) => {
+                let cause = Diagnostic::at(
+                    format!("Cannot resolve '{name}' to an action or module."),
+                    named_at,
+                );
+                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+            }
+            Some(action) => action,
+            None => return Err(refused(format!("the action '{name}'"))),
+        };
+        let mut named = task.clone();
+        named.action = name;
+        if let Err(refusal) = crate::refuse::check_action(&named, action) {
+            return Err(actions::errored(refusal));
+        }
+        Ok(self.with_action(action))
+    }
+
+    /// This runner with `action` in its place (a templated action, rendered).
+    fn with_action(&self, action: Action) -> TaskRun<'_> {
+        TaskRun {
+            reading: self.reading.clone(),
+            action,
+            verbosity: self.verbosity,
+            check_flag: self.check_flag,
+            planning: self.planning,
+            plan_handler: self.plan_handler.clone(),
+            diff_flag: self.diff_flag,
+            diff_settings: self.diff_settings,
+            async_dir: self.async_dir,
+            fanout: self.fanout.clone(),
+            inventory: self.inventory,
+            renders: Renders::default(),
+            links: self.links,
+            ssh_defaults: self.ssh_defaults,
+            reads: self.reads.clone(),
+            banner_name: self.banner_name.clone(),
+            interpreter: self.interpreter,
+            pending: self.pending,
+            discovered: Arc::clone(&self.discovered),
+        }
     }
 
     /// What `pause` announces on `host` before it waits (nothing when its `when` is false
@@ -615,6 +735,22 @@ impl TaskRun<'_> {
         } else {
             None
         };
+        // ansible checks the bounds of `timeout` (its alarm's) as each attempt starts, once
+        // the connection is made; the error leaves the attempts.
+        if let Ok(Some(secs)) = self.reading.int_keyword(Keyword::Timeout, scope)
+            && !(0..=MAX_TIMEOUT).contains(&secs)
+        {
+            let message =
+                format!("Timeout {secs} is invalid, it must be between 0 and {MAX_TIMEOUT}.");
+            let cause = Diagnostic::new(message);
+            let mut out = actions::errored(Diagnostic::caused_by(
+                "Task failed.",
+                self.reading.origin(),
+                cause,
+            ));
+            out.raised = true;
+            return out;
+        }
         let discovered = link
             .as_deref()
             .and_then(|conn| links.discover_interpreter(self.action, host, scope, conn, trace));
@@ -674,6 +810,9 @@ impl TaskRun<'_> {
         }
         events.extend(trace.take_job_notes().into_iter().map(TaskEvent::Async));
         let mut output = output;
+        if self.action.is("set_fact") {
+            keep_vaulted_facts(ctx.task, scope, &mut output.facts);
+        }
         if matches!(self.action, Action::Module(_) | Action::Python(_) | Action::Library(_)) {
             drop_internal_facts(&mut output.data);
         }
@@ -706,4 +845,30 @@ fn drop_internal_facts(data: &mut Mapping) {
     let kept: Mapping =
         facts.iter().filter(|(k, _)| !internal(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     data.insert(s("ansible_facts"), Node::bare(Value::Map(kept)));
+}
+
+/// ansible 2.21 keeps a `set_fact` value that is a `!vault` value (written so, or one variable
+/// holding one: `"{{ secret }}"`) encrypted in the fact, decrypted where it is used; the
+/// `vault_encrypted` test still says so of the fact. What the task's result shows is the
+/// plaintext, as ansible's does.
+fn keep_vaulted_facts(
+    task: &tack_playbook::Task,
+    scope: &Scope,
+    facts: &mut [(String, Node, Provenance)],
+) {
+    for (key, written) in task.args.iter() {
+        let Some(name) = key.as_str().filter(|k| !tack_template::is_possibly_template(k)) else {
+            continue;
+        };
+        let vaulted = match &written.value {
+            Value::Vault(_) => Some(written.clone()),
+            _ => tack_template::Templar::sole_variable(written, scope)
+                .filter(|node| matches!(node.value, Value::Vault(_))),
+        };
+        if let Some(vaulted) = vaulted
+            && let Some(fact) = facts.iter_mut().find(|(n, _, _)| n == name)
+        {
+            fact.1 = vaulted;
+        }
+    }
 }

@@ -18,6 +18,7 @@ use crate::vars::PlayScope;
 use crate::vars::roles::RoleLayers;
 
 /// A task with what reading it for a host takes.
+#[derive(Clone)]
 pub(crate) struct Reading<'a> {
     pub ctx: &'a TaskInContext<'a>,
     pub templar: &'a Templar,

@@ -6,7 +6,7 @@
 mod attrs;
 mod block;
 pub mod dynamic;
-mod modargs;
+pub(crate) mod modargs;
 pub use attrs::validate_variable_name;
 pub use modargs::is_all_template;
 

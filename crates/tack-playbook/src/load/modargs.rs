@@ -33,7 +33,7 @@ pub(crate) enum Resolution {
 /// Where modules beside the builtins are found: ansible's legacy module search
 /// (`PluginLoader._find_plugin_legacy` over `_get_paths_with_context`).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ModuleSearch {
+pub struct ModuleSearch {
     /// Directories added in the run (`library/` beside playbooks, `-M`, `library/` of roles),
     /// searched in this order.
     pub library: Vec<PathBuf>,
@@ -50,7 +50,7 @@ const IGNORED_ENDINGS: &[&str] =
 
 impl ModuleSearch {
     /// The module file a short (or `ansible.legacy.`) name finds outside ansible-core.
-    pub(crate) fn find(&self, name: &str) -> Option<crate::ast::LibraryModule> {
+    pub fn find(&self, name: &str) -> Option<crate::ast::LibraryModule> {
         if name.starts_with("ansible.builtin.") {
             return None;
         }

@@ -470,6 +470,7 @@ impl Loader<'_> {
             role: Some(id),
             implicit: false,
             library: None,
+            library_search: None,
         };
         let block = Block {
             origin: role.origin.clone(),

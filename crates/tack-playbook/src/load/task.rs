@@ -204,6 +204,10 @@ impl Loader<'_> {
             role: scope.role,
             implicit: false,
             library: search.find(&parsed.action).map(std::sync::Arc::new),
+            library_search: parsed
+                .action
+                .contains("{{")
+                .then(|| std::sync::Arc::new(search.clone())),
         };
         match flavor {
             TaskFlavor::Handler => {

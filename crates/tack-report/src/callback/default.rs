@@ -402,8 +402,9 @@ fn label(result: &HostResult) -> String {
 
 /// `_clean_results` for `debug`: a result with `msg` shows only `msg` (and the flags the
 /// callback keeps); a `var=` result shows only the variable.
-pub(crate) fn clean(task: &TaskView, data: &Mapping) -> Mapping {
-    if !tack_playbook::tables::actions::is(&task.action, &["debug"]) {
+pub(crate) fn clean(task: &TaskView, result: &HostResult, data: &Mapping) -> Mapping {
+    let action = result.action.as_deref().unwrap_or(&task.action);
+    if !tack_playbook::tables::actions::is(action, &["debug"]) {
         return data.clone();
     }
     let mut out = Mapping::new();
@@ -520,7 +521,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
             return;
         }
         let host = result.label();
-        let data = clean(task, &crate::no_log::shown(result));
+        let data = clean(task, result, &crate::no_log::shown(result));
         let items = task.looped && result.data.get("results").is_some();
         if hidden {
             return;
@@ -601,7 +602,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         }
         warnings(result);
         let host = result.label();
-        let data = clean(task, &crate::no_log::shown(result));
+        let data = clean(task, result, &crate::no_log::shown(result));
         let item = label(result);
         if self.plan && self.plan_result(task, result, Some(&item)) {
             return;

@@ -178,7 +178,7 @@ impl<W: Write> MinimalCallback<W> {
         let data = match self.layout {
             Layout::Minimal => {
                 self.warnings_and_error(result);
-                clean(task, &result.data)
+                clean(task, result, &result.data)
             }
             Layout::OneLine => result.data.clone(),
         };

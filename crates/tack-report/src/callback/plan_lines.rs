@@ -62,7 +62,7 @@ impl<W: Write> DefaultCallback<W> {
             None => format!("{word}: [{host}]{tail}"),
         };
         if self.verbose(result) {
-            let data = super::default::clean(task, &crate::no_log::shown(result));
+            let data = super::default::clean(task, result, &crate::no_log::shown(result));
             msg.push_str(&format!(" => {}", self.dump(&data, result)));
         }
         self.colored(&msg, hue);

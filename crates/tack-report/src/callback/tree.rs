@@ -36,7 +36,7 @@ impl TreeWriter {
             return;
         }
         let shown = crate::no_log::shown(result);
-        let data = clean(task, &shown);
+        let data = clean(task, result, &shown);
         let indent = result.verbose_always || self.verbosity > 2;
         let text = dump_result(&data, indent);
         if let Err(e) = std::fs::create_dir_all(&self.dir) {

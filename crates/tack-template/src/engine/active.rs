@@ -184,8 +184,9 @@ pub(crate) fn emitted_deferred(value: &JValue) -> String {
 
 thread_local! {
     /// What the last `undef()` call said its value is (its hint, or ansible's default
-    /// words): an undefined the engine cannot name from its expression (one a lookup or
-    /// filter passed on) is explained with it.
+    /// words), or why the last undefined a filter made is one (`map(attribute=...)`): an
+    /// undefined the engine cannot name from its expression (one a lookup or filter passed
+    /// on) is explained with it.
     static UNDEF_MADE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 

@@ -232,8 +232,30 @@ fn map(state: &mut State, args: &Bound) -> Result<Value, FilterError> {
             }
         }
         let parts = attribute_parts(attribute.as_ref());
-        let out = items.iter().map(|item| get_path(item, &parts, default.as_ref()));
-        return Ok(Value::from(out.collect::<Vec<_>>()));
+        let mut out = Vec::with_capacity(items.len());
+        for item in &items {
+            let value = get_path(item, &parts, default.as_ref());
+            // The undefined item is explained, when used, as Jinja's attribute lookup
+            // failed (the engine cannot name it from the template's expression).
+            if is_undefined(&value) && default.is_none() {
+                let mut at = item.clone();
+                for part in &parts {
+                    let next = getitem(&at, part);
+                    if is_undefined(&next) {
+                        let message = format!(
+                            "object of type '{}' has no attribute '{}'",
+                            type_name(&at),
+                            pyval::str_of(part)
+                        );
+                        crate::engine::active::undef_made(Some(message));
+                        break;
+                    }
+                    at = next;
+                }
+            }
+            out.push(value);
+        }
+        return Ok(Value::from(out));
     }
     let Some((name, rest)) = args.extra.split_first() else {
         return Err(FilterError::failed("map requires a filter argument"));

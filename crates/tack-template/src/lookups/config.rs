@@ -33,7 +33,7 @@ pub(crate) fn flag(name: &str) -> bool {
     installed().ok().and_then(|c| c.get(name).and_then(|v| v.as_bool())).unwrap_or(false)
 }
 
-fn installed() -> Result<Arc<Config>, LookupError> {
+pub(super) fn installed() -> Result<Arc<Config>, LookupError> {
     let slot = INSTALLED.get_or_init(|| RwLock::new(None));
     if let Some(config) = slot.read().ok().and_then(|g| g.clone()) {
         return Ok(config);

@@ -22,6 +22,7 @@
 
 pub(crate) mod config;
 mod files;
+mod inventory;
 mod lists;
 mod options;
 mod password;
@@ -142,18 +143,11 @@ impl Entry {
 }
 
 /// Builtin lookups tack does not provide, refused by name (they are not unknown to ansible).
-const REFUSED: &[(&str, &str)] = &[
-    (
-        "url",
-        "tack does not implement the 'url' lookup (it fetches URLs from the controller); \
+const REFUSED: &[(&str, &str)] = &[(
+    "url",
+    "tack does not implement the 'url' lookup (it fetches URLs from the controller); \
          use the uri module or the get_url module instead",
-    ),
-    (
-        "inventory_hostnames",
-        "tack does not implement the 'inventory_hostnames' lookup: it needs the inventory, \
-         which the templar does not hold; use the groups variable (groups['all'])",
-    ),
-];
+)];
 
 fn families() -> impl Iterator<Item = &'static Entry> {
     [
@@ -166,6 +160,7 @@ fn families() -> impl Iterator<Item = &'static Entry> {
         config::LOOKUPS,
         tables::LOOKUPS,
         password::LOOKUPS,
+        inventory::LOOKUPS,
     ]
     .into_iter()
     .flatten()
