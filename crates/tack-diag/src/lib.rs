@@ -20,6 +20,7 @@
 //! and two numbers.
 
 pub mod color;
+pub mod display_log;
 mod excerpt;
 mod render;
 mod warnings;

@@ -82,7 +82,15 @@ fn emit(text: String, level: crate::color::Level) {
         return;
     }
     // `Display.display` turns Windows line ends into `\n` after deduplicating.
-    let text = crate::color::paint(&text.replace("\r\n", "\n"), level);
+    let plain = text.replace("\r\n", "\n");
+    let logged = match level {
+        crate::color::Level::Warn => crate::display_log::Level::Warning,
+        crate::color::Level::Error => crate::display_log::Level::Error,
+        // `Display.deprecated` displays without a level of its own.
+        crate::color::Level::Deprecate => crate::display_log::Level::Info,
+    };
+    crate::display_log::record(logged, &plain);
+    let text = crate::color::paint(&plain, level);
     match channel.sink.as_mut() {
         Some(sink) => sink(&text),
         None => {

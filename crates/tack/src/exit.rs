@@ -16,7 +16,9 @@ pub(crate) fn report(err: &anyhow::Error) -> ExitCode {
         None => Diagnostic::new(format!("{err:#}")),
     };
     let mut stderr = std::io::stderr().lock();
-    let text = tack_diag::color::paint(&diag.render(), tack_diag::color::Level::Error);
+    let rendered = diag.render();
+    tack_diag::display_log::record(tack_diag::display_log::Level::Error, &rendered);
+    let text = tack_diag::color::paint(&rendered, tack_diag::color::Level::Error);
     let _ = stderr.write_all(text.as_bytes());
     let _ = stderr.flush();
     ExitCode::from(diag.class.exit_code() as u8)

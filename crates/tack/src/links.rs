@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// `log_path`, a `fact_caching` plugin other than `memory`, `hash_behaviour = merge`.
+/// a `fact_caching` plugin other than `memory`, `hash_behaviour = merge`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -205,13 +205,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
     if !other.is_empty() {
         return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
-    }
-    // ansible writes everything it displays to this file; a run that wrote nothing there
-    // would look like a run that never happened.
-    if let Some(path) =
-        config.get("DEFAULT_LOG_PATH").and_then(|v| v.as_str()).filter(|p| !p.is_empty())
-    {
-        return Some(format!("log_path '{path}' (ansible's log of what a run displays)"));
     }
     // Inventory and extra vars merge as ansible's do; a play's variable layers do not yet.
     if config.get("DEFAULT_HASH_BEHAVIOUR").and_then(|v| v.as_str()) == Some("merge") {

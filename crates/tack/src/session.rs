@@ -60,13 +60,60 @@ pub(crate) struct SessionArgs<'a> {
 
 /// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
 /// notices; a bad setting ends the process with ansible's startup error and exit code 5.
-pub(crate) fn load_config() -> Result<Config, crate::exit::Startup> {
+pub(crate) fn load_config(log: DisplayLog) -> Result<Config, crate::exit::Startup> {
     let ctx = Context::from_process().map_err(crate::exit::Startup::from)?;
     let config = Config::load(&ctx).map_err(crate::exit::Startup::from)?;
     tack_diag::set_deprecations_enabled(config.deprecation_warnings());
     crate::color::setup_display(&config);
+    if log == DisplayLog::Keep {
+        open_display_log(&config);
+    }
     config.emit_notices();
     Ok(config)
+}
+
+/// Whether a command keeps `log_path`'s log of what it displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DisplayLog {
+    /// As every ansible command does.
+    Keep,
+    /// `tack plan`: a plan changes nothing on the controller either, its log included.
+    Skip,
+}
+
+/// `log_path`: from here on, what the command displays is also appended to that file (see
+/// `tack_diag::display_log`), as ansible's `Display` starts logging once its configuration
+/// is read. A file that cannot be written is reported on stderr in ansible's words and the
+/// command goes on without a log.
+fn open_display_log(config: &Config) {
+    let Some(path) = configured_log_path(config) else { return };
+    let deny: Vec<String> = config
+        .get("DEFAULT_LOG_FILTER")
+        .and_then(|v| v.as_str_list())
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    if let Err(said) = tack_diag::display_log::open(std::path::Path::new(path), &deny) {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(said.as_bytes());
+    }
+}
+
+fn configured_log_path(config: &Config) -> Option<&str> {
+    config.get("DEFAULT_LOG_PATH").and_then(|v| v.as_str()).filter(|p| !p.is_empty())
+}
+
+/// `log_verbosity` above the command's own `-v` count: ansible then logs the verbose lines
+/// it does not show, which tack does not produce; refused by name while a log is kept.
+pub(crate) fn refused_log_verbosity(config: &Config, verbosity: u8) -> Option<String> {
+    configured_log_path(config)?;
+    let wanted = config.get("LOG_VERBOSITY").and_then(|v| v.as_int())?;
+    (wanted > i64::from(verbosity)).then(|| {
+        format!(
+            "log_verbosity {wanted} above the run's verbosity ({verbosity}): verbose lines              logged but not shown"
+        )
+    })
 }
 
 impl Session {

@@ -404,17 +404,14 @@ fn callback_settings_tack_does_not_honour_are_refused() {
     }
 }
 
-/// `log_path` and a fact cache other than `memory` are refused by name before anything
-/// runs: a run that logged nothing, or kept no facts, must not look like one that did.
+/// A fact cache other than `memory`, `hash_behaviour = merge`, the task debugger, and a
+/// `log_verbosity` above the run's verbosity while a log is kept are refused by name before
+/// anything runs: a run that kept no facts, or logged less than ansible would, must not look
+/// like one that did.
 #[test]
-fn log_path_and_fact_caching_are_refused() {
+fn settings_tack_does_not_apply_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     for (name, value, wanted) in [
-        (
-            "ANSIBLE_LOG_PATH",
-            "/tmp/tack-never-written.log",
-            "log_path '/tmp/tack-never-written.log'",
-        ),
         ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
         ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
@@ -424,7 +421,42 @@ fn log_path_and_fact_caching_are_refused() {
         assert_eq!(out.status.code(), Some(5), "{name}: {stderr}");
         assert!(stderr.contains(&format!("does not support {wanted}")), "{stderr}");
     }
-    assert!(!Path::new("/tmp/tack-never-written.log").exists());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("run.log");
+    let out = tack(dir.path(), &play, &["-v"])
+        .env("ANSIBLE_LOG_PATH", &log)
+        .env("ANSIBLE_LOG_VERBOSITY", "3")
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tack playbook does not support log_verbosity 3 above the run's verbosity (1)"
+        ),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
+    // Without a log, `log_verbosity` changes nothing (ansible's neither).
+    let out = tack(dir.path(), &play, &[]).env("ANSIBLE_LOG_VERBOSITY", "3").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `tack plan` keeps no `log_path` log: a plan changes nothing on the controller either.
+#[test]
+fn a_plan_writes_no_log() {
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("site.yml"), &play).unwrap();
+    let log = dir.path().join("run.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .current_dir(dir.path())
+        .args(["plan", "-i", "localhost,", "-c", "local", "site.yml"])
+        .env("ANSIBLE_LOG_PATH", &log)
+        .output()
+        .expect("tack runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!log.exists());
 }
 
 /// An ad hoc run that loads callbacks (`bin_ansible_callbacks`) would run

@@ -229,6 +229,7 @@ impl<W: Write> DefaultCallback<W> {
             self.colored(text, hue);
             return;
         }
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
         let text = paint(self.palette.as_ref(), text, hue);
         let _ = self.out.flush();
         let _ = writeln!(std::io::stderr(), "{}", text.replace("\r\n", "\n"));
@@ -245,6 +246,12 @@ impl<W: Write> DefaultCallback<W> {
     }
 
     pub(super) fn line(&mut self, text: &str) {
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
+        self.screen_line(text);
+    }
+
+    /// A line ansible displays `screen_only` (never logged under `log_path`).
+    pub(super) fn screen_line(&mut self, text: &str) {
         // A closed stdout cannot be reported anywhere better than by the exit status, which
         // the run's own outcome already decides; ansible ignores it the same way.
         // `Display.display` turns Windows line ends into Unix ones in everything it prints.
@@ -269,6 +276,7 @@ impl<W: Write> DefaultCallback<W> {
             if !self.shown_errors.insert(text.clone()) {
                 return;
             }
+            tack_diag::display_log::record(tack_diag::display_log::Level::Error, &text);
             let code = self.palette.as_ref().map(|p| p.error.as_str());
             let shown = tack_diag::color::display_text(&text, code);
             if self.options.display_failed_stderr {
@@ -591,7 +599,9 @@ impl<W: Write> Callback for DefaultCallback<W> {
         let text = super::diff::render_with(diff, self.diff_context);
         if !text.is_empty() {
             self.ensure_banner();
-            let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
+            let shown = super::diff::displayed(&text);
+            tack_diag::display_log::record(tack_diag::display_log::Level::Info, &shown);
+            let _ = self.out.write_all(shown.as_bytes());
         }
     }
 
@@ -690,7 +700,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         for row in rows {
             self.line(&row);
         }
-        self.line("");
+        self.screen_line("");
         if self.plan {
             self.plan_end(stats);
         }

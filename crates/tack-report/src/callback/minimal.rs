@@ -82,6 +82,7 @@ impl<W: Write> MinimalCallback<W> {
     fn line(&mut self, text: &str) {
         // As in the default callback: a closed stdout is the exit status's business, and
         // Windows line ends become Unix ones.
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
         let _ = writeln!(self.out, "{}", text.replace("\r\n", "\n"));
     }
 
@@ -97,6 +98,7 @@ impl<W: Write> MinimalCallback<W> {
         if !self.shown_errors.insert(text.clone()) {
             return;
         }
+        tack_diag::display_log::record(tack_diag::display_log::Level::Error, &text);
         let _ = self.out.write_all(text.as_bytes());
         if !text.ends_with('\n') {
             let _ = self.out.write_all(b"\n");
@@ -294,7 +296,9 @@ impl<W: Write> Callback for MinimalCallback<W> {
             return;
         };
         let text = super::diff::render_with(diff, context);
-        let _ = self.out.write_all(super::diff::displayed(&text).as_bytes());
+        let shown = super::diff::displayed(&text);
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, &shown);
+        let _ = self.out.write_all(shown.as_bytes());
     }
 
     // Neither callback shows loop items (ansible's base callback ignores them).

@@ -131,8 +131,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
-    let config = crate::session::load_config()?;
-    if let Some(setting) = crate::links::refused_setting(&config) {
+    let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    if let Some(setting) = crate::links::refused_setting(&config)
+        .or_else(|| crate::session::refused_log_verbosity(&config, args.verbosity.verbose))
+    {
         return Err(options_error(format!("tack adhoc does not support {setting} yet")).into());
     }
     if args.one_line {

@@ -46,7 +46,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // No inventory: an expression sees exactly the extra vars it is given.
-    let config = load_config()?;
+    let config = load_config(crate::session::DisplayLog::Keep)?;
     let loader = DataLoader::new(vault_secrets(&config, &args.vault)?);
     let behaviour = match config.hash_behaviour() {
         tack_config::HashBehaviour::Merge => HashBehaviour::Merge,

@@ -112,12 +112,14 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = action(&args)?;
     refuse_unsupported(&args)?;
-    let config = crate::session::load_config()?;
+    let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
     if args.verbosity.verbose == 1 {
-        match config.config_file() {
-            Some(file) => println!("Using {} as config file", file.display()),
-            None => println!("No config file found; using defaults"),
-        }
+        let line = match config.config_file() {
+            Some(file) => format!("Using {} as config file", file.display()),
+            None => "No config file found; using defaults".to_string(),
+        };
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+        println!("{line}");
     }
     let session = Session::open(
         config,
@@ -166,6 +168,7 @@ fn write_result(text: &str, output: Option<&std::path::Path>) -> Result<(), Diag
     use std::io::Write;
     match output {
         None => {
+            tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
             let mut stdout = std::io::stdout().lock();
             let newline = if text.ends_with('\n') { "" } else { "\n" };
             let _ = write!(stdout, "{text}{newline}");

@@ -109,7 +109,11 @@ pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     }
     // Configuration first, as ansible reads it when it starts: its notices come before a
     // missing playbook's error, and that error is coloured as the settings say.
-    let config = crate::session::load_config()?;
+    let log = match mode {
+        Mode::Apply => crate::session::DisplayLog::Keep,
+        Mode::Plan(_) => crate::session::DisplayLog::Skip,
+    };
+    let config = crate::session::load_config(log)?;
     // ansible's CLI prints its header before it checks the playbooks.
     let palette = crate::color::palette(&config)?;
     {
@@ -152,6 +156,11 @@ pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         .with_class(ErrorClass::Options)
         .into());
     }
+    if let Some(setting) = crate::session::refused_log_verbosity(&config, args.verbosity.verbose) {
+        return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet"))
+            .with_class(ErrorClass::Options)
+            .into());
+    }
     if !listing && let Some(setting) = crate::links::refused_setting(&config) {
         return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet"))
             .with_class(ErrorClass::Options)
@@ -180,6 +189,7 @@ pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     verbose::inventory_notes(&mut stdout, &session, args.verbosity.verbose, palette.as_ref())?;
     let out = list::run(&args, &session, palette.as_ref())?;
+    tack_diag::display_log::record(tack_diag::display_log::Level::Info, &out);
     stdout.write_all(out.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -161,6 +161,7 @@ fn options_error(message: impl Into<String>) -> anyhow::Error {
 
 /// Prints a line on stderr, as ansible's `display.display(msg, stderr=True)`.
 fn say(message: &str) {
+    tack_diag::display_log::record(tack_diag::display_log::Level::Info, message);
     eprintln!("{message}");
 }
 
@@ -247,7 +248,7 @@ fn check_args(action: &Action) -> anyhow::Result<bool> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = args.action;
     let read_stdin = check_args(&action)?;
-    let config = crate::session::load_config()?;
+    let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
     let settings = crate::vault_settings::load(&config)?;
     let _umask = files::RestrictiveUmask::set();
     let common = action.common().clone();

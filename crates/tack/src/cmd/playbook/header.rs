@@ -83,6 +83,7 @@ fn write_for(
         });
     }
     for line in lines {
+        tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
         writeln!(out, "{}", paint(palette, &line, Hue::Verbose))?;
     }
     Ok(())

@@ -158,7 +158,9 @@ pub(super) fn run(
             start.pattern
         ));
         let mut stderr = std::io::stderr().lock();
-        stderr.write_all(diag.render().as_bytes())?;
+        let text = diag.render();
+        tack_diag::display_log::record(tack_diag::display_log::Level::Error, &text);
+        stderr.write_all(text.as_bytes())?;
     }
     Ok(ExitCode::from(status.exit_code()))
 }

@@ -22,6 +22,7 @@ pub(crate) fn inventory_notes(
 ) -> std::io::Result<()> {
     for (level, note) in session.inventory.verbose_notes() {
         if verbosity >= *level {
+            tack_diag::display_log::record(tack_diag::display_log::Level::Info, note);
             writeln!(out, "{}", paint(palette, note, Hue::Verbose))?;
         }
     }

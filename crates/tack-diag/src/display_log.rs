@@ -1,0 +1,232 @@
+//! ansible's `log_path`: every message the run displays is also appended to a file, one
+//! record per message, as ansible's `Display` hands each to Python's `logging`:
+//! `2026-12-05 09:10:11,123 p=PID u=USER n=ansible LEVEL| message` (the message without
+//! its colours and leading newlines; a multi-line message stays one record, and one that
+//! ends in a newline leaves a blank line after it, as ansible's do).
+//!
+//! This module owns the file and the record's shape only. What counts as a message, and its
+//! level, is the caller's: the callbacks log their lines at `INFO` (a screen-only line, such
+//! as the blank line after the recap, is not logged), warnings log at `WARNING`, `[ERROR]`
+//! blocks at `ERROR`, deprecations at `INFO`, as ansible's `display`, `warning`, `error` and
+//! `deprecated` do.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A record's level, as Python's `logging` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Level {
+    fn name(self) -> &'static str {
+        match self {
+            Level::Info => "INFO",
+            Level::Warning => "WARNING",
+            Level::Error => "ERROR",
+        }
+    }
+}
+
+struct Log {
+    file: File,
+    /// The record's prefix after the time: `p=PID u=USER n=ansible `.
+    who: String,
+}
+
+static LOG: Mutex<Option<Log>> = Mutex::new(None);
+
+/// Starts logging to `path` as ansible does at start-up, when `log_path` is set. `deny` is
+/// `log_filter`: logger names whose records are dropped (every display record is the
+/// `ansible` logger's). What ansible prints instead of logging (the path is a directory, or
+/// neither it nor its directory is writable) is returned, for the caller to print on stderr
+/// as it is; the run goes on without a log then.
+pub fn open(path: &Path, deny: &[String]) -> Result<(), String> {
+    let exists = path.exists();
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let writable = (exists && access_w(path)) || access_w(parent);
+    if !writable {
+        return Err(format!(
+            "[WARNING]: log file at '{}' is not writeable and we cannot create it, aborting\n\n",
+            path.display()
+        ));
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "[WARNING]: DEFAULT_LOG_PATH can not be a directory '{}', aborting\n",
+            path.display()
+        ));
+    }
+    // Python's `logging.Filter(name)` passes the logger called `name` and its children; an
+    // empty name passes every logger.
+    let denied = deny.iter().any(|name| name.is_empty() || name == "ansible");
+    let file = OpenOptions::new().append(true).create(true).open(path).map_err(|e| {
+        format!("[WARNING]: log file at '{}' could not be opened: {e}\n", path.display())
+    })?;
+    if denied {
+        return Ok(());
+    }
+    let who = format!("p={} u={} n=ansible ", std::process::id(), user());
+    *LOG.lock().unwrap_or_else(PoisonError::into_inner) = Some(Log { file, who });
+    Ok(())
+}
+
+/// Whether a log is open (so callers may skip building what they would log).
+pub fn active() -> bool {
+    LOG.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+}
+
+/// Appends one record for `message`, when a log is open.
+pub fn record(level: Level, message: &str) {
+    let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(log) = log.as_mut() else { return };
+    let plain = strip_colours(message);
+    // Only leading newlines go (ansible's `lstrip('\n')`); a block's own trailing newline
+    // stays, before the one every record ends with.
+    let text = plain.trim_start_matches('\n');
+    let line = format!("{} {}{}| {text}\n", asctime(SystemTime::now()), log.who, level.name());
+    // A log that cannot be written is not worth failing the run over; ansible's logging
+    // reports such errors on stderr and carries on.
+    if let Err(e) = log.file.write_all(line.as_bytes()) {
+        let _ = writeln!(std::io::stderr(), "--- Logging error ---\n{e}");
+    }
+}
+
+/// Stops logging (for a process that runs several independent jobs, and tests).
+pub fn close() {
+    *LOG.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
+fn access_w(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// `getpass.getuser()`: the first of `LOGNAME`, `USER`, `LNAME`, `USERNAME` that is set,
+/// else the password database's name for the real user id, else `uid=N` (what ansible's
+/// log filter falls back to).
+fn user() -> String {
+    for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
+        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+            return value.to_string_lossy().into_owned();
+        }
+    }
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: a zeroed passwd is a valid out-parameter.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live local, and the buffer's length is passed.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc == 0 && !found.is_null() && !entry.pw_name.is_null() {
+        // SAFETY: getpwuid_r filled `pw_name` with a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
+        return name.to_string_lossy().into_owned();
+    }
+    format!("uid={uid}")
+}
+
+/// `logging`'s `asctime`: local time as `%Y-%m-%d %H:%M:%S,mmm`.
+fn asctime(at: SystemTime) -> String {
+    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    // On musl, libc marks `time_t` deprecated ahead of its change to 64 bits; the seconds
+    // since 1970 fit either width.
+    #[allow(deprecated)]
+    let secs = since.as_secs() as libc::time_t;
+    // SAFETY: a zeroed tm is a valid out-parameter for localtime_r.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals.
+    unsafe {
+        libc::localtime_r(&secs, &mut tm);
+    }
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02},{:03}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        since.subsec_millis()
+    )
+}
+
+/// The text without the SGR colour sequences (`ESC [ ... m`) a palette painted in: ansible
+/// logs the message before colouring it.
+fn strip_colours(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        match after.find(|c: char| !(c.is_ascii_digit() || c == ';')) {
+            Some(end) if after[end..].starts_with('m') => rest = &after[end + 1..],
+            _ => {
+                out.push_str("\u{1b}[");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_are_not_logged() {
+        assert_eq!(strip_colours("\u{1b}[0;32mok: [h]\u{1b}[0m"), "ok: [h]");
+        assert_eq!(strip_colours("plain"), "plain");
+        assert_eq!(strip_colours("a\u{1b}[xb"), "a\u{1b}[xb");
+    }
+
+    #[test]
+    fn the_time_is_python_logging_s() {
+        let text = asctime(UNIX_EPOCH + std::time::Duration::from_millis(1_234));
+        // `YYYY-MM-DD HH:MM:SS,mmm`, whatever the local zone.
+        assert_eq!(text.len(), 23, "{text}");
+        assert!(text.ends_with(",234"), "{text}");
+    }
+
+    #[test]
+    fn records_are_appended_in_ansible_s_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.log");
+        open(&path, &[]).unwrap();
+        record(Level::Info, "\nTASK [x] ****");
+        record(Level::Warning, "[WARNING]: careful\n");
+        close();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Other tests of this crate may log while the file is open: only these two are
+        // looked for.
+        let task = text.lines().find(|l| l.contains("TASK [x]")).unwrap();
+        let warning = text.lines().find(|l| l.contains("careful")).unwrap();
+        let pid = std::process::id();
+        assert!(task.contains(&format!(" p={pid} u=")), "{text}");
+        assert!(task.ends_with(" n=ansible INFO| TASK [x] ****"), "{text}");
+        assert!(warning.ends_with(" n=ansible WARNING| [WARNING]: careful"), "{text}");
+        assert!(text.contains("careful\n\n"), "{text}");
+        // A directory is refused in ansible's words.
+        assert_eq!(
+            open(dir.path(), &[]).unwrap_err(),
+            format!(
+                "[WARNING]: DEFAULT_LOG_PATH can not be a directory '{}', aborting\n",
+                dir.path().display()
+            )
+        );
+    }
+}
