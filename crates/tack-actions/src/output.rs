@@ -27,6 +27,9 @@ pub struct ActionOutput {
     /// The action hides its result as `no_log` would (ansible's `_ansible_no_log` from an
     /// action: `include_vars` of a vault-encrypted file).
     pub no_log: bool,
+    /// `set_fact` with `cacheable`: its facts also join the host's facts (the fact cache's
+    /// layer: `ansible_facts`, and what `gathering = smart` and a persistent cache keep).
+    pub cacheable: bool,
 }
 
 impl ActionOutput {
@@ -40,6 +43,7 @@ impl ActionOutput {
             raised: false,
             unavailable: None,
             no_log: false,
+            cacheable: false,
         }
     }
 

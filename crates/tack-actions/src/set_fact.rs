@@ -1,6 +1,6 @@
 //! `set_fact`: sets host variables from its (rendered) arguments, at the precedence of facts
-//! and registered results; `cacheable` is accepted as ansible accepts it (there is no fact
-//! cache, so it changes nothing else). Its keys are templates (ansible renders them, for
+//! and registered results; with `cacheable` they also join the host's facts, as ansible's
+//! fact cache keeps them (the executor applies both). Its keys are templates (ansible renders them, for
 //! names made at run time); a name a managed host's value chose makes the fact the host's.
 
 use tack_diag::Diagnostic;
@@ -13,6 +13,19 @@ use tack_report::result::{b, s};
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut facts = Mapping::new();
     let mut out_facts = Vec::new();
+    // `boolean(cacheable)`, strict as ansible's default.
+    let cacheable = match input.args.get("cacheable").map(|n| n.value.boolean_strict()) {
+        None => false,
+        Some(Ok(cacheable)) => cacheable,
+        // Raised inside the action, not a failure it returns.
+        Some(Err(message)) => {
+            return crate::output::errored(Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                Diagnostic::new(message),
+            ));
+        }
+    };
     for (key, value) in input.args.iter() {
         if key.as_str() == Some("cacheable") {
             continue;
@@ -63,5 +76,6 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     // What set_fact stores is what its arguments rendered to: its provenance is that of
     // everything the render read, which the executor passes in.
     out.facts = out_facts;
+    out.cacheable = cacheable;
     out
 }

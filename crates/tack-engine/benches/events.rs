@@ -82,6 +82,7 @@ fn run_with(project: &Project, callback: &mut dyn Callback) {
         force_handlers: false,
         links: &tack_links::Links::new(&tack_links::LocalOnly),
         pending: Default::default(),
+        fact_cache: Default::default(),
     };
     tack_engine::run(&ctx, &project.playbooks, callback).expect("the play runs");
 }

@@ -31,6 +31,8 @@ pub struct RunContext<'a> {
     pub links: &'a tack_links::Links<'a>,
     /// `tack plan`: the paths on each host an earlier task would change.
     pub pending: crate::plan::pending::Pending,
+    /// The fact cache (`fact_caching`): every host's facts, for the run or between runs.
+    pub fact_cache: std::sync::Arc<crate::fact_cache::FactCache>,
 }
 
 /// A host's state across the plays of a run.
@@ -44,9 +46,6 @@ pub struct HostState {
     /// the run's exit code does not count it (ansible's `_failed_hosts` without a failed
     /// iterator state).
     pub excluded: bool,
-    /// The facts gathered for the host (kept for the rest of the run, as ansible's in-memory
-    /// fact cache keeps them).
-    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
     /// Its `set_fact` values and registered results, kept for later plays.
     pub set_facts: Option<std::sync::Arc<tack_template::Layer>>,
     /// What `include_vars` loaded for it, kept for later plays.
@@ -107,4 +106,19 @@ pub struct RunFacts {
     pub ssh: tack_links::link_target::SshDefaults,
     /// Python interpreter discovery (`interpreter_python`, its fallback list).
     pub interpreter: tack_links::interpreter::InterpreterSettings,
+    /// `DEFAULT_GATHERING`: when a play gathers facts without saying.
+    pub gathering: Gathering,
+}
+
+/// ansible's `gathering` setting: when a play's implicit fact gathering runs on a host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Gathering {
+    /// Unless the play says `gather_facts: false`.
+    #[default]
+    Implicit,
+    /// Only when the play says `gather_facts: true`.
+    Explicit,
+    /// As `Implicit`, but not on a host whose facts were gathered already (this run, or in
+    /// the fact cache).
+    Smart,
 }

@@ -14,6 +14,7 @@
 //! the commands that only load).
 
 mod context;
+pub mod fact_cache;
 mod handlers;
 mod include;
 mod meta;
@@ -26,7 +27,8 @@ mod task;
 mod vars;
 mod verbose;
 
-pub use context::{ANSIBLE_VERSION, HostState, RunContext, RunFacts, RunStatus};
+pub use context::{ANSIBLE_VERSION, Gathering, HostState, RunContext, RunFacts, RunStatus};
+pub use fact_cache::{FactCache, FactCacheConfig};
 pub use plan::pending::Pending;
 pub use play::start_at::StartAt;
 pub use run::{check, run};

@@ -198,8 +198,7 @@ pub(crate) fn run_meta<'r>(
             }
             "clear_facts" => {
                 for h in &env.hosts {
-                    env.scope.set_gathered(h, std::sync::Arc::new(tack_template::Layer::new()));
-                    meta.states.entry(h.clone()).or_default().facts = None;
+                    env.scope.clear_gathered(h);
                 }
             }
             "clear_host_errors" => {

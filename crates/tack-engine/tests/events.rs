@@ -65,6 +65,7 @@ fn run(playbook: &str) -> (Vec<String>, String) {
         force_handlers: false,
         links: &tack_links::Links::new(&tack_links::LocalOnly),
         pending: Default::default(),
+        fact_cache: Default::default(),
     };
     let mut callback = EventsCallback::new(Vec::new(), DefaultCallback::new(Vec::new(), 79));
     tack_engine::run(&ctx, &playbooks, &mut callback).unwrap();

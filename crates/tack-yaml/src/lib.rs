@@ -63,6 +63,11 @@ pub use json::{
 pub use pyrepr::float_repr as py_float_repr;
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};
 
+/// A `date`/`datetime` as YAML 1.1 (and Python's `isoformat`) writes it, when it is one.
+pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
+    scalar::construct_timestamp(text).ok()
+}
+
 /// A document that could not be loaded, in the words ansible-core 2.21 uses.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]

@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// a `fact_caching` plugin other than `memory`, `hash_behaviour = merge`.
+/// a `fact_caching` plugin ansible-core does not ship, `hash_behaviour = merge`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -216,11 +216,69 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {
         return Some("enable_task_debugger (ansible's interactive task debugger)".into());
     }
-    // Facts kept between runs: tack's live for the run only.
+    // ansible-core's own cache plugins; the others live in collections.
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
     let short =
         tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-    (short != "memory").then(|| format!("fact_caching '{cache}' (facts kept between runs)"))
+    (!["memory", "jsonfile"].contains(&short))
+        .then(|| format!("fact_caching '{cache}' (a cache plugin from a collection)"))
+}
+
+/// The run's fact cache as configured (`fact_caching` and its options); a `jsonfile` cache
+/// that cannot be used is warned about in ansible's words and the run keeps its facts in
+/// memory, as ansible's does. `--flush-cache` empties it for every inventory host first.
+pub(crate) fn fact_cache(
+    config: &Config,
+    inventory: &tack_inventory::Inventory,
+    flush: bool,
+    plan: bool,
+) -> std::sync::Arc<tack_engine::FactCache> {
+    let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
+    let short =
+        tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    let settings = if short == "jsonfile" {
+        let env = tack_py::path::ProcessEnv;
+        let dir = config.get("CACHE_PLUGIN_CONNECTION").and_then(|v| v.as_str()).map(|d| {
+            let expanded = tack_py::path::expandvars(std::path::Path::new(d), &env);
+            tack_py::path::expanduser(&expanded, &env)
+        });
+        // The plugin's own `_prefix` option has no default (the setting's `ansible_facts`
+        // is not what it reads): only a prefix the user set counts.
+        let set = !matches!(
+            config.origin("CACHE_PLUGIN_PREFIX"),
+            None | Some(tack_config::SettingOrigin::Default)
+        );
+        let prefix = match config.get("CACHE_PLUGIN_PREFIX").and_then(|v| v.as_str()) {
+            Some(prefix) if set => prefix.to_string(),
+            _ => String::new(),
+        };
+        let timeout = config.get("CACHE_PLUGIN_TIMEOUT").and_then(|v| v.as_int()).unwrap_or(0);
+        tack_engine::FactCacheConfig::JsonFile {
+            dir,
+            prefix,
+            timeout: u64::try_from(timeout).unwrap_or(0),
+        }
+    } else {
+        tack_engine::FactCacheConfig::Memory
+    };
+    // A plan reads the cache (what `gathering = smart` and cached facts decide is real) and
+    // keeps what it learns in memory.
+    let opened = if plan {
+        tack_engine::FactCache::open_read_only(&settings)
+    } else {
+        tack_engine::FactCache::open(&settings)
+    };
+    let cache = opened.unwrap_or_else(|refused| {
+        tack_diag::warn(&refused);
+        tack_engine::FactCache::memory()
+    });
+    if flush {
+        let data = inventory.data();
+        for id in data.host_ids() {
+            cache.delete(&data.host(id).name);
+        }
+    }
+    std::sync::Arc::new(cache)
 }
 
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.

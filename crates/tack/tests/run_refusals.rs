@@ -412,7 +412,11 @@ fn callback_settings_tack_does_not_honour_are_refused() {
 fn settings_tack_does_not_apply_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     for (name, value, wanted) in [
-        ("ANSIBLE_CACHE_PLUGIN", "jsonfile", "fact_caching 'jsonfile'"),
+        (
+            "ANSIBLE_CACHE_PLUGIN",
+            "community.general.redis",
+            "fact_caching 'community.general.redis'",
+        ),
         ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
     ] {

@@ -10,7 +10,6 @@ use tack_yaml::{Mapping, Node, Value};
 use tack_links::link_target::LinkTarget;
 use tack_links::{Connection, ConnectionError, Reach, Trace, Traced};
 
-use crate::context::HostState;
 use crate::play::batch::BatchState;
 use crate::play::cursor::HostCursor;
 use crate::play::env::PlayEnv;
@@ -28,7 +27,8 @@ pub(crate) struct Gathered {
     /// The lines about reaching the host, each with the `-v` count it shows from (see
     /// `tack_links::trace`).
     pub transport: Vec<(u8, String)>,
-    pub facts: Option<std::sync::Arc<tack_template::Layer>>,
+    /// What it gathered, as the module returned it (with gathering's mark).
+    pub facts: Option<Mapping>,
 }
 
 pub(crate) fn gather_view(play: &tack_playbook::Play) -> TaskView {
@@ -49,11 +49,16 @@ pub(crate) fn gather_facts(
     keywords: &tack_playbook::post_validate::PlayKeywords,
     callback: &mut dyn Callback,
     stats: &mut Stats,
-    states: &mut BTreeMap<String, HostState>,
     cursors: &mut [(String, HostCursor)],
 ) -> Result<(), Diagnostic> {
     let view = gather_view(env.play());
-    let hosts: Vec<String> = cursors.iter().map(|(h, _)| h.clone()).collect();
+    let hosts: Vec<String> =
+        cursors.iter().map(|(h, _)| h.clone()).filter(|h| gathers_on(env, h)).collect();
+    // Under `smart`, hosts that gathered already are given no task: when none is left, the
+    // task has no banner either.
+    if hosts.is_empty() && !cursors.is_empty() {
+        return Ok(());
+    }
     if !hosts.is_empty() {
         env.reads.show(callback);
     }
@@ -97,7 +102,7 @@ pub(crate) fn gather_facts(
             |host, gathered| {
                 env.reads.before_result(&hosts, host, callback);
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
-                    apply_gathered(env, state, gathered, cursor, stats, states, callback);
+                    apply_gathered(env, state, gathered, cursor, stats, callback);
                 }
                 Ok(())
             },
@@ -105,6 +110,13 @@ pub(crate) fn gather_facts(
     })?;
     env.update_play_hosts(state, cursors);
     Ok(())
+}
+
+/// Whether the implicit gathering runs on `host` once the play gathers at all: always, but
+/// under `gathering = smart` for a host whose facts were gathered already (this run, or
+/// read from the fact cache).
+pub(crate) fn gathers_on(env: &PlayEnv<'_, '_>, host: &str) -> bool {
+    env.run.facts.gathering != crate::context::Gathering::Smart || !env.scope.facts_gathered(host)
 }
 
 /// Runs `setup` on `host`.
@@ -231,7 +243,6 @@ pub(crate) fn apply_gathered(
     mut gathered: Gathered,
     cursor: &mut HostCursor,
     stats: &mut Stats,
-    states: &mut BTreeMap<String, HostState>,
     callback: &mut dyn Callback,
 ) {
     let host = gathered.shown.host.clone();
@@ -253,9 +264,8 @@ pub(crate) fn apply_gathered(
             cursor.pos = None;
             cursor.failed = true;
         }
-    } else if let Some(layer) = gathered.facts {
-        env.scope.set_gathered(&host, layer.clone());
-        states.entry(host).or_default().facts = Some(layer);
+    } else if let Some(facts) = gathered.facts {
+        env.scope.merge_module_facts(&host, &facts);
     }
     callback.host_result(&gather_view(env.play()), &gathered.shown);
 }
@@ -391,7 +401,7 @@ fn gather_on(
             Found::Nothing => {}
         }
         found.insert(s("_ansible_facts_gathered"), tack_report::result::b(true));
-        facts = Some(std::sync::Arc::new(crate::vars::facts_layer(&found)));
+        facts = Some(found);
     }
     shown.data.remove("ansible_facts");
     Gathered { shown, transport, facts }

@@ -51,9 +51,17 @@ pub(crate) enum PlayEnd {
     MaxFail,
 }
 
-/// The play's `gather_facts` (ansible's default gathering is `implicit`: on).
-fn gathers_facts(keywords: &PlayKeywords) -> bool {
-    keywords.get(Keyword::GatherFacts).is_none_or(|v| v.value.is_truthy())
+/// Whether the play's implicit fact gathering may run at all, as the `gathering` setting
+/// reads the play's `gather_facts` (`PlayIterator`'s setup state); under `smart`, each host
+/// is then asked whether it gathered already (`gather::gathers_on`).
+fn gathers_facts(run: &RunContext<'_>, keywords: &PlayKeywords) -> bool {
+    let written = keywords.get(Keyword::GatherFacts).map(|v| v.value.is_truthy());
+    match run.facts.gathering {
+        crate::context::Gathering::Implicit | crate::context::Gathering::Smart => {
+            written.unwrap_or(true)
+        }
+        crate::context::Gathering::Explicit => written.unwrap_or(false),
+    }
 }
 
 /// Runs `play`, updating each host's state and the recap: its hosts in `order`, cut into
@@ -129,6 +137,7 @@ pub(crate) fn run_play(
         &play_basedir(play),
         &name,
         &run.facts,
+        run.fact_cache.clone(),
     )?;
     scope.defer_vars_files(layers.deferred.clone(), play_basedir(play), templar);
     // Tasks change the inventory from here on (`add_host`, `group_by`).
@@ -166,11 +175,10 @@ pub(crate) fn run_play(
         let tasks = play_segment.tasks.iter().chain(handlers.list.iter().map(|h| &h.ctx));
         all.check_connections(tasks)?;
     }
-    // Every host's variables from earlier plays, this play's or not (`hostvars` sees them).
+    // Every host's variables from earlier plays, this play's or not (`hostvars` sees them),
+    // and the facts the cache holds.
+    scope.load_cached_facts()?;
     for (host, state) in states.iter() {
-        if let Some(facts) = state.facts.clone() {
-            scope.set_gathered(host, facts);
-        }
         scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }
     let mut removed = failed_before.clone();
@@ -222,7 +230,7 @@ fn run_batch<'r>(
     let strategy = Strategy::of(keywords);
     if strategy.is_free() {
         let pinned = strategy == Strategy::HostPinned;
-        let gather = gathers_facts(keywords).then_some(keywords);
+        let gather = gathers_facts(env.run, keywords).then_some(keywords);
         let end = crate::strategy::free::run_batch_free(
             env,
             state,
@@ -236,14 +244,13 @@ fn run_batch<'r>(
         )?;
         return Ok(finish_batch(env, state, &walk, states, false).unwrap_or(end));
     }
-    if gathers_facts(keywords) {
+    if gathers_facts(env.run, keywords) {
         crate::play::gather::gather_facts(
             env,
             state,
             keywords,
             callback,
             stats,
-            states,
             &mut walk.cursors,
         )?;
     }
@@ -271,11 +278,6 @@ fn finish_batch(
     for host in &env.hosts {
         let carried = env.scope.carried(host);
         let host_state = states.entry(host.clone()).or_default();
-        // Facts a module returned (interpreter discovery's among them) last the run, as
-        // gathered ones do.
-        if carried.facts.is_some() {
-            host_state.facts = carried.facts;
-        }
         host_state.set_facts = carried.set_facts;
         host_state.included_vars = carried.included;
     }

@@ -51,7 +51,8 @@ pub(crate) fn run_batch_free<'r>(
         );
     }
     let mut to_gather: BTreeSet<String> = if gather.is_some() {
-        walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+        let hosts = walk.cursors.iter().map(|(h, _)| h.clone());
+        hosts.filter(|h| crate::play::gather::gathers_on(env, h)).collect()
     } else {
         BTreeSet::new()
     };
@@ -78,7 +79,7 @@ pub(crate) fn run_batch_free<'r>(
                 last = None;
                 if let Some(cursor) = walk.cursor_mut(host) {
                     crate::play::gather::apply_gathered(
-                        env, state, gathered, cursor, stats, states, callback,
+                        env, state, gathered, cursor, stats, callback,
                     );
                 }
                 env.update_play_hosts(state, &walk.cursors);

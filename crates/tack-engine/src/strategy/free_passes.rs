@@ -144,7 +144,8 @@ pub(crate) fn run_free_passes<'r>(
     let mut in_flight: Option<Queued> = None;
     let mut banner: Option<Step> = None;
     let mut to_gather: BTreeSet<String> = if gather.is_some() {
-        walk.cursors.iter().map(|(h, _)| h.clone()).collect()
+        let hosts = walk.cursors.iter().map(|(h, _)| h.clone());
+        hosts.filter(|h| crate::play::gather::gathers_on(env, h)).collect()
     } else {
         BTreeSet::new()
     };
@@ -257,7 +258,7 @@ pub(crate) fn run_free_passes<'r>(
         let processed = !done.is_empty();
         let mut pending = Vec::new();
         for q in done {
-            let at = (&mut *walk, &mut *handlers, &mut *states);
+            let at = (&mut *walk, &mut *handlers);
             process(env, state, q, at, &mut pending, callback, stats, &mut banner)?;
         }
         if !pending.is_empty() {
@@ -312,7 +313,7 @@ fn process<'r>(
     env: &PlayEnv<'r, '_>,
     state: &mut BatchState,
     q: Queued,
-    (walk, handlers, states): (&mut Walk<'r>, &mut Handlers<'_>, &mut BTreeMap<String, HostState>),
+    (walk, handlers): (&mut Walk<'r>, &mut Handlers<'_>),
     pending: &mut Vec<crate::strategy::free_include::Pending>,
     callback: &mut dyn Callback,
     stats: &mut Stats,
@@ -325,9 +326,7 @@ fn process<'r>(
                 *banner = Some(Step::Gather);
             }
             if let Some(cursor) = walk.cursor_mut(&q.host) {
-                crate::play::gather::apply_gathered(
-                    env, state, gathered, cursor, stats, states, callback,
-                );
+                crate::play::gather::apply_gathered(env, state, gathered, cursor, stats, callback);
             }
             return Ok(());
         }

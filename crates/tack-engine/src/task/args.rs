@@ -114,7 +114,12 @@ pub(crate) fn render(
         let origins = (task_origin.clone(), ctx.task.action_origin.clone());
         splat(&splats, (action, &ctx.task.action), templar, scope, &mut out, &origins)?;
     }
-    for (key, value) in ctx.task.args.iter().chain(defaults.iter()) {
+    // ansible 2.21's `TaskArgsChainTemplar` renders the arguments in the sorted order of
+    // their names (the first that fails is the one reported) and hands them to the action
+    // so (`set_fact` sets its facts in that order).
+    let mut written: Vec<(&Node, &Node)> = ctx.task.args.iter().chain(defaults.iter()).collect();
+    written.sort_by_cached_key(|(key, _)| tack_yaml::pyrepr::str(&key.value));
+    for (key, value) in written {
         let name = key.as_str().unwrap_or_default();
         if splats.iter().any(|(k, _)| *k == name) {
             continue;
@@ -154,9 +159,11 @@ pub(crate) fn render(
                 {
                     cause.value_repr = Some(text.clone());
                 }
+                // ansible's error is about the action (`obj=self.action`): where the action
+                // was written, which folds into the task's line when it is the same.
                 let middle = Diagnostic::caused_by(
                     format!("Finalization of task args for '{}' failed.", action.fqcn()),
-                    None,
+                    ctx.task.action_origin.clone(),
                     cause,
                 );
                 return Err(ArgsFailed {

@@ -48,6 +48,14 @@ impl TaskRun<'_> {
             // What a module or action plugin returned as facts (`setup`, `gather_facts`, the
             // Python path's modules, `dnf`'s `pkg_mgr`); `set_fact` and `include_vars` set
             // host variables instead.
+            // `cacheable` facts join the host's facts too, below the `set_fact` layer.
+            if output.cacheable && !output.facts.is_empty() {
+                let mut cached = Mapping::new();
+                for (name, value, _) in &output.facts {
+                    cached.insert(s(name), value.clone());
+                }
+                vars.merge_module_facts(&fact_host, &cached);
+            }
             let facts = output.data.get("ansible_facts").and_then(Node::as_map);
             let kind = self.action.traits().facts;
             if let (true, Some(facts)) = (kind != Facts::Variables, facts)

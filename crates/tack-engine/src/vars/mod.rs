@@ -65,6 +65,8 @@ pub(crate) struct PlayScope {
     pub(crate) versions: crate::task::args::Versions,
     /// The `vars_files` entries each host renders for itself (see `PlayVarLayers::deferred`).
     host_vars_files: RwLock<Option<Arc<HostVarsFiles>>>,
+    /// The run's fact cache: the gathered layer of a host is made from what it holds.
+    cache: Arc<crate::fact_cache::FactCache>,
 }
 
 /// `vars_files` entries whose names need a host's variables, and what renders and loads them.
@@ -92,6 +94,7 @@ impl PlayScope {
         playbook_dir: &std::path::Path,
         play_name: &str,
         run: &RunFacts,
+        cache: Arc<crate::fact_cache::FactCache>,
     ) -> Result<Arc<PlayScope>, Diagnostic> {
         let dirs = vec![playbook_dir.to_path_buf()];
         let view = InventoryView::new(inventory, loader, &dirs)?;
@@ -143,6 +146,7 @@ impl PlayScope {
             play_hosts: RwLock::new(Arc::new(Layer::new())),
             versions: crate::task::args::Versions::default(),
             host_vars_files: RwLock::new(None),
+            cache,
         }))
     }
 
@@ -269,15 +273,10 @@ impl PlayScope {
         set_in(&self.included, host, name, value, Provenance::Trusted);
     }
 
-    /// The host's facts (gathered, and what modules returned), `set_fact`/registered and
-    /// `include_vars` layers, to carry into the next play (ansible keeps them for the whole
-    /// run).
+    /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
+    /// play (ansible keeps them for the whole run; facts live in the fact cache).
     pub(crate) fn carried(&self, host: &str) -> Carried {
-        Carried {
-            facts: self.gathered_of(host),
-            set_facts: self.facts_of(host),
-            included: self.included_of(host),
-        }
+        Carried { set_facts: self.facts_of(host), included: self.included_of(host) }
     }
 
     /// Starts the host with the layers an earlier play left (see [`PlayScope::carried`]).
@@ -302,7 +301,6 @@ impl PlayScope {
 
 /// What a host's variables carry from one play into the next (see [`PlayScope::carried`]).
 pub(crate) struct Carried {
-    pub facts: Option<Arc<Layer>>,
     pub set_facts: Option<Arc<Layer>>,
     pub included: Option<Arc<Layer>>,
 }
@@ -338,36 +336,50 @@ fn set_in(
 }
 
 impl PlayScope {
-    /// Replaces the host's gathered facts with `layer` (see [`facts_layer`]).
-    /// Adds the facts a module returned (`ansible_facts` of its result) to the host's facts,
-    /// as ansible's strategy adds them to its fact cache: newer values win, `ansible_facts`
-    /// grows.
+    /// Adds `facts` (as a module returned them under `ansible_facts`, a gathering's, or
+    /// `cacheable` `set_fact` values) to the host's facts in the fact cache, as ansible's
+    /// strategy does (`set_host_facts`: newer keys win, the rest stay), and makes its facts
+    /// layer from what the cache then holds.
     pub(crate) fn merge_module_facts(&self, host: &str, facts: &Mapping) {
-        let mut layer = Layer::new();
-        let mut namespaced = Mapping::new();
-        let added = facts_layer(facts);
-        let old = self.gathered_of(host);
-        for source in old.iter().map(|l| l.as_ref()).chain(std::iter::once(&added)) {
-            for (name, binding) in source.bindings() {
-                match binding.node().as_map() {
-                    Some(map) if name == "ansible_facts" => {
-                        for (k, v) in map.iter() {
-                            namespaced.insert(k.clone(), v.clone());
-                        }
-                    }
-                    _ => layer.insert_binding(name, Arc::clone(binding)),
-                }
-            }
-        }
-        layer.insert("ansible_facts", Node::bare(Value::Map(namespaced)), Provenance::ManagedHost);
-        self.set_gathered(host, Arc::new(layer));
+        let merged = self.cache.merge(host, facts);
+        self.set_gathered(host, Arc::new(facts_layer(&merged)));
     }
 
-    pub(crate) fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
+    /// Starts every inventory host with the facts the cache holds for it (an earlier play's,
+    /// or, with a persistent cache, an earlier run's).
+    pub(crate) fn load_cached_facts(&self) -> Result<(), Diagnostic> {
+        for host in &self.view().host_order {
+            if let Some(facts) = self.cache.get(host)? {
+                self.set_gathered(host, Arc::new(facts_layer(&facts)));
+            }
+        }
+        Ok(())
+    }
+
+    fn set_gathered(&self, host: &str, layer: Arc<Layer>) {
         self.versions.host_changed(host);
         if let Ok(mut gathered) = self.gathered.write() {
             gathered.insert(host.to_string(), layer);
         }
+    }
+
+    /// `meta: clear_facts`: `host` has no facts from now on (`ansible_facts` is `{}` again),
+    /// in the fact cache either.
+    pub(crate) fn clear_gathered(&self, host: &str) {
+        self.cache.delete(host);
+        self.set_gathered(host, self.no_facts.clone());
+    }
+
+    /// Whether `host`'s facts carry the mark a gathering leaves (`_ansible_facts_gathered`,
+    /// which `gathering = smart` reads).
+    pub(crate) fn facts_gathered(&self, host: &str) -> bool {
+        let Some(layer) = self.gathered_of(host) else { return false };
+        let Some(binding) = layer.get("ansible_facts") else { return false };
+        binding
+            .node()
+            .as_map()
+            .and_then(|facts| facts.get("_ansible_facts_gathered"))
+            .is_some_and(|mark| mark.value.is_truthy())
     }
 
     fn gathered_of(&self, host: &str) -> Option<Arc<Layer>> {

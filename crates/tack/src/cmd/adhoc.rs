@@ -112,10 +112,8 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 2] = [
-        (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
-        (args.inventory.flush_cache, "--flush-cache"),
-    ];
+    let checks: [(bool, &'static str); 1] =
+        [(args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)")];
     checks
         .into_iter()
         .find(|(used, _)| *used)
@@ -269,6 +267,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             verbosity: i64::from(args.verbosity.verbose),
             run_tags: Vec::new(),
             skip_tags: Vec::new(),
+            // The ad hoc play says `gather_facts: no`, which every `gathering` mode obeys.
+            gathering: tack_engine::Gathering::default(),
             inventory_sources: session.inventory.sources().to_vec(),
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             playbook_python: crate::cmd::python_path::playbook_python(
@@ -288,6 +288,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         force_handlers: false,
         links: &links,
         pending: Default::default(),
+        fact_cache: crate::links::fact_cache(
+            &session.config,
+            &session.inventory,
+            args.inventory.flush_cache,
+            false,
+        ),
     };
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
     if verbosity >= 2 {

@@ -91,6 +91,11 @@ pub(super) fn run(
                 args.ansible_python.as_deref(),
             ),
             limit: args.inventory.limit.clone(),
+            gathering: match session.config.gathering() {
+                tack_config::Gathering::Implicit => tack_engine::Gathering::Implicit,
+                tack_config::Gathering::Explicit => tack_engine::Gathering::Explicit,
+                tack_config::Gathering::Smart => tack_engine::Gathering::Smart,
+            },
             async_dir: session.config.async_dir().unwrap_or_default(),
             ssh: crate::links::link_defaults(
                 &session.config,
@@ -106,6 +111,12 @@ pub(super) fn run(
             || super::cliargs::setting_flag(&session.config, "DEFAULT_FORCE_HANDLERS"),
         links: &links,
         pending: Default::default(),
+        fact_cache: crate::links::fact_cache(
+            &session.config,
+            &session.inventory,
+            args.inventory.flush_cache,
+            plan,
+        ),
     };
     let palette = crate::color::palette(&session.config)?;
     let mut stdout = std::io::stdout().lock();
