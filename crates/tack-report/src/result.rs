@@ -44,6 +44,9 @@ pub struct HostResult {
     /// the callback cleans the result as that action's (ansible's worker sends back the task
     /// it post-validated).
     pub action: Option<String>,
+    /// Warnings of the result that ansible shows with where they came from (a label that
+    /// failed to render): the block to show for each such text of `warnings`.
+    pub warning_blocks: std::collections::BTreeMap<String, tack_diag::Diagnostic>,
 }
 
 pub fn s(text: &str) -> Node {
@@ -69,6 +72,7 @@ impl HostResult {
             delegated: None,
             plan: None,
             action: None,
+            warning_blocks: std::collections::BTreeMap::new(),
         }
     }
 

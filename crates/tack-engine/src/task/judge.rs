@@ -229,7 +229,7 @@ fn shown_exception(exception: Node) -> Node {
 }
 
 /// Adds `warnings` after the result's own.
-fn append_warnings(data: &mut Mapping, warnings: impl Iterator<Item = String>) {
+pub(crate) fn append_warnings(data: &mut Mapping, warnings: impl Iterator<Item = String>) {
     let mut all: Vec<Node> = match data.get("warnings").map(|n| &n.value) {
         Some(Value::Seq(own)) => own.clone(),
         _ => Vec::new(),

@@ -46,6 +46,15 @@ use crate::task::outcome::{TaskEvent, TaskOutcome};
 use crate::task::reading::Reading;
 use crate::task::when::When;
 
+/// Where a loop item's label is rendered: its host, the item, its scope, and the results of
+/// the items before it.
+struct LabelAt<'a> {
+    host: &'a str,
+    item: &'a Node,
+    scope: &'a Scope,
+    done: &'a [HostResult],
+}
+
 /// The largest `timeout` ansible takes (its alarm's bound, `_MAX_TIMEOUT`).
 const MAX_TIMEOUT: i64 = 100_000_000;
 
@@ -411,10 +420,10 @@ impl TaskRun<'_> {
                 result.data.insert(s("failed"), b(false));
             }
             result.item_label = Some(match &control.label {
-                Some(label) => templar
-                    .render(label, &item_scope)
-                    .map(|r| r.value)
-                    .map_err(|e| e.to_diagnostic())?,
+                Some(label) => {
+                    let at = LabelAt { host, item, scope: &item_scope, done: &results };
+                    self.item_label(label, &at, &mut result)
+                }
                 None => item.clone(),
             });
             if control.label.is_some() {
@@ -432,6 +441,32 @@ impl TaskRun<'_> {
             }
         }
         Ok((shown, crate::task::items::aggregate(host, results), any_ignored))
+    }
+
+    /// `loop_control.label` for an item, rendered as ansible 2.21 renders it once the item
+    /// ran: the task's `register` name and `_task` are the item's result (`_task.loop_result`
+    /// the loop's so far). A label that does not render is a warning on the item's result
+    /// (`Failed to template loop_control label: ...`), and the item shows as itself.
+    fn item_label(&self, label: &Node, at: &LabelAt<'_>, result: &mut HostResult) -> Node {
+        let so_far = label.as_str().is_some_and(|l| l.contains("_task")).then(|| {
+            let mut items = at.done.to_vec();
+            items.push(result.clone());
+            crate::task::items::aggregate(at.host, items).data
+        });
+        let scope = self.reading.with_registered_in_loop(at.scope, &result.data, so_far.as_ref());
+        match self.reading.templar.render(label, &scope) {
+            Ok(rendered) => rendered.value,
+            Err(e) => {
+                let message = format!("Failed to template loop_control label: {}", e.message);
+                let origin = e.origin.or_else(|| label.origin.clone());
+                crate::task::judge::append_warnings(
+                    &mut result.data,
+                    [message.clone()].into_iter(),
+                );
+                result.warning_blocks.insert(message.clone(), Diagnostic::at(message, origin));
+                at.item.clone()
+            }
+        }
     }
 
     /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`

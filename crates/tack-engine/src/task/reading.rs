@@ -160,6 +160,17 @@ impl Reading<'_> {
     /// (`_task.result`, `_task.polymorphic_result`): what `until`, `changed_when`/
     /// `failed_when` and `loop_control.break_when` judge.
     pub(crate) fn with_registered(&self, scope: &Scope, data: &Mapping) -> Scope {
+        self.with_registered_in_loop(scope, data, None)
+    }
+
+    /// [`Reading::with_registered`] inside a loop, where `_task.loop_result` is the loop's
+    /// result so far (ansible's preview of it, the current item's included).
+    pub(crate) fn with_registered_in_loop(
+        &self,
+        scope: &Scope,
+        data: &Mapping,
+        loop_result: Option<&Mapping>,
+    ) -> Scope {
         let result = Node::bare(Value::Map(data.clone()));
         // The result being judged always has its (possibly empty) `warnings` and
         // `deprecations`; the registered one drops them when empty.
@@ -174,6 +185,12 @@ impl Reading<'_> {
         let mut current = Mapping::new();
         current.insert(Node::bare(Value::Str("result".into())), judged.clone());
         current.insert(Node::bare(Value::Str("polymorphic_result".into())), judged);
+        if let Some(so_far) = loop_result {
+            current.insert(
+                Node::bare(Value::Str("loop_result".into())),
+                Node::bare(Value::Map(so_far.clone())),
+            );
+        }
         let scope =
             scope.with_var("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
         match self.register() {

@@ -323,6 +323,10 @@ pub(crate) fn warnings(result: &HostResult) {
     if let Some(list) = result.data.get("warnings").and_then(Node::as_seq) {
         for warning in list {
             let mut text = tack_yaml::pyrepr::str(&warning.value);
+            if let Some(block) = result.warning_blocks.get(&text) {
+                tack_diag::warn(block);
+                continue;
+            }
             if let Some(help) = warning_help(&text) {
                 text = format!("{text} {help}");
             }
