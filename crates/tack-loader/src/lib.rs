@@ -30,4 +30,6 @@ pub mod search;
 pub mod vars;
 
 pub use loader::{CacheMode, DEFAULT_YAML_EXTENSIONS, DataLoader, FileText, LoadError};
-pub use vars::{HashBehaviour, combine_vars, load_extra_vars};
+pub use vars::{
+    HashBehaviour, combine_into, combine_vars, hash_behaviour, load_extra_vars, set_hash_behaviour,
+};

@@ -18,6 +18,38 @@ pub enum HashBehaviour {
     Merge,
 }
 
+/// The run's `hash_behaviour`, which every layer of variables the run combines obeys (set
+/// once as the command starts, as ansible reads its constant).
+static RUN_HASH_BEHAVIOUR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Sets the run's `hash_behaviour` (see [`combine_into`]).
+pub fn set_hash_behaviour(behaviour: HashBehaviour) {
+    RUN_HASH_BEHAVIOUR
+        .store(behaviour == HashBehaviour::Merge, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The run's `hash_behaviour`.
+pub fn hash_behaviour() -> HashBehaviour {
+    if RUN_HASH_BEHAVIOUR.load(std::sync::atomic::Ordering::Relaxed) {
+        HashBehaviour::Merge
+    } else {
+        HashBehaviour::Replace
+    }
+}
+
+/// `from` combined over `into` as the run's `hash_behaviour` says (`combine_vars`).
+pub fn combine_into(into: &mut Mapping, from: &Mapping) {
+    match hash_behaviour() {
+        HashBehaviour::Replace => {
+            for (k, v) in from.iter() {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+        HashBehaviour::Merge => *into = merge_hash(into, from),
+    }
+}
+
 /// `combine_vars(a, b)`: `b` over `a`.
 pub fn combine_vars(a: &Mapping, b: &Mapping, behaviour: HashBehaviour) -> Mapping {
     match behaviour {

@@ -13,10 +13,9 @@ use crate::ast::{Play, Role, RoleId};
 use crate::load::FileLoader;
 use tack_loader::search::path_dwim_relative_stack;
 
+/// `combine_vars`, as the run's `hash_behaviour` says.
 fn merge(into: &mut Mapping, from: &Mapping) {
-    for (k, v) in from.iter() {
-        into.insert(k.clone(), v.clone());
-    }
+    tack_loader::combine_into(into, from);
 }
 
 fn s(v: &str) -> Node {

@@ -271,11 +271,22 @@ impl Templar {
     ) -> Result<Rendered, TemplateError> {
         let path = tack_py::path::abspath(path);
         let origin = tack_diag::Origin::file(Arc::from(path.as_path()));
+        engine::active::compile_failed_at(None);
         let (result, provenance) = engine::active::top_level(|| {
             engine::template_file::render(&self.engine, &path, scope, options)
         });
         let text = result.map_err(|e| {
-            engine::errors_to_template(&e).at(Some(origin.clone())).having_read(&provenance)
+            // A syntax error in this file is placed at its line, which ansible underlines
+            // whole (the parser knows no column).
+            let at = match engine::active::take_compile_line() {
+                Some(line) if e.kind() == minijinja::ErrorKind::SyntaxError => {
+                    let mut at = origin.clone();
+                    at.line = u32::try_from(line).unwrap_or(0);
+                    at
+                }
+                _ => origin.clone(),
+            };
+            engine::errors_to_template(&e).at(Some(at)).having_read(&provenance)
         })?;
         Ok(Rendered { value: Node::new(Value::Str(text), Some(origin)), provenance })
     }

@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// a `fact_caching` plugin ansible-core does not ship, `hash_behaviour = merge`.
+/// a `fact_caching` plugin ansible-core does not ship.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -205,12 +205,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
     if !other.is_empty() {
         return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
-    }
-    // Inventory and extra vars merge as ansible's do; a play's variable layers do not yet.
-    if config.get("DEFAULT_HASH_BEHAVIOUR").and_then(|v| v.as_str()) == Some("merge") {
-        return Some(
-            "hash_behaviour 'merge' (dictionaries merged across a play's variable layers)".into(),
-        );
     }
     // ansible stops at a failed task and waits for a debugger session; tack has none.
     if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {

@@ -217,6 +217,8 @@ pub(crate) fn inventory_options(config: &Config, extra_vars: &[String]) -> Inven
         tack_config::HashBehaviour::Replace => HashBehaviour::Replace,
         tack_config::HashBehaviour::Merge => HashBehaviour::Merge,
     };
+    // Every other combination of variable layers the run makes follows it too.
+    tack_loader::set_hash_behaviour(options.hash_behaviour);
     options.pattern_mismatch = match config.host_pattern_mismatch() {
         MismatchPolicy::Warning => PatternMismatch::Warning,
         MismatchPolicy::Error => PatternMismatch::Error,

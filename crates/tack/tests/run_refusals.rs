@@ -404,7 +404,7 @@ fn callback_settings_tack_does_not_honour_are_refused() {
     }
 }
 
-/// A fact cache other than `memory`, `hash_behaviour = merge`, the task debugger, and a
+/// A fact cache plugin from a collection, the task debugger, and a
 /// `log_verbosity` above the run's verbosity while a log is kept are refused by name before
 /// anything runs: a run that kept no facts, or logged less than ansible would, must not look
 /// like one that did.
@@ -417,7 +417,6 @@ fn settings_tack_does_not_apply_are_refused() {
             "community.general.redis",
             "fact_caching 'community.general.redis'",
         ),
-        ("ANSIBLE_HASH_BEHAVIOUR", "merge", "hash_behaviour 'merge'"),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
     ] {
         let out = run_with_setting(&play, name, value);

@@ -433,6 +433,11 @@ impl PlayScope {
         scope = push(scope, &task.role.params);
         scope = push(scope, &task.params);
         scope = scope.with_layer(self.extra.clone());
+        if tack_loader::hash_behaviour() == tack_loader::HashBehaviour::Merge
+            && let Some(merged) = merged_dicts(&scope)
+        {
+            scope = scope.with_layer(merged);
+        }
         if let Ok(magic) = self.play_hosts.read() {
             scope = scope.with_layer(magic.clone());
         }
@@ -441,6 +446,44 @@ impl PlayScope {
         let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
         Some(scope.with_hostvars(hostvars))
     }
+}
+
+/// `hash_behaviour = merge` across a host's variable layers, as ansible's `combine_vars`
+/// merges each layer into the ones below it: every name whose value is a mapping in more
+/// than one layer in a row (a non-mapping value starts afresh) gets its merged mapping, in a
+/// layer put over them. What a managed host said in any of them makes the merge the host's.
+fn merged_dicts(scope: &Scope) -> Option<Arc<Layer>> {
+    let mut merged: indexmap::IndexMap<&str, (Mapping, Provenance, usize)> =
+        indexmap::IndexMap::new();
+    for layer in scope.layers() {
+        for name in layer.names() {
+            let Some(binding) = layer.get(name) else { continue };
+            let Some(map) = binding.node().as_map() else {
+                merged.shift_remove(name);
+                continue;
+            };
+            let provenance = binding.provenance().clone();
+            match merged.get_mut(name) {
+                Some((acc, prov, count)) => {
+                    *acc = tack_loader::vars::merge_hash(acc, map);
+                    if !matches!(provenance, Provenance::Trusted) {
+                        *prov = provenance;
+                    }
+                    *count += 1;
+                }
+                None => {
+                    merged.insert(name, (map.clone(), provenance, 1));
+                }
+            }
+        }
+    }
+    let mut layer = Layer::new();
+    for (name, (map, provenance, count)) in merged {
+        if count > 1 {
+            layer.insert(name, Node::bare(Value::Map(map)), provenance);
+        }
+    }
+    (!layer.is_empty()).then(|| Arc::new(layer))
 }
 
 /// What the play's variables take from the inventory: each host's inventory variables and

@@ -95,10 +95,9 @@ fn search_path(play: &Play, ctx: &TaskInContext<'_>) -> Vec<std::path::PathBuf> 
     out
 }
 
+/// `combine_vars`, as the run's `hash_behaviour` says.
 fn merge(into: &mut Mapping, from: &Mapping) {
-    for (k, v) in from.iter() {
-        into.insert(k.clone(), v.clone());
-    }
+    tack_loader::combine_into(into, from);
 }
 
 fn layer(vars: &Mapping) -> Option<Arc<Layer>> {

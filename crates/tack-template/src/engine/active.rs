@@ -190,6 +190,23 @@ thread_local! {
     static UNDEF_MADE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
+thread_local! {
+    /// The line of the template file whose compilation failed last on this thread (a
+    /// syntax error's), for the error's origin: the message the engine makes of the error
+    /// no longer carries it.
+    static COMPILE_LINE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Notes where a template file failed to compile (see [`take_compile_line`]).
+pub(crate) fn compile_failed_at(line: Option<usize>) {
+    COMPILE_LINE.with(|l| l.set(line));
+}
+
+/// The line [`compile_failed_at`] noted, forgotten once taken.
+pub(crate) fn take_compile_line() -> Option<usize> {
+    COMPILE_LINE.with(std::cell::Cell::take)
+}
+
 pub(crate) fn undef_made(hint: Option<String>) {
     let message = hint.unwrap_or_else(|| "Mandatory variable has not been overridden".into());
     UNDEF_MADE.with(|u| *u.borrow_mut() = Some(message));

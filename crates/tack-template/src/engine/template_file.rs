@@ -448,8 +448,7 @@ pub(crate) fn render(
     let value = match (&header, source) {
         // The common case: the file as it is, compiled once per engine.
         (None, None) => {
-            let template =
-                engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, body))?;
+            let template = engine.env.get_template(&name).map_err(|e| compile_error(&e, body))?;
             engine.render_template(&template, &scope)
         }
         (None, Some(source)) => {
@@ -459,7 +458,7 @@ pub(crate) fn render(
             let template = engine
                 .env
                 .template_from_named_str(&name, &source)
-                .map_err(|e| errors::compile_error(&e, body))?;
+                .map_err(|e| compile_error(&e, body))?;
             engine.render_template(&template, &scope)
         }
         (Some(h), source) => {
@@ -764,4 +763,11 @@ fn lookup_syntax(settings: &[(String, String)]) -> Result<SyntaxConfig, Error> {
         .trim_blocks(get("trim_blocks").is_none_or(flag))
         .lstrip_blocks(get("lstrip_blocks").is_some_and(flag))
         .build()
+}
+
+/// A file template that did not compile: the error in ansible's words, its line noted for
+/// the error's origin (a header's template keeps no line: its lines are not the file's).
+fn compile_error(err: &minijinja::Error, body: &str) -> minijinja::Error {
+    super::active::compile_failed_at(err.line());
+    errors::compile_error(err, body)
 }
