@@ -248,6 +248,73 @@ impl PyRegex {
 }
 
 impl PyRegex {
+    /// The check `re.sub` makes of a replacement template before it looks for a match (its
+    /// `_compile_template`), raised even when nothing matches: `re.error`'s message
+    /// ([`TemplateError::Re`]), or the `IndexError` of an unknown group name.
+    pub fn check_template(&self, template: &str) -> Result<(), TemplateError> {
+        if !template.contains('\\') {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.re.capture_names().flatten().collect();
+        let groups = self.re.captures_len();
+        let chars: Vec<char> = template.chars().collect();
+        // `at`: where the group's name or number starts, as Python's parser reports it.
+        let group = |key: &str, at: usize| -> Result<(), TemplateError> {
+            match key.parse::<usize>() {
+                Ok(n) if n < groups => Ok(()),
+                Ok(n) => {
+                    Err(TemplateError::Re(format!("invalid group reference {n} at position {at}")))
+                }
+                Err(_) if names.contains(&key) => Ok(()),
+                Err(_) => Err(TemplateError::Index(format!("unknown group name '{key}'"))),
+            }
+        };
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] != '\\' {
+                i += 1;
+                continue;
+            }
+            let re_error = |message: String| Err(TemplateError::Re(message));
+            let Some(&n) = chars.get(i + 1) else {
+                return re_error(format!("bad escape (end of pattern) at position {i}"));
+            };
+            match n {
+                'g' => {
+                    if chars.get(i + 2) != Some(&'<') {
+                        return re_error(format!("missing < at position {}", i + 2));
+                    }
+                    let end = chars[i + 3..].iter().position(|c| *c == '>').map(|p| p + i + 3);
+                    let Some(end) = end else {
+                        return re_error(format!(
+                            "missing >, unterminated name at position {}",
+                            i + 3
+                        ));
+                    };
+                    let key: String = chars[i + 3..end].iter().collect();
+                    group(&key, i + 3)?;
+                    i = end + 1;
+                }
+                '0'..='9' => {
+                    let mut j = i + 1;
+                    while j < chars.len() && j < i + 3 && chars[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                    if n != '0' {
+                        group(&chars[i + 1..j].iter().collect::<String>(), i + 1)?;
+                    }
+                    i = j;
+                }
+                'n' | 't' | 'r' | 'f' | 'v' | 'a' | 'b' | '\\' => i += 2,
+                c if c.is_ascii_alphabetic() => {
+                    return re_error(format!("bad escape \\{c} at position {i}"));
+                }
+                _ => i += 2,
+            }
+        }
+        Ok(())
+    }
+
     /// `match.expand(template)`: Python's replacement-template language; `Err` is Python's
     /// message for a bad escape or an unknown group.
     pub fn expand(&self, template: &str, caps: &Captures<'_, str>) -> Result<String, String> {
@@ -328,6 +395,16 @@ impl PyRegex {
         }
         Ok(out)
     }
+}
+
+/// Why a replacement template is refused, as Python raises it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateError {
+    /// `re.error`, with its message.
+    Re(String),
+    /// `IndexError`: a group name the pattern does not have (Python's parser raises it
+    /// outside `re.error`, so code that catches only `re.error` lets it escape).
+    Index(String),
 }
 
 fn push(out: &mut String, i: &mut usize, c: char) {

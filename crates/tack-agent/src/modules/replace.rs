@@ -94,6 +94,14 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     let re =
         compile(p.str("regexp").unwrap_or_default(), Flags { multiline: true, dotall: false })?;
     let template = p.str("replace").unwrap_or_default();
+    // ansible's module catches `re.error` only: an unknown group name escapes it.
+    match re.check_template(template) {
+        Ok(()) => {}
+        Err(tack_py::re::TemplateError::Re(e)) => {
+            return Err(fail(format!("Unable to process replace due to error: {e}")));
+        }
+        Err(tack_py::re::TemplateError::Index(e)) => return Err(super::common::raised(&e)),
+    }
     let mut replaced = String::new();
     let mut last = 0;
     let mut count = 0;
