@@ -91,7 +91,7 @@ fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Result<Node, 
             );
             // Written outside any file (the ad-hoc command's `-a`): shown as itself.
             if at.origin.as_ref().is_some_and(|o| o.path.is_none()) {
-                diag.value_repr = Some(expr.to_string());
+                diag.value_repr = Some(expr.into());
             }
             tack_diag::warn(&diag);
             s(&format!("<< {text} >>"))

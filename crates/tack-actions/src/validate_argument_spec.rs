@@ -59,7 +59,7 @@ fn raised(msg: String, input: &ActionInput<'_>) -> ActionOutput {
     if input.task_origin.is_none() {
         let mut diag = Diagnostic::caused_by("Task failed.", None, cause);
         diag.origin = Some(tack_diag::Origin::described("<unknown>"));
-        diag.value_repr = Some(generated_task_repr(input.args));
+        diag.value_repr = Some(generated_task_repr(input.args).into());
         out.error = Some(diag);
     }
     out

@@ -125,11 +125,15 @@ pub struct Diagnostic {
     pub cause: Option<Box<Diagnostic>>,
     /// For an error about a value that has no position (ansible's untagged objects): the
     /// value's `repr()`, shown under `Origin: <unknown>` instead of a source excerpt.
-    pub value_repr: Option<String>,
+    pub value_repr: Option<Box<str>>,
     /// The error was raised while handling another exception that ansible does not show
     /// (Python's implicit exception context). Such an error never folds into the message of
     /// the error it causes; it keeps its own segment.
     pub raised_while_handling: bool,
+    /// The errors of an exception group (Python's `ExceptionGroup`), each shown in a framed
+    /// sub-event under the group's message. Boxed: diagnostics travel inside results, and
+    /// groups are rare.
+    pub sub_events: Option<Box<Vec<Diagnostic>>>,
 }
 
 impl Diagnostic {
@@ -146,6 +150,7 @@ impl Diagnostic {
             cause: None,
             value_repr: None,
             raised_while_handling: false,
+            sub_events: None,
         }
     }
 
@@ -179,13 +184,24 @@ impl Diagnostic {
             cause: Some(Box::new(cause)),
             value_repr: None,
             raised_while_handling: false,
+            sub_events: None,
         }
     }
 
     /// An error about a value with no position: `Origin: <unknown>` and the value's repr.
     pub fn about_value(message: impl Into<String>, value_repr: impl Into<String>) -> Diagnostic {
         let mut d = Diagnostic::at(message, Some(Origin::described("<unknown>")));
-        d.value_repr = Some(value_repr.into());
+        d.value_repr = Some(value_repr.into().into_boxed_str());
+        d
+    }
+
+    /// An exception group's error: `message` with Python's count of its errors appended
+    /// (`(1 sub-exception)`), each of `errors` shown framed below it.
+    pub fn group(message: impl Into<String>, errors: Vec<Diagnostic>) -> Diagnostic {
+        let count = errors.len();
+        let plural = if count == 1 { "" } else { "s" };
+        let mut d = Diagnostic::new(format!("{} ({count} sub-exception{plural})", message.into()));
+        d.sub_events = Some(Box::new(errors));
         d
     }
 

@@ -66,6 +66,9 @@ fn message_lines(message: &str, help: Option<&str>, context: Option<&str>) -> St
 }
 
 fn verbose(d: &Diagnostic) -> String {
+    if let Some(events) = &d.sub_events {
+        return group(&d.message, events);
+    }
     let mut segments = Vec::new();
     let mut event = Some(d);
     while let Some(cur) = event {
@@ -97,6 +100,23 @@ fn verbose(d: &Diagnostic) -> String {
         segments.insert(0, format!("{}\n\n", brief(d)));
     }
     segments.concat()
+}
+
+/// An exception group: its message, then each error framed as ansible's event formatter
+/// frames a sub-event (every line behind `| `).
+fn group(message: &str, events: &[Diagnostic]) -> String {
+    let total = events.len();
+    let mut out = format!("{message}\n\n");
+    for (n, sub) in events.iter().enumerate() {
+        out.push_str(&format!("+--[ Sub-Event {} of {total} ]---\n| \n", n + 1));
+        let body = verbose(sub);
+        let body = body.trim_end_matches('\n');
+        for line in body.split('\n') {
+            out.push_str(&format!("| {line}\n"));
+        }
+        out.push_str("| \n+--[ End Sub-Event ]---\n");
+    }
+    out
 }
 
 /// What follows `[ERROR]: ` or `[WARNING]: `: the verbose message, then one newline for a

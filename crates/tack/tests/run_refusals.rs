@@ -353,24 +353,6 @@ fn a_library_module_that_is_not_python_is_refused_by_name_when_it_runs() {
     assert!(stdout.contains("\"msg\": \"after\""), "{stdout}");
 }
 
-/// `register` as a mapping (ansible 2.21's register projections) fails its task by name where
-/// it runs, never dropped; one that never runs does not stop the play.
-#[test]
-fn register_projections_are_refused_where_they_run() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let play = format!(
-        "{PLAY}    - command: echo hi\n      when: false\n      register: {{out: _task.result}}\n    - command: echo hi\n      register: {{out: _task.result}}\n      ignore_errors: true\n    - debug: msg=after\n"
-    );
-    let out = run(dir.path(), &play, &[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(
-        stdout.contains("tack does not support 'register' as a mapping (register projections) yet"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("\"msg\": \"after\""), "{stdout}");
-}
-
 /// `tack playbook` on `playbook` with the environment variable `name` set to `value`.
 fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -157,7 +157,7 @@ pub(crate) fn render(
                     && value.origin.as_ref().is_some_and(|o| o.path.is_none())
                     && let Value::Str(text) = &value.value
                 {
-                    cause.value_repr = Some(text.clone());
+                    cause.value_repr = Some(text.as_str().into());
                 }
                 // ansible's error is about the action (`obj=self.action`): where the action
                 // was written, which folds into the task's line when it is the same.

@@ -55,6 +55,24 @@ struct LabelAt<'a> {
     done: &'a [HostResult],
 }
 
+/// What a task's register projections gave: each variable's value (or ansible's undefined
+/// for one that failed) and, when one failed, the task's failure.
+struct Projected {
+    values: Vec<(String, Node, Provenance)>,
+    failure: Option<Diagnostic>,
+}
+
+/// A projection's expression as a template of one expression (`{{ expr }}`); a value that
+/// is not text is itself.
+pub(crate) fn expression_template(expression: &Node) -> Node {
+    match &expression.value {
+        Value::Str(text) => {
+            Node::new(Value::Str(format!("{{{{ {text} }}}}")), expression.origin.clone())
+        }
+        _ => expression.clone(),
+    }
+}
+
 /// The largest `timeout` ansible takes (its alarm's bound, `_MAX_TIMEOUT`).
 const MAX_TIMEOUT: i64 = 100_000_000;
 
@@ -219,6 +237,19 @@ impl TaskRun<'_> {
                 TaskEvent::Retry(_) | TaskEvent::Async(_) | TaskEvent::Transport(..) => {}
             }
         }
+        // ansible 2.21's register projections (`register: {name: expression}`), evaluated once
+        // the task is done, failed or skipped; one that fails fails the task.
+        let projected = self.reading.projections().map(|projections| {
+            let last_item = items.iter().rev().find_map(|e| match e {
+                TaskEvent::Item(r) => Some(&r.data),
+                _ => None,
+            });
+            self.project(&scope, &result, last_item, looped, &projections)
+        });
+        if let Some(Projected { failure: Some(failure), .. }) = &projected {
+            result.data.insert(s("failed"), b(true));
+            result.error = Some(failure.clone());
+        }
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
@@ -230,7 +261,11 @@ impl TaskRun<'_> {
         for (name, provenance) in gate.leaves(&result) {
             self.set_everywhere(host, &name, Node::bare(Value::Null), provenance);
         }
-        if let Some(node) = self.reading.ctx.task.attrs.get(Keyword::Register) {
+        if let Some(projected) = projected {
+            for (name, value, provenance) in projected.values {
+                self.set_everywhere(host, &name, value, provenance);
+            }
+        } else if let Some(node) = self.reading.ctx.task.attrs.get(Keyword::Register) {
             let name = tack_yaml::pyrepr::str(&node.value);
             crate::vars::reserved::warn_name(&name, node.origin.as_ref());
             let provenance = if let Some(unknown) = gate.register_provenance(&result) {
@@ -265,6 +300,78 @@ impl TaskRun<'_> {
     fn literal_ignore_errors(&self) -> bool {
         let node = self.reading.ctx.inherited(Keyword::IgnoreErrors);
         matches!(node.map(|n| &n.value), Some(Value::Bool(true)))
+    }
+
+    /// The register projections' values once the task is done: each expression evaluated
+    /// with `_task` (`result`: the last result, `loop_result` for a loop, and
+    /// `polymorphic_result`: the loop's or the task's) and the other projections by name,
+    /// in any order. One that fails leaves its variable undefined with ansible's words, and
+    /// fails the task.
+    fn project(
+        &self,
+        scope: &Scope,
+        result: &HostResult,
+        last_item: Option<&Mapping>,
+        looped: bool,
+        projections: &[(String, Node)],
+    ) -> Projected {
+        let mut current = Mapping::new();
+        let whole = Node::bare(Value::Map(result.data.clone()));
+        let last = last_item.map_or_else(|| whole.clone(), |d| Node::bare(Value::Map(d.clone())));
+        current.insert(s("result"), last);
+        if looped {
+            current.insert(s("loop_result"), whole.clone());
+        }
+        current.insert(s("polymorphic_result"), whole);
+        let mut layer = tack_template::Layer::new();
+        layer.insert("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
+        for (name, expression) in projections {
+            layer.insert(name, expression_template(expression), Provenance::Trusted);
+        }
+        let scope = scope.with_layer(Arc::new(layer));
+        let mut values = Vec::new();
+        let mut errors = Vec::new();
+        for (name, expression) in projections {
+            match self.reading.templar.render(&expression_template(expression), &scope) {
+                Ok(rendered) => {
+                    let provenance = if rendered.provenance.is_managed_host() {
+                        Provenance::ManagedHost
+                    } else {
+                        Provenance::Trusted
+                    };
+                    values.push((name.clone(), rendered.value, provenance));
+                }
+                Err(e) => {
+                    let why = e.to_diagnostic();
+                    let message = format!(
+                        "The variable {} is undefined because its register expression failed: {}",
+                        tack_yaml::pyrepr::str_repr(name),
+                        why.brief()
+                    );
+                    let undefined =
+                        format!("{{{{ undef({}) }}}}", tack_yaml::pyrepr::str_repr(&message));
+                    let node = Node::new(Value::Str(undefined), expression.origin.clone());
+                    values.push((name.clone(), node, Provenance::Trusted));
+                    errors.push(Diagnostic::caused_by(
+                        format!(
+                            "Register projection {} failed.",
+                            tack_yaml::pyrepr::str_repr(name)
+                        ),
+                        None,
+                        why,
+                    ));
+                }
+            }
+        }
+        let failure = (!errors.is_empty()).then(|| {
+            let message = format!(
+                "Task failed due to errors in {} out of {} register projections.",
+                errors.len(),
+                projections.len()
+            );
+            Diagnostic::group(message, errors)
+        });
+        Projected { values, failure }
     }
 
     /// Sets a host variable on `host` and, under `run_once`, on every other host of the
@@ -672,16 +779,6 @@ impl TaskRun<'_> {
         events: &mut Vec<TaskEvent>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
-        // ansible 2.21's register projections (`register: {name: expression}`) are refused
-        // where the task would run, not dropped.
-        if let Some(node) = ctx.task.attrs.get(Keyword::Register)
-            && node.as_map().is_some()
-        {
-            return actions::errored(Diagnostic::at(
-                "tack does not support 'register' as a mapping (register projections) yet",
-                node.origin.clone(),
-            ));
-        }
         // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
         if !self.action.takes_async()
             && self

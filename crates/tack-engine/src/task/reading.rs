@@ -150,10 +150,17 @@ impl Reading<'_> {
         u64::try_from(secs).ok().filter(|s| *s > 0)
     }
 
-    /// The task's `register` name, as written (none for a mapping, which the run refuses).
+    /// The task's `register` name, as written (none for a mapping of projections).
     pub(crate) fn register(&self) -> Option<String> {
         let node = self.ctx.task.attrs.get(Keyword::Register)?;
         node.as_map().is_none().then(|| tack_yaml::pyrepr::str(&node.value))
+    }
+
+    /// The task's register projections (`register: {name: expression}`), in order; `None`
+    /// for a plain `register: name` or none.
+    pub(crate) fn projections(&self) -> Option<Vec<(String, Node)>> {
+        let map = self.ctx.task.attrs.get(Keyword::Register)?.as_map()?;
+        Some(map.iter().map(|(k, v)| (tack_yaml::pyrepr::str(&k.value), v.clone())).collect())
     }
 
     /// `scope` with `result` under the task's `register` name and as ansible 2.21's `_task`
@@ -193,6 +200,18 @@ impl Reading<'_> {
         }
         let scope =
             scope.with_var("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
+        // Projections are seen by their names, each its expression (read when used).
+        if let Some(projections) = self.projections() {
+            let mut layer = tack_template::Layer::new();
+            for (name, expression) in &projections {
+                layer.insert(
+                    name,
+                    crate::task::expression_template(expression),
+                    Provenance::Trusted,
+                );
+            }
+            return scope.with_layer(std::sync::Arc::new(layer));
+        }
         match self.register() {
             Some(name) => scope.with_var(&name, result, Provenance::ManagedHost),
             None => scope,

@@ -210,7 +210,7 @@ fn fill_value_repr(diag: &mut Diagnostic, origin: &AdhocOrigin) {
             o.path.is_none() && o.description.as_deref() == Some(origin.description.as_str())
         });
         if at_task && d.value_repr.is_none() {
-            d.value_repr = Some(origin.repr.clone());
+            d.value_repr = Some(origin.repr.as_str().into());
         }
         // ansible positions the argument-finalization step at the action's name, which for
         // this task came from `-m`; the engine's chain leaves that step unpositioned.
@@ -222,7 +222,7 @@ fn fill_value_repr(diag: &mut Diagnostic, origin: &AdhocOrigin) {
             .as_ref()
             .is_some_and(|o| o.path.is_none() && o.description.as_deref() == Some(CLI_M));
         if at_module && d.value_repr.is_none() {
-            d.value_repr = Some(origin.module.clone());
+            d.value_repr = Some(origin.module.as_str().into());
         }
         cur = d.cause.as_deref_mut();
     }
