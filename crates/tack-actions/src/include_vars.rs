@@ -56,6 +56,19 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     // A free-form name (`include_vars: >` folds in a newline) loses its trailing newlines,
     // as ansible's `rstrip('\n')` takes them.
+    // A `file` that rendered to nothing (`first_found` with `errors=ignore`) is ansible's
+    // search for a null name: a warning, and no file.
+    if input.args.get("file").is_some_and(|f| f.value == Value::Null) {
+        let mut out = not_loaded(
+            "Could not find file on the Ansible Controller.",
+            origin,
+            Mapping::new(),
+            Vec::new(),
+        );
+        let warning = s("Invalid request to find a file that matches a \"null\" value");
+        out.data.insert(s("warnings"), Node::bare(Value::Seq(vec![warning])));
+        return out;
+    }
     let source = match input.args.get("file") {
         Some(file) => Some(tack_yaml::pyrepr::str(&file.value)),
         None => input
@@ -129,6 +142,8 @@ fn not_loaded(
     data.insert(s("message"), s(message));
     data.insert(s("failed"), b(true));
     data.insert(s("msg"), s("Task failed: Action failed: Unknown error."));
+    // ansible's result keeps the failure's place for a traceback it does not show.
+    data.insert(s("exception"), s("(traceback unavailable)"));
     let mut out = ActionOutput::new(data);
     out.error = Some(Diagnostic::at("Task failed: Action failed: Unknown error.", origin));
     out
