@@ -101,6 +101,12 @@ pub(crate) fn load_included_role(
             }
             Err(e) => return Err(e),
         };
+        // The next group of hosts loads its role into this arena, not beside it: each
+        // load appends to a copy of the play's roles, and two copies would give their roles
+        // the same ids (hosts naming different `vars_from` would share one role's vars).
+        if let Some(roles) = &included.roles {
+            env.grow_roles(roles.clone());
+        }
         // A public role's defaults and vars are the play's from here on.
         if public && let Some(roles) = &included.roles {
             env.scope.expose_role(
