@@ -40,6 +40,10 @@ pub(crate) struct HostCursor {
     /// Its failures skip every rescue (a host a failed `run_once` task failed: ansible keeps
     /// it among its removed hosts, which run `always` sections but no `rescue`).
     pub no_rescue: bool,
+    /// The host runs an `always` section as a failing host (its block failed and nothing
+    /// rescued it there): ansible's iterator counts it failed already (`is_failed`), so it
+    /// is out of `ansible_play_hosts` while it runs the `always`.
+    pub failing: bool,
 }
 
 impl HostCursor {
@@ -50,6 +54,7 @@ impl HostCursor {
         self.failed = false;
         self.pending.clear();
         self.no_rescue = false;
+        self.failing = false;
     }
 }
 
@@ -139,6 +144,7 @@ impl Layout<'_> {
             Section::Rescue => {
                 // A rescue that ran to its end rescued the block.
                 cursor.pending.remove(&span);
+                cursor.failing = false;
                 self.enter_always_or_exit(cursor, span)
             }
             Section::Always => self.exit(cursor, span),
@@ -156,6 +162,9 @@ impl Layout<'_> {
     /// Leaves `span`: on to what follows it in the parent, or out through a failure.
     fn exit(&self, cursor: &mut HostCursor, span: usize) -> Option<usize> {
         let failing = cursor.pending.remove(&span);
+        if !failing {
+            cursor.failing = false;
+        }
         let end = self.spans[span].end();
         match self.spans[span].parent {
             None if failing => {
@@ -182,11 +191,32 @@ impl Layout<'_> {
         cursor.pending.insert(span);
         match section {
             Section::Tasks if self.has(span, Section::Rescue) && !cursor.no_rescue => {
+                cursor.failing = false;
                 let start = self.range(span, Section::Rescue).start;
                 self.next_in(cursor, span, Section::Rescue, start)
             }
-            Section::Tasks | Section::Rescue => self.enter_always_or_exit(cursor, span),
-            Section::Always => self.exit(cursor, span),
+            Section::Tasks | Section::Rescue => {
+                cursor.failing = !self.rescued_above(cursor, span);
+                self.enter_always_or_exit(cursor, span)
+            }
+            Section::Always => {
+                cursor.failing = !self.rescued_above(cursor, span);
+                self.exit(cursor, span)
+            }
         }
+    }
+
+    /// Whether a block around `span` will rescue its failure: one whose tasks hold it and
+    /// that has a rescue (the host is not failed while it runs the `always` on the way).
+    fn rescued_above(&self, cursor: &HostCursor, span: usize) -> bool {
+        let mut at = span;
+        while let Some(parent) = self.spans[at].parent {
+            let section = self.section_of(parent, self.spans[at].block.start);
+            if section == Section::Tasks && self.has(parent, Section::Rescue) && !cursor.no_rescue {
+                return true;
+            }
+            at = parent;
+        }
+        false
     }
 }

@@ -375,7 +375,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
                 || state.lost.contains(h)
                 || state.forced.contains(h)
                 || state.excluded.contains(h)
-                || cursors.iter().any(|(c, cur)| c == h && cur.failed)
+                || cursors.iter().any(|(c, cur)| c == h && (cur.failed || cur.failing))
         };
         let play: Vec<String> = self.all_hosts.iter().filter(|h| !out(h)).cloned().collect();
         let batch: Vec<String> = self.hosts.iter().filter(|h| !out(h)).cloned().collect();
