@@ -704,12 +704,9 @@ pub(crate) fn render_for_lookup(
     syntax: &[(String, String)],
     extra: Layer,
 ) -> Result<JValue, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        errors::final_error(
-            ErrorKind::TemplateNotFound,
-            format!("Could not find or access '{}': {e}", path.display()),
-        )
-    })?;
+    // A vault-encrypted template is rendered from its plaintext, as the `template` action
+    // renders one (the environment's loader would read the ciphertext on disk).
+    let (text, vaulted) = read_template(engine, path)?;
     let options = TemplateFileOptions {
         path_as_given: Some(given.to_string()),
         ..TemplateFileOptions::default()
@@ -718,9 +715,18 @@ pub(crate) fn render_for_lookup(
         .with_layer(Arc::new(template_vars(engine, path, scope, &options)?))
         .with_layer(Arc::new(extra));
     let name = path.to_string_lossy();
-    let value = if syntax.is_empty() {
+    let value = if syntax.is_empty() && !vaulted {
         let template =
             engine.env.get_template(&name).map_err(|e| errors::compile_error(&e, &text))?;
+        engine.render_template(&template, &scope)?
+    } else if syntax.is_empty() {
+        let source = super::tags::rewrite(&text, true).unwrap_or_else(|| text.clone());
+        let rewritten = super::prepass::rewrite(&source, super::prepass::Mode::File);
+        let source = rewritten.unwrap_or(source);
+        let template = engine
+            .env
+            .template_from_named_str(&name, &source)
+            .map_err(|e| errors::compile_error(&e, &text))?;
         engine.render_template(&template, &scope)?
     } else {
         let syntax = lookup_syntax(syntax)?;
