@@ -27,6 +27,24 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             input.task_origin.clone(),
         );
     }
+    // ansible's argument spec takes `var` as a string only (`_check_type_str_no_conversion`),
+    // checked before anything is shown; the action raises.
+    if let Some(var) = input.args.get("var")
+        && !matches!(var.value, Value::Str(_) | Value::Unsafe(_))
+    {
+        let text = tack_yaml::pyrepr::str(&var.value);
+        let msg = format!(
+            "argument 'var' is of type {} and we were unable to convert to \
+             _check_type_str_no_conversion: '{text}' is not a string and conversion is not allowed",
+            var.value.python_type()
+        );
+        let mut out = crate::output::errored(tack_diag::Diagnostic::at(
+            format!("Task failed: {msg}"),
+            input.task_origin.clone(),
+        ));
+        out.data.insert(s("msg"), s(&msg));
+        return out;
+    }
     let mut out_verbose = false;
     if verbosity <= input.verbosity {
         if let Some(var) = input.args.get("var") {
