@@ -186,12 +186,17 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         ctx: &'t TaskInContext<'t>,
         params: Option<Arc<Layer>>,
     ) -> Reading<'t> {
-        let role = self
+        let mut role = self
             .role_layers
             .borrow_mut()
             .entry(std::ptr::from_ref(ctx.task))
             .or_insert_with(|| crate::vars::roles::layers(self.play(), ctx))
             .clone();
+        // An `import_role` inside a role an `include_role` brought in: its parents are the
+        // importing roles, then the include's (its parameters hold those).
+        if let (Some(magic), Some(params)) = (&role.magic, &params) {
+            role.magic = crate::vars::roles::with_included_parents(magic, params);
+        }
         Reading {
             ctx,
             templar: self.run.templar,

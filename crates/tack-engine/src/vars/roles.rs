@@ -59,6 +59,30 @@ pub(crate) fn insert_parent_roles(magic: &mut Mapping, play: &Play, parents: &[R
     );
 }
 
+/// `magic` with the include's parent roles (from its parameters, `params`) after the
+/// importing roles it names, when both name some; else `magic` as it is.
+pub(crate) fn with_included_parents(magic: &Arc<Layer>, params: &Arc<Layer>) -> Option<Arc<Layer>> {
+    let joined = |name: &str| -> Option<tack_yaml::Node> {
+        let own = magic.get(name)?.node().as_seq()?.to_vec();
+        let included = params.get(name)?.node().as_seq()?.to_vec();
+        Some(tack_yaml::Node::bare(tack_yaml::Value::Seq(
+            own.into_iter().chain(included).collect(),
+        )))
+    };
+    let (Some(names), Some(paths)) =
+        (joined("ansible_parent_role_names"), joined("ansible_parent_role_paths"))
+    else {
+        return Some(magic.clone());
+    };
+    let mut layer = Layer::new();
+    for (name, binding) in magic.bindings() {
+        layer.insert_binding(name, binding.clone());
+    }
+    layer.insert("ansible_parent_role_names", names, Provenance::Trusted);
+    layer.insert("ansible_parent_role_paths", paths, Provenance::Trusted);
+    Some(Arc::new(layer))
+}
+
 /// `Task.get_search_path`: the task's role and the roles above it (innermost first), the
 /// directory of the task's file (the play's when it has none), the play's directory. The one
 /// home of the rule: actions find files with it, templates see it as `ansible_search_path`.
