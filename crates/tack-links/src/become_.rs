@@ -89,8 +89,9 @@ pub fn resolve(
     let text = |v: Option<Value>| {
         v.filter(|v| !matches!(v, Value::Null)).map(|v| tack_yaml::pyrepr::str(&v))
     };
+    // ansible reads it with `boolean()`: an inventory's `ansible_become=no` is off.
     let on = setting(&["ansible_become".into()], Some(Keyword::Become))?
-        .map_or(defaults.on, |v| v.is_truthy());
+        .map_or(defaults.on, |v| v.boolean_loose());
     if !on {
         return Ok(None);
     }
