@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// a `fact_caching` plugin ansible-core does not ship.
+/// a `fact_caching` plugin ansible-core does not ship, `inject_invocation`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -205,6 +205,10 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
     if !other.is_empty() {
         return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
+    }
+    // ansible then adds each module's `invocation` (its arguments) to its result.
+    if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("inject_invocation (module arguments added to every result)".into());
     }
     // ansible stops at a failed task and waits for a debugger session; tack has none.
     if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {

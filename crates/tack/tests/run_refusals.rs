@@ -386,7 +386,7 @@ fn callback_settings_tack_does_not_honour_are_refused() {
     }
 }
 
-/// A fact cache plugin from a collection, the task debugger, and a
+/// A fact cache plugin from a collection, the task debugger, `inject_invocation`, and a
 /// `log_verbosity` above the run's verbosity while a log is kept are refused by name before
 /// anything runs: a run that kept no facts, or logged less than ansible would, must not look
 /// like one that did.
@@ -400,6 +400,7 @@ fn settings_tack_does_not_apply_are_refused() {
             "fact_caching 'community.general.redis'",
         ),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
+        ("ANSIBLE_INJECT_INVOCATION", "1", "inject_invocation"),
     ] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
