@@ -108,6 +108,8 @@ pub struct RunFacts {
     pub interpreter: tack_links::interpreter::InterpreterSettings,
     /// `DEFAULT_GATHERING`: when a play gathers facts without saying.
     pub gathering: Gathering,
+    /// `DEFAULT_NO_LOG` (`[defaults] no_log`): the `no_log` of every task that does not say.
+    pub no_log: bool,
 }
 
 /// ansible's `gathering` setting: when a play's implicit fact gathering runs on a host.

@@ -190,7 +190,8 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// a `fact_caching` plugin ansible-core does not ship, `inject_invocation`.
+/// a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
+/// `display_args_to_stdout`, `keep_remote_files`, `error_on_missing_handler = False`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -205,6 +206,18 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
     if !other.is_empty() {
         return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
+    }
+    // The banner then shows each task's arguments.
+    if config.get("DISPLAY_ARGS_TO_STDOUT").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("display_args_to_stdout (task arguments in each banner)".into());
+    }
+    // ansible then leaves its module files on the host.
+    if config.get("DEFAULT_KEEP_REMOTE_FILES").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("keep_remote_files (module files left on the host)".into());
+    }
+    // ansible then warns about a notification no handler listens to, instead of failing.
+    if config.get("ERROR_ON_MISSING_HANDLER").and_then(|v| v.as_bool()) == Some(false) {
+        return Some("error_on_missing_handler = False".into());
     }
     // ansible then adds each module's `invocation` (its arguments) to its result.
     if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {

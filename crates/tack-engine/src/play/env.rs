@@ -204,6 +204,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             role,
             play: self.play(),
             params,
+            no_log_default: self.run.facts.no_log,
         }
     }
 

@@ -101,7 +101,9 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
 /// true one masks the task's input for all, the safer reading).
 fn task_no_log(run: &TaskRun<'_>, hosts: &[&String]) -> bool {
     let reading = &run.reading;
-    let Some(node) = reading.ctx.inherited(Keyword::NoLog) else { return false };
+    let Some(node) = reading.ctx.inherited(Keyword::NoLog) else {
+        return reading.no_log_default;
+    };
     hosts.iter().any(|host| {
         let Some(scope) = reading.scope(host) else { return true };
         reading.templar.render(node, &scope).map(|r| r.value.value.is_truthy()).unwrap_or(true)

@@ -28,6 +28,8 @@ pub(crate) struct Reading<'a> {
     /// The include parameters of the `include_tasks` that brought the task in (its `vars`
     /// and loop variable).
     pub params: Option<Arc<Layer>>,
+    /// `no_log` where neither the task nor its parents say (the `no_log` setting).
+    pub no_log_default: bool,
 }
 
 impl Reading<'_> {
@@ -126,7 +128,7 @@ impl Reading<'_> {
     /// The task's (or its block's, or play's) `no_log`, rendered in `scope`; a value that does
     /// not render hides the result, as ansible masks output it cannot decide about.
     pub(crate) fn no_log(&self, scope: &Scope) -> bool {
-        let Some(node) = self.ctx.inherited(Keyword::NoLog) else { return false };
+        let Some(node) = self.ctx.inherited(Keyword::NoLog) else { return self.no_log_default };
         match self.templar.render(node, scope) {
             Ok(rendered) => rendered.value.value.is_truthy(),
             Err(_) => true,

@@ -269,6 +269,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             skip_tags: Vec::new(),
             // The ad hoc play says `gather_facts: no`, which every `gathering` mode obeys.
             gathering: tack_engine::Gathering::default(),
+            no_log: crate::cmd::playbook::cliargs::setting_flag(&session.config, "DEFAULT_NO_LOG"),
             inventory_sources: session.inventory.sources().to_vec(),
             config_file: session.config.config_file().map(|p| p.to_path_buf()),
             playbook_python: crate::cmd::python_path::playbook_python(

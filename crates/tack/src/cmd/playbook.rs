@@ -100,7 +100,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     run_mode(args, Mode::Apply)
 }
 
-pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     let listing = args.list_hosts || args.list_tasks || args.list_tags || args.syntax_check;
     if args.step {
         return Err(Diagnostic::new("tack does not support --step")
@@ -114,6 +114,21 @@ pub(crate) fn run_mode(args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         Mode::Plan(_) => crate::session::DisplayLog::Skip,
     };
     let config = crate::session::load_config(log)?;
+    // `[tags] run`/`skip` are the options' defaults, which `--tags`/`--skip-tags` add to
+    // (argparse's `append` onto a default list).
+    for (name, given) in [("TAGS_RUN", &mut args.tags), ("TAGS_SKIP", &mut args.skip_tags)] {
+        let configured: Vec<String> = config
+            .get(name)
+            .and_then(|v| v.as_str_list())
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        if !configured.is_empty() {
+            let cli = std::mem::take(given);
+            *given = configured.into_iter().chain(cli).collect();
+        }
+    }
     // ansible's CLI prints its header before it checks the playbooks.
     let palette = crate::color::palette(&config)?;
     {
@@ -223,7 +238,7 @@ fn is_fifo(path: &std::path::Path) -> bool {
 }
 
 mod callback;
-mod cliargs;
+pub(crate) mod cliargs;
 mod events;
 pub(crate) mod header;
 mod list;

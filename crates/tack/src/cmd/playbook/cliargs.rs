@@ -17,7 +17,7 @@ fn tuple(items: &[String]) -> String {
     }
 }
 
-pub(super) fn setting_flag(config: &Config, name: &str) -> bool {
+pub(crate) fn setting_flag(config: &Config, name: &str) -> bool {
     config.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
 }
 

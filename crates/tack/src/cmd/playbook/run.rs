@@ -91,6 +91,7 @@ pub(super) fn run(
                 args.ansible_python.as_deref(),
             ),
             limit: args.inventory.limit.clone(),
+            no_log: super::cliargs::setting_flag(&session.config, "DEFAULT_NO_LOG"),
             gathering: match session.config.gathering() {
                 tack_config::Gathering::Implicit => tack_engine::Gathering::Implicit,
                 tack_config::Gathering::Explicit => tack_engine::Gathering::Explicit,
