@@ -310,7 +310,11 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         // A plan's unavailable value rendered as text is no content: nothing is sent.
         Ok(rendered) if rendered.provenance.unavailable().next().is_some() => {
             let mut out = ActionOutput::new(Mapping::new());
-            out.unavailable = rendered.provenance.unavailable().next().map(std::sync::Arc::from);
+            out.unavailable = rendered
+                .provenance
+                .unavailable()
+                .next()
+                .map(|p| std::sync::Arc::new(p.to_string()));
             return out;
         }
         Ok(rendered) => tack_yaml::pyrepr::str(&rendered.value.value),
@@ -320,7 +324,8 @@ pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                 input.task_origin.clone(),
                 e.to_diagnostic(),
             ));
-            out.unavailable = e.unavailable.into_iter().next();
+            out.unavailable =
+                e.unavailable.into_iter().next().map(|p| std::sync::Arc::new(p.to_string()));
             return out;
         }
     };

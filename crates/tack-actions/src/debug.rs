@@ -46,6 +46,7 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         return out;
     }
     let mut out_verbose = false;
+    let mut warnings = Vec::new();
     if verbosity <= input.verbosity {
         if let Some(var) = input.args.get("var") {
             // An `!unsafe` expression is never evaluated: ansible refuses untrusted templates.
@@ -55,7 +56,7 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             // Rendered like any argument first (`var: "{{ item }}"` names the variable the
             // item holds), then evaluated as an expression.
             let expr = tack_yaml::pyrepr::str(&var.value);
-            let value = match evaluate_var(input, &expr, var) {
+            let value = match evaluate_var(input, &expr, var, &mut warnings) {
                 Ok(value) => value,
                 Err(failed) => return failed,
             };
@@ -71,8 +72,15 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     data.insert(s("failed"), b(false));
     data.insert(s("changed"), b(false));
+    if !warnings.is_empty() {
+        let texts = warnings.iter().map(|w| s(&w.message)).collect();
+        data.insert(s("warnings"), Node::bare(Value::Seq(texts)));
+    }
     let mut out = ActionOutput::new(data);
     out.verbose_always = out_verbose;
+    if !warnings.is_empty() {
+        out.warning_blocks = Some(Box::new(warnings));
+    }
     out
 }
 
@@ -97,7 +105,12 @@ fn untrusted_var(input: &ActionInput<'_>, var: &Node) -> ActionOutput {
 
 /// `var=` is an expression; an undefined value shows ansible's placeholder and warns, as
 /// its replacing marker behaviour does; any other error fails the task.
-fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Result<Node, ActionOutput> {
+fn evaluate_var(
+    input: &ActionInput<'_>,
+    expr: &str,
+    at: &Node,
+    warnings: &mut Vec<tack_diag::Diagnostic>,
+) -> Result<Node, ActionOutput> {
     let template = Node::new(Value::Str(format!("{{{{ {expr} }}}}")), at.origin.clone());
     Ok(match input.templar.render(&template, input.scope) {
         Ok(rendered) => rendered.value,
@@ -111,7 +124,8 @@ fn evaluate_var(input: &ActionInput<'_>, expr: &str, at: &Node) -> Result<Node, 
             if at.origin.as_ref().is_some_and(|o| o.path.is_none()) {
                 diag.value_repr = Some(expr.into());
             }
-            tack_diag::warn(&diag);
+            // The result's warning, shown (with its origin) before the result's line.
+            warnings.push(diag);
             s(&format!("<< {text} >>"))
         }
         Err(e) => {

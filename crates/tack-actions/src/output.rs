@@ -23,13 +23,16 @@ pub struct ActionOutput {
     /// `tack plan`: the task whose unavailable output a render of the action's own read (a
     /// template file's); the plan defers the task on it. (One name, not a list: the output
     /// stays small enough to travel in a `Result`.)
-    pub unavailable: Option<std::sync::Arc<str>>,
+    pub unavailable: Option<std::sync::Arc<String>>,
     /// The action hides its result as `no_log` would (ansible's `_ansible_no_log` from an
     /// action: `include_vars` of a vault-encrypted file).
     pub no_log: bool,
     /// `set_fact` with `cacheable`: its facts also join the host's facts (the fact cache's
     /// layer: `ansible_facts`, and what `gathering = smart` and a persistent cache keep).
     pub cacheable: bool,
+    /// Warnings of the result (in `data["warnings"]`) that show with where they came from
+    /// (`tack_report`'s `warning_blocks`). Boxed: results travel in `Result`s and few have any.
+    pub warning_blocks: Option<Box<Vec<Diagnostic>>>,
 }
 
 impl ActionOutput {
@@ -44,6 +47,7 @@ impl ActionOutput {
             unavailable: None,
             no_log: false,
             cacheable: false,
+            warning_blocks: None,
         }
     }
 
