@@ -66,7 +66,16 @@ pub(crate) fn load_included_role(
             crate::vars::roles::insert_parent_roles(&mut names, env.play(), &parents);
             for (k, v) in names.iter() {
                 let name = tack_yaml::pyrepr::str(&k.value);
-                layer.insert(name, v.clone(), tack_template::Provenance::Trusted);
+                // An include inside an included role: the outer include's parents follow.
+                let outer = layer.get(&name).and_then(|b| b.node().as_seq().map(<[_]>::to_vec));
+                let value = match (v.as_seq(), outer) {
+                    (Some(own), Some(outer)) => {
+                        let all = own.iter().cloned().chain(outer).collect();
+                        tack_yaml::Node::bare(tack_yaml::Value::Seq(all))
+                    }
+                    _ => v.clone(),
+                };
+                layer.insert(name, value, tack_template::Provenance::Trusted);
             }
         }
         let mut role_vars = include_vars.clone();

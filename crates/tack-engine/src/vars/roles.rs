@@ -60,14 +60,30 @@ pub(crate) fn insert_parent_roles(magic: &mut Mapping, play: &Play, parents: &[R
 }
 
 /// `magic` with the include's parent roles (from its parameters, `params`) after the
-/// importing roles it names, when both name some; else `magic` as it is.
+/// importing roles inside the included role, when both name some; else `magic` as it is.
+/// An included task's import ancestry also holds the include's own (which `params` already
+/// lists after the include's role): those are not repeated.
 pub(crate) fn with_included_parents(magic: &Arc<Layer>, params: &Arc<Layer>) -> Option<Arc<Layer>> {
+    let list = |layer: &Layer, name: &str| -> Option<Vec<tack_yaml::Node>> {
+        Some(layer.get(name)?.node().as_seq()?.to_vec())
+    };
+    let (Some(own), Some(included)) =
+        (list(magic, "ansible_parent_role_names"), list(params, "ansible_parent_role_names"))
+    else {
+        return Some(magic.clone());
+    };
+    // The longest tail of `own` that is the include's ancestry (`included` after its first).
+    let ancestry = included.get(1..).unwrap_or_default();
+    let shared = (0..=own.len().min(ancestry.len()))
+        .rev()
+        .find(|k| own[own.len() - k..] == ancestry[..*k])
+        .unwrap_or(0);
+    let inner = own.len() - shared;
     let joined = |name: &str| -> Option<tack_yaml::Node> {
-        let own = magic.get(name)?.node().as_seq()?.to_vec();
-        let included = params.get(name)?.node().as_seq()?.to_vec();
-        Some(tack_yaml::Node::bare(tack_yaml::Value::Seq(
-            own.into_iter().chain(included).collect(),
-        )))
+        let own = list(magic, name)?;
+        let included = list(params, name)?;
+        let all = own.into_iter().take(inner).chain(included).collect();
+        Some(tack_yaml::Node::bare(tack_yaml::Value::Seq(all)))
     };
     let (Some(names), Some(paths)) =
         (joined("ansible_parent_role_names"), joined("ansible_parent_role_paths"))
