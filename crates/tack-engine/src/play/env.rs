@@ -236,6 +236,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             interpreter: &facts.interpreter,
             pending: &self.run.pending,
             discovered: Default::default(),
+            refuse_action: crate::refuse::check_action,
         }
     }
 

@@ -9,6 +9,12 @@
 //! `loop_control`), `until` (`retries`), the arguments (`args`), delegation (`delegate`),
 //! the link (`task_link`), the plan (`plan`), `ansible_failed_task` (`failed_task`).
 
+mod label;
+mod projections;
+mod templated;
+
+use label::LabelAt;
+use projections::Projected;
 pub(crate) mod args;
 pub(crate) mod delegate;
 pub(crate) mod environment;
@@ -45,33 +51,6 @@ use crate::task::link::TaskLinks;
 use crate::task::outcome::{TaskEvent, TaskOutcome};
 use crate::task::reading::Reading;
 use crate::task::when::When;
-
-/// Where a loop item's label is rendered: its host, the item, its scope, and the results of
-/// the items before it.
-struct LabelAt<'a> {
-    host: &'a str,
-    item: &'a Node,
-    scope: &'a Scope,
-    done: &'a [HostResult],
-}
-
-/// What a task's register projections gave: each variable's value (or ansible's undefined
-/// for one that failed) and, when one failed, the task's failure.
-struct Projected {
-    values: Vec<(String, Node, Provenance)>,
-    failure: Option<Diagnostic>,
-}
-
-/// A projection's expression as a template of one expression (`{{ expr }}`); a value that
-/// is not text is itself.
-pub(crate) fn expression_template(expression: &Node) -> Node {
-    match &expression.value {
-        Value::Str(text) => {
-            Node::new(Value::Str(format!("{{{{ {text} }}}}")), expression.origin.clone())
-        }
-        _ => expression.clone(),
-    }
-}
 
 /// The largest `timeout` ansible takes (its alarm's bound, `_MAX_TIMEOUT`).
 const MAX_TIMEOUT: i64 = 100_000_000;
@@ -112,7 +91,13 @@ pub(crate) struct TaskRun<'a> {
     /// `tack plan`: the paths an earlier task would change, per host.
     pub pending: &'a crate::plan::pending::Pending,
     pub discovered: Arc<crate::task::link::Discovered>,
+    /// What the run refuses of an action a templated name rendered to (the run's refusal
+    /// rules, handed down so a task does not reach up into them).
+    pub refuse_action: RefuseAction,
 }
+
+/// The run's refusal of what a task asks of an action (`crate::refuse::check_action`).
+pub(crate) type RefuseAction = fn(&tack_playbook::Task, Action) -> Result<(), Diagnostic>;
 
 impl TaskRun<'_> {
     fn delegation(&self) -> Delegation<'_> {
@@ -302,78 +287,6 @@ impl TaskRun<'_> {
         matches!(node.map(|n| &n.value), Some(Value::Bool(true)))
     }
 
-    /// The register projections' values once the task is done: each expression evaluated
-    /// with `_task` (`result`: the last result, `loop_result` for a loop, and
-    /// `polymorphic_result`: the loop's or the task's) and the other projections by name,
-    /// in any order. One that fails leaves its variable undefined with ansible's words, and
-    /// fails the task.
-    fn project(
-        &self,
-        scope: &Scope,
-        result: &HostResult,
-        last_item: Option<&Mapping>,
-        looped: bool,
-        projections: &[(String, Node)],
-    ) -> Projected {
-        let mut current = Mapping::new();
-        let whole = Node::bare(Value::Map(result.data.clone()));
-        let last = last_item.map_or_else(|| whole.clone(), |d| Node::bare(Value::Map(d.clone())));
-        current.insert(s("result"), last);
-        if looped {
-            current.insert(s("loop_result"), whole.clone());
-        }
-        current.insert(s("polymorphic_result"), whole);
-        let mut layer = tack_template::Layer::new();
-        layer.insert("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
-        for (name, expression) in projections {
-            layer.insert(name, expression_template(expression), Provenance::Trusted);
-        }
-        let scope = scope.with_layer(Arc::new(layer));
-        let mut values = Vec::new();
-        let mut errors = Vec::new();
-        for (name, expression) in projections {
-            match self.reading.templar.render(&expression_template(expression), &scope) {
-                Ok(rendered) => {
-                    let provenance = if rendered.provenance.is_managed_host() {
-                        Provenance::ManagedHost
-                    } else {
-                        Provenance::Trusted
-                    };
-                    values.push((name.clone(), rendered.value, provenance));
-                }
-                Err(e) => {
-                    let why = e.to_diagnostic();
-                    let message = format!(
-                        "The variable {} is undefined because its register expression failed: {}",
-                        tack_yaml::pyrepr::str_repr(name),
-                        why.brief()
-                    );
-                    let undefined =
-                        format!("{{{{ undef({}) }}}}", tack_yaml::pyrepr::str_repr(&message));
-                    let node = Node::new(Value::Str(undefined), expression.origin.clone());
-                    values.push((name.clone(), node, Provenance::Trusted));
-                    errors.push(Diagnostic::caused_by(
-                        format!(
-                            "Register projection {} failed.",
-                            tack_yaml::pyrepr::str_repr(name)
-                        ),
-                        None,
-                        why,
-                    ));
-                }
-            }
-        }
-        let failure = (!errors.is_empty()).then(|| {
-            let message = format!(
-                "Task failed due to errors in {} out of {} register projections.",
-                errors.len(),
-                projections.len()
-            );
-            Diagnostic::group(message, errors)
-        });
-        Projected { values, failure }
-    }
-
     /// Sets a host variable on `host` and, under `run_once`, on every other host of the
     /// batch.
     fn set_everywhere(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
@@ -550,32 +463,6 @@ impl TaskRun<'_> {
         Ok((shown, crate::task::items::aggregate(host, results), any_ignored))
     }
 
-    /// `loop_control.label` for an item, rendered as ansible 2.21 renders it once the item
-    /// ran: the task's `register` name and `_task` are the item's result (`_task.loop_result`
-    /// the loop's so far). A label that does not render is a warning on the item's result
-    /// (`Failed to template loop_control label: ...`), and the item shows as itself.
-    fn item_label(&self, label: &Node, at: &LabelAt<'_>, result: &mut HostResult) -> Node {
-        let so_far = label.as_str().is_some_and(|l| l.contains("_task")).then(|| {
-            let mut items = at.done.to_vec();
-            items.push(result.clone());
-            crate::task::items::aggregate(at.host, items).data
-        });
-        let scope = self.reading.with_registered_in_loop(at.scope, &result.data, so_far.as_ref());
-        match self.reading.templar.render(label, &scope) {
-            Ok(rendered) => rendered.value,
-            Err(e) => {
-                let message = format!("Failed to template loop_control label: {}", e.message);
-                let origin = e.origin.or_else(|| label.origin.clone());
-                crate::task::judge::append_warnings(
-                    &mut result.data,
-                    [message.clone()].into_iter(),
-                );
-                result.warning_blocks.insert(message.clone(), Diagnostic::at(message, origin));
-                at.item.clone()
-            }
-        }
-    }
-
     /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`
     /// times; each bad run but the last is pushed to `events` as a retry.
     fn attempts(
@@ -646,90 +533,6 @@ impl TaskRun<'_> {
             result.error = None;
         }
         Ok(result)
-    }
-
-    /// This task as the action its templated name (`action: '{{ m }}'`) renders to in
-    /// `scope`, as ansible's `post_validate` renders and resolves it where the task runs (after
-    /// `when`, for each loop item); else the failed output: the name does not render, ansible
-    /// cannot resolve it, or tack cannot run what it names (refused by name).
-    fn templated(&self, scope: &Scope) -> Result<TaskRun<'_>, ActionOutput> {
-        let task = self.reading.ctx.task;
-        let origin = self.reading.origin();
-        let written =
-            Node { value: Value::Str(task.action.clone()), origin: task.action_origin.clone() };
-        let rendered = match self.reading.templar.render(&written, scope) {
-            Ok(rendered) => rendered.value,
-            Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => {
-                let cause =
-                    Diagnostic::at("Omit is not valid for the `action` keyword.", written.origin);
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
-            }
-            Err(e) => {
-                let cause = e.to_diagnostic();
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
-            }
-        };
-        let name = tack_yaml::pyrepr::str(&rendered.value);
-        let named_at =
-            tack_template::Templar::sole_variable_origin(&written, scope).or(written.origin);
-        let refused = |what: String| {
-            actions::errored(Diagnostic::at(
-                format!("tack does not support {what} yet"),
-                origin.clone(),
-            ))
-        };
-        // An include, import or `meta` is a task of its own kind, decided when it loads.
-        let kinds = tack_playbook::tables::actions::BUILTIN_TASKS;
-        if tack_playbook::tables::actions::is(&name, kinds)
-            || tack_playbook::tables::actions::is(
-                &name,
-                tack_playbook::tables::actions::IMPORT_PLAYBOOK,
-            )
-        {
-            return Err(refused(format!("the templated action '{name}'")));
-        }
-        let action = match Action::rendered(task, &name) {
-            Some(Action::Unresolvable) => {
-                let cause = Diagnostic::at(
-                    format!("Cannot resolve '{name}' to an action or module."),
-                    named_at,
-                );
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
-            }
-            Some(action) => action,
-            None => return Err(refused(format!("the action '{name}'"))),
-        };
-        let mut named = task.clone();
-        named.action = name;
-        if let Err(refusal) = crate::refuse::check_action(&named, action) {
-            return Err(actions::errored(refusal));
-        }
-        Ok(self.with_action(action))
-    }
-
-    /// This runner with `action` in its place (a templated action, rendered).
-    fn with_action(&self, action: Action) -> TaskRun<'_> {
-        TaskRun {
-            reading: self.reading.clone(),
-            action,
-            verbosity: self.verbosity,
-            check_flag: self.check_flag,
-            planning: self.planning,
-            plan_handler: self.plan_handler.clone(),
-            diff_flag: self.diff_flag,
-            diff_settings: self.diff_settings,
-            async_dir: self.async_dir,
-            fanout: self.fanout.clone(),
-            inventory: self.inventory,
-            renders: Renders::default(),
-            links: self.links,
-            ssh_defaults: self.ssh_defaults,
-            reads: self.reads.clone(),
-            banner_name: self.banner_name.clone(),
-            interpreter: self.interpreter,
-            pending: self.pending,
-            discovered: Arc::clone(&self.discovered),
-        }
     }
 
     /// What `pause` announces on `host` before it waits (nothing when its `when` is false

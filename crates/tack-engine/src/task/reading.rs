@@ -206,11 +206,7 @@ impl Reading<'_> {
         if let Some(projections) = self.projections() {
             let mut layer = tack_template::Layer::new();
             for (name, expression) in &projections {
-                layer.insert(
-                    name,
-                    crate::task::expression_template(expression),
-                    Provenance::Trusted,
-                );
+                layer.insert(name, expression_template(expression), Provenance::Trusted);
             }
             return scope.with_layer(std::sync::Arc::new(layer));
         }
@@ -267,4 +263,15 @@ pub(crate) fn is_meta(ctx: &TaskInContext<'_>) -> bool {
 /// What a `meta` task does (`flush_handlers`, `end_host`, ...), as written.
 pub(crate) fn meta_arg(ctx: &TaskInContext<'_>) -> String {
     ctx.task.args.get("_raw_params").map(|n| tack_yaml::pyrepr::str(&n.value)).unwrap_or_default()
+}
+
+/// A register projection's expression as a template of that one expression (`{{ expr }}`);
+/// a value that is not text is itself.
+pub(crate) fn expression_template(expression: &Node) -> Node {
+    match &expression.value {
+        Value::Str(text) => {
+            Node::new(Value::Str(format!("{{{{ {text} }}}}")), expression.origin.clone())
+        }
+        _ => expression.clone(),
+    }
 }

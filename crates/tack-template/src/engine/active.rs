@@ -39,7 +39,7 @@ pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
     TOPS.with(|t| t.borrow_mut().push(Top::default()));
     LAST_MISS.with(|m| *m.borrow_mut() = None);
     // An `undef()` of an earlier render explains nothing in this one.
-    UNDEF_MADE.with(|u| *u.borrow_mut() = None);
+    crate::undef_hint::clear();
     let result = super::chosen::watching(f);
     let top = TOPS.with(|t| {
         let mut tops = t.borrow_mut();
@@ -183,14 +183,6 @@ pub(crate) fn emitted_deferred(value: &JValue) -> String {
 }
 
 thread_local! {
-    /// What the last `undef()` call said its value is (its hint, or ansible's default
-    /// words), or why the last undefined a filter made is one (`map(attribute=...)`): an
-    /// undefined the engine cannot name from its expression (one a lookup or filter passed
-    /// on) is explained with it.
-    static UNDEF_MADE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-thread_local! {
     /// The line of the template file whose compilation failed last on this thread (a
     /// syntax error's), for the error's origin: the message the engine makes of the error
     /// no longer carries it.
@@ -209,12 +201,12 @@ pub(crate) fn take_compile_line() -> Option<usize> {
 
 pub(crate) fn undef_made(hint: Option<String>) {
     let message = hint.unwrap_or_else(|| "Mandatory variable has not been overridden".into());
-    UNDEF_MADE.with(|u| *u.borrow_mut() = Some(message));
+    crate::undef_hint::set(message);
 }
 
 /// The message of the last `undef()`, if one was made on this thread.
 pub(crate) fn undef_message() -> Option<String> {
-    UNDEF_MADE.with(|u| u.borrow().clone())
+    crate::undef_hint::get()
 }
 
 pub(crate) fn emitted_omit() {

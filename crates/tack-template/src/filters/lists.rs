@@ -247,7 +247,7 @@ fn map(state: &mut State, args: &Bound) -> Result<Value, FilterError> {
                             type_name(&at),
                             pyval::str_of(part)
                         );
-                        crate::engine::active::undef_made(Some(message));
+                        crate::undef_hint::set(message);
                         break;
                     }
                     at = next;

@@ -22,7 +22,6 @@
 
 pub(crate) mod config;
 mod files;
-mod inventory;
 mod lists;
 mod options;
 mod password;
@@ -160,7 +159,6 @@ fn families() -> impl Iterator<Item = &'static Entry> {
         config::LOOKUPS,
         tables::LOOKUPS,
         password::LOOKUPS,
-        inventory::LOOKUPS,
     ]
     .into_iter()
     .flatten()

@@ -1,0 +1,26 @@
+//! Why the last undefined value a render made is one, when the engine cannot name it from
+//! the template's expression: `undef()`'s hint, a lookup's words, a filter's
+//! (`map(attribute=...)`). Per thread, cleared as each top-level render starts.
+//!
+//! A leaf: filters and lookups set it without reaching into the engine that reads it.
+
+use std::cell::RefCell;
+
+thread_local! {
+    static MADE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Notes why the undefined value just made is one.
+pub(crate) fn set(message: String) {
+    MADE.with(|m| *m.borrow_mut() = Some(message));
+}
+
+/// What [`set`] noted last on this thread.
+pub(crate) fn get() -> Option<String> {
+    MADE.with(|m| m.borrow().clone())
+}
+
+/// Forgets it (a new render starts).
+pub(crate) fn clear() {
+    MADE.with(|m| *m.borrow_mut() = None);
+}
