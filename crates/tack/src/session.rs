@@ -72,6 +72,14 @@ pub(crate) fn load_config(log: DisplayLog) -> Result<Config, crate::exit::Startu
     Ok(config)
 }
 
+/// `-v` as ansible counts it: the `verbosity` setting (`ANSIBLE_VERBOSITY`) is the count's
+/// start, and each `-v` adds one.
+pub(crate) fn verbosity(config: &Config, given: u8) -> u8 {
+    let configured = config.get("DEFAULT_VERBOSITY").and_then(|v| v.as_int()).unwrap_or(0);
+    let configured = u8::try_from(configured.max(0)).unwrap_or(u8::MAX);
+    given.saturating_add(configured)
+}
+
 /// Whether a command keeps `log_path`'s log of what it displays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DisplayLog {

@@ -125,11 +125,15 @@ fn options_error(message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(message).with_class(ErrorClass::Options)
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
+    if let Some(option) = refused_options(&args) {
+        return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
+    }
     if let Some(setting) = crate::links::refused_setting(&config)
         .or_else(|| crate::session::refused_log_verbosity(&config, args.verbosity.verbose))
     {

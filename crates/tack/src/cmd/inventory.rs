@@ -101,7 +101,7 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
         return refuse("--toml", "TOML output is not implemented");
     }
     if args.inventory.flush_cache {
-        return refuse("--flush-cache", "tack keeps no fact cache to flush");
+        return refuse("--flush-cache", "tack inventory does not empty the fact cache yet");
     }
     if args.verbosity.verbose > 1 {
         return refuse("-vv and above", "only -v is implemented");
@@ -109,10 +109,13 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let action = action(&args)?;
     refuse_unsupported(&args)?;
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
+    // The `verbosity` setting counts too.
+    refuse_unsupported(&args)?;
     if args.verbosity.verbose == 1 {
         let line = match config.config_file() {
             Some(file) => format!("Using {} as config file", file.display()),

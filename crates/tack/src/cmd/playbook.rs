@@ -114,6 +114,7 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         Mode::Plan(_) => crate::session::DisplayLog::Skip,
     };
     let config = crate::session::load_config(log)?;
+    args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     // `[tags] run`/`skip` are the options' defaults, which `--tags`/`--skip-tags` add to
     // (argparse's `append` onto a default list).
     for (name, given) in [("TAGS_RUN", &mut args.tags), ("TAGS_SKIP", &mut args.skip_tags)] {
