@@ -191,7 +191,9 @@ pub(crate) fn passwords(
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
 /// a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
-/// `display_args_to_stdout`, `keep_remote_files`, `error_on_missing_handler = False`.
+/// `display_args_to_stdout`, `keep_remote_files`, `error_on_missing_handler = False`,
+/// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, an
+/// `executable` other than `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -218,6 +220,25 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // ansible then warns about a notification no handler listens to, instead of failing.
     if config.get("ERROR_ON_MISSING_HANDLER").and_then(|v| v.as_bool()) == Some(false) {
         return Some("error_on_missing_handler = False".into());
+    }
+    // ansible then prints its verbose messages on stderr.
+    if config.get("VERBOSE_TO_STDERR").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("verbose_to_stderr (verbose messages on stderr)".into());
+    }
+    // ansible then raises the open-files limit of the modules it runs.
+    let rlimit =
+        config.get("PYTHON_MODULE_RLIMIT_NOFILE").map(tack_config::SettingValue::is_truthy);
+    if rlimit == Some(true) {
+        return Some("python_module_rlimit_nofile (the modules' open-files limit)".into());
+    }
+    // ansible then trusts what lookups return as templates.
+    if config.get("DEFAULT_ALLOW_UNSAFE_LOOKUPS").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("allow_unsafe_lookups (lookup results rendered as templates)".into());
+    }
+    // The shell ansible runs commands with; tack's modules use `/bin/sh` unless a task says.
+    let shell = config.get("DEFAULT_EXECUTABLE").and_then(|v| v.as_str()).unwrap_or("/bin/sh");
+    if shell != "/bin/sh" {
+        return Some(format!("executable '{shell}' (the shell commands run with)"));
     }
     // ansible then adds each module's `invocation` (its arguments) to its result.
     if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {
