@@ -42,12 +42,12 @@ struct Log {
 
 static LOG: Mutex<Option<Log>> = Mutex::new(None);
 
-/// Starts logging to `path` as ansible does at start-up, when `log_path` is set. `deny` is
-/// `log_filter`: logger names whose records are dropped (every display record is the
-/// `ansible` logger's). What ansible prints instead of logging (the path is a directory, or
+/// Starts logging to `path` as ansible does at start-up, when `log_path` is set, each record
+/// naming `user` (the caller's `getpass.getuser()`). `deny` is `log_filter`: logger names
+/// whose records are dropped (every display record is the `ansible` logger's). What ansible prints instead of logging (the path is a directory, or
 /// neither it nor its directory is writable) is returned, for the caller to print on stderr
 /// as it is; the run goes on without a log then.
-pub fn open(path: &Path, deny: &[String]) -> Result<(), String> {
+pub fn open(path: &Path, deny: &[String], user: &str) -> Result<(), String> {
     let exists = path.exists();
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let writable = (exists && access_w(path)) || access_w(parent);
@@ -72,7 +72,7 @@ pub fn open(path: &Path, deny: &[String]) -> Result<(), String> {
     if denied {
         return Ok(());
     }
-    let who = format!("p={} u={} n=ansible ", std::process::id(), user());
+    let who = format!("p={} u={user} n=ansible ", std::process::id());
     *LOG.lock().unwrap_or_else(PoisonError::into_inner) = Some(Log { file, who });
     Ok(())
 }
@@ -108,31 +108,6 @@ fn access_w(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
     // SAFETY: `c` is a NUL-terminated path that lives across the call.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
-}
-
-/// `getpass.getuser()`: the first of `LOGNAME`, `USER`, `LNAME`, `USERNAME` that is set,
-/// else the password database's name for the real user id, else `uid=N` (what ansible's
-/// log filter falls back to).
-fn user() -> String {
-    for name in ["LOGNAME", "USER", "LNAME", "USERNAME"] {
-        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
-            return value.to_string_lossy().into_owned();
-        }
-    }
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: a zeroed passwd is a valid out-parameter.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is to a live local, and the buffer's length is passed.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
-    if rc == 0 && !found.is_null() && !entry.pw_name.is_null() {
-        // SAFETY: getpwuid_r filled `pw_name` with a NUL-terminated string inside `buf`.
-        let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
-        return name.to_string_lossy().into_owned();
-    }
-    format!("uid={uid}")
 }
 
 /// `logging`'s `asctime`: local time as `%Y-%m-%d %H:%M:%S,mmm`.
@@ -206,7 +181,7 @@ mod tests {
     fn records_are_appended_in_ansible_s_shape() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.log");
-        open(&path, &[]).unwrap();
+        open(&path, &[], "someone").unwrap();
         record(Level::Info, "\nTASK [x] ****");
         record(Level::Warning, "[WARNING]: careful\n");
         close();
@@ -216,13 +191,13 @@ mod tests {
         let task = text.lines().find(|l| l.contains("TASK [x]")).unwrap();
         let warning = text.lines().find(|l| l.contains("careful")).unwrap();
         let pid = std::process::id();
-        assert!(task.contains(&format!(" p={pid} u=")), "{text}");
+        assert!(task.contains(&format!(" p={pid} u=someone ")), "{text}");
         assert!(task.ends_with(" n=ansible INFO| TASK [x] ****"), "{text}");
         assert!(warning.ends_with(" n=ansible WARNING| [WARNING]: careful"), "{text}");
         assert!(text.contains("careful\n\n"), "{text}");
         // A directory is refused in ansible's words.
         assert_eq!(
-            open(dir.path(), &[]).unwrap_err(),
+            open(dir.path(), &[], "someone").unwrap_err(),
             format!(
                 "[WARNING]: DEFAULT_LOG_PATH can not be a directory '{}', aborting\n",
                 dir.path().display()

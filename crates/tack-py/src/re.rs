@@ -257,59 +257,16 @@ impl PyRegex {
         }
         let names: Vec<&str> = self.re.capture_names().flatten().collect();
         let groups = self.re.captures_len();
-        let chars: Vec<char> = template.chars().collect();
-        // `at`: where the group's name or number starts, as Python's parser reports it.
-        let group = |key: &str, at: usize| -> Result<(), TemplateError> {
+        for piece in parse_template(template).map_err(TemplateError::Re)? {
+            let Piece::Group { key, at } = piece else { continue };
             match key.parse::<usize>() {
-                Ok(n) if n < groups => Ok(()),
+                Ok(n) if n < groups => {}
                 Ok(n) => {
-                    Err(TemplateError::Re(format!("invalid group reference {n} at position {at}")))
+                    let message = format!("invalid group reference {n} at position {at}");
+                    return Err(TemplateError::Re(message));
                 }
-                Err(_) if names.contains(&key) => Ok(()),
-                Err(_) => Err(TemplateError::Index(format!("unknown group name '{key}'"))),
-            }
-        };
-        let mut i = 0;
-        while i < chars.len() {
-            if chars[i] != '\\' {
-                i += 1;
-                continue;
-            }
-            let re_error = |message: String| Err(TemplateError::Re(message));
-            let Some(&n) = chars.get(i + 1) else {
-                return re_error(format!("bad escape (end of pattern) at position {i}"));
-            };
-            match n {
-                'g' => {
-                    if chars.get(i + 2) != Some(&'<') {
-                        return re_error(format!("missing < at position {}", i + 2));
-                    }
-                    let end = chars[i + 3..].iter().position(|c| *c == '>').map(|p| p + i + 3);
-                    let Some(end) = end else {
-                        return re_error(format!(
-                            "missing >, unterminated name at position {}",
-                            i + 3
-                        ));
-                    };
-                    let key: String = chars[i + 3..end].iter().collect();
-                    group(&key, i + 3)?;
-                    i = end + 1;
-                }
-                '0'..='9' => {
-                    let mut j = i + 1;
-                    while j < chars.len() && j < i + 3 && chars[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                    if n != '0' {
-                        group(&chars[i + 1..j].iter().collect::<String>(), i + 1)?;
-                    }
-                    i = j;
-                }
-                'n' | 't' | 'r' | 'f' | 'v' | 'a' | 'b' | '\\' => i += 2,
-                c if c.is_ascii_alphabetic() => {
-                    return re_error(format!("bad escape \\{c} at position {i}"));
-                }
-                _ => i += 2,
+                Err(_) if names.contains(&key.as_str()) => {}
+                Err(_) => return Err(TemplateError::Index(format!("unknown group name '{key}'"))),
             }
         }
         Ok(())
@@ -319,82 +276,110 @@ impl PyRegex {
     /// message for a bad escape or an unknown group.
     pub fn expand(&self, template: &str, caps: &Captures<'_, str>) -> Result<String, String> {
         let names: Vec<&str> = self.re.capture_names().flatten().collect();
-        let chars: Vec<char> = template.chars().collect();
         let mut out = String::new();
-        let mut i = 0;
-        let group = |out: &mut String, key: &str| -> Result<(), String> {
-            let m = match key.parse::<usize>() {
-                Ok(n) if n < caps.len() => caps.get(n),
-                Ok(n) => return Err(format!("invalid group reference {n}")),
-                Err(_) => {
-                    if !names.contains(&key) {
-                        return Err(format!("unknown group name '{key}'"));
-                    }
-                    caps.name(key)
-                }
-            };
-            if let Some(m) = m {
-                out.push_str(m.as_str());
-            }
-            Ok(())
-        };
-        while i < chars.len() {
-            let c = chars[i];
-            if c != '\\' {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            let Some(&n) = chars.get(i + 1) else {
-                return Err(format!("bad escape (end of pattern) at position {i}"));
-            };
-            match n {
-                'g' => {
-                    if chars.get(i + 2) != Some(&'<') {
-                        return Err(format!("missing < at position {}", i + 2));
-                    }
-                    let end = chars[i + 3..].iter().position(|c| *c == '>').map(|p| p + i + 3);
-                    let Some(end) = end else {
-                        return Err(format!("missing >, unterminated name at position {}", i + 3));
+        for piece in parse_template(template)? {
+            match piece {
+                Piece::Text(text) => out.push_str(&text),
+                Piece::Group { key, .. } => {
+                    let m = match key.parse::<usize>() {
+                        Ok(n) if n < caps.len() => caps.get(n),
+                        Ok(n) => return Err(format!("invalid group reference {n}")),
+                        Err(_) => {
+                            if !names.contains(&key.as_str()) {
+                                return Err(format!("unknown group name '{key}'"));
+                            }
+                            caps.name(&key)
+                        }
                     };
-                    let key: String = chars[i + 3..end].iter().collect();
-                    group(&mut out, &key)?;
-                    i = end + 1;
-                }
-                '0'..='9' => {
-                    let mut j = i + 1;
-                    while j < chars.len() && j < i + 3 && chars[j].is_ascii_digit() {
-                        j += 1;
+                    if let Some(m) = m {
+                        out.push_str(m.as_str());
                     }
-                    let digits: String = chars[i + 1..j].iter().collect();
-                    if n == '0' {
-                        let v = u32::from_str_radix(&digits, 8).unwrap_or(0);
-                        out.push(char::from_u32(v).unwrap_or('\0'));
-                    } else {
-                        group(&mut out, &digits)?;
-                    }
-                    i = j;
-                }
-                'n' => push(&mut out, &mut i, '\n'),
-                't' => push(&mut out, &mut i, '\t'),
-                'r' => push(&mut out, &mut i, '\r'),
-                'f' => push(&mut out, &mut i, '\x0c'),
-                'v' => push(&mut out, &mut i, '\x0b'),
-                'a' => push(&mut out, &mut i, '\x07'),
-                'b' => push(&mut out, &mut i, '\x08'),
-                '\\' => push(&mut out, &mut i, '\\'),
-                c if c.is_ascii_alphabetic() => {
-                    return Err(format!("bad escape \\{c} at position {i}"));
-                }
-                c => {
-                    out.push('\\');
-                    out.push(c);
-                    i += 2;
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// A piece of a replacement template: text as it stands, or a group by number or name
+/// (`at`: where the reference starts, as Python's parser reports it).
+enum Piece {
+    Text(String),
+    Group { key: String, at: usize },
+}
+
+/// Python's replacement-template grammar (`_parser.parse_template`): escapes, `\N` and
+/// `\g<name>` group references, `\0NN` octal; `Err` is `re.error`'s message for a bad one.
+/// The one reading of the grammar [`PyRegex::check_template`] and [`PyRegex::expand`] share.
+fn parse_template(template: &str) -> Result<Vec<Piece>, String> {
+    let chars: Vec<char> = template.chars().collect();
+    let mut pieces = Vec::new();
+    let mut text = String::new();
+    let mut i = 0;
+    let group = |text: &mut String, pieces: &mut Vec<Piece>, key: String, at: usize| {
+        if !text.is_empty() {
+            pieces.push(Piece::Text(std::mem::take(text)));
+        }
+        pieces.push(Piece::Group { key, at });
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c != '\\' {
+            text.push(c);
+            i += 1;
+            continue;
+        }
+        let Some(&n) = chars.get(i + 1) else {
+            return Err(format!("bad escape (end of pattern) at position {i}"));
+        };
+        match n {
+            'g' => {
+                if chars.get(i + 2) != Some(&'<') {
+                    return Err(format!("missing < at position {}", i + 2));
+                }
+                let end = chars[i + 3..].iter().position(|c| *c == '>').map(|p| p + i + 3);
+                let Some(end) = end else {
+                    return Err(format!("missing >, unterminated name at position {}", i + 3));
+                };
+                group(&mut text, &mut pieces, chars[i + 3..end].iter().collect(), i + 3);
+                i = end + 1;
+            }
+            '0'..='9' => {
+                let mut j = i + 1;
+                while j < chars.len() && j < i + 3 && chars[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let digits: String = chars[i + 1..j].iter().collect();
+                if n == '0' {
+                    let v = u32::from_str_radix(&digits, 8).unwrap_or(0);
+                    text.push(char::from_u32(v).unwrap_or('\0'));
+                } else {
+                    group(&mut text, &mut pieces, digits, i + 1);
+                }
+                i = j;
+            }
+            'n' => push(&mut text, &mut i, '\n'),
+            't' => push(&mut text, &mut i, '\t'),
+            'r' => push(&mut text, &mut i, '\r'),
+            'f' => push(&mut text, &mut i, '\x0c'),
+            'v' => push(&mut text, &mut i, '\x0b'),
+            'a' => push(&mut text, &mut i, '\x07'),
+            'b' => push(&mut text, &mut i, '\x08'),
+            '\\' => push(&mut text, &mut i, '\\'),
+            c if c.is_ascii_alphabetic() => {
+                return Err(format!("bad escape \\{c} at position {i}"));
+            }
+            c => {
+                text.push('\\');
+                text.push(c);
+                i += 2;
+            }
+        }
+    }
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    Ok(pieces)
 }
 
 /// Why a replacement template is refused, as Python raises it.

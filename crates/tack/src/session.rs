@@ -102,7 +102,16 @@ fn open_display_log(config: &Config) {
         .into_iter()
         .map(str::to_string)
         .collect();
-    if let Err(said) = tack_diag::display_log::open(std::path::Path::new(path), &deny) {
+    // ansible's log filter names the user `getpass.getuser()` gives, else the uid.
+    let user = match tack_links::trace::local_user() {
+        "" => {
+            // SAFETY: getuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::getuid() };
+            format!("uid={uid}")
+        }
+        user => user.to_string(),
+    };
+    if let Err(said) = tack_diag::display_log::open(std::path::Path::new(path), &deny, &user) {
         use std::io::Write;
         let _ = std::io::stderr().write_all(said.as_bytes());
     }
