@@ -13,7 +13,9 @@
 //! tack or reaches a run's output from the cache unsealed.
 //!
 //! This module owns the store and its files; how facts become variables is
-//! `crate::vars::facts_layer`'s, and when they change is the executor's.
+//! `crate::vars::facts_layer`'s (whose layer it keeps beside the facts it was made from, so
+//! each play starts from it without making it again), and when they change is the
+//! executor's.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,9 @@ const SCHEMA_PREFIX: &str = "s1_";
 /// The key of the serialized facts in the plugin's file.
 const PAYLOAD: &str = "__payload__";
 
+/// A host's facts layer, with the facts it was made from.
+type MadeLayer = (Arc<Mapping>, Arc<tack_template::Layer>);
+
 /// The run's fact cache.
 #[derive(Debug, Default)]
 pub struct FactCache {
@@ -59,6 +64,8 @@ pub struct FactCache {
     /// What was read or set this run; `None` for a host known to have no facts. Once read, a
     /// host's facts stay for the run even if its file expires meanwhile (as ansible's).
     held: Mutex<HashMap<String, Option<Arc<Mapping>>>>,
+    /// Each host's facts layer and the facts it was made from.
+    layers: Mutex<HashMap<String, MadeLayer>>,
 }
 
 #[derive(Debug)]
@@ -124,7 +131,7 @@ impl FactCache {
             timeout: Duration::from_secs(*timeout),
             read_only,
         };
-        Ok(FactCache { files: Some(files), held: Mutex::default() })
+        Ok(FactCache { files: Some(files), held: Mutex::default(), layers: Mutex::default() })
     }
 
     /// `host`'s facts, if the cache has any (read from its file the first time).
@@ -167,6 +174,25 @@ impl FactCache {
             // ansible ignores a file that was not there, or could not be removed.
             let _ = std::fs::remove_file(files.path(host));
         }
+    }
+
+    /// The layer `make` makes of `facts` for `host`: the one made before when these very
+    /// facts were (a play after the first starts every host from it), else a new one.
+    pub(crate) fn layer(
+        &self,
+        host: &str,
+        facts: &Arc<Mapping>,
+        make: impl FnOnce(&Mapping) -> tack_template::Layer,
+    ) -> Arc<tack_template::Layer> {
+        let mut layers = self.layers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((made_from, layer)) = layers.get(host)
+            && Arc::ptr_eq(made_from, facts)
+        {
+            return layer.clone();
+        }
+        let layer = Arc::new(make(facts));
+        layers.insert(host.to_string(), (facts.clone(), layer.clone()));
+        layer
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<Arc<Mapping>>>> {

@@ -304,10 +304,15 @@ pub(crate) fn fact_cache(
         tack_diag::warn(&refused);
         tack_engine::FactCache::memory()
     });
+    // `--flush-cache`: every host `all` gives, the implicit localhost when the inventory
+    // defines none (as ansible's `list_hosts` gives it then).
     if flush {
         let data = inventory.data();
         for id in data.host_ids() {
             cache.delete(&data.host(id).name);
+        }
+        if data.host_ids().len() == 0 {
+            cache.delete("localhost");
         }
     }
     std::sync::Arc::new(cache)

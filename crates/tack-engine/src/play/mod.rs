@@ -177,7 +177,7 @@ pub(crate) fn run_play(
     }
     // Every host's variables from earlier plays, this play's or not (`hostvars` sees them),
     // and the facts the cache holds.
-    scope.load_cached_facts()?;
+    scope.load_cached_facts(&hosts)?;
     for (host, state) in states.iter() {
         scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }

@@ -342,15 +342,18 @@ impl PlayScope {
     /// layer from what the cache then holds.
     pub(crate) fn merge_module_facts(&self, host: &str, facts: &Mapping) {
         let merged = self.cache.merge(host, facts);
-        self.set_gathered(host, Arc::new(facts_layer(&merged)));
+        self.set_gathered(host, self.cache.layer(host, &merged, facts_layer));
     }
 
-    /// Starts every inventory host with the facts the cache holds for it (an earlier play's,
+    /// Starts every inventory host, and the play's `hosts` (the implicit localhost is one the
+    /// inventory does not list), with the facts the cache holds for it (an earlier play's,
     /// or, with a persistent cache, an earlier run's).
-    pub(crate) fn load_cached_facts(&self) -> Result<(), Diagnostic> {
-        for host in &self.view().host_order {
+    pub(crate) fn load_cached_facts(&self, hosts: &[String]) -> Result<(), Diagnostic> {
+        let view = self.view();
+        let extra = hosts.iter().filter(|h| !view.host_order.contains(h));
+        for host in view.host_order.iter().chain(extra) {
             if let Some(facts) = self.cache.get(host)? {
-                self.set_gathered(host, Arc::new(facts_layer(&facts)));
+                self.set_gathered(host, self.cache.layer(host, &facts, facts_layer));
             }
         }
         Ok(())
