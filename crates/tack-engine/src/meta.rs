@@ -59,6 +59,7 @@ pub(crate) fn run_meta<'r>(
     let mut flushing = Vec::new();
     let mut ended: Vec<String> = Vec::new();
     let mut ending_role: Vec<String> = Vec::new();
+    let mut gone: Vec<String> = Vec::new();
     // The iterator passes over an implicit flush for a host with nothing to flush, and over
     // the whole of a role that already ran there (its `role_complete` too): no gathering
     // of the host's variables (decided for every host before any of them runs).
@@ -187,6 +188,11 @@ pub(crate) fn run_meta<'r>(
                     callback.verbose_line(2, "META: inventory successfully refreshed");
                 }
                 env.scope.set_inventory(&env.live.current(), env.run.loader)?;
+                // A host the sources no longer name leaves the play where it stands, its
+                // recap kept (ansible rebuilds the strategy's host list from the new
+                // inventory; a host new to it has no tasks left in this play).
+                let inventory = env.live.current();
+                gone.extend(env.hosts.iter().filter(|h| inventory.get_host(h).is_none()).cloned());
             }
             "end_role" => ending_role.push(host.clone()),
             "end_play" | "end_batch" => {
@@ -247,6 +253,7 @@ pub(crate) fn run_meta<'r>(
             meta.walk.advance(host, seg, next, false);
         }
     }
+    ended.extend(gone);
     for host in &ended {
         meta.walk.finish(host);
         // An ended host leaves `ansible_play_hosts` and `ansible_play_batch` for the rest

@@ -137,10 +137,20 @@ pub(crate) fn no_items(host: &str) -> HostResult {
 
 /// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.
 pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
+    let data = aggregate_data(items.iter().map(|r| &r.data));
+    let mut result = HostResult::new(host, data);
+    result.plan = tack_report::plan_mark::merge(&items);
+    result
+}
+
+/// The data of a loop's result from its items' data (`build_loop_result`): also the preview
+/// `_task.loop_result` shows while the loop runs, skipped while no item has a result yet.
+pub(crate) fn aggregate_data<'m>(items: impl Iterator<Item = &'m Mapping> + Clone) -> Mapping {
+    let flag = |m: &Mapping, key: &str| m.get(key).is_some_and(|v| v.value.is_truthy());
     let mut data = Mapping::new();
-    let changed = items.iter().any(|r| r.flag("changed"));
-    let failed = items.iter().any(|r| r.flag("failed"));
-    let all_skipped = !items.is_empty() && items.iter().all(|r| r.flag("skipped"));
+    let changed = items.clone().any(|m| flag(m, "changed"));
+    let failed = items.clone().any(|m| flag(m, "failed"));
+    let all_skipped = items.clone().all(|m| flag(m, "skipped"));
     data.insert(s("changed"), b(changed));
     if failed {
         data.insert(s("failed"), b(true));
@@ -153,12 +163,10 @@ pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
             data.insert(s("msg"), s("All items completed"));
         }
     }
-    let list: Vec<Node> = items.iter().map(|r| Node::bare(Value::Map(r.data.clone()))).collect();
+    let list: Vec<Node> = items.map(|m| Node::bare(Value::Map(m.clone()))).collect();
     data.insert(s("results"), Node::bare(Value::Seq(list)));
     if all_skipped {
         data.insert(s("skipped"), b(true));
     }
-    let mut result = HostResult::new(host, data);
-    result.plan = tack_report::plan_mark::merge(&items);
-    result
+    data
 }

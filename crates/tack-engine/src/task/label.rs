@@ -7,13 +7,11 @@ use tack_yaml::Node;
 
 use super::TaskRun;
 
-/// Where a loop item's label is rendered: its host, the item, its scope, and the results of
-/// the items before it.
+/// Where a loop item's label is rendered: the item and its scope (which carries the earlier
+/// items' results when the task reads `_task`).
 pub(super) struct LabelAt<'a> {
-    pub(super) host: &'a str,
     pub(super) item: &'a Node,
     pub(super) scope: &'a Scope,
-    pub(super) done: &'a [HostResult],
 }
 
 impl TaskRun<'_> {
@@ -27,12 +25,7 @@ impl TaskRun<'_> {
         at: &LabelAt<'_>,
         result: &mut HostResult,
     ) -> Node {
-        let so_far = label.as_str().is_some_and(|l| l.contains("_task")).then(|| {
-            let mut items = at.done.to_vec();
-            items.push(result.clone());
-            crate::task::items::aggregate(at.host, items).data
-        });
-        let scope = self.reading.with_registered_in_loop(at.scope, &result.data, so_far.as_ref());
+        let scope = self.reading.with_registered(at.scope, &result.data);
         match self.reading.templar.render(label, &scope) {
             Ok(rendered) => rendered.value,
             Err(e) => {

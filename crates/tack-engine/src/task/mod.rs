@@ -9,6 +9,7 @@
 //! `loop_control`), `until` (`retries`), the arguments (`args`), delegation (`delegate`),
 //! the link (`task_link`), the plan (`plan`), `ansible_failed_task` (`failed_task`).
 
+mod current;
 mod label;
 mod projections;
 mod templated;
@@ -374,11 +375,13 @@ impl TaskRun<'_> {
         let delegation = self.delegation();
         let mut results = Vec::new();
         let mut shown = Vec::new();
+        let reads_task = self.reading.reads_task_state();
         for (index, item) in list.iter().enumerate() {
             control.pause_before(index);
             // Each item sees what earlier items set (`set_fact` in a loop accumulates).
             let scope = &self.reading.scope(host).unwrap_or_else(|| scope.clone());
             let item_scope = control.item_scope(scope, &list, index, &read);
+            let item_scope = self.reading.with_earlier_items(&item_scope, &results, reads_task);
             let mut retries = Vec::new();
             let delegated = delegation.delegated(host, &item_scope);
             if delegation.gathers_delegated(host, &item_scope, &delegated) {
@@ -441,7 +444,7 @@ impl TaskRun<'_> {
             }
             result.item_label = Some(match &control.label {
                 Some(label) => {
-                    let at = LabelAt { host, item, scope: &item_scope, done: &results };
+                    let at = LabelAt { item, scope: &item_scope };
                     self.item_label(label, &at, &mut result)
                 }
                 None => item.clone(),

@@ -40,6 +40,24 @@ impl TaskRun<'_> {
         }
         current.insert(s("polymorphic_result"), whole);
         let mut layer = tack_template::Layer::new();
+        // A loop's projections are evaluated with its last item's variables (ansible's
+        // task variables are that item's once the loop ends): the loop and index variables
+        // and `ansible_loop`, as the item's result names them.
+        if let Some(data) = last_item {
+            let named = |key: &str| data.get(key).and_then(Node::as_str).map(str::to_string);
+            let mut names = vec!["ansible_loop".to_string()];
+            for key in ["ansible_loop_var", "ansible_index_var"] {
+                if let Some(name) = named(key) {
+                    layer.insert(key, s(&name), Provenance::Trusted);
+                    names.push(name);
+                }
+            }
+            for name in names {
+                if let Some(value) = data.get(name.as_str()) {
+                    layer.insert(&name, value.clone(), Provenance::ManagedHost);
+                }
+            }
+        }
         layer.insert("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
         for (name, expression) in projections {
             layer.insert(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tack_diag::{Diagnostic, Origin};
 use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
-use tack_template::{Layer, Provenance, Scope, Templar};
+use tack_template::{Layer, Scope, Templar};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::vars::PlayScope;
@@ -163,57 +163,6 @@ impl Reading<'_> {
     pub(crate) fn projections(&self) -> Option<Vec<(String, Node)>> {
         let map = self.ctx.task.attrs.get(Keyword::Register)?.as_map()?;
         Some(map.iter().map(|(k, v)| (tack_yaml::pyrepr::str(&k.value), v.clone())).collect())
-    }
-
-    /// `scope` with `result` under the task's `register` name and as ansible 2.21's `_task`
-    /// (`_task.result`, `_task.polymorphic_result`): what `until`, `changed_when`/
-    /// `failed_when` and `loop_control.break_when` judge.
-    pub(crate) fn with_registered(&self, scope: &Scope, data: &Mapping) -> Scope {
-        self.with_registered_in_loop(scope, data, None)
-    }
-
-    /// [`Reading::with_registered`] inside a loop, where `_task.loop_result` is the loop's
-    /// result so far (ansible's preview of it, the current item's included).
-    pub(crate) fn with_registered_in_loop(
-        &self,
-        scope: &Scope,
-        data: &Mapping,
-        loop_result: Option<&Mapping>,
-    ) -> Scope {
-        let result = Node::bare(Value::Map(data.clone()));
-        // The result being judged always has its (possibly empty) `warnings` and
-        // `deprecations`; the registered one drops them when empty.
-        let mut judged = data.clone();
-        for key in ["warnings", "deprecations"] {
-            if judged.get(key).is_none() {
-                judged
-                    .insert(Node::bare(Value::Str(key.into())), Node::bare(Value::Seq(Vec::new())));
-            }
-        }
-        let judged = Node::bare(Value::Map(judged));
-        let mut current = Mapping::new();
-        current.insert(Node::bare(Value::Str("result".into())), judged.clone());
-        current.insert(Node::bare(Value::Str("polymorphic_result".into())), judged);
-        if let Some(so_far) = loop_result {
-            current.insert(
-                Node::bare(Value::Str("loop_result".into())),
-                Node::bare(Value::Map(so_far.clone())),
-            );
-        }
-        let scope =
-            scope.with_var("_task", Node::bare(Value::Map(current)), Provenance::ManagedHost);
-        // Projections are seen by their names, each its expression (read when used).
-        if let Some(projections) = self.projections() {
-            let mut layer = tack_template::Layer::new();
-            for (name, expression) in &projections {
-                layer.insert(name, expression_template(expression), Provenance::Trusted);
-            }
-            return scope.with_layer(std::sync::Arc::new(layer));
-        }
-        match self.register() {
-            Some(name) => scope.with_var(&name, result, Provenance::ManagedHost),
-            None => scope,
-        }
     }
 
     /// `Task.get_search_path` (`crate::vars::roles::search`).
