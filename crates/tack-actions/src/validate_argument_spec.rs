@@ -5,8 +5,8 @@
 //! `validate_args_context` (a role's name, entry point and path when the role loader added
 //! the task). A spec's `default`s are checked, never made variables.
 //!
-//! The task a role's spec adds has no place in any file (`Role._prepend_validation_task`
-//! builds its data in memory), so its error shows `Origin: <unknown>` and that data's repr,
+//! The task a role's or a play's spec adds has no place in any file
+//! (`Role._prepend_validation_task` and `PlayIterator` build its data in memory), so its error shows `Origin: <unknown>` and that data's repr,
 //! as ansible's does.
 
 use tack_diag::Diagnostic;
@@ -35,6 +35,23 @@ fn generated_task_repr(args: &Mapping) -> String {
         .and_then(|m| m.get("argument_spec_name"))
         .map(|n| tack_yaml::pyrepr::str(&n.value))
         .unwrap_or_default();
+    // A play's task (`PlayIterator`) is written name first and without `provided_arguments`;
+    // its `tags` come last, past what the shortened repr ever shows.
+    if context.as_map().and_then(|m| m.get("type")).and_then(Node::as_str) == Some("play") {
+        let data = map_of(vec![
+            ("name", s(&format!("Validating arguments against arg spec {entry}"))),
+            ("action", s("ansible.builtin.validate_argument_spec")),
+            (
+                "args",
+                map_of(vec![
+                    ("argument_spec", arg("argument_spec")),
+                    ("validate_args_context", context),
+                ]),
+            ),
+            ("tags", Node::bare(Value::Seq(vec![s("always")]))),
+        ]);
+        return tack_yaml::pyrepr::repr(&data.value);
+    }
     let data = map_of(vec![
         ("action", s("ansible.builtin.validate_argument_spec")),
         (

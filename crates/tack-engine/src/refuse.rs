@@ -23,6 +23,7 @@ const PLAY_KEYWORDS: &[Keyword] = &[
     Keyword::GatherSubset,
     Keyword::GatherTimeout,
     Keyword::FactPath,
+    Keyword::ValidateArgspec,
     Keyword::Vars,
     Keyword::VarsFiles,
     Keyword::Tasks,

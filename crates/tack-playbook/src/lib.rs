@@ -10,6 +10,7 @@ pub mod ast;
 pub mod compile;
 pub mod listing;
 mod load;
+pub mod play_argspec;
 pub mod play_vars;
 pub mod post_validate;
 pub mod tables;

@@ -69,6 +69,19 @@ pub fn task_tags(
     render_tags(&tags, vars, templar)
 }
 
+/// The tags of the play's implicit setup tasks (fact gathering, the argument-spec check):
+/// the play's own when it has any, else `always` (`PlayIterator`).
+pub fn setup_tags(
+    play: &Play,
+    vars: &Mapping,
+    templar: &Templar,
+) -> Result<BTreeSet<String>, Diagnostic> {
+    match play.attrs.get(Keyword::Tags) {
+        Some(tags) => render_tags(&[tags], vars, templar),
+        None => Ok(["always".to_string()].into()),
+    }
+}
+
 /// The selected tasks of a play, in order (implicit meta tasks excluded).
 pub fn list_tasks(
     play: &Play,

@@ -19,6 +19,8 @@ pub struct PlayKeywords {
     pub hosts: Vec<String>,
     /// Every post-validated keyword's value, by keyword.
     pub values: Vec<(Keyword, Node)>,
+    /// The argument spec `validate_argspec` names, when the play validates its variables.
+    pub argspec: Option<crate::play_argspec::PlayArgspec>,
 }
 
 impl PlayKeywords {
@@ -135,7 +137,8 @@ pub fn validated_value(
 
 /// One keyword post-validated while the playbook loads: `raw` templated with `vars`, then
 /// converted to the attribute's type, each failure under ansible's `Error processing keyword
-/// 'NAME'.` (a parser error). `None` when it renders to null (ansible then keeps the default).
+/// 'NAME'.` (a parser error). `None` when it renders to null or is omitted (ansible then keeps
+/// the default).
 pub fn load_time_keyword(
     templar: &Templar,
     attr: &Attribute,
@@ -146,7 +149,12 @@ pub fn load_time_keyword(
         let message = format!("Error processing keyword '{}'.", attr.name);
         Diagnostic::caused_by(message, raw.origin.clone(), cause).parser()
     };
-    let rendered = templar.render_with_vars(raw, vars).map_err(|e| wrap(e.to_diagnostic()))?;
+    let rendered = match templar.render_with_vars(raw, vars) {
+        Ok(rendered) => rendered,
+        // An omitted value leaves the keyword at its default (`set_to_context`).
+        Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => return Ok(None),
+        Err(e) => return Err(wrap(e.to_diagnostic())),
+    };
     if rendered.is_null() {
         return Ok(None);
     }
@@ -160,13 +168,29 @@ pub fn post_validate_play(
     play: &Play,
     vars: &Mapping,
     templar: &Templar,
+    loader: &tack_loader::DataLoader,
 ) -> Result<PlayKeywords, Diagnostic> {
-    let mut values = Vec::new();
+    let mut values: Vec<(Keyword, Node)> = Vec::new();
+    let mut argspec = None;
     for attr in ObjectKind::Play.attributes() {
         if !attr.always_post_validate || attr.is_static {
             continue;
         }
         let Some(raw) = play.attrs.get(attr.keyword) else { continue };
+        // In the attribute order, after `name`, which it may take as the spec's name.
+        if attr.keyword == Keyword::ValidateArgspec {
+            let name = values.iter().find(|(k, _)| *k == Keyword::Name).map(|(_, n)| n);
+            let name = name.map(|n| pyrepr::str(&n.value));
+            argspec = crate::play_argspec::post_validate(
+                play,
+                raw,
+                name.as_deref(),
+                vars,
+                templar,
+                loader,
+            )?;
+            continue;
+        }
         if let Some(value) = load_time_keyword(templar, attr, raw, vars)? {
             values.push((attr.keyword, value));
         }
@@ -194,5 +218,5 @@ pub fn post_validate_play(
                 .unwrap_or_else(|_| raw_hosts.join(","))
         }
     };
-    Ok(PlayKeywords { name, hosts, values })
+    Ok(PlayKeywords { name, hosts, values, argspec })
 }

@@ -475,3 +475,22 @@ fn adhoc_callbacks_enabled_is_refused_only_when_callbacks_load() {
     let out = adhoc("False");
     assert!(String::from_utf8_lossy(&out.stdout).contains("pong"), "{out:?}");
 }
+
+#[test]
+fn facts_modules_variable_is_refused_where_facts_are_gathered() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let playbook = "- hosts: all\n  vars:\n    ansible_facts_modules: [setup, my_facts]\n  tasks:\n    - debug: msg=never\n";
+    let out = run(dir.path(), playbook, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("tack does not support ansible_facts_modules [\"my_facts\"] (host 'h1')"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("TASK [debug]"), "a task ran: {stdout}");
+    // Without gathering the variable asks for nothing.
+    let quiet =
+        run(dir.path(), &playbook.replace("  vars:", "  gather_facts: false\n  vars:"), &[]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", String::from_utf8_lossy(&quiet.stderr));
+}

@@ -54,6 +54,9 @@ pub(crate) fn gather_facts(
     let view = gather_view(env.play());
     let hosts: Vec<String> =
         cursors.iter().map(|(h, _)| h.clone()).filter(|h| gathers_on(env, h)).collect();
+    for host in &hosts {
+        refuse_facts_modules(env, host)?;
+    }
     // Under `smart`, hosts that gathered already are given no task: when none is left, the
     // task has no banner either.
     if hosts.is_empty() && !cursors.is_empty() {
@@ -119,18 +122,45 @@ pub(crate) fn gathers_on(env: &PlayEnv<'_, '_>, host: &str) -> bool {
     env.run.facts.gathering != crate::context::Gathering::Smart || !env.scope.facts_gathered(host)
 }
 
+/// `ansible_facts_modules` set for `host` to anything but `setup`: ansible would gather with
+/// those modules, which tack's gathering does not run (the setting of the same name is
+/// refused before the run).
+fn refuse_facts_modules(env: &PlayEnv<'_, '_>, host: &str) -> Result<(), Diagnostic> {
+    let Some(scope) = env.scope.host_scope(host) else { return Ok(()) };
+    let Some(binding) = scope.get("ansible_facts_modules") else { return Ok(()) };
+    let rendered = env.run.templar.render(binding.node(), &scope).map_err(|e| e.to_diagnostic())?;
+    let names: Vec<String> = match &rendered.value.value {
+        Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+        other => vec![tack_yaml::pyrepr::str(other)],
+    };
+    let setup = ["smart", "setup", "ansible.builtin.setup", "ansible.legacy.setup"];
+    let other: Vec<&String> = names.iter().filter(|m| !setup.contains(&m.as_str())).collect();
+    if other.is_empty() {
+        return Ok(());
+    }
+    Err(Diagnostic::at(
+        format!(
+            "tack does not support ansible_facts_modules {other:?} (host '{host}') yet: it \
+             gathers facts with setup"
+        ),
+        binding.node().origin.clone(),
+    ))
+}
+
 /// Runs `setup` on `host`.
 pub(crate) fn gather_one(
     env: &PlayEnv<'_, '_>,
     keywords: &tack_playbook::post_validate::PlayKeywords,
     host: &str,
-) -> Gathered {
+) -> Result<Gathered, Diagnostic> {
+    refuse_facts_modules(env, host)?;
     let link = gather_link(env, keywords, host);
     if let Some(skipped) = not_gathering(env, host) {
-        return skipped;
+        return Ok(skipped);
     }
     let asked = (interpreter_for(env, host), environment_for(env, host));
-    gather_on(keywords, host, &gather_address(env, host), env.play().origin.clone(), link, asked)
+    let origin = env.play().origin.clone();
+    Ok(gather_on(keywords, host, &gather_address(env, host), origin, link, asked))
 }
 
 /// The `-vvv` address of the fact-gathering task on `host`, in its play scope.

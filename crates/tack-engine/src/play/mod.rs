@@ -14,6 +14,7 @@ pub(crate) mod force_handlers;
 pub(crate) mod forks;
 pub(crate) mod gather;
 pub(crate) mod start_at;
+pub(crate) mod validate;
 pub(crate) mod walk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,7 +84,7 @@ pub(crate) fn run_play(
     crate::vars::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
     let reads =
         crate::vars::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity, run.facts.forks);
-    let keywords = post_validate_play(play, &vars, templar)?;
+    let keywords = post_validate_play(play, &vars, templar, run.loader)?;
     if let Some(refused) = crate::refuse::unknown_strategy(play, keywords.get(Keyword::Strategy)) {
         return Err(refused);
     }
@@ -154,6 +155,21 @@ pub(crate) fn run_play(
         Ok((ctx.task.implicit && is_meta(ctx))
             || run.tags.should_run(&task_tags(ctx, &vars, templar)?))
     })?;
+    // `validate_argspec`: its task, under the same tag selection as the play's own.
+    let check = match &keywords.argspec {
+        Some(spec) => {
+            let block = tack_playbook::play_argspec::validation_block(spec, play);
+            let blocks: &[CompiledBlock] = arena.alloc(vec![block]);
+            Some(Segment::new(play, blocks, None, |ctx| {
+                Ok(run.tags.should_run(&task_tags(ctx, &vars, templar)?))
+            })?)
+        }
+        None => None,
+    };
+    // The implicit gathering runs under the tag selection too (tagged `always`, or the
+    // play's own tags).
+    let gather = gathers_facts(run, &keywords)
+        && run.tags.should_run(&tack_playbook::listing::setup_tags(play, &vars, templar)?);
     let handler_blocks = handler_blocks(play);
     let shared = PlayShared {
         run,
@@ -196,7 +212,8 @@ pub(crate) fn run_play(
             continue;
         }
         let mut state = BatchState::new(removed);
-        let end = run_batch(&env, &mut state, &keywords, walk, handlers, callback, stats, states);
+        let batch = Batch { walk, handlers, check: check.clone(), gather };
+        let end = run_batch(&env, &mut state, &keywords, batch, callback, stats, states);
         removed = state.removed;
         match end? {
             BatchEnd::Done => {}
@@ -210,17 +227,16 @@ pub(crate) fn run_play(
 
 /// One batch under the play's strategy: from `--start-at-task`'s task when it has not been
 /// reached yet, its facts gathered, its rounds, and what it leaves behind.
-#[allow(clippy::too_many_arguments)]
 fn run_batch<'r>(
     env: &PlayEnv<'r, '_>,
     state: &mut BatchState,
     keywords: &PlayKeywords,
-    mut walk: Walk<'r>,
-    mut handlers: Handlers<'r>,
+    batch: Batch<'r>,
     callback: &mut dyn Callback,
     stats: &mut Stats,
     states: &mut BTreeMap<String, HostState>,
 ) -> Result<BatchEnd, Diagnostic> {
+    let Batch { mut walk, mut handlers, check, gather } = batch;
     env.update_play_hosts(state, &walk.cursors);
     if let Some(start) = env.run.start_at.as_ref().filter(|s| !s.found())
         && !start.seek(env.play(), &mut walk)
@@ -229,8 +245,15 @@ fn run_batch<'r>(
     }
     let strategy = Strategy::of(keywords);
     if strategy.is_free() {
+        if check.is_some() {
+            return Err(Diagnostic::at(
+                "tack does not support 'validate_argspec' with the 'free' or 'host_pinned' \
+                 strategy yet",
+                env.play().origin.clone(),
+            ));
+        }
         let pinned = strategy == Strategy::HostPinned;
-        let gather = gathers_facts(env.run, keywords).then_some(keywords);
+        let gather = gather.then_some(keywords);
         let end = crate::strategy::free::run_batch_free(
             env,
             state,
@@ -244,7 +267,7 @@ fn run_batch<'r>(
         )?;
         return Ok(finish_batch(env, state, &walk, states, false).unwrap_or(end));
     }
-    if gathers_facts(env.run, keywords) {
+    if gather {
         crate::play::gather::gather_facts(
             env,
             state,
@@ -253,6 +276,21 @@ fn run_batch<'r>(
             stats,
             &mut walk.cursors,
         )?;
+    }
+    if let Some(check) = check {
+        let stopped = crate::play::validate::validate_play_args(
+            env,
+            state,
+            check,
+            &mut walk,
+            &mut handlers,
+            callback,
+            stats,
+            states,
+        )?;
+        if stopped {
+            return Ok(finish_batch(env, state, &walk, states, true).unwrap_or(BatchEnd::Done));
+        }
     }
     let stop = crate::strategy::linear::run_rounds(
         env,
@@ -264,6 +302,16 @@ fn run_batch<'r>(
         states,
     )?;
     Ok(finish_batch(env, state, &walk, states, stop).unwrap_or(BatchEnd::Done))
+}
+
+/// What one batch runs: the play's walk over its hosts, its handlers, and the play's
+/// argument-spec check when it has one.
+struct Batch<'r> {
+    walk: Walk<'r>,
+    handlers: Handlers<'r>,
+    check: Option<Segment<'r>>,
+    /// Whether the play gathers facts for its hosts (`gathering`, `gather_facts`, tags).
+    gather: bool,
 }
 
 /// Keeps each host's state for later plays; how the batch ended when it ended the play or

@@ -74,7 +74,7 @@ pub(crate) fn run_batch_free<'r>(
                 && let Some(host) = hosts.get(pinned_at)
                 && to_gather.remove(host)
             {
-                let gathered = crate::play::gather::gather_one(env, keywords, host);
+                let gathered = crate::play::gather::gather_one(env, keywords, host)?;
                 callback.task_start(&crate::play::gather::gather_view(env.play()));
                 last = None;
                 if let Some(cursor) = walk.cursor_mut(host) {

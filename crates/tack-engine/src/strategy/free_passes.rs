@@ -162,7 +162,7 @@ pub(crate) fn run_free_passes<'r>(
                 && to_gather.remove(host)
             {
                 let outcome =
-                    Payload::Gathered(crate::play::gather::gather_one(env, keywords, host));
+                    Payload::Gathered(crate::play::gather::gather_one(env, keywords, host)?);
                 queued.push(Queued { host: host.clone(), step: Step::Gather, outcome });
                 stepped = true;
                 continue;

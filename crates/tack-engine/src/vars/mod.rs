@@ -61,6 +61,9 @@ pub(crate) struct PlayScope {
     /// Variables `include_vars` loaded, between task vars and `set_fact`.
     included: RwLock<BTreeMap<String, Arc<Layer>>>,
     play_hosts: RwLock<Arc<Layer>>,
+    /// The magic variables `hostvars` shows, which need no play: `play_hosts`' layer without
+    /// the play's names (its host lists and `ansible_play_name`).
+    hostvars_magic: RwLock<Arc<Layer>>,
     /// What changed since a render started (`args`).
     pub(crate) versions: crate::task::args::Versions,
     /// The `vars_files` entries each host renders for itself (see `PlayVarLayers::deferred`).
@@ -144,6 +147,7 @@ impl PlayScope {
             no_facts: Arc::new(no_facts_layer()),
             included: RwLock::new(BTreeMap::new()),
             play_hosts: RwLock::new(Arc::new(Layer::new())),
+            hostvars_magic: RwLock::new(Arc::new(Layer::new())),
             versions: crate::task::args::Versions::default(),
             host_vars_files: RwLock::new(None),
             cache,
@@ -245,8 +249,16 @@ impl PlayScope {
     /// failed, and those of the current batch not failed.
     pub(crate) fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
         self.versions.shared_changed();
+        let groups = self.view().groups.clone();
+        let mut without_play = self.common_magic.clone();
+        without_play.remove("ansible_play_name");
+        let mut without_play = Layer::from_mapping(&without_play, Provenance::Trusted);
+        without_play.insert("groups", groups.clone(), Provenance::Trusted);
+        if let Ok(mut slot) = self.hostvars_magic.write() {
+            *slot = Arc::new(without_play);
+        }
         let mut layer = Layer::from_mapping(&self.common_magic, Provenance::Trusted);
-        layer.insert("groups", self.view().groups.clone(), Provenance::Trusted);
+        layer.insert("groups", groups, Provenance::Trusted);
         layer.insert("ansible_play_hosts_all", list(all), Provenance::Trusted);
         layer.insert("ansible_play_hosts", list(active), Provenance::Trusted);
         layer.insert("ansible_play_batch", list(batch), Provenance::Trusted);
@@ -396,6 +408,35 @@ impl PlayScope {
     /// The variables of `host` without block or task variables: what `hostvars[host]` shows.
     pub(crate) fn host_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
         self.task_scope(host, &TaskVars::default())
+    }
+
+    /// `hostvars[host]`, as ansible's `HostVars` reads a host (`get_vars` without a play):
+    /// its inventory variables, facts, `include_vars` and `set_fact`/registered values,
+    /// extra vars and the magic variables that need no play. The play's `vars`,
+    /// `vars_files`, roles and host lists are not in it.
+    fn hostvars_scope(self: &Arc<Self>, host: &str) -> Option<Scope> {
+        let view = self.view();
+        let mut scope = Scope::new();
+        scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
+        scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
+        if let Some(included) = self.included_of(host) {
+            scope = scope.with_layer(included);
+        }
+        if let Some(facts) = self.facts_of(host) {
+            scope = scope.with_layer(facts);
+        }
+        scope = scope.with_layer(self.extra.clone());
+        if tack_loader::hash_behaviour() == tack_loader::HashBehaviour::Merge
+            && let Some(merged) = merged_dicts(&scope)
+        {
+            scope = scope.with_layer(merged);
+        }
+        if let Ok(magic) = self.hostvars_magic.read() {
+            scope = scope.with_layer(magic.clone());
+        }
+        scope = scope.with_layer(view.host_magic.get(host)?.clone());
+        let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
+        Some(scope.with_hostvars(hostvars))
     }
 
     /// The variables a task sees on `host`: its role's layers and its blocks' and its own
@@ -600,7 +641,7 @@ impl HostVars for HostVarsView {
 
     fn host_scope(&self, host: &str) -> Option<Scope> {
         self.0.versions.hostvars_read();
-        self.0.host_scope(host)
+        self.0.hostvars_scope(host)
     }
 }
 

@@ -96,12 +96,6 @@ impl Loader<'_> {
             Some(v) => load_vars_prompt(v)?,
             None => Vec::new(),
         };
-        if let Some(v) = map.get("validate_argspec").filter(|v| !v.is_null()) {
-            return Err(parser_error(
-                "tack does not support the play keyword 'validate_argspec' (playbook argument specs) yet",
-                Some(v),
-            ));
-        }
 
         let scope = Scope::root();
         let mut handlers = match map.get("handlers") {

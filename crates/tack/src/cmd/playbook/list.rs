@@ -76,7 +76,7 @@ pub(super) fn run(
                 play.vars.insert(name.clone(), default);
             }
             let vars = play_vars(&play, &session.extra_vars, &session.loader, &templar)?;
-            let keywords = post_validate_play(&play, &vars, &templar)?;
+            let keywords = post_validate_play(&play, &vars, &templar, &session.loader)?;
             let gathering = if vvv {
                 tack_engine::vars_file_notes(&play, &session.extra_vars, &session.loader, &templar)?
             } else {
