@@ -107,7 +107,14 @@ impl Action {
     /// the task's module search finds (`library/`, the configured paths), else
     /// [`Action::resolve`].
     pub fn rendered(task: &Task, name: &str) -> Option<Action> {
-        if let Some(module) = task.library_search.as_ref().and_then(|search| search.find(name)) {
+        Action::named(task.library_search.as_deref(), name)
+    }
+
+    /// What `name` resolves to for a task whose module search is `search` (a module it
+    /// finds first, else [`Action::resolve`]): a module an action plugin runs by name
+    /// (`gather_facts`' fact modules).
+    pub fn named(search: Option<&tack_playbook::ModuleSearch>, name: &str) -> Option<Action> {
+        if let Some(module) = search.and_then(|search| search.find(name)) {
             return Some(Action::Library(kept(&module)));
         }
         Action::resolve(name)

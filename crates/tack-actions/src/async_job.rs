@@ -4,7 +4,8 @@
 //! of `poll > 0` with its `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` notes, the cleanup of a
 //! finished job's file, and the `async_status` action itself.
 //!
-//! Native modules run as jobs (anything else is refused by name, in `refuse`);
+//! Native modules and modules through the Python path run as jobs (anything else is
+//! refused by name, in `refuse`);
 //! this module never judges a result (`changed_when`, `until`, ...): the executor does.
 
 use std::path::{Path, PathBuf};
@@ -50,26 +51,39 @@ fn failed_output(input: &ActionInput<'_>, msg: String) -> ActionOutput {
     crate::module_result::from_result(input, &result, true)
 }
 
-/// Starts the job and, unless `poll` is 0, waits for it as ansible's `_poll_async_result`.
+/// Starts the native module's job and, unless `poll` is 0, waits for it as ansible's
+/// `_poll_async_result`.
 pub(crate) fn run(
     input: &ActionInput<'_>,
     task: &crate::input::AsyncTask<'_>,
     module: &str,
     invocation: &Invocation,
 ) -> ActionOutput {
-    let configured = match configured_dir(input.templar, input.scope, input.async_dir) {
-        Ok(configured) => configured,
-        Err(msg) => return failed_output(input, msg),
-    };
     let job = JobSpec {
         module: module.to_string(),
         args: invocation.args.clone(),
         check_mode: invocation.check_mode,
         diff: invocation.diff,
         environment: invocation.environment.clone(),
-        dir: configured.clone(),
+        dir: String::new(),
         limit: task.limit,
+        python: None,
     };
+    run_job(input, task, job)
+}
+
+/// Starts `job` (its directory the task's async directory) and, unless `poll` is 0, waits
+/// for it.
+pub(crate) fn run_job(
+    input: &ActionInput<'_>,
+    task: &crate::input::AsyncTask<'_>,
+    mut job: JobSpec,
+) -> ActionOutput {
+    let configured = match configured_dir(input.templar, input.scope, input.async_dir) {
+        Ok(configured) => configured,
+        Err(msg) => return failed_output(input, msg),
+    };
+    job.dir = configured.clone();
     let started = match input.conn.start_job(&job) {
         Ok(started) => started,
         Err(e) => return failed_output(input, e.to_string()),

@@ -176,6 +176,8 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "gather_facts",
         run: crate::gather_facts::run,
         facts: Facts::Gathered,
+        // Its fact modules other than `setup` run through ansible's module code.
+        python: true,
         ..ON_HOST
     },
     Plugin {

@@ -116,17 +116,30 @@ fn evaluate_var(
         Ok(rendered) => rendered.value,
         Err(e) if e.kind == TemplateErrorKind::Undefined => {
             let text = format!("error 1 - {}", e.message);
+            // At the variable's template that failed, when it was not the expression.
+            let (origin, shown) = match &e.inner {
+                Some(inner) => (Some(inner.origin.clone()), inner.source.as_str()),
+                None => (at.origin.clone(), expr),
+            };
             let mut diag = tack_diag::Diagnostic::at(
                 format!("Encountered 1 template error.\n{text}"),
-                at.origin.clone(),
+                origin.clone(),
             );
             // Written outside any file (the ad-hoc command's `-a`): shown as itself.
-            if at.origin.as_ref().is_some_and(|o| o.path.is_none()) {
-                diag.value_repr = Some(expr.into());
+            if origin.as_ref().is_some_and(|o| o.path.is_none()) {
+                diag.value_repr = Some(shown.into());
             }
             // The result's warning, shown (with its origin) before the result's line.
             warnings.push(diag);
             s(&format!("<< {text} >>"))
+        }
+        Err(e) if e.kind == TemplateErrorKind::Omitted => {
+            warnings.push(tack_diag::Diagnostic::at(
+                "The result of the `var` expression could not be omitted; a placeholder was \
+                 used instead.",
+                at.origin.clone(),
+            ));
+            s("<<Omit>>")
         }
         Err(e) => {
             // What went wrong is the expression's, not a template's.

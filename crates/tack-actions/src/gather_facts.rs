@@ -1,10 +1,18 @@
-//! `gather_facts` as a task, as ansible-core 2.21's action plugin runs it with its default
-//! `FACTS_MODULES` (`smart`, which is `setup` for tack's connections): `setup` with the
-//! task's arguments (`parallel` taken out, unset ones dropped), its facts marked gathered
-//! when they are kept (the mark is internal: the result does not show it), its warnings and deprecations kept, and the result hidden from `-v` as ansible hides it.
-//! A failed `setup` fails the task in ansible's words, naming the module.
+//! `gather_facts` as a task, as ansible-core 2.21's action plugin runs it: each fact module
+//! the host's `ansible_facts_modules` names (else the `FACTS_MODULES` setting: `smart` by
+//! default, which is `setup` for tack's connections) in turn, `setup` with the task's arguments (`parallel` taken out, unset
+//! ones dropped), any other module without `setup`'s own (`gather_subset`, `gather_timeout`,
+//! `filter`: warned about when set) and run by name as a task would run it. What the
+//! modules gathered is merged (dictionaries deeply, lists appended without repeats), their
+//! warnings and deprecations kept; the modules that failed or were skipped are named in
+//! ansible's words. The facts are marked gathered (the mark is internal) and the result is
+//! hidden from `-v`, as ansible hides it.
+//!
+//! `parallel` changes only when the modules run in ansible (as jobs side by side); tack runs
+//! them one after the other, which gives the same facts.
 
 use tack_agent::Invocation;
+use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::input::ActionInput;
@@ -12,39 +20,281 @@ use crate::json;
 use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
+/// ansible's names for `setup` (`C._ACTION_SETUP`).
+const SETUP: &[&str] = &["setup", "ansible.builtin.setup", "ansible.legacy.setup"];
+
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
-    let mut args = json::map_to_json(input.args);
-    args.remove("parallel");
-    args.retain(|_, v| !v.is_null());
-    let invocation = Invocation { diff: false, ..input.invocation(args) };
-    let answer = match input.conn.run_module("setup", &invocation) {
-        Ok(answer) => json::map_from_json(&answer),
-        Err(e) => {
-            let mut failed = Mapping::new();
-            failed.insert(s("failed"), b(true));
-            failed.insert(s("msg"), s(&e.to_string()));
-            failed
-        }
+    let modules = match fact_modules(input) {
+        Ok(modules) => modules,
+        Err(out) => return *out,
     };
+    let mut args = input.args.clone();
+    args.remove("parallel");
+    let mut merged = Mapping::new();
+    merged.insert(s("ansible_facts"), Node::bare(Value::Map(Mapping::new())));
+    let mut failed = Mapping::new();
+    let mut skipped = Mapping::new();
+    for module in &modules {
+        let answer = run_module(input, module, &args);
+        if answer.get("failed").is_some_and(|f| f.value.is_truthy()) {
+            failed.insert(s(module), Node::bare(Value::Map(answer)));
+        } else if answer.get("skipped").is_some_and(|f| f.value.is_truthy()) {
+            skipped.insert(s(module), Node::bare(Value::Map(answer)));
+        } else {
+            let mut gathered = Mapping::new();
+            for key in ["ansible_facts", "warnings", "deprecations"] {
+                let empty = if key == "ansible_facts" {
+                    Value::Map(Mapping::new())
+                } else {
+                    Value::Seq(Vec::new())
+                };
+                let value = answer.get(key).cloned().unwrap_or_else(|| Node::bare(empty));
+                gathered.insert(s(key), value);
+            }
+            merged = merge(&merged, &gathered);
+        }
+    }
     let mut data = Mapping::new();
-    let mut facts = Mapping::new();
-    if answer.get("failed").is_some_and(|f| f.value.is_truthy()) {
-        let mut failed = Mapping::new();
-        failed.insert(s("ansible.legacy.setup"), Node::bare(Value::Map(answer)));
-        data.insert(s("failed_modules"), Node::bare(Value::Map(failed)));
-        data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
-        let msg = "The following modules failed to execute: ansible.legacy.setup.";
-        return ActionOutput::action_failed(data, s(msg), input.task_origin.clone());
-    }
-    if let Some(found) = answer.get("ansible_facts").and_then(Node::as_map) {
-        facts = found.clone();
-    }
-    data.insert(s("ansible_facts"), Node::bare(Value::Map(facts)));
+    let facts = merged.get("ansible_facts").cloned();
+    data.insert(
+        s("ansible_facts"),
+        facts.unwrap_or_else(|| Node::bare(Value::Map(Mapping::new()))),
+    );
     for key in ["warnings", "deprecations"] {
-        if let Some(list) = answer.get(key).filter(|l| l.as_seq().is_some_and(|l| !l.is_empty())) {
+        if let Some(list) = merged.get(key).filter(|l| l.as_seq().is_some_and(|l| !l.is_empty())) {
             data.insert(s(key), list.clone());
         }
     }
+    if !skipped.is_empty() {
+        let names: Vec<String> = skipped.keys().map(|k| tack_yaml::pyrepr::str(&k.value)).collect();
+        let all = skipped.len() == modules.len();
+        data.insert(
+            s("msg"),
+            s(&format!("The following modules were skipped: {}.", names.join(", "))),
+        );
+        data.insert(s("skipped_modules"), Node::bare(Value::Map(skipped)));
+        if all {
+            data.insert(s("skipped"), b(true));
+        }
+    }
     data.insert(s("changed"), b(false));
+    if !failed.is_empty() {
+        let names: Vec<String> = failed.keys().map(|k| tack_yaml::pyrepr::str(&k.value)).collect();
+        // Each module's failure is a sub-event of the task's error, as ansible groups them.
+        let causes: Vec<Diagnostic> = failed
+            .iter()
+            .map(|(_, answer)| {
+                let msg = answer.as_map().and_then(|m| m.get("msg"));
+                Diagnostic::new(msg.map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default())
+            })
+            .collect();
+        data.insert(s("failed_modules"), Node::bare(Value::Map(failed)));
+        let msg = format!("The following modules failed to execute: {}.", names.join(", "));
+        let mut out = ActionOutput::action_failed(data, s(&msg), input.task_origin.clone());
+        let mut cause = Diagnostic::new(msg);
+        cause.sub_events = Some(Box::new(causes));
+        out.error = Some(Diagnostic::caused_by(
+            "Task failed: Action failed.",
+            input.task_origin.clone(),
+            cause,
+        ));
+        return out;
+    }
     ActionOutput::new(data)
+}
+
+/// The `FACTS_MODULES` setting (`smart` unless configured).
+fn configured_modules() -> Vec<String> {
+    tack_template::lookups::config::string_list("FACTS_MODULES")
+        .filter(|list| !list.is_empty())
+        .unwrap_or_else(|| vec!["smart".to_string()])
+}
+
+/// The fact modules for the host: `ansible_facts_modules`, else the `FACTS_MODULES` setting; `smart` is `setup`
+/// (added last) unless the list names `setup` already. A network OS would choose another
+/// module in ansible, which tack has none of: refused by name.
+fn fact_modules(input: &ActionInput<'_>) -> Result<Vec<String>, Box<ActionOutput>> {
+    let failed = |diag: Diagnostic| Box::new(crate::output::errored(diag));
+    let mut modules = match input.scope.get("ansible_facts_modules") {
+        Some(binding) => {
+            let rendered = input
+                .templar
+                .render(binding.node(), input.scope)
+                .map_err(|e| failed(e.to_diagnostic()))?;
+            match rendered.value.value {
+                Value::Seq(items) => {
+                    items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect()
+                }
+                other => vec![tack_yaml::pyrepr::str(&other)],
+            }
+        }
+        None => configured_modules(),
+    };
+    if let Some(at) = modules.iter().position(|m| m == "smart") {
+        modules.remove(at);
+        if input.args.get("network_os").is_some() || input.scope.get("ansible_network_os").is_some()
+        {
+            return Err(failed(Diagnostic::at(
+                "tack does not support gathering facts for a network OS (network_os) yet",
+                input.task_origin.clone(),
+            )));
+        }
+        if !modules.iter().any(|m| SETUP.contains(&m.as_str())) {
+            modules.push("ansible.legacy.setup".to_string());
+        }
+    }
+    Ok(modules)
+}
+
+/// One fact module's result (its failure, when it could not run).
+fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping {
+    let mut args = args.clone();
+    if !SETUP.contains(&module) {
+        let subset = args.remove("gather_subset").map(|(_, v)| v);
+        let all = |v: &Node| match &v.value {
+            Value::Str(t) => t == "all",
+            Value::Seq(items) => items.len() == 1 && items[0].value == Value::Str("all".into()),
+            Value::Null => true,
+            _ => false,
+        };
+        if let Some(subset) = subset.filter(|v| !all(v)) {
+            let shown = tack_yaml::pyrepr::str(&subset.value);
+            tack_diag::warn(&Diagnostic::new(format!("Not passing subset({shown}) to {module}")));
+        }
+        for (option, word) in [("gather_timeout", "timeout"), ("filter", "filter")] {
+            if let Some((_, value)) = args.remove(option).filter(|(_, v)| !v.is_null()) {
+                let shown = tack_yaml::pyrepr::str(&value.value);
+                tack_diag::warn(&Diagnostic::new(format!(
+                    "Not passing {word}({shown}) to {module}"
+                )));
+            }
+        }
+    }
+    let nulls: Vec<Node> =
+        args.iter().filter(|(_, v)| v.is_null()).map(|(k, _)| k.clone()).collect();
+    for key in nulls {
+        if let Some(k) = key.as_str() {
+            args.remove(k);
+        }
+    }
+    if SETUP.contains(&module) {
+        let invocation = Invocation { diff: false, ..input.invocation(json::map_to_json(&args)) };
+        let mut answer = match input.conn.run_module("setup", &invocation) {
+            Ok(answer) => json::map_from_json(&answer),
+            Err(e) => failure(&e.to_string()),
+        };
+        crate::module_result::plain_summaries(&mut answer);
+        return answer;
+    }
+    let action = match crate::Action::named(input.modules, module) {
+        Some(action @ (crate::Action::Module(_) | crate::Action::Python(_))) => action,
+        Some(action @ crate::Action::Library(_)) => action,
+        _ => {
+            return failure(&format!(
+                "tack does not support the fact module '{module}': it is not a module tack \
+                 can run"
+            ));
+        }
+    };
+    let input = input.with_args(&args);
+    let mut answer = match action {
+        crate::Action::Module(name) => {
+            let invocation = input.invocation(json::map_to_json(&args));
+            match input.conn.run_module(name, &invocation) {
+                Ok(answer) => json::map_from_json(&answer),
+                Err(e) => failure(&e.to_string()),
+            }
+        }
+        _ => match crate::python_path::action::module_answer(&input, action) {
+            Ok(answer) => json::map_from_json(&answer),
+            Err(output) => {
+                let mut data = output.data;
+                if let Some(error) = output.error
+                    && data.get("msg").is_none()
+                {
+                    data.insert(s("msg"), s(&error.brief()));
+                }
+                data
+            }
+        },
+    };
+    crate::module_result::plain_summaries(&mut answer);
+    // What ansible's result of a module always says.
+    for (key, default) in [
+        ("changed", b(false)),
+        ("deprecations", Node::bare(Value::Seq(Vec::new()))),
+        ("failed", b(false)),
+        ("warnings", Node::bare(Value::Seq(Vec::new()))),
+    ] {
+        if answer.get(key).is_none() {
+            answer.insert(s(key), default);
+        }
+    }
+    answer
+}
+
+fn failure(msg: &str) -> Mapping {
+    let mut failed = Mapping::new();
+    failed.insert(s("failed"), b(true));
+    failed.insert(s("msg"), s(msg));
+    failed
+}
+
+/// ansible's `merge_hash(a, b, list_merge='append_rp')`: mappings merged deeply, a list
+/// followed by the other's items without the ones it repeats, anything else replaced.
+fn merge(a: &Mapping, b: &Mapping) -> Mapping {
+    let mut out = a.clone();
+    for (key, b_value) in b.iter() {
+        let existing = key.as_str().and_then(|k| out.get(k)).map(|n| &n.value);
+        let merged = match (existing, &b_value.value) {
+            (Some(Value::Map(a_map)), Value::Map(b_map)) => {
+                Node::new(Value::Map(merge(a_map, b_map)), b_value.origin.clone())
+            }
+            (Some(Value::Seq(a_items)), Value::Seq(b_items)) => {
+                let kept = a_items.iter().filter(|x| !b_items.iter().any(|y| y.value == x.value));
+                let items = kept.chain(b_items.iter()).cloned().collect();
+                Node::new(Value::Seq(items), b_value.origin.clone())
+            }
+            _ => b_value.clone(),
+        };
+        out.insert(key.clone(), merged);
+    }
+    out
+}
+
+/// Fact modules a host asks for that the implicit gathering does not run, and where they
+/// were named.
+pub type OtherFactsModules = (Vec<String>, Option<tack_diag::Origin>);
+
+/// The modules an `ansible_facts_modules` variable (else the `FACTS_MODULES` setting) names
+/// that are not `setup` (or `smart`):
+/// the implicit fact gathering runs `setup` only (the `gather_facts` task runs them all).
+pub fn other_facts_modules(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+) -> Result<Option<OtherFactsModules>, tack_template::TemplateError> {
+    let (names, origin) = match scope.get("ansible_facts_modules") {
+        Some(binding) => {
+            let rendered = templar.render(binding.node(), scope)?;
+            let names: Vec<String> = match &rendered.value.value {
+                Value::Seq(items) => {
+                    items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect()
+                }
+                other => vec![tack_yaml::pyrepr::str(other)],
+            };
+            (names, binding.node().origin.clone())
+        }
+        None => (configured_modules(), None),
+    };
+    let other: Vec<String> =
+        names.into_iter().filter(|m| m != "smart" && !SETUP.contains(&m.as_str())).collect();
+    Ok((!other.is_empty()).then_some((other, origin)))
+}
+
+/// tack's words for [`other_facts_modules`]' refusal on `host`.
+pub fn facts_modules_refusal(other: &[String], host: &str) -> String {
+    format!(
+        "tack does not support ansible_facts_modules {other:?} (host '{host}') in a play's \
+         implicit fact gathering yet: it gathers facts with setup (a gather_facts task runs them)"
+    )
 }

@@ -71,6 +71,9 @@ pub struct ActionInput<'a> {
     /// that ssh `ConnectTimeout`, when given), or why not.
     pub relink:
         &'a dyn Fn(Option<u64>) -> Result<std::sync::Arc<dyn tack_links::Connection>, String>,
+    /// Where the task finds modules by name (`library/` beside its play or role, the
+    /// configured paths): for the modules an action runs by name.
+    pub modules: Option<&'a tack_playbook::ModuleSearch>,
 }
 
 impl<'a> ActionInput<'a> {
@@ -120,6 +123,7 @@ impl<'a> ActionInput<'a> {
             trace: self.trace,
             python: self.python,
             relink: self.relink,
+            modules: self.modules,
         }
     }
 

@@ -22,7 +22,7 @@ mod debug;
 mod dnf;
 mod fail;
 mod fetch;
-mod gather_facts;
+pub mod gather_facts;
 mod host_fact;
 mod include_vars;
 mod include_vars_dir;

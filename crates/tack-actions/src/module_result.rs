@@ -66,6 +66,13 @@ fn raised_without_msg(data: &mut tack_yaml::Mapping) -> Option<String> {
     Some(summary)
 }
 
+/// A module's answer read as an action plugin that ran it by name reads it: its warnings as
+/// texts and its deprecations as `register` keeps them.
+pub(crate) fn plain_summaries(data: &mut tack_yaml::Mapping) {
+    plain_warnings(data);
+    plain_deprecations(data);
+}
+
 /// ansible's `warnings` of a module result are texts: a summary ansible-core's module code
 /// sends (`{"__ansible_type": "WarningSummary", "event": {"msg": ...}}`) becomes its message.
 fn plain_warnings(data: &mut tack_yaml::Mapping) {

@@ -2,7 +2,8 @@
 //! detached from the controller in its own session, that keeps the job file under the async
 //! directory (`{"started": ..}` first, the module's result or a timeout last) and kills the
 //! module's process group when the task's `async` seconds pass; and the module process it
-//! supervises, which runs one native module and prints its result.
+//! supervises, which runs one native module and prints its result, or runs a module through
+//! the Python path and prints what the module printed (read as ansible's wrapper reads it).
 //!
 //! Both are the running executable re-invoked with a hidden argument ([`JOB_ARG`],
 //! [`MODULE_ARG`]), reading their orders as JSON on standard input: `tack` itself for a local
@@ -12,7 +13,7 @@
 
 // The job and module processes are this executable run as a program of its own: what they
 // print on standard output is their answer to the process that started them.
-#![allow(clippy::print_stdout)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -153,10 +154,59 @@ fn kill_after(limit: u64) -> Duration {
 /// The job process: `Ok(code)` once the job ended; what went wrong before the job started
 /// is printed for the controller as a failed result.
 pub fn job_main() -> i32 {
-    let (order, text) = match read_order() {
+    let (mut order, mut text) = match read_order() {
         Ok(read) => read,
         Err(e) => return say_failed(&format!("bad job order: {e}")),
     };
+    // A Python module's payload is the link's staged file, removed once the job answers: the
+    // job keeps a private copy for its module, removed when the job ends.
+    let mut payload_dir = None;
+    if let Some(python) = order.job.python.as_mut() {
+        let copied = private_copy(Path::new(&python.payload));
+        let (dir, copy) = match copied {
+            Ok(copied) => copied,
+            Err(e) => return say_failed(&format!("could not copy the module's payload: {e}")),
+        };
+        python.payload = copy.display().to_string();
+        payload_dir = Some(dir);
+        text = match serde_json::to_string(&order) {
+            Ok(text) => text,
+            Err(e) => return say_failed(&format!("bad job order: {e}")),
+        };
+    }
+    let code = run_job(&order, &text);
+    if let Some(dir) = payload_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    code
+}
+
+/// A copy of `file` in a new private directory (0700, the copy 0600): the directory and the
+/// copy.
+fn private_copy(file: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let bytes = std::fs::read(file)?;
+    let base = std::env::temp_dir();
+    for n in 0..100u32 {
+        let dir = base.join(format!("tack-job-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {
+                let copy = dir.join("payload.zip");
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&copy)?;
+                out.write_all(&bytes)?;
+                return Ok((dir, copy));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("could not make a private directory for the payload"))
+}
+
+fn run_job(order: &JobOrder, text: &str) -> i32 {
     let dir = expand_home(&order.job.dir);
     if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
         return say_failed(&format!("could not create directory: {} - {e}", dir.display()));
@@ -209,6 +259,11 @@ pub fn job_main() -> i32 {
     }
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    if order.job.python.is_some() {
+        let result = wrapped_result(&stdout, &stderr, &order.jid, &exe);
+        let _ = write_job_file(&job_path, &result);
+        return 0;
+    }
     let result = match serde_json::from_str::<Value>(stdout.trim()) {
         Ok(Value::Object(mut map)) => {
             if !stderr.is_empty() {
@@ -227,6 +282,52 @@ pub fn job_main() -> i32 {
     };
     let _ = write_job_file(&job_path, &result);
     0
+}
+
+/// A Python module's result as ansible's `async_wrapper` reads it: its output from the
+/// first line that starts with `{` to the last that ends with `}`, a warning for anything
+/// printed after, and what it printed on stderr; a failure with what it did print when
+/// that is no JSON object.
+fn wrapped_result(stdout: &str, stderr: &str, jid: &str, exe: &Path) -> Value {
+    let failed = |msg: String| {
+        json!({
+            "failed": true,
+            "cmd": format!("{} {MODULE_ARG}", exe.display()),
+            "data": stdout,
+            "stderr": stderr,
+            "msg": msg,
+            "ansible_job_id": jid,
+        })
+    };
+    let lines: Vec<&str> = stdout.lines().collect();
+    let Some(start) = lines.iter().position(|l| l.trim().starts_with('{')) else {
+        return failed("No start of json char found".into());
+    };
+    let lines = &lines[start..];
+    let Some(from_end) = lines.iter().rev().position(|l| l.trim().ends_with('}')) else {
+        return failed("No end of json char found".into());
+    };
+    let (json_lines, junk) = lines.split_at(lines.len() - from_end);
+    let mut result = match serde_json::from_str::<Value>(&json_lines.join("\n")) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return failed("the module's result is not a JSON object".into()),
+        Err(e) => return failed(e.to_string()),
+    };
+    if junk.iter().any(|l| !l.trim().is_empty()) {
+        let warning =
+            format!("Module invocation had junk after the JSON data: {}", junk.join("\n"));
+        let mut warnings = match result.remove("warnings") {
+            Some(Value::Array(list)) => list,
+            Some(other) => vec![other],
+            None => Vec::new(),
+        };
+        warnings.push(Value::from(warning));
+        result.insert("warnings".into(), Value::Array(warnings));
+    }
+    if !stderr.is_empty() {
+        result.insert("stderr".into(), Value::from(stderr));
+    }
+    Value::Object(result)
 }
 
 fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
@@ -268,6 +369,9 @@ pub fn module_main() -> i32 {
         Err(e) => return say_failed(&format!("bad module order: {e}")),
     };
     let job = order.job;
+    if let Some(python) = job.python {
+        return run_python_module(*python, job.environment);
+    }
     let invocation = crate::Invocation {
         args: job.args,
         check_mode: job.check_mode,
@@ -281,5 +385,38 @@ pub fn module_main() -> i32 {
             0
         }
         None => say_failed(&format!("tack has no native module '{}'", job.module)),
+    }
+}
+
+/// A module through the Python path in the module process: what it printed, as it printed
+/// it, and its exit code.
+fn run_python_module(
+    python: tack_protocol::PythonJob,
+    environment: std::collections::BTreeMap<String, String>,
+) -> i32 {
+    let bytes = match std::fs::read(&python.payload) {
+        Ok(bytes) => bytes,
+        Err(e) => return say_failed(&format!("could not read the module's payload: {e}")),
+    };
+    let hash = crate::python::payload_name(&bytes);
+    let mut host = crate::python::PythonHost::new();
+    if let Err(e) = host.put_payload(&hash, &bytes) {
+        return say_failed(&e.to_string());
+    }
+    let run = crate::python::PythonRun {
+        hash,
+        fqn: python.fqn,
+        profile: python.profile,
+        interpreter: python.interpreter,
+        params: python.params,
+        environment,
+    };
+    match host.run(&run) {
+        Ok(out) => {
+            print!("{}", out.stdout);
+            eprint!("{}", out.stderr);
+            out.rc
+        }
+        Err(e) => say_failed(&e.to_string()),
     }
 }

@@ -320,6 +320,7 @@ mod tests {
             environment: Default::default(),
             dir: "~/.ansible_async".into(),
             limit: 1,
+            python: None,
         }
     }
 

@@ -72,11 +72,24 @@ fn verbose(d: &Diagnostic) -> String {
     let mut segments = Vec::new();
     let mut event = Some(d);
     while let Some(cur) = event {
+        // A cause that groups errors of its own is its own segment: its message and each of
+        // them framed.
+        if let Some(events) = &cur.sub_events {
+            segments.push(group(&cur.message, events));
+            if cur.cause.is_some() {
+                segments.push(format!("\n{CAUSED_BY}\n\n"));
+            }
+            event = cur.cause.as_deref();
+            continue;
+        }
         let context = source_context(cur);
         let mut messages = vec![cur.message.as_str()];
         let mut next = cur.cause.as_deref();
         // Fold causes that add nothing but their message.
         while let Some(cause) = next {
+            if cause.sub_events.is_some() {
+                break;
+            }
             let cause_context = source_context(cause);
             if (cause_context.is_some() || cause.help.is_some())
                 && (cause_context != context || cause.help != cur.help)
@@ -164,6 +177,21 @@ mod tests {
         assert_eq!(d.render(), "[ERROR]: outer: inner\n");
         let d = Diagnostic::caused_by("failed: inner", None, Diagnostic::new("inner"));
         assert_eq!(d.brief(), "failed: inner");
+    }
+
+    #[test]
+    fn a_cause_grouping_errors_is_a_segment_with_them_framed() {
+        // Measured from ansible-core 2.21.5: a `gather_facts` task whose fact module failed.
+        let mut cause = Diagnostic::new("The following modules failed to execute: m.");
+        cause.sub_events = Some(Box::new(vec![Diagnostic::new("no facts today")]));
+        let d = Diagnostic::caused_by("Task failed: Action failed.", None, cause);
+        assert_eq!(
+            d.render(),
+            "[ERROR]: Task failed: Action failed: The following modules failed to execute: m.\n\n\
+             Task failed: Action failed.\n\n<<< caused by >>>\n\n\
+             The following modules failed to execute: m.\n\n\
+             +--[ Sub-Event 1 of 1 ]---\n| \n| no facts today\n| \n+--[ End Sub-Event ]---\n\n"
+        );
     }
 
     #[test]

@@ -368,11 +368,13 @@ pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result
         return Ok(());
     }
     if let Some(key) = task.attrs.key(Keyword::Async) {
-        // Any native module runs as a job (`tack_agent::jobs` runs it as it runs any);
-        // modules run through ansible's code and the action plugins ansible runs as jobs do
-        // not yet. Other action plugins fail the task where it runs, as ansible's do.
+        // Any native module runs as a job (`tack_agent::jobs` runs it as it runs any), and
+        // so does a module run through ansible's code; the action plugins ansible runs as
+        // jobs do not yet. Other action plugins fail the task where it runs, as ansible's do.
         let as_ansible_fails = matches!(action, Action::Plugin(_)) && !action.takes_async();
-        if !as_ansible_fails && !matches!(action, Action::Module(name) if name != "async_status") {
+        let runs_as_job = matches!(action, Action::Module(name) if name != "async_status")
+            || matches!(action, Action::Python(_) | Action::Library(_));
+        if !as_ansible_fails && !runs_as_job {
             return Err(refuse(
                 format!("the task keyword 'async' with the action '{}'", task.action),
                 key.origin.clone(),

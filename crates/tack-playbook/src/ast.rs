@@ -97,6 +97,9 @@ pub struct Play {
     pub included_path: Option<PathBuf>,
     /// The `when` of the `import_playbook` that brought the play in, if any.
     pub included_conditional: Option<Node>,
+    /// Where modules were found once the play and its roles were loaded (the play's own
+    /// implicit tasks find theirs there).
+    pub module_search: std::sync::Arc<crate::ModuleSearch>,
 }
 
 impl Play {

@@ -13,6 +13,7 @@ mod load;
 pub mod play_argspec;
 pub mod play_vars;
 pub mod post_validate;
+pub mod setup_block;
 pub mod tables;
 pub mod tags;
 pub mod walk;

@@ -14,9 +14,8 @@ use tack_loader::DataLoader;
 use tack_template::{Templar, TemplateErrorKind};
 use tack_yaml::{Mapping, Node, Value, pyrepr};
 
-use crate::ast::{Attrs, Block, BlockOrigin, Play, Task, TaskEntry, TaskKind};
+use crate::ast::Play;
 use crate::compile::CompiledBlock;
-use crate::tables::Keyword;
 
 /// The argument spec a play validates against.
 #[derive(Debug, Clone)]
@@ -149,8 +148,7 @@ fn str_node(text: &str) -> Node {
 }
 
 /// The implicit validation task, as `PlayIterator` builds it: `validate_argument_spec` with
-/// the spec's options and the play's context, tagged `always` unless the play has tags, under
-/// the `when` of the `import_playbook` that brought the play in.
+/// the spec's options and the play's context.
 pub fn validation_block(spec: &PlayArgspec, play: &Play) -> CompiledBlock {
     let s = str_node;
     let mut context = Mapping::new();
@@ -161,47 +159,11 @@ pub fn validation_block(spec: &PlayArgspec, play: &Play) -> CompiledBlock {
     let mut args = Mapping::new();
     args.insert(s("argument_spec"), spec.options.clone());
     args.insert(s("validate_args_context"), Node::bare(Value::Map(context)));
-    let mut attrs = Attrs::default();
     let name = format!("Validating arguments against arg spec {}", spec.name);
-    attrs.set(Keyword::Name, s("name"), s(&name));
-    let tags = match play.attrs.get(Keyword::Tags) {
-        Some(_) => Vec::new(),
-        None => vec![s("always")],
-    };
-    attrs.set(Keyword::Tags, s("tags"), Node::bare(Value::Seq(tags)));
-    if let Some(when) = &play.included_conditional {
-        attrs.set(Keyword::When, s("when"), when.clone());
-    }
-    let task = Task {
-        // ansible builds this task's data in memory: it has no place in any file.
-        origin: None,
-        kind: TaskKind::Action,
-        action: "ansible.builtin.validate_argument_spec".into(),
-        action_origin: None,
+    crate::setup_block::setup_task_block(
+        play,
+        &name,
+        "ansible.builtin.validate_argument_spec",
         args,
-        delegate_to: None,
-        loop_items: None,
-        loop_with: None,
-        attrs,
-        vars: Mapping::new(),
-        role: None,
-        implicit: false,
-        library: None,
-        library_search: None,
-    };
-    // Its block is the play's setup block, which never runs once.
-    let mut block_attrs = Attrs::default();
-    block_attrs.set(Keyword::RunOnce, s("run_once"), Node::bare(Value::Bool(false)));
-    let block = Block {
-        origin: play.origin.clone(),
-        implicit: true,
-        attrs: block_attrs,
-        vars: Mapping::new(),
-        block: vec![TaskEntry::Task(task)],
-        rescue: Vec::new(),
-        always: Vec::new(),
-        role: None,
-        from: BlockOrigin::Written,
-    };
-    CompiledBlock { block, dep_chain: Vec::new() }
+    )
 }

@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.
@@ -144,8 +144,9 @@ pub struct StartJob {
     pub job: JobSpec,
 }
 
-/// What an `async` job runs: one native module, for at most `limit` seconds, its job file
-/// kept under `dir` (`~` is the job's `$HOME`).
+/// What an `async` job runs: one native module, or a module through the Python path
+/// (`python`), for at most `limit` seconds, its job file kept under `dir` (`~` is the job's
+/// `$HOME`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub module: String,
@@ -158,6 +159,21 @@ pub struct JobSpec {
     pub environment: BTreeMap<String, String>,
     pub dir: String,
     pub limit: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<Box<PythonJob>>,
+}
+
+/// A job's module run through the Python path: its payload (a file staged on the host,
+/// which the job copies before it answers, so the link may remove it), the module's import
+/// name and serialization profile, the interpreter, and the module's parameters (the JSON
+/// text of `{"ANSIBLE_MODULE_ARGS": {...}}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PythonJob {
+    pub payload: String,
+    pub fqn: String,
+    pub profile: String,
+    pub interpreter: String,
+    pub params: String,
 }
 
 /// One module run through the Python path (see `tack_agent::python::PythonRun`).

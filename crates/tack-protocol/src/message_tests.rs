@@ -103,6 +103,7 @@ fn every_message_round_trips() {
                 environment: Default::default(),
                 dir: "~/.ansible_async".into(),
                 limit: 30,
+                python: None,
             },
         }),
     ];

@@ -35,6 +35,20 @@ pub struct TemplateError {
     /// The text the error is about, shown under `Origin: <unknown>` when it has no origin
     /// (a string a template built, say).
     pub subject: Option<String>,
+    /// The failure in a variable's template the render read (`x: "{{ undef }}"` read by
+    /// `msg: "{{ x }}"`): ansible shows it there, under the rendered template's position.
+    pub inner: Option<InnerFailure>,
+}
+
+/// A failure in a variable's template, where it was written.
+#[derive(Debug, Clone)]
+pub struct InnerFailure {
+    pub origin: Origin,
+    /// The template's text, shown under a position that is not a file's (`<CLI option
+    /// '-e'>`).
+    pub source: String,
+    /// What failed there (the end of the error's own message).
+    pub message: String,
 }
 
 impl TemplateError {
@@ -45,6 +59,7 @@ impl TemplateError {
             origin: None,
             unavailable: Vec::new(),
             subject: None,
+            inner: None,
         }
     }
 
@@ -69,8 +84,26 @@ impl TemplateError {
         self.kind == TemplateErrorKind::Omitted
     }
 
-    /// The error as ansible's `[ERROR]:` block (exit code 1, a general error).
+    /// The error as ansible's `[ERROR]:` block (exit code 1, a general error), at the
+    /// variable's template it happened in when that is not the rendered one (a caller that
+    /// wraps it under the rendered template's position then shows both, as ansible does).
     pub fn to_diagnostic(&self) -> Diagnostic {
+        if let Some(inner) = &self.inner {
+            let mut at = Diagnostic::at(inner.message.clone(), Some(inner.origin.clone()));
+            if inner.origin.path.is_none() {
+                at.value_repr = Some(inner.source.as_str().into());
+            }
+            // A message that prefaces the inner one (`Error while evaluating conditional:
+            // ...`) is its own segment at the rendered template.
+            return match self.message.strip_suffix(inner.message.as_str()) {
+                Some(preface) if !preface.is_empty() => Diagnostic::caused_by(
+                    format!("{}.", preface.trim_end_matches([':', ' ', '.'])),
+                    self.origin.clone(),
+                    at,
+                ),
+                _ => at,
+            };
+        }
         let diag = match (&self.origin, &self.subject) {
             (None, Some(subject)) => Diagnostic::about_value(self.message.clone(), subject),
             _ => Diagnostic::at(self.message.clone(), self.origin.clone()),

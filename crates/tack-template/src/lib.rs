@@ -57,7 +57,7 @@ use crate::engine::render::{Piece, walk};
 
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered, sealed_texts};
-pub use error::{TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
+pub use error::{InnerFailure, TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 
 /// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
@@ -176,10 +176,15 @@ impl Templar {
 
     fn render_node(&self, node: &Node, scope: &Scope) -> Result<Piece, TemplateError> {
         let mut render_str = |source: &str, at: &Node| -> Result<Piece, TemplateError> {
+            engine::active::take_nested_failure();
             let value = engine::active::at_origin(at.origin.clone(), || {
                 self.engine.render_nested(source, scope)
             })
-            .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))?;
+            .map_err(|e| {
+                let mut error = engine::errors_to_template(&e).at(at.origin.clone());
+                error.inner = engine::active::inner_failure(&error.message, &at.origin);
+                error
+            })?;
             if value::is_omit_value(&value) {
                 return Ok(Piece::Omitted);
             }

@@ -189,8 +189,7 @@ pub(crate) fn passwords(
 
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
-/// the run, and puts `ansible_private_key`s in it), `FACTS_MODULES` other than `setup`,
-/// a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
+/// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`, `error_on_missing_handler = False`,
 /// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, an
 /// `executable` other than `/bin/sh`.
@@ -201,13 +200,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
             "SSH_AGENT '{agent}' (ansible's own ssh-agent for the run's ssh connections; \
              leave it at 'none' and give keys as files, or use your own agent's SSH_AUTH_SOCK)"
         ));
-    }
-    // Fact gathering runs `setup` (the default `smart` for tack's connections).
-    let modules = config.get("FACTS_MODULES").and_then(|v| v.as_str_list()).unwrap_or_default();
-    let setup = ["smart", "setup", "ansible.builtin.setup", "ansible.legacy.setup"];
-    let other: Vec<&str> = modules.into_iter().filter(|m| !setup.contains(m)).collect();
-    if !other.is_empty() {
-        return Some(format!("FACTS_MODULES {other:?} (tack gathers facts with setup)"));
     }
     // The banner then shows each task's arguments.
     if config.get("DISPLAY_ARGS_TO_STDOUT").and_then(|v| v.as_bool()) == Some(true) {

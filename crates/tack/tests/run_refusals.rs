@@ -477,9 +477,11 @@ fn adhoc_callbacks_enabled_is_refused_only_when_callbacks_load() {
 }
 
 #[test]
-fn facts_modules_variable_is_refused_where_facts_are_gathered() {
+fn facts_modules_variable_is_refused_where_a_free_play_gathers() {
+    // `linear` gathers through the `gather_facts` action (goldens `run/gather-facts-modules`);
+    // the free strategies gather with `setup` alone.
     let dir = tempfile::tempdir().expect("temp dir");
-    let playbook = "- hosts: all\n  vars:\n    ansible_facts_modules: [setup, my_facts]\n  tasks:\n    - debug: msg=never\n";
+    let playbook = "- hosts: all\n  strategy: free\n  vars:\n    ansible_facts_modules: [setup, my_facts]\n  tasks:\n    - debug: msg=never\n";
     let out = run(dir.path(), playbook, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -21,16 +21,40 @@ use crate::json;
 
 /// Runs ansible-core's module `name`.
 pub(crate) fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
-    run_source(input, payload::Source::Builtin(name))
+    match answer(input, payload::Source::Builtin(name)) {
+        Ok(result) => from_result(input, &result, true),
+        Err(output) => *output,
+    }
 }
 
 /// Runs the module a `library/` directory ships.
 pub(crate) fn run_library(input: &ActionInput<'_>, module: &LibraryModule) -> ActionOutput {
-    run_source(input, payload::Source::Library(module))
+    match answer(input, payload::Source::Library(module)) {
+        Ok(result) => from_result(input, &result, true),
+        Err(output) => *output,
+    }
 }
 
-fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOutput {
-    let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
+/// What ansible-core's module `name`, or a `library/` module, answered, as its result
+/// dictionary (what an action plugin that runs a module by name reads); `Err` with the task's
+/// output when it did not run in the foreground as a Python module (a failure, an `async`
+/// job, a program of its own).
+pub(crate) fn module_answer(
+    input: &ActionInput<'_>,
+    action: crate::Action,
+) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
+    match action {
+        crate::Action::Python(name) => answer(input, payload::Source::Builtin(name)),
+        crate::Action::Library(module) => answer(input, payload::Source::Library(module)),
+        other => Err(Box::new(crate::run(other, input))),
+    }
+}
+
+fn answer(
+    input: &ActionInput<'_>,
+    source: payload::Source<'_>,
+) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
+    let fail = |msg: String| Box::new(errored(Diagnostic::at(msg, input.task_origin.clone())));
     let name = match source {
         payload::Source::Builtin(name) => name,
         payload::Source::Library(module) => module.name.as_str(),
@@ -46,11 +70,11 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
                 )
             }
         };
-        return fail(format!("{what}: {}", super::why_not()));
+        return Err(fail(format!("{what}: {}", super::why_not())));
     };
     let payload = match payload::get(core, source) {
         Ok(p) => p,
-        Err(e) => return fail(format!("Task failed: {e}")),
+        Err(e) => return Err(fail(format!("Task failed: {e}"))),
     };
     // ansible's order: the host's variable, then the configured or discovered interpreter;
     // a run without either (the engine unconfigured) uses the controller's ansible-core.
@@ -60,34 +84,88 @@ fn run_source(input: &ActionInput<'_>, source: payload::Source<'_>) -> ActionOut
             Some(python) => python.to_string(),
             None => core.python.display().to_string(),
         },
-        Err(e) => return fail(e),
+        Err(e) => return Err(fail(e)),
     };
     let remote_tmp = match host_var(input, "ansible_remote_tmp") {
         Ok(tmp) => tmp.unwrap_or_else(|| "~/.ansible/tmp".to_string()),
-        Err(e) => return fail(e),
+        Err(e) => return Err(fail(e)),
     };
     let mut args = json::map_to_json(input.args);
     internal_args(&mut args, input, name, &core.version, &remote_tmp, &payload.internal);
     if let payload::Source::Library(module) = source
         && payload.style != payload::Style::Python
     {
-        return super::program::run(input, module, payload.style, &args, &interpreter);
+        if input.async_task.is_some() {
+            return Err(fail(format!(
+                "tack does not support the task keyword 'async' with the module '{name}' ({}) \
+                 yet: only Python modules run as jobs",
+                module.path.display()
+            )));
+        }
+        return Err(Box::new(super::program::run(
+            input,
+            module,
+            payload.style,
+            &args,
+            &interpreter,
+        )));
     }
     let mut params = Map::new();
     params.insert("ANSIBLE_MODULE_ARGS".into(), Value::Object(args));
+    let params = Value::Object(params).to_string();
+    if let Some(task) = input.async_task {
+        return Err(Box::new(run_as_job(input, task, name, &payload, interpreter, params)));
+    }
     let run = PythonRun {
         hash: payload.hash.clone(),
         fqn: payload.fqn.clone(),
         profile: payload.profile.clone(),
         interpreter,
-        params: Value::Object(params).to_string(),
+        params,
         environment: input.environment.clone(),
     };
     // Over the task's own link: on the host, as its become user when there is one.
     match input.conn.run_python(&payload.zip, &run) {
-        Ok(out) => from_result(input, &read_result(&out), true),
-        Err(e) => fail(format!("Task failed: {e}")),
+        Ok(out) => Ok(read_result(&out)),
+        Err(e) => Err(fail(format!("Task failed: {e}"))),
     }
+}
+
+/// The module as an `async` job: its payload staged on the host for the job to copy, then
+/// started and polled as a native module's job is.
+fn run_as_job(
+    input: &ActionInput<'_>,
+    task: &crate::input::AsyncTask<'_>,
+    name: &str,
+    payload: &payload::Payload,
+    interpreter: String,
+    params: String,
+) -> ActionOutput {
+    let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
+    let staged = match input.conn.stage(&payload.zip, &format!("{}.zip", payload.hash), false) {
+        Ok(staged) => staged,
+        Err(e) => return fail(format!("Task failed: {e}")),
+    };
+    let job = tack_connect::JobSpec {
+        module: name.to_string(),
+        args: Map::new(),
+        check_mode: input.check_mode,
+        diff: input.diff,
+        environment: input.environment.clone(),
+        dir: String::new(),
+        limit: task.limit,
+        python: Some(Box::new(tack_connect::PythonJob {
+            payload: staged.path().to_string(),
+            fqn: payload.fqn.clone(),
+            profile: payload.profile.clone(),
+            interpreter,
+            params,
+        })),
+    };
+    let output = crate::async_job::run_job(input, task, job);
+    // The job copied the payload before it answered.
+    let _ = input.conn.unstage(staged);
+    output
 }
 
 /// A host variable rendered to text, if set.

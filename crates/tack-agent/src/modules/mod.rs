@@ -248,7 +248,8 @@ impl Module {
 const MODULES: &[Module] = &[
     Module::own_args("setup", setup::run),
     Module::new("ping", ping::run),
-    Module::new("async_status", async_status::run),
+    // It reads or removes one job file and returns: no timeout can pass while it runs.
+    Module::new("async_status", async_status::run).timeout(),
     Module::new("command", |ctx, inv| command::run(ctx, inv, false)).spec(command::spec).timeout(),
     Module::new("shell", |ctx, inv| command::run(ctx, inv, true)).spec(command::spec).timeout(),
     Module::new("stat", stat::run).spec(stat::spec),
@@ -311,7 +312,7 @@ mod tests {
     #[test]
     fn the_modules_that_take_the_timeout() {
         let timeout: Vec<&str> = every_name().filter(|n| takes_timeout(n)).collect();
-        assert_eq!(timeout, ["command", "shell", "copy"]);
+        assert_eq!(timeout, ["async_status", "command", "shell", "copy"]);
         assert!(takes_timeout("ansible.legacy.copy"));
         assert!(!takes_timeout("debug"));
     }

@@ -127,24 +127,25 @@ pub(crate) fn gathers_on(env: &PlayEnv<'_, '_>, host: &str) -> bool {
 /// refused before the run).
 fn refuse_facts_modules(env: &PlayEnv<'_, '_>, host: &str) -> Result<(), Diagnostic> {
     let Some(scope) = env.scope.host_scope(host) else { return Ok(()) };
-    let Some(binding) = scope.get("ansible_facts_modules") else { return Ok(()) };
-    let rendered = env.run.templar.render(binding.node(), &scope).map_err(|e| e.to_diagnostic())?;
-    let names: Vec<String> = match &rendered.value.value {
-        Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
-        other => vec![tack_yaml::pyrepr::str(other)],
-    };
-    let setup = ["smart", "setup", "ansible.builtin.setup", "ansible.legacy.setup"];
-    let other: Vec<&String> = names.iter().filter(|m| !setup.contains(&m.as_str())).collect();
-    if other.is_empty() {
-        return Ok(());
+    match tack_actions::gather_facts::other_facts_modules(env.run.templar, &scope) {
+        Ok(None) => Ok(()),
+        Ok(Some((other, origin))) => Err(Diagnostic::at(
+            tack_actions::gather_facts::facts_modules_refusal(&other, host),
+            origin,
+        )),
+        Err(e) => Err(e.to_diagnostic()),
     }
-    Err(Diagnostic::at(
-        format!(
-            "tack does not support ansible_facts_modules {other:?} (host '{host}') yet: it \
-             gathers facts with setup"
-        ),
-        binding.node().origin.clone(),
-    ))
+}
+
+/// Whether `host` gathers with other fact modules than `setup` (`ansible_facts_modules`).
+pub(crate) fn asks_other_fact_modules(
+    scope: &std::sync::Arc<crate::vars::PlayScope>,
+    templar: &tack_template::Templar,
+    host: &str,
+) -> bool {
+    scope.host_scope(host).is_some_and(|scope| {
+        !matches!(tack_actions::gather_facts::other_facts_modules(templar, &scope), Ok(None))
+    })
 }
 
 /// Runs `setup` on `host`.

@@ -13,8 +13,8 @@ pub(crate) mod fatal;
 pub(crate) mod force_handlers;
 pub(crate) mod forks;
 pub(crate) mod gather;
+pub(crate) mod setup_task;
 pub(crate) mod start_at;
-pub(crate) mod validate;
 pub(crate) mod walk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,6 +170,28 @@ pub(crate) fn run_play(
     // play's own tags).
     let gather = gathers_facts(run, &keywords)
         && run.tags.should_run(&tack_playbook::listing::setup_tags(play, &vars, templar)?);
+    // A host that gathers with modules other than `setup` (`ansible_facts_modules`): the
+    // play gathers through the `gather_facts` action, as a task.
+    let gathering = if gather
+        && hosts.iter().any(|h| crate::play::gather::asks_other_fact_modules(&scope, templar, h))
+    {
+        let mut args = tack_yaml::Mapping::new();
+        for keyword in [Keyword::GatherSubset, Keyword::GatherTimeout, Keyword::FactPath] {
+            if let Some(value) = keywords.get(keyword) {
+                args.insert(tack_report::result::s(keyword.as_str()), value.clone());
+            }
+        }
+        let block = tack_playbook::setup_block::setup_task_block(
+            play,
+            "Gathering Facts",
+            "ansible.builtin.gather_facts",
+            args,
+        );
+        let blocks: &[CompiledBlock] = arena.alloc(vec![block]);
+        Some(Segment::new(play, blocks, None, |_| Ok(true))?)
+    } else {
+        None
+    };
     let handler_blocks = handler_blocks(play);
     let shared = PlayShared {
         run,
@@ -212,7 +234,8 @@ pub(crate) fn run_play(
             continue;
         }
         let mut state = BatchState::new(removed);
-        let batch = Batch { walk, handlers, check: check.clone(), gather };
+        let setup = Setup { gather, gathering: gathering.clone(), check: check.clone() };
+        let batch = Batch { walk, handlers, setup };
         let end = run_batch(&env, &mut state, &keywords, batch, callback, stats, states);
         removed = state.removed;
         match end? {
@@ -236,7 +259,8 @@ fn run_batch<'r>(
     stats: &mut Stats,
     states: &mut BTreeMap<String, HostState>,
 ) -> Result<BatchEnd, Diagnostic> {
-    let Batch { mut walk, mut handlers, check, gather } = batch;
+    let Batch { mut walk, mut handlers, setup } = batch;
+    let Setup { gather, gathering, check } = setup;
     env.update_play_hosts(state, &walk.cursors);
     if let Some(start) = env.run.start_at.as_ref().filter(|s| !s.found())
         && !start.seek(env.play(), &mut walk)
@@ -267,18 +291,34 @@ fn run_batch<'r>(
         )?;
         return Ok(finish_batch(env, state, &walk, states, false).unwrap_or(end));
     }
-    if gather {
-        crate::play::gather::gather_facts(
+    match (gather, gathering) {
+        (true, Some(gathering)) => {
+            let stopped = crate::play::setup_task::run_setup_task(
+                env,
+                state,
+                gathering,
+                &mut walk,
+                &mut handlers,
+                callback,
+                stats,
+                states,
+            )?;
+            if stopped {
+                return Ok(finish_batch(env, state, &walk, states, true).unwrap_or(BatchEnd::Done));
+            }
+        }
+        (true, None) => crate::play::gather::gather_facts(
             env,
             state,
             keywords,
             callback,
             stats,
             &mut walk.cursors,
-        )?;
+        )?,
+        (false, _) => {}
     }
     if let Some(check) = check {
-        let stopped = crate::play::validate::validate_play_args(
+        let stopped = crate::play::setup_task::run_setup_task(
             env,
             state,
             check,
@@ -304,14 +344,22 @@ fn run_batch<'r>(
     Ok(finish_batch(env, state, &walk, states, stop).unwrap_or(BatchEnd::Done))
 }
 
-/// What one batch runs: the play's walk over its hosts, its handlers, and the play's
-/// argument-spec check when it has one.
+/// What one batch runs: the play's walk over its hosts, its handlers, and the play's setup.
 struct Batch<'r> {
     walk: Walk<'r>,
     handlers: Handlers<'r>,
-    check: Option<Segment<'r>>,
+    setup: Setup<'r>,
+}
+
+/// What a batch runs before the play's tasks.
+struct Setup<'r> {
     /// Whether the play gathers facts for its hosts (`gathering`, `gather_facts`, tags).
     gather: bool,
+    /// The gathering as a `gather_facts` task, when a host gathers with other modules than
+    /// `setup`.
+    gathering: Option<Segment<'r>>,
+    /// The argument-spec check, when the play has one.
+    check: Option<Segment<'r>>,
 }
 
 /// Keeps each host's state for later plays; how the batch ended when it ended the play or

@@ -82,6 +82,8 @@ pub(crate) struct RenderedArgs {
     pub host_named: Vec<String>,
     /// Arguments whose render read a `!vault` value.
     pub sealed: Vec<String>,
+    /// Warnings the render gave, which are the result's (an argument splat's).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// An argument that failed to render: ansible's error chain for the task, and (in a plan)
@@ -90,6 +92,8 @@ pub(crate) struct RenderedArgs {
 pub(crate) struct ArgsFailed {
     pub error: Diagnostic,
     pub unavailable: Option<String>,
+    /// Warnings given before the failure, which are the failed result's.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// The arguments of `ctx`'s task for `action`, rendered in `scope` (module defaults filled
@@ -108,11 +112,17 @@ pub(crate) fn render(
         .map_err(|d| ArgsFailed {
             error: Diagnostic::caused_by("Task failed.", task_origin.clone(), d),
             unavailable: None,
+            warnings: Vec::new(),
         })?;
     let splats = splat_sources(ctx, action);
     if !splats.is_empty() {
         let origins = (task_origin.clone(), ctx.task.action_origin.clone());
-        splat(&splats, (action, &ctx.task.action), templar, scope, &mut out, &origins)?;
+        splat(&splats, (action, &ctx.task.action), templar, scope, &mut out, &origins).map_err(
+            |mut failed| {
+                failed.warnings = out.warnings.clone();
+                failed
+            },
+        )?;
     }
     // ansible 2.21's `TaskArgsChainTemplar` renders the arguments in the sorted order of
     // their names (the first that fails is the one reported) and hands them to the action
@@ -147,10 +157,20 @@ pub(crate) fn render(
             }
             Err(e) if e.kind == TemplateErrorKind::Omitted => {}
             Err(e) => {
-                let mut cause = Diagnostic::at(
-                    format!("Error while resolving value for '{name}': {}", e.message),
-                    e.origin.clone().or_else(|| value.origin.clone()),
-                );
+                let at = e.origin.clone().or_else(|| value.origin.clone());
+                let mut cause = match &e.inner {
+                    // The failure happened in a variable's template: shown there, under the
+                    // argument's own.
+                    Some(_) => Diagnostic::caused_by(
+                        format!("Error while resolving value for '{name}'."),
+                        at,
+                        e.to_diagnostic(),
+                    ),
+                    None => Diagnostic::at(
+                        format!("Error while resolving value for '{name}': {}", e.message),
+                        at,
+                    ),
+                };
                 // A value written outside any file (`-a` of the ad-hoc command) is shown
                 // as itself under its origin, as ansible shows an untagged source.
                 if cause.origin == value.origin
@@ -169,6 +189,7 @@ pub(crate) fn render(
                 return Err(ArgsFailed {
                     error: Diagnostic::caused_by("Task failed.", task_origin, middle),
                     unavailable: e.unavailable.first().map(|p| p.to_string()),
+                    warnings: out.warnings,
                 });
             }
         }
@@ -228,19 +249,25 @@ fn splat(
         ArgsFailed {
             error: Diagnostic::caused_by("Task failed.", task_origin.clone(), middle),
             unavailable,
+            warnings: Vec::new(),
         }
     };
     let known = action.known_args();
     for (_, node) in splats {
-        tack_diag::warn(&Diagnostic::at(
+        out.warnings.push(Diagnostic::at(
             "Using a template for task args is unsafe in some situations (see \
              https://docs.ansible.com/ansible/devel/reference_appendices/faq.html#argsplat-unsafe).",
             node.origin.clone(),
         ));
-        let rendered = templar.render(node, scope).map_err(|e| {
-            let unavailable = e.unavailable.first().map(|p| p.to_string());
-            failed(e.to_diagnostic(), unavailable)
-        })?;
+        let rendered = match templar.render(node, scope) {
+            Ok(rendered) => rendered,
+            // An omitted source gives no arguments.
+            Err(e) if e.kind == TemplateErrorKind::Omitted => continue,
+            Err(e) => {
+                let unavailable = e.unavailable.first().map(|p| p.to_string());
+                return Err(failed(e.to_diagnostic(), unavailable));
+            }
+        };
         let Value::Map(entries) = &rendered.value.value else {
             let type_name = rendered.value.python_type();
             let cause = Diagnostic::at(
@@ -259,6 +286,7 @@ fn splat(
                 return Err(ArgsFailed {
                     error: Diagnostic::caused_by("Task failed.", task_origin.clone(), refused),
                     unavailable: None,
+                    warnings: Vec::new(),
                 });
             }
             if rendered.provenance.is_managed_host() && !out.host_named.contains(&name) {

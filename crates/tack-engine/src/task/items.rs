@@ -108,11 +108,7 @@ fn loop_error(
 ) -> Diagnostic {
     if e.kind == TemplateErrorKind::Undefined {
         undefined.set(true);
-        Diagnostic::caused_by(
-            "Task failed.",
-            task.origin(),
-            Diagnostic::at(e.message.clone(), e.origin.clone()),
-        )
+        Diagnostic::caused_by("Task failed.", task.origin(), e.to_diagnostic())
     } else {
         e.to_diagnostic()
     }

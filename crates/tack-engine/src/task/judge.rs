@@ -234,6 +234,17 @@ fn shown_exception(exception: Node) -> Node {
     }
 }
 
+/// Puts `warnings` before the output's own (what the task gave before its action ran).
+pub(crate) fn prepend_warnings(output: &mut ActionOutput, warnings: Vec<Diagnostic>) {
+    let mut all: Vec<Node> = warnings.iter().map(|w| s(&w.message)).collect();
+    if let Some(Value::Seq(own)) = output.data.get("warnings").map(|n| &n.value) {
+        all.extend(own.iter().cloned());
+    }
+    output.data.insert(s("warnings"), Node::bare(Value::Seq(all)));
+    let blocks = output.warning_blocks.get_or_insert_with(Default::default);
+    blocks.extend(warnings);
+}
+
 /// Adds `warnings` after the result's own.
 pub(crate) fn append_warnings(data: &mut Mapping, warnings: impl Iterator<Item = String>) {
     let mut all: Vec<Node> = match data.get("warnings").map(|n| &n.value) {

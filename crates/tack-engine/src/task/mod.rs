@@ -575,7 +575,7 @@ impl TaskRun<'_> {
     }
 
     /// Renders the arguments and runs the action; the notes of an `async` job it waits for
-    /// go to `events`.
+    /// go to `events`. What rendering the arguments warned is the result's, first.
     fn execute(
         &self,
         host: &str,
@@ -583,6 +583,23 @@ impl TaskRun<'_> {
         scope: &Scope,
         trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
+    ) -> ActionOutput {
+        let mut warnings = Vec::new();
+        let mut output = self.execute_action(host, item, scope, trace, events, &mut warnings);
+        if !warnings.is_empty() {
+            crate::task::judge::prepend_warnings(&mut output, warnings);
+        }
+        output
+    }
+
+    fn execute_action(
+        &self,
+        host: &str,
+        item: Option<usize>,
+        scope: &Scope,
+        trace: &Arc<Trace>,
+        events: &mut Vec<TaskEvent>,
+        warnings: &mut Vec<Diagnostic>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
         // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
@@ -632,9 +649,13 @@ impl TaskRun<'_> {
         }
         let rendered = match self.args(host, item, scope) {
             Ok(rendered) => rendered,
-            Err(failed) => return actions::errored(failed.error),
+            Err(failed) => {
+                *warnings = failed.warnings;
+                return actions::errored(failed.error);
+            }
         };
-        let RenderedArgs { args, provenance, host_named, .. } = rendered;
+        let RenderedArgs { args, provenance, host_named, warnings: rendering, .. } = rendered;
+        *warnings = rendering;
         let search = self.reading.search_path();
         let environment = match crate::task::environment::render(ctx, self.reading.templar, scope) {
             Ok(env) => env,
@@ -734,6 +755,7 @@ impl TaskRun<'_> {
                 trace,
                 relink: &relink,
                 python: python.as_deref(),
+                modules: ctx.task.library_search.as_deref(),
             },
         );
         let uses = trace.take();

@@ -27,6 +27,9 @@ pub(crate) fn render(templar: &Templar, raw: &Node, scope: &Scope) -> (String, O
     let Some(pieces) = split(&text) else { return (text, None) };
     let mut out = String::new();
     let mut errors: Vec<String> = Vec::new();
+    // The warning points where the first failure was written: a variable's template the
+    // name read, or the name.
+    let mut origin = None;
     for piece in pieces {
         match piece {
             Piece::Text(t) => out.push_str(t),
@@ -35,6 +38,9 @@ pub(crate) fn render(templar: &Templar, raw: &Node, scope: &Scope) -> (String, O
                 match templar.render(&node, scope) {
                     Ok(r) => out.push_str(&tack_yaml::pyrepr::str(&r.value.value)),
                     Err(err) if matches!(err.kind, TemplateErrorKind::Undefined) => {
+                        if errors.is_empty() {
+                            origin = err.inner.as_ref().map(|i| i.origin.clone());
+                        }
                         errors.push(err.message.clone());
                         out.push_str(&format!("<< error {} - {} >>", errors.len(), err.message));
                     }
@@ -52,7 +58,7 @@ pub(crate) fn render(templar: &Templar, raw: &Node, scope: &Scope) -> (String, O
     for (i, e) in errors.iter().enumerate() {
         msg.push_str(&format!("\nerror {} - {e}", i + 1));
     }
-    (out, Some(Diagnostic::at(msg, raw.origin.clone())))
+    (out, Some(Diagnostic::at(msg, origin.or_else(|| raw.origin.clone()))))
 }
 
 enum Piece<'a> {

@@ -129,6 +129,7 @@ impl Loader<'_> {
             basedir: basedir.to_path_buf(),
             included_path: None,
             included_conditional: None,
+            module_search: std::sync::Arc::new(self.module_search()),
         };
         play.roles.extend(build.imported_roles.iter().copied());
         play.role_arena = build.roles;

@@ -204,10 +204,14 @@ impl Loader<'_> {
             role: scope.role,
             implicit: false,
             library: search.find(&parsed.action).map(std::sync::Arc::new),
-            library_search: parsed
-                .action
-                .contains("{{")
-                .then(|| std::sync::Arc::new(search.clone())),
+            // Kept where a module is found by name when the task runs: a templated action's,
+            // and `gather_facts`' fact modules.
+            library_search: (parsed.action.contains("{{")
+                || matches!(
+                    parsed.action.as_str(),
+                    "gather_facts" | "ansible.builtin.gather_facts" | "ansible.legacy.gather_facts"
+                ))
+            .then(|| std::sync::Arc::new(search.clone())),
         };
         match flavor {
             TaskFlavor::Handler => {

@@ -256,6 +256,52 @@ pub(crate) fn current_ctx() -> Option<crate::vars::objects::Ctx> {
 
 thread_local! {
     static ORIGINS: RefCell<Vec<Option<tack_diag::Origin>>> = const { RefCell::new(Vec::new()) };
+    /// The innermost variable's template whose render failed during the current top-level
+    /// render, with the failure's message (see [`note_nested_failure`]).
+    static NESTED_FAILURE: RefCell<Option<NestedFailure>> = const { RefCell::new(None) };
+}
+
+/// A variable's template that failed while another rendered it.
+pub(crate) struct NestedFailure {
+    pub origin: tack_diag::Origin,
+    /// The template's text.
+    pub source: String,
+    pub message: String,
+}
+
+/// Notes that a variable's template failed while another rendered it. The first
+/// (innermost) such failure stands while the ones around it fail with the same words: an
+/// error of the whole render with those words happened there, which is where ansible
+/// points (`'x' is undefined` at the variable's own template).
+pub(crate) fn note_nested_failure(failure: NestedFailure) {
+    NESTED_FAILURE.with(|n| {
+        let mut noted = n.borrow_mut();
+        if noted.as_ref().is_none_or(|f| f.message != failure.message) {
+            *noted = Some(failure);
+        }
+    });
+}
+
+/// Takes what [`note_nested_failure`] noted (clearing it for the next render).
+pub(crate) fn take_nested_failure() -> Option<NestedFailure> {
+    NESTED_FAILURE.with(|n| n.borrow_mut().take())
+}
+
+/// The failure [`note_nested_failure`] noted, when a render at `origin` failed with
+/// `message` because of it (clearing it for the next render).
+pub(crate) fn inner_failure(
+    message: &str,
+    origin: &Option<tack_diag::Origin>,
+) -> Option<crate::InnerFailure> {
+    let failure = take_nested_failure()?;
+    if failure.message != message || Some(&failure.origin) == origin.as_ref() {
+        return None;
+    }
+    Some(crate::InnerFailure {
+        origin: failure.origin,
+        source: failure.source,
+        message: failure.message,
+    })
 }
 
 /// Runs `f` while the template written at `origin` renders (deprecations point there).

@@ -86,6 +86,7 @@ pub(super) fn evaluate(
     scope: &Scope,
 ) -> Result<bool, TemplateError> {
     let origin = node.origin.clone();
+    super::active::take_nested_failure();
     let text = match &node.value {
         Value::Bool(b) => return Ok(*b),
         Value::Null => return empty(&origin),
@@ -179,6 +180,7 @@ fn in_conditional(
 ) -> TemplateError {
     let mut e = to_template_error(err);
     if e.kind == TemplateErrorKind::Undefined {
+        e.inner = super::active::inner_failure(&e.message, origin);
         e.message = format!("Error while evaluating conditional: {}", e.message);
     } else if expression {
         if let Some(rest) = e.message.strip_prefix("Error rendering template: ") {

@@ -33,6 +33,14 @@ pub(crate) fn flag(name: &str) -> bool {
     installed().ok().and_then(|c| c.get(name).and_then(|v| v.as_bool())).unwrap_or(false)
 }
 
+/// A list setting of the run's configuration, when it can be read (`FACTS_MODULES`, which
+/// an action reads as its default).
+pub fn string_list(name: &str) -> Option<Vec<String>> {
+    let config = installed().ok()?;
+    let list = config.get(name)?.as_str_list()?;
+    Some(list.into_iter().map(str::to_string).collect())
+}
+
 pub(super) fn installed() -> Result<Arc<Config>, LookupError> {
     let slot = INSTALLED.get_or_init(|| RwLock::new(None));
     if let Some(config) = slot.read().ok().and_then(|g| g.clone()) {

@@ -20,7 +20,7 @@
 //! This module owns the lookups only; it prints nothing except ansible's `errors=warn`
 //! warning, and never writes files other than the `password` lookup's.
 
-pub(crate) mod config;
+pub mod config;
 mod files;
 mod lists;
 mod options;

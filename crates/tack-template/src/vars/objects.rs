@@ -59,12 +59,25 @@ impl Ctx {
                     }),
                     None => self.engine.render_nested(source, &self.scope),
                 };
-                match active::resolving(id, render) {
+                let result = match active::resolving(id, render) {
                     Ok(result) => result,
                     Err(message) => {
                         Err(crate::engine::final_error(ErrorKind::InvalidOperation, message.into()))
                     }
+                };
+                if let (Err(e), Some(at)) = (&result, origin) {
+                    let message = crate::engine::errors_to_template(e).message;
+                    // An `undef()` has no place of its own: ansible points at the template
+                    // rendered.
+                    if active::undef_message().as_ref() != Some(&message) {
+                        active::note_nested_failure(active::NestedFailure {
+                            origin: at.clone(),
+                            source: source.to_string(),
+                            message,
+                        });
+                    }
                 }
+                result
             }
             Data::Vault(text) => self.engine.decrypt(text),
             Data::Seq(seq) => Ok(JValue::from_object(List::over(seq.clone(), self.clone()))),

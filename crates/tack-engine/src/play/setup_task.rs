@@ -1,7 +1,8 @@
-//! A play's implicit argument-spec check (`validate_argspec`): the validation task run on
-//! the batch's hosts after fact gathering and before the first task, even when
-//! `--start-at-task` starts later. A host whose variables fail the spec fails there, as at
-//! any task; the others go on where the batch's walk left them.
+//! A task of the play's setup block run on the batch's hosts through the task machinery,
+//! before the play's first task even when `--start-at-task` starts later: the argument-spec
+//! check (`validate_argspec`), and fact gathering when a host gathers with modules other
+//! than `setup` (the `gather_facts` action then runs them). A host that fails there fails
+//! as at any task; the others go on where the batch's walk left them.
 
 use std::collections::BTreeMap;
 
@@ -14,11 +15,11 @@ use crate::play::batch::BatchState;
 use crate::play::env::PlayEnv;
 use crate::play::walk::{Segment, Walk};
 
-/// Runs `check` (the validation task's segment) on the hosts of `walk` still running, and
+/// Runs `check` (the setup task's segment) on the hosts of `walk` still running, and
 /// carries its failures into `walk`. True when `max_fail_percentage` or
 /// `any_errors_fatal` stopped the play.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn validate_play_args<'r>(
+pub(crate) fn run_setup_task<'r>(
     env: &PlayEnv<'r, '_>,
     state: &mut BatchState,
     check: Segment<'r>,
