@@ -27,6 +27,7 @@ pub(crate) fn add_host(input: &ActionInput<'_>) -> ActionOutput {
         return failed("name, host or hostname needs to be provided", input);
     };
     let name = text(&name);
+    input.trace.note_at(2, format!("creating host via 'add_host': hostname={name}"));
     let (host_name, port) = match tack_inventory::parse_address(&name, false) {
         Ok((host, port)) => (host, port),
         Err(_) => (name.clone(), None),

@@ -49,6 +49,9 @@ pub enum Use {
     /// What the connection itself said (`tack_connect::Notes`: `ssh_retry: ...`), shown
     /// after `<address> ` from the `-v` count it carries.
     Said(u8, String),
+    /// A note the action makes that shows from the `-v` count it carries (`add_host`'s
+    /// `creating host via 'add_host': ...` at `-vv`); it does not reach the host.
+    Verbose(u8, String),
 }
 
 /// Which of ansible's connections a use went through: the announcement names it, and the
@@ -94,6 +97,11 @@ impl Trace {
         self.record(Reach::Local, Use::Note(text));
     }
 
+    /// Records a note the action makes that shows from `-v` count `level`.
+    pub fn note_at(&self, level: u8, text: String) {
+        self.record(Reach::Local, Use::Verbose(level, text));
+    }
+
     /// Records a line about a job the run waits for (`ASYNC POLL on host: ...`).
     pub fn job_note(&self, text: String) {
         self.job_notes.lock().unwrap_or_else(PoisonError::into_inner).push(text);
@@ -135,6 +143,10 @@ impl Trace {
             match action {
                 Use::Note(text) => {
                     out.push((3, text));
+                    continue;
+                }
+                Use::Verbose(level, text) => {
+                    out.push((level, text));
                     continue;
                 }
                 Use::Said(level, text) => {
@@ -187,7 +199,10 @@ impl Trace {
                     Use::Put(len, path) => {
                         format!("<{address}> PUT {len} bytes TO {path} (staged by tack)")
                     }
-                    Use::Note(text) | Use::Step(text) | Use::Said(_, text) => text,
+                    Use::Note(text)
+                    | Use::Step(text)
+                    | Use::Said(_, text)
+                    | Use::Verbose(_, text) => text,
                 },
             ));
         }

@@ -26,6 +26,11 @@ impl Discovered {
         // A panic while the set was held leaves it whole (inserts are single calls).
         self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(host.to_string())
     }
+
+    /// Whether `host` has discovered one already.
+    fn has(&self, host: &str) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).contains(host)
+    }
 }
 
 /// A task's way to its hosts.
@@ -51,6 +56,30 @@ impl TaskLinks<'_> {
         let link: Arc<dyn Connection> = Arc::new(Traced::new(link, target.reach(), trace));
         link.connect().map_err(|e| self.link_failed(e))?;
         Ok(link)
+    }
+
+    /// Whether the task's interpreter discovery is the first thing that reaches `host`: it
+    /// would discover before its module runs, and with pipelining on nothing else reaches
+    /// the host first (without it, ansible makes its remote temporary directory first).
+    /// ansible then says it attempts discovery (at `-vvv`) even when the connection fails.
+    pub(crate) fn discovers_first(&self, action: Action, host: &str, scope: &Scope) -> bool {
+        let templar = self.delegation.task.templar;
+        let settings = tack_links::interpreter::for_host(templar, scope, self.interpreter);
+        self.may_discover(action, &settings, scope)
+            && !self.discovered.has(host)
+            && pipelining(templar, scope)
+    }
+
+    fn may_discover(
+        &self,
+        action: Action,
+        settings: &tack_links::interpreter::InterpreterSettings,
+        scope: &Scope,
+    ) -> bool {
+        action.traits().discovers_interpreter
+            && settings.discovers()
+            && self.delegation.task.ctx.delegate_to().is_none()
+            && tack_links::interpreter::known(scope).is_none()
     }
 
     /// The host's links closed and a new one opened, with ssh's `ConnectTimeout` set to
@@ -188,17 +217,23 @@ impl TaskLinks<'_> {
     ) -> Option<tack_links::interpreter::Discovery> {
         let templar = self.delegation.task.templar;
         let settings = tack_links::interpreter::for_host(templar, scope, self.interpreter);
-        if !action.traits().discovers_interpreter
-            || !settings.discovers()
-            || self.delegation.task.ctx.delegate_to().is_some()
-        {
-            return None;
-        }
-        let known = tack_links::interpreter::known(scope).is_some();
-        if known || !self.discovered.first(host) {
+        if !self.may_discover(action, &settings, scope) || !self.discovered.first(host) {
             return None;
         }
         let names = tack_links::interpreter::names(scope, &settings);
         Some(tack_links::interpreter::discover(conn, trace, host, &settings, &names))
     }
+}
+
+/// The host's `pipelining` (`ansible_pipelining`, `ansible_ssh_pipelining`, else the
+/// setting).
+fn pipelining(templar: &tack_template::Templar, scope: &Scope) -> bool {
+    for name in ["ansible_pipelining", "ansible_ssh_pipelining"] {
+        if let Some(binding) = scope.get(name) {
+            return templar
+                .render(binding.node(), scope)
+                .is_ok_and(|r| r.value.value.boolean_loose());
+        }
+    }
+    tack_template::lookups::config::flag("ANSIBLE_PIPELINING")
 }

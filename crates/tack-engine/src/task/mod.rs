@@ -678,7 +678,27 @@ impl TaskRun<'_> {
         let link = if self.action.touches_host() {
             match links.link(host, scope, trace) {
                 Ok(link) => Some(link),
-                Err(output) => {
+                Err(mut output) => {
+                    // ansible's interpreter discovery is what first reaches the host: it says
+                    // so, and the connection's failure is raised under the task's error.
+                    if links.discovers_first(self.action, host, scope) {
+                        trace.record(
+                            Reach::Local,
+                            tack_links::trace::Use::Step(format!(
+                                "<{host}> Attempting python interpreter discovery."
+                            )),
+                        );
+                        if let Some(error) = output.error.take() {
+                            let inner = error
+                                .message
+                                .strip_prefix("Task failed: ")
+                                .unwrap_or(&error.message);
+                            // Raised while handling the discovery's failure: not folded.
+                            let cause = Diagnostic::new(inner.to_string()).while_handling();
+                            output.error =
+                                Some(Diagnostic::caused_by("Task failed.", error.origin, cause));
+                        }
+                    }
                     // What the connection said while it failed to open (a retried ssh) shows
                     // with the task.
                     let address = crate::verbose::address(&delegation, self.inventory, host, scope);

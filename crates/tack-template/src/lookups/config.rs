@@ -29,7 +29,7 @@ pub fn set_config(config: Arc<Config>) {
 
 /// A boolean setting of the run's configuration (false when it cannot be read): for the few
 /// settings that change how templates are evaluated (`ALLOW_BROKEN_CONDITIONALS`).
-pub(crate) fn flag(name: &str) -> bool {
+pub fn flag(name: &str) -> bool {
     installed().ok().and_then(|c| c.get(name).and_then(|v| v.as_bool())).unwrap_or(false)
 }
 
