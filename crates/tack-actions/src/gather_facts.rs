@@ -186,37 +186,35 @@ fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping 
         crate::module_result::plain_summaries(&mut answer);
         return answer;
     }
-    let action = match crate::Action::named(input.modules, module) {
-        Some(action @ (crate::Action::Module(_) | crate::Action::Python(_))) => action,
-        Some(action @ crate::Action::Library(_)) => action,
-        _ => {
-            return failure(&format!(
-                "tack does not support the fact module '{module}': it is not a module tack \
-                 can run"
-            ));
-        }
-    };
+    // Found as a task finds a module: `library/` and the configured paths first, then a
+    // native module, then ansible-core's own through its module code.
     let input = input.with_args(&args);
-    let mut answer = match action {
-        crate::Action::Module(name) => {
-            let invocation = input.invocation(json::map_to_json(&args));
-            match input.conn.run_module(name, &invocation) {
-                Ok(answer) => json::map_from_json(&answer),
-                Err(e) => failure(&e.to_string()),
+    let answered = if let Some(found) = input.modules.and_then(|search| search.find(module)) {
+        crate::python_path::action::library_answer(&input, &found)
+    } else if let Some(native) = tack_agent::modules::native_name(module) {
+        let invocation = input.invocation(json::map_to_json(&args));
+        Ok(match input.conn.run_module(native, &invocation) {
+            Ok(answer) => answer,
+            Err(e) => json::map_to_json(&failure(&e.to_string())),
+        })
+    } else if let Some(builtin) = crate::python_path::module_name(module) {
+        crate::python_path::action::builtin_answer(&input, builtin)
+    } else {
+        return failure(&format!(
+            "tack does not support the fact module '{module}': it is not a module tack can run"
+        ));
+    };
+    let mut answer = match answered {
+        Ok(answer) => json::map_from_json(&answer),
+        Err(output) => {
+            let mut data = output.data;
+            if let Some(error) = output.error
+                && data.get("msg").is_none()
+            {
+                data.insert(s("msg"), s(&error.brief()));
             }
+            data
         }
-        _ => match crate::python_path::action::module_answer(&input, action) {
-            Ok(answer) => json::map_from_json(&answer),
-            Err(output) => {
-                let mut data = output.data;
-                if let Some(error) = output.error
-                    && data.get("msg").is_none()
-                {
-                    data.insert(s("msg"), s(&error.brief()));
-                }
-                data
-            }
-        },
     };
     crate::module_result::plain_summaries(&mut answer);
     // What ansible's result of a module always says.

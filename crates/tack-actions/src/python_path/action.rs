@@ -35,19 +35,23 @@ pub(crate) fn run_library(input: &ActionInput<'_>, module: &LibraryModule) -> Ac
     }
 }
 
-/// What ansible-core's module `name`, or a `library/` module, answered, as its result
-/// dictionary (what an action plugin that runs a module by name reads); `Err` with the task's
-/// output when it did not run in the foreground as a Python module (a failure, an `async`
-/// job, a program of its own).
-pub(crate) fn module_answer(
+/// What ansible-core's module `name` answered, as its result dictionary (what an action
+/// plugin that runs a module by name reads); `Err` with the task's output when it did not
+/// run in the foreground (a failure, an `async` job).
+pub(crate) fn builtin_answer(
     input: &ActionInput<'_>,
-    action: crate::Action,
+    name: &'static str,
 ) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
-    match action {
-        crate::Action::Python(name) => answer(input, payload::Source::Builtin(name)),
-        crate::Action::Library(module) => answer(input, payload::Source::Library(module)),
-        other => Err(Box::new(crate::run(other, input))),
-    }
+    answer(input, payload::Source::Builtin(name))
+}
+
+/// [`builtin_answer`] for a module a `library/` directory ships (`Err` too for a program of
+/// its own, old-style, `WANT_JSON` or binary).
+pub(crate) fn library_answer(
+    input: &ActionInput<'_>,
+    module: &LibraryModule,
+) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
+    answer(input, payload::Source::Library(module))
 }
 
 fn answer(

@@ -70,6 +70,7 @@ impl Reading<'_> {
                     judged.insert(s(key), Node::bare(Value::Seq(Vec::new())));
                 }
             }
+            let judged = crate::task::result_order::registered(&judged);
             let judged = Node::bare(Value::Map(judged));
             current.insert(s("result"), judged.clone());
             current.insert(s("polymorphic_result"), judged);
@@ -90,7 +91,8 @@ impl Reading<'_> {
         }
         match self.register() {
             Some(name) => {
-                scope.with_var(&name, Node::bare(Value::Map(data.clone())), Provenance::ManagedHost)
+                let registered = crate::task::result_order::registered(data);
+                scope.with_var(&name, Node::bare(Value::Map(registered)), Provenance::ManagedHost)
             }
             None => scope,
         }

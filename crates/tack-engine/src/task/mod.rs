@@ -12,6 +12,7 @@
 mod current;
 mod label;
 mod projections;
+pub(crate) mod result_order;
 mod templated;
 
 use label::LabelAt;
@@ -264,7 +265,7 @@ impl TaskRun<'_> {
             self.set_everywhere(
                 host,
                 &name,
-                Node::bare(Value::Map(result.data.clone())),
+                Node::bare(Value::Map(result_order::registered(&result.data))),
                 provenance,
             );
         }
