@@ -51,6 +51,25 @@ fn events_file_is_private_and_stdout_unchanged() {
 }
 
 #[test]
+fn events_leave_a_loops_items_seeing_the_items_before_them() {
+    // The events file renders each item's arguments before the loop runs; an item after the
+    // first reads the register name the items before it set, which only its own render sees.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    std::fs::write(
+        dir.path().join("site.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=before\n      register: r\n    - debug:\n        msg: \"{{ item }} sees {{ r.msg }}\"\n      loop: [1, 2]\n      register: r\n",
+    )
+    .unwrap();
+    let plain = tack(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    let with =
+        tack(dir.path(), &["playbook", "-i", "hosts", "site.yml", "--events", "events.jsonl"]);
+    assert_eq!(with.status.code(), Some(0), "{}", String::from_utf8_lossy(&with.stderr));
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("2 sees 1 sees before"));
+    assert_eq!(plain.stdout, with.stdout);
+}
+
+#[test]
 fn adhoc_options_tack_does_not_honour_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();

@@ -366,6 +366,17 @@ impl Renders {
         }
     }
 
+    /// A new render for `host` (and `item`), the one kept dropped: for a render that reads
+    /// what no render made ahead of time could (a loop's earlier items).
+    pub(crate) fn take_fresh<E>(
+        &self,
+        (host, item): (&str, Option<usize>),
+        render: impl FnOnce() -> Result<RenderedArgs, E>,
+    ) -> Result<RenderedArgs, E> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner).remove(&(host.to_string(), item));
+        render()
+    }
+
     /// The render kept for `key`, if nothing it could have read changed since.
     fn take_kept(&self, versions: &Versions, key: &RunKey) -> Option<Kept> {
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner).remove(key)?;

@@ -572,6 +572,14 @@ impl TaskRun<'_> {
     ) -> Result<RenderedArgs, crate::task::args::ArgsFailed> {
         let reading = &self.reading;
         let render = || crate::task::args::render(reading.ctx, self.action, reading.templar, scope);
+        // An item after the first sees the items before it (the task's `register` name,
+        // `_task`), which a render made before the loop ran (`--events`, a plan) could not.
+        let sees_earlier = item.is_some_and(|i| i > 0)
+            && (reading.ctx.task.attrs.get(Keyword::Register).is_some()
+                || reading.reads_task_state());
+        if sees_earlier {
+            return self.renders.take_fresh((host, item), render);
+        }
         self.renders.take(&reading.vars.versions, (host, item), render)
     }
 
