@@ -103,6 +103,23 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     ActionOutput::new(data)
 }
 
+/// The fact modules the host names: its `ansible_facts_modules`, else the `FACTS_MODULES`
+/// setting; with where the variable was written.
+fn named_modules(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+) -> Result<(Vec<String>, Option<tack_diag::Origin>), tack_template::TemplateError> {
+    let Some(binding) = scope.get("ansible_facts_modules") else {
+        return Ok((configured_modules(), None));
+    };
+    let rendered = templar.render(binding.node(), scope)?;
+    let names = match &rendered.value.value {
+        Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+        other => vec![tack_yaml::pyrepr::str(other)],
+    };
+    Ok((names, binding.node().origin.clone()))
+}
+
 /// The `FACTS_MODULES` setting (`smart` unless configured).
 fn configured_modules() -> Vec<String> {
     tack_template::lookups::config::string_list("FACTS_MODULES")
@@ -115,21 +132,8 @@ fn configured_modules() -> Vec<String> {
 /// module in ansible, which tack has none of: refused by name.
 fn fact_modules(input: &ActionInput<'_>) -> Result<Vec<String>, Box<ActionOutput>> {
     let failed = |diag: Diagnostic| Box::new(crate::output::errored(diag));
-    let mut modules = match input.scope.get("ansible_facts_modules") {
-        Some(binding) => {
-            let rendered = input
-                .templar
-                .render(binding.node(), input.scope)
-                .map_err(|e| failed(e.to_diagnostic()))?;
-            match rendered.value.value {
-                Value::Seq(items) => {
-                    items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect()
-                }
-                other => vec![tack_yaml::pyrepr::str(&other)],
-            }
-        }
-        None => configured_modules(),
-    };
+    let (mut modules, _) =
+        named_modules(input.templar, input.scope).map_err(|e| failed(e.to_diagnostic()))?;
     if let Some(at) = modules.iter().position(|m| m == "smart") {
         modules.remove(at);
         if input.args.get("network_os").is_some() || input.scope.get("ansible_network_os").is_some()
@@ -271,19 +275,7 @@ pub fn other_facts_modules(
     templar: &tack_template::Templar,
     scope: &tack_template::Scope,
 ) -> Result<Option<OtherFactsModules>, tack_template::TemplateError> {
-    let (names, origin) = match scope.get("ansible_facts_modules") {
-        Some(binding) => {
-            let rendered = templar.render(binding.node(), scope)?;
-            let names: Vec<String> = match &rendered.value.value {
-                Value::Seq(items) => {
-                    items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect()
-                }
-                other => vec![tack_yaml::pyrepr::str(other)],
-            };
-            (names, binding.node().origin.clone())
-        }
-        None => (configured_modules(), None),
-    };
+    let (names, origin) = named_modules(templar, scope)?;
     let other: Vec<String> =
         names.into_iter().filter(|m| m != "smart" && !SETUP.contains(&m.as_str())).collect();
     Ok((!other.is_empty()).then_some((other, origin)))

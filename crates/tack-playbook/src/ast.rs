@@ -219,6 +219,28 @@ impl Task {
     pub fn name(&self) -> Option<&Node> {
         self.attrs.get(Keyword::Name)
     }
+
+    /// A task ansible builds in memory (a role's `role_complete`, a play's setup tasks): it
+    /// has no place in any file, runs `action` with `args`, and has only the keywords
+    /// `attrs` gives.
+    pub fn in_memory(action: &str, args: Mapping, attrs: Attrs, role: Option<RoleId>) -> Task {
+        Task {
+            origin: None,
+            kind: TaskKind::Action,
+            action: action.into(),
+            action_origin: None,
+            args,
+            delegate_to: None,
+            loop_items: None,
+            loop_with: None,
+            attrs,
+            vars: Mapping::new(),
+            role,
+            implicit: false,
+            library: None,
+            library_search: None,
+        }
+    }
 }
 
 /// An index into a play's `role_arena`.

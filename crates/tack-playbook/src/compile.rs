@@ -4,7 +4,7 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::ast::{Attrs, Block, BlockOrigin, Play, Role, RoleId, Task, TaskEntry, TaskKind};
+use crate::ast::{Attrs, Block, BlockOrigin, Play, Role, RoleId, Task, TaskEntry};
 use crate::tables::Keyword;
 
 /// A compiled block and the chain of roles it was reached through (outermost first), which
@@ -23,22 +23,7 @@ fn implicit_meta(arg: &str, role: Option<RoleId>, always: bool) -> Block {
     if always {
         attrs.set(Keyword::Tags, s("tags"), Node::bare(Value::Seq(vec![s("always")])));
     }
-    let task = Task {
-        origin: None,
-        kind: TaskKind::Action,
-        action: "meta".into(),
-        action_origin: None,
-        args,
-        delegate_to: None,
-        loop_items: None,
-        loop_with: None,
-        attrs,
-        vars: Mapping::new(),
-        role,
-        implicit: true,
-        library: None,
-        library_search: None,
-    };
+    let task = Task { implicit: true, ..Task::in_memory("meta", args, attrs, role) };
     Block {
         origin: None,
         implicit: true,

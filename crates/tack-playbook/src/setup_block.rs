@@ -5,7 +5,7 @@
 
 use tack_yaml::{Mapping, Node, Value};
 
-use crate::ast::{Attrs, Block, BlockOrigin, Play, Task, TaskEntry, TaskKind};
+use crate::ast::{Attrs, Block, BlockOrigin, Play, Task, TaskEntry};
 use crate::compile::CompiledBlock;
 use crate::tables::Keyword;
 
@@ -23,21 +23,8 @@ pub fn setup_task_block(play: &Play, name: &str, action: &str, args: Mapping) ->
         attrs.set(Keyword::When, s("when"), when.clone());
     }
     let task = Task {
-        // ansible builds this task's data in memory: it has no place in any file.
-        origin: None,
-        kind: TaskKind::Action,
-        action: action.into(),
-        action_origin: None,
-        args,
-        delegate_to: None,
-        loop_items: None,
-        loop_with: None,
-        attrs,
-        vars: Mapping::new(),
-        role: None,
-        implicit: false,
-        library: None,
         library_search: Some(play.module_search.clone()),
+        ..Task::in_memory(action, args, attrs, None)
     };
     let mut block_attrs = Attrs::default();
     block_attrs.set(Keyword::RunOnce, s("run_once"), Node::bare(Value::Bool(false)));

@@ -291,37 +291,23 @@ fn run_batch<'r>(
         )?;
         return Ok(finish_batch(env, state, &walk, states, false).unwrap_or(end));
     }
-    match (gather, gathering) {
-        (true, Some(gathering)) => {
-            let stopped = crate::play::setup_task::run_setup_task(
-                env,
-                state,
-                gathering,
-                &mut walk,
-                &mut handlers,
-                callback,
-                stats,
-                states,
-            )?;
-            if stopped {
-                return Ok(finish_batch(env, state, &walk, states, true).unwrap_or(BatchEnd::Done));
-            }
-        }
-        (true, None) => crate::play::gather::gather_facts(
+    // The setup tasks in `PlayIterator`'s order: the gathering (native unless a host
+    // gathers with other fact modules), then the argument-spec check.
+    if gather && gathering.is_none() {
+        crate::play::gather::gather_facts(
             env,
             state,
             keywords,
             callback,
             stats,
             &mut walk.cursors,
-        )?,
-        (false, _) => {}
+        )?;
     }
-    if let Some(check) = check {
+    for task in [gathering.filter(|_| gather), check].into_iter().flatten() {
         let stopped = crate::play::setup_task::run_setup_task(
             env,
             state,
-            check,
+            task,
             &mut walk,
             &mut handlers,
             callback,

@@ -102,16 +102,16 @@ impl TaskRun<'_> {
         if raised {
             return result;
         }
-        let mut judged_scope = self.reading.with_registered(scope, &result.data);
+        // Each expression sees the result as it stands then: `failed_when` the one
+        // `changed_when` left (ansible's `_task.result` is the live result). The scope is made
+        // only for a task that has them: every result passes here.
         let attrs = &self.reading.ctx.task.attrs;
         if let Some(cond) = attrs.get(Keyword::ChangedWhen) {
+            let judged_scope = self.reading.with_registered(scope, &result.data);
             match self.all_true(cond, &judged_scope) {
                 Ok(changed) => {
                     result.data.insert(s("changed"), b(changed));
                     result.data.insert(s("changed_when_result"), b(changed));
-                    // `failed_when` judges the result as `changed_when` left it (ansible's
-                    // `_task.result` is the live result).
-                    judged_scope = self.reading.with_registered(scope, &result.data);
                 }
                 // The result stays the module's, failed by the expression (and `failed_when`
                 // is not judged), as ansible's `set_changed_when_result` makes it.
@@ -122,6 +122,7 @@ impl TaskRun<'_> {
             }
         }
         if let Some(cond) = attrs.get(Keyword::FailedWhen) {
+            let judged_scope = self.reading.with_registered(scope, &result.data);
             match self.all_true(cond, &judged_scope) {
                 Ok(failed) => {
                     let module_failed =

@@ -8,7 +8,7 @@ use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
 use super::{Loader, PlayBuild, Scope, attrs, general_error, parser_error};
-use crate::ast::{Attrs, Block, BlockOrigin, Role, RoleId, Task, TaskEntry, TaskKind};
+use crate::ast::{Attrs, Block, BlockOrigin, Role, RoleId, Task, TaskEntry};
 use crate::tables::ObjectKind;
 use tack_loader::search::find_vars_files;
 use tack_py::ansible::unfrackpath;
@@ -455,23 +455,8 @@ impl Loader<'_> {
             s("tags"),
             Node::bare(Value::Seq(vec![s("always")])),
         );
-        let task = Task {
-            // ansible builds this task's data in memory: it has no place in any file.
-            origin: None,
-            kind: TaskKind::Action,
-            action: "ansible.builtin.validate_argument_spec".into(),
-            action_origin: None,
-            args,
-            delegate_to: None,
-            loop_items: None,
-            loop_with: None,
-            attrs: task_attrs,
-            vars: Mapping::new(),
-            role: Some(id),
-            implicit: false,
-            library: None,
-            library_search: None,
-        };
+        let task =
+            Task::in_memory("ansible.builtin.validate_argument_spec", args, task_attrs, Some(id));
         let block = Block {
             origin: role.origin.clone(),
             implicit: true,
