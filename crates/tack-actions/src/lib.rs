@@ -33,6 +33,7 @@ mod module_result;
 mod package;
 pub mod pause;
 pub mod python_path;
+pub mod python_plugins;
 mod raw;
 mod reboot;
 mod script;

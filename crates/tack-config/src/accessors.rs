@@ -164,6 +164,22 @@ impl Config {
         self.paths("DEFAULT_MODULE_PATH")
     }
 
+    /// `filter_plugins` (`DEFAULT_FILTER_PLUGIN_PATH`): Python filter plugins, searched after
+    /// the directories a run adds.
+    pub fn filter_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_FILTER_PLUGIN_PATH")
+    }
+
+    /// `test_plugins` (`DEFAULT_TEST_PLUGIN_PATH`).
+    pub fn test_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_TEST_PLUGIN_PATH")
+    }
+
+    /// `lookup_plugins` (`DEFAULT_LOOKUP_PLUGIN_PATH`).
+    pub fn lookup_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_LOOKUP_PLUGIN_PATH")
+    }
+
     /// `module_utils` (`DEFAULT_MODULE_UTILS_PATH`).
     pub fn module_utils_path(&self) -> Vec<PathBuf> {
         self.paths("DEFAULT_MODULE_UTILS_PATH")

@@ -39,6 +39,7 @@ mod error;
 pub mod filters;
 pub mod lookups;
 mod python;
+pub mod python_plugins;
 pub mod test_plugins;
 mod undef_hint;
 pub mod value;
@@ -58,6 +59,7 @@ use crate::engine::render::{Piece, walk};
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered, sealed_texts};
 pub use error::{InnerFailure, TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
+pub use python_plugins::{PluginKind, PythonPlugins};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 
 /// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
@@ -92,7 +94,13 @@ impl Templar {
     /// A templar for a run: `loader` gives the run's vault secrets (to decrypt `!vault`
     /// values when they are used), its base directory and file access for lookups.
     pub fn with_loader(loader: Arc<DataLoader>) -> Templar {
-        Templar { engine: Arc::new(Engine::new(loader)) }
+        Templar { engine: Arc::new(Engine::new(loader, None)) }
+    }
+
+    /// As [`Templar::with_loader`], for a run whose Python filter, test and lookup plugins
+    /// `plugins` calls.
+    pub fn with_plugins(loader: Arc<DataLoader>, plugins: Arc<dyn PythonPlugins>) -> Templar {
+        Templar { engine: Arc::new(Engine::new(loader, Some(plugins))) }
     }
 
     pub(crate) fn from_engine(engine: Arc<Engine>) -> Templar {

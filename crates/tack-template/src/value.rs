@@ -248,3 +248,68 @@ pub fn current() -> Option<RenderEnv> {
 pub fn template_error_to_jinja(err: &TemplateError) -> Error {
     Error::new(ErrorKind::InvalidOperation, err.message.clone())
 }
+
+/// A Python plugin's reply as a template value (a plain copy: strings in it are not
+/// templates), its deprecations shown where the template was written.
+pub(crate) fn plugin_value(reply: crate::python_plugins::PluginReply) -> JValue {
+    for message in &reply.deprecations {
+        let origin = active::current_origin();
+        tack_diag::deprecate(&tack_diag::Diagnostic::at(message.clone(), origin), "2.23");
+    }
+    from_node(&reply.value)
+}
+
+/// The variables of no render (a plugin called outside one).
+pub(crate) struct NoVariables;
+
+impl crate::python_plugins::VariableSource for NoVariables {
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn get(&self, _: &str) -> Option<Result<Value, String>> {
+        None
+    }
+}
+
+impl crate::python_plugins::VariableSource for RenderEnv {
+    fn names(&self) -> Vec<String> {
+        self.scope.names().into_iter().map(str::to_string).collect()
+    }
+
+    /// ansible hands a lookup the task's variables as they were loaded: templates inside
+    /// are not rendered (`variables['x']` is the text `{{ y }}`); vaulted values are
+    /// decrypted, as ansible's encrypted strings are when read.
+    fn get(&self, name: &str) -> Option<Result<Value, String>> {
+        let binding = self.scope.get(name)?;
+        // Reading records the binding's provenance with the running render.
+        self.read(name)?;
+        Some(self.decrypted(&binding.node().value))
+    }
+}
+
+impl RenderEnv {
+    fn decrypted(&self, value: &Value) -> Result<Value, String> {
+        Ok(match value {
+            Value::Vault(_) => {
+                let node = Node::bare(value.clone());
+                let rendered = self.templar.render(&node, &self.scope);
+                rendered.map_err(|e| e.message)?.value.value
+            }
+            Value::Seq(items) => Value::Seq(
+                items
+                    .iter()
+                    .map(|n| Ok(Node::bare(self.decrypted(&n.value)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            Value::Map(map) => {
+                let mut out = Mapping::new();
+                for (k, v) in map.iter() {
+                    out.insert(k.clone(), Node::bare(self.decrypted(&v.value)?));
+                }
+                Value::Map(out)
+            }
+            other => other.clone(),
+        })
+    }
+}

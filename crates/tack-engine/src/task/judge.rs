@@ -208,6 +208,7 @@ impl TaskRun<'_> {
     /// a fact-gathering one is never shown.
     pub(super) fn finish(&self, host: &str, output: ActionOutput) -> HostResult {
         let mut data = output.data;
+        crate::task::result_order::drop_unset(&mut data);
         // Every result ansible registers says whether it failed.
         if data.get("failed").is_none() {
             data.insert(s("failed"), b(false));

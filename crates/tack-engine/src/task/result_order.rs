@@ -48,6 +48,21 @@ const FIELDS: &[&str] = &[
 /// What `as_result_dict` adds after the module's own keys.
 const TRAILING: &[&str] = &["stdout_lines", "stderr_lines", "results"];
 
+/// Drops the result fields whose value is `None`: ansible's result object keeps a field
+/// only when it is set (`debug: msg="{{ None }}"` registers no `msg`). The loop's variables
+/// are dropped the same way where the result is registered ([`registered`]).
+pub(crate) fn drop_unset(data: &mut Mapping) {
+    let unset: Vec<&str> = FIELDS
+        .iter()
+        .copied()
+        .filter(|f| !matches!(*f, "loop_item" | "loop_index"))
+        .filter(|f| data.get(f).is_some_and(|v| matches!(v.value, Value::Null)))
+        .collect();
+    for key in unset {
+        data.remove(key);
+    }
+}
+
 /// `data` in the order ansible registers it, a loop's items too.
 pub(crate) fn registered(data: &Mapping) -> Mapping {
     let name_of = |key: &str| data.get(key).and_then(Node::as_str).map(str::to_string);
@@ -62,8 +77,13 @@ pub(crate) fn registered(data: &Mapping) -> Mapping {
     };
     let fields: Vec<String> = FIELDS.iter().filter_map(|f| field(f)).collect();
     let mut out = Mapping::new();
+    let unset_loop_field = |key: &str| {
+        [&loop_var, &index_var].iter().any(|v| v.as_deref() == Some(key))
+            && data.get(key).is_some_and(|v| matches!(v.value, Value::Null))
+    };
     let mut put = |key: &str| {
         if out.get(key).is_none()
+            && !unset_loop_field(key)
             && let Some(value) = data.get(key)
         {
             out.insert(Node::bare(Value::Str(key.to_string())), value.clone());

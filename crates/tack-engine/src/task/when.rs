@@ -81,9 +81,11 @@ pub(crate) fn evaluate_conditions(
                 if let Some(producer) = e.unavailable.first() {
                     return When::Unknown(producer.to_string());
                 }
+                // The frame takes its cause's origin: a template that rendered to nothing
+                // (an empty conditional with no origin of its own) joins the task's frame.
                 let cause = Diagnostic::caused_by(
                     "A 'when' expression failed.",
-                    e.origin.clone().or_else(|| item.origin.clone()),
+                    e.origin.clone(),
                     e.to_diagnostic(),
                 );
                 return When::Failed(Diagnostic::caused_by("Task failed.", origin, cause));

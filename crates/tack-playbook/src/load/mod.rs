@@ -128,6 +128,13 @@ impl<'a> Loader<'a> {
         }
     }
 
+    /// The playbook and role directories loaded so far, in the order ansible adds their
+    /// plugin subdirectories (`filter_plugins/`, `lookup_plugins/`, ...): playbooks first.
+    pub fn plugin_dirs(&self) -> Vec<PathBuf> {
+        let dirs = self.plugin_dirs.borrow();
+        dirs.playbooks.iter().chain(dirs.roles.iter()).cloned().collect()
+    }
+
     /// The task files imported since the last call, in the order they were loaded.
     pub fn take_imported(&self) -> Vec<PathBuf> {
         std::mem::take(&mut *self.imported.borrow_mut())

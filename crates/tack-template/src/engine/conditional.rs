@@ -121,6 +121,11 @@ pub(super) fn evaluate(
         let value = engine
             .render_nested(text, scope)
             .map_err(|e| in_conditional(&e, &origin, false, false))?;
+        // A template that renders to `None` is an empty conditional, as an empty string is;
+        // ansible's error then points at the rendered `None`, which has no origin.
+        if value.is_none() {
+            return empty(&None);
+        }
         match value.as_str() {
             Some(s) => {
                 // Only a string the user wrote may be evaluated as an expression: the value of

@@ -7,10 +7,12 @@ use std::path::Path;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value as JValue;
+use minijinja::value::{Rest, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
 
 use super::{EXPRESSION, INLINE, active, prepass};
 use crate::python;
+use crate::python_plugins::{PluginCall, PluginKind, PythonPlugins};
 use crate::value::is_undefined;
 use crate::vars::objects::is_omit;
 
@@ -20,7 +22,9 @@ use crate::vars::objects::is_omit;
 /// theirs win: `crate::filters::register(&mut env)`, `crate::test_plugins::register(&mut env)`,
 /// `crate::lookups::register(&mut env)`. A plugin that needs the run's loader, secrets or
 /// variables takes them from `crate::value::current()` when it is called.
-pub(super) fn build() -> Environment<'static> {
+pub(super) fn build(
+    plugins: Option<&std::sync::Arc<dyn crate::PythonPlugins>>,
+) -> Environment<'static> {
     let mut env = Environment::new();
     // ansible's undefined fails when used (printed, iterated, tested for truth, an attribute
     // taken); where ansible lets a missing chain be undefined (`a.b.c is defined`,
@@ -62,6 +66,11 @@ pub(super) fn build() -> Environment<'static> {
     crate::filters::register(&mut env);
     crate::test_plugins::register(&mut env);
     crate::lookups::register(&mut env);
+    // Python plugins on the run's plugin paths shadow builtins of the same name, as ansible
+    // searches those paths before its own.
+    if let Some(plugins) = plugins {
+        register_python(&mut env, plugins);
+    }
     env
 }
 
@@ -224,3 +233,57 @@ pub(super) fn join_path<'s>(name: &'s str, parent: &'s str) -> Cow<'s, str> {
 /// The first character of a joined name that is a refusal rather than a file
 /// ([`join_path`]); no file name starts with it.
 const REFUSED: char = '\u{0}';
+
+/// Registers the run's Python filters and tests (see `crate::python_plugins`).
+fn register_python(env: &mut Environment<'static>, plugins: &std::sync::Arc<dyn PythonPlugins>) {
+    for name in plugins.jinja_names(PluginKind::Filter) {
+        let plugins = plugins.clone();
+        let called = name.clone();
+        env.add_filter(name, move |_: &State, raw: Rest<ValueOrKwargs>| {
+            call_python(&plugins, PluginKind::Filter, &called, raw)
+        });
+    }
+    for name in plugins.jinja_names(PluginKind::Test) {
+        let plugins = plugins.clone();
+        let called = name.clone();
+        env.add_test(name, move |_: &State, raw: Rest<ValueOrKwargs>| -> Result<bool, Error> {
+            let value = call_python(&plugins, PluginKind::Test, &called, raw)?;
+            if value.is_undefined() {
+                // ansible hands the undefined argument back as the test's result; using it
+                // fails with the value's own message.
+                return Err(crate::value::undefined_error(&value));
+            }
+            Ok(value.is_true())
+        });
+    }
+}
+
+/// A Python filter's or test's call: an undefined argument is the result (ansible's
+/// intercept), every other argument crosses rendered.
+fn call_python(
+    plugins: &std::sync::Arc<dyn PythonPlugins>,
+    kind: PluginKind,
+    name: &str,
+    raw: Rest<ValueOrKwargs>,
+) -> Result<JValue, Error> {
+    let (positional, keywords) = crate::filters::args::split(raw);
+    if let Some(undefined) =
+        positional.iter().chain(keywords.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
+    {
+        return Ok(undefined.clone());
+    }
+    let args = positional.iter().map(crate::value::to_value).collect::<Result<Vec<_>, _>>()?;
+    let mut kwargs = Vec::with_capacity(keywords.len());
+    for (key, value) in &keywords {
+        kwargs.push((key.clone(), crate::value::to_value(value)?));
+    }
+    let call = PluginCall { kind, name, args, kwargs };
+    let reply = match crate::value::current() {
+        Some(env) => plugins.call(call, &env),
+        None => plugins.call(call, &crate::value::NoVariables),
+    };
+    match reply {
+        Ok(reply) => Ok(crate::value::plugin_value(reply)),
+        Err(failure) => Err(super::final_error(ErrorKind::InvalidOperation, failure.to_string())),
+    }
+}

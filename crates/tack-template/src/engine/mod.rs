@@ -46,6 +46,7 @@ pub use render::Rendered;
 pub(crate) struct Engine {
     env: Environment<'static>,
     loader: Arc<DataLoader>,
+    plugins: Option<Arc<dyn crate::PythonPlugins>>,
 }
 
 /// Prefix of the loader names under which template strings are cached; any other name is a
@@ -56,8 +57,16 @@ const INLINE: char = '\u{1}';
 const EXPRESSION: char = '\u{3}';
 
 impl Engine {
-    pub(crate) fn new(loader: Arc<DataLoader>) -> Engine {
-        Engine { env: env::build(), loader }
+    pub(crate) fn new(
+        loader: Arc<DataLoader>,
+        plugins: Option<Arc<dyn crate::PythonPlugins>>,
+    ) -> Engine {
+        Engine { env: env::build(plugins.as_ref()), loader, plugins }
+    }
+
+    /// The run's Python template plugins, if it has any.
+    pub(crate) fn plugins(&self) -> Option<&Arc<dyn crate::PythonPlugins>> {
+        self.plugins.as_ref()
     }
 
     pub(crate) fn loader(&self) -> &DataLoader {

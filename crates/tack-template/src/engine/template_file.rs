@@ -463,7 +463,7 @@ pub(crate) fn render(
         }
         (Some(h), source) => {
             // A header changes the syntax: compile in an environment of its own (not cached).
-            let mut env = super::env::build();
+            let mut env = super::env::build(engine.plugins());
             env.set_syntax(syntax_of(h)?);
             let source = source.unwrap_or_else(|| body.to_string());
             let source = line_comments(&source, h).unwrap_or(source);
@@ -730,7 +730,7 @@ pub(crate) fn render_for_lookup(
         engine.render_template(&template, &scope)?
     } else {
         let syntax = lookup_syntax(syntax)?;
-        let mut env = super::env::build();
+        let mut env = super::env::build(engine.plugins());
         env.set_syntax(syntax);
         let rewritten = super::prepass::rewrite(&text, super::prepass::Mode::File);
         let source = rewritten.unwrap_or_else(|| text.clone());

@@ -244,6 +244,12 @@ fn invoke(
     if let Some((_, why)) = REFUSED.iter().find(|(n, _)| find_refused(name) == Some(*n)) {
         return Err(final_error(ErrorKind::InvalidOperation, failed_lookup_message(name, why)));
     }
+    if let Some(env) = current()
+        && let Some(plugins) = env.templar().engine().plugins().cloned()
+        && python_lookup_name(name).is_some_and(|short| plugins.has_lookup(short))
+    {
+        return invoke_python(&plugins, &env, name, terms, kwargs, wantlist, host_named);
+    }
     let Some(entry) = find(name) else {
         return Err(final_error(ErrorKind::InvalidOperation, unknown_lookup_message(name)));
     };
@@ -279,24 +285,33 @@ fn invoke(
         Err(LookupError::Refused(message)) => {
             return Err(final_error(ErrorKind::InvalidOperation, message));
         }
-        Err(LookupError::Failed(message)) => {
-            return match errors.as_str() {
-                "warn" => {
-                    tack_diag::warn(&tack_diag::Diagnostic::new(format!(
-                        "An error occurred while running the lookup plugin {}: {}",
-                        tack_yaml::pyrepr::str_repr(name),
-                        message.trim_end()
-                    )));
-                    Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) })
-                }
-                "ignore" => Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) }),
-                _ => Err(final_error(
-                    ErrorKind::InvalidOperation,
-                    failed_lookup_message(name, message.trim_end()),
-                )),
-            };
-        }
+        Err(LookupError::Failed(message)) => return failed(name, &message, &errors, wantlist),
     };
+    shape(result, wantlist)
+}
+
+/// A lookup that raised, as its `errors=` says: a warning, nothing, or the failure.
+fn failed(name: &str, message: &str, errors: &str, wantlist: bool) -> Result<JValue, Error> {
+    match errors {
+        "warn" => {
+            tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+                "An error occurred while running the lookup plugin {}: {}",
+                tack_yaml::pyrepr::str_repr(name),
+                message.trim_end()
+            )));
+            Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) })
+        }
+        "ignore" => Ok(if wantlist { new_list(Vec::new()) } else { JValue::from(()) }),
+        _ => Err(final_error(
+            ErrorKind::InvalidOperation,
+            failed_lookup_message(name, message.trim_end()),
+        )),
+    }
+}
+
+/// A lookup's items as the call gives them: the list with `wantlist`, else one item alone,
+/// strings joined with commas, or the list.
+fn shape(result: Vec<JValue>, wantlist: bool) -> Result<JValue, Error> {
     if wantlist || result.is_empty() {
         return Ok(new_list(result));
     }
@@ -308,6 +323,71 @@ fn invoke(
         return Ok(JValue::from(texts.join(",")));
     }
     Ok(new_list(result))
+}
+
+/// The short name a Python lookup plugin would answer to for `name`: plain names and
+/// `ansible.legacy.` ones (a lookup on the plugin paths is never `ansible.builtin.`).
+fn python_lookup_name(name: &str) -> Option<&str> {
+    use tack_py::ansible::{CoreCollections, short_name, strip_core_collection};
+    if strip_core_collection(name, CoreCollections::Builtin).is_some() {
+        return None;
+    }
+    let short = short_name(name, CoreCollections::BuiltinOrLegacy);
+    (!short.contains('.')).then_some(short)
+}
+
+/// `_invoke_lookup` for a lookup plugin written in Python (see `crate::python_plugins`).
+fn invoke_python(
+    plugins: &Arc<dyn crate::PythonPlugins>,
+    env: &RenderEnv,
+    name: &str,
+    terms: Vec<JValue>,
+    mut kwargs: Vec<(String, JValue)>,
+    wantlist: bool,
+    host_named: bool,
+) -> Result<JValue, Error> {
+    if host_named {
+        // What a Python lookup reads with its terms is its own code's business: a managed
+        // host's value never chooses them (seed 002).
+        return Err(final_error(
+            ErrorKind::InvalidOperation,
+            format!(
+                "the terms of the {} lookup were named by a managed host, and a Python lookup \
+                 plugin given terms a host chose is never run",
+                tack_yaml::pyrepr::str_repr(name)
+            ),
+        ));
+    }
+    if let Some(undefined) =
+        terms.iter().chain(kwargs.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
+    {
+        return Ok(undefined.clone());
+    }
+    let errors = match kwargs.iter().position(|(k, _)| k == "errors") {
+        Some(i) => crate::python::repr::str_of(&kwargs.remove(i).1)?,
+        None => "strict".to_string(),
+    };
+    use crate::python_plugins::{PluginCall, PluginFailure, PluginKind};
+    let args = terms.iter().map(crate::value::to_value).collect::<Result<Vec<_>, _>>()?;
+    let mut keywords = Vec::with_capacity(kwargs.len());
+    for (key, value) in &kwargs {
+        keywords.push((key.clone(), crate::value::to_value(value)?));
+    }
+    let call = PluginCall { kind: PluginKind::Lookup, name, args, kwargs: keywords };
+    match plugins.call(call, env) {
+        Ok(reply) => {
+            let items = crate::value::plugin_value(reply);
+            let items = match items.kind() {
+                minijinja::value::ValueKind::Seq => items.try_iter()?.collect(),
+                _ => vec![items],
+            };
+            shape(items, wantlist)
+        }
+        Err(PluginFailure::Final(message)) => {
+            Err(final_error(ErrorKind::InvalidOperation, message))
+        }
+        Err(PluginFailure::Raised(message)) => failed(name, &message, &errors, wantlist),
+    }
 }
 
 fn find_refused(name: &str) -> Option<&str> {

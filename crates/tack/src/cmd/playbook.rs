@@ -243,5 +243,6 @@ pub(crate) mod cliargs;
 mod events;
 pub(crate) mod header;
 mod list;
+mod plugins;
 mod run;
 pub(crate) mod verbose;

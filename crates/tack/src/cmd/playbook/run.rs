@@ -59,9 +59,12 @@ pub(super) fn run(
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is
     // otherwise the default one, as before).
-    let templar = Templar::with_loader(std::sync::Arc::new(tack_loader::DataLoader::new(
-        session.loader.secrets().clone(),
-    )));
+    let data_loader =
+        std::sync::Arc::new(tack_loader::DataLoader::new(session.loader.secrets().clone()));
+    let templar = match super::plugins::worker(&loader, session, &args.playbooks)? {
+        Some(worker) => Templar::with_plugins(data_loader, worker),
+        None => Templar::with_loader(data_loader),
+    };
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let opener = crate::links::AgentOpener::new();
     let links = tack_links::Links::new(&opener);

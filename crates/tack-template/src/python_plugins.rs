@@ -1,0 +1,88 @@
+//! Template plugins written in Python: the filter, test and lookup plugins a run finds beside
+//! its playbooks, in its roles or on the configured plugin paths. The templar does not run
+//! Python; the run hands it a [`PythonPlugins`] that does (the controller's plugin worker),
+//! and the templar registers the names it provides and carries each call across as data.
+//!
+//! The rules are ansible's `JinjaPluginIntercept` and `_invoke_lookup`: an undefined
+//! argument is the call's result without calling the plugin (a lookup's `errors=` and
+//! `wantlist` are the lookups module's), a plugin found on these paths shadows a builtin of
+//! the same short name (ansible searches the added directories before its own), and every
+//! value crosses fully rendered, as the plain data a Python function receives.
+//!
+//! This file holds the contract only; the filters and tests register in `engine::env`, a
+//! lookup is called from `lookups`, and a render's variables are read through `value`. It
+//! never starts a process.
+
+use tack_yaml::Value;
+
+/// Which family a plugin belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    Filter,
+    Test,
+    Lookup,
+}
+
+impl PluginKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PluginKind::Filter => "filter",
+            PluginKind::Test => "test",
+            PluginKind::Lookup => "lookup",
+        }
+    }
+}
+
+/// One call of a Python plugin, its arguments rendered.
+#[derive(Debug)]
+pub struct PluginCall<'a> {
+    pub kind: PluginKind,
+    /// The name as the template wrote it (`my_filter`, `ansible.legacy.my_filter`).
+    pub name: &'a str,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(String, Value)>,
+}
+
+/// What a plugin returned.
+#[derive(Debug)]
+pub struct PluginReply {
+    pub value: Value,
+    /// ansible's deprecation messages the call raised (a test returning a non-boolean).
+    pub deprecations: Vec<String>,
+}
+
+/// Why a plugin gave no value.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PluginFailure {
+    /// The complete message, as ansible words it (a plugin that failed to load, a filter or
+    /// test that raised): shown unchanged.
+    #[error("{0}")]
+    Final(String),
+    /// A lookup raised: the message of its exception chain, which the lookup's `errors=`
+    /// decides about (`The lookup plugin 'NAME' failed: ...` when strict).
+    #[error("{0}")]
+    Raised(String),
+}
+
+/// The variables of the running template, as a lookup's `variables` reads them.
+pub trait VariableSource {
+    /// Every visible name.
+    fn names(&self) -> Vec<String>;
+    /// A variable's value, its templates rendered; `None` when it is not defined, the
+    /// render's error message when it cannot be rendered.
+    fn get(&self, name: &str) -> Option<Result<Value, String>>;
+}
+
+/// The run's Python template plugins.
+pub trait PythonPlugins: Send + Sync {
+    /// The filter or test names the plugins provide (short and `ansible.legacy.` spellings).
+    fn jinja_names(&self, kind: PluginKind) -> Vec<String>;
+    /// Whether a lookup plugin of this short name is on the plugin paths.
+    fn has_lookup(&self, short_name: &str) -> bool;
+    /// Calls a plugin; a lookup reads its variables from `vars` while it runs.
+    fn call(
+        &self,
+        call: PluginCall<'_>,
+        vars: &dyn VariableSource,
+    ) -> Result<PluginReply, PluginFailure>;
+}

@@ -1,0 +1,33 @@
+//! The run's Python template plugins: where they are (the playbook and role directories the
+//! loader saw, then the configured paths) and the worker that runs them, when there are any.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tack_actions::python_plugins::{PluginPaths, PluginWorker};
+use tack_diag::Diagnostic;
+use tack_playbook::Loader;
+
+use crate::session::Session;
+
+pub(super) fn worker(
+    loader: &Loader<'_>,
+    session: &Session,
+    playbooks: &[PathBuf],
+) -> Result<Option<Arc<PluginWorker>>, Diagnostic> {
+    let mut jinja = session.config.filter_plugin_path();
+    jinja.extend(session.config.test_plugin_path());
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let basedir = playbooks
+        .first()
+        .and_then(|p| tack_py::path::normpath(&cwd.join(p)).parent().map(PathBuf::from))
+        .unwrap_or(cwd);
+    let paths = PluginPaths {
+        dirs: loader.plugin_dirs(),
+        jinja,
+        lookup: session.config.lookup_plugin_path(),
+        basedir,
+        config_file: session.config.config_file().map(PathBuf::from),
+    };
+    PluginWorker::for_run(paths).map_err(|e| Diagnostic::new(e.to_string()))
+}
