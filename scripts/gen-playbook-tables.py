@@ -3,7 +3,7 @@
 
 The tables are facts about ansible-core: the attributes (keywords) each playbook object accepts
 with their types, the builtin module / action / lookup plugin names, and the builtin plugin
-routing (redirects that stay inside ansible.builtin, and tombstones). Run it with the
+routing (redirects inside ansible.builtin and to collections, and tombstones). Run it with the
 reference's python:
 
     /opt/ansible-ref/bin/python scripts/gen-playbook-tables.py
@@ -105,6 +105,8 @@ def routing() -> list[tuple[str, str, str, str]]:
                 out.append((ptype, name, "tombstone", f"{t.get('warning_text', '')}|{when}|{'date' if 'removal_date' in t else 'version'}"))
             elif str(entry.get("redirect", "")).startswith("ansible.builtin."):
                 out.append((ptype, name, "redirect", entry["redirect"].removeprefix("ansible.builtin.")))
+            elif entry.get("redirect"):
+                out.append((ptype, name, "collection", entry["redirect"]))
     return out
 
 
@@ -134,6 +136,8 @@ def main() -> None:
     for ptype, name, kind, detail in routing():
         if kind == "redirect":
             rows.append(f"    ({rust_str(ptype)}, {rust_str(name)}, Routing::Redirect({rust_str(detail)})),")
+        elif kind == "collection":
+            rows.append(f"    ({rust_str(ptype)}, {rust_str(name)}, Routing::Collection({rust_str(detail)})),")
         else:
             text, when, unit = detail.split("|")
             rows.append(

@@ -56,6 +56,9 @@ fi
 if [ "$(id -u)" = 0 ]; then
   scripts/install-ansible-ref.sh >/dev/null ||
     echo "could not install ansible-core 2.21.5: the Python-path cases will fail" >&2
+  # The collection goldens run the `ansible` package's collections (community.general, ...).
+  scripts/install-ansible-collections.sh >/dev/null ||
+    echo "could not install the ansible package's collections: the collection cases will fail" >&2
 fi
 
 # The agent the controller uploads to ssh hosts: static musl (scripts/build-agent.sh adds the

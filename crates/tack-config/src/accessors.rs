@@ -185,8 +185,8 @@ impl Config {
         self.paths("DEFAULT_MODULE_UTILS_PATH")
     }
 
-    /// `collections_path`: read so that it can be reported and refused; tack loads no
-    /// collections.
+    /// `collections_path` (`COLLECTIONS_PATHS`): where collections are looked for after the
+    /// `collections/` beside each playbook.
     pub fn collections_path(&self) -> Vec<PathBuf> {
         self.paths("COLLECTIONS_PATHS")
     }

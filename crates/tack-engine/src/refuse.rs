@@ -17,6 +17,8 @@ use tack_actions::Action;
 
 /// Play keywords the engine honours.
 const PLAY_KEYWORDS: &[Keyword] = &[
+    // Read while loading: short action (and role) names are looked for in its collections.
+    Keyword::Collections,
     Keyword::Name,
     Keyword::Hosts,
     Keyword::GatherFacts,
@@ -66,6 +68,8 @@ const PLAY_KEYWORDS: &[Keyword] = &[
 
 /// Task keywords the engine honours.
 const TASK_KEYWORDS: &[Keyword] = &[
+    // Read while loading: short action (and role) names are looked for in its collections.
+    Keyword::Collections,
     Keyword::Name,
     Keyword::When,
     Keyword::Loop,
@@ -107,6 +111,8 @@ const TASK_KEYWORDS: &[Keyword] = &[
 ];
 
 const BLOCK_KEYWORDS: &[Keyword] = &[
+    // Read while loading: short action (and role) names are looked for in its collections.
+    Keyword::Collections,
     Keyword::Name,
     Keyword::Connection,
     Keyword::RemoteUser,
@@ -339,7 +345,14 @@ fn check_task(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
 pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result<(), Diagnostic> {
     if action.needs_ansible_core() && tack_actions::python_path::core().is_none() {
         let why = tack_actions::python_path::why_not();
-        let msg = format!("tack has no native module '{}': {why}", task.action);
+        let msg = match &task.library {
+            Some(module) => format!(
+                "the module '{}' ({}) runs through ansible's module code: {why}",
+                task.action,
+                module.path.display()
+            ),
+            None => format!("tack has no native module '{}': {why}", task.action),
+        };
         return Err(Diagnostic::at(msg, task.origin.clone()));
     }
     let handler = matches!(task.kind, TaskKind::Handler { .. });
@@ -531,7 +544,9 @@ fn check_apply(task: &tack_playbook::Task) -> Result<(), Diagnostic> {
     let Some(apply) = task.args.get("apply").and_then(|a| a.as_map()) else { return Ok(()) };
     for (key, _) in apply.iter() {
         let name = key.as_str().unwrap_or_default();
-        if !BLOCK_KEYWORDS.iter().any(|k| k.as_str() == name) {
+        // The included tasks search the include's own collection list, not one `apply` sets.
+        let honoured = name != "collections" && BLOCK_KEYWORDS.iter().any(|k| k.as_str() == name);
+        if !honoured {
             let what = format!("the {} apply keyword '{name}'", task.action);
             return Err(refuse(what, key.origin.clone().or_else(|| task.origin.clone())));
         }

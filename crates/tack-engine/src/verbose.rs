@@ -87,6 +87,9 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
         return Ok(());
     }
     for playbook in playbooks {
+        for play in &playbook.plays {
+            check_routed(play)?;
+        }
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
             check_vars_files(play, true)?;
             check_imports(playbook, play)?;
@@ -126,6 +129,37 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
             for ctx in all {
                 check_vars_files_includes(ctx.task)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// A task whose module ansible-core routes to a collection (`timezone` →
+/// `community.general.timezone`): at `-vvv` ansible prints its `redirecting (type: modules)`
+/// lines while loading and again as the task runs, which tack does not reproduce yet.
+fn check_routed(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+    use tack_playbook::tables::{Routing, routing};
+    let compiled = compile_play(play);
+    let handlers = crate::handlers::handler_blocks(play);
+    let all = walk(play, &compiled, Sections::All).into_iter().chain(walk(
+        play,
+        &handlers,
+        Sections::All,
+    ));
+    for ctx in all {
+        let short = tack_py::ansible::short_name(
+            &ctx.task.action,
+            tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+        );
+        let routed = ["modules", "action"]
+            .iter()
+            .any(|kind| matches!(routing(kind, short), Some(Routing::Collection(_))));
+        if routed && ctx.task.library.as_ref().is_some_and(|m| m.collection.is_some()) {
+            let what = format!(
+                "a module name ansible-core routes to a collection ('{}')",
+                ctx.task.action
+            );
+            return Err(refuse(&what, 3, ctx.task.origin.clone()));
         }
     }
     Ok(())

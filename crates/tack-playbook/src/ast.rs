@@ -186,6 +186,9 @@ pub struct Task {
     /// `_variable_params` (an `args:` template).
     pub args: Mapping,
     pub delegate_to: Option<Node>,
+    /// The `collections:` search list the task's short names were looked for in (its own,
+    /// its block's, its role's or its play's); what a dynamic include it makes loads under.
+    pub collections: Vec<String>,
     /// `loop` or the `with_<lookup>` value, and the lookup's name for `with_*`.
     pub loop_items: Option<Node>,
     pub loop_with: Option<String>,
@@ -212,6 +215,17 @@ pub struct LibraryModule {
     /// `module_utils/` beside playbooks and loaded roles, then the configured ones, in
     /// ansible's search order.
     pub utils: Vec<PathBuf>,
+    /// For a collection's module: the roots the payload builder's collection loader
+    /// searches (its `module_utils` imports resolve there), and what tack cannot run of it.
+    pub collection: Option<CollectionModule>,
+}
+
+/// A module a collection ships (see [`LibraryModule::collection`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CollectionModule {
+    pub roots: Vec<PathBuf>,
+    /// Why tack refuses to run it (an action plugin of its name, routing it does not follow).
+    pub refusal: Option<String>,
 }
 
 impl Task {
@@ -231,6 +245,7 @@ impl Task {
             action_origin: None,
             args,
             delegate_to: None,
+            collections: Vec::new(),
             loop_items: None,
             loop_with: None,
             attrs,
@@ -251,8 +266,11 @@ pub struct RoleId(pub usize);
 #[derive(Debug, Clone)]
 pub struct Role {
     pub origin: Option<Origin>,
-    /// The role's name (the last path component when given as a path).
+    /// The role's name (the last path component when given as a path; a collection's role
+    /// fully qualified, as ansible's `get_name()` gives it).
     pub name: String,
+    /// The collection the role came from (`ns.col`).
+    pub collection: Option<String>,
     pub path: PathBuf,
     /// Keywords given where the role was used (`roles: - {role: x, tags: ...}`).
     pub attrs: Attrs,
@@ -275,6 +293,18 @@ pub struct Role {
 }
 
 impl Role {
+    /// The role's own name without its collection (ansible's `role_name`).
+    pub fn short_name(&self) -> &str {
+        match &self.collection {
+            Some(c) => self
+                .name
+                .strip_prefix(c.as_str())
+                .and_then(|r| r.strip_prefix('.'))
+                .unwrap_or(&self.name),
+            None => &self.name,
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -62,6 +62,9 @@ pub enum PluginFailure {
     /// decides about (`The lookup plugin 'NAME' failed: ...` when strict).
     #[error("{0}")]
     Raised(String),
+    /// No plugin of that name (a collection's name the collection does not provide).
+    #[error("no such plugin")]
+    Missing,
 }
 
 /// The variables of the running template, as a lookup's `variables` reads them.
@@ -77,7 +80,8 @@ pub trait VariableSource {
 pub trait PythonPlugins: Send + Sync {
     /// The filter or test names the plugins provide (short and `ansible.legacy.` spellings).
     fn jinja_names(&self, kind: PluginKind) -> Vec<String>;
-    /// Whether a lookup plugin of this short name is on the plugin paths.
+    /// Whether a lookup plugin of this short name is on the plugin paths (a collection's
+    /// lookup, by its fully qualified name, is asked for by [`PythonPlugins::call`]).
     fn has_lookup(&self, short_name: &str) -> bool;
     /// Calls a plugin; a lookup reads its variables from `vars` while it runs.
     fn call(
@@ -85,4 +89,16 @@ pub trait PythonPlugins: Send + Sync {
         call: PluginCall<'_>,
         vars: &dyn VariableSource,
     ) -> Result<PluginReply, PluginFailure>;
+}
+
+/// Whether `name` is a collection's fully qualified plugin name (`ns.col.name`; not one of
+/// ansible-core's own `ansible.builtin`/`ansible.legacy`).
+pub fn is_collection_name(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() >= 3
+        && !(parts[0] == "ansible" && matches!(parts[1], "builtin" | "legacy"))
+        && parts.iter().all(|p| {
+            p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }

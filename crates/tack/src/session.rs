@@ -44,6 +44,17 @@ impl Session {
             module_paths,
             configured_module_paths: self.config.module_path(),
             module_utils_paths: self.config.module_utils_path(),
+            collections_paths: self.config.collections_path(),
+            sys_path_collections: if self
+                .config
+                .get("COLLECTIONS_SCAN_SYS_PATH")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(true)
+            {
+                tack_playbook::LazyRoots::new(tack_actions::python_path::sys_path_collections)
+            } else {
+                tack_playbook::LazyRoots::default()
+            },
             invalid_task_attribute_failed: self.config.invalid_task_attribute_failed(),
         }
     }

@@ -127,8 +127,8 @@ fn hosts_of_a_connection_tack_has_not_got_are_refused_before_a_task_runs() {
 
 #[test]
 fn unsupported_keywords_are_refused_where_written() {
-    let play = format!("{PLAY}    - debug: msg=x\n      collections: [a.b]\n");
-    refused(&play, &[], "tack does not support the task keyword 'collections' yet", 1);
+    let play = format!("{PLAY}    - debug: msg=x\n      debugger: always\n");
+    refused(&play, &[], "tack does not support the task keyword 'debugger' yet", 1);
     // Action plugins ansible runs as jobs (`package`) do not run as jobs in tack yet; other
     // action plugins fail the task where it runs, as ansible's do.
     let play = format!("{PLAY}    - package: name=tack-none\n      async: 10\n");

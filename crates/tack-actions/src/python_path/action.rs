@@ -63,6 +63,11 @@ fn answer(
         payload::Source::Builtin(name) => name,
         payload::Source::Library(module) => module.name.as_str(),
     };
+    if let payload::Source::Library(module) = source
+        && let Some(refusal) = module.collection.as_ref().and_then(|c| c.refusal.as_ref())
+    {
+        return Err(fail(refusal.clone()));
+    }
     let Some(core) = super::core() else {
         // Refused before the run; an included file's task can only be caught here.
         let what = match source {

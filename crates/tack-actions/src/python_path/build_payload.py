@@ -1,8 +1,9 @@
 # tack's payload builder, run by the controller with the interpreter that has ansible-core.
 #
 # Reads a JSON list of requests on stdin, each {"name": N} for ansible-core's module N or
-# {"name": N, "path": P, "utils": [DIR, ...]} for the module file P a library/ directory
-# holds (its module_utils looked for in DIRs first), and writes one JSON object on stdout:
+# {"name": N, "path": P, "utils": [DIR, ...], "collections": [ROOT, ...]} for the module
+# file P a library/ directory or a collection holds (its module_utils looked for in DIRs
+# first, `ansible_collections` imports in the collection ROOTs), and writes one JSON object on stdout:
 # the ansible-core version, the module-argument defaults ansible's configuration gives
 # (`internal`), and per request (in order) its fully qualified name, serialization profile
 # and the zip of its source with the closure of module_utils it imports, or why it cannot
@@ -28,7 +29,10 @@ def main():
     from ansible.plugins.loader import init_plugin_loader, module_loader, module_utils_loader
     from ansible.module_utils._internal import _traceback
 
-    init_plugin_loader()
+    # A collection's module resolves its `ansible_collections` imports through ansible's
+    # collection loader, given the same roots the run searched.
+    collections = [p for r in requests for p in r.get("collections", [])]
+    init_plugin_loader(collections or None)
     when = datetime.datetime(1980, 1, 1, tzinfo=datetime.timezone.utc)
     out = {"version": ansible.__version__, "modules": []}
     out["internal"] = {

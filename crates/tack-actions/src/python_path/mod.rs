@@ -77,6 +77,24 @@ pub fn why_not() -> String {
     }
 }
 
+/// The directories on the run's ansible-core interpreter's `sys.path` that hold an
+/// `ansible_collections` package (how the `ansible` pip package ships its collections), in
+/// `sys.path` order; none without ansible-core. Asked by starting the interpreter once.
+pub fn sys_path_collections() -> Vec<PathBuf> {
+    const PROBE: &str = "import json, os, sys\n\
+print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'ansible_collections'))]))";
+    let Some(core) = core() else { return Vec::new() };
+    let out = std::process::Command::new(&core.python)
+        .args(["-c", PROBE])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else { return Vec::new() };
+    serde_json::from_slice::<Vec<String>>(&out.stdout)
+        .map(|dirs| dirs.into_iter().map(PathBuf::from).collect())
+        .unwrap_or_default()
+}
+
 /// Builtin names that are not modules a host runs (documentation stubs for keywords and
 /// actions the engine handles itself, ansible's async wrapper).
 const NOT_HOST_MODULES: &[&str] = &[

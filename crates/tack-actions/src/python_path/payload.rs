@@ -87,6 +87,10 @@ impl Source<'_> {
                     key.push('\0');
                     key.push_str(&dir.display().to_string());
                 }
+                for root in m.collection.iter().flat_map(|c| &c.roots) {
+                    key.push('\u{1}');
+                    key.push_str(&root.display().to_string());
+                }
                 key
             }
         }
@@ -99,6 +103,8 @@ impl Source<'_> {
                 "name": m.name,
                 "path": m.path.display().to_string(),
                 "utils": m.utils.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+                "collections": m.collection.iter().flat_map(|c| &c.roots)
+                    .map(|d| d.display().to_string()).collect::<Vec<_>>(),
             }),
         }
     }

@@ -53,6 +53,9 @@ pub struct PluginPaths {
     pub jinja: Vec<PathBuf>,
     /// The configured lookup plugin path (`DEFAULT_LOOKUP_PLUGIN_PATH`).
     pub lookup: Vec<PathBuf>,
+    /// Where collections are found (`collections/` beside playbooks, `collections_path`):
+    /// a collection's filters, tests and lookups are called by fully qualified name.
+    pub collections: Vec<PathBuf>,
     /// The first playbook's directory: the base for a lookup's relative paths.
     pub basedir: PathBuf,
     /// The configuration file the run read, so the worker's ansible reads the same.
@@ -121,10 +124,10 @@ impl Drop for Process {
 }
 
 impl PluginWorker {
-    /// The worker for a run whose plugins are on `paths`, or `None` when it has none. When
-    /// there are filter or test plugins the worker starts now (the templar registers their
+    /// The worker for a run whose plugins are on `paths`. When there are filter or test
+    /// plugins the worker starts now (the templar registers their
     /// names before it renders); without ansible-core on the controller that is an error.
-    pub fn for_run(paths: PluginPaths) -> Result<Option<Arc<PluginWorker>>, WorkerError> {
+    pub fn for_run(paths: PluginPaths) -> Result<Arc<PluginWorker>, WorkerError> {
         let mut jinja_files = Vec::new();
         let mut lookups = BTreeSet::new();
         for dir in &paths.dirs {
@@ -142,9 +145,9 @@ impl PluginWorker {
         for dir in &paths.lookup {
             lookups.extend(python_files(dir).iter().filter_map(|p| stem(p)));
         }
-        if jinja_files.is_empty() && lookups.is_empty() {
-            return Ok(None);
-        }
+        // Without plugin files the worker still answers for collections' plugins (those the
+        // run names and those on the interpreter's `sys.path`) and for names ansible-core
+        // routes to them, starting at the first such call.
         let worker = PluginWorker {
             paths,
             lookups,
@@ -166,7 +169,7 @@ impl PluginWorker {
             let names = worker.start(&core.python)?;
             *worker.names.lock() = Some(names);
         }
-        Ok(Some(Arc::new(worker)))
+        Ok(Arc::new(worker))
     }
 
     /// Starts the process, hands it the plugin directories and reads the names it found.
@@ -187,7 +190,13 @@ impl PluginWorker {
         };
         let mut process = Process { child, input: Some(input), output: BufReader::new(output) };
         let dirs: Vec<String> = self.paths.dirs.iter().map(|d| d.display().to_string()).collect();
-        let setup = json!({ "dirs": dirs, "basedir": self.paths.basedir.display().to_string() });
+        let roots: Vec<String> =
+            self.paths.collections.iter().map(|d| d.display().to_string()).collect();
+        let setup = json!({
+            "dirs": dirs,
+            "collections": roots,
+            "basedir": self.paths.basedir.display().to_string(),
+        });
         process.send(&setup).map_err(WorkerError::Setup)?;
         let reply = process.receive().map_err(WorkerError::Setup)?;
         if let Some(fatal) = reply.get("fatal").and_then(Json::as_str) {
@@ -204,7 +213,8 @@ impl PluginWorker {
         Ok(names)
     }
 
-    /// Makes sure the process runs (a run with only lookups starts it at the first call).
+    /// Makes sure the process runs (a run with only lookups, or only collections, starts it
+    /// at the first call).
     fn ensure_started(&self) -> Result<(), String> {
         let guard = self.process.lock();
         if let Some(state) = &*guard.borrow() {
@@ -213,7 +223,7 @@ impl PluginWorker {
         let result = match crate::python_path::core() {
             Some(core) => self.start(&core.python).map(|_| ()).map_err(|e| e.to_string()),
             None => Err(format!(
-                "a Python lookup plugin needs ansible-core on the controller to run it: {}",
+                "Python template plugins need ansible-core on the controller to run them: {}",
                 crate::python_path::why_not()
             )),
         };
@@ -315,7 +325,15 @@ impl PythonPlugins for PluginWorker {
         call: PluginCall<'_>,
         vars: &dyn VariableSource,
     ) -> Result<PluginReply, PluginFailure> {
-        self.ensure_started().map_err(PluginFailure::Final)?;
+        if let Err(why) = self.ensure_started() {
+            // A name that is none of the run's own plugin files is, without ansible-core,
+            // one no plugin provides (as ansible says when the collection is missing).
+            let own = match call.kind {
+                PluginKind::Lookup => self.lookups.contains(call.name),
+                kind => self.jinja_names(kind).iter().any(|n| n == call.name),
+            };
+            return Err(if own { PluginFailure::Final(why) } else { PluginFailure::Missing });
+        }
         let kwargs: Map<String, Json> =
             call.kwargs.iter().map(|(k, v)| (k.clone(), to_wire(v))).collect();
         let request = json!({
@@ -342,6 +360,7 @@ impl PythonPlugins for PluginWorker {
                 Err(PluginFailure::Raised(text("message")))
             }
             Some("error") => Err(PluginFailure::Final(text("message"))),
+            Some("missing") => Err(PluginFailure::Missing),
             _ => Err(PluginFailure::Final(format!(
                 "the Python plugin worker answered {}",
                 Json::Object(reply.clone())

@@ -3,11 +3,11 @@
 # once per run, with the interpreter that has ansible-core, when the run has such plugins.
 #
 # Protocol: one JSON object per line. The first line in is the setup ({"dirs": [...],
-# "basedir": DIR}); the worker answers with the Jinja plugin names the directories give
+# "collections": [ROOT, ...], "basedir": DIR}); the worker answers with the Jinja plugin names the directories give
 # ({"names": {"filter": [...], "test": [...]}}) or {"fatal": MESSAGE}. Then each line in
 # is a call ({"op": "call", "kind": K, "name": N, "args": [...], "kwargs": {...}}) answered
-# by {"op": "result", "value": V, "deprecations": [...]} or {"op": "error", "final": bool,
-# "message": M}. While a lookup runs, reading one of the task's variables sends
+# by {"op": "result", "value": V, "deprecations": [...]}, {"op": "error", "final": bool,
+# "message": M} or {"op": "missing"} (no plugin of that name). While a lookup runs, reading one of the task's variables sends
 # {"op": "var", "name": N} (or {"op": "names"}) and waits for {"op": "value", ...}; a call
 # may arrive meanwhile (the variable's template used a plugin) and is answered first.
 #
@@ -144,7 +144,7 @@ def main():
         )
         from ansible.template import Templar
 
-        init_plugin_loader()
+        init_plugin_loader(setup.get("collections") or None)
         for directory in setup["dirs"]:
             add_all_plugin_dirs(directory)
         loader = DataLoader()
@@ -185,8 +185,17 @@ def main():
         kind, name = message["kind"], message["name"]
         wrapper = plugins.get((kind, name))
         if wrapper is None:
-            return {"op": "error", "final": True,
-                    "message": "The %s plugin %r was not found." % (kind, name)}
+            # A collection's plugin, by its fully qualified name.
+            try:
+                wrapper = jinja[kind].get(name)
+            except KeyError:
+                wrapper = None
+            except Exception as ex:
+                return {"op": "error", "final": True,
+                        "message": failure(ex, kind, name, AnsibleTemplatePluginLoadError)}
+            if wrapper is None:
+                return {"op": "missing"}
+            plugins[(kind, name)] = wrapper
         if isinstance(wrapper, _DeferredPluginLoadFailure):
             return {"op": "error", "final": True,
                     "message": failure(wrapper.ex, kind, name, AnsibleTemplatePluginLoadError)}
@@ -217,8 +226,7 @@ def main():
             return {"op": "error", "final": True,
                     "message": failure(ex, "lookup", name, AnsibleTemplatePluginLoadError)}
         if instance is None:
-            return {"op": "error", "final": True,
-                    "message": "The lookup plugin %r was not found." % name}
+            return {"op": "missing"}
         terms = decode(message["args"])
         kwargs = decode(message["kwargs"])
         try:

@@ -33,11 +33,12 @@ def warm(zip_path):
 
 def prefer(zip_path):
     """In a task's child: its own payload comes first, for the path and for every package
-    already imported (a package may be missing modules only this payload's module needs)."""
+    already imported, ansible's and collections' (a package may be missing modules only this
+    payload's module needs)."""
     sys.path.insert(0, zip_path)
     for name, module in list(sys.modules.items()):
         paths = getattr(module, "__path__", None)
-        if name.split(".")[0] == "ansible" and isinstance(paths, list):
+        if name.split(".")[0] in ("ansible", "ansible_collections") and isinstance(paths, list):
             entry = os.path.join(zip_path, *name.split("."))
             if entry in paths:
                 paths.remove(entry)

@@ -28,6 +28,9 @@ pub(crate) struct Handler<'a> {
     /// Brought in by a handler's `include_tasks`: it runs in this flush only, for the hosts
     /// that included it, and no notification names it.
     included: bool,
+    /// The handler block it was written in (its outermost block's address): a name is
+    /// looked for block by block, the last block first and each block in its own order.
+    block: usize,
 }
 
 /// Every handler of a play, in definition order.
@@ -90,6 +93,18 @@ impl<'a> Handlers<'a> {
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
+            // Ancestry runs from the nearest ancestor out: the last block is the outermost.
+            let block = ctx
+                .ancestry
+                .iter()
+                .rev()
+                .find_map(|a| match a {
+                    tack_playbook::walk::Ancestor::Block(b) => {
+                        Some(std::ptr::from_ref(*b) as usize)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(0);
             let role_name = match (&name, ctx.task.role) {
                 (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
                 _ => None,
@@ -102,6 +117,7 @@ impl<'a> Handlers<'a> {
                 notified: BTreeSet::new(),
                 params: None,
                 included: false,
+                block,
             }
         }));
     }
@@ -123,6 +139,7 @@ impl<'a> Handlers<'a> {
             notified: hosts.iter().cloned().collect(),
             params: Some(params.clone()),
             included: true,
+            block: 0,
         });
         self.list.splice(at..at, brought);
     }
@@ -133,20 +150,33 @@ impl<'a> Handlers<'a> {
     }
 
     /// The handlers `notification` names, as ansible's `search_handlers_by_notification`
-    /// finds them: the last one defined with that name, and every handler listening to it
-    /// (the last defined of each name).
+    /// finds them, going through the handler blocks last to first and each block's handlers
+    /// in order: the first one found with that name, and every handler listening to it (the
+    /// first found of each name).
     fn find(&self, notification: &str) -> Vec<usize> {
         let named = |h: &Handler<'_>| {
             !h.included
                 && (h.name.as_deref() == Some(notification)
                     || h.role_name.as_deref() == Some(notification))
         };
+        let mut blocks: Vec<usize> = Vec::new();
+        for h in &self.list {
+            if !blocks.contains(&h.block) {
+                blocks.push(h.block);
+            }
+        }
+        let order: Vec<usize> = blocks
+            .iter()
+            .rev()
+            .flat_map(|b| (0..self.list.len()).filter(move |i| self.list[*i].block == *b))
+            .collect();
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        if let Some(i) = (0..self.list.len()).rev().find(|i| named(&self.list[*i])) {
+        if let Some(i) = order.iter().copied().find(|i| named(&self.list[*i])) {
             out.push(i);
         }
-        for (i, h) in self.list.iter().enumerate().rev() {
+        for i in order {
+            let h = &self.list[i];
             if h.listen.iter().any(|l| l == notification) {
                 if let Some(name) = &h.name
                     && !seen.insert(name.clone())

@@ -208,11 +208,15 @@ pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
         parents.pop();
     }
     let role = play.role(id);
-    magic.insert(s("role_name"), s(&role.name));
+    magic.insert(s("role_name"), s(role.short_name()));
     magic.insert(s("ansible_role_name"), s(&role.name));
     magic.insert(s("role_path"), s(&role.path.to_string_lossy()));
-    // The collection a role came from: tack loads roles from directories only.
-    magic.insert(s("ansible_collection_name"), tack_yaml::Node::bare(tack_yaml::Value::Null));
+    // The collection a role came from (none for a role from a directory).
+    let collection = match &role.collection {
+        Some(c) => s(c),
+        None => tack_yaml::Node::bare(tack_yaml::Value::Null),
+    };
+    magic.insert(s("ansible_collection_name"), collection);
     RoleLayers {
         defaults: layer(&default_vars(play, id, &parents)),
         vars: layer(&role_vars(play, id, &parents, false)),

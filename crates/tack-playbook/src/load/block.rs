@@ -176,7 +176,10 @@ impl Loader<'_> {
         if let Some((key, tags)) = map.entry("tags") {
             block.attrs.set(Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
-        let inner_scope = scope.with_vars(&block.vars);
+        let mut inner_scope = scope.with_vars(&block.vars);
+        if let Some(list) = map.get("collections") {
+            inner_scope.collections = super::collections::keyword_list(list)?;
+        }
         for (name, list) in [
             ("block", &mut block.block),
             ("rescue", &mut block.rescue),
@@ -240,7 +243,7 @@ impl Loader<'_> {
                 out.push(TaskEntry::Block(self.load_block(item, false, build, scope)?));
                 continue;
             }
-            let search = self.module_search();
+            let search = self.module_search(&scope.task_collections(map)?);
             let parsed =
                 ModuleArgsParser { ds: map, ds_node: item, search: &search }.parse(true)?;
             let action = parsed.action.as_str();
@@ -440,13 +443,15 @@ impl Loader<'_> {
     ) -> Result<super::dynamic::Included, Diagnostic> {
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
         build.roles = play.role_arena.clone();
+        // What the include loads searches the include's collection list.
         let scope = match include.role {
             Some(id) => Scope {
                 role: Some(id),
                 role_path: Some(play.role(id).path.clone()),
+                collections: include.collections.clone(),
                 ..Scope::root()
             },
-            None => Scope::root(),
+            None => Scope { collections: include.collections.clone(), ..Scope::root() },
         };
         // A relative name is first looked for beside the file the include was written in
         // (a task file including its neighbour), as ansible resolves it against the

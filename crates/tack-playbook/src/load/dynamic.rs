@@ -75,7 +75,11 @@ impl Loader<'_> {
         };
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, &Mapping::new());
         build.roles = play.role_arena.clone();
-        let scope = super::Scope { role: include.role, ..super::Scope::root() };
+        let scope = super::Scope {
+            role: include.role,
+            collections: include.collections.clone(),
+            ..super::Scope::root()
+        };
         self.load_block(apply, false, &mut build, &scope).map(Some)
     }
 
@@ -112,7 +116,9 @@ impl Loader<'_> {
         if let Some(roots) = &roots {
             tack_loader::confine::check_name(request.name, roots).map_err(refused)?;
         }
-        let mut rr = self.role_ref(&node, &build, None, &[], vars).map_err(fatal)?;
+        let mut rr = self
+            .role_ref(&node, &build, None, &request.include.collections, vars)
+            .map_err(fatal)?;
         if let Some(roots) = &roots {
             tack_loader::confine::check_found(&rr.path, roots).map_err(refused)?;
         }

@@ -5,6 +5,7 @@
 
 mod attrs;
 mod block;
+pub(crate) mod collections;
 pub mod dynamic;
 pub(crate) mod modargs;
 pub use attrs::validate_variable_name;
@@ -50,6 +51,11 @@ pub struct LoadOptions {
     /// The configured module_utils path (`DEFAULT_MODULE_UTILS_PATH`), searched after the
     /// `module_utils/` beside playbooks and roles.
     pub module_utils_paths: Vec<PathBuf>,
+    /// The configured `collections_path` (`COLLECTIONS_PATHS`).
+    pub collections_paths: Vec<PathBuf>,
+    /// The `ansible_collections` packages on the controller interpreter's `sys.path`
+    /// (`COLLECTIONS_SCAN_SYS_PATH`), searched last.
+    pub sys_path_collections: collections::LazyRoots,
     /// `INVALID_TASK_ATTRIBUTE_FAILED` (default true): an unknown task keyword is an error
     /// rather than a warning.
     pub invalid_task_attribute_failed: bool,
@@ -109,8 +115,9 @@ impl<'a> Loader<'a> {
     }
 
     /// Where modules are looked for now: `library/` beside the playbooks, `-M`, `library/`
-    /// of the roles loaded so far, the configured path; and their `module_utils/`.
-    pub(crate) fn module_search(&self) -> modargs::ModuleSearch {
+    /// of the roles loaded so far, the configured path; and their `module_utils/`; short
+    /// names first in the `collections:` list `collection_list`.
+    pub(crate) fn module_search(&self, collection_list: &[String]) -> modargs::ModuleSearch {
         let dirs = self.plugin_dirs.borrow();
         let beside = |sub: &str, list: &[PathBuf]| -> Vec<PathBuf> {
             list.iter().map(|d| d.join(sub)).collect()
@@ -125,6 +132,19 @@ impl<'a> Loader<'a> {
             library,
             configured: self.options.configured_module_paths.clone(),
             utils,
+            collections: self.collection_roots(),
+            collection_list: collection_list.to_vec(),
+        }
+    }
+
+    /// Where collections are looked for: `collections/` beside each playbook loaded so far,
+    /// then the configured `collections_path`, as ansible's collection finder orders them.
+    pub fn collection_roots(&self) -> collections::CollectionRoots {
+        let dirs = self.plugin_dirs.borrow();
+        let beside = dirs.playbooks.iter().map(|d| d.join("collections"));
+        collections::CollectionRoots {
+            named: beside.chain(self.options.collections_paths.iter().cloned()).collect(),
+            lazy: self.options.sys_path_collections.clone(),
         }
     }
 
@@ -193,6 +213,8 @@ pub(crate) struct Scope {
     /// Rendered targets of the enclosing `import_tasks`, outermost first.
     pub include_targets: Vec<String>,
     pub vars: Mapping,
+    /// The `collections:` search list short action names are looked for in (empty: none).
+    pub collections: Vec<String>,
 }
 
 impl Scope {
@@ -204,9 +226,24 @@ impl Scope {
         id: crate::ast::RoleId,
         path: &std::path::Path,
         loader: &Loader<'_>,
+        collections: Vec<String>,
     ) -> Scope {
         loader.add_role_dir(path);
-        Scope { role: Some(id), role_path: Some(path.to_path_buf()), ..Scope::default() }
+        Scope {
+            role: Some(id),
+            role_path: Some(path.to_path_buf()),
+            collections,
+            ..Scope::default()
+        }
+    }
+
+    /// The collection list a task written as `task` searches: its own `collections:`, else
+    /// the one it is loaded under.
+    pub(crate) fn task_collections(&self, task: &Mapping) -> Result<Vec<String>, Diagnostic> {
+        match task.get("collections") {
+            Some(list) => collections::keyword_list(list),
+            None => Ok(self.collections.clone()),
+        }
     }
 
     pub(crate) fn handlers(&self) -> Scope {
@@ -245,7 +282,7 @@ impl Scope {
             let text = |s: &str| Node::bare(Value::Str(s.to_string()));
             vars.insert(text("role_path"), text(&path.to_string_lossy()));
             if let Some(role) = role {
-                vars.insert(text("role_name"), text(&role.name));
+                vars.insert(text("role_name"), text(role.short_name()));
             }
         }
         vars

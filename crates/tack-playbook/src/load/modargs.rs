@@ -42,6 +42,12 @@ pub struct ModuleSearch {
     pub configured: Vec<PathBuf>,
     /// The `module_utils` directories, in search order.
     pub utils: Vec<PathBuf>,
+    /// Where collections are found, for fully qualified names.
+    pub collections: super::collections::CollectionRoots,
+    /// The task's `collections:` search list: a short name is looked for in each in turn
+    /// (`ansible.legacy` being the search above and ansible-core, `ansible.builtin`
+    /// ansible-core alone). Empty: `ansible.legacy` alone.
+    pub collection_list: Vec<String>,
 }
 
 /// Endings ansible never takes for a module (`MODULE_IGNORE_EXTS`' default).
@@ -51,9 +57,55 @@ const IGNORED_ENDINGS: &[&str] =
 impl ModuleSearch {
     /// The module file a short (or `ansible.legacy.`) name finds outside ansible-core.
     pub fn find(&self, name: &str) -> Option<crate::ast::LibraryModule> {
+        if let Some(fqcr) = super::collections::Fqcr::parse(name) {
+            return self.collection_module(name, &fqcr);
+        }
         if name.starts_with("ansible.builtin.") {
+            return self.routed(name);
+        }
+        if !name.contains('.') {
+            for collection in &self.collection_list {
+                match collection.as_str() {
+                    "ansible.legacy" => return self.legacy(name).or_else(|| self.routed(name)),
+                    "ansible.builtin" => return self.routed(name),
+                    _ => {}
+                }
+                let qualified = format!("{collection}.{name}");
+                if let Some(fqcr) = super::collections::Fqcr::parse(&qualified)
+                    && let Some(mut module) = self.collection_module(&qualified, &fqcr)
+                {
+                    // The task keeps the name it was written with.
+                    module.name = name.to_string();
+                    return Some(module);
+                }
+            }
+        }
+        self.legacy(name).or_else(|| self.routed(name))
+    }
+
+    /// The collection module ansible-core's own routing sends a builtin name to
+    /// (`timezone` → `community.general.timezone`), when that collection is installed; the
+    /// task keeps the name it was written with.
+    fn routed(&self, name: &str) -> Option<crate::ast::LibraryModule> {
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if short.contains('.') {
             return None;
         }
+        ["modules", "action"].iter().find_map(|kind| match tables::routing(kind, short) {
+            Some(Routing::Collection(target)) => {
+                let fqcr = super::collections::Fqcr::parse(target)?;
+                let mut module = self.collection_module(target, &fqcr)?;
+                module.name = name.to_string();
+                Some(module)
+            }
+            _ => None,
+        })
+    }
+
+    /// The module a short or `ansible.legacy.` name finds in the legacy search (`library/`
+    /// directories and the configured module path).
+    fn legacy(&self, name: &str) -> Option<crate::ast::LibraryModule> {
         let short =
             tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
         if short.contains('.') || short.is_empty() {
@@ -64,6 +116,29 @@ impl ModuleSearch {
             name: short.to_string(),
             path,
             utils: self.utils.iter().filter(|d| d.is_dir()).cloned().collect(),
+            collection: None,
+        })
+    }
+
+    /// A collection's module, by its fully qualified name.
+    fn collection_module(
+        &self,
+        name: &str,
+        fqcr: &super::collections::Fqcr<'_>,
+    ) -> Option<crate::ast::LibraryModule> {
+        let dir = self.collections.collection(fqcr.namespace, fqcr.name)?;
+        let (subdirs, leaf) = fqcr.leaf();
+        let mut modules = dir.join("plugins").join("modules");
+        modules.extend(subdirs);
+        let path = module_in(&modules, leaf)?;
+        Some(crate::ast::LibraryModule {
+            name: name.to_string(),
+            path,
+            utils: Vec::new(),
+            collection: Some(crate::ast::CollectionModule {
+                roots: self.collections.named().to_vec(),
+                refusal: super::collections::module_refusal(&dir, fqcr),
+            }),
         })
     }
 
@@ -121,7 +196,10 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
         tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     let is_builtin_spelling = short != name || !name.contains('.');
     if !is_builtin_spelling {
-        return Resolution::Unresolved;
+        return match search.find(name) {
+            Some(_) => Resolution::Resolved(name.to_string()),
+            None => Resolution::Unresolved,
+        };
     }
     if search.find(name).is_some() {
         return Resolution::Resolved(short.to_string());
@@ -143,7 +221,8 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
                     "The 'ansible.builtin.{short}' {kind} has been removed. {warning_text} This feature was removed from ansible-core {when}."
                 ));
             }
-            None => {}
+            // Found above when the collection is installed; else ansible cannot resolve it.
+            Some(Routing::Collection(_)) | None => {}
         }
     }
     Resolution::Unresolved

@@ -67,6 +67,10 @@ impl Loader<'_> {
             Some(other) => vec![other.clone()],
         };
         let mut build = PlayBuild::new(basedir.to_path_buf(), self, &vars);
+        let mut scope = Scope::root();
+        if let Some(list) = map.get("collections") {
+            scope.collections = super::collections::keyword_list(list)?;
+        }
         let mut roles = Vec::new();
         if let Some(r) = map.get("roles").filter(|r| !r.is_null()) {
             let Some(list) = r.as_seq() else {
@@ -77,7 +81,7 @@ impl Loader<'_> {
             };
             let template_vars = build.template_vars.clone();
             for entry in list {
-                let rr = self.role_ref(entry, &build, None, &[], &template_vars)?;
+                let rr = self.role_ref(entry, &build, None, &scope.collections, &template_vars)?;
                 roles.push(self.load_role(
                     rr,
                     &mut build,
@@ -97,7 +101,6 @@ impl Loader<'_> {
             None => Vec::new(),
         };
 
-        let scope = Scope::root();
         let mut handlers = match map.get("handlers") {
             Some(v) => self.load_play_blocks(v, &mut build, &scope.handlers(), "handlers", ds)?,
             None => Vec::new(),
@@ -129,7 +132,7 @@ impl Loader<'_> {
             basedir: basedir.to_path_buf(),
             included_path: None,
             included_conditional: None,
-            module_search: std::sync::Arc::new(self.module_search()),
+            module_search: std::sync::Arc::new(self.module_search(&scope.collections)),
         };
         play.roles.extend(build.imported_roles.iter().copied());
         play.role_arena = build.roles;

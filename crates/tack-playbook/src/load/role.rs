@@ -21,6 +21,8 @@ const MAX_ROLE_DEPTH: usize = 64;
 pub(crate) struct RoleRef {
     pub origin: Option<Origin>,
     pub name: String,
+    /// The collection the role came from (`ns.col`), its `name` then fully qualified.
+    pub collection: Option<String>,
     pub path: PathBuf,
     pub attrs: Attrs,
     pub params: Mapping,
@@ -95,7 +97,7 @@ impl Loader<'_> {
             _ => return Err(parser_error("Invalid role definition.", Some(&data))),
         };
         let name = self.render_string(&name_node, vars)?;
-        let (name, path) =
+        let (name, path, collection) =
             self.find_role(&name, &data, build, current_role_path, collection_list, vars)?;
 
         let mut attrs_map = Mapping::new();
@@ -125,6 +127,7 @@ impl Loader<'_> {
         Ok(RoleRef {
             origin: data.origin.clone(),
             name,
+            collection,
             path,
             attrs: ri_attrs,
             params,
@@ -157,7 +160,27 @@ impl Loader<'_> {
         current_role_path: Option<&Path>,
         collection_list: &[String],
         vars: &Mapping,
-    ) -> Result<(String, PathBuf), Diagnostic> {
+    ) -> Result<(String, PathBuf, Option<String>), Diagnostic> {
+        // A collection's role first, as ansible looks there first: a fully qualified name's,
+        // or a short name's in the play's `collections:` list; the role is then known by its
+        // fully qualified name (`role_name` is the short one).
+        let qualified: Vec<String> = if name.contains('.') {
+            vec![name.to_string()]
+        } else {
+            collection_list
+                .iter()
+                .filter(|c| !matches!(c.as_str(), "ansible.legacy" | "ansible.builtin"))
+                .map(|c| format!("{c}.{name}"))
+                .collect()
+        };
+        for candidate in &qualified {
+            if let Some(fqcr) = super::collections::Fqcr::parse(candidate)
+                && let Some(path) = self.collection_roots().role(&fqcr)
+            {
+                let collection = format!("{}.{}", fqcr.namespace, fqcr.name);
+                return Ok((candidate.clone(), path, Some(collection)));
+            }
+        }
         let search = self.role_search(build, current_role_path);
         for dir in &search {
             let dir_text = dir.to_string_lossy().to_string();
@@ -170,7 +193,7 @@ impl Loader<'_> {
             };
             let candidate = unfrackpath(&Path::new(&dir).join(name), true, None);
             if candidate.exists() {
-                return Ok((name.to_string(), candidate));
+                return Ok((name.to_string(), candidate, None));
             }
         }
         let as_path = unfrackpath(Path::new(name), true, None);
@@ -181,7 +204,7 @@ impl Loader<'_> {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or(base);
-            return Ok((base, as_path));
+            return Ok((base, as_path, None));
         }
         let mut places: Vec<String> = collection_list.to_vec();
         places.extend(search.iter().map(|p| p.to_string_lossy().to_string()));
@@ -212,6 +235,7 @@ impl Loader<'_> {
         build.roles.push(Role {
             origin: rr.origin.clone(),
             name: rr.name.clone(),
+            collection: rr.collection.clone(),
             path: rr.path.clone(),
             attrs: rr.attrs.clone(),
             params: rr.params.clone(),
@@ -233,6 +257,7 @@ impl Loader<'_> {
         build.roles[id.0].role_vars = role_vars;
         build.roles[id.0].default_vars = defaults;
 
+        let mut meta_collections = Vec::new();
         if let Some(meta) = self.role_yaml(&rr, "meta", None, false, from)?
             && !is_empty(&meta)
         {
@@ -245,6 +270,9 @@ impl Loader<'_> {
             attrs::validate_keys(meta_map, ObjectKind::RoleMetadata)?;
             if let Some(ad) = meta_map.get("allow_duplicates") {
                 build.roles[id.0].allow_duplicates = ad.value.is_truthy();
+            }
+            if let Some(list) = meta_map.get("collections") {
+                meta_collections = super::collections::keyword_items(list)?;
             }
             if let Some(deps) = meta_map.get("dependencies").filter(|d| !is_empty(d)) {
                 let Some(list) = deps.as_seq() else {
@@ -272,7 +300,9 @@ impl Loader<'_> {
             }
         }
 
-        let scope = Scope::for_role(id, &rr.path, self);
+        let collections =
+            super::collections::role_list(rr.collection.as_deref(), &meta_collections);
+        let scope = Scope::for_role(id, &rr.path, self, collections);
         if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false, from)?
             && !is_empty(&tasks)
         {
@@ -435,7 +465,7 @@ impl Loader<'_> {
         let s = |t: &str| Node::bare(Value::Str(t.to_string()));
         let mut ctx = Mapping::new();
         ctx.insert(s("type"), s("role"));
-        ctx.insert(s("name"), s(&role.name));
+        ctx.insert(s("name"), s(role.short_name()));
         ctx.insert(s("argument_spec_name"), s(entry));
         ctx.insert(s("path"), s(&role.path.to_string_lossy()));
         let mut args = Mapping::new();
@@ -512,7 +542,7 @@ impl Loader<'_> {
             &Node::new(Value::Str(name), name_node.origin.clone()),
             build,
             None,
-            &[],
+            &task.collections,
             &vars,
         )?;
         for (k, v) in task.vars.iter() {

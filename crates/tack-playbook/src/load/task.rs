@@ -75,7 +75,8 @@ impl Loader<'_> {
                 Some(ds),
             ));
         };
-        let search = self.module_search();
+        let collections = scope.task_collections(map)?;
+        let search = self.module_search(&collections);
         let parsed = ModuleArgsParser { ds: map, ds_node: ds, search: &search }.parse(false)?;
         let kind = flavor.kind(scope.use_handlers);
 
@@ -197,6 +198,7 @@ impl Loader<'_> {
                 }),
             args: parsed.args,
             delegate_to: parsed.delegate_to,
+            collections,
             loop_items,
             loop_with,
             attrs: task_attrs,

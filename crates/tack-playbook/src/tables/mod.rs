@@ -47,6 +47,9 @@ pub struct Attribute {
 pub enum Routing {
     /// Another builtin plugin (short name).
     Redirect(&'static str),
+    /// A collection's plugin (fully qualified name): found only where that collection is
+    /// installed.
+    Collection(&'static str),
     /// Removed: using it is an error with this text.
     Tombstone { warning_text: &'static str, removed: &'static str, by_date: bool },
 }

@@ -12,7 +12,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, Undefi
 
 use super::{EXPRESSION, INLINE, active, prepass};
 use crate::python;
-use crate::python_plugins::{PluginCall, PluginKind, PythonPlugins};
+use crate::python_plugins::{PluginCall, PluginFailure, PluginKind, PythonPlugins};
 use crate::value::is_undefined;
 use crate::vars::objects::is_omit;
 
@@ -71,7 +71,41 @@ pub(super) fn build(
     if let Some(plugins) = plugins {
         register_python(&mut env, plugins);
     }
+    // A collection's filters and tests, by fully qualified name (see `prepass`).
+    env.add_filter(prepass::QUALIFIED_FILTER, |_: &State, raw: Rest<ValueOrKwargs>| {
+        call_qualified(PluginKind::Filter, raw)
+    });
+    env.add_test(prepass::QUALIFIED_TEST, |_: &State, raw: Rest<ValueOrKwargs>| {
+        let value = call_qualified(PluginKind::Test, raw)?;
+        if value.is_undefined() {
+            return Err(crate::value::undefined_error(&value));
+        }
+        Ok(value.is_true())
+    });
     env
+}
+
+/// A collection's filter or test: the pre-pass put its name after the value.
+fn call_qualified(kind: PluginKind, raw: Rest<ValueOrKwargs>) -> Result<JValue, Error> {
+    let (mut positional, keywords) = crate::filters::args::split(raw);
+    let name = match positional.len() > 1 {
+        true => positional.remove(1).as_str().unwrap_or_default().to_string(),
+        false => String::new(),
+    };
+    let unknown = || match kind {
+        PluginKind::Test => crate::test_plugins::unknown_test_message(&name),
+        _ => crate::filters::unknown_filter_message(&name),
+    };
+    let plugins = crate::value::current().and_then(|env| env.templar().engine().plugins().cloned());
+    let Some(plugins) = plugins else {
+        return Err(super::final_error(ErrorKind::InvalidOperation, unknown()));
+    };
+    match plugin_call(&plugins, kind, &name, positional, keywords)? {
+        Err(PluginFailure::Missing) => {
+            Err(super::final_error(ErrorKind::InvalidOperation, unknown()))
+        }
+        reply => finish(reply),
+    }
 }
 
 /// Writes one `{{ }}` result as Python's `str()` would, remembering it for native typing.
@@ -267,10 +301,26 @@ fn call_python(
     raw: Rest<ValueOrKwargs>,
 ) -> Result<JValue, Error> {
     let (positional, keywords) = crate::filters::args::split(raw);
+    finish(plugin_call(plugins, kind, name, positional, keywords)?)
+}
+
+fn finish(reply: Result<JValue, PluginFailure>) -> Result<JValue, Error> {
+    reply.map_err(|failure| super::final_error(ErrorKind::InvalidOperation, failure.to_string()))
+}
+
+/// [`call_python`]'s call, its plugin's failure not yet worded (`Err` only when an argument
+/// cannot cross).
+fn plugin_call(
+    plugins: &std::sync::Arc<dyn PythonPlugins>,
+    kind: PluginKind,
+    name: &str,
+    positional: Vec<JValue>,
+    keywords: Vec<(String, JValue)>,
+) -> Result<Result<JValue, PluginFailure>, Error> {
     if let Some(undefined) =
         positional.iter().chain(keywords.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
     {
-        return Ok(undefined.clone());
+        return Ok(Ok(undefined.clone()));
     }
     let args = positional.iter().map(crate::value::to_value).collect::<Result<Vec<_>, _>>()?;
     let mut kwargs = Vec::with_capacity(keywords.len());
@@ -282,8 +332,5 @@ fn call_python(
         Some(env) => plugins.call(call, &env),
         None => plugins.call(call, &crate::value::NoVariables),
     };
-    match reply {
-        Ok(reply) => Ok(crate::value::plugin_value(reply)),
-        Err(failure) => Err(super::final_error(ErrorKind::InvalidOperation, failure.to_string())),
-    }
+    Ok(reply.map(crate::value::plugin_value))
 }

@@ -33,6 +33,7 @@ use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error, ErrorKind};
 
 pub(crate) use errors::final_error;
+pub(crate) use prepass::{QUALIFIED_FILTER, QUALIFIED_TEST};
 use tack_loader::DataLoader;
 use tack_vault::VaultSecrets;
 

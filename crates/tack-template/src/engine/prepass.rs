@@ -43,6 +43,7 @@ fn may_need(s: &str) -> bool {
         || count("{") > delimiters + count("{{")
         || ["defined", "default", "mandatory", "|d", "| d", "do"].iter().any(|w| s.contains(w))
         || CHOOSING.iter().any(|w| s.contains(w))
+        || s.contains('.') && (s.contains('|') || s.contains(" is "))
 }
 
 /// Words of calls and tags whose arguments may name a controller file or command: a
@@ -222,10 +223,92 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
         }
     }
     mark_choices(&toks, &partner, &mut inserts);
+    let qualified = qualified_plugins(&toks);
+    for call in &qualified {
+        removed.push((call.start, call.end));
+        inserts.push((call.start, 2, call.dispatcher));
+        match call.open_paren {
+            Some(after) => {
+                inserts.push((after, 2, &call.quoted));
+                if !call.empty_call {
+                    inserts.push((after, 3, ", "));
+                }
+            }
+            None => {
+                inserts.push((call.end, 2, "("));
+                inserts.push((call.end, 3, &call.quoted));
+                inserts.push((call.end, 4, ")"));
+            }
+        }
+    }
     if inserts.is_empty() {
         return None;
     }
     Some(apply(source, inserts, &removed))
+}
+
+/// What a collection's filter or test is called through: minijinja knows filters and tests
+/// only by the names registered before any template compiles, and a collection's plugins are
+/// known only once its Python code is asked (`crate::python_plugins`).
+pub(crate) const QUALIFIED_FILTER: &str = "__tack_qualified_filter";
+pub(crate) const QUALIFIED_TEST: &str = "__tack_qualified_test";
+
+/// A filter or test written by a collection's fully qualified name (`x | ns.col.f(1)`,
+/// `x is ns.col.t`), to be called through [`QUALIFIED_FILTER`] or [`QUALIFIED_TEST`] with
+/// the name as its first argument.
+struct QualifiedCall {
+    start: usize,
+    end: usize,
+    dispatcher: &'static str,
+    quoted: String,
+    /// Where the call's own arguments start, when it has parentheses.
+    open_paren: Option<usize>,
+    empty_call: bool,
+}
+
+fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
+    let mut out = Vec::new();
+    for (i, tok) in toks.iter().enumerate() {
+        let (first, dispatcher) = match tok.kind {
+            Kind::Pipe => (i + 1, QUALIFIED_FILTER),
+            Kind::Keyword if tok.text == "is" => {
+                let not =
+                    toks.get(i + 1).is_some_and(|t| t.kind == Kind::Keyword && t.text == "not");
+                (if not { i + 2 } else { i + 1 }, QUALIFIED_TEST)
+            }
+            _ => continue,
+        };
+        let mut parts = Vec::new();
+        let mut j = first;
+        while let Some(t) = toks.get(j).filter(|t| t.kind == Kind::Operand) {
+            parts.push(t.text);
+            if toks.get(j + 1).is_some_and(|t| t.kind == Kind::Dot) {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        let core =
+            parts.len() >= 2 && parts[0] == "ansible" && matches!(parts[1], "builtin" | "legacy");
+        let identifiers = parts.iter().all(|p| {
+            p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if parts.len() < 3 || core || !identifiers {
+            continue;
+        }
+        let last = &toks[j];
+        let paren = toks.get(j + 1).filter(|t| t.kind == Kind::Open('('));
+        out.push(QualifiedCall {
+            start: toks[first].start,
+            end: last.end,
+            dispatcher,
+            quoted: format!("'{}'", parts.join(".")),
+            open_paren: paren.map(|p| p.end),
+            empty_call: toks.get(j + 2).is_some_and(|t| t.kind == Kind::Close(')')),
+        });
+    }
+    out
 }
 
 /// Puts a mark first in every lookup call and around every tag's template name, saying

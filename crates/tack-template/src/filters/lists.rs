@@ -261,9 +261,18 @@ fn map(state: &mut State, args: &Bound) -> Result<Value, FilterError> {
         return Err(FilterError::failed("map requires a filter argument"));
     };
     let name = pyval::str_of(name);
+    // A collection's filter is called through the engine's dispatcher, its name first.
+    let qualified: Vec<Value>;
+    let (filter, rest) = if crate::python_plugins::is_collection_name(&name) {
+        qualified =
+            std::iter::once(Value::from(name.as_str())).chain(rest.iter().cloned()).collect();
+        (crate::engine::QUALIFIED_FILTER, qualified.as_slice())
+    } else {
+        (name.as_str(), rest)
+    };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        let result = state.apply_filter(&name, &call_args(item, rest, &args.extra_kw));
+        let result = state.apply_filter(filter, &call_args(item, rest, &args.extra_kw));
         match result {
             Err(e) if e.kind() == minijinja::ErrorKind::UnknownFilter => {
                 return Err(FilterError::failed(format!("No filter named '{name}'.")));
@@ -298,6 +307,20 @@ fn select_or_reject(
         }
         None => None,
     };
+    // A collection's test is called through the engine's dispatcher, its name first.
+    let qualified: Vec<Value>;
+    let dispatched = test.as_deref().filter(|n| crate::python_plugins::is_collection_name(n));
+    if let Some(name) = dispatched {
+        qualified = std::iter::once(Value::from(name)).chain(rest.iter().cloned()).collect();
+        rest = qualified.as_slice();
+    }
+    let test_name = |name: &str| -> String {
+        if dispatched.is_some() {
+            crate::engine::QUALIFIED_TEST.to_string()
+        } else {
+            name.to_string()
+        }
+    };
     let mut out = Vec::new();
     for item in items {
         let subject = match &parts {
@@ -305,7 +328,8 @@ fn select_or_reject(
             None => item.clone(),
         };
         let passed = match &test {
-            Some(name) => match state.perform_test(name, &call_args(subject, rest, &args.extra_kw))
+            Some(name) => match state
+                .perform_test(&test_name(name), &call_args(subject, rest, &args.extra_kw))
             {
                 Err(e) if e.kind() == minijinja::ErrorKind::UnknownTest => {
                     return Err(FilterError::failed(format!("No test named '{name}'.")));

@@ -14,7 +14,7 @@ pub(super) fn worker(
     loader: &Loader<'_>,
     session: &Session,
     playbooks: &[PathBuf],
-) -> Result<Option<Arc<PluginWorker>>, Diagnostic> {
+) -> Result<Arc<PluginWorker>, Diagnostic> {
     let mut jinja = session.config.filter_plugin_path();
     jinja.extend(session.config.test_plugin_path());
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -26,6 +26,7 @@ pub(super) fn worker(
         dirs: loader.plugin_dirs(),
         jinja,
         lookup: session.config.lookup_plugin_path(),
+        collections: loader.collection_roots().named().to_vec(),
         basedir,
         config_file: session.config.config_file().map(PathBuf::from),
     };

@@ -37,6 +37,9 @@ pub(super) fn run(
 ) -> anyhow::Result<ExitCode> {
     let plan = matches!(mode, super::Mode::Plan(_));
     let options = session.load_options(&args.module_path);
+    // The controller's ansible-core is named before loading (found only when first needed):
+    // a collection the loader does not find elsewhere is looked for on its `sys.path`.
+    crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     let loader = Loader::new(&session.loader, &options);
     for path in &args.playbooks {
         let cwd = std::env::current_dir()?;
@@ -52,7 +55,6 @@ pub(super) fn run(
     }
     // ansible loads its callbacks once the playbooks are loaded, before anything runs.
     let callback_options = super::callback::options(&session.config)?;
-    crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     tack_engine::check(&playbooks)?;
     tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
     let extras = super::verbose::extras(args, session);
@@ -61,10 +63,10 @@ pub(super) fn run(
     // otherwise the default one, as before).
     let data_loader =
         std::sync::Arc::new(tack_loader::DataLoader::new(session.loader.secrets().clone()));
-    let templar = match super::plugins::worker(&loader, session, &args.playbooks)? {
-        Some(worker) => Templar::with_plugins(data_loader, worker),
-        None => Templar::with_loader(data_loader),
-    };
+    let templar = Templar::with_plugins(
+        data_loader,
+        super::plugins::worker(&loader, session, &args.playbooks)?,
+    );
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let opener = crate::links::AgentOpener::new();
     let links = tack_links::Links::new(&opener);
