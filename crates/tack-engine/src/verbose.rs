@@ -88,7 +88,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
     }
     for playbook in playbooks {
         for play in &playbook.plays {
-            check_routed(play)?;
+            check_routed(play, verbosity)?;
         }
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
             check_vars_files(play, true)?;
@@ -136,8 +136,16 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
 
 /// A task whose module ansible-core routes to a collection (`timezone` →
 /// `community.general.timezone`): at `-vvv` ansible prints its `redirecting (type: modules)`
-/// lines while loading and again as the task runs, which tack does not reproduce yet.
-fn check_routed(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
+/// lines while loading and again as the task runs; at `-vvvv` it says where it loads each
+/// collection from. tack does not reproduce either yet.
+fn check_routed(play: &tack_playbook::Play, verbosity: u8) -> Result<(), Diagnostic> {
+    // At `-vvvv` ansible also says where it loads each collection from, as it loads it.
+    if verbosity >= 4
+        && let Some(role) = play.role_arena.iter().find(|r| r.collection.is_some())
+    {
+        let what = format!("a role from a collection ('{}')", role.name);
+        return Err(refuse(&what, 4, role.origin.clone()));
+    }
     use tack_playbook::tables::{Routing, routing};
     let compiled = compile_play(play);
     let handlers = crate::handlers::handler_blocks(play);
@@ -154,7 +162,12 @@ fn check_routed(play: &tack_playbook::Play) -> Result<(), Diagnostic> {
         let routed = ["modules", "action"]
             .iter()
             .any(|kind| matches!(routing(kind, short), Some(Routing::Collection(_))));
-        if routed && ctx.task.library.as_ref().is_some_and(|m| m.collection.is_some()) {
+        let from_collection = ctx.task.library.as_ref().is_some_and(|m| m.collection.is_some());
+        if verbosity >= 4 && from_collection {
+            let what = format!("a module from a collection ('{}')", ctx.task.action);
+            return Err(refuse(&what, 4, ctx.task.origin.clone()));
+        }
+        if routed && from_collection {
             let what = format!(
                 "a module name ansible-core routes to a collection ('{}')",
                 ctx.task.action

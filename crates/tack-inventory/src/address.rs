@@ -86,6 +86,15 @@ pub fn parse_address(
 #[error("{0}")]
 pub struct RangeError(pub String);
 
+impl RangeError {
+    /// Whether ansible raises this as its own error (`host range must ...`), which its
+    /// `advanced_host_list` plugin survives by taking the entry as written; any other (a bound
+    /// that is no number, a bad step) is a Python error that fails the whole source.
+    pub fn is_ansibles(&self) -> bool {
+        self.0.starts_with("host range must")
+    }
+}
+
 const ASCII_LETTERS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 /// Python's `int(text)` for a range bound.

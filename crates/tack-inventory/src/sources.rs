@@ -406,7 +406,17 @@ fn host_list(data: &mut InventoryData, source: &str, ranges: bool) -> Result<(),
             continue;
         }
         let (names, port) = if ranges {
-            expand_hostpattern(item).unwrap_or_else(|_| (vec![item.to_string()], None))
+            match expand_hostpattern(item) {
+                Ok(found) => found,
+                Err(e) if e.is_ansibles() => {
+                    data.notes.push((
+                        3,
+                        format!("Unable to parse address from hostname, leaving unchanged: {e}"),
+                    ));
+                    (vec![item.to_string()], None)
+                }
+                Err(e) => return Err(fail(e.0)),
+            }
         } else {
             match parse_address(item, false) {
                 Ok((host, port)) => (vec![host], port),

@@ -226,6 +226,12 @@ pub struct CollectionModule {
     pub roots: Vec<PathBuf>,
     /// Why tack refuses to run it (an action plugin of its name, routing it does not follow).
     pub refusal: Option<String>,
+    /// ansible's deprecations its collections' routing gave on the way to it, shown where
+    /// each task naming it is loaded.
+    pub deprecations: Vec<String>,
+    /// The collections met on the way to it (`ns.col` and directory), in order: each is
+    /// checked against its `requires_ansible` the first time the run loads it.
+    pub loaded: Vec<(String, PathBuf)>,
 }
 
 impl Task {

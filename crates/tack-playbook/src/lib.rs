@@ -19,7 +19,7 @@ pub mod tags;
 pub mod walk;
 
 pub use ast::*;
-pub use load::collections::{CollectionRoots, Fqcr, LazyRoots};
+pub use load::collections::{CollectionRoots, Fqcr, LazyRoots, VersionMismatch};
 pub use load::dynamic;
 pub use load::modargs::ModuleSearch;
 pub use load::{

@@ -45,6 +45,16 @@ impl Session {
             configured_module_paths: self.config.module_path(),
             module_utils_paths: self.config.module_utils_path(),
             collections_paths: self.config.collections_path(),
+            version_mismatch: match self
+                .config
+                .get("COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .as_deref()
+            {
+                Some("error") => tack_playbook::VersionMismatch::Error,
+                Some("ignore") => tack_playbook::VersionMismatch::Ignore,
+                _ => tack_playbook::VersionMismatch::Warning,
+            },
             sys_path_collections: if self
                 .config
                 .get("COLLECTIONS_SCAN_SYS_PATH")

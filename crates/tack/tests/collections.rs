@@ -1,6 +1,6 @@
 //! What tack cannot run of a collection yet is refused by name where the task runs, not
 //! before the play: a module with an action plugin of its name (ansible runs the plugin), and
-//! a module the collection's `meta/runtime.yml` routes. A task that never runs never stops the
+//! a module whose action the collection's `meta/runtime.yml` routes. A task that never runs never stops the
 //! play. (What tack runs of collections is pinned by goldens recorded from ansible-core.)
 
 use std::path::Path;
@@ -21,7 +21,7 @@ fn collection(dir: &Path) -> std::path::PathBuf {
         .expect("action");
     std::fs::write(
         root.join("meta/runtime.yml"),
-        "plugin_routing:\n  modules:\n    routed:\n      deprecation:\n        warning_text: old\n",
+        "plugin_routing:\n  action:\n    routed:\n      redirect: ns.col.plain\n",
     )
     .expect("runtime");
     root
@@ -80,7 +80,7 @@ fn a_module_the_collection_routes_is_refused_when_it_runs() {
     let (code, text) = run(&format!("{PLAY}    - ns.col.routed:\n"));
     assert_eq!(code, 2, "{text}");
     assert!(
-        text.contains("tack does not follow a collection's plugin routing yet:")
+        text.contains("tack does not follow a collection's action plugin routing yet:")
             && text.contains("routes 'ns.col.routed'"),
         "{text}"
     );
@@ -102,4 +102,16 @@ fn a_routed_module_name_at_vvv_is_refused_before_the_run() {
     let (code, text) = run_with(&format!("{PLAY}    - timezone:\n"), &[]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("ok: [h1]"), "{text}");
+}
+
+#[test]
+fn collection_content_at_vvvv_is_refused_before_the_run() {
+    let (code, text) = run_with(&format!("{PLAY}    - ns.col.plain:\n"), &["-vvvv"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(
+            "tack does not support -vvvv with a module from a collection ('ns.col.plain') yet"
+        ),
+        "{text}"
+    );
 }

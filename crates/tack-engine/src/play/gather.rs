@@ -238,8 +238,11 @@ fn gather_link(
         return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
     };
     let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
-    let keyword = |k| keywords.get(k).cloned();
-    let origin = env.play().origin.clone();
+    // `connection`, `port` and `remote_user` are not post-validated with the play (ansible
+    // templates them when the connection is made): read as written.
+    let play = env.play();
+    let keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
+    let origin = play.origin.clone();
     let target = tack_links::link_target::resolve(
         env.run.templar,
         &scope,
@@ -251,7 +254,6 @@ fn gather_link(
     )
     .map_err(|d| d.brief())?;
     // The become keywords are not post-validated with the play: read as written.
-    let play = env.play();
     let become_keyword = |k| keywords.get(k).or_else(|| play.attrs.get(k)).cloned();
     let escalation = tack_links::become_::resolve(
         env.run.templar,

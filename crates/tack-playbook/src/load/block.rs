@@ -243,7 +243,7 @@ impl Loader<'_> {
                 out.push(TaskEntry::Block(self.load_block(item, false, build, scope)?));
                 continue;
             }
-            let search = self.module_search(&scope.task_collections(map)?);
+            let search = self.module_search(&scope.task_collections(map, self)?);
             let parsed =
                 ModuleArgsParser { ds: map, ds_node: item, search: &search }.parse(true)?;
             let action = parsed.action.as_str();

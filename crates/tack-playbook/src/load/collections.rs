@@ -110,6 +110,19 @@ impl CollectionRoots {
             .find(|dir| dir.is_dir())
     }
 
+    /// The playbook file `fqcr` names (`ns.col.pb`: `playbooks/pb.yml` or `.yaml` of the
+    /// collection, or the name as written).
+    pub fn playbook(&self, fqcr: &Fqcr<'_>) -> Option<PathBuf> {
+        let dir = self.collection(fqcr.namespace, fqcr.name)?;
+        let (subdirs, leaf) = fqcr.leaf();
+        let mut playbooks = dir.join("playbooks");
+        playbooks.extend(subdirs);
+        [leaf.to_string(), format!("{leaf}.yml"), format!("{leaf}.yaml")]
+            .into_iter()
+            .map(|name| playbooks.join(name))
+            .find(|path| path.is_file())
+    }
+
     /// The role directory `fqcr` names (`ns.col.role`: `roles/role` of the collection).
     pub fn role(&self, fqcr: &Fqcr<'_>) -> Option<PathBuf> {
         let dir = self.collection(fqcr.namespace, fqcr.name)?;
@@ -120,8 +133,8 @@ impl CollectionRoots {
 }
 
 /// What tack cannot do yet for a collection module it found, named for the refusal: an
-/// action plugin of the module's name (ansible runs it instead of the bare module), or a
-/// routing entry in the collection's `meta/runtime.yml` for it.
+/// action plugin of the module's name (ansible runs it instead of the bare module), or an
+/// action routing entry for it in the collection's `meta/runtime.yml`.
 pub(crate) fn module_refusal(collection: &Path, fqcr: &Fqcr<'_>) -> Option<String> {
     let (subdirs, leaf) = fqcr.leaf();
     let mut actions = collection.join("plugins").join("action");
@@ -135,28 +148,92 @@ pub(crate) fn module_refusal(collection: &Path, fqcr: &Fqcr<'_>) -> Option<Strin
             actions.join(format!("{leaf}.py")).display()
         ));
     }
-    let runtime = collection.join("meta").join("runtime.yml");
-    let text = std::fs::read_to_string(&runtime).ok()?;
-    let doc = tack_yaml::load_one(&text, None).ok()?;
-    let routed = ["modules", "action"].iter().any(|kind| {
-        let entry = doc
-            .as_map()
-            .and_then(|m| m.get("plugin_routing"))
-            .and_then(Node::as_map)
-            .and_then(|m| m.get(kind))
-            .and_then(Node::as_map)
-            .and_then(|m| m.get(fqcr.resource));
-        entry.is_some()
-    });
-    routed.then(|| {
+    routing_entry(collection, "action", fqcr.resource).map(|_| {
         format!(
-            "tack does not follow a collection's plugin routing yet: {} routes '{}.{}.{}'",
-            runtime.display(),
+            "tack does not follow a collection's action plugin routing yet: {} routes '{}.{}.{}'",
+            collection.join("meta").join("runtime.yml").display(),
             fqcr.namespace,
             fqcr.name,
             fqcr.resource
         )
     })
+}
+
+/// The `plugin_routing` entry of `kind` for `resource` in a collection's `meta/runtime.yml`.
+fn routing_entry(collection: &Path, kind: &str, resource: &str) -> Option<Node> {
+    let text = std::fs::read_to_string(collection.join("meta").join("runtime.yml")).ok()?;
+    let doc = tack_yaml::load_one(&text, None).ok()?;
+    doc.as_map()?.get("plugin_routing")?.as_map()?.get(kind)?.as_map()?.get(resource).cloned()
+}
+
+/// Where a collection's module name leads through its collections' `meta/runtime.yml`
+/// (`plugin_routing.modules`), as ansible's loader follows it.
+#[derive(Debug, Default)]
+pub(crate) struct Followed {
+    /// The name the module is finally found by.
+    pub name: String,
+    /// ansible's deprecation messages met on the way, complete (`... This feature will be
+    /// removed from collection 'ns.col' version 3.0.0.`).
+    pub deprecations: Vec<String>,
+}
+
+/// Follows `name`'s routing: `Err` with ansible's message for a removed module (a
+/// tombstone) or a redirect loop.
+pub(crate) fn follow(roots: &CollectionRoots, name: &str) -> Result<Followed, String> {
+    let mut current = name.to_string();
+    let mut seen = Vec::new();
+    let mut deprecations = Vec::new();
+    loop {
+        if seen.contains(&current) {
+            return Err(format!("recursive collection redirect found for '{name}'"));
+        }
+        seen.push(current.clone());
+        let Some(fqcr) = Fqcr::parse(&current) else { break };
+        let Some(dir) = roots.collection(fqcr.namespace, fqcr.name) else { break };
+        let Some(entry) = routing_entry(&dir, "modules", fqcr.resource) else { break };
+        let collection = format!("{}.{}", fqcr.namespace, fqcr.name);
+        let field = |map: &tack_yaml::Mapping, key: &str| {
+            map.get(key).map(|n| tack_yaml::pyrepr::str(&n.value)).filter(|s| !s.is_empty())
+        };
+        let when = |map: &tack_yaml::Mapping, removed: bool| {
+            let verb = if removed { "was" } else { "will be" };
+            match (field(map, "removal_version"), field(map, "removal_date")) {
+                (Some(v), _) => format!(
+                    "This feature {verb} removed from collection '{collection}' version {v}."
+                ),
+                (None, Some(d)) => format!(
+                    "This feature {verb} removed from collection '{collection}' in a release \
+                     after {d}."
+                ),
+                (None, None) => {
+                    format!("This feature {verb} removed from collection '{collection}'.")
+                }
+            }
+        };
+        let text = |map: &tack_yaml::Mapping| {
+            field(map, "warning_text").map(|t| format!(" {t}")).unwrap_or_default()
+        };
+        let entry = entry.as_map().cloned().unwrap_or_default();
+        if let Some(tomb) = entry.get("tombstone").and_then(Node::as_map) {
+            return Err(format!(
+                "The '{current}' module has been removed.{} {}",
+                text(tomb),
+                when(tomb, true)
+            ));
+        }
+        if let Some(dep) = entry.get("deprecation").and_then(Node::as_map) {
+            deprecations.push(format!(
+                "{current} has been deprecated.{} {}",
+                text(dep),
+                when(dep, false)
+            ));
+        }
+        match entry.get("redirect").map(|n| tack_yaml::pyrepr::str(&n.value)) {
+            Some(target) => current = target,
+            None => break,
+        }
+    }
+    Ok(Followed { name: current, deprecations })
 }
 
 /// The `collections:` keyword's list as written (a string is a one-item list), with
@@ -200,11 +277,27 @@ pub(crate) fn with_core(mut list: Vec<String>, core: &str) -> Vec<String> {
     list
 }
 
+/// `list` with the default collection (a collection playbook's, once one was loaded) first,
+/// as ansible's `_ensure_default_collection` puts it.
+pub(crate) fn with_default(mut list: Vec<String>, default: Option<&str>) -> Vec<String> {
+    if let Some(default) = default
+        && !list.iter().any(|c| c == default)
+    {
+        list.insert(0, default.to_string());
+    }
+    with_core(list, "ansible.legacy")
+}
+
 /// A role's own collection list (roles do not inherit their play's): its collection first
-/// when it came from one, then the collections its `meta/main.yml` names, then
-/// `ansible.builtin` for a collection's role and `ansible.legacy` for any other.
-pub(crate) fn role_list(collection: Option<&str>, meta: &[String]) -> Vec<String> {
-    let mut list: Vec<String> = collection.map(str::to_string).into_iter().collect();
+/// when it came from one (else the default collection, when a collection playbook set one),
+/// then the collections its `meta/main.yml` names, then `ansible.builtin` for a collection's
+/// role and `ansible.legacy` for any other.
+pub(crate) fn role_list(
+    collection: Option<&str>,
+    default: Option<&str>,
+    meta: &[String],
+) -> Vec<String> {
+    let mut list: Vec<String> = collection.or(default).map(str::to_string).into_iter().collect();
     for c in meta {
         if !list.contains(c) {
             list.push(c.clone());
@@ -214,9 +307,108 @@ pub(crate) fn role_list(collection: Option<&str>, meta: &[String]) -> Vec<String
     with_core(list, core)
 }
 
+/// What a run does when a collection's `requires_ansible` excludes this ansible-core
+/// (`COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VersionMismatch {
+    #[default]
+    Warning,
+    Error,
+    Ignore,
+}
+
+/// The ansible-core version collections are checked against.
+const CORE_VERSION: [u64; 3] = [2, 21, 5];
+
+/// ansible's check as a collection loads: `Err` with its message when the collection's
+/// `requires_ansible` excludes 2.21.5 and the setting says error; the warning otherwise
+/// (unless ignored), or ansible's warning for a requirement it cannot parse.
+pub(crate) fn check_version(
+    name: &str,
+    dir: &Path,
+    mismatch: VersionMismatch,
+) -> Result<(), String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("meta").join("runtime.yml")) else {
+        return Ok(());
+    };
+    let Ok(doc) = tack_yaml::load_one(&text, None) else { return Ok(()) };
+    let Some(spec) = doc.as_map().and_then(|m| m.get("requires_ansible")) else { return Ok(()) };
+    let spec = tack_yaml::pyrepr::str(&spec.value);
+    match supports(&spec, CORE_VERSION) {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let message = format!("Collection {name} does not support Ansible version 2.21.5");
+            match mismatch {
+                VersionMismatch::Warning => {
+                    tack_diag::warn(&Diagnostic::new(message));
+                    Ok(())
+                }
+                VersionMismatch::Error => Err(message),
+                VersionMismatch::Ignore => Ok(()),
+            }
+        }
+        Err(why) => {
+            tack_diag::warn(&Diagnostic::new(format!(
+                "Error parsing collection metadata requires_ansible value from collection \
+                 {name}: {why}"
+            )));
+            Ok(())
+        }
+    }
+}
+
+/// Whether a PEP 440 specifier set (`>=2.15.0,<3`) admits `version`, for release versions
+/// (what `requires_ansible` holds); `Err` with `packaging`'s words for one it cannot read.
+fn supports(spec: &str, version: [u64; 3]) -> Result<bool, String> {
+    let invalid = |clause: &str| format!("Invalid specifier: '{clause}'");
+    for clause in spec.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        let op_len = clause.find(|c: char| c.is_ascii_digit() || c.is_whitespace()).unwrap_or(0);
+        let (op, rest) = clause.split_at(op_len);
+        let rest = rest.trim();
+        let (text, wildcard) = match rest.strip_suffix(".*") {
+            Some(t) if matches!(op, "==" | "!=") => (t, true),
+            _ => (rest, false),
+        };
+        let parts: Option<Vec<u64>> = text.split('.').map(|p| p.parse().ok()).collect();
+        let Some(parts) = parts.filter(|p| !p.is_empty()) else { return Err(invalid(clause)) };
+        let at = |i: usize| parts.get(i).copied().unwrap_or(0);
+        let wanted = [at(0), at(1), at(2)];
+        let prefix = |n: usize| version[..n.min(3)] == wanted[..n.min(3)];
+        let ok = match op {
+            ">=" => version >= wanted,
+            "<=" => version <= wanted,
+            ">" => version > wanted,
+            "<" => version < wanted,
+            "==" if wildcard => prefix(parts.len()),
+            "!=" if wildcard => !prefix(parts.len()),
+            "==" | "===" => version == wanted,
+            "!=" => version != wanted,
+            "~=" if parts.len() >= 2 => version >= wanted && prefix(parts.len() - 1),
+            _ => return Err(invalid(clause)),
+        };
+        if !ok {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requires_ansible_reads_as_packaging_does() {
+        let v = [2, 21, 5];
+        assert_eq!(supports(">=2.15.0", v), Ok(true));
+        assert_eq!(supports(">=2.99.0,<3", v), Ok(false));
+        assert_eq!(supports(">=2.14,<2.22", v), Ok(true));
+        assert_eq!(supports("~=2.20", v), Ok(true));
+        assert_eq!(supports("~=2.20.0", v), Ok(false));
+        assert_eq!(supports("==2.21.*", v), Ok(true));
+        assert_eq!(supports("!=2.21.5", v), Ok(false));
+        assert_eq!(supports("bogus", v), Err("Invalid specifier: 'bogus'".into()));
+    }
 
     #[test]
     fn names_split_as_ansible_splits_them() {

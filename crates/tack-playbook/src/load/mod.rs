@@ -53,6 +53,8 @@ pub struct LoadOptions {
     pub module_utils_paths: Vec<PathBuf>,
     /// The configured `collections_path` (`COLLECTIONS_PATHS`).
     pub collections_paths: Vec<PathBuf>,
+    /// `COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH`.
+    pub version_mismatch: collections::VersionMismatch,
     /// The `ansible_collections` packages on the controller interpreter's `sys.path`
     /// (`COLLECTIONS_SCAN_SYS_PATH`), searched last.
     pub sys_path_collections: collections::LazyRoots,
@@ -75,6 +77,12 @@ pub struct Loader<'a> {
     /// The playbook and role directories whose `library/` and `module_utils/` joined the
     /// module search so far, in the order ansible adds them (it never drops one in a run).
     pub(crate) plugin_dirs: std::cell::RefCell<PluginDirs>,
+    /// The collection of the last collection playbook loaded (ansible's
+    /// `AnsibleCollectionConfig.default_collection`, which stays set once a collection's
+    /// playbook was imported): short names search it first.
+    pub(crate) default_collection: std::cell::RefCell<Option<String>>,
+    /// The collections loaded so far (each checked against its `requires_ansible` once).
+    pub(crate) loaded_collections: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// See [`Loader::plugin_dirs`].
@@ -93,6 +101,8 @@ impl<'a> Loader<'a> {
             imported: Default::default(),
             play_marks: Default::default(),
             plugin_dirs: Default::default(),
+            default_collection: Default::default(),
+            loaded_collections: Default::default(),
         }
     }
 
@@ -146,6 +156,21 @@ impl<'a> Loader<'a> {
             named: beside.chain(self.options.collections_paths.iter().cloned()).collect(),
             lazy: self.options.sys_path_collections.clone(),
         }
+    }
+
+    /// A collection the run uses for the first time: ansible's `requires_ansible` check
+    /// (a warning, or the error at `at` when the setting says so).
+    pub(crate) fn collection_loaded(
+        &self,
+        name: &str,
+        dir: &Path,
+        at: Option<&Node>,
+    ) -> Result<(), Diagnostic> {
+        if !self.loaded_collections.borrow_mut().insert(name.to_string()) {
+            return Ok(());
+        }
+        collections::check_version(name, dir, self.options.version_mismatch)
+            .map_err(|message| Diagnostic::at(message, at.and_then(|n| n.origin.clone())))
     }
 
     /// The playbook and role directories loaded so far, in the order ansible adds their
@@ -239,11 +264,20 @@ impl Scope {
 
     /// The collection list a task written as `task` searches: its own `collections:`, else
     /// the one it is loaded under.
-    pub(crate) fn task_collections(&self, task: &Mapping) -> Result<Vec<String>, Diagnostic> {
-        match task.get("collections") {
-            Some(list) => collections::keyword_list(list),
-            None => Ok(self.collections.clone()),
-        }
+    pub(crate) fn task_collections(
+        &self,
+        task: &Mapping,
+        loader: &Loader<'_>,
+    ) -> Result<Vec<String>, Diagnostic> {
+        let list = match task.get("collections") {
+            Some(list) => collections::keyword_list(list)?,
+            None => self.collections.clone(),
+        };
+        // A task outside roles searches the default collection first (a role has its own).
+        Ok(match self.role {
+            Some(_) => list,
+            None => collections::with_default(list, loader.default_collection.borrow().as_deref()),
+        })
     }
 
     pub(crate) fn handlers(&self) -> Scope {

@@ -120,8 +120,43 @@ impl ModuleSearch {
         })
     }
 
-    /// A collection's module, by its fully qualified name.
+    /// Why a collection's module name cannot be used: ansible's message for a module its
+    /// collection removed (or a routing loop).
+    pub fn removed(&self, name: &str) -> Option<String> {
+        super::collections::Fqcr::parse(name)?;
+        super::collections::follow(&self.collections, name).err()
+    }
+
+    /// A collection's module, by its fully qualified name, its collections' routing followed.
     fn collection_module(
+        &self,
+        name: &str,
+        fqcr: &super::collections::Fqcr<'_>,
+    ) -> Option<crate::ast::LibraryModule> {
+        let followed = super::collections::follow(&self.collections, name).ok()?;
+        if followed.name != name {
+            let target = super::collections::Fqcr::parse(&followed.name)?;
+            let mut module = self.collection_module_at(&followed.name, &target)?;
+            module.name = name.to_string();
+            if let Some(c) = module.collection.as_mut() {
+                let mut all = followed.deprecations;
+                all.append(&mut c.deprecations);
+                c.deprecations = all;
+                if let Some(first) = self.collections.collection(fqcr.namespace, fqcr.name) {
+                    c.loaded.insert(0, (format!("{}.{}", fqcr.namespace, fqcr.name), first));
+                }
+            }
+            return Some(module);
+        }
+        let mut module = self.collection_module_at(name, fqcr)?;
+        if let Some(c) = module.collection.as_mut() {
+            c.deprecations = followed.deprecations;
+        }
+        Some(module)
+    }
+
+    /// The module file of `fqcr` itself, no routing followed.
+    fn collection_module_at(
         &self,
         name: &str,
         fqcr: &super::collections::Fqcr<'_>,
@@ -138,6 +173,8 @@ impl ModuleSearch {
             collection: Some(crate::ast::CollectionModule {
                 roots: self.collections.named().to_vec(),
                 refusal: super::collections::module_refusal(&dir, fqcr),
+                deprecations: Vec::new(),
+                loaded: vec![(format!("{}.{}", fqcr.namespace, fqcr.name), dir.clone())],
             }),
         })
     }
@@ -196,6 +233,9 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
         tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     let is_builtin_spelling = short != name || !name.contains('.');
     if !is_builtin_spelling {
+        if let Some(removed) = search.removed(name) {
+            return Resolution::Removed(removed);
+        }
         return match search.find(name) {
             Some(_) => Resolution::Resolved(name.to_string()),
             None => Resolution::Unresolved,

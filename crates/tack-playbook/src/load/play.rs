@@ -68,9 +68,12 @@ impl Loader<'_> {
         };
         let mut build = PlayBuild::new(basedir.to_path_buf(), self, &vars);
         let mut scope = Scope::root();
-        if let Some(list) = map.get("collections") {
-            scope.collections = super::collections::keyword_list(list)?;
-        }
+        let written = match map.get("collections") {
+            Some(list) => super::collections::keyword_items(list)?,
+            None => Vec::new(),
+        };
+        let default = self.default_collection.borrow().clone();
+        scope.collections = super::collections::with_default(written, default.as_deref());
         let mut roles = Vec::new();
         if let Some(r) = map.get("roles").filter(|r| !r.is_null()) {
             let Some(list) = r.as_seq() else {

@@ -16,7 +16,14 @@ impl Loader<'_> {
     pub fn load_playbook(&self, path: &Path) -> Result<Playbook, Diagnostic> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let mut plays = Vec::new();
-        let basedir = self.load_playbook_data(path, &cwd, None, &mut plays)?;
+        // A name that is no file may be a collection's playbook (`ns.col.pb`).
+        let collection = self.collection_playbook(path);
+        let file = collection.as_ref().map_or(path, |(file, _)| file.as_path());
+        if let Some((_, name)) = &collection {
+            *self.default_collection.borrow_mut() = Some(name.clone());
+        }
+        let basedir =
+            self.load_playbook_data(file, &cwd, None, &mut plays, collection.is_none())?;
         let imported = self.take_imported();
         let import_marks = std::mem::take(&mut *self.play_marks.borrow_mut());
         Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported, import_marks })
@@ -36,21 +43,36 @@ impl Loader<'_> {
         })
     }
 
+    /// A collection's playbook `name` names, when it is not a file: its file and collection.
+    pub fn collection_playbook(&self, name: &Path) -> Option<(PathBuf, String)> {
+        if name.exists() {
+            return None;
+        }
+        let text = name.to_str()?;
+        let fqcr = super::collections::Fqcr::parse(text)?;
+        let file = self.collection_roots().playbook(&fqcr)?;
+        Some((file, format!("{}.{}", fqcr.namespace, fqcr.name)))
+    }
+
     /// Appends the plays of `file` (and of the playbooks it imports) to `out`; returns the
-    /// playbook's base directory.
+    /// playbook's base directory. `adjacent`: its directory joins the module and collection
+    /// search (not for a collection's playbook).
     fn load_playbook_data(
         &self,
         file: &Path,
         cwd: &Path,
         vars: Option<&Mapping>,
         out: &mut Vec<Play>,
+        adjacent: bool,
     ) -> Result<PathBuf, Diagnostic> {
         let basedir = if file.is_absolute() {
             file.parent().map(Path::to_path_buf).unwrap_or_default()
         } else {
             normpath(&cwd.join(file.parent().unwrap_or(Path::new(""))))
         };
-        self.add_playbook_dir(&basedir);
+        if adjacent {
+            self.add_playbook_dir(&basedir);
+        }
         let full = basedir.join(file.file_name().unwrap_or_default());
         let shown = unfrackpath(file, true, Some(cwd)).display().to_string();
         let ds = self.files.load(&full)?;
@@ -165,10 +187,22 @@ impl Loader<'_> {
         let when = ds.get("when").cloned();
         let when_key = ds.keys().find(|k| k.as_str() == Some("when")).cloned();
 
-        let path =
-            if Path::new(&name).is_absolute() { PathBuf::from(&name) } else { basedir.join(&name) };
+        // A collection's playbook by its fully qualified name first, as ansible looks there
+        // first; it makes its collection the default one from then on.
+        let collection = super::collections::Fqcr::parse(&name).and_then(|fqcr| {
+            let file = self.collection_roots().playbook(&fqcr)?;
+            Some((file, format!("{}.{}", fqcr.namespace, fqcr.name)))
+        });
+        let path = match &collection {
+            Some((file, _)) => file.clone(),
+            None if Path::new(&name).is_absolute() => PathBuf::from(&name),
+            None => basedir.join(&name),
+        };
+        if let Some((_, name)) = &collection {
+            *self.default_collection.borrow_mut() = Some(name.clone());
+        }
         let mut plays = Vec::new();
-        self.load_playbook_data(&path, cwd, Some(&import_vars), &mut plays)?;
+        self.load_playbook_data(&path, cwd, Some(&import_vars), &mut plays, collection.is_none())?;
         let included_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         for mut play in plays {
             if let Some(w) = &when {

@@ -178,6 +178,9 @@ impl Loader<'_> {
                 && let Some(path) = self.collection_roots().role(&fqcr)
             {
                 let collection = format!("{}.{}", fqcr.namespace, fqcr.name);
+                if let Some(dir) = self.collection_roots().collection(fqcr.namespace, fqcr.name) {
+                    self.collection_loaded(&collection, &dir, Some(data))?;
+                }
                 return Ok((candidate.clone(), path, Some(collection)));
             }
         }
@@ -300,8 +303,11 @@ impl Loader<'_> {
             }
         }
 
-        let collections =
-            super::collections::role_list(rr.collection.as_deref(), &meta_collections);
+        let collections = super::collections::role_list(
+            rr.collection.as_deref(),
+            self.default_collection.borrow().as_deref(),
+            &meta_collections,
+        );
         let scope = Scope::for_role(id, &rr.path, self, collections);
         if let Some(tasks) = self.role_yaml(&rr, "tasks", from.tasks.as_deref(), false, from)?
             && !is_empty(&tasks)

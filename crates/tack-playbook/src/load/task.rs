@@ -75,7 +75,7 @@ impl Loader<'_> {
                 Some(ds),
             ));
         };
-        let collections = scope.task_collections(map)?;
+        let collections = scope.task_collections(map, self)?;
         let search = self.module_search(&collections);
         let parsed = ModuleArgsParser { ds: map, ds_node: ds, search: &search }.parse(false)?;
         let kind = flavor.kind(scope.use_handlers);
@@ -181,6 +181,18 @@ impl Loader<'_> {
         }
         attrs::validate_string_fields(&task_attrs, kind)?;
 
+        let library = search.find(&parsed.action).map(std::sync::Arc::new);
+        for (name, dir) in library.iter().flat_map(|m| m.collection.iter()).flat_map(|c| &c.loaded)
+        {
+            self.collection_loaded(name, dir, Some(ds))?;
+        }
+        // ansible shows a collection's deprecation of the module where each task naming it
+        // is loaded.
+        for message in
+            library.iter().flat_map(|m| m.collection.iter()).flat_map(|c| &c.deprecations)
+        {
+            tack_diag::deprecate_formatted(&Diagnostic::at(message.clone(), ds.origin.clone()));
+        }
         let mut task = Task {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
@@ -205,7 +217,7 @@ impl Loader<'_> {
             vars,
             role: scope.role,
             implicit: false,
-            library: search.find(&parsed.action).map(std::sync::Arc::new),
+            library: library.clone(),
             // Kept where a module is found by name when the task runs: a templated action's,
             // and `gather_facts`' fact modules.
             library_search: (parsed.action.contains("{{")

@@ -136,7 +136,21 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         let mut stdout = std::io::stdout().lock();
         header::write(&mut stdout, &config, args.verbosity.verbose, palette.as_ref())?;
     }
+    // A collection's playbook by fully qualified name (`ns.col.pb`), in the configured
+    // collections (the loader finds it again when it loads).
+    let configured_roots = tack_playbook::CollectionRoots {
+        named: config.collections_path(),
+        lazy: Default::default(),
+    };
+    let in_collection = |name: &std::path::Path| {
+        name.to_str()
+            .and_then(tack_playbook::Fqcr::parse)
+            .is_some_and(|fqcr| configured_roots.playbook(&fqcr).is_some())
+    };
     for playbook in &args.playbooks {
+        if !playbook.exists() && in_collection(playbook) {
+            continue;
+        }
         if !playbook.exists() {
             return Err(Diagnostic::new(format!(
                 "the playbook: {} could not be found",

@@ -42,6 +42,10 @@ pub(super) fn run(
     crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
     let loader = Loader::new(&session.loader, &options);
     for path in &args.playbooks {
+        // A collection's playbook (`ns.col.pb`) adds no directory of its own.
+        if loader.collection_playbook(path).is_some() {
+            continue;
+        }
         let cwd = std::env::current_dir()?;
         let dir =
             tack_py::path::normpath(&cwd.join(path)).parent().map(std::path::Path::to_path_buf);

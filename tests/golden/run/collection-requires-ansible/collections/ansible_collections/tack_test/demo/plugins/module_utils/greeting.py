@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+
+def greeting(name, punctuation='!'):
+    return 'hello, %s%s' % (name, punctuation)
