@@ -83,6 +83,9 @@ impl RunStatus {
 #[derive(Debug, Clone, Default)]
 pub struct RunFacts {
     pub check_mode: bool,
+    /// `error_on_missing_handler = False`: a notification no handler answers is a warning
+    /// (ansible's default, `false` here, fails the host's task).
+    pub warn_on_missing_handler: bool,
     /// `tack plan`: nothing that could change a host runs (see `crate::plan`); implies
     /// `check_mode`.
     pub plan: bool,

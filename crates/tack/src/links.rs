@@ -190,7 +190,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
-/// `display_args_to_stdout`, `keep_remote_files`, `error_on_missing_handler = False`,
+/// `display_args_to_stdout`, `keep_remote_files`,
 /// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, an
 /// `executable` other than `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
@@ -208,10 +208,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // ansible then leaves its module files on the host.
     if config.get("DEFAULT_KEEP_REMOTE_FILES").and_then(|v| v.as_bool()) == Some(true) {
         return Some("keep_remote_files (module files left on the host)".into());
-    }
-    // ansible then warns about a notification no handler listens to, instead of failing.
-    if config.get("ERROR_ON_MISSING_HANDLER").and_then(|v| v.as_bool()) == Some(false) {
-        return Some("error_on_missing_handler = False".into());
     }
     // ansible then prints its verbose messages on stderr.
     if config.get("VERBOSE_TO_STDERR").and_then(|v| v.as_bool()) == Some(true) {

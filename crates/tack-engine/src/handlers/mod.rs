@@ -19,8 +19,8 @@ use tack_yaml::{Mapping, Node, Value};
 pub(crate) struct Handler<'a> {
     pub ctx: TaskInContext<'a>,
     name: Option<String>,
-    /// `role : name` for a role's handler.
-    role_name: Option<String>,
+    /// `role : name` for a role's handler (the role fully qualified and short).
+    role_name: Vec<String>,
     listen: Vec<String>,
     notified: BTreeSet<String>,
     /// The include parameters of a task a handler's `include_tasks` brought in.
@@ -42,6 +42,8 @@ pub(crate) struct Handlers<'a> {
     /// `tack plan`: per host and notification, the task of unknown outcome that made it
     /// (`None` once a known change made it too).
     plan_reasons: BTreeMap<(String, String), Option<String>>,
+    /// `error_on_missing_handler = False`: a notification nothing answers is a warning.
+    pub warn_on_missing: bool,
 }
 
 fn strings(node: &Node) -> Vec<String> {
@@ -59,8 +61,12 @@ impl<'a> Handlers<'a> {
         templar: &Templar,
         vars: &Mapping,
     ) -> Handlers<'a> {
-        let mut handlers =
-            Handlers { list: Vec::new(), saved: BTreeMap::new(), plan_reasons: BTreeMap::new() };
+        let mut handlers = Handlers {
+            list: Vec::new(),
+            saved: BTreeMap::new(),
+            plan_reasons: BTreeMap::new(),
+            warn_on_missing: false,
+        };
         handlers.extend(play, tasks, templar, vars);
         handlers
     }
@@ -82,7 +88,7 @@ impl<'a> Handlers<'a> {
                     .map(|r| tack_yaml::pyrepr::str(&r.value))
                     .filter(|s| !s.is_empty())
             });
-            let listen = match &ctx.task.kind {
+            let mut listen: Vec<String> = match &ctx.task.kind {
                 TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
                 // An `include_tasks` handler keeps its topics among its keywords.
                 TaskKind::IncludeTasks => ctx
@@ -105,9 +111,27 @@ impl<'a> Handlers<'a> {
                     _ => None,
                 })
                 .unwrap_or(0);
-            let role_name = match (&name, ctx.task.role) {
-                (Some(n), Some(r)) => Some(format!("{} : {n}", play.role(r).name)),
-                _ => None,
+            // A role's handler also answers to `role : name`, and its topics to
+            // `role : topic`, the role named fully qualified or short (ansible's handler
+            // `get_name` and `_validate_listen`).
+            let role_names: Vec<String> = match ctx.task.role {
+                Some(r) => {
+                    let role = play.role(r);
+                    let mut names = vec![role.name.clone()];
+                    if role.short_name() != role.name {
+                        names.push(role.short_name().to_string());
+                    }
+                    names
+                }
+                None => Vec::new(),
+            };
+            let topics = listen.clone();
+            for role in &role_names {
+                listen.extend(topics.iter().map(|t| format!("{role} : {t}")));
+            }
+            let role_name: Vec<String> = match &name {
+                Some(n) => role_names.iter().map(|r| format!("{r} : {n}")).collect(),
+                None => Vec::new(),
             };
             Handler {
                 ctx,
@@ -134,7 +158,7 @@ impl<'a> Handlers<'a> {
         let brought = tasks.into_iter().map(|ctx| Handler {
             ctx,
             name: None,
-            role_name: None,
+            role_name: Vec::new(),
             listen: Vec::new(),
             notified: hosts.iter().cloned().collect(),
             params: Some(params.clone()),
@@ -157,7 +181,7 @@ impl<'a> Handlers<'a> {
         let named = |h: &Handler<'_>| {
             !h.included
                 && (h.name.as_deref() == Some(notification)
-                    || h.role_name.as_deref() == Some(notification))
+                    || h.role_name.iter().any(|n| n == notification))
         };
         let mut blocks: Vec<usize> = Vec::new();
         for h in &self.list {
@@ -196,10 +220,15 @@ impl<'a> Handlers<'a> {
     fn find_some(&self, notification: &str) -> Result<Vec<usize>, Diagnostic> {
         let found = self.find(notification);
         if found.is_empty() {
-            return Err(Diagnostic::new(format!(
+            let missing = Diagnostic::new(format!(
                 "The requested handler '{notification}' was not found in either the main \
                  handlers list nor in the listening handlers list"
-            )));
+            ));
+            if self.warn_on_missing {
+                tack_diag::warn(&missing);
+                return Ok(Vec::new());
+            }
+            return Err(missing);
         }
         Ok(found)
     }
@@ -218,8 +247,11 @@ impl<'a> Handlers<'a> {
     ) -> Result<(), Diagnostic> {
         for notification in notifications {
             // Named handlers must exist now; which one a name means is decided at the flush
-            // (the last defined then), as ansible resolves saved notifications there.
-            self.find_some(notification)?;
+            // (the last defined then), as ansible resolves saved notifications there. One
+            // nothing answers (only warned about) is not saved.
+            if self.find_some(notification)?.is_empty() {
+                continue;
+            }
             self.plan_reason(host, std::slice::from_ref(notification), unknown);
             let saved = self.saved.entry(host.to_string()).or_default();
             if !saved.contains(notification) {

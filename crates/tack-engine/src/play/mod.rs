@@ -222,8 +222,9 @@ pub(crate) fn run_play(
     let mut removed = failed_before.clone();
     for (n, batch) in batches.into_iter().enumerate() {
         let env = PlayEnv::new(&shared, batch);
-        let handlers =
+        let mut handlers =
             Handlers::new(play, walk(play, &handler_blocks, Sections::All), templar, &vars);
+        handlers.warn_on_missing = run.facts.warn_on_missing_handler;
         let running: Vec<String> =
             env.hosts.iter().filter(|h| !failed_before.contains(*h)).cloned().collect();
         let walk = Walk::new(play_segment.clone(), &running);

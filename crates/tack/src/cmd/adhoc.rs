@@ -260,6 +260,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check,
+            // An ad-hoc task notifies no handler.
+            warn_on_missing_handler: false,
             plan: false,
             diff_mode: args.diff,
             diff: tack_report::callback::diff::DiffSettings {

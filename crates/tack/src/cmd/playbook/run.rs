@@ -83,6 +83,11 @@ pub(super) fn run(
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check || plan,
+            warn_on_missing_handler: session
+                .config
+                .get("ERROR_ON_MISSING_HANDLER")
+                .and_then(|v| v.as_bool())
+                == Some(false),
             plan,
             diff_mode: args.diff || session.config.diff_always(),
             diff: tack_report::callback::diff::DiffSettings {
