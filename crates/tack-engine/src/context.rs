@@ -86,6 +86,10 @@ pub struct RunFacts {
     /// `error_on_missing_handler = False`: a notification no handler answers is a warning
     /// (ansible's default, `false` here, fails the host's task).
     pub warn_on_missing_handler: bool,
+    /// What ansible's play context adds to a running task's variables from settings where
+    /// no variable names them (`ansible_module_compression`, `ansible_shell_executable`,
+    /// `ansible_pipelining`, ...); the connection, user, key and timeout come from `ssh`.
+    pub play_context_vars: Mapping,
     /// `tack plan`: nothing that could change a host runs (see `crate::plan`); implies
     /// `check_mode`.
     pub plan: bool,

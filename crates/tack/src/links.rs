@@ -511,3 +511,20 @@ pub(crate) fn ssh_defaults(config: &Config) -> SshDefaults {
         become_: BecomeDefaults::default(),
     }
 }
+
+/// The settings ansible's play context adds to a running task's variables where no variable
+/// names them (`PlayContext.update_vars`): the module compression, the shell executable and
+/// pipelining, each under every name ansible gives it.
+pub(crate) fn play_context_vars(config: &Config) -> tack_yaml::Mapping {
+    use tack_yaml::{Node, Value};
+    let text = |v: &str| Node::bare(Value::Str(v.to_string()));
+    let mut vars = tack_yaml::Mapping::new();
+    let compression = config.get("DEFAULT_MODULE_COMPRESSION").and_then(|v| v.as_str());
+    vars.insert(text("ansible_module_compression"), text(compression.unwrap_or("ZIP_DEFLATED")));
+    let executable = config.get("DEFAULT_EXECUTABLE").and_then(|v| v.as_str());
+    vars.insert(text("ansible_shell_executable"), text(executable.unwrap_or("/bin/sh")));
+    for name in ["ansible_ssh_pipelining", "ansible_pipelining"] {
+        vars.insert(text(name), Node::bare(Value::Bool(config.pipelining())));
+    }
+    vars
+}

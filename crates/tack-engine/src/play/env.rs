@@ -278,7 +278,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             }
             for host in &self.hosts {
                 let Some(scope) = self.reading(ctx, None).scope(host) else { continue };
-                let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+                let vars = |name: &str| scope.get_own(name).map(|b| b.node().clone());
                 let keyword = |k| ctx.inherited(k).cloned();
                 let target = tack_links::link_target::resolve(
                     self.run.templar,

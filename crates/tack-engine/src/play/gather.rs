@@ -237,7 +237,7 @@ fn gather_link(
         let local = env.run.links.get(&LinkTarget::Local, None);
         return local.map(|l| (l, Reach::Local)).map_err(|e| e.to_string());
     };
-    let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+    let vars = |name: &str| scope.get_own(name).map(|b| b.node().clone());
     // `connection`, `port` and `remote_user` are not post-validated with the play (ansible
     // templates them when the connection is made): read as written.
     let play = env.play();

@@ -58,7 +58,7 @@ impl Delegation<'_> {
     /// address in parentheses when it differs from the name.
     pub(crate) fn delegated_label(&self, other: &str) -> String {
         let Some(scope) = self.task.delegated_host_scope(other) else { return other.to_string() };
-        let vars = |name: &str| scope.get(name).map(|b| b.node().clone());
+        let vars = |name: &str| scope.get_own(name).map(|b| b.node().clone());
         let keyword = |k| self.task.ctx.inherited(k).cloned();
         let target = tack_links::link_target::resolve(
             self.task.templar,
@@ -129,7 +129,7 @@ impl Delegation<'_> {
     /// run's default (`-c`, the configured `transport`, `ssh`).
     fn delegated_connection(&self, name: &str) -> String {
         let from_var = self.task.scope(name).and_then(|s| {
-            s.get("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
+            s.get_own("ansible_connection").map(|b| tack_yaml::pyrepr::str(&b.node().value))
         });
         let keyword =
             self.task.ctx.inherited(Keyword::Connection).map(|n| tack_yaml::pyrepr::str(&n.value));

@@ -148,7 +148,8 @@ impl TaskLinks<'_> {
         };
         let vars = |var: &str| match &there {
             Some(vars) => vars.as_map().and_then(|m| m.get(var)).cloned(),
-            None => scope.get(var).map(|b| b.node().clone()),
+            // The play context reads the variables before it fills in its own names.
+            None => scope.get_own(var).map(|b| b.node().clone()),
         };
         let keyword = |k| task.ctx.inherited(k).cloned();
         let target = if name.is_empty() {
@@ -229,7 +230,7 @@ impl TaskLinks<'_> {
 /// setting).
 fn pipelining(templar: &tack_template::Templar, scope: &Scope) -> bool {
     for name in ["ansible_pipelining", "ansible_ssh_pipelining"] {
-        if let Some(binding) = scope.get(name) {
+        if let Some(binding) = scope.get_own(name) {
             return templar
                 .render(binding.node(), scope)
                 .is_ok_and(|r| r.value.value.boolean_loose());

@@ -66,6 +66,8 @@ impl Reading<'_> {
             vars: layers,
             params: self.params.clone(),
             running,
+            connection: self.ctx.inherited(Keyword::Connection),
+            remote_user: self.ctx.inherited(Keyword::RemoteUser),
         };
         self.vars.task_scope(host, &task)
     }

@@ -36,8 +36,20 @@ pub(crate) struct TaskVars<'a> {
     /// Include parameters (`include_tasks` vars and loop variable), above role parameters.
     pub params: Option<Arc<Layer>>,
     /// A running task's scope (not `hostvars`'): it also has the connection's names a play
-    /// context adds where no variable set them (`ansible_host`, `ansible_ssh_host`).
+    /// context adds where no variable set them (`ansible_host`, `ansible_ssh_host`,
+    /// `ansible_connection`, ...).
     pub running: bool,
+    /// The task's inherited `connection` and `remote_user` keywords, as written: the play
+    /// context's `ansible_connection` and `ansible_user` where no variable sets them.
+    pub connection: Option<&'a Node>,
+    pub remote_user: Option<&'a Node>,
+}
+
+/// The run's part of what a play context adds to a running task's variables.
+struct PlayContextDefaults {
+    layer: Arc<Layer>,
+    /// The connection a task takes when neither a variable nor a keyword names one.
+    connection: String,
 }
 
 /// One play's variables for every host, shared by all its tasks (and by `hostvars`).
@@ -51,6 +63,9 @@ pub(crate) struct PlayScope {
     /// The play's variables; an `include_role` with `public` adds its role's exports.
     play: RwLock<Arc<Layer>>,
     extra: Arc<Layer>,
+    /// What the play context adds where no variable set it, for every host and task (the
+    /// run's settings); a task's own connection keywords go over it (`task_scope`).
+    play_context: PlayContextDefaults,
     common_magic: Mapping,
     facts: RwLock<BTreeMap<String, Arc<Layer>>>,
     /// Gathered facts (`ansible_facts` and the injected `ansible_*` names), below play vars.
@@ -132,7 +147,31 @@ impl PlayScope {
         }
         common.insert(s("ansible_version"), Node::bare(Value::Map(version)));
 
+        // `PlayContext.update_vars`: each value under every name ansible gives it.
+        let mut context = run.play_context_vars.clone();
+        let both = |m: &mut Mapping, names: [&str; 2], value: Node| {
+            for name in names {
+                m.insert(s(name), value.clone());
+            }
+        };
+        if let Some(user) = &run.ssh.user {
+            both(&mut context, ["ansible_ssh_user", "ansible_user"], s(user));
+        }
+        if let Some(key) = &run.ssh.private_key_file {
+            let names = ["ansible_ssh_private_key_file", "ansible_private_key_file"];
+            both(&mut context, names, s(key));
+        }
+        if let Some(timeout) = run.ssh.timeout {
+            let timeout = Node::bare(Value::Int(i64::try_from(timeout).unwrap_or(i64::MAX)));
+            both(&mut context, ["ansible_ssh_timeout", "ansible_timeout"], timeout);
+        }
+        let play_context = PlayContextDefaults {
+            layer: Arc::new(Layer::from_mapping(&context, Provenance::Trusted)),
+            connection: run.ssh.connection.clone().unwrap_or_else(|| "ssh".to_string()),
+        };
+
         Ok(Arc::new(PlayScope {
+            play_context,
             role_defaults: RwLock::new(Arc::new(Layer::from_mapping(
                 role_defaults,
                 Provenance::Trusted,
@@ -450,7 +489,21 @@ impl PlayScope {
         let mut scope = Scope::new();
         if task.running {
             // Below everything: `PlayContext.update_vars` only fills names no variable set.
-            scope = scope.with_fallback(view.connection_magic.get(host)?.clone());
+            let mut context = Layer::new();
+            for layer in [view.connection_magic.get(host)?, &self.play_context.layer] {
+                for (name, binding) in layer.bindings() {
+                    context.insert_binding(name, binding.clone());
+                }
+            }
+            let connection =
+                task.connection.cloned().unwrap_or_else(|| s(&self.play_context.connection));
+            context.insert("ansible_connection", connection, Provenance::Trusted);
+            if let Some(user) = task.remote_user {
+                for name in ["ansible_ssh_user", "ansible_user"] {
+                    context.insert(name, user.clone(), Provenance::Trusted);
+                }
+            }
+            scope = scope.with_fallback(Arc::new(context));
         }
         scope = scope.with_layer(read_layer(&self.role_defaults));
         scope = push(scope, &task.role.defaults);

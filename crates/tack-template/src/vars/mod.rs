@@ -350,6 +350,12 @@ impl Scope {
         self.layers().rev().find_map(|layer| layer.get(name))
     }
 
+    /// [`Scope::get`] without the fallback layer: what the variables themselves say (the
+    /// fallback holds what ansible's play context fills in only after it has read them).
+    pub fn get_own(&self, name: &str) -> Option<&Arc<Binding>> {
+        self.inner.layers.iter().rev().find_map(|layer| layer.get(name))
+    }
+
     /// The layers, bottom (lowest precedence, the fallback) first.
     pub fn layers(&self) -> impl DoubleEndedIterator<Item = &Arc<Layer>> {
         self.inner.fallback.iter().chain(self.inner.layers.iter())

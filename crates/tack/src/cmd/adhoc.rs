@@ -262,6 +262,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             check_mode: args.check,
             // An ad-hoc task notifies no handler.
             warn_on_missing_handler: false,
+            play_context_vars: crate::links::play_context_vars(&session.config),
             plan: false,
             diff_mode: args.diff,
             diff: tack_report::callback::diff::DiffSettings {

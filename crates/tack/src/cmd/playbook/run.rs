@@ -83,6 +83,7 @@ pub(super) fn run(
         tasks: &loader,
         facts: RunFacts {
             check_mode: args.check || plan,
+            play_context_vars: crate::links::play_context_vars(&session.config),
             warn_on_missing_handler: session
                 .config
                 .get("ERROR_ON_MISSING_HANDLER")
