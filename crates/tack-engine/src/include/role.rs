@@ -116,6 +116,16 @@ pub(crate) fn load_included_role(
         if let Some(roles) = &included.roles {
             env.grow_roles(roles.clone());
         }
+        // The play's roles list it from here on (ansible appends every included role).
+        if let Some(roles) = &included.roles {
+            let mut dependencies = Vec::new();
+            let mut pending = roles[role.0].dependencies.clone();
+            while let Some(id) = pending.pop() {
+                dependencies.push(roles[id.0].name.clone());
+                pending.extend(roles[id.0].dependencies.iter().copied());
+            }
+            env.scope.role_appended(&roles[role.0].name, &dependencies);
+        }
         // A public role's defaults and vars are the play's from here on.
         if public && let Some(roles) = &included.roles {
             env.scope.expose_role(

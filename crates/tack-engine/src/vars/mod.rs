@@ -284,6 +284,48 @@ impl PlayScope {
         }
     }
 
+    /// An `include_role` added `role` (and its dependencies) to the play's roles, as
+    /// ansible's `IncludeRole` appends it: `ansible_play_role_names` and `role_names` list it
+    /// once more, `ansible_role_names` and `ansible_dependent_role_names` gain the names they
+    /// lack (kept sorted, as tack lists those sets).
+    pub(crate) fn role_appended(&self, role: &str, dependencies: &[String]) {
+        self.versions.shared_changed();
+        let old = read_layer(&self.play);
+        let names = |name: &str| -> Vec<Node> {
+            old.get(name).and_then(|b| b.node().as_seq().map(<[Node]>::to_vec)).unwrap_or_default()
+        };
+        let mut layer = Layer::new();
+        for name in old.names() {
+            if let Some(binding) = old.get(name) {
+                layer.insert_binding(name, binding.clone());
+            }
+        }
+        for key in ["ansible_play_role_names", "role_names"] {
+            let mut list = names(key);
+            list.push(s(role));
+            layer.insert(key, Node::bare(Value::Seq(list)), Provenance::Trusted);
+        }
+        let sorted_union = |key: &str, more: &mut dyn Iterator<Item = &str>| {
+            let mut set: std::collections::BTreeSet<String> =
+                names(key).iter().map(|n| tack_yaml::pyrepr::str(&n.value)).collect();
+            set.extend(more.map(str::to_string));
+            Node::bare(Value::Seq(set.iter().map(|n| s(n)).collect()))
+        };
+        let deps = sorted_union(
+            "ansible_dependent_role_names",
+            &mut dependencies.iter().map(String::as_str),
+        );
+        layer.insert("ansible_dependent_role_names", deps, Provenance::Trusted);
+        let all = sorted_union(
+            "ansible_role_names",
+            &mut dependencies.iter().map(String::as_str).chain(std::iter::once(role)),
+        );
+        layer.insert("ansible_role_names", all, Provenance::Trusted);
+        if let Ok(mut slot) = self.play.write() {
+            *slot = Arc::new(layer);
+        }
+    }
+
     /// The play's hosts magic variables under `serial`: every host of the play, those not
     /// failed, and those of the current batch not failed.
     pub(crate) fn set_play_batch(&self, all: &[String], active: &[String], batch: &[String]) {
