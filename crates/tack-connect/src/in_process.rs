@@ -31,15 +31,9 @@ impl Connection for InProcess {
     }
 
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
-        // One store and one warm server per interpreter for the whole process, as an agent
-        // keeps them for its link.
-        PythonHost::with_shared(|host| {
-            if !host.has_payload(&run.hash) {
-                host.put_payload(&run.hash, payload)?;
-            }
-            host.run(run)
-        })
-        .map_err(|e| ConnectionError::Python(e.to_string()))
+        // One store and warm servers per interpreter for the whole process, as an agent
+        // keeps them for its link (as many servers as local hosts ran modules at once).
+        PythonHost::run_shared(payload, run).map_err(|e| ConnectionError::Python(e.to_string()))
     }
 
     fn stage(

@@ -108,6 +108,22 @@ pub struct Links<'o> {
     local: Arc<dyn Connection>,
 }
 
+impl Drop for Links<'_> {
+    /// Every link ends at once: each waits for its agent to finish (its Python servers, its
+    /// staging directory), which one after another would add up over a fleet.
+    fn drop(&mut self) {
+        let open = std::mem::take(self.open.get_mut().unwrap_or_else(PoisonError::into_inner));
+        if open.len() < 2 {
+            return;
+        }
+        std::thread::scope(|scope| {
+            for (_, link) in open {
+                scope.spawn(move || drop(link));
+            }
+        });
+    }
+}
+
 impl<'o> Links<'o> {
     pub fn new(opener: &'o dyn Opener) -> Self {
         Links { opener, open: Mutex::new(HashMap::new()), local: Arc::new(InProcess) }

@@ -10,6 +10,12 @@
 # be built. The task's arguments are never part of a payload. The dependency walk is
 # ansible-core's own (`recursive_finder`); this script only calls it with a fixed date so
 # that equal inputs give equal bytes.
+#
+# Each module also says what its payload was made from (`inputs`), so that the controller can
+# keep it for later runs: every source file read into it (path, size, mtime in ns) and every
+# directory where a file of the same import name would have been found first (path, mtime or
+# null when absent). `inputs` is null when part of the payload came from elsewhere (a
+# generated redirect shim, an embedded resource), which the controller does not keep.
 import base64
 import datetime
 import io
@@ -59,7 +65,8 @@ def main():
             source = f.read()
         style = python_style(module_common, source)
         if style is None:
-            out["modules"].append({"style": other_style(module_common, source)})
+            inputs = {"files": [file_state(path)], "dirs": []}
+            out["modules"].append({"style": other_style(module_common, source), "inputs": inputs})
             continue
         source = style
         try:
@@ -70,7 +77,8 @@ def main():
         buf = io.BytesIO()
         manager = _builder.ExtensionManager.create(task_vars={})
         try:
-            with zipfile.ZipFile(buf, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+            with Recording(buf, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+                zf.module_arcname = fqn.replace(".", "/") + ".py"
                 tagged = Origin(path=path).tag(source)
                 meta = module_common.recursive_finder(name, fqn, tagged, zf, when, manager)
                 module_common._add_module_to_zip(zf, when, fqn, source, path, manager)
@@ -81,8 +89,67 @@ def main():
             "fqn": fqn,
             "profile": meta.serialization_profile,
             "zip": base64.b64encode(buf.getvalue()).decode("ascii"),
+            "inputs": zf.inputs(path, module_common, module_utils_loader),
         })
     json.dump(out, sys.stdout)
+
+
+class Recording(zipfile.ZipFile):
+    """A zip that notes where each file written into it came from (ansible's locators tag
+    what they read with its origin)."""
+
+    module_arcname = None
+    # ansible's own namespace package stubs, generated from its version alone.
+    SYNTHETIC = ("ansible/__init__.py", "ansible/module_utils/__init__.py")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sources = set()
+        self.arcnames = []
+        self.foreign = False
+
+    def writestr(self, zinfo_or_arcname, data, *args, **kwargs):
+        from ansible._internal._datatag._tags import Origin
+
+        arcname = getattr(zinfo_or_arcname, "filename", zinfo_or_arcname)
+        origin = Origin.get_tag(data)
+        if origin is not None and origin.path:
+            self.sources.add(origin.path)
+        elif data and arcname not in self.SYNTHETIC and arcname != self.module_arcname:
+            self.foreign = True
+        self.arcnames.append(arcname)
+        return super().writestr(zinfo_or_arcname, data, *args, **kwargs)
+
+    def inputs(self, path, module_common, module_utils_loader):
+        if self.foreign:
+            return None
+        from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+        utils = [p for p in module_utils_loader._get_paths(subdirs=False) if os.path.isdir(p)]
+        utils.append(module_common._MODULE_UTILS_PATH)
+        roots = list(AnsibleCollectionConfig.collection_paths or [])
+        dirs = {os.path.dirname(path)}
+        for arcname in self.arcnames:
+            parent = os.path.dirname(arcname)
+            if arcname.startswith("ansible/module_utils/"):
+                rel = parent[len("ansible/module_utils"):].lstrip("/")
+                dirs.update(os.path.join(p, rel) for p in utils)
+            elif arcname.startswith("ansible_collections/"):
+                dirs.update(os.path.join(r, parent) for r in roots)
+        files = sorted(self.sources | {path})
+        return {"files": [file_state(f) for f in files], "dirs": [dir_state(d) for d in sorted(dirs)]}
+
+
+def file_state(path):
+    st = os.stat(path)
+    return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
+
+
+def dir_state(path):
+    try:
+        return [os.path.abspath(path), os.stat(path).st_mtime_ns]
+    except OSError:
+        return [os.path.abspath(path), None]
 
 
 def python_style(module_common, source):

@@ -5,7 +5,8 @@
 //! interpreter), settled once per run by the binary through [`configure`] before the run is
 //! checked; `payload`: the per-module payloads, built once per run by our own
 //! `build_payload.py` driving ansible's dependency finder, named by BLAKE3 and cached for
-//! the run; `action`: the task's run (ansible's internal `_ansible_*` arguments, the host's
+//! the run, and kept between runs by `payload_cache` while nothing they were made from
+//! changed; `action`: the task's run (ansible's internal `_ansible_*` arguments, the host's
 //! interpreter, reading the result out of what the module printed).
 //!
 //! Owns which modules take this road ([`module_name`]) and why one cannot; it never runs a
@@ -15,12 +16,14 @@
 pub(crate) mod action;
 mod find;
 mod payload;
+mod payload_cache;
 mod program;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 pub use find::{FindError, find};
+pub use payload_cache::keep_new_payloads;
 
 /// An interpreter on the controller that imports ansible-core.
 #[derive(Debug, Clone, PartialEq, Eq)]

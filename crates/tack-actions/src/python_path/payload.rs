@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use tack_playbook::ast::LibraryModule;
 
-use super::AnsibleCore;
+use super::{AnsibleCore, payload_cache};
 
 const BUILDER: &str = include_str!("build_payload.py");
 
@@ -126,8 +126,40 @@ pub(super) fn get(core: &AnsibleCore, source: Source<'_>) -> Result<Arc<Payload>
     Ok(payload)
 }
 
-/// Builds `source`'s payload with `core`'s interpreter.
+/// `source`'s payload: kept from an earlier run when nothing it was made from changed, else
+/// built with `core`'s interpreter (and kept for the next run).
 pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, PayloadError> {
+    build_kept_in(core, source, payload_cache::user_dir().as_deref())
+}
+
+/// [`build`] with the cache in `cache` (none: always built).
+fn build_kept_in(
+    core: &AnsibleCore,
+    source: Source<'_>,
+    cache: Option<&std::path::Path>,
+) -> Result<Payload, PayloadError> {
+    let request = source.request();
+    let key = payload_cache::key(BUILDER, &core.python, &core.version, &request);
+    if let Some(entry) = cache.and_then(|dir| payload_cache::load(dir, &key)) {
+        let internal = entry["internal"].as_object().cloned().unwrap_or_default();
+        // An entry that no longer reads as a payload is built afresh.
+        if let Ok(payload) = from_answer(source, &entry["module"], internal) {
+            return Ok(payload);
+        }
+    }
+    let started = std::time::SystemTime::now();
+    let answer = run_builder(core, &request)?;
+    let module = &answer["modules"][0];
+    let internal = answer["internal"].as_object().cloned().unwrap_or_default();
+    let payload = from_answer(source, module, internal.clone())?;
+    if let Some(dir) = cache {
+        payload_cache::store(dir, &key, module, &internal, started);
+    }
+    Ok(payload)
+}
+
+/// Runs our builder with `core`'s interpreter for one request.
+fn run_builder(core: &AnsibleCore, request: &Value) -> Result<Value, PayloadError> {
     let python = core.python.display().to_string();
     let mut child = Command::new(&core.python)
         .arg("-c")
@@ -137,7 +169,7 @@ pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, P
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| PayloadError::Run { python: python.clone(), source })?;
-    let requests = Value::Array(vec![source.request()]).to_string();
+    let requests = Value::Array(vec![request.clone()]).to_string();
     if let Some(mut stdin) = child.stdin.take() {
         stdin
             .write_all(requests.as_bytes())
@@ -152,13 +184,18 @@ pub(super) fn build(core: &AnsibleCore, source: Source<'_>) -> Result<Payload, P
         let stderr = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
         return Err(PayloadError::Failed { python, stderr });
     }
-    let answer: Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| PayloadError::Answer(e.to_string()))?;
-    let module = &answer["modules"][0];
+    serde_json::from_slice(&out.stdout).map_err(|e| PayloadError::Answer(e.to_string()))
+}
+
+/// The payload the builder's answer for one module describes.
+fn from_answer(
+    source: Source<'_>,
+    module: &Value,
+    internal: Map<String, Value>,
+) -> Result<Payload, PayloadError> {
     if let Some(why) = module["error"].as_str() {
         return Err(PayloadError::NoModule(why.to_string()));
     }
-    let internal = answer["internal"].as_object().cloned().unwrap_or_default();
     if let Some(style) = module["style"].as_str() {
         let style = match style {
             "old" => Style::Old,
@@ -232,6 +269,53 @@ mod tests {
         // Built again, the same bytes: the name is stable across runs.
         let again = build(&core, Source::Builtin("getent")).unwrap();
         assert_eq!(again.hash, one.hash);
+    }
+
+    #[test]
+    fn a_kept_payload_is_used_until_its_module_changes() {
+        let Some(core) = reference() else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path().join("cache");
+        let library = tmp.path().join("library");
+        std::fs::create_dir(&library).unwrap();
+        let path = library.join("hello.py");
+        // Written in the past: a file younger than the settling time is never trusted.
+        let write = |text: &str, age: u64| {
+            std::fs::write(&path, text).unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+            // Its directory too: a file added next to it would have changed it.
+            std::fs::File::open(&library).unwrap().set_modified(when).unwrap();
+        };
+        write(
+            "from ansible.module_utils.basic import AnsibleModule\nAnsibleModule({}).exit_json(msg=1)\n",
+            600,
+        );
+        let module = LibraryModule {
+            name: "hello".into(),
+            path: path.clone(),
+            utils: Vec::new(),
+            collection: None,
+        };
+        let first = build_kept_in(&core, Source::Library(&module), Some(&cache)).unwrap();
+        let entries: Vec<_> =
+            std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        // The entry is what the next build answers: marked here to show it was used.
+        let mut entry: Value =
+            serde_json::from_slice(&std::fs::read(&entries[0]).unwrap()).unwrap();
+        entry["module"]["fqn"] = "kept.marker".into();
+        std::fs::write(&entries[0], entry.to_string()).unwrap();
+        let kept = build_kept_in(&core, Source::Library(&module), Some(&cache)).unwrap();
+        assert_eq!((kept.fqn.as_str(), &kept.hash), ("kept.marker", &first.hash));
+        // The module edited: built afresh, with the new source.
+        write(
+            "from ansible.module_utils.basic import AnsibleModule\nAnsibleModule({}).exit_json(msg=2)\n",
+            300,
+        );
+        let edited = build_kept_in(&core, Source::Library(&module), Some(&cache)).unwrap();
+        assert_ne!(edited.fqn, "kept.marker");
+        assert_ne!(edited.hash, first.hash);
     }
 
     #[test]

@@ -8,6 +8,11 @@ const REF_PYTHON: &str = "/opt/ansible-ref/bin/python";
 /// A payload built by the engine's builder with the reference ansible-core, or `None` (and a
 /// note) on a machine without it.
 fn built(module: &str) -> Option<(String, String, Vec<u8>)> {
+    built_from(&serde_json::json!({ "name": module }))
+}
+
+/// [`built`] for a builder request (a `library/` module: `{"name", "path"}`).
+fn built_from(request: &Value) -> Option<(String, String, Vec<u8>)> {
     if !Path::new(REF_PYTHON).exists() {
         eprintln!("no ansible-core at {REF_PYTHON}: Python path test not run");
         return None;
@@ -24,7 +29,7 @@ fn built(module: &str) -> Option<(String, String, Vec<u8>)> {
         .stdin
         .take()
         .unwrap()
-        .write_all(format!("[{{\"name\": \"{module}\"}}]").as_bytes())
+        .write_all(Value::Array(vec![request.clone()]).to_string().as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
@@ -98,7 +103,8 @@ fn the_warm_server_runs_a_module_many_times_and_cleans_up() {
         let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
         assert_eq!(result["ping"], data);
     }
-    assert_eq!(host.servers.len(), 1, "one warm server for the interpreter");
+    assert_eq!(host.servers.len(), 1, "warm servers for one interpreter");
+    assert_eq!(host.servers.values().map(Vec::len).sum::<usize>(), 1, "one idle server");
     let dir = host.dir.clone().unwrap();
     drop(host);
     assert!(!dir.exists());
@@ -123,4 +129,56 @@ fn a_module_that_fails_its_arguments_exits_non_zero_with_its_json() {
     assert_eq!(out.rc, 1);
     let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert!(result["msg"].as_str().unwrap().contains("Unsupported parameters"), "{result}");
+}
+
+/// What one task's module does to its process never reaches the next task's: its
+/// environment, the globals it set in module_utils the server had imported, the state of a
+/// standard module it imported (which the server then imports afresh), its own exit code.
+#[test]
+fn a_module_leaves_nothing_behind_for_the_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("leak.py");
+    let source = [
+        "import os, sys",
+        "from ansible.module_utils.basic import AnsibleModule",
+        "from ansible.module_utils import basic",
+        "m = AnsibleModule({'code': {'type': 'int'}})",
+        "import decimal",
+        "seen = dict(env=os.environ.get('TACK_LEAK'), mark=getattr(basic, '_tack_leak', None),",
+        "            decimal=getattr(decimal, '_tack_leak', None))",
+        "os.environ['TACK_LEAK'] = basic._tack_leak = decimal._tack_leak = 'leaked'",
+        "if m.params['code']:",
+        "    print('{\"bye\": 1}')",
+        "    sys.exit(m.params['code'])",
+        "m.exit_json(**seen)",
+    ];
+    std::fs::write(&path, source.join("\n") + "\n").unwrap();
+    let request = serde_json::json!({ "name": "leak", "path": path });
+    let Some((fqn, profile, zip)) = built_from(&request) else { return };
+    let mut host = PythonHost::new();
+    let hash = blake3::hash(&zip).to_hex().to_string();
+    host.put_payload(&hash, &zip).unwrap();
+    let run = |host: &mut PythonHost, code: i64| {
+        let params = serde_json::json!({"ANSIBLE_MODULE_ARGS": {"code": code}});
+        let run = PythonRun {
+            hash: hash.clone(),
+            fqn: fqn.clone(),
+            profile: profile.clone(),
+            interpreter: REF_PYTHON.into(),
+            params: params.to_string(),
+            environment: BTreeMap::new(),
+        };
+        host.run(&run).unwrap()
+    };
+    let out = run(&mut host, 3);
+    assert_eq!((out.rc, out.stdout.trim()), (3, "{\"bye\": 1}"), "{out:?}");
+    for _ in 0..2 {
+        let out = run(&mut host, 0);
+        assert_eq!(out.rc, 0, "{out:?}");
+        let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        for key in ["env", "mark", "decimal"] {
+            assert_eq!(result[key], Value::Null, "{key} leaked: {result}");
+        }
+    }
+    assert_eq!(host.servers.values().map(Vec::len).sum::<usize>(), 1, "one server ran them all");
 }
