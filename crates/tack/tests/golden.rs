@@ -195,9 +195,9 @@ fn drop_transport(text: &str) -> String {
 }
 
 /// Sorts what ansible prints in Python-set order (see tests/golden/README.md): the host lines
-/// after `hosts (N):`, the tags inside a play line's `TAGS: [...]`, and the tags of `-vvvv`'s
+/// after `hosts (N):`, the tags inside a play line's `TAGS: [...]`, the tags of `-vvvv`'s
 /// `tags: (...)` and `skip_tags: (...)` lines (ansible keeps the command line's tags in a
-/// set).
+/// set), and a flat list the `bool` filter's deprecation shows (a set made a list).
 fn normalise_unordered(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
@@ -224,6 +224,19 @@ fn normalise_unordered(text: &str) -> String {
             let mut tags: Vec<&str> = inner.split(", ").collect();
             tags.sort();
             out.push(format!("{head}{})", tags.join(", ")));
+            i += 1;
+            continue;
+        }
+        // A set's elements as a list (`intersect` of two lists of strings) in the `bool`
+        // filter's deprecation.
+        const COERCED: &str = "filter coerced invalid value [";
+        if let Some(start) = line.find(COERCED).map(|p| p + COERCED.len())
+            && let Some(len) = line[start..].find("] (list)")
+            && !line[start..start + len].contains(['[', '{'])
+        {
+            let mut items: Vec<&str> = line[start..start + len].split(", ").collect();
+            items.sort();
+            out.push(format!("{}{}{}", &line[..start], items.join(", "), &line[start + len..]));
             i += 1;
             continue;
         }

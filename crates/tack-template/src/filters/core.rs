@@ -95,13 +95,20 @@ fn to_bool(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         if BOOL_FILTER_FALSE.contains(&text.as_str()) {
             return Ok(Value::from(false));
         }
-        // A string or integer outside the lists is compared with `1` as Python would compare
-        // its lowered text: never equal.
-        return Ok(Value::from(false));
     }
-    // Other values are compared with `1` (ansible's backwards-compatible fallback, which also
-    // warns of its deprecation).
-    Ok(Value::from(pyval::eq(value, &Value::from(1))))
+    // Anything else is compared with `1` (ansible's backwards-compatible fallback: a string or
+    // an integer is compared as its lowered text, never equal), with ansible's deprecation.
+    let result = as_text.is_none() && pyval::eq(value, &Value::from(1));
+    tack_diag::deprecate(
+        &tack_diag::Diagnostic::new(format!(
+            "The `bool` filter coerced invalid value {} ({}) to {}.",
+            pyval::repr_of(value),
+            pyval::type_name(value),
+            if result { "True" } else { "False" },
+        )),
+        "2.23",
+    );
+    Ok(Value::from(result))
 }
 
 fn ternary(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
