@@ -88,7 +88,12 @@ fn answer(
     // ansible's order: the host's variable, then the configured or discovered interpreter;
     // a run without either (the engine unconfigured) uses the controller's ansible-core.
     let interpreter = match host_var(input, "ansible_python_interpreter") {
-        Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => python,
+        Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => {
+            if let Some(failed) = crate::interpreter_check::missing(input, &python) {
+                return Err(Box::new(failed));
+            }
+            python
+        }
         Ok(_) => match input.python {
             Some(python) => python.to_string(),
             None => core.python.display().to_string(),
@@ -178,7 +183,7 @@ fn run_as_job(
 }
 
 /// A host variable rendered to text, if set.
-pub(super) fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
+pub(crate) fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
     let Some(binding) = input.scope.get(name) else { return Ok(None) };
     match input.templar.render(binding.node(), input.scope) {
         Ok(rendered) => Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value))),

@@ -1,0 +1,104 @@
+//! A host whose `ansible_python_interpreter` names a program it does not have: ansible's
+//! every module fails there ("The module interpreter '...' was not found."), tack's native
+//! modules included, though they need no interpreter, so that a run gives the same result as
+//! ansible's.
+//!
+//! Owns the check (once per host and interpreter in a run, by the host's own `/bin/sh`, whose
+//! words ansible's result carries) and the failed result; which interpreter a task uses is the
+//! caller's.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use tack_diag::Diagnostic;
+use tack_report::result::{b, s};
+use tack_yaml::{Mapping, Node, Value};
+
+use crate::input::ActionInput;
+use crate::output::ActionOutput;
+
+/// What the host's shell said of an interpreter it could not run: its stdout, its stderr.
+type Missing = Option<(String, String)>;
+
+static CHECKED: Mutex<Option<HashMap<(String, String), Missing>>> = Mutex::new(None);
+
+/// The task's failed output when the host has no `interpreter` (ansible's result for it),
+/// else `None`. `interpreter` is the host's `ansible_python_interpreter` as written, one
+/// program name even with spaces in it, as ansible runs it.
+pub(crate) fn missing(input: &ActionInput<'_>, interpreter: &str) -> Option<ActionOutput> {
+    // The link (a delegated task's is the delegate's) and the host it serves.
+    let link = std::ptr::from_ref(input.conn).cast::<()>() as usize;
+    let host = crate::python_path::action::host_var(input, "inventory_hostname").ok().flatten();
+    let key = (format!("{link:x} {}", host.unwrap_or_default()), interpreter.to_string());
+    let known = CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .get(&key)
+        .cloned();
+    let said = match known {
+        Some(said) => said,
+        None => {
+            let said = ask(input, interpreter)?;
+            CHECKED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(HashMap::new)
+                .insert(key, said.clone());
+            said
+        }
+    };
+    let (stdout, stderr) = said?;
+    Some(failed(input, interpreter, stdout, stderr))
+}
+
+/// Runs the interpreter through the host's `/bin/sh` as ansible's module command would,
+/// only when `command -v` does not find it: `None` when the check itself
+/// could not run (the module then runs and fails, or not, on its own).
+fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
+    // ansible quotes the interpreter as one word in the module's command (a value with
+    // arguments is a program name with spaces in it).
+    let program = interpreter;
+    let word = tack_py::shlex::quote(interpreter);
+    let command = format!(
+        "command -v {word} >/dev/null 2>&1 || exec /bin/sh -c {}",
+        tack_py::shlex::quote(&word),
+    );
+    let out = input.conn.exec_command(&command, std::path::Path::new("/")).ok()?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // ansible's test of the module's output: the interpreter named with "not found".
+    let said = |text: &str| {
+        ["No such file or directory", "not found", "command not found"]
+            .iter()
+            .any(|why| text.contains(&format!("{program}: {why}")))
+    };
+    Some((out.rc == 127 && (said(&stderr) || said(&stdout))).then_some((stdout, stderr)))
+}
+
+fn failed(
+    input: &ActionInput<'_>,
+    interpreter: &str,
+    stdout: String,
+    stderr: String,
+) -> ActionOutput {
+    let msg = format!("The module interpreter '{interpreter}' was not found.");
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("failed"), b(true));
+    data.insert(s("module_stderr"), s(&stderr));
+    data.insert(s("module_stdout"), s(&stdout));
+    data.insert(s("msg"), s(&msg));
+    data.insert(s("rc"), Node::bare(Value::Int(127)));
+    let mut out = ActionOutput::new(data);
+    out.error = Some(Diagnostic::caused_by(
+        "Task failed: Action failed.",
+        input.task_origin.clone(),
+        Diagnostic::new(msg).with_help(
+            "Consider overriding the configured interpreter path for this host. See \
+             stdout/stderr for the returned output.",
+        ),
+    ));
+    out
+}
