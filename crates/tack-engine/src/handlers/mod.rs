@@ -3,7 +3,8 @@
 //! order they run in at a flush (definition order, each once per notified host).
 //!
 //! Handler names are rendered once with the play's variables, as ansible does; a name that
-//! cannot be rendered makes a handler reachable only through its `listen` topics.
+//! cannot be rendered makes a handler reachable only through its `listen` topics (one without
+//! topics is warned of as unusable when a search passes it).
 
 pub(crate) mod flush;
 
@@ -31,6 +32,9 @@ pub(crate) struct Handler<'a> {
     /// The handler block it was written in (its outermost block's address): a name is
     /// looked for block by block, the last block first and each block in its own order.
     block: usize,
+    /// ansible's warning for a handler whose name could not be rendered and that has no
+    /// topics: shown when a search passes it.
+    unusable: Option<String>,
 }
 
 /// Every handler of a play, in definition order.
@@ -81,13 +85,11 @@ impl<'a> Handlers<'a> {
         vars: &Mapping,
     ) {
         self.list.extend(tasks.into_iter().map(|ctx| {
-            let name = ctx.task.name().and_then(|n| {
-                templar
-                    .render_with_vars(n, vars)
-                    .ok()
-                    .map(|r| tack_yaml::pyrepr::str(&r.value))
-                    .filter(|s| !s.is_empty())
-            });
+            let rendered = ctx.task.name().map(|n| templar.render_with_vars(n, vars));
+            let name = match &rendered {
+                Some(Ok(r)) => Some(tack_yaml::pyrepr::str(&r.value)).filter(|s| !s.is_empty()),
+                _ => None,
+            };
             let mut listen: Vec<String> = match &ctx.task.kind {
                 TaskKind::Handler { listen } => listen.iter().flat_map(strings).collect(),
                 // An `include_tasks` handler keeps its topics among its keywords.
@@ -133,6 +135,16 @@ impl<'a> Handlers<'a> {
                 Some(n) => role_names.iter().map(|r| format!("{r} : {n}")).collect(),
                 None => Vec::new(),
             };
+            let unusable = match (&rendered, ctx.task.name()) {
+                (Some(Err(e)), Some(raw)) if listen.is_empty() => Some(format!(
+                    "Handler '{}' is unusable because it has no listen topics and the name \
+                     could not be templated (host-specific variables are not supported in \
+                     handler names). The error: {}",
+                    tack_yaml::pyrepr::str(&raw.value),
+                    e.message
+                )),
+                _ => None,
+            };
             Handler {
                 ctx,
                 name,
@@ -142,6 +154,7 @@ impl<'a> Handlers<'a> {
                 params: None,
                 included: false,
                 block,
+                unusable,
             }
         }));
     }
@@ -164,6 +177,7 @@ impl<'a> Handlers<'a> {
             params: Some(params.clone()),
             included: true,
             block: 0,
+            unusable: None,
         });
         self.list.splice(at..at, brought);
     }
@@ -196,8 +210,16 @@ impl<'a> Handlers<'a> {
             .collect();
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        if let Some(i) = order.iter().copied().find(|i| named(&self.list[*i])) {
-            out.push(i);
+        // Each handler the search passes before the one named: one whose name could not be
+        // rendered is skipped with ansible's warning.
+        for i in order.iter().copied() {
+            if named(&self.list[i]) {
+                out.push(i);
+                break;
+            }
+            if let Some(warning) = &self.list[i].unusable {
+                tack_diag::warn(&Diagnostic::new(warning.clone()));
+            }
         }
         for i in order {
             let h = &self.list[i];

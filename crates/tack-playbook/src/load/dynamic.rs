@@ -133,8 +133,10 @@ impl Loader<'_> {
         let blocks = crate::compile::compile_role_under(&build.roles, id, request.dep_chain);
         let mut chain = request.dep_chain.to_vec();
         chain.push(id);
+        // The role's handlers, then those of the roles its task files import.
         let handlers = crate::compile::role_handler_blocks(&build.roles, id)
             .into_iter()
+            .chain(std::mem::take(&mut build.extra_handlers))
             .map(|block| CompiledBlock { block, dep_chain: chain.clone() })
             .collect();
         Ok((Included { file: path, blocks, roles: Some(build.roles), handlers }, id))
