@@ -86,6 +86,10 @@ pub(crate) fn flush<'r>(
             }
             continue;
         }
+        if crate::task::reading::is_meta(&ctx) {
+            meta_handler(env, &ctx, callback)?;
+            continue;
+        }
         let controls = env.task_controls(&ctx, &notified, params.clone())?;
         let reasons = Some(handlers.plan_reasons(index, &notified));
         let mut results: Vec<crate::play::fatal::RoundResult> = Vec::new();
@@ -138,6 +142,31 @@ pub(crate) fn flush<'r>(
     handlers.forget_plan_reasons(hosts);
     handlers.drop_included();
     Ok(())
+}
+
+/// A handler that is a `meta` task: `noop` shows its banner (and its `META:` line at `-vv`);
+/// `flush_handlers` shows its banner, then ansible's error, which ends the run; the others are refused by name
+/// where they would run.
+fn meta_handler(
+    env: &PlayEnv<'_, '_>,
+    ctx: &tack_playbook::walk::TaskInContext<'_>,
+    callback: &mut dyn Callback,
+) -> Result<(), Diagnostic> {
+    match crate::task::reading::meta_arg(ctx).as_str() {
+        "noop" => {
+            callback.handler_start(&env.view(ctx));
+            callback.verbose_line(2, "META: noop");
+            Ok(())
+        }
+        "flush_handlers" => {
+            callback.handler_start(&env.view(ctx));
+            Err(Diagnostic::new("flush_handlers cannot be used as a handler"))
+        }
+        other => Err(Diagnostic::at(
+            format!("tack does not support 'meta: {other}' as a handler yet"),
+            ctx.task.origin.clone(),
+        )),
+    }
 }
 
 /// A handler that is an `include_tasks`: the file each host names is loaded, and its tasks
