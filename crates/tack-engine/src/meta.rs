@@ -222,16 +222,37 @@ pub(crate) fn run_meta<'r>(
             _ => {}
         }
     }
+    // A host a handler failed in an explicit flush fails at the flush itself, as ansible's
+    // iterator marks it failed there: a block around the flush rescues it.
+    let mut failed_here: Vec<String> = Vec::new();
     if !flushing.is_empty() {
+        let before = meta.walk.cursors.clone();
+        let rescued: BTreeSet<String> = flushing
+            .iter()
+            .filter(|h| !ctx.task.implicit && meta.walk.rescuing(h, seg, next))
+            .cloned()
+            .collect();
         crate::handlers::flush::flush(
             env,
             state,
             meta.handlers,
             &flushing,
+            &rescued,
             callback,
             stats,
             &mut meta.walk.cursors,
         )?;
+        if !ctx.task.implicit {
+            for (host, cursor) in meta.walk.cursors.iter_mut() {
+                let was = before.iter().find(|(h, _)| h == host).map(|(_, c)| c);
+                if cursor.failed
+                    && let Some(was) = was.filter(|c| !c.failed && c.pos.is_some())
+                {
+                    *cursor = was.clone();
+                    failed_here.push(host.clone());
+                }
+            }
+        }
         meta.walk.drop_failed_frames();
     }
     for host in &round.hosts {
@@ -249,6 +270,8 @@ pub(crate) fn run_meta<'r>(
             }
         } else if ended.contains(host) {
             meta.walk.finish(host);
+        } else if failed_here.contains(host) {
+            meta.walk.advance(host, seg, next, true);
         } else if meta.walk.is_running(host) {
             meta.walk.advance(host, seg, next, false);
         }

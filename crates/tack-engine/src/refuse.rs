@@ -480,8 +480,9 @@ pub(crate) fn check_included(block: &tack_playbook::Block) -> Result<(), Diagnos
     Ok(())
 }
 
-/// [`check_included`] for handlers an include brought in (a role's): an include as such a
-/// handler is refused.
+/// [`check_included`] for handlers an include brought in (a role's): an `include_role` as
+/// such a handler is refused (ansible's own error when it runs); an `include_tasks` runs as
+/// the play's do.
 pub(crate) fn check_included_handlers(block: &tack_playbook::Block) -> Result<(), Diagnostic> {
     check_included(block)?;
     for entry in &block.block {
@@ -490,7 +491,7 @@ pub(crate) fn check_included_handlers(block: &tack_playbook::Block) -> Result<()
     }
     for entry in &block.block {
         if let TaskEntry::Task(task) = entry
-            && matches!(task.kind, TaskKind::IncludeTasks | TaskKind::IncludeRole(_))
+            && matches!(task.kind, TaskKind::IncludeRole(_))
         {
             let what = format!("'{}' as a handler", task.action);
             return Err(refuse(what, task.origin.clone()));

@@ -49,12 +49,15 @@ pub(crate) fn notify_from(
 }
 
 /// `meta: flush_handlers` for `hosts`: every handler in order, on the hosts notified for it
-/// (and still running).
+/// (and still running). A handler failing on a host of `rescued` counts as rescued (a block
+/// around an explicit flush catches it).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn flush<'r>(
     env: &PlayEnv<'r, '_>,
     state: &mut BatchState,
     handlers: &mut Handlers<'r>,
     hosts: &[String],
+    rescued: &std::collections::BTreeSet<String>,
     callback: &mut dyn Callback,
     stats: &mut Stats,
     cursors: &mut [(String, HostCursor)],
@@ -97,6 +100,10 @@ pub(crate) fn flush<'r>(
             let result = &outcome.result;
             results.push(crate::play::fatal::RoundResult::of(host, result, controls.ignore));
             if result.flag("failed") && !result.ignored {
+                // The rescue around the flush sees this failure as its task's.
+                if rescued.contains(host) {
+                    env.remember_failure(host, &ctx, outcome);
+                }
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
                     cursor.pos = None;
                     cursor.failed = true;
@@ -114,7 +121,7 @@ pub(crate) fn flush<'r>(
                     cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
                 }
             }
-            stats.count(result, false);
+            stats.count(result, rescued.contains(host));
             Ok(())
         };
         let kind = if controls.run_once {
