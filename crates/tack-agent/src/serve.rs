@@ -173,7 +173,13 @@ fn python_reply(
         None => python.run(&PythonRun { hash, fqn, profile, interpreter, params, environment }),
     };
     match outcome {
-        Ok(out) => Message::PythonResult { id, rc: out.rc, stdout: out.stdout, stderr: out.stderr },
+        Ok(out) => Message::PythonResult {
+            id,
+            rc: out.rc,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            tag: out.tag,
+        },
         Err(e) => Message::Error { id: Some(id), kind: ErrorKind::Python, message: e.to_string() },
     }
 }

@@ -647,8 +647,8 @@ impl Connection for ChildAgent {
                 environment: run.environment.clone(),
             }))?;
             match link.reply(id)? {
-                Message::PythonResult { rc, stdout, stderr, .. } => {
-                    Ok(PythonOutput { rc, stdout, stderr })
+                Message::PythonResult { rc, stdout, stderr, tag, .. } => {
+                    Ok(PythonOutput { rc, stdout, stderr, tag })
                 }
                 other => Err(unexpected("python_result", &other)),
             }

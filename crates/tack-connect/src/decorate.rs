@@ -257,7 +257,12 @@ mod tests {
 
         fn run_python(&self, _: &[u8], _: &PythonRun) -> Result<PythonOutput, ConnectionError> {
             self.ask("run_python");
-            Ok(PythonOutput { rc: 0, stdout: String::new(), stderr: String::new() })
+            Ok(PythonOutput {
+                rc: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+                tag: String::new(),
+            })
         }
 
         fn stage(&self, _: &[u8], name: &str, _: bool) -> Result<StagedFile, ConnectionError> {

@@ -46,8 +46,16 @@ pub enum Message {
     PutPayload { hash: String },
     /// Controller → agent: run a module from a payload sent earlier on this link.
     RunPython(RunPython),
-    /// Agent → controller: what the module's process left.
-    PythonResult { id: u64, rc: i32, stdout: String, stderr: String },
+    /// Agent → controller: what the module's process left, and the host interpreter's
+    /// bytecode tag (`cpython-311`: which compiled code it can use; empty when unknown).
+    PythonResult {
+        id: u64,
+        rc: i32,
+        stdout: String,
+        stderr: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        tag: String,
+    },
     /// Controller → agent: keep the blob frame that follows (`len` bytes, whose BLAKE3 hash
     /// is `hash`, hex) in this link's staging directory for `host`, executable by its owner
     /// when `executable`.

@@ -91,7 +91,13 @@ fn every_message_round_trips() {
             params: r#"{"ANSIBLE_MODULE_ARGS": {}}"#.into(),
             environment: [("LANG".to_string(), "C".to_string())].into(),
         }),
-        Message::PythonResult { id: 10, rc: 1, stdout: "{}".into(), stderr: "e".into() },
+        Message::PythonResult {
+            id: 10,
+            rc: 1,
+            stdout: "{}".into(),
+            stderr: "e".into(),
+            tag: "cpython-311".into(),
+        },
         Message::Error { id: Some(10), kind: ErrorKind::Python, message: "x".into() },
         Message::StartJob(StartJob {
             id: 11,

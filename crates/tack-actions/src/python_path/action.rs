@@ -140,7 +140,10 @@ fn answer(
     };
     // Over the task's own link: on the host, as its become user when there is one.
     match input.conn.run_python(&payload.zip, &run) {
-        Ok(out) => Ok(read_result(&out)),
+        Ok(out) => {
+            super::bytecode::host_named(&out.tag);
+            Ok(read_result(&out))
+        }
         Err(e) => Err(fail(format!("Task failed: {e}"))),
     }
 }
@@ -268,7 +271,7 @@ mod tests {
     use super::*;
 
     fn out(stdout: &str) -> PythonOutput {
-        PythonOutput { rc: 0, stdout: stdout.into(), stderr: "warn".into() }
+        PythonOutput { rc: 0, stdout: stdout.into(), stderr: "warn".into(), tag: String::new() }
     }
 
     #[test]

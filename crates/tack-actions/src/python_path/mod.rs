@@ -6,14 +6,16 @@
 //! checked; `payload`: the per-module payloads, built once per run by our own
 //! `build_payload.py` driving ansible's dependency finder, named by BLAKE3 and cached for
 //! the run, and kept between runs by `payload_cache` while nothing they were made from
-//! changed; `action`: the task's run (ansible's internal `_ansible_*` arguments, the host's
-//! interpreter, reading the result out of what the module printed).
+//! changed, with compiled code for the hosts' interpreters added by `bytecode`; `action`:
+//! the task's run (ansible's internal `_ansible_*` arguments, the host's interpreter,
+//! reading the result out of what the module printed).
 //!
 //! Owns which modules take this road ([`module_name`]) and why one cannot; it never runs a
 //! module itself (the host's connection does) and never puts a task's arguments in a
 //! payload.
 
 pub(crate) mod action;
+mod bytecode;
 mod find;
 mod payload;
 mod payload_cache;

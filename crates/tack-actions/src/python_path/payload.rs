@@ -121,7 +121,7 @@ pub(super) fn get(core: &AnsibleCore, source: Source<'_>) -> Result<Arc<Payload>
     if let Some(p) = cache.get(&key) {
         return Ok(Arc::clone(p));
     }
-    let payload = Arc::new(build(core, source)?);
+    let payload = super::bytecode::with_bytecode(Arc::new(build(core, source)?));
     cache.insert(key, Arc::clone(&payload));
     Ok(payload)
 }

@@ -10,8 +10,9 @@
 //! A payload is code that runs on managed hosts, so the cache directory and its entries must be
 //! this user's and private; anything else is passed over as if absent.
 //!
-//! Owns `$XDG_CACHE_HOME/tack/payloads` (or `~/.cache/tack/payloads`); it never holds a task's
-//! arguments (payloads never do).
+//! Owns `$XDG_CACHE_HOME/tack/payloads` (or `~/.cache/tack/payloads`): the builder's answers,
+//! and the files `bytecode` keeps there (compiled payloads, the tags hosts named); it never
+//! holds a task's arguments (payloads never do).
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -149,14 +150,50 @@ pub(super) fn store(
     }
     let Some(dir) = usable(dir, true) else { return };
     let entry = serde_json::json!({ "format": FORMAT, "module": module, "internal": internal });
-    let path = dir.join(format!("{key}.json"));
-    let partial = dir.join(format!("{key}.{}.part", std::process::id()));
+    write_private(&dir, &format!("{key}.json"), entry.to_string().as_bytes());
+}
+
+/// The bytes kept under `name` (a compiled payload), when the file is private.
+pub(super) fn load_bytes(dir: &Path, name: &str) -> Option<Vec<u8>> {
+    let path = usable(dir, false)?.join(name);
+    private(&path, false).then(|| std::fs::read(&path).ok()).flatten()
+}
+
+/// Keeps `bytes` under `name`, private, unless the run keeps nothing new.
+pub(super) fn store_bytes(dir: &Path, name: &str, bytes: &[u8]) {
+    if !KEEP.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(dir) = usable(dir, true) else { return };
+    write_private(&dir, name, bytes);
+}
+
+/// The bytecode tags hosts named in earlier runs (`tags`, one a line).
+pub(super) fn tags(dir: &Path) -> Vec<String> {
+    let Some(text) = load_bytes(dir, "tags") else { return Vec::new() };
+    String::from_utf8_lossy(&text).lines().map(str::to_string).collect()
+}
+
+/// Adds `tag` to the tags hosts named, unless the run keeps nothing new.
+pub(super) fn remember_tag(dir: &Path, tag: &str) {
+    let mut known = tags(dir);
+    if known.iter().any(|t| t == tag) {
+        return;
+    }
+    known.push(tag.to_string());
+    store_bytes(dir, "tags", (known.join("\n") + "\n").as_bytes());
+}
+
+/// Writes `name` in `dir` through a private partial file renamed into place.
+fn write_private(dir: &Path, name: &str, bytes: &[u8]) {
+    let path = dir.join(name);
+    let partial = dir.join(format!("{name}.{}.part", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&partial)
-        .and_then(|mut f| f.write_all(entry.to_string().as_bytes()))
+        .and_then(|mut f| f.write_all(bytes))
         .and_then(|()| std::fs::rename(&partial, &path));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);

@@ -71,6 +71,7 @@ pub(super) fn run(
                 rc: out.rc,
                 stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                tag: String::new(),
             };
             from_result(input, &read_result(&printed), true)
         }

@@ -45,6 +45,8 @@ pub struct PythonOutput {
     pub rc: i32,
     pub stdout: String,
     pub stderr: String,
+    /// The interpreter's bytecode tag (`sys.implementation.cache_tag`), as its server said.
+    pub tag: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -309,6 +311,7 @@ impl Server {
             rc: i32::try_from(rc).unwrap_or(-1),
             stdout: text("stdout"),
             stderr: text("stderr"),
+            tag: text("tag"),
         })
     }
 

@@ -198,6 +198,8 @@ def fork_task(request, out, err, learned):
         "rc": rc,
         "stdout": out.read().decode("utf-8", "replace"),
         "stderr": err.read().decode("utf-8", "replace"),
+        # Which compiled code this interpreter can use, for the controller to send next time.
+        "tag": sys.implementation.cache_tag or "",
     }
     learned.seek(0)
     try:

@@ -182,3 +182,58 @@ fn a_module_leaves_nothing_behind_for_the_next() {
     }
     assert_eq!(host.servers.values().map(Vec::len).sum::<usize>(), 1, "one server ran them all");
 }
+
+/// Compiled code the controller put beside a payload's sources is what the host runs: here
+/// it was compiled from a different text than the source beside it, to tell them apart.
+#[test]
+fn compiled_code_in_a_payload_is_used_without_compiling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("which.py");
+    let module = |said: &str| {
+        format!(
+            "from ansible.module_utils.basic import AnsibleModule\n\
+             AnsibleModule({{}}).exit_json(said='{said}')\n"
+        )
+    };
+    std::fs::write(&path, module("source")).unwrap();
+    let request = serde_json::json!({ "name": "which", "path": path });
+    let Some((fqn, profile, zip)) = built_from(&request) else { return };
+    // The same zip, and beside the module compiled code (unchecked hash-based, as the
+    // controller's compiler writes it) of the text that says "compiled".
+    let add = "import io, py_compile, sys, tempfile, os, zipfile\n\
+               zin = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read()))\n\
+               out = io.BytesIO()\n\
+               with zipfile.ZipFile(out, 'w') as z:\n\
+               \x20   for i in zin.infolist(): z.writestr(i, zin.read(i))\n\
+               \x20   d = tempfile.mkdtemp(); src = os.path.join(d, 'm.py'); pyc = src + 'c'\n\
+               \x20   open(src, 'w').write(sys.argv[1])\n\
+               \x20   py_compile.compile(src, cfile=pyc, doraise=True,\n\
+               \x20       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n\
+               \x20   name = 'ansible/legacy/__pycache__/which.%s.pyc' % sys.implementation.cache_tag\n\
+               \x20   z.writestr(name, open(pyc, 'rb').read())\n\
+               sys.stdout.buffer.write(out.getvalue())";
+    let mut child = Command::new(REF_PYTHON)
+        .args(["-c", add, &module("compiled")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&zip).unwrap();
+    let zip = child.wait_with_output().unwrap().stdout;
+    assert_eq!(fqn, "ansible.legacy.which");
+    let mut host = PythonHost::new();
+    let hash = blake3::hash(&zip).to_hex().to_string();
+    host.put_payload(&hash, &zip).unwrap();
+    let run = PythonRun {
+        hash,
+        fqn,
+        profile,
+        interpreter: REF_PYTHON.into(),
+        params: serde_json::json!({"ANSIBLE_MODULE_ARGS": {}}).to_string(),
+        environment: BTreeMap::new(),
+    };
+    let out = host.run(&run).unwrap();
+    let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(result["said"], "compiled", "{out:?}");
+    assert!(out.tag.starts_with("cpython-3"), "{out:?}");
+}
