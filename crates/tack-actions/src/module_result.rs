@@ -18,7 +18,7 @@ pub(crate) fn from_result(
 ) -> ActionOutput {
     let mut data = json::map_from_json(result);
     add_lines(&mut data);
-    plain_warnings(&mut data);
+    let warning_blocks = plain_warnings(&mut data);
     plain_deprecations(&mut data);
     // ansible's executor says `changed: false` for a module that did not say.
     if data.get("changed").is_none() {
@@ -28,6 +28,9 @@ pub(crate) fn from_result(
     let raised =
         if failed && data.get("msg").is_none() { raised_without_msg(&mut data) } else { None };
     let mut out = ActionOutput::new(data);
+    if !warning_blocks.is_empty() {
+        out.warning_blocks = Some(Box::new(warning_blocks));
+    }
     if failed {
         // A failed module's result keeps the place of its traceback, which ansible's
         // executor fills with this text when the module sent none.
@@ -75,25 +78,56 @@ pub(crate) fn plain_summaries(data: &mut tack_yaml::Mapping) {
 
 /// ansible's `warnings` of a module result are texts: a summary ansible-core's module code
 /// sends (`{"__ansible_type": "WarningSummary", "event": {"msg": ...}}`) becomes its message.
-fn plain_warnings(data: &mut tack_yaml::Mapping) {
+/// Returns how ansible shows a summary whose event chains causes (its message, then each
+/// cause), to go with the result.
+fn plain_warnings(data: &mut tack_yaml::Mapping) -> Vec<Diagnostic> {
     use tack_yaml::{Node, Value};
-    let Some(Value::Seq(items)) = data.get("warnings").map(|n| n.value.clone()) else { return };
+    let Some(Value::Seq(items)) = data.get("warnings").map(|n| n.value.clone()) else {
+        return Vec::new();
+    };
+    let mut blocks = Vec::new();
     let texts: Vec<Node> = items
         .into_iter()
         .map(|item| {
-            let msg = item
+            let event = item
                 .as_map()
                 .filter(|m| {
                     m.get("__ansible_type").and_then(Node::as_str) == Some("WarningSummary")
                 })
                 .and_then(|m| m.get("event"))
-                .and_then(Node::as_map)
-                .and_then(|e| e.get("msg"))
-                .cloned();
-            msg.unwrap_or(item)
+                .and_then(Node::as_map);
+            let Some(msg) = event.and_then(|e| e.get("msg")).cloned() else { return item };
+            if let Some(block) = event.and_then(chained) {
+                blocks.push(block);
+            }
+            msg
         })
         .collect();
     data.insert(tack_report::result::s("warnings"), Node::bare(Value::Seq(texts)));
+    blocks
+}
+
+/// An event with the causes it chains and follows, as ansible shows it (`None` without any).
+fn chained(event: &tack_yaml::Mapping) -> Option<Diagnostic> {
+    use tack_yaml::Node;
+    let text = |e: &tack_yaml::Mapping| {
+        e.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default()
+    };
+    let chain = event.get("chain").and_then(Node::as_map)?;
+    if chain.get("follow").is_some_and(|f| !f.value.is_truthy()) {
+        return None;
+    }
+    let cause_event = chain.get("event").and_then(Node::as_map)?;
+    let mut cause = chained(cause_event).unwrap_or_else(|| Diagnostic::new(text(cause_event)));
+    // ansible's formatter keeps a cause on its own when the cause's own chain (followed or
+    // not) gives another reason than the one that leads to it.
+    let reason = |c: &tack_yaml::Mapping| c.get("msg_reason").map(|r| r.value.clone());
+    if let Some(own) = cause_event.get("chain").and_then(Node::as_map)
+        && reason(own) != reason(chain)
+    {
+        cause.raised_while_handling = true;
+    }
+    Some(Diagnostic::caused_by(text(event), None, cause))
 }
 
 /// ansible's `deprecations` of a module result as `register` keeps them: a summary
