@@ -4,8 +4,9 @@
 //! ansible's.
 //!
 //! Owns the check (once per host and interpreter in a run, by the host's own `/bin/sh`, whose
-//! words ansible's result carries) and the failed result; which interpreter a task uses is the
-//! caller's.
+//! words ansible's result carries) and the failed result, and the refusal of the other
+//! per-module interpreter setting tack does not apply (`ansible_python_module_rlimit_nofile`);
+//! which interpreter a task uses is the caller's.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -74,6 +75,31 @@ fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
             .any(|why| text.contains(&format!("{program}: {why}")))
     };
     Some((out.rc == 127 && (said(&stderr) || said(&stdout))).then_some((stdout, stderr)))
+}
+
+/// ansible's `ansible_python_module_rlimit_nofile`: a host variable that sets the open-files
+/// limit of every module it runs. tack does not apply it yet, so a task it would apply to is
+/// refused by name (0 and `omit` ask for nothing).
+pub(crate) fn refused_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
+    let value = crate::python_path::action::host_var(input, "ansible_python_module_rlimit_nofile");
+    let asked = match value {
+        Ok(Some(v)) => v.trim() != "0",
+        Ok(None) => false,
+        // An undefined value fails the task with the template's error, as ansible's does.
+        Err(e) => {
+            return Some(crate::output::errored(Diagnostic::at(
+                format!("Task failed: {e}"),
+                input.task_origin.clone(),
+            )));
+        }
+    };
+    asked.then(|| {
+        crate::output::errored(Diagnostic::at(
+            "tack does not support the variable 'ansible_python_module_rlimit_nofile' (the \
+             modules' open-files limit) yet",
+            input.task_origin.clone(),
+        ))
+    })
 }
 
 fn failed(

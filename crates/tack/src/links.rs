@@ -191,7 +191,7 @@ pub(crate) fn passwords(
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`,
-/// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, an
+/// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, `debug`, an
 /// `executable` other than `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
@@ -231,6 +231,10 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // ansible then adds each module's `invocation` (its arguments) to its result.
     if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {
         return Some("inject_invocation (module arguments added to every result)".into());
+    }
+    // ansible then prints its own internal debug messages, which tack has no equivalent of.
+    if config.get("DEFAULT_DEBUG").and_then(|v| v.as_bool()) == Some(true) {
+        return Some("debug (ansible's internal debug messages)".into());
     }
     // ansible stops at a failed task and waits for a debugger session; tack has none.
     if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {

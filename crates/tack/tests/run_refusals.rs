@@ -404,6 +404,7 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
         ("ANSIBLE_PYTHON_MODULE_RLIMIT_NOFILE", "123", "python_module_rlimit_nofile"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
+        ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
     ] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -495,4 +496,27 @@ fn facts_modules_variable_is_refused_where_a_free_play_gathers() {
     let quiet =
         run(dir.path(), &playbook.replace("  vars:", "  gather_facts: false\n  vars:"), &[]);
     assert_eq!(quiet.status.code(), Some(0), "{}", String::from_utf8_lossy(&quiet.stderr));
+}
+
+/// `ansible_python_module_rlimit_nofile` is refused by name on a module task it would apply
+/// to, never ignored; 0 and `omit` ask for nothing and run.
+#[test]
+fn the_modules_open_files_limit_variable_is_refused_where_it_applies() {
+    let play = format!(
+        "{PLAY}    - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: 0\n\
+         \x20   - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: '{{{{ omit }}}}'\n\
+         \x20   - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: 123\n"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = tack(dir.path(), &play, &[]).output().expect("tack runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert_eq!(stdout.matches("changed: [h1]").count(), 2, "{stdout}");
+    assert!(
+        stdout.contains(
+            "tack does not support the variable 'ansible_python_module_rlimit_nofile' (the \
+             modules' open-files limit) yet"
+        ),
+        "{stdout}"
+    );
 }
