@@ -105,7 +105,13 @@ pub fn resolve(
         "sudo" => BecomeMethod::Sudo,
         "su" => BecomeMethod::Su,
         other => {
-            let what = if NOT_RUN.contains(&other) { "yet" } else { "(no such become plugin)" };
+            let what = if NOT_RUN.contains(&other) {
+                "yet"
+            } else if other.contains('.') {
+                "(become plugins from collections are not run) yet"
+            } else {
+                "(no such become plugin)"
+            };
             return Err(Diagnostic::at(
                 format!(
                     "tack does not support the become method '{method_text}' {what}; it runs 'sudo' and 'su'"

@@ -232,6 +232,19 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {
         return Some("inject_invocation (module arguments added to every result)".into());
     }
+    // ansible then runs those vars plugins for every host and group; tack reads
+    // `host_vars`/`group_vars` itself, as ansible's `host_group_vars` does, and runs no other.
+    if let Some(enabled) =
+        config.get("VARIABLE_PLUGINS_ENABLED").and_then(tack_config::SettingValue::as_str_list)
+        && let Some(other) = enabled.iter().find(|p| {
+            !matches!(p.trim(), "host_group_vars" | "ansible.builtin.host_group_vars" | "")
+        })
+    {
+        return Some(format!(
+            "vars_plugins_enabled '{}' (vars plugins other than host_group_vars)",
+            other.trim()
+        ));
+    }
     // ansible then prints its own internal debug messages, which tack has no equivalent of.
     if config.get("DEFAULT_DEBUG").and_then(|v| v.as_bool()) == Some(true) {
         return Some("debug (ansible's internal debug messages)".into());

@@ -405,6 +405,11 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_PYTHON_MODULE_RLIMIT_NOFILE", "123", "python_module_rlimit_nofile"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
+        (
+            "ANSIBLE_VARS_ENABLED",
+            "host_group_vars,community.general.x",
+            "vars_plugins_enabled 'community.general.x'",
+        ),
     ] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -519,4 +524,32 @@ fn the_modules_open_files_limit_variable_is_refused_where_it_applies() {
         ),
         "{stdout}"
     );
+}
+
+/// Plugins from collections tack does not run are refused by name where they would run: a
+/// become method, a connection, a strategy.
+#[test]
+fn collection_plugins_tack_does_not_run_are_refused_by_name() {
+    for (keyword, wanted) in [
+        (
+            "  become: true\n  become_method: community.general.doas\n",
+            "tack does not support the become method 'community.general.doas' (become plugins \
+             from collections are not run) yet",
+        ),
+        (
+            "  strategy: community.general.foo\n",
+            "tack does not support the strategy 'community.general.foo' yet",
+        ),
+    ] {
+        let play = format!("- hosts: all\n  gather_facts: false\n{keyword}  tasks:\n    - ping:\n");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = tack(dir.path(), &play, &[]).output().expect("tack runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_ne!(out.status.code(), Some(0), "{all}");
+        assert!(all.contains(wanted), "{all}");
+    }
 }
