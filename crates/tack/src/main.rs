@@ -39,10 +39,13 @@ fn main() -> ExitCode {
         _ => {}
     }
     let cli = cli::parse(std::env::args_os().collect::<Vec<OsString>>());
-    match cmd::run(cli) {
+    let code = match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => exit::report(&err),
-    }
+    };
+    // Local hosts' Python servers and their private payload directory go with the run.
+    tack_agent::python::PythonHost::end_shared();
+    code
 }
 
 fn exit_code(code: i32) -> ExitCode {

@@ -105,6 +105,14 @@ impl PythonHost {
         SHARED.get_or_init(|| Mutex::new(PythonHost::new()))
     }
 
+    /// Ends [`PythonHost::shared`]: its servers stopped and its payload directory removed. A
+    /// static is never dropped, so the binary calls this before it exits.
+    pub fn end_shared() {
+        let ended =
+            std::mem::take(&mut *Self::shared().lock().unwrap_or_else(PoisonError::into_inner));
+        drop(ended);
+    }
+
     /// Runs `f` on [`PythonHost::shared`].
     pub fn with_shared<T>(f: impl FnOnce(&mut PythonHost) -> T) -> T {
         // A panic mid-request leaves at worst a server out of step; its next answer fails.
