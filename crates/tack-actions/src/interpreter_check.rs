@@ -79,7 +79,8 @@ fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
 
 /// ansible's `ansible_python_module_rlimit_nofile`: a host variable that sets the open-files
 /// limit of every module it runs. tack does not apply it yet, so a task it would apply to is
-/// refused by name (0 and `omit` ask for nothing).
+/// refused by name (0 and `omit` ask for nothing); [`crate::run`] asks before any action that
+/// runs modules on the host.
 pub(crate) fn refused_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
     let value = crate::python_path::action::host_var(input, "ansible_python_module_rlimit_nofile");
     let asked = match value {

@@ -67,6 +67,15 @@ pub fn unsupported_argument(name: &str, action: &str, origin: Option<Origin>) ->
 
 /// Runs `action` with `input`.
 pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
+    // Every action that runs modules on the host would run them under this limit in
+    // ansible (`raw` and `script` run none).
+    if action.touches_host()
+        && !action.is("raw")
+        && !action.is("script")
+        && let Some(refused) = interpreter_check::refused_rlimit(input)
+    {
+        return refused;
+    }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),
         Action::Module("uri") => bounded::bounded(input, uri::run),

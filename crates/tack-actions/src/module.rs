@@ -14,9 +14,6 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if name == "async_status" {
         return crate::async_job::status_action(input);
     }
-    if let Some(refused) = crate::interpreter_check::refused_rlimit(input) {
-        return refused;
-    }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
     if let Ok(Some(python)) =

@@ -87,9 +87,6 @@ fn answer(
     };
     // ansible's order: the host's variable, then the configured or discovered interpreter;
     // a run without either (the engine unconfigured) uses the controller's ansible-core.
-    if let Some(refused) = crate::interpreter_check::refused_rlimit(input) {
-        return Err(Box::new(refused));
-    }
     let interpreter = match host_var(input, "ansible_python_interpreter") {
         Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => {
             if let Some(failed) = crate::interpreter_check::missing(input, &python) {
