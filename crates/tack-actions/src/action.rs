@@ -185,7 +185,7 @@ impl Action {
     pub fn fqcn(self) -> String {
         match self {
             Action::Unresolvable | Action::Templated => "unresolvable".into(),
-            Action::Library(module) => format!("ansible.legacy.{}", module.name),
+            Action::Library(module) => module.fqcn(),
             _ => format!("ansible.builtin.{}", self.name()),
         }
     }

@@ -155,6 +155,8 @@ fn plain_deprecations(data: &mut tack_yaml::Mapping) {
             let kind = deprecator
                 .and_then(|d| d.get("type"))
                 .map(|t| t.as_map().and_then(|m| m.get("value")).unwrap_or(t))
+                // A deprecation a collection names (not a plugin of it) has no type.
+                .filter(|t| !t.is_null())
                 .map(|t| tack_yaml::pyrepr::str(&t.value));
             if let Some(resolved) = &resolved {
                 let parts: Vec<&str> = resolved.split('.').collect();

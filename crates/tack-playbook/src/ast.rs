@@ -100,6 +100,8 @@ pub struct Play {
     /// Where modules were found once the play and its roles were loaded (the play's own
     /// implicit tasks find theirs there).
     pub module_search: std::sync::Arc<crate::ModuleSearch>,
+    /// The action groups the play's `module_defaults` resolved, and the actions in each.
+    pub action_groups: std::sync::Arc<crate::action_groups::ActionGroups>,
 }
 
 impl Play {
@@ -203,6 +205,9 @@ pub struct Task {
     /// Where a templated action's rendered name is looked for among modules outside
     /// ansible-core (set only when the action is a template).
     pub library_search: Option<Arc<crate::ModuleSearch>>,
+    /// The action was named by `action:` or `local_action:`: ansible looks its module up only
+    /// when the task runs, and shows what its routing deprecates there, not at load.
+    pub action_looked_up_at_run: bool,
 }
 
 /// A module shipped beside a playbook or in a role (`library/`), or found on a configured
@@ -220,9 +225,24 @@ pub struct LibraryModule {
     pub collection: Option<CollectionModule>,
 }
 
+impl LibraryModule {
+    /// The name ansible resolves the module to: a collection's module by its fully qualified
+    /// name, a `library/` module by its short name (ansible's legacy loader gives it no
+    /// collection).
+    pub fn fqcn(&self) -> String {
+        match &self.collection {
+            Some(c) => c.fqcn.clone(),
+            None => self.name.clone(),
+        }
+    }
+}
+
 /// A module a collection ships (see [`LibraryModule::collection`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CollectionModule {
+    /// The fully qualified name the module was found by, its routing followed: the task's
+    /// resolved action, which `module_defaults` entries and action groups name.
+    pub fqcn: String,
     pub roots: Vec<PathBuf>,
     /// Why tack refuses to run it (an action plugin of its name, routing it does not follow).
     pub refusal: Option<String>,
@@ -260,6 +280,7 @@ impl Task {
             implicit: false,
             library: None,
             library_search: None,
+            action_looked_up_at_run: false,
         }
     }
 }

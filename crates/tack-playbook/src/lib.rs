@@ -6,6 +6,7 @@
 //! ansible templates while loading (role names, static import paths, play keywords at
 //! post-validation). It never runs anything and never touches a host.
 
+pub mod action_groups;
 pub mod ast;
 pub mod compile;
 pub mod listing;
@@ -18,6 +19,7 @@ pub mod tables;
 pub mod tags;
 pub mod walk;
 
+pub use action_groups::ActionGroups;
 pub use ast::*;
 pub use load::collections::{CollectionRoots, Fqcr, LazyRoots, VersionMismatch};
 pub use load::dynamic;

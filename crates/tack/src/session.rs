@@ -66,6 +66,11 @@ impl Session {
                 tack_playbook::LazyRoots::default()
             },
             invalid_task_attribute_failed: self.config.invalid_task_attribute_failed(),
+            validate_action_group_metadata: self
+                .config
+                .get("VALIDATE_ACTION_GROUP_METADATA")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(true),
         }
     }
 }

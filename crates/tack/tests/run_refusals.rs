@@ -146,9 +146,9 @@ fn unsupported_keywords_are_refused_where_written() {
     let play = format!("{PLAY}    - file: path=/tmp state=directory\n      timeout: 5\n");
     refused(&play, &[], "the task keyword 'timeout' with the action 'file'", 1);
     let play = format!(
-        "{PLAY}    - debug: msg=x\n      module_defaults: {{community.general.foo: {{}}}}\n"
+        "{PLAY}    - package: name=x\n      module_defaults: {{apt: {{update_cache: true}}}}\n"
     );
-    refused(&play, &[], "the module_defaults entry 'community.general.foo'", 1);
+    refused(&play, &[], "module_defaults for 'ansible.builtin.apt' on a 'package' task", 1);
     let play = format!("{PLAY}    - debug: msg=x\n      debugger: on_failed\n");
     refused(&play, &[], "the task keyword 'debugger'", 1);
     // A codec tack has no encoder for; the ones it has run (golden run/template-output-encoding).

@@ -141,7 +141,12 @@ class Recording(zipfile.ZipFile):
 
 
 def file_state(path):
-    st = os.stat(path)
+    # A collection's package with no `__init__.py` gets one ansible makes up, tagged with the
+    # path it would have: it stays valid while that file stays absent.
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return [os.path.abspath(path), None, None]
     return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
 
 

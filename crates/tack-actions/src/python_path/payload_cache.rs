@@ -210,10 +210,12 @@ fn unchanged(inputs: &Value) -> bool {
         return false;
     };
     let file_ok = |f: &Value| {
-        let (Some(path), Some(size), Some(mtime)) = (f[0].as_str(), f[1].as_u64(), f[2].as_i64())
-        else {
-            return false;
-        };
+        let Some(path) = f[0].as_str() else { return false };
+        // An input the builder saw absent (a package's made-up `__init__.py`) must still be.
+        if f[1].is_null() && f[2].is_null() {
+            return std::fs::symlink_metadata(path).is_err();
+        }
+        let (Some(size), Some(mtime)) = (f[1].as_u64(), f[2].as_i64()) else { return false };
         std::fs::metadata(path)
             .is_ok_and(|m| m.is_file() && m.len() == size && mtime_ns(&m) == i128::from(mtime))
     };
@@ -274,6 +276,16 @@ mod tests {
         std::fs::remove_dir(&shadow).unwrap();
         // The module edited (a different size).
         std::fs::write(&file, "x = 22\n").unwrap();
+        assert!(!unchanged(&inputs));
+    }
+
+    #[test]
+    fn a_file_the_builder_saw_absent_must_stay_absent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let init = tmp.path().join("__init__.py");
+        let inputs = serde_json::json!({ "files": [[init, null, null]], "dirs": [] });
+        assert!(unchanged(&inputs));
+        std::fs::write(&init, "").unwrap();
         assert!(!unchanged(&inputs));
     }
 

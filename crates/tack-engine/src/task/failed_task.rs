@@ -275,26 +275,10 @@ impl FailedTask<'_> {
 
     /// `module_defaults` outermost first, each entry under the name ansible resolved it to.
     fn module_defaults_dump(&self) -> Node {
-        let mut out = Vec::new();
-        for layer in crate::task::module_defaults::layers(self.task.ctx) {
-            let maps: Vec<&Mapping> = match &layer.value {
-                Value::Seq(items) => items.iter().filter_map(Node::as_map).collect(),
-                Value::Map(map) => vec![map],
-                _ => Vec::new(),
-            };
-            for map in maps {
-                let mut entry = Mapping::new();
-                for (key, value) in map.iter() {
-                    let name = tack_yaml::pyrepr::str(&key.value);
-                    let resolved = Action::find(&name)
-                        .filter(|_| !name.starts_with("group/"))
-                        .map_or(name, |a| a.fqcn());
-                    entry.insert(s(&resolved), value.clone());
-                }
-                out.push(Node::bare(Value::Map(entry)));
-            }
-        }
-        Node::bare(Value::Seq(out))
+        let maps = crate::task::module_defaults::mappings(self.task.ctx);
+        Node::bare(Value::Seq(
+            maps.into_iter().map(|m| Node::bare(Value::Map(m.clone()))).collect(),
+        ))
     }
 
     /// The task's and its parents' tags (comma-separated strings split), each once.

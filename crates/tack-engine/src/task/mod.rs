@@ -593,6 +593,15 @@ impl TaskRun<'_> {
         trace: &Arc<Trace>,
         events: &mut Vec<TaskEvent>,
     ) -> ActionOutput {
+        let task = self.reading.ctx.task;
+        if task.action_looked_up_at_run {
+            // ansible's lookup of the action, now: its routing's deprecations (each shown once).
+            let collection = task.library.as_ref().and_then(|m| m.collection.as_ref());
+            for message in collection.iter().flat_map(|c| &c.deprecations) {
+                let at = task.action_origin.clone().or_else(|| task.origin.clone());
+                tack_diag::deprecate_formatted(&Diagnostic::at(message.clone(), at));
+            }
+        }
         let mut warnings = Vec::new();
         let mut output = self.execute_action(host, item, scope, trace, events, &mut warnings);
         if !warnings.is_empty() {

@@ -1,59 +1,20 @@
-//! `module_defaults`, as ansible resolves them for a task: the play's, blocks' and task's
-//! mappings merged outermost first (a later entry for the same action or group replaces the
-//! earlier one whole), entries named by short name, `ansible.builtin.` or `ansible.legacy.`
-//! name, or `group/<name>` of ansible-core's own action groups; the defaults of the groups the
-//! action belongs to, then the action's own, fill the arguments the task did not give.
+//! `module_defaults`, as ansible applies them to a task: the play's, blocks', roles' and
+//! task's mappings (their keys resolved when loaded, see `tack_playbook::ActionGroups`)
+//! merged outermost first, a later entry for the same action or group replacing the earlier
+//! one's value where it stands; the defaults of the groups the task's resolved action is in
+//! (in merged order), then the action's own, fill the arguments the task did not give.
 //!
 //! It decides which default arguments apply and renders a template that gives them; rendering
 //! the arguments themselves is `crate::task::args`'s.
 
 use tack_diag::Diagnostic;
 use tack_playbook::tables::Keyword;
-use tack_playbook::walk::TaskInContext;
+use tack_playbook::walk::{Ancestor, TaskInContext};
 use tack_yaml::{Mapping, Node, Value};
 
 use tack_template::Scope;
 
 use tack_actions::Action;
-
-/// ansible-core's built-in action groups (`config/ansible_builtin_runtime.yml`) and the
-/// builtin actions in them; the groups of collections list none tack has.
-const GROUPS: &[(&str, &[&str])] = &[
-    ("testgroup", &["ansible.builtin.ping"]),
-    ("testlegacy", &[]),
-    ("aws", &[]),
-    ("acme", &[]),
-    ("azure", &[]),
-    ("cpm", &[]),
-    ("docker", &[]),
-    ("gcp", &[]),
-    ("os", &[]),
-    ("ovirt", &[]),
-    ("vmware", &[]),
-];
-
-enum Entry {
-    Group(&'static str),
-    Action(String),
-}
-
-fn entry(name: &str) -> Option<Entry> {
-    if let Some(group) = name.strip_prefix("group/") {
-        let group = tack_py::ansible::short_name(group, tack_py::ansible::CoreCollections::Builtin);
-        return GROUPS.iter().find(|(g, _)| *g == group).map(|(g, _)| Entry::Group(g));
-    }
-    if let Some(action) = Action::find(name) {
-        return Some(Entry::Action(action.fqcn()));
-    }
-    // A name ansible-core does not know, spelled as a module of no collection: a module a
-    // `library/` directory may ship, which a task of that name then runs (ansible ignores an
-    // entry nothing resolves, and so does this one).
-    let core = tack_py::ansible::is_core_spelling(name) && !name.starts_with("ansible.builtin.");
-    let short =
-        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-    (core && !tack_playbook::builtin_resolves(name) && !short.contains('.'))
-        .then(|| Entry::Action(format!("ansible.legacy.{short}")))
-}
 
 pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     let mut out = Vec::new();
@@ -68,7 +29,8 @@ pub(crate) fn layers<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Node> {
     out
 }
 
-fn mappings<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Mapping> {
+/// Each layer's mappings, outermost first (the loader made every layer a list of them).
+pub(crate) fn mappings<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Mapping> {
     let mut out = Vec::new();
     for layer in layers(ctx) {
         match &layer.value {
@@ -80,42 +42,20 @@ fn mappings<'a>(ctx: &TaskInContext<'a>) -> Vec<&'a Mapping> {
     out
 }
 
-/// Refuses `module_defaults` tack cannot resolve (a value that is not a mapping, an entry
-/// naming an action tack does not have or a group ansible-core does not define).
+/// Refuses `module_defaults` tack cannot apply as ansible does: defaults for `apt` on a
+/// `package` task (ansible hands the backend it picks that module's defaults too).
 pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
-    for layer in layers(ctx) {
-        let items: Vec<&Node> = match &layer.value {
-            Value::Seq(items) => items.iter().collect(),
-            _ => vec![layer],
-        };
-        for item in items {
-            let Some(map) = item.as_map() else {
+    if !Action::of(ctx.task).is_some_and(|a| a.is("package")) {
+        return Ok(());
+    }
+    for map in mappings(ctx) {
+        for (key, _) in map.iter() {
+            if key.as_str() == Some("ansible.builtin.apt") {
                 return Err(Diagnostic::at(
-                    "tack does not support a 'module_defaults' value that is not a mapping yet",
-                    item.origin.clone().or_else(|| layer.origin.clone()),
+                    "tack does not support module_defaults for 'ansible.builtin.apt' on a \
+                     'package' task yet",
+                    key.origin.clone(),
                 ));
-            };
-            for (key, _) in map.iter() {
-                let name = tack_yaml::pyrepr::str(&key.value);
-                if entry(&name).is_none() {
-                    return Err(Diagnostic::at(
-                        format!("tack does not support the module_defaults entry '{name}' yet"),
-                        key.origin.clone(),
-                    ));
-                }
-                // ansible gives a `package` task its backend's defaults too; tack applies
-                // only the task's own action's.
-                if matches!(entry(&name), Some(Entry::Action(ref a)) if a == "ansible.builtin.apt")
-                    && Action::of(ctx.task).is_some_and(|a| a.is("package"))
-                {
-                    return Err(Diagnostic::at(
-                        format!(
-                            "tack does not support module_defaults for '{name}' on a 'package' \
-                             task yet"
-                        ),
-                        key.origin.clone(),
-                    ));
-                }
             }
         }
     }
@@ -126,28 +66,30 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
 /// giving one, the later overriding the earlier.
 pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
     let fqcn = action.fqcn();
-    let mut merged: Vec<(String, Node)> = Vec::new();
+    let mut merged: Vec<(String, &Node)> = Vec::new();
     for map in mappings(ctx) {
         for (key, value) in map.iter() {
-            let resolved = match entry(&tack_yaml::pyrepr::str(&key.value)) {
-                Some(Entry::Group(g)) => format!("group/{g}"),
-                Some(Entry::Action(a)) => a,
-                None => continue,
-            };
-            merged.retain(|(k, _)| *k != resolved);
-            merged.push((resolved, value.clone()));
+            let key = tack_yaml::pyrepr::str(&key.value);
+            match merged.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => merged.push((key, value)),
+            }
         }
     }
+    let groups = ctx.ancestry.iter().find_map(|a| match a {
+        Ancestor::Play(play) => Some(&play.action_groups),
+        _ => None,
+    });
     let mut out = Vec::new();
     for (key, value) in &merged {
         if let Some(group) = key.strip_prefix("group/")
-            && GROUPS.iter().any(|(g, members)| *g == group && members.contains(&fqcn.as_str()))
+            && groups.is_some_and(|g| g.has(group, &fqcn))
         {
-            out.push(value.clone());
+            out.push((*value).clone());
         }
     }
     if let Some((_, value)) = merged.iter().find(|(k, _)| *k == fqcn) {
-        out.push(value.clone());
+        out.push((*value).clone());
     }
     out
 }

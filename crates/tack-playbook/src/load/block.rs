@@ -176,6 +176,10 @@ impl Loader<'_> {
         if let Some((key, tags)) = map.entry("tags") {
             block.attrs.set(Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
+        if let Some((key, defaults)) = map.entry("module_defaults") {
+            let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
+            block.attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
+        }
         let mut inner_scope = scope.with_vars(&block.vars);
         if let Some(list) = map.get("collections") {
             inner_scope.collections = super::collections::keyword_list(list)?;
@@ -443,6 +447,7 @@ impl Loader<'_> {
     ) -> Result<super::dynamic::Included, Diagnostic> {
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
         build.roles = play.role_arena.clone();
+        build.action_groups = play.action_groups.clone();
         // What the include loads searches the include's collection list.
         let scope = match include.role {
             Some(id) => Scope {

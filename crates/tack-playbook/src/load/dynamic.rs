@@ -75,6 +75,7 @@ impl Loader<'_> {
         };
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, &Mapping::new());
         build.roles = play.role_arena.clone();
+        build.action_groups = play.action_groups.clone();
         let scope = super::Scope {
             role: include.role,
             collections: include.collections.clone(),
@@ -94,6 +95,7 @@ impl Loader<'_> {
     ) -> Result<(Included, RoleId), Diagnostic> {
         let mut build = PlayBuild::new(crate::play_vars::play_basedir(play), self, vars);
         build.roles = play.role_arena.clone();
+        build.action_groups = play.action_groups.clone();
         let origin = request.include.args.get("name").or_else(|| request.include.args.get("role"));
         let node = Node::new(
             Value::Str(request.name.to_string()),

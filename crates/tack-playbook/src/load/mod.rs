@@ -8,6 +8,7 @@ mod block;
 pub(crate) mod collections;
 pub mod dynamic;
 pub(crate) mod modargs;
+pub(crate) mod module_defaults;
 pub use attrs::validate_variable_name;
 pub use modargs::is_all_template;
 
@@ -61,6 +62,9 @@ pub struct LoadOptions {
     /// `INVALID_TASK_ATTRIBUTE_FAILED` (default true): an unknown task keyword is an error
     /// rather than a warning.
     pub invalid_task_attribute_failed: bool,
+    /// `VALIDATE_ACTION_GROUP_METADATA` (default true): a malformed `metadata` entry of an
+    /// action group `module_defaults` names gets ansible's warning.
+    pub validate_action_group_metadata: bool,
 }
 
 /// Loads playbooks. One loader serves a whole run; it holds no per-playbook state.
@@ -209,6 +213,9 @@ pub(crate) struct PlayBuild {
     pub template_vars: Mapping,
     /// The extra vars alone: they win over every layer a role adds.
     pub extra_vars: Mapping,
+    /// The action groups the play's `module_defaults` resolved so far (shared with the play
+    /// it builds, and with what dynamic includes load into that play).
+    pub action_groups: std::sync::Arc<crate::action_groups::ActionGroups>,
 }
 
 impl PlayBuild {
@@ -224,6 +231,7 @@ impl PlayBuild {
             extra_handlers: Vec::new(),
             template_vars,
             extra_vars: loader.options.extra_vars.clone(),
+            action_groups: Default::default(),
         }
     }
 }

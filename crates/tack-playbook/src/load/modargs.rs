@@ -171,6 +171,7 @@ impl ModuleSearch {
             path,
             utils: Vec::new(),
             collection: Some(crate::ast::CollectionModule {
+                fqcn: name.to_string(),
                 roots: self.collections.named().to_vec(),
                 refusal: super::collections::module_refusal(&dir, fqcr),
                 deprecations: Vec::new(),

@@ -99,6 +99,10 @@ impl Loader<'_> {
         if let Some((key, tags)) = map.entry("tags") {
             play_attrs.set(Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
+        if let Some((key, defaults)) = map.entry("module_defaults") {
+            let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
+            play_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
+        }
         let vars_prompt = match map.get("vars_prompt") {
             Some(v) => load_vars_prompt(v)?,
             None => Vec::new(),
@@ -136,6 +140,7 @@ impl Loader<'_> {
             included_path: None,
             included_conditional: None,
             module_search: std::sync::Arc::new(self.module_search(&scope.collections)),
+            action_groups: build.action_groups.clone(),
         };
         play.roles.extend(build.imported_roles.iter().copied());
         play.role_arena = build.roles;

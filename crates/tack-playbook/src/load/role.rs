@@ -123,6 +123,10 @@ impl Loader<'_> {
         if let Some((key, tags)) = attrs_map.entry("tags") {
             ri_attrs.set(crate::tables::Keyword::Tags, key.clone(), attrs::load_tags(tags)?);
         }
+        if let Some((key, defaults)) = attrs_map.entry("module_defaults") {
+            let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
+            ri_attrs.set(crate::tables::Keyword::ModuleDefaults, key.clone(), resolved);
+        }
         attrs::validate_string_fields(&ri_attrs, ObjectKind::RoleInclude)?;
         Ok(RoleRef {
             origin: data.origin.clone(),

@@ -188,26 +188,36 @@ impl Loader<'_> {
         }
         // ansible shows a collection's deprecation of the module where each task naming it
         // is loaded.
-        for message in
-            library.iter().flat_map(|m| m.collection.iter()).flat_map(|c| &c.deprecations)
+        // `action: x`'s value, or the module's own key (`debug:`), where ansible's messages
+        // about the action point.
+        let action_origin = map
+            .get("action")
+            .or_else(|| map.get("local_action"))
+            .and_then(|n| n.origin.clone())
+            .or_else(|| {
+                map.iter()
+                    .find(|(k, _)| k.as_str() == Some(parsed.action.as_str()))
+                    .and_then(|(k, _)| k.origin.clone())
+            });
+        let looked_up_at_run = map.get("action").or_else(|| map.get("local_action")).is_some();
+        for message in library
+            .iter()
+            .filter(|_| !looked_up_at_run)
+            .flat_map(|m| m.collection.iter())
+            .flat_map(|c| &c.deprecations)
         {
-            tack_diag::deprecate_formatted(&Diagnostic::at(message.clone(), ds.origin.clone()));
+            let at = action_origin.clone().or_else(|| ds.origin.clone());
+            tack_diag::deprecate_formatted(&Diagnostic::at(message.clone(), at));
+        }
+        if let Some((key, defaults)) = rest.entry("module_defaults") {
+            let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
+            task_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
         }
         let mut task = Task {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
             action: parsed.action.clone(),
-            // `action: x`'s value, or the module's own key (`debug:`), where ansible's
-            // messages about the action point.
-            action_origin: map
-                .get("action")
-                .or_else(|| map.get("local_action"))
-                .and_then(|n| n.origin.clone())
-                .or_else(|| {
-                    map.iter()
-                        .find(|(k, _)| k.as_str() == Some(parsed.action.as_str()))
-                        .and_then(|(k, _)| k.origin.clone())
-                }),
+            action_origin,
             args: parsed.args,
             delegate_to: parsed.delegate_to,
             collections,
@@ -226,6 +236,7 @@ impl Loader<'_> {
                     "gather_facts" | "ansible.builtin.gather_facts" | "ansible.legacy.gather_facts"
                 ))
             .then(|| std::sync::Arc::new(search.clone())),
+            action_looked_up_at_run: looked_up_at_run,
         };
         match flavor {
             TaskFlavor::Handler => {

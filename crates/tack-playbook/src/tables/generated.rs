@@ -15126,3 +15126,66 @@ pub static BUILTIN_ROUTING: &[(&str, &str, Routing)] = &[
     ("lookup", "shelvefile", Routing::Collection("community.general.shelvefile")),
     ("lookup", "skydive", Routing::Collection("community.skydive.skydive")),
 ];
+
+/// ansible-core's own `action_groups` (its runtime file's), as YAML: read as a collection's
+/// `meta/runtime.yml` is.
+pub static BUILTIN_ACTION_GROUPS: &str = "action_groups:
+  testgroup:
+  - metadata:
+      extend_group:
+      - testns.testcoll.testgroup
+      - testns.testcoll.anothergroup
+      - testns.boguscoll.testgroup
+  - ping
+  - legacy_ping
+  - formerly_core_ping
+  testlegacy:
+  - ansible.legacy.legacy_ping
+  aws:
+  - metadata:
+      extend_group:
+      - amazon.aws.aws
+      - community.aws.aws
+  acme:
+  - metadata:
+      extend_group:
+      - community.crypto.acme
+  azure:
+  - metadata:
+      extend_group:
+      - azure.azcollection.azure
+  cpm:
+  - metadata:
+      extend_group:
+      - wti.remote.cpm
+  docker:
+  - metadata:
+      extend_group:
+      - community.general.docker
+      - community.docker.docker
+  gcp:
+  - metadata:
+      extend_group:
+      - google.cloud.gcp
+  k8s:
+  - metadata:
+      extend_group:
+      - community.kubernetes.k8s
+      - community.general.k8s
+      - community.kubevirt.k8s
+      - community.okd.k8s
+      - kubernetes.core.k8s
+  os:
+  - metadata:
+      extend_group:
+      - openstack.cloud.os
+  ovirt:
+  - metadata:
+      extend_group:
+      - ovirt.ovirt.ovirt
+      - community.general.ovirt
+  vmware:
+  - metadata:
+      extend_group:
+      - community.vmware.vmware
+";
