@@ -67,6 +67,7 @@ pub(crate) fn run(
         environment: invocation.environment.clone(),
         dir: String::new(),
         limit: task.limit,
+        rlimit_nofile: invocation.rlimit_nofile,
         python: None,
     };
     run_job(input, task, job)

@@ -133,6 +133,7 @@ mod tests {
             environment: Default::default(),
             dir: "~/.ansible_async".into(),
             limit: 10,
+            rlimit_nofile: None,
             python: None,
         }
     }

@@ -77,6 +77,24 @@ pub struct ActionInput<'a> {
 }
 
 impl<'a> ActionInput<'a> {
+    /// A host variable rendered for the task's host, as text; `None` when the host does not
+    /// set it (or it renders to `omit`), `Err` with the render's message.
+    pub(crate) fn host_var(&self, name: &str) -> Result<Option<String>, String> {
+        let Some(binding) = self.scope.get(name) else { return Ok(None) };
+        match self.templar.render(binding.node(), self.scope) {
+            Ok(rendered) => Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value))),
+            Err(e) if e.is_omitted() => Ok(None),
+            Err(e) => Err(e.message),
+        }
+    }
+
+    /// ansible's `ansible_python_module_rlimit_nofile` for the task's modules, `None` when it
+    /// asks for none (`crate::interpreter_check::checked_rlimit` refused what is no number).
+    pub(crate) fn rlimit_nofile(&self) -> Option<u64> {
+        let text = self.host_var("ansible_python_module_rlimit_nofile").ok().flatten()?;
+        text.trim().parse::<u64>().ok().filter(|n| *n > 0)
+    }
+
     /// How an action plugin asks the host's module to run with `args`: with the task's
     /// check and diff modes and its environment, as ansible's `_execute_module` does.
     pub(crate) fn invocation(
@@ -89,6 +107,7 @@ impl<'a> ActionInput<'a> {
             diff: self.diff,
             environment: self.environment.clone(),
             timeout: None,
+            rlimit_nofile: self.rlimit_nofile(),
         }
     }
 

@@ -4,9 +4,9 @@
 //! ansible's.
 //!
 //! Owns the check (once per host and interpreter in a run, by the host's own `/bin/sh`, whose
-//! words ansible's result carries) and the failed result, and the refusal of the other
-//! per-module interpreter setting tack does not apply (`ansible_python_module_rlimit_nofile`);
-//! which interpreter a task uses is the caller's.
+//! words ansible's result carries) and the failed result, and the other per-module process
+//! setting, `ansible_python_module_rlimit_nofile` (read and checked here, applied by the
+//! agent); which interpreter a task uses is the caller's.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -29,7 +29,7 @@ static CHECKED: Mutex<Option<HashMap<(String, String), Missing>>> = Mutex::new(N
 pub(crate) fn missing(input: &ActionInput<'_>, interpreter: &str) -> Option<ActionOutput> {
     // The link (a delegated task's is the delegate's) and the host it serves.
     let link = std::ptr::from_ref(input.conn).cast::<()>() as usize;
-    let host = crate::python_path::action::host_var(input, "inventory_hostname").ok().flatten();
+    let host = input.host_var("inventory_hostname").ok().flatten();
     let key = (format!("{link:x} {}", host.unwrap_or_default()), interpreter.to_string());
     let known = CHECKED
         .lock()
@@ -77,30 +77,35 @@ fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
     Some((out.rc == 127 && (said(&stderr) || said(&stdout))).then_some((stdout, stderr)))
 }
 
-/// ansible's `ansible_python_module_rlimit_nofile`: a host variable that sets the open-files
-/// limit of every module it runs. tack does not apply it yet, so a task it would apply to is
-/// refused by name (0 and `omit` ask for nothing); [`crate::run`] asks before any action that
-/// runs modules on the host.
-pub(crate) fn refused_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
-    let value = crate::python_path::action::host_var(input, "ansible_python_module_rlimit_nofile");
-    let asked = match value {
-        Ok(Some(v)) => v.trim() != "0",
-        Ok(None) => false,
-        // An undefined value fails the task with the template's error, as ansible's does.
-        Err(e) => {
-            return Some(crate::output::errored(Diagnostic::at(
-                format!("Task failed: {e}"),
-                input.task_origin.clone(),
-            )));
-        }
-    };
-    asked.then(|| {
-        crate::output::errored(Diagnostic::at(
-            "tack does not support the variable 'ansible_python_module_rlimit_nofile' (the \
-             modules' open-files limit) yet",
+/// ansible's `ansible_python_module_rlimit_nofile`: the open-files soft limit of every
+/// module process (and what it starts), rendered for the task's host; `omit`, 0 or less asks
+/// for none. [`crate::run`] checks it before any action that runs modules on the host: a value
+/// that does not render, or is no integer, fails the task as ansible's `int()` of it does.
+pub(crate) fn checked_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
+    let failed = |message: String| {
+        Some(crate::output::errored(Diagnostic::at(
+            format!("Task failed: {message}"),
             input.task_origin.clone(),
-        ))
-    })
+        )))
+    };
+    let name = "ansible_python_module_rlimit_nofile";
+    let binding = input.scope.get(name)?;
+    match input.templar.render(binding.node(), input.scope) {
+        Err(e) if e.is_omitted() => None,
+        // The template's own error, with where it was written, under the task's.
+        Err(e) => Some(crate::output::errored(Diagnostic::caused_by(
+            "Task failed.",
+            input.task_origin.clone(),
+            e.to_diagnostic(),
+        ))),
+        Ok(rendered) => {
+            let text = tack_yaml::pyrepr::str(&rendered.value.value);
+            match text.trim().parse::<i64>() {
+                Ok(_) => None,
+                Err(_) => failed(format!("invalid literal for int() with base 10: '{text}'")),
+            }
+        }
+    }
 }
 
 fn failed(

@@ -72,9 +72,9 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
     if action.touches_host()
         && !action.is("raw")
         && !action.is("script")
-        && let Some(refused) = interpreter_check::refused_rlimit(input)
+        && let Some(failed) = interpreter_check::checked_rlimit(input)
     {
-        return refused;
+        return failed;
     }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),

@@ -370,7 +370,7 @@ pub fn module_main() -> i32 {
     };
     let job = order.job;
     if let Some(python) = job.python {
-        return run_python_module(*python, job.environment);
+        return run_python_module(*python, job.environment, job.rlimit_nofile);
     }
     let invocation = crate::Invocation {
         args: job.args,
@@ -378,6 +378,7 @@ pub fn module_main() -> i32 {
         diff: job.diff,
         environment: job.environment,
         timeout: None,
+        rlimit_nofile: job.rlimit_nofile,
     };
     match crate::run_module(&job.module, &invocation) {
         Some(result) => {
@@ -393,6 +394,7 @@ pub fn module_main() -> i32 {
 fn run_python_module(
     python: tack_protocol::PythonJob,
     environment: std::collections::BTreeMap<String, String>,
+    rlimit_nofile: Option<u64>,
 ) -> i32 {
     let bytes = match std::fs::read(&python.payload) {
         Ok(bytes) => bytes,
@@ -410,6 +412,7 @@ fn run_python_module(
         interpreter: python.interpreter,
         params: python.params,
         environment,
+        rlimit_nofile,
     };
     match host.run(&run) {
         Ok(out) => {

@@ -143,8 +143,9 @@ fn converse<R: Read, W: Write>(
 }
 
 fn module_reply(request: RunModule) -> Message {
-    let RunModule { id, module, args, check_mode, diff, environment, timeout } = request;
-    let invocation = Invocation { args, check_mode, diff, environment, timeout };
+    let RunModule { id, module, args, check_mode, diff, environment, timeout, rlimit_nofile } =
+        request;
+    let invocation = Invocation { args, check_mode, diff, environment, timeout, rlimit_nofile };
     // A module's bug fails its task, not the link: the panic's message has already gone to
     // stderr through the panic hook.
     match catch_unwind(AssertUnwindSafe(|| run_module(&module, &invocation))) {
@@ -167,10 +168,19 @@ fn python_reply(
     unstored: &mut std::collections::HashMap<String, PythonError>,
     request: RunPython,
 ) -> Message {
-    let RunPython { id, hash, fqn, profile, interpreter, params, environment } = request;
+    let RunPython { id, hash, fqn, profile, interpreter, params, environment, rlimit_nofile } =
+        request;
     let outcome = match unstored.remove(&hash) {
         Some(e) => Err(e),
-        None => python.run(&PythonRun { hash, fqn, profile, interpreter, params, environment }),
+        None => python.run(&PythonRun {
+            hash,
+            fqn,
+            profile,
+            interpreter,
+            params,
+            environment,
+            rlimit_nofile,
+        }),
     };
     match outcome {
         Ok(out) => Message::PythonResult {

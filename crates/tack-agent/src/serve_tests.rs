@@ -39,6 +39,7 @@ fn ping(id: u64, data: &str) -> Message {
         diff: false,
         environment: Default::default(),
         timeout: None,
+        rlimit_nofile: None,
     })
 }
 

@@ -581,6 +581,7 @@ impl Connection for ChildAgent {
                 check_mode: invocation.check_mode,
                 diff: invocation.diff,
                 environment: invocation.environment.clone(),
+                rlimit_nofile: invocation.rlimit_nofile,
                 timeout: invocation.timeout,
             }))?;
             match link.reply(id)? {
@@ -650,6 +651,7 @@ impl Connection for ChildAgent {
                 interpreter: run.interpreter.clone(),
                 params: run.params.clone(),
                 environment: run.environment.clone(),
+                rlimit_nofile: run.rlimit_nofile,
             }))?;
             match link.reply(id)? {
                 Message::PythonResult { rc, stdout, stderr, tag, .. } => {

@@ -313,6 +313,7 @@ mod tests {
             interpreter: "python3".into(),
             params: "{}".into(),
             environment: Default::default(),
+            rlimit_nofile: None,
         }
     }
 
@@ -325,6 +326,7 @@ mod tests {
             environment: Default::default(),
             dir: "~/.ansible_async".into(),
             limit: 1,
+            rlimit_nofile: None,
             python: None,
         }
     }

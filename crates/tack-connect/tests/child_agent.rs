@@ -80,6 +80,7 @@ fn a_job_started_through_the_agent_outlives_its_link() {
         environment: Default::default(),
         dir: dir.path().display().to_string(),
         limit: 30,
+        rlimit_nofile: None,
         python: None,
     };
     let agent = ChildAgent::spawn(agent_bin()).unwrap();

@@ -64,6 +64,7 @@ fn payload() -> Option<(Vec<u8>, PythonRun)> {
         interpreter: REF_PYTHON.into(),
         params: params.to_string(),
         environment: Default::default(),
+        rlimit_nofile: None,
     };
     Some((zip, run))
 }

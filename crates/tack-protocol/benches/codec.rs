@@ -23,6 +23,7 @@ fn request() -> Message {
         check_mode: false,
         diff: true,
         environment: [("LANG".to_string(), "C.UTF-8".to_string())].into(),
+        rlimit_nofile: None,
         timeout: Some(30),
     })
 }

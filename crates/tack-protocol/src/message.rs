@@ -143,6 +143,10 @@ pub struct RunModule {
     pub environment: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// ansible's `python_module_rlimit_nofile`: the open-files soft limit of the processes
+    /// the module starts (never above the hard limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rlimit_nofile: Option<u64>,
 }
 
 /// A request to start an `async` job.
@@ -169,6 +173,9 @@ pub struct JobSpec {
     pub limit: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<Box<PythonJob>>,
+    /// The module's open-files soft limit (see [`RunModule::rlimit_nofile`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rlimit_nofile: Option<u64>,
 }
 
 /// A job's module run through the Python path: its payload (a file staged on the host,
@@ -196,6 +203,9 @@ pub struct RunPython {
     pub params: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub environment: BTreeMap<String, String>,
+    /// The module process's open-files soft limit (see [`RunModule::rlimit_nofile`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rlimit_nofile: Option<u64>,
 }
 
 /// A file sent to the host, announced before its blob frame.

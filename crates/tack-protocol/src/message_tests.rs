@@ -74,6 +74,7 @@ fn every_message_round_trips() {
             check_mode: true,
             diff: false,
             environment: [("LANG".to_string(), "C".to_string())].into(),
+            rlimit_nofile: None,
             timeout: Some(30),
         }),
         Message::ExecCommand { id: 8, cmd: "ls".into(), cwd: "/".into() },
@@ -90,6 +91,7 @@ fn every_message_round_trips() {
             interpreter: "/usr/bin/python3".into(),
             params: r#"{"ANSIBLE_MODULE_ARGS": {}}"#.into(),
             environment: [("LANG".to_string(), "C".to_string())].into(),
+            rlimit_nofile: None,
         }),
         Message::PythonResult {
             id: 10,
@@ -109,6 +111,7 @@ fn every_message_round_trips() {
                 environment: Default::default(),
                 dir: "~/.ansible_async".into(),
                 limit: 30,
+                rlimit_nofile: None,
                 python: None,
             },
         }),
@@ -130,6 +133,7 @@ fn run_module_defaults_leave_out_what_is_empty() {
         check_mode: false,
         diff: false,
         environment: BTreeMap::new(),
+        rlimit_nofile: None,
         timeout: None,
     });
     let text = serde_json::to_string(&m).unwrap();

@@ -41,6 +41,8 @@ fn frame() -> impl Strategy<Value = Frame> {
                     check_mode,
                     diff,
                     environment: Default::default(),
+                    // The property's own value: an absent limit and a given one both round-trip.
+                    rlimit_nofile: timeout.map(|t| t / 2),
                     timeout,
                 }))
             }),

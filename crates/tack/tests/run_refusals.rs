@@ -503,29 +503,6 @@ fn facts_modules_variable_is_refused_where_a_free_play_gathers() {
     assert_eq!(quiet.status.code(), Some(0), "{}", String::from_utf8_lossy(&quiet.stderr));
 }
 
-/// `ansible_python_module_rlimit_nofile` is refused by name on a module task it would apply
-/// to, never ignored; 0 and `omit` ask for nothing and run.
-#[test]
-fn the_modules_open_files_limit_variable_is_refused_where_it_applies() {
-    let play = format!(
-        "{PLAY}    - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: 0\n\
-         \x20   - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: '{{{{ omit }}}}'\n\
-         \x20   - command: 'true'\n      vars:\n        ansible_python_module_rlimit_nofile: 123\n"
-    );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = tack(dir.path(), &play, &[]).output().expect("tack runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert_eq!(stdout.matches("changed: [h1]").count(), 2, "{stdout}");
-    assert!(
-        stdout.contains(
-            "tack does not support the variable 'ansible_python_module_rlimit_nofile' (the \
-             modules' open-files limit) yet"
-        ),
-        "{stdout}"
-    );
-}
-
 /// Plugins from collections tack does not run are refused by name where they would run: a
 /// become method, a connection, a strategy.
 #[test]

@@ -87,7 +87,7 @@ fn answer(
     };
     // ansible's order: the host's variable, then the configured or discovered interpreter;
     // a run without either (the engine unconfigured) uses the controller's ansible-core.
-    let interpreter = match host_var(input, "ansible_python_interpreter") {
+    let interpreter = match input.host_var("ansible_python_interpreter") {
         Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => {
             if let Some(failed) = crate::interpreter_check::missing(input, &python) {
                 return Err(Box::new(failed));
@@ -100,7 +100,7 @@ fn answer(
         },
         Err(e) => return Err(fail(e)),
     };
-    let remote_tmp = match host_var(input, "ansible_remote_tmp") {
+    let remote_tmp = match input.host_var("ansible_remote_tmp") {
         Ok(tmp) => tmp.unwrap_or_else(|| "~/.ansible/tmp".to_string()),
         Err(e) => return Err(fail(e)),
     };
@@ -137,6 +137,7 @@ fn answer(
         interpreter,
         params,
         environment: input.environment.clone(),
+        rlimit_nofile: input.rlimit_nofile(),
     };
     // Over the task's own link: on the host, as its become user when there is one.
     match input.conn.run_python(&payload.zip, &run) {
@@ -171,6 +172,7 @@ fn run_as_job(
         environment: input.environment.clone(),
         dir: String::new(),
         limit: task.limit,
+        rlimit_nofile: input.rlimit_nofile(),
         python: Some(Box::new(tack_connect::PythonJob {
             payload: staged.path().to_string(),
             fqn: payload.fqn.clone(),
@@ -183,17 +185,6 @@ fn run_as_job(
     // The job copied the payload before it answered.
     let _ = input.conn.unstage(staged);
     output
-}
-
-/// A host variable rendered to text, if set.
-pub(crate) fn host_var(input: &ActionInput<'_>, name: &str) -> Result<Option<String>, String> {
-    let Some(binding) = input.scope.get(name) else { return Ok(None) };
-    match input.templar.render(binding.node(), input.scope) {
-        Ok(rendered) => Ok(Some(tack_yaml::pyrepr::str(&rendered.value.value))),
-        // A variable that renders to `omit` is one the host does not set.
-        Err(e) if e.is_omitted() => Ok(None),
-        Err(e) => Err(e.message),
-    }
 }
 
 /// ansible's `_update_module_args`: what every module is told besides its arguments.

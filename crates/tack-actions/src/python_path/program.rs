@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tack_diag::Diagnostic;
 use tack_playbook::ast::LibraryModule;
 
-use super::action::{host_var, read_result};
+use super::action::read_result;
 use super::payload::Style;
 use crate::input::ActionInput;
 use crate::module_result::from_result;
@@ -99,7 +99,7 @@ fn shebang(
     let chosen = if base == "python" {
         Some(python.to_string())
     } else {
-        host_var(input, &format!("ansible_{base}_interpreter"))?
+        input.host_var(&format!("ansible_{base}_interpreter"))?
     };
     let interpreter = match chosen {
         Some(chosen) if chosen != interpreter => {

@@ -295,6 +295,7 @@ pub(super) fn spawn(
     };
     let mut command = Command::new(program);
     env.apply(&mut command);
+    super::environment::limit(&mut command);
     command.args(rest).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     if let Some(dir) = cwd {

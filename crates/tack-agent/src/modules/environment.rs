@@ -38,23 +38,56 @@ impl TaskEnv<'_> {
 thread_local! {
     /// The environment of the task whose module runs on this thread.
     static CURRENT: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+    /// The open-files soft limit that task asks for its module's processes.
+    static NOFILE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
-/// Makes `env` the running module's environment until the guard is dropped.
-pub(super) fn enter(env: &BTreeMap<String, String>) -> Entered {
+/// Makes `env` the running module's environment, and `nofile` the open-files soft limit of
+/// the processes it starts, until the guard is dropped.
+pub(super) fn enter(env: &BTreeMap<String, String>, nofile: Option<u64>) -> Entered {
     let before = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), env.clone()));
-    Entered { before }
+    let nofile_before = NOFILE.with(|n| n.replace(nofile));
+    Entered { before, nofile_before }
 }
 
 /// Restores the environment of whatever ran before (nothing, on an agent's own thread).
 pub(super) struct Entered {
     before: BTreeMap<String, String>,
+    nofile_before: Option<u64>,
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
         let before = std::mem::take(&mut self.before);
         CURRENT.with(|c| *c.borrow_mut() = before);
+        NOFILE.with(|n| n.set(self.nofile_before));
+    }
+}
+
+/// Gives a child process the running task's open-files soft limit, as ansible's module
+/// process has it (its children inherit it): at most the hard limit, left alone when the
+/// task asks for none or the limit already is that.
+pub(super) fn limit(command: &mut std::process::Command) {
+    let Some(wanted) = NOFILE.with(std::cell::Cell::get).filter(|n| *n > 0) else { return };
+    let wanted = libc::rlim_t::try_from(wanted).unwrap_or(libc::RLIM_INFINITY);
+    // SAFETY: the closure runs in the forked child before exec and calls only getrlimit and
+    // setrlimit, which are async-signal-safe; it allocates nothing and touches no lock.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, move || {
+            let mut current = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut current) != 0 {
+                return Ok(());
+            }
+            let soft = wanted.min(current.rlim_max);
+            if soft != current.rlim_cur {
+                // ansible ignores a platform that refuses; so does this.
+                let _ = libc::setrlimit(
+                    libc::RLIMIT_NOFILE,
+                    &libc::rlimit { rlim_cur: soft, rlim_max: current.rlim_max },
+                );
+            }
+            Ok(())
+        });
     }
 }
 
@@ -84,6 +117,7 @@ pub(super) fn temp_dir() -> PathBuf {
 pub(super) fn command(program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.envs(current());
+    limit(&mut command);
     command
 }
 
@@ -96,7 +130,7 @@ mod tests {
         let env: BTreeMap<String, String> =
             [("TACK_TASK_VAR".to_string(), "from the task".to_string())].into();
         {
-            let _entered = enter(&env);
+            let _entered = enter(&env, None);
             assert_eq!(var("TACK_TASK_VAR").as_deref(), Some("from the task"));
             let out = command("sh").args(["-c", "printf %s \"$TACK_TASK_VAR\""]).output().unwrap();
             assert_eq!(out.stdout, b"from the task");
@@ -109,7 +143,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env: BTreeMap<String, String> =
             [("TMPDIR".to_string(), dir.path().display().to_string())].into();
-        let _entered = enter(&env);
+        let _entered = enter(&env, None);
         assert_eq!(temp_dir(), dir.path());
+    }
+
+    #[test]
+    fn a_tasks_open_files_limit_reaches_its_children_only() {
+        let soft =
+            |out: std::process::Output| String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let before = soft(command("sh").args(["-c", "ulimit -n"]).output().unwrap());
+        {
+            let _entered = enter(&BTreeMap::new(), Some(123));
+            let out = command("sh").args(["-c", "ulimit -n"]).output().unwrap();
+            assert_eq!(soft(out), "123");
+        }
+        assert_eq!(soft(command("sh").args(["-c", "ulimit -n"]).output().unwrap()), before);
     }
 }

@@ -77,6 +77,9 @@ pub struct Invocation {
     /// process group) and the result is only `failed` and `timedout: {period}`. Only the
     /// modules [`takes_timeout`] names read it.
     pub timeout: Option<u64>,
+    /// ansible's `python_module_rlimit_nofile`: the open-files soft limit of every process the
+    /// module starts (ansible sets it in its module process, which those inherit).
+    pub rlimit_nofile: Option<u64>,
 }
 
 /// What a module sees of its run besides its arguments.
@@ -118,7 +121,7 @@ impl Ctx<'_> {
 /// spelling). `None` when tack has no native module of that name.
 pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
     let (module, _) = entry(name)?;
-    let _env = environment::enter(&invocation.environment);
+    let _env = environment::enter(&invocation.environment, invocation.rlimit_nofile);
     Some(match module.run {
         Run::OwnArgs(run) => run(invocation),
         Run::Checked(run) => {

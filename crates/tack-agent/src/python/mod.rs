@@ -37,6 +37,8 @@ pub struct PythonRun {
     pub params: String,
     /// The task's `environment`.
     pub environment: BTreeMap<String, String>,
+    /// ansible's `python_module_rlimit_nofile`: the module process's open-files soft limit.
+    pub rlimit_nofile: Option<u64>,
 }
 
 /// What the module's process left: its exit code and both streams.
@@ -188,6 +190,7 @@ impl PythonHost {
             "profile": run.profile,
             "params": run.params,
             "env": run.environment,
+            "rlimit_nofile": run.rlimit_nofile,
         });
         Ok((request, dir))
     }

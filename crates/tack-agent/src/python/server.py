@@ -80,6 +80,22 @@ def prefer(zip_path):
 PREFERRED = None
 
 
+def set_nofile(wanted):
+    """The task's open-files soft limit (ansible's `python_module_rlimit_nofile`) for this
+    module process: at most the hard limit; a platform that refuses is left as it is."""
+    if not wanted:
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard, wanted) if hard != resource.RLIM_INFINITY else wanted
+    if wanted != soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except ValueError:
+            pass
+
+
 def child(request, out, err, learned):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -88,6 +104,7 @@ def child(request, out, err, learned):
     sys.stdin = open(os.devnull)
     sys.stdout = sys.__stdout__
     os.environ.update(request.get("env") or {})
+    set_nofile(request.get("rlimit_nofile"))
     # The module runs afresh as __main__, not as the copy the server imported.
     sys.modules.pop(request["fqn"], None)
     before = set(sys.modules)

@@ -74,6 +74,7 @@ fn a_run_needs_its_payload_first() {
         interpreter: REF_PYTHON.into(),
         params: "{}".into(),
         environment: BTreeMap::new(),
+        rlimit_nofile: None,
     };
     assert!(matches!(host.run(&run), Err(PythonError::NoPayload(_))));
 }
@@ -97,6 +98,7 @@ fn the_warm_server_runs_a_module_many_times_and_cleans_up() {
             interpreter: REF_PYTHON.into(),
             params: params.to_string(),
             environment: env.clone(),
+            rlimit_nofile: None,
         };
         let out = host.run(&run).unwrap();
         assert_eq!(out.rc, 0, "{out:?}");
@@ -124,6 +126,7 @@ fn a_module_that_fails_its_arguments_exits_non_zero_with_its_json() {
         interpreter: REF_PYTHON.into(),
         params: params.to_string(),
         environment: BTreeMap::new(),
+        rlimit_nofile: None,
     };
     let out = host.run(&run).unwrap();
     assert_eq!(out.rc, 1);
@@ -167,6 +170,7 @@ fn a_module_leaves_nothing_behind_for_the_next() {
             interpreter: REF_PYTHON.into(),
             params: params.to_string(),
             environment: BTreeMap::new(),
+            rlimit_nofile: None,
         };
         host.run(&run).unwrap()
     };
@@ -231,6 +235,7 @@ fn compiled_code_in_a_payload_is_used_without_compiling() {
         interpreter: REF_PYTHON.into(),
         params: serde_json::json!({"ANSIBLE_MODULE_ARGS": {}}).to_string(),
         environment: BTreeMap::new(),
+        rlimit_nofile: None,
     };
     let out = host.run(&run).unwrap();
     let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
