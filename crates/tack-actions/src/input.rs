@@ -36,6 +36,9 @@ pub struct ActionInput<'a> {
     pub diff_settings: &'a tack_report::callback::diff::DiffSettings,
     /// The `async_dir` setting, used when no `ansible_async_dir` variable is set.
     pub async_dir: &'a str,
+    /// The `python_module_rlimit_nofile` setting, used when no
+    /// `ansible_python_module_rlimit_nofile` variable is set.
+    pub rlimit_setting: Option<u64>,
     /// Where relative `src` files are found.
     pub search: &'a SearchPath,
     /// The arguments whose render read something a managed host said: such a value never
@@ -88,10 +91,16 @@ impl<'a> ActionInput<'a> {
         }
     }
 
-    /// ansible's `ansible_python_module_rlimit_nofile` for the task's modules, `None` when it
-    /// asks for none (`crate::interpreter_check::checked_rlimit` refused what is no number).
+    /// ansible's `ansible_python_module_rlimit_nofile` for the task's modules (the setting
+    /// where the host's variable does not say), `None` when it asks for none
+    /// (`crate::interpreter_check::checked_rlimit` failed a value that is no number).
     pub(crate) fn rlimit_nofile(&self) -> Option<u64> {
-        let text = self.host_var("ansible_python_module_rlimit_nofile").ok().flatten()?;
+        let name = "ansible_python_module_rlimit_nofile";
+        if self.scope.get(name).is_none() {
+            return self.rlimit_setting;
+        }
+        // A variable that renders to `omit` is 0 to ansible: it asks for none.
+        let text = self.host_var(name).ok().flatten()?;
         text.trim().parse::<u64>().ok().filter(|n| *n > 0)
     }
 
@@ -129,6 +138,7 @@ impl<'a> ActionInput<'a> {
             diff: self.diff,
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
+            rlimit_setting: self.rlimit_setting,
             inventory: self.inventory,
             environment: self.environment,
             timeout: self.timeout,

@@ -478,6 +478,14 @@ impl Config {
     }
 
     /// The sh shell's `async_dir`, as written (expanded where the job runs).
+    pub fn python_module_rlimit_nofile(&self) -> Option<u64> {
+        // The setting has no type in ansible's table: an environment value is text, which
+        // ansible then turns into an integer (0, or what is none, asks for nothing).
+        let value = self.get("PYTHON_MODULE_RLIMIT_NOFILE")?;
+        let n = value.as_int().or_else(|| value.as_str()?.trim().parse().ok())?;
+        u64::try_from(n).ok().filter(|n| *n > 0)
+    }
+
     pub fn async_dir(&self) -> Option<String> {
         self.plugin_value("shell", "sh", "async_dir").ok()?.as_str().map(str::to_string)
     }

@@ -109,6 +109,9 @@ pub struct RunFacts {
     pub limit: Option<String>,
     /// The `async_dir` setting as configured (`ANSIBLE_ASYNC_DIR`, `[defaults] async_dir`).
     pub async_dir: String,
+    /// The `python_module_rlimit_nofile` setting: the modules' open-files soft limit where a
+    /// host's `ansible_python_module_rlimit_nofile` does not say.
+    pub python_module_rlimit_nofile: Option<u64>,
     /// What the configuration sets for ssh links.
     pub ssh: tack_links::link_target::SshDefaults,
     /// Python interpreter discovery (`interpreter_python`, its fallback list).

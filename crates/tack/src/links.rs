@@ -191,7 +191,7 @@ pub(crate) fn passwords(
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`,
-/// `verbose_to_stderr`, `python_module_rlimit_nofile`, `allow_unsafe_lookups`, `debug`, an
+/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, an
 /// `executable` other than `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
@@ -212,12 +212,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // ansible then prints its verbose messages on stderr.
     if config.get("VERBOSE_TO_STDERR").and_then(|v| v.as_bool()) == Some(true) {
         return Some("verbose_to_stderr (verbose messages on stderr)".into());
-    }
-    // ansible then raises the open-files limit of the modules it runs.
-    let rlimit =
-        config.get("PYTHON_MODULE_RLIMIT_NOFILE").map(tack_config::SettingValue::is_truthy);
-    if rlimit == Some(true) {
-        return Some("python_module_rlimit_nofile (the modules' open-files limit)".into());
     }
     // ansible then trusts what lookups return as templates.
     if config.get("DEFAULT_ALLOW_UNSAFE_LOOKUPS").and_then(|v| v.as_bool()) == Some(true) {

@@ -402,7 +402,6 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
         ("ANSIBLE_INJECT_INVOCATION", "1", "inject_invocation"),
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
-        ("ANSIBLE_PYTHON_MODULE_RLIMIT_NOFILE", "123", "python_module_rlimit_nofile"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
         (

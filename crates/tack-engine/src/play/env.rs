@@ -226,6 +226,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             diff_flag: facts.diff_mode,
             diff_settings: &facts.diff,
             async_dir: &facts.async_dir,
+            rlimit_setting: facts.python_module_rlimit_nofile,
             fanout: Vec::new(),
             inventory: self.live,
             renders: Default::default(),

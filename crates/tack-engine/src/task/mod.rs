@@ -73,6 +73,8 @@ pub(crate) struct TaskRun<'a> {
     pub diff_settings: &'a DiffSettings,
     /// The `async_dir` setting (ansible's sh shell option), under `ansible_async_dir`.
     pub async_dir: &'a str,
+    /// The `python_module_rlimit_nofile` setting, under its variable.
+    pub rlimit_setting: Option<u64>,
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
@@ -780,6 +782,7 @@ impl TaskRun<'_> {
                     || self.planning,
                 diff_settings: self.diff_settings,
                 async_dir: self.async_dir,
+                rlimit_setting: self.rlimit_setting,
                 search: &search,
                 host_named: &host_named,
                 inventory: self.inventory,

@@ -83,6 +83,7 @@ impl TaskRun<'_> {
             diff_flag: self.diff_flag,
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
+            rlimit_setting: self.rlimit_setting,
             fanout: self.fanout.clone(),
             inventory: self.inventory,
             renders: Renders::default(),

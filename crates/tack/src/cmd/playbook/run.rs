@@ -114,6 +114,7 @@ pub(super) fn run(
                 tack_config::Gathering::Smart => tack_engine::Gathering::Smart,
             },
             async_dir: session.config.async_dir().unwrap_or_default(),
+            python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             ssh: crate::links::link_defaults(
                 &session.config,
                 &args.connection_opts,
