@@ -206,6 +206,25 @@ pub(crate) fn unknown_strategy(
     Some(refuse(format!("the strategy '{name}'"), origin))
 }
 
+/// The `strategy` setting, when a play would run with it and tack has no such strategy
+/// (a collection's): refused before anything runs.
+pub(crate) fn default_strategy(
+    playbooks: &[tack_playbook::Playbook],
+    default: Option<&str>,
+) -> Result<(), Diagnostic> {
+    let Some(name) = default.filter(|n| crate::strategy::Strategy::named(n).is_none()) else {
+        return Ok(());
+    };
+    let used = playbooks
+        .iter()
+        .flat_map(|p| &p.plays)
+        .any(|play| play.attrs.get(Keyword::Strategy).is_none());
+    if used {
+        return Err(refuse(format!("the strategy '{name}' (the strategy setting)"), None));
+    }
+    Ok(())
+}
+
 /// Refuses what `play` uses that the engine cannot run.
 pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;

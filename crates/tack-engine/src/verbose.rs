@@ -82,7 +82,11 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
 /// differently from ansible: the `vars_files` whose notes of each read `crate::vars::read_notes`
 /// cannot place.
-pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
+pub fn check(
+    playbooks: &[Playbook],
+    verbosity: u8,
+    default_strategy: Option<&str>,
+) -> Result<(), Diagnostic> {
     if verbosity < 3 {
         return Ok(());
     }
@@ -91,7 +95,7 @@ pub fn check(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagnostic> {
             check_routed(play, verbosity)?;
         }
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
-            check_vars_files(play, true)?;
+            check_vars_files(play, Some(default_strategy.unwrap_or("linear")))?;
             check_imports(playbook, play)?;
             let compiled = compile_play(play);
             let handlers = crate::handlers::handler_blocks(play);
@@ -117,7 +121,7 @@ pub fn check_listing(playbooks: &[Playbook], verbosity: u8) -> Result<(), Diagno
     }
     for playbook in playbooks {
         for play in playbook.plays.iter().filter(|p| !p.vars_files.is_empty()) {
-            check_vars_files(play, false)?;
+            check_vars_files(play, None)?;
             check_imports(playbook, play)?;
             let compiled = compile_play(play);
             let handlers = crate::handlers::handler_blocks(play);
@@ -181,7 +185,11 @@ fn check_routed(play: &tack_playbook::Play, verbosity: u8) -> Result<(), Diagnos
 /// What `crate::vars::read_notes` cannot place yet in a play with `vars_files`: names ansible
 /// renders per host, `import_role` (which gathers as it loads), and strategies other than
 /// `linear`.
-fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnostic> {
+/// `run_default` is the `strategy` setting of a run (`None` for a listing, which runs none).
+fn check_vars_files(
+    play: &tack_playbook::Play,
+    run_default: Option<&str>,
+) -> Result<(), Diagnostic> {
     let templated = |n: &tack_yaml::Node| {
         let text = tack_yaml::pyrepr::str(&n.value);
         text.contains("{{") || text.contains("{%")
@@ -205,10 +213,13 @@ fn check_vars_files(play: &tack_playbook::Play, run: bool) -> Result<(), Diagnos
         let origin = play.origin.clone();
         return Err(refuse("vars_files and import_role", 3, origin));
     }
-    if let Some(node) = play.attrs.get(Keyword::Strategy).filter(|_| run)
-        && tack_yaml::pyrepr::str(&node.value) != "linear"
-    {
-        return Err(refuse("vars_files and a strategy other than linear", 3, node.origin.clone()));
+    if let Some(default) = run_default {
+        let node = play.attrs.get(Keyword::Strategy);
+        let name = node.map_or_else(|| default.to_string(), |n| tack_yaml::pyrepr::str(&n.value));
+        if crate::strategy::Strategy::named(&name) != Some(crate::strategy::Strategy::Linear) {
+            let origin = node.and_then(|n| n.origin.clone()).or_else(|| play.origin.clone());
+            return Err(refuse("vars_files and a strategy other than linear", 3, origin));
+        }
     }
     Ok(())
 }

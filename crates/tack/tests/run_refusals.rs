@@ -529,3 +529,34 @@ fn collection_plugins_tack_does_not_run_are_refused_by_name() {
         assert!(all.contains(wanted), "{all}");
     }
 }
+
+/// A `strategy` setting tack has no strategy for (a collection's) is refused by name before
+/// anything runs, for playbooks and ad hoc runs alike, when a play would use it; a play that
+/// names its own strategy does not.
+#[test]
+fn a_strategy_setting_tack_does_not_have_is_refused_where_it_applies() {
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    let out = run_with_setting(&play, "ANSIBLE_STRATEGY", "ns.col.external");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tack does not support the strategy 'ns.col.external' (the strategy setting) yet"
+        ),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
+    let own =
+        "- hosts: all\n  gather_facts: false\n  strategy: linear\n  tasks:\n    - debug: msg=x\n";
+    let out = run_with_setting(own, "ANSIBLE_STRATEGY", "ns.col.external");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["adhoc", "-i", "localhost,", "-c", "local", "-m", "ping", "all"])
+        .env("ANSIBLE_STRATEGY", "ns.col.external")
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the strategy 'ns.col.external'"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("pong"));
+}

@@ -201,7 +201,7 @@ pub(crate) fn run_play(
         play,
         all_hosts: selected.clone(),
         max_fail: crate::play::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
-        free: Strategy::of(&keywords).is_free(),
+        free: Strategy::of(&keywords, run.facts.default_strategy.as_deref()).is_free(),
         blocks: &arena,
         plays: &plays,
         reads: reads.clone(),
@@ -268,7 +268,7 @@ fn run_batch<'r>(
     {
         return Ok(BatchEnd::Done);
     }
-    let strategy = Strategy::of(keywords);
+    let strategy = Strategy::of(keywords, env.run.facts.default_strategy.as_deref());
     if strategy.is_free() {
         if check.is_some() {
             return Err(Diagnostic::at(

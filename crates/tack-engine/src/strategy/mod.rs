@@ -34,12 +34,24 @@ impl Strategy {
         }
     }
 
-    /// The play's `strategy` keyword (rendered), `linear` when unset.
-    pub(crate) fn of(keywords: &tack_playbook::post_validate::PlayKeywords) -> Strategy {
-        keywords
-            .get(tack_playbook::tables::Keyword::Strategy)
-            .and_then(|n| Strategy::named(&tack_yaml::pyrepr::str(&n.value)))
-            .unwrap_or(Strategy::Linear)
+    /// The play's `strategy` keyword (rendered), else the `strategy` setting (`default`),
+    /// else `linear`.
+    pub(crate) fn of(
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        default: Option<&str>,
+    ) -> Strategy {
+        Strategy::named(&Strategy::name_of(keywords, default)).unwrap_or(Strategy::Linear)
+    }
+
+    /// The name of the strategy a play runs with (see [`Strategy::of`]).
+    pub(crate) fn name_of(
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        default: Option<&str>,
+    ) -> String {
+        match keywords.get(tack_playbook::tables::Keyword::Strategy) {
+            Some(node) => tack_yaml::pyrepr::str(&node.value),
+            None => default.unwrap_or("linear").to_string(),
+        }
     }
 
     /// `free` and `host_pinned`, which honour neither `any_errors_fatal` nor

@@ -285,6 +285,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             limit: args.inventory.limit.clone(),
             async_dir: session.config.async_dir().unwrap_or_default(),
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
+            default_strategy: session.config.strategy().map(str::to_string),
             ssh: crate::links::link_defaults(
                 &session.config,
                 &args.connection_opts,

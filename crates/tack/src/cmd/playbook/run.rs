@@ -61,7 +61,7 @@ pub(super) fn run(
     // ansible loads its callbacks once the playbooks are loaded, before anything runs.
     let callback_options = super::callback::options(&session.config)?;
     tack_engine::check(&playbooks)?;
-    tack_engine::check_verbosity(&playbooks, args.verbosity.verbose)?;
+    tack_engine::check_verbosity(&playbooks, args.verbosity.verbose, session.config.strategy())?;
     let extras = super::verbose::extras(args, session);
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is
@@ -115,6 +115,7 @@ pub(super) fn run(
             },
             async_dir: session.config.async_dir().unwrap_or_default(),
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
+            default_strategy: session.config.strategy().map(str::to_string),
             ssh: crate::links::link_defaults(
                 &session.config,
                 &args.connection_opts,
