@@ -216,7 +216,9 @@ fn check_vars_files(
     if let Some(default) = run_default {
         let node = play.attrs.get(Keyword::Strategy);
         let name = node.map_or_else(|| default.to_string(), |n| tack_yaml::pyrepr::str(&n.value));
-        if crate::strategy::Strategy::named(&name) != Some(crate::strategy::Strategy::Linear) {
+        let short =
+            tack_py::ansible::short_name(&name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if short != "linear" {
             let origin = node.and_then(|n| n.origin.clone()).or_else(|| play.origin.clone());
             return Err(refuse("vars_files and a strategy other than linear", 3, origin));
         }
