@@ -115,6 +115,12 @@ pub struct RunFacts {
     /// The `strategy` setting (`ANSIBLE_STRATEGY`): the strategy of a play that names none
     /// (`None`: `linear`, ansible's default).
     pub default_strategy: Option<String>,
+    /// The `any_errors_fatal` setting: the keyword's value where nothing sets it.
+    pub any_errors_fatal: bool,
+    /// `retry_files_enabled`: after each playbook with failed or unreachable hosts, their
+    /// names go to `<playbook name>.retry` in this directory (`retry_files_save_path`), else
+    /// beside the playbook (`None` inside: the playbook's directory).
+    pub retry_files: Option<Option<PathBuf>>,
     /// What the configuration sets for ssh links.
     pub ssh: tack_links::link_target::SshDefaults,
     /// Python interpreter discovery (`interpreter_python`, its fallback list).

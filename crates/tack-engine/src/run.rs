@@ -68,6 +68,10 @@ pub fn run(
                 }
             }
         }
+        // A plan changes nothing on the controller either.
+        if let Some(dir) = ctx.facts.retry_files.as_ref().filter(|_| !ctx.facts.plan) {
+            write_retry_file(playbook, dir.as_deref(), &states, callback);
+        }
         // ansible's executor shows the recap (counted over the whole run) after each
         // playbook, and runs no further playbook once one has failed hosts.
         callback.stats(&stats);
@@ -84,4 +88,41 @@ pub fn run(
     } else {
         RunStatus::Ok
     })
+}
+
+/// ansible's retry file: the names of the hosts that failed or could not be reached so far,
+/// one per line, sorted, in `<playbook name>.retry` in `dir` (else beside the playbook), and
+/// the line that says how to use it. A file that cannot be written is a warning.
+fn write_retry_file(
+    playbook: &Playbook,
+    dir: Option<&std::path::Path>,
+    states: &BTreeMap<String, HostState>,
+    callback: &mut dyn Callback,
+) {
+    let hosts: Vec<&str> = states
+        .iter()
+        .filter(|(_, s)| s.failed || s.unreachable || s.excluded)
+        .map(|(host, _)| host.as_str())
+        .collect();
+    if hosts.is_empty() {
+        return;
+    }
+    let beside = || {
+        std::path::absolute(&playbook.path)
+            .ok()
+            .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or_default()
+    };
+    let dir = dir.map_or_else(beside, std::path::Path::to_path_buf);
+    let stem = playbook.path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let file = dir.join(format!("{}.retry", stem.unwrap_or_default()));
+    let text: String = hosts.iter().map(|h| format!("{h}\n")).collect();
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, text));
+    match written {
+        Ok(()) => callback.display(&format!("\tto retry, use: --limit @{}", file.display())),
+        Err(e) => tack_diag::warn(&Diagnostic::new(format!(
+            "Could not create retry file '{}'.\n\t{e}",
+            file.display()
+        ))),
+    }
 }

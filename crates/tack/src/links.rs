@@ -191,8 +191,8 @@ pub(crate) fn passwords(
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`,
-/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, an
-/// `executable` other than `/bin/sh`.
+/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, a `playbook_vars_root` other than
+/// `top`, `private_role_vars`, an `executable` other than `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -238,6 +238,17 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
             "vars_plugins_enabled '{}' (vars plugins other than host_group_vars)",
             other.trim()
         ));
+    }
+    // ansible then reads `group_vars`/`host_vars` beside other playbooks than the first.
+    let root = config.get("PLAYBOOK_VARS_ROOT").and_then(|v| v.as_str()).unwrap_or("top");
+    if root != "top" {
+        return Some(format!(
+            "playbook_vars_root '{root}' (group_vars and host_vars beside imported playbooks)"
+        ));
+    }
+    // ansible then keeps each role's vars to the role.
+    if config.private_role_vars() {
+        return Some("private_role_vars (role vars kept to their role)".into());
     }
     // ansible then prints its own internal debug messages, which tack has no equivalent of.
     if config.get("DEFAULT_DEBUG").and_then(|v| v.as_bool()) == Some(true) {

@@ -404,6 +404,8 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
+        ("ANSIBLE_PLAYBOOK_VARS_ROOT", "all", "playbook_vars_root 'all'"),
+        ("ANSIBLE_PRIVATE_ROLE_VARS", "true", "private_role_vars (role vars kept to their role)"),
         (
             "ANSIBLE_VARS_ENABLED",
             "host_group_vars,community.general.x",

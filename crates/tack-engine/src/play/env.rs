@@ -411,7 +411,11 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         let Some(scope) = reading.scope(first) else { return Ok(none) };
         Ok(Controls {
             run_once: reading.flag(Keyword::RunOnce, &scope)?,
-            any_errors_fatal: reading.flag(Keyword::AnyErrorsFatal, &scope)?,
+            // The `any_errors_fatal` setting where no task, block, role or play says.
+            any_errors_fatal: match ctx.inherited(Keyword::AnyErrorsFatal) {
+                Some(_) => reading.flag(Keyword::AnyErrorsFatal, &scope)?,
+                None => self.run.facts.any_errors_fatal,
+            },
             ignore: reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false),
         })
     }

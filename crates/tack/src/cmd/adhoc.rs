@@ -286,6 +286,9 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             async_dir: session.config.async_dir().unwrap_or_default(),
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             default_strategy: session.config.strategy().map(str::to_string),
+            any_errors_fatal: session.config.any_errors_fatal(),
+            // ansible writes retry files for playbooks only.
+            retry_files: None,
             ssh: crate::links::link_defaults(
                 &session.config,
                 &args.connection_opts,

@@ -116,6 +116,11 @@ pub(super) fn run(
             async_dir: session.config.async_dir().unwrap_or_default(),
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             default_strategy: session.config.strategy().map(str::to_string),
+            any_errors_fatal: session.config.any_errors_fatal(),
+            retry_files: session
+                .config
+                .retry_files_enabled()
+                .then(|| session.config.retry_files_save_path()),
             ssh: crate::links::link_defaults(
                 &session.config,
                 &args.connection_opts,
