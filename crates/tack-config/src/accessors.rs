@@ -478,6 +478,16 @@ impl Config {
     }
 
     /// The sh shell's `async_dir`, as written (expanded where the job runs).
+    /// `inject_facts_as_vars`: `None` when left at its default (facts are injected, with
+    /// ansible's deprecation when one is read so), else as set.
+    pub fn inject_facts_as_vars(&self) -> Option<bool> {
+        if matches!(self.origin("INJECT_FACTS_AS_VARS"), Some(crate::SettingOrigin::Default) | None)
+        {
+            return None;
+        }
+        Some(self.flag("INJECT_FACTS_AS_VARS"))
+    }
+
     pub fn python_module_rlimit_nofile(&self) -> Option<u64> {
         // The setting has no type in ansible's table: an environment value is text, which
         // ansible then turns into an integer (0, or what is none, asks for nothing).

@@ -115,6 +115,13 @@ pub struct RunFacts {
     /// The `strategy` setting (`ANSIBLE_STRATEGY`): the strategy of a play that names none
     /// (`None`: `linear`, ansible's default).
     pub default_strategy: Option<String>,
+    /// `inject_facts_as_vars`: `None` at its default (each fact is a top-level variable too,
+    /// with ansible's deprecation when one is read so), `Some(true)` the same without the
+    /// deprecation, `Some(false)` facts only under `ansible_facts`.
+    pub inject_facts: Option<bool>,
+    /// The `poll_interval` setting (`DEFAULT_POLL_INTERVAL`): an `async` task's `poll` where
+    /// it names none (`None`: ansible's default, 15).
+    pub poll_interval: Option<i64>,
     /// The `any_errors_fatal` setting: the keyword's value where nothing sets it.
     pub any_errors_fatal: bool,
     /// `retry_files_enabled`: after each playbook with failed or unreachable hosts, their

@@ -192,7 +192,9 @@ pub(crate) fn passwords(
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`,
 /// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, a `playbook_vars_root` other than
-/// `top`, `private_role_vars`, an `executable` other than `/bin/sh`.
+/// `top`, `private_role_vars`, `display_traceback` other than `never`,
+/// `allow_embedded_templates` off, a `plugin_filters_cfg` file, an `executable` other than
+/// `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
@@ -244,6 +246,23 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if root != "top" {
         return Some(format!(
             "playbook_vars_root '{root}' (group_vars and host_vars beside imported playbooks)"
+        ));
+    }
+    // ansible then adds Python tracebacks to its errors, warnings or deprecations.
+    if let Some(shown) =
+        config.get("DISPLAY_TRACEBACK").and_then(tack_config::SettingValue::as_str_list)
+        && let Some(other) = shown.iter().map(|s| s.trim()).find(|s| !s.is_empty() && *s != "never")
+    {
+        return Some(format!("display_traceback '{other}' (Python tracebacks with messages)"));
+    }
+    // ansible then refuses templates embedded in a template's text.
+    if config.get("ALLOW_EMBEDDED_TEMPLATES").and_then(|v| v.as_bool()) == Some(false) {
+        return Some("allow_embedded_templates false (embedded templates refused)".into());
+    }
+    // ansible then rejects the modules and plugins that file names.
+    if let Some(file) = config.get("PLUGIN_FILTERS_CFG").and_then(|v| v.as_str()) {
+        return Some(format!(
+            "plugin_filters_cfg '{file}' (modules and plugins rejected by a file)"
         ));
     }
     // ansible then keeps each role's vars to the role.

@@ -405,6 +405,8 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
         ("ANSIBLE_PLAYBOOK_VARS_ROOT", "all", "playbook_vars_root 'all'"),
+        ("ANSIBLE_DISPLAY_TRACEBACK", "error", "display_traceback 'error'"),
+        ("ANSIBLE_ALLOW_EMBEDDED_TEMPLATES", "false", "allow_embedded_templates false"),
         ("ANSIBLE_PRIVATE_ROLE_VARS", "true", "private_role_vars (role vars kept to their role)"),
         (
             "ANSIBLE_VARS_ENABLED",
@@ -561,4 +563,19 @@ fn a_strategy_setting_tack_does_not_have_is_refused_where_it_applies() {
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("the strategy 'ns.col.external'"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("pong"));
+}
+
+/// `plugin_filters_cfg` (an `ansible.cfg` entry only) is refused by name: ansible would reject
+/// the modules and plugins its file names.
+#[test]
+fn a_plugin_filter_file_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cfg = dir.path().join("filters.cfg");
+    std::fs::write(&cfg, "[defaults]\nplugin_filters_cfg = /etc/ansible/plugin_filters.yml\n")
+        .expect("cfg");
+    let play = format!("{PLAY}    - debug: msg=x\n");
+    let out = tack(dir.path(), &play, &[]).env("ANSIBLE_CONFIG", &cfg).output().expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("does not support plugin_filters_cfg"), "{stderr}");
 }

@@ -205,6 +205,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             play: self.play(),
             params,
             no_log_default: self.run.facts.no_log,
+            poll_default: self.run.facts.poll_interval.unwrap_or(15),
         }
     }
 

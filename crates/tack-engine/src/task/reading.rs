@@ -30,6 +30,8 @@ pub(crate) struct Reading<'a> {
     pub params: Option<Arc<Layer>>,
     /// `no_log` where neither the task nor its parents say (the `no_log` setting).
     pub no_log_default: bool,
+    /// `poll` where the task does not say (the `poll_interval` setting, 15 by default).
+    pub poll_default: i64,
 }
 
 impl Reading<'_> {
@@ -138,13 +140,14 @@ impl Reading<'_> {
     }
 
     /// The task's `async` seconds and `poll` interval, when it runs as a job (`async` above
-    /// 0; `poll` is 15 when unset, as ansible's `DEFAULT_POLL_INTERVAL`).
+    /// 0; `poll` is the `poll_interval` setting when unset, as ansible's
+    /// `DEFAULT_POLL_INTERVAL`).
     pub(crate) fn async_keywords(&self, scope: &Scope) -> Result<Option<(u64, u64)>, Diagnostic> {
         let limit = self.int_keyword(Keyword::Async, scope)?.unwrap_or(0);
         if limit <= 0 {
             return Ok(None);
         }
-        let poll = self.int_keyword(Keyword::Poll, scope)?.unwrap_or(15).max(0);
+        let poll = self.int_keyword(Keyword::Poll, scope)?.unwrap_or(self.poll_default).max(0);
         Ok(Some((limit.unsigned_abs(), poll.unsigned_abs())))
     }
 

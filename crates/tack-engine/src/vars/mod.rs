@@ -85,6 +85,8 @@ pub(crate) struct PlayScope {
     host_vars_files: RwLock<Option<Arc<HostVarsFiles>>>,
     /// The run's fact cache: the gathered layer of a host is made from what it holds.
     cache: Arc<crate::fact_cache::FactCache>,
+    /// `inject_facts_as_vars` (see `RunFacts::inject_facts`).
+    inject_facts: Option<bool>,
 }
 
 /// `vars_files` entries whose names need a host's variables, and what renders and loads them.
@@ -190,6 +192,7 @@ impl PlayScope {
             versions: crate::task::args::Versions::default(),
             host_vars_files: RwLock::new(None),
             cache,
+            inject_facts: run.inject_facts,
         }))
     }
 
@@ -435,7 +438,8 @@ impl PlayScope {
     /// layer from what the cache then holds.
     pub(crate) fn merge_module_facts(&self, host: &str, facts: &Mapping) {
         let merged = self.cache.merge(host, facts);
-        self.set_gathered(host, self.cache.layer(host, &merged, facts_layer));
+        let inject = self.inject_facts;
+        self.set_gathered(host, self.cache.layer(host, &merged, |f| facts_layer(f, inject)));
     }
 
     /// Starts every inventory host, and the play's `hosts` (the implicit localhost is one the
@@ -446,7 +450,9 @@ impl PlayScope {
         let extra = hosts.iter().filter(|h| !view.host_order.contains(h));
         for host in view.host_order.iter().chain(extra) {
             if let Some(facts) = self.cache.get(host)? {
-                self.set_gathered(host, self.cache.layer(host, &facts, facts_layer));
+                let inject = self.inject_facts;
+                let layer = self.cache.layer(host, &facts, |f| facts_layer(f, inject));
+                self.set_gathered(host, layer);
             }
         }
         Ok(())
@@ -749,9 +755,10 @@ fn no_facts_layer() -> Layer {
 }
 
 /// A host's facts as variables: `ansible_facts` (names without the `ansible_` prefix), and
-/// each fact under its own name as well (`INJECT_FACTS_AS_VARS`, with ansible's deprecation
-/// when read). Everything in it was said by the host.
-pub(crate) fn facts_layer(facts: &Mapping) -> Layer {
+/// each fact under its own name as well unless `inject` is `Some(false)`
+/// (`INJECT_FACTS_AS_VARS`; at its default, `None`, with ansible's deprecation when read).
+/// Everything in it was said by the host.
+pub(crate) fn facts_layer(facts: &Mapping, inject: Option<bool>) -> Layer {
     let mut namespaced = Mapping::new();
     let mut layer = Layer::new();
     for (k, v) in facts.iter() {
@@ -762,6 +769,9 @@ pub(crate) fn facts_layer(facts: &Mapping) -> Layer {
             _ => &name,
         };
         namespaced.insert(s(short), v.clone());
+        if inject == Some(false) {
+            continue;
+        }
         match name.as_str() {
             // The gathering's own mark lives in `ansible_facts` only.
             "_ansible_facts_gathered" => {}
@@ -769,6 +779,7 @@ pub(crate) fn facts_layer(facts: &Mapping) -> Layer {
             _ if restricted_facts::is_restricted(&name) => {}
             // Local facts are a variable of their own, read without the top-level warning.
             "ansible_local" => layer.insert(&name, v.clone(), Provenance::ManagedHost),
+            _ if inject == Some(true) => layer.insert(&name, v.clone(), Provenance::ManagedHost),
             _ => layer.insert_deprecated(
                 name.clone(),
                 v.clone(),

@@ -190,9 +190,10 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 
     let mut adhoc = AdhocTask::new(&module, &module_args, requires_args(&module))?;
     // `-B`/`-P` become the task's `async`/`poll` (ansible adds them when either is set, and
-    // the poll interval always is: 15 by default).
+    // the poll interval always is: the `poll_interval` setting, 15 by default).
     adhoc.background = args.background.unwrap_or(0);
-    adhoc.poll = args.poll.unwrap_or(DEFAULT_POLL_INTERVAL);
+    let configured = session.config.get("DEFAULT_POLL_INTERVAL").and_then(|v| v.as_int());
+    adhoc.poll = args.poll.or(configured).unwrap_or(DEFAULT_POLL_INTERVAL);
     // `--task-timeout` is the task's `timeout` keyword (0, ansible's default, is none).
     adhoc.timeout = args.task_timeout.unwrap_or(0);
     if args.tree.is_some() {
@@ -287,6 +288,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             default_strategy: session.config.strategy().map(str::to_string),
             any_errors_fatal: session.config.any_errors_fatal(),
+            poll_interval: session.config.get("DEFAULT_POLL_INTERVAL").and_then(|v| v.as_int()),
+            inject_facts: session.config.inject_facts_as_vars(),
             // ansible writes retry files for playbooks only.
             retry_files: None,
             ssh: crate::links::link_defaults(

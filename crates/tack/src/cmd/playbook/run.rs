@@ -117,6 +117,8 @@ pub(super) fn run(
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             default_strategy: session.config.strategy().map(str::to_string),
             any_errors_fatal: session.config.any_errors_fatal(),
+            poll_interval: session.config.get("DEFAULT_POLL_INTERVAL").and_then(|v| v.as_int()),
+            inject_facts: session.config.inject_facts_as_vars(),
             retry_files: session
                 .config
                 .retry_files_enabled()
