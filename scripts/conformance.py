@@ -9,6 +9,11 @@ usage:
   scripts/conformance.py tack [--tack BIN] [--list FILE] [TARGET ...]
       run every target the list says passes under the reference (or the TARGETs named), under
       tack; print the count and write target/conformance/tack.tsv (named targets update it)
+  scripts/conformance.py tack --ssh [--tack BIN] [TARGET ...]
+  scripts/conformance.py reference --ssh [--runs N] TARGET ...
+      the same over ssh: `testhost` is reached through a throw-away sshd on 127.0.0.1
+      (scripts/sshd-loopback.sh) with key login; tack's verdicts go to
+      target/conformance/tack-ssh.tsv, the reference's to tests/conformance/reference-ssh.tsv
   scripts/conformance.py plan
       print how the suite's targets divide (runnable, excluded and why), nothing run
   scripts/conformance.py report
@@ -135,8 +140,26 @@ def bin_dir(runner: str) -> Path:
     return out
 
 
-def run_target(root: Path, name: str, runner: str) -> tuple[bool, float, str]:
-    """Runs one target; returns whether it passed, its seconds and its output's tail."""
+def start_sshd() -> str:
+    """A loopback sshd for `--ssh` runs; returns the inventory variables that reach it."""
+    state = WORK / "sshd"
+    subprocess.run(["sh", str(ROOT / "scripts" / "sshd-loopback.sh"), "start", str(state)],
+                   check=True, stdout=subprocess.DEVNULL)
+    port = (state / "port").read_text().strip()
+    user = (state / "user").read_text().strip()
+    return (f"ansible_connection=ssh ansible_host=127.0.0.1 ansible_port={port} "
+            f"ansible_user={user} ansible_ssh_private_key_file={state / 'client_key'}")
+
+
+def stop_sshd() -> None:
+    subprocess.run(["sh", str(ROOT / "scripts" / "sshd-loopback.sh"), "stop", str(WORK / "sshd")],
+                   check=False, stdout=subprocess.DEVNULL)
+
+
+def run_target(root: Path, name: str, runner: str, reach: str = "ansible_connection=local",
+               log_name: str = "") -> tuple[bool, float, str]:
+    """Runs one target (on `testhost` reached by the inventory variables `reach`); returns
+    whether it passed, its seconds and its output's tail."""
     work = Path(tempfile.mkdtemp(prefix=f"conf-{name}-", dir=WORK))
     # Each run gets its own copy of the integration tree, as ansible-test gives each a copy
     # of the content: what a target leaves behind in its directory never reaches the next
@@ -152,7 +175,7 @@ def run_target(root: Path, name: str, runner: str) -> tuple[bool, float, str]:
     python = REF / "bin" / "python"
     inventory.write_text(
         "[testgroup]\n"
-        f"testhost ansible_connection=local ansible_pipelining=yes ansible_python_interpreter={python}\n"
+        f"testhost {reach} ansible_pipelining=yes ansible_python_interpreter={python}\n"
     )
     path = f"{bin_dir(runner)}:{REF / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     env = {
@@ -200,7 +223,7 @@ def run_target(root: Path, name: str, runner: str) -> tuple[bool, float, str]:
     except subprocess.TimeoutExpired as e:
         ok, text = False, (e.stdout or b"").decode("utf-8", "replace") + f"\n(timed out after {TIMEOUT} s)"
     seconds = time.monotonic() - start
-    log = WORK / "logs" / ("reference" if runner == "reference" else "tack")
+    log = WORK / "logs" / (log_name or ("reference" if runner == "reference" else "tack"))
     log.mkdir(parents=True, exist_ok=True)
     (log / f"{name}.log").write_text(text)
     shutil.rmtree(work, ignore_errors=True)
@@ -242,6 +265,7 @@ def main() -> int:
     parser.add_argument("--missing", action="store_true")
     parser.add_argument("--tack", default=str(ROOT / "target" / "release" / "tack"))
     parser.add_argument("--list", default=str(LIST))
+    parser.add_argument("--ssh", action="store_true")
     args = parser.parse_intermixed_args()
     root = sdist()
     runnable, excluded = classify(root / "test" / "integration" / "targets")
@@ -252,6 +276,8 @@ def main() -> int:
         return 0
     if args.mode == "report":
         return report(root, runnable, excluded, Path(args.list))
+    if args.ssh:
+        return over_ssh(root, args)
     if args.mode == "reference":
         rows = read_list(Path(args.list)) if Path(args.list).exists() else {}
         for name, why in excluded.items():
@@ -289,6 +315,42 @@ def main() -> int:
     ran = {n: results[n] for n in wanted}
     passed = sum(1 for v, _ in ran.values() if v == "pass")
     print(f"tack: {passed} of {len(ran)} targets pass")
+    return 0 if passed == len(ran) else 1
+
+
+def over_ssh(root: Path, args: argparse.Namespace) -> int:
+    """`tack --ssh` / `reference --ssh`: the named targets (for tack, by default every target
+    tack passes locally) on `testhost` over ssh to a loopback sshd."""
+    if args.mode == "tack":
+        local = WORK / "tack.tsv"
+        rows = read_list(local) if local.exists() else {}
+        wanted = args.targets or [n for n, (v, _) in rows.items() if v == "pass"]
+        out, runner, runs, log = WORK / "tack-ssh.tsv", args.tack, 1, "tack-ssh"
+    else:
+        wanted = args.targets
+        out, runner, runs, log = LIST.with_name("reference-ssh.tsv"), "reference", args.runs, "reference-ssh"
+    results = read_list(out) if out.exists() else {}
+    reach = start_sshd()
+    try:
+        for name in wanted:
+            verdicts = []
+            for _ in range(runs):
+                ok, seconds, why = run_target(root, name, runner, reach, log)
+                verdicts.append((ok, why))
+                print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}",
+                      flush=True)
+            if all(ok for ok, _ in verdicts):
+                results[name] = ("pass", "")
+            elif any(ok for ok, _ in verdicts):
+                results[name] = ("flaky", next(w for ok, w in verdicts if not ok))
+            else:
+                results[name] = ("fail", verdicts[-1][1])
+            write_list(out, f"{runner if runner == 'reference' else 'tack'}'s verdicts over ssh", results)
+    finally:
+        stop_sshd()
+    ran = {n: results[n] for n in wanted}
+    passed = sum(1 for v, _ in ran.values() if v == "pass")
+    print(f"{'reference' if runner == 'reference' else 'tack'} over ssh: {passed} of {len(ran)} targets pass")
     return 0 if passed == len(ran) else 1
 
 

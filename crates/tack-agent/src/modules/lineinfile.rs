@@ -8,7 +8,7 @@ use super::argspec::{Kind, Opt, Params, Spec, file_common};
 use super::common::{fail, warn};
 use super::fsattr::Outcome;
 use super::pyre::{Flags, PyRegex};
-use super::textfile::{backup_local, check_encoding, check_file_attrs, lines_of, read_text};
+use super::textfile::{backup_local, check_file_attrs, lines_of};
 use super::{Ctx, Invocation, ModuleResult, paths, validate};
 
 pub(crate) fn spec() -> Spec {
@@ -60,7 +60,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
 }
 
 fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
-    check_encoding(p)?;
+    super::textfile::text_codec(p)?;
     super::fsattr::check_selinux(p)?;
     let mut warnings = ModuleResult::new();
     let regexp = p.str("regexp");
@@ -144,8 +144,17 @@ fn finish(
     Ok(r)
 }
 
+/// `dest` read as text in the module's `encoding` (Python's text mode: `\r\n` and `\r` become
+/// `\n`); a byte it cannot decode raises, as ansible's read does.
+fn read_in(p: &Params, dest: &str) -> Outcome<String> {
+    let bytes = std::fs::read(dest).map_err(|e| fail(e.to_string()))?;
+    let text = super::textfile::decode(&super::textfile::text_codec(p)?, &bytes)?;
+    Ok(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
 fn write(ctx: Ctx, p: &Params, dest: &str, lines: &[String]) -> Outcome<()> {
-    validate::write_validated(p, dest, lines.concat().as_bytes(), ctx)
+    let encoded = super::textfile::encode(&super::textfile::text_codec(p)?, &lines.concat())?;
+    validate::write_validated(p, dest, &encoded, ctx)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -179,7 +188,7 @@ fn present(
         }
         Vec::new()
     } else {
-        lines_of(&read_text(dest).map_err(|e| fail(e.to_string()))?)
+        lines_of(&read_in(p, dest)?)
     };
     if ctx.diff {
         diff.insert("before".into(), lines.concat().into());
@@ -321,7 +330,7 @@ fn absent(
         return Ok(obj(vec![("changed", false.into()), ("msg", "file not present".into())]));
     }
     let mut diff = content_diff(dest);
-    let lines = lines_of(&read_text(dest).map_err(|e| fail(e.to_string()))?);
+    let lines = lines_of(&read_in(p, dest)?);
     if ctx.diff {
         diff.insert("before".into(), lines.concat().into());
     }

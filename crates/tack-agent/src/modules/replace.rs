@@ -8,7 +8,7 @@ use super::argspec::{Kind, Opt, Params, Spec, file_common};
 use super::common::fail;
 use super::fsattr::Outcome;
 use super::pyre::{Flags, PyRegex};
-use super::textfile::{backup_local, check_encoding, check_file_attrs, read_text};
+use super::textfile::{backup_local, check_file_attrs};
 use super::{Ctx, Invocation, ModuleResult, paths, validate};
 
 pub(crate) fn spec() -> Spec {
@@ -50,7 +50,7 @@ fn compile(pattern: &str, flags: Flags) -> Outcome<PyRegex> {
 }
 
 fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
-    check_encoding(p)?;
+    let codec = super::textfile::text_codec(p)?;
     super::fsattr::check_selinux(p)?;
     let path = p.str("path").unwrap_or_default().to_string();
     if paths::isdir(&path) {
@@ -59,8 +59,12 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     if !paths::exists(&path) {
         return Err(with_rc(257, format!("Path {path} does not exist !")));
     }
+    let bytes = std::fs::read(&path)
+        .map_err(|_| fail(format!("Unable to read the contents of '{path}'.")))?;
+    // Python's text-mode read in the module's encoding (`newline=None`); a byte the encoding
+    // cannot decode raises, as ansible's read does.
     let contents =
-        read_text(&path).map_err(|_| fail(format!("Unable to read the contents of '{path}'.")))?;
+        super::textfile::decode(&codec, &bytes)?.replace("\r\n", "\n").replace('\r', "\n");
     let mut res = ModuleResult::new();
     res.insert("rc".into(), 0.into());
     let after = p.str("after").filter(|s| !s.is_empty());
@@ -138,7 +142,8 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
         if p.bool("backup") && paths::exists(&path) {
             res.insert("backup_file".into(), backup_local(&path, false)?.into());
         }
-        validate::write_validated(p, &paths::realpath(&path), result.as_bytes(), ctx)?;
+        let encoded = super::textfile::encode(&codec, &result)?;
+        validate::write_validated(p, &paths::realpath(&path), &encoded, ctx)?;
     }
     let mut ignored = serde_json::Map::new();
     let (msg, changed) = check_file_attrs(p, &path, changed, &msg, &mut ignored, ctx.check_mode)?;

@@ -13,19 +13,6 @@ use super::common::{fail, timestamp};
 use super::fsattr::{FileArgs, Outcome, set_fs_attributes};
 use super::paths::{dirname, islink, join, realpath};
 
-/// Whether `encoding` names UTF-8 (the only text encoding tack reads and writes).
-pub(super) fn check_encoding(p: &Params) -> Outcome<()> {
-    let enc = p.str("encoding").unwrap_or("utf-8").to_ascii_lowercase().replace('_', "-");
-    if matches!(enc.as_str(), "utf-8" | "utf8" | "u8" | "utf") {
-        Ok(())
-    } else {
-        Err(fail(format!(
-            "tack reads and writes text as UTF-8 only: encoding '{}' is not supported",
-            enc
-        )))
-    }
-}
-
 /// The module's `encoding` as a codec tack can read and write (`tack_py::codecs`: UTF-8,
 /// ASCII, Latin-1 and the single-byte code pages), or the failure: Python's own for a name no
 /// codec has, tack's refusal for one it does not implement.
