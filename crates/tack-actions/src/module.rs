@@ -14,6 +14,12 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if name == "async_status" {
         return crate::async_job::status_action(input);
     }
+    // Without a virtualenv or an executable, ansible's `pip` runs its own interpreter's pip
+    // (`python -m pip`), which only ansible's module code on the host's Python can do.
+    let given = |key: &str| input.args.get(key).is_some_and(|v| !v.is_null());
+    if name == "pip" && !given("virtualenv") && !given("executable") {
+        return crate::python_path::action::run(input, "pip");
+    }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
     if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
