@@ -191,8 +191,7 @@ pub(crate) fn passwords(
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
 /// `display_args_to_stdout`, `keep_remote_files`,
-/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, a `playbook_vars_root` other than
-/// `top`, `private_role_vars`, `display_traceback` other than `never`,
+/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, `private_role_vars`,
 /// `allow_embedded_templates` off, a `plugin_filters_cfg` file, an `executable` other than
 /// `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
@@ -240,20 +239,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
             "vars_plugins_enabled '{}' (vars plugins other than host_group_vars)",
             other.trim()
         ));
-    }
-    // ansible then reads `group_vars`/`host_vars` beside other playbooks than the first.
-    let root = config.get("PLAYBOOK_VARS_ROOT").and_then(|v| v.as_str()).unwrap_or("top");
-    if root != "top" {
-        return Some(format!(
-            "playbook_vars_root '{root}' (group_vars and host_vars beside imported playbooks)"
-        ));
-    }
-    // ansible then adds Python tracebacks to its errors, warnings or deprecations.
-    if let Some(shown) =
-        config.get("DISPLAY_TRACEBACK").and_then(tack_config::SettingValue::as_str_list)
-        && let Some(other) = shown.iter().map(|s| s.trim()).find(|s| !s.is_empty() && *s != "never")
-    {
-        return Some(format!("display_traceback '{other}' (Python tracebacks with messages)"));
     }
     // ansible then refuses templates embedded in a template's text.
     if config.get("ALLOW_EMBEDDED_TEMPLATES").and_then(|v| v.as_bool()) == Some(false) {
@@ -568,4 +553,31 @@ pub(crate) fn play_context_vars(config: &Config) -> tack_yaml::Mapping {
         vars.insert(text(name), Node::bare(Value::Bool(config.pipelining())));
     }
     vars
+}
+
+/// `playbook_vars_root` other than `top`, when it would change what a run reads: ansible then
+/// also reads (`all`), or instead reads (`bottom`, `playbook_dir`), the `group_vars` and
+/// `host_vars` beside a task's own playbook and roles. tack reads the first playbook's only,
+/// which is the same wherever no other of those directories has them.
+pub(crate) fn refused_playbook_vars_root(
+    config: &Config,
+    playbooks: &[tack_playbook::Playbook],
+) -> Option<String> {
+    let root = config.get("PLAYBOOK_VARS_ROOT").and_then(|v| v.as_str()).unwrap_or("top");
+    if root == "top" {
+        return None;
+    }
+    let top = playbooks.first().map(|p| p.basedir.clone())?;
+    let plays = playbooks.iter().flat_map(|p| &p.plays);
+    let dirs = plays.flat_map(|play| {
+        let roles = play.role_arena.iter().map(|r| r.path.clone());
+        std::iter::once(play.basedir.clone()).chain(play.included_path.clone()).chain(roles)
+    });
+    let other = dirs
+        .filter(|dir| *dir != top)
+        .find(|dir| dir.join("group_vars").is_dir() || dir.join("host_vars").is_dir())?;
+    Some(format!(
+        "playbook_vars_root '{root}' (group_vars and host_vars beside {})",
+        other.display()
+    ))
 }

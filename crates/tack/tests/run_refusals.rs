@@ -404,8 +404,6 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
-        ("ANSIBLE_PLAYBOOK_VARS_ROOT", "all", "playbook_vars_root 'all'"),
-        ("ANSIBLE_DISPLAY_TRACEBACK", "error", "display_traceback 'error'"),
         ("ANSIBLE_ALLOW_EMBEDDED_TEMPLATES", "false", "allow_embedded_templates false"),
         ("ANSIBLE_PRIVATE_ROLE_VARS", "true", "private_role_vars (role vars kept to their role)"),
         (
@@ -578,4 +576,29 @@ fn a_plugin_filter_file_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("does not support plugin_filters_cfg"), "{stderr}");
+}
+
+/// `playbook_vars_root` other than `top` is refused by name only where it would change what
+/// the run reads: another playbook's (or a role's) directory with `group_vars`/`host_vars`.
+#[test]
+fn playbook_vars_root_is_refused_where_it_would_read_more() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).expect("sub");
+    std::fs::write(sub.join("inner.yml"), format!("{PLAY}    - debug: msg=x\n")).expect("inner");
+    let outer = "- import_playbook: sub/inner.yml\n";
+    let out = tack(dir.path(), outer, &[])
+        .env("ANSIBLE_PLAYBOOK_VARS_ROOT", "all")
+        .output()
+        .expect("tack runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::create_dir(sub.join("group_vars")).expect("group_vars");
+    let out = tack(dir.path(), outer, &[])
+        .env("ANSIBLE_PLAYBOOK_VARS_ROOT", "all")
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("does not support playbook_vars_root 'all'"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
 }

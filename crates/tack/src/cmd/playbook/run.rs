@@ -58,6 +58,9 @@ pub(super) fn run(
     for path in &args.playbooks {
         playbooks.push(loader.load_playbook(path)?);
     }
+    if let Some(setting) = crate::links::refused_playbook_vars_root(&session.config, &playbooks) {
+        return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet")).into());
+    }
     // ansible loads its callbacks once the playbooks are loaded, before anything runs.
     let callback_options = super::callback::options(&session.config)?;
     tack_engine::check(&playbooks)?;
