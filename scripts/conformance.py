@@ -121,7 +121,9 @@ def classify(targets: Path) -> tuple[list[str], dict[str, str]]:
 
 def bin_dir(runner: str) -> Path:
     """A directory whose ansible-* entries are the runner's."""
-    out = WORK / "bin" / ("tack" if runner != "reference" else "reference")
+    # One directory per runner binary: runs of different builds may go on at once.
+    tag = "reference" if runner == "reference" else "tack-" + str(Path(runner).resolve()).strip("/").replace("/", "-")
+    out = WORK / "bin" / tag
     out.mkdir(parents=True, exist_ok=True)
     for name in COMMANDS + ["ansible-config", "ansible-doc", "ansible-galaxy", "ansible-test"]:
         link = out / name

@@ -118,12 +118,10 @@ fn profile_name(profile: &Value) -> Result<(), FilterError> {
     let name = str_of(profile);
     match name.as_str() {
         "tagless" => Ok(()),
-        "legacy" | "inventory_legacy" | "module_legacy" | "cache_persistence" => {
-            Err(FilterError::failed(format!(
-                "tack does not support the JSON profile {}",
-                tack_yaml::pyrepr::str_repr(&name)
-            )))
-        }
+        _ if decodes_plain(&name) => Err(FilterError::failed(format!(
+            "tack does not support the JSON profile {}",
+            tack_yaml::pyrepr::str_repr(&name)
+        ))),
         _ => Err(FilterError::failed(format!(
             "Unknown profile name {}.",
             tack_yaml::pyrepr::str_repr(&name)
@@ -157,9 +155,17 @@ fn to_nice_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 }
 
 fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
-    if let Some(profile) = args.opt(1) {
-        profile_name(profile)?;
-    }
+    // A profile other than the default changes only how ansible's tagged objects
+    // (`{"__ansible_vault": ...}`, `{"__ansible_unsafe": ...}`, ...) decode: JSON without
+    // them reads the same under every profile, and JSON with them is refused below.
+    let profile = match args.opt(1) {
+        Some(profile) => match profile_name(profile) {
+            Ok(()) => None,
+            Err(_) if decodes_plain(&str_of(profile)) => Some(str_of(profile)),
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
     if let Some((key, _)) = args.extra_kw.first() {
         return Err(FilterError::failed(format!(
             "tack does not support the json.loads argument '{key}'"
@@ -174,7 +180,43 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     };
     let node =
         tack_yaml::pyjson::loads(text, None).map_err(|e| FilterError::failed(e.to_string()))?;
+    if let Some(profile) = profile
+        && let Some(key) = tagged_key(&node.value)
+    {
+        return Err(FilterError::failed(format!(
+            "tack does not support decoding ansible's tagged value '{key}' with the JSON profile {}",
+            tack_yaml::pyrepr::str_repr(&profile)
+        )));
+    }
     Ok(super::pyval::from_node(&node.value))
+}
+
+/// ansible's JSON profiles besides `tagless` (its controller's and its modules'): their
+/// decoding of JSON without ansible's tagged objects is plain JSON's.
+fn decodes_plain(profile: &str) -> bool {
+    matches!(
+        profile,
+        "legacy"
+            | "inventory_legacy"
+            | "cache_persistence"
+            | "fallback_to_str"
+            | "module_legacy_c2m"
+            | "module_legacy_m2c"
+            | "module_modern_c2m"
+            | "module_modern_m2c"
+    )
+}
+
+/// The first key naming one of ansible's tagged objects (`__ansible_...`) in `value`.
+fn tagged_key(value: &tack_yaml::Value) -> Option<String> {
+    match value {
+        tack_yaml::Value::Map(map) => map.iter().find_map(|(k, v)| {
+            let key = tack_yaml::pyrepr::str(&k.value);
+            if key.starts_with("__ansible_") { Some(key) } else { tagged_key(&v.value) }
+        }),
+        tack_yaml::Value::Seq(items) => items.iter().find_map(|i| tagged_key(&i.value)),
+        _ => None,
+    }
 }
 
 fn yaml_options(

@@ -9,6 +9,7 @@
 //! and `--graph --vars` prints vault values as `********` where ansible prints the plaintext.
 
 mod output;
+mod toml_out;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -97,9 +98,6 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
         Err(Diagnostic::new(format!("tack inventory does not support {flag}: {why}"))
             .with_class(ErrorClass::Options))
     };
-    if args.toml {
-        return refuse("--toml", "TOML output is not implemented");
-    }
     if args.inventory.flush_cache {
         return refuse("--flush-cache", "tack inventory does not empty the fact cache yet");
     }
@@ -159,6 +157,11 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
         Action::Graph => view.graph(args.group.as_deref().unwrap_or("all"), args.show_vars)?,
         Action::List if args.yaml => output::dump(&view.yaml_inventory()?, true, false)?,
+        // ansible's `tomli-w` raises, which it reports as an unexpected exception (with a
+        // traceback and exit code 250; tack gives the same line and exit code 1).
+        Action::List if args.toml => toml_out::dumps(&view.toml_inventory()?).map_err(|e| {
+            Diagnostic::new(format!("Unexpected Exception, this is probably a bug: {}", e.0))
+        })?,
         Action::List => output::dump(&view.json_inventory()?, false, true)?,
     };
     write_result(&text, args.output.as_deref())?;

@@ -195,6 +195,81 @@ impl View<'_> {
         Ok(())
     }
 
+    /// `toml_inventory`: every group reachable from `all` as a table of its own (`children`
+    /// names, `hosts` with their variables the first time a host is met, `vars` when
+    /// exporting), subgroups after their parent; `ungrouped` only when it has hosts.
+    pub(super) fn toml_inventory(&self) -> Result<Mapping, Diagnostic> {
+        let data = self.inventory.data();
+        let (_, available) = self.available_hosts()?;
+        let all = data.group(data.all());
+        let has_ungrouped = all
+            .children
+            .iter()
+            .find(|c| data.group(**c).name == "ungrouped")
+            .is_some_and(|c| !data.group(*c).hosts.is_empty());
+        let mut seen = HashSet::new();
+        let mut results = Mapping::new();
+        self.toml_group(data.all(), &available, has_ungrouped, &mut seen, &mut results)?;
+        Ok(results)
+    }
+
+    fn toml_group(
+        &self,
+        group: GroupId,
+        available: &HashSet<String>,
+        has_ungrouped: bool,
+        seen: &mut HashSet<HostId>,
+        results: &mut Mapping,
+    ) -> Result<(), Diagnostic> {
+        let data = self.inventory.data();
+        let g = data.group(group);
+        let is_all = group == data.all();
+        // The group's own entry comes first; its subgroups' entries follow (or update where
+        // they were, as a Python dict does).
+        results.insert(s(&g.name), map_node(Mapping::new()));
+        let mut children = Vec::new();
+        for child in &g.children {
+            let name = &data.group(*child).name;
+            if name == "ungrouped" && !has_ungrouped {
+                continue;
+            }
+            if !is_all {
+                children.push(s(name));
+            }
+            self.toml_group(*child, available, has_ungrouped, seen, results)?;
+        }
+        let mut entry = Mapping::new();
+        if !children.is_empty() {
+            entry.insert(s("children"), Node::bare(Value::Seq(children)));
+        }
+        let mut hosts = Mapping::new();
+        if !is_all {
+            for h in &g.hosts {
+                let name = &data.host(*h).name;
+                if !available.contains(name) {
+                    continue;
+                }
+                let vars = if seen.insert(*h) { self.host_variables(*h)? } else { Mapping::new() };
+                hosts.insert(s(name), map_node(vars));
+            }
+        }
+        if !hosts.is_empty() {
+            entry.insert(s("hosts"), map_node(hosts));
+        }
+        if self.export {
+            let vars = self.group_variables(group)?;
+            if !vars.is_empty() {
+                entry.insert(s("vars"), map_node(vars));
+            }
+        }
+        if entry.is_empty() {
+            results.remove(g.name.as_str());
+        } else {
+            results.insert(s(&g.name), map_node(entry));
+        }
+        Ok(())
+    }
+
     /// `inventory_graph`: the tree under `start` (a group name), with variables when asked.
     pub(super) fn graph(&self, start: &str, show_vars: bool) -> Result<String, Diagnostic> {
         let data = self.inventory.data();
