@@ -282,8 +282,29 @@ fn float(arg: &JValue, conv: char) -> Result<f64, Error> {
 }
 
 /// `%e`-style text with Python's exponent form (`e+00`).
+/// A double's exact decimal expansion ends within this many digits after the point (1074 for
+/// the smallest subnormal), so any digit asked beyond it is a `0`; Rust's formatter takes a
+/// precision up to `u16::MAX` only, Python's any.
+const EXACT_DIGITS: usize = 1100;
+
+/// `f` with `precision` digits after the point, as Python's `%.Nf` writes it for any `N`.
+fn fixed(f: f64, precision: usize) -> String {
+    if precision <= EXACT_DIGITS {
+        return format!("{f:.precision$}");
+    }
+    let mut s = format!("{f:.EXACT_DIGITS$}");
+    s.push_str(&"0".repeat(precision - EXACT_DIGITS));
+    s
+}
+
 fn exp_form(f: f64, precision: usize, upper: bool) -> String {
-    let s = format!("{f:.precision$e}");
+    let shown = precision.min(EXACT_DIGITS);
+    let mut s = format!("{f:.shown$e}");
+    if precision > shown
+        && let Some(at) = s.find('e')
+    {
+        s.insert_str(at, &"0".repeat(precision - shown));
+    }
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let e = if upper { 'E' } else { 'e' };
@@ -300,14 +321,18 @@ fn format_float(f: f64, conv: char, precision: usize, alternate: bool) -> String
         return if conv.is_uppercase() { s.to_uppercase() } else { s.into() };
     }
     match conv {
-        'f' | 'F' => format!("{f:.precision$}"),
+        'f' | 'F' => fixed(f, precision),
         'e' | 'E' => exp_form(f, precision, conv == 'E'),
         _ => {
             let p = precision.max(1);
             let probe = exp_form(f, p - 1, false);
             let exp: i32 = probe.rsplit_once('e').and_then(|(_, e)| e.parse().ok()).unwrap_or(0);
-            let mut s = if -4 <= exp && exp < p as i32 {
-                format!("{f:.*}", (p as i32 - 1 - exp).max(0) as usize)
+            let mut s = if -4 <= exp && i64::from(exp) < i64::try_from(p).unwrap_or(i64::MAX) {
+                fixed(
+                    f,
+                    usize::try_from(i64::try_from(p).unwrap_or(i64::MAX) - 1 - i64::from(exp))
+                        .unwrap_or(0),
+                )
             } else {
                 exp_form(f, p - 1, conv == 'G')
             };
