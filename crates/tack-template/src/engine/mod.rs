@@ -127,7 +127,14 @@ impl Engine {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
         let (result, emits) = active::with_ctx(ctx, template.name(), || {
-            active::collecting(|| template.render(JValue::from_dyn_object(root.clone())))
+            active::collecting(|| {
+                let render = || template.render(JValue::from_dyn_object(root.clone()));
+                quiet_panics();
+                RENDERING.with(|r| r.set(r.get() + 1));
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(render));
+                RENDERING.with(|r| r.set(r.get().saturating_sub(1)));
+                result.unwrap_or_else(|payload| Err(panicked(payload.as_ref())))
+            })
         });
         match result.and_then(|out| render::native(out, emits)) {
             Ok(value) => Ok(value),
@@ -139,6 +146,43 @@ impl Engine {
     pub(crate) fn decrypt(&self, ciphertext: &str) -> Result<JValue, Error> {
         decrypt_with(self.loader.secrets(), ciphertext)
     }
+}
+
+thread_local! {
+    /// How deep this thread is in rendering templates: a panic there becomes the template's
+    /// error ([`panicked`]), so the panic hook stays quiet about it.
+    static RENDERING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Installs, once, a panic hook that says nothing of a panic caught as a template's error and
+/// leaves every other panic to the hook before it.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if RENDERING.with(std::cell::Cell::get) == 0 {
+                before(info);
+            }
+        }));
+    });
+}
+
+/// A panic inside the template engine as the template's error, so one template never takes
+/// the run down. The one known (minijinja's `loop.cycle()` with nothing to cycle divides by
+/// zero) gets Jinja's own message.
+fn panicked(payload: &(dyn std::any::Any + Send)) -> minijinja::Error {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    let shown = if message == "attempt to calculate the remainder with a divisor of zero" {
+        "no items for cycling given".to_string()
+    } else {
+        format!("tack's template engine failed: {message}")
+    };
+    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, shown)
 }
 
 /// Every `!vault` plaintext this process decrypted, so that whoever writes results somewhere
