@@ -37,19 +37,72 @@ fn jinja_unique(
     keys: &[Value],
     case_sensitive: bool,
 ) -> Result<Vec<Value>, Value> {
-    let mut seen: Vec<Value> = Vec::new();
+    let mut seen = Seen::default();
     let mut out = Vec::new();
     for (item, key) in items.iter().zip(keys) {
         let key = fold(key.clone(), case_sensitive);
         if !hashable(&key) {
             return Err(key);
         }
-        if !pyval::contains(&seen, &key) {
-            seen.push(key);
+        if seen.insert(key) {
             out.push(item.clone());
         }
     }
     Ok(out)
+}
+
+/// A value as Python's set tells it apart: numbers equal across `bool`, `int` and `float`
+/// (`1 == 1.0 == True`), strings by their text.
+#[derive(Hash, PartialEq, Eq)]
+enum HashKey {
+    None,
+    Undefined,
+    Int(i128),
+    Float(u64),
+    Str(String),
+}
+
+fn hash_key(value: &Value) -> Option<HashKey> {
+    if let Some(n) = pyval::num(value) {
+        return match n {
+            pyval::Num::Int(i) => Some(HashKey::Int(i)),
+            // NaN equals nothing by value; it is looked for as Python would, one by one.
+            pyval::Num::Float(f) if f.is_nan() => None,
+            // An integral float is the int of its value (exact: within i128's range).
+            pyval::Num::Float(f) if f.fract() == 0.0 && f.abs() < 1.0e38 => {
+                Some(HashKey::Int(f as i128))
+            }
+            pyval::Num::Float(f) => Some(HashKey::Float(f.to_bits())),
+        };
+    }
+    match value.kind() {
+        minijinja::value::ValueKind::String => value.as_str().map(|s| HashKey::Str(s.into())),
+        minijinja::value::ValueKind::None => Some(HashKey::None),
+        minijinja::value::ValueKind::Undefined => Some(HashKey::Undefined),
+        _ => None,
+    }
+}
+
+/// The keys met so far: a hash set for the values Python hashes by value (so `unique` stays
+/// linear), the rest compared one by one as Python's `==` does.
+#[derive(Default)]
+struct Seen {
+    hashed: std::collections::HashSet<HashKey>,
+    others: Vec<Value>,
+}
+
+impl Seen {
+    /// Whether `key` is new (and now seen).
+    fn insert(&mut self, key: Value) -> bool {
+        match hash_key(&key) {
+            Some(hashed) => self.hashed.insert(hashed),
+            None if pyval::contains(&self.others, &key) => false,
+            None => {
+                self.others.push(key);
+                true
+            }
+        }
+    }
 }
 
 /// ansible's own fallback: first occurrences by `==`.
