@@ -16,15 +16,63 @@ use tack_diag::Origin;
 
 use crate::{Mapping, Node, Value};
 
-/// A JSON syntax error in Python's words: `msg: line L column C (char N)`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{msg}: line {line} column {column} (char {pos})")]
+/// A JSON syntax error in Python's words: `msg: line L column C (char N)`; or, with no
+/// position, Python's `RecursionError` for nesting deeper than it decodes.
+#[derive(Debug, Clone, PartialEq)]
 pub struct JsonSyntaxError {
     pub msg: String,
     pub line: usize,
     pub column: usize,
     /// Position in characters (Python's string index).
     pub pos: usize,
+    /// Whether the message has a position (a syntax error's) or stands alone.
+    pub positioned: bool,
+}
+
+impl std::fmt::Display for JsonSyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.positioned {
+            write!(f, "{}: line {} column {} (char {})", self.msg, self.line, self.column, self.pos)
+        } else {
+            f.write_str(&self.msg)
+        }
+    }
+}
+
+impl std::error::Error for JsonSyntaxError {}
+
+/// How deeply arrays and objects may nest: where CPython 3.13's decoder, called from a task
+/// argument's template under ansible-core 2.21, runs out of C recursion (measured: 9985
+/// levels decode, 9986 do not; the limit depends on how deep its caller already is). Reading
+/// that deep needs a large stack: see [`nesting_depth`].
+pub const MAX_DEPTH: usize = 9985;
+
+/// How deeply `text`'s arrays and objects nest, read without recursion (strings skipped): a
+/// caller decides from it whether to decode on a thread with a stack large enough for
+/// [`MAX_DEPTH`] levels.
+pub fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Why [`loads_with`] failed: the text is not JSON, or the object hook refused an object.
@@ -52,7 +100,7 @@ pub fn loads_with<E>(
     origin: Option<&Origin>,
     hook: impl Fn(Mapping) -> Result<Value, E>,
 ) -> Result<Node, JsonLoadError<E>> {
-    let mut p = Parser { text, bytes: text.as_bytes(), origin, hook: &hook, pos: 0 };
+    let mut p = Parser { text, bytes: text.as_bytes(), origin, hook: &hook, pos: 0, depth: 0 };
     if text.starts_with('\u{feff}') {
         return Err(p.error("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0).into());
     }
@@ -71,6 +119,8 @@ struct Parser<'a, H> {
     origin: Option<&'a Origin>,
     hook: &'a H,
     pos: usize,
+    /// Arrays and objects open around the one being read.
+    depth: usize,
 }
 
 impl<E, H: Fn(Mapping) -> Result<Value, E>> Parser<'_, H> {
@@ -87,7 +137,7 @@ impl<E, H: Fn(Mapping) -> Result<Value, E>> Parser<'_, H> {
             Some(nl) => before[nl + 1..].chars().count() + 1,
             None => pos + 1,
         };
-        JsonSyntaxError { msg: msg.to_string(), line, column, pos }
+        JsonSyntaxError { msg: msg.to_string(), line, column, pos, positioned: true }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -260,7 +310,7 @@ impl<E, H: Fn(Mapping) -> Result<Value, E>> Parser<'_, H> {
         u32::from_str_radix(digits, 16).ok()
     }
 
-    fn object(&mut self) -> Result<Node, JsonLoadError<E>> {
+    fn read_object(&mut self) -> Result<Node, JsonLoadError<E>> {
         self.pos += 1;
         let mut map = Mapping::new();
         self.skip_ws();
@@ -318,7 +368,41 @@ impl<E, H: Fn(Mapping) -> Result<Value, E>> Parser<'_, H> {
         }
     }
 
+    /// One more level of nesting for `what` (`array`, `object`), or Python's
+    /// `RecursionError` past [`MAX_DEPTH`].
+    fn nested<T>(
+        &mut self,
+        what: &str,
+        read: impl FnOnce(&mut Self) -> Result<T, JsonLoadError<E>>,
+    ) -> Result<T, JsonLoadError<E>> {
+        if self.depth >= MAX_DEPTH {
+            return Err(JsonSyntaxError {
+                msg: format!(
+                    "maximum recursion depth exceeded while decoding a JSON {what} from a \
+                     unicode string"
+                ),
+                line: 0,
+                column: 0,
+                pos: 0,
+                positioned: false,
+            }
+            .into());
+        }
+        self.depth += 1;
+        let result = read(self);
+        self.depth -= 1;
+        result
+    }
+
     fn array(&mut self) -> Result<Node, JsonLoadError<E>> {
+        self.nested("array", Self::read_array)
+    }
+
+    fn object(&mut self) -> Result<Node, JsonLoadError<E>> {
+        self.nested("object", Self::read_object)
+    }
+
+    fn read_array(&mut self) -> Result<Node, JsonLoadError<E>> {
         self.pos += 1;
         let mut items = Vec::new();
         self.skip_ws();
@@ -339,6 +423,23 @@ impl<E, H: Fn(Mapping) -> Result<Value, E>> Parser<'_, H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_measured_outside_strings_and_limited_in_the_decoder() {
+        assert_eq!(nesting_depth(r#"[{"a": ["[[[", "\"["]}]"#), 3);
+        assert_eq!(nesting_depth("[[]][[[]]]"), 3);
+        let deep = "[".repeat(MAX_DEPTH + 1);
+        let e = std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn(move || loads(&deep, None).unwrap_err().to_string())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            e,
+            "maximum recursion depth exceeded while decoding a JSON array from a unicode string"
+        );
+    }
 
     fn err(text: &str) -> String {
         loads(text, None).unwrap_err().to_string()

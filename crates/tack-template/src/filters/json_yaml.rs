@@ -178,6 +178,9 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
             pyval::class_name(input)
         )));
     };
+    if tack_yaml::pyjson::nesting_depth(text) > PYTHON_DEPTH {
+        return Err(FilterError::failed(too_deep(text)));
+    }
     let node =
         tack_yaml::pyjson::loads(text, None).map_err(|e| FilterError::failed(e.to_string()))?;
     if let Some(profile) = profile
@@ -189,6 +192,26 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         )));
     }
     Ok(super::pyval::from_node(&node.value))
+}
+
+/// The deepest nesting ansible's `from_json` returns from a task argument's template: Python's
+/// own recursion limit, reached while it handles the decoded value (measured: 959 levels pass,
+/// 960 fail), whereas its C decoder reads up to `tack_yaml::pyjson::MAX_DEPTH`.
+const PYTHON_DEPTH: usize = 959;
+
+/// Why ansible's `from_json` fails on `text`, nested deeper than [`PYTHON_DEPTH`]: the
+/// decoder's syntax or recursion error, read on a thread whose stack holds the decoder's
+/// depth, else Python's recursion error once decoded.
+fn too_deep(text: &str) -> String {
+    let owned = text.to_string();
+    let read = std::thread::Builder::new()
+        // A reserve, not an allocation: pages are used only as deep as the text goes.
+        .stack_size(1 << 30)
+        .spawn(move || tack_yaml::pyjson::loads(&owned, None).err().map(|e| e.to_string()));
+    match read.map(std::thread::JoinHandle::join) {
+        Ok(Ok(Some(error))) => error,
+        _ => "maximum recursion depth exceeded".to_string(),
+    }
 }
 
 /// ansible's JSON profiles besides `tagless` (its controller's and its modules'): their
