@@ -28,6 +28,7 @@ pub(crate) mod loop_control;
 pub(crate) mod module_defaults;
 pub(crate) mod name;
 pub(crate) mod outcome;
+mod panics;
 pub(crate) mod params;
 pub(crate) mod reading;
 pub(crate) mod retries;
@@ -764,40 +765,42 @@ impl TaskRun<'_> {
             self.action.traits().asks_link.then(|| links.link_target(host, scope).ok()).flatten();
         // Actions that never touch the host get the controller itself, as ansible's do.
         let local = Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
-        let output = actions::run(
-            self.action,
-            &ActionInput {
-                args: &args,
-                scope,
-                templar: self.reading.templar,
-                task_origin: self.reading.origin(),
-                task_name: &self.banner_name,
-                verbosity: self.verbosity,
-                derived: provenance.derived(),
-                check_mode: self.reading.check_mode(scope, self.check_flag),
-                // An unconvertible `diff` already failed the task before it got here. A plan asks
-                // every module for its diff, for the fields a change would touch; it is shown only
-                // where diff mode is on.
-                diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false)
-                    || self.planning,
-                diff_settings: self.diff_settings,
-                async_dir: self.async_dir,
-                rlimit_setting: self.rlimit_setting,
-                search: &search,
-                host_named: &host_named,
-                inventory: self.inventory,
-                environment: &environment,
-                timeout: self.reading.timeout(scope),
-                async_task: async_task.as_ref(),
-                delegated: ctx.delegate_to().is_some(),
-                local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
-                becomes: matches!(&link_target, Some((_, Some(_)))),
-                conn: link.as_deref().unwrap_or(&local),
-                trace,
-                relink: &relink,
-                python: python.as_deref(),
-                modules: ctx.task.library_search.as_deref(),
-            },
+        let input = ActionInput {
+            args: &args,
+            scope,
+            templar: self.reading.templar,
+            task_origin: self.reading.origin(),
+            task_name: &self.banner_name,
+            verbosity: self.verbosity,
+            derived: provenance.derived(),
+            check_mode: self.reading.check_mode(scope, self.check_flag),
+            // An unconvertible `diff` already failed the task before it got here. A plan asks
+            // every module for its diff, for the fields a change would touch; it is shown only
+            // where diff mode is on.
+            diff: self.reading.diff_mode(scope, self.diff_flag).unwrap_or(false) || self.planning,
+            diff_settings: self.diff_settings,
+            async_dir: self.async_dir,
+            rlimit_setting: self.rlimit_setting,
+            search: &search,
+            host_named: &host_named,
+            inventory: self.inventory,
+            environment: &environment,
+            timeout: self.reading.timeout(scope),
+            async_task: async_task.as_ref(),
+            delegated: ctx.delegate_to().is_some(),
+            local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
+            becomes: matches!(&link_target, Some((_, Some(_)))),
+            conn: link.as_deref().unwrap_or(&local),
+            trace,
+            relink: &relink,
+            python: python.as_deref(),
+            modules: ctx.task.library_search.as_deref(),
+        };
+        // One host's action never takes the run down: a panic in it (a bug of tack's) fails
+        // that host's task, with what the panic said, and the run goes on.
+        let output = crate::task::panics::contained(
+            || actions::run(self.action, &input),
+            input.task_origin.clone(),
         );
         let uses = trace.take();
         if !uses.is_empty() {
