@@ -232,6 +232,16 @@ def run_target(root: Path, name: str, runner: str, reach: str = "ansible_connect
     return ok, seconds, reason_of(text)
 
 
+def verdict_of(runs: list[tuple[bool, str]]) -> tuple[str, str]:
+    """A target's verdict from its runs: `pass` when every run passed, `flaky` (with the first
+    failure's reason) when some did, else `fail` with the last reason."""
+    if all(ok for ok, _ in runs):
+        return ("pass", "")
+    if any(ok for ok, _ in runs):
+        return ("flaky", next(w for ok, w in runs if not ok))
+    return ("fail", runs[-1][1])
+
+
 def reason_of(text: str) -> str:
     """A failure's last error line (earlier ones may be failures a target expects), one line,
     for the list."""
@@ -295,12 +305,7 @@ def main() -> int:
                 verdicts.append((ok, why))
                 print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}",
                       flush=True)
-            if all(ok for ok, _ in verdicts):
-                rows[name] = ("pass", "")
-            elif any(ok for ok, _ in verdicts):
-                rows[name] = ("flaky", next(w for ok, w in verdicts if not ok))
-            else:
-                rows[name] = ("fail", verdicts[-1][1])
+            rows[name] = verdict_of(verdicts)
             write_list(Path(args.list), HEADER, rows)
         return 0
     rows = read_list(Path(args.list))
@@ -341,12 +346,7 @@ def over_ssh(root: Path, args: argparse.Namespace) -> int:
                 verdicts.append((ok, why))
                 print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}",
                       flush=True)
-            if all(ok for ok, _ in verdicts):
-                results[name] = ("pass", "")
-            elif any(ok for ok, _ in verdicts):
-                results[name] = ("flaky", next(w for ok, w in verdicts if not ok))
-            else:
-                results[name] = ("fail", verdicts[-1][1])
+            results[name] = verdict_of(verdicts)
             write_list(out, f"{runner if runner == 'reference' else 'tack'}'s verdicts over ssh", results)
     finally:
         stop_sshd()

@@ -28,14 +28,8 @@ impl<'a> Fqcr<'a> {
     pub fn parse(text: &'a str) -> Option<Fqcr<'a>> {
         let mut parts = text.splitn(3, '.');
         let (namespace, name, resource) = (parts.next()?, parts.next()?, parts.next()?);
-        let identifier = |s: &str| {
-            let mut chars = s.chars();
-            chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
         let core = namespace == "ansible" && matches!(name, "builtin" | "legacy");
-        (!core && identifier(namespace) && identifier(name) && resource.split('.').all(identifier))
-            .then_some(Fqcr { namespace, name, resource })
+        (!core && is_valid_fqcr(text)).then_some(Fqcr { namespace, name, resource })
     }
 
     /// The resource's directory parts and its own name (`sub.mod` → `[sub]`, `mod`).
@@ -44,6 +38,18 @@ impl<'a> Fqcr<'a> {
         let leaf = parts.pop().unwrap_or_default();
         (parts, leaf)
     }
+}
+
+/// ansible's `AnsibleCollectionRef.is_valid_fqcr`: `ns.col.name` (the name may hold dots),
+/// each part an identifier; ansible-core's own collections included, unlike [`Fqcr::parse`].
+pub(crate) fn is_valid_fqcr(name: &str) -> bool {
+    let identifier = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() >= 3 && parts.iter().all(|p| identifier(p))
 }
 
 /// Roots known only by asking the controller's interpreter (the `ansible_collections`

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use tack_diag::Diagnostic;
 use tack_yaml::{Mapping, Node, Value};
 
+use super::collections::is_valid_fqcr;
 use super::modargs::ModuleSearch;
 use super::{Loader, parser_error};
 use crate::action_groups::ActionGroups;
@@ -20,18 +21,6 @@ use crate::tables::{self, Routing};
 const NOT_A_MAPPING: &str = "The field 'module_defaults' is supposed to be a dictionary or list \
      of dictionaries, the keys of which must be static action, module, or group names. Only the \
      values may contain templates. For example: {'ping': \"{{ ping_defaults }}\"}";
-
-/// ansible's `AnsibleCollectionRef.is_valid_fqcr`: `ns.col.name`, each part an identifier
-/// (ansible-core's own collections included, unlike [`super::collections::Fqcr`]).
-fn is_valid_fqcr(name: &str) -> bool {
-    let identifier = |s: &str| {
-        let mut chars = s.chars();
-        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let parts: Vec<&str> = name.split('.').collect();
-    parts.len() >= 3 && parts.iter().all(|p| identifier(p))
-}
 
 /// ansible-core's own runtime metadata (its `action_groups`), parsed once.
 fn builtin_metadata() -> Option<&'static Node> {

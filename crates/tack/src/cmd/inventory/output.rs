@@ -168,15 +168,32 @@ impl View<'_> {
         if !children.is_empty() {
             entry.insert(s("children"), map_node(children));
         }
+        self.hosts_and_vars(group, available, seen_hosts, &mut entry)?;
+        if !entry.is_empty() {
+            results.insert(s(&g.name), map_node(entry));
+        }
+        Ok(())
+    }
+
+    /// A group's `hosts` (those within the limit, each one's variables the first time it is
+    /// met, none for `all`) and, when exporting, its `vars`, added to `entry` when not empty:
+    /// what the YAML and TOML listings write for every group alike.
+    fn hosts_and_vars(
+        &self,
+        group: GroupId,
+        available: &HashSet<String>,
+        seen: &mut HashSet<HostId>,
+        entry: &mut Mapping,
+    ) -> Result<(), Diagnostic> {
+        let data = self.inventory.data();
         let mut hosts = Mapping::new();
         if group != data.all() {
-            for h in &g.hosts {
+            for h in &data.group(group).hosts {
                 let name = &data.host(*h).name;
                 if !available.contains(name) {
                     continue;
                 }
-                let vars =
-                    if seen_hosts.insert(*h) { self.host_variables(*h)? } else { Mapping::new() };
+                let vars = if seen.insert(*h) { self.host_variables(*h)? } else { Mapping::new() };
                 hosts.insert(s(name), map_node(vars));
             }
         }
@@ -188,9 +205,6 @@ impl View<'_> {
             if !vars.is_empty() {
                 entry.insert(s("vars"), map_node(vars));
             }
-        }
-        if !entry.is_empty() {
-            results.insert(s(&g.name), map_node(entry));
         }
         Ok(())
     }
@@ -242,26 +256,7 @@ impl View<'_> {
         if !children.is_empty() {
             entry.insert(s("children"), Node::bare(Value::Seq(children)));
         }
-        let mut hosts = Mapping::new();
-        if !is_all {
-            for h in &g.hosts {
-                let name = &data.host(*h).name;
-                if !available.contains(name) {
-                    continue;
-                }
-                let vars = if seen.insert(*h) { self.host_variables(*h)? } else { Mapping::new() };
-                hosts.insert(s(name), map_node(vars));
-            }
-        }
-        if !hosts.is_empty() {
-            entry.insert(s("hosts"), map_node(hosts));
-        }
-        if self.export {
-            let vars = self.group_variables(group)?;
-            if !vars.is_empty() {
-                entry.insert(s("vars"), map_node(vars));
-            }
-        }
+        self.hosts_and_vars(group, available, seen, &mut entry)?;
         if entry.is_empty() {
             results.remove(g.name.as_str());
         } else {
