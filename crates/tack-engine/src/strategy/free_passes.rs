@@ -190,6 +190,11 @@ pub(crate) fn run_free_passes<'r>(
                     }
                     None => {
                         in_handlers.remove(host);
+                        // Past its flush only now: a failing host in a `force_handlers`
+                        // `always` leaves the play there, and would run no handler.
+                        if let Some((seg, next)) = walk.at(host) {
+                            walk.advance(host, seg, next, false);
+                        }
                     }
                 }
             }
@@ -210,9 +215,11 @@ pub(crate) fn run_free_passes<'r>(
                     if crate::meta::free_flush(
                         env, &ctx, host, params, handlers, callback, &mut shown,
                     )? {
+                        // The host stays at its flush until its handlers are done.
                         in_handlers.insert(host.clone(), 0);
+                    } else {
+                        walk.advance(host, seg, next, false);
                     }
-                    walk.advance(host, seg, next, false);
                 } else {
                     let round = Round { pick: 0, seg, next, hosts: vec![host.clone()] };
                     let mut meta = crate::meta::MetaRound {

@@ -657,14 +657,16 @@ impl TaskRun<'_> {
         if !self.action.takes_raw_params() && raw.is_some() && !splatted {
             let mut data = Mapping::new();
             data.insert(s("changed"), b(false));
-            let msg = format!(
-                "Task failed: Action '{}' does not support raw params.",
-                self.action.fqcn()
-            );
-            data.insert(s("msg"), s(&msg));
+            let cause = format!("Action '{}' does not support raw params.", self.action.fqcn());
+            data.insert(s("msg"), s(&format!("Task failed: {cause}")));
             data.insert(s("failed"), b(true));
             let mut output = ActionOutput::new(data);
-            output.error = Some(Diagnostic::at(msg, self.reading.origin()));
+            // The task's origin, and the action's where it differs (a named task).
+            output.error = Some(Diagnostic::caused_by(
+                "Task failed.",
+                self.reading.origin(),
+                Diagnostic::at(cause, ctx.task.action_origin.clone()),
+            ));
             output.raised = true;
             return output;
         }
