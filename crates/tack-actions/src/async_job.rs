@@ -69,6 +69,7 @@ pub(crate) fn run(
         limit: task.limit,
         rlimit_nofile: invocation.rlimit_nofile,
         python: None,
+        program: None,
     };
     run_job(input, task, job)
 }

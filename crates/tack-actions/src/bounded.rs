@@ -135,6 +135,7 @@ mod tests {
             limit: 10,
             rlimit_nofile: None,
             python: None,
+            program: None,
         }
     }
 

@@ -162,13 +162,30 @@ pub fn job_main() -> i32 {
     // job keeps a private copy for its module, removed when the job ends.
     let mut payload_dir = None;
     if let Some(python) = order.job.python.as_mut() {
-        let copied = private_copy(Path::new(&python.payload));
-        let (dir, copy) = match copied {
+        let copied = private_copy(&[(Path::new(&python.payload), "payload.zip", 0o600)]);
+        let (dir, copies) = match copied {
             Ok(copied) => copied,
             Err(e) => return say_failed(&format!("could not copy the module's payload: {e}")),
         };
-        python.payload = copy.display().to_string();
+        python.payload = copies[0].display().to_string();
         payload_dir = Some(dir);
+    }
+    // A program module's file and arguments likewise (the program executable: a binary
+    // module runs as it is).
+    if let Some(program) = order.job.program.as_mut() {
+        let files = [
+            (Path::new(&program.program), "module", 0o700),
+            (Path::new(&program.arguments), "args", 0o600),
+        ];
+        let (dir, copies) = match private_copy(&files) {
+            Ok(copied) => copied,
+            Err(e) => return say_failed(&format!("could not copy the module: {e}")),
+        };
+        program.program = copies[0].display().to_string();
+        program.arguments = copies[1].display().to_string();
+        payload_dir = Some(dir);
+    }
+    if payload_dir.is_some() {
         text = match serde_json::to_string(&order) {
             Ok(text) => text,
             Err(e) => return say_failed(&format!("bad job order: {e}")),
@@ -181,29 +198,33 @@ pub fn job_main() -> i32 {
     code
 }
 
-/// A copy of `file` in a new private directory (0700, the copy 0600): the directory and the
-/// copy.
-fn private_copy(file: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
-    let bytes = std::fs::read(file)?;
+/// Copies of `files` (each with its name and mode) in a new private directory (0700): the
+/// directory and the copies.
+fn private_copy(files: &[(&Path, &str, u32)]) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
     let base = std::env::temp_dir();
     for n in 0..100u32 {
         let dir = base.join(format!("tack-job-{}-{n}", std::process::id()));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => {
-                let copy = dir.join("payload.zip");
-                let mut out = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&copy)?;
-                out.write_all(&bytes)?;
-                return Ok((dir, copy));
+                let mut copies = Vec::new();
+                for (file, name, mode) in files {
+                    let bytes = std::fs::read(file)?;
+                    let copy = dir.join(name);
+                    let mut out = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(*mode)
+                        .open(&copy)?;
+                    out.write_all(&bytes)?;
+                    copies.push(copy);
+                }
+                return Ok((dir, copies));
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
     }
-    Err(std::io::Error::other("could not make a private directory for the payload"))
+    Err(std::io::Error::other("could not make a private directory for the module"))
 }
 
 fn run_job(order: &JobOrder, text: &str) -> i32 {
@@ -259,7 +280,7 @@ fn run_job(order: &JobOrder, text: &str) -> i32 {
     }
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
-    if order.job.python.is_some() {
+    if order.job.python.is_some() || order.job.program.is_some() {
         let result = wrapped_result(&stdout, &stderr, &order.jid, &exe);
         let _ = write_job_file(&job_path, &result);
         return 0;
@@ -372,6 +393,9 @@ pub fn module_main() -> i32 {
     if let Some(python) = job.python {
         return run_python_module(*python, job.environment, job.rlimit_nofile);
     }
+    if let Some(program) = job.program {
+        return run_program_module(&program, &job.environment, job.rlimit_nofile);
+    }
     let invocation = crate::Invocation {
         args: job.args,
         check_mode: job.check_mode,
@@ -421,5 +445,31 @@ fn run_python_module(
             out.rc
         }
         Err(e) => say_failed(&e.to_string()),
+    }
+}
+
+/// A program module in the module process, as the controller runs one outside a job: `sh -c
+/// '<interpreter> <program> <arguments file>'` with the task's environment; what it printed,
+/// as it printed it, and its exit code.
+fn run_program_module(
+    program: &tack_protocol::ProgramJob,
+    environment: &std::collections::BTreeMap<String, String>,
+    rlimit_nofile: Option<u64>,
+) -> i32 {
+    let mut words = Vec::new();
+    words.extend(program.interpreter.clone());
+    words.push(tack_py::shlex::quote(&program.program));
+    words.push(tack_py::shlex::quote(&program.arguments));
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(words.join(" ")).envs(environment);
+    let _task = crate::modules::environment::enter(environment, rlimit_nofile);
+    crate::modules::environment::limit(&mut command);
+    match command.output() {
+        Ok(out) => {
+            let _ = std::io::stdout().write_all(&out.stdout);
+            let _ = std::io::stderr().write_all(&out.stderr);
+            out.status.code().unwrap_or(1)
+        }
+        Err(e) => say_failed(&format!("could not run the module: {e}")),
     }
 }

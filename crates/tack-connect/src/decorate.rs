@@ -328,6 +328,7 @@ mod tests {
             limit: 1,
             rlimit_nofile: None,
             python: None,
+            program: None,
         }
     }
 

@@ -46,4 +46,4 @@ pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};
 pub use ssh_link::{MasterReset, Ssh, reset_master};
 pub use staged::{STAGE_LIMIT, StagedFile, too_big};
-pub use tack_protocol::{JobSpec, PythonJob};
+pub use tack_protocol::{JobSpec, ProgramJob, PythonJob};

@@ -82,6 +82,7 @@ fn a_job_started_through_the_agent_outlives_its_link() {
         limit: 30,
         rlimit_nofile: None,
         python: None,
+        program: None,
     };
     let agent = ChildAgent::spawn(agent_bin()).unwrap();
     let started = agent.start_job(&job).unwrap();

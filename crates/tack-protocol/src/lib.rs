@@ -28,6 +28,6 @@ pub use frame::{
     DEFAULT_MAX_FRAME, Frame, FrameKind, FrameReader, FrameWriter, HEADER_LEN, encode_message,
 };
 pub use message::{
-    AgentInfo, ErrorKind, JobSpec, Message, PROTOCOL_VERSION, PythonJob, RunModule, RunPython,
-    Stage, StartJob, hello,
+    AgentInfo, ErrorKind, JobSpec, Message, PROTOCOL_VERSION, ProgramJob, PythonJob, RunModule,
+    RunPython, Stage, StartJob, hello,
 };

@@ -156,8 +156,8 @@ pub struct StartJob {
     pub job: JobSpec,
 }
 
-/// What an `async` job runs: one native module, or a module through the Python path
-/// (`python`), for at most `limit` seconds, its job file kept under `dir` (`~` is the job's
+/// What an `async` job runs: one native module, a module through the Python path
+/// (`python`) or a program module (`program`), for at most `limit` seconds, its job file kept under `dir` (`~` is the job's
 /// `$HOME`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -173,9 +173,25 @@ pub struct JobSpec {
     pub limit: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<Box<PythonJob>>,
+    /// A `library/` module that is a program of its own (ansible's old-style, `WANT_JSON`
+    /// and binary modules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<Box<ProgramJob>>,
     /// The module's open-files soft limit (see [`RunModule::rlimit_nofile`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rlimit_nofile: Option<u64>,
+}
+
+/// A job's module that is a program of its own: the program and its arguments file (both
+/// staged on the host, copied by the job before it answers, so the link may remove them),
+/// run as `<interpreter> <program> <arguments file>` through `/bin/sh` (the interpreter
+/// with the arguments its `#!` line gives; none for a program run as it is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramJob {
+    pub program: String,
+    pub arguments: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
 }
 
 /// A job's module run through the Python path: its payload (a file staged on the host,

@@ -113,6 +113,7 @@ fn every_message_round_trips() {
                 limit: 30,
                 rlimit_nofile: None,
                 python: None,
+                program: None,
             },
         }),
     ];

@@ -109,13 +109,6 @@ fn answer(
     if let payload::Source::Library(module) = source
         && payload.style != payload::Style::Python
     {
-        if input.async_task.is_some() {
-            return Err(fail(format!(
-                "tack does not support the task keyword 'async' with the module '{name}' ({}) \
-                 yet: only Python modules run as jobs",
-                module.path.display()
-            )));
-        }
         return Err(Box::new(super::program::run(
             input,
             module,
@@ -172,6 +165,7 @@ fn run_as_job(
         environment: input.environment.clone(),
         dir: String::new(),
         limit: task.limit,
+        program: None,
         rlimit_nofile: input.rlimit_nofile(),
         python: Some(Box::new(tack_connect::PythonJob {
             payload: staged.path().to_string(),

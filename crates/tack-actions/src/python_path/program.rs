@@ -4,7 +4,8 @@
 //! host (its `#!` line pointed at the host's interpreter for it), the arguments file beside
 //! it, and `<interpreter> <module> <arguments file>` run through the host's shell with the
 //! task's environment in front; both files are removed as soon as it returns. The result is
-//! read out of what it printed as a Python module's is.
+//! read out of what it printed as a Python module's is. As an `async` job the agent runs the
+//! same command from its own copies of the two files.
 //!
 //! Owns the staging, the arguments file and the command; it must not build payloads.
 
@@ -55,6 +56,26 @@ pub(super) fn run(
         Ok(staged) => staged,
         Err(e) => return fail(format!("Task failed: could not stage the module's arguments: {e}")),
     };
+    if let Some(task) = input.async_task {
+        let job = tack_connect::JobSpec {
+            module: name,
+            args: Map::new(),
+            check_mode: input.check_mode,
+            diff: input.diff,
+            environment: input.environment.clone(),
+            dir: String::new(),
+            limit: task.limit,
+            rlimit_nofile: input.rlimit_nofile(),
+            python: None,
+            program: Some(Box::new(tack_connect::ProgramJob {
+                program: staged.path().to_string(),
+                arguments: args_file.path().to_string(),
+                interpreter: shebang,
+            })),
+        };
+        // The job copied both files before it answered; they go when this returns.
+        return crate::async_job::run_job(input, task, job);
+    }
     let mut words = Vec::new();
     if let Some(interpreter) = &shebang {
         words.push(interpreter.clone());

@@ -44,14 +44,14 @@ thread_local! {
 
 /// Makes `env` the running module's environment, and `nofile` the open-files soft limit of
 /// the processes it starts, until the guard is dropped.
-pub(super) fn enter(env: &BTreeMap<String, String>, nofile: Option<u64>) -> Entered {
+pub(crate) fn enter(env: &BTreeMap<String, String>, nofile: Option<u64>) -> Entered {
     let before = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), env.clone()));
     let nofile_before = NOFILE.with(|n| n.replace(nofile));
     Entered { before, nofile_before }
 }
 
 /// Restores the environment of whatever ran before (nothing, on an agent's own thread).
-pub(super) struct Entered {
+pub(crate) struct Entered {
     before: BTreeMap<String, String>,
     nofile_before: Option<u64>,
 }
@@ -67,7 +67,7 @@ impl Drop for Entered {
 /// Gives a child process the running task's open-files soft limit, as ansible's module
 /// process has it (its children inherit it): at most the hard limit, left alone when the
 /// task asks for none or the limit already is that.
-pub(super) fn limit(command: &mut std::process::Command) {
+pub(crate) fn limit(command: &mut std::process::Command) {
     let Some(wanted) = NOFILE.with(std::cell::Cell::get).filter(|n| *n > 0) else { return };
     let wanted = libc::rlim_t::try_from(wanted).unwrap_or(libc::RLIM_INFINITY);
     // SAFETY: the closure runs in the forked child before exec and calls only getrlimit and

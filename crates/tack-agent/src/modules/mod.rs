@@ -21,7 +21,7 @@ mod copy;
 mod copytree;
 mod cron;
 mod digest;
-mod environment;
+pub(crate) mod environment;
 mod fetch;
 mod file;
 mod find;
