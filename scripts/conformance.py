@@ -8,12 +8,15 @@ usage:
       only the targets the list has no verdict for yet
   scripts/conformance.py tack [--tack BIN] [--list FILE] [TARGET ...]
       run every target the list says passes under the reference (or the TARGETs named), under
-      tack; print the count and write target/conformance/tack.tsv (named targets update it)
+      tack; print the count and write tests/conformance/tack.tsv (named targets update it)
   scripts/conformance.py tack --ssh [--tack BIN] [TARGET ...]
   scripts/conformance.py reference --ssh [--runs N] TARGET ...
       the same over ssh: `testhost` is reached through a throw-away sshd on 127.0.0.1
       (scripts/sshd-loopback.sh) with key login; tack's verdicts go to
-      target/conformance/tack-ssh.tsv, the reference's to tests/conformance/reference-ssh.tsv
+      tests/conformance/tack-ssh.tsv, the reference's to tests/conformance/reference-ssh.tsv
+  scripts/conformance.py ci [--tack BIN]
+      the gate CI runs: every target tests/conformance/tack.tsv says tack passes, and every
+      third of tests/conformance/tack-ssh.tsv's passes over ssh; fails when one fails twice
   scripts/conformance.py plan
       print how the suite's targets divide (runnable, excluded and why), nothing run
   scripts/conformance.py report
@@ -30,6 +33,7 @@ behaviour), not this shell's.
 """
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -41,7 +45,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "target" / "conformance"
 LIST = ROOT / "tests" / "conformance" / "reference.tsv"
+# tack's verdicts, local and over ssh: written by `tack` runs, read by `ci`.
+TACK_LIST = LIST.with_name("tack.tsv")
+TACK_SSH_LIST = LIST.with_name("tack-ssh.tsv")
 VERSION = "2.21.5"
+# The sdist pip downloads, checked before it is unpacked.
+SDIST_SHA256 = "65bb3148c58ebb843cd5074004c805f404f152114d98476dd823324616c9c6cb"
 REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 COMMANDS = ["ansible-playbook", "ansible", "ansible-inventory", "ansible-vault"]
 TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "600"))
@@ -79,6 +88,9 @@ def sdist() -> Path:
     subprocess.run([str(python), "-m", "pip", "download", "-q", f"ansible-core=={VERSION}",
                     "--no-deps", "--no-binary", ":all:", "-d", str(WORK)], check=True)
     archive = next(WORK.glob(f"ansible_core-{VERSION}.tar.gz"))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != SDIST_SHA256:
+        sys.exit(f"{archive}: sha256 {digest}, expected {SDIST_SHA256}")
     subprocess.run(["tar", "xzf", str(archive), "-C", str(WORK)], check=True)
     return root
 
@@ -271,7 +283,7 @@ def write_list(path: Path, header: str, rows: dict[str, tuple[str, str]]) -> Non
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["reference", "tack", "plan", "report"])
+    parser.add_argument("mode", choices=["reference", "tack", "ci", "plan", "report"])
     parser.add_argument("targets", nargs="*")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--missing", action="store_true")
@@ -288,6 +300,8 @@ def main() -> int:
         return 0
     if args.mode == "report":
         return report(root, runnable, excluded, Path(args.list))
+    if args.mode == "ci":
+        return ci(root, args.tack)
     if args.ssh:
         return over_ssh(root, args)
     if args.mode == "reference":
@@ -311,14 +325,14 @@ def main() -> int:
     rows = read_list(Path(args.list))
     wanted = args.targets or [n for n, (v, _) in rows.items() if v == "pass"]
     # A run of named targets updates the last verdicts; a whole run replaces them.
-    earlier = WORK / "tack.tsv"
+    earlier = TACK_LIST
     results = read_list(earlier) if args.targets and earlier.exists() else {}
     results = {n: v for n, v in results.items() if n not in wanted}
     for name in wanted:
         ok, seconds, why = run_target(root, name, args.tack)
-        results[name] = ("pass" if ok else "fail", why)
+        results[name] = ("pass", "") if ok else ("fail", why)
         print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}", flush=True)
-    write_list(WORK / "tack.tsv", "tack's verdicts", results)
+    write_list(TACK_LIST, TACK_HEADER, results)
     ran = {n: results[n] for n in wanted}
     passed = sum(1 for v, _ in ran.values() if v == "pass")
     print(f"tack: {passed} of {len(ran)} targets pass")
@@ -329,10 +343,9 @@ def over_ssh(root: Path, args: argparse.Namespace) -> int:
     """`tack --ssh` / `reference --ssh`: the named targets (for tack, by default every target
     tack passes locally) on `testhost` over ssh to a loopback sshd."""
     if args.mode == "tack":
-        local = WORK / "tack.tsv"
-        rows = read_list(local) if local.exists() else {}
+        rows = read_list(TACK_LIST) if TACK_LIST.exists() else {}
         wanted = args.targets or [n for n, (v, _) in rows.items() if v == "pass"]
-        out, runner, runs, log = WORK / "tack-ssh.tsv", args.tack, 1, "tack-ssh"
+        out, runner, runs, log = TACK_SSH_LIST, args.tack, 1, "tack-ssh"
     else:
         wanted = args.targets
         out, runner, runs, log = LIST.with_name("reference-ssh.tsv"), "reference", args.runs, "reference-ssh"
@@ -347,7 +360,8 @@ def over_ssh(root: Path, args: argparse.Namespace) -> int:
                 print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {'' if ok else why}",
                       flush=True)
             results[name] = verdict_of(verdicts)
-            write_list(out, f"{runner if runner == 'reference' else 'tack'}'s verdicts over ssh", results)
+            header = "reference's verdicts over ssh" if runner == "reference" else TACK_SSH_HEADER
+            write_list(out, header, results)
     finally:
         stop_sshd()
     ran = {n: results[n] for n in wanted}
@@ -362,7 +376,7 @@ def report(root: Path, runnable: list[str], excluded: dict[str, str], listed: Pa
     helpers = [p for p in targets if p.name.startswith(("setup_", "prepare_"))]
     rows = read_list(listed) if listed.exists() else {}
     verdicts = {n: v for n, (v, _) in rows.items() if n in runnable}
-    tack = read_list(WORK / "tack.tsv") if (WORK / "tack.tsv").exists() else {}
+    tack = read_list(TACK_LIST) if TACK_LIST.exists() else {}
     ref_pass = [n for n, v in verdicts.items() if v == "pass"]
     tack_pass = [n for n in ref_pass if tack.get(n, ("", ""))[0] == "pass"]
     print(f"targets in the suite: {len(targets)} ({len(helpers)} setup_/prepare_ helpers)")
@@ -374,6 +388,43 @@ def report(root: Path, runnable: list[str], excluded: dict[str, str], listed: Pa
           f"{sum(1 for n in ref_pass if n in tack)}")
     return 0
 
+
+def ci(root: Path, tack: str) -> int:
+    """The gate CI runs: every target tack passed locally at its last recorded run, and every
+    third of those it passed over ssh (in name order), each must pass again. A failure is
+    run once more: one that passes then is reported flaky, and does not fail the gate; one
+    that fails twice does."""
+    failed, flaky = [], []
+
+    def gate(names: list[str], reach: str, log: str) -> None:
+        for name in names:
+            ok, seconds, why = run_target(root, name, tack, reach, log)
+            if not ok:
+                ok, seconds, why_again = run_target(root, name, tack, reach, log)
+                (flaky if ok else failed).append(f"{name}{' (ssh)' if log.endswith('ssh') else ''}")
+                why = why if ok else why_again
+            print(f"{name}: {'pass' if ok else 'fail'} {seconds:.1f}s {why if not ok else ''}",
+                  flush=True)
+
+    local = [n for n, (v, _) in read_list(TACK_LIST).items() if v == "pass"]
+    over_ssh_passes = sorted(n for n, (v, _) in read_list(TACK_SSH_LIST).items() if v == "pass")
+    third = over_ssh_passes[::3]
+    gate(local, "ansible_connection=local", "tack")
+    reach = start_sshd()
+    try:
+        gate(third, reach, "tack-ssh")
+    finally:
+        stop_sshd()
+    print(f"conformance gate: {len(local)} targets locally, {len(third)} over ssh; "
+          f"{len(failed)} failed{': ' + ', '.join(failed) if failed else ''}; "
+          f"{len(flaky)} passed on a second run{': ' + ', '.join(flaky) if flaky else ''}")
+    return 1 if failed else 0
+
+
+TACK_HEADER = """tack's verdicts on the targets the reference passes (ansible_connection=local), written by
+scripts/conformance.py tack; `ci` runs every `pass` here. Never edit by hand."""
+TACK_SSH_HEADER = """tack's verdicts over ssh on the targets it passes locally, written by
+scripts/conformance.py tack --ssh; `ci` runs every third `pass` here (in name order)."""
 
 HEADER = """ansible-core 2.21.5's integration targets under the reference, on a machine of this kind
 (ansible_connection=local), recorded by scripts/conformance.py reference; never edit by hand.

@@ -70,6 +70,9 @@ export TACK_AGENT_BIN
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# ansible-core 2.21.5's own integration targets that tack passes (tests/conformance/tack.tsv),
+# locally, and every third of its ssh passes against a loopback sshd (docs/conformance.md).
+python3 scripts/conformance.py ci --tack target/debug/tack
 # README's first command, in the debug build the tests made (the release one is the same
 # command with --release): it must keep naming the binary (the workspace has two) and run.
 cargo run -q --locked --bin tack -- playbook -i examples/first-run/inventory examples/first-run/site.yml >/dev/null

@@ -101,6 +101,9 @@ pub enum ErrorClass {
     Parser,
     /// `AnsibleOptionsError` (bad command-line options or settings): exit code 5.
     Options,
+    /// An exception ansible-core did not expect (its `Unexpected Exception, this is probably
+    /// a bug`, Python's `RecursionError` among them): exit code 250.
+    Unexpected,
 }
 
 impl ErrorClass {
@@ -109,6 +112,7 @@ impl ErrorClass {
             ErrorClass::General => 1,
             ErrorClass::Parser => 4,
             ErrorClass::Options => 5,
+            ErrorClass::Unexpected => 250,
         }
     }
 }
@@ -152,6 +156,16 @@ impl Diagnostic {
             raised_while_handling: false,
             sub_events: None,
         }
+    }
+
+    /// Where ansible-core runs out of Python's recursion limit (an import that imports
+    /// itself, includes nested without end): its `Unexpected Exception, this is probably a
+    /// bug: maximum recursion depth exceeded` (exit code 250), with what went round at
+    /// `origin` in `help` where ansible prints Python's traceback.
+    pub fn recursion(origin: Option<Origin>, help: impl Into<String>) -> Diagnostic {
+        let cause = Diagnostic::at("maximum recursion depth exceeded", origin).with_help(help);
+        Diagnostic::caused_by("Unexpected Exception, this is probably a bug.", None, cause)
+            .with_class(ErrorClass::Unexpected)
     }
 
     /// Marks the error as one of ansible's parser errors (exit code 4).

@@ -45,6 +45,9 @@ pub struct TaskInContext<'a> {
     pub ancestry: Vec<Ancestor<'a>>,
     /// The roles the task was reached through, outermost first.
     pub dep_chain: Vec<RoleId>,
+    /// How many dynamic includes (`include_tasks`, `include_role`), one inside another,
+    /// brought the task in.
+    pub includes: usize,
 }
 
 impl<'a> TaskInContext<'a> {
@@ -148,6 +151,7 @@ fn walk_block<'a>(
                     task: t,
                     ancestry: ancestry(play, stack),
                     dep_chain: top.dep_chain.clone(),
+                    includes: 0,
                 }),
             }
         }
@@ -260,6 +264,7 @@ fn span_block<'a>(
                         task: t,
                         ancestry: ancestry(play, stack),
                         dep_chain: frame.dep_chain.clone(),
+                        includes: 0,
                     });
                     innermost.push(id);
                 }

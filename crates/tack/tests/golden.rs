@@ -166,6 +166,16 @@ fn normalise_install(text: &str) -> String {
     out
 }
 
+/// In a case with a `traceback` file: what follows ansible's `Unexpected Exception, this is
+/// probably a bug` error line and its blank line is written `<TRACEBACK>`: Python's traceback
+/// on ansible's side, on tack's what went round (an import or include that never ends).
+fn cut_traceback(text: &str) -> String {
+    const LINE: &str = "[ERROR]: Unexpected Exception, this is probably a bug: ";
+    let Some(at) = text.find(LINE) else { return text.to_string() };
+    let end = text[at..].find("\n\n").map_or(text.len(), |n| at + n);
+    format!("{}\n\n<TRACEBACK>\n", &text[..end])
+}
+
 /// In a case with a `transport` file: drops the `-vvv` lines that describe how each program
 /// reaches a host, which differ by design (see tests/golden/README.md): ansible's `EXEC`,
 /// `PUT` and `FETCH` lines and `Using module file ...` (its Python transport: temporary
@@ -299,6 +309,7 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
     let work_str = work.display().to_string();
     let stdin = fs::read(case.join("stdin")).unwrap_or_default();
     let transport = case.join("transport").is_file();
+    let traceback = case.join("traceback").is_file();
 
     let mut problems = Vec::new();
     for (n, line) in lines.iter().enumerate() {
@@ -333,12 +344,21 @@ fn run_case(case: &Path, rel: &str, bin: &Path) -> Result<(), Failed> {
             match String::from_utf8(replaced) {
                 Ok(text) => {
                     let text = if transport { drop_transport(&text) } else { text };
+                    let text = if traceback { cut_traceback(&text) } else { text };
                     normalise_install(&normalise_times(&normalise_unordered(&text))).into_bytes()
                 }
                 Err(e) => e.into_bytes(),
             }
         };
         let label = if lines.len() == 1 { String::new() } else { format!("[{}] ", n + 1) };
+        // Where ansible prints its traceback, tack says what went round.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if traceback
+            && stderr.contains("Unexpected Exception")
+            && !stderr.contains("tack stopped at this")
+        {
+            problems.push(format!("{label}{line}\nno account of what went round in:\n{stderr}"));
+        }
         for (name, actual) in
             [("stdout", normalise(&out.stdout)), ("stderr", normalise(&out.stderr))]
         {

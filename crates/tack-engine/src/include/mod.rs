@@ -436,6 +436,27 @@ pub(crate) fn adopt<'r>(
     }
     ancestry.extend(include.ancestry.iter().copied());
     task.ancestry = ancestry;
+    task.includes = include.includes + 1;
+}
+
+/// Dynamic includes nested this deep end the run: where ansible-core's recursion limit
+/// stops a task file that includes itself (its 248th `included:` line is its last).
+const MAX_INCLUDE_NESTING: usize = 248;
+
+/// The include `ctx` nests one include too many: ansible-core's recursion error (exit code
+/// 250), naming the include where ansible prints Python's traceback.
+pub(crate) fn too_deep(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
+    if ctx.includes + 1 < MAX_INCLUDE_NESTING {
+        return Ok(());
+    }
+    Err(Diagnostic::recursion(
+        ctx.task.origin.clone(),
+        format!(
+            "tack stopped at this include: it is the {MAX_INCLUDE_NESTING}th dynamic include \
+             nested in the ones before it, where ansible-core runs out of recursion (a task \
+             file or role that includes itself without a condition that ends it)."
+        ),
+    ))
 }
 
 impl Wanted {

@@ -141,6 +141,7 @@ pub(crate) fn load_included_role(
         }
         let label = want.label.as_ref().map(|i| tack_yaml::pyrepr::str(&i.value));
         callback.included(&name, &want.hosts, label.as_deref());
+        crate::include::too_deep(ctx)?;
         for host in &want.hosts {
             stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);
         }

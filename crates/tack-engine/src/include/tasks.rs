@@ -104,6 +104,7 @@ pub(crate) fn load_included(
             env.reads.show_times(callback, included.blocks.len());
         }
         callback.included(&included.file.display().to_string(), &want.hosts, label.as_deref());
+        crate::include::too_deep(ctx)?;
         for host in &want.hosts {
             stats.count(&tack_report::result::HostResult::new(host, Mapping::new()), false);
         }

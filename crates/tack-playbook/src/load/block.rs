@@ -371,9 +371,11 @@ impl Loader<'_> {
         inner.include_targets.push(target);
         inner.vars = scope.nested_vars(&task.vars);
         // ansible loads an imported file's tasks without a "malformed" wrapper of its own.
-        let blocks = self.load_blocks(&data, build, &inner).map_err(|e| match e {
-            LoadFail::Error(d) => d,
-            LoadFail::Shape(cause) => Diagnostic::new(cause),
+        let blocks = self.expanding(&file, item.origin.clone(), || {
+            self.load_blocks(&data, build, &inner).map_err(|e| match e {
+                LoadFail::Error(d) => d,
+                LoadFail::Shape(cause) => Diagnostic::new(cause),
+            })
         })?;
         let parent = Box::new(task);
         Ok(vec![TaskEntry::Block(Block {

@@ -87,6 +87,12 @@ pub struct Loader<'a> {
     pub(crate) default_collection: std::cell::RefCell<Option<String>>,
     /// The collections loaded so far (each checked against its `requires_ansible` once).
     pub(crate) loaded_collections: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// The playbooks and task files being expanded now, outermost first: a static import of
+    /// one of them again never ends (see [`Loader::expanding`]).
+    expanding: std::cell::RefCell<Vec<PathBuf>>,
+    /// How many roles are being loaded now, one inside another (dependencies, and roles
+    /// imported by a role's tasks).
+    pub(crate) role_nesting: std::cell::Cell<usize>,
 }
 
 /// See [`Loader::plugin_dirs`].
@@ -107,7 +113,45 @@ impl<'a> Loader<'a> {
             plugin_dirs: Default::default(),
             default_collection: Default::default(),
             loaded_collections: Default::default(),
+            expanding: Default::default(),
+            role_nesting: Default::default(),
         }
+    }
+
+    /// Runs `load` with `file` marked as being expanded. A static import is expanded
+    /// whatever its `when`, so one that names a file already being expanded goes round for
+    /// ever: ansible-core stops at Python's recursion limit, and so does this, with what
+    /// went round, before loading anything twice.
+    pub(crate) fn expanding<T>(
+        &self,
+        file: &Path,
+        at: Option<tack_diag::Origin>,
+        load: impl FnOnce() -> Result<T, Diagnostic>,
+    ) -> Result<T, Diagnostic> {
+        let key = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let round = {
+            let stack = self.expanding.borrow();
+            stack.iter().position(|p| *p == key).map(|from| {
+                let mut names: Vec<String> =
+                    stack[from..].iter().map(|p| p.display().to_string()).collect();
+                names.push(key.display().to_string());
+                names.join(" -> ")
+            })
+        };
+        if let Some(round) = round {
+            return Err(Diagnostic::recursion(
+                at,
+                format!(
+                    "tack stopped at this import: it names a file that is being imported \
+                     already ({round}), and static imports are expanded whatever their \
+                     conditions, so they would never end."
+                ),
+            ));
+        }
+        self.expanding.borrow_mut().push(key);
+        let out = load();
+        self.expanding.borrow_mut().pop();
+        out
     }
 
     /// A playbook's directory (or the ad-hoc command's `--playbook-dir`) joins the module

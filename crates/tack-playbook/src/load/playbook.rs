@@ -22,8 +22,9 @@ impl Loader<'_> {
         if let Some((_, name)) = &collection {
             *self.default_collection.borrow_mut() = Some(name.clone());
         }
-        let basedir =
-            self.load_playbook_data(file, &cwd, None, &mut plays, collection.is_none())?;
+        let basedir = self.expanding(file, None, || {
+            self.load_playbook_data(file, &cwd, None, &mut plays, collection.is_none())
+        })?;
         let imported = self.take_imported();
         let import_marks = std::mem::take(&mut *self.play_marks.borrow_mut());
         Ok(Playbook { path: path.to_path_buf(), basedir, plays, imported, import_marks })
@@ -202,7 +203,19 @@ impl Loader<'_> {
             *self.default_collection.borrow_mut() = Some(name.clone());
         }
         let mut plays = Vec::new();
-        self.load_playbook_data(&path, cwd, Some(&import_vars), &mut plays, collection.is_none())?;
+        let at = ds
+            .keys()
+            .find(|k| k.as_str() == Some("import_playbook"))
+            .and_then(|k| k.origin.clone());
+        self.expanding(&path, at, || {
+            self.load_playbook_data(
+                &path,
+                cwd,
+                Some(&import_vars),
+                &mut plays,
+                collection.is_none(),
+            )
+        })?;
         let included_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         for mut play in plays {
             if let Some(w) = &when {

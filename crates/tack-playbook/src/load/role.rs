@@ -232,12 +232,31 @@ impl Loader<'_> {
         from_include: bool,
         depth: usize,
     ) -> Result<RoleId, Diagnostic> {
-        if depth > MAX_ROLE_DEPTH {
-            return Err(tack_diag::Diagnostic::at(
+        // Dependencies count their depth; an `import_role` in a role's tasks nests the
+        // loading too (a role that imports itself), which the loader counts.
+        let nesting = self.role_nesting.get();
+        if depth.max(nesting) > MAX_ROLE_DEPTH {
+            return Err(tack_diag::Diagnostic::caused_by(
                 "A recursion loop was detected with the roles specified. Make sure child roles do not have dependencies on parent roles",
                 rr.origin.clone(),
+                tack_diag::Diagnostic::new("maximum recursion depth exceeded"),
             ));
         }
+        self.role_nesting.set(nesting + 1);
+        let loaded = self.load_role_unchecked(rr, build, parent, from, from_include, depth);
+        self.role_nesting.set(nesting);
+        loaded
+    }
+
+    fn load_role_unchecked(
+        &self,
+        rr: RoleRef,
+        build: &mut PlayBuild,
+        parent: Option<RoleId>,
+        from: &FromFiles,
+        from_include: bool,
+        depth: usize,
+    ) -> Result<RoleId, Diagnostic> {
         let id = RoleId(build.roles.len());
         build.roles.push(Role {
             origin: rr.origin.clone(),
