@@ -79,6 +79,8 @@ pub fn input(prompt: &str) -> std::io::Result<Option<String>> {
 struct EchoOff<'a> {
     tty: &'a File,
     saved: libc::termios,
+    /// Echo comes back if the run is interrupted at the prompt.
+    _interrupt: tack_diag::interrupt::Registered,
 }
 
 impl<'a> EchoOff<'a> {
@@ -96,7 +98,13 @@ impl<'a> EchoOff<'a> {
         if unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &quiet) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(EchoOff { tty, saved })
+        let restore = saved;
+        let interrupt = tack_diag::interrupt::undo_on_interrupt(move || {
+            // SAFETY: tcsetattr on a descriptor that may be closed by now fails harmlessly;
+            // restore is what tcgetattr gave.
+            unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &restore) };
+        });
+        Ok(EchoOff { tty, saved, _interrupt: interrupt })
     }
 }
 
@@ -205,6 +213,8 @@ fn clear_line(out: &mut impl Write) -> std::io::Result<()> {
 struct RawKeys {
     saved: libc::termios,
     stdout_saved: Option<libc::termios>,
+    /// The terminal's modes come back if the run is interrupted meanwhile.
+    _interrupt: tack_diag::interrupt::Registered,
 }
 
 fn get_attr(fd: i32) -> std::io::Result<libc::termios> {
@@ -242,7 +252,13 @@ impl RawKeys {
         raw.c_cc[libc::VTIME] = 0;
         // TCSAFLUSH drops keys typed before the prompt, as ansible's flush does.
         set_attr(0, libc::TCSAFLUSH, &raw)?;
-        Ok(RawKeys { saved, stdout_saved })
+        let interrupt = tack_diag::interrupt::undo_on_interrupt(move || {
+            let _ = set_attr(0, libc::TCSADRAIN, &saved);
+            if let Some(t) = &stdout_saved {
+                let _ = set_attr(1, libc::TCSADRAIN, t);
+            }
+        });
+        Ok(RawKeys { saved, stdout_saved, _interrupt: interrupt })
     }
 
     fn stop_output_processing(&self) -> std::io::Result<()> {

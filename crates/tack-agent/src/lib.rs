@@ -18,6 +18,7 @@
 //! arguments and the host it runs on, and its result is plain JSON. It must stay small enough
 //! to build as a static binary.
 
+pub mod descendants;
 pub mod jobs;
 pub mod listen;
 pub mod modules;

@@ -22,6 +22,7 @@
 pub mod color;
 pub mod display_log;
 mod excerpt;
+pub mod interrupt;
 mod render;
 mod warnings;
 

@@ -94,6 +94,7 @@ fn emit(text: String, level: crate::color::Level) {
     match channel.sink.as_mut() {
         Some(sink) => sink(&text),
         None => {
+            crate::interrupt::hold_if_ending();
             let mut stderr = std::io::stderr().lock();
             let _ = stderr.write_all(text.as_bytes());
             let _ = stderr.flush();

@@ -13,7 +13,7 @@ use crate::error::ProtocolError;
 use crate::frame::{FrameReader, FrameWriter};
 
 /// Bumped whenever a message changes shape; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Everything either side says. Requests carry an `id` the reply repeats, so a reply that
 /// belongs to another request is caught rather than taken for this one's.

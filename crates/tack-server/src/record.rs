@@ -21,13 +21,26 @@ enum Target {
 
 enum Message {
     Line(String),
-    Finish { exit_code: Option<u8>, error: Option<String> },
+    Finish {
+        exit_code: Option<u8>,
+        error: Option<String>,
+    },
+    /// The process is being interrupted (SIGINT, SIGTERM): the run ends `interrupted`, and
+    /// `done` hears when that is stored.
+    Interrupted {
+        signal: String,
+        done: std::sync::mpsc::Sender<()>,
+    },
 }
 
 pub struct Recording {
     sender: mpsc::UnboundedSender<Message>,
     thread: JoinHandle<Result<(), StoreError>>,
     apply_id: String,
+    /// Until a command-line run finishes, an interrupt ends it `interrupted` first (a run
+    /// the server started is the server's to mark: `cancelled`, or `interrupted` by its
+    /// sweep).
+    _interrupt: Option<tack_diag::interrupt::Registered>,
 }
 
 impl Recording {
@@ -43,6 +56,7 @@ impl Recording {
     }
 
     fn open(url: &str, target: Target) -> Result<Recording, StoreError> {
+        let served = matches!(target, Target::Claimed(..));
         let (sender, mut receiver) = mpsc::unbounded_channel::<Message>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, StoreError>>();
         let url = url.to_string();
@@ -107,6 +121,21 @@ impl Recording {
                                     .await?;
                                 break;
                             }
+                            Message::Interrupted { signal, done } => {
+                                let error = format!("interrupted by {signal}");
+                                let stored = store
+                                    .finish_run(
+                                        &id,
+                                        attempt,
+                                        RunStatus::Interrupted,
+                                        None,
+                                        Some(&error),
+                                    )
+                                    .await;
+                                let _ = done.send(());
+                                stored?;
+                                break;
+                            }
                         }
                     }
                     match failed {
@@ -129,7 +158,19 @@ impl Recording {
                 });
             }
         };
-        Ok(Recording { sender, thread, apply_id })
+        let on_interrupt = sender.clone();
+        let interrupt = (!served).then(|| {
+            tack_diag::interrupt::undo_on_interrupt(move || {
+                let (done, stored) = std::sync::mpsc::channel();
+                let signal = tack_diag::interrupt::signal_name();
+                if on_interrupt.send(Message::Interrupted { signal, done }).is_ok() {
+                    // A store that does not answer soon is left as it is: the next server marks
+                    // a run whose process is gone `interrupted` too.
+                    let _ = stored.recv_timeout(std::time::Duration::from_secs(5));
+                }
+            })
+        });
+        Ok(Recording { sender, thread, apply_id, _interrupt: interrupt })
     }
 
     pub fn apply_id(&self) -> &str {

@@ -6,8 +6,10 @@
 //! The child learns which run it records from `TACK_SERVE_RUN` (`ID:ATTEMPT`) and the store
 //! from a private file `TACK_SERVE_DB_FILE` names, which it reads and removes at once: a
 //! database password is never in the process list nor in an environment the run's modules
-//! inherit (a local host's `command: env` would print it). It dies with the server (`PR_SET_PDEATHSIG`), so a killed server leaves no
-//! run going on that nobody watches: the next sweep marks it `interrupted`.
+//! //! inherit (a local host's `command: env` would print it). It gets SIGTERM when the server
+//! dies (`PR_SET_PDEATHSIG`), so a killed server leaves no run going on that nobody watches:
+//! the run stops the modules it started and marks itself `interrupted` (the next sweep does
+//! if it could not). A cancel sends the same SIGTERM, and SIGKILL after a grace period.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -140,6 +142,9 @@ async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Resu
     result
 }
 
+/// How long a cancelled run has to stop what it started before it is killed.
+const CANCEL_GRACE: Duration = Duration::from_secs(10);
+
 async fn run_child(
     store: &Store,
     config: &RunnerConfig,
@@ -164,7 +169,8 @@ async fn run_child(
     // nothing and takes no lock, so it is sound between fork and exec.
     unsafe {
         command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+            // SIGTERM, so the run stops what it started (`tack`'s interrupt handling).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == 0 {
                 Ok(())
             } else {
                 Err(std::io::Error::last_os_error())
@@ -196,18 +202,32 @@ async fn run_child(
         }
         String::from_utf8_lossy(&kept).into_owned()
     });
-    let mut cancelled = false;
+    // A cancel asks the run to stop (SIGTERM: it stops the modules it started, on this
+    // machine and, through their links, on the hosts), and kills it if it has not ended
+    // after CANCEL_GRACE.
+    let mut cancelled: Option<tokio::time::Instant> = None;
     let exit = loop {
         tokio::select! {
             exit = child.wait() => break exit,
             () = tokio::time::sleep(Duration::from_millis(300)) => {
-                if !cancelled && store.cancel_requested(&apply_id).await.unwrap_or(false) {
-                    cancelled = true;
-                    let _ = child.start_kill();
+                match cancelled {
+                    None if store.cancel_requested(&apply_id).await.unwrap_or(false) => {
+                        cancelled = Some(tokio::time::Instant::now());
+                        if let Some(pid) = child.id().and_then(|p| libc::pid_t::try_from(p).ok()) {
+                            // SAFETY: kill has no memory preconditions; the child is ours and
+                            // not yet reaped, so the pid is still its.
+                            unsafe { libc::kill(pid, libc::SIGTERM) };
+                        }
+                    }
+                    Some(at) if at.elapsed() >= CANCEL_GRACE => {
+                        let _ = child.start_kill();
+                    }
+                    _ => {}
                 }
             }
         }
     };
+    let cancelled = cancelled.is_some();
     let stderr = reader.await.unwrap_or_default();
     if cancelled {
         store.finish_run(&apply_id, attempt, RunStatus::Cancelled, None, Some("cancelled")).await?;

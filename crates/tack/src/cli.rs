@@ -20,6 +20,13 @@ pub(crate) struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// `tack serve`, which runs until it is stopped, and ends as a server does.
+    pub(crate) fn is_server(&self) -> bool {
+        matches!(self.command, Command::Serve(_))
+    }
+}
+
 // Parsed once per process; boxing the larger variants would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]

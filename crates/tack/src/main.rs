@@ -13,6 +13,7 @@ mod cli;
 mod cmd;
 mod color;
 mod exit;
+mod interrupt;
 mod links;
 mod options;
 mod session;
@@ -39,6 +40,13 @@ fn main() -> ExitCode {
         _ => {}
     }
     let cli = cli::parse(std::env::args_os().collect::<Vec<OsString>>());
+    // The server ends as a server does; every other command as ansible's do on SIGINT and
+    // SIGTERM, stopping what it started.
+    if !cli.is_server()
+        && let Err(e) = interrupt::install()
+    {
+        return exit::report(&anyhow::anyhow!("cannot catch SIGINT and SIGTERM: {e}"));
+    }
     let code = match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => exit::report(&err),

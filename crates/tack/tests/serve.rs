@@ -291,6 +291,9 @@ fn exercise(db: &str, dir: &Path) {
     assert_eq!(r.status, 202);
     let ended = wait_final(&s, &viewer, "slow", &running);
     assert_eq!(ended["status"], "cancelled", "{ended}");
+    // The cancel stopped the run's module too, not only the run.
+    let left = lingering(project.to_str().unwrap());
+    assert!(left.is_empty(), "the cancelled run's processes live on: {left:?}");
     let never = request(
         a,
         "GET",
@@ -447,6 +450,9 @@ fn a_killed_server_leaves_its_run_interrupted_with_its_events() {
     }
     s.child.kill().unwrap();
     s.child.wait().unwrap();
+    // The run dies with the server, and stops its module first.
+    let left = lingering(project.to_str().unwrap());
+    assert!(left.is_empty(), "the run's processes outlived the server: {left:?}");
     let again = start_server(&db, dir.path(), "1", false);
     let run = wait_final(&again, &admin, "slow", &id);
     assert_eq!(run["status"], "interrupted", "{run}");

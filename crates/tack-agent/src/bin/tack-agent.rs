@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    watch_link(std::os::fd::AsRawFd::as_raw_fd(&input));
     let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, input));
     let mut writer = FrameWriter::new(output);
     // The cache the agent was installed in is where its staging directory goes.
@@ -118,6 +119,30 @@ fn verify(want: &std::ffi::OsStr, file: Option<&std::ffi::OsString>) -> ExitCode
 }
 
 /// The protocol's input and output, on private close-on-exec descriptors.
+/// When the link's input is closed (the controller ended, was interrupted, or its ssh
+/// session dropped), what this agent started stops at once, rather than run on as orphans
+/// until a module returns and its answer finds no one (`tack_agent::descendants`; `async`
+/// jobs run in sessions of their own and go on). The serving thread then sees the link gone.
+fn watch_link(fd: std::os::fd::RawFd) {
+    let spawned = std::thread::Builder::new().name("tack-link-watch".into()).spawn(move || {
+        let mut poll = libc::pollfd { fd, events: libc::POLLRDHUP, revents: 0 };
+        loop {
+            // SAFETY: poll reads and writes only the one live pollfd given.
+            let rc = unsafe { libc::poll(&mut poll, 1, -1) };
+            if rc < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            let gone = libc::POLLHUP | libc::POLLERR | libc::POLLRDHUP | libc::POLLNVAL;
+            if rc < 0 || poll.revents & gone != 0 {
+                tack_agent::descendants::stop(std::time::Duration::from_secs(2));
+                return;
+            }
+        }
+    });
+    // Without the watcher a dropped link still ends, only later; nothing else depends on it.
+    drop(spawned);
+}
+
 fn take_stdio() -> std::io::Result<(File, File)> {
     let check = |rc: libc::c_int| {
         if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(rc) }

@@ -232,6 +232,7 @@ impl<W: Write> DefaultCallback<W> {
         tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
         let text = paint(self.palette.as_ref(), text, hue);
         let _ = self.out.flush();
+        tack_diag::interrupt::hold_if_ending();
         let _ = writeln!(std::io::stderr(), "{}", text.replace("\r\n", "\n"));
     }
 
@@ -281,6 +282,7 @@ impl<W: Write> DefaultCallback<W> {
             let shown = tack_diag::color::display_text(&text, code);
             if self.options.display_failed_stderr {
                 let _ = self.out.flush();
+                tack_diag::interrupt::hold_if_ending();
                 let _ = std::io::stderr().write_all(shown.as_bytes());
             } else {
                 let _ = self.out.write_all(shown.as_bytes());

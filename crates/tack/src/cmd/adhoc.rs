@@ -151,7 +151,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let module_args =
         args.module_args.clone().unwrap_or_else(|| setting(&config, "DEFAULT_MODULE_ARGS"));
     let verbosity = args.verbosity.verbose;
-    let mut stdout = std::io::stdout().lock();
+    // Held once an interrupt ends the run (`crate::interrupt`).
+    let mut stdout = tack_diag::interrupt::Held(std::io::stdout().lock());
     // As ansible's CLI: its header, then the passwords it asks for, then the vault's and the
     // inventory.
     crate::cmd::playbook::header::write_adhoc(&mut stdout, &config, verbosity)?;

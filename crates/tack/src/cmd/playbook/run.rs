@@ -148,7 +148,8 @@ pub(super) fn run(
         ),
     };
     let palette = crate::color::palette(&session.config)?;
-    let mut stdout = std::io::stdout().lock();
+    // Held once an interrupt ends the run (`crate::interrupt`).
+    let mut stdout = tack_diag::interrupt::Held(std::io::stdout().lock());
     if mode == super::Mode::Plan(crate::cmd::plan::Format::Json) {
         let mut callback = tack_report::callback::plan_json::PlanJson::new();
         let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;

@@ -1,0 +1,160 @@
+//! A run stopped by a signal, or by losing its link, stops what it started (issue 24, item 6).
+//! Measured against ansible-core 2.21.5 (`/tmp`-style runs of a playbook whose task sleeps,
+//! the signal sent to the controller's pid only): SIGINT prints `[ERROR]: User interrupted
+//! execution` after the running task's banner, no recap, exit code 99; SIGTERM ends it by
+//! that signal; neither leaves the module's processes behind. Each test here failed on the
+//! code before it (the module's shell and its `sleep` lived on as orphans, tack died with
+//! 130 or by the signal, and a recorded run stayed `running`).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::Sshd;
+
+/// A playbook whose second task runs a shell naming `marker` for 30 s.
+fn playbook(hosts: &str, marker: &Path) -> String {
+    format!(
+        "- hosts: {hosts}\n  gather_facts: false\n  tasks:\n    - debug: msg=before\n    \
+         - command: sh -c 'touch {m}.started; sleep 30; true' {m}\n    - debug: msg=after\n",
+        m = marker.display()
+    )
+}
+
+fn start(dir: &Path, args: &[&str]) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tack"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own session: the signal goes to tack alone, as `kill PID` sends it.
+        .process_group(0);
+    command.spawn().expect("tack starts")
+}
+
+/// Waits until the module made `marker.started` (on this machine, or on the loopback host).
+fn wait_started(marker: &Path) {
+    let started = marker.with_extension("started");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the task never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill has no memory preconditions; the child is not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+fn finish(mut child: Child) -> (std::process::ExitStatus, String, String) {
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (child.wait().unwrap(), out, err)
+}
+
+/// The processes whose command line names `marker`, after a moment for stopped ones to go.
+fn lingering(marker: &Path) -> Vec<String> {
+    let marker = marker.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let found: Vec<String> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(&marker) && !c.contains("touch"))
+            .collect();
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigint_ends_the_run_as_ansible_does_and_stops_its_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("int-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("localhost", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), "localhost ansible_connection=local\n").unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    signal(&child, libc::SIGINT);
+    let (status, out, err) = finish(child);
+    assert_eq!(status.code(), Some(99), "{out}{err}");
+    assert!(
+        out.ends_with(
+            "TASK [command] *****************************************************************\n"
+        ),
+        "{out}"
+    );
+    assert!(err.ends_with("[ERROR]: User interrupted execution\n"), "{err}");
+    assert_eq!(lingering(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn sigterm_ends_the_run_by_that_signal_and_stops_its_module() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("term-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("localhost", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), "localhost ansible_connection=local\n").unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    signal(&child, libc::SIGTERM);
+    let (status, out, err) = finish(child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?} {out}{err}");
+    assert!(!out.contains("PLAY RECAP"), "{out}");
+    assert_eq!(lingering(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn a_recorded_run_interrupted_is_stored_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("rec-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("localhost", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), "localhost ansible_connection=local\n").unwrap();
+    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml", "--record", &url]);
+    wait_started(&marker);
+    signal(&child, libc::SIGINT);
+    let (status, _, err) = finish(child);
+    assert_eq!(status.code(), Some(99), "{err}");
+    let run = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(
+        async {
+            let store = tack_server::Store::open(&url).await.unwrap();
+            let mut runs = store.runs(None).await.unwrap();
+            assert_eq!(runs.len(), 1, "the one run");
+            runs.remove(0)
+        },
+    );
+    assert_eq!(run.status, tack_server::store::RunStatus::Interrupted);
+    assert_eq!(run.error.as_deref(), Some("interrupted by SIGINT"));
+}
+
+#[test]
+fn a_dropped_link_stops_the_module_on_the_ssh_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_sshd, line) = Sshd::start(&dir.path().join("sshd"));
+    // The loopback host is this machine: its files and processes are seen from here.
+    let marker = dir.path().join("ssh-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("s1", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), line).unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    // Killed outright: nothing on the controller's side can stop the host's module, only the
+    // host's agent, seeing its link end.
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child);
+    assert_eq!(lingering(&marker), Vec::<String>::new());
+}
