@@ -34,10 +34,7 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     match input.conn.run_module(name, &invocation) {
         Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
         Ok(result) => crate::module_result::from_result(input, &result, true),
-        Err(e) => crate::output::errored(Diagnostic::at(
-            format!("Task failed: {e}"),
-            input.task_origin.clone(),
-        )),
+        Err(e) => crate::output::link_errored(&e, input.task_origin.clone()),
     }
 }
 

@@ -84,6 +84,21 @@ pub fn raised(error: Diagnostic) -> ActionOutput {
 
 /// A task that failed with an error instead of a result (ansible's exception results): the
 /// result is only `failed` and the error's one-line message.
+/// The task's output when its link failed it while it ran: [`errored`], and for a host
+/// that is gone (ssh failed, the link dropped) ansible's unreachable result instead of a
+/// failed one.
+pub(crate) fn link_errored(
+    e: &tack_connect::ConnectionError,
+    origin: Option<tack_diag::Origin>,
+) -> ActionOutput {
+    let mut out = errored(Diagnostic::at(format!("Task failed: {e}"), origin));
+    if matches!(e, tack_connect::ConnectionError::Unreachable { .. }) {
+        out.data.remove("failed");
+        out.data.insert(s("unreachable"), b(true));
+    }
+    out
+}
+
 pub fn errored(diag: Diagnostic) -> ActionOutput {
     // ansible's result for a task whose action raised (`create_from_action_exception`).
     let mut data = Mapping::new();

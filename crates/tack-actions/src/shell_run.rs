@@ -32,12 +32,7 @@ pub(crate) fn env_prefix(input: &ActionInput<'_>) -> String {
 pub(crate) fn run(input: &ActionInput<'_>, cmd: &str) -> ActionOutput {
     let out = match input.conn.exec_command(cmd, &cwd(input)) {
         Ok(out) => out,
-        Err(e) => {
-            return crate::output::errored(Diagnostic::at(
-                format!("Task failed: {e}"),
-                input.task_origin.clone(),
-            ));
-        }
+        Err(e) => return crate::output::link_errored(&e, input.task_origin.clone()),
     };
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

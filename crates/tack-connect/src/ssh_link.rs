@@ -204,19 +204,21 @@ pub(crate) fn ssh_said(e: ConnectionError) -> ConnectionError {
             ConnectionError::Unreachable { message: failed_to_connect(&stderr) }
         }
         // ssh's 255 is not the agent's: a remote process killed by a signal, or a dropped
-        // connection, both end the local ssh with it.
-        ConnectionError::AgentDied { pid, during, how, stderr }
+        // connection, both end the local ssh with it, and ansible reports either as the
+        // host unreachable, in ssh's words.
+        ConnectionError::AgentDied { how, stderr, .. }
             if how == format!("it exited with code {SSH_FAILED}") =>
         {
-            ConnectionError::AgentDied { pid, during, how: LINK_ENDED.to_string(), stderr }
+            let said = if stderr.trim().is_empty() { LINK_ENDED } else { stderr.as_str() };
+            ConnectionError::Unreachable { message: failed_to_connect(said) }
         }
         other => other,
     }
 }
 
-/// How an agent's death reads when all the controller saw was ssh exiting 255.
+/// What the link's death is said to be when ssh printed nothing about it.
 const LINK_ENDED: &str =
-    "its ssh link ended (ssh exited with code 255: the agent was killed or the connection dropped)";
+    "the link ended (ssh exited with code 255: the agent was killed or the connection dropped)";
 
 /// ansible's words for ssh's failure.
 pub(crate) fn failed_to_connect(stderr: &str) -> String {

@@ -158,3 +158,48 @@ fn a_dropped_link_stops_the_module_on_the_ssh_host() {
     let _ = finish(child);
     assert_eq!(lingering(&marker), Vec::<String>::new());
 }
+
+/// The children of the loopback sshd's listener: its sessions.
+fn sshd_sessions(sshd_dir: &Path) -> Vec<i32> {
+    let master: i32 =
+        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
+                let rest = &stat[stat.rfind(')').unwrap() + 1..];
+                rest.split_whitespace().nth(1) == Some(master.to_string().as_str())
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_link_dropped_mid_task_makes_the_host_unreachable_as_ansible_does() {
+    // ansible-core 2.21.5, its ssh session killed while `command` runs: `fatal: [h1]:
+    // UNREACHABLE! => {"changed": false, "msg": "Task failed: Failed to connect to the host
+    // via ssh: Shared connection to 127.0.0.1 closed.", "unreachable": true}`, the recap's
+    // `unreachable=1`, exit code 4. tack said FAILED and exited 2.
+    let dir = tempfile::tempdir().unwrap();
+    let sshd_dir = dir.path().join("sshd");
+    let (_sshd, line) = Sshd::start(&sshd_dir);
+    let marker = dir.path().join("drop-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("s1", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), line).unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    for pid in sshd_sessions(&sshd_dir) {
+        // SAFETY: kill has no memory preconditions; these are the test sshd's sessions.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let (status, out, err) = finish(child);
+    assert_eq!(status.code(), Some(4), "{out}{err}");
+    assert!(out.contains("fatal: [s1]: UNREACHABLE! => {\"changed\": false, \"msg\": \"Task failed: Failed to connect to the host via ssh: "), "{out}");
+    assert!(
+        out.contains("s1                         : ok=1    changed=0    unreachable=1    failed=0"),
+        "{out}"
+    );
+    assert!(!out.contains("after"), "an unreachable host runs nothing more: {out}");
+}

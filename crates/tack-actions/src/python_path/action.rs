@@ -138,7 +138,7 @@ fn answer(
             super::bytecode::host_named(&out.tag);
             Ok(read_result(&out))
         }
-        Err(e) => Err(fail(format!("Task failed: {e}"))),
+        Err(e) => Err(Box::new(crate::output::link_errored(&e, input.task_origin.clone()))),
     }
 }
 
@@ -152,10 +152,9 @@ fn run_as_job(
     interpreter: String,
     params: String,
 ) -> ActionOutput {
-    let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
     let staged = match input.conn.stage(&payload.zip, &format!("{}.zip", payload.hash), false) {
         Ok(staged) => staged,
-        Err(e) => return fail(format!("Task failed: {e}")),
+        Err(e) => return crate::output::link_errored(&e, input.task_origin.clone()),
     };
     let job = tack_connect::JobSpec {
         module: name.to_string(),

@@ -96,7 +96,7 @@ pub(super) fn run(
             };
             from_result(input, &read_result(&printed), true)
         }
-        Err(e) => fail(format!("Task failed: {e}")),
+        Err(e) => crate::output::link_errored(&e, input.task_origin.clone()),
     }
 }
 

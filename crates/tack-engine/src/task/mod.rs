@@ -822,7 +822,10 @@ impl TaskRun<'_> {
         if matches!(self.action, Action::Module(_) | Action::Python(_) | Action::Library(_)) {
             drop_internal_facts(&mut output.data);
         }
-        if let Some(found) = discovered {
+        // An unreachable host's result is ansible's connection failure alone.
+        let unreachable =
+            output.data.get("unreachable").is_some_and(|n| n.value == Value::Bool(true));
+        if let Some(found) = discovered.filter(|_| !unreachable) {
             // The result that discovered the interpreter carries it and discovery's warnings,
             // as ansible's does.
             let mut facts = output
