@@ -110,7 +110,9 @@ pub(crate) enum Action {
         /// Specify the variable name for stdin
         #[arg(long = "stdin-name")]
         stdin_name: Option<String>,
-        #[arg(value_name = "string_to_encrypt", allow_hyphen_values = true)]
+        // Options may follow the strings, as argparse takes them (`encrypt_string x --name
+        // n`); a string that starts with `-` comes after `--`, or is a negative number.
+        #[arg(value_name = "string_to_encrypt", allow_negative_numbers = true)]
         strings: Vec<String>,
     },
     /// Re-key a vault encrypted file
