@@ -286,11 +286,6 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
 
     let local_checksum = local_sha1(&dest_path);
     if remote_checksum != local_checksum {
-        if let Some(parent) = dest_path.parent()
-            && let Err(e) = std::fs::create_dir_all(parent)
-        {
-            return failed(&format!("could not make {}: {e}", parent.display()), input);
-        }
         let bytes = match remote_data {
             Some(bytes) => bytes,
             None => {
@@ -310,9 +305,27 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
                 }
             }
         };
-        // Opening an existing file for writing keeps its mode, as ansible's write does.
-        if std::fs::write(&dest_path, &bytes).is_err() {
-            return failed("Failed to fetch the file.", input);
+        // Written below `dest` without following a link there even if one appears now (the
+        // check above is a moment old); the user's own `dest` path is followed as given. An
+        // existing file keeps its mode, as ansible's write keeps it.
+        let (base, rest) = match dest_path.strip_prefix(&root) {
+            Ok(rest) if !rest.as_os_str().is_empty() => (PathBuf::from(&root), rest.to_path_buf()),
+            _ => (
+                dest_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                PathBuf::from(dest_path.file_name().unwrap_or_default()),
+            ),
+        };
+        match crate::fetch_write::write_under(&base, &rest, &bytes) {
+            Ok(()) => {}
+            Err(crate::fetch_write::WriteError::Link(link)) => {
+                return failed(
+                    &format!(
+                        "the fetched path {dest} passes through the symbolic link {link} under '{original_dest}', which fetch does not follow"
+                    ),
+                    input,
+                );
+            }
+            Err(_) => return failed("Failed to fetch the file.", input),
         }
         let new_checksum = sha1_of(&bytes);
         let new_md5 = hex(&md5::Md5::digest(&bytes));

@@ -22,6 +22,7 @@ mod debug;
 mod dnf;
 mod fail;
 mod fetch;
+mod fetch_write;
 pub mod gather_facts;
 mod host_fact;
 mod include_vars;

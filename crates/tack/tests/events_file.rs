@@ -51,6 +51,33 @@ fn events_file_is_private_and_stdout_unchanged() {
 }
 
 #[test]
+fn an_events_path_that_is_a_symlink_is_refused_and_its_target_untouched() {
+    // Before: the link was followed, its target truncated and made 0600.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    std::fs::write(
+        dir.path().join("site.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hi\n",
+    )
+    .unwrap();
+    let target = dir.path().join("precious");
+    std::fs::write(&target, "keep me\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join("events.jsonl")).unwrap();
+    let out =
+        tack(dir.path(), &["playbook", "-i", "hosts", "site.yml", "--events", "events.jsonl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Unable to write the events file events.jsonl: it is a symbolic link"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o644);
+}
+
+#[test]
 fn events_leave_a_loops_items_seeing_the_items_before_them() {
     // The events file renders each item's arguments before the loop runs; an item after the
     // first reads the register name the items before it set, which only its own render sees.

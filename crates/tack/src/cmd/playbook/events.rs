@@ -25,6 +25,14 @@ pub(super) struct Sinks {
 }
 
 fn events_error(path: &Path, e: &std::io::Error) -> Diagnostic {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return Diagnostic::new(format!(
+            "Unable to write the events file {}: it is a symbolic link, and tack writes the \
+             events file only at the path given (a link would truncate and re-mode the file \
+             it points at)",
+            path.display()
+        ));
+    }
     Diagnostic::new(format!("Unable to write the events file {}: {e}", path.display()))
 }
 
@@ -48,6 +56,9 @@ impl Sinks {
                     .create(true)
                     .truncate(true)
                     .mode(0o600)
+                    // A symbolic link is not followed (issue 24: the run's user may not
+                    // have meant the file it points at).
+                    .custom_flags(libc::O_NOFOLLOW)
                     .open(path)
                     // A file that was there keeps its old mode on open: made private like a
                     // new one.
