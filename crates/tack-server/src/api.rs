@@ -98,8 +98,11 @@ impl FromRequestParts<AppState> for Auth {
         let read = parts.method == axum::http::Method::GET;
         let cookie = crate::web::cookie(&parts.headers, crate::web::TOKEN_COOKIE).filter(|_| read);
         let token = match (bearer, cookie) {
+            // The scheme is case-insensitive (RFC 6750 by way of RFC 7235).
             (Some(header), _) => header
-                .strip_prefix("Bearer ")
+                .split_once(' ')
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, token)| token)
                 .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer TOKEN'"))?,
             (None, Some(cookie)) => cookie,
             (None, None) => {
@@ -137,6 +140,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async {
             ApiError::not_found("no such route: the API is described at /v1/openapi.json".into())
         })
+        .layer(axum::middleware::map_response(crate::headers::harden))
         .with_state(state)
 }
 

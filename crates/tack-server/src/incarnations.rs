@@ -79,12 +79,16 @@ impl Incarnation {
     /// Checks the spec as stored: a usable name, an existing absolute project directory,
     /// and every other path inside it.
     pub fn validate(&self) -> Result<(), Invalid> {
+        // `.` and `..` would name the collection and its parent in a URL path.
         let name_ok = !self.name.is_empty()
             && self.name.len() <= 100
-            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && self.name != "."
+            && self.name != "..";
         if !name_ok {
             return Err(Invalid(format!(
-                "the incarnation name {:?} must be 1 to 100 letters, digits, '.', '_' or '-'",
+                "the incarnation name {:?} must be 1 to 100 letters, digits, '.', '_' or '-', \
+                 and not '.' or '..'",
                 self.name
             )));
         }
@@ -104,6 +108,9 @@ impl Incarnation {
         let mut paths = vec![("playbook", Some(&self.playbook))];
         paths.push(("inventory", self.inventory.as_ref()));
         paths.push(("vault_password_file", self.vault_password_file.as_ref()));
+        // `limit: @FILE` reads the hosts from a file: one inside the project too.
+        let limit_file = self.limit.as_ref().and_then(|l| l.strip_prefix('@')).map(str::to_string);
+        paths.push(("limit", limit_file.as_ref()));
         for (key, path) in paths {
             let Some(path) = path else { continue };
             let p = Path::new(path);
@@ -204,8 +211,32 @@ mod tests {
             let err = spec("web", bad).validate().unwrap_err();
             assert!(err.0.contains("must be a relative path inside project_dir"), "{bad}: {err}");
         }
-        for bad in ["", "a b", "a/b", "ü"] {
+        for bad in ["", "a b", "a/b", "ü", ".", ".."] {
             assert!(spec(bad, "site.yml").validate().is_err(), "{bad:?}");
         }
+        assert!(spec("..web", "site.yml").validate().is_ok());
+    }
+
+    #[test]
+    fn a_limit_file_stays_inside_the_project() {
+        let with_limit =
+            |limit: &str| Incarnation { limit: Some(limit.into()), ..spec("web", "site.yml") };
+        assert!(with_limit("@retry/hosts.txt").validate().is_ok());
+        assert!(with_limit("web1,-db").validate().is_ok());
+        for bad in ["@../hosts", "@/etc/hosts", "@"] {
+            let err = with_limit(bad).validate().unwrap_err();
+            assert!(err.0.starts_with("limit "), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn limit_and_tags_starting_with_a_dash_stay_values() {
+        let spec = Incarnation {
+            limit: Some("-x".into()),
+            tags: Some(Tags::One("--check".into())),
+            ..spec("web", "site.yml")
+        };
+        let args = crate::runner::child_args(&spec);
+        assert_eq!(args, ["playbook", "--limit=-x", "--tags=--check", "--", "site.yml"]);
     }
 }

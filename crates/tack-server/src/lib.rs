@@ -17,6 +17,7 @@
 //! know a store exists, and nothing here can unmask a value, because nothing unmasked arrives.
 
 pub mod api;
+mod headers;
 pub mod incarnations;
 pub mod ingest;
 mod openapi;

@@ -74,11 +74,12 @@ pub fn child_args(spec: &Incarnation) -> Vec<String> {
     if let Some(file) = &spec.vault_password_file {
         args.extend(["--vault-password-file".into(), file.clone()]);
     }
+    // Joined to their options, so a value that starts with `-` stays a value.
     if let Some(limit) = &spec.limit {
-        args.extend(["-l".into(), limit.clone()]);
+        args.push(format!("--limit={limit}"));
     }
     if let Some(tags) = &spec.tags {
-        args.extend(["-t".into(), tags.joined()]);
+        args.push(format!("--tags={}", tags.joined()));
     }
     if spec.mode == Mode::Check {
         args.push("--check".into());

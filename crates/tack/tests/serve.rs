@@ -480,3 +480,55 @@ fn a_killed_server_leaves_its_run_interrupted_with_its_events() {
     .json();
     assert_eq!((run["status"].clone(), run["attempt"].clone()), (json!("interrupted"), json!(1)));
 }
+
+#[test]
+fn responses_are_hardened_and_every_error_is_json() {
+    // Issue 24's server hygiene: each of these failed before (no such headers; `Bearer` only
+    // as spelled; a plain-text 413; `..` taken as a name).
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    let s = start_server(&db, dir.path(), "1", true);
+    let a = &s.addr;
+    let page = request(a, "GET", "/ui/login", None, None, &[]);
+    assert_eq!(page.status, 200);
+    for wanted in [
+        "x-content-type-options: nosniff",
+        "cache-control: no-store",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+    ] {
+        assert!(page.head.contains(wanted), "{wanted} missing in {}", page.head);
+    }
+    let api = request(
+        a,
+        "GET",
+        "/v1/runs",
+        None,
+        None,
+        &[("Authorization", &format!("bEaReR {}", s.admin))],
+    );
+    assert_eq!(api.status, 200, "the scheme is case-insensitive");
+    assert!(
+        api.head.contains("content-security-policy: default-src 'none'; frame-ancestors 'none'"),
+        "{}",
+        api.head
+    );
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(3 << 20));
+    let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&huge), &[]);
+    assert_eq!(r.status, 413);
+    assert!(r.json()["error"].is_string(), "{}", String::from_utf8_lossy(&r.body));
+    let r = request(a, "DELETE", "/v1/runs", Some(&s.admin), None, &[]);
+    assert_eq!(r.status, 405);
+    assert!(r.json()["error"].is_string());
+    for name in [".", ".."] {
+        let spec = json!({"name": name, "project_dir": project, "playbook": "site.yml"});
+        let r =
+            request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+        assert_eq!(r.status, 400, "{name}");
+    }
+    let spec = json!({"name": "web", "project_dir": project, "playbook": "site.yml", "limit": "@../hosts"});
+    let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().starts_with("limit "), "{}", r.json());
+}
