@@ -308,6 +308,8 @@ async fn cancel_run(
 /// Where a stream of events stands.
 struct Cursor {
     store: Store,
+    /// The token that opened the stream: revoking it ends the stream.
+    token_id: String,
     apply_id: String,
     after: i64,
     pending: std::collections::VecDeque<crate::store::EventRecord>,
@@ -322,6 +324,9 @@ async fn next_event(mut c: Cursor) -> Option<(Result<Event, Infallible>, Cursor)
             return Some((Ok(event), c));
         }
         if c.ended {
+            return None;
+        }
+        if !matches!(c.store.token_active(&c.token_id).await, Ok(true)) {
             return None;
         }
         // Read the status first: events stored before a run ended are all read below.
@@ -358,6 +363,7 @@ async fn run_events(
     };
     let cursor = Cursor {
         store: s.store.clone(),
+        token_id: auth.0.token_id.clone(),
         apply_id,
         after,
         pending: Default::default(),

@@ -141,6 +141,17 @@ impl Store {
         }))
     }
 
+    /// Whether the token `id` names is still in force (not revoked): a stream it opened
+    /// ends when it is not.
+    pub async fn token_active(&self, id: &str) -> Result<bool, StoreError> {
+        let row =
+            sqlx::query("SELECT COUNT(*) AS n FROM tokens WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .fetch_one(self.pool())
+                .await?;
+        Ok(row.try_get::<i64, _>("n")? > 0)
+    }
+
     /// Whether any token was ever made (the first start makes the first admin's).
     pub async fn has_tokens(&self) -> Result<bool, StoreError> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM tokens").fetch_one(self.pool()).await?;

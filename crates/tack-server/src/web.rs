@@ -157,27 +157,43 @@ async fn signed_in(state: &AppState, headers: &HeaderMap) -> Option<Caller> {
     state.store.caller(token).await.ok().flatten().filter(|c| c.role >= Role::Viewer)
 }
 
-fn login_form(l: Lang, error: bool) -> String {
-    let error =
-        if error { format!("<p role=alert>{}</p>", l.t("bad_token")) } else { String::new() };
-    format!(
-        "<h1>{}</h1>{error}<form method=post action=/ui/login><label>{} <input type=password \
-         name=token autocomplete=off size=50 autofocus></label> <button type=submit>{}</button>\
-         </form>",
+/// The sign-in form's own cookie: the form posts its value back, so a form another site
+/// posts (signing this browser in under the other site's token) is refused.
+const LOGIN_COOKIE: &str = "tack_login";
+
+/// A fresh sign-in form and the cookie that pairs with it.
+fn login_form(l: Lang, error: Option<&str>) -> (String, Option<String>) {
+    let mut raw = [0u8; 16];
+    let nonce = match getrandom::fill(&mut raw) {
+        Ok(()) => raw.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        // No form can be checked without one: the form is shown, and no post will pass.
+        Err(_) => String::new(),
+    };
+    let error = error.map(|key| format!("<p role=alert>{}</p>", l.t(key))).unwrap_or_default();
+    let form = format!(
+        "<h1>{}</h1>{error}<form method=post action=/ui/login><input type=hidden name=form \
+         value={nonce}><label>{} <input type=password name=token autocomplete=off size=50 \
+         autofocus></label> <button type=submit>{}</button></form>",
         l.t("login"),
         l.t("token"),
         l.t("sign_in")
-    )
+    );
+    let cookie = (!nonce.is_empty())
+        .then(|| format!("{LOGIN_COOKIE}={nonce}; Path=/ui/login; HttpOnly; SameSite=Strict"));
+    (form, cookie)
 }
 
 async fn login_page(headers: HeaderMap, Query(q): Query<PageQuery>) -> Response {
     let (l, set) = lang(&headers, &q);
-    with_cookie(set, Html(page(l, l.t("login"), &login_form(l, false), false, "")))
+    let (form, pair) = login_form(l, None);
+    with_cookie(pair, with_cookie(set, Html(page(l, l.t("login"), &form, false, ""))))
 }
 
 #[derive(Deserialize)]
 struct LoginForm {
     token: String,
+    #[serde(default)]
+    form: String,
 }
 
 async fn login(
@@ -186,16 +202,23 @@ async fn login(
     Form(form): Form<LoginForm>,
 ) -> Response {
     let (l, _) = lang(&headers, &PageQuery::default());
+    let again = |status: StatusCode, key: &str| {
+        let (body, pair) = login_form(l, Some(key));
+        with_cookie(pair, (status, Html(page(l, l.t("login"), &body, false, ""))))
+    };
+    let paired = cookie(&headers, LOGIN_COOKIE).is_some_and(|c| !c.is_empty() && c == form.form);
+    if !paired {
+        return again(StatusCode::FORBIDDEN, "form_expired");
+    }
     let token = form.token.trim();
     match s.store.caller(token).await {
         Ok(Some(_)) => {
             let set = format!("{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
-            with_cookie(Some(set), Redirect::to("/ui/"))
+            let used =
+                format!("{LOGIN_COOKIE}=; Path=/ui/login; HttpOnly; SameSite=Strict; Max-Age=0");
+            with_cookie(Some(used), with_cookie(Some(set), Redirect::to("/ui/")))
         }
-        _ => {
-            (StatusCode::UNAUTHORIZED, Html(page(l, l.t("login"), &login_form(l, true), false, "")))
-                .into_response()
-        }
+        _ => again(StatusCode::UNAUTHORIZED, "bad_token"),
     }
 }
 

@@ -155,10 +155,35 @@ fn exercise(db: &str, dir: &Path) {
     let ui = format!("/ui/runs/{id}?task=1");
     let r = request(a, "GET", &ui, None, None, &[]);
     assert_eq!((r.status, r.head.contains("location: /ui/login")), (303, true), "{}", r.head);
-    let form = [("Content-Type", "application/x-www-form-urlencoded")];
-    let r = request(a, "POST", "/ui/login", None, Some("token=tack_wrong"), &form);
+    // The sign-in form pairs with a cookie of its own: a post without both is refused (a
+    // login forged from another site), even with a good token.
+    let login = request(a, "GET", "/ui/login", None, None, &[]);
+    let nonce = login
+        .head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: tack_login="))
+        .and_then(|v| v.split(';').next())
+        .expect("the form's cookie")
+        .to_string();
+    assert!(String::from_utf8_lossy(&login.body).contains(&format!("name=form value={nonce}")));
+    let paired = format!("tack_login={nonce}");
+    let form = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", paired.as_str())];
+    let bare = [("Content-Type", "application/x-www-form-urlencoded")];
+    let r = request(a, "POST", "/ui/login", None, Some(&format!("token={viewer}")), &bare);
+    assert_eq!(r.status, 403, "a form without its cookie");
+    let forged = format!("token={viewer}&form=0000");
+    assert_eq!(request(a, "POST", "/ui/login", None, Some(&forged), &form).status, 403);
+    let r = request(
+        a,
+        "POST",
+        "/ui/login",
+        None,
+        Some(&format!("token=tack_wrong&form={nonce}")),
+        &form,
+    );
     assert_eq!(r.status, 401);
-    let r = request(a, "POST", "/ui/login", None, Some(&format!("token={viewer}")), &form);
+    let r =
+        request(a, "POST", "/ui/login", None, Some(&format!("token={viewer}&form={nonce}")), &form);
     assert_eq!(r.status, 303, "{}", r.head);
     assert!(r.head.contains("httponly") && r.head.contains("samesite=strict"), "{}", r.head);
     let cookie = format!("tack_token={viewer}");
@@ -531,4 +556,57 @@ fn responses_are_hardened_and_every_error_is_json() {
     let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
     assert_eq!(r.status, 400);
     assert!(r.json()["error"].as_str().unwrap().starts_with("limit "), "{}", r.json());
+}
+
+#[test]
+fn revoking_a_token_ends_the_event_streams_it_opened() {
+    // Before, a stream opened with a token ran on until its run ended, revoked or not.
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    let s = start_server(&db, dir.path(), "1", true);
+    let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    let id = queue(&s, &s.admin, "slow", 1).remove(0);
+    wait_status(&s, &s.admin, "slow", &id, "running");
+    let watcher = token(&db, "viewer", "short-lived");
+    let addr = s.addr.clone();
+    let path = format!("/v1/incarnations/slow/runs/{id}/events");
+    let reader =
+        std::thread::spawn(move || request(&addr, "GET", &path, Some(&watcher), None, &[]).status);
+    std::thread::sleep(Duration::from_millis(500));
+    let listing = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["token", "list", "--db", &db])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    let token_id = listing
+        .lines()
+        .find(|l| l.ends_with(" short-lived"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let revoked = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["token", "revoke", &token_id, "--db", &db])
+        .status()
+        .unwrap();
+    assert!(revoked.success());
+    assert_eq!(reader.join().unwrap(), 200);
+    // The stream ended with its token, not with its run, which goes on.
+    let run_path = format!("/v1/incarnations/slow/runs/{id}");
+    let run = request(&s.addr, "GET", &run_path, Some(&s.admin), None, &[]).json();
+    assert_eq!(run["status"], "running", "{run}");
+    let r = request(
+        &s.addr,
+        "POST",
+        &format!("/v1/incarnations/slow/runs/{id}/cancel"),
+        Some(&s.admin),
+        None,
+        &[],
+    );
+    assert_eq!(r.status, 202);
 }
