@@ -67,6 +67,9 @@ pub(crate) fn ansible_error(err: &Error, root: Option<&Arc<Root>>) -> Error {
         return final_error(ErrorKind::UndefinedError, message);
     }
     let detail = err.detail().unwrap_or_default();
+    if err.kind() == ErrorKind::InvalidOperation && detail == crate::python::memory::DETAIL {
+        return final_error(err.kind(), "Error rendering template.".to_string());
+    }
     if err.kind() == ErrorKind::InvalidOperation && detail == "recursion limit exceeded" {
         return final_error(err.kind(), super::active::RECURSION_MESSAGE.to_string());
     }

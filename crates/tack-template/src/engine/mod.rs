@@ -172,6 +172,11 @@ fn quiet_panics() {
 /// the run down. The one known (minijinja's `loop.cycle()` with nothing to cycle divides by
 /// zero) gets Jinja's own message.
 fn panicked(payload: &(dyn std::any::Any + Send)) -> minijinja::Error {
+    // Python's MemoryError says nothing: ansible shows the template's error alone.
+    if payload.is::<crate::python::memory::MemoryError>() {
+        let detail = crate::python::memory::DETAIL;
+        return minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, detail);
+    }
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

@@ -86,7 +86,29 @@ fn apply_json_kwargs(
 }
 
 fn json_text(value: &Value, options: &JsonOptions) -> Result<String, FilterError> {
-    tack_yaml::to_json(&Node::bare(to_node(value)), options).map_err(|e| FilterError::failed(e.0))
+    let node = Node::bare(to_node(value));
+    // Every line of indented JSON is indented by its depth: a bound on the text before it
+    // is written, so an absurd `indent` is Python's MemoryError rather than an abort.
+    if let Some(indent) = options.indent.filter(|i| *i > 0) {
+        let (lines, depth) = shape(&node.value, 1);
+        crate::python::memory::room_for(
+            indent.checked_mul(lines).and_then(|n| n.checked_mul(depth)),
+        );
+    }
+    tack_yaml::to_json(&node, options).map_err(|e| FilterError::failed(e.0))
+}
+
+/// How many values `value` holds (each one line of indented JSON) and its deepest level.
+fn shape(value: &tack_yaml::Value, level: usize) -> (usize, usize) {
+    let children: Box<dyn Iterator<Item = &tack_yaml::Value>> = match value {
+        tack_yaml::Value::Seq(items) => Box::new(items.iter().map(|n| &n.value)),
+        tack_yaml::Value::Map(map) => Box::new(map.iter().map(|(_, v)| &v.value)),
+        _ => return (1, level),
+    };
+    children.fold((1, level), |(lines, depth), child| {
+        let (l, d) = shape(child, level + 1);
+        (lines.saturating_add(l), depth.max(d))
+    })
 }
 
 fn check_profile(args: &Bound) -> Result<(), FilterError> {

@@ -233,6 +233,19 @@ fn wrap(
         }
         let bound =
             args::bind(&entry.sig, positional, keywords).map_err(|e| e.into_jinja(entry.name))?;
-        (entry.run)(state, &bound).map_err(|e| e.into_jinja(entry.name))
+        // A filter that ran out of memory raised Python's MemoryError, which says nothing:
+        // ansible shows the plugin's failure alone (`The filter plugin '...' failed.`).
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (entry.run)(state, &bound)));
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(payload) if payload.is::<crate::python::memory::MemoryError>() => {
+                let message = format!("The filter plugin 'ansible.builtin.{}' failed.", entry.name);
+                return Err(minijinja::Error::new(ErrorKind::InvalidOperation, message.clone())
+                    .with_source(FilterMessage(message)));
+            }
+            Err(payload) => std::panic::resume_unwind(payload),
+        };
+        ran.map_err(|e| e.into_jinja(entry.name))
     }
 }

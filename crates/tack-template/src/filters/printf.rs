@@ -163,17 +163,17 @@ pub(crate) fn percent_format(fmt: &str, args: &Value) -> Result<String, FilterEr
             out.push_str(&body);
         } else if flags.contains('-') {
             out.push_str(&body);
-            out.push_str(&" ".repeat(width - len));
+            out.push_str(&crate::python::memory::repeat(" ", width - len));
         } else if flags.contains('0') && !matches!(conv, 's' | 'r' | 'a' | 'c') {
             let (sign_part, digits) = match body.chars().next() {
                 Some(c @ ('-' | '+' | ' ')) => (c.to_string(), body[1..].to_string()),
                 _ => (String::new(), body.clone()),
             };
             out.push_str(&sign_part);
-            out.push_str(&"0".repeat(width - len));
+            out.push_str(&crate::python::memory::repeat("0", width - len));
             out.push_str(&digits);
         } else {
-            out.push_str(&" ".repeat(width - len));
+            out.push_str(&crate::python::memory::repeat(" ", width - len));
             out.push_str(&body);
         }
     }

@@ -289,7 +289,9 @@ fn indent(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         None => "    ".to_string(),
         Some(w) if w.kind() == ValueKind::String => str_of(w),
         Some(w) => match pyval::num(w) {
-            Some(pyval::Num::Int(i)) => " ".repeat(usize::try_from(i).unwrap_or(0)),
+            Some(pyval::Num::Int(i)) => {
+                crate::python::memory::repeat(" ", usize::try_from(i).unwrap_or(0))
+            }
             _ => {
                 return Err(FilterError::failed(format!(
                     "can't multiply sequence by non-int of type '{}'",
@@ -361,7 +363,8 @@ fn center(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let marg = width - len;
     let left = marg / 2 + (marg & width & 1);
     let right = marg - left;
-    Ok(Value::from(format!("{}{s}{}", " ".repeat(left as usize), " ".repeat(right as usize))))
+    let mem = crate::python::memory::repeat;
+    Ok(Value::from(format!("{}{s}{}", mem(" ", left as usize), mem(" ", right as usize))))
 }
 
 fn int_arg(value: Option<&Value>, default: i64) -> Result<i64, FilterError> {

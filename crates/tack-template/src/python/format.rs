@@ -138,6 +138,11 @@ fn replace(
 
 /// One value formatted with `spec`, by pycompat's `str.format`.
 fn one(state: &mut State, spec: &str, value: JValue) -> Result<String, Error> {
+    // A width or precision past any string's size is Python's MemoryError, not an
+    // allocation pycompat would attempt.
+    for digits in spec.split(|c: char| !c.is_ascii_digit()).filter(|d| !d.is_empty()) {
+        crate::python::memory::room_for(digits.parse::<usize>().ok());
+    }
     let template = JValue::from(format!("{{:{spec}}}"));
     let result =
         minijinja_contrib::pycompat::unknown_method_callback(state, &template, "format", &[value])?;

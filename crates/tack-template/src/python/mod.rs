@@ -6,6 +6,7 @@
 //! not grow its own copy of them.
 
 pub(crate) mod format;
+pub(crate) mod memory;
 pub(crate) mod methods;
 pub(crate) mod percent;
 pub(crate) mod repr;

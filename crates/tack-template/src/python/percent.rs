@@ -5,6 +5,7 @@
 //! Written here because no crate formats the way CPython's `%` does (its `%g`, `%r` and
 //! tuple/mapping argument rules).
 
+use crate::python::memory;
 use minijinja::value::{Value as JValue, ValueKind};
 use minijinja::{Error, ErrorKind};
 
@@ -232,16 +233,16 @@ impl Spec {
         }
         let fill = width - len;
         if self.left {
-            return format!("{body}{}", " ".repeat(fill));
+            return format!("{body}{}", memory::repeat(" ", fill));
         }
         if self.zero && numeric {
             let (sign, rest) = match body.chars().next() {
                 Some(c @ ('-' | '+' | ' ')) => (c.to_string(), &body[1..]),
                 _ => (String::new(), body.as_str()),
             };
-            return format!("{sign}{}{rest}", "0".repeat(fill));
+            return format!("{sign}{}{rest}", memory::repeat("0", fill));
         }
-        format!("{}{body}", " ".repeat(fill))
+        format!("{}{body}", memory::repeat(" ", fill))
     }
 }
 
@@ -293,7 +294,7 @@ fn fixed(f: f64, precision: usize) -> String {
         return format!("{f:.precision$}");
     }
     let mut s = format!("{f:.EXACT_DIGITS$}");
-    s.push_str(&"0".repeat(precision - EXACT_DIGITS));
+    s.push_str(&memory::repeat("0", precision - EXACT_DIGITS));
     s
 }
 
@@ -303,7 +304,7 @@ fn exp_form(f: f64, precision: usize, upper: bool) -> String {
     if precision > shown
         && let Some(at) = s.find('e')
     {
-        s.insert_str(at, &"0".repeat(precision - shown));
+        s.insert_str(at, &memory::repeat("0", precision - shown));
     }
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);

@@ -119,7 +119,7 @@ fn own(s: &str, method: &str, args: &[JValue]) -> Option<Result<JValue, Error>> 
                 match c {
                     '\t' if size > 0 => {
                         let pad = size - col % size;
-                        out.push_str(&" ".repeat(pad));
+                        out.push_str(&crate::python::memory::repeat(" ", pad));
                         col += pad;
                     }
                     '\t' => {}
@@ -212,7 +212,7 @@ fn zfill(s: &str, width: usize) -> String {
     if len >= width {
         return s.to_string();
     }
-    let pad = "0".repeat(width - len);
+    let pad = crate::python::memory::repeat("0", width - len);
     match s.chars().next() {
         Some(c @ ('+' | '-')) => format!("{c}{pad}{}", &s[1..]),
         _ => format!("{pad}{s}"),
@@ -235,7 +235,8 @@ fn justify(s: &str, width: usize, fill: char, how: &str) -> String {
         }
     };
     let f = fill.to_string();
-    format!("{}{s}{}", f.repeat(left), f.repeat(right))
+    let mem = crate::python::memory::repeat;
+    format!("{}{s}{}", mem(&f, left), mem(&f, right))
 }
 
 #[cfg(test)]
