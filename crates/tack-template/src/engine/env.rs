@@ -32,9 +32,7 @@ pub(super) fn build(
     // missing step.
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     // Two whitespace flags on the default delimiters cannot make an invalid syntax.
-    if let Ok(syntax) = SyntaxConfig::builder().trim_blocks(true).build() {
-        env.set_syntax(syntax);
-    }
+    env.set_syntax(syntax());
     // Errors keep the failing template's source, which some of ansible's messages are read
     // from (a macro parameter that was not passed); only failures pay for it.
     env.set_debug(true);
@@ -201,6 +199,22 @@ fn embedded(source: String) -> Result<JValue, Error> {
 
 /// Template strings are cached under their own text; other names are template files.
 fn load(name: &str) -> Result<Option<String>, Error> {
+    let loaded = load_source(name)?;
+    // A chain too deep to compile fails as ansible's recursion does (`engine::depth`).
+    if let Some(text) = &loaded
+        && super::depth::too_deep(text, syntax())
+    {
+        return Err(Error::new(ErrorKind::InvalidOperation, "recursion limit exceeded"));
+    }
+    Ok(loaded)
+}
+
+/// The environment's delimiters: the defaults, with `trim_blocks`.
+fn syntax() -> SyntaxConfig {
+    SyntaxConfig::builder().trim_blocks(true).build().unwrap_or_default()
+}
+
+fn load_source(name: &str) -> Result<Option<String>, Error> {
     if let Some(refusal) = name.strip_prefix(REFUSED) {
         return Err(super::final_error(ErrorKind::InvalidOperation, refusal.to_string()));
     }

@@ -389,6 +389,13 @@ fn looking_for(source: &str, failing: Option<&str>) -> Option<String> {
 
 /// A compile error of `source` in ansible's words, with Jinja2's note on open blocks.
 pub(crate) fn compile_error(err: &Error, source: &str) -> Error {
+    // minijinja's parser stops at deep nesting where Python's recursion stops ansible's.
+    if err.kind() == ErrorKind::SyntaxError
+        && err.detail().is_some_and(|d| d.contains("exceeds maximum recursion limits"))
+    {
+        let message = super::active::RECURSION_MESSAGE.to_string();
+        return final_error(ErrorKind::InvalidOperation, message);
+    }
     if err.kind() == ErrorKind::SyntaxError
         && let Some(detail) = token_syntax_detail(err)
     {

@@ -17,6 +17,7 @@ pub(crate) mod chosen;
 mod conditional;
 pub(crate) use conditional::is_possibly_all_template;
 mod context;
+mod depth;
 mod env;
 mod errors;
 mod prepass;
