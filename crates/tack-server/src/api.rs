@@ -153,7 +153,8 @@ async fn list_incarnations(
     auth: Auth,
 ) -> ApiResult<Json<Vec<Incarnation>>> {
     auth.require(Role::Viewer)?;
-    Ok(Json(s.store.incarnations().await?))
+    let all = s.store.incarnations().await?;
+    Ok(Json(all.into_iter().map(|i| i.shown_to(auth.0.role)).collect()))
 }
 
 async fn create_incarnation(
@@ -186,7 +187,7 @@ async fn get_incarnation(
     Path(name): Path<String>,
 ) -> ApiResult<Json<Incarnation>> {
     auth.require(Role::Viewer)?;
-    Ok(Json(incarnation_named(&s.store, &name).await?))
+    Ok(Json(incarnation_named(&s.store, &name).await?.shown_to(auth.0.role)))
 }
 
 async fn put_incarnation(

@@ -75,7 +75,24 @@ fn apply() -> Mode {
 #[error("{0}")]
 pub struct Invalid(pub String);
 
+/// The largest `extra_vars` an incarnation takes, as JSON text (a run hands them to its child
+/// in a file; a spec this large is a mistake, not configuration).
+pub const MAX_EXTRA_VARS: usize = 64 * 1024;
+
 impl Incarnation {
+    /// The spec as `role` may read it: extra vars may hold secrets, so below admin each
+    /// value is `********` (the names stay, to say what a run is given).
+    pub fn shown_to(mut self, role: crate::tokens::Role) -> Incarnation {
+        if role < crate::tokens::Role::Admin
+            && let Some(vars) = self.extra_vars.as_mut()
+        {
+            for value in vars.values_mut() {
+                *value = serde_json::Value::String("********".into());
+            }
+        }
+        self
+    }
+
     /// Checks the spec as stored: a usable name, an existing absolute project directory,
     /// and every other path inside it.
     pub fn validate(&self) -> Result<(), Invalid> {
@@ -90,6 +107,15 @@ impl Incarnation {
                 "the incarnation name {:?} must be 1 to 100 letters, digits, '.', '_' or '-', \
                  and not '.' or '..'",
                 self.name
+            )));
+        }
+        let vars_size = self
+            .extra_vars
+            .as_ref()
+            .map_or(0, |v| serde_json::to_string(v).map_or(usize::MAX, |text| text.len()));
+        if vars_size > MAX_EXTRA_VARS {
+            return Err(Invalid(format!(
+                "extra_vars take {vars_size} bytes as JSON; at most {MAX_EXTRA_VARS} are taken"
             )));
         }
         let dir = Path::new(&self.project_dir);
@@ -236,7 +262,7 @@ mod tests {
             tags: Some(Tags::One("--check".into())),
             ..spec("web", "site.yml")
         };
-        let args = crate::runner::child_args(&spec);
+        let args = crate::runner::child_args(&spec, None);
         assert_eq!(args, ["playbook", "--limit=-x", "--tags=--check", "--", "site.yml"]);
     }
 }

@@ -54,7 +54,7 @@ pub(crate) fn document() -> Value {
                         "project_dir": {"type": "string", "description": "absolute path on the server"},
                         "playbook": {"type": "string", "description": "relative to project_dir"},
                         "inventory": {"type": "string"},
-                        "extra_vars": {"type": "object"},
+                        "extra_vars": {"type": "object", "description": "At most 64 KiB as JSON. Handed to a run in a private file, never on a command line; shown to callers below admin with every value as ********."},
                         "vault_password_file": {"type": "string"},
                         "limit": {"type": "string"},
                         "tags": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},

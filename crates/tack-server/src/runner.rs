@@ -36,15 +36,17 @@ pub fn take_db_url(path: &std::path::Path) -> std::io::Result<String> {
     Ok(url.trim().to_string())
 }
 
-/// Writes the store's URL for one child, readable by its owner only.
-fn write_db_file(url: &str, apply_id: &str, attempt: i64) -> std::io::Result<PathBuf> {
+/// Writes `text` for one child (`kind`: what it is, the file's extension), readable by its
+/// owner only: the store's URL, the run's extra vars. Neither goes on the child's command
+/// line, where any local user's `ps` would read it.
+fn write_private(text: &str, apply_id: &str, attempt: i64, kind: &str) -> std::io::Result<PathBuf> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let path = std::env::temp_dir()
-        .join(format!("tack-serve-{}-{apply_id}-{attempt}.url", std::process::id()));
+        .join(format!("tack-serve-{}-{apply_id}-{attempt}.{kind}", std::process::id()));
     let mut file =
         std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
-    file.write_all(url.as_bytes())?;
+    file.write_all(text.as_bytes())?;
     Ok(path)
 }
 
@@ -62,14 +64,15 @@ pub struct RunnerConfig {
     pub pid: i64,
 }
 
-/// The arguments of the child command for `spec`.
-pub fn child_args(spec: &Incarnation) -> Vec<String> {
+/// The arguments of the child command for `spec`, its extra vars in the file `extra_vars`
+/// names (see [`write_private`]).
+pub fn child_args(spec: &Incarnation, extra_vars: Option<&std::path::Path>) -> Vec<String> {
     let mut args = vec![if spec.mode == Mode::Plan { "plan" } else { "playbook" }.to_string()];
     if let Some(inventory) = &spec.inventory {
         args.extend(["-i".into(), inventory.clone()]);
     }
-    if let Some(vars) = spec.extra_vars.as_ref().filter(|v| !v.is_empty()) {
-        args.extend(["-e".into(), serde_json::Value::Object(vars.clone()).to_string()]);
+    if let Some(file) = extra_vars {
+        args.push(format!("--extra-vars=@{}", file.display()));
     }
     if let Some(file) = &spec.vault_password_file {
         args.extend(["--vault-password-file".into(), file.clone()]);
@@ -129,7 +132,7 @@ pub async fn run_queue(store: Store, config: Arc<RunnerConfig>, wake: Arc<Notify
 
 async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Result<(), StoreError> {
     let Claimed { apply_id, attempt, spec } = claimed;
-    let db_file = match write_db_file(&config.db_url, &apply_id, attempt) {
+    let db_file = match write_private(&config.db_url, &apply_id, attempt, "url") {
         Ok(path) => path,
         Err(e) => {
             let error = format!("cannot hand the run its store: {e}");
@@ -137,9 +140,27 @@ async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Resu
             return Ok(());
         }
     };
-    let result = run_child(store, config, &apply_id, attempt, &spec, &db_file).await;
+    let vars = spec.extra_vars.as_ref().filter(|v| !v.is_empty());
+    let vars_file = match vars.map(|v| {
+        let text = serde_json::Value::Object(v.clone()).to_string();
+        write_private(&text, &apply_id, attempt, "vars.json")
+    }) {
+        None => None,
+        Some(Ok(path)) => Some(path),
+        Some(Err(e)) => {
+            let _ = std::fs::remove_file(&db_file);
+            let error = format!("cannot hand the run its extra vars: {e}");
+            store.finish_run(&apply_id, attempt, RunStatus::Failed, None, Some(&error)).await?;
+            return Ok(());
+        }
+    };
+    let result =
+        run_child(store, config, &apply_id, attempt, &spec, &db_file, vars_file.as_deref()).await;
     // Gone already where the child read it; not left behind where it never started.
     let _ = std::fs::remove_file(&db_file);
+    if let Some(file) = vars_file {
+        let _ = std::fs::remove_file(file);
+    }
     result
 }
 
@@ -153,11 +174,12 @@ async fn run_child(
     attempt: i64,
     spec: &Incarnation,
     db_file: &std::path::Path,
+    vars_file: Option<&std::path::Path>,
 ) -> Result<(), StoreError> {
     let apply_id = apply_id.to_string();
     let mut command = tokio::process::Command::new(&config.tack_exe);
     command
-        .args(child_args(spec))
+        .args(child_args(spec, vars_file))
         .current_dir(&spec.project_dir)
         .env(RUN_ENV, format!("{apply_id}:{attempt}"))
         .env(DB_FILE_ENV, db_file)

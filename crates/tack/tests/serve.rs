@@ -610,3 +610,66 @@ fn revoking_a_token_ends_the_event_streams_it_opened() {
     );
     assert_eq!(r.status, 202);
 }
+
+#[test]
+fn an_incarnations_extra_vars_stay_off_command_lines_and_out_of_viewers_sight() {
+    // Before: `-e '{"secret": ...}'` on the child's command line (any local user's `ps`),
+    // every value in GET /v1/incarnations for viewers, and no bound on their size.
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    std::fs::write(
+        project.join("vars.yml"),
+        "- hosts: soul-1\n  gather_facts: false\n  tasks:\n    - copy:\n        content: \"{{ secret }}\"\n        \
+         dest: \"{{ playbook_dir }}/got-secret\"\n    - command: sh -c 'sleep 30; true' {{ playbook_dir }}/slow\n",
+    )
+    .unwrap();
+    let s = start_server(&db, dir.path(), "1", true);
+    let a = &s.addr;
+    let secret = "s3cr3t-extra-var-value";
+    let spec = json!({"name": "vars", "project_dir": project, "playbook": "vars.yml", "inventory": "hosts",
+        "extra_vars": {"secret": secret, "count": 2}});
+    assert_eq!(
+        request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]).status,
+        201
+    );
+    let viewer = token(&db, "viewer", "looker");
+    let seen = request(a, "GET", "/v1/incarnations/vars", Some(&viewer), None, &[]).json();
+    assert_eq!(seen["extra_vars"], json!({"secret": "********", "count": "********"}), "{seen}");
+    let listed = request(a, "GET", "/v1/incarnations", Some(&viewer), None, &[]).json();
+    assert!(!listed.to_string().contains(secret), "{listed}");
+    let admin_view = request(a, "GET", "/v1/incarnations/vars", Some(&s.admin), None, &[]).json();
+    assert_eq!(admin_view["extra_vars"]["secret"], secret);
+    let id = queue(&s, &s.admin, "vars", 1).remove(0);
+    wait_status(&s, &s.admin, "vars", &id, "running");
+    let got = project.join("got-secret");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !got.exists() {
+        assert!(Instant::now() < deadline, "the run never used its extra vars");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&got).unwrap(), secret);
+    let on_command_lines: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(secret))
+        .collect();
+    assert!(on_command_lines.is_empty(), "{on_command_lines:?}");
+    let r = request(
+        a,
+        "POST",
+        &format!("/v1/incarnations/vars/runs/{id}/cancel"),
+        Some(&s.admin),
+        None,
+        &[],
+    );
+    assert_eq!(r.status, 202);
+    // Bounded when made.
+    let big = json!({"name": "big", "project_dir": project, "playbook": "vars.yml",
+        "extra_vars": {"blob": "x".repeat(70 * 1024)}});
+    let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&big.to_string()), &[]);
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().starts_with("extra_vars take "), "{}", r.json());
+}

@@ -22,8 +22,9 @@ fn default_db() -> String {
 #[command(about = "Serve the REST API and web page that keep every run, and run incarnations")]
 pub(crate) struct Args {
     /// The run store: sqlite://PATH (default: tack/runs.db in the user's data directory) or
-    /// postgres://USER@HOST/DB, shared by several servers.
-    #[arg(long = "db", value_name = "DB_URL")]
+    /// postgres://USER@HOST/DB, shared by several servers. From TACK_DB when not given: a
+    /// URL with a password is then not on the command line, where `ps` shows it.
+    #[arg(long = "db", value_name = "DB_URL", env = "TACK_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// The address to listen on.
     #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:8626")]
@@ -51,19 +52,19 @@ pub(crate) enum TokenAction {
         /// A name to know the token by (who started a run shows it).
         #[arg(long = "name", value_name = "NAME")]
         name: Option<String>,
-        #[arg(long = "db", value_name = "DB_URL")]
+        #[arg(long = "db", value_name = "DB_URL", env = "TACK_DB", hide_env_values = true)]
         db: Option<String>,
     },
     /// List the tokens (never their secrets).
     List {
-        #[arg(long = "db", value_name = "DB_URL")]
+        #[arg(long = "db", value_name = "DB_URL", env = "TACK_DB", hide_env_values = true)]
         db: Option<String>,
     },
     /// Revoke a token by its id.
     Revoke {
         #[arg(value_name = "ID")]
         id: String,
-        #[arg(long = "db", value_name = "DB_URL")]
+        #[arg(long = "db", value_name = "DB_URL", env = "TACK_DB", hide_env_values = true)]
         db: Option<String>,
     },
 }
