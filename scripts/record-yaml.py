@@ -123,6 +123,12 @@ STRUCTURES = [
     ("unhashable key", "? [a]\n: 1\n"),
     ("unhashable map key", "x: {{ y }}\n"),
     ("block scalars positions", "a: |\n  text\nb: >-\n  more\nc:\n  - |\n    in seq\n"),
+    # a text that ends inside a block scalar, with no final line break
+    ("folded scalar at the end without a line break", "a: >\n  fo"),
+    ("kept literal at the end without a line break", "a: |+\n  fo\n\n  bar"),
+    ("stripped folded at the end without a line break", "a: >-\n  fo"),
+    ("literal in a sequence at the end without a line break", "- x: |\n    deep\n    er"),
+    ("plain scalar at the end without a line break", "a: b"),
     ("positions of keys", "top:\n    deep:\n        - one\n        -   two\n"),
     ("flow positions", "[a, {b: c}, [d]]\n"),
     ("document start", "---\na: 1\n"),

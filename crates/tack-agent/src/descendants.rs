@@ -11,7 +11,24 @@
 //! Owns finding and signalling the processes; it must not decide when a run ends.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// From now on the process is ending (the controller interrupted): every thread that is
+/// about to start a process, or a host's work, stops at [`hold_if_ending`] instead, so the
+/// processes [`stop`] ends are not replaced by new ones while it works.
+pub fn begin_ending() {
+    ENDING.store(true, Ordering::SeqCst);
+}
+
+/// Parks the calling thread for good once the process is ending.
+pub fn hold_if_ending() {
+    while ENDING.load(Ordering::SeqCst) {
+        std::thread::park();
+    }
+}
 
 /// One process as `/proc/<pid>/stat` describes it.
 struct Entry {
@@ -97,14 +114,35 @@ fn stop_under(root: i32, session: i32, grace: Duration) -> usize {
             return first.len();
         }
         if Instant::now() >= deadline {
-            for pid in &left {
-                // SAFETY: as above.
-                unsafe { libc::kill(*pid, libc::SIGKILL) };
-            }
-            return first.len() + left.len();
+            return first.len() + kill_until_gone(root, session);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// SIGKILL for every descendant, again until two looks in a row find none (a thread may
+/// have been starting one as the first look was taken); how many were killed.
+fn kill_until_gone(root: i32, session: i32) -> usize {
+    let mut killed = 0;
+    let mut quiet = 0;
+    for _ in 0..50 {
+        let left: Vec<i32> = under(root, session).into_iter().filter(|p| !is_zombie(*p)).collect();
+        if left.is_empty() {
+            quiet += 1;
+            if quiet == 2 {
+                break;
+            }
+        } else {
+            quiet = 0;
+        }
+        for pid in &left {
+            // SAFETY: kill has no memory preconditions; a process already gone gives ESRCH.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        killed += left.len();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    killed
 }
 
 fn is_zombie(pid: i32) -> bool {

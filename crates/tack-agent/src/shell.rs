@@ -21,6 +21,7 @@ pub struct ShellOutput {
 /// leaves the caller's own (ansible's local connection runs in the play's directory, and one
 /// that is gone leaves the controller's).
 pub fn run(cmd: &str, cwd: &Path) -> std::io::Result<ShellOutput> {
+    crate::descendants::hold_if_ending();
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(cmd).stdin(Stdio::null());
     if cwd.is_dir() {

@@ -140,7 +140,7 @@ impl Failure {
     pub(crate) fn into_error(self, text: &str, base: &OriginBase) -> YamlError {
         match self.kind {
             FailureKind::Refused { message, mark } => {
-                YamlError { message, origin: Some(base.at(mark)), help: None }
+                YamlError { message, origin: Some(base.at(within(text, mark))), help: None }
             }
             FailureKind::Unmarked(text) => YamlError {
                 message: format!("{DEFAULT_MESSAGE}: {}", collapse(&text)),
@@ -148,7 +148,7 @@ impl Failure {
                 help: None,
             },
             FailureKind::Marked { context, problem, mark, analyse } => {
-                let origin = base.at(mark);
+                let origin = base.at(within(text, mark));
                 if analyse && let Some(found) = guess(text, base, &origin) {
                     return found;
                 }
@@ -173,6 +173,20 @@ impl Failure {
             }
         }
     }
+}
+
+/// `mark`, or the end of `text` when the mark lies past it: in the line break the parser is
+/// given after a text that has none (`compose::Composer::new`), which is not the file's.
+fn within(text: &str, mark: Mark) -> Mark {
+    if mark.index <= text.len() as u64 {
+        return mark;
+    }
+    let last_line = text.rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    let mut end = mark;
+    end.index = text.len() as u64;
+    end.line = text.matches('\n').count() as u64;
+    end.column = text[last_line..].chars().count() as u64;
+    end
 }
 
 /// The origin of the whole stream, as ansible shows it for errors without a mark.

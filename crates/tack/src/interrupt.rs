@@ -32,6 +32,7 @@ fn end(signal: i32) -> ! {
     // The run prints nothing more: a task whose module is stopped below would otherwise
     // fail, and the play go on to its recap, before this thread ends the process.
     tack_diag::interrupt::begin_ending();
+    tack_agent::descendants::begin_ending();
     tack_agent::descendants::stop(GRACE);
     tack_diag::interrupt::undo_all(name);
     if signal == SIGINT {

@@ -293,6 +293,7 @@ pub(super) fn spawn(
     let Some((program, rest)) = argv.split_first() else {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
     };
+    crate::descendants::hold_if_ending();
     let mut command = Command::new(program);
     env.apply(&mut command);
     super::environment::limit(&mut command);

@@ -115,6 +115,7 @@ pub(super) fn temp_dir() -> PathBuf {
 /// A child process with the task's variables over the agent's environment (its `PATH` also
 /// finds the program).
 pub(super) fn command(program: impl AsRef<OsStr>) -> std::process::Command {
+    crate::descendants::hold_if_ending();
     let mut command = std::process::Command::new(program);
     command.envs(current());
     limit(&mut command);

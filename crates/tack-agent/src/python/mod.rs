@@ -278,6 +278,7 @@ impl Server {
     fn start(interpreter: &str, dir: &Path) -> Result<Server, PythonError> {
         let spawn_error =
             |source| PythonError::Spawn { interpreter: interpreter.to_string(), source };
+        crate::descendants::hold_if_ending();
         let mut child = Command::new(interpreter)
             .arg("-c")
             .arg(SERVER_SOURCE)

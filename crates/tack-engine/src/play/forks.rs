@@ -52,6 +52,8 @@ pub(crate) fn run_hosts<T: Send>(
             let (next, stop, work) = (&next, &stop, &work);
             threads.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
+                    // An interrupted run starts no host's work more.
+                    tack_diag::interrupt::hold_if_ending();
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(host) = hosts.get(index) else { break };
                     if send.send((index, work(host))).is_err() {

@@ -38,6 +38,8 @@ fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
 /// Runs `command` with `sh -c` in the loader's base directory: its stdout and exit status
 /// (a signal's number negated, as Python's `returncode`).
 fn run(call: &Call, command: &str) -> Result<(Vec<u8>, i32), LookupError> {
+    // An interrupted run starts nothing more (the binary's interrupt handling).
+    tack_diag::interrupt::hold_if_ending();
     let output = Command::new("/bin/sh")
         .arg("-c")
         .arg(command)
