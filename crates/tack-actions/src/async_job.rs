@@ -74,6 +74,27 @@ pub(crate) fn run(
     run_job(input, task, job)
 }
 
+/// The job of a module that is not native (a Python-path payload or a program module): the
+/// task's modes, environment and limits, no arguments of its own (the module carries them).
+pub(crate) fn foreign_job(
+    input: &ActionInput<'_>,
+    task: &crate::input::AsyncTask<'_>,
+    module: &str,
+) -> JobSpec {
+    JobSpec {
+        module: module.to_string(),
+        args: serde_json::Map::new(),
+        check_mode: input.check_mode,
+        diff: input.diff,
+        environment: input.environment.clone(),
+        dir: String::new(),
+        limit: task.limit,
+        rlimit_nofile: input.rlimit_nofile(),
+        python: None,
+        program: None,
+    }
+}
+
 /// Starts `job` (its directory the task's async directory) and, unless `poll` is 0, waits
 /// for it.
 pub(crate) fn run_job(

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+#[path = "common/procs.rs"]
+mod procs;
 #[path = "common/server.rs"]
 mod server;
 use server::*;

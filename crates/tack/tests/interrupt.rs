@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::Sshd;
+#[path = "common/procs.rs"]
+mod procs;
 
 /// A playbook whose second task runs a shell naming `marker` for 30 s.
 fn playbook(hosts: &str, marker: &Path) -> String {
@@ -61,24 +63,8 @@ fn finish(mut child: Child) -> (std::process::ExitStatus, String, String) {
     (child.wait().unwrap(), out, err)
 }
 
-/// The processes whose command line names `marker`, after a moment for stopped ones to go.
 fn lingering(marker: &Path) -> Vec<String> {
-    let marker = marker.display().to_string();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let found: Vec<String> = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&marker) && !c.contains("touch"))
-            .collect();
-        if found.is_empty() || Instant::now() >= deadline {
-            return found;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    procs::lingering(&marker.display().to_string())
 }
 
 #[test]

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "common/procs.rs"]
+mod procs;
 #[path = "common/server.rs"]
 mod server;
 use server::*;

@@ -156,24 +156,14 @@ fn run_as_job(
         Ok(staged) => staged,
         Err(e) => return crate::output::link_errored(&e, input.task_origin.clone()),
     };
-    let job = tack_connect::JobSpec {
-        module: name.to_string(),
-        args: Map::new(),
-        check_mode: input.check_mode,
-        diff: input.diff,
-        environment: input.environment.clone(),
-        dir: String::new(),
-        limit: task.limit,
-        program: None,
-        rlimit_nofile: input.rlimit_nofile(),
-        python: Some(Box::new(tack_connect::PythonJob {
-            payload: staged.path().to_string(),
-            fqn: payload.fqn.clone(),
-            profile: payload.profile.clone(),
-            interpreter,
-            params,
-        })),
-    };
+    let mut job = crate::async_job::foreign_job(input, task, name);
+    job.python = Some(Box::new(tack_connect::PythonJob {
+        payload: staged.path().to_string(),
+        fqn: payload.fqn.clone(),
+        profile: payload.profile.clone(),
+        interpreter,
+        params,
+    }));
     let output = crate::async_job::run_job(input, task, job);
     // The job copied the payload before it answered.
     let _ = input.conn.unstage(staged);

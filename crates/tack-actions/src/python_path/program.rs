@@ -57,22 +57,12 @@ pub(super) fn run(
         Err(e) => return fail(format!("Task failed: could not stage the module's arguments: {e}")),
     };
     if let Some(task) = input.async_task {
-        let job = tack_connect::JobSpec {
-            module: name,
-            args: Map::new(),
-            check_mode: input.check_mode,
-            diff: input.diff,
-            environment: input.environment.clone(),
-            dir: String::new(),
-            limit: task.limit,
-            rlimit_nofile: input.rlimit_nofile(),
-            python: None,
-            program: Some(Box::new(tack_connect::ProgramJob {
-                program: staged.path().to_string(),
-                arguments: args_file.path().to_string(),
-                interpreter: shebang,
-            })),
-        };
+        let mut job = crate::async_job::foreign_job(input, task, &name);
+        job.program = Some(Box::new(tack_connect::ProgramJob {
+            program: staged.path().to_string(),
+            arguments: args_file.path().to_string(),
+            interpreter: shebang,
+        }));
         // The job copied both files before it answered; they go when this returns.
         return crate::async_job::run_job(input, task, job);
     }

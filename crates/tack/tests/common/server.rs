@@ -189,25 +189,10 @@ pub(crate) fn project(dir: &Path) -> PathBuf {
     p
 }
 
-/// The processes whose command line names `project`'s `slow` marker (the slow playbook's
-/// shell), after giving a stopped run's processes a moment to go.
+/// The processes of the slow playbook's shell in `project` still running, after giving a
+/// stopped run's processes a moment to go.
 pub(crate) fn lingering(project: &str) -> Vec<String> {
-    let marker = format!("{project}/slow");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let found: Vec<String> = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-            .filter(|c| c.contains(&marker))
-            .collect();
-        if found.is_empty() || Instant::now() >= deadline {
-            return found;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::procs::lingering(&format!("{project}/slow"))
 }
 
 /// Polls the run until `done` holds of it (within `secs`); the run as last read.
