@@ -107,39 +107,108 @@ fn python_int(text: &str) -> Result<i64, RangeError> {
     })
 }
 
+/// The most host names one pattern may stand for. ansible builds every name in memory, so a
+/// pattern of a few hundred bytes (`h[1:3]b[1:3]b[1:3]...`, each range multiplying) exhausts
+/// the controller's memory and hangs the run; tack refuses it by name instead.
+pub(crate) const MAX_RANGE_HOSTS: usize = 1_000_000;
+
 /// `expand_hostname_range`: every host name a pattern with `[begin:end(:step)]` ranges stands
-/// for, in order.
+/// for, in order (at most [`MAX_RANGE_HOSTS`]).
 pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, RangeError> {
+    let too_many = || {
+        RangeError(format!(
+            "tack refuses a host range of more than {MAX_RANGE_HOSTS} hosts: {line}"
+        ))
+    };
+    // Counted first: building the names of a pattern of many ranges copies the whole line
+    // for every partial name, long before the count is reached.
+    if estimate(line) > MAX_RANGE_HOSTS as f64 {
+        return Err(too_many());
+    }
+    let mut names = Vec::new();
+    expand_into(line, &mut names).map_err(|e| match e {
+        Expand::Range(e) => e,
+        Expand::TooMany => too_many(),
+    })?;
+    Ok(names)
+}
+
+/// How many names expanding `line` goes through, as the product of its ranges' sizes (each
+/// range's names share the text after it, so the ranges multiply; an empty range still
+/// costs every partial name before it, so it counts one). A range this cannot read counts
+/// one: [`expand_into`] reports it, and still stops at the limit.
+fn estimate(line: &str) -> f64 {
+    let mut total = 1.0;
+    let mut rest = line;
+    while let (Some(open), Some(close)) = (rest.find('['), rest.find(']')) {
+        if close < open {
+            break;
+        }
+        let bounds: Vec<&str> = rest[open + 1..close].split(':').collect();
+        total *= range_size(&bounds).unwrap_or(1.0).max(1.0);
+        rest = &rest[close + 1..];
+    }
+    total
+}
+
+fn range_size(bounds: &[&str]) -> Option<f64> {
+    let (beg, end) = (*bounds.first()?, *bounds.get(1)?);
+    let beg = if beg.is_empty() { "0" } else { beg };
+    let step: f64 = bounds.get(2).map_or(Some(1.0), |s| s.trim().parse().ok())?;
+    if step <= 0.0 {
+        return None;
+    }
+    let (b, e) = match (beg.trim().parse::<f64>(), end.trim().parse::<f64>()) {
+        (Ok(b), Ok(e)) => (b, e),
+        _ => (ASCII_LETTERS.find(beg)? as f64, ASCII_LETTERS.find(end)? as f64),
+    };
+    Some(((e - b) / step).floor().max(-1.0) + 1.0)
+}
+
+enum Expand {
+    Range(RangeError),
+    TooMany,
+}
+
+impl From<RangeError> for Expand {
+    fn from(e: RangeError) -> Expand {
+        Expand::Range(e)
+    }
+}
+
+fn expand_into(line: &str, names: &mut Vec<String>) -> Result<(), Expand> {
     // ansible swaps the first `[` and the first `]` for `|` and splits on `|`.
     let replaced = line.replacen('[', "|", 1).replacen(']', "|", 1);
     let parts: Vec<&str> = replaced.split('|').collect();
     let (head, nrange, tail) = match parts.as_slice() {
         [h, r, t] => (*h, *r, *t),
         more if more.len() > 3 => {
-            return Err(RangeError("too many values to unpack (expected 3)".into()));
+            return Err(RangeError("too many values to unpack (expected 3)".into()).into());
         }
         fewer => {
             return Err(RangeError(format!(
                 "not enough values to unpack (expected 3, got {})",
                 fewer.len()
-            )));
+            ))
+            .into());
         }
     };
     let bounds: Vec<&str> = nrange.split(':').collect();
     if bounds.len() != 2 && bounds.len() != 3 {
-        return Err(RangeError("host range must be begin:end or begin:end:step".into()));
+        return Err(RangeError("host range must be begin:end or begin:end:step".into()).into());
     }
     let beg = if bounds[0].is_empty() { "0" } else { bounds[0] };
     let end = bounds[1];
     let step = bounds.get(2).copied().unwrap_or("1");
     if end.is_empty() {
-        return Err(RangeError("host range must specify end value".into()));
+        return Err(RangeError("host range must specify end value".into()).into());
     }
     let width = if beg.starts_with('0') && beg.len() > 1 {
         if beg.len() != end.len() {
             return Err(RangeError(
                 "host range must specify equal-length begin and end formats".into(),
-            ));
+            )
+            .into());
         }
         Some(beg.len())
     } else {
@@ -150,10 +219,11 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, RangeError> {
         None => text,
     };
 
-    let mut names = Vec::new();
-    let mut push = |name: String| -> Result<(), RangeError> {
+    let mut push = |name: String| -> Result<(), Expand> {
         if name.contains('[') {
-            names.extend(expand_hostname_range(&name)?);
+            expand_into(&name, names)?;
+        } else if names.len() >= MAX_RANGE_HOSTS {
+            return Err(Expand::TooMany);
         } else {
             names.push(name);
         }
@@ -163,7 +233,7 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, RangeError> {
     // Python's `str.index` finds substrings, so any run of letters from the alphabet counts.
     if let (Some(i_beg), Some(i_end)) = (ASCII_LETTERS.find(beg), ASCII_LETTERS.find(end)) {
         if i_beg > i_end {
-            return Err(RangeError("host range must have begin <= end".into()));
+            return Err(RangeError("host range must have begin <= end".into()).into());
         }
         if let Ok(step) = python_int(step)
             && step != 0
@@ -175,19 +245,19 @@ pub fn expand_hostname_range(line: &str) -> Result<Vec<String>, RangeError> {
                     }
                 }
             }
-            return Ok(names);
+            return Ok(());
         }
     }
     let (b, e, s) = (python_int(beg)?, python_int(end)?, python_int(step)?);
     if s == 0 {
-        return Err(RangeError("range() arg 3 must not be zero".into()));
+        return Err(RangeError("range() arg 3 must not be zero".into()).into());
     }
     let mut n = b;
     while (s > 0 && n <= e) || (s < 0 && n > e + 1) {
         push(format!("{head}{}{tail}", fill(n.to_string())))?;
         n += s;
     }
-    Ok(names)
+    Ok(())
 }
 
 /// Python's `str.zfill`.
@@ -223,6 +293,19 @@ mod tests {
 
     fn expand(p: &str) -> Vec<String> {
         expand_hostname_range(p).unwrap()
+    }
+
+    #[test]
+    fn a_range_past_the_limit_is_refused_not_built() {
+        // Found by the fuzz harness (seed 4): 24 ranges of 3 each, 3^24 names.
+        let line = format!("web{}", "[01:03]b".repeat(24));
+        let err = expand_hostname_range(&line).unwrap_err();
+        assert!(err.0.starts_with("tack refuses a host range of more than 1000000 hosts"));
+        assert!(!err.is_ansibles());
+        assert!(expand_hostname_range("h[0:2000000]").is_err());
+        // An empty range at the end builds nothing, but every name before it.
+        let empty_last = format!("web{}[05:03]", "[01:03]b".repeat(24));
+        assert!(expand_hostname_range(&empty_last).is_err());
     }
 
     #[test]

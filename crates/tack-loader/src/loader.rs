@@ -159,6 +159,11 @@ impl DataLoader {
         let (bytes, was_encrypted) = self.file_bytes(&path)?;
         let text = tack_yaml::source_text(&bytes, &path).map_err(LoadError::Yaml)?;
         let node = self.load_text(text, Some(Arc::from(path.as_path())))?;
+        if was_encrypted {
+            // Every value of a whole-file vault is a secret, as an inline `!vault` value is.
+            tack_vault::sealed::remember_file(&path);
+            remember_values(&node);
+        }
         if cache == CacheMode::All || (cache == CacheMode::Vaulted && was_encrypted) {
             self.cache_lock().insert(path, node.clone());
         }
@@ -219,6 +224,19 @@ impl DataLoader {
         let mut extensions = vec![""];
         extensions.extend(self.yaml_extensions.iter().map(String::as_str));
         search::find_vars_files(&self.basedir, dir, name, &extensions, true)
+    }
+}
+
+/// Remembers every scalar value in `node` (not the keys: they name the secrets) as a secret.
+fn remember_values(node: &Node) {
+    match &node.value {
+        tack_yaml::Value::Str(text) | tack_yaml::Value::BigInt(text) => {
+            tack_vault::sealed::remember(text)
+        }
+        tack_yaml::Value::Int(n) => tack_vault::sealed::remember(&n.to_string()),
+        tack_yaml::Value::Seq(items) => items.iter().for_each(remember_values),
+        tack_yaml::Value::Map(map) => map.iter().for_each(|(_, v)| remember_values(v)),
+        _ => {}
     }
 }
 

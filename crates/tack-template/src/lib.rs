@@ -57,7 +57,7 @@ use crate::engine::Engine;
 use crate::engine::render::{Piece, walk};
 
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
-pub use engine::{Conditional, Rendered, sealed_texts};
+pub use engine::{Conditional, Rendered};
 pub use error::{InnerFailure, TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
 pub use python_plugins::{PluginKind, PythonPlugins};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};

@@ -41,6 +41,7 @@ mod envelope;
 mod error;
 pub mod files;
 mod prompt;
+pub mod sealed;
 pub mod secrets;
 
 use zeroize::Zeroizing;
@@ -144,6 +145,11 @@ impl VaultSecrets {
     /// Decrypts a whole vault envelope (file contents or an inline `!vault` value).
     pub fn decrypt(&self, vaulttext: &[u8]) -> Result<Vec<u8>, VaultError> {
         let Decrypted { plaintext, .. } = self.decrypt_and_get_secret(vaulttext)?;
+        // Whatever a run decrypts is a secret from here on, wherever it goes: the run's
+        // stored views mask it ([`sealed`]).
+        if let Ok(text) = std::str::from_utf8(&plaintext) {
+            sealed::remember_file_text(text);
+        }
         Ok(plaintext.to_vec())
     }
 

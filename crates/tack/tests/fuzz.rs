@@ -3,6 +3,7 @@
 //! decoder) is fed its seed corpus (`tests/fuzz/<target>/`) and mutations of it. Any error
 //! is fine; a panic is a finding (the test fails, naming the input, which is written to
 //! `target/fuzz-findings/`), and a stack overflow or an abort fails it by ending the process.
+//! An input that runs longer than `TACK_FUZZ_INPUT_SECONDS` (20) is a finding as well.
 //!
 //! CI runs a short pass (`TACK_FUZZ_ITERATIONS`, 2,000 inputs per target by default); a long
 //! run is the same test with more, its figures in `docs/reliability.md`:
@@ -13,6 +14,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// xorshift64*: the inputs depend on the seed only.
 struct Rng(u64);
@@ -128,6 +131,7 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, target: impl Fn(&[u8])) {
     assert!(!seeds.is_empty(), "{name}: no seed corpus");
     let seed = std::env::var("TACK_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1u64);
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let watch = Watchdog::start(name, seed);
     // The engine's panic boundary keeps quiet about panics it catches; ours are findings.
     for (n, input) in seeds
         .iter()
@@ -138,14 +142,72 @@ fn fuzz(name: &str, seeds: Vec<Vec<u8>>, target: impl Fn(&[u8])) {
         }))
         .enumerate()
     {
+        watch.begin(n, &input);
         if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
-            let out = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/fuzz-findings")
-                .join(format!("{name}-{seed}-{n}"));
-            let _ = std::fs::create_dir_all(out.parent().unwrap());
-            let _ = std::fs::write(&out, &input);
+            let out = finding(&format!("{name}-{seed}-{n}"), &input);
             panic!("{name}: input {n} (seed {seed}) panicked; it is in {}", out.display());
         }
+    }
+    watch.stop();
+}
+
+/// Writes `input` to `target/fuzz-findings/<file>`; its path.
+fn finding(file: &str, input: &[u8]) -> PathBuf {
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fuzz-findings").join(file);
+    let _ = std::fs::create_dir_all(out.parent().unwrap());
+    let _ = std::fs::write(&out, input);
+    out
+}
+
+/// How long one input may take (`TACK_FUZZ_INPUT_SECONDS`, 20 by default): one that takes
+/// longer is a finding too (a parser or template that hangs on some input takes a run down
+/// as surely as a panic), written out before the process is ended, since the thread running
+/// it cannot be stopped.
+struct Watchdog {
+    state: Arc<(AtomicUsize, Mutex<Vec<u8>>, AtomicBool)>,
+}
+
+impl Watchdog {
+    fn start(name: &str, seed: u64) -> Watchdog {
+        let limit = std::env::var("TACK_FUZZ_INPUT_SECONDS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(20u64);
+        let state = Arc::new((AtomicUsize::new(0), Mutex::new(Vec::new()), AtomicBool::new(false)));
+        let watched = state.clone();
+        let name = name.to_string();
+        std::thread::spawn(move || {
+            let (counter, current, done) = &*watched;
+            let mut last = usize::MAX;
+            let mut since = std::time::Instant::now();
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let now = counter.load(Ordering::Relaxed);
+                if now != last {
+                    (last, since) = (now, std::time::Instant::now());
+                } else if since.elapsed().as_secs() >= limit {
+                    let input = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let n = now.wrapping_sub(1);
+                    let out = finding(&format!("{name}-{seed}-{n}-slow"), &input);
+                    eprintln!(
+                        "{name}: input {n} (seed {seed}) ran over {limit} s; it is in {}",
+                        out.display()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        });
+        Watchdog { state }
+    }
+
+    fn begin(&self, n: usize, input: &[u8]) {
+        let (counter, current, _) = &*self.state;
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = input.to_vec();
+        counter.store(n + 1, Ordering::Relaxed);
+    }
+
+    fn stop(&self) {
+        self.state.2.store(true, Ordering::Relaxed);
     }
 }
 

@@ -98,3 +98,34 @@ pub(crate) fn render_layers(
     }
     Ok(env)
 }
+
+/// The values of `ctx`'s environment whose render read a secret, rendered in `scope` (for
+/// the run's stored views: a task that receives a secret this way has its output masked). A
+/// value that fails to render is left to the run to report.
+pub(crate) fn sealed_values(
+    ctx: &TaskInContext<'_>,
+    templar: &Templar,
+    scope: &Scope,
+) -> Vec<Node> {
+    let mut sealed = Vec::new();
+    for layer in layers(ctx) {
+        let items: Vec<&Node> = match &layer.value {
+            Value::Seq(list) => list.iter().collect(),
+            _ => vec![layer],
+        };
+        for item in items {
+            let values: Vec<&Node> = match item.as_map() {
+                Some(map) => map.iter().map(|(_, v)| v).collect(),
+                None => vec![item],
+            };
+            for value in values {
+                if let Ok(r) = templar.render(value, scope)
+                    && r.provenance.is_sealed()
+                {
+                    sealed.push(r.value);
+                }
+            }
+        }
+    }
+    sealed
+}

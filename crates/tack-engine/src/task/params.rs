@@ -139,9 +139,10 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
                 return None;
             }
             let shown = |r: &RenderedArgs| (r.args.clone(), r.sealed.clone());
-            items.push(
-                run.renders.read(versions, (host, None), keep, || render(&scope), shown).ok()?,
-            );
+            let (args, mut sealed) =
+                run.renders.read(versions, (host, None), keep, || render(&scope), shown).ok()?;
+            remember_sealed(run, &scope, &args, &mut sealed);
+            items.push((args, sealed));
         }
         Some(source) => {
             let (list, read) = crate::task::items::items(reading, source, &scope).ok()?;
@@ -157,11 +158,76 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
                     run.renders.read(versions, key, keep, || render(&item_scope), shown).ok()?;
                 // Items of a sealed loop source are secrets whole.
                 if read.is_sealed() {
+                    if let Some(item) = list.get(index) {
+                        remember_texts(item);
+                    }
                     sealed = args.keys().filter_map(|k| k.as_str()).map(String::from).collect();
                 }
+                remember_sealed(run, &item_scope, &args, &mut sealed);
                 items.push((args, sealed));
             }
         }
     }
     Some(HostInput { host: host.to_string(), items })
+}
+
+/// Marks what the shown views must treat as secret beyond the arguments' own names, and
+/// remembers the secret texts this input made (`tack_vault::sealed`), so that whatever
+/// prints or reads them later is masked and sealed too: each sealed argument's text (for an
+/// argument written as a mapping or list, only the parts whose own render read a secret),
+/// and the environment values that read one (the host then counts as sealed: its output
+/// may hold what the environment gave it).
+fn remember_sealed(
+    run: &TaskRun<'_>,
+    scope: &tack_template::Scope,
+    args: &Mapping,
+    sealed: &mut Vec<String>,
+) {
+    let reading = &run.reading;
+    for name in sealed.iter() {
+        let Some(rendered) = args.get(name) else { continue };
+        match reading.ctx.task.args.get(name) {
+            Some(source) if matches!(source.value, Value::Map(_) | Value::Seq(_)) => {
+                remember_sealed_parts(reading.templar, scope, source);
+            }
+            _ => remember_texts(rendered),
+        }
+    }
+    let environment = crate::task::environment::sealed_values(reading.ctx, reading.templar, scope);
+    if !environment.is_empty() {
+        environment.iter().for_each(remember_texts);
+        sealed.push(ENVIRONMENT.to_string());
+    }
+}
+
+/// Not an argument: the name under which a host's sealed environment is counted.
+const ENVIRONMENT: &str = "<environment>";
+
+fn remember_sealed_parts(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+    source: &Node,
+) {
+    match &source.value {
+        Value::Map(map) => map.iter().for_each(|(_, v)| remember_sealed_parts(templar, scope, v)),
+        Value::Seq(items) => items.iter().for_each(|v| remember_sealed_parts(templar, scope, v)),
+        Value::Str(text) if tack_template::is_possibly_template(text) => {
+            if let Ok(r) = templar.render(source, scope)
+                && r.provenance.is_sealed()
+            {
+                remember_texts(&r.value);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Remembers every string in `node` as a secret.
+fn remember_texts(node: &Node) {
+    match &node.value {
+        Value::Str(text) => tack_vault::sealed::remember(text),
+        Value::Seq(items) => items.iter().for_each(remember_texts),
+        Value::Map(map) => map.iter().for_each(|(_, v)| remember_texts(v)),
+        _ => {}
+    }
 }

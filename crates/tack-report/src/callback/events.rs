@@ -60,8 +60,7 @@ impl<W: Write, C: Callback> EventsCallback<W, C> {
         for (key, value) in fields {
             map.insert(text(key), value);
         }
-        let secrets = tack_template::sealed_texts();
-        let node = mask_texts(Node::bare(Value::Map(map)), &secrets);
+        let node = mask_texts(Node::bare(Value::Map(map)));
         let mut options = JsonOptions::compact();
         options.ensure_ascii = false;
         let line = match tack_yaml::to_json(&node, &options) {
@@ -121,6 +120,9 @@ impl<W: Write, C: Callback> EventsCallback<W, C> {
             Outcome::Unreachable => "unreachable",
         };
         let sealed = self.sealed_hosts.contains(&result.host);
+        if sealed {
+            remember_output(result);
+        }
         let field = |key: &str| match result.data.get(key) {
             Some(_) if sealed => text(MASK),
             Some(value) => value.clone(),
@@ -149,33 +151,34 @@ fn text(s: &str) -> Node {
     Node::bare(Value::Str(s.to_string()))
 }
 
-/// Every string in `node` (keys too) with each secret in `secrets` replaced by the mask.
-fn mask_texts(node: Node, secrets: &[std::sync::Arc<str>]) -> Node {
-    if secrets.is_empty() {
+/// Every string in `node` (keys too) with the secrets in it masked, by
+/// `tack_vault::sealed`'s rule.
+fn mask_texts(node: Node) -> Node {
+    if tack_vault::sealed::is_empty() {
         return node;
     }
-    let mask = |s: &str| {
-        let mut out = s.to_string();
-        for secret in secrets {
-            if out.contains(&**secret) {
-                out = out.replace(&**secret, MASK);
-            }
-        }
-        out
-    };
     let value = match node.value {
-        Value::Str(s) => Value::Str(mask(&s)),
-        Value::Seq(items) => {
-            Value::Seq(items.into_iter().map(|n| mask_texts(n, secrets)).collect())
+        Value::Str(s) => match tack_vault::sealed::mask(&s) {
+            Some(masked) => Value::Str(masked),
+            None => Value::Str(s),
+        },
+        Value::Seq(items) => Value::Seq(items.into_iter().map(mask_texts).collect()),
+        Value::Map(map) => {
+            Value::Map(map.into_iter().map(|(k, v)| (mask_texts(k), mask_texts(v))).collect())
         }
-        Value::Map(map) => Value::Map(
-            map.into_iter()
-                .map(|(k, v)| (mask_texts(k, secrets), mask_texts(v, secrets)))
-                .collect(),
-        ),
         other => other,
     };
     Node { value, ..node }
+}
+
+/// A sealed host's output is a secret from here on: what prints it later, or reads it
+/// (a registered result, `ansible_failed_result`), is masked and sealed too.
+fn remember_output(result: &HostResult) {
+    for key in ["stdout", "stderr", "msg"] {
+        if let Some(Value::Str(text)) = result.data.get(key).map(|n| &n.value) {
+            tack_vault::sealed::remember(text);
+        }
+    }
 }
 
 impl<W: Write, C: Callback> Callback for EventsCallback<W, C> {

@@ -46,7 +46,7 @@ pub(crate) fn top_level<R>(f: impl FnOnce() -> R) -> (R, ProvenanceSet) {
         let top = tops.pop().unwrap_or_default();
         // A render inside another (a lookup's, a variable's) hands on that it read a secret,
         // so the outer result is known to hold one too.
-        if !top.decrypted.is_empty()
+        if (!top.decrypted.is_empty() || top.provenance.is_sealed())
             && let Some(outer) = tops.last_mut()
         {
             outer.provenance.mark_sealed();
@@ -71,6 +71,17 @@ pub(crate) fn record(provenance: &Provenance) {
     TOPS.with(|t| {
         if let Some(top) = t.borrow_mut().last_mut() {
             top.provenance.add(provenance);
+        }
+    });
+}
+
+/// Notes that the current render read a secret that is not a `!vault` value of its own (a
+/// whole-file vault's value, a vaulted file, a value derived from a secret): what it makes
+/// is sealed.
+pub(crate) fn seal() {
+    TOPS.with(|t| {
+        if let Some(top) = t.borrow_mut().last_mut() {
+            top.provenance.mark_sealed();
         }
     });
 }

@@ -191,26 +191,6 @@ fn panicked(payload: &(dyn std::any::Any + Send)) -> minijinja::Error {
     minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, shown)
 }
 
-/// Every `!vault` plaintext this process decrypted, so that whoever writes results somewhere
-/// lasting (the events file) can mask them wherever they ended up. Kept only in memory.
-static SEALED_TEXTS: std::sync::Mutex<Vec<std::sync::Arc<str>>> = std::sync::Mutex::new(Vec::new());
-
-fn remember_sealed(text: &std::sync::Arc<str>) {
-    // A poisoned lock still holds a usable list: a panic elsewhere must not stop masking.
-    let mut list = SEALED_TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-    if !text.is_empty() && !list.iter().any(|t| **t == **text) {
-        list.push(text.clone());
-    }
-}
-
-/// The `!vault` plaintexts decrypted so far, longest first (so a longer secret is masked
-/// before a shorter one inside it).
-pub fn sealed_texts() -> Vec<std::sync::Arc<str>> {
-    let mut list = SEALED_TEXTS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    list.sort_by_key(|t| std::cmp::Reverse(t.len()));
-    list
-}
-
 fn decrypt_with(secrets: &VaultSecrets, ciphertext: &str) -> Result<JValue, Error> {
     match secrets.decrypt(ciphertext.as_bytes()) {
         Ok(plain) => match String::from_utf8(plain) {
@@ -218,7 +198,6 @@ fn decrypt_with(secrets: &VaultSecrets, ciphertext: &str) -> Result<JValue, Erro
                 // Its own allocation (minijinja keeps short strings inline), so that the
                 // `vault_encrypted` test can recognise this very string later in the render.
                 let text = std::sync::Arc::<str>::from(text);
-                remember_sealed(&text);
                 let value = JValue::from(text);
                 active::decrypted(&value);
                 Ok(value)

@@ -102,7 +102,13 @@ pub(super) fn confine(
 /// `DataLoader.get_text_file_contents`, its failure in ansible's words.
 pub(super) fn read_text(env: &RenderEnv, path: &Path) -> Result<String, String> {
     match env.loader().file_text(path) {
-        Ok(text) => Ok(text.text),
+        Ok(text) => {
+            // A vaulted file's text is a secret: what the render makes of it is sealed.
+            if text.was_encrypted {
+                crate::engine::active::seal();
+            }
+            Ok(text.text)
+        }
         Err(tack_loader::LoadError::Read { path, reason }) => Err(format!(
             "An error occurred while trying to read the file {}: {reason}",
             tack_yaml::pyrepr::str_repr(&path.to_string_lossy())

@@ -105,8 +105,11 @@ fn decode(bytes: Vec<u8>, encoding: &str) -> Result<String, LookupError> {
 
 fn read(call: &Call, path: Option<&Path>, encoding: &str) -> Result<String, LookupError> {
     let Some(path) = path else { return Err(LookupError::failed("Invalid filename None.")) };
-    let (bytes, _) =
+    let (bytes, was_encrypted) =
         call.env.loader().file_bytes(path).map_err(|e| LookupError::failed(e.to_string()))?;
+    if was_encrypted {
+        crate::engine::active::seal();
+    }
     decode(bytes, encoding)
 }
 

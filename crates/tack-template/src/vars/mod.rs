@@ -18,7 +18,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
-use tack_yaml::{Mapping, Node};
+use tack_yaml::{Mapping, Node, Value};
 
 /// Where a variable's value came from, as far as trusting it is concerned.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -157,11 +157,41 @@ pub struct Binding {
     key_origin: Option<tack_diag::Origin>,
     /// The value as template data, made on first read and shared by every render after.
     data: OnceLock<data::Data>,
+    /// Whether the value holds a secret (see [`Binding::holds_secret`]), as last asked: the
+    /// secrets' generation it was asked at, shifted left, with the answer in the low bit; 0
+    /// before it is first asked.
+    sealed: std::sync::atomic::AtomicU64,
 }
 
 impl Binding {
     pub fn new(node: Node, provenance: Provenance) -> Binding {
-        Binding { node, provenance, deprecation: None, key_origin: None, data: OnceLock::new() }
+        Binding {
+            node,
+            provenance,
+            deprecation: None,
+            key_origin: None,
+            data: OnceLock::new(),
+            sealed: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the value holds a secret the run has seen in clear (a whole-file vault's
+    /// value, a value derived from a secret: `tack_vault::sealed`), so that the render
+    /// reading it is sealed as one decrypting an inline `!vault` value is. Asked again only
+    /// when a secret was learned since.
+    pub(crate) fn holds_secret(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let generation = tack_vault::sealed::generation();
+        if generation == 0 {
+            return false;
+        }
+        let cached = self.sealed.load(Ordering::Relaxed);
+        if cached >> 1 == generation {
+            return cached & 1 == 1;
+        }
+        let answer = node_holds_secret(&self.node);
+        self.sealed.store((generation << 1) | u64::from(answer), Ordering::Relaxed);
+        answer
     }
 
     /// This binding, its name written at `origin`.
@@ -200,6 +230,21 @@ impl Binding {
     /// not trust them); user-written strings are, unless written `!unsafe`.
     fn trusts_templates(&self) -> bool {
         self.provenance == Provenance::Trusted
+    }
+}
+
+/// Whether any value in `node` came from a whole-file vault or holds a known secret.
+fn node_holds_secret(node: &Node) -> bool {
+    if let Some(path) = node.origin.as_ref().and_then(|o| o.path.as_deref())
+        && tack_vault::sealed::is_vaulted_file(path)
+    {
+        return true;
+    }
+    match &node.value {
+        Value::Str(text) => tack_vault::sealed::holds_secret(text),
+        Value::Seq(items) => items.iter().any(node_holds_secret),
+        Value::Map(map) => map.iter().any(|(_, v)| node_holds_secret(v)),
+        _ => false,
     }
 }
 

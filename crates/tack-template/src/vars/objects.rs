@@ -88,6 +88,9 @@ impl Ctx {
     /// A binding read by name: its provenance is recorded, then its value resolved.
     pub(crate) fn read_binding(&self, binding: &Binding) -> JValue {
         active::record(binding.provenance());
+        if binding.holds_secret() {
+            active::seal();
+        }
         if let Some(deprecation) = binding.deprecation() {
             deprecation.emit();
         }

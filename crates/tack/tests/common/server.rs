@@ -17,6 +17,8 @@ pub(crate) struct Server {
     pub child: Child,
     pub addr: String,
     pub admin: String,
+    /// What the server wrote to stderr after its banner (its log).
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Drop for Server {
@@ -52,11 +54,16 @@ pub(crate) fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) ->
         .unwrap_or_else(|| panic!("{line}"))
         .to_string();
     // Keep reading stderr so the server never blocks on a full pipe.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = log.clone();
     std::thread::spawn(move || {
-        let mut sink = String::new();
-        let _ = stderr.read_to_string(&mut sink);
+        let mut line = String::new();
+        while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+            kept.lock().unwrap().push_str(&line);
+            line.clear();
+        }
     });
-    Server { child, addr, admin: admin.trim().to_string() }
+    Server { child, addr, admin: admin.trim().to_string(), log }
 }
 
 pub(crate) struct Reply {

@@ -1,0 +1,283 @@
+//! Secrets canaries (issue 24): each way a secret enters a run carries a canary of its own,
+//! and each stored or served view of the run is searched for every canary and the forms a
+//! playbook derives from it (upper case, reversed, base64, a slice, one line of several).
+//! None may appear; output that holds no secret must come through whole (masking must not
+//! mangle it). The transcript on the terminal is ansible's and shows the secrets, as
+//! ansible's does: it is checked to hold them, proving the canaries really flowed.
+//!
+//! Views: the `--events` file, the run store's files, the API's tasks and events, the run
+//! page, and the server's log. The run goes once from the command line (`--events`,
+//! `--record`, extra vars from a vaulted file) and once through `tack serve`.
+
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine as _;
+use serde_json::json;
+use tack_vault::{VaultSecret, VaultSecrets};
+
+#[path = "common/procs.rs"]
+mod procs;
+#[path = "common/server.rs"]
+mod server;
+use server::*;
+
+const PASSWORD: &str = "canary-test-password";
+
+const INLINE: &str = "cnry-inline-0a1b2c";
+const GROUP_VARS: &str = "cnry-groupvars-5b1e9f";
+const HOST_VARS: &str = "cnry-hostvars-8c2d7a";
+const HOST_INLINE: &str = "cnry-hostinline-4d5e6f";
+const VARS_FILES: &str = "cnry-varsfiles-3e4f6b";
+const INCLUDE_VARS: &str = "cnry-includevars-9a8b1c";
+const FILE_LOOKUP: &str = "cnry-filelookup-7d6c5e";
+const UNVAULT: &str = "cnry-unvault-2b3c4d";
+const COPIED: &str = "cnry-copied-4e5f6a";
+const TEMPLATED: &str = "cnry-template-5f6e7d";
+const ROLE_VARS: &str = "cnry-rolevars-1c2d3e";
+const EXTRA_VARS: &str = "cnry-extravars-6f7a8b";
+const LINE_ONE: &str = "cnry-line-one-1a2b";
+const LINE_TWO: &str = "cnry-line-two-3c4d";
+
+const ALL: &[&str] = &[
+    INLINE,
+    GROUP_VARS,
+    HOST_VARS,
+    HOST_INLINE,
+    VARS_FILES,
+    INCLUDE_VARS,
+    FILE_LOOKUP,
+    UNVAULT,
+    COPIED,
+    TEMPLATED,
+    ROLE_VARS,
+    EXTRA_VARS,
+    LINE_ONE,
+    LINE_TWO,
+];
+
+fn secrets() -> VaultSecrets {
+    VaultSecrets::new(vec![VaultSecret::new("default", PASSWORD.into())])
+}
+
+fn encrypt(plain: &str) -> String {
+    secrets().encrypt(plain.as_bytes(), "default").unwrap()
+}
+
+/// `plain` as an inline `!vault` value indented by `indent`.
+fn inline(plain: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let body: Vec<String> = encrypt(plain).lines().map(|l| format!("{pad}{l}")).collect();
+    format!("!vault |\n{}", body.join("\n"))
+}
+
+/// Every form of every canary that must not appear in a stored or served view.
+fn forbidden() -> Vec<String> {
+    let mut out = Vec::new();
+    for secret in ALL {
+        out.push(secret.to_string());
+        out.push(secret.to_uppercase());
+        out.push(secret.chars().rev().collect());
+        out.push(base64::engine::general_purpose::STANDARD.encode(secret));
+        out.push(base64::engine::general_purpose::STANDARD.encode(format!("{secret}\n")));
+    }
+    // The slice the playbook takes.
+    out.push(VARS_FILES[3..15].to_string());
+    out
+}
+
+const PLAYBOOK: &str = r#"- hosts: all
+  gather_facts: false
+  vars_files: [vaulted_vars.yml]
+  vars:
+    inline_secret: INLINE_VAULT
+  roles: [r]
+  tasks:
+    - include_vars: included.yml
+    - debug: msg="group {{ gv_secret }}"
+    - debug: var=hv_secret
+    - debug: msg="{{ vf_secret }}"
+    - debug: msg="{{ iv_secret }}"
+    - debug: msg="{{ inline_secret }}"
+    - debug: msg="{{ hv_inline }}"
+    - debug: msg="{{ lookup('file', 'secret.txt') }}"
+    - debug: msg="{{ lookup('unvault', 'secret2.txt') }}"
+    - copy: {src: payload.txt, dest: "{{ playbook_dir }}/out/payload.txt"}
+    - command: cat {{ playbook_dir }}/out/payload.txt
+    - slurp: {src: "{{ playbook_dir }}/out/payload.txt"}
+      register: slurped
+    - debug: msg="{{ slurped.content }}"
+    - debug: msg="{{ slurped.content | b64decode }}"
+    - template: {src: secret.j2, dest: "{{ playbook_dir }}/out/t.txt"}
+    - command: cat {{ playbook_dir }}/out/t.txt
+      register: catted
+    - debug: msg="{{ catted.stdout }}"
+    - debug: msg="{{ lookup('file', playbook_dir + '/out/t.txt') }}"
+    - set_fact:
+        up: "{{ vf_secret | upper }}"
+        b64: "{{ vf_secret | b64encode }}"
+        rev: "{{ vf_secret | reverse }}"
+        part: "{{ vf_secret[3:15] }}"
+        line2: "{{ multi.split('\n')[1] }}"
+    - debug: msg="{{ up }} {{ b64 }} {{ rev }} {{ part }} {{ line2 }}"
+    - name: "derived in a name {{ up }}"
+      debug: msg=hi
+    - shell: echo "$S" | rev
+      environment: {S: "{{ gv_secret }}"}
+      register: envout
+    - debug: msg="{{ envout.stdout }}"
+    - name: "named {{ hv_secret }}"
+      debug: msg=hi
+    - debug: msg="{{ item }}"
+      loop: "{{ multi.splitlines() }}"
+    - debug: msg=labelled
+      loop: [1]
+      loop_control: {label: "{{ iv_secret }}"}
+    - debug: {msg: "{{ {'k': iv_secret} | to_json }}"}
+    - debug: msg="{{ hostvars[inventory_hostname].gv_secret }}"
+    - debug: msg="{{ lookup('vars', 'hv_secret') }}"
+    - block:
+        - fail: msg="failing with {{ vf_secret | upper }}"
+      rescue:
+        - debug: msg="{{ ansible_failed_result.msg }}"
+    - debug: msg="{{ ev_secret }}"
+      when: ev_secret is defined
+    - debug: msg="{{ short }}"
+    - name: plain output stays whole
+      debug: msg="absolutely hello-world-plain"
+"#;
+
+/// The project: every file that carries a canary is vaulted (whole or inline).
+fn project(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("project");
+    let write = |name: &str, text: &str| {
+        let path = p.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("hosts", "canary ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n");
+    write("pw", PASSWORD);
+    write("group_vars/all/vault.yml", &encrypt(&format!("gv_secret: {GROUP_VARS}\n")));
+    write("host_vars/canary/vault.yml", &encrypt(&format!("hv_secret: {HOST_VARS}\n")));
+    write("host_vars/canary/plain.yml", &format!("hv_inline: {}\n", inline(HOST_INLINE, 2)));
+    write(
+        "vaulted_vars.yml",
+        &encrypt(&format!(
+            "vf_secret: {VARS_FILES}\nshort: ab\nmulti: \"{LINE_ONE}\\n{LINE_TWO}\\n\"\n"
+        )),
+    );
+    write("included.yml", &encrypt(&format!("iv_secret: {INCLUDE_VARS}\n")));
+    write("secret.txt", &encrypt(&format!("{FILE_LOOKUP}\n")));
+    write("secret2.txt", &encrypt(&format!("{UNVAULT}\n")));
+    write("payload.txt", &encrypt(&format!("{COPIED}\n")));
+    write("secret.j2", &encrypt(&format!("{TEMPLATED}\n")));
+    write("extra.yml", &encrypt(&format!("ev_secret: {EXTRA_VARS}\n")));
+    write("roles/r/vars/main.yml", &encrypt(&format!("rv_secret: {ROLE_VARS}\n")));
+    write("roles/r/tasks/main.yml", "- debug: msg=\"role {{ rv_secret }}\"\n");
+    write("site.yml", &PLAYBOOK.replace("INLINE_VAULT", &inline(INLINE, 6)));
+    std::fs::create_dir_all(p.join("out")).unwrap();
+    p
+}
+
+/// Panics naming every forbidden form found in `text`, which is `view`.
+fn assert_clean(view: &str, text: &str) {
+    let found: Vec<String> =
+        forbidden().into_iter().filter(|f| text.contains(f.as_str())).collect();
+    assert!(found.is_empty(), "{view} holds {found:?}:\n{text}");
+}
+
+/// The run store's files, as text.
+fn store_files(dir: &Path) -> String {
+    let mut text = String::new();
+    for file in std::fs::read_dir(dir).unwrap() {
+        let path = file.unwrap().path();
+        if path.file_name().unwrap().to_string_lossy().starts_with("runs.db")
+            && let Ok(bytes) = std::fs::read(&path)
+        {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    text
+}
+
+#[test]
+fn no_canary_reaches_a_stored_or_served_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(dir.path());
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+
+    // From the command line: the events file and the store.
+    let events = dir.path().join("events.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "site.yml", "--vault-password-file", "pw"])
+        .args(["-e", "@extra.yml", "--events", events.to_str().unwrap(), "--record", &db])
+        .current_dir(&project)
+        .env("ANSIBLE_CONFIG", "")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .unwrap();
+    let transcript = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{transcript}{}", String::from_utf8_lossy(&out.stderr));
+    for secret in ALL {
+        assert!(transcript.contains(secret), "the canary {secret} never flowed:\n{transcript}");
+    }
+    let events = std::fs::read_to_string(&events).unwrap();
+    assert_clean("the events file", &events);
+    assert!(events.contains("\"msg\": \"absolutely hello-world-plain\""), "{events}");
+    // The 2-character secret is masked where a whole text is it, never inside a word.
+    assert!(!events.contains("\"msg\": \"ab\""), "{events}");
+
+    // Through the server: its API, its page, its log, and the store both runs wrote.
+    let s = start_server(&db, dir.path(), "1", true);
+    let a = s.addr.as_str();
+    let spec = json!({
+        "name": "canary", "project_dir": project, "playbook": "site.yml", "inventory": "hosts",
+        "vault_password_file": "pw",
+    });
+    let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let r = request(a, "POST", "/v1/incarnations/canary/runs", Some(&s.admin), None, &[]);
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["apply_id"].as_str().unwrap().to_string();
+    let run = wait_final(&s, &s.admin, "canary", &id);
+    assert_eq!(run["status"], "success", "{run}");
+    let base = format!("/v1/incarnations/canary/runs/{id}");
+    for path in [base.clone(), format!("{base}/tasks"), format!("{base}/events"), "/v1/runs".into()]
+    {
+        let r = request(a, "GET", &path, Some(&s.admin), None, &[]);
+        assert_eq!(r.status, 200, "{path}");
+        let body = String::from_utf8_lossy(&dechunk_if(&r)).into_owned();
+        assert_clean(&path, &body);
+    }
+    let tasks = request(a, "GET", &format!("{base}/tasks"), Some(&s.admin), None, &[]);
+    assert!(
+        String::from_utf8_lossy(&tasks.body).contains("absolutely hello-world-plain"),
+        "the plain output came through whole"
+    );
+    let cookie = format!("tack_token={}", s.admin);
+    let task_count = tasks.json()["tasks"].as_array().unwrap().len();
+    for task in 1..=task_count {
+        let page = request(
+            a,
+            "GET",
+            &format!("/ui/runs/{id}?task={task}"),
+            None,
+            None,
+            &[("Cookie", &cookie)],
+        );
+        assert_eq!(page.status, 200);
+        assert_clean(&format!("the run page at task {task}"), &String::from_utf8_lossy(&page.body));
+    }
+    assert_clean("the server's log", &s.log.lock().unwrap());
+    drop(s);
+    assert_clean("the run store", &store_files(dir.path()));
+}
+
+/// An events route answers as a stream: its body without the chunk framing.
+fn dechunk_if(r: &Reply) -> Vec<u8> {
+    if r.head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(&r.body)
+    } else {
+        r.body.clone()
+    }
+}
