@@ -558,10 +558,19 @@ impl PlayScope {
         scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
         scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
         scope = scope.with_layer(read_layer(&self.play));
-        if task.running
-            && let Some(files) = self.host_vars_files_layer(&scope)
-        {
-            scope = scope.with_layer(files);
+        if task.running {
+            // ansible renders the entries with the variables so far, the extra vars and the
+            // magic ones over them, `hostvars` included (a host's view in `hostvars` leaves
+            // the deferred entries out, so reading it here does not come back here).
+            let mut names = scope.with_layer(self.extra.clone());
+            if let Ok(magic) = self.play_hosts.read() {
+                names = names.with_layer(magic.clone());
+            }
+            names = names.with_layer(view.host_magic.get(host)?.clone());
+            let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
+            if let Some(files) = self.host_vars_files_layer(&names.with_hostvars(hostvars)) {
+                scope = scope.with_layer(files);
+            }
         }
         scope = push(scope, &task.role.vars);
         for vars in &task.vars {
