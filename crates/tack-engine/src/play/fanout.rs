@@ -18,7 +18,8 @@ use tack_report::callback::Callback;
 
 use crate::plan::HandlerReasons;
 use crate::play::env::PlayEnv;
-use crate::task::outcome::TaskOutcome;
+use crate::play::forks::Note;
+use crate::task::outcome::{TaskOutcome, show_live};
 
 /// What [`run_task`] runs: a task on every host given, a `run_once` task (on the first, its
 /// result every host's), or a handler.
@@ -125,13 +126,32 @@ pub(crate) fn run_task(
         Vec::new()
     };
     let runner = &runner;
+    // The host whose lines have begun (its read notes and the deferred banner are out).
+    let mut begun: Option<String> = None;
     tack_links::pool::opening_ahead(ahead, width, || {
-        crate::play::forks::run_hosts(
+        crate::play::forks::run_hosts_streaming(
             hosts,
             width,
-            |host| runner.run(host),
-            |host, outcome| {
-                env.reads.before_result(hosts, host, callback);
+            |host, sink| runner.run_live(host, Some(&|event, diff| sink((event, diff)))),
+            |host, note| {
+                let outcome = match note {
+                    Note::Line((event, diff)) => {
+                        if begun.as_deref() != Some(host) {
+                            env.reads.before_result(hosts, host, callback);
+                            begun = Some(host.to_string());
+                        }
+                        if banner_due {
+                            callback.task_start(&view);
+                            banner_due = false;
+                        }
+                        show_live(&view, &event, diff, callback);
+                        return Ok(());
+                    }
+                    Note::Done(outcome) => outcome,
+                };
+                if begun.take().as_deref() != Some(host) {
+                    env.reads.before_result(hosts, host, callback);
+                }
                 if outcome.result.lost() {
                     lost.insert(host.to_string());
                 }

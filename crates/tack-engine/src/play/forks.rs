@@ -5,7 +5,8 @@
 //! The transcript is the one `-f 1` gives: ansible prints results as workers finish, so with
 //! several forks its order depends on timing; tack picks the one order that is always among
 //! ansible's possible ones, the hosts' own. A host's outcome is shown as soon as it and every
-//! host before it are done.
+//! host before it are done; the lines a host makes on the way (a loop's items) are shown as
+//! they are made while it is the first host not done ([`run_hosts_streaming`]).
 //!
 //! Owns only the scheduling. What a host runs (a task's `TaskRun::run`, or `setup`) and what
 //! its outcome does to the play are the caller's. Nothing here prints.
@@ -80,6 +81,94 @@ pub(crate) fn run_hosts<T: Send>(
     })
 }
 
+/// What [`run_hosts_streaming`] hands on of one host: a line its work made on the way, or
+/// its outcome.
+pub(crate) enum Note<E, T> {
+    Line(E),
+    Done(T),
+}
+
+/// [`run_hosts`] for work that makes lines on the way (a loop's items): `work` gets a sink
+/// for them, and `each` gets every host's lines and then its outcome, in the hosts' order. A
+/// line reaches `each` as soon as its host is the first not done; a later host's lines wait
+/// until every host before it is done, and then come in the order they were made.
+pub(crate) fn run_hosts_streaming<E: Send, T: Send>(
+    hosts: &[String],
+    width: usize,
+    work: impl Fn(&str, &dyn Fn(E)) -> T + Sync,
+    mut each: impl FnMut(&str, Note<E, T>) -> Result<(), Diagnostic>,
+) -> Result<(), Diagnostic> {
+    if width <= 1 || hosts.len() <= 1 {
+        for host in hosts {
+            // The work runs here: its lines go to `each` at once (the first failure kept,
+            // the work itself not cut short).
+            let shared = std::cell::RefCell::new((&mut each, None::<Diagnostic>));
+            let sink = |line: E| {
+                let mut guard = shared.borrow_mut();
+                let (each, failed) = &mut *guard;
+                if failed.is_none()
+                    && let Err(diag) = each(host, Note::Line(line))
+                {
+                    *failed = Some(diag);
+                }
+            };
+            let outcome = work(host, &sink);
+            let (each, failed) = shared.into_inner();
+            if let Some(diag) = failed {
+                return Err(diag);
+            }
+            each(host, Note::Done(outcome))?;
+        }
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        let (send, receive) = mpsc::channel::<(usize, Note<E, T>)>();
+        for _ in 0..width {
+            let send = send.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            threads.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    tack_diag::interrupt::hold_if_ending();
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(host) = hosts.get(index) else { break };
+                    let lines = send.clone();
+                    let sink = move |line: E| {
+                        let _ = lines.send((index, Note::Line(line)));
+                    };
+                    if send.send((index, Note::Done(work(host, &sink)))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(send);
+        let mut waiting: BTreeMap<usize, Vec<Note<E, T>>> = BTreeMap::new();
+        let mut shown = 0;
+        for (index, note) in receive {
+            waiting.entry(index).or_default().push(note);
+            // Everything the first host not done has made goes out, and when that was its
+            // outcome, the next host's in turn.
+            while let Some(notes) = waiting.remove(&shown) {
+                let mut done = false;
+                for note in notes {
+                    done |= matches!(note, Note::Done(_));
+                    if let Err(diag) = each(&hosts[shown], note) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(diag);
+                    }
+                }
+                if !done {
+                    break;
+                }
+                shown += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::width;
@@ -93,5 +182,41 @@ mod tests {
         assert_eq!(width(0, 0, 3), 1);
         assert_eq!(width(1, 0, 3), 1);
         assert_eq!(width(5, -1, 10), 5);
+    }
+
+    #[test]
+    fn lines_come_in_the_hosts_order_each_before_its_outcome() {
+        use super::{Note, run_hosts_streaming};
+        let hosts: Vec<String> = (0..6).map(|i| format!("h{i}")).collect();
+        for width in [1, 3] {
+            let mut seen = Vec::new();
+            run_hosts_streaming(
+                &hosts,
+                width,
+                |host, sink| {
+                    // Later hosts finish first.
+                    let n: u64 = host[1..].parse().unwrap();
+                    for item in 0..3 {
+                        std::thread::sleep(std::time::Duration::from_millis(6 - n));
+                        sink(format!("{host}:{item}"));
+                    }
+                    format!("{host} done")
+                },
+                |host, note| {
+                    seen.push(match note {
+                        Note::Line(line) => line,
+                        Note::Done(outcome) => outcome,
+                    });
+                    assert!(seen.last().unwrap().starts_with(host));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let want: Vec<String> = hosts
+                .iter()
+                .flat_map(|h| (0..3).map(move |i| format!("{h}:{i}")).chain([format!("{h} done")]))
+                .collect();
+            assert_eq!(seen, want, "width {width}");
+        }
     }
 }

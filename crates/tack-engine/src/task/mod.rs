@@ -51,7 +51,7 @@ use crate::task::args::{RenderedArgs, Renders};
 use crate::task::delegate::Delegation;
 pub(crate) use crate::task::judge::add_warnings;
 use crate::task::link::TaskLinks;
-use crate::task::outcome::{TaskEvent, TaskOutcome};
+use crate::task::outcome::{Live, Shown, TaskEvent, TaskOutcome};
 use crate::task::reading::Reading;
 use crate::task::when::When;
 
@@ -139,13 +139,19 @@ impl TaskRun<'_> {
 
     /// Runs the task on `host`.
     pub(crate) fn run(&self, host: &str) -> TaskOutcome {
+        self.run_live(host, None)
+    }
+
+    /// Runs the task on `host`, a loop handing each item's line to `live` as it is made
+    /// (see `outcome::Live`).
+    pub(crate) fn run_live(&self, host: &str, live: Option<&Live<'_>>) -> TaskOutcome {
         // Each run of the task on a host announces its connection anew (ansible makes a
         // connection object per task executor).
         let trace = Trace::new();
         let Some(scope) = self.reading.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
             let result = self.finish(host, actions::errored(diag));
-            return TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None };
+            return TaskOutcome::of(result);
         };
         crate::vars::reserved::warn_scope(&scope, self.reading.vars.extra());
         // A `diff` that cannot be read fails the task as ansible's `post_validate` does: the
@@ -164,11 +170,12 @@ impl TaskRun<'_> {
                 Ok(v) => v,
                 Err(d) => {
                     let result = self.finish(host, actions::errored(d));
-                    return TaskOutcome { items: Vec::new(), result, diff, failed_task: None };
+                    return TaskOutcome { diff, ..TaskOutcome::of(result) };
                 }
             };
         }
         let mut events = Vec::new();
+        let mut stream = Shown::new(live, diff, self.verbosity);
         let outcome = match (&self.reading.ctx.task.loop_items, keyword_error) {
             // A loop's items each read it (`run_loop`).
             (None, Some(d)) => {
@@ -178,10 +185,10 @@ impl TaskRun<'_> {
             (None, None) => {
                 self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r))
             }
-            (Some(items), _) => match self.run_loop(host, &scope, &trace, items) {
-                Ok((shown, result, any_ignored)) => {
+            (Some(items), _) => match self.run_loop(host, &scope, &trace, items, &mut stream) {
+                Ok((result, any_ignored)) => {
                     ignore_errors = any_ignored;
-                    Ok((shown, result))
+                    Ok((std::mem::take(&mut stream.events), result))
                 }
                 Err(d) => {
                     // Before any item: only a value that needs no item's variables counts.
@@ -281,7 +288,8 @@ impl TaskRun<'_> {
             };
             dump.dump(&scope)
         });
-        TaskOutcome { items, result, diff, failed_task }
+        // What went out live is the events' beginning: nothing comes before a loop's.
+        TaskOutcome { items, result, diff, failed_task, shown_live: stream.streamed }
     }
 
     /// `ignore_errors` when a keyword failed to validate: ansible's result takes the keyword
@@ -343,7 +351,8 @@ impl TaskRun<'_> {
         scope: &Scope,
         trace: &Arc<Trace>,
         source: &Node,
-    ) -> Result<(Vec<TaskEvent>, HostResult, bool), Diagnostic> {
+        shown: &mut Shown<'_>,
+    ) -> Result<(HostResult, bool), Diagnostic> {
         let templar = self.reading.templar;
         // Without items, what needs none decides.
         let static_ignore = || self.reading.flag(Keyword::IgnoreErrors, scope).unwrap_or(false);
@@ -352,7 +361,7 @@ impl TaskRun<'_> {
             && let Some(producer) = templar.static_provenance(source, scope).unavailable().next()
         {
             let deferred = tack_report::plan_mark::deferred(host, producer);
-            return Ok((Vec::new(), deferred, static_ignore()));
+            return Ok((deferred, static_ignore()));
         }
         let (list, read) = match crate::task::items::items(&self.reading, source, scope) {
             Ok(found) => found,
@@ -361,24 +370,23 @@ impl TaskRun<'_> {
                 let cond = crate::task::items::when_before_loop_error(ctx, templar, scope, failed)?;
                 let mut skipped = tack_report::result::skipped(host, &cond);
                 skipped.data.insert(s("failed"), b(false));
-                return Ok((Vec::new(), skipped, static_ignore()));
+                return Ok((skipped, static_ignore()));
             }
         };
         if self.planning
             && let Some(producer) = read.unavailable().next()
         {
             let deferred = tack_report::plan_mark::deferred(host, producer);
-            return Ok((Vec::new(), deferred, static_ignore()));
+            return Ok((deferred, static_ignore()));
         }
         let control = crate::task::loop_control::LoopControl::read(&self.reading, scope)?;
         if list.is_empty() {
-            return Ok((Vec::new(), crate::task::items::no_items(host), static_ignore()));
+            return Ok((crate::task::items::no_items(host), static_ignore()));
         }
         let mut any_ignored = false;
         let gate = self.plan_gate();
         let delegation = self.delegation();
         let mut results = Vec::new();
-        let mut shown = Vec::new();
         let reads_task = self.reading.reads_task_state();
         for (index, item) in list.iter().enumerate() {
             control.pause_before(index);
@@ -467,7 +475,7 @@ impl TaskRun<'_> {
                 break;
             }
         }
-        Ok((shown, crate::task::items::aggregate(host, results), any_ignored))
+        Ok((crate::task::items::aggregate(host, results), any_ignored))
     }
 
     /// Runs the action until its `until` holds (or it stops failing), at most `retries + 1`

@@ -8,6 +8,7 @@ use tack_report::callback::{Callback, TaskView};
 use tack_report::result::HostResult;
 
 /// What the callback hears about a host before its final result, in the order it happened.
+#[derive(Clone)]
 pub(crate) enum TaskEvent {
     /// One loop item's result.
     Item(HostResult),
@@ -29,12 +30,85 @@ pub(crate) struct TaskOutcome {
     pub diff: bool,
     /// `ansible_failed_task` for a rescue, when the task failed (see `failed_task`).
     pub failed_task: Option<Node>,
+    /// How many of `items`, from the first, the callback was shown while the task ran (see
+    /// [`Live`]); the rest are shown with the result.
+    pub shown_live: usize,
+}
+
+/// Where a running loop hands each item's (and each retry's) line as it happens, with the
+/// task's diff mode, so a long loop shows its progress as ansible's does. Only these lines
+/// go out early (with the connection lines the run's verbosity never shows): they are final
+/// when made, where a shown `-vvv` or async line may yet be hidden by what the task decides
+/// at its end, so a host's lines stop going out live at the first of those.
+pub(crate) type Live<'a> = dyn Fn(TaskEvent, bool) + 'a;
+
+/// Shows one line handed out live: an item (after its diff, in diff mode) or a retry.
+pub(crate) fn show_live(
+    view: &TaskView,
+    event: &TaskEvent,
+    diff: bool,
+    callback: &mut dyn Callback,
+) {
+    match event {
+        TaskEvent::Item(item) => {
+            if diff && tack_report::callback::diff::sent_for(item) {
+                callback.file_diff(view, item);
+            }
+            callback.item_result(view, item);
+        }
+        TaskEvent::Retry(retry) => callback.retry(view, retry),
+        // Never handed out live (see `Live`).
+        TaskEvent::Async(_) | TaskEvent::Transport(..) => {}
+    }
+}
+
+/// The events of a running task, each also handed to the live sink while every one so far
+/// could be.
+pub(crate) struct Shown<'a> {
+    pub events: Vec<TaskEvent>,
+    live: Option<&'a Live<'a>>,
+    diff: bool,
+    /// The run's `-v` count: a connection line above it is never shown, so it does not hold
+    /// the lines after it back.
+    verbosity: i64,
+    pub streamed: usize,
+}
+
+impl<'a> Shown<'a> {
+    pub(crate) fn new(live: Option<&'a Live<'a>>, diff: bool, verbosity: i64) -> Shown<'a> {
+        Shown { events: Vec::new(), live, diff, verbosity, streamed: 0 }
+    }
+
+    fn goes_live(&self, event: &TaskEvent) -> bool {
+        match event {
+            TaskEvent::Item(_) | TaskEvent::Retry(_) => true,
+            TaskEvent::Transport(level, _) => i64::from(*level) > self.verbosity,
+            TaskEvent::Async(_) => false,
+        }
+    }
+
+    pub(crate) fn push(&mut self, event: TaskEvent) {
+        if let Some(live) = self.live
+            && self.streamed == self.events.len()
+            && self.goes_live(&event)
+        {
+            live(event.clone(), self.diff);
+            self.streamed += 1;
+        }
+        self.events.push(event);
+    }
+
+    pub(crate) fn extend(&mut self, events: impl IntoIterator<Item = TaskEvent>) {
+        for event in events {
+            self.push(event);
+        }
+    }
 }
 
 impl TaskOutcome {
     /// An outcome with no events of its own (an include's failure, a gathered result).
     pub(crate) fn of(result: HostResult) -> TaskOutcome {
-        TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None }
+        TaskOutcome { items: Vec::new(), result, diff: false, failed_task: None, shown_live: 0 }
     }
 
     /// Whether the callback hears item or retry lines before the result (a deferred banner
@@ -59,15 +133,11 @@ impl TaskOutcome {
     /// Tells `callback` what happened before the final result, in order: each item (after its
     /// diff, when the task's diff mode is on), retry, async note and `-vvv` connection line.
     pub(crate) fn show_events(&self, view: &TaskView, callback: &mut dyn Callback) {
-        for event in &self.items {
+        for event in self.items.iter().skip(self.shown_live) {
             match event {
-                TaskEvent::Item(item) => {
-                    if self.diff && tack_report::callback::diff::sent_for(item) {
-                        callback.file_diff(view, item);
-                    }
-                    callback.item_result(view, item);
+                TaskEvent::Item(_) | TaskEvent::Retry(_) => {
+                    show_live(view, event, self.diff, callback);
                 }
-                TaskEvent::Retry(retry) => callback.retry(view, retry),
                 TaskEvent::Async(note) => callback.async_note(note),
                 // The command a `no_log` task hands the shell may carry its secrets.
                 TaskEvent::Transport(_, line) if self.result.no_log && line.contains("> EXEC ") => {
