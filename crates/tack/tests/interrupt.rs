@@ -189,3 +189,62 @@ fn a_link_dropped_mid_task_makes_the_host_unreachable_as_ansible_does() {
     );
     assert!(!out.contains("after"), "an unreachable host runs nothing more: {out}");
 }
+
+/// Every process below `root` (children, their children, ...).
+fn descendants(root: i32) -> Vec<i32> {
+    let parent_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
+    };
+    let all: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(all.iter().copied().filter(|pid| parent_of(*pid) == Some(parent)));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+#[test]
+fn a_killed_agent_makes_its_host_unreachable_and_leaves_no_module_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd_dir = dir.path().join("sshd");
+    let (_sshd, line) = Sshd::start(&sshd_dir);
+    let marker = dir.path().join("agent-marker");
+    std::fs::write(dir.path().join("site.yml"), playbook("s1", &marker)).unwrap();
+    std::fs::write(dir.path().join("hosts"), line).unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    let master: i32 =
+        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
+    let agents: Vec<i32> = descendants(master)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.contains("/.cache/tack/agent-"))
+        })
+        .collect();
+    assert!(!agents.is_empty(), "no agent under the loopback sshd");
+    for pid in agents {
+        // SAFETY: kill has no memory preconditions; these are the test sshd's agents.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    // The session's command killed by a signal ends ssh with 255, as when ansible's module
+    // process is killed: the host is unreachable (exit 4), its module is gone with the agent.
+    let (status, out, err) = finish(child);
+    assert_eq!(status.code(), Some(4), "{out}{err}");
+    assert!(out.contains("fatal: [s1]: UNREACHABLE! => "), "{out}");
+    assert!(
+        out.contains("s1                         : ok=1    changed=0    unreachable=1    failed=0"),
+        "{out}"
+    );
+    assert!(!out.contains("after"), "the host runs nothing more: {out}");
+    assert_eq!(lingering(&marker), Vec::<String>::new());
+}

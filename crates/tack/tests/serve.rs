@@ -456,8 +456,22 @@ fn two_servers_on_one_postgres_run_each_queued_run_once() {
 fn a_killed_server_leaves_its_run_interrupted_with_its_events() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
-    let project = project(dir.path());
-    let mut s = start_server(&db, dir.path(), "1", true);
+    killed_server(&db, dir.path());
+}
+
+#[test]
+fn a_killed_server_on_postgres_leaves_its_run_interrupted_with_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    killed_server(&pg.url, dir.path());
+}
+
+/// A server killed while its run's task runs: the run's module stops with it, and the next
+/// server marks the run `interrupted` (never runs it again) with the events it had stored.
+fn killed_server(db: &str, dir: &Path) {
+    let db = db.to_string();
+    let project = project(dir);
+    let mut s = start_server(&db, dir, "1", true);
     let admin = s.admin.clone();
     let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
     let r =
@@ -480,7 +494,7 @@ fn a_killed_server_leaves_its_run_interrupted_with_its_events() {
     // The run dies with the server, and stops its module first.
     let left = lingering(project.to_str().unwrap());
     assert!(left.is_empty(), "the run's processes outlived the server: {left:?}");
-    let again = start_server(&db, dir.path(), "1", false);
+    let again = start_server(&db, dir, "1", false);
     let run = wait_final(&again, &admin, "slow", &id);
     assert_eq!(run["status"], "interrupted", "{run}");
     assert!(run["error"].as_str().unwrap().contains("not run again"), "{run}");
