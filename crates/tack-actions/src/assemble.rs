@@ -131,6 +131,9 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     };
     let staged = match Staged::put(input.conn, &bytes, "src", false) {
         Ok(staged) => staged,
+        Err(e) if crate::output::link_lost(&e) => {
+            return crate::output::link_errored(&e, input.task_origin.clone());
+        }
         Err(e) => return failed(&format!("could not stage the assembled file: {e}"), input),
     };
     let mut copy_args = args;

@@ -364,12 +364,29 @@ pub(super) fn run_module(
 }
 
 fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
+    run_on(module, args, input).map_err(|e| e.to_string())
+}
+
+fn run_on(
+    module: &str,
+    args: Map<String, Json>,
+    input: &ActionInput<'_>,
+) -> Result<Mapping, tack_connect::ConnectionError> {
     let invocation = input.invocation(args);
-    input
-        .conn
-        .run_module(module, &invocation)
-        .map(|r| json::map_from_json(&r))
-        .map_err(|e| e.to_string())
+    input.conn.run_module(module, &invocation).map(|r| json::map_from_json(&r))
+}
+
+/// A module the action ran failed on the link: the host is unreachable when the link is
+/// gone (as ansible's connection failure is), else the action fails with the error.
+fn module_errored(
+    e: &tack_connect::ConnectionError,
+    input: &ActionInput<'_>,
+    origin: Option<Origin>,
+) -> ActionOutput {
+    if crate::output::link_lost(e) {
+        return crate::output::link_errored(e, input.task_origin.clone());
+    }
+    failed(e.to_string(), origin)
 }
 
 /// The common half: compare with the destination, then set attributes or stage and copy.
@@ -396,9 +413,9 @@ fn transfer(
     stat_args.insert("path".into(), Json::String(dest.clone()));
     stat_args.insert("get_checksum".into(), Json::Bool(force));
     stat_args.insert("checksum_algorithm".into(), Json::String("sha1".into()));
-    let stat = match run("stat", stat_args, input) {
+    let stat = match run_on("stat", stat_args, input) {
         Ok(r) => r,
-        Err(e) => return failed(e, origin),
+        Err(e) => return module_errored(&e, input, origin),
     };
     let mut info = stat.get("stat").and_then(Node::as_map).cloned().unwrap_or_default();
     let is = |info: &Mapping, k: &str| info.get(k).is_some_and(|v| v.value.is_truthy());
@@ -413,9 +430,9 @@ fn transfer(
         again.insert("path".into(), Json::String(dest.clone()));
         again.insert("get_checksum".into(), Json::Bool(force));
         again.insert("checksum_algorithm".into(), Json::String("sha1".into()));
-        info = match run("stat", again, input) {
+        info = match run_on("stat", again, input) {
             Ok(r) => r.get("stat").and_then(Node::as_map).cloned().unwrap_or_default(),
-            Err(e) => return failed(e, origin),
+            Err(e) => return module_errored(&e, input, origin),
         };
     }
     let flag = |k: &str| is(&info, k);
@@ -436,9 +453,9 @@ fn transfer(
             file_args.remove(key);
         }
         file_args.insert("path".into(), Json::String(dest.clone()));
-        match run("file", file_args, input) {
+        match run_on("file", file_args, input) {
             Ok(r) => r,
-            Err(e) => return failed(e, origin),
+            Err(e) => return module_errored(&e, input, origin),
         }
     } else {
         if input.diff {
@@ -483,6 +500,9 @@ fn transfer(
         let name = format!(".source{}", ext.unwrap_or_default());
         let staged = match Staged::put(input.conn, &bytes, &name, false) {
             Ok(staged) => staged,
+            Err(e) if crate::output::link_lost(&e) => {
+                return crate::output::link_errored(&e, input.task_origin.clone());
+            }
             Err(e) => return failed(format!("could not stage the file: {e}"), origin),
         };
         module_args.insert("src".into(), Json::String(staged.path().to_string()));
@@ -490,12 +510,12 @@ fn transfer(
         if let Some(base) = &basename {
             module_args.insert("_original_basename".into(), Json::String(base.clone()));
         }
-        let out = run("copy", module_args, input);
+        let out = run_on("copy", module_args, input);
         // The staged bytes are removed as soon as the module has them in place.
         drop(staged);
         match out {
             Ok(r) => r,
-            Err(e) => return failed(e, origin),
+            Err(e) => return module_errored(&e, input, origin),
         }
     };
     if result.get("failed").is_some_and(|f| f.value.is_truthy()) {

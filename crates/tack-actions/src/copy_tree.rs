@@ -397,6 +397,9 @@ fn copy_file(
         let ext = Path::new(&dest_file).extension().map(|e| format!(".{}", e.to_string_lossy()));
         let name = format!(".source{}", ext.unwrap_or_default());
         let staged = Staged::put(input.conn, &bytes, &name, false).map_err(|e| {
+            if crate::output::link_lost(&e) {
+                return Failed(crate::output::link_errored(&e, input.task_origin.clone()));
+            }
             let msg = format!("could not stage the file: {e}");
             Failed(super::shell_run::action_fail(input, &msg))
         })?;

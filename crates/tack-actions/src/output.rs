@@ -99,6 +99,14 @@ pub(crate) fn link_errored(
     out
 }
 
+/// Whether a request failed because the host is gone (ssh failed, the link dropped): a
+/// file being staged then makes the host unreachable, as ansible's transfer that ssh ends
+/// with 255 does (`Failed to connect to the host via ...`), where any other staging failure
+/// fails the task.
+pub(crate) fn link_lost(e: &tack_connect::ConnectionError) -> bool {
+    matches!(e, tack_connect::ConnectionError::Unreachable { .. })
+}
+
 pub fn errored(diag: Diagnostic) -> ActionOutput {
     // ansible's result for a task whose action raised (`create_from_action_exception`).
     let mut data = Mapping::new();

@@ -104,6 +104,9 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     // Executable by its owner only, in a directory no one else may enter.
     let staged = match Staged::put(input.conn, &bytes, &name, true) {
         Ok(staged) => staged,
+        Err(e) if crate::output::link_lost(&e) => {
+            return crate::output::link_errored(&e, input.task_origin.clone());
+        }
         Err(e) => return failed(&format!("could not stage the script: {e}"), input),
     };
     let staged_path = staged.path().to_string();

@@ -101,6 +101,9 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
         };
         let file = match Staged::put(input.conn, &bytes, "source", false) {
             Ok(file) => file,
+            Err(e) if crate::output::link_lost(&e) => {
+                return crate::output::link_errored(&e, input.task_origin.clone());
+            }
             Err(e) => return fail(&format!("could not stage the archive: {e}")),
         };
         args.insert(s("src"), s(file.path()));

@@ -3,7 +3,9 @@
 //! decoder) is fed its seed corpus (`tests/fuzz/<target>/`) and mutations of it. Any error
 //! is fine; a panic is a finding (the test fails, naming the input, which is written to
 //! `target/fuzz-findings/`), and a stack overflow or an abort fails it by ending the process.
-//! An input that runs longer than `TACK_FUZZ_INPUT_SECONDS` (20) is a finding as well.
+//! An input that runs longer than `TACK_FUZZ_INPUT_SECONDS` (20) is a finding as well; with
+//! `TACK_FUZZ_SAVE_EACH` set, each input is written to `target/fuzz-findings/current` before
+//! it runs (to name the one that overflowed the stack).
 //!
 //! CI runs a short pass (`TACK_FUZZ_ITERATIONS`, 2,000 inputs per target by default); a long
 //! run is the same test with more, its figures in `docs/reliability.md`:
@@ -127,7 +129,21 @@ fn iterations() -> usize {
 }
 
 /// Feeds `target` its seeds and mutations of them; a panic fails the test with the input.
-fn fuzz(name: &str, seeds: Vec<Vec<u8>>, target: impl Fn(&[u8])) {
+fn fuzz(name: &str, seeds: Vec<Vec<u8>>, target: impl Fn(&[u8]) + Sync) {
+    // On a stack the size of the main thread's (8 MiB), where tack loads files and renders
+    // the controller's templates; a test thread's 2 MiB would find depths tack never meets.
+    std::thread::scope(|scope| {
+        let run = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, || fuzz_here(name, seeds, &target))
+            .expect("the fuzzing thread starts");
+        if let Err(panic) = run.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
+fn fuzz_here(name: &str, seeds: Vec<Vec<u8>>, target: &(impl Fn(&[u8]) + Sync)) {
     assert!(!seeds.is_empty(), "{name}: no seed corpus");
     let seed = std::env::var("TACK_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1u64);
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
@@ -201,6 +217,12 @@ impl Watchdog {
     }
 
     fn begin(&self, n: usize, input: &[u8]) {
+        // An overflowed stack ends the process with no word of the input: with
+        // `TACK_FUZZ_SAVE_EACH` set, each input is written out before it runs, so the last one
+        // written is the one that ended it.
+        if std::env::var_os("TACK_FUZZ_SAVE_EACH").is_some() {
+            finding("current", input);
+        }
         let (counter, current, _) = &*self.state;
         *current.lock().unwrap_or_else(|e| e.into_inner()) = input.to_vec();
         counter.store(n + 1, Ordering::Relaxed);

@@ -222,15 +222,7 @@ fn a_killed_agent_makes_its_host_unreachable_and_leaves_no_module_behind() {
     std::fs::write(dir.path().join("hosts"), line).unwrap();
     let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
     wait_started(&marker);
-    let master: i32 =
-        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
-    let agents: Vec<i32> = descendants(master)
-        .into_iter()
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.contains("/.cache/tack/agent-"))
-        })
-        .collect();
+    let agents = agents(&sshd_dir);
     assert!(!agents.is_empty(), "no agent under the loopback sshd");
     for pid in agents {
         // SAFETY: kill has no memory preconditions; these are the test sshd's agents.
@@ -247,4 +239,83 @@ fn a_killed_agent_makes_its_host_unreachable_and_leaves_no_module_behind() {
     );
     assert!(!out.contains("after"), "the host runs nothing more: {out}");
     assert_eq!(lingering(&marker), Vec::<String>::new());
+}
+
+/// The agents of the loopback sshd: its sessions' `tack-agent` processes.
+fn agents(sshd_dir: &Path) -> Vec<i32> {
+    let master: i32 =
+        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
+    descendants(master)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.contains("/.cache/tack/agent-"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_link_dropped_while_a_script_is_staged_makes_the_host_unreachable() {
+    // ansible-core 2.21's ssh transfer that ssh ends with 255 raises `Failed to connect to
+    // the host via ...`: the host is unreachable. tack said FAILED (`could not stage the
+    // script: ...`) and exited 2. `script` stages its file before anything else runs.
+    dropped_while("script: big.sh");
+}
+
+#[test]
+fn a_link_dropped_while_copy_works_makes_the_host_unreachable() {
+    // `copy` asks the host about its destination first: that request meets the dead link.
+    // tack said FAILED (`Action failed: ...`) and exited 2.
+    dropped_while("copy: src=big.sh dest={m}.copy");
+}
+
+/// Runs `task` after a pause during which the host's agent stops reading, so the task's
+/// first request over the link (a 48 MiB upload for the file tasks) stalls; then kills the
+/// link under it.
+fn dropped_while(task: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd_dir = dir.path().join("sshd");
+    let (_sshd, line) = Sshd::start(&sshd_dir);
+    let marker = dir.path().join("stage-marker");
+    // Far more than the pipes between here and the agent hold.
+    let mut script = b"#!/bin/sh\ntrue\n".to_vec();
+    script.extend(std::iter::repeat_n(b'#', 48 << 20));
+    std::fs::write(dir.path().join("big.sh"), script).unwrap();
+    let m = marker.display().to_string();
+    std::fs::write(
+        dir.path().join("site.yml"),
+        format!(
+            "- hosts: s1\n  gather_facts: false\n  tasks:\n    - command: touch {m}.started\n    \
+             - pause: seconds=3\n    - {}\n    - debug: msg=after\n",
+            task.replace("{m}", &m)
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("hosts"), line).unwrap();
+    let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
+    wait_started(&marker);
+    // During the pause: the agent stops reading, so the task's request stalls when it comes.
+    std::thread::sleep(Duration::from_millis(500));
+    let stopped = agents(&sshd_dir);
+    assert!(!stopped.is_empty(), "no agent under the loopback sshd");
+    for pid in &stopped {
+        // SAFETY: kill has no memory preconditions; these are the test sshd's agents.
+        unsafe { libc::kill(*pid, libc::SIGSTOP) };
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    for pid in sshd_sessions(&sshd_dir) {
+        // SAFETY: as above; the test sshd's sessions.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    for pid in &stopped {
+        // SAFETY: as above.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    let (status, out, err) = finish(child);
+    assert_eq!(status.code(), Some(4), "{out}{err}");
+    assert!(
+        out.contains("fatal: [s1]: UNREACHABLE! => {\"changed\": false, \"msg\": \"Task failed: Failed to connect to the host via ssh: "),
+        "{out}"
+    );
+    assert!(!out.contains("after"), "{out}");
 }

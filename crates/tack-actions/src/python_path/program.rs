@@ -50,10 +50,16 @@ pub(super) fn run(
     let name = format!("AnsiballZ_{}", file.unwrap_or_default());
     let staged = match Staged::put(input.conn, &source, &name, true) {
         Ok(staged) => staged,
+        Err(e) if crate::output::link_lost(&e) => {
+            return crate::output::link_errored(&e, input.task_origin.clone());
+        }
         Err(e) => return fail(format!("Task failed: could not stage the module: {e}")),
     };
     let args_file = match Staged::put(input.conn, arguments.as_bytes(), "args", false) {
         Ok(staged) => staged,
+        Err(e) if crate::output::link_lost(&e) => {
+            return crate::output::link_errored(&e, input.task_origin.clone());
+        }
         Err(e) => return fail(format!("Task failed: could not stage the module's arguments: {e}")),
     };
     if let Some(task) = input.async_task {
