@@ -17,6 +17,13 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_agent.rs"));
 }
 
+/// What the embedded agent is, for `tack --version`: its machine, whether it is static, and
+/// the start of its BLAKE3 hash (the name it is cached under on hosts); `None` when none was
+/// embedded.
+pub fn embedded_summary() -> Option<&'static str> {
+    embedded::SUMMARY
+}
+
 /// How many hex digits of the hash name a cached agent.
 const HASH_PREFIX: usize = 16;
 

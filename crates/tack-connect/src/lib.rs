@@ -40,7 +40,7 @@ pub use connection::{Connection, ConnectionError, ExecOutput};
 pub use decorate::{Decorator, Held, Outcome, Request};
 pub use escalate::{Become, BecomeError, BecomeMethod, Escalation};
 pub use in_process::InProcess;
-pub use install::AgentImage;
+pub use install::{AgentImage, embedded_summary};
 pub use notes::Notes;
 pub use on_demand::OnDemand;
 pub use ssh::{DEFAULT_CONTROL_PATH_DIR, DEFAULT_SSH_ARGS, SshError, SshTarget, control_path_name};

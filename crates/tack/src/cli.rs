@@ -10,7 +10,7 @@ use crate::cmd;
 #[derive(Parser, Debug)]
 #[command(
     name = "tack",
-    version,
+    version = version(false),
     about = "An Ansible-compatible automation engine",
     infer_long_args = true,
     propagate_version = true
@@ -25,6 +25,23 @@ impl Cli {
     pub(crate) fn is_server(&self) -> bool {
         matches!(self.command, Command::Serve(_))
     }
+}
+
+/// What `--version` says after the command's name: tack's version (for an ansible command
+/// name, `[tack VERSION]`, as ansible's say `[core VERSION]`), the ansible-core version it is
+/// compatible with, and the agent it installs on hosts.
+pub(crate) fn version(aliased: bool) -> &'static str {
+    static TEXTS: [std::sync::OnceLock<String>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    TEXTS[usize::from(aliased)].get_or_init(|| {
+        let agent = match tack_connect::embedded_summary() {
+            Some(summary) => format!("agent {summary}"),
+            None => "no agent embedded: ssh hosts need a tack-agent beside tack".to_string(),
+        };
+        let own = env!("CARGO_PKG_VERSION");
+        let own = if aliased { format!("[tack {own}]") } else { own.to_string() };
+        format!("{own} (compatible with ansible-core {}; {agent})", tack_engine::ANSIBLE_VERSION)
+    })
 }
 
 // Parsed once per process; boxing the larger variants would buy nothing.
@@ -66,9 +83,8 @@ fn alias_of(argv0: &OsString) -> Option<&'static str> {
 /// Parses one subcommand's flags as a command of its own, named as ansible's command is, so
 /// usage lines and `--version` read as they should for `ansible-playbook ...`.
 fn parse_as<A: clap::Args + clap::FromArgMatches>(name: &'static str, args: Vec<OsString>) -> A {
-    let command = A::augment_args(
-        clap::Command::new(name).version(env!("CARGO_PKG_VERSION")).infer_long_args(true),
-    );
+    let command =
+        A::augment_args(clap::Command::new(name).version(version(true)).infer_long_args(true));
     let matches = command.get_matches_from(args);
     A::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
