@@ -331,7 +331,14 @@ impl InventoryData {
 
     /// `Group.add_host`: also records the group and its ancestors on the host.
     pub(crate) fn add_host_to_group(&mut self, group: GroupId, host: HostId) -> bool {
-        if self.groups[group.0 as usize].hosts.contains(&host) {
+        // A host in the group has the group among its own (short) list: only then is the
+        // group's (long) list searched, so a range of many hosts is added in linear time.
+        let listed = if host == HostId::IMPLICIT_LOCALHOST {
+            self.implicit_localhost.get().is_none_or(|h| h.groups.contains(&group))
+        } else {
+            self.hosts[host.0 as usize].groups.contains(&group)
+        };
+        if listed && self.groups[group.0 as usize].hosts.contains(&host) {
             return false;
         }
         self.groups[group.0 as usize].hosts.push(host);

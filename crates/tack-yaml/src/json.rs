@@ -141,13 +141,20 @@ impl Writer<'_> {
             Value::Seq(items) => self.seq(items, level)?,
             Value::Map(map) => {
                 let mut entries: Vec<(String, &Value)> = Vec::with_capacity(map.len());
+                // Where each converted key went: a map of many keys (an inventory's hosts)
+                // is written in linear time.
+                let mut at: std::collections::HashMap<String, usize> =
+                    std::collections::HashMap::with_capacity(map.len());
                 for (k, v) in map.iter() {
                     let key = key_text(&k.value)?;
                     // A dict built from converted keys keeps the first position of a key and
                     // the last value given for it.
-                    match entries.iter_mut().find(|(existing, _)| *existing == key) {
-                        Some(slot) => slot.1 = &v.value,
-                        None => entries.push((key, &v.value)),
+                    match at.get(&key) {
+                        Some(&slot) => entries[slot].1 = &v.value,
+                        None => {
+                            at.insert(key.clone(), entries.len());
+                            entries.push((key, &v.value));
+                        }
                     }
                 }
                 if self.options.sort_keys {
