@@ -64,6 +64,10 @@ pub(crate) enum Command {
     Serve(cmd::serve::Args),
     /// Create, list and revoke the server's access tokens.
     Token(cmd::serve::TokenArgs),
+    /// Print shell completions for tack (or an ansible command name tack answers to).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Print tack's manual page (or write every page into a directory).
+    Man(cmd::docs::ManArgs),
 }
 
 /// The ansible command names tack answers to, and the subcommand each one means.
@@ -80,13 +84,26 @@ fn alias_of(argv0: &OsString) -> Option<&'static str> {
     ALIASES.iter().find(|(alias, _)| *alias == name).map(|(_, sub)| *sub)
 }
 
-/// Parses one subcommand's flags as a command of its own, named as ansible's command is, so
-/// usage lines and `--version` read as they should for `ansible-playbook ...`.
+/// One subcommand's flags as a command of its own, named as ansible's command is, so usage
+/// lines and `--version` read as they should for `ansible-playbook ...`.
+fn command_as<A: clap::Args>(name: &'static str) -> clap::Command {
+    A::augment_args(clap::Command::new(name).version(version(true)).infer_long_args(true))
+}
+
 fn parse_as<A: clap::Args + clap::FromArgMatches>(name: &'static str, args: Vec<OsString>) -> A {
-    let command =
-        A::augment_args(clap::Command::new(name).version(version(true)).infer_long_args(true));
-    let matches = command.get_matches_from(args);
+    let matches = command_as::<A>(name).get_matches_from(args);
     A::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The command line an ansible command name stands for (for completions and manual pages).
+pub(crate) fn alias_command(name: &str) -> Option<clap::Command> {
+    Some(match name {
+        "ansible-playbook" => command_as::<cmd::playbook::Args>("ansible-playbook"),
+        "ansible-inventory" => command_as::<cmd::inventory::Args>("ansible-inventory"),
+        "ansible-vault" => command_as::<cmd::vault::Args>("ansible-vault"),
+        "ansible" => command_as::<cmd::adhoc::Args>("ansible"),
+        _ => return None,
+    })
 }
 
 /// Parses the process's arguments: `tack <subcommand> ...`, or an ansible command name.

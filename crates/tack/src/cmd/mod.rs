@@ -2,6 +2,7 @@
 //! library crates.
 
 pub(crate) mod adhoc;
+pub(crate) mod docs;
 pub(crate) mod eval;
 pub(crate) mod inventory;
 pub(crate) mod plan;
@@ -24,5 +25,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Token(args) => serve::token(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     }
 }
