@@ -55,6 +55,29 @@ pub fn is_omit_value(value: &JValue) -> bool {
 /// finalization). `omit` items and values drop out of containers. Fails on an undefined value,
 /// a template that fails, or a value with no data form (a function, say).
 pub fn to_value(value: &JValue) -> Result<Value, Error> {
+    // A container that holds itself (a namespace assigned into itself) would recurse for
+    // ever: past Python's depth (ansible fails near it too), this is the template's error.
+    thread_local! {
+        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    let depth = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get()
+    });
+    let result = if depth > MAX_VALUE_DEPTH {
+        Err(Error::new(ErrorKind::InvalidOperation, "maximum recursion depth exceeded"))
+    } else {
+        to_value_here(value)
+    };
+    DEPTH.with(|d| d.set(d.get() - 1));
+    result
+}
+
+/// How deep containers may nest in a value a template makes (loaded YAML stops at 500; a
+/// host's thread has the stack for this many).
+const MAX_VALUE_DEPTH: usize = 400;
+
+fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(list) = value.downcast_object_ref::<List>() {
         return list_value(list.try_items()?);
     }
