@@ -233,8 +233,10 @@ def run_commands(case: Path, work: Path, ref: Path, argvs, stdin: bytes, expecte
         if (case / "tty").exists():
             # On a pseudo-terminal (util-linux `script`), as a user at a terminal runs it.
             # A second word in `tty` is the terminal's width.
+            # The program replaces the shell (`exec`): a Ctrl+C typed at the terminal then
+            # reaches only the program, whose own exit code is recorded, not the shell's.
             words = (case / "tty").read_text().split()
-            line = shlex.join(argv)
+            line = "exec " + shlex.join(argv)
             if len(words) > 1:
                 line = f"stty cols {int(words[1])} rows 40 && {line}"
             argv = ["script", "-qec", line, "/dev/null"]

@@ -413,7 +413,9 @@ fn case_command(
         // On a pseudo-terminal through util-linux `script`, as the recorder runs it.
         Some(tty) => {
             let joined: Vec<String> = argv.iter().map(|a| tack_py::shlex::quote(a)).collect();
-            let mut line = joined.join(" ");
+            // The program replaces the shell, as the recorder runs it: a Ctrl+C typed at the
+            // terminal reaches only the program, and its own exit code is compared.
+            let mut line = format!("exec {}", joined.join(" "));
             // A second word in `tty` is the terminal's width.
             if let Some(cols) = tty.split_whitespace().nth(1) {
                 let cols: u32 = cols.parse().map_err(|e| format!("{rel}/tty: {e}"))?;
