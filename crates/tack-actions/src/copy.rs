@@ -360,10 +360,6 @@ pub(super) fn run_module(
     args: Map<String, Json>,
     input: &ActionInput<'_>,
 ) -> Result<Mapping, String> {
-    run(module, args, input)
-}
-
-fn run(module: &str, args: Map<String, Json>, input: &ActionInput<'_>) -> Result<Mapping, String> {
     run_on(module, args, input).map_err(|e| e.to_string())
 }
 

@@ -100,9 +100,10 @@ pub(crate) fn link_errored(
 }
 
 /// Whether a request failed because the host is gone (ssh failed, the link dropped): a
-/// file being staged then makes the host unreachable, as ansible's transfer that ssh ends
-/// with 255 does (`Failed to connect to the host via ...`), where any other staging failure
-/// fails the task.
+/// file being staged then makes the host unreachable (ansible-core's ssh plugin raises
+/// `Failed to connect to the host via ...` for a transfer ssh ends with 255: read in its
+/// source, not recorded, since tack stages over its own link), where any other staging
+/// failure fails the task.
 pub(crate) fn link_lost(e: &tack_connect::ConnectionError) -> bool {
     matches!(e, tack_connect::ConnectionError::Unreachable { .. })
 }

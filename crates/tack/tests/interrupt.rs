@@ -145,21 +145,22 @@ fn a_dropped_link_stops_the_module_on_the_ssh_host() {
     assert_eq!(lingering(&marker), Vec::<String>::new());
 }
 
+/// The loopback sshd's listener.
+fn sshd_master(sshd_dir: &Path) -> i32 {
+    std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap()
+}
+
 /// The children of the loopback sshd's listener: its sessions.
 fn sshd_sessions(sshd_dir: &Path) -> Vec<i32> {
-    let master: i32 =
-        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().is_some_and(|stat| {
-                let rest = &stat[stat.rfind(')').unwrap() + 1..];
-                rest.split_whitespace().nth(1) == Some(master.to_string().as_str())
-            })
-        })
-        .collect()
+    procs::children(sshd_master(sshd_dir))
+}
+
+/// Sends `signal` to each of `pids`.
+fn kill_all(pids: &[i32], signal: i32) {
+    for pid in pids {
+        // SAFETY: kill has no memory preconditions; these are the test sshd's processes.
+        unsafe { libc::kill(*pid, signal) };
+    }
 }
 
 #[test]
@@ -176,10 +177,7 @@ fn a_link_dropped_mid_task_makes_the_host_unreachable_as_ansible_does() {
     std::fs::write(dir.path().join("hosts"), line).unwrap();
     let child = start(dir.path(), &["playbook", "-i", "hosts", "site.yml"]);
     wait_started(&marker);
-    for pid in sshd_sessions(&sshd_dir) {
-        // SAFETY: kill has no memory preconditions; these are the test sshd's sessions.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
+    kill_all(&sshd_sessions(&sshd_dir), libc::SIGKILL);
     let (status, out, err) = finish(child);
     assert_eq!(status.code(), Some(4), "{out}{err}");
     assert!(out.contains("fatal: [s1]: UNREACHABLE! => {\"changed\": false, \"msg\": \"Task failed: Failed to connect to the host via ssh: "), "{out}");
@@ -188,28 +186,6 @@ fn a_link_dropped_mid_task_makes_the_host_unreachable_as_ansible_does() {
         "{out}"
     );
     assert!(!out.contains("after"), "an unreachable host runs nothing more: {out}");
-}
-
-/// Every process below `root` (children, their children, ...).
-fn descendants(root: i32) -> Vec<i32> {
-    let parent_of = |pid: i32| -> Option<i32> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
-    };
-    let all: Vec<i32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(all.iter().copied().filter(|pid| parent_of(*pid) == Some(parent)));
-        i += 1;
-    }
-    found.remove(0);
-    found
 }
 
 #[test]
@@ -224,12 +200,10 @@ fn a_killed_agent_makes_its_host_unreachable_and_leaves_no_module_behind() {
     wait_started(&marker);
     let agents = agents(&sshd_dir);
     assert!(!agents.is_empty(), "no agent under the loopback sshd");
-    for pid in agents {
-        // SAFETY: kill has no memory preconditions; these are the test sshd's agents.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    // The session's command killed by a signal ends ssh with 255, as when ansible's module
-    // process is killed: the host is unreachable (exit 4), its module is gone with the agent.
+    kill_all(&agents, libc::SIGKILL);
+    // The session's command killed by a signal ends ssh with 255 (tack's own behaviour here;
+    // not recorded from ansible, which has no agent): the host is unreachable (exit 4), its
+    // module gone with the agent.
     let (status, out, err) = finish(child);
     assert_eq!(status.code(), Some(4), "{out}{err}");
     assert!(out.contains("fatal: [s1]: UNREACHABLE! => "), "{out}");
@@ -243,9 +217,7 @@ fn a_killed_agent_makes_its_host_unreachable_and_leaves_no_module_behind() {
 
 /// The agents of the loopback sshd: its sessions' `tack-agent` processes.
 fn agents(sshd_dir: &Path) -> Vec<i32> {
-    let master: i32 =
-        std::fs::read_to_string(sshd_dir.join("sshd.pid")).unwrap().trim().parse().unwrap();
-    descendants(master)
+    procs::descendants(sshd_master(sshd_dir))
         .into_iter()
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
@@ -256,8 +228,9 @@ fn agents(sshd_dir: &Path) -> Vec<i32> {
 
 #[test]
 fn a_link_dropped_while_a_script_is_staged_makes_the_host_unreachable() {
-    // ansible-core 2.21's ssh transfer that ssh ends with 255 raises `Failed to connect to
-    // the host via ...`: the host is unreachable. tack said FAILED (`could not stage the
+    // ansible-core 2.21's ssh plugin raises `Failed to connect to the host via ...` for a
+    // transfer that ssh ends with 255 (read in its source, not recorded: tack stages over its
+    // own link): the host is unreachable. tack said FAILED (`could not stage the
     // script: ...`) and exited 2. `script` stages its file before anything else runs.
     dropped_while("script: big.sh");
 }
@@ -298,19 +271,10 @@ fn dropped_while(task: &str) {
     std::thread::sleep(Duration::from_millis(500));
     let stopped = agents(&sshd_dir);
     assert!(!stopped.is_empty(), "no agent under the loopback sshd");
-    for pid in &stopped {
-        // SAFETY: kill has no memory preconditions; these are the test sshd's agents.
-        unsafe { libc::kill(*pid, libc::SIGSTOP) };
-    }
+    kill_all(&stopped, libc::SIGSTOP);
     std::thread::sleep(Duration::from_secs(4));
-    for pid in sshd_sessions(&sshd_dir) {
-        // SAFETY: as above; the test sshd's sessions.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    for pid in &stopped {
-        // SAFETY: as above.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
-    }
+    kill_all(&sshd_sessions(&sshd_dir), libc::SIGKILL);
+    kill_all(&stopped, libc::SIGKILL);
     let (status, out, err) = finish(child);
     assert_eq!(status.code(), Some(4), "{out}{err}");
     assert!(

@@ -38,47 +38,16 @@ pub(crate) fn run_hosts<T: Send>(
     work: impl Fn(&str) -> T + Sync,
     mut each: impl FnMut(&str, T) -> Result<(), Diagnostic>,
 ) -> Result<(), Diagnostic> {
-    if width <= 1 || hosts.len() <= 1 {
-        for host in hosts {
-            each(host, work(host))?;
-        }
-        return Ok(());
-    }
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|threads| {
-        let (send, receive) = mpsc::channel::<(usize, T)>();
-        for _ in 0..width {
-            let send = send.clone();
-            let (next, stop, work) = (&next, &stop, &work);
-            threads.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    // An interrupted run starts no host's work more.
-                    tack_diag::interrupt::hold_if_ending();
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(host) = hosts.get(index) else { break };
-                    if send.send((index, work(host))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        // The workers hold the only senders left, so the receiving loop ends when they do.
-        drop(send);
-        let mut waiting: BTreeMap<usize, T> = BTreeMap::new();
-        let mut shown = 0;
-        for (index, outcome) in receive {
-            waiting.insert(index, outcome);
-            while let Some(outcome) = waiting.remove(&shown) {
-                if let Err(diag) = each(&hosts[shown], outcome) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(diag);
-                }
-                shown += 1;
-            }
-        }
-        Ok(())
-    })
+    // Work that makes no lines on the way: only its outcomes reach `each`.
+    run_hosts_streaming(
+        hosts,
+        width,
+        |host, _: &dyn Fn(())| work(host),
+        |host, note| match note {
+            Note::Line(()) => Ok(()),
+            Note::Done(outcome) => each(host, outcome),
+        },
+    )
 }
 
 /// What [`run_hosts_streaming`] hands on of one host: a line its work made on the way, or
