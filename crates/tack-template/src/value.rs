@@ -75,7 +75,7 @@ pub fn to_value(value: &JValue) -> Result<Value, Error> {
 
 /// How deep containers may nest in a value a template makes (loaded YAML stops at 500; a
 /// host's thread has the stack for this many).
-const MAX_VALUE_DEPTH: usize = 400;
+pub(crate) const MAX_VALUE_DEPTH: usize = 400;
 
 fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(list) = value.downcast_object_ref::<List>() {

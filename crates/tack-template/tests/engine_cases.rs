@@ -24,6 +24,22 @@ const KNOWN: &[(&str, &str)] = &[
         "ansible-core 2.21.5 answers 0 for `count()` on a list read from variables (its lazy \
          list compares against its unrendered items); tack counts as Python's list does",
     ),
+    (
+        "py-append-bound-list",
+        "ansible shares a list read from variables with the list it is appended to (changing \
+         one later changes both); tack copies it, as ansible copies a list a template built, \
+         so that no container can come to hold itself (a self-holding value recurses without \
+         end in printing, comparing and hashing)",
+    ),
+    (
+        "ns-holds-itself",
+        "ansible prints a namespace that holds itself with Python's `{...}`; tack fails the \
+         assignment that closes the loop with ansible's recursion message, because minijinja \
+         prints a namespace with no depth limit (a stack overflow would end the run for every \
+         host)",
+    ),
+    ("ns-holds-itself-in-tuple", "as ns-holds-itself"),
+    ("ns-holds-itself-through-another", "as ns-holds-itself"),
 ];
 
 fn dir() -> PathBuf {

@@ -1,6 +1,7 @@
-//! Secrets canaries (issue 24): each way a secret enters a run carries a canary of its own,
-//! and each stored or served view of the run is searched for every canary and the forms a
-//! playbook derives from it (upper case, reversed, base64, a slice, one line of several).
+//! Secrets canaries (issue 24): each source of a secret carries a canary of its own (38 of
+//! them, over 39 ways in: `docs/reliability.md` lists them), and each stored or served view
+//! of the run is searched for every canary and the forms a playbook derives from it (upper
+//! case, reversed, base64, a slice, one line of several).
 //! None may appear; output that holds no secret must come through whole (masking must not
 //! mangle it). The transcript on the terminal is ansible's and shows the secrets, as
 //! ansible's does: it is checked to hold them, proving the canaries really flowed.
@@ -38,6 +39,30 @@ const ROLE_VARS: &str = "cnry-rolevars-1c2d3e";
 const EXTRA_VARS: &str = "cnry-extravars-6f7a8b";
 const LINE_ONE: &str = "cnry-line-one-1a2b";
 const LINE_TWO: &str = "cnry-line-two-3c4d";
+const GROUP_INLINE: &str = "cnry-groupinline-7a1b2c";
+const ROLE_DEFAULTS: &str = "cnry-roledefaults-3d4e5f";
+const ROLE_PARAM: &str = "cnry-roleparam-6a7b8c";
+const BLOCK_VARS: &str = "cnry-blockvars-9d8e7f";
+const TASK_VARS: &str = "cnry-taskvars-1f2e3d";
+const CMD_ARG: &str = "cnry-cmdarg-4a5b6c";
+const DIFF_CONTENT: &str = "cnry-diffcontent-2c3d4e";
+const LINEINFILE: &str = "cnry-lineinfile-5e6f7a";
+const ASSERT_MSG: &str = "cnry-assertmsg-8b9c0d";
+const STATS: &str = "cnry-stats-1e2f3a";
+const ADD_HOST: &str = "cnry-addhost-4b5c6d";
+const LOOP_A: &str = "cnry-loop-a-7e8f9a";
+const LOOP_B: &str = "cnry-loop-b-0b1c2d";
+const HANDLER: &str = "cnry-handler-3e4f5a";
+const PLAY_NAME: &str = "cnry-playname-6b7c8d";
+const YAML_FORM: &str = "cnry-yamlform-9e0f1a";
+const PLAY_ENV: &str = "cnry-playenv-2b3c4e";
+const SCRIPT_ARG: &str = "cnry-scriptarg-5d6e7f";
+const ASYNC: &str = "cnry-async-8a9b0c";
+const DICT_LEAF: &str = "cnry-dictleaf-1d2e3f";
+const FAIL_IGNORED: &str = "cnry-failignored-4a5b6d";
+const LOOKUP_TEMPLATE: &str = "cnry-lookuptemplate-7c8d9e";
+const INCLUDE_TASKS_VARS: &str = "cnry-includetasks-0f1a2b";
+const DELEGATED: &str = "cnry-delegated-3c4d5f";
 
 const ALL: &[&str] = &[
     INLINE,
@@ -54,6 +79,30 @@ const ALL: &[&str] = &[
     EXTRA_VARS,
     LINE_ONE,
     LINE_TWO,
+    GROUP_INLINE,
+    ROLE_DEFAULTS,
+    ROLE_PARAM,
+    BLOCK_VARS,
+    TASK_VARS,
+    CMD_ARG,
+    DIFF_CONTENT,
+    LINEINFILE,
+    ASSERT_MSG,
+    STATS,
+    ADD_HOST,
+    LOOP_A,
+    LOOP_B,
+    HANDLER,
+    PLAY_NAME,
+    YAML_FORM,
+    PLAY_ENV,
+    SCRIPT_ARG,
+    ASYNC,
+    DICT_LEAF,
+    FAIL_IGNORED,
+    LOOKUP_TEMPLATE,
+    INCLUDE_TASKS_VARS,
+    DELEGATED,
 ];
 
 fn secrets() -> VaultSecrets {
@@ -88,10 +137,16 @@ fn forbidden() -> Vec<String> {
 
 const PLAYBOOK: &str = r#"- hosts: all
   gather_facts: false
-  vars_files: [vaulted_vars.yml]
+  vars_files: [vaulted_vars.yml, more_vars.yml]
   vars:
     inline_secret: INLINE_VAULT
+    creds:
+      user: bob
+      pass: DICT_LEAF_VAULT
   roles: [r]
+  handlers:
+    - name: h1
+      debug: msg="handler {{ hd_secret }}"
   tasks:
     - include_vars: included.yml
     - debug: msg="group {{ gv_secret }}"
@@ -145,6 +200,65 @@ const PLAYBOOK: &str = r#"- hosts: all
     - debug: msg="{{ short }}"
     - name: plain output stays whole
       debug: msg="absolutely hello-world-plain"
+    - debug: msg="{{ gi_secret }}"
+    - include_role: {name: p}
+      vars: {param: "{{ rp_secret }}"}
+    - block:
+        - debug: msg="{{ bv_secret }}"
+      vars:
+        bv_secret: BLOCK_VAULT
+    - debug: msg="{{ tv_secret }}"
+      vars:
+        tv_secret: TASK_VAULT
+    - command: echo {{ ca_secret }}
+      register: ca
+    - debug: var=ca
+    - copy: {content: "{{ dc_secret }}\n", dest: "{{ playbook_dir }}/out/dc.txt"}
+      diff: true
+    - lineinfile: {path: "{{ playbook_dir }}/out/li.txt", line: "{{ li_secret }}", create: true}
+      diff: true
+    - block:
+        - assert: {that: [false], fail_msg: "bad {{ am_secret }}"}
+      rescue:
+        - debug: msg="{{ ansible_failed_result.msg }}"
+    - set_stats: {data: {st: "{{ st_secret }}"}}
+    - debug: msg="{{ st_secret }}"
+    - add_host: {name: extra_host, ah_var: "{{ ah_secret }}"}
+    - debug: msg="{{ hostvars['extra_host'].ah_var }}"
+    - debug: msg="{{ item }}"
+      loop: "{{ loop_secrets }}"
+    - command: /bin/true
+      notify: h1
+    - debug:
+        msg: "{{ {'k': ym_secret} | to_nice_yaml }}"
+    - script: s.sh {{ sa_secret }}
+      register: sa
+    - debug: var=sa.stdout
+    - shell: echo {{ as_secret }}
+      async: 10
+      poll: 1
+      register: asy
+    - debug: var=asy
+    - debug: var=creds
+    - fail: msg="ignored {{ fi_secret }}"
+      ignore_errors: true
+    - debug: msg="{{ lookup('template', 'lt.j2') }}"
+    - include_tasks: inc.yml
+      vars: {itv: "{{ it_secret }}"}
+    - debug: msg="{{ dl_secret }}"
+      delegate_to: localhost
+
+- name: "second play {{ pn_secret }}"
+  hosts: grp
+  gather_facts: false
+  vars:
+    pn_secret: PLAY_NAME_VAULT
+    pe_secret: PLAY_ENV_VAULT
+  environment: {PE: "{{ pe_secret }}"}
+  tasks:
+    - shell: echo "$PE"
+      register: pe
+    - debug: var=pe.stdout
 "#;
 
 /// The project: every file that carries a canary is vaulted (whole or inline).
@@ -155,7 +269,12 @@ fn project(dir: &Path) -> std::path::PathBuf {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("hosts", "canary ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n");
+    write(
+        "hosts",
+        "[grp]\ncanary ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n\
+         [all:vars]\nansible_python_interpreter=/usr/bin/python3\n",
+    );
+    write("group_vars/grp.yml", &format!("gi_secret: {}\n", inline(GROUP_INLINE, 2)));
     write("pw", PASSWORD);
     write("group_vars/all/vault.yml", &encrypt(&format!("gv_secret: {GROUP_VARS}\n")));
     write("host_vars/canary/vault.yml", &encrypt(&format!("hv_secret: {HOST_VARS}\n")));
@@ -173,8 +292,42 @@ fn project(dir: &Path) -> std::path::PathBuf {
     write("secret.j2", &encrypt(&format!("{TEMPLATED}\n")));
     write("extra.yml", &encrypt(&format!("ev_secret: {EXTRA_VARS}\n")));
     write("roles/r/vars/main.yml", &encrypt(&format!("rv_secret: {ROLE_VARS}\n")));
-    write("roles/r/tasks/main.yml", "- debug: msg=\"role {{ rv_secret }}\"\n");
-    write("site.yml", &PLAYBOOK.replace("INLINE_VAULT", &inline(INLINE, 6)));
+    write(
+        "roles/r/tasks/main.yml",
+        "- debug: msg=\"role {{ rv_secret }}\"\n- debug: msg=\"default {{ rd_secret }}\"\n",
+    );
+    write("roles/r/defaults/main.yml", &encrypt(&format!("rd_secret: {ROLE_DEFAULTS}\n")));
+    write("roles/p/tasks/main.yml", "- debug: msg=\"param {{ param }}\"\n");
+    let more = [
+        ("rp_secret", ROLE_PARAM),
+        ("ca_secret", CMD_ARG),
+        ("dc_secret", DIFF_CONTENT),
+        ("li_secret", LINEINFILE),
+        ("am_secret", ASSERT_MSG),
+        ("st_secret", STATS),
+        ("ah_secret", ADD_HOST),
+        ("hd_secret", HANDLER),
+        ("ym_secret", YAML_FORM),
+        ("sa_secret", SCRIPT_ARG),
+        ("as_secret", ASYNC),
+        ("fi_secret", FAIL_IGNORED),
+        ("it_secret", INCLUDE_TASKS_VARS),
+        ("dl_secret", DELEGATED),
+    ];
+    let mut more: String = more.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+    more.push_str(&format!("loop_secrets: [{LOOP_A}, {LOOP_B}]\n"));
+    write("more_vars.yml", &encrypt(&more));
+    write("lt.j2", &encrypt(&format!("{LOOKUP_TEMPLATE}\n")));
+    write("inc.yml", "- debug: msg=\"included {{ itv }}\"\n");
+    write("s.sh", "#!/bin/sh\necho \"$1\"\n");
+    let site = PLAYBOOK
+        .replace("INLINE_VAULT", &inline(INLINE, 6))
+        .replace("DICT_LEAF_VAULT", &inline(DICT_LEAF, 8))
+        .replace("BLOCK_VAULT", &inline(BLOCK_VARS, 10))
+        .replace("TASK_VAULT", &inline(TASK_VARS, 10))
+        .replace("PLAY_NAME_VAULT", &inline(PLAY_NAME, 6))
+        .replace("PLAY_ENV_VAULT", &inline(PLAY_ENV, 6));
+    write("site.yml", &site);
     std::fs::create_dir_all(p.join("out")).unwrap();
     p
 }
@@ -203,14 +356,59 @@ fn store_files(dir: &Path) -> String {
 #[test]
 fn no_canary_reaches_a_stored_or_served_view() {
     let dir = tempfile::tempdir().unwrap();
-    let project = project(dir.path());
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let store = || store_files(dir.path());
+    canaries(dir.path(), &db, &store);
+}
+
+#[test]
+fn no_canary_reaches_a_stored_or_served_view_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    // Every row as text (a value PostgreSQL compresses would hide from a search of its
+    // files), and the cluster's files themselves (tables, write-ahead log).
+    let store = || {
+        let dump = Command::new("sh")
+            .arg("-c")
+            .arg("PATH=$PATH:$(ls -d /usr/lib/postgresql/*/bin | head -1) pg_dump \"$1\"")
+            .arg("sh")
+            .arg(&pg.url)
+            .output()
+            .unwrap();
+        assert!(dump.status.success(), "pg_dump: {}", String::from_utf8_lossy(&dump.stderr));
+        let mut text = String::from_utf8_lossy(&dump.stdout).into_owned();
+        assert!(text.contains("COPY"), "the dump holds the store's rows:\n{text}");
+        files_under(&dir.path().join("pg"), &mut text);
+        text
+    };
+    canaries(dir.path(), &pg.url, &store);
+}
+
+#[path = "../../tack-server/tests/support/postgres.rs"]
+mod postgres;
+
+/// Every file under `dir`, as lossy text.
+fn files_under(dir: &Path, text: &mut String) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, text);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+}
+
+/// One run from the command line and one through the server, on the store at `db`; `store`
+/// reads what the store holds, as text.
+fn canaries(dir: &Path, db: &str, store: &dyn Fn() -> String) {
+    let project = project(dir);
 
     // From the command line: the events file and the store.
-    let events = dir.path().join("events.jsonl");
+    let events = dir.join("events.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_tack"))
         .args(["playbook", "-i", "hosts", "site.yml", "--vault-password-file", "pw"])
-        .args(["-e", "@extra.yml", "--events", events.to_str().unwrap(), "--record", &db])
+        .args(["-e", "@extra.yml", "--events", events.to_str().unwrap(), "--record", db])
         .current_dir(&project)
         .env("ANSIBLE_CONFIG", "")
         .env("ANSIBLE_NOCOLOR", "1")
@@ -228,7 +426,7 @@ fn no_canary_reaches_a_stored_or_served_view() {
     assert!(!events.contains("\"msg\": \"ab\""), "{events}");
 
     // Through the server: its API, its page, its log, and the store both runs wrote.
-    let s = start_server(&db, dir.path(), "1", true);
+    let s = start_server(db, dir, "1", true);
     let a = s.addr.as_str();
     let spec = json!({
         "name": "canary", "project_dir": project, "playbook": "site.yml", "inventory": "hosts",
@@ -270,7 +468,7 @@ fn no_canary_reaches_a_stored_or_served_view() {
     }
     assert_clean("the server's log", &s.log.lock().unwrap());
     drop(s);
-    assert_clean("the run store", &store_files(dir.path()));
+    assert_clean("the run store", &store());
 }
 
 /// An events route answers as a stream: its body without the chunk framing.

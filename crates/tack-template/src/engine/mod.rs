@@ -20,7 +20,7 @@ mod context;
 mod depth;
 mod env;
 mod errors;
-mod prepass;
+pub(crate) mod prepass;
 pub(crate) mod render;
 mod tagged;
 mod tags;

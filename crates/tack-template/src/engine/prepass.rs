@@ -26,6 +26,9 @@ const DICT_OPEN: &str = "__tack_dict(";
 const MOD_OPEN: &str = "__tack_mod(";
 pub(crate) const PROBE: &str = "__tack_probe";
 pub(crate) const EMBEDDED: &str = "__tack_embedded";
+/// What the pre-pass calls after an assignment to a namespace's attribute
+/// (`crate::python`'s `namespace_check`).
+pub(crate) const NAMESPACE_CHECK: &str = "__tack_ns_check";
 /// What `{% do %}` becomes, so that minijinja reports an unknown tag.
 pub(crate) const UNKNOWN_DO: &str = "__tack_unknown_do";
 const PROBE_OPEN: &str = "__tack_probe(";
@@ -44,6 +47,7 @@ fn may_need(s: &str) -> bool {
         || ["defined", "default", "mandatory", "|d", "| d", "do"].iter().any(|w| s.contains(w))
         || CHOOSING.iter().any(|w| s.contains(w))
         || s.contains('.') && (s.contains('|') || s.contains(" is "))
+        || s.contains('.') && s.contains("{%") && s.contains("set")
 }
 
 /// Words of calls and tags whose arguments may name a controller file or command: a
@@ -191,6 +195,10 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
         removed.push((*start, *end));
     }
     let partner = matching(&toks)?;
+    let checks = namespace_checks(&toks);
+    for (at, text) in &checks {
+        inserts.push((*at, 0, text.as_str()));
+    }
     for (i, tok) in toks.iter().enumerate() {
         match tok.kind {
             Kind::Open('[') => {
@@ -245,6 +253,38 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
         return None;
     }
     Some(apply(source, inserts, &removed))
+}
+
+/// After each `{% set ns.attr = ... %}`, a statement of its own that checks the namespace did
+/// not come to hold itself (`crate::python`'s `namespace_check`): where it goes and its text,
+/// which closes as the assignment's tag does, so whitespace control is unchanged.
+fn namespace_checks(toks: &[Tok]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, w) in toks.windows(6).enumerate() {
+        let assigns_attribute = w[0].kind == Kind::BlockEdge
+            && w[0].text.starts_with("{%")
+            && w[1].kind == Kind::Keyword
+            && w[1].text == "set"
+            && w[2].kind == Kind::Operand
+            && w[3].kind == Kind::Dot
+            && w[4].kind == Kind::Operand
+            && w[5].text == "=";
+        if !assigns_attribute {
+            continue;
+        }
+        let Some(close) = toks[i + 6..].iter().find(|t| t.kind == Kind::BlockEdge) else {
+            continue;
+        };
+        let check = NAMESPACE_CHECK;
+        out.push((
+            close.end,
+            format!(
+                "{{% set {check}_done = {check}({}, '{}') {}",
+                w[2].text, w[4].text, close.text
+            ),
+        ));
+    }
+    out
 }
 
 /// What a collection's filter or test is called through: minijinja knows filters and tests
@@ -616,6 +656,19 @@ mod tests {
         );
         assert_eq!(rewrite_default("{{ a | default(1) }}"), None);
         assert_eq!(rewrite_default("{{ a.b | upper }}"), None);
+    }
+
+    #[test]
+    fn assignments_to_a_namespace_are_checked() {
+        assert_eq!(
+            rewrite_default("{% set ns.n = ns %}x").as_deref(),
+            Some("{% set ns.n = ns %}{% set __tack_ns_check_done = __tack_ns_check(ns, 'n') %}x")
+        );
+        assert_eq!(
+            rewrite_default("{%- set ns.n = 1 -%}").as_deref(),
+            Some("{%- set ns.n = 1 -%}{% set __tack_ns_check_done = __tack_ns_check(ns, 'n') -%}")
+        );
+        assert_eq!(rewrite_default("{% set n = ns.n %}"), None);
     }
 
     #[test]

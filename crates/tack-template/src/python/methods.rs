@@ -61,6 +61,47 @@ pub(crate) fn unknown_method(
     }
 }
 
+/// A value handed to a method that keeps it (`append`, `update`, ...) or to `namespace()`, as
+/// ansible hands it: tack's containers inside are copied whole, so the list appended does not
+/// change with the original afterwards (`a.append(2)` after `b.append(a)` leaves `b` as it
+/// was), and no container can be made to hold itself (`l.append(l)` stores a copy).
+pub(crate) fn argument(value: &JValue) -> Result<JValue, Error> {
+    copy_at(value, 0)
+}
+
+fn copy_at(value: &JValue, depth: usize) -> Result<JValue, Error> {
+    if depth > crate::value::MAX_VALUE_DEPTH {
+        return Err(recursion_error());
+    }
+    if let Some(list) = value.downcast_object_ref::<List>() {
+        if let Some(view) = list.unchanged_copy() {
+            return Ok(JValue::from_object(view));
+        }
+        let items = list.try_items()?;
+        let copied = items.iter().map(|v| copy_at(v, depth + 1)).collect::<Result<_, _>>()?;
+        return Ok(new_list(copied));
+    }
+    if let Some(dict) = value.downcast_object_ref::<Dict>() {
+        if let Some(view) = dict.unchanged_copy() {
+            return Ok(JValue::from_object(view));
+        }
+        let mut copied = IndexMap::new();
+        for (k, v) in dict.try_entries()? {
+            copied.insert(k.clone(), copy_at(&v, depth + 1)?);
+        }
+        return Ok(new_dict(copied));
+    }
+    Ok(value.clone())
+}
+
+/// What ansible reports for a value nested past Python's recursion limit.
+pub(crate) fn recursion_error() -> Error {
+    crate::engine::final_error(
+        ErrorKind::InvalidOperation,
+        crate::engine::active::RECURSION_MESSAGE.to_string(),
+    )
+}
+
 /// A method on one of tack's lists.
 pub(crate) fn list_method(
     _state: &mut State,
@@ -74,17 +115,19 @@ pub(crate) fn list_method(
     match method {
         "append" => {
             let (item,): (JValue,) = from_args(args)?;
+            let item = argument(&item)?;
             list.mutate(|items| items.push(item));
             Ok(JValue::from(()))
         }
         "extend" => {
             let (other,): (JValue,) = from_args(args)?;
-            let more: Vec<JValue> = other.try_iter()?.collect();
+            let more = other.try_iter()?.map(|v| argument(&v)).collect::<Result<Vec<_>, _>>()?;
             list.mutate(|items| items.extend(more));
             Ok(JValue::from(()))
         }
         "insert" => {
             let (index, item): (i64, JValue) = from_args(args)?;
+            let item = argument(&item)?;
             list.mutate(|items| {
                 let len = items.len() as i64;
                 let at = if index < 0 { (index + len).max(0) } else { index.min(len) };
@@ -188,18 +231,18 @@ pub(crate) fn dict_method(
                 if other.kind() == ValueKind::Map {
                     for k in other.try_iter()? {
                         let v = other.get_item(&k)?;
-                        add.push((k, v));
+                        add.push((k, argument(&v)?));
                     }
                 } else {
                     for pair in other.try_iter()? {
                         let k = pair.get_item_by_index(0)?;
                         let v = pair.get_item_by_index(1)?;
-                        add.push((k, v));
+                        add.push((k, argument(&v)?));
                     }
                 }
             }
             for k in kwargs.args() {
-                add.push((JValue::from(k), kwargs.peek::<JValue>(k)?));
+                add.push((JValue::from(k), argument(&kwargs.peek::<JValue>(k)?)?));
             }
             dict.mutate(|entries| entries.extend(add));
             Ok(JValue::from(()))
@@ -220,6 +263,7 @@ pub(crate) fn dict_method(
         }
         "setdefault" => {
             let (key, default): (JValue, Option<JValue>) = from_args(args)?;
+            let default = default.as_ref().map(argument).transpose()?;
             Ok(dict.mutate(|entries| {
                 entries.entry(key).or_insert_with(|| default.unwrap_or(JValue::from(()))).clone()
             }))

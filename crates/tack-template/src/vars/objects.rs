@@ -143,6 +143,22 @@ impl List {
         data.items.get(idx).map(|d| ctx.try_resolve(d))
     }
 
+    /// A second view of the same binding, independent of this one, while this one is
+    /// unchanged (nothing is rendered to make it); `None` once it changed or when a template
+    /// built it.
+    pub(crate) fn unchanged_copy(&self) -> Option<List> {
+        if lock(&self.items).is_some() {
+            return None;
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        Some(List::over(data.clone(), ctx.clone()))
+    }
+
+    /// The items a template put here (built or changed), a binding's left unrendered.
+    pub(crate) fn own_items(&self) -> Option<Vec<JValue>> {
+        lock(&self.items).clone()
+    }
+
     /// Every item, failing on the first that cannot be rendered.
     pub(crate) fn try_items(&self) -> Result<Vec<JValue>, Error> {
         (0..self.len()).filter_map(|i| self.try_get(i)).collect()
@@ -279,6 +295,20 @@ impl Dict {
         }
         let (data, ctx) = self.base.as_ref()?;
         data.entries.get(key).map(|d| ctx.try_resolve(d))
+    }
+
+    /// As [`List::unchanged_copy`].
+    pub(crate) fn unchanged_copy(&self) -> Option<Dict> {
+        if lock(&self.entries).is_some() {
+            return None;
+        }
+        let (data, ctx) = self.base.as_ref()?;
+        Some(Dict::over(data.clone(), ctx.clone()))
+    }
+
+    /// As [`List::own_items`].
+    pub(crate) fn own_values(&self) -> Option<Vec<JValue>> {
+        lock(&self.entries).as_ref().map(|e| e.values().cloned().collect())
     }
 
     /// Every entry, failing on the first value that cannot be rendered.
@@ -425,6 +455,15 @@ impl Object for Omit {
 /// `true` for the `omit` value.
 pub(crate) fn is_omit(value: &JValue) -> bool {
     value.downcast_object_ref::<Omit>().is_some()
+}
+
+/// Whether `value` is one of the views over a run's variables (the root context, `vars`,
+/// `hostvars`): reading through them renders variables, and nothing a template makes is
+/// stored in them.
+pub(crate) fn is_view(value: &JValue) -> bool {
+    value.downcast_object_ref::<Root>().is_some()
+        || value.downcast_object_ref::<VarsView>().is_some()
+        || value.downcast_object_ref::<HostvarsView>().is_some()
 }
 
 /// The root of a render's context: variables by name from a scope. Values read are kept for
