@@ -32,6 +32,12 @@ if [ ! -x /usr/bin/sudo ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
     echo "could not install sudo: the become cases will fail" >&2
 fi
 
+# The terminal status line's test draws it in a tmux pane (crates/tack/tests/progress.rs).
+if ! command -v tmux >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; } ||
+    echo "could not install tmux: the status line's test will fail" >&2
+fi
+
 # The run store's tests start their own PostgreSQL on loopback (scripts/postgres-loopback.sh).
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } ||
@@ -73,6 +79,9 @@ cargo test --workspace --locked
 # ansible-core 2.21.5's own integration targets that tack passes (tests/conformance/tack.tsv),
 # locally, and every third of its ssh passes against a loopback sshd (docs/conformance.md).
 python3 scripts/conformance.py ci --tack target/debug/tack
+# The install as a user makes it (scripts/install.sh into a temporary prefix), then an ssh
+# play with become through the installed ansible-playbook.
+.ci/install-test.sh
 # README's first command, in the debug build the tests made (the release one is the same
 # command with --release): it must keep naming the binary (the workspace has two) and run.
 cargo run -q --locked --bin tack -- playbook -i examples/first-run/inventory examples/first-run/site.yml >/dev/null

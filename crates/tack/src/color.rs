@@ -31,7 +31,7 @@ pub(crate) fn columns() -> usize {
 
 /// `curses.setupterm(); curses.tigetnum('colors') >= 0`: the terminal `TERM` names is known
 /// and has a `colors` number (ncurses reports a missing one as -1).
-fn terminal_has_colors() -> bool {
+pub(crate) fn terminal_has_colors() -> bool {
     let Some(term) = std::env::var_os("TERM").filter(|t| !t.is_empty()) else { return false };
     let term = term.to_string_lossy().into_owned();
     let Some(first) = term.chars().next() else { return false };

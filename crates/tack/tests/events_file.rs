@@ -51,6 +51,29 @@ fn events_file_is_private_and_stdout_unchanged() {
 }
 
 #[test]
+fn events_keep_the_async_poll_lines_of_the_transcript() {
+    // Before: with `--events` the `ASYNC POLL`/`ASYNC OK` lines were lost from stdout.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hosts"),
+        "h1 ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("site.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - shell: sleep 1\n      \
+         async: 10\n      poll: 1\n",
+    )
+    .unwrap();
+    let with =
+        tack(dir.path(), &["playbook", "-i", "hosts", "site.yml", "--events", "events.jsonl"]);
+    let stdout = String::from_utf8_lossy(&with.stdout);
+    assert_eq!(with.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("ASYNC POLL on h1: jid="), "{stdout}");
+    assert!(stdout.contains("ASYNC OK on h1: jid="), "{stdout}");
+}
+
+#[test]
 fn an_events_path_that_is_a_symlink_is_refused_and_its_target_untouched() {
     // Before: the link was followed, its target truncated and made 0600.
     let dir = tempfile::tempdir().unwrap();

@@ -440,6 +440,9 @@ fn case_command(
         .env("LANG", "C.UTF-8")
         .env("ANSIBLE_NOCOLOR", "1")
         .envs(tty.and_then(|t| t.split_whitespace().next()).map(|term| ("TERM", term)))
+        // On a terminal tack draws a status line ansible has not (its own test is
+        // tests/progress.rs): the recorded transcript is compared without it.
+        .envs(tty.map(|_| ("TACK_PROGRESS", "0")))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

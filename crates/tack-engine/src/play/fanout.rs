@@ -107,6 +107,7 @@ pub(crate) fn run_task(
     } else {
         hosts
     };
+    callback.task_hosts(hosts.len());
     if action.is("pause") {
         for host in hosts {
             for line in runner.announce(host) {

@@ -66,6 +66,7 @@ pub(crate) fn gather_facts(
         env.reads.show(callback);
     }
     callback.task_start(&view);
+    callback.task_hosts(hosts.len());
     let width = crate::play::forks::width(env.run.facts.forks, 0, hosts.len());
     let origin = env.play().origin.clone();
     // Worked out here: the threads that gather cannot reach the play's state.

@@ -220,6 +220,7 @@ pub(crate) fn run_play(
         scope.carry_in(host, state.set_facts.clone(), state.included_vars.clone());
     }
     let mut removed = failed_before.clone();
+    let batch_count = batches.len();
     for (n, batch) in batches.into_iter().enumerate() {
         let env = PlayEnv::new(&shared, batch);
         let mut handlers =
@@ -230,6 +231,7 @@ pub(crate) fn run_play(
         let walk = Walk::new(play_segment.clone(), &running);
         // The task queue manager's gathering for the batch, after the executor's two.
         reads.show_times(callback, if n == 0 { 3 } else { 1 });
+        callback.batch_start(n + 1, batch_count);
         callback.play_start(&name);
         if running.is_empty() {
             continue;

@@ -267,6 +267,18 @@ impl<W: Write, C: Callback> Callback for EventsCallback<W, C> {
         self.inner.display(text);
     }
 
+    fn async_note(&mut self, text: &str) {
+        self.inner.async_note(text);
+    }
+
+    fn batch_start(&mut self, index: usize, count: usize) {
+        self.inner.batch_start(index, count);
+    }
+
+    fn task_hosts(&mut self, count: usize) {
+        self.inner.task_hosts(count);
+    }
+
     fn stats(&mut self, stats: &Stats) {
         self.flush_pending();
         let mut hosts = Mapping::new();

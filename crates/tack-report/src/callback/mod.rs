@@ -96,6 +96,15 @@ pub trait Callback {
     fn async_note(&mut self, text: &str) {
         let _ = text;
     }
+    /// For a progress display (no ansible callback has it): the play's `serial` batch about
+    /// to run, `index` counting from 1 of `count`.
+    fn batch_start(&mut self, index: usize, count: usize) {
+        let _ = (index, count);
+    }
+    /// For a progress display: how many hosts the task that just started runs on.
+    fn task_hosts(&mut self, count: usize) {
+        let _ = count;
+    }
 }
 
 /// One host's counters in the recap.

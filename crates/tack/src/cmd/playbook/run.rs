@@ -172,6 +172,8 @@ pub(super) fn run(
         .with_custom_stats(session.config.show_custom_stats())
         .with_verbose_extras(extras)
         .with_plan(plan);
+    let callback =
+        crate::progress::Progress::new(callback, crate::progress::enabled(&session.config));
     let served = std::env::var_os(tack_server::runner::RUN_ENV).is_some();
     let status = if args.events.is_none() && args.record.is_none() && !served {
         tack_engine::run(&ctx, &playbooks, &mut { callback })?
