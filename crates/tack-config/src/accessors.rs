@@ -170,6 +170,12 @@ impl Config {
         self.paths("DEFAULT_FILTER_PLUGIN_PATH")
     }
 
+    /// `action_plugins` (`DEFAULT_ACTION_PLUGIN_PATH`): Python action plugins, searched after
+    /// the `action_plugins/` beside playbooks and roles.
+    pub fn action_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_ACTION_PLUGIN_PATH")
+    }
+
     /// `test_plugins` (`DEFAULT_TEST_PLUGIN_PATH`).
     pub fn test_plugin_path(&self) -> Vec<PathBuf> {
         self.paths("DEFAULT_TEST_PLUGIN_PATH")

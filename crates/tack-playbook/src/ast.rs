@@ -202,6 +202,10 @@ pub struct Task {
     /// The module file a `library/` directory (or a configured module path) gave the action
     /// when the task was loaded: it wins over a builtin of the same short name, as in ansible.
     pub library: Option<Arc<LibraryModule>>,
+    /// The Python action plugin beside a playbook or role (or on the configured action plugin
+    /// path) that ansible runs for this action, in place of its module or builtin action:
+    /// tack refuses the task by name where it runs.
+    pub action_plugin: Option<PathBuf>,
     /// Where a templated action's rendered name is looked for among modules outside
     /// ansible-core (set only when the action is a template).
     pub library_search: Option<Arc<crate::ModuleSearch>>,
@@ -280,6 +284,7 @@ impl Task {
             implicit: false,
             library: None,
             library_search: None,
+            action_plugin: None,
             action_looked_up_at_run: false,
         }
     }

@@ -24,6 +24,7 @@ pub fn setup_task_block(play: &Play, name: &str, action: &str, args: Mapping) ->
     }
     let task = Task {
         library_search: Some(play.module_search.clone()),
+        action_plugin: None,
         action_looked_up_at_run: false,
         ..Task::in_memory(action, args, attrs, None)
     };

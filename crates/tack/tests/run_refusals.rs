@@ -602,3 +602,46 @@ fn playbook_vars_root_is_refused_where_it_would_read_more() {
     assert!(stderr.contains("does not support playbook_vars_root 'all'"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
 }
+
+/// A Python action plugin beside the playbook (or a role, or on `action_plugins`) replaces
+/// the module or builtin action of its name in ansible: tack refuses the task by name where
+/// it runs (before, it ran the module or builtin and said nothing, or said the name could not
+/// be resolved). A fully qualified builtin name is not the plugin's and still runs.
+#[test]
+fn python_action_plugins_are_refused_where_their_task_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plugins = dir.path().join("action_plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let plugin = "from ansible.plugins.action import ActionBase\n\
+                  class ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        \
+                  return {'msg': 'plugin'}\n";
+    std::fs::write(plugins.join("echo.py"), plugin).unwrap();
+    std::fs::write(plugins.join("debug.py"), plugin).unwrap();
+    let configured = dir.path().join("configured");
+    std::fs::create_dir(&configured).unwrap();
+    std::fs::write(configured.join("ping.py"), plugin).unwrap();
+    let playbook = format!(
+        "{PLAY}    - echo: {{a: 1}}\n      ignore_errors: true\n    - debug: msg=hi\n      \
+         ignore_errors: true\n    - ping:\n      ignore_errors: true\n    - \
+         ansible.builtin.debug: msg=builtin\n    - debug: msg=never\n      when: false\n"
+    );
+    let out = tack(dir.path(), &playbook, &[])
+        .env("ANSIBLE_ACTION_PLUGINS", &configured)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for (name, path) in [
+        ("echo", plugins.join("echo.py")),
+        ("debug", plugins.join("debug.py")),
+        ("ping", configured.join("ping.py")),
+    ] {
+        let wanted = format!(
+            "tack does not run action plugins written in Python yet: '{name}' has one ({})",
+            path.display()
+        );
+        assert!(stdout.contains(&wanted), "wanted {wanted:?} in:\n{stdout}");
+    }
+    assert!(stdout.contains("\"msg\": \"builtin\""), "{stdout}");
+    assert!(stdout.contains("ok=4") && stdout.contains("ignored=3"), "{stdout}");
+}

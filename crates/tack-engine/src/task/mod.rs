@@ -631,6 +631,21 @@ impl TaskRun<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
+        if let Some(plugin) = &ctx.task.action_plugin {
+            let cause = Diagnostic::at(
+                format!(
+                    "tack does not run action plugins written in Python yet: '{}' has one ({})",
+                    ctx.task.action,
+                    plugin.display()
+                ),
+                ctx.task.action_origin.clone(),
+            );
+            return actions::errored(Diagnostic::caused_by(
+                "Task failed.",
+                self.reading.origin(),
+                cause,
+            ));
+        }
         // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
         if !self.action.takes_async()
             && self

@@ -52,6 +52,9 @@ pub struct LoadOptions {
     /// The configured module_utils path (`DEFAULT_MODULE_UTILS_PATH`), searched after the
     /// `module_utils/` beside playbooks and roles.
     pub module_utils_paths: Vec<PathBuf>,
+    /// The configured action plugin path (`DEFAULT_ACTION_PLUGIN_PATH`), searched after the
+    /// `action_plugins/` beside playbooks and roles.
+    pub action_plugin_paths: Vec<PathBuf>,
     /// The configured `collections_path` (`COLLECTIONS_PATHS`).
     pub collections_paths: Vec<PathBuf>,
     /// `COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH`.
@@ -186,8 +189,12 @@ impl<'a> Loader<'a> {
         let mut utils = beside("module_utils", &dirs.playbooks);
         utils.extend(beside("module_utils", &dirs.roles));
         utils.extend(self.options.module_utils_paths.iter().cloned());
+        let mut action_plugins = beside("action_plugins", &dirs.playbooks);
+        action_plugins.extend(beside("action_plugins", &dirs.roles));
+        action_plugins.extend(self.options.action_plugin_paths.iter().cloned());
         modargs::ModuleSearch {
             library,
+            action_plugins,
             configured: self.options.configured_module_paths.clone(),
             utils,
             collections: self.collection_roots(),

@@ -42,6 +42,9 @@ pub struct ModuleSearch {
     pub configured: Vec<PathBuf>,
     /// The `module_utils` directories, in search order.
     pub utils: Vec<PathBuf>,
+    /// Where Python action plugins are found for short names: `action_plugins/` beside
+    /// playbooks and roles, then the configured path.
+    pub action_plugins: Vec<PathBuf>,
     /// Where collections are found, for fully qualified names.
     pub collections: super::collections::CollectionRoots,
     /// The task's `collections:` search list: a short name is looked for in each in turn
@@ -55,6 +58,20 @@ const IGNORED_ENDINGS: &[&str] =
     &[".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".yaml", ".yml", ".ini"];
 
 impl ModuleSearch {
+    /// The Python action plugin a short (or `ansible.legacy.`) name finds outside
+    /// ansible-core: ansible runs it in place of the module or action of that name.
+    pub fn action_plugin(&self, name: &str) -> Option<PathBuf> {
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if short.contains('.')
+            || short.is_empty()
+            || short != name && !name.starts_with("ansible.legacy.")
+        {
+            return None;
+        }
+        self.action_plugins.iter().map(|d| d.join(format!("{short}.py"))).find(|p| p.is_file())
+    }
+
     /// The module file a short (or `ansible.legacy.`) name finds outside ansible-core.
     pub fn find(&self, name: &str) -> Option<crate::ast::LibraryModule> {
         if let Some(fqcr) = super::collections::Fqcr::parse(name) {
@@ -242,7 +259,7 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
             None => Resolution::Unresolved,
         };
     }
-    if search.find(name).is_some() {
+    if search.find(name).is_some() || search.action_plugin(name).is_some() {
         return Resolution::Resolved(short.to_string());
     }
     if tables::BUILTIN_MODULES.contains(&short) || tables::BUILTIN_ACTIONS.contains(&short) {

@@ -228,6 +228,7 @@ impl Loader<'_> {
             role: scope.role,
             implicit: false,
             library: library.clone(),
+            action_plugin: search.action_plugin(&parsed.action),
             // Kept where a module is found by name when the task runs: a templated action's,
             // and `gather_facts`' fact modules.
             library_search: (parsed.action.contains("{{")
