@@ -310,6 +310,40 @@ impl TaskRun<'_> {
         vars.set_host_var(host, name, value, provenance);
     }
 
+    /// A plan's `would run` for a task the run would refuse on this host (a Python action
+    /// plugin of its name, a become method or connection tack does not run): the refusal,
+    /// as the run reports it, so the plan does not promise what the run cannot do.
+    fn refused_unrun(&self, planned: &HostResult, scope: &Scope) -> Option<ActionOutput> {
+        let tack_report::plan_mark::PlanOutcome::WouldRun { .. } =
+            tack_report::plan_mark::outcome(planned)
+        else {
+            return None;
+        };
+        if let Some(refused) = self.action_plugin_refusal() {
+            return Some(refused);
+        }
+        if !self.action.touches_host() {
+            return None;
+        }
+        let host = planned.host.as_str();
+        self.task_links().link_target(host, scope).err().map(actions::errored)
+    }
+
+    /// The task's Python action plugin, refused by name (tack does not run them yet).
+    fn action_plugin_refusal(&self) -> Option<ActionOutput> {
+        let task = self.reading.ctx.task;
+        let plugin = task.action_plugin.as_ref()?;
+        let cause = Diagnostic::at(
+            format!(
+                "tack does not run action plugins written in Python yet: '{}' has one ({})",
+                task.action,
+                plugin.display()
+            ),
+            task.action_origin.clone(),
+        );
+        Some(actions::errored(Diagnostic::caused_by("Task failed.", self.reading.origin(), cause)))
+    }
+
     fn run_once(
         &self,
         host: &str,
@@ -320,6 +354,9 @@ impl TaskRun<'_> {
         let gate = self.plan_gate();
         let verdict = gate.gate(host, None, scope)?;
         if let Some(planned) = verdict.planned {
+            if let Some(refused) = self.refused_unrun(&planned, scope) {
+                return Ok(self.judge(host, scope, refused, None, true));
+            }
             gate.note(host, &verdict.writes, &planned);
             return Ok(planned);
         }
@@ -412,7 +449,10 @@ impl TaskRun<'_> {
             };
             let failed_keyword = keyword_error.is_some();
             let mut result = match (planned, condition) {
-                (Some(planned), _) => planned,
+                (Some(planned), _) => match self.refused_unrun(&planned, &item_scope) {
+                    Some(refused) => self.judge(host, &item_scope, refused, None, true),
+                    None => planned,
+                },
                 (None, Some(cond)) => tack_report::result::skipped(host, &cond),
                 (None, None) if let Some(d) = keyword_error => {
                     self.judge(host, &item_scope, actions::errored(d), None, true)
@@ -631,20 +671,8 @@ impl TaskRun<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
-        if let Some(plugin) = &ctx.task.action_plugin {
-            let cause = Diagnostic::at(
-                format!(
-                    "tack does not run action plugins written in Python yet: '{}' has one ({})",
-                    ctx.task.action,
-                    plugin.display()
-                ),
-                ctx.task.action_origin.clone(),
-            );
-            return actions::errored(Diagnostic::caused_by(
-                "Task failed.",
-                self.reading.origin(),
-                cause,
-            ));
+        if let Some(refused) = self.action_plugin_refusal() {
+            return refused;
         }
         // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
         if !self.action.takes_async()
