@@ -1,6 +1,6 @@
 //! The REST API under `/v1`: incarnations, their runs, each run's plan with every host's
-//! result, its live events (server-sent, resumable with `Last-Event-ID`), cancelling, and the
-//! OpenAPI document that describes it all.
+//! result, its live events (server-sent, resumable with `Last-Event-ID`), cancelling, the
+//! tokens (admins make, list and revoke them), and the OpenAPI document that describes it all.
 //!
 //! Deny by default: every route but the OpenAPI document needs a bearer token, and each
 //! route names the least role that may use it. Errors are JSON `{"error": "..."}` with a
@@ -136,6 +136,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/incarnations/{name}/runs/{apply_id}/events", get(run_events))
         .route("/v1/incarnations/{name}/runs/{apply_id}/cancel", post(cancel_run))
         .route("/v1/runs", get(all_runs))
+        .route("/v1/tokens", get(list_tokens).post(create_token))
+        .route("/v1/tokens/{id}", axum::routing::delete(revoke_token))
         .merge(crate::web::routes())
         .fallback(|| async {
             ApiError::not_found("no such route: the API is described at /v1/openapi.json".into())
@@ -304,6 +306,65 @@ async fn cancel_run(
             Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
         }
     }
+}
+
+/// What `POST /v1/tokens` takes.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    name: String,
+    role: String,
+}
+
+async fn list_tokens(
+    State(s): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<Vec<crate::tokens::TokenInfo>>> {
+    auth.require(Role::Admin)?;
+    Ok(Json(s.store.tokens().await?))
+}
+
+/// Makes a token; the answer holds its secret, which is never shown again.
+async fn create_token(
+    State(s): State<AppState>,
+    auth: Auth,
+    bytes: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    auth.require(Role::Admin)?;
+    let new: NewToken = body(&bytes)?;
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, m);
+    let name = new.name.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(bad(
+            "a token's name is 1 to 100 characters with no control characters".to_string()
+        ));
+    }
+    let role = Role::parse(&new.role).ok_or_else(|| {
+        bad(format!("no role is named '{}': viewer, operator or admin", new.role))
+    })?;
+    let (info, secret) = s.store.create_token(name, role).await?;
+    let mut shown = serde_json::to_value(&info)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    shown["token"] = json!(secret);
+    Ok((StatusCode::CREATED, Json(shown)))
+}
+
+async fn revoke_token(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    auth.require(Role::Admin)?;
+    if s.store.revoke_token(&id).await? {
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    if s.store.tokens().await?.iter().any(|t| t.id == id) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("the token '{id}' is revoked already"),
+        ));
+    }
+    Err(ApiError::not_found(format!("no token has the id '{id}'")))
 }
 
 /// Where a stream of events stands.

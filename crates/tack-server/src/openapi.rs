@@ -70,6 +70,27 @@ pub(crate) fn document() -> Value {
                         "recap": {"type": ["object", "null"]}
                     }
                 },
+                "NewToken": {
+                    "type": "object",
+                    "required": ["name", "role"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                        "role": {"enum": ["viewer", "operator", "admin"]}
+                    }
+                },
+                "Token": {
+                    "type": "object",
+                    "description": "A token as listed: never its secret.",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "name": {"type": "string"},
+                        "role": {"enum": ["viewer", "operator", "admin"]},
+                        "created_at": {"type": "integer", "description": "milliseconds since the epoch"},
+                        "revoked_at": {"type": ["integer", "null"]},
+                        "token": {"type": "string", "description": "the secret: only in the answer that made it"}
+                    }
+                },
                 "Error": {"type": "object", "properties": {"error": {"type": "string"}}}
             }
         },
@@ -114,7 +135,19 @@ pub(crate) fn document() -> Value {
                     ("200", "cancelled before it ran"), ("202", "its controller stops it"), ("404", "no such run"), ("409", "it had ended")
                 ])
             },
-            "/v1/runs": {"get": op("every run, newest first", Some("viewer"), &[("200", "the runs")])}
+            "/v1/runs": {"get": op("every run, newest first", Some("viewer"), &[("200", "the runs")])},
+            "/v1/tokens": {
+                "get": op("every token, revoked ones too, never a secret", Some("admin"), &[("200", "the tokens")]),
+                "post": with_body(op("make a token: the answer holds its secret, shown this once", Some("admin"), &[
+                    ("201", "made, with `token`"), ("400", "malformed, a bad name or an unknown role")
+                ]), "NewToken")
+            },
+            "/v1/tokens/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "delete": op("revoke a token: it stops working at once, its open event streams end", Some("admin"), &[
+                    ("204", "revoked"), ("404", "no token has that id"), ("409", "revoked already")
+                ])
+            }
         }
     })
 }

@@ -31,6 +31,8 @@ fn exercise(db: &str, dir: &Path) {
     assert!(doc.json()["paths"]["/v1/incarnations/{name}/runs/{apply_id}/tasks"].is_object());
     assert_eq!(request(a, "GET", "/v1/nothing", Some(&viewer), None, &[]).status, 404);
 
+    tokens_over_the_api(a, &admin, &operator);
+
     // Bad input is refused and writes nothing.
     let spec = json!({
         "name": "web", "project_dir": project, "playbook": "site.yml", "inventory": "hosts",
@@ -688,4 +690,64 @@ fn an_incarnations_extra_vars_stay_off_command_lines_and_out_of_viewers_sight() 
     let r = request(a, "POST", "/v1/incarnations", Some(&s.admin), Some(&big.to_string()), &[]);
     assert_eq!(r.status, 400);
     assert!(r.json()["error"].as_str().unwrap().starts_with("extra_vars take "), "{}", r.json());
+}
+
+/// Admins make, list and revoke tokens over the API: the secret is in the answer that made it
+/// and nowhere else, a revoked token stops working at once, and no one below admin may touch
+/// them.
+fn tokens_over_the_api(a: &str, admin: &str, operator: &str) {
+    for (who, method, path, body) in [
+        (operator, "GET", "/v1/tokens", None),
+        (operator, "POST", "/v1/tokens", Some(r#"{"name": "x", "role": "viewer"}"#)),
+        (operator, "DELETE", "/v1/tokens/abc", None),
+    ] {
+        let r = request(a, method, path, Some(who), body, &[]);
+        assert_eq!(r.status, 403, "{method} {path}: {}", String::from_utf8_lossy(&r.body));
+    }
+    for body in [
+        r#"{"name": "", "role": "viewer"}"#,
+        r#"{"name": "ci", "role": "root"}"#,
+        r#"{"name": "ci", "role": "viewer", "expires": 1}"#,
+        r#"{"name": "a\u0007b", "role": "viewer"}"#,
+        "not json",
+    ] {
+        let r = request(a, "POST", "/v1/tokens", Some(admin), Some(body), &[]);
+        assert_eq!(r.status, 400, "{body}: {}", String::from_utf8_lossy(&r.body));
+        assert!(r.json()["error"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    }
+    let made = request(
+        a,
+        "POST",
+        "/v1/tokens",
+        Some(admin),
+        Some(r#"{"name": "ci-bot", "role": "viewer"}"#),
+        &[],
+    );
+    assert_eq!(made.status, 201, "{}", String::from_utf8_lossy(&made.body));
+    let made = made.json();
+    let secret = made["token"].as_str().expect("the secret, once").to_string();
+    let id = made["id"].as_str().unwrap().to_string();
+    assert_eq!(made["role"], "viewer");
+    assert!(secret.starts_with("tack_"), "{secret}");
+    assert_eq!(request(a, "GET", "/v1/runs", Some(&secret), None, &[]).status, 200);
+    let listed = request(a, "GET", "/v1/tokens", Some(admin), None, &[]);
+    assert_eq!(listed.status, 200);
+    let text = String::from_utf8_lossy(&listed.body).into_owned();
+    assert!(!text.contains(&secret) && !text.contains(admin), "a secret is listed: {text}");
+    assert!(!text.contains("\"token\""), "{text}");
+    let entry = listed.json().as_array().unwrap().iter().find(|t| t["id"] == id).cloned();
+    assert_eq!(entry.expect("listed")["name"], "ci-bot");
+    assert_eq!(
+        request(a, "DELETE", &format!("/v1/tokens/{id}"), Some(admin), None, &[]).status,
+        204
+    );
+    assert_eq!(request(a, "GET", "/v1/runs", Some(&secret), None, &[]).status, 401);
+    assert_eq!(
+        request(a, "DELETE", &format!("/v1/tokens/{id}"), Some(admin), None, &[]).status,
+        409
+    );
+    assert_eq!(request(a, "DELETE", "/v1/tokens/nope", Some(admin), None, &[]).status, 404);
+    let listed = request(a, "GET", "/v1/tokens", Some(admin), None, &[]).json();
+    let entry = listed.as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap();
+    assert!(entry["revoked_at"].is_i64(), "{entry}");
 }
