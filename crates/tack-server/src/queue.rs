@@ -89,6 +89,13 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets controller `id`, which ended (a command-line run's, once its run is stored as
+    /// ended).
+    pub async fn forget_controller(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM controllers WHERE id = $1").bind(id).execute(self.pool()).await?;
+        Ok(())
+    }
+
     /// Marks `interrupted` every running run whose controller is gone, and forgets those
     /// controllers. Returns the runs marked.
     pub async fn sweep_interrupted(&self, host: &str, me: &str) -> Result<Vec<String>, StoreError> {

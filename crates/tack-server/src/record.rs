@@ -15,9 +15,19 @@ use crate::ingest::Ingest;
 use crate::store::{NewRun, RunStatus, Store, StoreError};
 
 enum Target {
-    New(NewRun, String),
+    /// A command-line run: stored as running on this controller (`host:pid:...`), which
+    /// says it is alive while the run goes on, as a server does, so that when this process
+    /// dies the next server or recording run that looks marks the run `interrupted`.
+    New {
+        run: NewRun,
+        host: String,
+    },
     Claimed(String, i64),
 }
+
+/// How often a command-line run's controller says it is alive (the queue's sweep takes one
+/// silent for `crate::queue::STALE_MS` as gone).
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(3);
 
 enum Message {
     Line(String),
@@ -44,9 +54,11 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Opens the store at `url` and stores `run` as running on `controller`.
-    pub fn start(url: &str, run: NewRun, controller: &str) -> Result<Recording, StoreError> {
-        Recording::open(url, Target::New(run, controller.to_string()))
+    /// Opens the store at `url`, marks `interrupted` the runs of controllers found gone (a
+    /// command-line run whose process died, a server that stopped), and stores `run` as
+    /// running on this process of machine `host`.
+    pub fn start(url: &str, run: NewRun, host: &str) -> Result<Recording, StoreError> {
+        Recording::open(url, Target::New { run, host: host.to_string() })
     }
 
     /// Opens the store at `url` to record run `apply_id`, which `tack serve` queued and
@@ -76,15 +88,19 @@ impl Recording {
                 runtime.block_on(async move {
                     let opened = async {
                         let store = Store::open(&url).await?;
-                        let (id, attempt) = match target {
-                            Target::New(run, controller) => {
-                                (store.start_run(&run, &controller).await?, 1)
+                        let (id, attempt, me) = match target {
+                            Target::New { run, host } => {
+                                let pid = i64::from(std::process::id());
+                                let me = format!("{host}:{pid}:{}", crate::store::new_run_id());
+                                store.heartbeat(&me, &host, pid).await?;
+                                store.sweep_interrupted(&host, &me).await?;
+                                (store.start_run(&run, &me).await?, 1, Some((me, host, pid)))
                             }
-                            Target::Claimed(id, attempt) => (id, attempt),
+                            Target::Claimed(id, attempt) => (id, attempt, None),
                         };
-                        Ok::<_, StoreError>((store, id, attempt))
+                        Ok::<_, StoreError>((store, id, attempt, me))
                     };
-                    let (store, id, attempt) = match opened.await {
+                    let (store, id, attempt, me) = match opened.await {
                         Ok(v) => v,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
@@ -94,7 +110,22 @@ impl Recording {
                     let _ = ready_tx.send(Ok(id.clone()));
                     let mut ingest = Ingest::new(id.clone());
                     let mut failed: Option<StoreError> = None;
-                    while let Some(message) = receiver.recv().await {
+                    loop {
+                        let message = match &me {
+                            None => receiver.recv().await,
+                            Some((controller, host, pid)) => {
+                                match tokio::time::timeout(HEARTBEAT, receiver.recv()).await {
+                                    Ok(message) => message,
+                                    Err(_) => {
+                                        // A store that misses one is asked again next time;
+                                        // only a silence past the sweep's limit counts.
+                                        let _ = store.heartbeat(controller, host, *pid).await;
+                                        continue;
+                                    }
+                                }
+                            }
+                        };
+                        let Some(message) = message else { break };
                         match message {
                             Message::Line(line) if failed.is_none() => {
                                 if let Err(e) = ingest.line(&store, &line).await {
@@ -137,6 +168,9 @@ impl Recording {
                                 break;
                             }
                         }
+                    }
+                    if let Some((controller, ..)) = &me {
+                        let _ = store.forget_controller(controller).await;
                     }
                     match failed {
                         Some(e) => Err(e),

@@ -185,3 +185,58 @@ fn a_store_that_cannot_be_opened_stops_the_run_before_it_starts() {
         assert!(!dir.path().join("made").exists(), "{url}: the task ran");
     }
 }
+
+/// A command-line `--record` run whose process dies (SIGKILL: nothing of it runs after) is
+/// marked `interrupted` by the next recording run that looks, as a server's runs are when the
+/// server dies: the recording process says it is alive while it runs, and one of this machine
+/// that no longer exists is gone. Before, the run stayed `running` for ever.
+#[test]
+fn a_killed_recording_run_is_marked_interrupted_by_the_next_one() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    std::fs::write(
+        dir.path().join("slow.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - pause: seconds=60\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("quick.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hi\n",
+    )
+    .unwrap();
+    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let mut slow = Command::new(env!("CARGO_BIN_EXE_tack"))
+        .args(["playbook", "-i", "hosts", "slow.yml", "--record", &url])
+        .current_dir(dir.path())
+        .env("ANSIBLE_CONFIG", "")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let store = block_on(Store::open(&url)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let running = loop {
+        let runs = block_on(store.runs(None)).unwrap();
+        if let Some(run) = runs.iter().find(|r| r.status == RunStatus::Running) {
+            break run.apply_id.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "the slow run was never stored running");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // SAFETY: kill has no memory-safety preconditions; the group is the child's own.
+    unsafe { libc::kill(-(slow.id() as i32), libc::SIGKILL) };
+    slow.wait().unwrap();
+    let still = block_on(store.run(&running)).unwrap().unwrap();
+    assert_eq!(still.status, RunStatus::Running, "nothing of the killed process marked it");
+
+    let out = tack(dir.path(), &["playbook", "-i", "hosts", "quick.yml", "--record", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = block_on(store.run(&running)).unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Interrupted, "{run:?}");
+    assert!(run.error.as_deref().is_some_and(|e| e.contains("stopped before the run ended")));
+    let runs = block_on(store.runs(None)).unwrap();
+    assert_eq!(runs.iter().filter(|r| r.status == RunStatus::Success).count(), 1, "{runs:?}");
+}

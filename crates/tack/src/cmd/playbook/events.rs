@@ -115,9 +115,8 @@ impl Sinks {
                         .join(" "),
                     started_by: format!("{user}@{host}"),
                 };
-                let controller = format!("{host}:{}", std::process::id());
                 let recording =
-                    Recording::start(url, run, &controller).map_err(|e| record_error(url, &e))?;
+                    Recording::start(url, run, &host).map_err(|e| record_error(url, &e))?;
                 Some((url.to_string(), recording))
             }
         };
