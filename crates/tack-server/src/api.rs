@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 
 use crate::incarnations::Incarnation;
 use crate::queue::Cancel;
-use crate::store::{RunRecord, Store, StoreError};
+use crate::store::{HostWindow, RunRecord, Store, StoreError};
 use crate::tokens::{Caller, Role};
 
 #[derive(Clone)]
@@ -272,15 +272,46 @@ async fn get_run(
     Ok(Json(run_of(&s.store, &name, &apply_id).await?))
 }
 
+/// Which hosts' results `.../tasks` answers with (`host_offset`, `host_limit`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostQuery {
+    host_offset: Option<i64>,
+    host_limit: Option<i64>,
+}
+
 async fn run_tasks(
     State(s): State<AppState>,
     auth: Auth,
     Path((name, apply_id)): Path<(String, String)>,
+    query: Result<axum::extract::Query<HostQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     auth.require(Role::Viewer)?;
+    let axum::extract::Query(q) = query.map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("the query: {}", e.body_text()))
+    })?;
+    let window = HostWindow {
+        offset: q.host_offset.unwrap_or(0),
+        limit: q.host_limit.unwrap_or(HostWindow::PAGE),
+    };
+    if window.offset < 0 || !(0..=HostWindow::MAX).contains(&window.limit) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "host_offset is 0 or more and host_limit 0 to {}: each task's hosts are read a \
+                 page at a time",
+                HostWindow::MAX
+            ),
+        ));
+    }
     run_of(&s.store, &name, &apply_id).await?;
-    let tasks = s.store.tasks(&apply_id).await?;
-    Ok(Json(json!({"apply_id": apply_id, "tasks": tasks})))
+    let tasks = s.store.tasks(&apply_id, window, None).await?;
+    Ok(Json(json!({
+        "apply_id": apply_id,
+        "host_offset": window.offset,
+        "host_limit": window.limit,
+        "tasks": tasks,
+    })))
 }
 
 async fn cancel_run(

@@ -122,8 +122,12 @@ pub(crate) fn document() -> Value {
                 "get": op("one run: status, times, recap", Some("viewer"), &[("200", "the run"), ("404", "no such run")])
             },
             "/v1/incarnations/{name}/runs/{apply_id}/tasks": {
-                "parameters": [name, id],
-                "get": op("the run plan: per task its marked params and every host's result", Some("viewer"), &[("200", "the tasks"), ("404", "no such run")])
+                "parameters": [
+                    name, id,
+                    {"name": "host_offset", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "skip this many of each task's host results"},
+                    {"name": "host_limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 100}, "description": "at most this many of each task's host results"}
+                ],
+                "get": op("the run plan: per task its marked params, how many hosts have each status (hosts_total, host_counts), and one page of its hosts' results", Some("viewer"), &[("200", "the tasks"), ("400", "a bad host_offset or host_limit"), ("404", "no such run")])
             },
             "/v1/incarnations/{name}/runs/{apply_id}/events": {
                 "parameters": [name, id, {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "integer"}}],

@@ -163,7 +163,8 @@ pub struct RunRecord {
     pub recap: Option<serde_json::Value>,
 }
 
-/// One task of a run's plan with every host's result.
+/// One task of a run's plan with its hosts' results: how many of each status, and the
+/// results of one window of its hosts (in the order they came).
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskRecord {
     pub index: i64,
@@ -174,7 +175,35 @@ pub struct TaskRecord {
     /// The first host's params, masked then marked; `None` where the engine sent none.
     pub params: Option<serde_json::Value>,
     pub params_shared: Option<bool>,
+    /// How many hosts have a result for the task.
+    pub hosts_total: i64,
+    /// How many results have each status.
+    pub host_counts: std::collections::BTreeMap<String, i64>,
+    /// The results of the window asked for ([`HostWindow`]).
     pub hosts: Vec<HostRecord>,
+}
+
+/// Which of each task's host results to read: the `limit` after the first `offset`, in the
+/// order they came. A run of 1,000 hosts is read a page at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct HostWindow {
+    pub offset: i64,
+    pub limit: i64,
+}
+
+impl HostWindow {
+    /// How many hosts a page shows when the caller does not say.
+    pub const PAGE: i64 = 100;
+    /// The most one request may ask for.
+    pub const MAX: i64 = 1000;
+
+    pub fn all() -> HostWindow {
+        HostWindow { offset: 0, limit: i64::MAX }
+    }
+
+    pub fn none() -> HostWindow {
+        HostWindow { offset: 0, limit: 0 }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -359,8 +388,14 @@ impl Store {
         rows.iter().map(run_record).collect()
     }
 
-    /// A run's plan, task by task, each with its hosts' results in the order they came.
-    pub async fn tasks(&self, id: &str) -> Result<Vec<TaskRecord>, StoreError> {
+    /// A run's plan, task by task, each with its status counts and the results of `window`
+    /// of its hosts (`only`: that task alone).
+    pub async fn tasks(
+        &self,
+        id: &str,
+        window: HostWindow,
+        only: Option<i64>,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
         let tasks = sqlx::query(
             "SELECT idx, play, name, action, handler, params, params_shared FROM run_tasks \
              WHERE run_id = $1 ORDER BY idx",
@@ -368,31 +403,61 @@ impl Store {
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
-        let results = sqlx::query(
-            "SELECT task_idx, host, status, changed, ignored, stdout, stderr, exit_code, msg, \
-             duration FROM run_results WHERE run_id = $1 ORDER BY task_idx, seq",
+        let counts = sqlx::query(
+            "SELECT task_idx, status, COUNT(*) AS n FROM run_results WHERE run_id = $1 \
+             GROUP BY task_idx, status",
         )
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
+        // A task's results are numbered from 1 in the order they came (`crate::ingest`): a
+        // window is a range of those numbers, read through the primary key.
+        let last = window.offset.saturating_add(window.limit);
+        let results = if window.limit == 0 {
+            Vec::new()
+        } else {
+            sqlx::query(
+                "SELECT task_idx, host, status, changed, ignored, stdout, stderr, exit_code, \
+                 msg, duration FROM run_results WHERE run_id = $1 AND seq > $2 AND seq <= $3 \
+                 AND ($4 < 0 OR task_idx = $4) ORDER BY task_idx, seq",
+            )
+            .bind(id)
+            .bind(window.offset)
+            .bind(last)
+            .bind(only.unwrap_or(-1))
+            .fetch_all(&self.pool)
+            .await?
+        };
         let mut out = Vec::with_capacity(tasks.len());
+        let mut at = std::collections::HashMap::new();
         for t in &tasks {
             let params: Option<String> = t.try_get("params")?;
             let shared: Option<i64> = t.try_get("params_shared")?;
+            let index: i64 = t.try_get("idx")?;
+            at.insert(index, out.len());
             out.push(TaskRecord {
-                index: t.try_get("idx")?,
+                index,
                 play: t.try_get("play")?,
                 name: t.try_get("name")?,
                 module: t.try_get("action")?,
                 handler: t.try_get::<i64, _>("handler")? != 0,
                 params: params.as_deref().map(json).transpose()?,
                 params_shared: shared.map(|s| s != 0),
+                hosts_total: 0,
+                host_counts: Default::default(),
                 hosts: Vec::new(),
             });
         }
+        for c in &counts {
+            let idx: i64 = c.try_get("task_idx")?;
+            let Some(task) = at.get(&idx).map(|&i| &mut out[i]) else { continue };
+            let n: i64 = c.try_get("n")?;
+            task.hosts_total += n;
+            task.host_counts.insert(c.try_get("status")?, n);
+        }
         for r in &results {
             let idx: i64 = r.try_get("task_idx")?;
-            let Some(task) = out.iter_mut().find(|t| t.index == idx) else { continue };
+            let Some(task) = at.get(&idx).map(|&i| &mut out[i]) else { continue };
             task.hosts.push(HostRecord {
                 host: r.try_get("host")?,
                 status: r.try_get("status")?,
@@ -404,6 +469,9 @@ impl Store {
                 msg: r.try_get("msg")?,
                 duration: r.try_get("duration")?,
             });
+        }
+        if let Some(only) = only {
+            out.retain(|t| t.index == only);
         }
         Ok(out)
     }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::AppState;
-use crate::store::{RunRecord, TaskRecord};
+use crate::store::{HostWindow, RunRecord, TaskRecord};
 use crate::tokens::{Caller, Role};
 use crate::web_text::Lang;
 
@@ -86,6 +86,8 @@ fn time(ms: Option<i64>) -> String {
 pub struct PageQuery {
     lang: Option<String>,
     task: Option<i64>,
+    /// The first of the chosen task's hosts to show (a page of [`HostWindow::PAGE`]).
+    from: Option<i64>,
 }
 
 /// The language for this request, and the cookie that remembers a switch.
@@ -338,7 +340,7 @@ fn param_value(l: Lang, value: &Value) -> String {
     }
 }
 
-fn task_detail(l: Lang, task: &TaskRecord) -> String {
+fn task_detail(l: Lang, task: &TaskRecord, from: i64) -> String {
     let mut out = format!(
         "<h3 id=task>{} {}: {}</h3><h4>{}</h4>",
         l.t("task"),
@@ -387,6 +389,35 @@ fn task_detail(l: Lang, task: &TaskRecord) -> String {
         ));
     }
     out.push_str("</table>");
+    // A task of many hosts is shown a page at a time.
+    if task.hosts_total > HostWindow::PAGE || from > 0 {
+        let shown = i64::try_from(task.hosts.len()).unwrap_or(0);
+        out.push_str(&format!(
+            "<p id=host-pages>{} {}–{} {} {}",
+            l.t("hosts"),
+            if shown == 0 { from } else { from + 1 },
+            from + shown,
+            l.t("hosts_of"),
+            task.hosts_total
+        ));
+        if from > 0 {
+            let earlier = (from - HostWindow::PAGE).max(0);
+            out.push_str(&format!(
+                " <a href='?task={}&amp;from={earlier}#task'>{}</a>",
+                task.index,
+                l.t("earlier_hosts")
+            ));
+        }
+        if from + shown < task.hosts_total {
+            out.push_str(&format!(
+                " <a href='?task={}&amp;from={}#task'>{}</a>",
+                task.index,
+                from + shown,
+                l.t("later_hosts")
+            ));
+        }
+        out.push_str("</p>");
+    }
     out
 }
 
@@ -414,7 +445,16 @@ async fn run_page(
             return with_cookie(set, Html(page(l, l.t("run"), &body, true, "")));
         }
     };
-    let tasks = s.store.tasks(&apply_id).await.unwrap_or_default();
+    // The task list needs each task's counts only; the chosen task, one page of its hosts.
+    let tasks = s.store.tasks(&apply_id, HostWindow::none(), None).await.unwrap_or_default();
+    let from = q.from.unwrap_or(0).max(0);
+    let chosen = match q.task {
+        Some(index) => {
+            let window = HostWindow { offset: from, limit: HostWindow::PAGE };
+            s.store.tasks(&apply_id, window, Some(index)).await.unwrap_or_default().pop()
+        }
+        None => None,
+    };
     let mut body = format!(
         "<h2>{} <code id=apply-id>{}</code> {}</h2><table id=header><tr><th>{}</th><td>{}</td>\
          <th>{}</th><td>{}</td></tr><tr><th>{}</th><td>{}</td><th>{}</th><td>{}</td></tr><tr>\
@@ -457,14 +497,15 @@ async fn run_page(
         l.t("hosts")
     ));
     for t in &tasks {
+        // One segment per status, as wide as its share of the task's hosts.
         let bar: String = t
-            .hosts
+            .host_counts
             .iter()
-            .map(|h| {
+            .map(|(status, n)| {
                 format!(
-                    "<span class='s-{0}' title='{1}: {0}'></span>",
-                    escape(&h.status),
-                    escape(&h.host)
+                    "<span class='s-{0}' style='flex:{1}' title='{0}: {1}'></span>",
+                    escape(status),
+                    n
                 )
             })
             .collect();
@@ -480,8 +521,8 @@ async fn run_page(
         ));
     }
     body.push_str("</table>");
-    match q.task.and_then(|i| tasks.iter().find(|t| t.index == i)) {
-        Some(task) => body.push_str(&task_detail(l, task)),
+    match &chosen {
+        Some(task) => body.push_str(&task_detail(l, task, from)),
         None => body.push_str(&format!("<p>{}</p>", l.t("select_task"))),
     }
     // A live run's page follows it: each stored event reloads it, a moment later.

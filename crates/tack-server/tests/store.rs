@@ -61,7 +61,7 @@ async fn check(url: &str) {
     assert_eq!((run.status, run.exit_code), (RunStatus::Failed, Some(2)));
     assert!(run.finished_at.is_some());
 
-    let tasks = store.tasks(&id).await.unwrap();
+    let tasks = store.tasks(&id, tack_server::store::HostWindow::all(), None).await.unwrap();
     assert_eq!(tasks.len(), 2);
     let t = &tasks[0];
     assert_eq!((t.index, t.play.as_str(), t.module.as_str()), (1, "web", "lineinfile"));
@@ -78,6 +78,20 @@ async fn check(url: &str) {
     assert_eq!(b.duration, 0.5);
     assert!(tasks[1].handler);
     assert_eq!(tasks[1].hosts[0].stdout.as_deref(), Some("b.example"));
+    assert_eq!(t.hosts_total, 2);
+    assert_eq!(t.host_counts, [("changed".to_string(), 1), ("failed".to_string(), 1)].into());
+    let windows = async |offset, limit, only| {
+        let window = tack_server::store::HostWindow { offset, limit };
+        store.tasks(&id, window, only).await.unwrap()
+    };
+    // A window of one task's hosts, and the counts whatever the window.
+    let second = windows(1, 1, Some(1)).await;
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>(), ["b"]);
+    assert_eq!(second[0].hosts_total, 2);
+    let counts_only = windows(0, 0, None).await;
+    assert!(counts_only.iter().all(|t| t.hosts.is_empty()));
+    assert_eq!(counts_only[1].hosts_total, 1);
 
     let events = store.events(&id, 0).await.unwrap();
     assert_eq!(events.len(), 7);

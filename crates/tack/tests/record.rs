@@ -103,7 +103,11 @@ fn the_seed_example_is_recorded_marked_and_masked() {
     let (run, tasks, events) = block_on(async {
         let store = Store::open(&url).await.unwrap();
         let run = store.run(&apply_id).await.unwrap().expect("the run is stored");
-        (run, store.tasks(&apply_id).await.unwrap(), store.events(&apply_id, 0).await.unwrap())
+        (
+            run,
+            store.tasks(&apply_id, tack_server::store::HostWindow::all(), None).await.unwrap(),
+            store.events(&apply_id, 0).await.unwrap(),
+        )
     });
     assert_eq!(run.status, RunStatus::Success);
     assert_eq!(run.exit_code, Some(0));

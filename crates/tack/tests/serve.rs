@@ -135,8 +135,25 @@ fn exercise(db: &str, dir: &Path) {
         &[],
     )
     .json();
+    assert_eq!((tasks["host_offset"].as_i64(), tasks["host_limit"].as_i64()), (Some(0), Some(100)));
     let tasks = tasks["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0]["hosts_total"], 2);
+    // Each task's hosts a page at a time: the second host alone, then bad windows refused.
+    let base = format!("/v1/incarnations/web/runs/{id}/tasks");
+    let page =
+        request(a, "GET", &format!("{base}?host_offset=1&host_limit=1"), Some(&viewer), None, &[]);
+    assert_eq!(page.status, 200, "{}", String::from_utf8_lossy(&page.body));
+    let page = page.json();
+    let hosts = page["tasks"][0]["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1);
+    assert_eq!(hosts[0]["host"], "soul-2");
+    assert_eq!(page["tasks"][0]["hosts_total"], 2);
+    for bad in ["host_limit=5000", "host_offset=-1", "host_limit=x", "colour=1"] {
+        let r = request(a, "GET", &format!("{base}?{bad}"), Some(&viewer), None, &[]);
+        assert_eq!(r.status, 400, "{bad}: {}", String::from_utf8_lossy(&r.body));
+        assert!(r.json()["error"].as_str().is_some_and(|m| !m.is_empty()), "{bad}");
+    }
     assert_eq!(tasks[0]["name"], "write marker");
     assert_eq!(tasks[0]["module"], "lineinfile");
     assert_eq!(
