@@ -320,14 +320,19 @@ fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
         };
         let mut parts = Vec::new();
         let mut j = first;
+        // The chain's last name; a chain that ends on a dot is left to minijinja's syntax
+        // error.
+        let mut last_at = None;
         while let Some(t) = toks.get(j).filter(|t| t.kind == Kind::Operand) {
             parts.push(t.text);
+            last_at = Some(j);
             if toks.get(j + 1).is_some_and(|t| t.kind == Kind::Dot) {
                 j += 2;
             } else {
                 break;
             }
         }
+        let Some(j) = last_at.filter(|at| *at == j) else { continue };
         let core =
             parts.len() >= 2 && parts[0] == "ansible" && matches!(parts[1], "builtin" | "legacy");
         let identifiers = parts.iter().all(|p| {
@@ -669,6 +674,14 @@ mod tests {
             Some("{%- set ns.n = 1 -%}{% set __tack_ns_check_done = __tack_ns_check(ns, 'n') -%}")
         );
         assert_eq!(rewrite_default("{% set n = ns.n %}"), None);
+    }
+
+    #[test]
+    fn a_qualified_chain_ending_on_a_dot_is_left_alone() {
+        // Found by the fuzz run of seed 11: the chain's end was read past the tokens.
+        assert_eq!(rewrite_default("{{ x | ns.col.f. }}"), None);
+        assert_eq!(rewrite_default("{% set n = x | a.b. %}"), None);
+        assert_eq!(rewrite_default("{{ x | a.b."), None);
     }
 
     #[test]
