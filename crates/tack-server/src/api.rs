@@ -134,6 +134,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/incarnations/{name}/runs/{apply_id}", get(get_run))
         .route("/v1/incarnations/{name}/runs/{apply_id}/tasks", get(run_tasks))
         .route("/v1/incarnations/{name}/runs/{apply_id}/events", get(run_events))
+        .route("/v1/incarnations/{name}/runs/{apply_id}/transcript", get(run_transcript))
         .route("/v1/incarnations/{name}/runs/{apply_id}/cancel", post(cancel_run))
         .route("/v1/runs", get(all_runs))
         .route("/v1/tokens", get(list_tokens).post(create_token))
@@ -337,6 +338,23 @@ async fn cancel_run(
             Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
         }
     }
+}
+
+/// What the run printed (the default callback's text as `tack playbook` prints it), secrets
+/// masked as in its events; as much as it has printed so far while it runs.
+async fn run_transcript(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path((name, apply_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    auth.require(Role::Viewer)?;
+    run_of(&s.store, &name, &apply_id).await?;
+    let mut text = String::new();
+    for (_, line) in s.store.transcript(&apply_id, 0).await? {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
 }
 
 /// What `POST /v1/tokens` takes.

@@ -133,6 +133,10 @@ pub(crate) fn document() -> Value {
                 "parameters": [name, id, {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "integer"}}],
                 "get": op("the run's events as server-sent events, live until it ends", Some("viewer"), &[("200", "text/event-stream"), ("404", "no such run")])
             },
+            "/v1/incarnations/{name}/runs/{apply_id}/transcript": {
+                "parameters": [name, id],
+                "get": op("what the run printed, as text, secrets masked as in its events (so far, while it runs)", Some("viewer"), &[("200", "text/plain"), ("404", "no such run")])
+            },
             "/v1/incarnations/{name}/runs/{apply_id}/cancel": {
                 "parameters": [name, id],
                 "post": op("cancel a queued or running run", Some("operator"), &[

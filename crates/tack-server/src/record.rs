@@ -31,6 +31,8 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(3);
 
 enum Message {
     Line(String),
+    /// A line of what the run printed.
+    Transcript(String),
     Finish {
         exit_code: Option<u8>,
         error: Option<String>,
@@ -109,6 +111,7 @@ impl Recording {
                     };
                     let _ = ready_tx.send(Ok(id.clone()));
                     let mut ingest = Ingest::new(id.clone());
+                    let mut printed = 0i64;
                     let mut failed: Option<StoreError> = None;
                     loop {
                         let message = match &me {
@@ -133,6 +136,14 @@ impl Recording {
                                 }
                             }
                             Message::Line(_) => {}
+                            Message::Transcript(line) if failed.is_none() => {
+                                printed += 1;
+                                if let Err(e) = store.add_transcript_line(&id, printed, &line).await
+                                {
+                                    failed = Some(e);
+                                }
+                            }
+                            Message::Transcript(_) => {}
                             Message::Finish { exit_code, error } => {
                                 let status = match (&failed, exit_code) {
                                     (None, Some(code)) => RunStatus::from_exit_code(code),
@@ -213,7 +224,13 @@ impl Recording {
 
     /// Where the events callback writes: each complete line is stored.
     pub fn writer(&self) -> LineWriter {
-        LineWriter { sender: self.sender.clone(), partial: Vec::new() }
+        LineWriter { sender: self.sender.clone(), partial: Vec::new(), transcript: false }
+    }
+
+    /// Where what the run prints is copied (its secrets masked by the caller): each complete
+    /// line is stored as the run's transcript.
+    pub fn transcript_writer(&self) -> LineWriter {
+        LineWriter { sender: self.sender.clone(), partial: Vec::new(), transcript: true }
     }
 
     /// Ends the run with its exit code (`None` with `error` for a run that stopped on an
@@ -232,6 +249,8 @@ impl Recording {
 pub struct LineWriter {
     sender: mpsc::UnboundedSender<Message>,
     partial: Vec<u8>,
+    /// The lines are the transcript's, not events.
+    transcript: bool,
 }
 
 impl Write for LineWriter {
@@ -240,7 +259,9 @@ impl Write for LineWriter {
         while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.partial.drain(..=end).collect();
             let line = String::from_utf8_lossy(&line[..end]).into_owned();
-            self.sender.send(Message::Line(line)).map_err(|_| {
+            let message =
+                if self.transcript { Message::Transcript(line) } else { Message::Line(line) };
+            self.sender.send(message).map_err(|_| {
                 std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the recorder has stopped")
             })?;
         }

@@ -23,6 +23,7 @@ use sqlx::{AnyPool, Row};
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "runs", include_str!("../migrations/0001_runs.sql")),
     (2, "serve", include_str!("../migrations/0002_serve.sql")),
+    (3, "transcript", include_str!("../migrations/0003_transcript.sql")),
 ];
 
 #[derive(Debug)]
@@ -474,6 +475,35 @@ impl Store {
             out.retain(|t| t.index == only);
         }
         Ok(out)
+    }
+
+    /// Adds line `seq` (from 1) of what run `id` printed (masked by the caller, as event
+    /// lines are).
+    pub async fn add_transcript_line(
+        &self,
+        id: &str,
+        seq: i64,
+        line: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO run_transcript (run_id, seq, line) VALUES ($1, $2, $3)")
+            .bind(id)
+            .bind(seq)
+            .bind(line)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// What run `id` printed, as stored: its lines after `after` (0 for all), in order.
+    pub async fn transcript(&self, id: &str, after: i64) -> Result<Vec<(i64, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, line FROM run_transcript WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(id)
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get("seq")?, r.try_get("line")?))).collect()
     }
 
     /// A run's events after `after` (0 for all), in order.

@@ -193,6 +193,42 @@ pub fn mask(text: &str) -> Option<String> {
     out
 }
 
+/// A line of a run's printed transcript with every secret in it masked: as [`mask`] does,
+/// and a short secret also where the line shows it as a whole value (`"ab"`, `'ab'`,
+/// `(item=ab)`), the forms a printed result gives a value of its own; never inside a word.
+pub fn mask_printed(line: &str) -> Option<String> {
+    if is_empty() {
+        return None;
+    }
+    let mut out = mask(line);
+    let shorts: Vec<Arc<str>> = {
+        let guard = registry();
+        let Some(registry) = guard.as_ref() else { return out };
+        registry
+            .texts
+            .iter()
+            .filter(|t| !t.is_empty() && t.chars().count() < EMBEDDED_MIN)
+            .filter(|t| !t.contains(['"', '\'', '\\', '(', ')', '\n']))
+            .cloned()
+            .collect()
+    };
+    for short in shorts {
+        let current = out.as_deref().unwrap_or(line);
+        let mut changed = current.to_string();
+        for (open, close, masked) in [
+            ("\"", "\"", format!("\"{MASK}\"")),
+            ("'", "'", format!("'{MASK}'")),
+            ("(item=", ")", format!("(item={MASK})")),
+        ] {
+            changed = changed.replace(&format!("{open}{short}{close}"), &masked);
+        }
+        if changed != current {
+            out = Some(changed);
+        }
+    }
+    out
+}
+
 /// Standard base64 with padding, as Python's `base64.b64encode` writes it.
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -226,6 +262,25 @@ mod tests {
         assert_eq!(mask("ab").as_deref(), Some(MASK));
         assert!(holds_secret("say long-secret-one"));
         assert!(!holds_secret("ab"));
+    }
+
+    #[test]
+    fn a_printed_line_masks_a_short_secret_shown_as_a_value_of_its_own() {
+        remember("zq");
+        remember("printed-secret-123");
+        assert_eq!(
+            mask_printed("    \"msg\": \"zq\"\n").as_deref(),
+            Some("    \"msg\": \"********\"\n")
+        );
+        assert_eq!(
+            mask_printed("ok: [h1] => (item=zq)\n").as_deref(),
+            Some("ok: [h1] => (item=********)\n")
+        );
+        assert_eq!(mask_printed("    \"msg\": \"zqx zq\"\n"), None);
+        assert_eq!(
+            mask_printed("x printed-secret-123 'zq'").as_deref(),
+            Some("x ******** '********'")
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! mangle it). The transcript on the terminal is ansible's and shows the secrets, as
 //! ansible's does: it is checked to hold them, proving the canaries really flowed.
 //!
-//! Views: the `--events` file, the run store's files, the API's tasks and events, the run
-//! page, and the server's log. The run goes once from the command line (`--events`,
+//! Views: the `--events` file, the run store's files, the API's tasks, events and transcript
+//! (what the run printed), the run page, and the server's log. The run goes once from the command line (`--events`,
 //! `--record`, extra vars from a vaulted file) and once through `tack serve`.
 
 use std::path::Path;
@@ -440,13 +440,25 @@ fn canaries(dir: &Path, db: &str, store: &dyn Fn() -> String) {
     let run = wait_final(&s, &s.admin, "canary", &id);
     assert_eq!(run["status"], "success", "{run}");
     let base = format!("/v1/incarnations/canary/runs/{id}");
-    for path in [base.clone(), format!("{base}/tasks"), format!("{base}/events"), "/v1/runs".into()]
-    {
+    for path in [
+        base.clone(),
+        format!("{base}/tasks"),
+        format!("{base}/events"),
+        format!("{base}/transcript"),
+        "/v1/runs".into(),
+    ] {
         let r = request(a, "GET", &path, Some(&s.admin), None, &[]);
         assert_eq!(r.status, 200, "{path}");
         let body = String::from_utf8_lossy(&dechunk_if(&r)).into_owned();
         assert_clean(&path, &body);
     }
+    // The stored transcript is what the run printed, masked: whole where no secret is, and
+    // the 2-character secret masked where it is printed as a value, not inside a word.
+    let printed = request(a, "GET", &format!("{base}/transcript"), Some(&s.admin), None, &[]);
+    let printed = String::from_utf8_lossy(&printed.body).into_owned();
+    assert!(printed.contains("PLAY RECAP"), "{printed}");
+    assert!(printed.contains("\"msg\": \"absolutely hello-world-plain\""), "{printed}");
+    assert!(!printed.contains("\"msg\": \"ab\""), "{printed}");
     let tasks = request(a, "GET", &format!("{base}/tasks"), Some(&s.admin), None, &[]);
     assert!(
         String::from_utf8_lossy(&tasks.body).contains("absolutely hello-world-plain"),

@@ -123,6 +123,13 @@ impl Sinks {
         Ok(Sinks { file, record })
     }
 
+    /// Where a copy of what the run prints goes, when the run is recorded: the store's
+    /// transcript, its secrets masked line by line as event lines are.
+    pub(super) fn transcript(&self) -> Option<MaskedLines> {
+        let (_, recording) = self.record.as_ref()?;
+        Some(MaskedLines { to: recording.transcript_writer(), partial: Vec::new() })
+    }
+
     /// Runs the plays with the events callback writing to every sink.
     pub(super) fn run(
         self,
@@ -191,6 +198,53 @@ impl Write for Tee {
         if let Some(file) = &mut self.file {
             file.flush()?;
         }
+        Ok(())
+    }
+}
+
+/// What the run prints, to its output and (recorded) to the store's transcript.
+pub(super) struct Printed<W> {
+    pub out: W,
+    pub copy: Option<MaskedLines>,
+}
+
+impl<W: Write> Write for Printed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        // A recorder that stopped reports why when the run ends; the output goes on.
+        if let Some(copy) = &mut self.copy {
+            let _ = copy.write_all(&buf[..n]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Complete lines, each with the run's secrets masked (`tack_vault::sealed::mask_printed`), to
+/// the recorder.
+pub(super) struct MaskedLines {
+    to: LineWriter,
+    partial: Vec<u8>,
+}
+
+impl Write for MaskedLines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.partial.extend_from_slice(buf);
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line);
+            match tack_vault::sealed::mask_printed(&text) {
+                Some(masked) => self.to.write_all(masked.as_bytes())?,
+                None => self.to.write_all(&line)?,
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -164,7 +164,30 @@ pub(super) fn run(
         palette.as_ref(),
     )?;
     let context = usize::try_from(session.config.diff_context()).unwrap_or(0);
-    let callback = DefaultCallback::new(stdout, crate::color::columns())
+    let served = std::env::var_os(tack_server::runner::RUN_ENV).is_some();
+    let sinks = if args.events.is_none() && args.record.is_none() && !served {
+        None
+    } else {
+        let mode = if plan {
+            "plan"
+        } else if args.check {
+            "check"
+        } else {
+            "apply"
+        };
+        Some(super::events::Sinks::open(
+            args.events.as_deref(),
+            args.record.as_deref(),
+            mode,
+            &args.playbooks,
+        )?)
+    };
+    // A recorded run keeps what it prints (`Sinks::transcript`).
+    let printed = super::events::Printed {
+        out: stdout,
+        copy: sinks.as_ref().and_then(super::events::Sinks::transcript),
+    };
+    let callback = DefaultCallback::new(printed, crate::color::columns())
         .with_options(callback_options)
         .with_verbosity(args.verbosity.verbose)
         .with_palette(palette)
@@ -174,24 +197,9 @@ pub(super) fn run(
         .with_plan(plan);
     let callback =
         crate::progress::Progress::new(callback, crate::progress::enabled(&session.config));
-    let served = std::env::var_os(tack_server::runner::RUN_ENV).is_some();
-    let status = if args.events.is_none() && args.record.is_none() && !served {
-        tack_engine::run(&ctx, &playbooks, &mut { callback })?
-    } else {
-        let mode = if plan {
-            "plan"
-        } else if args.check {
-            "check"
-        } else {
-            "apply"
-        };
-        let sinks = super::events::Sinks::open(
-            args.events.as_deref(),
-            args.record.as_deref(),
-            mode,
-            &args.playbooks,
-        )?;
-        sinks.run(&ctx, &playbooks, callback)?
+    let status = match sinks {
+        None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
+        Some(sinks) => sinks.run(&ctx, &playbooks, callback)?,
     };
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.found() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.
