@@ -107,7 +107,7 @@ fn shared_and_per_host_inputs() {
         r#"{"event": "task_start", "task": "same everywhere", "action": "command", "handler": false, "params": {"_raw_params": "echo hello"}, "params_shared": true, "hosts": ["alpha", "beta"]}"#,
         r#"{"event": "task_result", "host": "beta", "task": "same everywhere", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "hello", "stderr": "", "msg": "", "duration": 0}"#,
         r#"{"event": "task_result", "host": "alpha", "task": "same everywhere", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "hello", "stderr": "", "msg": "", "duration": 0}"#,
-        r#"{"event": "task_start", "task": "per host", "action": "debug", "handler": false, "params": {"msg": "<per-host>", "verbosity": 0}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_start", "task": "per host", "action": "debug", "handler": false, "params": {"msg": "<per-host>", "verbosity": 0}, "params_shared": false, "hosts": ["alpha", "beta"], "params_per_host": {"alpha": {"msg": "alpha likes red", "verbosity": 0}, "beta": {"msg": "beta likes blue", "verbosity": 0}}}"#,
         r#"{"event": "task_result", "host": "beta", "task": "per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "beta likes blue", "duration": 0}"#,
         r#"{"event": "task_result", "host": "alpha", "task": "per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "alpha likes red", "duration": 0}"#,
         r#"{"event": "recap", "hosts": {"alpha": {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 0, "rescued": 0, "ignored": 0}, "beta": {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 0, "rescued": 0, "ignored": 0}}}"#,
@@ -139,13 +139,13 @@ fn secrets_are_masked_and_the_mask_outranks_the_marker() {
     let (lines, transcript) = run(&playbook);
     let expected = [
         r#"{"event": "play_start", "play": "web"}"#,
-        r#"{"event": "task_start", "task": "vaulted and per host", "action": "debug", "handler": false, "params": {"msg": "********"}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_start", "task": "vaulted and per host", "action": "debug", "handler": false, "params": {"msg": "********"}, "params_shared": false, "hosts": ["alpha", "beta"], "params_per_host": {"alpha": {"msg": "********"}, "beta": {"msg": "********"}}}"#,
         r#"{"event": "task_result", "host": "beta", "task": "vaulted and per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "********", "duration": 0}"#,
         r#"{"event": "task_result", "host": "alpha", "task": "vaulted and per host", "status": "ok", "changed": false, "ignored": false, "rc": null, "stdout": null, "stderr": null, "msg": "********", "duration": 0}"#,
         r#"{"event": "task_start", "task": "vaulted output", "action": "command", "handler": false, "params": {"_raw_params": "********"}, "params_shared": true, "hosts": ["alpha", "beta"]}"#,
         r#"{"event": "task_result", "host": "beta", "task": "vaulted output", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "********", "stderr": "********", "msg": "********", "duration": 0}"#,
         r#"{"event": "task_result", "host": "alpha", "task": "vaulted output", "status": "changed", "changed": true, "ignored": false, "rc": 0, "stdout": "********", "stderr": "********", "msg": "********", "duration": 0}"#,
-        r#"{"event": "task_start", "task": "a module's no_log option", "action": "copy", "handler": false, "params": {"content": "********", "dest": "<per-host>"}, "params_shared": false, "hosts": ["alpha", "beta"]}"#,
+        r#"{"event": "task_start", "task": "a module's no_log option", "action": "copy", "handler": false, "params": {"content": "********", "dest": "<per-host>"}, "params_shared": false, "hosts": ["alpha", "beta"], "params_per_host": {"alpha": {"content": "********", "dest": "<DIR>/alpha.txt"}, "beta": {"content": "********", "dest": "<DIR>/beta.txt"}}}"#,
     ];
     assert_eq!(lines[..expected.len()], expected);
     // The secret is in the transcript (ansible shows it too) but never in the events.

@@ -88,6 +88,20 @@ impl Ingest {
                 .bind(shared)
                 .execute(&mut *tx)
                 .await?;
+                if let Value::Object(inputs) = get("params_per_host") {
+                    for (host, input) in inputs {
+                        sqlx::query(
+                            "INSERT INTO run_task_inputs (run_id, task_idx, host, params) VALUES \
+                             ($1, $2, $3, $4)",
+                        )
+                        .bind(&self.run)
+                        .bind(task)
+                        .bind(host)
+                        .bind(input.to_string())
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
             }
             "task_result" if task > 0 => {
                 result += 1;

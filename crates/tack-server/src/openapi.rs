@@ -127,7 +127,7 @@ pub(crate) fn document() -> Value {
                     {"name": "host_offset", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "skip this many of each task's host results"},
                     {"name": "host_limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 100}, "description": "at most this many of each task's host results"}
                 ],
-                "get": op("the run plan: per task its marked params, how many hosts have each status (hosts_total, host_counts), and one page of its hosts' results", Some("viewer"), &[("200", "the tasks"), ("400", "a bad host_offset or host_limit"), ("404", "no such run")])
+                "get": op("the run plan: per task its marked params, how many hosts have each status (hosts_total, host_counts), and one page of its hosts' results, each with the host's own `input` (masked) where the hosts' inputs differ", Some("viewer"), &[("200", "the tasks"), ("400", "a bad host_offset or host_limit"), ("404", "no such run")])
             },
             "/v1/incarnations/{name}/runs/{apply_id}/events": {
                 "parameters": [name, id, {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "integer"}}],

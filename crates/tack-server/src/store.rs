@@ -24,6 +24,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "runs", include_str!("../migrations/0001_runs.sql")),
     (2, "serve", include_str!("../migrations/0002_serve.sql")),
     (3, "transcript", include_str!("../migrations/0003_transcript.sql")),
+    (4, "task_inputs", include_str!("../migrations/0004_task_inputs.sql")),
 ];
 
 #[derive(Debug)]
@@ -218,6 +219,10 @@ pub struct HostRecord {
     pub exit_code: Option<i64>,
     pub msg: Option<String>,
     pub duration: f64,
+    /// The host's own input to the task, masked, where the hosts' inputs differ (absent where
+    /// every host received the task's shared `params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
 }
 
 /// One stored event line.
@@ -418,9 +423,11 @@ impl Store {
             Vec::new()
         } else {
             sqlx::query(
-                "SELECT task_idx, host, status, changed, ignored, stdout, stderr, exit_code, \
-                 msg, duration FROM run_results WHERE run_id = $1 AND seq > $2 AND seq <= $3 \
-                 AND ($4 < 0 OR task_idx = $4) ORDER BY task_idx, seq",
+                "SELECT r.task_idx, r.host, r.status, r.changed, r.ignored, r.stdout, r.stderr, \
+                 r.exit_code, r.msg, r.duration, i.params AS input FROM run_results r LEFT JOIN \
+                 run_task_inputs i ON i.run_id = r.run_id AND i.task_idx = r.task_idx AND \
+                 i.host = r.host WHERE r.run_id = $1 AND r.seq > $2 AND r.seq <= $3 AND \
+                 ($4 < 0 OR r.task_idx = $4) ORDER BY r.task_idx, r.seq",
             )
             .bind(id)
             .bind(window.offset)
@@ -469,6 +476,7 @@ impl Store {
                 exit_code: r.try_get("exit_code")?,
                 msg: r.try_get("msg")?,
                 duration: r.try_get("duration")?,
+                input: r.try_get::<Option<String>, _>("input")?.as_deref().map(json).transpose()?,
             });
         }
         if let Some(only) = only {

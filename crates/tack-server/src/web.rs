@@ -340,6 +340,26 @@ fn param_value(l: Lang, value: &Value) -> String {
     }
 }
 
+/// A host's own input: its keys and values (a looped task's, item by item), secrets as chips.
+fn input_value(l: Lang, input: &Value) -> String {
+    match input {
+        Value::Object(map) => {
+            let mut out = String::from("<dl class=host-input>");
+            for (key, value) in map {
+                out.push_str(&format!(
+                    "<dt>{}</dt><dd>{}</dd>",
+                    escape(key),
+                    param_value(l, value)
+                ));
+            }
+            out.push_str("</dl>");
+            out
+        }
+        Value::Array(items) => items.iter().map(|item| input_value(l, item)).collect(),
+        other => param_value(l, other),
+    }
+}
+
 fn task_detail(l: Lang, task: &TaskRecord, from: i64) -> String {
     let mut out = format!(
         "<h3 id=task>{} {}: {}</h3><h4>{}</h4>",
@@ -362,9 +382,12 @@ fn task_detail(l: Lang, task: &TaskRecord, from: i64) -> String {
         }
         _ => out.push_str(&format!("<p>{}</p>", l.t("no_params"))),
     }
+    // Where the hosts' inputs differ, each host's own is on its row.
+    let inputs = task.hosts.iter().any(|h| h.input.is_some());
+    let input_head = if inputs { format!("<th>{}</th>", l.t("input")) } else { String::new() };
     out.push_str(&format!(
-        "<h4>{}</h4><table id=results><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th>\
-         <th>{}</th><th>{}</th></tr>",
+        "<h4>{}</h4><table id=results><tr><th>{}</th><th>{}</th>{input_head}<th>{}</th><th>{}</th>\
+         <th>{}</th><th>{}</th><th>{}</th></tr>",
         l.t("hosts"),
         l.t("host"),
         l.t("status"),
@@ -376,9 +399,14 @@ fn task_detail(l: Lang, task: &TaskRecord, from: i64) -> String {
     ));
     let pre = |t: &Option<String>| format!("<pre>{}</pre>", escape(t.as_deref().unwrap_or("")));
     for h in &task.hosts {
+        let input = match (&h.input, inputs) {
+            (_, false) => String::new(),
+            (Some(input), true) => format!("<td class=input>{}</td>", input_value(l, input)),
+            (None, true) => "<td class=input></td>".to_string(),
+        };
         out.push_str(&format!(
-            "<tr class=host-row data-host='{host}'><td>{host}</td><td>{status}</td><td>{changed}\
-             </td><td>{rc}</td><td>{stdout}</td><td>{stderr}</td><td>{msg}</td></tr>",
+            "<tr class=host-row data-host='{host}'><td>{host}</td><td>{status}</td>{input}\
+             <td>{changed}</td><td>{rc}</td><td>{stdout}</td><td>{stderr}</td><td>{msg}</td></tr>",
             host = escape(&h.host),
             status = badge(&h.status),
             changed = if h.changed { "✓" } else { "" },

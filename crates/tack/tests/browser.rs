@@ -148,6 +148,13 @@ fn a_browser_signs_in_and_sees_the_marker_and_each_host() {
         driver.find_all("#results tr.host-row").iter().map(|r| driver.text(r)).collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(rows[0].starts_with("soul-1") && rows[1].starts_with("soul-2"), "{rows:?}");
+    // Where the plan shows <per-host>, each host's row shows what that host received.
+    let inputs: Vec<String> =
+        driver.find_all("#results tr.host-row td.input").iter().map(|c| driver.text(c)).collect();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    for (host, input) in ["soul-1", "soul-2"].iter().zip(&inputs) {
+        assert!(input.contains(&format!("marker-{host}")), "{host}: {input}");
+    }
 
     let shot = driver.session("GET", "/screenshot", None);
     let png = base64::engine::general_purpose::STANDARD.decode(shot.as_str().unwrap()).unwrap();

@@ -145,6 +145,16 @@ fn the_seed_example_is_recorded_marked_and_masked() {
     let secret = &tasks[3];
     assert_eq!(secret.params, Some(json!({"dest": "~/secret", "content": "********"})));
     assert!(secret.hosts.iter().all(|h| h.status == "changed"), "{:?}", secret.hosts);
+    // Each host's own input is kept where the inputs differ (seed 000's planned feature), the
+    // hosts whose input matched the first's included, secrets masked; none where they agree.
+    for h in &write.hosts {
+        let want = json!({"path": "~/demo-marker", "line": h.host, "create": true});
+        assert_eq!(h.input.as_ref(), Some(&want), "{}", h.host);
+    }
+    for h in &secret.hosts {
+        assert_eq!(h.input, Some(json!({"dest": "~/secret", "content": "********"})), "{}", h.host);
+    }
+    assert!(read.hosts.iter().all(|h| h.input.is_none()), "{:?}", read.hosts);
 
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(kinds.first(), Some(&"play_start"));

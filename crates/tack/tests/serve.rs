@@ -161,6 +161,11 @@ fn exercise(db: &str, dir: &Path) {
         json!({"path": "<per-host>", "line": "<per-host>", "create": true})
     );
     assert_eq!(tasks[1]["params"], json!({"_raw_params": "<per-host>"}));
+    // Each host's own input, on its row, where the inputs differ.
+    for h in tasks[1]["hosts"].as_array().unwrap() {
+        let want = format!("echo {}", h["host"].as_str().unwrap());
+        assert_eq!(h["input"], json!({"_raw_params": want}), "{h}");
+    }
     let mut outs: Vec<(String, String)> = tasks[1]["hosts"]
         .as_array()
         .unwrap()

@@ -89,11 +89,50 @@ pub(crate) fn collect(run: &TaskRun<'_>, hosts: &[String]) -> TaskParams {
             }
         }
     };
+    // Seed 000: where inputs differ, every host's own input is kept (the ones that match the
+    // first included), secrets masked; where they agree, nothing per host.
+    let looped = run.reading.ctx.task.loop_items.is_some();
+    let per_host = if shared {
+        Vec::new()
+    } else {
+        inputs
+            .iter()
+            .map(|input| {
+                let masked = |(args, sealed): &(Mapping, Vec<String>)| {
+                    let mut map = Mapping::new();
+                    for (key, value) in args.iter() {
+                        let name = key.as_str().unwrap_or_default();
+                        let secret = no_log
+                            || secret_options.contains(&name)
+                            || sealed.iter().any(|k| k == name);
+                        let value = if secret {
+                            Node::bare(Value::Str(MASK.into()))
+                        } else {
+                            value.clone()
+                        };
+                        map.insert(key.clone(), value);
+                    }
+                    Node::bare(Value::Map(map))
+                };
+                let items: Vec<Node> = input.items.iter().map(masked).collect();
+                let node = if looped {
+                    Node::bare(Value::Seq(items))
+                } else {
+                    items
+                        .into_iter()
+                        .next()
+                        .unwrap_or_else(|| Node::bare(Value::Map(Mapping::new())))
+                };
+                (input.host.clone(), node)
+            })
+            .collect()
+    };
     TaskParams {
         shown,
         shared,
         hosts: inputs.iter().map(|i| i.host.clone()).collect(),
         sealed_hosts,
+        per_host,
     }
 }
 

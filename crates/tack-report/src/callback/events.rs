@@ -86,6 +86,14 @@ impl<W: Write, C: Callback> EventsCallback<W, C> {
                     "hosts",
                     Node::bare(Value::Seq(p.hosts.iter().map(|h| text(h)).collect())),
                 ));
+                // Each host's own input where they differ (none where they agree).
+                if !p.per_host.is_empty() {
+                    let mut inputs = Mapping::new();
+                    for (host, input) in &p.per_host {
+                        inputs.insert(text(host), input.clone());
+                    }
+                    fields.push(("params_per_host", Node::bare(Value::Map(inputs))));
+                }
             }
             None => fields.push(("params", Node::bare(Value::Null))),
         }

@@ -48,6 +48,10 @@ pub struct TaskParams {
     pub hosts: Vec<String>,
     /// Hosts whose input held a secret: what their results say may repeat it.
     pub sealed_hosts: Vec<String>,
+    /// Where the hosts' inputs differ (`shared` false), each host's own input, its secret
+    /// values masked (seed 000's planned feature: what a host received can be read back);
+    /// empty where every host received the same.
+    pub per_host: Vec<(String, tack_yaml::Node)>,
 }
 
 /// What replaces a secret value wherever a task's input or result is shown.
