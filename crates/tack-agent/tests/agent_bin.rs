@@ -8,17 +8,27 @@ use tack_protocol::{
     DEFAULT_MAX_FRAME, ErrorKind, Frame, FrameReader, FrameWriter, Message, PROTOCOL_VERSION,
 };
 
-/// Runs the agent on `input`; its exit code, every frame of its stdout, and its stderr.
+/// Runs the agent on `input`; its exit code, every frame of its stdout, and its stderr. The
+/// input's end closes the link.
 fn run_agent(input: &[u8]) -> (Option<i32>, Vec<Frame>, String) {
+    run_agent_with(input, false)
+}
+
+/// As [`run_agent`]; with `held`, the link stays open until the agent exits (the input ends
+/// with `bye`): a closed link stops the commands the agent runs, which would race with them.
+fn run_agent_with(input: &[u8], held: bool) -> (Option<i32>, Vec<Frame>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tack-agent"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
     // The agent may stop reading early (garbage); what it did not read is not the point.
-    let _ = child.stdin.take().unwrap().write_all(input);
+    let _ = stdin.write_all(input);
+    let open = held.then_some(stdin);
     let out = child.wait_with_output().unwrap();
+    drop(open);
     let mut reader = FrameReader::new(&out.stdout[..]);
     let mut frames = Vec::new();
     while let Some(f) = reader.recv().expect("stdout holds only whole frames") {
@@ -56,8 +66,11 @@ fn bye_and_end_of_input_are_clean_exits() {
 
 #[test]
 fn output_written_to_the_agents_own_stdout_goes_to_its_stderr() {
-    let (code, frames, stderr) =
-        run_agent(&stream(&[hello(), exec(1, "echo stray > /proc/$PPID/fd/1; echo mine")]));
+    // The link stays open until `bye`: its end would stop the command (watch_link), a race
+    // that failed this test under load (rc -15).
+    let input =
+        stream(&[hello(), exec(1, "echo stray > /proc/$PPID/fd/1; echo mine"), Message::Bye]);
+    let (code, frames, stderr) = run_agent_with(&input, true);
     assert_eq!(code, Some(0));
     assert_eq!(frames[1], Frame::Message(Message::ExecResult { id: 1, rc: 0 }));
     assert_eq!(frames[2], Frame::Blob(b"mine\n".to_vec()));
