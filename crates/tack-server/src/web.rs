@@ -340,21 +340,21 @@ fn param_value(l: Lang, value: &Value) -> String {
     }
 }
 
+/// A params map as key/value pairs (`<per-host>` and masked values as chips); `attrs` are the
+/// list element's.
+fn params_list(l: Lang, attrs: &str, map: &serde_json::Map<String, Value>) -> String {
+    let mut out = format!("<dl {attrs}>");
+    for (key, value) in map {
+        out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", escape(key), param_value(l, value)));
+    }
+    out.push_str("</dl>");
+    out
+}
+
 /// A host's own input: its keys and values (a looped task's, item by item), secrets as chips.
 fn input_value(l: Lang, input: &Value) -> String {
     match input {
-        Value::Object(map) => {
-            let mut out = String::from("<dl class=host-input>");
-            for (key, value) in map {
-                out.push_str(&format!(
-                    "<dt>{}</dt><dd>{}</dd>",
-                    escape(key),
-                    param_value(l, value)
-                ));
-            }
-            out.push_str("</dl>");
-            out
-        }
+        Value::Object(map) => params_list(l, "class=host-input", map),
         Value::Array(items) => items.iter().map(|item| input_value(l, item)).collect(),
         other => param_value(l, other),
     }
@@ -369,17 +369,7 @@ fn task_detail(l: Lang, task: &TaskRecord, from: i64) -> String {
         l.t("params")
     );
     match task.params.as_ref().and_then(Value::as_object) {
-        Some(params) if !params.is_empty() => {
-            out.push_str("<dl id=params>");
-            for (key, value) in params {
-                out.push_str(&format!(
-                    "<dt>{}</dt><dd>{}</dd>",
-                    escape(key),
-                    param_value(l, value)
-                ));
-            }
-            out.push_str("</dl>");
-        }
+        Some(params) if !params.is_empty() => out.push_str(&params_list(l, "id=params", params)),
         _ => out.push_str(&format!("<p>{}</p>", l.t("no_params"))),
     }
     // Where the hosts' inputs differ, each host's own is on its row.
