@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use tack_playbook::ast::{LibraryModule, Task};
 
 use crate::catalogue::{self, Facts, InPlan, Plugin};
+use crate::python_actions::PythonAction;
 
 /// What a task's action is: a row of [`catalogue`] (a controller action or action plugin),
 /// a native module, an ansible-core module run through the Python path, or a name ansible
@@ -25,6 +26,10 @@ pub enum Action {
     /// A module found in a `library/` directory (or on a configured module path), run
     /// through ansible's module code as ansible-core's own are.
     Library(&'static LibraryModule),
+    /// An action plugin written in Python that the task's search found (`action_plugins/`
+    /// beside a playbook or role, the configured path): ansible runs it in place of any
+    /// module or action of that name (`crate::python_actions`).
+    PythonAction(&'static PythonAction),
     /// A name ansible-core cannot resolve either: the task fails on each host it runs on, as
     /// ansible's does (`Cannot resolve '...' to an action or module.`).
     Unresolvable,
@@ -41,6 +46,7 @@ impl PartialEq for Action {
                 a == b
             }
             (Action::Library(a), Action::Library(b)) => a == b,
+            (Action::PythonAction(a), Action::PythonAction(b)) => a == b,
             (Action::Unresolvable, Action::Unresolvable)
             | (Action::Templated, Action::Templated) => true,
             _ => false,
@@ -78,6 +84,34 @@ fn kept(module: &LibraryModule) -> &'static LibraryModule {
     m
 }
 
+/// The action plugins of the run, each kept once (as [`LIBRARY`] keeps modules).
+static PYTHON_ACTIONS: Mutex<Option<HashMap<PythonAction, &'static PythonAction>>> =
+    Mutex::new(None);
+
+fn kept_action(name: &str, path: &std::path::Path) -> &'static PythonAction {
+    let plugin = PythonAction { name: name.to_string(), path: path.to_path_buf() };
+    let mut kept = PYTHON_ACTIONS.lock().unwrap_or_else(PoisonError::into_inner);
+    let kept = kept.get_or_insert_with(HashMap::new);
+    if let Some(p) = kept.get(&plugin) {
+        return p;
+    }
+    let p: &'static PythonAction = Box::leak(Box::new(plugin.clone()));
+    kept.insert(plugin, p);
+    p
+}
+
+/// What an action plugin written in Python is to the run loop: it may do anything on the
+/// host, through ansible-core on the controller; a plan cannot know what it would do.
+const PYTHON_ACTION: Plugin = Plugin {
+    touches_host: true,
+    takes_raw_params: false,
+    python: true,
+    needs_ansible_core: true,
+    asks_link: true,
+    in_plan: InPlan::WouldRun,
+    ..catalogue::DEFAULT
+};
+
 /// Whether an action name is a template, rendered where the task runs.
 fn is_template(name: &str) -> bool {
     name.contains("{{")
@@ -87,6 +121,9 @@ impl Action {
     /// The action `task` runs: the module its loading found in a `library/` directory (which
     /// wins over a builtin of that name, as in ansible), else [`Action::find`].
     pub fn of(task: &Task) -> Option<Action> {
+        if let Some(path) = &task.action_plugin {
+            return Some(Action::PythonAction(kept_action(&task.action, path)));
+        }
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
             None if is_template(&task.action) => Some(Action::Templated),
@@ -96,6 +133,9 @@ impl Action {
 
     /// [`Action::of`], or what [`Action::resolve`] says of the name.
     pub fn resolve_task(task: &Task) -> Option<Action> {
+        if let Some(path) = &task.action_plugin {
+            return Some(Action::PythonAction(kept_action(&task.action, path)));
+        }
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
             None if is_template(&task.action) => Some(Action::Templated),
@@ -107,7 +147,11 @@ impl Action {
     /// the task's module search finds (`library/`, the configured paths), else
     /// [`Action::resolve`].
     pub fn rendered(task: &Task, name: &str) -> Option<Action> {
-        Action::named(task.library_search.as_deref(), name)
+        let search = task.library_search.as_deref();
+        if let Some(path) = search.and_then(|search| search.action_plugin(name)) {
+            return Some(Action::PythonAction(kept_action(name, &path)));
+        }
+        Action::named(search, name)
     }
 
     /// What `name` resolves to for a task whose module search is `search` (a module it
@@ -158,6 +202,7 @@ impl Action {
             Action::Plugin(plugin) => plugin.name,
             Action::Module(name) | Action::Python(name) => name,
             Action::Library(module) => &module.name,
+            Action::PythonAction(plugin) => &plugin.name,
             Action::Unresolvable | Action::Templated => "",
         }
     }
@@ -165,8 +210,10 @@ impl Action {
     /// Whether this is the action or module called `short`.
     pub fn is(self, short: &str) -> bool {
         // A library module of a builtin's name is not that builtin to the run loop.
-        !matches!(self, Action::Unresolvable | Action::Templated | Action::Library(_))
-            && self.name() == short
+        !matches!(
+            self,
+            Action::Unresolvable | Action::Templated | Action::Library(_) | Action::PythonAction(_)
+        ) && self.name() == short
     }
 
     /// How the action runs and what the run loop asks of it.
@@ -178,6 +225,7 @@ impl Action {
                 &MODULE
             }
             Action::Unresolvable => &UNRESOLVABLE,
+            Action::PythonAction(_) => &PYTHON_ACTION,
         }
     }
 
@@ -186,6 +234,8 @@ impl Action {
         match self {
             Action::Unresolvable | Action::Templated => "unresolvable".into(),
             Action::Library(module) => module.fqcn(),
+            // ansible resolves a plugin outside collections to its name as written.
+            Action::PythonAction(plugin) => plugin.name.clone(),
             _ => format!("ansible.builtin.{}", self.name()),
         }
     }
@@ -193,6 +243,9 @@ impl Action {
     /// Whether free-form text (`_raw_params`) goes to the action; controller actions refuse
     /// it, modules decide for themselves (`command` takes it, `file` refuses it).
     pub fn takes_raw_params(self) -> bool {
+        if let Action::PythonAction(plugin) = self {
+            return crate::python_actions::supports_raw_params(plugin);
+        }
         self.traits().takes_raw_params
     }
 

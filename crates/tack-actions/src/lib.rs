@@ -34,6 +34,7 @@ pub mod module;
 mod module_result;
 mod package;
 pub mod pause;
+pub mod python_actions;
 pub mod python_path;
 pub mod python_plugins;
 mod raw;
@@ -83,6 +84,7 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
         Action::Library(module) => crate::python_path::action::run_library(input, module),
+        Action::PythonAction(plugin) => crate::python_actions::run(input, plugin),
         // The task runner fails the task before any action runs (it knows the name).
         Action::Unresolvable => errored(Diagnostic::at(
             "Cannot resolve the action to an action or module.",

@@ -151,21 +151,26 @@ fn plain_deprecations(data: &mut tack_yaml::Mapping) {
             };
             let mut out = tack_yaml::Mapping::new();
             let deprecator = summary.get("deprecator").and_then(Node::as_map);
-            let resolved = text(deprecator.and_then(|d| d.get("resolved_name")));
+            let resolved =
+                text(deprecator.and_then(|d| d.get("resolved_name")).filter(|n| !n.is_null()));
             let kind = deprecator
                 .and_then(|d| d.get("type"))
                 .map(|t| t.as_map().and_then(|m| m.get("value")).unwrap_or(t))
                 // A deprecation a collection names (not a plugin of it) has no type.
                 .filter(|t| !t.is_null())
                 .map(|t| tack_yaml::pyrepr::str(&t.value));
-            if let Some(resolved) = &resolved {
-                let parts: Vec<&str> = resolved.split('.').collect();
-                let collection =
-                    if parts.len() > 2 { parts[..2].join(".") } else { resolved.clone() };
-                out.insert(s("collection_name"), s(&collection));
+            // A deprecator that names nothing (a plugin outside collections) is kept as
+            // ansible keeps it: its name and collection null.
+            if deprecator.is_some() {
+                let null = || Node::bare(Value::Null);
+                let collection = resolved.as_ref().map(|resolved| {
+                    let parts: Vec<&str> = resolved.split('.').collect();
+                    if parts.len() > 2 { parts[..2].join(".") } else { resolved.clone() }
+                });
+                out.insert(s("collection_name"), collection.as_deref().map_or_else(null, s));
                 let mut who = tack_yaml::Mapping::new();
-                who.insert(s("resolved_name"), s(resolved));
-                who.insert(s("type"), kind.as_deref().map_or(Node::bare(Value::Null), s));
+                who.insert(s("resolved_name"), resolved.as_deref().map_or_else(null, s));
+                who.insert(s("type"), kind.as_deref().map_or_else(null, s));
                 out.insert(s("deprecator"), Node::bare(Value::Map(who)));
             }
             let msg = summary.get("event").and_then(Node::as_map).and_then(|e| e.get("msg"));

@@ -422,8 +422,9 @@ pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result
     if let Some(key) = task.attrs.key(Keyword::Timeout) {
         let stoppable = match action {
             Action::Module(name) => tack_agent::modules::takes_timeout(name),
-            // A module through the Python path cannot be stopped yet.
-            Action::Python(_) => false,
+            // A module through the Python path cannot be stopped yet, nor can an action
+            // plugin written in Python.
+            Action::Python(_) | Action::PythonAction(_) => false,
             // The action plugins are bounded whole (`tack_actions`' `bounded.rs`, `reboot`'s waits);
             // controller actions finish at once.
             _ => true,

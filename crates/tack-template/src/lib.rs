@@ -40,6 +40,7 @@ pub mod filters;
 pub mod lookups;
 mod python;
 pub mod python_plugins;
+pub mod task_context;
 pub mod test_plugins;
 mod undef_hint;
 pub mod value;

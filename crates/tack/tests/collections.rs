@@ -1,6 +1,5 @@
 //! What tack cannot run of a collection yet is refused by name where the task runs, not
-//! before the play: a module with an action plugin of its name (ansible runs the plugin), and
-//! a module whose action the collection's `meta/runtime.yml` routes. A task that never runs never stops the
+//! before the play: a module whose action the collection's `meta/runtime.yml` routes. A task that never runs never stops the
 //! play. (What tack runs of collections is pinned by goldens recorded from ansible-core.)
 
 use std::path::Path;
@@ -14,11 +13,9 @@ fn collection(dir: &Path) -> std::path::PathBuf {
     for sub in ["plugins/modules", "plugins/action", "meta"] {
         std::fs::create_dir_all(root.join(sub)).expect("dirs");
     }
-    for module in ["with_action", "routed", "plain"] {
+    for module in ["routed", "plain"] {
         std::fs::write(root.join(format!("plugins/modules/{module}.py")), MODULE).expect("module");
     }
-    std::fs::write(root.join("plugins/action/with_action.py"), "# an action plugin\n")
-        .expect("action");
     std::fs::write(
         root.join("meta/runtime.yml"),
         "plugin_routing:\n  action:\n    routed:\n      redirect: ns.col.plain\n",
@@ -58,22 +55,6 @@ fn run_with(playbook: &str, extra: &[&str]) -> (i32, String) {
 }
 
 const PLAY: &str = "- hosts: all\n  gather_facts: false\n  tasks:\n";
-
-#[test]
-fn a_collection_module_with_an_action_plugin_is_refused_when_it_runs() {
-    let (code, text) = run(&format!(
-        "{PLAY}    - ns.col.with_action:\n      when: false\n    - debug: msg=before\n    - ns.col.with_action:\n"
-    ));
-    assert_eq!(code, 2, "{text}");
-    assert!(text.contains("skipping: [h1]"), "{text}");
-    assert!(text.contains("\"msg\": \"before\""), "{text}");
-    assert!(
-        text.contains(
-            "tack does not run action plugins from collections yet: 'ns.col.with_action' has one"
-        ),
-        "{text}"
-    );
-}
 
 #[test]
 fn a_module_the_collection_routes_is_refused_when_it_runs() {

@@ -179,6 +179,8 @@ fn internal_args(
     remote_tmp: &str,
     configured: &Map<String, Value>,
 ) {
+    // An action plugin may ask for it (`ignore_unknown_opts`); no task can.
+    let ignore = args.get("_ansible_ignore_unknown_opts").cloned().unwrap_or(Value::Bool(false));
     let mut set = |k: &str, v: Value| {
         args.insert(k.to_string(), v);
     };
@@ -196,7 +198,7 @@ fn internal_args(
     // when it needs one and removes it when it exits.
     set("_ansible_tmpdir", Value::Null);
     set("_ansible_remote_tmp", Value::String(remote_tmp.to_string()));
-    set("_ansible_ignore_unknown_opts", Value::Bool(false));
+    set("_ansible_ignore_unknown_opts", ignore);
     for (k, v) in configured {
         args.insert(k.clone(), v.clone());
     }

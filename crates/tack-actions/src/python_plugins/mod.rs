@@ -394,7 +394,7 @@ fn stem(path: &Path) -> Option<String> {
 }
 
 /// A value as the worker reads it: JSON, with what JSON cannot say wrapped.
-fn to_wire(value: &Value) -> Json {
+pub(crate) fn to_wire(value: &Value) -> Json {
     match value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -438,7 +438,7 @@ fn float_repr(f: f64) -> &'static str {
 }
 
 /// A value the worker sent back.
-fn from_wire(json: &Json) -> Value {
+pub(crate) fn from_wire(json: &Json) -> Value {
     match json {
         Json::Null => Value::Null,
         Json::Bool(b) => Value::Bool(*b),

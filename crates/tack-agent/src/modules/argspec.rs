@@ -388,6 +388,11 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
         }
     }
     let legal = |k: &str| spec.options.iter().any(|o| o.name == k || o.aliases.contains(&k));
+    // ansible's `_ansible_ignore_unknown_opts` (an action plugin's `ignore_unknown_opts`):
+    // what the module does not know is left out instead of refused.
+    if args.get("_ansible_ignore_unknown_opts").is_some_and(|v| v.as_bool() == Some(true)) {
+        params.retain(|k, _| legal(k));
+    }
     let mut unsupported: Vec<&str> =
         params.keys().map(String::as_str).filter(|k| !legal(k)).collect();
     if !unsupported.is_empty() {

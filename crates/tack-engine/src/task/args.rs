@@ -155,7 +155,13 @@ pub(crate) fn render(
                 }
                 out.args.insert(key.clone(), rendered.value);
             }
-            Err(e) if e.kind == TemplateErrorKind::Omitted => {}
+            // ansible 2.21's omit takes the argument away, not only this layer's value: what
+            // a splat below gave for it goes too.
+            Err(e) if e.kind == TemplateErrorKind::Omitted => {
+                if ctx.task.args.get(name).is_some() {
+                    out.args.remove(name);
+                }
+            }
             Err(e) => {
                 let at = e.origin.clone().or_else(|| value.origin.clone());
                 let mut cause = match &e.inner {

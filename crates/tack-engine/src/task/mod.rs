@@ -146,6 +146,13 @@ impl TaskRun<'_> {
     /// Runs the task on `host`, a loop handing each item's line to `live` as it is made
     /// (see `outcome::Live`).
     pub(crate) fn run_live(&self, host: &str, live: Option<&Live<'_>>) -> TaskOutcome {
+        // The lookups of its renders know the task's action, as ansible's task context says.
+        tack_template::task_context::with_task_action(&self.reading.ctx.task.action, || {
+            self.run_live_in_context(host, live)
+        })
+    }
+
+    fn run_live_in_context(&self, host: &str, live: Option<&Live<'_>>) -> TaskOutcome {
         // Each run of the task on a host announces its connection anew (ansible makes a
         // connection object per task executor).
         let trace = Trace::new();
@@ -638,9 +645,6 @@ impl TaskRun<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> ActionOutput {
         let ctx = self.reading.ctx;
-        if let Some(refused) = self.action_plugin_refusal() {
-            return refused;
-        }
         // ansible's `ActionBase.run`: an action plugin that cannot run as a job fails here.
         if !self.action.takes_async()
             && self

@@ -139,21 +139,9 @@ impl CollectionRoots {
 }
 
 /// What tack cannot do yet for a collection module it found, named for the refusal: an
-/// action plugin of the module's name (ansible runs it instead of the bare module), or an
-/// action routing entry for it in the collection's `meta/runtime.yml`.
+/// action routing entry for it in the collection's `meta/runtime.yml`. (An action plugin of
+/// the module's name runs in its place, as ansible runs it: `ModuleSearch::action_plugin`.)
 pub(crate) fn module_refusal(collection: &Path, fqcr: &Fqcr<'_>) -> Option<String> {
-    let (subdirs, leaf) = fqcr.leaf();
-    let mut actions = collection.join("plugins").join("action");
-    actions.extend(subdirs);
-    if actions.join(format!("{leaf}.py")).is_file() {
-        return Some(format!(
-            "tack does not run action plugins from collections yet: '{}.{}.{}' has one ({})",
-            fqcr.namespace,
-            fqcr.name,
-            fqcr.resource,
-            actions.join(format!("{leaf}.py")).display()
-        ));
-    }
     routing_entry(collection, "action", fqcr.resource).map(|_| {
         format!(
             "tack does not follow a collection's action plugin routing yet: {} routes '{}.{}.{}'",

@@ -61,6 +61,25 @@ impl ModuleSearch {
     /// The Python action plugin a short (or `ansible.legacy.`) name finds outside
     /// ansible-core: ansible runs it in place of the module or action of that name.
     pub fn action_plugin(&self, name: &str) -> Option<PathBuf> {
+        if let Some(fqcr) = super::collections::Fqcr::parse(name) {
+            return self.collection_action_plugin(name, &fqcr);
+        }
+        // A short name through the task's `collections:` list, as `find` searches modules.
+        if !name.contains('.') {
+            for collection in &self.collection_list {
+                match collection.as_str() {
+                    "ansible.legacy" => break,
+                    "ansible.builtin" => return None,
+                    _ => {}
+                }
+                let qualified = format!("{collection}.{name}");
+                if let Some(fqcr) = super::collections::Fqcr::parse(&qualified)
+                    && let Some(path) = self.collection_action_plugin(&qualified, &fqcr)
+                {
+                    return Some(path);
+                }
+            }
+        }
         let short =
             tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
         if short.contains('.')
@@ -70,6 +89,23 @@ impl ModuleSearch {
             return None;
         }
         self.action_plugins.iter().map(|d| d.join(format!("{short}.py"))).find(|p| p.is_file())
+    }
+
+    /// A collection's action plugin of a fully qualified name (its routing followed):
+    /// `plugins/action/` of the collection, which ansible runs in place of the module.
+    fn collection_action_plugin(
+        &self,
+        name: &str,
+        fqcr: &super::collections::Fqcr<'_>,
+    ) -> Option<PathBuf> {
+        let followed = super::collections::follow(&self.collections, name).ok()?;
+        let target = super::collections::Fqcr::parse(&followed.name).unwrap_or(*fqcr);
+        let dir = self.collections.collection(target.namespace, target.name)?;
+        let (subdirs, leaf) = target.leaf();
+        let mut actions = dir.join("plugins").join("action");
+        actions.extend(subdirs);
+        let path = actions.join(format!("{leaf}.py"));
+        path.is_file().then_some(path)
     }
 
     /// The module file a short (or `ansible.legacy.`) name finds outside ansible-core.
@@ -254,9 +290,9 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
         if let Some(removed) = search.removed(name) {
             return Resolution::Removed(removed);
         }
-        return match search.find(name) {
-            Some(_) => Resolution::Resolved(name.to_string()),
-            None => Resolution::Unresolved,
+        return match search.find(name).is_some() || search.action_plugin(name).is_some() {
+            true => Resolution::Resolved(name.to_string()),
+            false => Resolution::Unresolved,
         };
     }
     if search.find(name).is_some() || search.action_plugin(name).is_some() {

@@ -213,6 +213,7 @@ impl Loader<'_> {
             let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
             task_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
         }
+        let action_plugin = search.action_plugin(&parsed.action);
         let mut task = Task {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
@@ -228,10 +229,11 @@ impl Loader<'_> {
             role: scope.role,
             implicit: false,
             library: library.clone(),
-            action_plugin: search.action_plugin(&parsed.action),
+            action_plugin: action_plugin.clone(),
             // Kept where a module is found by name when the task runs: a templated action's,
-            // and `gather_facts`' fact modules.
+            // `gather_facts`' fact modules, and an action plugin's.
             library_search: (parsed.action.contains("{{")
+                || action_plugin.is_some()
                 || matches!(
                     parsed.action.as_str(),
                     "gather_facts" | "ansible.builtin.gather_facts" | "ansible.legacy.gather_facts"

@@ -358,7 +358,7 @@ fn deprecation_text(deprecation: &Mapping) -> String {
     let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
     let msg = text(deprecation.get("msg")).unwrap_or_default();
     let deprecator = deprecation.get("deprecator").and_then(Node::as_map);
-    let resolved = text(deprecator.and_then(|d| d.get("resolved_name")));
+    let resolved = text(deprecator.and_then(|d| d.get("resolved_name")).filter(|n| !n.is_null()));
     let kind = deprecator
         .and_then(|d| d.get("type"))
         .filter(|t| !t.is_null())

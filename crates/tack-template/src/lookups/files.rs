@@ -367,7 +367,9 @@ fn first_found(call: &Call) -> Result<Vec<JValue>, LookupError> {
     for term in &call.terms {
         terms.extend(defined_terms(term, call.as_with)?);
     }
-    let subdir = match call.action {
+    // The running task's action, whether called from its `with_` loop or its arguments.
+    let action = call.action.map(str::to_string).or_else(crate::task_context::task_action);
+    let subdir = match action.as_deref() {
         Some(action) => {
             ["template", "var", "file"].into_iter().find(|s| action.contains(s)).unwrap_or("file")
         }

@@ -1,5 +1,6 @@
 //! The run's Python template plugins: where they are (the playbook and role directories the
-//! loader saw, then the configured paths) and the worker that runs them, when there are any.
+//! loader saw, then the configured paths) and the worker that runs them, when there are any;
+//! and what the run's Python action plugins' workers start with.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,11 @@ pub(super) fn worker(
         .first()
         .and_then(|p| tack_py::path::normpath(&cwd.join(p)).parent().map(PathBuf::from))
         .unwrap_or(cwd);
+    tack_actions::python_actions::configure(tack_actions::python_actions::Setup {
+        config_file: session.config.config_file().map(PathBuf::from),
+        basedir: basedir.clone(),
+        collections: loader.collection_roots().named().to_vec(),
+    });
     let paths = PluginPaths {
         dirs: loader.plugin_dirs(),
         jinja,

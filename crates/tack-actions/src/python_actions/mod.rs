@@ -1,0 +1,366 @@
+//! Action plugins written in Python (`action_plugins/` beside a playbook, in a role, or on the
+//! configured `action_plugins` path), run as ansible runs them: ansible-core's own `Task`,
+//! `PlayContext`, templar and loaders in a process of the run's ansible-core interpreter
+//! running our `worker.py`, with what the plugin does on the host (a module by name, a
+//! command through the host's shell, a file written there) asked of this side, which runs it
+//! over the task's link as it runs its own modules.
+//!
+//! Processes are kept for the run, one per task running at once (started on first need,
+//! handed back after each task), so a fleet pays an interpreter start per fork, not per host.
+//!
+//! Owns the processes, the wire format and the reading of a plugin's result into the task's;
+//! which tasks come here is [`crate::Action`]'s.
+
+mod host;
+mod vars;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use serde_json::{Map, Value as Json, json};
+use tack_diag::Diagnostic;
+use tack_report::result::s;
+
+use crate::input::ActionInput;
+use crate::output::{ActionOutput, errored};
+use crate::python_plugins::{from_wire, to_wire};
+
+const WORKER: &str = include_str!("worker.py");
+
+/// A task's action plugin: the name the task gives it and the file the task's search found.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PythonAction {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// What every worker of the run is started with.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The configuration file the run read, so the worker's ansible reads the same.
+    pub config_file: Option<PathBuf>,
+    /// The first playbook's directory (the plugin's loader's base directory).
+    pub basedir: PathBuf,
+    /// Where collections are found, for the plugins that import from one.
+    pub collections: Vec<PathBuf>,
+}
+
+static SETUP: OnceLock<Setup> = OnceLock::new();
+
+/// Settles the run's worker setup (the first call wins: one run per process).
+pub fn configure(setup: Setup) {
+    let _ = SETUP.set(setup);
+}
+
+/// Workers waiting for a task.
+static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+
+/// What each plugin file's class says of free-form text (`supports_raw_params`).
+static RAW_PARAMS: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
+
+struct Worker {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // A worker dropped rather than handed back stopped mid-conversation: it is not
+        // reused, and nothing of it outlives the task.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Worker {
+    fn start() -> Result<Worker, String> {
+        let Some(core) = crate::python_path::core() else {
+            return Err(format!(
+                "action plugins written in Python run through ansible-core on the controller: {}",
+                crate::python_path::why_not()
+            ));
+        };
+        let setup = SETUP.get().cloned().unwrap_or_else(|| Setup {
+            basedir: std::env::current_dir().unwrap_or_default(),
+            ..Setup::default()
+        });
+        let mut command = Command::new(&core.python);
+        command.arg("-c").arg(WORKER).stdin(Stdio::piped()).stdout(Stdio::piped());
+        command.env("PYTHONDONTWRITEBYTECODE", "1");
+        if let Some(config) = &setup.config_file {
+            command.env("ANSIBLE_CONFIG", config);
+        }
+        let mut child = command.spawn().map_err(|e| {
+            format!("could not start {} for an action plugin: {e}", core.python.display())
+        })?;
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the action plugin worker's pipes were not opened".into());
+        };
+        let mut worker = Worker { child, input, output: BufReader::new(output) };
+        let roots: Vec<String> =
+            setup.collections.iter().map(|d| d.display().to_string()).collect();
+        worker.send(&json!({
+            "collections": roots,
+            "basedir": setup.basedir.display().to_string(),
+        }))?;
+        let ready = worker.receive()?;
+        if let Some(fatal) = ready.get("fatal").and_then(Json::as_str) {
+            return Err(format!("the action plugin worker could not load ansible-core: {fatal}"));
+        }
+        Ok(worker)
+    }
+
+    fn send(&mut self, message: &Json) -> Result<(), String> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.input
+            .write_all(line.as_bytes())
+            .and_then(|()| self.input.flush())
+            .map_err(|e| format!("the action plugin worker stopped: {e}"))
+    }
+
+    fn receive(&mut self) -> Result<Map<String, Json>, String> {
+        let mut line = String::new();
+        match self.output.read_line(&mut line) {
+            Ok(0) => Err(match self.child.wait() {
+                Ok(status) => format!("the action plugin worker stopped ({status})"),
+                Err(e) => format!("the action plugin worker stopped: {e}"),
+            }),
+            Ok(_) => match serde_json::from_str(&line) {
+                Ok(Json::Object(map)) => Ok(map),
+                _ => Err(format!("the action plugin worker answered {line:?}")),
+            },
+            Err(e) => Err(format!("the action plugin worker stopped: {e}")),
+        }
+    }
+}
+
+/// An idle worker, or a new one.
+fn take() -> Result<Worker, String> {
+    let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).pop();
+    match idle {
+        Some(worker) => Ok(worker),
+        None => Worker::start(),
+    }
+}
+
+fn give_back(worker: Worker) {
+    IDLE.lock().unwrap_or_else(PoisonError::into_inner).push(worker);
+}
+
+/// The directories the worker's loader is given for `plugin`: its own first (where the
+/// task's search found it), so ansible's loader finds the same file; none for a
+/// collection's.
+fn dirs(plugin: &PythonAction) -> Vec<String> {
+    // A collection's plugin is found by its name, through the collection loader.
+    if collection_name(&plugin.path).is_some() {
+        return Vec::new();
+    }
+    plugin.path.parent().map(|d| vec![d.display().to_string()]).unwrap_or_default()
+}
+
+/// The fully qualified name of a collection's action plugin file
+/// (`.../ansible_collections/NS/COL/plugins/action/[SUB/]NAME.py` → `NS.COL.[SUB.]NAME`).
+fn collection_name(path: &std::path::Path) -> Option<String> {
+    let parts: Vec<&str> = path.iter().filter_map(|p| p.to_str()).collect();
+    let at = parts.iter().rposition(|p| *p == "ansible_collections")?;
+    let rest = parts.get(at + 1..)?;
+    let [namespace, collection, "plugins", "action", resource @ ..] = rest else { return None };
+    let (leaf, subdirs) = resource.split_last()?;
+    let leaf = leaf.strip_suffix(".py")?;
+    let mut name = vec![*namespace, *collection];
+    name.extend(subdirs);
+    name.push(leaf);
+    Some(name.join("."))
+}
+
+/// The name the worker's loader finds the plugin by: a collection's by its fully qualified
+/// name (whatever short name the task used), any other as the task wrote it.
+fn load_name(plugin: &PythonAction) -> String {
+    collection_name(&plugin.path).unwrap_or_else(|| plugin.name.clone())
+}
+
+/// Whether the plugin's class takes free-form text (ansible's `supports_raw_params`), asked
+/// of the worker once per file; a plugin that cannot be asked is let through, to fail with
+/// its real error when it runs.
+pub fn supports_raw_params(plugin: &PythonAction) -> bool {
+    let mut cache = RAW_PARAMS.lock().unwrap_or_else(PoisonError::into_inner);
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some(known) = cache.get(&plugin.path) {
+        return *known;
+    }
+    let asked = (|| -> Result<bool, String> {
+        let mut worker = take()?;
+        worker.send(&json!({
+            "op": "describe",
+            "name": load_name(plugin),
+            "path": plugin.path.display().to_string(),
+            "dirs": dirs(plugin),
+        }))?;
+        let reply = worker.receive()?;
+        give_back(worker);
+        Ok(reply.get("raw_params").and_then(Json::as_bool).unwrap_or(false))
+    })();
+    let answer = asked.unwrap_or(true);
+    cache.insert(plugin.path.clone(), answer);
+    answer
+}
+
+/// Runs the task's action plugin on its host.
+pub(crate) fn run(input: &ActionInput<'_>, plugin: &PythonAction) -> ActionOutput {
+    let fail = |msg: String| errored(Diagnostic::at(msg, input.task_origin.clone()));
+    let mut worker = match take() {
+        Ok(worker) => worker,
+        Err(why) => return fail(format!("Task failed: {why}")),
+    };
+    let request = match request(input, plugin) {
+        Ok(request) => request,
+        Err(why) => return fail(format!("Task failed: {why}")),
+    };
+    let vars = vars::ScopeVars { scope: input.scope, templar: input.templar };
+    let answered = (|| -> Result<Map<String, Json>, String> {
+        worker.send(&request)?;
+        loop {
+            let message = worker.receive()?;
+            let op = message.get("op").and_then(Json::as_str).unwrap_or_default();
+            let answer = match op {
+                "result" | "raised" => return Ok(message),
+                "display" => {
+                    host::display(input, &message);
+                    continue;
+                }
+                "var" => vars.answer(message.get("name").and_then(Json::as_str)),
+                "names" => json!({ "op": "value", "names": vars.names() }),
+                "module" => host::module(input, &message),
+                "exec" => host::exec(input, &message),
+                "put" => host::put(input, &message),
+                other => return Err(format!("the action plugin worker asked for {other:?}")),
+            };
+            worker.send(&answer)?;
+        }
+    })();
+    match answered {
+        Ok(reply) => {
+            give_back(worker);
+            output(input, reply)
+        }
+        Err(why) => fail(format!("Task failed: {why}")),
+    }
+}
+
+fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, String> {
+    let args: Map<String, Json> = input
+        .args
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire(&v.value))))
+        .collect();
+    let host = input.host_var("inventory_hostname")?.unwrap_or_default();
+    let connection = match input.host_var("ansible_connection")? {
+        Some(name) if !name.is_empty() => name,
+        _ if input.local_connection => "local".to_string(),
+        _ => "ssh".to_string(),
+    };
+    let (async_val, poll) = input.async_task.map_or((0, 15), |a| (a.limit, a.poll));
+    Ok(json!({
+        "op": "run",
+        "name": load_name(plugin),
+        "action": plugin.name,
+        "fqcn": plugin.name,
+        "path": plugin.path.display().to_string(),
+        "dirs": dirs(plugin),
+        "args": Json::Object(args),
+        "async": async_val,
+        "poll": poll,
+        "check_mode": input.check_mode,
+        "diff": input.diff,
+        "verbosity": input.verbosity,
+        "host": host,
+        "connection": connection,
+    }))
+}
+
+/// The task's output for what the worker answered: a result the plugin returned is read as
+/// ansible's executor reads an action's (its warnings and deprecations joined to it, a
+/// failure `Action failed`); an exception it raised is the task's error, as ansible's is.
+fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
+    let mut result = match reply.get("result").map(from_wire) {
+        Some(tack_yaml::Value::Map(map)) => map,
+        _ => tack_yaml::Mapping::new(),
+    };
+    let internal: Vec<String> = result
+        .iter()
+        .filter_map(|(k, _)| k.as_str().filter(|k| k.starts_with("_ansible_")).map(str::to_string))
+        .collect();
+    let mut no_log = false;
+    let mut verbose_always = false;
+    for key in internal {
+        if let Some((_, value)) = result.remove(&key) {
+            match key.as_str() {
+                "_ansible_no_log" => no_log = value.value.is_truthy(),
+                "_ansible_verbose_always" => verbose_always = value.value.is_truthy(),
+                _ => {}
+            }
+        }
+    }
+    if reply.get("op").and_then(Json::as_str) == Some("raised") {
+        let mut out = ActionOutput::new(result);
+        let skipped = reply.get("skipped").and_then(Json::as_bool) == Some(true);
+        if !skipped {
+            let line = reply.get("error").and_then(Json::as_str).unwrap_or("Task failed.");
+            let placeless = reply.get("placeless").and_then(Json::as_bool) == Some(true);
+            let origin = if placeless { None } else { input.task_origin.clone() };
+            out.error = Some(Diagnostic::at(line.to_string(), origin));
+            out.raised = true;
+        }
+        out.no_log = no_log;
+        return out;
+    }
+    for (key, extra) in [("warnings", "warnings"), ("deprecations", "deprecations")] {
+        let Some(Json::Array(added)) =
+            reply.get(extra).filter(|a| a.as_array().is_some_and(|a| !a.is_empty()))
+        else {
+            continue;
+        };
+        let mut items = match result.get(key).map(|n| &n.value) {
+            Some(tack_yaml::Value::Seq(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        items.extend(added.iter().map(|a| tack_yaml::Node::bare(from_wire(a))));
+        result.insert(s(key), tack_yaml::Node::bare(tack_yaml::Value::Seq(items)));
+    }
+    let json = crate::json::map_to_json(&result);
+    let mut out = crate::module_result::from_result(input, &json, false);
+    // ansible's word for a failure an action reported (a module's is `Module failed`).
+    if let Some(error) = out.error.as_mut()
+        && let Some(rest) = error.message.strip_prefix("Task failed: Module failed: ")
+    {
+        error.message = format!("Task failed: Action failed: {rest}");
+    }
+    out.no_log |= no_log;
+    out.verbose_always |= verbose_always;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collections_plugin_is_loaded_by_its_fully_qualified_name() {
+        let path = PathBuf::from("/c/ansible_collections/ns/col/plugins/action/sub/greet.py");
+        assert_eq!(collection_name(&path).as_deref(), Some("ns.col.sub.greet"));
+        let plugin = PythonAction { name: "greet".into(), path };
+        assert_eq!(load_name(&plugin), "ns.col.sub.greet");
+        assert!(dirs(&plugin).is_empty());
+        let beside = PythonAction {
+            name: "ansible.legacy.echo".into(),
+            path: PathBuf::from("/p/action_plugins/echo.py"),
+        };
+        assert_eq!(load_name(&beside), "ansible.legacy.echo");
+        assert_eq!(dirs(&beside), vec!["/p/action_plugins".to_string()]);
+    }
+}

@@ -1,0 +1,403 @@
+# tack's worker for action plugins written in Python (`action_plugins/` beside a playbook, in
+# a role, or on the configured path). The controller keeps a few of these processes, one per
+# task running at once, each started with the interpreter that has ansible-core.
+#
+# Protocol: one JSON object per line, the values inside as the template plugin worker sends
+# them (`decode`/`encode` there). The first line in is the setup ({"collections": [...],
+# "basedir": DIR}), answered by {"ready": true} or {"fatal": MESSAGE}. Each later line in is a
+# task ({"op": "run", ...}, see `run` below); while it runs the worker asks the controller
+# for what only the controller has, each answered by {"op": "value", ...}:
+#   {"op": "var", "name": N} / {"op": "names"}       the task's variables
+#   {"op": "module", "name": N, "args": {...}}        a module run on the host
+#   {"op": "exec", "cmd": C}                          a command through the host's shell
+#   {"op": "put", "path": P, "data": BASE64}          a file written on the host
+# and says, without waiting, {"op": "display", "method": M, "args": [...], "kwargs": {...}}
+# for what the plugin prints. The task ends with {"op": "result", "result": {...},
+# "warnings": [...], "deprecations": [...]} or {"op": "raised", "result": {...},
+# "error": LINE}.
+#
+# The plugin runs as ansible's executor runs it, with ansible's own Task, PlayContext,
+# templar and plugin loaders; what this script replaces is only the transport: the methods of
+# ansible's action base that reach the host go to the controller, which runs them over the
+# host's link as it runs its own modules.
+import base64
+import json
+import math
+import os
+import pickle
+import shlex
+import sys
+from collections.abc import Mapping
+
+
+def decode(value):
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        kind = value.get("__tack__")
+        if kind is None:
+            return {k: decode(v) for k, v in value.items()}
+        if kind == "map":
+            return {decode(k): decode(v) for k, v in value["items"]}
+        if kind == "int":
+            return int(value["digits"])
+        if kind == "float":
+            return float(value["repr"])
+        raise ValueError("unknown value kind %r" % kind)
+    return value
+
+
+def encode(value):
+    if value is None or isinstance(value, (bool, str)):
+        return str(value) if isinstance(value, str) and type(value) is not str else value
+    if isinstance(value, int):
+        if -(2 ** 63) <= value < 2 ** 63:
+            return int(value)
+        return {"__tack__": "int", "digits": str(int(value))}
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        return {"__tack__": "float", "repr": repr(float(value))}
+    if isinstance(value, Mapping):
+        if all(type(k) is str for k in value) and "__tack__" not in value:
+            return {k: encode(v) for k, v in value.items()}
+        return {"__tack__": "map", "items": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    if hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+        return encode(dataclasses.asdict(value))
+    if isinstance(value, (list, tuple, set, frozenset)) or hasattr(value, "__iter__"):
+        return [encode(v) for v in value]
+    raise TypeError("an action plugin's %s value cannot be handed back to tack" % type(value).__name__)
+
+
+class Channel:
+    def __init__(self):
+        self.inp = sys.stdin.buffer
+        # The protocol keeps the original stdout; anything a plugin prints goes to stderr.
+        self.out = os.fdopen(os.dup(1), "wb", buffering=0)
+        os.dup2(2, 1)
+
+    def send(self, message):
+        self.out.write(json.dumps(message).encode("utf-8") + b"\n")
+
+    def read(self):
+        line = self.inp.readline()
+        if not line:
+            sys.exit(0)
+        return json.loads(line)
+
+    def ask(self, request):
+        self.send(request)
+        return self.read()
+
+
+class TaskVars(Mapping):
+    """The task's variables, read from the controller on demand."""
+
+    def __init__(self, channel):
+        self._channel = channel
+        self._seen = {}
+        self._set = {}
+
+    def __getitem__(self, name):
+        if name in self._set:
+            return self._set[name]
+        if name not in self._seen:
+            reply = self._channel.ask({"op": "var", "name": name})
+            if "missing" in reply:
+                raise KeyError(name)
+            if "error" in reply:
+                from ansible.errors import AnsibleUndefinedVariable
+                raise AnsibleUndefinedVariable(reply["error"])
+            self._seen[name] = decode(reply["value"])
+        return self._seen[name]
+
+    # ansible hands plugins a plain dict, which some write to (their own scratch values).
+    def __setitem__(self, name, value):
+        self._set[name] = value
+
+    def _names(self):
+        names = list(self._channel.ask({"op": "names"})["names"])
+        return names + [n for n in self._set if n not in names]
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self):
+        return len(self._names())
+
+    def __contains__(self, name):
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def copy(self):
+        return {name: self[name] for name in self}
+
+
+class DisplayQueue:
+    """What ansible's worker processes send their display calls through."""
+
+    def __init__(self, channel):
+        self._channel = channel
+
+    def send_display(self, method, *args, **kwargs):
+        try:
+            args = encode(list(args))
+            kwargs = encode(kwargs)
+        except TypeError:
+            args, kwargs = [str(a) for a in args], {}
+        self._channel.send({"op": "display", "method": method, "args": args, "kwargs": kwargs})
+
+    def send_prompt(self, **kwargs):
+        from ansible.errors import AnsibleError
+        raise AnsibleError("tack does not let an action plugin prompt yet")
+
+
+def refused(what):
+    from ansible.errors import AnsibleError
+    return AnsibleError("tack does not give action plugins %s yet" % what)
+
+
+def install_transport(channel):
+    """ansible's action base, reaching the host through the controller."""
+    from ansible.errors import AnsibleError, AnsibleConnectionFailure
+    from ansible.plugins.action import ActionBase
+
+    def value_of(reply):
+        if "unreachable" in reply:
+            raise AnsibleConnectionFailure(reply["unreachable"])
+        if "error" in reply:
+            raise AnsibleError(reply["error"])
+        return reply
+
+    def execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None,
+                       persist_files=False, delete_remote_tmp=None, wrap_async=False,
+                       ignore_unknown_opts=False):
+        if wrap_async:
+            raise refused("an async job of a module they run (wrap_async)")
+        if module_name is None:
+            module_name = self._task.action
+        if module_args is None:
+            module_args = self._task.args
+        module_args = dict(module_args)
+        if ignore_unknown_opts:
+            module_args["_ansible_ignore_unknown_opts"] = True
+        reply = value_of(channel.ask({"op": "module", "name": module_name,
+                                      "args": encode(module_args)}))
+        data = decode(reply["result"])
+        # As ansible's `_execute_module` hands it back.
+        for stream in ("stdout", "stderr"):
+            if stream in data and stream + "_lines" not in data:
+                text = data[stream]
+                data[stream + "_lines"] = text.splitlines() if isinstance(text, str) else [text]
+        return data
+
+    def low_level_execute_command(self, cmd, sudoable=True, in_data=None, executable=None,
+                                  encoding_errors="surrogate_then_replace", chdir=None):
+        if in_data is not None:
+            raise refused("a command's standard input (in_data)")
+        if executable:
+            cmd = "%s -c %s" % (executable, shlex.quote(cmd))
+        if chdir:
+            cmd = "cd %s && %s" % (shlex.quote(chdir), cmd)
+        reply = value_of(channel.ask({"op": "exec", "cmd": cmd}))
+        stdout, stderr = reply["stdout"], reply["stderr"]
+        return dict(rc=reply["rc"], stdout=stdout, stdout_lines=stdout.splitlines(),
+                    stderr=stderr, stderr_lines=stderr.splitlines())
+
+    def transfer_data(self, remote_path, data):
+        if isinstance(data, dict):
+            data = json.dumps(data)
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        value_of(channel.ask({"op": "put", "path": remote_path,
+                              "data": base64.b64encode(data).decode("ascii")}))
+        return remote_path
+
+    def transfer_file(self, local_path, remote_path):
+        with open(local_path, "rb") as f:
+            return transfer_data(self, remote_path, f.read())
+
+    ActionBase._execute_module = execute_module
+    ActionBase._low_level_execute_command = low_level_execute_command
+    ActionBase._transfer_data = transfer_data
+    ActionBase._transfer_file = transfer_file
+
+
+def connection_for(channel, name, play_context, variables):
+    """ansible's connection plugin of the host's kind, for its options and shell, with what
+    reaches the host going to the controller."""
+    from ansible.plugins.loader import connection_loader
+
+    connection = connection_loader.get(name, play_context, os.devnull)
+    try:
+        connection.set_options(var_options=variables)
+    except Exception:
+        pass
+
+    def exec_command(cmd, in_data=None, sudoable=True):
+        if in_data is not None:
+            raise refused("a command's standard input (in_data)")
+        reply = channel.ask({"op": "exec", "cmd": cmd})
+        return reply.get("rc", 1), reply.get("stdout", "").encode(), reply.get("stderr", "").encode()
+
+    def put_file(in_path, out_path):
+        with open(in_path, "rb") as f:
+            data = f.read()
+        channel.ask({"op": "put", "path": out_path, "data": base64.b64encode(data).decode("ascii")})
+
+    def fetch_file(in_path, out_path):
+        raise refused("fetch_file (a file copied from the host)")
+
+    connection.exec_command = exec_command
+    connection.put_file = put_file
+    connection.fetch_file = fetch_file
+    connection._connect = lambda: connection
+    connection.close = lambda: None
+    connection._connected = True
+    return connection
+
+
+def deprecation(summary):
+    """A deprecation the plugin made, as a module's result carries one."""
+    out = {"__ansible_type": "DeprecationSummary",
+           "event": {"msg": summary.event.msg, "help_text": summary.event.help_text},
+           "date": summary.date, "version": summary.version}
+    if summary.deprecator is not None:
+        kind = summary.deprecator.type
+        out["deprecator"] = {"resolved_name": summary.deprecator.resolved_name,
+                             "type": getattr(kind, "value", kind)}
+    return out
+
+
+def main():
+    channel = Channel()
+    setup = channel.read()
+    try:
+        from ansible._internal._errors import _error_utils
+        from ansible._internal._display_utils import DeferredWarningContext, format_message
+        from ansible._internal._task import UnifiedTaskResult
+        from ansible.errors import AnsibleActionFail, AnsibleActionSkip
+        from ansible.parsing.dataloader import DataLoader
+        from ansible.playbook.play_context import PlayContext
+        from ansible.playbook.task import Task
+        from ansible.plugins import loader as plugin_loader
+        from ansible.plugins.loader import action_loader, init_plugin_loader
+        from ansible.template import Templar
+        from ansible.utils.display import Display
+
+        init_plugin_loader(setup.get("collections") or None)
+        loader = DataLoader()
+        loader.set_basedir(setup["basedir"])
+        display = Display()
+        display._final_q = DisplayQueue(channel)
+        install_transport(channel)
+    except Exception as ex:  # this worker cannot run plugins: say why, once
+        channel.send({"fatal": "%s: %s" % (type(ex).__name__, ex)})
+        return
+    channel.send({"ready": True})
+    added = []
+
+    def add_dirs(directories):
+        for directory in directories:
+            if directory not in added:
+                action_loader.add_directory(directory)
+                added.append(directory)
+
+    def run(message):
+        display.verbosity = message["verbosity"]
+        add_dirs(message["dirs"])
+        task = Task()
+        task.action = message["action"]
+        task.args = decode(message["args"])
+        task.async_val = message["async"]
+        task.poll = message["poll"]
+        task.check_mode = message["check_mode"]
+        task.diff = message["diff"]
+        task.delegate_to = message.get("delegate_to")
+        task._resolved_action = message["fqcn"]
+        play_context = PlayContext()
+        play_context.check_mode = message["check_mode"]
+        play_context.diff = message["diff"]
+        play_context.remote_addr = message["host"]
+        play_context.connection = message["connection"]
+        variables = TaskVars(channel)
+        templar = Templar(loader=loader, variables=variables)
+        connection = connection_for(channel, message["connection"], play_context, variables)
+        action = action_loader.get(message["name"], task=task, connection=connection,
+                                   play_context=play_context, loader=loader, templar=templar,
+                                   shared_loader_obj=plugin_loader)
+        if action is None or os.path.realpath(action._original_path) != os.path.realpath(message["path"]):
+            found = None if action is None else action._original_path
+            raise refused("the action plugin %s: ansible's loader found %s for %r"
+                          % (message["path"], found, message["name"]))
+        with DeferredWarningContext(variables=variables) as warned:
+            try:
+                result = action.run(task_vars=variables)
+            finally:
+                try:
+                    action.cleanup()
+                except Exception:
+                    pass
+        return result, warned
+
+    def raised(ex):
+        utr = UnifiedTaskResult._create_from_exception(
+            ex, accept_result_contribution=True, source_is_module=False)
+        result = utr.as_result_dict()
+        contributed = False
+        cause = ex
+        while cause is not None:
+            if isinstance(cause, _error_utils.ContributesToTaskResult):
+                contributed = True
+                break
+            cause = cause.__cause__
+        msg = result.get("msg") or ""
+        if not contributed:
+            result["msg"] = msg = "Task failed: %s" % msg
+        if result.get("exception") is not None:
+            result["exception"] = "(traceback unavailable)"
+        line = msg if msg.startswith("Task failed: ") else "Task failed: %s" % msg
+        return {"op": "raised", "result": encode(result), "error": line,
+                "skipped": isinstance(ex, AnsibleActionSkip)}
+
+    def describe(message):
+        add_dirs(message["dirs"])
+        try:
+            cls = action_loader.get(message["name"], class_only=True)
+        except Exception:
+            cls = None
+        return {"op": "described", "raw_params": bool(getattr(cls, "supports_raw_params", False))}
+
+    while True:
+        message = channel.read()
+        if message.get("op") == "describe":
+            channel.send(describe(message))
+            continue
+        try:
+            result, warned = run(message)
+            try:
+                # What ansible's worker process does with a result: one its queue cannot
+                # carry is replaced by the failure ansible reports, without a place.
+                pickle.dumps(result)
+            except Exception as ex:
+                msg = "Task result omitted due to queue send failure: %s" % ex
+                channel.send({"op": "raised", "error": msg, "placeless": True, "result": {
+                    "changed": False, "failed": True, "msg": msg,
+                    "exception": "(traceback unavailable)"}})
+                continue
+            warnings = [format_message(w, False).rstrip("\n") for w in warned.get_warnings()]
+            deprecations = [deprecation(d) for d in warned.get_deprecation_warnings()]
+            reply = {"op": "result", "result": encode(dict(result)), "warnings": warnings,
+                     "deprecations": deprecations}
+        except Exception as ex:
+            reply = raised(ex)
+        channel.send(reply)
+
+
+main()
