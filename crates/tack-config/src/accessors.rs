@@ -176,6 +176,12 @@ impl Config {
         self.paths("DEFAULT_ACTION_PLUGIN_PATH")
     }
 
+    /// `inventory_plugins` (`DEFAULT_INVENTORY_PLUGIN_PATH`): Python inventory plugins, run
+    /// through ansible-core.
+    pub fn inventory_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_INVENTORY_PLUGIN_PATH")
+    }
+
     /// `test_plugins` (`DEFAULT_TEST_PLUGIN_PATH`).
     pub fn test_plugin_path(&self) -> Vec<PathBuf> {
         self.paths("DEFAULT_TEST_PLUGIN_PATH")

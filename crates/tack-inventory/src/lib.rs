@@ -24,12 +24,13 @@
 //! - Patterns ([`pattern`]): `select` and `--limit`.
 //!
 //! The crate never prints except through `tack_diag`'s warning channel, never templates (a
-//! `constructed` or `generator` source is refused by name), and never decrypts inline
-//! `!vault` values.
+//! `constructed` or `generator` source, or any plugin it has no native code for, goes to the
+//! run's [`foreign::ForeignPlugins`]), and never decrypts inline `!vault` values.
 
 mod address;
 mod data;
 mod dynamic;
+pub mod foreign;
 mod ini;
 mod literal;
 pub mod live;

@@ -5,8 +5,9 @@
 //! `Unable to parse SOURCE as an inventory source`.
 //!
 //! Plugins tack implements: `host_list`, `advanced_host_list`, `script`, `auto`, `yaml`, `ini`,
-//! `toml`. `constructed` and `generator` (which template) are refused by name when a source
-//! needs them or the configuration enables them.
+//! `toml`. Any other (`constructed`, `generator`, a collection's, one in an
+//! `inventory_plugins/` directory) goes to the run's [`ForeignPlugins`] (ansible-core's own
+//! plugin), and is refused by name when there is none.
 
 use std::path::Path;
 
@@ -16,6 +17,7 @@ use tack_loader::DataLoader;
 
 use crate::address::{expand_hostpattern, parse_address};
 use crate::data::InventoryData;
+use crate::foreign::{ForeignOutcome, ForeignPlugins};
 use crate::{ini, script, toml_source, yaml_source};
 use tack_py::repr::str_repr as repr_str;
 
@@ -42,6 +44,8 @@ pub struct SourceOptions {
     /// The `-e` values: every plugin but `auto` loads them before parsing, so a bad one makes
     /// each plugin fail on each source, as in ansible.
     pub extra_vars: Vec<String>,
+    /// Who runs the plugins tack has no native code for, if anyone.
+    pub foreign: Option<std::sync::Arc<dyn ForeignPlugins>>,
 }
 
 impl Default for SourceOptions {
@@ -59,6 +63,7 @@ impl Default for SourceOptions {
             any_unparsed_is_failed: false,
             yaml_extensions: strs(&[".yaml", ".yml", ".json"]),
             extra_vars: Vec::new(),
+            foreign: None,
         }
     }
 }
@@ -77,8 +82,9 @@ const CORE_PLUGINS: &[&str] = &[
     "yaml",
 ];
 
-/// Plugins tack does not implement: using one is an error naming it.
-const REFUSED_PLUGINS: &[&str] = &["constructed", "generator"];
+/// The plugins tack runs natively; any other is foreign.
+const NATIVE_PLUGINS: &[&str] =
+    &["advanced_host_list", "auto", "host_list", "ini", "script", "toml", "yaml"];
 
 fn core_name(name: &str) -> Option<&'static str> {
     let short =
@@ -104,6 +110,8 @@ pub(crate) struct SourceReader<'a> {
     pub loader: &'a DataLoader,
     pub options: &'a SourceOptions,
     ignored: Regex,
+    /// The sources parsed so far (ansible's `processed_sources`).
+    processed: Vec<String>,
 }
 
 impl<'a> SourceReader<'a> {
@@ -124,7 +132,7 @@ impl<'a> SourceReader<'a> {
             Diagnostic::new(format!("Invalid inventory ignore pattern: {e}"))
                 .with_class(ErrorClass::General)
         })?;
-        Ok(SourceReader { data, loader, options, ignored })
+        Ok(SourceReader { data, loader, options, ignored, processed: Vec::new() })
     }
 
     /// `parse_sources`: reads every source, then reconciles when anything was parsed.
@@ -204,6 +212,7 @@ impl<'a> SourceReader<'a> {
                 ),
                 Attempt::Parsed => {
                     self.note(3, format!("Parsed {source} inventory source with {plugin} plugin"));
+                    self.processed.push(source.to_string());
                     parsed = true;
                     break;
                 }
@@ -241,13 +250,15 @@ impl<'a> SourceReader<'a> {
         let mut plugins = Vec::new();
         for name in &self.options.enabled_plugins {
             match core_name(name) {
-                Some(p) if REFUSED_PLUGINS.contains(&p) => {
+                Some(p) if NATIVE_PLUGINS.contains(&p) => plugins.push(p.to_string()),
+                // ansible-core's own plugin runs it, named as configured.
+                _ if self.options.foreign.is_some() => plugins.push(name.clone()),
+                Some(p) => {
                     return Err(Diagnostic::new(format!(
                         "The '{p}' inventory plugin (enabled in INVENTORY_ENABLED) is not \
                          implemented by tack."
                     )));
                 }
-                Some(p) => plugins.push(p.to_string()),
                 None => tack_diag::warn(&Diagnostic::new(format!(
                     "Failed to load inventory plugin, skipping {name}"
                 ))),
@@ -326,6 +337,9 @@ impl<'a> SourceReader<'a> {
 
     /// Offers `source` to `plugin`. An `Err` is a refusal that ends the whole run.
     fn attempt(&mut self, plugin: &str, source: &str) -> Result<Attempt, Diagnostic> {
+        if !NATIVE_PLUGINS.contains(&plugin) {
+            return self.foreign(plugin, source);
+        }
         if !self.verify_noted(plugin, source) {
             return Ok(Attempt::Declined);
         }
@@ -362,17 +376,20 @@ impl<'a> SourceReader<'a> {
             Ok(name) => name,
             Err(diag) => return Ok(Attempt::Failed(diag)),
         };
-        let Some(plugin) = core_name(&name) else {
-            return Ok(Attempt::Failed(
-                Diagnostic::new(format!(
-                    "inventory config '{source}' specifies unknown plugin '{name}'"
-                ))
-                .parser(),
-            ));
+        let plugin = match core_name(&name) {
+            Some(plugin) if NATIVE_PLUGINS.contains(&plugin) => plugin,
+            // ansible-core's own plugin (or a collection's) reads the source.
+            _ if self.options.foreign.is_some() => return self.foreign(&name, source),
+            Some(plugin) => return Err(refuse(plugin, source)),
+            None => {
+                return Ok(Attempt::Failed(
+                    Diagnostic::new(format!(
+                        "inventory config '{source}' specifies unknown plugin '{name}'"
+                    ))
+                    .parser(),
+                ));
+            }
         };
-        if REFUSED_PLUGINS.contains(&plugin) {
-            return Err(refuse(plugin, source));
-        }
         if plugin == "auto" || !self.verify(plugin, source) {
             return Ok(Attempt::Failed(
                 Diagnostic::new(format!(
@@ -382,6 +399,32 @@ impl<'a> SourceReader<'a> {
             ));
         }
         self.attempt(plugin, source)
+    }
+}
+
+impl SourceReader<'_> {
+    /// A plugin tack has no native code for, run by the run's [`ForeignPlugins`].
+    fn foreign(&mut self, plugin: &str, source: &str) -> Result<Attempt, Diagnostic> {
+        let Some(foreign) = self.options.foreign.clone() else {
+            let name = core_name(plugin).unwrap_or(plugin);
+            return Err(refuse(name, source));
+        };
+        if let Err(diag) = tack_loader::load_extra_vars(
+            self.loader,
+            &self.options.extra_vars,
+            self.data.hash_behaviour,
+        ) {
+            return Ok(Attempt::Failed(diag));
+        }
+        let snapshot = self.data.snapshot();
+        Ok(match foreign.parse(plugin, source, &snapshot, &self.processed) {
+            ForeignOutcome::Declined => Attempt::Declined,
+            ForeignOutcome::Failed(diag) => Attempt::Failed(diag),
+            ForeignOutcome::Parsed(after) => match self.data.apply(&after) {
+                Ok(()) => Attempt::Parsed,
+                Err(e) => Attempt::Failed(Diagnostic::new(e.0)),
+            },
+        })
     }
 }
 

@@ -83,6 +83,8 @@ pub(crate) struct SessionArgs<'a> {
     pub extra_vars: &'a ExtraVarsOpts,
     /// The loader's base directory (`--playbook-dir`); the working directory when `None`.
     pub basedir: Option<&'a Path>,
+    /// `--ansible-python`, for the inventory plugins tack runs through ansible-core.
+    pub ansible_python: Option<&'a Path>,
 }
 
 /// Reads ansible.cfg and the `ANSIBLE_*` environment as ansible does at startup, printing its
@@ -175,7 +177,8 @@ impl Session {
         if let Some(exts) = config.get("YAML_FILENAME_EXTENSIONS").and_then(|v| v.as_str_list()) {
             loader.set_yaml_extensions(exts.iter().map(|s| s.to_string()).collect());
         }
-        let options = inventory_options(&config, &args.extra_vars.extra_vars);
+        let mut options = inventory_options(&config, &args.extra_vars.extra_vars);
+        options.sources.foreign = Some(std::sync::Arc::new(python_inventory(&config, &args)));
         let sources = inventory_sources(&args.inventory.inventory, &config);
         let inventory = Inventory::load(&loader, &sources, options)?;
         let extra_vars = load_extra_vars(
@@ -234,6 +237,35 @@ fn localhost_python() -> String {
         .find(|candidate| candidate.is_file())
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| "/usr/bin/python3".into())
+}
+
+/// ansible-core's own inventory plugins, for the sources tack does not read itself; its
+/// interpreter is looked for only when a source needs it (before the inventory is read, so
+/// not among its hosts' interpreters).
+fn python_inventory(
+    config: &Config,
+    args: &SessionArgs<'_>,
+) -> tack_actions::python_inventory::PythonInventory {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let explicit = args.ansible_python.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os("TACK_ANSIBLE_PYTHON").filter(|v| !v.is_empty()).map(PathBuf::from)
+    });
+    let mut candidates: Vec<String> =
+        config.interpreter_python().into_iter().map(str::to_string).collect();
+    candidates.extend(crate::cmd::python_path::behind_ansible_on_path());
+    candidates.push("python3".into());
+    tack_actions::python_inventory::PythonInventory {
+        config_file: config.config_file().map(PathBuf::from),
+        basedir: args.basedir.map(Path::to_path_buf).unwrap_or(cwd),
+        collections: config.collections_path(),
+        plugin_dirs: config.inventory_plugin_path(),
+        verbosity: verbosity(config, 0),
+        extra_vars: args.extra_vars.extra_vars.clone(),
+        cache: !args.inventory.flush_cache,
+        explicit,
+        candidates,
+        found: std::sync::OnceLock::new(),
+    }
 }
 
 /// The inventory settings from the configuration.

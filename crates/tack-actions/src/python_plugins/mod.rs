@@ -450,16 +450,21 @@ pub(crate) fn from_wire(json: &Json) -> Value {
         Json::String(s) => Value::Str(s.clone()),
         Json::Array(items) => Value::Seq(items.iter().map(|j| Node::bare(from_wire(j))).collect()),
         Json::Object(map) => match map.get("__tack__").and_then(Json::as_str) {
-            Some("int") => Value::BigInt(map["digits"].as_str().unwrap_or("0").to_string()),
-            Some("float") => Value::Float(match map["repr"].as_str() {
+            Some("int") => {
+                Value::BigInt(map.get("digits").and_then(Json::as_str).unwrap_or("0").to_string())
+            }
+            Some("float") => Value::Float(match map.get("repr").and_then(Json::as_str) {
                 Some("inf") => f64::INFINITY,
                 Some("-inf") => f64::NEG_INFINITY,
                 _ => f64::NAN,
             }),
             Some(_) => {
                 let mut out = Mapping::new();
-                for pair in map["items"].as_array().into_iter().flatten() {
-                    out.insert(Node::bare(from_wire(&pair[0])), Node::bare(from_wire(&pair[1])));
+                let pairs = map.get("items").and_then(Json::as_array).into_iter().flatten();
+                for pair in pairs.filter_map(Json::as_array) {
+                    if let [key, value] = pair.as_slice() {
+                        out.insert(Node::bare(from_wire(key)), Node::bare(from_wire(value)));
+                    }
                 }
                 Value::Map(out)
             }

@@ -164,6 +164,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             vault: &args.vault,
             extra_vars: &args.extra_vars,
             basedir: args.playbook_dir.as_deref(),
+            ansible_python: args.ansible_python.as_deref(),
         },
     )?;
     let hosts = host_list(&mut session, args.inventory.limit.as_deref(), &args.pattern)?;

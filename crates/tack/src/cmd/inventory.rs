@@ -129,6 +129,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             vault: &args.vault,
             extra_vars: &args.extra_vars,
             basedir: args.playbook_dir.as_deref(),
+            ansible_python: None,
         },
     )?;
     let mut inventory = session.inventory;

@@ -210,6 +210,7 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
             vault: &args.vault,
             extra_vars: &args.extra_vars,
             basedir: None,
+            ansible_python: args.ansible_python.as_deref(),
         },
     )?;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;

@@ -50,7 +50,7 @@ pub(crate) fn playbook_python(option: Option<&Path>) -> Option<String> {
 
 /// The interpreters behind the first `ansible-playbook` and `ansible` on `PATH` that are
 /// not this program, as their `#!` lines name them.
-fn behind_ansible_on_path() -> Vec<String> {
+pub(crate) fn behind_ansible_on_path() -> Vec<String> {
     let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
