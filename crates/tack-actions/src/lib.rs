@@ -35,6 +35,7 @@ mod module_result;
 mod package;
 pub mod pause;
 pub mod python_actions;
+pub mod python_callbacks;
 pub mod python_inventory;
 pub mod python_path;
 pub mod python_plugins;

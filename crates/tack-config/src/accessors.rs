@@ -182,6 +182,12 @@ impl Config {
         self.paths("DEFAULT_INVENTORY_PLUGIN_PATH")
     }
 
+    /// `callback_plugins` (`DEFAULT_CALLBACK_PLUGIN_PATH`): Python callback plugins, run
+    /// through ansible-core.
+    pub fn callback_plugin_path(&self) -> Vec<PathBuf> {
+        self.paths("DEFAULT_CALLBACK_PLUGIN_PATH")
+    }
+
     /// `test_plugins` (`DEFAULT_TEST_PLUGIN_PATH`).
     pub fn test_plugin_path(&self) -> Vec<PathBuf> {
         self.paths("DEFAULT_TEST_PLUGIN_PATH")

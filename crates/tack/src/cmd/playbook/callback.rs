@@ -1,8 +1,10 @@
 //! Which stdout callback a playbook run shows, and with what options: ansible's `default`
 //! callback with the options users set in ansible.cfg or `ANSIBLE_*`
 //! (`tack_report::callback::default::Options`). A `stdout_callback` ansible-core does not
-//! ship is ansible's own load error; another callback, `callbacks_enabled` and a default
-//! callback option tack does not honour are refused by name before anything runs.
+//! ship is ansible's own load error; another callback and a default callback option tack
+//! does not honour are refused by name before anything runs. The other callback plugins
+//! (`callbacks_enabled`, `callback_plugins/`) run through ansible-core after it
+//! (`tack_actions::python_callbacks`).
 //!
 //! Owns only the reading and the refusals; the transcript is the callback's.
 
@@ -25,9 +27,6 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
         if short != "default" {
             return Err(refused(&format!("the stdout callback '{name}' (stdout_callback)")));
         }
-    }
-    if let Some(name) = config.callbacks_enabled().first() {
-        return Err(refused(&format!("the callback plugin '{name}' (callbacks_enabled)")));
     }
     let flag = |name: &str| -> Result<bool, Diagnostic> {
         let value =
@@ -67,4 +66,38 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
 
 fn refused(what: &str) -> Diagnostic {
     Diagnostic::new(format!("tack does not support {what} yet"))
+}
+
+/// Where the run's Python callback plugins may be, when it may have any: `callbacks_enabled`
+/// names some, or a playbook's directory or the configured path holds a `callback_plugins`
+/// file. `None`: nothing to look for, and no worker is started.
+pub(super) fn python_callbacks(
+    config: &Config,
+    playbooks: &[std::path::PathBuf],
+    verbosity: u8,
+    extra_vars: &tack_yaml::Mapping,
+) -> Option<tack_actions::python_callbacks::CallbackSetup> {
+    use std::path::{Path, PathBuf};
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let dirs: Vec<PathBuf> = playbooks
+        .iter()
+        .filter_map(|p| tack_py::path::normpath(&cwd.join(p)).parent().map(Path::to_path_buf))
+        .collect();
+    let has_python = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| e.path().extension().is_some_and(|x| x == "py"))
+        })
+    };
+    let configured = config.callback_plugin_path();
+    let any = !config.callbacks_enabled().is_empty()
+        || dirs.iter().any(|d| has_python(&d.join("callback_plugins")))
+        || configured.iter().any(|d| has_python(d));
+    any.then(|| tack_actions::python_callbacks::CallbackSetup {
+        basedir: dirs.first().cloned().unwrap_or(cwd),
+        dirs,
+        collections: config.collections_path(),
+        config_file: config.config_file().map(PathBuf::from),
+        verbosity,
+        extra_vars: extra_vars.clone(),
+    })
 }

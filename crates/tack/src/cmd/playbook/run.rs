@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 
+use tack_actions::python_callbacks::WithPythonCallbacks;
 use tack_diag::Diagnostic;
 use tack_engine::{RunContext, RunFacts};
 use tack_playbook::Loader;
@@ -63,6 +64,17 @@ pub(super) fn run(
     }
     // ansible loads its callbacks once the playbooks are loaded, before anything runs.
     let callback_options = super::callback::options(&session.config)?;
+    // A plan reports with tack's own callbacks alone.
+    let python_callbacks = (!plan)
+        .then(|| {
+            super::callback::python_callbacks(
+                &session.config,
+                &args.playbooks,
+                args.verbosity.verbose,
+                &session.extra_vars,
+            )
+        })
+        .flatten();
     tack_engine::check(&playbooks)?;
     tack_engine::check_verbosity(&playbooks, args.verbosity.verbose, session.config.strategy())?;
     let extras = super::verbose::extras(args, session);
@@ -197,6 +209,12 @@ pub(super) fn run(
         .with_plan(plan);
     let callback =
         crate::progress::Progress::new(callback, crate::progress::enabled(&session.config));
+    // The other callback plugins run after the stdout callback, for every event.
+    let callback = match python_callbacks {
+        Some(setup) => WithPythonCallbacks::new(callback, &setup)
+            .map_err(|e| Diagnostic::new(e.to_string()))?,
+        None => WithPythonCallbacks::none(callback),
+    };
     let status = match sinks {
         None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
         Some(sinks) => sinks.run(&ctx, &playbooks, callback)?,
