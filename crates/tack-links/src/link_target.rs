@@ -196,8 +196,8 @@ pub fn resolve(
         },
     };
     match connection.as_str() {
-        "local" | "ansible.builtin.local" => return Ok(LinkTarget::Local),
-        "ssh" | "ansible.builtin.ssh" | "smart" => {}
+        "local" | "ansible.builtin.local" | "ansible.legacy.local" => return Ok(LinkTarget::Local),
+        "ssh" | "ansible.builtin.ssh" | "ansible.legacy.ssh" | "smart" => {}
         other => return Err(refused(other, host, origin)),
     }
     let origin = || origin.clone();

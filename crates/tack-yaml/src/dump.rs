@@ -62,6 +62,11 @@ pub struct DumpOptions {
     pub default_flow_style: Option<bool>,
     pub sort_keys: bool,
     pub vault: VaultDump,
+    /// The default callback's dumper (`_AnsibleCallbackDumper`): a string holding a line
+    /// break is written as a literal block; `Some(true)` (its `lossy` mode) first strips what
+    /// would stop libyaml from writing it so (trailing spaces, tabs, special characters,
+    /// spaces before a break).
+    pub block_strings: Option<bool>,
 }
 
 impl DumpOptions {
@@ -73,6 +78,7 @@ impl DumpOptions {
             default_flow_style: Some(false),
             sort_keys: true,
             vault: VaultDump::KeepEncrypted,
+            block_strings: None,
         }
     }
 
@@ -194,7 +200,13 @@ impl Representer<'_> {
             Value::Int(i) => scalar("int", i.to_string()),
             Value::BigInt(digits) => scalar("int", digits.as_str()),
             Value::Float(f) => scalar("float", float_text(*f)),
-            Value::Str(s) | Value::Unsafe(s) => scalar("str", s.as_str()),
+            Value::Str(s) | Value::Unsafe(s) => match self.options.block_strings {
+                Some(lossy) if s.contains(YAML_BREAK_CHARS) => {
+                    let value = if lossy { lossy_block(s) } else { s.clone() };
+                    Rep::Scalar { tag: core_tag("str"), value, literal: true }
+                }
+                _ => scalar("str", s.as_str()),
+            },
             Value::Timestamp(t) => scalar("timestamp", t.python_str()),
             Value::Vault(ciphertext) => match &self.options.vault {
                 VaultDump::KeepEncrypted => {
@@ -237,6 +249,70 @@ impl Representer<'_> {
         }
         pairs
     }
+}
+
+/// What ends a line to YAML (ansible's `_YAML_BREAK_CHARS`: NL, NEL, LS, PS).
+const YAML_BREAK_CHARS: [char; 4] = ['\n', '\u{85}', '\u{2028}', '\u{2029}'];
+
+/// ansible's `_munge_data_for_lossy_yaml`: readability over accuracy, so that libyaml lets
+/// the string be a literal block.
+fn lossy_block(text: &str) -> String {
+    let trimmed = tack_py::text::rstrip(text);
+    let expanded = expand_tabs(trimmed);
+    // libyaml's "special characters", which only a double-quoted scalar may hold.
+    let kept: String = expanded
+        .chars()
+        .filter(|c| {
+            let c = u32::from(*c);
+            (c == 10
+                || (32..=126).contains(&c)
+                || c == 133
+                || (160..=55295).contains(&c)
+                || (57344..=65533).contains(&c)
+                || (65536..1_114_111).contains(&c))
+                && c != 65279
+        })
+        .collect();
+    // Spaces before a break only a double-quoted scalar may hold either.
+    let mut out = String::with_capacity(kept.len());
+    let mut spaces = 0usize;
+    for c in kept.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        if !YAML_BREAK_CHARS.contains(&c) {
+            out.extend(std::iter::repeat_n(' ', spaces));
+        }
+        spaces = 0;
+        out.push(c);
+    }
+    out.extend(std::iter::repeat_n(' ', spaces));
+    out
+}
+
+/// Python's `str.expandtabs()` (tab stops every 8 columns, counted from each line's start).
+fn expand_tabs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut column = 0usize;
+    for c in text.chars() {
+        match c {
+            '\t' => {
+                let width = 8 - column % 8;
+                out.extend(std::iter::repeat_n(' ', width));
+                column += width;
+            }
+            '\n' | '\r' => {
+                out.push(c);
+                column = 0;
+            }
+            _ => {
+                out.push(c);
+                column += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `SafeRepresenter.represent_float`.

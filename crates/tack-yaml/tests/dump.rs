@@ -73,6 +73,7 @@ fn options(j: &Json) -> DumpOptions {
             Some("redact") => VaultDump::Redact,
             _ => VaultDump::KeepEncrypted,
         },
+        block_strings: None,
     }
 }
 

@@ -76,7 +76,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// and its `delta`, the name of a staging directory, and an ssh case's port (see
 /// tests/golden/README.md).
 fn normalise_times(text: &str) -> String {
-    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 9]> = std::sync::OnceLock::new();
+    static TIMES: std::sync::OnceLock<[(regex::Regex, &str); 11]> = std::sync::OnceLock::new();
     let rules = TIMES.get_or_init(|| {
         [
             (
@@ -87,6 +87,16 @@ fn normalise_times(text: &str) -> String {
             (
                 regex::Regex::new(r#""delta": "\d+:\d\d:\d\d\.\d{6}""#).expect("valid pattern"),
                 r#""delta": "<DELTA>""#,
+            ),
+            // The same in a YAML result (`callback_result_format = yaml`).
+            (
+                regex::Regex::new(r"\b(start|end): '\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}'")
+                    .expect("valid pattern"),
+                "$1: '<TIME>'",
+            ),
+            (
+                regex::Regex::new(r"\bdelta: '\d+:\d\d:\d\d\.\d{6}'").expect("valid pattern"),
+                "delta: '<DELTA>'",
             ),
             (
                 regex::Regex::new(r"ansible-tmp-\d+\.\d+-\d+-\d+").expect("valid pattern"),

@@ -366,7 +366,6 @@ fn callback_settings_tack_does_not_honour_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     for (name, value, wanted) in [
         ("ANSIBLE_STDOUT_CALLBACK", "minimal", "the stdout callback 'minimal' (stdout_callback)"),
-        ("ANSIBLE_CALLBACK_RESULT_FORMAT", "yaml", "the default callback's result_format 'yaml'"),
         (
             "ANSIBLE_CHECK_MODE_MARKERS",
             "true",

@@ -106,8 +106,8 @@ impl Delegation<'_> {
     ) -> Result<(), Diagnostic> {
         let connection = self.delegated_connection(name);
         match connection.as_str() {
-            "local" | "ansible.builtin.local" => Ok(()),
-            "ssh" | "ansible.builtin.ssh" | "smart" => {
+            "local" | "ansible.builtin.local" | "ansible.legacy.local" => Ok(()),
+            "ssh" | "ansible.builtin.ssh" | "ansible.legacy.ssh" | "smart" => {
                 if self.task.ctx.task.attrs.get(Keyword::Async).is_some() {
                     return Err(Diagnostic::at(
                         format!(

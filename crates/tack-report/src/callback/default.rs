@@ -31,6 +31,8 @@ pub struct Options {
     pub display_included_hosts: bool,
     /// Below `-vv`, a failure's `task path:` comes before its `fatal:` line.
     pub show_task_path_on_failure: bool,
+    /// `result_format`, `pretty_results`, `result_indentation`, `result_yaml_line_width`.
+    pub result_style: super::result_style::ResultStyle,
 }
 
 impl Default for Options {
@@ -41,6 +43,7 @@ impl Default for Options {
             display_failed_stderr: false,
             display_included_hosts: true,
             show_task_path_on_failure: false,
+            result_style: super::result_style::ResultStyle::default(),
         }
     }
 }
@@ -150,27 +153,22 @@ impl<W: Write> DefaultCallback<W> {
         (result.always_shown() || self.verbosity > 0) && !result.verbose_override
     }
 
-    /// `_dump_results`' indentation rule.
-    fn indent(&self, result: &HostResult) -> bool {
-        result.always_shown() || self.verbosity > 2
-    }
-
-    /// `_dump_results` at this callback's verbosity: from `-vvv` the `diff` and `invocation`
-    /// keys stay in the dump.
+    /// `_dump_results` at this callback's verbosity, in its result style: from `-vvv` the
+    /// `diff` and `invocation` keys stay in the dump.
     pub(super) fn dump(&self, data: &Mapping, result: &HostResult) -> String {
-        let indent = self.indent(result);
-        if self.verbosity < 3 {
-            return dump_result(data, indent);
+        let style = &self.options.result_style;
+        let indent = style.indent(result.always_shown(), self.verbosity);
+        let mut shown = data.clone();
+        // `failed` and `skipped` are moved out of a result before callbacks see it (they
+        // learn them from the event itself).
+        for key in ["failed", "skipped", "exception", "warnings", "deprecations"] {
+            shown.remove(key);
         }
-        let mut options = if indent {
-            JsonOptions::indented(4, true)
-        } else {
-            let mut o = JsonOptions::compact();
-            o.sort_keys = true;
-            o
-        };
-        options.ensure_ascii = false;
-        super::verbose::dump_keeping_diff(data, options)
+        if self.verbosity < 3 {
+            shown.remove("invocation");
+            shown.remove("diff");
+        }
+        style.dump(shown, indent)
     }
 
     /// Diffs shown with `context` lines around each change (`DIFF_CONTEXT`).
@@ -602,7 +600,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
         if !diff.value.is_truthy() || !result.flag("changed") {
             return;
         }
-        let text = super::diff::render_with(diff, self.diff_context);
+        let text = super::diff::render_styled(diff, self.diff_context, &self.options.result_style);
         if !text.is_empty() {
             self.ensure_banner();
             let shown = super::diff::displayed(&text);

@@ -6,7 +6,9 @@
 //! Only the text: when it is printed (and the banner before it) is the default callback's.
 
 use tack_py::difflib::{UnifiedOptions, unified_diff};
-use tack_yaml::{JsonOptions, Mapping, Node, Value};
+use tack_yaml::{Mapping, Node, Value};
+
+use super::result_style::ResultStyle;
 
 /// Whether ansible sends `v2_on_file_diff` for a result: a result that neither failed nor was
 /// skipped and carries a `diff` key (the callback then decides whether it shows anything).
@@ -43,16 +45,21 @@ pub fn render(diff: &Node) -> String {
 /// `_get_diff(diff)`: the text for one diff or a list of them ("" when there is nothing to
 /// show), with `context` lines around each change.
 pub fn render_with(diff: &Node, context: usize) -> String {
+    render_styled(diff, context, &ResultStyle::default())
+}
+
+/// [`render_with`] with a dict side written in the callback's result style.
+pub fn render_styled(diff: &Node, context: usize, style: &ResultStyle) -> String {
     let mut out = String::new();
     match &diff.value {
         Value::Seq(list) => {
             for item in list {
                 if let Some(map) = item.as_map() {
-                    one(map, context, &mut out);
+                    one(map, context, style, &mut out);
                 }
             }
         }
-        Value::Map(map) => one(map, context, &mut out),
+        Value::Map(map) => one(map, context, style, &mut out),
         _ => {}
     }
     out
@@ -67,7 +74,7 @@ pub fn displayed(text: &str) -> String {
     msg
 }
 
-fn one(diff: &Mapping, context: usize, out: &mut String) {
+fn one(diff: &Mapping, context: usize, style: &ResultStyle, out: &mut String) {
     if diff.get("dst_binary").is_some() {
         out.push_str("diff skipped: destination file appears to be binary\n");
     }
@@ -84,8 +91,8 @@ fn one(diff: &Mapping, context: usize, out: &mut String) {
         out.push_str(&format!("diff skipped: source file size is greater than {}\n", number(size)));
     }
     if let (Some(before), Some(after)) = (diff.get("before"), diff.get("after")) {
-        let before = side(before);
-        let after = side(after);
+        let before = side(before, style);
+        let after = side(after, style);
         let header = |key: &str, word: &str| match diff.get(key) {
             Some(h) => format!("{word}: {}", tack_yaml::pyrepr::str(&h.value)),
             None => word.to_string(),
@@ -122,16 +129,11 @@ fn number(node: &Node) -> String {
     }
 }
 
-/// One side's text: a dict as `json.dumps(sort_keys=True, indent=4)` and a newline, `None` as
-/// nothing.
-fn side(node: &Node) -> String {
+/// One side's text: a dict in the result style (`json.dumps(sort_keys=True, indent=4)` and a
+/// newline by default), `None` as nothing.
+fn side(node: &Node, style: &ResultStyle) -> String {
     match &node.value {
-        Value::Map(_) => {
-            let options = JsonOptions::indented(4, true);
-            // A diff dict is data a module returned as JSON; it always serialises again.
-            let text = tack_yaml::to_json(node, &options).unwrap_or_default();
-            format!("{text}\n")
-        }
+        Value::Map(_) => style.diff_side(node),
         Value::Null => String::new(),
         other => tack_yaml::pyrepr::str(other),
     }

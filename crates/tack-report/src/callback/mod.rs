@@ -12,6 +12,7 @@ pub mod events;
 pub mod minimal;
 pub mod plan_json;
 mod plan_lines;
+pub mod result_style;
 pub mod tree;
 pub mod verbose;
 

@@ -27,18 +27,3 @@ impl VerboseExtras {
         )
     }
 }
-
-/// `_dump_results` from `-vvv`, which keeps `diff` and `invocation` (only `failed`,
-/// `skipped`, `exception`, `warnings` and `deprecations` are taken out before callbacks see
-/// a result).
-pub(crate) fn dump_keeping_diff(
-    data: &tack_yaml::Mapping,
-    options: tack_yaml::JsonOptions,
-) -> String {
-    let mut shown = data.clone();
-    for key in ["failed", "skipped", "exception", "warnings", "deprecations"] {
-        shown.remove(key);
-    }
-    tack_yaml::to_json(&tack_yaml::Node::bare(tack_yaml::Value::Map(shown)), &options)
-        .unwrap_or_else(|e| format!("<<result not serialisable: {e}>>"))
-}

@@ -363,6 +363,7 @@ pub(super) fn dump(
             default_flow_style: Some(false),
             sort_keys: true,
             vault: tack_yaml::VaultDump::KeepEncrypted,
+            block_strings: None,
         };
         return tack_yaml::dump(&value.as_node().value, &options)
             .map_err(|e| Diagnostic::new(e.to_string()));

@@ -11,6 +11,7 @@
 use tack_config::Config;
 use tack_diag::Diagnostic;
 use tack_report::callback::default::Options;
+use tack_report::callback::result_style::{ResultFormat, ResultStyle};
 
 /// The stdout callbacks ansible-core itself ships.
 const CORE_STDOUT: &[&str] = &["default", "minimal", "oneline"];
@@ -43,24 +44,47 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
             return Err(refused(&format!("the default callback's '{name}' option")));
         }
     }
-    if let Some(format) = text("result_format")?.filter(|f| f != "json") {
-        return Err(refused(&format!("the default callback's result_format '{format}'")));
-    }
-    if let Some(indent) = text("result_indentation")?.filter(|i| i != "4") {
-        return Err(refused(&format!("the default callback's result_indentation '{indent}'")));
-    }
-    let pretty = config
+    let format = match text("result_format")?.as_deref() {
+        None | Some("json") => ResultFormat::Json,
+        Some("yaml") => ResultFormat::Yaml,
+        Some(other) => {
+            return Err(refused(&format!("the default callback's result_format '{other}'")));
+        }
+    };
+    let indentation = match text("result_indentation")? {
+        None => 4,
+        Some(text) => text.parse::<usize>().map_err(|_| {
+            Diagnostic::new(format!(
+                "the default callback's result_indentation '{text}' is no number"
+            ))
+        })?,
+    };
+    let pretty = match config
         .default_callback_option("pretty_results")
-        .map_err(|e| Diagnostic::new(e.to_string()))?;
-    if !matches!(pretty, tack_config::SettingValue::Null) {
-        return Err(refused("the default callback's 'pretty_results' option"));
-    }
+        .map_err(|e| Diagnostic::new(e.to_string()))?
+    {
+        tack_config::SettingValue::Null => None,
+        value => Some(value.is_truthy()),
+    };
+    let yaml_width = match text("result_yaml_line_width")?.as_deref() {
+        None | Some("default") => None,
+        Some("no-break") => Some(0x7FFF_FFFF),
+        Some("terminal-width") => i32::try_from(crate::color::columns()).ok(),
+        Some(other) => {
+            tack_diag::warn(&Diagnostic::new(format!(
+                "Invalid value '{other}' for result_yaml_line_width"
+            )));
+            None
+        }
+    };
+    let result_style = ResultStyle { format, pretty, indentation, yaml_width };
     Ok(Options {
         display_skipped_hosts: flag("display_skipped_hosts")?,
         display_ok_hosts: flag("display_ok_hosts")?,
         display_failed_stderr: flag("display_failed_stderr")?,
         display_included_hosts: flag("display_included_hosts")?,
         show_task_path_on_failure: flag("show_task_path_on_failure")?,
+        result_style,
     })
 }
 
