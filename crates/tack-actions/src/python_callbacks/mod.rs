@@ -33,6 +33,9 @@ pub struct CallbackSetup {
     pub verbosity: u8,
     /// The `-e` values (a plugin's options may name variables).
     pub extra_vars: tack_yaml::Mapping,
+    /// The `stdout_callback` when it is none tack prints itself: the plugin prints the
+    /// transcript in tack's place.
+    pub stdout: Option<String>,
 }
 
 /// Why the run's Python callbacks cannot be used.
@@ -48,6 +51,9 @@ pub enum CallbackError {
     },
     #[error("loading the callback plugins failed: {0}")]
     Setup(String),
+    /// ansible's own error for a stdout callback it cannot load.
+    #[error("{0}")]
+    CannotLoad(String),
 }
 
 struct Worker {
@@ -102,6 +108,13 @@ impl Worker {
 /// stopped then), with what loading printed.
 fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), CallbackError> {
     let Some(core) = crate::python_path::core() else {
+        // Without ansible-core no plugin can be loaded: for a stdout callback that is
+        // ansible's own load error.
+        if let Some(name) = &setup.stdout {
+            return Err(CallbackError::CannotLoad(format!(
+                "Could not load '{name}' callback plugin."
+            )));
+        }
         return Err(CallbackError::NoAnsibleCore(crate::python_path::why_not()));
     };
     let mut command = Command::new(&core.python);
@@ -127,11 +140,15 @@ fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), Callba
         "basedir": setup.basedir.display().to_string(),
         "verbosity": setup.verbosity,
         "extra_vars": to_wire(&tack_yaml::Value::Map(setup.extra_vars.clone())),
+        "stdout": setup.stdout,
     });
     worker.send(&request).map_err(CallbackError::Setup)?;
     let reply = worker.receive().map_err(CallbackError::Setup)?;
     if let Some(fatal) = reply.get("fatal").and_then(Json::as_str) {
         return Err(CallbackError::Setup(fatal.to_string()));
+    }
+    if let Some(message) = reply.get("cannot_load").and_then(Json::as_str) {
+        return Err(CallbackError::CannotLoad(message.to_string()));
     }
     let shown = shown(&reply);
     let loaded = reply.get("loaded").and_then(Json::as_array).is_some_and(|l| !l.is_empty());
@@ -158,12 +175,15 @@ fn shown(reply: &Map<String, Json>) -> Vec<Printed> {
 pub struct WithPythonCallbacks<C> {
     inner: C,
     worker: Option<Worker>,
+    /// A Python stdout callback prints the transcript: `inner` is left only what ansible's
+    /// display prints outside any callback (an action's announcement, `-v` notes, job notes).
+    replaced: bool,
 }
 
 impl<C: Callback> WithPythonCallbacks<C> {
     /// `inner` alone: the run has no Python callback plugins to look for.
     pub fn none(inner: C) -> Self {
-        WithPythonCallbacks { inner, worker: None }
+        WithPythonCallbacks { inner, worker: None, replaced: false }
     }
 
     /// `inner` followed by the plugins `setup` finds; a run without any active plugin keeps
@@ -171,7 +191,8 @@ impl<C: Callback> WithPythonCallbacks<C> {
     pub fn new(mut inner: C, setup: &CallbackSetup) -> Result<Self, CallbackError> {
         let (worker, printed) = start(setup)?;
         show(&mut inner, printed);
-        Ok(WithPythonCallbacks { inner, worker })
+        let replaced = setup.stdout.is_some();
+        Ok(WithPythonCallbacks { inner, worker, replaced })
     }
 
     /// Hands `event` to the plugins and prints what they printed.
@@ -233,6 +254,8 @@ fn result(event: &str, view: &TaskView, result: &HostResult) -> Json {
         "result": to_wire(&tack_yaml::Value::Map(result.data.clone())),
         "no_log": result.no_log,
         "ignored": result.ignored,
+        "verbose_always": result.verbose_always,
+        "verbose_override": result.verbose_override,
     })
 }
 
@@ -242,45 +265,63 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
     }
 
     fn task_params(&mut self, task: &TaskView, params: &TaskParams) {
-        self.inner.task_params(task, params);
+        if !self.replaced {
+            self.inner.task_params(task, params);
+        }
     }
 
     fn play_start(&mut self, name: &str) {
-        self.inner.play_start(name);
+        if !self.replaced {
+            self.inner.play_start(name);
+        }
         self.send(json!({ "event": "play_start", "name": name }));
     }
 
     fn no_hosts_matched(&mut self) {
-        self.inner.no_hosts_matched();
+        if !self.replaced {
+            self.inner.no_hosts_matched();
+        }
         self.send(json!({ "event": "no_hosts_matched" }));
     }
 
     fn no_hosts_remaining(&mut self) {
-        self.inner.no_hosts_remaining();
+        if !self.replaced {
+            self.inner.no_hosts_remaining();
+        }
         self.send(json!({ "event": "no_hosts_remaining" }));
     }
 
     fn task_start(&mut self, view: &TaskView) {
-        self.inner.task_start(view);
+        if !self.replaced {
+            self.inner.task_start(view);
+        }
         self.send(json!({ "event": "task_start", "task": task(view) }));
     }
 
     fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>) {
-        self.inner.included(file, hosts, item);
+        if !self.replaced {
+            self.inner.included(file, hosts, item);
+        }
     }
 
     fn handler_start(&mut self, view: &TaskView) {
-        self.inner.handler_start(view);
+        if !self.replaced {
+            self.inner.handler_start(view);
+        }
         self.send(json!({ "event": "handler_start", "task": task(view) }));
     }
 
     fn host_result(&mut self, view: &TaskView, host_result: &HostResult) {
-        self.inner.host_result(view, host_result);
+        if !self.replaced {
+            self.inner.host_result(view, host_result);
+        }
         self.send(result(outcome(host_result), view, host_result));
     }
 
     fn item_result(&mut self, view: &TaskView, host_result: &HostResult) {
-        self.inner.item_result(view, host_result);
+        if !self.replaced {
+            self.inner.item_result(view, host_result);
+        }
         let event = match outcome(host_result) {
             "failed" => "item_failed",
             "skipped" => "item_skipped",
@@ -290,17 +331,23 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
     }
 
     fn file_diff(&mut self, view: &TaskView, host_result: &HostResult) {
-        self.inner.file_diff(view, host_result);
+        if !self.replaced {
+            self.inner.file_diff(view, host_result);
+        }
         self.send(result("file_diff", view, host_result));
     }
 
     fn retry(&mut self, view: &TaskView, host_result: &HostResult) {
-        self.inner.retry(view, host_result);
+        if !self.replaced {
+            self.inner.retry(view, host_result);
+        }
         self.send(result("retry", view, host_result));
     }
 
     fn stats(&mut self, stats: &Stats) {
-        self.inner.stats(stats);
+        if !self.replaced {
+            self.inner.stats(stats);
+        }
         let hosts: Map<String, Json> = stats
             .hosts()
             .map(|(host, s)| {
@@ -321,7 +368,9 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
     }
 
     fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool) {
-        self.inner.playbook_start(playbook, first);
+        if !self.replaced {
+            self.inner.playbook_start(playbook, first);
+        }
         let file = playbook.basedir.join(
             playbook.path.file_name().map(PathBuf::from).unwrap_or_else(|| playbook.path.clone()),
         );

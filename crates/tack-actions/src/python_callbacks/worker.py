@@ -1,12 +1,14 @@
 # tack's worker for callback plugins written in Python: those `callbacks_enabled` names and
 # those ansible loads without being asked (a plugin in a `callback_plugins/` directory beside
-# a playbook or on the configured path that does not say it needs enabling). tack's own
-# stdout callback prints the transcript; these run after it for each event, as ansible's
-# task queue manager calls its other callbacks after its stdout one.
+# a playbook or on the configured path that does not say it needs enabling), and the stdout
+# callback when it is none tack prints itself (`"stdout": NAME` in the setup). Otherwise
+# tack's own stdout callback prints the transcript, and these run after it for each event,
+# as ansible's task queue manager calls its other callbacks after its stdout one.
 #
 # Protocol: one JSON object per line. The first line in is the setup ({"dirs": [...],
 # "collections": [...], "basedir": DIR, "verbosity": N, "extra_vars": {...}}), answered by
-# {"loaded": [NAME, ...], "shown": [...]} or {"fatal": MESSAGE}, where "shown" is what loading
+# {"loaded": [NAME, ...], "shown": [...]}, {"cannot_load": MESSAGE} (ansible's error for a
+# stdout callback it cannot load) or {"fatal": MESSAGE}, where "shown" is what loading
 # printed. Each later line in is an event ({"event": NAME, ...}); the worker answers with
 # {"shown": [[TEXT, STDERR], ...]}: what the plugins printed through ansible's display, for
 # tack to print in its place in the transcript.
@@ -75,6 +77,9 @@ def main():
         loader = DataLoader()
         loader.set_basedir(setup["basedir"])
         plugins = load(callback_loader, C, display, setup)
+    except CannotLoad as ex:
+        send({"cannot_load": str(ex)})
+        return
     except Exception as ex:
         send({"fatal": "%s: %s" % (type(ex).__name__, ex)})
         return
@@ -113,6 +118,11 @@ def main():
             # The result as ansible's censoring leaves it (tack's is already censored).
             rest = {k: v for k, v in data.items() if k != "changed"}
             data = {"changed": data.get("changed", False), "_ansible_no_log": True, **rest}
+        # ansible's internal keys the result carried, which callbacks read.
+        if message.get("verbose_always"):
+            data["_ansible_verbose_always"] = True
+        if message.get("verbose_override"):
+            data["_ansible_verbose_override"] = True
         utr = UnifiedTaskResult.from_action_result_dict(data)
         return CallbackTaskResult(host_of(message["host"]), task, utr)
 
@@ -187,10 +197,27 @@ def main():
         del shown[:]
 
 
+class CannotLoad(Exception):
+    """ansible's own load error for the stdout callback."""
+
+
 def load(callback_loader, C, display, setup):
-    """ansible's `load_callbacks`, without the stdout callback (tack prints its own)."""
+    """ansible's `load_callbacks`: the stdout callback when tack does not print its own, then
+    the others."""
     from ansible.executor.task_queue_manager import _resolve_callback_option_variables
     from ansible.template import Templar
+    extra_vars = decode(setup.get("extra_vars") or {})
+    templar = Templar(variables=extra_vars)
+    loaded = []
+    stdout_name = setup.get("stdout")
+    stdout = None
+    if stdout_name:
+        stdout = callback_loader.get(stdout_name)
+        if not stdout:
+            raise CannotLoad(f"Could not load {stdout_name!r} callback plugin.")
+        stdout._init_callback_methods()
+        _resolve_callback_option_variables(stdout, extra_vars, templar)
+        loaded.append((stdout_name, stdout))
     plugin_types = {p.ansible_name: p for p in callback_loader.all(class_only=True)}
     for name in C.CALLBACKS_ENABLED or []:
         plugin = callback_loader.get(name, class_only=True)
@@ -198,9 +225,8 @@ def load(callback_loader, C, display, setup):
             plugin_types.setdefault(plugin.ansible_name, plugin)
         else:
             display.warning("Skipping callback plugin '%s', unable to load" % name)
-    extra_vars = decode(setup.get("extra_vars") or {})
-    templar = Templar(variables=extra_vars)
-    loaded = []
+    if stdout is not None:
+        plugin_types.pop(stdout.ansible_name, None)
     for plugin_type in plugin_types.values():
         kind = getattr(plugin_type, "CALLBACK_TYPE", "")
         needs_enabled = getattr(plugin_type, "CALLBACK_NEEDS_ENABLED",

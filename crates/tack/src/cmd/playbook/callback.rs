@@ -19,13 +19,11 @@ const CORE_STDOUT: &[&str] = &["default", "minimal", "oneline"];
 /// The default callback's options for this run, or why the configured output cannot be
 /// given.
 pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
+    // A stdout callback ansible-core does not ship runs through ansible-core
+    // (`python_stdout`), or fails to load as ansible's does.
     if let Some(name) = config.stdout_callback() {
         let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
-        if !CORE_STDOUT.contains(&short) {
-            // ansible-core's own failure (exit 1): the plugin is not one it ships.
-            return Err(Diagnostic::new(format!("Could not load '{name}' callback plugin.")));
-        }
-        if short != "default" {
+        if CORE_STDOUT.contains(&short) && short != "default" {
             return Err(refused(&format!("the stdout callback '{name}' (stdout_callback)")));
         }
     }
@@ -113,7 +111,9 @@ pub(super) fn python_callbacks(
         })
     };
     let configured = config.callback_plugin_path();
-    let any = !config.callbacks_enabled().is_empty()
+    let stdout = python_stdout(config);
+    let any = stdout.is_some()
+        || !config.callbacks_enabled().is_empty()
         || dirs.iter().any(|d| has_python(&d.join("callback_plugins")))
         || configured.iter().any(|d| has_python(d));
     any.then(|| tack_actions::python_callbacks::CallbackSetup {
@@ -123,5 +123,14 @@ pub(super) fn python_callbacks(
         config_file: config.config_file().map(PathBuf::from),
         verbosity,
         extra_vars: extra_vars.clone(),
+        stdout,
     })
+}
+
+/// The `stdout_callback` when it is a plugin ansible-core does not ship (a collection's, one
+/// in `callback_plugins/`): it prints the transcript, through ansible-core.
+fn python_stdout(config: &Config) -> Option<String> {
+    let name = config.stdout_callback()?;
+    let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
+    (!CORE_STDOUT.contains(&short)).then(|| name.to_string())
 }
