@@ -148,6 +148,14 @@ fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), Callba
         return Err(CallbackError::Setup(fatal.to_string()));
     }
     if let Some(message) = reply.get("cannot_load").and_then(Json::as_str) {
+        // What the loader said first (ansible's warning naming why), then its error.
+        for (text, stderr) in shown(&reply) {
+            if stderr {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+        }
         return Err(CallbackError::CannotLoad(message.to_string()));
     }
     let shown = shown(&reply);

@@ -46,6 +46,25 @@ def main():
         out.write(json.dumps(message).encode("utf-8") + b"\n")
 
     shown = []
+    pending = []
+
+    def flush():
+        """What plugins printed with `print` so far, as one piece, in its place."""
+        if pending:
+            shown.append(["".join(pending), False])
+            del pending[:]
+
+    class Printed:
+        """`sys.stdout` for the plugins: what they print joins the transcript in order."""
+
+        def write(self, text):
+            pending.append(str(text))
+            return len(text)
+
+        def flush(self):
+            pass
+
+    sys.stdout = Printed()
 
     setup = json.loads(inp.readline())
     try:
@@ -68,6 +87,7 @@ def main():
                     newline=True, **kwargs):
             if log_only:
                 return
+            flush()
             shown.append([msg + ("\n" if newline else ""), bool(stderr)])
 
         display.display = capture
@@ -78,11 +98,13 @@ def main():
         loader.set_basedir(setup["basedir"])
         plugins = load(callback_loader, C, display, setup)
     except CannotLoad as ex:
-        send({"cannot_load": str(ex)})
+        flush()
+        send({"cannot_load": str(ex), "shown": shown[:]})
         return
     except Exception as ex:
         send({"fatal": "%s: %s" % (type(ex).__name__, ex)})
         return
+    flush()
     send({"loaded": [name for name, _ in plugins], "shown": shown[:]})
     del shown[:]
 
@@ -193,6 +215,7 @@ def main():
         except Exception as ex:
             display.warning("tack could not hand an event to the callback plugins: %s: %s"
                             % (type(ex).__name__, ex))
+        flush()
         send({"shown": shown[:]})
         del shown[:]
 
