@@ -64,7 +64,6 @@ def main():
         def flush(self):
             pass
 
-    sys.stdout = Printed()
 
     setup = json.loads(inp.readline())
     try:
@@ -82,6 +81,8 @@ def main():
 
         display = Display()
         display.verbosity = setup.get("verbosity", 0)
+        # Once ansible's display has set up the real streams (it patches them for its forks).
+        sys.stdout = Printed()
 
         def capture(msg, color=None, stderr=False, screen_only=False, log_only=False,
                     newline=True, **kwargs):
@@ -140,11 +141,13 @@ def main():
             # The result as ansible's censoring leaves it (tack's is already censored).
             rest = {k: v for k, v in data.items() if k != "changed"}
             data = {"changed": data.get("changed", False), "_ansible_no_log": True, **rest}
-        # ansible's internal keys the result carried, which callbacks read.
-        if message.get("verbose_always"):
-            data["_ansible_verbose_always"] = True
-        if message.get("verbose_override"):
-            data["_ansible_verbose_override"] = True
+        # ansible's internal keys the result carried, which callbacks read (a censored
+        # result carries none).
+        if not task.no_log:
+            if message.get("verbose_always"):
+                data["_ansible_verbose_always"] = True
+            if message.get("verbose_override"):
+                data["_ansible_verbose_override"] = True
         utr = UnifiedTaskResult.from_action_result_dict(data)
         return CallbackTaskResult(host_of(message["host"]), task, utr)
 
