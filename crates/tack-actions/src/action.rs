@@ -235,8 +235,27 @@ impl Action {
             Action::Unresolvable | Action::Templated => "unresolvable".into(),
             Action::Library(module) => module.fqcn(),
             // ansible resolves a plugin outside collections to its name as written.
-            Action::PythonAction(plugin) => plugin.name.clone(),
+            Action::PythonAction(plugin) => plugin.resolved_name(),
             _ => format!("ansible.builtin.{}", self.name()),
+        }
+    }
+
+    /// The name `module_defaults` entries are matched against: [`Action::fqcn`], but an
+    /// action plugin outside collections as `ansible.legacy.NAME` (how ansible resolves the
+    /// entry's name).
+    pub fn defaults_name(self) -> String {
+        match self {
+            Action::PythonAction(plugin)
+                if !plugin.resolved_name().contains('.')
+                    || plugin.name.starts_with("ansible.legacy.") =>
+            {
+                let short = tack_py::ansible::short_name(
+                    &plugin.name,
+                    tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+                );
+                format!("ansible.legacy.{short}")
+            }
+            other => other.fqcn(),
         }
     }
 

@@ -37,6 +37,14 @@ pub struct PythonAction {
     pub path: PathBuf,
 }
 
+impl PythonAction {
+    /// The name ansible resolves the plugin to: a collection's by its fully qualified name
+    /// (whatever short name the task used through `collections:`), any other as written.
+    pub fn resolved_name(&self) -> String {
+        load_name(self)
+    }
+}
+
 /// What every worker of the run is started with.
 #[derive(Debug, Clone, Default)]
 pub struct Setup {

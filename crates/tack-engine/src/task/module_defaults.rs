@@ -65,7 +65,7 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
 /// The defaults for `action` in `ctx`, as written: each a mapping of arguments or a template
 /// giving one, the later overriding the earlier.
 pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
-    let fqcn = action.fqcn();
+    let fqcn = action.defaults_name();
     let mut merged: Vec<(String, &Node)> = Vec::new();
     for map in mappings(ctx) {
         for (key, value) in map.iter() {

@@ -144,6 +144,15 @@ impl Loader<'_> {
             }
             return Ok(Some(module.fqcn()));
         }
+        // An action plugin beside the playbook or on the configured path takes the name
+        // before ansible-core's own (a collection's is found below).
+        if super::collections::Fqcr::parse(name).is_none() && search.action_plugin(name).is_some() {
+            let short = tack_py::ansible::short_name(
+                name,
+                tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+            );
+            return Ok(Some(format!("ansible.legacy.{short}")));
+        }
         if let Some(action) = builtin_fqcn(name) {
             return Ok(Some(action));
         }
