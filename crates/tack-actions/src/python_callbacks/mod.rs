@@ -150,11 +150,11 @@ fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), Callba
     if let Some(message) = reply.get("cannot_load").and_then(Json::as_str) {
         // What the loader said first (ansible's warning naming why), then its error.
         for (text, stderr) in shown(&reply) {
-            if stderr {
-                eprint!("{text}");
+            let _ = if stderr {
+                std::io::stderr().write_all(text.as_bytes())
             } else {
-                print!("{text}");
-            }
+                std::io::stdout().write_all(text.as_bytes())
+            };
         }
         return Err(CallbackError::CannotLoad(message.to_string()));
     }
