@@ -71,17 +71,39 @@ static RAW_PARAMS: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
 
 struct Worker {
     child: Child,
-    input: ChildStdin,
+    /// `None` once closed.
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
+    /// It stopped mid-conversation (not handed back): killed at once when dropped.
+    broken: bool,
 }
+
+/// How long an idle worker gets to end by itself once its input closes.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // A worker dropped rather than handed back stopped mid-conversation: it is not
-        // reused, and nothing of it outlives the task.
+        // Nothing of a worker outlives its use: an idle one ends when its input closes (and
+        // is killed if it does not in time), a broken one is killed.
+        drop(self.input.take());
+        if !self.broken {
+            let deadline = std::time::Instant::now() + GRACE;
+            while std::time::Instant::now() < deadline {
+                match self.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => return,
+                    Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Ends the run's idle workers (the binary calls it once the run is over).
+pub fn shutdown() {
+    let idle = std::mem::take(&mut *IDLE.lock().unwrap_or_else(PoisonError::into_inner));
+    drop(idle);
 }
 
 impl Worker {
@@ -108,7 +130,8 @@ impl Worker {
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("the action plugin worker's pipes were not opened".into());
         };
-        let mut worker = Worker { child, input, output: BufReader::new(output) };
+        let mut worker =
+            Worker { child, input: Some(input), output: BufReader::new(output), broken: false };
         let roots: Vec<String> =
             setup.collections.iter().map(|d| d.display().to_string()).collect();
         worker.send(&json!({
@@ -125,9 +148,12 @@ impl Worker {
     fn send(&mut self, message: &Json) -> Result<(), String> {
         let mut line = message.to_string();
         line.push('\n');
-        self.input
+        let Some(input) = self.input.as_mut() else {
+            return Err("the action plugin worker's input is closed".into());
+        };
+        input
             .write_all(line.as_bytes())
-            .and_then(|()| self.input.flush())
+            .and_then(|()| input.flush())
             .map_err(|e| format!("the action plugin worker stopped: {e}"))
     }
 
@@ -256,7 +282,10 @@ pub(crate) fn run(input: &ActionInput<'_>, plugin: &PythonAction) -> ActionOutpu
             give_back(worker);
             output(input, reply)
         }
-        Err(why) => fail(format!("Task failed: {why}")),
+        Err(why) => {
+            worker.broken = true;
+            fail(format!("Task failed: {why}"))
+        }
     }
 }
 

@@ -344,6 +344,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         callback = callback.with_diffs(usize::try_from(session.config.diff_context()).unwrap_or(0));
     }
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
+    tack_actions::python_actions::shutdown();
     Ok(ExitCode::from(status.exit_code()))
 }
 

@@ -219,6 +219,8 @@ pub(super) fn run(
         None => tack_engine::run(&ctx, &playbooks, &mut { callback })?,
         Some(sinks) => sinks.run(&ctx, &playbooks, callback)?,
     };
+    // Nothing the run started outlives it: its action plugin workers end now.
+    tack_actions::python_actions::shutdown();
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.found() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.
         use std::io::Write;
