@@ -365,7 +365,6 @@ fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
 fn callback_settings_tack_does_not_honour_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     for (name, value, wanted) in [
-        ("ANSIBLE_STDOUT_CALLBACK", "minimal", "the stdout callback 'minimal' (stdout_callback)"),
         (
             "ANSIBLE_CHECK_MODE_MARKERS",
             "true",

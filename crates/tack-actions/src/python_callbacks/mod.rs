@@ -263,6 +263,8 @@ fn result(event: &str, view: &TaskView, result: &HostResult) -> Json {
         "no_log": result.no_log,
         "ignored": result.ignored,
         "verbose_always": result.verbose_always,
+        // The task's error as ansible's display shows it (`_handle_exception`).
+        "error": result.error.as_ref().map(|d| d.render().replace("\r\n", "\n")),
         "verbose_override": result.verbose_override,
     })
 }

@@ -89,7 +89,9 @@ def main():
             if log_only:
                 return
             flush()
-            shown.append([msg + ("\n" if newline else ""), bool(stderr)])
+            # As ansible's display: a message that ends with a newline gets no other.
+            end = "\n" if newline and not msg.endswith("\n") else ""
+            shown.append([msg + end, bool(stderr)])
 
         display.display = capture
         init_plugin_loader(setup.get("collections") or None)
@@ -111,6 +113,17 @@ def main():
 
     tasks = {}
     hosts = {}
+    errors = {}
+
+    from ansible.plugins.callback import CallbackBase
+
+    def handle_exception(self, result, use_stderr=False):
+        # tack's own rendering of the task's error, which is ansible's text.
+        text = errors.get(id(result))
+        if result.pop("exception", None) is not None and text:
+            self._display.display(text, stderr=use_stderr)
+
+    CallbackBase._handle_exception = handle_exception
     state = {"play": None, "playbook": None}
 
     def task_of(view, handler=False):
@@ -138,9 +151,8 @@ def main():
         task.no_log = bool(message.get("no_log"))
         data = decode(message["result"])
         if task.no_log:
-            # The result as ansible's censoring leaves it (tack's is already censored).
-            rest = {k: v for k, v in data.items() if k != "changed"}
-            data = {"changed": data.get("changed", False), "_ansible_no_log": True, **rest}
+            # Censored again by ansible's own code for the callbacks (tack's already is).
+            data["_ansible_no_log"] = True
         # ansible's internal keys the result carried, which callbacks read (a censored
         # result carries none).
         if not task.no_log:
@@ -148,8 +160,16 @@ def main():
                 data["_ansible_verbose_always"] = True
             if message.get("verbose_override"):
                 data["_ansible_verbose_override"] = True
+        # A loop's items, as callbacks see them (ansible keeps `failed` out of the callback
+        # view of every result, its items' included).
+        for item in data.get("results") or []:
+            if isinstance(item, dict):
+                item.pop("failed", None)
         utr = UnifiedTaskResult.from_action_result_dict(data)
-        return CallbackTaskResult(host_of(message["host"]), task, utr)
+        result = CallbackTaskResult(host_of(message["host"]), task, utr)
+        # By the dict callbacks are handed (`result.result` is the same dict each time).
+        errors[id(result.result)] = message.get("error")
+        return result
 
     def call(method, *args, **kwargs):
         for name, plugin in plugins:
@@ -236,6 +256,10 @@ def load(callback_loader, C, display, setup):
     templar = Templar(variables=extra_vars)
     loaded = []
     stdout_name = setup.get("stdout")
+    # The configured value itself, which knows where it was set (the loader's deprecation
+    # of a plugin points there).
+    if stdout_name and C.DEFAULT_STDOUT_CALLBACK == stdout_name:
+        stdout_name = C.DEFAULT_STDOUT_CALLBACK
     stdout = None
     if stdout_name:
         stdout = callback_loader.get(stdout_name)

@@ -1,9 +1,8 @@
 //! Which stdout callback a playbook run shows, and with what options: ansible's `default`
 //! callback with the options users set in ansible.cfg or `ANSIBLE_*`
-//! (`tack_report::callback::default::Options`). A `stdout_callback` ansible-core does not
-//! ship is ansible's own load error; another callback and a default callback option tack
-//! does not honour are refused by name before anything runs. The other callback plugins
-//! (`callbacks_enabled`, `callback_plugins/`) run through ansible-core after it
+//! (`tack_report::callback::default::Options`); a default callback option tack does not
+//! honour is refused by name before anything runs. Any other `stdout_callback` and the other
+//! callback plugins (`callbacks_enabled`, `callback_plugins/`) run through ansible-core
 //! (`tack_actions::python_callbacks`).
 //!
 //! Owns only the reading and the refusals; the transcript is the callback's.
@@ -13,20 +12,9 @@ use tack_diag::Diagnostic;
 use tack_report::callback::default::Options;
 use tack_report::callback::result_style::{ResultFormat, ResultStyle};
 
-/// The stdout callbacks ansible-core itself ships.
-const CORE_STDOUT: &[&str] = &["default", "minimal", "oneline"];
-
 /// The default callback's options for this run, or why the configured output cannot be
 /// given.
 pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
-    // A stdout callback ansible-core does not ship runs through ansible-core
-    // (`python_stdout`), or fails to load as ansible's does.
-    if let Some(name) = config.stdout_callback() {
-        let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
-        if CORE_STDOUT.contains(&short) && short != "default" {
-            return Err(refused(&format!("the stdout callback '{name}' (stdout_callback)")));
-        }
-    }
     let flag = |name: &str| -> Result<bool, Diagnostic> {
         let value =
             config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
@@ -127,10 +115,11 @@ pub(super) fn python_callbacks(
     })
 }
 
-/// The `stdout_callback` when it is a plugin ansible-core does not ship (a collection's, one
-/// in `callback_plugins/`): it prints the transcript, through ansible-core.
+/// The `stdout_callback` when it is not `default` (which tack prints itself): ansible-core's
+/// `minimal` or `oneline`, a collection's, one in `callback_plugins/`. It prints the
+/// transcript through ansible-core's own code, or fails to load as ansible's does.
 fn python_stdout(config: &Config) -> Option<String> {
     let name = config.stdout_callback()?;
     let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
-    (!CORE_STDOUT.contains(&short)).then(|| name.to_string())
+    (short != "default").then(|| name.to_string())
 }

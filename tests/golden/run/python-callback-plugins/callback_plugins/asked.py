@@ -43,4 +43,5 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result):
         if result.task.no_log:
-            self._say('hidden %s' % result.result)
+            # (sorted: ansible builds a censored result in a set's order, which varies by run)
+            self._say('hidden %s' % sorted(result.result.items()))
