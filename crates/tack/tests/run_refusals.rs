@@ -364,13 +364,11 @@ fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
 #[test]
 fn callback_settings_tack_does_not_honour_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
-    for (name, value, wanted) in [
-        (
-            "ANSIBLE_CHECK_MODE_MARKERS",
-            "true",
-            "the default callback's 'check_mode_markers' option",
-        ),
-    ] {
+    for (name, value, wanted) in [(
+        "ANSIBLE_CHECK_MODE_MARKERS",
+        "true",
+        "the default callback's 'check_mode_markers' option",
+    )] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
