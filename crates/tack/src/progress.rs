@@ -146,6 +146,10 @@ impl<C: Callback> Callback for Progress<C> {
         self.around(|c| c.task_params(task, params));
     }
 
+    fn play_check_mode(&mut self, check_mode: bool) {
+        self.inner.play_check_mode(check_mode);
+    }
+
     fn play_start(&mut self, name: &str) {
         self.clear();
         self.inner.play_start(name);

@@ -280,6 +280,10 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
         }
     }
 
+    fn play_check_mode(&mut self, check_mode: bool) {
+        self.inner.play_check_mode(check_mode);
+    }
+
     fn play_start(&mut self, name: &str) {
         if !self.replaced {
             self.inner.play_start(name);

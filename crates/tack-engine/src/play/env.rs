@@ -349,7 +349,17 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             action: task.action.clone(),
             looped: task.loop_items.is_some(),
             origin: task.origin.clone(),
+            // As the task was loaded (ansible's banner reads the attribute before any host
+            // renders it).
+            check_mode: ctx
+                .inherited(tack_playbook::tables::Keyword::CheckMode)
+                .map_or_else(|| self.check_flag(), |node| node.value.is_truthy()),
         }
+    }
+
+    /// `--check` (a plan runs as one).
+    pub(crate) fn check_flag(&self) -> bool {
+        self.run.facts.check_mode || self.run.facts.plan
     }
 
     /// `ansible_failed_task` and `ansible_failed_result` for the rescue that follows.

@@ -31,13 +31,22 @@ pub(crate) struct Gathered {
     pub facts: Option<Mapping>,
 }
 
-pub(crate) fn gather_view(play: &tack_playbook::Play) -> TaskView {
+pub(crate) fn gather_view(play: &tack_playbook::Play, check_flag: bool) -> TaskView {
     TaskView {
         name: "Gathering Facts".into(),
         action: "gather_facts".into(),
         looped: false,
         origin: play.origin.clone(),
+        check_mode: play_check_mode(play, check_flag),
     }
+}
+
+/// A play's `check_mode` as loaded, else `check_flag` (`--check`): what its banner and its
+/// implicit tasks' banners mark.
+pub(crate) fn play_check_mode(play: &tack_playbook::Play, check_flag: bool) -> bool {
+    play.attrs
+        .get(tack_playbook::tables::Keyword::CheckMode)
+        .map_or(check_flag, |node| node.value.is_truthy())
 }
 
 /// The implicit `Gathering Facts` task: the `setup` module on every host, its facts kept for
@@ -51,7 +60,7 @@ pub(crate) fn gather_facts(
     stats: &mut Stats,
     cursors: &mut [(String, HostCursor)],
 ) -> Result<(), Diagnostic> {
-    let view = gather_view(env.play());
+    let view = gather_view(env.play(), env.check_flag());
     let hosts: Vec<String> =
         cursors.iter().map(|(h, _)| h.clone()).filter(|h| gathers_on(env, h)).collect();
     for host in &hosts {
@@ -301,7 +310,7 @@ pub(crate) fn apply_gathered(
     } else if let Some(facts) = gathered.facts {
         env.scope.merge_module_facts(&host, &facts);
     }
-    callback.host_result(&gather_view(env.play()), &gathered.shown);
+    callback.host_result(&gather_view(env.play(), env.check_flag()), &gathered.shown);
 }
 
 /// The play's `ignore_errors`, rendered with `host`'s variables.

@@ -124,6 +124,10 @@ pub(crate) fn run_play(
     if hosts.is_empty() {
         // The playbook executor's two gatherings (vars_prompt, post-validation).
         reads.show_times(callback, 2);
+        callback.play_check_mode(crate::play::gather::play_check_mode(
+            play,
+            run.facts.check_mode || run.facts.plan,
+        ));
         callback.play_start(&name);
         callback.no_hosts_matched();
         return Ok(PlayEnd::Continue);
@@ -232,6 +236,10 @@ pub(crate) fn run_play(
         // The task queue manager's gathering for the batch, after the executor's two.
         reads.show_times(callback, if n == 0 { 3 } else { 1 });
         callback.batch_start(n + 1, batch_count);
+        callback.play_check_mode(crate::play::gather::play_check_mode(
+            play,
+            run.facts.check_mode || run.facts.plan,
+        ));
         callback.play_start(&name);
         if running.is_empty() {
             continue;

@@ -75,7 +75,8 @@ pub(crate) fn run_batch_free<'r>(
                 && to_gather.remove(host)
             {
                 let gathered = crate::play::gather::gather_one(env, keywords, host)?;
-                callback.task_start(&crate::play::gather::gather_view(env.play()));
+                callback
+                    .task_start(&crate::play::gather::gather_view(env.play(), env.check_flag()));
                 last = None;
                 if let Some(cursor) = walk.cursor_mut(host) {
                     crate::play::gather::apply_gathered(

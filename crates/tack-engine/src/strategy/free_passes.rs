@@ -329,7 +329,8 @@ fn process<'r>(
     let outcome = match q.outcome {
         Payload::Gathered(gathered) => {
             if *banner != Some(Step::Gather) {
-                callback.task_start(&crate::play::gather::gather_view(env.play()));
+                callback
+                    .task_start(&crate::play::gather::gather_view(env.play(), env.check_flag()));
                 *banner = Some(Step::Gather);
             }
             if let Some(cursor) = walk.cursor_mut(&q.host) {

@@ -33,6 +33,11 @@ pub struct Options {
     pub show_task_path_on_failure: bool,
     /// `result_format`, `pretty_results`, `result_indentation`, `result_yaml_line_width`.
     pub result_style: super::result_style::ResultStyle,
+    /// `check_mode_markers`: `[CHECK MODE]` on the banners of plays and tasks in check mode,
+    /// and a `DRY RUN` banner around a `--check` run.
+    pub check_mode_markers: bool,
+    /// The run is `--check` (for the `DRY RUN` banners).
+    pub dry_run: bool,
 }
 
 impl Default for Options {
@@ -44,6 +49,8 @@ impl Default for Options {
             display_included_hosts: true,
             show_task_path_on_failure: false,
             result_style: super::result_style::ResultStyle::default(),
+            check_mode_markers: false,
+            dry_run: false,
         }
     }
 }
@@ -79,6 +86,8 @@ pub struct DefaultCallback<W: Write> {
     extras: super::verbose::VerboseExtras,
     /// `tack plan`'s transcript: results in the plan's words (see `plan_lines`).
     pub(super) plan: bool,
+    /// The play under way runs in check mode (`play_check_mode`).
+    play_check: bool,
 }
 
 impl<W: Write> DefaultCallback<W> {
@@ -86,6 +95,7 @@ impl<W: Write> DefaultCallback<W> {
         DefaultCallback {
             out,
             options: Options::default(),
+            play_check: false,
             pending: None,
             last_banner: None,
             columns,
@@ -130,6 +140,18 @@ impl<W: Write> DefaultCallback<W> {
     pub(super) fn colored(&mut self, text: &str, hue: Hue) {
         let text = paint(self.palette.as_ref(), text, hue);
         self.line(&text);
+    }
+
+    /// ` [CHECK MODE]` after a banner, with `check_mode_markers`, for what runs in check mode.
+    fn check_mark(&self, check_mode: bool) -> &'static str {
+        if self.options.check_mode_markers && check_mode { " [CHECK MODE]" } else { "" }
+    }
+
+    /// `DRY RUN`, as a `--check` run starts and ends, with `check_mode_markers`.
+    fn dry_run_banner(&mut self) {
+        if self.options.check_mode_markers && self.options.dry_run {
+            self.banner("DRY RUN");
+        }
     }
 
     /// `_print_task_path`, shown under a task's banner from `-vv`.
@@ -451,9 +473,15 @@ pub(crate) fn clean(task: &TaskView, result: &HostResult, data: &Mapping) -> Map
 }
 
 impl<W: Write> Callback for DefaultCallback<W> {
+    fn play_check_mode(&mut self, check_mode: bool) {
+        self.play_check = check_mode;
+    }
+
     fn play_start(&mut self, name: &str) {
         let name = name.trim();
-        let msg = if name.is_empty() { "PLAY".to_string() } else { format!("PLAY [{name}]") };
+        let mark = self.check_mark(self.play_check);
+        let msg =
+            if name.is_empty() { format!("PLAY{mark}") } else { format!("PLAY [{name}]{mark}") };
         self.banner(&msg);
     }
 
@@ -466,7 +494,8 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn task_start(&mut self, task: &TaskView) {
-        self.start(format!("TASK [{}]", task.name.trim()), task);
+        let mark = self.check_mark(task.check_mode);
+        self.start(format!("TASK [{}]{mark}", task.name.trim()), task);
     }
 
     fn included(&mut self, file: &str, hosts: &[String], item: Option<&str>) {
@@ -483,11 +512,13 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn handler_start(&mut self, task: &TaskView) {
-        self.start(format!("RUNNING HANDLER [{}]", task.name.trim()), task);
+        let mark = self.check_mark(task.check_mode);
+        self.start(format!("RUNNING HANDLER [{}]{mark}", task.name.trim()), task);
     }
 
     fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool) {
         if self.verbosity < 2 {
+            self.dry_run_banner();
             return;
         }
         for file in &playbook.imported {
@@ -514,6 +545,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.colored(&line, Hue::Verbose);
             }
         }
+        self.dry_run_banner();
         self.colored(&format!("{plays} plays in {}", path.display()), Hue::Verbose);
     }
 
@@ -714,6 +746,7 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 self.line(&line);
             }
         }
+        self.dry_run_banner();
     }
 
     fn display(&mut self, text: &str) {

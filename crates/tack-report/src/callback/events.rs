@@ -204,6 +204,10 @@ impl<W: Write, C: Callback> Callback for EventsCallback<W, C> {
         self.inner.task_params(task, params);
     }
 
+    fn play_check_mode(&mut self, check_mode: bool) {
+        self.inner.play_check_mode(check_mode);
+    }
+
     fn play_start(&mut self, name: &str) {
         self.flush_pending();
         self.write("play_start", vec![("play", text(name))]);

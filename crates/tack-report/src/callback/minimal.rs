@@ -313,7 +313,13 @@ mod tests {
     use tack_yaml::Node;
 
     fn view(action: &str) -> TaskView {
-        TaskView { name: action.into(), action: action.into(), looped: false, origin: None }
+        TaskView {
+            name: action.into(),
+            action: action.into(),
+            looped: false,
+            origin: None,
+            check_mode: false,
+        }
     }
 
     fn result(pairs: &[(&str, Node)]) -> HostResult {

@@ -31,6 +31,9 @@ pub struct TaskView {
     pub looped: bool,
     /// The task's source position, for error blocks.
     pub origin: Option<tack_diag::Origin>,
+    /// The task's `check_mode` as loaded (its own or an ancestor's, else `--check`): the
+    /// banner's `[CHECK MODE]` marker.
+    pub check_mode: bool,
 }
 
 /// A task's input as the hosts it targets receive it (seed 000, steps 1-3): rendered for
@@ -69,6 +72,11 @@ pub trait Callback {
     }
     /// The task's rendered input, right after its start (`task_start` or `handler_start`).
     fn task_params(&mut self, _task: &TaskView, _params: &TaskParams) {}
+    /// Whether the play about to start runs in check mode (its `check_mode`, else
+    /// `--check`), just before [`Callback::play_start`]: the banner's `[CHECK MODE]` marker.
+    fn play_check_mode(&mut self, check_mode: bool) {
+        let _ = check_mode;
+    }
     fn play_start(&mut self, name: &str);
     fn no_hosts_matched(&mut self);
     /// `NO MORE HOSTS LEFT`: `max_fail_percentage` ended the play.

@@ -25,10 +25,8 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
             config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
         Ok(value.as_str().map(str::to_string).or_else(|| value.as_int().map(|i| i.to_string())))
     };
-    for name in ["check_mode_markers", "show_per_host_start"] {
-        if flag(name)? {
-            return Err(refused(&format!("the default callback's '{name}' option")));
-        }
+    if flag("show_per_host_start")? {
+        return Err(refused("the default callback's 'show_per_host_start' option"));
     }
     let format = match text("result_format")?.as_deref() {
         None | Some("json") => ResultFormat::Json,
@@ -71,6 +69,8 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
         display_included_hosts: flag("display_included_hosts")?,
         show_task_path_on_failure: flag("show_task_path_on_failure")?,
         result_style,
+        check_mode_markers: flag("check_mode_markers")?,
+        dry_run: false,
     })
 }
 

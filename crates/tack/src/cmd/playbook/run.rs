@@ -63,7 +63,8 @@ pub(super) fn run(
         return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet")).into());
     }
     // ansible loads its callbacks once the playbooks are loaded, before anything runs.
-    let callback_options = super::callback::options(&session.config)?;
+    let mut callback_options = super::callback::options(&session.config)?;
+    callback_options.dry_run = args.check;
     // A plan reports with tack's own callbacks alone.
     let python_callbacks = (!plan)
         .then(|| {
