@@ -1,5 +1,5 @@
-//! Secrets canaries (issue 24): each source of a secret carries a canary of its own (38 of
-//! them, over 39 ways in: `docs/reliability.md` lists them), and each stored or served view
+//! Secrets canaries (issue 24): each source of a secret carries a canary of its own (39 of
+//! them, over 40 ways in: `docs/reliability.md` lists them), and each stored or served view
 //! of the run is searched for every canary and the forms a playbook derives from it (upper
 //! case, reversed, base64, a slice, one line of several).
 //! None may appear; output that holds no secret must come through whole (masking must not
@@ -63,6 +63,7 @@ const FAIL_IGNORED: &str = "cnry-failignored-4a5b6d";
 const LOOKUP_TEMPLATE: &str = "cnry-lookuptemplate-7c8d9e";
 const INCLUDE_TASKS_VARS: &str = "cnry-includetasks-0f1a2b";
 const DELEGATED: &str = "cnry-delegated-3c4d5f";
+const ACTION_PLUGIN: &str = "cnry-actionplugin-6e7f8a";
 
 const ALL: &[&str] = &[
     INLINE,
@@ -103,6 +104,7 @@ const ALL: &[&str] = &[
     LOOKUP_TEMPLATE,
     INCLUDE_TASKS_VARS,
     DELEGATED,
+    ACTION_PLUGIN,
 ];
 
 fn secrets() -> VaultSecrets {
@@ -247,6 +249,9 @@ const PLAYBOOK: &str = r#"- hosts: all
       vars: {itv: "{{ it_secret }}"}
     - debug: msg="{{ dl_secret }}"
       delegate_to: localhost
+    - leak: {given: "{{ ap_secret }}"}
+      register: leaked
+    - debug: var=leaked
 
 - name: "second play {{ pn_secret }}"
   hosts: grp
@@ -313,6 +318,7 @@ fn project(dir: &Path) -> std::path::PathBuf {
         ("fi_secret", FAIL_IGNORED),
         ("it_secret", INCLUDE_TASKS_VARS),
         ("dl_secret", DELEGATED),
+        ("ap_secret", ACTION_PLUGIN),
     ];
     let mut more: String = more.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
     more.push_str(&format!("loop_secrets: [{LOOP_A}, {LOOP_B}]\n"));
@@ -320,6 +326,15 @@ fn project(dir: &Path) -> std::path::PathBuf {
     write("lt.j2", &encrypt(&format!("{LOOKUP_TEMPLATE}\n")));
     write("inc.yml", "- debug: msg=\"included {{ itv }}\"\n");
     write("s.sh", "#!/bin/sh\necho \"$1\"\n");
+    // An action plugin written in Python (run through ansible-core, which the setting names)
+    // that returns a secret it was given and one it read from the task's variables itself.
+    write("ansible.cfg", "[defaults]\ninterpreter_python = /opt/ansible-ref/bin/python\n");
+    write(
+        "action_plugins/leak.py",
+        "from ansible.plugins.action import ActionBase\n\
+         class ActionModule(ActionBase):\n    def run(self, tmp=None, task_vars=None):\n        \
+         return {'given': self._task.args['given'], 'read': task_vars['ap_secret']}\n",
+    );
     let site = PLAYBOOK
         .replace("INLINE_VAULT", &inline(INLINE, 6))
         .replace("DICT_LEAF_VAULT", &inline(DICT_LEAF, 8))
