@@ -37,6 +37,7 @@ pub mod pause;
 pub mod python_actions;
 pub mod python_callbacks;
 pub mod python_inventory;
+mod python_lines;
 pub mod python_path;
 pub mod python_plugins;
 mod raw;

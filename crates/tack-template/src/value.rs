@@ -313,26 +313,36 @@ impl crate::python_plugins::VariableSource for RenderEnv {
 
 impl RenderEnv {
     fn decrypted(&self, value: &Value) -> Result<Value, String> {
-        Ok(match value {
-            Value::Vault(_) => {
-                let node = Node::bare(value.clone());
-                let rendered = self.templar.render(&node, &self.scope);
-                rendered.map_err(|e| e.message)?.value.value
-            }
-            Value::Seq(items) => Value::Seq(
-                items
-                    .iter()
-                    .map(|n| Ok(Node::bare(self.decrypted(&n.value)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-            Value::Map(map) => {
-                let mut out = Mapping::new();
-                for (k, v) in map.iter() {
-                    out.insert(k.clone(), Node::bare(self.decrypted(&v.value)?));
-                }
-                Value::Map(out)
-            }
-            other => other.clone(),
-        })
+        decrypted_as_loaded(&self.templar, &self.scope, value)
     }
+}
+
+/// A variable's value as ansible hands it to a Python plugin: as loaded (templates inside
+/// not rendered), vaulted values decrypted as ansible's encrypted strings are when read.
+pub fn decrypted_as_loaded(
+    templar: &crate::Templar,
+    scope: &crate::Scope,
+    value: &Value,
+) -> Result<Value, String> {
+    let again = |v: &Value| decrypted_as_loaded(templar, scope, v);
+    Ok(match value {
+        Value::Vault(_) => {
+            let rendered = templar.render(&Node::bare(value.clone()), scope);
+            rendered.map_err(|e| e.message)?.value.value
+        }
+        Value::Seq(items) => Value::Seq(
+            items
+                .iter()
+                .map(|n| Ok(Node::bare(again(&n.value)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        Value::Map(map) => {
+            let mut out = Mapping::new();
+            for (k, v) in map.iter() {
+                out.insert(k.clone(), Node::bare(again(&v.value)?));
+            }
+            Value::Map(out)
+        }
+        other => other.clone(),
+    })
 }

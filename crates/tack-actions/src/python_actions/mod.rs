@@ -15,9 +15,8 @@ mod host;
 mod vars;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::{Map, Value as Json, json};
@@ -28,7 +27,8 @@ use crate::input::ActionInput;
 use crate::output::{ActionOutput, errored};
 use crate::python_plugins::{from_wire, to_wire};
 
-const WORKER: &str = include_str!("worker.py");
+/// Our worker script, after what every worker shares (`python_wire.py`).
+const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
 
 /// A task's action plugin: the name the task gives it and the file the task's search found.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -69,36 +69,12 @@ static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 /// What each plugin file's class says of free-form text (`supports_raw_params`).
 static RAW_PARAMS: Mutex<Option<HashMap<PathBuf, bool>>> = Mutex::new(None);
 
-struct Worker {
-    child: Child,
-    /// `None` once closed.
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    /// It stopped mid-conversation (not handed back): killed at once when dropped.
-    broken: bool,
-}
+/// A worker's process (`crate::python_lines`): an idle one ends when its input closes, one
+/// that broke mid-conversation is killed at once (`grace` taken).
+type Worker = crate::python_lines::Lines;
 
 /// How long an idle worker gets to end by itself once its input closes.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        // Nothing of a worker outlives its use: an idle one ends when its input closes (and
-        // is killed if it does not in time), a broken one is killed.
-        drop(self.input.take());
-        if !self.broken {
-            let deadline = std::time::Instant::now() + GRACE;
-            while std::time::Instant::now() < deadline {
-                match self.child.try_wait() {
-                    Ok(Some(_)) | Err(_) => return,
-                    Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
-                }
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Ends the run's idle workers (the binary calls it once the run is over).
 pub fn shutdown() {
@@ -106,8 +82,9 @@ pub fn shutdown() {
     drop(idle);
 }
 
-impl Worker {
-    fn start() -> Result<Worker, String> {
+/// A new worker, ansible-core loaded.
+fn start_worker() -> Result<Worker, String> {
+    {
         let Some(core) = crate::python_path::core() else {
             return Err(format!(
                 "action plugins written in Python run through ansible-core on the controller: {}",
@@ -119,19 +96,15 @@ impl Worker {
             ..Setup::default()
         });
         let mut command = Command::new(&core.python);
-        command.arg("-c").arg(WORKER).stdin(Stdio::piped()).stdout(Stdio::piped());
+        command.arg("-c").arg(WORKER);
         command.env("PYTHONDONTWRITEBYTECODE", "1");
         if let Some(config) = &setup.config_file {
             command.env("ANSIBLE_CONFIG", config);
         }
-        let mut child = command.spawn().map_err(|e| {
-            format!("could not start {} for an action plugin: {e}", core.python.display())
-        })?;
-        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("the action plugin worker's pipes were not opened".into());
-        };
         let mut worker =
-            Worker { child, input: Some(input), output: BufReader::new(output), broken: false };
+            Worker::spawn(&mut command, "the action plugin worker", GRACE).map_err(|e| {
+                format!("could not start {} for an action plugin: {e}", core.python.display())
+            })?;
         let roots: Vec<String> =
             setup.collections.iter().map(|d| d.display().to_string()).collect();
         worker.send(&json!({
@@ -144,33 +117,6 @@ impl Worker {
         }
         Ok(worker)
     }
-
-    fn send(&mut self, message: &Json) -> Result<(), String> {
-        let mut line = message.to_string();
-        line.push('\n');
-        let Some(input) = self.input.as_mut() else {
-            return Err("the action plugin worker's input is closed".into());
-        };
-        input
-            .write_all(line.as_bytes())
-            .and_then(|()| input.flush())
-            .map_err(|e| format!("the action plugin worker stopped: {e}"))
-    }
-
-    fn receive(&mut self) -> Result<Map<String, Json>, String> {
-        let mut line = String::new();
-        match self.output.read_line(&mut line) {
-            Ok(0) => Err(match self.child.wait() {
-                Ok(status) => format!("the action plugin worker stopped ({status})"),
-                Err(e) => format!("the action plugin worker stopped: {e}"),
-            }),
-            Ok(_) => match serde_json::from_str(&line) {
-                Ok(Json::Object(map)) => Ok(map),
-                _ => Err(format!("the action plugin worker answered {line:?}")),
-            },
-            Err(e) => Err(format!("the action plugin worker stopped: {e}")),
-        }
-    }
 }
 
 /// An idle worker, or a new one.
@@ -178,7 +124,7 @@ fn take() -> Result<Worker, String> {
     let idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner).pop();
     match idle {
         Some(worker) => Ok(worker),
-        None => Worker::start(),
+        None => start_worker(),
     }
 }
 
@@ -283,7 +229,8 @@ pub(crate) fn run(input: &ActionInput<'_>, plugin: &PythonAction) -> ActionOutpu
             output(input, reply)
         }
         Err(why) => {
-            worker.broken = true;
+            // It stopped mid-conversation: killed at once, not reused.
+            worker.grace = None;
             fail(format!("Task failed: {why}"))
         }
     }

@@ -4,7 +4,6 @@
 
 use serde_json::{Value as Json, json};
 use tack_template::{Scope, Templar};
-use tack_yaml::{Mapping, Node, Value};
 
 use crate::python_plugins::to_wire;
 
@@ -23,32 +22,13 @@ impl ScopeVars<'_> {
         let Some(binding) = name.and_then(|n| self.scope.get(n)) else {
             return json!({ "op": "value", "missing": true });
         };
-        match self.decrypted(&binding.node().value) {
+        match tack_template::value::decrypted_as_loaded(
+            self.templar,
+            self.scope,
+            &binding.node().value,
+        ) {
             Ok(value) => json!({ "op": "value", "value": to_wire(&value) }),
             Err(why) => json!({ "op": "value", "error": why }),
         }
-    }
-
-    fn decrypted(&self, value: &Value) -> Result<Value, String> {
-        Ok(match value {
-            Value::Vault(_) => {
-                let rendered = self.templar.render(&Node::bare(value.clone()), self.scope);
-                rendered.map_err(|e| e.message)?.value.value
-            }
-            Value::Seq(items) => Value::Seq(
-                items
-                    .iter()
-                    .map(|n| Ok(Node::bare(self.decrypted(&n.value)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-            Value::Map(map) => {
-                let mut out = Mapping::new();
-                for (k, v) in map.iter() {
-                    out.insert(k.clone(), Node::bare(self.decrypted(&v.value)?));
-                }
-                Value::Map(out)
-            }
-            other => other.clone(),
-        })
     }
 }

@@ -22,121 +22,12 @@
 # host's link as it runs its own modules.
 import base64
 import json
-import math
 import os
 import pickle
 import shlex
 import sys
-from collections.abc import Mapping
 
-
-def decode(value):
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        kind = value.get("__tack__")
-        if kind is None:
-            return {k: decode(v) for k, v in value.items()}
-        if kind == "map":
-            return {decode(k): decode(v) for k, v in value["items"]}
-        if kind == "int":
-            return int(value["digits"])
-        if kind == "float":
-            return float(value["repr"])
-        raise ValueError("unknown value kind %r" % kind)
-    return value
-
-
-def encode(value):
-    if value is None or isinstance(value, (bool, str)):
-        return str(value) if isinstance(value, str) and type(value) is not str else value
-    if isinstance(value, int):
-        if -(2 ** 63) <= value < 2 ** 63:
-            return int(value)
-        return {"__tack__": "int", "digits": str(int(value))}
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return float(value)
-        return {"__tack__": "float", "repr": repr(float(value))}
-    if isinstance(value, Mapping):
-        if all(type(k) is str for k in value) and "__tack__" not in value:
-            return {k: encode(v) for k, v in value.items()}
-        return {"__tack__": "map", "items": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "surrogateescape")
-    if hasattr(value, "__dataclass_fields__"):
-        import dataclasses
-        return encode(dataclasses.asdict(value))
-    if isinstance(value, (list, tuple, set, frozenset)) or hasattr(value, "__iter__"):
-        return [encode(v) for v in value]
-    raise TypeError("an action plugin's %s value cannot be handed back to tack" % type(value).__name__)
-
-
-class Channel:
-    def __init__(self):
-        self.inp = sys.stdin.buffer
-        # The protocol keeps the original stdout; anything a plugin prints goes to stderr.
-        self.out = os.fdopen(os.dup(1), "wb", buffering=0)
-        os.dup2(2, 1)
-
-    def send(self, message):
-        self.out.write(json.dumps(message).encode("utf-8") + b"\n")
-
-    def read(self):
-        line = self.inp.readline()
-        if not line:
-            sys.exit(0)
-        return json.loads(line)
-
-    def ask(self, request):
-        self.send(request)
-        return self.read()
-
-
-class TaskVars(Mapping):
-    """The task's variables, read from the controller on demand."""
-
-    def __init__(self, channel):
-        self._channel = channel
-        self._seen = {}
-        self._set = {}
-
-    def __getitem__(self, name):
-        if name in self._set:
-            return self._set[name]
-        if name not in self._seen:
-            reply = self._channel.ask({"op": "var", "name": name})
-            if "missing" in reply:
-                raise KeyError(name)
-            if "error" in reply:
-                from ansible.errors import AnsibleUndefinedVariable
-                raise AnsibleUndefinedVariable(reply["error"])
-            self._seen[name] = decode(reply["value"])
-        return self._seen[name]
-
-    # ansible hands plugins a plain dict, which some write to (their own scratch values).
-    def __setitem__(self, name, value):
-        self._set[name] = value
-
-    def _names(self):
-        names = list(self._channel.ask({"op": "names"})["names"])
-        return names + [n for n in self._set if n not in names]
-
-    def __iter__(self):
-        return iter(self._names())
-
-    def __len__(self):
-        return len(self._names())
-
-    def __contains__(self, name):
-        try:
-            self[name]
-        except KeyError:
-            return False
-        return True
-
-    def copy(self):
-        return {name: self[name] for name in self}
+# `decode`, `encode`, `Channel` and `TaskVars` are `python_wire.py`'s, prepended.
 
 
 class DisplayQueue:

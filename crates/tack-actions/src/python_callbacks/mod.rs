@@ -10,9 +10,9 @@
 //! callbacks are asked for is the binary's. The worker starts only when there may be such
 //! plugins, and a run without any pays nothing.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Map, Value as Json, json};
 use tack_report::callback::{Callback, Stats, TaskParams, TaskView};
@@ -20,7 +20,8 @@ use tack_report::result::HostResult;
 
 use crate::python_plugins::to_wire;
 
-const WORKER: &str = include_str!("worker.py");
+/// Our worker script, after what every worker shares (`python_wire.py`).
+const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
 
 /// What the worker is started with.
 #[derive(Debug, Clone, Default)]
@@ -56,53 +57,8 @@ pub enum CallbackError {
     CannotLoad(String),
 }
 
-struct Worker {
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        // Closing its input ends the worker; one that does not end soon is killed.
-        drop(self.input.take());
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::time::Instant::now() < deadline {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return,
-                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Worker {
-    fn send(&mut self, message: &Json) -> Result<(), String> {
-        let mut line = message.to_string();
-        line.push('\n');
-        let Some(input) = self.input.as_mut() else {
-            return Err("the callback worker's input is closed".into());
-        };
-        input
-            .write_all(line.as_bytes())
-            .and_then(|()| input.flush())
-            .map_err(|e| format!("the callback worker stopped: {e}"))
-    }
-
-    fn receive(&mut self) -> Result<Map<String, Json>, String> {
-        let mut line = String::new();
-        match self.output.read_line(&mut line) {
-            Ok(0) => Err("the callback worker stopped".into()),
-            Ok(_) => match serde_json::from_str(&line) {
-                Ok(Json::Object(map)) => Ok(map),
-                _ => Err(format!("the callback worker answered {line:?}")),
-            },
-            Err(e) => Err(format!("the callback worker stopped: {e}")),
-        }
-    }
-}
+/// The worker's process (`crate::python_lines`).
+type Worker = crate::python_lines::Lines;
 
 /// Starts the worker and loads the plugins: `None` when no plugin is active (the worker is
 /// stopped then), with what loading printed.
@@ -118,19 +74,16 @@ fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), Callba
         return Err(CallbackError::NoAnsibleCore(crate::python_path::why_not()));
     };
     let mut command = Command::new(&core.python);
-    command.arg("-c").arg(WORKER).stdin(Stdio::piped()).stdout(Stdio::piped());
+    command.arg("-c").arg(WORKER);
     command.env("PYTHONDONTWRITEBYTECODE", "1");
     if let Some(config) = &setup.config_file {
         command.env("ANSIBLE_CONFIG", config);
     }
-    let mut child = command.spawn().map_err(|source| CallbackError::Spawn {
-        python: core.python.display().to_string(),
-        source,
-    })?;
-    let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(CallbackError::Setup("the worker's pipes were not opened".into()));
-    };
-    let mut worker = Worker { child, input: Some(input), output: BufReader::new(output) };
+    let grace = std::time::Duration::from_secs(5);
+    let mut worker =
+        Worker::spawn(&mut command, "the callback worker", grace).map_err(|source| {
+            CallbackError::Spawn { python: core.python.display().to_string(), source }
+        })?;
     let paths = |dirs: &[PathBuf]| -> Vec<String> {
         dirs.iter().map(|d| d.display().to_string()).collect()
     };

@@ -13,28 +13,11 @@
 # {"shown": [[TEXT, STDERR], ...]}: what the plugins printed through ansible's display, for
 # tack to print in its place in the transcript.
 import json
-import math
 import os
 import sys
 import uuid
-from collections.abc import Mapping
 
-
-def decode(value):
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        kind = value.get("__tack__")
-        if kind is None:
-            return {k: decode(v) for k, v in value.items()}
-        if kind == "map":
-            return {decode(k): decode(v) for k, v in value["items"]}
-        if kind == "int":
-            return int(value["digits"])
-        if kind == "float":
-            return float(value["repr"])
-        raise ValueError("unknown value kind %r" % kind)
-    return value
+# `decode` is `python_wire.py`'s, prepended.
 
 
 def main():

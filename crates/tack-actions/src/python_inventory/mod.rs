@@ -19,7 +19,8 @@ use tack_yaml::{Mapping, Value};
 
 use crate::python_plugins::{from_wire, to_wire};
 
-const WORKER: &str = include_str!("worker.py");
+/// Our worker script, after what every worker shares (`python_wire.py`).
+const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
 
 /// ansible-core's inventory plugins, for the sources tack does not read itself.
 #[derive(Debug, Clone, Default)]

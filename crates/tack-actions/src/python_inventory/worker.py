@@ -6,72 +6,34 @@
 # {"groups": [...], "hosts": [...]}, "processed": [SOURCE, ...], "collections": [...],
 # "basedir": DIR}), one out on the original stdout: {"declined": true}, {"failed": MESSAGE},
 # {"fatal": MESSAGE} (ansible-core cannot be loaded), or {"inventory": ...} with every group
-# and host as they stand after the plugin parsed the source. Values cross as the action
-# worker's (`encode`/`decode` there), with two kinds more: {"__tack__": "unsafe", "text": T}
-# (a string not trusted as a template) and {"__tack__": "vault", "ciphertext": C}; anything
-# the plugin prints goes to stderr.
+# and host as they stand after the plugin parsed the source. Values cross as `python_wire.py`
+# writes them, strings with their trust ("unsafe" for one not trusted as a template) and
+# vaulted values as "vault" ciphertext; anything the plugin prints goes to stderr.
 import json
-import math
 import os
 import sys
-from collections.abc import Mapping
+
+# `decode` and `encode` are `python_wire.py`'s, prepended; the inventory's strings cross with
+# their trust.
 
 
-def decode(value):
-    # What tack read from a file is trusted as a template, as ansible trusts it; what tack
-    # holds as `!unsafe` (or as a template's result) is not.
+def decode_trusted(value):
+    """What tack read from a file is trusted as a template, as ansible trusts it; what tack
+    holds as `!unsafe` (or as a template's result) is not."""
     from ansible.template import trust_as_template
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        kind = value.get("__tack__")
-        if kind is None:
-            return {k: decode(v) for k, v in value.items()}
-        if kind == "map":
-            return {decode(k): decode(v) for k, v in value["items"]}
-        if kind == "int":
-            return int(value["digits"])
-        if kind == "float":
-            return float(value["repr"])
-        if kind == "unsafe":
-            return value["text"]
-        if kind == "vault":
-            from ansible.parsing.vault import EncryptedString
-            return EncryptedString(ciphertext=value["ciphertext"])
-        raise ValueError("unknown value kind %r" % kind)
-    return value
+    return decode(value, on_str=trust_as_template)
 
 
-def encode(value):
-    from ansible.parsing.vault import EncryptedString
-    from ansible.template import is_trusted_as_template
-    if isinstance(value, EncryptedString):
-        return {"__tack__": "vault", "ciphertext": value._ciphertext}
-    if isinstance(value, str):
-        if not is_trusted_as_template(value):
-            return {"__tack__": "unsafe", "text": str(value)}
-        return str(value)
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        if -(2 ** 63) <= value < 2 ** 63:
-            return int(value)
-        return {"__tack__": "int", "digits": str(int(value))}
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return float(value)
-        return {"__tack__": "float", "repr": repr(float(value))}
-    if isinstance(value, Mapping):
-        if all(isinstance(k, str) for k in value) and "__tack__" not in value:
-            return {str(k): encode(v) for k, v in value.items()}
-        return {"__tack__": "map", "items": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "surrogateescape")
-    if isinstance(value, (list, tuple, set, frozenset)) or hasattr(value, "__iter__"):
-        return [encode(v) for v in value]
-    return str(value)
+def encode_trusted(value):
+    def special(v):
+        from ansible.parsing.vault import EncryptedString
+        from ansible.template import is_trusted_as_template
+        if isinstance(v, EncryptedString):
+            return {"__tack__": "vault", "ciphertext": v._ciphertext}
+        if isinstance(v, str) and not is_trusted_as_template(v):
+            return {"__tack__": "unsafe", "text": str(v)}
+        return None
+    return encode(value, special=special, default=str)
 
 
 def origin_of(ex):
@@ -128,12 +90,12 @@ def main():
             inventory.add_child(group["name"], child)
         for host in group["hosts"]:
             inventory.add_child(group["name"], host)
-        for key, value in decode(group["vars"]).items():
+        for key, value in decode_trusted(group["vars"]).items():
             inventory.set_variable(group["name"], key, value)
         if group.get("priority", 1) != 1:
             inventory.groups[group["name"]].set_priority(group["priority"])
     for host in current["hosts"]:
-        for key, value in decode(host["vars"]).items():
+        for key, value in decode_trusted(host["vars"]).items():
             inventory.set_variable(host["name"], key, value)
     inventory.processed_sources = list(request.get("processed", []))
     source = request["source"]
@@ -160,12 +122,12 @@ def main():
 
     groups = [{
         "name": name,
-        "vars": encode(group.vars),
+        "vars": encode_trusted(group.vars),
         "children": [child.name for child in group.child_groups],
         "hosts": [host.name for host in group.hosts],
         "priority": group.priority,
     } for name, group in inventory.groups.items()]
-    hosts = [{"name": name, "vars": encode(host.vars)} for name, host in inventory.hosts.items()]
+    hosts = [{"name": name, "vars": encode_trusted(host.vars)} for name, host in inventory.hosts.items()]
     send({"inventory": {"groups": groups, "hosts": hosts}})
 
 

@@ -15,9 +15,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use parking_lot::ReentrantMutex;
@@ -27,7 +26,8 @@ use tack_template::python_plugins::{
 };
 use tack_yaml::{Mapping, Node, Value};
 
-const WORKER: &str = include_str!("worker.py");
+/// Our worker script, after what every worker shares (`python_wire.py`).
+const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
 
 /// The plugin subdirectories a playbook or role directory holds, by family.
 const SUBDIRS: [(&str, Family); 3] = [
@@ -96,32 +96,11 @@ struct Names {
     test: Vec<String>,
 }
 
-struct Process {
-    child: Child,
-    /// `None` once closed.
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-}
+/// The worker's process (`crate::python_lines`).
+type Process = crate::python_lines::Lines;
 
 /// How long a worker gets to end by itself once its input closes.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        // Closing its input ends the worker, which lets ansible remove its own temporary
-        // directory on the way out; one that does not end in time is killed.
-        drop(self.input.take());
-        let deadline = std::time::Instant::now() + GRACE;
-        while std::time::Instant::now() < deadline {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return,
-                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 impl PluginWorker {
     /// The worker for a run whose plugins are on `paths`. When there are filter or test
@@ -176,7 +155,7 @@ impl PluginWorker {
     fn start(&self, python: &Path) -> Result<Names, WorkerError> {
         let guard = self.process.lock();
         let mut command = Command::new(python);
-        command.arg("-c").arg(WORKER).stdin(Stdio::piped()).stdout(Stdio::piped());
+        command.arg("-c").arg(WORKER);
         // Loading a plugin must not write bytecode beside it (a plan changes nothing).
         command.env("PYTHONDONTWRITEBYTECODE", "1");
         if let Some(config) = &self.paths.config_file {
@@ -184,11 +163,8 @@ impl PluginWorker {
         }
         let spawn_error =
             |source| WorkerError::Spawn { python: python.display().to_string(), source };
-        let mut child = command.spawn().map_err(spawn_error)?;
-        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(WorkerError::Setup("the worker's pipes were not opened".into()));
-        };
-        let mut process = Process { child, input: Some(input), output: BufReader::new(output) };
+        let mut process =
+            Process::spawn(&mut command, "the Python plugin worker", GRACE).map_err(spawn_error)?;
         let dirs: Vec<String> = self.paths.dirs.iter().map(|d| d.display().to_string()).collect();
         let roots: Vec<String> =
             self.paths.collections.iter().map(|d| d.display().to_string()).collect();
@@ -268,39 +244,6 @@ impl PluginWorker {
                 _ => return Ok(message),
             };
             with(&mut |p| p.send(&answer))?;
-        }
-    }
-}
-
-impl Process {
-    fn send(&mut self, message: &Json) -> Result<(), String> {
-        let mut line = message.to_string();
-        line.push('\n');
-        let Some(input) = self.input.as_mut() else {
-            return Err("the Python plugin worker's input is closed".to_string());
-        };
-        input
-            .write_all(line.as_bytes())
-            .and_then(|()| input.flush())
-            .map_err(|e| format!("the Python plugin worker stopped: {e}"))
-    }
-
-    fn receive(&mut self) -> Result<Map<String, Json>, String> {
-        let mut line = String::new();
-        match self.output.read_line(&mut line) {
-            Ok(0) => Err(self.gone()),
-            Ok(_) => match serde_json::from_str(&line) {
-                Ok(Json::Object(map)) => Ok(map),
-                _ => Err(format!("the Python plugin worker answered {line:?}")),
-            },
-            Err(e) => Err(format!("the Python plugin worker stopped: {e}")),
-        }
-    }
-
-    fn gone(&mut self) -> String {
-        match self.child.wait() {
-            Ok(status) => format!("the Python plugin worker stopped ({status})"),
-            Err(e) => format!("the Python plugin worker stopped: {e}"),
         }
     }
 }

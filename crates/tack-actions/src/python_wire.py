@@ -1,0 +1,151 @@
+# What tack's Python workers share (prepended to each worker's script): values on the wire,
+# the line channel to the controller, and the task's variables read through it.
+#
+# Values cross as JSON; what JSON cannot say (a dict with keys that are not strings, an
+# integer beyond 64 bits, a float that is not finite) is wrapped as {"__tack__": KIND, ...}:
+# "map", "int", "float", and for the inventory worker "unsafe" (a string not trusted as a
+# template) and "vault" (ciphertext). The Rust side is `python_plugins::{to_wire, from_wire}`.
+import json
+import math
+import os
+import sys
+from collections.abc import Mapping
+
+
+def decode(value, on_str=None):
+    """A value from the wire; `on_str` marks each plain string (the inventory's trust)."""
+    if isinstance(value, str):
+        return on_str(value) if on_str else value
+    if isinstance(value, list):
+        return [decode(v, on_str) for v in value]
+    if isinstance(value, dict):
+        kind = value.get("__tack__")
+        if kind is None:
+            return {k: decode(v, on_str) for k, v in value.items()}
+        if kind == "map":
+            return {decode(k, on_str): decode(v, on_str) for k, v in value["items"]}
+        if kind == "int":
+            return int(value["digits"])
+        if kind == "float":
+            return float(value["repr"])
+        if kind == "unsafe":
+            return value["text"]
+        if kind == "vault":
+            from ansible.parsing.vault import EncryptedString
+            return EncryptedString(ciphertext=value["ciphertext"])
+        raise ValueError("unknown value kind %r" % kind)
+    return value
+
+
+def encode(value, special=None, default=None):
+    """A value for the wire. `special` may say first how to write a value (anything but
+    `None`); `default` writes what is none of the kinds below (else it is refused)."""
+    if special is not None:
+        said = special(value)
+        if said is not None:
+            return said
+
+    def again(v):
+        return encode(v, special, default)
+
+    if value is None or isinstance(value, (bool, str)):
+        return str(value) if isinstance(value, str) and type(value) is not str else value
+    if isinstance(value, int):
+        if -(2 ** 63) <= value < 2 ** 63:
+            return int(value)
+        return {"__tack__": "int", "digits": str(int(value))}
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        return {"__tack__": "float", "repr": repr(float(value))}
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) for k in value) and "__tack__" not in value:
+            return {str(k): again(v) for k, v in value.items()}
+        return {"__tack__": "map", "items": [[again(k), again(v)] for k, v in value.items()]}
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    if hasattr(value, "__dataclass_fields__"):
+        import dataclasses
+        return again(dataclasses.asdict(value))
+    if isinstance(value, (list, tuple, set, frozenset)) or hasattr(value, "__iter__"):
+        return [again(v) for v in value]
+    if default is not None:
+        return default(value)
+    raise TypeError("a plugin's %s value cannot be handed back to tack" % type(value).__name__)
+
+
+class Channel:
+    """One JSON object per line with the controller, on the original stdout; anything a
+    plugin prints goes to stderr."""
+
+    def __init__(self):
+        self.inp = sys.stdin.buffer
+        self.out = os.fdopen(os.dup(1), "wb", buffering=0)
+        os.dup2(2, 1)
+        # Answers a request from the controller that arrives while the worker waits for a
+        # value (a template plugin called again from a variable's template).
+        self.handler = None
+
+    def send(self, message):
+        self.out.write(json.dumps(message).encode("utf-8") + b"\n")
+
+    def read(self):
+        line = self.inp.readline()
+        if not line:
+            sys.exit(0)
+        return json.loads(line)
+
+    def ask(self, request):
+        """Asks the controller for something and waits for its {"op": "value", ...}."""
+        self.send(request)
+        while True:
+            message = self.read()
+            if message.get("op") == "value" or self.handler is None:
+                return message
+            self.send(self.handler(message))
+
+
+class TaskVars(Mapping):
+    """The task's variables, read from the controller on demand. A plugin may write to them
+    (ansible hands plugins a plain dict): what it writes stays here."""
+
+    def __init__(self, channel):
+        self._channel = channel
+        self._seen = {}
+        self._set = {}
+
+    def __getitem__(self, name):
+        if name in self._set:
+            return self._set[name]
+        if name not in self._seen:
+            reply = self._channel.ask({"op": "var", "name": name})
+            if "missing" in reply:
+                raise KeyError(name)
+            if "error" in reply:
+                from ansible.errors import AnsibleUndefinedVariable
+                raise AnsibleUndefinedVariable(reply["error"])
+            self._seen[name] = decode(reply["value"])
+        return self._seen[name]
+
+    def __setitem__(self, name, value):
+        self._set[name] = value
+
+    def _names(self):
+        names = list(self._channel.ask({"op": "names"})["names"])
+        return names + [n for n in self._set if n not in names]
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self):
+        return len(self._names())
+
+    def __contains__(self, name):
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def copy(self):
+        return {name: self[name] for name in self}
