@@ -289,6 +289,11 @@ impl Action {
         self.traits().raw_args
     }
 
+    /// The arguments the action evaluates as expressions (see [`Plugin::expression_args`]).
+    pub fn expression_args(self) -> &'static [&'static str] {
+        self.traits().expression_args
+    }
+
     /// The arguments the action accepts (empty: any); anything else is refused before the
     /// run starts.
     /// Whether ansible's action for it takes `async` (its `_supports_async`): modules, and

@@ -49,6 +49,9 @@ pub struct Plugin {
     pub takes_raw_params: bool,
     /// Arguments it reads unrendered (ansible's `finalize_task_arg` overrides).
     pub raw_args: &'static [&'static str],
+    /// Arguments it evaluates as expressions once rendered: a string a template computed
+    /// for one stays untrusted, so it is refused as ansible refuses it (`debug`'s `var`).
+    pub expression_args: &'static [&'static str],
     /// The arguments it accepts; `None`: any (it checks its own, or every argument is data).
     pub known_args: Option<&'static [&'static str]>,
     /// What it returns comes only from the controller's own files, so registering it does not
@@ -86,6 +89,7 @@ pub(crate) const DEFAULT: Plugin = Plugin {
     opens_links: false,
     takes_raw_params: false,
     raw_args: &[],
+    expression_args: &[],
     known_args: None,
     trusted_result: false,
     python: false,
@@ -107,6 +111,10 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "debug",
         run: crate::debug::run,
         known_args: Some(&["msg", "var", "verbosity"]),
+        expression_args: &["var"],
+        // ansible's debug registers an empty fact layer so that `debug: var=ansible_facts`
+        // makes no facts of what it shows.
+        facts: Facts::Variables,
         ..DEFAULT
     },
     Plugin { name: "set_fact", run: crate::set_fact::run, facts: Facts::Variables, ..DEFAULT },

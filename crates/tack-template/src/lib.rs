@@ -138,6 +138,76 @@ impl Templar {
         scope.get(inner).map(|binding| binding.node().clone())
     }
 
+    /// Marks the strings of `rendered` that a template in `source` computed as untrusted
+    /// (`Value::Unsafe`), as ansible's loop items are: a template's result is never trusted
+    /// as a template or expression, so `assert: that: "{{ item }}"` refuses an item that was
+    /// rendered. A string the template only read from a trusted variable (`"{{ name }}"`)
+    /// keeps its trust, as ansible's tagged value does; strings written without a template
+    /// keep theirs too. Where `source` and `rendered` differ in shape (an omitted item) the
+    /// walk stops and leaves the rest as it is.
+    pub fn untrust_computed_strings(source: &Node, rendered: &mut Node, scope: &Scope) {
+        match (&source.value, &mut rendered.value) {
+            (Value::Str(text), Value::Str(out)) if is_possibly_template(text) => {
+                let passed_through = Templar::sole_trusted_variable(source, scope)
+                    .is_some_and(|n| matches!(&n.value, Value::Str(s) if s == out));
+                if !passed_through {
+                    rendered.value = Value::Unsafe(std::mem::take(out));
+                    if rendered.origin.is_none() {
+                        rendered.origin = source.origin.clone();
+                    }
+                }
+            }
+            (Value::Seq(from), Value::Seq(to)) if from.len() == to.len() => {
+                for (s, r) in from.iter().zip(to.iter_mut()) {
+                    Templar::untrust_computed_strings(s, r, scope);
+                }
+            }
+            (Value::Map(from), Value::Map(to)) => {
+                for (k, s) in from.iter() {
+                    if let Some(r) = to.get_value_mut(&k.value) {
+                        Templar::untrust_computed_strings(s, r, scope);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A task's arguments written as one variable (`assert: "{{ item }}"`) carry that
+    /// variable's untrusted strings as ansible's tagged values do: where `var` holds an
+    /// untrusted string, the same string in `rendered` becomes untrusted again, with where it
+    /// was made.
+    pub fn keep_untrusted_of(var: &Node, rendered: &mut Node) {
+        match (&var.value, &mut rendered.value) {
+            (Value::Unsafe(a), Value::Str(b)) if a == b => {
+                rendered.value = Value::Unsafe(std::mem::take(b));
+                rendered.origin = var.origin.clone().or(rendered.origin.take());
+            }
+            (Value::Seq(from), Value::Seq(to)) if from.len() == to.len() => {
+                for (v, r) in from.iter().zip(to.iter_mut()) {
+                    Templar::keep_untrusted_of(v, r);
+                }
+            }
+            (Value::Map(from), Value::Map(to)) => {
+                for (k, v) in from.iter() {
+                    if let Some(r) = to.get_value_mut(&k.value) {
+                        Templar::keep_untrusted_of(v, r);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// [`Templar::sole_variable`] when that variable is trusted (written by the user).
+    fn sole_trusted_variable(node: &Node, scope: &Scope) -> Option<Node> {
+        let Value::Str(text) = &node.value else { return None };
+        let name = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+        let binding = scope.get(name)?;
+        (*binding.provenance() == Provenance::Trusted)
+            .then(|| Templar::sole_variable(node, scope))?
+    }
+
     /// Whether `s` contains Jinja2 syntax (ansible's `is_possibly_template`).
     pub fn is_template(s: &str) -> bool {
         is_possibly_template(s)

@@ -130,6 +130,11 @@ impl Mapping {
         self.position(key).map(|pos| &self.entries[pos].1)
     }
 
+    /// The value under any key, to change in place (its key and place stay).
+    pub fn get_value_mut(&mut self, key: &Value) -> Option<&mut Node> {
+        self.position(key).map(|pos| &mut self.entries[pos].1)
+    }
+
     /// The value under a string key.
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|(_, v)| v)

@@ -143,7 +143,10 @@ pub(crate) fn render(
             continue;
         }
         match templar.render(value, scope) {
-            Ok(rendered) => {
+            Ok(mut rendered) => {
+                if action.expression_args().contains(&name) {
+                    Templar::untrust_computed_strings(value, &mut rendered.value, scope);
+                }
                 out.provenance.extend(&rendered.provenance);
                 if rendered.provenance.is_managed_host()
                     && !script_named_by_user(action, name, value)
@@ -265,7 +268,7 @@ fn splat(
              https://docs.ansible.com/ansible/devel/reference_appendices/faq.html#argsplat-unsafe).",
             node.origin.clone(),
         ));
-        let rendered = match templar.render(node, scope) {
+        let mut rendered = match templar.render(node, scope) {
             Ok(rendered) => rendered,
             // An omitted source gives no arguments.
             Err(e) if e.kind == TemplateErrorKind::Omitted => continue,
@@ -274,6 +277,9 @@ fn splat(
                 return Err(failed(e.to_diagnostic(), unavailable));
             }
         };
+        if let Some(var) = Templar::sole_variable(node, scope) {
+            Templar::keep_untrusted_of(&var, &mut rendered.value);
+        }
         let Value::Map(entries) = &rendered.value.value else {
             let type_name = rendered.value.python_type();
             let cause = Diagnostic::at(

@@ -69,7 +69,9 @@ fn loop_items(
     scope: &Scope,
     undefined: &std::cell::Cell<bool>,
 ) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-    let rendered = task.templar.render(items, scope).map_err(|e| loop_error(task, e, undefined))?;
+    let mut rendered =
+        task.templar.render(items, scope).map_err(|e| loop_error(task, e, undefined))?;
+    tack_template::Templar::untrust_computed_strings(items, &mut rendered.value, scope);
     match rendered.value.value {
         Value::Seq(list) => Ok((list, rendered.provenance)),
         other => Err(Diagnostic::at(

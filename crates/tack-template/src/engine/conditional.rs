@@ -131,11 +131,17 @@ pub(super) fn evaluate(
                 // Only a string the user wrote may be evaluated as an expression: the value of
                 // a trusted variable named by the template, not something computed.
                 if !names_trusted_string(text, scope) {
+                    // ansible points at where the untrusted string was made, when it knows.
+                    let made = text
+                        .strip_prefix("{{")
+                        .and_then(|t| t.strip_suffix("}}"))
+                        .and_then(|inner| undefined::loaded_node(inner, scope))
+                        .and_then(|(node, _)| node.origin.clone());
                     return Err(TemplateError::new(
                         TemplateErrorKind::Untrusted,
                         "Encountered untrusted template or expression.",
                     )
-                    .at(origin));
+                    .at(made.or(origin)));
                 }
                 let s = s.trim();
                 if s.is_empty() {
