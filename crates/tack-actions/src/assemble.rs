@@ -57,6 +57,9 @@ fn module_result(
 }
 
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
+    if let Some(refused) = input.refuse_invocation("assemble") {
+        return refused;
+    }
     let (Some(src), Some(_)) = (input.text("src"), input.text("dest")) else {
         return failed("src and dest are required", input);
     };

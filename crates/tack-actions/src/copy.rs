@@ -122,6 +122,9 @@ pub(super) fn raised(cause: Diagnostic, origin: Option<Origin>) -> ActionOutput 
 
 /// `copy`.
 pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    if let Some(refused) = input.refuse_invocation("copy") {
+        return refused;
+    }
     let remote_src = arg(input, "remote_src").is_some_and(crate::input::loose_bool);
     // With remote_src the src is a path on the host, which the host may name; a controller
     // file a host named is never looked up.
@@ -273,6 +276,9 @@ fn template_overrides(
 
 /// `template`.
 pub fn template(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
+    if let Some(refused) = input.refuse_invocation("template") {
+        return refused;
+    }
     if let Some(refused) = input.refuse_host_named(&["src"], "sent") {
         return refused;
     }

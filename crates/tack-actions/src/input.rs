@@ -39,6 +39,9 @@ pub struct ActionInput<'a> {
     /// The `python_module_rlimit_nofile` setting, used when no
     /// `ansible_python_module_rlimit_nofile` variable is set.
     pub rlimit_setting: Option<u64>,
+    /// The `inject_invocation` setting, used when no `ansible_inject_invocation` variable
+    /// is set.
+    pub inject_setting: bool,
     /// Where relative `src` files are found.
     pub search: &'a SearchPath,
     /// The arguments whose render read something a managed host said: such a value never
@@ -104,12 +107,26 @@ impl<'a> ActionInput<'a> {
         text.trim().parse::<u64>().ok().filter(|n| *n > 0)
     }
 
+    /// ansible's `INJECT_INVOCATION` for the task's modules: the host's
+    /// `ansible_inject_invocation` (a boolean as ansible reads one), else the setting.
+    pub(crate) fn inject_invocation(&self) -> bool {
+        let name = "ansible_inject_invocation";
+        let Some(binding) = self.scope.get(name) else { return self.inject_setting };
+        match self.templar.render(binding.node(), self.scope) {
+            Ok(rendered) => rendered.value.value.boolean_loose(),
+            Err(_) => self.inject_setting,
+        }
+    }
+
     /// How an action plugin asks the host's module to run with `args`: with the task's
     /// check and diff modes and its environment, as ansible's `_execute_module` does.
     pub(crate) fn invocation(
         &self,
-        args: serde_json::Map<String, serde_json::Value>,
+        mut args: serde_json::Map<String, serde_json::Value>,
     ) -> tack_agent::Invocation {
+        if self.inject_invocation() {
+            args.insert("_ansible_inject_invocation".into(), serde_json::Value::Bool(true));
+        }
         tack_agent::Invocation {
             args,
             check_mode: self.check_mode,
@@ -139,6 +156,7 @@ impl<'a> ActionInput<'a> {
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
             rlimit_setting: self.rlimit_setting,
+            inject_setting: self.inject_setting,
             inventory: self.inventory,
             environment: self.environment,
             timeout: self.timeout,
@@ -193,6 +211,22 @@ impl<'a> ActionInput<'a> {
             data.insert(s("changed"), b(false));
             let msg = escape.message(&format!("the '{arg}' of this task was"), name);
             ActionOutput::action_failed(data, s(&msg), self.task_origin.clone())
+        })
+    }
+
+    /// `inject_invocation` on an action whose ansible plugin hands its module arguments of
+    /// its own making (temporary files on the controller and the host, checksums): what its
+    /// `invocation` would hold is not what tack's action gives its module, so it is refused
+    /// by name rather than shown different.
+    pub(crate) fn refuse_invocation(&self, action: &str) -> Option<ActionOutput> {
+        self.inject_invocation().then(|| {
+            crate::output::errored(tack_diag::Diagnostic::at(
+                format!(
+                    "tack does not support inject_invocation with the action '{action}' yet \
+                     (ansible's {action} reports the arguments it made for its module)"
+                ),
+                self.task_origin.clone(),
+            ))
         })
     }
 

@@ -23,6 +23,9 @@ use crate::shell_run;
 use tack_report::result::s;
 
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
+    if let Some(refused) = input.refuse_invocation("unarchive") {
+        return refused;
+    }
     let fail = |msg: &str| shell_run::action_fail(input, msg);
     let mut args = input.args.clone();
     let mut remote_src = args.get("remote_src").is_some_and(loose_bool);

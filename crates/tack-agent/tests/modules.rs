@@ -469,8 +469,8 @@ fn spec_of(case: &Value) -> Spec {
 /// failure.
 fn run_probe(case: &Value) -> Value {
     let spec = spec_of(case);
-    argspec::begin();
     let args = case.get("args").and_then(Value::as_object).cloned().unwrap_or_default();
+    argspec::begin(&args);
     let mut result = Map::new();
     match argspec::validate("probe", &spec, &args) {
         Ok(params) => {

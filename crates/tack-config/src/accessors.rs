@@ -506,6 +506,12 @@ impl Config {
         Some(self.flag("INJECT_FACTS_AS_VARS"))
     }
 
+    /// `inject_invocation`: every module's result gains its arguments as `invocation`
+    /// (where a host's `ansible_inject_invocation` does not say otherwise).
+    pub fn inject_invocation(&self) -> bool {
+        self.flag("INJECT_INVOCATION")
+    }
+
     pub fn python_module_rlimit_nofile(&self) -> Option<u64> {
         // The setting has no type in ansible's table: an environment value is text, which
         // ansible then turns into an integer (0, or what is none, asks for nothing).

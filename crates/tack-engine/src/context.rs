@@ -112,6 +112,9 @@ pub struct RunFacts {
     /// The `python_module_rlimit_nofile` setting: the modules' open-files soft limit where a
     /// host's `ansible_python_module_rlimit_nofile` does not say.
     pub python_module_rlimit_nofile: Option<u64>,
+    /// The `inject_invocation` setting: modules' results gain `invocation` where a host's
+    /// `ansible_inject_invocation` does not say.
+    pub inject_invocation: bool,
     /// The `strategy` setting (`ANSIBLE_STRATEGY`): the strategy of a play that names none
     /// (`None`: `linear`, ansible's default).
     pub default_strategy: Option<String>,

@@ -315,6 +315,9 @@ pub struct Role {
     /// `defaults/main` of the role.
     pub default_vars: Mapping,
     pub allow_duplicates: bool,
+    /// ansible's `Role.public`: a role of `roles:` or an `import_role` whose defaults and
+    /// vars every task of the play sees (its own tasks see them either way).
+    pub public: bool,
     pub dependencies: Vec<RoleId>,
     /// Roles that list this one as a dependency, in the order found.
     pub parents: Vec<RoleId>,

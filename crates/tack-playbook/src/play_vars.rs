@@ -94,9 +94,10 @@ pub fn play_var_layers(
 ) -> Result<PlayVarLayers, Diagnostic> {
     let magic = magic_vars(play);
     let mut defaults = Mapping::new();
-    // Every role loaded with the play (from `roles:` or `import_role`) is public; only
-    // `include_role`, which loads at run time, makes private roles.
-    let public: Vec<RoleId> = play.roles.clone();
+    // The public roles loaded with the play (`roles:`, `import_role`: public unless they or
+    // `private_role_vars` say otherwise); `include_role` exposes its role as it runs.
+    let public: Vec<RoleId> =
+        play.roles.iter().copied().filter(|id| play.role(*id).public).collect();
     for id in &public {
         merge(&mut defaults, &role_defaults(&play.role_arena, *id));
     }

@@ -189,9 +189,9 @@ pub(crate) fn passwords(
 
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
-/// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship, `inject_invocation`,
+/// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship,
 /// `display_args_to_stdout`, `keep_remote_files`,
-/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`, `private_role_vars`,
+/// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`,
 /// `allow_embedded_templates` off, a `plugin_filters_cfg` file, an `executable` other than
 /// `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
@@ -223,10 +223,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if shell != "/bin/sh" {
         return Some(format!("executable '{shell}' (the shell commands run with)"));
     }
-    // ansible then adds each module's `invocation` (its arguments) to its result.
-    if config.get("INJECT_INVOCATION").and_then(|v| v.as_bool()) == Some(true) {
-        return Some("inject_invocation (module arguments added to every result)".into());
-    }
     // ansible then runs those vars plugins for every host and group; tack reads
     // `host_vars`/`group_vars` itself, as ansible's `host_group_vars` does, and runs no other.
     if let Some(enabled) =
@@ -251,9 +247,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
         ));
     }
     // ansible then keeps each role's vars to the role.
-    if config.private_role_vars() {
-        return Some("private_role_vars (role vars kept to their role)".into());
-    }
     // ansible then prints its own internal debug messages, which tack has no equivalent of.
     if config.get("DEFAULT_DEBUG").and_then(|v| v.as_bool()) == Some(true) {
         return Some("debug (ansible's internal debug messages)".into());

@@ -67,6 +67,11 @@ impl Session {
                 tack_playbook::LazyRoots::default()
             },
             invalid_task_attribute_failed: self.config.invalid_task_attribute_failed(),
+            private_role_vars: (!matches!(
+                self.config.origin("DEFAULT_PRIVATE_ROLE_VARS"),
+                None | Some(tack_config::SettingOrigin::Default)
+            ))
+            .then(|| self.config.private_role_vars()),
             validate_action_group_metadata: self
                 .config
                 .get("VALIDATE_ACTION_GROUP_METADATA")

@@ -372,7 +372,7 @@ fn callback_settings_tack_does_not_honour_are_refused() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
 }
 
-/// A fact cache plugin from a collection, the task debugger, `inject_invocation`, and a
+/// A fact cache plugin from a collection, the task debugger, and a
 /// `log_verbosity` above the run's verbosity while a log is kept are refused by name before
 /// anything runs: a run that kept no facts, or logged less than ansible would, must not look
 /// like one that did.
@@ -386,12 +386,10 @@ fn settings_tack_does_not_apply_are_refused() {
             "fact_caching 'community.general.redis'",
         ),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
-        ("ANSIBLE_INJECT_INVOCATION", "1", "inject_invocation"),
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
         ("ANSIBLE_ALLOW_EMBEDDED_TEMPLATES", "false", "allow_embedded_templates false"),
-        ("ANSIBLE_PRIVATE_ROLE_VARS", "true", "private_role_vars (role vars kept to their role)"),
         (
             "ANSIBLE_VARS_ENABLED",
             "host_group_vars,community.general.x",
@@ -587,4 +585,32 @@ fn playbook_vars_root_is_refused_where_it_would_read_more() {
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("does not support playbook_vars_root 'all'"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
+}
+
+/// `inject_invocation` is honoured by modules (goldens `run/inject-invocation`) but refused
+/// by name on the actions whose ansible plugin reports arguments it made for its module
+/// (temporary files, checksums), as the task runs: the task fails, naming the setting, and
+/// nothing is written.
+#[test]
+fn inject_invocation_is_refused_on_actions_that_make_their_modules_arguments() {
+    // (`unarchive` is refused the same way; it needs ansible-core on the controller to run.)
+    for action in ["copy", "template", "assemble"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dest = dir.path().join("out");
+        let play = format!(
+            "{PLAY}    - ping:\n    - {action}:\n        src: site.yml\n        dest: {}\n",
+            dest.display()
+        );
+        let out = tack(dir.path(), &play, &[])
+            .env("ANSIBLE_INJECT_INVOCATION", "1")
+            .output()
+            .expect("tack runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{action}: {stdout}");
+        let wanted =
+            format!("tack does not support inject_invocation with the action '{action}' yet");
+        assert!(stdout.contains(&wanted), "{action}: {stdout}");
+        assert!(stdout.contains("ok: [h1]"), "the ping before it ran: {stdout}");
+        assert!(!dest.exists(), "{action} wrote its destination");
+    }
 }

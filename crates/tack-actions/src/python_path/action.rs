@@ -199,6 +199,7 @@ fn internal_args(
     set("_ansible_tmpdir", Value::Null);
     set("_ansible_remote_tmp", Value::String(remote_tmp.to_string()));
     set("_ansible_ignore_unknown_opts", ignore);
+    set("_ansible_inject_invocation", Value::Bool(input.inject_invocation()));
     for (k, v) in configured {
         args.insert(k.clone(), v.clone());
     }

@@ -549,12 +549,8 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
             break;
         }
     }
-    if let Some(first) = errors.into_iter().next() {
-        return Err(first);
-    }
-    if let Some(msg) = unsupported_error {
-        return Err(format!("Unsupported parameters for ({module}) module: {msg}"));
-    }
+    // ansible's validator goes on past an error, so what a failed module reports as its
+    // `invocation` has every option too.
     for opt in &spec.options {
         if !params.contains_key(opt.name) {
             params.insert(opt.name.to_string(), opt.default.clone().unwrap_or(Value::Null));
@@ -562,9 +558,16 @@ pub fn validate(module: &str, spec: &Spec, args: &Map<String, Value>) -> Result<
     }
     RUN.with(|r| {
         let mut r = r.borrow_mut();
-        r.warnings.extend(warnings);
+        r.params = Some(params.clone());
         r.no_log.extend(no_log_values.iter().cloned());
     });
+    if let Some(first) = errors.into_iter().next() {
+        return Err(first);
+    }
+    if let Some(msg) = unsupported_error {
+        return Err(format!("Unsupported parameters for ({module}) module: {msg}"));
+    }
+    RUN.with(|r| r.borrow_mut().warnings.extend(warnings));
     Ok(Params { values: params, no_log_values })
 }
 
@@ -597,6 +600,10 @@ fn datastructure_strings(v: &Value, out: &mut Vec<String>) {
 struct RunState {
     warnings: Vec<String>,
     no_log: Vec<String>,
+    /// ansible's `_ansible_inject_invocation`: the result gains `invocation`.
+    inject_invocation: bool,
+    /// The module's options as validated: its `invocation`'s `module_args`.
+    params: Option<Map<String, Value>>,
 }
 
 thread_local! {
@@ -605,15 +612,28 @@ thread_local! {
     static RUN: std::cell::RefCell<RunState> = std::cell::RefCell::new(RunState::default());
 }
 
-/// Forgets what an earlier run left (called before a module runs).
-pub fn begin() {
-    RUN.with(|r| *r.borrow_mut() = RunState::default());
+/// Forgets what an earlier run left (called before a module runs with `args`).
+pub fn begin(args: &Map<String, Value>) {
+    let inject_invocation =
+        args.get("_ansible_inject_invocation").is_some_and(|v| v.as_bool() == Some(true));
+    RUN.with(|r| *r.borrow_mut() = RunState { inject_invocation, ..RunState::default() });
 }
 
 /// Finishes a result as `_return_formatted` does: validation warnings first among the
 /// warnings, and every `no_log` value masked (booleans and nulls at the top kept).
 pub fn finish(mut result: Map<String, Value>) -> Map<String, Value> {
     let state = RUN.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    // `_return_formatted`: the options as validated, unless the module said otherwise; a
+    // module's own `invocation` is dropped when none was asked for. Masked below as the rest.
+    if !state.inject_invocation {
+        result.shift_remove("invocation");
+    } else if !result.contains_key("invocation")
+        && let Some(params) = state.params
+    {
+        let mut invocation = Map::new();
+        invocation.insert("module_args".into(), Value::Object(params));
+        result.insert("invocation".into(), Value::Object(invocation));
+    }
     if !state.warnings.is_empty() {
         let mut list: Vec<Value> = state
             .warnings

@@ -130,7 +130,7 @@ pub fn run_module(name: &str, invocation: &Invocation) -> Option<ModuleResult> {
                 check_mode: invocation.check_mode,
                 diff: invocation.diff,
             };
-            argspec::begin();
+            argspec::begin(&invocation.args);
             argspec::finish(run(ctx, invocation))
         }
     })

@@ -56,7 +56,8 @@ pub(crate) fn load_included_role(
     for want in wanted {
         let name = want.names[0].clone().unwrap_or_default();
         let allow_duplicates = want.flag("allow_duplicates").unwrap_or(true);
-        let public = want.flag("public").unwrap_or(false);
+        let public =
+            want.flag("public").unwrap_or_else(|| env.run.tasks.options().dynamic_role_public());
         let mut layer = param_layer(&include_vars, &want);
         // The include's own role, then the roles above it, are the included role's parents.
         if let Some(parent) = ctx.task.role {

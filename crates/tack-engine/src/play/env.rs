@@ -228,6 +228,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             diff_settings: &facts.diff,
             async_dir: &facts.async_dir,
             rlimit_setting: facts.python_module_rlimit_nofile,
+            inject_invocation: facts.inject_invocation,
             fanout: Vec::new(),
             inventory: self.live,
             renders: Default::default(),

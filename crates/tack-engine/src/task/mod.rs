@@ -77,6 +77,8 @@ pub(crate) struct TaskRun<'a> {
     pub async_dir: &'a str,
     /// The `python_module_rlimit_nofile` setting, under its variable.
     pub rlimit_setting: Option<u64>,
+    /// The `inject_invocation` setting, under its variable.
+    pub inject_invocation: bool,
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
@@ -805,6 +807,7 @@ impl TaskRun<'_> {
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
             rlimit_setting: self.rlimit_setting,
+            inject_setting: self.inject_invocation,
             search: &search,
             host_named: &host_named,
             inventory: self.inventory,

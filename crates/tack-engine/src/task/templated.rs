@@ -84,6 +84,7 @@ impl TaskRun<'_> {
             diff_settings: self.diff_settings,
             async_dir: self.async_dir,
             rlimit_setting: self.rlimit_setting,
+            inject_invocation: self.inject_invocation,
             fanout: self.fanout.clone(),
             inventory: self.inventory,
             renders: Renders::default(),

@@ -68,6 +68,24 @@ pub struct LoadOptions {
     /// `VALIDATE_ACTION_GROUP_METADATA` (default true): a malformed `metadata` entry of an
     /// action group `module_defaults` names gets ansible's warning.
     pub validate_action_group_metadata: bool,
+    /// `DEFAULT_PRIVATE_ROLE_VARS` when configured (`None` at ansible's default): a role
+    /// whose play or include does not say `public` is public unless it is set, for
+    /// `roles:`, `import_role` and `include_role` alike. At the default, a role loaded with
+    /// the play is public and an included one is not.
+    pub private_role_vars: Option<bool>,
+}
+
+impl LoadOptions {
+    /// Whether a role loaded with the play (`roles:`, `import_role`) that says nothing of
+    /// `public` is public.
+    pub fn static_role_public(&self) -> bool {
+        self.private_role_vars.is_none_or(|private| !private)
+    }
+
+    /// Whether an `include_role` that says nothing of `public` makes its role public.
+    pub fn dynamic_role_public(&self) -> bool {
+        self.private_role_vars.is_some_and(|private| !private)
+    }
 }
 
 /// Loads playbooks. One loader serves a whole run; it holds no per-playbook state.
@@ -106,6 +124,11 @@ pub(crate) struct PluginDirs {
 }
 
 impl<'a> Loader<'a> {
+    /// The options the loader was made with.
+    pub fn options(&self) -> &LoadOptions {
+        self.options
+    }
+
     pub fn new(files: &'a dyn FileLoader, options: &'a LoadOptions) -> Loader<'a> {
         Loader {
             files,

@@ -269,6 +269,7 @@ impl Loader<'_> {
             role_vars: Mapping::new(),
             default_vars: Mapping::new(),
             allow_duplicates: false,
+            public: self.options.static_role_public(),
             dependencies: Vec::new(),
             parents: parent.into_iter().collect(),
             task_blocks: Vec::new(),
@@ -419,6 +420,23 @@ impl Loader<'_> {
                 ));
             }
             return Ok(None);
+        }
+        // ansible's `is_subpath` check, by the paths' text: a `*_from` that leads out of the
+        // role's own directory (absolute, or up through `..`) fails the load.
+        let within = unfrackpath(&dir, false, None);
+        for file in &found {
+            if !unfrackpath(file, false, None).starts_with(&within) {
+                return Err(general_error(
+                    format!(
+                        "Failed loading '{}' for role ({}) as it is not inside the expected \
+                         role path: {}",
+                        tack_py::repr::str_repr(&file.to_string_lossy()),
+                        rr.name,
+                        tack_py::repr::str_repr(&dir.to_string_lossy()),
+                    ),
+                    None,
+                ));
+            }
         }
         if let Some((name, arg)) = chosen {
             let roots = std::slice::from_ref(&rr.path);
@@ -583,6 +601,9 @@ impl Loader<'_> {
         build.roles[id.0].allow_duplicates = self
             .import_flag(target.allow_duplicates.as_ref(), "allow_duplicates", &vars)?
             .unwrap_or(true);
+        if let Some(public) = self.import_flag(target.public.as_ref(), "public", &vars)? {
+            build.roles[id.0].public = public;
+        }
         build.imported_roles.push(id);
         let blocks = crate::compile::role_blocks(&build.roles, id);
         let handlers = crate::compile::role_handler_blocks(&build.roles, id);

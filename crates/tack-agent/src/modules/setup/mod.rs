@@ -42,10 +42,40 @@ pub(crate) struct Gathered {
 
 /// Runs `setup` with the invocation's arguments.
 pub fn run(invocation: &Invocation) -> ModuleResult {
-    match gather(invocation) {
+    let mut result = match gather(invocation) {
         Ok(result) => result,
         Err(err) => failure(&err.to_string()),
+    };
+    if invocation.args.get("_ansible_inject_invocation").and_then(Value::as_bool) == Some(true) {
+        let mut wrapped = Map::new();
+        wrapped.insert("module_args".into(), Value::Object(module_args(&invocation.args)));
+        result.insert("invocation".into(), Value::Object(wrapped));
     }
+    result
+}
+
+/// The options as `AnsibleModule` validated them (`invocation`): the defaults filled in,
+/// what could not be converted as given.
+fn module_args(given: &Map<String, Value>) -> Map<String, Value> {
+    let mut out: Map<String, Value> = given
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_ansible_"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let parsed = args::parse(given).ok();
+    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
+    let fields = [
+        ("fact_path", parsed.as_ref().map(|p| Value::String(p.fact_path.clone()))),
+        ("filter", parsed.as_ref().map(|p| strings(&p.filter))),
+        ("gather_subset", parsed.as_ref().map(|p| strings(&p.gather_subset))),
+        ("gather_timeout", parsed.as_ref().map(|p| Value::from(p.gather_timeout))),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            out.insert(name.into(), value);
+        }
+    }
+    out
 }
 
 fn failure(msg: &str) -> ModuleResult {
