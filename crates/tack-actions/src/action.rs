@@ -88,8 +88,16 @@ fn kept(module: &LibraryModule) -> &'static LibraryModule {
 static PYTHON_ACTIONS: Mutex<Option<HashMap<PythonAction, &'static PythonAction>>> =
     Mutex::new(None);
 
-fn kept_action(name: &str, path: &std::path::Path) -> &'static PythonAction {
-    let plugin = PythonAction { name: name.to_string(), path: path.to_path_buf() };
+fn kept_action(
+    name: &str,
+    path: &std::path::Path,
+    module: Option<&tack_playbook::LibraryModule>,
+) -> &'static PythonAction {
+    let module = module
+        .and_then(|m| m.collection.as_ref())
+        .filter(|c| c.action_plugin.is_some())
+        .map(|c| c.fqcn.clone());
+    let plugin = PythonAction { name: name.to_string(), path: path.to_path_buf(), module };
     let mut kept = PYTHON_ACTIONS.lock().unwrap_or_else(PoisonError::into_inner);
     let kept = kept.get_or_insert_with(HashMap::new);
     if let Some(p) = kept.get(&plugin) {
@@ -122,7 +130,11 @@ impl Action {
     /// wins over a builtin of that name, as in ansible), else [`Action::find`].
     pub fn of(task: &Task) -> Option<Action> {
         if let Some(path) = &task.action_plugin {
-            return Some(Action::PythonAction(kept_action(&task.action, path)));
+            return Some(Action::PythonAction(kept_action(
+                &task.action,
+                path,
+                task.library.as_deref(),
+            )));
         }
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
@@ -134,7 +146,11 @@ impl Action {
     /// [`Action::of`], or what [`Action::resolve`] says of the name.
     pub fn resolve_task(task: &Task) -> Option<Action> {
         if let Some(path) = &task.action_plugin {
-            return Some(Action::PythonAction(kept_action(&task.action, path)));
+            return Some(Action::PythonAction(kept_action(
+                &task.action,
+                path,
+                task.library.as_deref(),
+            )));
         }
         match &task.library {
             Some(module) => Some(Action::Library(kept(module))),
@@ -149,7 +165,11 @@ impl Action {
     pub fn rendered(task: &Task, name: &str) -> Option<Action> {
         let search = task.library_search.as_deref();
         if let Some(path) = search.and_then(|search| search.action_plugin(name)) {
-            return Some(Action::PythonAction(kept_action(name, &path)));
+            return Some(Action::PythonAction(kept_action(
+                name,
+                &path,
+                search.and_then(|s| s.find(name)).as_ref(),
+            )));
         }
         Action::named(search, name)
     }
@@ -245,6 +265,7 @@ impl Action {
     /// entry's name).
     pub fn defaults_name(self) -> String {
         match self {
+            Action::PythonAction(PythonAction { module: Some(module), .. }) => module.clone(),
             Action::PythonAction(plugin)
                 if !plugin.resolved_name().contains('.')
                     || plugin.name.starts_with("ansible.legacy.") =>

@@ -151,6 +151,22 @@ fn fact_modules(input: &ActionInput<'_>) -> Result<Vec<String>, Box<ActionOutput
 }
 
 /// One fact module's result (its failure, when it could not run).
+/// The name a fact module resolves to, which its `module_defaults` entries name.
+fn resolved_fact_module(input: &ActionInput<'_>, module: &str) -> String {
+    if SETUP.contains(&module) {
+        return "ansible.builtin.setup".into();
+    }
+    if let Some(found) = input.modules.and_then(|search| search.find(module)) {
+        return match &found.collection {
+            Some(c) => c.fqcn.clone(),
+            None => format!("ansible.legacy.{}", found.name),
+        };
+    }
+    let short =
+        tack_py::ansible::short_name(module, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    format!("ansible.builtin.{short}")
+}
+
 fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping {
     let mut args = args.clone();
     if !SETUP.contains(&module) {
@@ -180,6 +196,17 @@ fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping 
         if let Some(k) = key.as_str() {
             args.remove(k);
         }
+    }
+    // The task's `module_defaults` for the fact module fill what the task did not give.
+    match (input.module_defaults)(&resolved_fact_module(input, module)) {
+        Ok(defaults) => {
+            for (k, v) in defaults.iter() {
+                if args.get_value(&k.value).is_none() {
+                    args.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Err(e) => return failure(&e.brief()),
     }
     if SETUP.contains(&module) {
         let invocation = Invocation { diff: false, ..input.invocation(json::map_to_json(&args)) };

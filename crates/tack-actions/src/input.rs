@@ -80,6 +80,9 @@ pub struct ActionInput<'a> {
     /// Where the task finds modules by name (`library/` beside its play or role, the
     /// configured paths): for the modules an action runs by name.
     pub modules: Option<&'a tack_playbook::ModuleSearch>,
+    /// The task's `module_defaults` for another module, by its resolved name, rendered: what
+    /// an action hands a module it runs itself (`gather_facts` its fact modules).
+    pub module_defaults: &'a dyn Fn(&str) -> Result<Mapping, tack_diag::Diagnostic>,
 }
 
 impl<'a> ActionInput<'a> {
@@ -171,6 +174,7 @@ impl<'a> ActionInput<'a> {
             python: self.python,
             relink: self.relink,
             modules: self.modules,
+            module_defaults: self.module_defaults,
         }
     }
 

@@ -256,6 +256,9 @@ pub struct CollectionModule {
     /// The collections met on the way to it (`ns.col` and directory), in order: each is
     /// checked against its `requires_ansible` the first time the run loads it.
     pub loaded: Vec<(String, PathBuf)>,
+    /// The action plugin its routing names (`action_plugin`), which ansible runs it with:
+    /// its `module_defaults` are then the module's, not the plugin's.
+    pub action_plugin: Option<String>,
 }
 
 impl Task {

@@ -1,5 +1,6 @@
 //! What tack cannot run of a collection yet is refused by name where the task runs, not
-//! before the play: a module whose action the collection's `meta/runtime.yml` routes. A task that never runs never stops the
+//! before the play: a module whose action the collection's `meta/runtime.yml` routes to one
+//! of ansible-core's own action plugins. A task that never runs never stops the
 //! play. (What tack runs of collections is pinned by goldens recorded from ansible-core.)
 
 use std::path::Path;
@@ -18,7 +19,7 @@ fn collection(dir: &Path) -> std::path::PathBuf {
     }
     std::fs::write(
         root.join("meta/runtime.yml"),
-        "plugin_routing:\n  action:\n    routed:\n      redirect: ns.col.plain\n",
+        "plugin_routing:\n  action:\n    routed:\n      redirect: ansible.builtin.copy\n",
     )
     .expect("runtime");
     root
@@ -61,8 +62,10 @@ fn a_module_the_collection_routes_is_refused_when_it_runs() {
     let (code, text) = run(&format!("{PLAY}    - ns.col.routed:\n"));
     assert_eq!(code, 2, "{text}");
     assert!(
-        text.contains("tack does not follow a collection's action plugin routing yet:")
-            && text.contains("routes 'ns.col.routed'"),
+        text.contains(
+            "tack does not follow a collection's action plugin routing to ansible-core's own \
+             actions yet:"
+        ) && text.contains("routes 'ns.col.routed' to 'ansible.builtin.copy'"),
         "{text}"
     );
 }

@@ -35,6 +35,10 @@ const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("wo
 pub struct PythonAction {
     pub name: String,
     pub path: PathBuf,
+    /// The collection module of the task's name when its routing names this plugin
+    /// (`action_plugin`): `module_defaults` are then looked up by the module's name, not
+    /// the plugin's (ansible's module context).
+    pub module: Option<String>,
 }
 
 impl PythonAction {
@@ -337,12 +341,13 @@ mod tests {
     fn a_collections_plugin_is_loaded_by_its_fully_qualified_name() {
         let path = PathBuf::from("/c/ansible_collections/ns/col/plugins/action/sub/greet.py");
         assert_eq!(collection_name(&path).as_deref(), Some("ns.col.sub.greet"));
-        let plugin = PythonAction { name: "greet".into(), path };
+        let plugin = PythonAction { name: "greet".into(), path, module: None };
         assert_eq!(load_name(&plugin), "ns.col.sub.greet");
         assert!(dirs(&plugin).is_empty());
         let beside = PythonAction {
             name: "ansible.legacy.echo".into(),
             path: PathBuf::from("/p/action_plugins/echo.py"),
+            module: None,
         };
         assert_eq!(load_name(&beside), "ansible.legacy.echo");
         assert_eq!(dirs(&beside), vec!["/p/action_plugins".to_string()]);

@@ -226,14 +226,53 @@ fn not_gathering(env: &PlayEnv<'_, '_>, host: &str) -> Option<Gathered> {
 
 /// The play's `environment` for `host`'s gathering, rendered in its play scope (`Err`: why
 /// it could not be).
-type Environment = Result<std::collections::BTreeMap<String, String>, String>;
+///
+/// With it, the play's `module_defaults` for `setup` (the default arguments of the
+/// `gather_facts` task ansible makes, then the `setup` ones its action applies, each a
+/// group's first), rendered the same way: what the play's keywords do not give.
+type Environment = Result<(std::collections::BTreeMap<String, String>, DefaultArgs), String>;
+
+/// `setup`'s default arguments (JSON, as the module is handed them).
+type DefaultArgs = serde_json::Map<String, serde_json::Value>;
 
 fn environment_for(env: &PlayEnv<'_, '_>, host: &str) -> Environment {
-    let Some(node) = env.play().attrs.get(Keyword::Environment) else {
-        return Ok(Default::default());
-    };
     let Some(scope) = env.scope.host_scope(host) else { return Ok(Default::default()) };
-    crate::task::environment::render_layers(&[node], env.run.templar, &scope).map_err(|d| d.brief())
+    let environment = match env.play().attrs.get(Keyword::Environment) {
+        Some(node) => crate::task::environment::render_layers(&[node], env.run.templar, &scope)
+            .map_err(|d| d.brief())?,
+        None => Default::default(),
+    };
+    Ok((environment, default_args(env, &scope)?))
+}
+
+fn default_args(
+    env: &PlayEnv<'_, '_>,
+    scope: &tack_template::Scope,
+) -> Result<DefaultArgs, String> {
+    let play = env.play();
+    let mappings: Vec<&Mapping> = match play.attrs.get(Keyword::ModuleDefaults).map(|n| &n.value) {
+        Some(tack_yaml::Value::Seq(items)) => items.iter().filter_map(Node::as_map).collect(),
+        Some(tack_yaml::Value::Map(map)) => vec![map],
+        _ => return Ok(DefaultArgs::new()),
+    };
+    let templar = env.run.templar;
+    let mut out = DefaultArgs::new();
+    // The task's own defaults win over those its action adds for `setup`.
+    for fqcn in ["ansible.builtin.setup", "ansible.builtin.gather_facts"] {
+        let nodes =
+            crate::task::module_defaults::defaults_in(&mappings, Some(&play.action_groups), fqcn);
+        let merged = crate::task::module_defaults::merge_defaults(nodes, templar, scope)
+            .map_err(|d| d.brief())?;
+        let rendered = templar
+            .render(&Node::bare(tack_yaml::Value::Map(merged)), scope)
+            .map_err(|e| e.to_diagnostic().brief())?;
+        if let serde_json::Value::Object(map) = tack_actions::json::to_json(&rendered.value) {
+            out.extend(map);
+        }
+    }
+    out.remove("parallel");
+    out.retain(|_, v| !v.is_null());
+    Ok(out)
 }
 
 /// The link `setup` takes to `host`: its play scope's connection settings under the
@@ -352,8 +391,8 @@ fn gather_on(
     (interpreter, environment): (Interpreter, Environment),
 ) -> Gathered {
     let trace = Trace::new();
-    let (link, environment) = match environment {
-        Ok(environment) => (link, environment),
+    let (link, (environment, defaults)) = match environment {
+        Ok(prepared) => (link, prepared),
         Err(why) => (Err(why), Default::default()),
     };
     // (unreachable, why) when the host cannot be asked.
@@ -394,6 +433,9 @@ fn gather_on(
         if let Some(value) = keywords.get(keyword) {
             args.insert(arg.to_string(), tack_actions::json::to_json(value));
         }
+    }
+    for (arg, value) in defaults {
+        args.entry(arg).or_insert(value);
     }
     let invocation = tack_agent::Invocation {
         args,

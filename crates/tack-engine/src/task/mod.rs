@@ -791,6 +791,23 @@ impl TaskRun<'_> {
             self.action.traits().asks_link.then(|| links.link_target(host, scope).ok()).flatten();
         // Actions that never touch the host get the controller itself, as ansible's do.
         let local = Traced::new(Arc::new(tack_links::InProcess), Reach::Local, trace);
+        let templar = self.reading.templar;
+        let defaults_for = |fqcn: &str| -> Result<tack_yaml::Mapping, Diagnostic> {
+            let groups = ctx.ancestry.iter().find_map(|a| match a {
+                tack_playbook::walk::Ancestor::Play(play) => Some(&*play.action_groups),
+                _ => None,
+            });
+            let nodes = crate::task::module_defaults::defaults_in(
+                &crate::task::module_defaults::mappings(ctx),
+                groups,
+                fqcn,
+            );
+            let merged = crate::task::module_defaults::merge_defaults(nodes, templar, scope)?;
+            let rendered = templar
+                .render(&Node::bare(Value::Map(merged)), scope)
+                .map_err(|e| e.to_diagnostic())?;
+            Ok(rendered.value.as_map().cloned().unwrap_or_default())
+        };
         let input = ActionInput {
             args: &args,
             scope,
@@ -822,6 +839,7 @@ impl TaskRun<'_> {
             relink: &relink,
             python: python.as_deref(),
             modules: ctx.task.library_search.as_deref(),
+            module_defaults: &defaults_for,
         };
         // One host's action never takes the run down: a panic in it (a bug of tack's) fails
         // that host's task, with what the panic said, and the run goes on.

@@ -65,9 +65,23 @@ pub(crate) fn check(ctx: &TaskInContext<'_>) -> Result<(), Diagnostic> {
 /// The defaults for `action` in `ctx`, as written: each a mapping of arguments or a template
 /// giving one, the later overriding the earlier.
 pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
-    let fqcn = action.defaults_name();
+    let groups = ctx.ancestry.iter().find_map(|a| match a {
+        Ancestor::Play(play) => Some(&*play.action_groups),
+        _ => None,
+    });
+    defaults_in(&mappings(ctx), groups, &action.defaults_name())
+}
+
+/// [`defaults`] for the resolved action `fqcn` from `module_defaults` mappings (outermost
+/// first) and the play's action groups: what a task's defaults are, and what an action
+/// hands the module it runs (`gather_facts` its fact module).
+pub(crate) fn defaults_in(
+    mappings: &[&Mapping],
+    groups: Option<&tack_playbook::ActionGroups>,
+    fqcn: &str,
+) -> Vec<Node> {
     let mut merged: Vec<(String, &Node)> = Vec::new();
-    for map in mappings(ctx) {
+    for map in mappings {
         for (key, value) in map.iter() {
             let key = tack_yaml::pyrepr::str(&key.value);
             match merged.iter_mut().find(|(k, _)| *k == key) {
@@ -76,14 +90,10 @@ pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
             }
         }
     }
-    let groups = ctx.ancestry.iter().find_map(|a| match a {
-        Ancestor::Play(play) => Some(&play.action_groups),
-        _ => None,
-    });
     let mut out = Vec::new();
     for (key, value) in &merged {
         if let Some(group) = key.strip_prefix("group/")
-            && groups.is_some_and(|g| g.has(group, &fqcn))
+            && groups.is_some_and(|g| g.has(group, fqcn))
         {
             out.push((*value).clone());
         }
@@ -94,16 +104,15 @@ pub(crate) fn defaults(ctx: &TaskInContext<'_>, action: Action) -> Vec<Node> {
     out
 }
 
-/// The default arguments `ctx`'s task did not give for `action`, ready to render with its
-/// own.
-pub(crate) fn default_args(
-    ctx: &TaskInContext<'_>,
-    action: Action,
+/// `defaults` merged into one mapping, the later winning (a default written as a template
+/// rendered in `scope` first); the values stay as written, to render with the arguments.
+pub(crate) fn merge_defaults(
+    defaults: Vec<Node>,
     templar: &tack_template::Templar,
     scope: &Scope,
 ) -> Result<Mapping, Diagnostic> {
     let mut out = Mapping::new();
-    for value in defaults(ctx, action) {
+    for value in defaults {
         let map = match value.as_map() {
             Some(map) => map.clone(),
             None => {
@@ -118,6 +127,18 @@ pub(crate) fn default_args(
             out.insert(k.clone(), v.clone());
         }
     }
+    Ok(out)
+}
+
+/// The default arguments `ctx`'s task did not give for `action`, ready to render with its
+/// own.
+pub(crate) fn default_args(
+    ctx: &TaskInContext<'_>,
+    action: Action,
+    templar: &tack_template::Templar,
+    scope: &Scope,
+) -> Result<Mapping, Diagnostic> {
+    let out = merge_defaults(defaults(ctx, action), templar, scope)?;
     let given: Vec<String> =
         ctx.task.args.iter().filter_map(|(k, _)| k.as_str().map(str::to_string)).collect();
     let mut kept = Mapping::new();

@@ -139,16 +139,25 @@ impl CollectionRoots {
 }
 
 /// What tack cannot do yet for a collection module it found, named for the refusal: an
-/// action routing entry for it in the collection's `meta/runtime.yml`. (An action plugin of
-/// the module's name runs in its place, as ansible runs it: `ModuleSearch::action_plugin`.)
-pub(crate) fn module_refusal(collection: &Path, fqcr: &Fqcr<'_>) -> Option<String> {
-    routing_entry(collection, "action", fqcr.resource).map(|_| {
+/// action routing entry for it in the collection's `meta/runtime.yml` that ends at one of
+/// ansible-core's own action plugins. (One that ends at a collection's action plugin runs
+/// it in the module's place, and one that ends at nothing leaves the module to run, as
+/// ansible does: `ModuleSearch::action_plugin`.)
+pub(crate) fn module_refusal(
+    roots: &CollectionRoots,
+    collection: &Path,
+    fqcr: &Fqcr<'_>,
+) -> Option<String> {
+    routing_entry(collection, "action", fqcr.resource)?;
+    let name = format!("{}.{}.{}", fqcr.namespace, fqcr.name, fqcr.resource);
+    let end = follow_kind(roots, &name, "action").ok()?.name;
+    let core = Fqcr::parse(&end)
+        .is_none_or(|t| matches!((t.namespace, t.name), ("ansible", "builtin" | "legacy")));
+    core.then(|| {
         format!(
-            "tack does not follow a collection's action plugin routing yet: {} routes '{}.{}.{}'",
+            "tack does not follow a collection's action plugin routing to ansible-core's \
+             own actions yet: {} routes '{name}' to '{end}'",
             collection.join("meta").join("runtime.yml").display(),
-            fqcr.namespace,
-            fqcr.name,
-            fqcr.resource
         )
     })
 }
@@ -169,12 +178,25 @@ pub(crate) struct Followed {
     /// ansible's deprecation messages met on the way, complete (`... This feature will be
     /// removed from collection 'ns.col' version 3.0.0.`).
     pub deprecations: Vec<String>,
+    /// The module's `action_plugin` (its routing entry's, where the redirects end): the
+    /// action plugin ansible runs it with, before one of the module's own name.
+    pub action_plugin: Option<String>,
 }
 
 /// Follows `name`'s routing: `Err` with ansible's message for a removed module (a
 /// tombstone) or a redirect loop.
 pub(crate) fn follow(roots: &CollectionRoots, name: &str) -> Result<Followed, String> {
+    follow_kind(roots, name, "modules")
+}
+
+/// [`follow`] through the routing of plugins of `kind` (`modules`, `action`).
+pub(crate) fn follow_kind(
+    roots: &CollectionRoots,
+    name: &str,
+    kind: &str,
+) -> Result<Followed, String> {
     let mut current = name.to_string();
+    let mut action_plugin = None;
     let mut seen = Vec::new();
     let mut deprecations = Vec::new();
     loop {
@@ -184,7 +206,7 @@ pub(crate) fn follow(roots: &CollectionRoots, name: &str) -> Result<Followed, St
         seen.push(current.clone());
         let Some(fqcr) = Fqcr::parse(&current) else { break };
         let Some(dir) = roots.collection(fqcr.namespace, fqcr.name) else { break };
-        let Some(entry) = routing_entry(&dir, "modules", fqcr.resource) else { break };
+        let Some(entry) = routing_entry(&dir, kind, fqcr.resource) else { break };
         let collection = format!("{}.{}", fqcr.namespace, fqcr.name);
         let field = |map: &tack_yaml::Mapping, key: &str| {
             map.get(key).map(|n| tack_yaml::pyrepr::str(&n.value)).filter(|s| !s.is_empty())
@@ -224,10 +246,15 @@ pub(crate) fn follow(roots: &CollectionRoots, name: &str) -> Result<Followed, St
         }
         match entry.get("redirect").map(|n| tack_yaml::pyrepr::str(&n.value)) {
             Some(target) => current = target,
-            None => break,
+            None => {
+                if kind == "modules" {
+                    action_plugin = field(&entry, "action_plugin");
+                }
+                break;
+            }
         }
     }
-    Ok(Followed { name: current, deprecations })
+    Ok(Followed { name: current, deprecations, action_plugin })
 }
 
 /// The `collections:` keyword's list as written (a string is a one-item list), with

@@ -99,7 +99,48 @@ impl ModuleSearch {
         fqcr: &super::collections::Fqcr<'_>,
     ) -> Option<PathBuf> {
         let followed = super::collections::follow(&self.collections, name).ok()?;
-        let target = super::collections::Fqcr::parse(&followed.name).unwrap_or(*fqcr);
+        // The module's routing may name the action plugin it runs with (ansible's
+        // `action_plugin`), which wins over one of the module's own name.
+        if let Some(named) = &followed.action_plugin {
+            let action =
+                super::collections::follow_kind(&self.collections, named, "action").ok()?;
+            let target = super::collections::Fqcr::parse(&action.name)?;
+            return self.action_file(&target);
+        }
+        // Else an action plugin of the task's name, through the collection's action routing
+        // (ansible's `action_loader.has_plugin`); a redirect that leads to no plugin leaves
+        // the module to run as it is.
+        let action = super::collections::follow_kind(&self.collections, name, "action").ok()?;
+        let target = super::collections::Fqcr::parse(&action.name).unwrap_or(*fqcr);
+        self.action_file(&target)
+    }
+
+    /// The fully qualified name a collection's action plugin of `name` resolves to through
+    /// the collections' action routing (a short name through the `collections:` list), when
+    /// there is such a plugin: what ansible's `_resolve_action` prefers for a module with no
+    /// `action_plugin` of its own.
+    pub fn collection_action_fqcn(&self, name: &str) -> Option<String> {
+        let candidates: Vec<String> = if super::collections::Fqcr::parse(name).is_some() {
+            vec![name.to_string()]
+        } else if !name.contains('.') {
+            self.collection_list
+                .iter()
+                .take_while(|c| !c.starts_with("ansible."))
+                .map(|c| format!("{c}.{name}"))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        candidates.iter().find_map(|qualified| {
+            let action =
+                super::collections::follow_kind(&self.collections, qualified, "action").ok()?;
+            let target = super::collections::Fqcr::parse(&action.name)?;
+            self.action_file(&target).map(|_| action.name.clone())
+        })
+    }
+
+    /// `plugins/action/<name>.py` of the collection `target` names.
+    fn action_file(&self, target: &super::collections::Fqcr<'_>) -> Option<PathBuf> {
         let dir = self.collections.collection(target.namespace, target.name)?;
         let (subdirs, leaf) = target.leaf();
         let mut actions = dir.join("plugins").join("action");
@@ -195,6 +236,7 @@ impl ModuleSearch {
                 let mut all = followed.deprecations;
                 all.append(&mut c.deprecations);
                 c.deprecations = all;
+                c.action_plugin = followed.action_plugin;
                 if let Some(first) = self.collections.collection(fqcr.namespace, fqcr.name) {
                     c.loaded.insert(0, (format!("{}.{}", fqcr.namespace, fqcr.name), first));
                 }
@@ -204,6 +246,7 @@ impl ModuleSearch {
         let mut module = self.collection_module_at(name, fqcr)?;
         if let Some(c) = module.collection.as_mut() {
             c.deprecations = followed.deprecations;
+            c.action_plugin = followed.action_plugin;
         }
         Some(module)
     }
@@ -226,9 +269,10 @@ impl ModuleSearch {
             collection: Some(crate::ast::CollectionModule {
                 fqcn: name.to_string(),
                 roots: self.collections.named().to_vec(),
-                refusal: super::collections::module_refusal(&dir, fqcr),
+                refusal: super::collections::module_refusal(&self.collections, &dir, fqcr),
                 deprecations: Vec::new(),
                 loaded: vec![(format!("{}.{}", fqcr.namespace, fqcr.name), dir.clone())],
+                action_plugin: None,
             }),
         })
     }

@@ -142,6 +142,13 @@ impl Loader<'_> {
                     ));
                 }
             }
+            // A collection module without an `action_plugin` of its own gives way to an
+            // action plugin its name resolves to (ansible prefers the action loader's).
+            if module.collection.as_ref().is_some_and(|c| c.action_plugin.is_none())
+                && let Some(action) = search.collection_action_fqcn(name)
+            {
+                return Ok(Some(action));
+            }
             return Ok(Some(module.fqcn()));
         }
         // An action plugin beside the playbook or on the configured path takes the name
