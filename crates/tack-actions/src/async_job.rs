@@ -138,13 +138,17 @@ pub(crate) fn run_job(
             break;
         }
         time_left -= poll;
-        notes.job_note(format!(
-            "ASYNC POLL on {}: jid={} started={} finished={}",
-            task.host,
-            py(status.get("ansible_job_id")),
-            py(status.get("started")),
-            py(status.get("finished")),
-        ));
+        notes.job_note(tack_links::JobNote {
+            text: format!(
+                "ASYNC POLL on {}: jid={} started={} finished={}",
+                task.host,
+                py(status.get("ansible_job_id")),
+                py(status.get("started")),
+                py(status.get("finished")),
+            ),
+            event: "poll",
+            result: status.clone(),
+        });
     }
     let result = if flag(&status, "finished") {
         // The job file of a finished job is removed, as the executor's cleanup task does.
@@ -169,7 +173,11 @@ pub(crate) fn run_job(
         failed.insert("async_result".into(), Json::Object(last));
         failed.insert("msg".into(), Json::from("async task produced unparsable results"));
         let jid_shown = failed["async_result"].get("ansible_job_id").cloned();
-        notes.job_note(format!("ASYNC FAILED on {}: jid={}", task.host, py(jid_shown.as_ref())));
+        notes.job_note(tack_links::JobNote {
+            text: format!("ASYNC FAILED on {}: jid={}", task.host, py(jid_shown.as_ref())),
+            event: "failed",
+            result: failed.clone(),
+        });
         // A result ansible synthesizes, not an exception: no error block, no traceback.
         let mut out = crate::module_result::from_result(input, &failed, false);
         out.error = None;
@@ -180,7 +188,11 @@ pub(crate) fn run_job(
         .get("ansible_job_id")
         .or_else(|| result.get("async_result").and_then(|r| r.get("ansible_job_id")));
     let word = if failed { "FAILED" } else { "OK" };
-    notes.job_note(format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)));
+    notes.job_note(tack_links::JobNote {
+        text: format!("ASYNC {word} on {}: jid={}", task.host, py(jid_shown)),
+        event: if failed { "failed" } else { "ok" },
+        result: result.clone(),
+    });
     crate::module_result::from_result(input, &result, true)
 }
 

@@ -22,4 +22,4 @@ pub use pool::{Links, LocalOnly, Opener};
 pub use tack_connect::{
     ChildAgent, Connection, ConnectionError, ExecOutput, InProcess, JobSpec, StagedFile,
 };
-pub use trace::{Reach, Trace, Traced, Use};
+pub use trace::{JobNote, Reach, Trace, Traced, Use};

@@ -79,7 +79,19 @@ pub struct Trace {
     established: Mutex<Option<String>>,
     /// The `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` lines of a job the run waited for, which
     /// the callback shows at any verbosity.
-    job_notes: Mutex<Vec<String>>,
+    job_notes: Mutex<Vec<JobNote>>,
+}
+
+/// A note on a job the run waits for: the line the callback shows, and what ansible's
+/// callbacks are handed with it (`v2_runner_on_async_poll`/`_ok`/`_failed`).
+#[derive(Debug, Clone)]
+pub struct JobNote {
+    /// `ASYNC POLL on host: ...`.
+    pub text: String,
+    /// `poll`, `ok` or `failed`.
+    pub event: &'static str,
+    /// The job's status as the poll read it (the job's result for `ok` and `failed`).
+    pub result: tack_agent::ModuleResult,
 }
 
 impl Trace {
@@ -102,13 +114,13 @@ impl Trace {
         self.record(Reach::Local, Use::Verbose(level, text));
     }
 
-    /// Records a line about a job the run waits for (`ASYNC POLL on host: ...`).
-    pub fn job_note(&self, text: String) {
-        self.job_notes.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+    /// Records a note on a job the run waits for.
+    pub fn job_note(&self, note: JobNote) {
+        self.job_notes.lock().unwrap_or_else(PoisonError::into_inner).push(note);
     }
 
-    /// The job lines recorded since the last call, oldest first.
-    pub fn take_job_notes(&self) -> Vec<String> {
+    /// The job notes recorded since the last call, oldest first.
+    pub fn take_job_notes(&self) -> Vec<JobNote> {
         std::mem::take(&mut *self.job_notes.lock().unwrap_or_else(PoisonError::into_inner))
     }
 

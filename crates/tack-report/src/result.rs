@@ -47,6 +47,10 @@ pub struct HostResult {
     /// Warnings of the result that ansible shows with where they came from (a label that
     /// failed to render): the block to show for each such text of `warnings`.
     pub warning_blocks: std::collections::BTreeMap<String, tack_diag::Diagnostic>,
+    /// The connection the task reached its host with, by ansible's resolved name
+    /// (`ansible.builtin.ssh`): what callback plugins read as `task.connection`. `None` when
+    /// the task did not run there (a skip).
+    pub connection: Option<String>,
 }
 
 pub fn s(text: &str) -> Node {
@@ -73,6 +77,7 @@ impl HostResult {
             plan: None,
             action: None,
             warning_blocks: std::collections::BTreeMap::new(),
+            connection: None,
         }
     }
 

@@ -218,6 +218,10 @@ impl<C: Callback> Callback for Progress<C> {
         self.around(|c| c.async_note(text));
     }
 
+    fn async_event(&mut self, task: &TaskView, event: &str, result: &HostResult) {
+        self.inner.async_event(task, event, result);
+    }
+
     fn batch_start(&mut self, index: usize, count: usize) {
         self.batch = Some((index, count));
         self.inner.batch_start(index, count);

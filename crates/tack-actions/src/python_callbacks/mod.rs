@@ -219,6 +219,7 @@ fn result(event: &str, view: &TaskView, result: &HostResult) -> Json {
         // The task's error as ansible's display shows it (`_handle_exception`).
         "error": result.error.as_ref().map(|d| d.render().replace("\r\n", "\n")),
         "verbose_override": result.verbose_override,
+        "connection": result.connection,
     })
 }
 
@@ -354,6 +355,11 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
 
     fn async_note(&mut self, text: &str) {
         self.inner.async_note(text);
+    }
+
+    fn async_event(&mut self, view: &TaskView, event: &str, host_result: &HostResult) {
+        self.inner.async_event(view, event, host_result);
+        self.send(result(&format!("async_{event}"), view, host_result));
     }
 
     fn batch_start(&mut self, index: usize, count: usize) {

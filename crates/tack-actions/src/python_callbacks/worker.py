@@ -132,6 +132,9 @@ def main():
     def result_of(message):
         task = task_of(message["task"])
         task.no_log = bool(message.get("no_log"))
+        # As the executor leaves it on the task: the resolved connection where the task ran,
+        # else the configured transport.
+        task.connection = message.get("connection") or C.DEFAULT_TRANSPORT
         data = decode(message["result"])
         if task.no_log:
             # Censored again by ansible's own code for the callbacks (tack's already is).
@@ -197,6 +200,8 @@ def main():
                 call("v2_runner_on_" + event, result)
         elif event in ("item_ok", "item_failed", "item_skipped"):
             call("v2_runner_item_on_" + event[5:], result_of(message))
+        elif event in ("async_poll", "async_ok", "async_failed"):
+            call("v2_runner_on_" + event, result_of(message))
         elif event == "retry":
             call("v2_runner_retry", result_of(message))
         elif event == "file_diff":

@@ -108,6 +108,16 @@ pub(crate) struct TaskRun<'a> {
 pub(crate) type RefuseAction = fn(&tack_playbook::Task, Action) -> Result<(), Diagnostic>;
 
 impl TaskRun<'_> {
+    /// The connection the task reaches `host` with, by ansible's resolved name, as callback
+    /// plugins read it from the task (`None` when it cannot be worked out).
+    fn connection_name(&self, host: &str, scope: &Scope) -> Option<String> {
+        let (target, _) = self.task_links().link_target(host, scope).ok()?;
+        Some(match target {
+            tack_links::LinkTarget::Local => "ansible.builtin.local".into(),
+            tack_links::LinkTarget::Ssh(_) => "ansible.builtin.ssh".into(),
+        })
+    }
+
     fn delegation(&self) -> Delegation<'_> {
         Delegation { task: &self.reading, ssh: self.ssh_defaults }
     }
@@ -186,6 +196,8 @@ impl TaskRun<'_> {
         }
         let mut events = Vec::new();
         let mut stream = Shown::new(live, diff, self.verbosity);
+        let connection = self.connection_name(host, &scope);
+        stream.connection = connection.clone();
         let outcome = match (&self.reading.ctx.task.loop_items, keyword_error) {
             // A loop's items each read it (`run_loop`).
             (None, Some(d)) => {
@@ -215,6 +227,18 @@ impl TaskRun<'_> {
             }
             Err(diag) => (events, self.finish(host, actions::errored(diag))),
         };
+        // What callback plugins read as the task's connection, where the task ran.
+        if !result.flag("skipped") {
+            result.connection = connection.clone();
+        }
+        for event in &mut items {
+            if let TaskEvent::Item(r) | TaskEvent::Retry(r) = event
+                && r.connection.is_none()
+                && !r.flag("skipped")
+            {
+                r.connection = connection.clone();
+            }
+        }
         // A loop's own result is hidden when the task's `no_log` (rendered without an item)
         // or any item's is; each item and retry decided for itself in the loop.
         let hidden = self.reading.no_log(&scope);

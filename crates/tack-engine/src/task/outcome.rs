@@ -14,8 +14,8 @@ pub(crate) enum TaskEvent {
     Item(HostResult),
     /// A bad run that `until`/`retries` runs again (`v2_runner_retry`).
     Retry(HostResult),
-    /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` line of a job the task waits for.
-    Async(String),
+    /// An `ASYNC POLL`/`ASYNC OK`/`ASYNC FAILED` note of a job the task waits for.
+    Async(tack_links::JobNote),
     /// A line about reaching the host, shown from the `-v` count it carries (`-vvv` for most;
     /// see `tack_links::trace`).
     Transport(u8, String),
@@ -72,11 +72,14 @@ pub(crate) struct Shown<'a> {
     /// the lines after it back.
     verbosity: i64,
     pub streamed: usize,
+    /// The connection the task reaches the host with, given to each item and retry result
+    /// (see `HostResult::connection`).
+    pub connection: Option<String>,
 }
 
 impl<'a> Shown<'a> {
     pub(crate) fn new(live: Option<&'a Live<'a>>, diff: bool, verbosity: i64) -> Shown<'a> {
-        Shown { events: Vec::new(), live, diff, verbosity, streamed: 0 }
+        Shown { events: Vec::new(), live, diff, verbosity, streamed: 0, connection: None }
     }
 
     fn goes_live(&self, event: &TaskEvent) -> bool {
@@ -87,7 +90,12 @@ impl<'a> Shown<'a> {
         }
     }
 
-    pub(crate) fn push(&mut self, event: TaskEvent) {
+    pub(crate) fn push(&mut self, mut event: TaskEvent) {
+        if let TaskEvent::Item(r) | TaskEvent::Retry(r) = &mut event
+            && r.connection.is_none()
+        {
+            r.connection = self.connection.clone();
+        }
         if let Some(live) = self.live
             && self.streamed == self.events.len()
             && self.goes_live(&event)
@@ -138,7 +146,13 @@ impl TaskOutcome {
                 TaskEvent::Item(_) | TaskEvent::Retry(_) => {
                     show_live(view, event, self.diff, callback);
                 }
-                TaskEvent::Async(note) => callback.async_note(note),
+                TaskEvent::Async(note) => {
+                    callback.async_note(&note.text);
+                    let result = tack_actions::json::map_from_json(&note.result);
+                    let mut shown = HostResult::new(&self.result.host, result);
+                    shown.connection = self.result.connection.clone();
+                    callback.async_event(view, note.event, &shown);
+                }
                 // The command a `no_log` task hands the shell may carry its secrets.
                 TaskEvent::Transport(_, line) if self.result.no_log && line.contains("> EXEC ") => {
                     let address = line.split_once(' ').map_or(line.as_str(), |(a, _)| a);

@@ -283,6 +283,10 @@ impl<W: Write, C: Callback> Callback for EventsCallback<W, C> {
         self.inner.async_note(text);
     }
 
+    fn async_event(&mut self, task: &TaskView, event: &str, result: &HostResult) {
+        self.inner.async_event(task, event, result);
+    }
+
     fn batch_start(&mut self, index: usize, count: usize) {
         self.inner.batch_start(index, count);
     }

@@ -109,6 +109,11 @@ pub trait Callback {
     fn async_note(&mut self, text: &str) {
         let _ = text;
     }
+    /// The same note as ansible's callbacks are handed it: `event` (`poll`, `ok`, `failed`)
+    /// and the job's status for the host. Nothing prints it: callback plugins hear it.
+    fn async_event(&mut self, task: &TaskView, event: &str, result: &HostResult) {
+        let _ = (task, event, result);
+    }
     /// For a progress display (no ansible callback has it): the play's `serial` batch about
     /// to run, `index` counting from 1 of `count`.
     fn batch_start(&mut self, index: usize, count: usize) {

@@ -74,6 +74,24 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
     })
 }
 
+/// The default callback's options ansible also reads from the extra vars (an option's
+/// `vars:` entries, templated with the extra vars alone, as its task queue manager does):
+/// `ansible_display_skipped_hosts`. One that renders to `omit` leaves the configured value.
+pub(super) fn options_from_extra_vars(
+    options: &mut Options,
+    extra_vars: &tack_yaml::Mapping,
+    templar: &tack_template::Templar,
+) -> Result<(), Diagnostic> {
+    let Some(node) = extra_vars.get("ansible_display_skipped_hosts") else { return Ok(()) };
+    let scope = tack_template::Scope::from_mapping(extra_vars);
+    match templar.render(node, &scope) {
+        Ok(rendered) => options.display_skipped_hosts = rendered.value.value.boolean_loose(),
+        Err(e) if e.is_omitted() => {}
+        Err(e) => return Err(e.to_diagnostic()),
+    }
+    Ok(())
+}
+
 fn refused(what: &str) -> Diagnostic {
     Diagnostic::new(format!("tack does not support {what} yet"))
 }

@@ -88,6 +88,7 @@ pub(super) fn run(
         data_loader,
         super::plugins::worker(&loader, session, &args.playbooks)?,
     );
+    super::callback::options_from_extra_vars(&mut callback_options, &session.extra_vars, &templar)?;
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
     let opener = crate::links::AgentOpener::new();
     let links = tack_links::Links::new(&opener);
