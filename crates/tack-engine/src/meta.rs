@@ -127,8 +127,7 @@ pub(crate) fn run_meta<'r>(
         }
         if kind == "flush_handlers" {
             for i in meta.handlers.announce(host) {
-                let name = env.view(&meta.handlers.list[i].ctx).name;
-                callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                callback.handler_notified(&env.view(&meta.handlers.list[i].ctx), host);
             }
         }
         let header = match kind.as_str() {
@@ -312,8 +311,7 @@ pub(crate) fn free_flush(
         return Ok(false);
     }
     for i in handlers.announce(host) {
-        let name = env.view(&handlers.list[i].ctx).name;
-        callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+        callback.handler_notified(&env.view(&handlers.list[i].ctx), host);
     }
     if !ctx.task.implicit {
         callback.verbose_line(2, &format!("META: triggered running handlers for {host}"));

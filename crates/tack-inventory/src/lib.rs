@@ -344,6 +344,34 @@ impl Inventory {
         Ok(layers)
     }
 
+    /// The inventory variables of a host the inventory does not have (ansible's bare
+    /// `Host(name)`, a delegated name): the `all` group's, inline and from `group_vars/all`,
+    /// as every host has them.
+    pub fn outside_host_vars(
+        &self,
+        loader: &DataLoader,
+        playbook_dirs: &[PathBuf],
+    ) -> Result<Mapping, Diagnostic> {
+        let all = self.data.all();
+        let mut order = self.options.group_precedence.clone();
+        order.extend(&VarLayer::DEFAULT_ORDER[6..]);
+        let mut merged = Mapping::new();
+        for layer in order {
+            let vars = match layer {
+                VarLayer::AllInventory => self.data.group(all).vars.clone(),
+                VarLayer::AllInventoryFiles => {
+                    self.files_for(loader, &self.group_entities(&[all]), true, playbook_dirs)?
+                }
+                VarLayer::AllPlaybookFiles => {
+                    self.files_for(loader, &self.group_entities(&[all]), false, playbook_dirs)?
+                }
+                _ => continue,
+            };
+            merged = combine_vars(&merged, &vars, self.options.hash_behaviour);
+        }
+        Ok(merged)
+    }
+
     /// A host's inventory variables merged in precedence order (what a play sees from the
     /// inventory, before facts, play variables and extra vars).
     pub fn host_vars(

@@ -222,6 +222,22 @@ impl<C: Callback> Callback for Progress<C> {
         self.inner.async_event(task, event, result);
     }
 
+    fn handler_notified(&mut self, handler: &TaskView, host: &str) {
+        self.inner.handler_notified(handler, host);
+    }
+
+    fn vars_prompt(&mut self, entry: &tack_yaml::Mapping) {
+        self.inner.vars_prompt(entry);
+    }
+
+    fn include_result(&mut self, task: &TaskView, result: &HostResult) {
+        self.inner.include_result(task, result);
+    }
+
+    fn host_start(&mut self, task: &TaskView, host: &str, handler: bool) {
+        self.around(|c| c.host_start(task, host, handler));
+    }
+
     fn batch_start(&mut self, index: usize, count: usize) {
         self.batch = Some((index, count));
         self.inner.batch_start(index, count);

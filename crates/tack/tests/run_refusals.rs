@@ -359,19 +359,6 @@ fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
     tack(dir.path(), playbook, &[]).env(name, value).output().expect("tack runs")
 }
 
-/// A default callback setting tack does not honour is refused by name before anything runs,
-/// never ignored.
-#[test]
-fn callback_settings_tack_does_not_honour_are_refused() {
-    let play = format!("{PLAY}    - debug: msg=x\n");
-    let out = run_with_setting(&play, "ANSIBLE_SHOW_PER_HOST_START", "true");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let wanted = "tack does not support the default callback's 'show_per_host_start' option yet";
-    assert!(stderr.contains(wanted), "{stderr}");
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("TASK"), "it ran");
-}
-
 /// A fact cache plugin from a collection, the task debugger, and a
 /// `log_verbosity` above the run's verbosity while a log is kept are refused by name before
 /// anything runs: a run that kept no facts, or logged less than ansible would, must not look

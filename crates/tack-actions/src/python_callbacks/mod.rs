@@ -137,7 +137,7 @@ pub struct WithPythonCallbacks<C> {
     inner: C,
     worker: Option<Worker>,
     /// A Python stdout callback prints the transcript: `inner` is left only what ansible's
-    /// display prints outside any callback (an action's announcement, `-v` notes, job notes).
+    /// display prints outside any callback (an action's announcement, `-v` notes).
     replaced: bool,
 }
 
@@ -196,7 +196,8 @@ fn task(view: &TaskView) -> Json {
 
 fn outcome(result: &HostResult) -> &'static str {
     let flag = |k: &str| result.data.get(k).is_some_and(|v| v.value.is_truthy());
-    if flag("unreachable") && !result.ignore_unreachable {
+    // ansible's strategy hands an unreachable result to the callbacks as such, ignored or not.
+    if flag("unreachable") {
         "unreachable"
     } else if flag("failed") {
         "failed"
@@ -270,6 +271,7 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
         if !self.replaced {
             self.inner.included(file, hosts, item);
         }
+        self.send(json!({ "event": "include", "file": file, "hosts": hosts, "item": item }));
     }
 
     fn handler_start(&mut self, view: &TaskView) {
@@ -354,7 +356,36 @@ impl<C: Callback> Callback for WithPythonCallbacks<C> {
     }
 
     fn async_note(&mut self, text: &str) {
-        self.inner.async_note(text);
+        // A Python stdout callback prints a job's notes itself, from its events.
+        if !self.replaced {
+            self.inner.async_note(text);
+        }
+    }
+
+    fn handler_notified(&mut self, handler: &TaskView, host: &str) {
+        if !self.replaced {
+            self.inner.handler_notified(handler, host);
+        }
+        self.send(json!({ "event": "notify", "task": task(handler), "host": host }));
+    }
+
+    fn vars_prompt(&mut self, entry: &tack_yaml::Mapping) {
+        self.inner.vars_prompt(entry);
+        self.send(json!({ "event": "vars_prompt", "entry": to_wire(&tack_yaml::Value::Map(entry.clone())) }));
+    }
+
+    fn include_result(&mut self, view: &TaskView, host_result: &HostResult) {
+        self.inner.include_result(view, host_result);
+        self.send(result("ok", view, host_result));
+    }
+
+    fn host_start(&mut self, view: &TaskView, host: &str, handler: bool) {
+        if !self.replaced {
+            self.inner.host_start(view, host, handler);
+        }
+        let event =
+            json!({ "event": "host_start", "task": task(view), "host": host, "handler": handler });
+        self.send(event);
     }
 
     fn async_event(&mut self, view: &TaskView, event: &str, host_result: &HostResult) {

@@ -57,6 +57,8 @@ def main():
         from ansible.parsing.dataloader import DataLoader
         from ansible.playbook import Playbook
         from ansible.playbook.play import Play
+        from ansible.playbook.handler import Handler
+        from ansible.playbook.included_file import IncludedFile
         from ansible.playbook.task import Task
         from ansible.plugins.loader import add_all_plugin_dirs, callback_loader, init_plugin_loader
         from ansible.utils.display import Display
@@ -113,7 +115,7 @@ def main():
         key = view["id"]
         task = tasks.get(key)
         if task is None:
-            task = Task()
+            task = Handler() if handler else Task()
             task._uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, key))
             task.name = view["name"]
             task.action = view["action"]
@@ -170,6 +172,9 @@ def main():
                     display.warning("Failure using method (%s) in callback plugin (%s): %s"
                                     % (method, plugin, ex))
 
+    # The task whose banner came last: an include's `IncludedFile` names it.
+    last_task = [None]
+
     def handle(message):
         event = message["event"]
         if event == "playbook_start":
@@ -189,9 +194,10 @@ def main():
         elif event == "no_hosts_remaining":
             call("v2_playbook_on_no_hosts_remaining")
         elif event == "task_start":
-            call("v2_playbook_on_task_start", task_of(message["task"]), is_conditional=False)
+            last_task[0] = task_of(message["task"])
+            call("v2_playbook_on_task_start", last_task[0], is_conditional=False)
         elif event == "handler_start":
-            call("v2_playbook_on_handler_task_start", task_of(message["task"]))
+            call("v2_playbook_on_handler_task_start", task_of(message["task"], handler=True))
         elif event in ("ok", "failed", "skipped", "unreachable"):
             result = result_of(message)
             if event == "failed":
@@ -200,6 +206,23 @@ def main():
                 call("v2_runner_on_" + event, result)
         elif event in ("item_ok", "item_failed", "item_skipped"):
             call("v2_runner_item_on_" + event[5:], result_of(message))
+        elif event == "notify":
+            call("v2_playbook_on_notify", task_of(message["task"], handler=True),
+                 host_of(message["host"]))
+        elif event == "vars_prompt":
+            entry = decode(message["entry"])
+            call("v2_playbook_on_vars_prompt", entry.get("name"), entry.get("private", True),
+                 entry.get("prompt"), entry.get("encrypt"), entry.get("confirm", False),
+                 entry.get("salt_size"), entry.get("salt"), entry.get("default"),
+                 entry.get("unsafe", False))
+        elif event == "include":
+            included = IncludedFile(message["file"], {}, {}, last_task[0])
+            for name in message["hosts"]:
+                included.add_host(host_of(name))
+            call("v2_playbook_on_include", included)
+        elif event == "host_start":
+            task = task_of(message["task"], handler=bool(message.get("handler")))
+            call("v2_runner_on_start", host_of(message["host"]), task)
         elif event in ("async_poll", "async_ok", "async_failed"):
             call("v2_runner_on_" + event, result_of(message))
         elif event == "retry":

@@ -117,8 +117,7 @@ pub(crate) fn flush<'r>(
                     .filter(|_| tack_report::plan_mark::PlanMark::unknown_in(result));
                 handlers.plan_reason(host, &names, unknown.as_deref());
                 for i in handlers.notify_now(host, &names)? {
-                    let name = env.view(&handlers.list[i].ctx).name;
-                    cb.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                    cb.handler_notified(&env.view(&handlers.list[i].ctx), host);
                 }
             }
             stats.count(result, rescued.contains(host));

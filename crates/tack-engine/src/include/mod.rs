@@ -291,7 +291,14 @@ pub(crate) fn wanted(
                     control.result_keys(&mut done, &listed, index);
                     item_results.push(Node::bare(tack_yaml::Value::Map(done)));
                 }
-                None => keep(host, &done),
+                None => {
+                    keep(host, &done);
+                    let data = include_result_data(ctx, names.first().cloned().flatten(), |n| {
+                        templar.render_quietly(n, &item_scope).ok().map(|r| r.value)
+                    });
+                    let shown = tack_report::result::HostResult::new(host, data);
+                    callback.include_result(&view, &shown);
+                }
             }
             match wanted.iter_mut().find(same) {
                 Some(w) => w.hosts.push(host.clone()),
@@ -333,6 +340,34 @@ pub(crate) fn wanted(
         }
     }
     Ok(wanted)
+}
+
+/// What ansible's executor returns for an include on a host (its callbacks' `v2_runner_on_ok`):
+/// `include_tasks`' file and its other arguments, `include_role`'s arguments, rendered.
+fn include_result_data(
+    ctx: &TaskInContext<'_>,
+    file: Option<String>,
+    render: impl Fn(&Node) -> Option<Node>,
+) -> Mapping {
+    use tack_report::result::{b, s};
+    let role = matches!(ctx.task.kind, tack_playbook::TaskKind::IncludeRole(_));
+    let mut args = Mapping::new();
+    for (key, value) in ctx.task.args.iter() {
+        let name = key.as_str().unwrap_or_default();
+        if !role && matches!(name, "_raw_params" | "file") {
+            continue;
+        }
+        if let Some(rendered) = render(value) {
+            args.insert(key.clone(), rendered);
+        }
+    }
+    let mut data = Mapping::new();
+    if !role && let Some(file) = file {
+        data.insert(s("include"), s(&file));
+    }
+    data.insert(s("include_args"), Node::bare(tack_yaml::Value::Map(args)));
+    data.insert(s("changed"), b(false));
+    data
 }
 
 /// The include `ctx` failed on `hosts` with `error`: each shows it failed and counts a

@@ -33,7 +33,11 @@ pub(crate) fn include_role(
     callback: &mut dyn Callback,
     stats: &mut Stats,
 ) -> Result<Loaded, Diagnostic> {
-    callback.task_start(&env.banner(ctx, hosts.first(), params.cloned()));
+    let view = env.banner(ctx, hosts.first(), params.cloned());
+    callback.task_start(&view);
+    for host in hosts {
+        callback.host_start(&view, host, false);
+    }
     let names = IncludeNames::of(ctx)?;
     let wanted = crate::include::wanted(env, state, ctx, hosts, params, callback, stats, &names)?;
     load_included_role(env, state, ctx, wanted, callback, stats)

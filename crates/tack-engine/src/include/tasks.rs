@@ -42,6 +42,11 @@ pub(crate) fn include(
     } else {
         callback.task_start(&view);
     }
+    // Each host's include is queued to a worker (it shows no line of its own but the
+    // `included:` ones after).
+    for host in hosts {
+        callback.host_start(&view, host, as_handler);
+    }
     let wanted = crate::include::wanted(env, state, ctx, hosts, params, callback, stats, &names)?;
     // The strategy gathers each including host's variables once as it reads the results.
     let mut including: Vec<&String> = Vec::new();

@@ -120,6 +120,8 @@ pub(crate) fn run_task(
         None => 0,
     };
     let width = forks_width(env, action, throttle, hosts);
+    // The hosts ansible would have queued at once, which their start events follow.
+    let window = crate::play::forks::width(env.run.facts.forks, throttle, hosts.len());
     let ahead = if width < hosts.len() && action.touches_host() {
         let links = runner.task_links();
         hosts.iter().map(|h| links.unopened_link(h)).collect()
@@ -132,10 +134,14 @@ pub(crate) fn run_task(
     tack_links::pool::opening_ahead(ahead, width, || {
         crate::play::forks::run_hosts_streaming(
             hosts,
-            width,
+            (width, window),
             |host, sink| runner.run_live(host, Some(&|event, diff| sink((event, diff)))),
             |host, note| {
                 let outcome = match note {
+                    Note::Start => {
+                        callback.host_start(&view, host, kind.handler().is_some());
+                        return Ok(());
+                    }
                     Note::Line((event, diff)) => {
                         if begun.as_deref() != Some(host) {
                             env.reads.before_result(hosts, host, callback);

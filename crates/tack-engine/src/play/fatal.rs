@@ -109,7 +109,10 @@ pub(crate) fn after_round(
         .hosts
         .iter()
         .filter(|h| {
-            state.forced.contains(*h)
+            // This round's failures count though `force_handlers` kept them going (ignored
+            // ones never count: ansible's failed hosts leave them out).
+            results.iter().any(|r| r.host == **h && r.failed && !r.ignore_errors)
+                || state.forced.contains(*h)
                 || state.excluded.contains(*h)
                 || walk.cursor(h).is_some_and(|c| c.failed)
         })

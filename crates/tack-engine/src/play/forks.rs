@@ -36,23 +36,24 @@ pub(crate) fn run_hosts<T: Send>(
     hosts: &[String],
     width: usize,
     work: impl Fn(&str) -> T + Sync,
-    mut each: impl FnMut(&str, T) -> Result<(), Diagnostic>,
+    mut each: impl FnMut(&str, Note<(), T>) -> Result<(), Diagnostic>,
 ) -> Result<(), Diagnostic> {
-    // Work that makes no lines on the way: only its outcomes reach `each`.
-    run_hosts_streaming(
-        hosts,
-        width,
-        |host, _: &dyn Fn(())| work(host),
-        |host, note| match note {
-            Note::Line(()) => Ok(()),
-            Note::Done(outcome) => each(host, outcome),
-        },
-    )
+    // Work that makes no lines on the way: only its start and outcome reach `each`.
+    let work = |host: &str, _: &dyn Fn(())| work(host);
+    run_hosts_streaming(hosts, (width, width), work, |host, note| match note {
+        Note::Line(()) => Ok(()),
+        other => each(host, other),
+    })
 }
 
-/// What [`run_hosts_streaming`] hands on of one host: a line its work made on the way, or
-/// its outcome.
+/// What [`run_hosts_streaming`] hands on of one host: that its work was handed to a worker,
+/// a line its work made on the way, or its outcome.
 pub(crate) enum Note<E, T> {
+    /// The host's work was queued, as ansible's strategy queues it to a free worker (its
+    /// `v2_runner_on_start`): the first `width` hosts at once, then each as an earlier host's
+    /// work ends, after that host's lines and before its outcome (ansible queues the next
+    /// host as soon as a worker exits, before it processes that worker's result).
+    Start,
     Line(E),
     Done(T),
 }
@@ -63,12 +64,17 @@ pub(crate) enum Note<E, T> {
 /// until every host before it is done, and then come in the order they were made.
 pub(crate) fn run_hosts_streaming<E: Send, T: Send>(
     hosts: &[String],
-    width: usize,
+    (width, window): (usize, usize),
     work: impl Fn(&str, &dyn Fn(E)) -> T + Sync,
     mut each: impl FnMut(&str, Note<E, T>) -> Result<(), Diagnostic>,
 ) -> Result<(), Diagnostic> {
+    // Starts follow the configured forks (`window`), whatever the work's own width.
+    let window = window.max(1);
     if width <= 1 || hosts.len() <= 1 {
-        for host in hosts {
+        for host in hosts.iter().take(window) {
+            each(host, Note::Start)?;
+        }
+        for (index, host) in hosts.iter().enumerate() {
             // The work runs here: its lines go to `each` at once (the first failure kept,
             // the work itself not cut short).
             let shared = std::cell::RefCell::new((&mut each, None::<Diagnostic>));
@@ -85,6 +91,9 @@ pub(crate) fn run_hosts_streaming<E: Send, T: Send>(
             let (each, failed) = shared.into_inner();
             if let Some(diag) = failed {
                 return Err(diag);
+            }
+            if let Some(next) = hosts.get(index + window) {
+                each(next, Note::Start)?;
             }
             each(host, Note::Done(outcome))?;
         }
@@ -113,6 +122,13 @@ pub(crate) fn run_hosts_streaming<E: Send, T: Send>(
             });
         }
         drop(send);
+        // Starts go out in the hosts' order, as workers free up (see `Note::Start`).
+        for host in hosts.iter().take(window) {
+            if let Err(diag) = each(host, Note::Start) {
+                stop.store(true, Ordering::Relaxed);
+                return Err(diag);
+            }
+        }
         let mut waiting: BTreeMap<usize, Vec<Note<E, T>>> = BTreeMap::new();
         let mut shown = 0;
         for (index, note) in receive {
@@ -122,7 +138,15 @@ pub(crate) fn run_hosts_streaming<E: Send, T: Send>(
             while let Some(notes) = waiting.remove(&shown) {
                 let mut done = false;
                 for note in notes {
-                    done |= matches!(note, Note::Done(_));
+                    if matches!(note, Note::Done(_)) {
+                        done = true;
+                        if let Some(next) = hosts.get(shown + window)
+                            && let Err(diag) = each(next, Note::Start)
+                        {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err(diag);
+                        }
+                    }
                     if let Err(diag) = each(&hosts[shown], note) {
                         stop.store(true, Ordering::Relaxed);
                         return Err(diag);
@@ -161,7 +185,7 @@ mod tests {
             let mut seen = Vec::new();
             run_hosts_streaming(
                 &hosts,
-                width,
+                (width, width),
                 |host, sink| {
                     // Later hosts finish first.
                     let n: u64 = host[1..].parse().unwrap();
@@ -173,6 +197,7 @@ mod tests {
                 },
                 |host, note| {
                     seen.push(match note {
+                        Note::Start => format!("{host} start"),
                         Note::Line(line) => line,
                         Note::Done(outcome) => outcome,
                     });
@@ -181,10 +206,16 @@ mod tests {
                 },
             )
             .unwrap();
-            let want: Vec<String> = hosts
-                .iter()
-                .flat_map(|h| (0..3).map(move |i| format!("{h}:{i}")).chain([format!("{h} done")]))
-                .collect();
+            // The first `width` hosts start at once; each later one as an earlier one is done.
+            let mut want: Vec<String> =
+                hosts.iter().take(width).map(|h| format!("{h} start")).collect();
+            for (i, h) in hosts.iter().enumerate() {
+                want.extend((0..3).map(|n| format!("{h}:{n}")));
+                if let Some(next) = hosts.get(i + width) {
+                    want.push(format!("{next} start"));
+                }
+                want.push(format!("{h} done"));
+            }
             assert_eq!(seen, want, "width {width}");
         }
     }

@@ -112,7 +112,15 @@ pub(crate) fn gather_facts(
                 let asked = (interpreter, environment);
                 gather_on(keywords, host, address, origin.clone(), link, asked)
             },
-            |host, gathered| {
+            |host, note| {
+                let gathered = match note {
+                    crate::play::forks::Note::Done(gathered) => gathered,
+                    crate::play::forks::Note::Start => {
+                        callback.host_start(&view, host, false);
+                        return Ok(());
+                    }
+                    crate::play::forks::Note::Line(()) => return Ok(()),
+                };
                 env.reads.before_result(&hosts, host, callback);
                 if let Some((_, cursor)) = cursors.iter_mut().find(|(h, _)| h == host) {
                     apply_gathered(env, state, gathered, cursor, stats, callback);

@@ -108,8 +108,9 @@ fn run_due<'r>(env: &PlayEnv<'r, '_>, queued: &mut [Queued<'r>]) -> Result<(), D
         &due,
         width,
         |host| runners.get(host).map(|runner| runner.run(host)),
-        |host, outcome| {
-            if let Some(outcome) = outcome {
+        |host, note| {
+            // The free strategy's hosts start as its passes show them (not per host yet).
+            if let crate::play::forks::Note::Done(Some(outcome)) = note {
                 outcomes.insert(host.to_string(), outcome);
             }
             Ok(())
@@ -161,6 +162,8 @@ pub(crate) fn run_free_passes<'r>(
             if let Some(keywords) = gather
                 && to_gather.remove(host)
             {
+                let view = crate::play::gather::gather_view(env.play(), env.check_flag());
+                callback.host_start(&view, host, false);
                 let outcome =
                     Payload::Gathered(crate::play::gather::gather_one(env, keywords, host)?);
                 queued.push(Queued { host: host.clone(), step: Step::Gather, outcome });
@@ -175,6 +178,8 @@ pub(crate) fn run_free_passes<'r>(
                         in_handlers.insert(host.clone(), index + 1);
                         let ctx = handlers.list[index].ctx.clone();
                         let params = handlers.list[index].params.clone();
+                        let view = env.banner(&ctx, Some(host), params.clone());
+                        callback.host_start(&view, host, true);
                         let outcome = if crate::strategy::free_include::is_include(&ctx) {
                             Payload::Include
                         } else {
@@ -239,6 +244,9 @@ pub(crate) fn run_free_passes<'r>(
                 }
                 continue;
             }
+            // Queued to the worker: ansible's start event (a `meta` task above runs at once).
+            let view = env.banner(&ctx, Some(host), walk.segments[seg].params.clone());
+            callback.host_start(&view, host, false);
             if crate::strategy::free_include::is_include(&ctx) {
                 let outcome = Payload::Include;
                 queued.push(Queued { host: host.clone(), step: Step::Task(seg, next), outcome });
@@ -434,8 +442,7 @@ fn process<'r>(
             } else if result.flag("changed") {
                 let names = env.notify_names(&ctx, host, None)?;
                 for i in handlers.notify_now(host, &names)? {
-                    let name = env.view(&handlers.list[i].ctx).name;
-                    callback.verbose_line(2, &format!("NOTIFIED HANDLER {name} for {host}"));
+                    callback.handler_notified(&env.view(&handlers.list[i].ctx), host);
                 }
             }
         }

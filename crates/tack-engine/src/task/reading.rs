@@ -49,11 +49,20 @@ impl Reading<'_> {
     /// [`Reading::scope`] for a host the task is delegated to: its variables as ansible's
     /// variable manager gives them, without the names a play context adds for the host
     /// the task runs as.
+    /// A delegated host's variables: an inventory host's (the implicit localhost's for a
+    /// local name), else those of ansible's bare `Host(name)`, which has none of its own.
     pub(crate) fn delegated_host_scope(&self, host: &str) -> Option<Scope> {
-        self.scope_of(host, false)
+        self.scope_of(host, false).or_else(|| {
+            let local = ["localhost", "127.0.0.1", "::1"].contains(&host);
+            (!local).then(|| self.scope_in(host, false, true)).flatten()
+        })
     }
 
     fn scope_of(&self, host: &str, running: bool) -> Option<Scope> {
+        self.scope_in(host, running, false)
+    }
+
+    fn scope_in(&self, host: &str, running: bool, outside_inventory: bool) -> Option<Scope> {
         let mut layers: Vec<&Mapping> = Vec::new();
         for ancestor in self.ctx.ancestry.iter().rev() {
             match ancestor {
@@ -70,6 +79,7 @@ impl Reading<'_> {
             running,
             connection: self.ctx.inherited(Keyword::Connection),
             remote_user: self.ctx.inherited(Keyword::RemoteUser),
+            outside_inventory,
         };
         self.vars.task_scope(host, &task)
     }

@@ -43,6 +43,9 @@ pub(crate) struct TaskVars<'a> {
     /// context's `ansible_connection` and `ansible_user` where no variable sets them.
     pub connection: Option<&'a Node>,
     pub remote_user: Option<&'a Node>,
+    /// The host is not in the inventory (a task delegated to a name the inventory lacks):
+    /// ansible's bare `Host(name)`, with no inventory variables, no groups and no facts.
+    pub outside_inventory: bool,
 }
 
 /// The run's part of what a play context adds to a running task's variables.
@@ -534,11 +537,24 @@ impl PlayScope {
             None => scope,
         };
         let view = self.view();
+        let bare = task.outside_inventory.then(|| bare_host(host, &view.outside_vars));
+        let connection_magic = match &bare {
+            Some(b) => &b.connection,
+            None => view.connection_magic.get(host)?,
+        };
+        let inventory_vars = match &bare {
+            Some(b) => &b.inventory,
+            None => view.inventory_vars.get(host)?,
+        };
+        let host_magic = match &bare {
+            Some(b) => &b.magic,
+            None => view.host_magic.get(host)?,
+        };
         let mut scope = Scope::new();
         if task.running {
             // Below everything: `PlayContext.update_vars` only fills names no variable set.
             let mut context = Layer::new();
-            for layer in [view.connection_magic.get(host)?, &self.play_context.layer] {
+            for layer in [connection_magic, &self.play_context.layer] {
                 for (name, binding) in layer.bindings() {
                     context.insert_binding(name, binding.clone());
                 }
@@ -555,7 +571,7 @@ impl PlayScope {
         }
         scope = scope.with_layer(read_layer(&self.role_defaults));
         scope = push(scope, &task.role.defaults);
-        scope = scope.with_layer(view.inventory_vars.get(host)?.clone());
+        scope = scope.with_layer(inventory_vars.clone());
         scope = scope.with_layer(self.gathered_of(host).unwrap_or_else(|| self.no_facts.clone()));
         scope = scope.with_layer(read_layer(&self.play));
         if task.running {
@@ -566,7 +582,7 @@ impl PlayScope {
             if let Ok(magic) = self.play_hosts.read() {
                 names = names.with_layer(magic.clone());
             }
-            names = names.with_layer(view.host_magic.get(host)?.clone());
+            names = names.with_layer(host_magic.clone());
             let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
             if let Some(files) = self.host_vars_files_layer(&names.with_hostvars(hostvars)) {
                 scope = scope.with_layer(files);
@@ -595,11 +611,33 @@ impl PlayScope {
         if let Ok(magic) = self.play_hosts.read() {
             scope = scope.with_layer(magic.clone());
         }
-        scope = scope.with_layer(view.host_magic.get(host)?.clone());
+        scope = scope.with_layer(host_magic.clone());
         scope = push(scope, &task.role.magic);
         let hostvars: Arc<dyn HostVars> = Arc::new(HostVarsView(self.clone()));
         Some(scope.with_hostvars(hostvars))
     }
+}
+
+/// The layers of a host the inventory does not have (ansible's `Host(name)` for a delegated
+/// name): its address is its name, it is in no group, and of the inventory's variables it has
+/// the `all` group's. (ansible would also read a `host_vars/<name>` file for it; tack does
+/// not yet.)
+struct BareHost {
+    connection: Arc<Layer>,
+    inventory: Arc<Layer>,
+    magic: Arc<Layer>,
+}
+
+fn bare_host(name: &str, all: &Arc<Layer>) -> BareHost {
+    let mut connection = Layer::new();
+    connection.insert("ansible_host", s(name), Provenance::Trusted);
+    connection.insert("ansible_ssh_host", s(name), Provenance::Trusted);
+    let mut magic = Layer::new();
+    magic.insert("inventory_hostname", s(name), Provenance::Trusted);
+    let short = name.split('.').next().unwrap_or(name);
+    magic.insert("inventory_hostname_short", s(short), Provenance::Trusted);
+    magic.insert("group_names", list(&[]), Provenance::Trusted);
+    BareHost { connection: Arc::new(connection), inventory: all.clone(), magic: Arc::new(magic) }
 }
 
 /// `hash_behaviour = merge` across a host's variable layers, as ansible's `combine_vars`
@@ -649,6 +687,8 @@ struct InventoryView {
     host_magic: BTreeMap<String, Arc<Layer>>,
     /// Per host, the address names a running task sees where no variable set them.
     connection_magic: BTreeMap<String, Arc<Layer>>,
+    /// What a host outside the inventory has of it: the `all` group's variables.
+    outside_vars: Arc<Layer>,
 }
 
 impl InventoryView {
@@ -706,7 +746,9 @@ impl InventoryView {
                 host_order.push(host.name.clone());
             }
         }
+        let outside = inventory.outside_host_vars(loader, dirs)?;
         Ok(InventoryView {
+            outside_vars: Arc::new(Layer::from_mapping(&outside, Provenance::Trusted)),
             inventory_vars,
             host_order,
             groups: Node::bare(Value::Map(groups)),

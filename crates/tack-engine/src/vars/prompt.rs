@@ -121,6 +121,7 @@ pub(crate) fn answered(
         if ctx.extra_vars.get(&name).is_some() {
             continue;
         }
+        callback.vars_prompt(&entry);
         let default = match entry.get("default").map(|n| &n.value) {
             Some(Value::Null) | None => None,
             Some(value) => Some(tack_yaml::pyrepr::str(value)),

@@ -38,6 +38,8 @@ pub struct Options {
     pub check_mode_markers: bool,
     /// The run is `--check` (for the `DRY RUN` banners).
     pub dry_run: bool,
+    /// `show_per_host_start`: ` [started TASK: name on host]` as each host's run is queued.
+    pub show_per_host_start: bool,
 }
 
 impl Default for Options {
@@ -51,6 +53,7 @@ impl Default for Options {
             result_style: super::result_style::ResultStyle::default(),
             check_mode_markers: false,
             dry_run: false,
+            show_per_host_start: false,
         }
     }
 }
@@ -755,5 +758,13 @@ impl<W: Write> Callback for DefaultCallback<W> {
 
     fn async_note(&mut self, text: &str) {
         self.colored(text, Hue::Debug);
+    }
+
+    fn host_start(&mut self, task: &TaskView, host: &str, handler: bool) {
+        // ansible prints the task as its `repr` does, without showing a deferred banner.
+        if self.options.show_per_host_start {
+            let kind = if handler { "HANDLER" } else { "TASK" };
+            self.colored(&format!(" [started {kind}: {} on {host}]", task.name), Hue::Ok);
+        }
     }
 }

@@ -114,6 +114,27 @@ pub trait Callback {
     fn async_event(&mut self, task: &TaskView, event: &str, result: &HostResult) {
         let _ = (task, event, result);
     }
+    /// `v2_playbook_on_notify`: `handler` newly notified for `host` (at a flush, or at once
+    /// while handlers run): `NOTIFIED HANDLER ... for ...` from `-vv`.
+    fn handler_notified(&mut self, handler: &TaskView, host: &str) {
+        self.verbose_line(2, &format!("NOTIFIED HANDLER {} for {host}", handler.name));
+    }
+    /// `v2_playbook_on_vars_prompt`: a play's prompt about to be asked (each of the prompt's
+    /// entry as rendered). Nothing prints it: callback plugins hear it.
+    fn vars_prompt(&mut self, entry: &tack_yaml::Mapping) {
+        let _ = entry;
+    }
+    /// An include task's own result on a host (`{"include": ..., "include_args": ...}`),
+    /// which ansible's default callback does not show: callback plugins hear it as
+    /// `v2_runner_on_ok`.
+    fn include_result(&mut self, task: &TaskView, result: &HostResult) {
+        let _ = (task, result);
+    }
+    /// A host's run of the task was queued (`v2_runner_on_start`): the first `forks` hosts
+    /// as the task starts, each later one as an earlier one's result frees its worker.
+    fn host_start(&mut self, task: &TaskView, host: &str, handler: bool) {
+        let _ = (task, host, handler);
+    }
     /// For a progress display (no ansible callback has it): the play's `serial` batch about
     /// to run, `index` counting from 1 of `count`.
     fn batch_start(&mut self, index: usize, count: usize) {

@@ -16,18 +16,13 @@ use tack_report::callback::result_style::{ResultFormat, ResultStyle};
 /// given.
 pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
     let flag = |name: &str| -> Result<bool, Diagnostic> {
-        let value =
-            config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
+        let value = config.default_callback_option(name).map_err(Diagnostic::from)?;
         Ok(value.is_truthy())
     };
     let text = |name: &str| -> Result<Option<String>, Diagnostic> {
-        let value =
-            config.default_callback_option(name).map_err(|e| Diagnostic::new(e.to_string()))?;
+        let value = config.default_callback_option(name).map_err(Diagnostic::from)?;
         Ok(value.as_str().map(str::to_string).or_else(|| value.as_int().map(|i| i.to_string())))
     };
-    if flag("show_per_host_start")? {
-        return Err(refused("the default callback's 'show_per_host_start' option"));
-    }
     let format = match text("result_format")?.as_deref() {
         None | Some("json") => ResultFormat::Json,
         Some("yaml") => ResultFormat::Yaml,
@@ -43,10 +38,7 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
             ))
         })?,
     };
-    let pretty = match config
-        .default_callback_option("pretty_results")
-        .map_err(|e| Diagnostic::new(e.to_string()))?
-    {
+    let pretty = match config.default_callback_option("pretty_results").map_err(Diagnostic::from)? {
         tack_config::SettingValue::Null => None,
         value => Some(value.is_truthy()),
     };
@@ -71,6 +63,7 @@ pub(super) fn options(config: &Config) -> Result<Options, Diagnostic> {
         result_style,
         check_mode_markers: flag("check_mode_markers")?,
         dry_run: false,
+        show_per_host_start: flag("show_per_host_start")?,
     })
 }
 
