@@ -38,6 +38,26 @@ pub fn hash_behaviour() -> HashBehaviour {
     }
 }
 
+/// Gives every value of `node` (keys and items included) `origin`.
+fn stamp(node: &mut Node, origin: &Origin) {
+    node.origin = Some(origin.clone());
+    match &mut node.value {
+        Value::Seq(items) => items.iter_mut().for_each(|n| stamp(n, origin)),
+        Value::Map(map) => {
+            let entries: Vec<(Node, Node)> =
+                map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut out = tack_yaml::Mapping::new();
+            for (mut k, mut v) in entries {
+                stamp(&mut k, origin);
+                stamp(&mut v, origin);
+                out.insert(k, v);
+            }
+            *map = out;
+        }
+        _ => {}
+    }
+}
+
 /// `from` combined over `into` as the run's `hash_behaviour` says (`combine_vars`).
 pub fn combine_into(into: &mut Mapping, from: &Mapping) {
     match hash_behaviour() {
@@ -215,7 +235,10 @@ pub fn load_extra_vars(
             ))
             .with_class(ErrorClass::Options));
         } else if option.starts_with('{') || option.starts_with('[') {
-            loader.load_text(option, None).map_err(|e| e.to_diagnostic())?
+            // Every value of it was written on the command line, as ansible tags them.
+            let mut data = loader.load_text(option, None).map_err(|e| e.to_diagnostic())?;
+            stamp(&mut data, &Origin::described("<CLI option '-e'>"));
+            data
         } else {
             let origin = Some(Origin::described("<CLI option '-e'>"));
             let pairs =

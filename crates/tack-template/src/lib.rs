@@ -60,6 +60,35 @@ use crate::engine::render::{Piece, walk};
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered};
 pub use error::{InnerFailure, TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
+
+/// ansible's experimental `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR` set to `warning`: a value
+/// read as a template that is not trusted as one (`!unsafe`, a host's) is used as it is, as
+/// always, and now with ansible's warning. (`error` is refused by the binary; `ignore`, the
+/// default, says nothing.)
+pub fn warn_on_untrusted_templates(on: bool) {
+    WARN_UNTRUSTED.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+static WARN_UNTRUSTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Warns, when asked to, that the untrusted `text` (written at `origin`) was not rendered.
+pub(crate) fn untrusted_template_skipped(text: &str, origin: Option<&tack_diag::Origin>) {
+    if !WARN_UNTRUSTED.load(std::sync::atomic::Ordering::Relaxed) || !is_possibly_template(text) {
+        return;
+    }
+    let message = "Encountered untrusted template or expression.";
+    let diag = match origin {
+        Some(at) if at.path.is_some() => tack_diag::Diagnostic::at(message, Some(at.clone())),
+        // Written outside any file (`-e`): shown as itself under where it came from.
+        Some(at) => {
+            let mut d = tack_diag::Diagnostic::at(message, Some(at.clone()));
+            d.value_repr = Some(text.into());
+            d
+        }
+        None => tack_diag::Diagnostic::about_value(message, text),
+    };
+    tack_diag::warn(&diag.with_help(UNTRUSTED_HELP));
+}
 pub use python_plugins::{PluginKind, PythonPlugins};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 

@@ -192,9 +192,18 @@ pub(crate) fn passwords(
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship,
 /// `display_args_to_stdout`, `keep_remote_files`,
 /// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`,
-/// `allow_embedded_templates` off, a `plugin_filters_cfg` file, an `executable` other than
+/// `allow_embedded_templates` off, a `plugin_filters_cfg` file, `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR`
+/// `error`, an `executable` other than
 /// `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
+    // ansible then fails a task that reads an untrusted template; tack warns (`warning`) or
+    // says nothing (`ignore`), as ansible's other two choices do.
+    if config.get("_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR").and_then(|v| v.as_str()) == Some("error")
+    {
+        return Some(
+            "_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR 'error' (untrusted templates as errors)".into(),
+        );
+    }
     let agent = config.get("SSH_AGENT").and_then(|v| v.as_str()).unwrap_or("none");
     if agent != "none" {
         return Some(format!(

@@ -300,6 +300,10 @@ pub(crate) fn inventory_options(config: &Config, extra_vars: &[String]) -> Inven
     };
     // Every other combination of variable layers the run makes follows it too.
     tack_loader::set_hash_behaviour(options.hash_behaviour);
+    tack_template::warn_on_untrusted_templates(
+        config.get("_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR").and_then(|v| v.as_str())
+            == Some("warning"),
+    );
     options.pattern_mismatch = match config.host_pattern_mismatch() {
         MismatchPolicy::Warning => PatternMismatch::Warning,
         MismatchPolicy::Error => PatternMismatch::Error,

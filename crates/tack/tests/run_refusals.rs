@@ -378,6 +378,11 @@ fn settings_tack_does_not_apply_are_refused() {
         ("ANSIBLE_DEBUG", "1", "debug (ansible's internal debug messages)"),
         ("ANSIBLE_ALLOW_EMBEDDED_TEMPLATES", "false", "allow_embedded_templates false"),
         (
+            "_ANSIBLE_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR",
+            "error",
+            "_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR 'error'",
+        ),
+        (
             "ANSIBLE_VARS_ENABLED",
             "host_group_vars,community.general.x",
             "vars_plugins_enabled 'community.general.x'",

@@ -50,7 +50,13 @@ impl Ctx {
     /// and when an undefined needs explaining).
     pub(crate) fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
         match data {
-            Data::Plain(v) | Data::Unsafe(v, _) => Ok(v.clone()),
+            Data::Plain(v) => Ok(v.clone()),
+            Data::Unsafe(v, origin) => {
+                if let Some(text) = v.as_str() {
+                    crate::untrusted_template_skipped(text, origin.as_ref());
+                }
+                Ok(v.clone())
+            }
             Data::Template(source, origin) => {
                 let id = Arc::as_ptr(source) as *const u8 as usize;
                 let render = || match origin {

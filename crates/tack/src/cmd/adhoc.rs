@@ -386,8 +386,8 @@ fn setting(config: &tack_config::Config, name: &str) -> String {
     config.get(name).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_default()
 }
 
-/// `CLI.get_host_list` as the ad-hoc command uses it: a pattern that matches nothing is a
-/// warning (and nothing runs), unless `--limit` was given.
+/// `CLI.get_host_list` as the ad-hoc command uses it: a pattern that matches nothing (or fails,
+/// as `host_pattern_mismatch = error` makes it) is a warning, unless `--limit` was given.
 fn host_list(
     session: &mut Session,
     limit: Option<&str>,
@@ -403,9 +403,18 @@ fn host_list(
         ));
     }
     session.inventory.restrict_to(limit)?;
+    let selected = match session.inventory.select(pattern) {
+        Ok(selected) => selected,
+        // ansible's ad-hoc command catches the pattern's error (`host_pattern_mismatch =
+        // error`) unless `--limit` was given: nothing matched, and it goes on.
+        Err(_) if limit.is_none() => {
+            tack_diag::warn(&Diagnostic::new("No hosts matched, nothing to do"));
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
     let data = session.inventory.data();
-    let hosts: Vec<String> =
-        session.inventory.select(pattern)?.into_iter().map(|h| data.host(h).name.clone()).collect();
+    let hosts: Vec<String> = selected.into_iter().map(|h| data.host(h).name.clone()).collect();
     if hosts.is_empty() && !empty {
         if limit.is_some() {
             return Err(Diagnostic::new(
