@@ -115,6 +115,9 @@ pub struct RunFacts {
     /// The `inject_invocation` setting: modules' results gain `invocation` where a host's
     /// `ansible_inject_invocation` does not say.
     pub inject_invocation: bool,
+    /// Callback plugins written in Python run: each result carries the connection its task
+    /// ran with (`task.connection` to them). Worked out only then: nothing else reads it.
+    pub result_connections: bool,
     /// The `strategy` setting (`ANSIBLE_STRATEGY`): the strategy of a play that names none
     /// (`None`: `linear`, ansible's default).
     pub default_strategy: Option<String>,

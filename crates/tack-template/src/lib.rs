@@ -155,6 +155,11 @@ impl Templar {
     /// The value of the variable `node` names when it is one variable alone (`"{{ name }}"`),
     /// as written where it was defined (a `!vault` value still encrypted).
     pub fn sole_variable(node: &Node, scope: &Scope) -> Option<Node> {
+        Templar::sole_binding(node, scope).map(|binding| binding.node().clone())
+    }
+
+    /// The binding of the variable `node` names when it is one variable alone.
+    fn sole_binding<'s>(node: &Node, scope: &'s Scope) -> Option<&'s Arc<Binding>> {
         let Value::Str(text) = &node.value else { return None };
         let inner = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
         let mut chars = inner.chars();
@@ -164,7 +169,7 @@ impl Templar {
         if !identifier {
             return None;
         }
-        scope.get(inner).map(|binding| binding.node().clone())
+        scope.get(inner)
     }
 
     /// Marks the strings of `rendered` that a template in `source` computed as untrusted
@@ -230,11 +235,8 @@ impl Templar {
 
     /// [`Templar::sole_variable`] when that variable is trusted (written by the user).
     fn sole_trusted_variable(node: &Node, scope: &Scope) -> Option<Node> {
-        let Value::Str(text) = &node.value else { return None };
-        let name = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
-        let binding = scope.get(name)?;
-        (*binding.provenance() == Provenance::Trusted)
-            .then(|| Templar::sole_variable(node, scope))?
+        let binding = Templar::sole_binding(node, scope)?;
+        (*binding.provenance() == Provenance::Trusted).then(|| binding.node().clone())
     }
 
     /// Whether `s` contains Jinja2 syntax (ansible's `is_possibly_template`).

@@ -229,6 +229,7 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
             async_dir: &facts.async_dir,
             rlimit_setting: facts.python_module_rlimit_nofile,
             inject_invocation: facts.inject_invocation,
+            result_connections: facts.result_connections,
             fanout: Vec::new(),
             inventory: self.live,
             renders: Default::default(),

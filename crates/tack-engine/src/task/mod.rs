@@ -79,6 +79,8 @@ pub(crate) struct TaskRun<'a> {
     pub rlimit_setting: Option<u64>,
     /// The `inject_invocation` setting, under its variable.
     pub inject_invocation: bool,
+    /// Results carry their connection (see `RunFacts::result_connections`).
+    pub result_connections: bool,
     /// `run_once`: the other hosts of the batch, which get the one host's facts and
     /// registered result as ansible applies a run-once result to every host.
     pub fanout: Vec<String>,
@@ -109,8 +111,11 @@ pub(crate) type RefuseAction = fn(&tack_playbook::Task, Action) -> Result<(), Di
 
 impl TaskRun<'_> {
     /// The connection the task reaches `host` with, by ansible's resolved name, as callback
-    /// plugins read it from the task (`None` when it cannot be worked out).
+    /// plugins read it from the task (`None` when none reads it, or it cannot be worked out).
     fn connection_name(&self, host: &str, scope: &Scope) -> Option<String> {
+        if !self.result_connections {
+            return None;
+        }
         let (target, _) = self.task_links().link_target(host, scope).ok()?;
         Some(match target {
             tack_links::LinkTarget::Local => "ansible.builtin.local".into(),

@@ -85,6 +85,7 @@ impl TaskRun<'_> {
             async_dir: self.async_dir,
             rlimit_setting: self.rlimit_setting,
             inject_invocation: self.inject_invocation,
+            result_connections: self.result_connections,
             fanout: self.fanout.clone(),
             inventory: self.inventory,
             renders: Renders::default(),

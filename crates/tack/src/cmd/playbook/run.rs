@@ -133,6 +133,7 @@ pub(super) fn run(
             async_dir: session.config.async_dir().unwrap_or_default(),
             python_module_rlimit_nofile: session.config.python_module_rlimit_nofile(),
             inject_invocation: session.config.inject_invocation(),
+            result_connections: python_callbacks.is_some(),
             default_strategy: session.config.strategy().map(str::to_string),
             any_errors_fatal: session.config.any_errors_fatal(),
             poll_interval: session.config.get("DEFAULT_POLL_INTERVAL").and_then(|v| v.as_int()),
