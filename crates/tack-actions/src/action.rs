@@ -129,6 +129,9 @@ impl Action {
     /// The action `task` runs: the module its loading found in a `library/` directory (which
     /// wins over a builtin of that name, as in ansible), else [`Action::find`].
     pub fn of(task: &Task) -> Option<Action> {
+        if task.action_rejected {
+            return Some(Action::Unresolvable);
+        }
         if let Some(path) = &task.action_plugin {
             return Some(Action::PythonAction(kept_action(
                 &task.action,
@@ -145,6 +148,9 @@ impl Action {
 
     /// [`Action::of`], or what [`Action::resolve`] says of the name.
     pub fn resolve_task(task: &Task) -> Option<Action> {
+        if task.action_rejected {
+            return Some(Action::Unresolvable);
+        }
         if let Some(path) = &task.action_plugin {
             return Some(Action::PythonAction(kept_action(
                 &task.action,
@@ -164,6 +170,9 @@ impl Action {
     /// [`Action::resolve`].
     pub fn rendered(task: &Task, name: &str) -> Option<Action> {
         let search = task.library_search.as_deref();
+        if search.is_some_and(|search| search.rejects(name)) {
+            return Some(Action::Unresolvable);
+        }
         if let Some(path) = search.and_then(|search| search.action_plugin(name)) {
             return Some(Action::PythonAction(kept_action(
                 name,
@@ -178,6 +187,9 @@ impl Action {
     /// finds first, else [`Action::resolve`]): a module an action plugin runs by name
     /// (`gather_facts`' fact modules).
     pub fn named(search: Option<&tack_playbook::ModuleSearch>, name: &str) -> Option<Action> {
+        if search.is_some_and(|search| search.rejects(name)) {
+            return Some(Action::Unresolvable);
+        }
         if let Some(module) = search.and_then(|search| search.find(name)) {
             return Some(Action::Library(kept(&module)));
         }

@@ -212,6 +212,9 @@ pub struct Task {
     /// The action was named by `action:` or `local_action:`: ansible looks its module up only
     /// when the task runs, and shows what its routing deprecates there, not at load.
     pub action_looked_up_at_run: bool,
+    /// `plugin_filters_cfg` rejects the name `action:` or `local_action:` gave: the task fails
+    /// where it runs, as ansible's does (the module's own key fails to load instead).
+    pub action_rejected: bool,
 }
 
 /// A module shipped beside a playbook or in a role (`library/`), or found on a configured
@@ -289,6 +292,7 @@ impl Task {
             library_search: None,
             action_plugin: None,
             action_looked_up_at_run: false,
+            action_rejected: false,
         }
     }
 }

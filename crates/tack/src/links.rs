@@ -192,7 +192,7 @@ pub(crate) fn passwords(
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship,
 /// `display_args_to_stdout`, `keep_remote_files`,
 /// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`,
-/// `allow_embedded_templates` off, a `plugin_filters_cfg` file, `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR`
+/// `allow_embedded_templates` off, `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR`
 /// `error`, an `executable` other than
 /// `/bin/sh`.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
@@ -249,13 +249,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if config.get("ALLOW_EMBEDDED_TEMPLATES").and_then(|v| v.as_bool()) == Some(false) {
         return Some("allow_embedded_templates false (embedded templates refused)".into());
     }
-    // ansible then rejects the modules and plugins that file names.
-    if let Some(file) = config.get("PLUGIN_FILTERS_CFG").and_then(|v| v.as_str()) {
-        return Some(format!(
-            "plugin_filters_cfg '{file}' (modules and plugins rejected by a file)"
-        ));
-    }
-    // ansible then keeps each role's vars to the role.
     // ansible then prints its own internal debug messages, which tack has no equivalent of.
     if config.get("DEFAULT_DEBUG").and_then(|v| v.as_bool()) == Some(true) {
         return Some("debug (ansible's internal debug messages)".into());

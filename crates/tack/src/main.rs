@@ -16,6 +16,7 @@ mod exit;
 mod interrupt;
 mod links;
 mod options;
+mod plugin_filter;
 mod progress;
 mod session;
 mod vault_settings;

@@ -25,6 +25,9 @@ pub(crate) struct Session {
     pub inventory: Inventory,
     pub extra_vars: Mapping,
     pub roles_path: Vec<PathBuf>,
+    /// The modules and actions `plugin_filters_cfg` rejects (`crate::plugin_filter`), read
+    /// before the session opens: ansible warns of the file before anything else.
+    pub rejected_modules: std::sync::Arc<std::collections::BTreeSet<String>>,
 }
 
 impl Session {
@@ -77,6 +80,7 @@ impl Session {
                 .get("VALIDATE_ACTION_GROUP_METADATA")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(true),
+            rejected_modules: self.rejected_modules.clone(),
         }
     }
 }
@@ -194,7 +198,14 @@ impl Session {
         let roles_path = config.roles_path();
         let config = std::sync::Arc::new(config);
         tack_template::lookups::set_config(config.clone());
-        Ok(Session { config, loader, inventory, extra_vars, roles_path })
+        Ok(Session {
+            config,
+            loader,
+            inventory,
+            extra_vars,
+            roles_path,
+            rejected_modules: Default::default(),
+        })
     }
 }
 

@@ -539,21 +539,6 @@ fn a_strategy_setting_tack_does_not_have_is_refused_where_it_applies() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("pong"));
 }
 
-/// `plugin_filters_cfg` (an `ansible.cfg` entry only) is refused by name: ansible would reject
-/// the modules and plugins its file names.
-#[test]
-fn a_plugin_filter_file_is_refused() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let cfg = dir.path().join("filters.cfg");
-    std::fs::write(&cfg, "[defaults]\nplugin_filters_cfg = /etc/ansible/plugin_filters.yml\n")
-        .expect("cfg");
-    let play = format!("{PLAY}    - debug: msg=x\n");
-    let out = tack(dir.path(), &play, &[]).env("ANSIBLE_CONFIG", &cfg).output().expect("tack runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("does not support plugin_filters_cfg"), "{stderr}");
-}
-
 /// `playbook_vars_root` other than `top` is refused by name only where it would change what
 /// the run reads: another playbook's (or a role's) directory with `group_vars`/`host_vars`.
 #[test]

@@ -540,7 +540,12 @@ impl TaskRun<'_> {
                     result.action = Some(run.action.name().to_string());
                     Ok(result)
                 }
-                Err(output) => Ok(self.judge(host, scope, output, None, true)),
+                Err(failed) => {
+                    let (output, rendered) = *failed;
+                    let mut result = self.judge(host, scope, output, None, true);
+                    result.action = rendered;
+                    Ok(result)
+                }
             };
         }
         let plan = crate::task::retries::attempts(&self.reading, scope)?;

@@ -15,8 +15,13 @@ impl TaskRun<'_> {
     /// This task as the action its templated name (`action: '{{ m }}'`) renders to in
     /// `scope`, as ansible's `post_validate` renders and resolves it where the task runs (after
     /// `when`, for each loop item); else the failed output: the name does not render, ansible
-    /// cannot resolve it, or tack cannot run what it names (refused by name).
-    pub(super) fn templated(&self, scope: &Scope) -> Result<TaskRun<'_>, ActionOutput> {
+    /// cannot resolve it, or tack cannot run what it names (refused by name), with the name
+    /// it rendered to where that is the task's action in ansible's callbacks (a name it
+    /// cannot resolve: `debug`'s result is then cleaned as `debug`'s).
+    pub(super) fn templated(
+        &self,
+        scope: &Scope,
+    ) -> Result<TaskRun<'_>, Box<(ActionOutput, Option<String>)>> {
         let task = self.reading.ctx.task;
         let origin = self.reading.origin();
         let written =
@@ -26,11 +31,17 @@ impl TaskRun<'_> {
             Err(e) if e.kind == tack_template::TemplateErrorKind::Omitted => {
                 let cause =
                     Diagnostic::at("Omit is not valid for the `action` keyword.", written.origin);
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+                return Err(Box::new((
+                    actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)),
+                    None,
+                )));
             }
             Err(e) => {
                 let cause = e.to_diagnostic();
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+                return Err(Box::new((
+                    actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)),
+                    None,
+                )));
             }
         };
         let name = tack_yaml::pyrepr::str(&rendered.value);
@@ -50,7 +61,7 @@ impl TaskRun<'_> {
                 tack_playbook::tables::actions::IMPORT_PLAYBOOK,
             )
         {
-            return Err(refused(format!("the templated action '{name}'")));
+            return Err(Box::new((refused(format!("the templated action '{name}'")), None)));
         }
         let action = match Action::rendered(task, &name) {
             Some(Action::Unresolvable) => {
@@ -58,15 +69,16 @@ impl TaskRun<'_> {
                     format!("Cannot resolve '{name}' to an action or module."),
                     named_at,
                 );
-                return Err(actions::errored(Diagnostic::caused_by("Task failed.", origin, cause)));
+                let failed = actions::errored(Diagnostic::caused_by("Task failed.", origin, cause));
+                return Err(Box::new((failed, Some(name))));
             }
             Some(action) => action,
-            None => return Err(refused(format!("the action '{name}'"))),
+            None => return Err(Box::new((refused(format!("the action '{name}'")), None))),
         };
         let mut named = task.clone();
         named.action = name;
         if let Err(refusal) = (self.refuse_action)(&named, action) {
-            return Err(actions::errored(refusal));
+            return Err(Box::new((actions::errored(refusal), None)));
         }
         Ok(self.with_action(action))
     }

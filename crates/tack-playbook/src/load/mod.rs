@@ -73,6 +73,8 @@ pub struct LoadOptions {
     /// `roles:`, `import_role` and `include_role` alike. At the default, a role loaded with
     /// the play is public and an included one is not.
     pub private_role_vars: Option<bool>,
+    /// The modules and actions `plugin_filters_cfg` rejects by name.
+    pub rejected_modules: std::sync::Arc<std::collections::BTreeSet<String>>,
 }
 
 impl LoadOptions {
@@ -222,6 +224,7 @@ impl<'a> Loader<'a> {
             utils,
             collections: self.collection_roots(),
             collection_list: collection_list.to_vec(),
+            rejected: self.options.rejected_modules.clone(),
         }
     }
 

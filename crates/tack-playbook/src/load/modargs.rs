@@ -51,6 +51,10 @@ pub struct ModuleSearch {
     /// (`ansible.legacy` being the search above and ansible-core, `ansible.builtin`
     /// ansible-core alone). Empty: `ansible.legacy` alone.
     pub collection_list: Vec<String>,
+    /// Names `plugin_filters_cfg`'s `module_rejectlist` rejects: a module or action named
+    /// exactly so (as the task writes it) resolves to nothing, as ansible's legacy plugin
+    /// search refuses it before looking.
+    pub rejected: std::sync::Arc<std::collections::BTreeSet<String>>,
 }
 
 /// Endings ansible never takes for a module (`MODULE_IGNORE_EXTS`' default).
@@ -58,6 +62,12 @@ const IGNORED_ENDINGS: &[&str] =
     &[".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".yaml", ".yml", ".ini"];
 
 impl ModuleSearch {
+    /// Whether the plugin filter rejects `name` (only as written: `ansible.builtin.copy`
+    /// passes where `copy` is rejected, as in ansible).
+    pub fn rejects(&self, name: &str) -> bool {
+        self.rejected.contains(name)
+    }
+
     /// The Python action plugin a short (or `ansible.legacy.`) name finds outside
     /// ansible-core: ansible runs it in place of the module or action of that name.
     pub fn action_plugin(&self, name: &str) -> Option<PathBuf> {
@@ -327,6 +337,9 @@ fn module_in(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
+    if search.rejects(name) {
+        return Resolution::Unresolved;
+    }
     let short =
         tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
     let is_builtin_spelling = short != name || !name.contains('.');

@@ -181,7 +181,10 @@ impl Loader<'_> {
         }
         attrs::validate_string_fields(&task_attrs, kind)?;
 
-        let library = search.find(&parsed.action).map(std::sync::Arc::new);
+        // `action: x` is looked up only when the task runs; a rejected name then fails there.
+        let rejected =
+            search.rejects(&parsed.action) && !actions::is(&parsed.action, actions::BUILTIN_TASKS);
+        let library = search.find(&parsed.action).filter(|_| !rejected).map(std::sync::Arc::new);
         for (name, dir) in library.iter().flat_map(|m| m.collection.iter()).flat_map(|c| &c.loaded)
         {
             self.collection_loaded(name, dir, Some(ds))?;
@@ -213,7 +216,7 @@ impl Loader<'_> {
             let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
             task_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
         }
-        let action_plugin = search.action_plugin(&parsed.action);
+        let action_plugin = search.action_plugin(&parsed.action).filter(|_| !rejected);
         let mut task = Task {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,
@@ -240,6 +243,7 @@ impl Loader<'_> {
                 ))
             .then(|| std::sync::Arc::new(search.clone())),
             action_looked_up_at_run: looked_up_at_run,
+            action_rejected: rejected,
         };
         match flavor {
             TaskFlavor::Handler => {

@@ -130,6 +130,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    let rejected_modules = crate::plugin_filter::load(&config)?;
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
@@ -167,6 +168,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             ansible_python: args.ansible_python.as_deref(),
         },
     )?;
+    session.rejected_modules = rejected_modules;
     let hosts = host_list(&mut session, args.inventory.limit.as_deref(), &args.pattern)?;
     if args.list_hosts {
         writeln!(stdout, "  hosts ({}):", hosts.len())?;

@@ -111,6 +111,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let action = action(&args)?;
     refuse_unsupported(&args)?;
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    // Nothing here runs a module; ansible still reads the file and warns or fails as it does.
+    crate::plugin_filter::load(&config)?;
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     // The `verbosity` setting counts too.
     refuse_unsupported(&args)?;

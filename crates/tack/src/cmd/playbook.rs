@@ -114,6 +114,7 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         Mode::Plan(_) => crate::session::DisplayLog::Skip,
     };
     let config = crate::session::load_config(log)?;
+    let rejected_modules = crate::plugin_filter::load(&config)?;
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     // `[tags] run`/`skip` are the options' defaults, which `--tags`/`--skip-tags` add to
     // (argparse's `append` onto a default list).
@@ -213,6 +214,7 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
             ansible_python: args.ansible_python.as_deref(),
         },
     )?;
+    session.rejected_modules = rejected_modules;
     check_host_list(&mut session, args.inventory.limit.as_deref())?;
     if !listing {
         return run::run(&args, &session, passwords, mode);

@@ -251,6 +251,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = args.action;
     let read_stdin = check_args(&action)?;
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    // Nothing here runs a module; ansible still reads the file and warns or fails as it does.
+    crate::plugin_filter::load(&config)?;
     let settings = crate::vault_settings::load(&config)?;
     let _umask = files::RestrictiveUmask::set();
     let common = action.common().clone();
