@@ -228,6 +228,12 @@ impl Action {
         })
     }
 
+    /// Whether ansible's action plugin of this name transfers files (`TRANSFERS_FILES`): it
+    /// reaches the host first, to make its remote temporary directory, whatever it does next.
+    pub fn transfers_files(self) -> bool {
+        matches!(self.name(), "assemble" | "copy" | "script" | "template" | "unarchive" | "uri")
+    }
+
     /// The short name (`debug`, `command`); empty for [`Action::Unresolvable`].
     pub fn name(self) -> &'static str {
         match self {

@@ -155,7 +155,7 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         return super::module::run(input, "copy");
     }
     // The checks above leave content alone, or a src.
-    let (bytes, basename) = match (content, &src) {
+    let (bytes, basename, source) = match (content, &src) {
         (Some(node), _) => {
             let text = match &node.value {
                 Value::Str(t) | Value::Unsafe(t) => t.clone(),
@@ -165,7 +165,7 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
                 )
                 .unwrap_or_default(),
             };
-            (text.into_bytes(), None)
+            (text.into_bytes(), None, DiffSource::Content)
         }
         (None, Some(name)) => {
             let path = match find(search, "files", name) {
@@ -191,7 +191,7 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
             match real_file(input, &path, decrypt, unreadable) {
                 Ok(bytes) => {
                     let base = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                    (bytes, base)
+                    (bytes, base, DiffSource::File(path))
                 }
                 Err(out) => return out,
             }
@@ -199,13 +199,6 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
         (None, None) => {
             return failed("src (or content) is required".into(), input.task_origin.clone());
         }
-    };
-    let source = match (&src, &basename) {
-        (Some(name), Some(_)) => match find(search, "files", name) {
-            Ok(path) => DiffSource::File(path),
-            Err(e) => return raised(e, input.task_origin.clone()),
-        },
-        _ => DiffSource::Content,
     };
     transfer(input, bytes, basename, ACTION_ONLY, source)
 }

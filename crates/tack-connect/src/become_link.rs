@@ -87,6 +87,16 @@ impl BecomeLink {
             user = tack_py::shlex::quote(&escalation.user)
         );
         let (line, esc) = escalation.command(&script)?;
+        // `-vvv`: the escalation that starts the become user's agent (ansible shows each
+        // escalated command it runs). It holds no password: that goes to the prompt.
+        notes.push(
+            3,
+            format!(
+                "BECOME {} (starts tack's agent as {})",
+                escalation.program()?,
+                escalation.user
+            ),
+        );
         let argv = login_argv(via, &format!("{user_check}exec {line}"))?;
         let destination = match via {
             Via::Ssh(target) => Some(target.clone()),

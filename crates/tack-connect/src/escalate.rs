@@ -214,6 +214,25 @@ fn random_hex() -> String {
 impl Become {
     /// The shell command (for the login user's `/bin/sh`) running `script` as the become
     /// user, and its handshake. Each call draws a new marker.
+    /// The become program as [`Become::command`] runs it, up to the command it is given
+    /// (`sudo -H -S -n -u root`, `su  root -c`): what `-vvv` shows of an escalation.
+    pub fn program(&self) -> Result<String, BecomeError> {
+        let exe = self.exe.clone().unwrap_or_else(|| self.method.name().to_string());
+        let flags = self.flags.clone().unwrap_or_else(|| self.method.default_flags().to_string());
+        let user = tack_py::shlex::quote(&self.user);
+        let with_password = self.password.as_ref().is_some_and(|p| !p.is_empty());
+        Ok(match self.method {
+            BecomeMethod::Sudo if with_password => {
+                format!(
+                    "{exe} {} -p \"[sudo via tack] password:\" -u {user}",
+                    sudo_flags_without_n(&flags)?
+                )
+            }
+            BecomeMethod::Sudo => format!("{exe} {flags} -u {user}"),
+            BecomeMethod::Su => format!("{exe} {flags} {user} -c"),
+        })
+    }
+
     pub fn command(&self, script: &str) -> Result<(String, Escalation), BecomeError> {
         let id = random_hex();
         let marker = format!("BECOME-SUCCESS-{id}");

@@ -10,7 +10,8 @@
 //! `PYTHON MODULE fqn (ansible-core's code, run by tack)` for one run by the Python path, and
 //! `NATIVE MODULE name (started by tack as a background job)` for an `async` job,
 //! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`), and
-//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task.
+//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task; the
+//! link itself says `BECOME sudo ... (starts tack's agent as user)` when it escalates.
 //!
 //! Over `ssh` ansible announces `ESTABLISH SSH CONNECTION FOR USER: user` before each of
 //! the several ssh commands a task runs; tack announces it once per task and host, as for
@@ -52,6 +53,10 @@ pub enum Use {
     /// A note the action makes that shows from the `-v` count it carries (`add_host`'s
     /// `creating host via 'add_host': ...` at `-vv`); it does not reach the host.
     Verbose(u8, String),
+    /// The action's first step reaches the host before anything else it does: ansible's
+    /// actions that transfer files make their remote temporary directory first, so the
+    /// connection is announced before the action's own notes (its file searches).
+    Connect,
 }
 
 /// Which of ansible's connections a use went through: the announcement names it, and the
@@ -191,6 +196,9 @@ impl Trace {
                 out.push((3, format!("<{address}> ESTABLISH {kind} CONNECTION FOR USER: {user}")));
             }
             out.extend(steps.drain(..).map(|s| (3, s)));
+            if action == Use::Connect {
+                continue;
+            }
             out.push((
                 3,
                 match action {
@@ -215,6 +223,7 @@ impl Trace {
                     | Use::Step(text)
                     | Use::Said(_, text)
                     | Use::Verbose(_, text) => text,
+                    Use::Connect => String::new(),
                 },
             ));
         }

@@ -25,6 +25,7 @@ pub mod confine;
 pub mod json;
 pub mod kv;
 mod loader;
+pub mod notes;
 pub mod paths;
 pub mod search;
 pub mod vars;

@@ -6,6 +6,9 @@
 //! Every function takes the loader's base directory explicitly, so the playbook layer, which
 //! keeps one base directory per play, applies the same rules as [`crate::DataLoader`]. Paths
 //! are only tested for existence here; nothing is read.
+//!
+//! `-vvvvv` shows each place `path_dwim_relative_stack` looks (`looking for "x" at "y"`),
+//! as a note of the task running on this thread (`crate::notes`).
 
 use std::path::{Path, PathBuf};
 
@@ -77,6 +80,18 @@ pub fn path_dwim_relative(
     search.swap_remove(found)
 }
 
+/// Tells the task's verbose notes (`crate::notes`) each place of `search` looked at for
+/// `source`: all of them, or up to `found`.
+fn tell_searched(source: &str, search: &[PathBuf], found: Option<usize>) {
+    if !crate::notes::observed() {
+        return;
+    }
+    let looked = found.map_or(search.len(), |i| i + 1);
+    for candidate in &search[..looked] {
+        crate::notes::note(5, format!("looking for \"{source}\" at \"{}\"", candidate.display()));
+    }
+}
+
 /// `path_dwim_relative_stack(paths, dirname, source)`: `source` in each path of the stack (and
 /// the `tasks` directory of a role among them), then in the loader's `basedir`. `Err` lists
 /// every place looked, in order, for the "could not find" message.
@@ -112,7 +127,9 @@ pub fn path_dwim_relative_stack(
         search.push(join3(basedir, d, source));
     }
     search.push(join(basedir, Path::new(source)));
-    match search.iter().position(|c| c.exists()) {
+    let found = search.iter().position(|c| c.exists());
+    tell_searched(source, &search, found);
+    match found {
         Some(i) => Ok(search.swap_remove(i)),
         None => Err(search),
     }

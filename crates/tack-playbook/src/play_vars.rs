@@ -77,9 +77,10 @@ pub struct PlayVarLayers {
     /// Play `vars`, `vars_files`, public roles' exported vars, extra vars and the
     /// host-independent magic variables (above them).
     pub vars: Mapping,
-    /// The `vars_files` read, in order (one per item that found a file): what ansible notes
-    /// at `-vvv` each time it gathers the play's variables.
-    pub read: Vec<PathBuf>,
+    /// What ansible notes each time it gathers the play's variables, with the `-v` count
+    /// each needs, in order: for each `vars_files` item, the places looked for its names
+    /// (`-vvvvv`) and ``Read `vars_file` 'path'.`` for the file it read (`-vvv`).
+    pub read_notes: Vec<(u8, String)>,
     /// The `vars_files` entries whose names need a host's variables (`vars/{{ os }}.yml`):
     /// rendered and loaded for each host as its tasks run.
     pub deferred: Vec<Node>,
@@ -106,7 +107,7 @@ pub fn play_var_layers(
     let mut all = defaults.clone();
     merge(&mut all, &play.vars);
     let mut upper = play.vars.clone();
-    let mut read = Vec::new();
+    let mut read_notes = Vec::new();
 
     let mut deferred = Vec::new();
     for item in &play.vars_files {
@@ -116,11 +117,19 @@ pub fn play_var_layers(
         // The play's own variables only: no name here is a managed host's.
         let render =
             |candidate: &Node| templar.render_with_vars(candidate, &temp).map(|n| (n, false));
-        match load_vars_files_item(&play_basedir(play), item, render, files)? {
+        let searched = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let heard = std::rc::Rc::clone(&searched);
+        let loaded = tack_loader::notes::observe(
+            move |level, line| heard.borrow_mut().push((level, line)),
+            || load_vars_files_item(&play_basedir(play), item, render, files),
+        )?;
+        read_notes.append(&mut searched.borrow_mut());
+        match loaded {
             VarsFileItem::Loaded(vars, found) => {
                 merge(&mut all, &vars);
                 merge(&mut upper, &vars);
-                read.push(found);
+                let shown = tack_py::repr::str_repr(&found.to_string_lossy());
+                read_notes.push((3, format!("Read `vars_file` {shown}.")));
             }
             VarsFileItem::NotFound => {}
             // A name that needs a host's variables: each host renders it (ansible's variable
@@ -140,7 +149,7 @@ pub fn play_var_layers(
     }
     merge(&mut upper, extra_vars);
     merge(&mut upper, &magic);
-    Ok(PlayVarLayers { role_defaults: defaults, vars: upper, read, deferred })
+    Ok(PlayVarLayers { role_defaults: defaults, vars: upper, read_notes, deferred })
 }
 
 /// What one `vars_files` entry gave.

@@ -81,6 +81,8 @@ impl Session {
                 .and_then(|v| v.as_bool())
                 .unwrap_or(true),
             rejected_modules: self.rejected_modules.clone(),
+            // The command sets its own `-v` count.
+            verbosity: 0,
         }
     }
 }

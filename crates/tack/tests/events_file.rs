@@ -123,10 +123,10 @@ fn events_leave_a_loops_items_seeing_the_items_before_them() {
 fn adhoc_options_tack_does_not_honour_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
-    let args = ["adhoc", "-i", "hosts", "all", "-m", "ping", "-vvvvv"];
+    let args = ["adhoc", "-i", "hosts", "all", "-m", "ping", "--scp-extra-args", "-l 10"];
     let out = tack(dir.path(), &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(out.stdout.is_empty());
-    assert!(stderr.contains("tack adhoc does not support -vvvvv"), "{stderr}");
+    assert!(stderr.contains("tack adhoc does not support --scp-extra-args"), "{stderr}");
 }

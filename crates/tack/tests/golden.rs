@@ -188,20 +188,21 @@ fn cut_traceback(text: &str) -> String {
 
 /// In a case with a `transport` file: drops the `-vvv` lines that describe how each program
 /// reaches a host, which differ by design (see tests/golden/README.md): ansible's `EXEC`,
-/// `PUT` and `FETCH` lines and `Using module file ...` (its Python transport: temporary
-/// directories, AnsiballZ uploads), over ssh also its `SSH: EXEC` lines, the `(rc, b'...',
+/// `PUT` and `FETCH` lines, `Using module file ...` and (at `-vvvvv`) `Including
+/// module_utils file ...` (its Python transport: temporary directories, AnsiballZ builds and
+/// uploads), over ssh also its `SSH: EXEC` lines, the `(rc, b'...',
 /// b'...')` each command returned, the `ESTABLISH SSH CONNECTION` it prints before each
 /// command (tack prints one per task), and what it says of a command that failed (`Failed to
 /// connect to the host via ssh: <stderr>`, its own `setfacl` among them) or escalated
 /// (`Escalation succeeded`, per command; tack escalates once per link); tack's `NATIVE
-/// MODULE`, `PYTHON MODULE` and `EXEC` lines. `ESTABLISH LOCAL CONNECTION` and everything else stay compared.
+/// MODULE`, `PYTHON MODULE`, `EXEC` and `BECOME` lines. `ESTABLISH LOCAL CONNECTION` and everything else stay compared.
 /// The command an `ssh_retry` line (`-vv`) names is written `<COMMAND>`: ansible's is the
 /// command it was running, tack's the ssh of its link.
 fn drop_transport(text: &str) -> String {
     static LINE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let line = LINE.get_or_init(|| {
         regex::Regex::new(
-            r#"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:(?:EXEC|PUT|FETCH|NATIVE MODULE|PYTHON MODULE|SSH: EXEC|ESTABLISH SSH CONNECTION|Failed to connect to the host via ssh:) |\(-?\d+, b['"]|Escalation succeeded\r?\n)|Using module file )"#,
+            r#"^(?:\x1b\[[0-9;]*m)?(?:<[^>\n]+> (?:(?:EXEC|PUT|FETCH|NATIVE MODULE|PYTHON MODULE|BECOME|SSH: EXEC|ESTABLISH SSH CONNECTION|Failed to connect to the host via ssh:) |\(-?\d+, b['"]|Escalation succeeded\r?\n)|Using module file |Including (?:module_utils|embed|parent init) file )"#,
         )
         .expect("valid pattern")
     });

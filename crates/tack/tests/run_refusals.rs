@@ -202,7 +202,6 @@ fn an_unsupported_become_method_is_refused_at_the_task() {
 #[test]
 fn unsupported_options_are_refused_with_ansibles_option_error_code() {
     let play = format!("{PLAY}    - debug: msg=x\n");
-    refused(&play, &["-vvvvv"], "does not support -vvvvv and more", 5);
     refused(&play, &["--step"], "tack does not support --step", 5);
     refused(&play, &["--scp-extra-args", "-l 10"], "does not support --scp-extra-args", 5);
     refused(&play, &["--sftp-extra-args", "-l 10"], "does not support --sftp-extra-args", 5);
@@ -590,4 +589,25 @@ fn inject_invocation_is_refused_on_actions_that_make_their_modules_arguments() {
         assert!(stdout.contains("ok: [h1]"), "the ping before it ran: {stdout}");
         assert!(!dest.exists(), "{action} wrote its destination");
     }
+}
+
+/// At `-vvvvv` ansible notes, while it loads, a `module_defaults` group member that does not
+/// resolve; tack refuses the run there by name (and runs it below `-vvvvv`).
+#[test]
+fn an_unresolved_module_defaults_member_is_refused_at_vvvvv_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let meta = dir.path().join("collections/ansible_collections/ns/col/meta");
+    std::fs::create_dir_all(&meta).expect("collection");
+    std::fs::write(meta.join("runtime.yml"), "action_groups:\n  g:\n    - missing_mod\n")
+        .expect("runtime.yml");
+    let play = "- hosts: all\n  gather_facts: false\n  module_defaults:\n    group/ns.col.g: {}\n  tasks:\n    - debug: msg=x\n";
+    let out = tack(dir.path(), play, &["-vvvvv"]).output().expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("'Could not resolve action ns.col.missing_mod in module_defaults'"),
+        "{stderr}"
+    );
+    let out = tack(dir.path(), play, &["-vvvv"]).output().expect("tack runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }

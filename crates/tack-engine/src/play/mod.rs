@@ -82,8 +82,11 @@ pub(crate) fn run_play(
         vars.insert(k.clone(), v.clone());
     }
     crate::vars::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
-    let reads =
-        crate::vars::read_notes::ReadNotes::new(&layers.read, run.facts.verbosity, run.facts.forks);
+    let reads = crate::vars::read_notes::ReadNotes::new(
+        &layers.read_notes,
+        run.facts.verbosity,
+        run.facts.forks,
+    );
     let keywords = post_validate_play(play, &vars, templar, run.loader)?;
     if let Some(refused) = crate::refuse::unknown_strategy(play, keywords.get(Keyword::Strategy)) {
         return Err(refused);

@@ -45,16 +45,21 @@ pub(crate) struct TaskLinks<'a> {
 impl TaskLinks<'_> {
     /// The link a run of this task on `host` (with `scope`, the delegated one when delegated)
     /// takes, connected; an unreachable host or a refused setting is the action's output.
+    /// With `announce`, the connection is announced before anything the action notes.
     pub(crate) fn link(
         &self,
         host: &str,
         scope: &Scope,
         trace: &Arc<Trace>,
+        announce: bool,
     ) -> Result<Arc<dyn Connection>, tack_actions::ActionOutput> {
         let (target, escalation) = self.link_target(host, scope).map_err(tack_actions::errored)?;
         let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
         let link: Arc<dyn Connection> = Arc::new(Traced::new(link, target.reach(), trace));
         link.connect().map_err(|e| self.link_failed(e))?;
+        if announce {
+            trace.record(target.reach(), tack_links::trace::Use::Connect);
+        }
         Ok(link)
     }
 

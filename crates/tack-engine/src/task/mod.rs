@@ -164,15 +164,28 @@ impl TaskRun<'_> {
     /// (see `outcome::Live`).
     pub(crate) fn run_live(&self, host: &str, live: Option<&Live<'_>>) -> TaskOutcome {
         // The lookups of its renders know the task's action, as ansible's task context says.
-        tack_template::task_context::with_task_action(&self.reading.ctx.task.action, || {
-            self.run_live_in_context(host, live)
-        })
-    }
-
-    fn run_live_in_context(&self, host: &str, live: Option<&Live<'_>>) -> TaskOutcome {
         // Each run of the task on a host announces its connection anew (ansible makes a
         // connection object per task executor).
         let trace = Trace::new();
+        tack_template::task_context::with_task_action(&self.reading.ctx.task.action, || {
+            if self.verbosity < 5 {
+                return self.run_live_in_context(host, live, &trace);
+            }
+            // `-vvvvv`: every place a file is looked for, in order with the run's other lines.
+            let heard = Arc::clone(&trace);
+            tack_loader::notes::observe(
+                move |level, line| heard.note_at(level, line),
+                || self.run_live_in_context(host, live, &trace),
+            )
+        })
+    }
+
+    fn run_live_in_context(
+        &self,
+        host: &str,
+        live: Option<&Live<'_>>,
+        trace: &Arc<Trace>,
+    ) -> TaskOutcome {
         let Some(scope) = self.reading.scope(host) else {
             let diag = Diagnostic::new(format!("host {host} is not in the inventory"));
             let result = self.finish(host, actions::errored(diag));
@@ -210,9 +223,9 @@ impl TaskRun<'_> {
                 Err(d)
             }
             (None, None) => {
-                self.run_once(host, &scope, &trace, &mut events).map(|r| (Vec::new(), r))
+                self.run_once(host, &scope, trace, &mut events).map(|r| (Vec::new(), r))
             }
-            (Some(items), _) => match self.run_loop(host, &scope, &trace, items, &mut stream) {
+            (Some(items), _) => match self.run_loop(host, &scope, trace, items, &mut stream) {
                 Ok((result, any_ignored)) => {
                     ignore_errors = any_ignored;
                     Ok((std::mem::take(&mut stream.events), result))
@@ -370,7 +383,9 @@ impl TaskRun<'_> {
         let delegation = self.delegation();
         let delegated = delegation.delegated(host, scope);
         if delegation.gathers_delegated(host, scope, &delegated) {
-            events.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
+            events.extend(
+                self.reads.lines().iter().map(|(v, l)| TaskEvent::Transport(*v, l.clone())),
+            );
         }
         if let Some(cond) = self.false_condition(scope)? {
             return Ok(tack_report::result::skipped(host, &cond));
@@ -439,7 +454,9 @@ impl TaskRun<'_> {
             let mut retries = Vec::new();
             let delegated = delegation.delegated(host, &item_scope);
             if delegation.gathers_delegated(host, &item_scope, &delegated) {
-                shown.extend(self.reads.lines().iter().map(|l| TaskEvent::Transport(3, l.clone())));
+                shown.extend(
+                    self.reads.lines().iter().map(|(v, l)| TaskEvent::Transport(*v, l.clone())),
+                );
             }
             let delegated = delegated?;
             let verdict = gate.gate(host, Some(index), &item_scope)?;
@@ -757,7 +774,7 @@ impl TaskRun<'_> {
         let links = self.task_links();
         let delegation = self.delegation();
         let link = if self.action.touches_host() {
-            match links.link(host, scope, trace) {
+            match links.link(host, scope, trace, self.action.transfers_files()) {
                 Ok(link) => Some(link),
                 Err(mut output) => {
                     // ansible's interpreter discovery is what first reaches the host: it says

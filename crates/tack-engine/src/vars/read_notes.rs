@@ -1,5 +1,6 @@
 //! ansible's `-vvv` note ``Read `vars_file` 'path'.``: printed each time its variable manager
-//! gathers a play's variables, once per `vars_files` item that found a file. This module says
+//! gathers a play's variables, once per `vars_files` item that found a file (after the
+//! `-vvvvv` lines of the places it looked). This module says
 //! where those gatherings fall in a run, as the linear strategy makes them at `-f 1`: two per
 //! play and one per batch before the batch's `PLAY` banner, and one per host a task (or meta
 //! task, or handler) is queued for: the first host's before the task's banner, the next
@@ -11,41 +12,39 @@
 //! strategies; includes and delegation, whose gatherings happen in a worker) is refused by
 //! `crate::verbose` before anything runs. This module only prints notes; it reads no file.
 
-use std::path::PathBuf;
-
 use tack_report::callback::Callback;
 
 /// The notes of one gathering of a play's variables (empty below `-vvv`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadNotes {
-    lines: Vec<String>,
+    /// Each line with the `-v` count it needs.
+    lines: Vec<(u8, String)>,
     /// `-f`: how many workers the strategy queues hosts to.
     forks: usize,
 }
 
 impl ReadNotes {
-    /// The notes for the files a play's `vars_files` read, at `-v` count `verbosity`.
-    pub(crate) fn new(read: &[PathBuf], verbosity: i64, forks: i64) -> ReadNotes {
-        if verbosity < 3 {
+    /// The notes of one gathering of a play's variables (`PlayVarLayers::read_notes`) shown
+    /// at `-v` count `verbosity`.
+    pub(crate) fn new(notes: &[(u8, String)], verbosity: i64, forks: i64) -> ReadNotes {
+        let lines: Vec<(u8, String)> =
+            notes.iter().filter(|(level, _)| i64::from(*level) <= verbosity).cloned().collect();
+        if lines.is_empty() {
             return ReadNotes::default();
         }
         let forks = usize::try_from(forks).unwrap_or(1).max(1);
-        let lines = read
-            .iter()
-            .map(|p| format!("Read `vars_file` {}.", tack_py::repr::str_repr(&p.to_string_lossy())))
-            .collect();
         ReadNotes { lines, forks }
     }
 
-    /// One gathering's lines.
-    pub(crate) fn lines(&self) -> &[String] {
+    /// One gathering's lines, with the `-v` count each needs.
+    pub(crate) fn lines(&self) -> &[(u8, String)] {
         &self.lines
     }
 
-    /// One gathering: each file's note.
+    /// One gathering: each note.
     pub(crate) fn show(&self, callback: &mut dyn Callback) {
-        for line in &self.lines {
-            callback.verbose_line(3, line);
+        for (level, line) in &self.lines {
+            callback.verbose_line(*level, line);
         }
     }
 
@@ -115,7 +114,7 @@ pub fn load_lines(
     for (play, mark) in playbook.plays.iter().zip(&playbook.import_marks) {
         let notes = gathering_notes(play, extra_vars, loader, templar)?;
         let gathering = |out: &mut Vec<(u8, String)>| {
-            out.extend(notes.iter().map(|n| (3, n.clone())));
+            out.extend(notes.iter().cloned());
         };
         // Each `include_tasks` the play loads gathers too (imports with them are refused, so
         // every note here is the same line and only their count matters).
@@ -131,18 +130,18 @@ pub fn load_lines(
     Ok(out)
 }
 
-/// The `-vvv` notes of one gathering of `play`'s variables (for the listings, which gather
-/// twice per play as the playbook executor runs, then once more per play listed with its
-/// tasks or tags).
+/// The notes of one gathering of `play`'s variables, with the `-v` count each needs (for
+/// the listings, which gather twice per play as the playbook executor runs, then once more
+/// per play listed with its tasks or tags).
 pub fn gathering_notes(
     play: &tack_playbook::Play,
     extra_vars: &tack_yaml::Mapping,
     loader: &tack_loader::DataLoader,
     templar: &tack_template::Templar,
-) -> Result<Vec<String>, tack_diag::Diagnostic> {
+) -> Result<Vec<(u8, String)>, tack_diag::Diagnostic> {
     if play.vars_files.is_empty() {
         return Ok(Vec::new());
     }
     let layers = tack_playbook::play_vars::play_var_layers(play, extra_vars, loader, templar)?;
-    Ok(ReadNotes::new(&layers.read, 3, 1).lines)
+    Ok(layers.read_notes)
 }

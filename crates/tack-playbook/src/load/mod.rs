@@ -73,6 +73,9 @@ pub struct LoadOptions {
     /// `roles:`, `import_role` and `include_role` alike. At the default, a role loaded with
     /// the play is public and an included one is not.
     pub private_role_vars: Option<bool>,
+    /// The `-v` count: at `-vvvvv` a note ansible makes while loading that tack cannot place
+    /// is refused where it would be made.
+    pub verbosity: u8,
     /// The modules and actions `plugin_filters_cfg` rejects by name.
     pub rejected_modules: std::sync::Arc<std::collections::BTreeSet<String>>,
 }

@@ -421,6 +421,19 @@ fn kv_mapping(args: &str, check_raw: bool, origin: &Node) -> Result<Mapping, Dia
         .collect())
 }
 
+/// Marks every string value of `args` untrusted (`!unsafe`).
+fn untrust_values(args: &mut Mapping) {
+    let mut out = Mapping::new();
+    for (key, value) in args.iter() {
+        let value = match &value.value {
+            Value::Str(text) => Node::new(Value::Unsafe(text.clone()), value.origin.clone()),
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    *args = out;
+}
+
 /// ansible's `is_possibly_all_template`: the whole text is one template (or starts with a
 /// Jinja overrides header).
 pub fn is_all_template(s: &str) -> bool {
@@ -620,9 +633,14 @@ impl ModuleArgsParser<'_> {
     ) -> Result<Option<Mapping>, Diagnostic> {
         match &thing.value {
             Value::Map(m) => Ok(Some(m.clone())),
-            Value::Str(s) => {
+            Value::Str(s) | Value::Unsafe(s) => {
                 let check_raw = actions::is(action, actions::FREEFORM);
-                let args = kv_mapping(s, check_raw, thing)?;
+                let mut args = kv_mapping(s, check_raw, thing)?;
+                // `!unsafe` text stays untrusted in every argument made of it, as ansible's
+                // `parse_kv` copies the tag onto each part.
+                if matches!(thing.value, Value::Unsafe(_)) {
+                    untrust_values(&mut args);
+                }
                 let mut kv_keys: Vec<String> = args
                     .keys()
                     .filter_map(|k| k.as_str())
@@ -687,10 +705,14 @@ impl ModuleArgsParser<'_> {
                 }
                 Ok((action, args))
             }
-            Value::Str(s) => {
+            Value::Str(s) | Value::Unsafe(s) => {
                 let (action, rest) = split_module_string(s)?;
                 let check_raw = actions::is(&action, actions::FREEFORM);
-                Ok((action, kv_mapping(&rest, check_raw, thing)?))
+                let mut args = kv_mapping(&rest, check_raw, thing)?;
+                if matches!(thing.value, Value::Unsafe(_)) {
+                    untrust_values(&mut args);
+                }
+                Ok((action, args))
             }
             _ => Err(parser_error(
                 format!("unexpected parameter type in action: {}", thing.value.loaded_type_repr()),

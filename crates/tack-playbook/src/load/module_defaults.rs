@@ -205,6 +205,10 @@ impl Loader<'_> {
                     None,
                 ))
             } else {
+                self.refuse_vvvvv_note(&format!(
+                    "Error loading module_defaults: could not resolve the module_defaults group \
+                     {fq}"
+                ))?;
                 Ok((fq, Vec::new()))
             }
         };
@@ -251,8 +255,13 @@ impl Loader<'_> {
             } else {
                 format!("{collection}.{action}")
             };
-            if let Some(found) = self.resolve_action(&action, search, None)? {
-                resolved.push(found);
+            match self.resolve_action(&action, search, None)? {
+                Some(found) => resolved.push(found),
+                None => {
+                    self.refuse_vvvvv_note(&format!(
+                        "Could not resolve action {action} in module_defaults"
+                    ))?;
+                }
             }
         }
         groups.add(&fq, &resolved);
@@ -265,6 +274,18 @@ impl Loader<'_> {
             resolved.extend(actions);
         }
         Ok((fq, resolved))
+    }
+
+    /// At `-vvvvv` ansible notes, while it loads, a group's member it cannot resolve: tack
+    /// has no place for such a note among what the run prints, and refuses the run there.
+    fn refuse_vvvvv_note(&self, note: &str) -> Result<(), Diagnostic> {
+        if self.options.verbosity < 5 {
+            return Ok(());
+        }
+        Err(Diagnostic::new(format!(
+            "tack does not support -vvvvv where a module_defaults group names what does not \
+             resolve (ansible notes '{note}' while it loads) yet"
+        )))
     }
 
     /// A collection's runtime metadata (`meta/runtime.yml`; empty when it has none), or

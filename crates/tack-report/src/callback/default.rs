@@ -532,12 +532,23 @@ impl<W: Write> Callback for DefaultCallback<W> {
             self.colored(&line, Hue::Verbose);
         }
         if first {
-            // ansible-core's other stdout callbacks, which its loader passes over once the
-            // default one is chosen; tack has them neither.
-            for name in ["minimal", "oneline"] {
-                let msg =
-                    format!("Skipping callback '{name}', as we already have a stdout callback.");
-                self.colored(&msg, Hue::Verbose);
+            // The callback plugins the loader tries (named from `-vvvvv`); ansible-core's
+            // other stdout callbacks are passed over once the default one is chosen.
+            let attempted = self.extras.attempted_callbacks.clone();
+            let names = match attempted.is_empty() {
+                true => vec!["minimal".to_string(), "oneline".to_string()],
+                false => attempted,
+            };
+            for name in names {
+                if self.verbosity >= 5 {
+                    self.colored(&format!("Attempting to use '{name}' callback."), Hue::Verbose);
+                }
+                if matches!(name.as_str(), "minimal" | "oneline") {
+                    let msg = format!(
+                        "Skipping callback '{name}', as we already have a stdout callback."
+                    );
+                    self.colored(&msg, Hue::Verbose);
+                }
             }
         }
         let (path, plays) = (&playbook.path, playbook.plays.len());

@@ -1,6 +1,7 @@
 //! What the default callback adds at `-vvvv` (ansible's `display.vvvv` and
 //! `verbosity > 3` lines): the note that the callback was loaded, and the command line's
-//! arguments after each `PLAYBOOK:` banner. The command decides their text (it knows where
+//! arguments after each `PLAYBOOK:` banner; at `-vvvvv`, the callback plugins the loader
+//! tries. The command decides their text (it knows where
 //! the callback comes from and what was typed); this module only holds it for the callback.
 //!
 //! The `-vvv` lines (inventory plugins, connections) are not the callback's: the command
@@ -16,6 +17,9 @@ pub struct VerboseExtras {
     /// `Positional arguments: ...` and one `name: value` line per set option, in ansible's
     /// `CLIARGS` order.
     pub cli_args: Vec<String>,
+    /// At `-vvvvv`: the callback plugins ansible's loader tries after the stdout one, in its
+    /// order (`Attempting to use 'NAME' callback.`); empty below.
+    pub attempted_callbacks: Vec<String>,
 }
 
 impl VerboseExtras {

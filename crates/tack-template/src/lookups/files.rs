@@ -99,6 +99,20 @@ pub(super) fn confine(
     })
 }
 
+/// A lookup's `-vvvv` note of the file it found (`None` as Python prints a missing one).
+pub(super) fn note_found(before: &str, found: Option<&Path>, after: &str) {
+    if !tack_loader::notes::observed() {
+        return;
+    }
+    let path = found.map_or_else(|| "None".to_string(), |p| p.display().to_string());
+    let text = if after.is_empty() {
+        format!("{before} {path}")
+    } else {
+        format!("{before} {path} {after}")
+    };
+    tack_loader::notes::note(4, text);
+}
+
 /// `DataLoader.get_text_file_contents`, its failure in ansible's words.
 pub(super) fn read_text(env: &RenderEnv, path: &Path) -> Result<String, String> {
     match env.loader().file_text(path) {
@@ -126,7 +140,9 @@ fn file(call: &Call) -> Result<Vec<JValue>, LookupError> {
         let fail = |why: String| {
             LookupError::failed(format!("Unable to access the file {}: {why}", py_repr(term)))
         };
-        let Some(path) = find_file(call, "files", &name, false)? else {
+        let found = find_file(call, "files", &name, false)?;
+        note_found("File lookup using", found.as_deref(), "as file");
+        let Some(path) = found else {
             return Err(fail("File not found. Use -vvvvv to see paths searched.".into()));
         };
         let mut text = read_text(call.env, &path).map_err(fail)?;
@@ -145,7 +161,9 @@ fn unvault(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut out = Vec::new();
     for term in &call.terms {
         let name = py_str(term);
-        let Some(path) = find_file(call, "files", &name, true)? else {
+        let found = find_file(call, "files", &name, true)?;
+        note_found("Unvault lookup found", found.as_deref(), "");
+        let Some(path) = found else {
             return Err(LookupError::failed(format!("Unable to find file matching \"{name}\"")));
         };
         out.push(JValue::from(read_text(call.env, &path).map_err(LookupError::failed)?));

@@ -72,7 +72,9 @@ fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let mut out = Vec::new();
     for term in &call.terms {
         let name = py_str(term);
-        let Some(path) = find_file(call, "templates", &name, true)? else {
+        let found = find_file(call, "templates", &name, true)?;
+        super::files::note_found("File lookup using", found.as_deref(), "as file");
+        let Some(path) = found else {
             return Err(LookupError::failed(format!(
                 "the template file {name} could not be found for the lookup"
             )));

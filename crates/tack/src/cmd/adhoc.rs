@@ -112,13 +112,7 @@ fn requires_args(module: &str) -> bool {
 
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 fn refused_options(args: &Args) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 1] =
-        [(args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)")];
-    checks
-        .into_iter()
-        .find(|(used, _)| *used)
-        .map(|(_, name)| name)
-        .or_else(|| args.connection_opts.refused())
+    args.connection_opts.refused()
 }
 
 fn options_error(message: impl Into<String>) -> Diagnostic {
@@ -207,7 +201,10 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             "2.23",
         );
     }
-    let options = session.load_options(&args.module_path);
+    let options = tack_playbook::LoadOptions {
+        verbosity: args.verbosity.verbose,
+        ..session.load_options(&args.module_path)
+    };
     let loader = Loader::new(&session.loader, &options);
     let basedir = match &args.playbook_dir {
         Some(dir) => tack_py::ansible::unfrackpath(dir, false, None),
@@ -330,8 +327,24 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
                 "Loading callback plugin {used} of type stdout, v2.0 from {exe} (built in)"
             )?;
         }
-        for name in ["default", "minimal", "oneline"].into_iter().filter(|n| *n != used) {
-            writeln!(stdout, "Skipping callback '{name}', as we already have a stdout callback.")?;
+        // The callback plugins the loader tries (named from `-vvvvv`), passing over the
+        // other stdout callbacks.
+        let names: Vec<String> = if verbosity >= 5 {
+            let dirs: Vec<PathBuf> = args.playbook_dir.iter().map(|_| basedir.clone()).collect();
+            crate::cmd::playbook::callback::attempted_callbacks(&session.config, &dirs, used)
+        } else {
+            ["default", "minimal", "oneline"].into_iter().map(str::to_string).collect()
+        };
+        for name in names.iter().filter(|n| *n != used) {
+            if verbosity >= 5 {
+                writeln!(stdout, "Attempting to use '{name}' callback.")?;
+            }
+            if matches!(name.as_str(), "default" | "minimal" | "oneline") {
+                writeln!(
+                    stdout,
+                    "Skipping callback '{name}', as we already have a stdout callback."
+                )?;
+            }
         }
     }
     let mut callback =

@@ -255,7 +255,7 @@ fn is_fifo(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
-mod callback;
+pub(crate) mod callback;
 pub(crate) mod cliargs;
 mod events;
 pub(crate) mod header;

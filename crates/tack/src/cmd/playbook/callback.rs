@@ -134,3 +134,52 @@ fn python_stdout(config: &Config) -> Option<String> {
     let short = tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::Builtin);
     (short != "default").then(|| name.to_string())
 }
+
+/// The callback plugins ansible's task queue manager tries, in its order, for `-vvvvv`'s
+/// `Attempting to use 'NAME' callback.`: every `.py` file of the `callback_plugins/` beside
+/// the playbooks, then of the configured path (each directory's sorted by name, the first
+/// of a name winning), then ansible-core's own, then the `callbacks_enabled` entries not
+/// among them; without `stdout`, the stdout callback in use.
+pub(crate) fn attempted_callbacks(
+    config: &Config,
+    playbook_dirs: &[std::path::PathBuf],
+    stdout: &str,
+) -> Vec<String> {
+    const CORE: [&str; 5] = ["default", "junit", "minimal", "oneline", "tree"];
+    let mut names: Vec<String> = Vec::new();
+    let dirs = playbook_dirs
+        .iter()
+        .map(|d| d.join("callback_plugins"))
+        .chain(config.callback_plugin_path());
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut found: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".py").map(str::to_string)
+            })
+            .filter(|n| n != "__init__")
+            .collect();
+        found.sort();
+        for name in found {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    for name in CORE {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    for enabled in config.callbacks_enabled() {
+        let short =
+            tack_py::ansible::short_name(&enabled, tack_py::ansible::CoreCollections::Builtin);
+        if !names.iter().any(|n| n == short || *n == enabled) {
+            names.push(enabled.clone());
+        }
+    }
+    names.retain(|n| n != stdout);
+    names
+}

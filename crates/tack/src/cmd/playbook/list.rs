@@ -21,7 +21,10 @@ pub(super) fn run(
     session: &Session,
     palette: Option<&tack_report::callback::color::Palette>,
 ) -> Result<String, Diagnostic> {
-    let options = session.load_options(&args.module_path);
+    let options = tack_playbook::LoadOptions {
+        verbosity: args.verbosity.verbose,
+        ..session.load_options(&args.module_path)
+    };
     let loader = Loader::new(&session.loader, &options);
     let templar = Templar::new();
     let mut filter = TagFilter::from_cli(&args.tags, &args.skip_tags);
@@ -56,7 +59,8 @@ pub(super) fn run(
                     .collect()
             };
             let mut stdout = std::io::stdout().lock();
-            for (_, line) in lines {
+            let verbosity = args.verbosity.verbose;
+            for (_, line) in lines.into_iter().filter(|(v, _)| *v <= verbosity) {
                 let _ = writeln!(stdout, "{}", paint(palette, &line, Hue::Verbose));
             }
             let line = format!("{} plays in {}", playbook.plays.len(), path.display());
@@ -77,8 +81,15 @@ pub(super) fn run(
             }
             let vars = play_vars(&play, &session.extra_vars, &session.loader, &templar)?;
             let keywords = post_validate_play(&play, &vars, &templar, &session.loader)?;
-            let gathering = if vvv {
-                tack_engine::vars_file_notes(&play, &session.extra_vars, &session.loader, &templar)?
+            let gathering: Vec<String> = if vvv {
+                let notes = tack_engine::vars_file_notes(
+                    &play,
+                    &session.extra_vars,
+                    &session.loader,
+                    &templar,
+                )?;
+                let verbosity = args.verbosity.verbose;
+                notes.into_iter().filter(|(v, _)| *v <= verbosity).map(|(_, l)| l).collect()
             } else {
                 Vec::new()
             };

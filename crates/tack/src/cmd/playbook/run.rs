@@ -18,8 +18,7 @@ use crate::session::Session;
 /// Command-line options the engine does not honour yet, by the flag a user typed.
 pub(super) fn refused_options(args: &Args, mode: super::Mode) -> Option<&'static str> {
     let json = mode == super::Mode::Plan(crate::cmd::plan::Format::Json);
-    let checks: [(bool, &'static str); 3] = [
-        (args.verbosity.verbose > 4, "-vvvvv and more (ansible's debugging levels beyond -vvvv)"),
+    let checks: [(bool, &'static str); 2] = [
         (json && args.events.is_some(), "--events with --format json"),
         (json && args.record.is_some(), "--record with --format json"),
     ];
@@ -37,7 +36,10 @@ pub(super) fn run(
     mode: super::Mode,
 ) -> anyhow::Result<ExitCode> {
     let plan = matches!(mode, super::Mode::Plan(_));
-    let options = session.load_options(&args.module_path);
+    let options = tack_playbook::LoadOptions {
+        verbosity: args.verbosity.verbose,
+        ..session.load_options(&args.module_path)
+    };
     // The controller's ansible-core is named before loading (found only when first needed):
     // a collection the loader does not find elsewhere is looked for on its `sys.path`.
     crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;

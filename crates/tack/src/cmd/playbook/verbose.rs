@@ -36,5 +36,18 @@ pub(crate) fn extras(args: &Args, session: &Session) -> VerboseExtras {
     }
     let cli_args = super::cliargs::lines(args, &session.config, session.inventory.sources());
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
-    VerboseExtras { callback_origin: format!("{exe} (built in)"), cli_args }
+    let attempted_callbacks = if args.verbosity.verbose >= 5 {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let dirs: Vec<std::path::PathBuf> = args
+            .playbooks
+            .iter()
+            .filter_map(|p| {
+                tack_py::path::normpath(&cwd.join(p)).parent().map(std::path::Path::to_path_buf)
+            })
+            .collect();
+        super::callback::attempted_callbacks(&session.config, &dirs, "default")
+    } else {
+        Vec::new()
+    };
+    VerboseExtras { callback_origin: format!("{exe} (built in)"), cli_args, attempted_callbacks }
 }
