@@ -19,6 +19,16 @@ use crate::resolve::{Resolver, Source, check_choices, conversion_error};
 use crate::table;
 use crate::value::{Resolved, SettingOrigin, SettingValue};
 
+/// Why [`Config::resolve_with_vars`] has no value: the configured one is invalid (as it was
+/// when the configuration loaded), or the variable's cannot be the setting's type.
+#[derive(Debug, thiserror::Error)]
+pub enum WithVarsError<'a> {
+    #[error("{0}")]
+    Configured(&'a ConfigError),
+    #[error("{0}")]
+    Variable(ConfigError),
+}
+
 /// ansible's configuration, resolved.
 #[derive(Debug)]
 pub struct Config {
@@ -135,6 +145,38 @@ impl Config {
         let (p, def) = find_plugin(plugin_type, plugin)?;
         let i = def.options.iter().position(|o| o.name == name)?;
         self.plugins.get(p)?.get(i).map(Result::as_ref)
+    }
+
+    /// ansible's `get_config_value_and_origin` given variables: a core setting (`plugin`
+    /// `None`) or a plugin's option as configured, unless one of its `vars:` entries names a
+    /// variable `var` finds (the last such entry wins), converted to the setting's type with
+    /// the origin `var: name`. `None`: no such setting.
+    pub fn resolve_with_vars(
+        &self,
+        plugin: Option<(&str, &str)>,
+        name: &str,
+        var: impl Fn(&str) -> Option<SettingValue>,
+    ) -> Option<Result<Resolved, WithVarsError<'_>>> {
+        let (def, configured) = match plugin {
+            None => {
+                let &i = self.index.get(name)?;
+                (&table::BASE[i], Ok(self.settings.get(i)?))
+            }
+            Some((kind, plugin_name)) => {
+                let (p, def) = find_plugin(kind, plugin_name)?;
+                let i = def.options.iter().position(|o| o.name == name)?;
+                (&def.options[i], self.plugins.get(p)?.get(i)?.as_ref())
+            }
+        };
+        let chosen = def.vars.iter().filter_map(|v| var(v).map(|value| (*v, value))).last();
+        let Some((var_name, raw)) = chosen else {
+            return Some(configured.cloned().map_err(WithVarsError::Configured));
+        };
+        let origin = SettingOrigin::Var(var_name.to_string());
+        let converted = ensure_type(raw.clone(), def.value_type, None, &self.ctx)
+            .map_err(|err| conversion_error(def, plugin, &origin, &raw, err))
+            .and_then(|value| check_choices(def, plugin, &value).map(|()| value));
+        Some(converted.map(|value| Resolved { value, origin }).map_err(WithVarsError::Variable))
     }
 
     /// Every setting and plugin option the user set, in the environment or the file (or on

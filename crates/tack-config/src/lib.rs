@@ -42,7 +42,7 @@ mod value;
 pub use accessors::{
     DuplicateKeyPolicy, Gathering, HashBehaviour, MismatchPolicy, PlaybookVarsRoot,
 };
-pub use config::{Config, UserSetting};
+pub use config::{Config, UserSetting, WithVarsError};
 pub use context::{Context, SYSTEM_CONFIG};
 pub use discover::{Discovery, find_config_file};
 pub use error::ConfigError;

@@ -100,6 +100,9 @@ pub enum SettingOrigin {
     Ini { path: PathBuf, section: String, key: String },
     /// A command-line option, applied by the binary (`--forks`).
     Cli(String),
+    /// A host or play variable one of the setting's `vars:` entries names, read where the
+    /// variables are (`Config::resolve_with_vars`).
+    Var(String),
 }
 
 impl SettingOrigin {
@@ -111,6 +114,7 @@ impl SettingOrigin {
             SettingOrigin::Env(name) => format!("env: {name}"),
             SettingOrigin::Ini { path, .. } => path.display().to_string(),
             SettingOrigin::Cli(option) => format!("cli: {option}"),
+            SettingOrigin::Var(name) => format!("var: {name}"),
         }
     }
 

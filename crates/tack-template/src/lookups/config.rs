@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use minijinja::value::Value as JValue;
 use tack_config::{Config, Context, SettingValue};
 
-use super::options::{boolean, choice, py_repr, string};
+use super::options::{boolean, choice, py_repr, py_str, string};
 use super::{Call, Entry, LookupError};
 
 pub(super) const LOOKUPS: &[Entry] = &[Entry::new("config", config)];
@@ -50,6 +50,35 @@ pub(super) fn installed() -> Result<Arc<Config>, LookupError> {
     let config = Arc::new(Config::load(&ctx).map_err(|e| LookupError::failed(e.to_string()))?);
     set_config(config.clone());
     Ok(config)
+}
+
+/// A variable's value as a setting reads it (before its type's conversion); `None` for an
+/// undefined one. Other kinds of value (a date, a vaulted string) are their text.
+fn from_jinja(value: &JValue) -> Option<SettingValue> {
+    use minijinja::value::ValueKind;
+    Some(match value.kind() {
+        ValueKind::Undefined => return None,
+        ValueKind::None => SettingValue::Null,
+        ValueKind::Bool => SettingValue::Bool(value.is_true()),
+        ValueKind::Number => match i64::try_from(value.clone()) {
+            Ok(i) => SettingValue::Int(i),
+            Err(_) => SettingValue::Float(f64::try_from(value.clone()).unwrap_or(f64::NAN)),
+        },
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items = value.try_iter().ok()?;
+            SettingValue::List(items.filter_map(|v| from_jinja(&v)).collect())
+        }
+        ValueKind::Map => {
+            let keys = value.try_iter().ok()?;
+            let mut out = Vec::new();
+            for key in keys {
+                let item = value.get_item(&key).ok()?;
+                out.push((py_str(&key), from_jinja(&item)?));
+            }
+            SettingValue::Dict(out)
+        }
+        _ => SettingValue::Str(py_str(value)),
+    })
 }
 
 fn to_jinja(value: &SettingValue) -> JValue {
@@ -93,13 +122,13 @@ fn config(call: &Call) -> Result<Vec<JValue>, LookupError> {
                 crate::filters::pyval::class_repr(term)
             )));
         };
-        let found = match (&plugin_type, &plugin_name) {
-            (Some(ptype), Some(pname)) => match settings.plugin_option(ptype, pname, name) {
-                Some(Ok(resolved)) => Some((resolved.value.clone(), resolved.origin.label())),
-                Some(Err(e)) => return Err(LookupError::failed(e.to_string())),
-                None => None,
-            },
-            _ => settings.setting(name).map(|r| (r.value.clone(), r.origin.label())),
+        // The task's variables override a setting one of its `vars:` entries names.
+        let var = |var_name: &str| call.env.read(var_name).and_then(|v| from_jinja(&v));
+        let plugin = plugin_type.as_deref().zip(plugin_name.as_deref());
+        let found = match settings.resolve_with_vars(plugin, name, var) {
+            Some(Ok(resolved)) => Some((resolved.value, resolved.origin.label())),
+            Some(Err(e)) => return Err(LookupError::failed(e.to_string())),
+            None => None,
         };
         let Some((value, origin)) = found else {
             let message =

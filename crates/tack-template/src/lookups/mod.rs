@@ -251,6 +251,16 @@ fn invoke(
     {
         return invoke_python(&plugins, &env, name, terms, kwargs, wantlist, host_named);
     }
+    // `config` asked about a plugin written in Python (a lookup beside the playbook or in a
+    // role, any collection's): ansible's own `config` lookup, in the plugin worker, loads
+    // that plugin and resolves its option from its documentation.
+    if find(name).is_some_and(|e| e.name == "config")
+        && let Some(env) = current()
+        && let Some(plugins) = env.templar().engine().plugins().cloned()
+        && python_config_target(&*plugins, &kwargs)
+    {
+        return invoke_python(&plugins, &env, name, terms, kwargs, wantlist, host_named);
+    }
     let Some(entry) = find(name) else {
         // ansible-core's own routing sends some names to collections (`hashi_vault`):
         // ansible's loader, in the plugin worker, follows it.
@@ -331,6 +341,24 @@ fn shape(result: Vec<JValue>, wantlist: bool) -> Result<JValue, Error> {
         return Ok(JValue::from(texts.join(",")));
     }
     Ok(new_list(result))
+}
+
+/// Whether a `config` lookup's `plugin_type`/`plugin_name` name a plugin the Python plugins
+/// provide: a lookup on the plugin paths, or a collection's plugin of any type.
+fn python_config_target(
+    plugins: &dyn crate::python_plugins::PythonPlugins,
+    kwargs: &[(String, JValue)],
+) -> bool {
+    let text = |key: &str| {
+        kwargs.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.as_str().map(str::to_string))
+    };
+    let (Some(kind), Some(name)) = (text("plugin_type"), text("plugin_name")) else {
+        return false;
+    };
+    if crate::python_plugins::is_collection_name(&name) {
+        return true;
+    }
+    kind == "lookup" && python_lookup_name(&name).is_some_and(|short| plugins.has_lookup(short))
 }
 
 /// The short name a Python lookup plugin would answer to for `name`: plain names and
