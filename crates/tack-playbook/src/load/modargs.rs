@@ -215,13 +215,36 @@ impl ModuleSearch {
         if short.contains('.') || short.is_empty() {
             return None;
         }
-        let path = self.dirs().find_map(|dir| module_in(&dir, short))?;
+        let path = match self.dirs().find_map(|dir| module_in(&dir, short)) {
+            Some(path) => path,
+            None => self.underscored(short)?,
+        };
         Some(crate::ast::LibraryModule {
             name: short.to_string(),
             path,
             utils: self.utils.iter().filter(|d| d.is_dir()).cloned().collect(),
             collection: None,
         })
+    }
+
+    /// ansible's last resort for a name nothing else has (not even ansible-core): the module
+    /// of that name with a leading `_` (how deprecated modules were once kept), with its
+    /// deprecation of the redirect.
+    fn underscored(&self, short: &str) -> Option<PathBuf> {
+        if short.starts_with('_')
+            || tables::BUILTIN_MODULES.contains(&short)
+            || tables::BUILTIN_ACTIONS.contains(&short)
+        {
+            return None;
+        }
+        let alias = format!("_{short}");
+        let path = self.dirs().find_map(|dir| module_in(&dir, &alias))?;
+        tack_diag::deprecate(
+            &Diagnostic::new(format!("Plugin '{short}' automatically redirected to '{alias}'."))
+                .with_help(format!("Use '{alias}' instead of '{short}' to refer to the plugin.")),
+            "2.23",
+        );
+        Some(path)
     }
 
     /// Why a collection's module name cannot be used: ansible's message for a module its
