@@ -87,6 +87,9 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(date) = value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
         return Ok(Value::Timestamp(date.0.clone()));
     }
+    if let Some(vaulted) = value.downcast_object_ref::<crate::vars::objects::EncryptedText>() {
+        return Ok(Value::Vault(vaulted.0.clone()));
+    }
     Ok(match value.kind() {
         ValueKind::Undefined => return Err(undefined_error(value)),
         ValueKind::None => Value::Null,

@@ -203,8 +203,12 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     if tack_yaml::pyjson::nesting_depth(text) > PYTHON_DEPTH {
         return Err(FilterError::failed(too_deep(text)));
     }
-    let node =
+    let mut node =
         tack_yaml::pyjson::loads(text, None).map_err(|e| FilterError::failed(e.to_string()))?;
+    if matches!(profile.as_deref(), Some("legacy" | "inventory_legacy")) {
+        legacy_tags(&mut node.value).map_err(FilterError::failed)?;
+        return Ok(legacy_value(&node.value));
+    }
     if let Some(profile) = profile
         && let Some(key) = tagged_key(&node.value)
     {
@@ -250,6 +254,67 @@ fn decodes_plain(profile: &str) -> bool {
             | "module_modern_c2m"
             | "module_modern_m2c"
     )
+}
+
+/// The `legacy` profiles' decoding of ansible's tagged objects, innermost first as its object
+/// hook sees them: a mapping holding `__ansible_unsafe` is that untrusted string, else one
+/// holding `__ansible_vault` is that vaulted text; either must be a string.
+fn legacy_tags(value: &mut tack_yaml::Value) -> Result<(), String> {
+    use tack_yaml::Value as Y;
+    match value {
+        Y::Seq(items) => items.iter_mut().try_for_each(|i| legacy_tags(&mut i.value)),
+        Y::Map(map) => {
+            let mut decoded = tack_yaml::Mapping::new();
+            for (k, v) in map.iter() {
+                let mut v = v.clone();
+                legacy_tags(&mut v.value)?;
+                decoded.insert(k.clone(), v);
+            }
+            for (key, make) in [
+                ("__ansible_unsafe", Y::Unsafe as fn(String) -> Y),
+                ("__ansible_vault", Y::Vault as fn(String) -> Y),
+            ] {
+                if let Some(inner) = decoded.get(key) {
+                    let Y::Str(text) = &inner.value else {
+                        let class = tack_yaml::Node::bare(inner.value.clone()).python_type();
+                        return Err(format!("{key} is <class '{class}'> not <class 'str'>"));
+                    };
+                    *value = make(text.clone());
+                    return Ok(());
+                }
+            }
+            *map = decoded;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A decoded value for the template: a vaulted text is decrypted with the run's secrets
+/// (the render's result is then sealed); one that cannot be stays vaulted
+/// (`EncryptedText`), failing only where it is used, as ansible's encrypted string does.
+fn legacy_value(value: &tack_yaml::Value) -> Value {
+    use tack_yaml::Value as Y;
+    match value {
+        Y::Vault(text) => {
+            let decrypted =
+                crate::value::current().and_then(|env| env.templar().engine().decrypt(text).ok());
+            match decrypted {
+                Some(plain) => {
+                    crate::engine::active::seal();
+                    plain
+                }
+                None => Value::from_object(crate::vars::objects::EncryptedText(text.clone())),
+            }
+        }
+        Y::Seq(items) => {
+            Value::from(items.iter().map(|n| legacy_value(&n.value)).collect::<Vec<_>>())
+        }
+        Y::Map(m) => Value::from_pairs(
+            m.iter().map(|(k, v)| (super::pyval::from_node(&k.value), legacy_value(&v.value))),
+        ),
+        other => super::pyval::from_node(other),
+    }
 }
 
 /// The first key naming one of ansible's tagged objects (`__ansible_...`) in `value`.

@@ -390,6 +390,23 @@ impl Object for Dict {
     }
 }
 
+/// A vaulted text a template made (the legacy JSON profiles' `__ansible_vault`) that the
+/// run's secrets do not decrypt: stored as vault text (where reading it fails as any
+/// undecryptable `!vault` value does), and nothing a template can show or compute with, as
+/// ansible's encrypted string fails where it is used.
+#[derive(Debug)]
+pub(crate) struct EncryptedText(pub String);
+
+impl Object for EncryptedText {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn render(self: &Arc<Self>, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Err(fmt::Error)
+    }
+}
+
 /// A Python `date` or `datetime` (a YAML timestamp, a template file's mtime).
 #[derive(Debug)]
 pub(crate) struct PyDateTime(pub tack_yaml::Timestamp);
