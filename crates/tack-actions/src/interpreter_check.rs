@@ -108,6 +108,30 @@ pub(crate) fn checked_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
     }
 }
 
+/// ansible's `ansible_worker_session_isolation` for one task: tack gives every module
+/// process what the run's `worker_session_isolation` setting says (`tack_agent::session`;
+/// its warm Python server is shared by the run's tasks), so a task whose variable asks
+/// otherwise is refused by name where it would run a module.
+pub(crate) fn refused_session_isolation(input: &ActionInput<'_>) -> Option<ActionOutput> {
+    let name = "ansible_worker_session_isolation";
+    let binding = input.scope.get(name)?;
+    let wanted = match input.templar.render(binding.node(), input.scope) {
+        Ok(rendered) => rendered.value.value.boolean_loose(),
+        Err(_) => return None,
+    };
+    let setting = tack_agent::session::isolated();
+    (wanted != setting).then(|| {
+        crate::output::errored(Diagnostic::at(
+            format!(
+                "tack does not support {name} {wanted} where the worker_session_isolation \
+                 setting is {setting} yet: every module process of the run is isolated as the \
+                 setting says"
+            ),
+            input.task_origin.clone(),
+        ))
+    })
+}
+
 fn failed(
     input: &ActionInput<'_>,
     interpreter: &str,

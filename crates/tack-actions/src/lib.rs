@@ -81,6 +81,11 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
     {
         return failed;
     }
+    if action.touches_host()
+        && let Some(refused) = interpreter_check::refused_session_isolation(input)
+    {
+        return refused;
+    }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),
         Action::Module("uri") => bounded::bounded(input, uri::run),

@@ -464,6 +464,7 @@ fn run_program_module(
     command.arg("-c").arg(words.join(" ")).envs(environment);
     let _task = crate::modules::environment::enter(environment, rlimit_nofile);
     crate::modules::environment::limit(&mut command);
+    crate::session::detach(&mut command);
     match command.output() {
         Ok(out) => {
             let _ = std::io::stdout().write_all(&out.stdout);

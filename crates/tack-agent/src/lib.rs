@@ -24,6 +24,7 @@ pub mod listen;
 pub mod modules;
 pub mod python;
 pub mod serve;
+pub mod session;
 pub mod shell;
 pub mod stage;
 

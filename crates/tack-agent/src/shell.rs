@@ -24,6 +24,7 @@ pub fn run(cmd: &str, cwd: &Path) -> std::io::Result<ShellOutput> {
     crate::descendants::hold_if_ending();
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(cmd).stdin(Stdio::null());
+    crate::session::detach(&mut command);
     if cwd.is_dir() {
         command.current_dir(cwd);
     }

@@ -297,15 +297,13 @@ pub(super) fn spawn(
     let mut command = Command::new(program);
     env.apply(&mut command);
     super::environment::limit(&mut command);
+    // Its own session (or, with isolation off, process group): a timeout kills what a shell
+    // started too (their pipes would keep the wait below open).
+    crate::session::detach(&mut command);
     command.args(rest).stdout(Stdio::piped()).stderr(Stdio::piped());
     command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     if let Some(dir) = cwd {
         command.current_dir(dir);
-    }
-    if timeout.is_some() {
-        // Its own process group, so a timeout kills what a shell started too (their pipes
-        // would keep the wait below open).
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
     }
     let mut child = command.spawn()?;
     let watchdog = timeout.map(|secs| watchdog(child.id(), secs));

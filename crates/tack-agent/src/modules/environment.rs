@@ -119,6 +119,7 @@ pub(super) fn command(program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.envs(current());
     limit(&mut command);
+    crate::session::detach(&mut command);
     command
 }
 

@@ -279,15 +279,17 @@ impl Server {
         let spawn_error =
             |source| PythonError::Spawn { interpreter: interpreter.to_string(), source };
         crate::descendants::hold_if_ending();
-        let mut child = Command::new(interpreter)
+        let mut command = Command::new(interpreter);
+        command
             .arg("-c")
             .arg(SERVER_SOURCE)
             .arg(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(spawn_error)?;
+            .stderr(Stdio::inherit());
+        // The modules it forks are in its session.
+        crate::session::detach(&mut command);
+        let mut child = command.spawn().map_err(spawn_error)?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();

@@ -125,6 +125,10 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
     let rejected_modules = crate::plugin_filter::load(&config)?;
+    // What every module process started here gets: ansible's workers' session isolation.
+    tack_agent::session::set_isolation(
+        config.get("WORKER_SESSION_ISOLATION").and_then(|v| v.as_bool()).unwrap_or(true),
+    );
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());

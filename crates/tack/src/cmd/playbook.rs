@@ -115,6 +115,10 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
     };
     let config = crate::session::load_config(log)?;
     let rejected_modules = crate::plugin_filter::load(&config)?;
+    // What every module process started here gets: ansible's workers' session isolation.
+    tack_agent::session::set_isolation(
+        config.get("WORKER_SESSION_ISOLATION").and_then(|v| v.as_bool()).unwrap_or(true),
+    );
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     // `[tags] run`/`skip` are the options' defaults, which `--tags`/`--skip-tags` add to
     // (argparse's `append` onto a default list).
