@@ -62,6 +62,7 @@ pub(super) fn build(
     super::context::register(&mut env);
     // Plugins register last: where a name clashes with a builtin, ansible's version wins.
     crate::filters::register(&mut env);
+    crate::filters::install_vaulted(super::vaulted_value);
     crate::test_plugins::register(&mut env);
     crate::lookups::register(&mut env);
     // Python plugins on the run's plugin paths shadow builtins of the same name, as ansible

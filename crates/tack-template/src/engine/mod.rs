@@ -191,6 +191,21 @@ fn panicked(payload: &(dyn std::any::Any + Send)) -> minijinja::Error {
     minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, shown)
 }
 
+/// A vaulted text a template made (`from_json`'s legacy profiles): its plaintext, decrypted
+/// with the running render's secrets (the render's result is then sealed), or, when they
+/// cannot decrypt it, a value kept vaulted that fails only where it is used, as ansible's
+/// encrypted string does.
+pub(crate) fn vaulted_value(ciphertext: &str) -> JValue {
+    let decrypted = active::current_ctx().and_then(|ctx| ctx.engine.decrypt(ciphertext).ok());
+    match decrypted {
+        Some(plain) => {
+            active::seal();
+            plain
+        }
+        None => JValue::from_object(crate::vars::objects::EncryptedText(ciphertext.to_string())),
+    }
+}
+
 fn decrypt_with(secrets: &VaultSecrets, ciphertext: &str) -> Result<JValue, Error> {
     match secrets.decrypt(ciphertext.as_bytes()) {
         Ok(plain) => match String::from_utf8(plain) {

@@ -296,17 +296,7 @@ fn legacy_tags(value: &mut tack_yaml::Value) -> Result<(), String> {
 fn legacy_value(value: &tack_yaml::Value) -> Value {
     use tack_yaml::Value as Y;
     match value {
-        Y::Vault(text) => {
-            let decrypted =
-                crate::value::current().and_then(|env| env.templar().engine().decrypt(text).ok());
-            match decrypted {
-                Some(plain) => {
-                    crate::engine::active::seal();
-                    plain
-                }
-                None => Value::from_object(crate::vars::objects::EncryptedText(text.clone())),
-            }
-        }
+        Y::Vault(text) => super::vaulted(text),
         Y::Seq(items) => {
             Value::from(items.iter().map(|n| legacy_value(&n.value)).collect::<Vec<_>>())
         }

@@ -161,6 +161,27 @@ pub fn names() -> Vec<&'static str> {
     families().map(|e| e.name).collect()
 }
 
+/// How a vaulted text a filter decodes (`from_json`'s legacy profiles) becomes a template
+/// value: the engine's, which holds the run's secrets, installed with [`install_vaulted`]
+/// (filters know nothing of secrets or renders).
+static VAULTED: std::sync::OnceLock<fn(&str) -> Value> = std::sync::OnceLock::new();
+
+/// Installs how vaulted text becomes a value (the engine does, as it registers the filters).
+pub(crate) fn install_vaulted(make: fn(&str) -> Value) {
+    let _ = VAULTED.set(make);
+}
+
+/// A vaulted text as a template value (see [`install_vaulted`]).
+pub(crate) fn vaulted(text: &str) -> Value {
+    match VAULTED.get() {
+        Some(make) => make(text),
+        None => Value::from(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "Attempt to use undecryptable variable: no vault secrets",
+        )),
+    }
+}
+
 /// Registers every filter, under its short name and as `ansible.builtin.NAME`.
 pub fn register(env: &mut Environment<'static>) {
     for name in NOT_IN_ANSIBLE {
