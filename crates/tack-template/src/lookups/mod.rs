@@ -254,14 +254,15 @@ fn invoke(
     // `config` asked about a plugin written in Python (a lookup beside the playbook or in a
     // role, any collection's): ansible's own `config` lookup, in the plugin worker, loads
     // that plugin and resolves its option from its documentation.
-    if find(name).is_some_and(|e| e.name == "config")
+    let entry = find(name);
+    if entry.is_some_and(|e| e.name == "config")
         && let Some(env) = current()
         && let Some(plugins) = env.templar().engine().plugins().cloned()
         && python_config_target(&*plugins, &kwargs)
     {
         return invoke_python(&plugins, &env, name, terms, kwargs, wantlist, host_named);
     }
-    let Some(entry) = find(name) else {
+    let Some(entry) = entry else {
         // ansible-core's own routing sends some names to collections (`hashi_vault`):
         // ansible's loader, in the plugin worker, follows it.
         if let Some(env) = current()
