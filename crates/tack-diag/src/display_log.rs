@@ -13,6 +13,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -95,6 +96,37 @@ pub fn record(level: Level, message: &str) {
     // reports such errors on stderr and carries on.
     if let Err(e) = log.file.write_all(line.as_bytes()) {
         let _ = writeln!(std::io::stderr(), "--- Logging error ---\n{e}");
+    }
+}
+
+/// `log_verbosity` above the run's `-v` count: the `-v` level up to which a verbose line the
+/// screen does not show is logged anyway (0: none). Set once the count is known.
+static LOGGED_VERBOSITY: AtomicU8 = AtomicU8::new(0);
+
+/// Takes the run's `-v` count (`shown`) and the `log_verbosity` setting: ansible's `Display`
+/// logs a verbose line a second time, log only, when `log_verbosity` is above both the run's
+/// count and the line's level (`Display.verbose`), whether the screen showed it or not.
+pub fn set_verbosity(shown: u8, configured: Option<i64>) {
+    let wanted = configured.map_or(0, |v| u8::try_from(v.clamp(0, 255)).unwrap_or(u8::MAX));
+    LOGGED_VERBOSITY.store(if wanted > shown { wanted } else { 0 }, Ordering::Relaxed);
+}
+
+/// The `-v` count up to which verbose lines must be made: the run's own, or the log's when
+/// it is higher and a log is open (the lines it logs must exist to be logged).
+pub fn noted_verbosity(shown: u8) -> u8 {
+    let logged = LOGGED_VERBOSITY.load(Ordering::Relaxed);
+    if logged > shown && active() { logged } else { shown }
+}
+
+/// A verbose line of `-v` level `level` (shown from `level` `-v`s): logged once more, log
+/// only, when `log_verbosity` reaches it. The caller shows and logs it as any line when the
+/// run's own count reaches it, and calls this either way, as ansible's `Display.verbose`
+/// does both.
+pub fn verbose(level: u8, message: &str) {
+    let logged = LOGGED_VERBOSITY.load(Ordering::Relaxed);
+    // Level 0 is a line every run shows: not a verbose one.
+    if level != 0 && level <= logged {
+        record(Level::Info, message);
     }
 }
 

@@ -38,7 +38,9 @@ pub fn run(
     for (n, playbook) in playbooks.iter().enumerate() {
         // ansible loads each playbook when its turn comes; from -vvv its imports' lines come
         // with the gatherings of `vars_files` (see `read_notes`).
-        if ctx.facts.verbosity >= 3 && playbook.plays.iter().any(|p| !p.vars_files.is_empty()) {
+        if crate::verbose::noted(ctx.facts.verbosity) >= 3
+            && playbook.plays.iter().any(|p| !p.vars_files.is_empty())
+        {
             let lines = crate::vars::read_notes::load_lines(
                 playbook,
                 ctx.extra_vars,

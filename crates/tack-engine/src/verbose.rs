@@ -79,6 +79,13 @@ fn refuse(what: &str, level: u8, origin: Option<Origin>) -> Diagnostic {
     )
 }
 
+/// The `-v` count up to which the run makes its verbose lines: its own, or `log_verbosity`'s
+/// when the display log keeps more (the callback logs the lines it does not show).
+pub(crate) fn noted(verbosity: i64) -> i64 {
+    let shown = u8::try_from(verbosity.clamp(0, 255)).unwrap_or(u8::MAX);
+    i64::from(tack_diag::display_log::noted_verbosity(shown)).max(verbosity)
+}
+
 /// Refuses, before anything runs, what a run at `-v` count `verbosity` (3 or more) would show
 /// differently from ansible: the `vars_files` whose notes of each read `crate::vars::read_notes`
 /// cannot place.

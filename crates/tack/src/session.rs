@@ -113,11 +113,17 @@ pub(crate) fn load_config(log: DisplayLog) -> Result<Config, crate::exit::Startu
 }
 
 /// `-v` as ansible counts it: the `verbosity` setting (`ANSIBLE_VERBOSITY`) is the count's
-/// start, and each `-v` adds one.
+/// start, and each `-v` adds one. The display log learns the count with `log_verbosity`, to
+/// log the verbose lines above it that the setting asks for.
 pub(crate) fn verbosity(config: &Config, given: u8) -> u8 {
     let configured = config.get("DEFAULT_VERBOSITY").and_then(|v| v.as_int()).unwrap_or(0);
     let configured = u8::try_from(configured.max(0)).unwrap_or(u8::MAX);
-    given.saturating_add(configured)
+    let count = given.saturating_add(configured);
+    tack_diag::display_log::set_verbosity(
+        count,
+        config.get("LOG_VERBOSITY").and_then(|v| v.as_int()),
+    );
+    count
 }
 
 /// Whether a command keeps `log_path`'s log of what it displays.
@@ -161,14 +167,17 @@ fn configured_log_path(config: &Config) -> Option<&str> {
     config.get("DEFAULT_LOG_PATH").and_then(|v| v.as_str()).filter(|p| !p.is_empty())
 }
 
-/// `log_verbosity` above the command's own `-v` count: ansible then logs the verbose lines
-/// it does not show, which tack does not produce; refused by name while a log is kept.
+/// `log_verbosity` above the command's own `-v` count in a listing or `--syntax-check`: the
+/// listing is logged as one block, so the verbose lines ansible logs between its parts have
+/// no place; refused by name while a log is kept. (A run logs them: see
+/// `tack_diag::display_log::verbose`.)
 pub(crate) fn refused_log_verbosity(config: &Config, verbosity: u8) -> Option<String> {
     configured_log_path(config)?;
     let wanted = config.get("LOG_VERBOSITY").and_then(|v| v.as_int())?;
     (wanted > i64::from(verbosity)).then(|| {
         format!(
-            "log_verbosity {wanted} above the run's verbosity ({verbosity}): verbose lines              logged but not shown"
+            "log_verbosity {wanted} above the run's verbosity ({verbosity}) with a listing or \
+             --syntax-check: verbose lines logged but not shown"
         )
     })
 }

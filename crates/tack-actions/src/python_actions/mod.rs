@@ -16,7 +16,6 @@ mod vars;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::{Map, Value as Json, json};
@@ -99,12 +98,8 @@ fn start_worker() -> Result<Worker, String> {
             basedir: std::env::current_dir().unwrap_or_default(),
             ..Setup::default()
         });
-        let mut command = Command::new(&core.python);
-        command.arg("-c").arg(WORKER);
-        command.env("PYTHONDONTWRITEBYTECODE", "1");
-        if let Some(config) = &setup.config_file {
-            command.env("ANSIBLE_CONFIG", config);
-        }
+        let mut command =
+            crate::python_path::worker_command(&core.python, WORKER, setup.config_file.as_deref());
         let mut worker =
             Worker::spawn(&mut command, "the action plugin worker", GRACE).map_err(|e| {
                 format!("could not start {} for an action plugin: {e}", core.python.display())
@@ -266,6 +261,11 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
         "check_mode": input.check_mode,
         "diff": input.diff,
         "verbosity": input.verbosity,
+        // What `Display.log_verbosity` would be: the run's count, or `log_verbosity` when a
+        // log keeps more (its `_verbose_log` lines come back as notes).
+        "log_verbosity": tack_diag::display_log::noted_verbosity(
+            u8::try_from(input.verbosity.clamp(0, 255)).unwrap_or(u8::MAX)
+        ),
         "host": host,
         "connection": connection,
     }))

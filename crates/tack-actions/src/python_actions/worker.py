@@ -201,7 +201,9 @@ def main():
                 added.append(directory)
 
     def run(message):
-        display.verbosity = message["verbosity"]
+        # Loading is quiet: ansible's controller loaded its collections before its workers
+        # forked, so a worker says nothing of it (this worker's first load would).
+        display.verbosity = display.log_verbosity = 0
         add_dirs(message["dirs"])
         task = Task()
         task.action = message["action"]
@@ -227,6 +229,8 @@ def main():
             found = None if action is None else action._original_path
             raise refused("the action plugin %s: ansible's loader found %s for %r"
                           % (message["path"], found, message["name"]))
+        display.verbosity = message["verbosity"]
+        display.log_verbosity = message["log_verbosity"]
         with DeferredWarningContext(variables=variables) as warned:
             try:
                 result = action.run(task_vars=variables)

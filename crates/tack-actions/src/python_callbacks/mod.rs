@@ -12,7 +12,6 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::{Map, Value as Json, json};
 use tack_report::callback::{Callback, Stats, TaskParams, TaskView};
@@ -73,12 +72,8 @@ fn start(setup: &CallbackSetup) -> Result<(Option<Worker>, Vec<Printed>), Callba
         }
         return Err(CallbackError::NoAnsibleCore(crate::python_path::why_not()));
     };
-    let mut command = Command::new(&core.python);
-    command.arg("-c").arg(WORKER);
-    command.env("PYTHONDONTWRITEBYTECODE", "1");
-    if let Some(config) = &setup.config_file {
-        command.env("ANSIBLE_CONFIG", config);
-    }
+    let mut command =
+        crate::python_path::worker_command(&core.python, WORKER, setup.config_file.as_deref());
     let grace = std::time::Duration::from_secs(5);
     let mut worker =
         Worker::spawn(&mut command, "the callback worker", grace).map_err(|source| {

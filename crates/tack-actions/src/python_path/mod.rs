@@ -27,6 +27,28 @@ use std::sync::OnceLock;
 pub use find::{FindError, find};
 pub use payload_cache::keep_new_payloads;
 
+/// The command that starts one of tack's Python workers on the controller (`script` run by
+/// `python` with `-c`), reading the run's `ansible.cfg` (`config`) as ansible would.
+///
+/// A worker loads plugins without writing bytecode beside them (a plan changes nothing), and
+/// its ansible never opens `log_path`: the display log is the controller's, which logs what
+/// the worker hands back; ansible's logger would create the file on import (in a plan too).
+/// (The inventory worker is not one of these: its plugins print, and log, for themselves.)
+pub(crate) fn worker_command(
+    python: &std::path::Path,
+    script: &str,
+    config: Option<&std::path::Path>,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(python);
+    command.arg("-c").arg(script);
+    command.env("PYTHONDONTWRITEBYTECODE", "1");
+    command.env("ANSIBLE_LOG_PATH", "/dev/null");
+    if let Some(config) = config {
+        command.env("ANSIBLE_CONFIG", config);
+    }
+    command
+}
+
 /// An interpreter on the controller that imports ansible-core.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnsibleCore {

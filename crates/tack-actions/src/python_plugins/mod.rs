@@ -16,7 +16,6 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use parking_lot::ReentrantMutex;
@@ -154,13 +153,8 @@ impl PluginWorker {
     /// Starts the process, hands it the plugin directories and reads the names it found.
     fn start(&self, python: &Path) -> Result<Names, WorkerError> {
         let guard = self.process.lock();
-        let mut command = Command::new(python);
-        command.arg("-c").arg(WORKER);
-        // Loading a plugin must not write bytecode beside it (a plan changes nothing).
-        command.env("PYTHONDONTWRITEBYTECODE", "1");
-        if let Some(config) = &self.paths.config_file {
-            command.env("ANSIBLE_CONFIG", config);
-        }
+        let mut command =
+            crate::python_path::worker_command(python, WORKER, self.paths.config_file.as_deref());
         let spawn_error =
             |source| WorkerError::Spawn { python: python.display().to_string(), source };
         let mut process =

@@ -84,7 +84,7 @@ pub(crate) fn run_play(
     crate::vars::reserved::warn_play(play, &layers.role_defaults, &layers.vars);
     let reads = crate::vars::read_notes::ReadNotes::new(
         &layers.read_notes,
-        run.facts.verbosity,
+        crate::verbose::noted(run.facts.verbosity),
         run.facts.forks,
     );
     let keywords = post_validate_play(play, &vars, templar, run.loader)?;

@@ -168,7 +168,7 @@ impl TaskRun<'_> {
         // connection object per task executor).
         let trace = Trace::new();
         tack_template::task_context::with_task_action(&self.reading.ctx.task.action, || {
-            if self.verbosity < 5 {
+            if crate::verbose::noted(self.verbosity) < 5 {
                 return self.run_live_in_context(host, live, &trace);
             }
             // `-vvvvv`: every place a file is looked for, in order with the run's other lines.
@@ -213,7 +213,7 @@ impl TaskRun<'_> {
             };
         }
         let mut events = Vec::new();
-        let mut stream = Shown::new(live, diff, self.verbosity);
+        let mut stream = Shown::new(live, diff, crate::verbose::noted(self.verbosity));
         let connection = self.connection_name(host, &scope);
         stream.connection = connection.clone();
         let outcome = match (&self.reading.ctx.task.loop_items, keyword_error) {

@@ -68,8 +68,8 @@ pub(crate) struct Shown<'a> {
     pub events: Vec<TaskEvent>,
     live: Option<&'a Live<'a>>,
     diff: bool,
-    /// The run's `-v` count: a connection line above it is never shown, so it does not hold
-    /// the lines after it back.
+    /// The run's `-v` count (the log's, when it keeps more): a connection line above it is
+    /// never shown nor logged, so it does not hold the lines after it back.
     verbosity: i64,
     pub streamed: usize,
     /// The connection the task reaches the host with, given to each item and retry result

@@ -282,6 +282,15 @@ impl<W: Write> DefaultCallback<W> {
         let _ = writeln!(self.out, "{}", text.replace("\r\n", "\n"));
     }
 
+    /// `Display.verbose`: a line shown from `level` `-v`s, and logged once more when
+    /// `log_verbosity` reaches it (`tack_diag::display_log::verbose`).
+    fn verbose_text(&mut self, level: u8, msg: &str) {
+        if self.verbosity >= level {
+            self.colored(msg, Hue::Verbose);
+        }
+        tack_diag::display_log::verbose(level, msg);
+    }
+
     /// `Display.banner`: the message, a space and stars up to the width (at least three).
     fn banner(&mut self, msg: &str) {
         let msg = msg.trim();
@@ -520,14 +529,11 @@ impl<W: Write> Callback for DefaultCallback<W> {
     }
 
     fn playbook_start(&mut self, playbook: &tack_playbook::Playbook, first: bool) {
-        if self.verbosity < 2 {
-            self.dry_run_banner();
-            return;
-        }
         for file in &playbook.imported {
-            self.colored(&format!("statically imported: {}", file.display()), Hue::Verbose);
+            self.verbose_text(2, &format!("statically imported: {}", file.display()));
         }
         if first && self.verbosity >= 4 {
+            // `CallbackBase.__init__` asks its display's verbosity first: never logged only.
             let line = self.extras.loaded_line();
             self.colored(&line, Hue::Verbose);
         }
@@ -540,33 +546,31 @@ impl<W: Write> Callback for DefaultCallback<W> {
                 false => attempted,
             };
             for name in names {
-                if self.verbosity >= 5 {
-                    self.colored(&format!("Attempting to use '{name}' callback."), Hue::Verbose);
-                }
+                self.verbose_text(5, &format!("Attempting to use '{name}' callback."));
                 if matches!(name.as_str(), "minimal" | "oneline") {
                     let msg = format!(
                         "Skipping callback '{name}', as we already have a stdout callback."
                     );
-                    self.colored(&msg, Hue::Verbose);
+                    self.verbose_text(2, &msg);
                 }
             }
         }
         let (path, plays) = (&playbook.path, playbook.plays.len());
-        let base = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        self.banner(&format!("PLAYBOOK: {base}"));
+        if self.verbosity >= 2 {
+            let base = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            self.banner(&format!("PLAYBOOK: {base}"));
+        }
         if self.verbosity >= 4 {
             for line in self.extras.cli_args.clone() {
                 self.colored(&line, Hue::Verbose);
             }
         }
         self.dry_run_banner();
-        self.colored(&format!("{plays} plays in {}", path.display()), Hue::Verbose);
+        self.verbose_text(2, &format!("{plays} plays in {}", path.display()));
     }
 
     fn verbose_line(&mut self, level: u8, msg: &str) {
-        if self.verbosity >= level {
-            self.colored(msg, Hue::Verbose);
-        }
+        self.verbose_text(level, msg);
     }
 
     fn host_result(&mut self, task: &TaskView, result: &HostResult) {

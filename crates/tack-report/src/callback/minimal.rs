@@ -241,6 +241,7 @@ impl<W: Write> Callback for MinimalCallback<W> {
         if self.verbosity >= level {
             self.line(msg);
         }
+        tack_diag::display_log::verbose(level, msg);
     }
     fn display(&mut self, text: &str) {
         self.line(text);

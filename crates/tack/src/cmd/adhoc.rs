@@ -133,9 +133,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
-    if let Some(setting) = crate::links::refused_setting(&config)
-        .or_else(|| crate::session::refused_log_verbosity(&config, args.verbosity.verbose))
-    {
+    if let Some(setting) = crate::links::refused_setting(&config) {
         return Err(options_error(format!("tack adhoc does not support {setting} yet")).into());
     }
     if args.one_line {
@@ -319,34 +317,47 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         ),
     };
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
-    if verbosity >= 2 {
+    // Made for the log too when it keeps more (`log_verbosity`).
+    let noted = tack_diag::display_log::noted_verbosity(verbosity);
+    if noted >= 2 {
+        // `display.vv` and kin: shown (and logged) from their level, logged once more when
+        // `log_verbosity` reaches it.
+        let mut say = |level: u8, line: String| -> std::io::Result<()> {
+            if verbosity >= level {
+                tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+                writeln!(stdout, "{line}")?;
+            }
+            tack_diag::display_log::verbose(level, &line);
+            Ok(())
+        };
         // The callback loader's notes: every stdout callback but the one in use, by name.
         let used = if layout == Layout::OneLine { "oneline" } else { "minimal" };
         if verbosity >= 4 {
             // ansible names its Python file; tack names its own binary (see
-            // `playbook::verbose::extras`).
+            // `playbook::verbose::extras`). `CallbackBase.__init__` asks its display's
+            // verbosity first: never logged only.
             let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
-            writeln!(
-                stdout,
-                "Loading callback plugin {used} of type stdout, v2.0 from {exe} (built in)"
+            say(
+                4,
+                format!(
+                    "Loading callback plugin {used} of type stdout, v2.0 from {exe} (built in)"
+                ),
             )?;
         }
         // The callback plugins the loader tries (named from `-vvvvv`), passing over the
         // other stdout callbacks.
-        let names: Vec<String> = if verbosity >= 5 {
+        let names: Vec<String> = if noted >= 5 {
             let dirs: Vec<PathBuf> = args.playbook_dir.iter().map(|_| basedir.clone()).collect();
             crate::cmd::playbook::callback::attempted_callbacks(&session.config, &dirs, used)
         } else {
             ["default", "minimal", "oneline"].into_iter().map(str::to_string).collect()
         };
         for name in names.iter().filter(|n| *n != used) {
-            if verbosity >= 5 {
-                writeln!(stdout, "Attempting to use '{name}' callback.")?;
-            }
+            say(5, format!("Attempting to use '{name}' callback."))?;
             if matches!(name.as_str(), "default" | "minimal" | "oneline") {
-                writeln!(
-                    stdout,
-                    "Skipping callback '{name}', as we already have a stdout callback."
+                say(
+                    2,
+                    format!("Skipping callback '{name}', as we already have a stdout callback."),
                 )?;
             }
         }

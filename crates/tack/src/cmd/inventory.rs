@@ -104,6 +104,10 @@ fn refuse_unsupported(args: &Args) -> Result<(), Diagnostic> {
     if args.verbosity.verbose > 1 {
         return refuse("-vv and above", "only -v is implemented");
     }
+    // What a log keeps beyond the screen (`log_verbosity`) is made as for the screen.
+    if tack_diag::display_log::noted_verbosity(args.verbosity.verbose) > 1 {
+        return refuse("log_verbosity above 1 with a log_path", "only -v is implemented");
+    }
     Ok(())
 }
 
@@ -116,14 +120,16 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
     // The `verbosity` setting counts too.
     refuse_unsupported(&args)?;
+    let line = match config.config_file() {
+        Some(file) => format!("Using {} as config file", file.display()),
+        None => "No config file found; using defaults".to_string(),
+    };
     if args.verbosity.verbose == 1 {
-        let line = match config.config_file() {
-            Some(file) => format!("Using {} as config file", file.display()),
-            None => "No config file found; using defaults".to_string(),
-        };
         tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
         println!("{line}");
     }
+    // `display.v`: logged once more under a `log_verbosity` above the count.
+    tack_diag::display_log::verbose(1, &line);
     let session = Session::open(
         config,
         SessionArgs {

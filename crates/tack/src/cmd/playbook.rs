@@ -191,7 +191,10 @@ pub(crate) fn run_mode(mut args: Args, mode: Mode) -> anyhow::Result<ExitCode> {
         .with_class(ErrorClass::Options)
         .into());
     }
-    if let Some(setting) = crate::session::refused_log_verbosity(&config, args.verbosity.verbose) {
+    if listing
+        && let Some(setting) =
+            crate::session::refused_log_verbosity(&config, args.verbosity.verbose)
+    {
         return Err(Diagnostic::new(format!("tack playbook does not support {setting} yet"))
             .with_class(ErrorClass::Options)
             .into());

@@ -251,6 +251,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let action = args.action;
     let read_stdin = check_args(&action)?;
     let config = crate::session::load_config(crate::session::DisplayLog::Keep)?;
+    // The `verbosity` setting counts as `-v`s do, and a log that keeps verbose lines
+    // (`log_verbosity`) needs them made.
+    let verbosity = crate::session::verbosity(&config, action.common().verbosity.verbose);
+    if tack_diag::display_log::noted_verbosity(verbosity) > 0 {
+        return Err(options_error(
+            "tack vault does not print ansible-vault's verbose (-v) messages yet (asked by the \
+             verbosity or log_verbosity setting); run it without",
+        ));
+    }
     // Nothing here runs a module; ansible still reads the file and warns or fails as it does.
     crate::plugin_filter::load(&config)?;
     let settings = crate::vault_settings::load(&config)?;

@@ -1,5 +1,6 @@
 //! What `ansible-playbook` (and `ansible`) prints before its first playbook at `-v` and more: from `-vv` the
-//! version block (`opt_help.version`) and from `-v` the configuration file line. (The
+//! version block (`opt_help.version`) and from `-v` the configuration file line (each also
+//! logged under a `log_verbosity` that reaches it). (The
 //! callback loader's notes follow the first playbook's loading; the callback prints them.)
 //!
 //! The version block describes the program that runs: tack prints its own name, version and
@@ -72,19 +73,18 @@ fn write_for(
     verbosity: u8,
     palette: Option<&Palette>,
 ) -> std::io::Result<()> {
-    let mut lines = Vec::new();
-    if verbosity >= 2 {
-        lines.push(version_block(prog, config).join("\n"));
-    }
-    if verbosity >= 1 {
-        lines.push(match config.config_file() {
-            Some(path) => format!("Using {} as config file", path.display()),
-            None => "No config file found; using defaults".to_string(),
-        });
-    }
-    for line in lines {
-        tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
-        writeln!(out, "{}", paint(palette, &line, Hue::Verbose))?;
+    let config_line = match config.config_file() {
+        Some(path) => format!("Using {} as config file", path.display()),
+        None => "No config file found; using defaults".to_string(),
+    };
+    // `display.vv` and `display.v`: shown from their level, and logged again when
+    // `log_verbosity` reaches it.
+    for (level, line) in [(2, version_block(prog, config).join("\n")), (1, config_line)] {
+        if verbosity >= level {
+            tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+            writeln!(out, "{}", paint(palette, &line, Hue::Verbose))?;
+        }
+        tack_diag::display_log::verbose(level, &line);
     }
     Ok(())
 }

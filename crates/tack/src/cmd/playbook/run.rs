@@ -79,7 +79,9 @@ pub(super) fn run(
         })
         .flatten();
     tack_engine::check(&playbooks)?;
-    tack_engine::check_verbosity(&playbooks, args.verbosity.verbose, session.config.strategy())?;
+    // What the display log keeps counts too (`log_verbosity`).
+    let noted = tack_diag::display_log::noted_verbosity(args.verbosity.verbose);
+    tack_engine::check_verbosity(&playbooks, noted, session.config.strategy())?;
     let extras = super::verbose::extras(args, session);
 
     // The templar decrypts inline `!vault` values with the run's secrets (its loader is

@@ -25,18 +25,22 @@ pub(crate) fn inventory_notes(
             tack_diag::display_log::record(tack_diag::display_log::Level::Info, note);
             writeln!(out, "{}", paint(palette, note, Hue::Verbose))?;
         }
+        tack_diag::display_log::verbose(*level, note);
     }
     Ok(())
 }
 
 /// The `-vvvv` text for the callback.
+/// Made for the log's verbosity too when it is higher (`log_verbosity`): the callback logs
+/// what it does not show.
 pub(crate) fn extras(args: &Args, session: &Session) -> VerboseExtras {
-    if args.verbosity.verbose < 4 {
+    let noted = tack_diag::display_log::noted_verbosity(args.verbosity.verbose);
+    if noted < 4 {
         return VerboseExtras::default();
     }
     let cli_args = super::cliargs::lines(args, &session.config, session.inventory.sources());
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
-    let attempted_callbacks = if args.verbosity.verbose >= 5 {
+    let attempted_callbacks = if noted >= 5 {
         let cwd = std::env::current_dir().unwrap_or_default();
         let dirs: Vec<std::path::PathBuf> = args
             .playbooks
