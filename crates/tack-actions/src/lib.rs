@@ -40,6 +40,7 @@ pub mod python_inventory;
 mod python_lines;
 pub mod python_path;
 pub mod python_plugins;
+pub mod python_strategy;
 mod raw;
 mod reboot;
 mod script;

@@ -79,6 +79,17 @@ impl RunStatus {
     }
 }
 
+/// A strategy plugin not in ansible.builtin that the run names (see
+/// `RunFacts::external_strategies`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalStrategy {
+    /// The name plays and the setting give it (`ns.col.external`).
+    pub name: String,
+    /// ansible-core's strategy it only inherits (`linear`, `free` or `host_pinned`), which
+    /// tack runs as its own; else why tack cannot run it (a clause for the refusal).
+    pub runs_as: Result<String, String>,
+}
+
 /// What the magic variables say about the run itself.
 #[derive(Debug, Clone, Default)]
 pub struct RunFacts {
@@ -121,6 +132,10 @@ pub struct RunFacts {
     /// The `strategy` setting (`ANSIBLE_STRATEGY`): the strategy of a play that names none
     /// (`None`: `linear`, ansible's default).
     pub default_strategy: Option<String>,
+    /// Strategy plugins not in ansible.builtin the run names (`tack_actions::python_strategy`):
+    /// the plays of one that only inherits one of ansible-core's strategies run with tack's
+    /// own, with ansible's deprecation; any other is refused with why.
+    pub external_strategies: Vec<ExternalStrategy>,
     /// `inject_facts_as_vars`: `None` at its default (each fact is a top-level variable too,
     /// with ansible's deprecation when one is read so), `Some(true)` the same without the
     /// deprecation, `Some(false)` facts only under `ansible_facts`.

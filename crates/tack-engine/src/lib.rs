@@ -27,7 +27,9 @@ mod task;
 mod vars;
 mod verbose;
 
-pub use context::{ANSIBLE_VERSION, Gathering, HostState, RunContext, RunFacts, RunStatus};
+pub use context::{
+    ANSIBLE_VERSION, ExternalStrategy, Gathering, HostState, RunContext, RunFacts, RunStatus,
+};
 pub use fact_cache::{FactCache, FactCacheConfig};
 pub use plan::pending::Pending;
 pub use play::start_at::StartAt;

@@ -197,13 +197,25 @@ fn check_block(block: &Block) -> Result<(), Diagnostic> {
 pub(crate) fn unknown_strategy(
     play: &Play,
     rendered: Option<&tack_yaml::Node>,
+    inherited: &[crate::ExternalStrategy],
 ) -> Option<Diagnostic> {
     let name = tack_yaml::pyrepr::str(&rendered?.value);
-    if crate::strategy::Strategy::named(&name).is_some() {
+    if crate::strategy::Strategy::resolved(&name, inherited).is_some() {
         return None;
     }
     let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
-    Some(refuse(format!("the strategy '{name}'"), origin))
+    Some(refuse(format!("the strategy '{name}'{}", why_not(&name, inherited, "")), origin))
+}
+
+/// Why the strategy plugin `name` cannot run, when the run asked (` (context; why)`).
+fn why_not(name: &str, plugins: &[crate::ExternalStrategy], context: &str) -> String {
+    let why = plugins.iter().find(|p| p.name == name).and_then(|p| p.runs_as.clone().err());
+    match (context, why) {
+        ("", None) => String::new(),
+        ("", Some(why)) => format!(" ({why})"),
+        (context, None) => format!(" ({context})"),
+        (context, Some(why)) => format!(" ({context}; {why})"),
+    }
 }
 
 /// The `strategy` setting, when a play would run with it and tack has no such strategy
@@ -211,8 +223,11 @@ pub(crate) fn unknown_strategy(
 pub(crate) fn default_strategy(
     playbooks: &[tack_playbook::Playbook],
     default: Option<&str>,
+    inherited: &[crate::ExternalStrategy],
 ) -> Result<(), Diagnostic> {
-    let Some(name) = default.filter(|n| crate::strategy::Strategy::named(n).is_none()) else {
+    let Some(name) =
+        default.filter(|n| crate::strategy::Strategy::resolved(n, inherited).is_none())
+    else {
         return Ok(());
     };
     let used = playbooks
@@ -220,7 +235,8 @@ pub(crate) fn default_strategy(
         .flat_map(|p| &p.plays)
         .any(|play| play.attrs.get(Keyword::Strategy).is_none());
     if used {
-        return Err(refuse(format!("the strategy '{name}' (the strategy setting)"), None));
+        let why = why_not(name, inherited, "the strategy setting");
+        return Err(refuse(format!("the strategy '{name}'{why}"), None));
     }
     Ok(())
 }
@@ -228,12 +244,16 @@ pub(crate) fn default_strategy(
 /// Refuses what `play` uses that the engine cannot run.
 pub(crate) fn check_play(play: &Play) -> Result<(), Diagnostic> {
     check_attrs(&play.attrs, PLAY_KEYWORDS, "play")?;
-    // A templated strategy is checked once the play renders it (`unknown_strategy`).
+    // A templated strategy is checked once the play renders it (`unknown_strategy`), and so
+    // is a plugin's (not in ansible.builtin): the run may have asked what it inherits.
     if let Some(node) = play.attrs.get(Keyword::Strategy)
         && !node.as_str().is_some_and(tack_template::is_possibly_template)
     {
         let name = tack_yaml::pyrepr::str(&node.value);
-        if crate::strategy::Strategy::named(&name).is_none() {
+        // ansible-core's own strategy tack does not have (`debug`): nothing to ask.
+        let core =
+            tack_py::ansible::short_name(&name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if crate::strategy::Strategy::named(&name).is_none() && core == "debug" {
             let origin = play.attrs.key(Keyword::Strategy).and_then(|k| k.origin.clone());
             return Err(refuse(format!("the strategy '{name}'"), origin));
         }

@@ -28,7 +28,11 @@ pub fn run(
     callback: &mut dyn Callback,
 ) -> Result<RunStatus, Diagnostic> {
     check(playbooks)?;
-    crate::refuse::default_strategy(playbooks, ctx.facts.default_strategy.as_deref())?;
+    crate::refuse::default_strategy(
+        playbooks,
+        ctx.facts.default_strategy.as_deref(),
+        &ctx.facts.external_strategies,
+    )?;
     let mut stats = Stats::default();
     let mut states: BTreeMap<String, HostState> = BTreeMap::new();
     let live = tack_inventory::live::LiveInventory::new(ctx.inventory);

@@ -19,6 +19,7 @@ mod options;
 mod plugin_filter;
 mod progress;
 mod session;
+mod strategies;
 mod vault_settings;
 
 use std::ffi::OsString;

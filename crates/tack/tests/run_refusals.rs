@@ -492,7 +492,7 @@ fn collection_plugins_tack_does_not_run_are_refused_by_name() {
         ),
         (
             "  strategy: community.general.foo\n",
-            "tack does not support the strategy 'community.general.foo' yet",
+            "tack does not support the strategy 'community.general.foo' (",
         ),
     ] {
         let play = format!("- hosts: all\n  gather_facts: false\n{keyword}  tasks:\n    - ping:\n");
@@ -508,6 +508,41 @@ fn collection_plugins_tack_does_not_run_are_refused_by_name() {
     }
 }
 
+/// A strategy plugin with code of its own (ansible-core asked what its class defines) is
+/// refused by name, with what it defines, where the play that names it would start: the
+/// plays before it run. One that only inherits ansible-core's runs as tack's own
+/// (goldens `run/strategy-external`, `adhoc/strategy-external`).
+#[test]
+fn a_strategy_plugin_with_code_of_its_own_is_refused_with_what_it_defines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("strategy_plugins")).expect("plugin dir");
+    std::fs::write(
+        dir.path().join("strategy_plugins/mine.py"),
+        "from ansible.plugins.strategy.linear import StrategyModule as Linear\n\n\n\
+         class StrategyModule(Linear):\n    def run(self, iterator, play_context):\n        \
+         return super().run(iterator, play_context)\n",
+    )
+    .expect("plugin");
+    let play = format!(
+        "{PLAY}    - debug: msg=first\n- hosts: all\n  gather_facts: false\n  strategy: mine\n  tasks:\n    - debug: msg=second\n"
+    );
+    let out = tack(dir.path(), &play, &["--ansible-python", "/opt/ansible-ref/bin/python"])
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tack does not support the strategy 'mine' (a strategy written in Python: its class \
+             StrategyModule defines run; tack runs only the plugins that inherit ansible-core's \
+             linear, free or host_pinned and change nothing) yet"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("first") && !stdout.contains("second"), "{stdout}");
+}
+
 /// A `strategy` setting tack has no strategy for (a collection's) is refused by name before
 /// anything runs, for playbooks and ad hoc runs alike, when a play would use it; a play that
 /// names its own strategy does not.
@@ -519,7 +554,7 @@ fn a_strategy_setting_tack_does_not_have_is_refused_where_it_applies() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "tack does not support the strategy 'ns.col.external' (the strategy setting) yet"
+            "tack does not support the strategy 'ns.col.external' (the strategy setting;"
         ),
         "{stderr}"
     );

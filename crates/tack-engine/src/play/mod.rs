@@ -88,7 +88,11 @@ pub(crate) fn run_play(
         run.facts.forks,
     );
     let keywords = post_validate_play(play, &vars, templar, run.loader)?;
-    if let Some(refused) = crate::refuse::unknown_strategy(play, keywords.get(Keyword::Strategy)) {
+    if let Some(refused) = crate::refuse::unknown_strategy(
+        play,
+        keywords.get(Keyword::Strategy),
+        &run.facts.external_strategies,
+    ) {
         return Err(refused);
     }
     // `Play.get_name`: an empty name shows the hosts pattern.
@@ -208,7 +212,7 @@ pub(crate) fn run_play(
         play,
         all_hosts: selected.clone(),
         max_fail: crate::play::batches::max_fail_fraction(keywords.get(Keyword::MaxFailPercentage)),
-        free: Strategy::of(&keywords, run.facts.default_strategy.as_deref()).is_free(),
+        free: Strategy::of(&keywords, &run.facts).is_free(),
         blocks: &arena,
         plays: &plays,
         reads: reads.clone(),
@@ -244,6 +248,7 @@ pub(crate) fn run_play(
             run.facts.check_mode || run.facts.plan,
         ));
         callback.play_start(&name);
+        Strategy::deprecate_plugin(&keywords, &run.facts);
         if running.is_empty() {
             continue;
         }
@@ -281,7 +286,7 @@ fn run_batch<'r>(
     {
         return Ok(BatchEnd::Done);
     }
-    let strategy = Strategy::of(keywords, env.run.facts.default_strategy.as_deref());
+    let strategy = Strategy::of(keywords, &env.run.facts);
     if strategy.is_free() {
         if check.is_some() {
             return Err(Diagnostic::at(

@@ -1,5 +1,6 @@
 //! The strategies tack runs, by the names a play may give them: `linear` (ansible's default),
-//! `free` and `host_pinned`, each short or under `ansible.builtin.`/`ansible.legacy.`. Any
+//! `free` and `host_pinned`, each short or under `ansible.builtin.`/`ansible.legacy.`, and the
+//! names of plugins that only inherit one of those (`RunFacts::external_strategies`). Any
 //! other name is refused before the run (`crate::refuse`). Also the warnings ansible gives for
 //! what the free strategies do not honour.
 
@@ -34,13 +35,41 @@ impl Strategy {
         }
     }
 
-    /// The play's `strategy` keyword (rendered), else the `strategy` setting (`default`),
-    /// else `linear`.
+    /// The strategy `name` names for a run whose plugins `inherited` are: tack's own, or the
+    /// one such a plugin inherits.
+    pub(crate) fn resolved(name: &str, inherited: &[crate::ExternalStrategy]) -> Option<Strategy> {
+        Strategy::named(name).or_else(|| {
+            let plugin = inherited.iter().find(|p| p.name == name)?;
+            Strategy::named(plugin.runs_as.as_ref().ok()?)
+        })
+    }
+
+    /// The play's `strategy` keyword (rendered), else the `strategy` setting, else `linear`.
     pub(crate) fn of(
         keywords: &tack_playbook::post_validate::PlayKeywords,
-        default: Option<&str>,
+        facts: &crate::RunFacts,
     ) -> Strategy {
-        Strategy::named(&Strategy::name_of(keywords, default)).unwrap_or(Strategy::Linear)
+        let name = Strategy::name_of(keywords, facts.default_strategy.as_deref());
+        Strategy::resolved(&name, &facts.external_strategies).unwrap_or(Strategy::Linear)
+    }
+
+    /// ansible's loader deprecates every strategy plugin not in ansible.builtin as a play
+    /// loads it (after the play's banner); said once per run, as ansible dedupes it.
+    pub(crate) fn deprecate_plugin(
+        keywords: &tack_playbook::post_validate::PlayKeywords,
+        facts: &crate::RunFacts,
+    ) {
+        let name = Strategy::name_of(keywords, facts.default_strategy.as_deref());
+        if Strategy::named(&name).is_none()
+            && facts.external_strategies.iter().any(|p| p.name == name && p.runs_as.is_ok())
+        {
+            tack_diag::deprecate_formatted(&Diagnostic::new(
+                "Use of strategy plugins not included in ansible.builtin are deprecated and do \
+                 not carry any backwards compatibility guarantees. No alternative for third \
+                 party strategy plugins is currently planned. This feature will be removed \
+                 from ansible-core in a future release.",
+            ));
+        }
     }
 
     /// The name of the strategy a play runs with (see [`Strategy::of`]).

@@ -263,6 +263,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         tags: &tags,
         tasks: &loader,
         facts: RunFacts {
+            external_strategies: crate::strategies::external(&session.config, &loader, &playbooks),
             check_mode: args.check,
             // An ad-hoc task notifies no handler.
             warn_on_missing_handler: false,

@@ -104,6 +104,7 @@ pub(super) fn run(
         tags: &tags,
         tasks: &loader,
         facts: RunFacts {
+            external_strategies: crate::strategies::external(&session.config, &loader, &playbooks),
             check_mode: args.check || plan,
             play_context_vars: crate::links::play_context_vars(&session.config),
             warn_on_missing_handler: session
