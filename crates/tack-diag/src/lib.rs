@@ -32,9 +32,9 @@ use std::sync::Arc;
 
 pub use excerpt::excerpt;
 pub use warnings::{
-    DEPRECATION_PREAMBLE, deprecate, deprecate_formatted, error as show_error,
-    forget_shown as forget_shown_warnings, set_deprecations_enabled, set_sink as set_warning_sink,
-    warn,
+    DEPRECATION_PREAMBLE, RecordedDeprecation, deprecate, deprecate_formatted, error as show_error,
+    forget_shown as forget_shown_warnings, recording_deprecations, set_deprecations_enabled,
+    set_sink as set_warning_sink, warn,
 };
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a

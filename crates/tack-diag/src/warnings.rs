@@ -47,6 +47,7 @@ pub fn error(error: &Diagnostic) {
 /// how to silence them (a warning, so shown once), then the message with "This feature will be
 /// removed from ansible-core version X." appended, each distinct text once.
 pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    record_deprecation(deprecation, removed_in);
     if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
         return;
     }
@@ -68,6 +69,52 @@ pub fn deprecate_formatted(deprecation: &Diagnostic) {
     }
     warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
     emit(deprecation.render_deprecation(), crate::color::Level::Deprecate);
+}
+
+/// A deprecation raised while a task ran on a host: ansible's worker keeps each in the task's
+/// result (`deprecations`), shown or not (`deprecation_warnings` off, or said before).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedDeprecation {
+    /// The message, without the sentence on when the feature goes.
+    pub msg: String,
+    /// The ansible-core version that removes it.
+    pub version: String,
+}
+
+thread_local! {
+    /// The open recordings of this thread, innermost last (a loop's item inside its task).
+    static RECORDING: std::cell::RefCell<Vec<Vec<RecordedDeprecation>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn record_deprecation(deprecation: &Diagnostic, removed_in: &str) {
+    RECORDING.with(|recording| {
+        if let Some(open) = recording.borrow_mut().last_mut() {
+            open.push(RecordedDeprecation {
+                msg: deprecation.message.clone(),
+                version: removed_in.to_string(),
+            });
+        }
+    });
+}
+
+/// Runs `f`, returning what it returned and the deprecations [`deprecate`] raised on this
+/// thread meanwhile (each also shown as usual). Recordings nest: an inner one keeps its own.
+pub fn recording_deprecations<T>(f: impl FnOnce() -> T) -> (T, Vec<RecordedDeprecation>) {
+    /// Closes the recording even when `f` unwinds.
+    struct Open;
+    impl Drop for Open {
+        fn drop(&mut self) {
+            RECORDING.with(|recording| recording.borrow_mut().pop());
+        }
+    }
+    RECORDING.with(|recording| recording.borrow_mut().push(Vec::new()));
+    let open = Open;
+    let out = f();
+    let recorded =
+        RECORDING.with(|recording| recording.borrow_mut().last_mut().map(std::mem::take));
+    drop(open);
+    (out, recorded.unwrap_or_default())
 }
 
 /// ansible's `deprecation_warnings` setting.

@@ -47,6 +47,9 @@ pub struct HostResult {
     /// Warnings of the result that ansible shows with where they came from (a label that
     /// failed to render): the block to show for each such text of `warnings`.
     pub warning_blocks: std::collections::BTreeMap<String, tack_diag::Diagnostic>,
+    /// How many of the first `deprecations` were shown as they were raised (with where they
+    /// came from; see `tack_diag::recording_deprecations`): the callback shows the others.
+    pub shown_deprecations: usize,
     /// The connection the task reached its host with, by ansible's resolved name
     /// (`ansible.builtin.ssh`): what callback plugins read as `task.connection`. `None` when
     /// the task did not run there (a skip).
@@ -77,8 +80,38 @@ impl HostResult {
             plan: None,
             action: None,
             warning_blocks: std::collections::BTreeMap::new(),
+            shown_deprecations: 0,
             connection: None,
         }
+    }
+
+    /// Puts the deprecations raised while the task ran (already shown) before those the
+    /// result brought (a module's), as ansible's worker keeps them: `{collection_name,
+    /// deprecator: {resolved_name, type}, msg, version}`, every one of them ansible-core's.
+    pub fn add_raised_deprecations(&mut self, raised: Vec<tack_diag::RecordedDeprecation>) {
+        if raised.is_empty() {
+            return;
+        }
+        let core = || s("ansible.builtin");
+        let mut list: Vec<Node> = raised
+            .iter()
+            .map(|d| {
+                let mut deprecator = Mapping::new();
+                deprecator.insert(s("resolved_name"), core());
+                deprecator.insert(s("type"), Node::bare(Value::Null));
+                let mut entry = Mapping::new();
+                entry.insert(s("collection_name"), core());
+                entry.insert(s("deprecator"), Node::bare(Value::Map(deprecator)));
+                entry.insert(s("msg"), s(&d.msg));
+                entry.insert(s("version"), s(&d.version));
+                Node::bare(Value::Map(entry))
+            })
+            .collect();
+        if let Some(Value::Seq(brought)) = self.data.get("deprecations").map(|n| &n.value) {
+            list.extend(brought.iter().cloned());
+        }
+        self.shown_deprecations += raised.len();
+        self.data.insert(s("deprecations"), Node::bare(Value::Seq(list)));
     }
 
     /// `_ansible_verbose_always`, which a censored result loses.

@@ -358,12 +358,14 @@ impl Templar {
         node: &Node,
         scope: &Scope,
     ) -> Result<Conditional, TemplateError> {
+        let mut rendered = None;
         let (result, provenance) = engine::active::top_level(|| {
             engine::active::at_origin(node.origin.clone(), || {
-                engine::evaluate_conditional(&self.engine, node, scope)
+                engine::evaluate_conditional(&self.engine, node, scope, &mut rendered)
             })
         });
-        Ok(Conditional { value: result.map_err(|e| e.having_read(&provenance))?, provenance })
+        let value = result.map_err(|e| e.having_read(&provenance))?;
+        Ok(Conditional { value, provenance, rendered })
     }
 
     /// Renders a template file as the `template` module does (`trim_blocks` on,

@@ -137,6 +137,9 @@ pub(crate) fn no_items(host: &str) -> HostResult {
 pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
     let data = aggregate_data(items.iter().map(|r| &r.data));
     let mut result = HostResult::new(host, data);
+    // Each was shown with its item.
+    result.shown_deprecations =
+        result.data.get("deprecations").and_then(Node::as_seq).map_or(0, |l| l.len());
     result.plan = tack_report::plan_mark::merge(&items);
     result
 }
@@ -160,6 +163,15 @@ pub(crate) fn aggregate_data<'m>(items: impl Iterator<Item = &'m Mapping> + Clon
         } else {
             data.insert(s("msg"), s("All items completed"));
         }
+    }
+    // The items' deprecations, each item's in order, are the loop's too.
+    let deprecations: Vec<Node> = items
+        .clone()
+        .filter_map(|m| m.get("deprecations").and_then(Node::as_seq))
+        .flat_map(|list| list.iter().cloned())
+        .collect();
+    if !deprecations.is_empty() {
+        data.insert(s("deprecations"), Node::bare(Value::Seq(deprecations)));
     }
     let list: Vec<Node> = items.map(|m| Node::bare(Value::Map(m.clone()))).collect();
     data.insert(s("results"), Node::bare(Value::Seq(list)));

@@ -213,6 +213,7 @@ impl TaskRun<'_> {
             };
         }
         let mut events = Vec::new();
+        let mut raised_before_error = Vec::new();
         let mut stream = Shown::new(live, diff, crate::verbose::noted(self.verbosity));
         let connection = self.connection_name(host, &scope);
         stream.connection = connection.clone();
@@ -223,7 +224,20 @@ impl TaskRun<'_> {
                 Err(d)
             }
             (None, None) => {
-                self.run_once(host, &scope, trace, &mut events).map(|r| (Vec::new(), r))
+                // The result keeps the deprecations raised while the task ran.
+                let (ran, raised) = tack_diag::recording_deprecations(|| {
+                    self.run_once(host, &scope, trace, &mut events)
+                });
+                match ran {
+                    Ok(mut result) => {
+                        result.add_raised_deprecations(raised);
+                        Ok((Vec::new(), result))
+                    }
+                    Err(d) => {
+                        raised_before_error = raised;
+                        Err(d)
+                    }
+                }
             }
             (Some(items), _) => match self.run_loop(host, &scope, trace, items, &mut stream) {
                 Ok((result, any_ignored)) => {
@@ -243,7 +257,11 @@ impl TaskRun<'_> {
                 events.extend(items);
                 (events, result)
             }
-            Err(diag) => (events, self.finish(host, actions::errored(diag))),
+            Err(diag) => {
+                let mut result = self.finish(host, actions::errored(diag));
+                result.add_raised_deprecations(std::mem::take(&mut raised_before_error));
+                (events, result)
+            }
         };
         // What callback plugins read as the task's connection, where the task ran.
         if !result.flag("skipped") {
@@ -388,7 +406,10 @@ impl TaskRun<'_> {
             );
         }
         if let Some(cond) = self.false_condition(scope)? {
-            return Ok(tack_report::result::skipped(host, &cond));
+            // ansible's result of a skip says it did not fail, as a loop's items do.
+            let mut skipped = tack_report::result::skipped(host, &cond);
+            skipped.data.insert(s("failed"), b(false));
+            return Ok(skipped);
         }
         let mut result = match delegated? {
             Some(other) => {
@@ -452,43 +473,51 @@ impl TaskRun<'_> {
             let item_scope = control.item_scope(scope, &list, index, &read);
             let item_scope = self.reading.with_earlier_items(&item_scope, &results, reads_task);
             let mut retries = Vec::new();
-            let delegated = delegation.delegated(host, &item_scope);
-            if delegation.gathers_delegated(host, &item_scope, &delegated) {
-                shown.extend(
-                    self.reads.lines().iter().map(|(v, l)| TaskEvent::Transport(*v, l.clone())),
-                );
-            }
-            let delegated = delegated?;
-            let verdict = gate.gate(host, Some(index), &item_scope)?;
-            let planned = verdict.planned;
-            let condition = match planned {
-                Some(_) => None,
-                None => self.false_condition(&item_scope)?,
-            };
-            let keyword_error = match (&planned, &condition) {
-                (None, None) => self.reading.diff_mode(&item_scope, self.diff_flag).err(),
-                _ => None,
-            };
-            let failed_keyword = keyword_error.is_some();
-            let mut result = match (planned, condition) {
-                (Some(planned), _) => match self.refused_unrun(&planned, &item_scope) {
-                    Some(refused) => self.judge(host, &item_scope, refused, None, true),
-                    None => planned,
-                },
-                (None, Some(cond)) => tack_report::result::skipped(host, &cond),
-                (None, None) if let Some(d) = keyword_error => {
-                    self.judge(host, &item_scope, actions::errored(d), None, true)
+            // Each item's result keeps the deprecations raised while it ran.
+            let (ran, raised) = tack_diag::recording_deprecations(|| {
+                let delegated = delegation.delegated(host, &item_scope);
+                if delegation.gathers_delegated(host, &item_scope, &delegated) {
+                    shown.extend(
+                        self.reads.lines().iter().map(|(v, l)| TaskEvent::Transport(*v, l.clone())),
+                    );
                 }
-                (None, None) => match &delegated {
-                    Some(other) => {
-                        let there = delegation.delegated_scope(&item_scope, host, other);
-                        self.attempts(host, Some(index), &there, trace, &mut retries)?
+                let delegated = delegated?;
+                let verdict = gate.gate(host, Some(index), &item_scope)?;
+                let planned = verdict.planned;
+                let condition = match planned {
+                    Some(_) => None,
+                    None => self.false_condition(&item_scope)?,
+                };
+                let keyword_error = match (&planned, &condition) {
+                    (None, None) => self.reading.diff_mode(&item_scope, self.diff_flag).err(),
+                    _ => None,
+                };
+                let failed_keyword = keyword_error.is_some();
+                let result = match (planned, condition) {
+                    (Some(planned), _) => match self.refused_unrun(&planned, &item_scope) {
+                        Some(refused) => self.judge(host, &item_scope, refused, None, true),
+                        None => planned,
+                    },
+                    (None, Some(cond)) => tack_report::result::skipped(host, &cond),
+                    (None, None) if let Some(d) = keyword_error => {
+                        self.judge(host, &item_scope, actions::errored(d), None, true)
                     }
-                    None => self.attempts(host, Some(index), &item_scope, trace, &mut retries)?,
-                },
-            };
+                    (None, None) => match &delegated {
+                        Some(other) => {
+                            let there = delegation.delegated_scope(&item_scope, host, other);
+                            self.attempts(host, Some(index), &there, trace, &mut retries)?
+                        }
+                        None => {
+                            self.attempts(host, Some(index), &item_scope, trace, &mut retries)?
+                        }
+                    },
+                };
+                Ok::<_, Diagnostic>((delegated, verdict.writes, failed_keyword, result))
+            });
+            let (delegated, writes, failed_keyword, mut result) = ran?;
+            result.add_raised_deprecations(raised);
             gate.mark_ran(&item_scope, &mut result);
-            gate.note(host, &verdict.writes, &result);
+            gate.note(host, &writes, &result);
             // A value that cannot be rendered for an item does not ignore it, nor does an
             // item its `when` skipped (ansible renders the keyword only for one that runs).
             if failed_keyword {

@@ -74,7 +74,8 @@ pub(crate) fn evaluate_conditions(
                     return When::Unknown(producer.to_string());
                 }
                 if !r.value {
-                    return When::False(Node::bare(item.value.clone()));
+                    let reported = r.rendered.map_or_else(|| item.value.clone(), |n| n.value);
+                    return When::False(Node::bare(reported));
                 }
             }
             Err(e) => {

@@ -368,7 +368,8 @@ pub(crate) fn warnings(result: &HostResult) {
         }
     }
     let Some(list) = result.data.get("deprecations").and_then(Node::as_seq) else { return };
-    for deprecation in list.iter().filter_map(Node::as_map) {
+    // Those raised while the task ran were shown then, with where they came from.
+    for deprecation in list.iter().skip(result.shown_deprecations).filter_map(Node::as_map) {
         tack_diag::deprecate_formatted(&tack_diag::Diagnostic::new(deprecation_text(deprecation)));
     }
 }

@@ -25,6 +25,10 @@ use crate::vars::{ProvenanceSet, Scope};
 pub struct Conditional {
     pub value: bool,
     pub provenance: ProvenanceSet,
+    /// A conditional written as one template (`"{{ flag }}"`, deprecated) that rendered to
+    /// something other than a string: that value, which ansible reports as a skip's
+    /// `false_condition` where it reports the text of any other.
+    pub rendered: Option<Node>,
 }
 
 const EMPTY: &str = "Empty conditional expressions are not allowed.";
@@ -79,11 +83,14 @@ pub(crate) fn is_possibly_all_template(s: &str) -> bool {
         && ["%}", "}}", "#}"].iter().any(|m| s.ends_with(m))
 }
 
-/// Evaluates `node` as a conditional in `scope`.
+/// Evaluates `node` as a conditional in `scope`. A conditional written as one template that
+/// renders to something other than a string leaves that value in `rendered` (what ansible
+/// reports as a skip's `false_condition`).
 pub(super) fn evaluate(
     engine: &Arc<Engine>,
     node: &Node,
     scope: &Scope,
+    rendered: &mut Option<Node>,
 ) -> Result<bool, TemplateError> {
     let origin = node.origin.clone();
     super::active::take_nested_failure();
@@ -153,6 +160,7 @@ pub(super) fn evaluate(
             None => {
                 let diag = Diagnostic::at(AS_TEMPLATE, origin.clone());
                 tack_diag::deprecate(&diag, "2.23");
+                *rendered = crate::value::to_node(&value).ok();
                 let inner = text.strip_prefix("{{").and_then(|t| t.strip_suffix("}}"));
                 return boolean(&value, scope, inner.unwrap_or(text), &origin);
             }

@@ -252,8 +252,9 @@ pub(crate) fn evaluate_conditional(
     engine: &Arc<Engine>,
     node: &tack_yaml::Node,
     scope: &Scope,
+    rendered: &mut Option<tack_yaml::Node>,
 ) -> Result<bool, crate::TemplateError> {
-    conditional::evaluate(engine, node, scope)
+    conditional::evaluate(engine, node, scope, rendered)
 }
 
 /// The `omit` value.
