@@ -130,6 +130,18 @@ pub fn verbose(level: u8, message: &str) {
     }
 }
 
+/// `Display.verbose` for a caller that prints the line itself: logs `message` (of `-v` level
+/// `level`) as a shown line when the run's count `shown` reaches it, once more when
+/// `log_verbosity` does, and says whether to print it.
+pub fn verbose_shown(level: u8, shown: u8, message: &str) -> bool {
+    let show = shown >= level;
+    if show {
+        record(Level::Info, message);
+    }
+    verbose(level, message);
+    show
+}
+
 /// Stops logging (for a process that runs several independent jobs, and tests).
 pub fn close() {
     *LOG.lock().unwrap_or_else(PoisonError::into_inner) = None;

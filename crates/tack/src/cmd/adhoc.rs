@@ -324,11 +324,9 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         // `display.vv` and kin: shown (and logged) from their level, logged once more when
         // `log_verbosity` reaches it.
         let mut say = |level: u8, line: String| -> std::io::Result<()> {
-            if verbosity >= level {
-                tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+            if tack_diag::display_log::verbose_shown(level, verbosity, &line) {
                 writeln!(stdout, "{line}")?;
             }
-            tack_diag::display_log::verbose(level, &line);
             Ok(())
         };
         // The callback loader's notes: every stdout callback but the one in use, by name.

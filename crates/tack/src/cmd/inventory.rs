@@ -124,12 +124,10 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Some(file) => format!("Using {} as config file", file.display()),
         None => "No config file found; using defaults".to_string(),
     };
-    if args.verbosity.verbose == 1 {
-        tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+    // `display.v` (`-vv` and above are refused).
+    if tack_diag::display_log::verbose_shown(1, args.verbosity.verbose, &line) {
         println!("{line}");
     }
-    // `display.v`: logged once more under a `log_verbosity` above the count.
-    tack_diag::display_log::verbose(1, &line);
     let session = Session::open(
         config,
         SessionArgs {

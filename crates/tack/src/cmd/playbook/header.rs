@@ -80,11 +80,9 @@ fn write_for(
     // `display.vv` and `display.v`: shown from their level, and logged again when
     // `log_verbosity` reaches it.
     for (level, line) in [(2, version_block(prog, config).join("\n")), (1, config_line)] {
-        if verbosity >= level {
-            tack_diag::display_log::record(tack_diag::display_log::Level::Info, &line);
+        if tack_diag::display_log::verbose_shown(level, verbosity, &line) {
             writeln!(out, "{}", paint(palette, &line, Hue::Verbose))?;
         }
-        tack_diag::display_log::verbose(level, &line);
     }
     Ok(())
 }

@@ -21,11 +21,9 @@ pub(crate) fn inventory_notes(
     palette: Option<&Palette>,
 ) -> std::io::Result<()> {
     for (level, note) in session.inventory.verbose_notes() {
-        if verbosity >= *level {
-            tack_diag::display_log::record(tack_diag::display_log::Level::Info, note);
+        if tack_diag::display_log::verbose_shown(*level, verbosity, note) {
             writeln!(out, "{}", paint(palette, note, Hue::Verbose))?;
         }
-        tack_diag::display_log::verbose(*level, note);
     }
     Ok(())
 }
