@@ -35,7 +35,11 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut failed = Mapping::new();
     let mut skipped = Mapping::new();
     for module in &modules {
-        let answer = run_module(input, module, &args);
+        // A host that cannot be reached is unreachable, whichever module found it so.
+        let answer = match run_module(input, module, &args) {
+            Ok(answer) => answer,
+            Err(lost) => return *lost,
+        };
         if answer.get("failed").is_some_and(|f| f.value.is_truthy()) {
             failed.insert(s(module), Node::bare(Value::Map(answer)));
         } else if answer.get("skipped").is_some_and(|f| f.value.is_truthy()) {
@@ -167,7 +171,14 @@ fn resolved_fact_module(input: &ActionInput<'_>, module: &str) -> String {
     format!("ansible.builtin.{short}")
 }
 
-fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping {
+fn run_module(
+    input: &ActionInput<'_>,
+    module: &str,
+    args: &Mapping,
+) -> Result<Mapping, Box<ActionOutput>> {
+    let lost = |e: &tack_connect::ConnectionError| {
+        Box::new(crate::output::link_errored(e, input.task_origin.clone()))
+    };
     let mut args = args.clone();
     if !SETUP.contains(&module) {
         let subset = args.remove("gather_subset").map(|(_, v)| v);
@@ -206,16 +217,17 @@ fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping 
                 }
             }
         }
-        Err(e) => return failure(&e.brief()),
+        Err(e) => return Ok(failure(&e.brief())),
     }
     if SETUP.contains(&module) {
         let invocation = Invocation { diff: false, ..input.invocation(json::map_to_json(&args)) };
         let mut answer = match input.conn.run_module("setup", &invocation) {
             Ok(answer) => json::map_from_json(&answer),
+            Err(e) if crate::output::link_lost(&e) => return Err(lost(&e)),
             Err(e) => failure(&e.to_string()),
         };
         crate::module_result::plain_summaries(&mut answer);
-        return answer;
+        return Ok(answer);
     }
     // Found as a task finds a module: `library/` and the configured paths first, then a
     // native module, then ansible-core's own through its module code.
@@ -226,14 +238,15 @@ fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping 
         let invocation = input.invocation(json::map_to_json(&args));
         Ok(match input.conn.run_module(native, &invocation) {
             Ok(answer) => answer,
+            Err(e) if crate::output::link_lost(&e) => return Err(lost(&e)),
             Err(e) => json::map_to_json(&failure(&e.to_string())),
         })
     } else if let Some(builtin) = crate::python_path::module_name(module) {
         crate::python_path::action::builtin_answer(&input, builtin)
     } else {
-        return failure(&format!(
+        return Ok(failure(&format!(
             "tack does not support the fact module '{module}': it is not a module tack can run"
-        ));
+        )));
     };
     let mut answer = match answered {
         Ok(answer) => json::map_from_json(&answer),
@@ -259,7 +272,7 @@ fn run_module(input: &ActionInput<'_>, module: &str, args: &Mapping) -> Mapping 
             answer.insert(s(key), default);
         }
     }
-    answer
+    Ok(answer)
 }
 
 fn failure(msg: &str) -> Mapping {

@@ -61,6 +61,10 @@ pub struct ActionInput<'a> {
     /// Whether the host's link is ansible's `local` connection (`reboot` refuses it; only
     /// set for actions that ask).
     pub local_connection: bool,
+    /// The connection plugin written in Python the host's link goes through, when it does
+    /// (an action plugin written in Python gets it, with its options, as ansible's does;
+    /// only set for actions that ask).
+    pub plugin: Option<&'a tack_links::PluginSettings>,
     /// Whether the task becomes another user on the host (`fetch` then goes straight to
     /// `slurp`, as ansible's does; only set for actions that ask).
     pub becomes: bool,
@@ -166,6 +170,7 @@ impl<'a> ActionInput<'a> {
             async_task: None,
             delegated: self.delegated,
             local_connection: self.local_connection,
+            plugin: self.plugin,
             becomes: self.becomes,
             search: self.search,
             host_named: self.host_named,

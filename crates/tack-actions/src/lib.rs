@@ -36,6 +36,7 @@ mod package;
 pub mod pause;
 pub mod python_actions;
 pub mod python_callbacks;
+pub mod python_connection;
 pub mod python_inventory;
 mod python_lines;
 pub mod python_path;

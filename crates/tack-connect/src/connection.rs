@@ -68,6 +68,10 @@ pub enum ConnectionError {
     /// the frame limit); the link stays open.
     #[error("the agent could not answer while {during}: {message}")]
     Agent { during: String, kind: tack_protocol::ErrorKind, message: String },
+    /// A connection plugin written in Python could not be loaded or raised an error (not a
+    /// connection failure, which is [`ConnectionError::Unreachable`]): its own words.
+    #[error("{0}")]
+    Plugin(String),
     /// A file could not be staged on the host, or removed from its staging (the message
     /// says which and why).
     #[error("{0}")]

@@ -19,6 +19,7 @@
 //! it knows nothing of playbooks, variables or output.
 
 mod askpass;
+pub mod batch;
 mod become_link;
 mod child;
 mod connection;

@@ -35,6 +35,12 @@ impl StagedFile {
         &self.path
     }
 
+    /// A file a link put on the host by a way of its own (a connection plugin's
+    /// `put_file`), removed by that link's own means.
+    pub fn elsewhere(path: String) -> Self {
+        StagedFile { path, kind: Kind::Agent }
+    }
+
     pub(crate) fn agent(path: String) -> Self {
         StagedFile { path, kind: Kind::Agent }
     }

@@ -128,6 +128,7 @@ pub fn resolve(
         // SAFETY: geteuid has no preconditions and cannot fail.
         LinkTarget::Local => tack_agent::modules::user_name(unsafe { libc::geteuid() }),
         LinkTarget::Ssh(settings) => settings.user.clone(),
+        LinkTarget::Plugin(settings) => settings.user.clone(),
     };
     if login.as_deref() == Some(user.as_str()) && !defaults.allow_same_user {
         return Ok(None);

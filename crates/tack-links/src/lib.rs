@@ -17,7 +17,10 @@ pub mod pool;
 pub mod trace;
 
 pub use interpreter::InterpreterSettings;
-pub use link_target::{LinkTarget, SshDefaults, SshSettings};
+pub use link_target::{
+    LinkTarget, PluginDescriber, PluginFacts, PluginOptions, PluginSettings, SshDefaults,
+    SshSettings,
+};
 pub use pool::{Links, LocalOnly, Opener};
 pub use tack_connect::{
     ChildAgent, Connection, ConnectionError, ExecOutput, InProcess, JobSpec, StagedFile,

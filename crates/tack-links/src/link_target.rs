@@ -3,8 +3,13 @@
 //! ansible's precedence (variable > task keyword > play keyword > configuration; a keyword
 //! set on the task is inherited from its play by `TaskInContext::inherited`).
 //!
-//! Owns the reading and the refusal of connection plugins tack has not got; opening a link
-//! is `crate::pool`'s. Two runs that read the same settings share one link.
+//! A connection plugin other than `local` and `ssh` (ansible-core's others, a collection's,
+//! one beside the playbook) runs through ansible-core's own code on the controller: the
+//! binary says which variables it reads ([`PluginDescriber`]), and the link keeps their
+//! values; where no plugin can be asked about, it is refused by name.
+//!
+//! Owns the reading and those refusals; opening a link is `crate::pool`'s. Two runs that read
+//! the same settings share one link.
 
 use tack_diag::{Diagnostic, Origin};
 use tack_playbook::tables::Keyword;
@@ -17,6 +22,8 @@ pub enum LinkTarget {
     /// ansible's `local` connection: the controller itself.
     Local,
     Ssh(Box<SshSettings>),
+    /// A connection plugin written in Python, run by ansible-core's code on the controller.
+    Plugin(Box<PluginSettings>),
 }
 
 impl LinkTarget {
@@ -26,7 +33,76 @@ impl LinkTarget {
         match self {
             LinkTarget::Local => crate::trace::Reach::Local,
             LinkTarget::Ssh(settings) => crate::trace::Reach::Ssh { user: settings.user.clone() },
+            LinkTarget::Plugin(_) => crate::trace::Reach::Plugin,
         }
+    }
+}
+
+/// What a connection plugin written in Python reads for one host: its name, the play
+/// context's fields ansible hands every plugin, and the values of the variables its options
+/// read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PluginSettings {
+    /// The connection as the host's settings name it (the plugin's loader resolves it).
+    pub name: String,
+    pub inventory_host: String,
+    /// `ansible_host` (else the host's name): the play context's `remote_addr`.
+    pub address: String,
+    /// `ansible_user`, the `remote_user` keyword, or the configured one.
+    pub user: Option<String>,
+    /// The command line's connection password (`-k`), which ansible hands the plugin as
+    /// its `password` option.
+    pub password: Option<Secret>,
+    /// The connection timeout (`-T`, the `timeout` setting).
+    pub timeout: Option<u64>,
+    pub options: PluginOptions,
+    /// ansible's error for a plugin that cannot be loaded (`the connection plugin '...' was
+    /// not found`), or why it could not be asked about: the error of every use.
+    pub unusable: Option<String>,
+}
+
+/// The rendered values of the variables a plugin's options read, by variable name. Their
+/// text is what tells two links apart; `Debug` shows only the names (a password is among
+/// them).
+#[derive(Clone, PartialEq)]
+pub struct PluginOptions(pub Vec<(String, Value)>);
+
+impl Eq for PluginOptions {}
+
+impl std::hash::Hash for PluginOptions {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for (name, value) in &self.0 {
+            name.hash(state);
+            tack_yaml::pyrepr::repr(value).hash(state);
+        }
+    }
+}
+
+impl std::fmt::Debug for PluginOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(name, _)| name)).finish()
+    }
+}
+
+/// What ansible-core says of a connection plugin: the variables its options (and its
+/// shell's) read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginFacts {
+    pub vars: Vec<String>,
+}
+
+/// How the run asks ansible-core about a connection plugin by name (the binary's, over its
+/// Python workers): `Err` is ansible's error for it (`the connection plugin '...' was not
+/// found`) or why it could not be asked.
+#[derive(Clone)]
+pub struct PluginDescriber(pub std::sync::Arc<Describe>);
+
+/// The question [`PluginDescriber`] answers, by plugin name.
+pub type Describe = dyn Fn(&str) -> Result<PluginFacts, String> + Send + Sync;
+
+impl std::fmt::Debug for PluginDescriber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PluginDescriber")
     }
 }
 
@@ -117,6 +193,8 @@ pub struct SshDefaults {
     pub pkcs11_provider: Option<String>,
     /// The run's become defaults (every link's, local ones too).
     pub become_: crate::become_::BecomeDefaults,
+    /// How connection plugins written in Python are asked about (`None`: they are refused).
+    pub plugins: Option<PluginDescriber>,
 }
 
 /// A configuration setting as the binary read it: unset, its value, or ansible's words for
@@ -198,7 +276,40 @@ pub fn resolve(
     match connection.as_str() {
         "local" | "ansible.builtin.local" | "ansible.legacy.local" => return Ok(LinkTarget::Local),
         "ssh" | "ansible.builtin.ssh" | "ansible.legacy.ssh" | "smart" => {}
-        other => return Err(refused(other, host, origin)),
+        other => {
+            let Some(describer) = &defaults.plugins else {
+                return Err(refused(other, host, origin));
+            };
+            // A plugin that cannot be loaded fails the task that uses it, where ansible's
+            // executor fails it (not while the play is checked).
+            let (facts, unusable) = match (describer.0)(other) {
+                Ok(facts) => (facts, None),
+                Err(why) => (PluginFacts::default(), Some(why)),
+            };
+            let mut options = Vec::new();
+            for name in &facts.vars {
+                if let Some(node) = vars(name) {
+                    options.push((name.clone(), render(node)?));
+                }
+            }
+            let user = match text(USER)? {
+                Some(user) => Some(user),
+                None => match keyword(Keyword::RemoteUser) {
+                    Some(node) => Some(tack_yaml::pyrepr::str(&render(node)?)),
+                    None => defaults.user.clone(),
+                },
+            };
+            return Ok(LinkTarget::Plugin(Box::new(PluginSettings {
+                name: other.to_string(),
+                inventory_host: host.to_string(),
+                address: text(ADDRESS)?.unwrap_or_else(|| host.to_string()),
+                user,
+                password: defaults.password.clone(),
+                timeout: defaults.timeout,
+                options: PluginOptions(options),
+                unusable,
+            })));
+        }
     }
     let origin = || origin.clone();
     let private_key = match text(PRIVATE_KEY)? {
@@ -307,7 +418,8 @@ pub fn refused(connection: &str, host: &str, origin: Option<Origin>) -> Diagnost
     Diagnostic::at(
         format!(
             "tack does not support the '{connection}' connection (host '{host}'); it reaches \
-             hosts with 'local' and 'ssh'"
+             hosts with 'local' and 'ssh', and with connection plugins written in Python only \
+             through ansible-core on the controller, which this run has not got"
         ),
         origin,
     )

@@ -9,6 +9,11 @@
 //! Owns the pool only: how an ssh link is opened (the agent image, the ssh command) is the
 //! [`Opener`]'s, which the binary supplies; what a run does over a link is the actions'.
 
+// A plugin link's key holds rendered values, whose mappings keep a lookup index behind a
+// cell; the key hashes and compares them by their text only, and nothing mutates a value
+// once it is rendered into a key.
+#![allow(clippy::mutable_key_type)]
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -16,7 +21,7 @@ use tack_connect::Become;
 
 use tack_connect::{Connection, ConnectionError, InProcess};
 
-use crate::link_target::{LinkTarget, SshSettings};
+use crate::link_target::{LinkTarget, PluginSettings, SshSettings};
 
 /// How the run opens a link to a remote host. Opening must not connect yet: the first
 /// [`Connection::connect`] does, on the thread that runs the host's task.
@@ -34,6 +39,21 @@ pub trait Opener: Send + Sync {
         Err(ConnectionError::Exec(format!(
             "this run cannot become another user ('{}')",
             escalation.user
+        )))
+    }
+
+    /// A link through the connection plugin `settings` names, escalating to `escalation`'s
+    /// user with ansible's become plugin when given. Like [`Opener::ssh`], it must not
+    /// connect yet.
+    fn plugin(
+        &self,
+        settings: &PluginSettings,
+        escalation: Option<&Become>,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        let _ = escalation;
+        Err(ConnectionError::Exec(format!(
+            "this run cannot use the '{}' connection plugin (host '{}')",
+            settings.name, settings.inventory_host
         )))
     }
 
@@ -146,7 +166,7 @@ impl<'o> Links<'o> {
                 .reset_ssh(settings)
                 .map(|reset| ResetNotes::of(&settings.address, &reset))
                 .unwrap_or_default(),
-            LinkTarget::Local => ResetNotes::default(),
+            LinkTarget::Local | LinkTarget::Plugin(_) => ResetNotes::default(),
         }
     }
 
@@ -169,21 +189,23 @@ impl<'o> Links<'o> {
         target: &LinkTarget,
         escalation: Option<&Become>,
     ) -> Result<Arc<dyn Connection>, ConnectionError> {
-        let settings = match (target, escalation) {
-            (LinkTarget::Local, None) => return Ok(Arc::clone(&self.local)),
-            (LinkTarget::Ssh(settings), None) => Some(settings),
-            (_, Some(_)) => None,
-        };
+        if let (LinkTarget::Local, None) = (target, escalation) {
+            return Ok(Arc::clone(&self.local));
+        }
         let key = (key.clone(), escalation.cloned());
         // A panic while the map was held leaves it whole (inserts are single calls).
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(link) = open.get(&key) {
             return Ok(Arc::clone(link));
         }
-        let link = match (settings, escalation) {
-            (Some(settings), _) => self.opener.ssh(settings)?,
-            (None, Some(escalation)) => self.opener.become_link(target, escalation)?,
-            (None, None) => return Ok(Arc::clone(&self.local)),
+        let link = match (target, escalation) {
+            // A plugin escalates itself, with ansible's become plugin.
+            (LinkTarget::Plugin(settings), escalation) => {
+                self.opener.plugin(settings, escalation)?
+            }
+            (LinkTarget::Ssh(settings), None) => self.opener.ssh(settings)?,
+            (_, Some(escalation)) => self.opener.become_link(target, escalation)?,
+            (LinkTarget::Local, None) => return Ok(Arc::clone(&self.local)),
         };
         open.insert(key, Arc::clone(&link));
         Ok(link)

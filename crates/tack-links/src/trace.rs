@@ -68,6 +68,9 @@ pub enum Reach {
     /// ansible's `ssh` connection, as `user` (`None` when no remote user is set, which
     /// ansible's announcement prints as `None`).
     Ssh { user: Option<String> },
+    /// A connection plugin written in Python: what it says of its own steps is all the
+    /// trace shows of them (it announces itself, as ansible's plugins do).
+    Plugin,
 }
 
 /// What one task's run on one host did over its links, in order, and which address it has
@@ -177,6 +180,7 @@ impl Trace {
                 _ => {}
             }
             let (kind, user, runs) = match &reach {
+                Reach::Plugin => continue,
                 Reach::Local => ("LOCAL", local_user().to_string(), "run in-process by tack"),
                 Reach::Ssh { user } => (
                     "SSH",
@@ -313,7 +317,12 @@ impl Decorator for Traced {
             self.record(used);
         }
         for (level, line) in self.inner.take_notes() {
-            self.record(Use::Said(level, line));
+            // A plugin's lines name their host themselves, as ansible's display shows them.
+            if self.reach == Reach::Plugin {
+                self.record(Use::Verbose(level, line));
+            } else {
+                self.record(Use::Said(level, line));
+            }
         }
     }
 }

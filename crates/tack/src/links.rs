@@ -12,17 +12,22 @@ use tack_connect::{
     AgentImage, Become, BecomeLink, Connection, ConnectionError, OnDemand, Ssh, SshTarget, Via,
 };
 use tack_links::become_::BecomeDefaults;
-use tack_links::link_target::{FromConfig, LinkTarget, SshDefaults, SshSettings};
+use tack_links::link_target::{
+    FromConfig, LinkTarget, PluginDescriber, PluginSettings, SshDefaults, SshSettings,
+};
 
-/// Opens ssh links with the controller's own agent, found once per run.
+/// Opens ssh links with the controller's own agent, found once per run, and links through
+/// connection plugins written in Python, which put that agent on their hosts.
 #[derive(Default)]
 pub(crate) struct AgentOpener {
     image: OnceLock<Result<AgentImage, String>>,
+    /// The run's `-v` count, which a plugin prints for.
+    verbosity: u8,
 }
 
 impl AgentOpener {
-    pub(crate) fn new() -> Self {
-        AgentOpener { image: OnceLock::new() }
+    pub(crate) fn new(verbosity: u8) -> Self {
+        AgentOpener { image: OnceLock::new(), verbosity }
     }
 
     fn image(&self) -> Result<AgentImage, ConnectionError> {
@@ -93,6 +98,23 @@ impl tack_links::Opener for AgentOpener {
         tack_connect::reset_master(&target).ok()
     }
 
+    fn plugin(
+        &self,
+        settings: &PluginSettings,
+        escalation: Option<&Become>,
+    ) -> Result<Arc<dyn Connection>, ConnectionError> {
+        if let Some(why) = &settings.unusable {
+            return Err(ConnectionError::Plugin(why.clone()));
+        }
+        let image = self.image()?;
+        Ok(Arc::new(tack_actions::python_connection::PluginLink::new(
+            settings.clone(),
+            escalation.cloned(),
+            Arc::from(image.bytes()),
+            self.verbosity,
+        )))
+    }
+
     fn become_link(
         &self,
         target: &LinkTarget,
@@ -102,6 +124,10 @@ impl tack_links::Opener for AgentOpener {
         let ssh = match target {
             LinkTarget::Local => None,
             LinkTarget::Ssh(settings) => Some(self.target(settings)?),
+            // A plugin escalates itself (`Opener::plugin`).
+            LinkTarget::Plugin(settings) => {
+                return self.plugin(settings, Some(escalation));
+            }
         };
         // The command line is checked now, like the ssh one.
         escalation.command("true")?;
@@ -398,6 +424,9 @@ pub(crate) fn link_defaults(
         defaults.extra_args = Some(args.clone());
     }
     defaults.password = passwords.connection;
+    defaults.plugins = Some(PluginDescriber(Arc::new(|name: &str| {
+        tack_actions::python_connection::describe(name)
+    })));
     let password = passwords.become_;
     defaults.become_ = BecomeDefaults {
         on: opts.become_ || config.become_enabled(),
@@ -530,6 +559,7 @@ pub(crate) fn ssh_defaults(config: &Config) -> SshDefaults {
             .map(tack_links::link_target::Secret),
         pkcs11_provider: text(config.ssh_pkcs11_provider()).filter(|p| !p.is_empty()),
         become_: BecomeDefaults::default(),
+        plugins: None,
     }
 }
 

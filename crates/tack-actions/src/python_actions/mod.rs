@@ -57,6 +57,9 @@ pub struct Setup {
     pub basedir: PathBuf,
     /// Where collections are found, for the plugins that import from one.
     pub collections: Vec<PathBuf>,
+    /// The playbook and role directories, whose plugin subdirectories ansible's loader
+    /// searches (a task's connection plugin among them).
+    pub dirs: Vec<PathBuf>,
 }
 
 static SETUP: OnceLock<Setup> = OnceLock::new();
@@ -109,6 +112,7 @@ fn start_worker() -> Result<Worker, String> {
         worker.send(&json!({
             "collections": roots,
             "basedir": setup.basedir.display().to_string(),
+            "dirs": setup.dirs,
         }))?;
         let ready = worker.receive()?;
         if let Some(fatal) = ready.get("fatal").and_then(Json::as_str) {
@@ -242,11 +246,23 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
         .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire(&v.value))))
         .collect();
     let host = input.host_var("inventory_hostname")?.unwrap_or_default();
-    let connection = match input.host_var("ansible_connection")? {
-        Some(name) if !name.is_empty() => name,
+    let connection = match (input.plugin, input.host_var("ansible_connection")?) {
+        (Some(plugin), _) => plugin.name.clone(),
+        (None, Some(name)) if !name.is_empty() => name,
         _ if input.local_connection => "local".to_string(),
         _ => "ssh".to_string(),
     };
+    // A plugin's options as its link set them (the delegated host's variables when
+    // delegated), and the command line's password, which ansible hands it as `password`.
+    let plugin_options = input.plugin.map(|plugin| {
+        let options: Map<String, Json> =
+            plugin.options.0.iter().map(|(k, v)| (k.clone(), to_wire(v))).collect();
+        json!({
+            "options": Json::Object(options),
+            "password": plugin.password.as_ref().map(|p| p.0.as_str()),
+            "address": plugin.address,
+        })
+    });
     let (async_val, poll) = input.async_task.map_or((0, 15), |a| (a.limit, a.poll));
     Ok(json!({
         "op": "run",
@@ -268,6 +284,7 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
         ),
         "host": host,
         "connection": connection,
+        "plugin": plugin_options,
     }))
 }
 

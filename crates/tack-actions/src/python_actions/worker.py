@@ -120,16 +120,25 @@ def install_transport(channel):
     ActionBase._transfer_file = transfer_file
 
 
-def connection_for(channel, name, play_context, variables):
+def connection_for(channel, name, play_context, variables, plugin=None):
     """ansible's connection plugin of the host's kind, for its options and shell, with what
-    reaches the host going to the controller."""
+    reaches the host going to the controller. `plugin`: a plugin written in Python's
+    options as its link set them, and the command line's password."""
     from ansible.plugins.loader import connection_loader
 
     connection = connection_loader.get(name, play_context, os.devnull)
-    try:
-        connection.set_options(var_options=variables)
-    except Exception:
-        pass
+    if plugin is not None:
+        task_keys = {}
+        if plugin.get("password"):
+            task_keys["password"] = plugin["password"]
+        var_options = {"_extras": {}}
+        var_options.update(decode(plugin.get("options") or {}))
+        connection.set_options(task_keys=task_keys, var_options=var_options)
+    else:
+        try:
+            connection.set_options(var_options=variables)
+        except Exception:
+            pass
 
     def exec_command(cmd, in_data=None, sudoable=True):
         if in_data is not None:
@@ -183,6 +192,9 @@ def main():
         from ansible.utils.display import Display
 
         init_plugin_loader(setup.get("collections") or None)
+        from ansible.plugins.loader import add_all_plugin_dirs
+        for directory in setup.get("dirs") or []:
+            add_all_plugin_dirs(directory)
         loader = DataLoader()
         loader.set_basedir(setup["basedir"])
         display = Display()
@@ -217,11 +229,12 @@ def main():
         play_context = PlayContext()
         play_context.check_mode = message["check_mode"]
         play_context.diff = message["diff"]
-        play_context.remote_addr = message["host"]
+        play_context.remote_addr = (message.get("plugin") or {}).get("address") or message["host"]
         play_context.connection = message["connection"]
         variables = TaskVars(channel)
         templar = Templar(loader=loader, variables=variables)
-        connection = connection_for(channel, message["connection"], play_context, variables)
+        connection = connection_for(channel, message["connection"], play_context, variables,
+                                    message.get("plugin"))
         action = action_loader.get(message["name"], task=task, connection=connection,
                                    play_context=play_context, loader=loader, templar=templar,
                                    shared_loader_obj=plugin_loader)

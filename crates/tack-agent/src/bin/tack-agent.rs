@@ -15,6 +15,10 @@
 //! (`tack_agent::listen`) runs, so that the controller's next link can skip the shell;
 //! `--listener SECS` is that listener, and `--listened` the agent it starts for each link.
 //!
+//! `tack-agent --batch` serves a link whose whole input was written before it started (a
+//! connection plugin's command with its standard input given at once): the input's end is
+//! not the controller gone, so nothing it started is stopped for it.
+//!
 //! `tack-agent --verify HASH [FILE]` instead checks that FILE (by default the agent's own
 //! executable) has the BLAKE3 hash HASH (hex) and exits 0 when it does, 1 when it does not:
 //! how a controller checks an upload, and a cached agent, with the agent itself.
@@ -38,8 +42,13 @@ fn main() -> ExitCode {
     let secs = |word: &Option<&str>| word.and_then(|s| s.parse::<u64>().ok());
     // How the link's hello names the host's listener: one to start, or the one this agent
     // was started by; every other argument list is a command of its own.
+    let mut batch = false;
     let listen = match words.as_slice() {
         [] => None,
+        [Some("--batch")] => {
+            batch = true;
+            None
+        }
         [Some(listen::LISTEN_ARG), idle] if secs(idle).is_some() => secs(idle).map(Listen::Start),
         [Some(listen::LISTENED_ARG)] => Some(Listen::StartedBy),
         [Some(listen::LISTENER_ARG), idle] if secs(idle).is_some() => {
@@ -54,7 +63,7 @@ fn main() -> ExitCode {
         [Some("--verify"), _] => return verify(&args[1], None),
         [Some("--verify"), _, _] => return verify(&args[1], Some(&args[2])),
         _ => {
-            eprintln!("usage: tack-agent [--listen SECS | --verify HASH [FILE]]");
+            eprintln!("usage: tack-agent [--listen SECS | --batch | --verify HASH [FILE]]");
             return ExitCode::from(64);
         }
     };
@@ -65,7 +74,9 @@ fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    watch_link(std::os::fd::AsRawFd::as_raw_fd(&input));
+    if !batch {
+        watch_link(std::os::fd::AsRawFd::as_raw_fd(&input));
+    }
     let mut reader = FrameReader::new(BufReader::with_capacity(1 << 16, input));
     let mut writer = FrameWriter::new(output);
     // The cache the agent was installed in is where its staging directory goes.

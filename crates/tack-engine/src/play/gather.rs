@@ -339,9 +339,15 @@ pub(crate) fn apply_gathered(
     for (level, line) in &gathered.transport {
         callback.verbose_line(*level, line);
     }
+    // The play's `ignore_unreachable` keeps an unreachable host in it, as its other tasks.
+    if gathered.shown.flag("unreachable")
+        && play_flag(env, &host, tack_playbook::tables::Keyword::IgnoreUnreachable)
+    {
+        gathered.shown.ignore_unreachable = true;
+    }
     // The implicit task's parent is the play: a play's `ignore_errors` ignores its failure.
     let failed = !gathered.shown.lost() && gathered.shown.flag("failed");
-    if failed && play_ignores_errors(env, &host) {
+    if failed && play_flag(env, &host, tack_playbook::tables::Keyword::IgnoreErrors) {
         gathered.shown.ignored = true;
     }
     stats.count(&gathered.shown, false);
@@ -360,9 +366,9 @@ pub(crate) fn apply_gathered(
     callback.host_result(&gather_view(env.play(), env.check_flag()), &gathered.shown);
 }
 
-/// The play's `ignore_errors`, rendered with `host`'s variables.
-fn play_ignores_errors(env: &PlayEnv<'_, '_>, host: &str) -> bool {
-    let Some(node) = env.play().attrs.get(tack_playbook::tables::Keyword::IgnoreErrors) else {
+/// The play's `ignore_errors` or `ignore_unreachable`, rendered with `host`'s variables.
+fn play_flag(env: &PlayEnv<'_, '_>, host: &str, keyword: tack_playbook::tables::Keyword) -> bool {
+    let Some(node) = env.play().attrs.get(keyword) else {
         return false;
     };
     let Some(scope) = env.scope.host_scope(host) else { return false };
@@ -465,6 +471,18 @@ fn gather_on(
     transport.extend(trace.drain_lines(address));
     let mut result = match outcome {
         Ok(result) => tack_actions::json::map_from_json(&result),
+        // A link that dies under the module (a connection plugin's transfer that fails)
+        // makes the host unreachable, placed nowhere as when it could not connect.
+        Err(e @ ConnectionError::Unreachable { .. }) => {
+            let msg = format!("Task failed: {e}");
+            let mut data = Mapping::new();
+            data.insert(s("changed"), tack_report::result::b(false));
+            data.insert(s("msg"), s(&msg));
+            data.insert(s("unreachable"), tack_report::result::b(true));
+            let mut shown = tack_report::result::HostResult::new(host, data);
+            shown.error = Some(Diagnostic::at(msg, None));
+            return Gathered { shown, transport, facts: None };
+        }
         Err(e) => {
             let mut data = Mapping::new();
             data.insert(s("failed"), tack_report::result::b(true));

@@ -98,7 +98,8 @@ impl Delegation<'_> {
     }
 
     /// A delegated host must be one tack reaches: its `ansible_connection` (or the task's
-    /// `connection`) is `local` or `ssh`, or it is the implicit `localhost`.
+    /// `connection`) is `local`, `ssh` or a plugin ansible-core runs, or it is the implicit
+    /// `localhost`.
     fn check_delegated_connection(
         &self,
         name: &str,
@@ -120,7 +121,19 @@ impl Delegation<'_> {
                 }
                 Ok(())
             }
-            other => Err(tack_links::link_target::refused(other, name, origin)),
+            other if self.ssh.plugins.is_none() => {
+                Err(tack_links::link_target::refused(other, name, origin))
+            }
+            // A connection plugin written in Python: its link starts no `async` job.
+            other if self.task.ctx.task.attrs.get(Keyword::Async).is_some() => Err(Diagnostic::at(
+                format!(
+                    "tack does not support delegating an 'async' '{}' task to a host of \
+                         the '{other}' connection yet (host '{name}')",
+                    self.task.ctx.task.action
+                ),
+                origin,
+            )),
+            _ => Ok(()),
         }
     }
 

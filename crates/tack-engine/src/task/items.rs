@@ -152,12 +152,16 @@ pub(crate) fn aggregate_data<'m>(items: impl Iterator<Item = &'m Mapping> + Clon
     let changed = items.clone().any(|m| flag(m, "changed"));
     let failed = items.clone().any(|m| flag(m, "failed"));
     let all_skipped = items.clone().all(|m| flag(m, "skipped"));
+    let unreachable = items.clone().any(|m| flag(m, "unreachable"));
     data.insert(s("changed"), b(changed));
     if failed {
         data.insert(s("failed"), b(true));
         data.insert(s("msg"), s("One or more items failed"));
     } else {
-        data.insert(s("failed"), b(false));
+        // An unreachable loop's result says nothing of failing, as an unreachable item's.
+        if !unreachable {
+            data.insert(s("failed"), b(false));
+        }
         if all_skipped {
             data.insert(s("msg"), s("All items skipped"));
         } else {
@@ -177,6 +181,9 @@ pub(crate) fn aggregate_data<'m>(items: impl Iterator<Item = &'m Mapping> + Clon
     data.insert(s("results"), Node::bare(Value::Seq(list)));
     if all_skipped {
         data.insert(s("skipped"), b(true));
+    }
+    if unreachable {
+        data.insert(s("unreachable"), b(true));
     }
     data
 }

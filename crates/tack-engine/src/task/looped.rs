@@ -58,6 +58,7 @@ impl TaskRun<'_> {
             return Ok((crate::task::items::no_items(host), static_ignore()));
         }
         let mut any_ignored = false;
+        let mut any_unreachable_ignored = false;
         let gate = self.plan_gate();
         let delegation = self.delegation();
         let mut results = Vec::new();
@@ -138,7 +139,15 @@ impl TaskRun<'_> {
                     TaskEvent::Item(_) => {}
                 }
             }
-            if result.data.get("failed").is_none() {
+            // An item whose host could not be reached has no `failed`; its own
+            // `ignore_unreachable` counts for the loop (ansible's: any item's).
+            if result.flag("unreachable") {
+                if !result.flag("failed") {
+                    result.data.remove("failed");
+                }
+                any_unreachable_ignored |=
+                    self.reading.flag(Keyword::IgnoreUnreachable, &item_scope).unwrap_or(false);
+            } else if result.data.get("failed").is_none() {
                 result.data.insert(s("failed"), b(false));
             }
             result.item_label = Some(match &control.label {
@@ -162,6 +171,8 @@ impl TaskRun<'_> {
                 break;
             }
         }
-        Ok((crate::task::items::aggregate(host, results), any_ignored))
+        let mut looped = crate::task::items::aggregate(host, results);
+        looped.ignore_unreachable = any_unreachable_ignored;
+        Ok((looped, any_ignored))
     }
 }

@@ -120,6 +120,7 @@ impl TaskRun<'_> {
         Some(match target {
             tack_links::LinkTarget::Local => "ansible.builtin.local".into(),
             tack_links::LinkTarget::Ssh(_) => "ansible.builtin.ssh".into(),
+            tack_links::LinkTarget::Plugin(settings) => settings.name.clone(),
         })
     }
 
@@ -320,7 +321,8 @@ impl TaskRun<'_> {
         if result.flag("failed") && ignore_errors {
             result.ignored = true;
         }
-        if result.flag("unreachable") {
+        // A loop's items said it already (any of them).
+        if result.flag("unreachable") && !result.ignore_unreachable {
             result.ignore_unreachable =
                 self.reading.flag(Keyword::IgnoreUnreachable, &scope).unwrap_or(false);
         }
@@ -767,6 +769,10 @@ impl TaskRun<'_> {
             async_task: async_task.as_ref(),
             delegated: ctx.delegate_to().is_some(),
             local_connection: matches!(&link_target, Some((tack_links::LinkTarget::Local, _))),
+            plugin: match &link_target {
+                Some((tack_links::LinkTarget::Plugin(settings), _)) => Some(settings),
+                _ => None,
+            },
             becomes: matches!(&link_target, Some((_, Some(_)))),
             conn: link.as_deref().unwrap_or(&local),
             trace,

@@ -253,7 +253,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         session.loader.secrets().clone(),
     )));
     let tags = TagFilter::from_cli(&[], &[]);
-    let opener = crate::links::AgentOpener::new();
+    let opener = crate::links::AgentOpener::new(args.verbosity.verbose);
     let links = tack_links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
@@ -376,6 +376,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let status = tack_engine::run(&ctx, &playbooks, &mut callback)?;
     tack_actions::python_actions::shutdown();
+    tack_actions::python_connection::shutdown();
     Ok(ExitCode::from(status.exit_code()))
 }
 

@@ -27,6 +27,12 @@ pub(super) fn worker(
         config_file: session.config.config_file().map(PathBuf::from),
         basedir: basedir.clone(),
         collections: loader.collection_roots().named().to_vec(),
+        dirs: loader.plugin_dirs(),
+    });
+    tack_actions::python_connection::configure(tack_actions::python_connection::Setup {
+        config_file: session.config.config_file().map(PathBuf::from),
+        dirs: loader.plugin_dirs(),
+        collections: loader.collection_roots().named().to_vec(),
     });
     let paths = PluginPaths {
         dirs: loader.plugin_dirs(),

@@ -94,7 +94,7 @@ pub(super) fn run(
     );
     super::callback::options_from_extra_vars(&mut callback_options, &session.extra_vars, &templar)?;
     let tags = TagFilter::from_cli(&args.tags, &args.skip_tags);
-    let opener = crate::links::AgentOpener::new();
+    let opener = crate::links::AgentOpener::new(args.verbosity.verbose);
     let links = tack_links::Links::new(&opener);
     let ctx = RunContext {
         inventory: &session.inventory,
@@ -230,6 +230,7 @@ pub(super) fn run(
     };
     // Nothing the run started outlives it: its action plugin workers end now.
     tack_actions::python_actions::shutdown();
+    tack_actions::python_connection::shutdown();
     if let Some(start) = ctx.start_at.as_ref().filter(|s| !s.found() && !s.pattern.is_empty()) {
         // ansible reports it after the recap, and the exit code stays the run's.
         use std::io::Write;
