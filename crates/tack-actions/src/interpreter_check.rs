@@ -108,28 +108,14 @@ pub(crate) fn checked_rlimit(input: &ActionInput<'_>) -> Option<ActionOutput> {
     }
 }
 
-/// ansible's `ansible_worker_session_isolation` for one task: tack gives every module
-/// process what the run's `worker_session_isolation` setting says (`tack_agent::session`;
-/// its warm Python server is shared by the run's tasks), so a task whose variable asks
-/// otherwise is refused by name where it would run a module.
-pub(crate) fn refused_session_isolation(input: &ActionInput<'_>) -> Option<ActionOutput> {
-    let name = "ansible_worker_session_isolation";
-    let binding = input.scope.get(name)?;
-    let wanted = match input.templar.render(binding.node(), input.scope) {
-        Ok(rendered) => rendered.value.value.boolean_loose(),
-        Err(_) => return None,
-    };
-    let setting = tack_agent::session::isolated();
-    (wanted != setting).then(|| {
-        crate::output::errored(Diagnostic::at(
-            format!(
-                "tack does not support {name} {wanted} where the worker_session_isolation \
-                 setting is {setting} yet: every module process of the run is isolated as the \
-                 setting says"
-            ),
-            input.task_origin.clone(),
-        ))
-    })
+/// ansible's `ansible_worker_session_isolation` for one task, when its variable sets one (a
+/// value that does not render leaves the run's setting): ansible gives that task's worker a
+/// session of its own or not, so the processes the local connection starts for it have the
+/// terminal or not (`tack_agent::session::with_isolation`). An ssh host's processes never
+/// have the controller's terminal, either way.
+pub(crate) fn session_isolation(input: &ActionInput<'_>) -> Option<bool> {
+    let binding = input.scope.get("ansible_worker_session_isolation")?;
+    input.templar.render(binding.node(), input.scope).ok().map(|r| r.value.value.boolean_loose())
 }
 
 fn failed(

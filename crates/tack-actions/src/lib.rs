@@ -84,10 +84,14 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
         return failed;
     }
     if action.touches_host()
-        && let Some(refused) = interpreter_check::refused_session_isolation(input)
+        && let Some(isolated) = interpreter_check::session_isolation(input)
     {
-        return refused;
+        return tack_agent::session::with_isolation(isolated, || dispatch(action, input));
     }
+    dispatch(action, input)
+}
+
+fn dispatch(action: Action, input: &ActionInput<'_>) -> ActionOutput {
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),
         Action::Module("uri") => bounded::bounded(input, uri::run),

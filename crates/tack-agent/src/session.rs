@@ -6,6 +6,9 @@
 //! instead ([`detach`]): a process group of its own and, with isolation on, no controlling
 //! terminal. With isolation off, ansible's worker keeps the terminal in a group of its own.
 //!
+//! A task's own `ansible_worker_session_isolation` applies to what its action starts on its
+//! thread ([`with_isolation`]); the warm Python servers are kept per choice.
+//!
 //! The process stays in tack's session (it gives the terminal up rather than start a session),
 //! so that an interrupted run still finds and stops it (`crate::descendants` stops what is in
 //! its session). Owns the process-wide choice and how a child is started under it. On an ssh
@@ -21,9 +24,25 @@ pub fn set_isolation(isolated: bool) {
     ISOLATED.store(isolated, Ordering::Relaxed);
 }
 
-/// Whether module processes give up the controlling terminal.
+thread_local! {
+    /// A task's own `ansible_worker_session_isolation`, while its action runs on this thread
+    /// (the local connection's modules start their processes on the task's thread).
+    static TASK: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether module processes started on this thread give up the controlling terminal: the
+/// running task's own choice, else the run's setting.
 pub fn isolated() -> bool {
-    ISOLATED.load(Ordering::Relaxed)
+    TASK.with(std::cell::Cell::get).unwrap_or_else(|| ISOLATED.load(Ordering::Relaxed))
+}
+
+/// Runs `f` with the processes it starts on this thread isolated as `isolated` says (a task's
+/// `ansible_worker_session_isolation`, as ansible's worker for that task would be).
+pub fn with_isolation<R>(isolated: bool, f: impl FnOnce() -> R) -> R {
+    let before = TASK.with(|t| t.replace(Some(isolated)));
+    let out = f();
+    TASK.with(|t| t.set(before));
+    out
 }
 
 /// Starts `command`'s process in a process group of its own, without the controlling

@@ -42,6 +42,10 @@ pub struct HostState {
     pub failed: bool,
     /// The host could not be reached (not ignored): it runs nothing more.
     pub unreachable: bool,
+    /// A batch ended with the host unreachable: ansible's playbook executor keeps it among
+    /// its unreachable hosts and hands them to every later play, so a `clear_host_errors`
+    /// lasts to the end of its play only.
+    pub unreachable_before: bool,
     /// The host's include failed to load and a rescue caught it: it runs nothing more, but
     /// the run's exit code does not count it (ansible's `_failed_hosts` without a failed
     /// iterator state).

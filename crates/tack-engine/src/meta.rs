@@ -60,6 +60,7 @@ pub(crate) fn run_meta<'r>(
     let mut ended: Vec<String> = Vec::new();
     let mut ending_role: Vec<String> = Vec::new();
     let mut gone: Vec<String> = Vec::new();
+    let mut revived: Vec<String> = Vec::new();
     // The iterator passes over an implicit flush for a host with nothing to flush, and over
     // the whole of a role that already ran there (its `role_complete` too): no gathering
     // of the host's variables (decided for every host before any of them runs).
@@ -217,6 +218,20 @@ pub(crate) fn run_meta<'r>(
                     state.lost.remove(h);
                     state.excluded.remove(h);
                 }
+                // A host an earlier play found unreachable is back in this one, as
+                // ansible's cleared unreachable hosts rejoin (one that failed stays out:
+                // ansible's iterator has it done with the play).
+                for h in &env.hosts {
+                    let earlier = meta.states.get(h).is_some_and(|s| s.unreachable && !s.failed);
+                    if earlier && meta.walk.cursor(h).is_none() {
+                        if let Some(host_state) = meta.states.get_mut(h) {
+                            host_state.unreachable = false;
+                        }
+                        state.lost.remove(h);
+                        state.removed.remove(h);
+                        revived.push(h.clone());
+                    }
+                }
             }
             _ => {}
         }
@@ -274,6 +289,16 @@ pub(crate) fn run_meta<'r>(
         } else if meta.walk.is_running(host) {
             meta.walk.advance(host, seg, next, false);
         }
+    }
+    // Revived hosts start the play from its first task, as ansible's iterator never moved
+    // them: the lockstep reaches them once the others are past their tasks.
+    if !revived.is_empty() {
+        let start = meta.walk.segments[0].layout().start();
+        for host in revived {
+            meta.walk.cursors.push((host, start.clone()));
+        }
+        let order = |h: &String| env.hosts.iter().position(|x| x == h);
+        meta.walk.cursors.sort_by_key(|(h, _)| order(h));
     }
     ended.extend(gone);
     for host in &ended {

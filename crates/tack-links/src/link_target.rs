@@ -547,6 +547,48 @@ mod tests {
     }
 
     #[test]
+    fn another_plugin_keeps_the_variables_its_options_read_and_never_shows_them() {
+        let templar = Templar::new();
+        let scope = Scope::new();
+        let vars = [
+            ("ansible_connection", s("community.docker.docker")),
+            ("ansible_password", s("hunter2")),
+            ("docker_extra", s("{{ 'rendered' }}")),
+            ("unread", s("{{ undefined_here }}")),
+        ];
+        let lookup = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+        let defaults = SshDefaults {
+            plugins: Some(PluginDescriber(std::sync::Arc::new(|name: &str| {
+                if name == "nope" {
+                    return Err("the connection plugin 'nope' was not found".into());
+                }
+                Ok(PluginFacts { vars: vec!["ansible_password".into(), "docker_extra".into()] })
+            }))),
+            ..SshDefaults::default()
+        };
+        let got = resolve(&templar, &scope, &lookup, &|_| None, "c1", None, &defaults);
+        let Ok(LinkTarget::Plugin(settings)) = got else { panic!("not a plugin: {got:?}") };
+        assert_eq!(settings.name, "community.docker.docker");
+        assert_eq!(
+            settings.options.0,
+            vec![
+                ("ansible_password".to_string(), Value::Str("hunter2".into())),
+                ("docker_extra".to_string(), Value::Str("rendered".into())),
+            ]
+        );
+        assert!(settings.unusable.is_none());
+        assert!(!format!("{settings:?}").contains("hunter2"));
+        let keyword = |k: Keyword| (k == Keyword::Connection).then(|| s("nope"));
+        let none = |_: &str| None;
+        let got = resolve(&templar, &scope, &none, &keyword, "c1", None, &defaults);
+        let Ok(LinkTarget::Plugin(settings)) = got else { panic!("not a plugin: {got:?}") };
+        assert_eq!(
+            settings.unusable.as_deref(),
+            Some("the connection plugin 'nope' was not found")
+        );
+    }
+
+    #[test]
     fn a_password_never_shows_in_debug_output() {
         let vars = [("ansible_password", s("hunter2"))];
         let got = ssh(target(&vars, &[]));

@@ -404,6 +404,15 @@ mod tests {
     }
 
     #[test]
+    fn a_plugins_link_shows_only_what_the_plugin_said() {
+        let trace = Trace::new();
+        trace.record(Reach::Plugin, Use::Module("ping".into()));
+        trace.record(Reach::Plugin, Use::Verbose(3, "<c1> EXEC /bin/sh -c 'true'".into()));
+        trace.record(Reach::Plugin, Use::Exec("true".into()));
+        assert_eq!(texts(&trace, "c1"), vec!["<c1> EXEC /bin/sh -c 'true'".to_string()]);
+    }
+
+    #[test]
     fn a_traced_link_records_each_use_and_what_the_link_said_after_it() {
         let trace = Trace::new();
         let link = Traced::new(Arc::new(tack_connect::InProcess), Reach::Local, &trace);

@@ -22,20 +22,37 @@ pub const CENSORED: &str =
 pub const CENSORED_ITEM: &str = "(censored due to no_log)";
 
 /// The result as a callback may show it: censored when it is hidden, with a loop's `results`
-/// kept (each item censors itself).
+/// kept, each item censored when it was hidden on its own.
 pub fn shown(result: &HostResult) -> Mapping {
     if !result.no_log {
         return result.data.clone();
     }
+    let mut out = censored(&result.data);
+    if let Some(results) = result.data.get("results") {
+        let items = match &results.value {
+            Value::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(n, item)| match (&item.value, result.hidden_items.get(n)) {
+                    (Value::Map(map), Some(true)) => Node::bare(Value::Map(censored(map))),
+                    _ => item.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.insert(s("results"), Node::new(Value::Seq(items), results.origin.clone()));
+    }
+    out
+}
+
+/// What is left of a hidden result: the keys ansible keeps, and that it was censored.
+fn censored(data: &Mapping) -> Mapping {
     let mut out = Mapping::new();
     for key in PRESERVE {
-        if let Some(value) = result.data.get(key) {
+        if let Some(value) = data.get(key) {
             out.insert(s(key), value.clone());
         }
     }
     out.insert(s("censored"), Node::bare(Value::Str(CENSORED.into())));
-    if let Some(results) = result.data.get("results") {
-        out.insert(s("results"), results.clone());
-    }
     out
 }

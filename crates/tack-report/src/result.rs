@@ -35,6 +35,9 @@ pub struct HostResult {
     pub error: Option<tack_diag::Diagnostic>,
     /// `no_log` hides the result from the callback (see `crate::no_log`).
     pub no_log: bool,
+    /// A loop's result: which of its `results` no_log hides, in order (each item is shown
+    /// censored inside the loop's result, as it was on its own line).
+    pub hidden_items: Vec<bool>,
     /// The host a delegated run ran on (`[host -> delegated]`).
     pub delegated: Option<String>,
     /// `tack plan`: what the plan could not know (see `crate::plan_mark`); `None` for a result
@@ -76,6 +79,7 @@ impl HostResult {
             item_label: None,
             error: None,
             no_log: false,
+            hidden_items: Vec::new(),
             delegated: None,
             plan: None,
             action: None,

@@ -81,7 +81,9 @@ pub struct PythonHost {
     /// Idle warm servers per interpreter: an agent's link runs one task at a time and keeps
     /// one; the controller's own process (local hosts, run by several forks at once) keeps
     /// as many as ran at once.
-    servers: HashMap<String, Vec<Server>>,
+    /// Keyed by the interpreter and whether the server gave up the controlling terminal
+    /// (`crate::session`: a task may ask otherwise than the run's setting).
+    servers: HashMap<(String, bool), Vec<Server>>,
 }
 
 struct Server {
@@ -152,9 +154,10 @@ impl PythonHost {
     /// Runs one module from a stored payload on the interpreter's warm server.
     pub fn run(&mut self, run: &PythonRun) -> Result<PythonOutput, PythonError> {
         let (request, dir) = self.request(run)?;
-        let server = self.servers.get_mut(&run.interpreter).and_then(Vec::pop);
+        let key = (run.interpreter.clone(), crate::session::isolated());
+        let server = self.servers.get_mut(&key).and_then(Vec::pop);
         let (server, out) = ask(server, run, &dir, &request)?;
-        self.servers.entry(run.interpreter.clone()).or_default().push(server);
+        self.servers.entry(key).or_default().push(server);
         Ok(out)
     }
 
@@ -162,17 +165,18 @@ impl PythonHost {
     /// lock is held only to take and give back a warm server, so that local hosts run their
     /// modules at once, each on a server of its own.
     pub fn run_shared(payload: &[u8], run: &PythonRun) -> Result<PythonOutput, PythonError> {
+        let key = (run.interpreter.clone(), crate::session::isolated());
         let (request, dir, server) = Self::with_shared(|host| {
             if !host.has_payload(&run.hash) {
                 host.put_payload(&run.hash, payload)?;
             }
             let (request, dir) = host.request(run)?;
-            let server = host.servers.get_mut(&run.interpreter).and_then(Vec::pop);
+            let server = host.servers.get_mut(&key).and_then(Vec::pop);
             Ok::<_, PythonError>((request, dir, server))
         })?;
         let (server, out) = ask(server, run, &dir, &request)?;
         Self::with_shared(|host| {
-            host.servers.entry(run.interpreter.clone()).or_default().push(server);
+            host.servers.entry(key).or_default().push(server);
         });
         Ok(out)
     }

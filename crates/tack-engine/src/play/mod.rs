@@ -113,6 +113,11 @@ pub(crate) fn run_play(
     // counts them there), but run nothing.
     let selected: Vec<String> =
         inventory.select_terms(&terms)?.into_iter().map(|h| data.host(h).name.clone()).collect();
+    // What a `clear_host_errors` cleared of an earlier play's unreachable host lasted to the
+    // end of its play.
+    for state in states.values_mut() {
+        state.unreachable |= state.unreachable_before;
+    }
     let failed_before: BTreeSet<String> =
         selected.iter().filter(|h| states.get(*h).is_some_and(HostState::out)).cloned().collect();
     // A host a rescued include failure left among ansible's failed hosts is failed in every
@@ -385,7 +390,9 @@ fn finish_batch(
     // Only this batch's new failures count towards "every host of the batch failed".
     let mut failed = 0;
     for host in &state.lost {
-        states.entry(host.clone()).or_default().unreachable = true;
+        let host_state = states.entry(host.clone()).or_default();
+        host_state.unreachable = true;
+        host_state.unreachable_before = true;
         state.removed.insert(host.clone());
         failed += 1;
     }

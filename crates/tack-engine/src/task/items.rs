@@ -137,6 +137,7 @@ pub(crate) fn no_items(host: &str) -> HostResult {
 pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
     let data = aggregate_data(items.iter().map(|r| &r.data));
     let mut result = HostResult::new(host, data);
+    result.hidden_items = items.iter().map(|item| item.no_log).collect();
     // Each was shown with its item.
     result.shown_deprecations =
         result.data.get("deprecations").and_then(Node::as_seq).map_or(0, |l| l.len());

@@ -54,9 +54,15 @@ impl TaskLinks<'_> {
         announce: bool,
     ) -> Result<Arc<dyn Connection>, tack_actions::ActionOutput> {
         let (target, escalation) = self.link_target(host, scope).map_err(tack_actions::errored)?;
-        let link = self.links.get(&target, escalation.as_ref()).map_err(|e| self.link_failed(e))?;
+        // What ssh said of a failed connection is the task's to hide under `no_log`, as
+        // ansible's ssh plugin hides it.
+        let failed = |e: ConnectionError| {
+            let hidden = self.delegation.task.no_log(scope);
+            self.link_failed(if hidden { censored(e) } else { e })
+        };
+        let link = self.links.get(&target, escalation.as_ref()).map_err(failed)?;
         let link: Arc<dyn Connection> = Arc::new(Traced::new(link, target.reach(), trace));
-        link.connect().map_err(|e| self.link_failed(e))?;
+        link.connect().map_err(failed)?;
         if announce {
             trace.record(target.reach(), tack_links::trace::Use::Connect);
         }
@@ -242,4 +248,18 @@ fn pipelining(templar: &tack_template::Templar, scope: &Scope) -> bool {
         }
     }
     tack_template::lookups::config::flag("ANSIBLE_PIPELINING")
+}
+
+/// ansible's ssh plugin's words for a failed connection under `no_log`: what ssh said is not
+/// shown.
+fn censored(e: ConnectionError) -> ConnectionError {
+    const SSH: &str = "Failed to connect to the host via ssh:";
+    match e {
+        ConnectionError::Unreachable { message } if message.starts_with(SSH) => {
+            ConnectionError::Unreachable {
+                message: format!("{SSH} <error censored due to no log>"),
+            }
+        }
+        e => e,
+    }
 }
