@@ -46,6 +46,14 @@ pub fn module_output(stdout: &[u8], stderr: &[u8]) -> Result<ModuleResult, Conne
     }
 }
 
+/// The input of an agent that starts `job` detached (an `async` task), its answer read by
+/// [`module_output`].
+pub fn job_input(job: &tack_protocol::JobSpec) -> Result<Vec<u8>, ConnectionError> {
+    conversation(|writer| {
+        writer.send(&Message::StartJob(tack_protocol::StartJob { id: ID, job: job.clone() }))
+    })
+}
+
 /// The input of an agent that runs the Python-path module `run` from `payload`.
 pub fn python_input(payload: &[u8], run: &PythonRun) -> Result<Vec<u8>, ConnectionError> {
     conversation(|writer| {

@@ -395,6 +395,14 @@ impl Connection for PluginLink {
         })
     }
 
+    /// The agent starts the job detached from itself, and ends: the job goes on without it,
+    /// and `async_status` reads it with another agent.
+    fn start_job(&self, job: &tack_connect::JobSpec) -> Result<ModuleResult, ConnectionError> {
+        let input = batch::job_input(job)?;
+        let (stdout, stderr) = self.agent(&input)?;
+        batch::module_output(&stdout, &stderr)
+    }
+
     fn run_python(&self, payload: &[u8], run: &PythonRun) -> Result<PythonOutput, ConnectionError> {
         let input = batch::python_input(payload, run)?;
         let (stdout, stderr) = self.agent(&input)?;
