@@ -138,6 +138,10 @@ pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
     let data = aggregate_data(items.iter().map(|r| &r.data));
     let mut result = HostResult::new(host, data);
     result.hidden_items = items.iter().map(|item| item.no_log).collect();
+    // A warning shown with where it came from is shown (once) the same way again.
+    for item in &items {
+        result.warning_blocks.extend(item.warning_blocks.clone());
+    }
     // Each was shown with its item.
     result.shown_deprecations =
         result.data.get("deprecations").and_then(Node::as_seq).map_or(0, |l| l.len());
@@ -177,6 +181,15 @@ pub(crate) fn aggregate_data<'m>(items: impl Iterator<Item = &'m Mapping> + Clon
         .collect();
     if !deprecations.is_empty() {
         data.insert(s("deprecations"), Node::bare(Value::Seq(deprecations)));
+    }
+    // And their warnings (`_extend_warnings`), each item's in order.
+    let warnings: Vec<Node> = items
+        .clone()
+        .filter_map(|m| m.get("warnings").and_then(Node::as_seq))
+        .flat_map(|list| list.iter().cloned())
+        .collect();
+    if !warnings.is_empty() {
+        data.insert(s("warnings"), Node::bare(Value::Seq(warnings)));
     }
     let list: Vec<Node> = items.map(|m| Node::bare(Value::Map(m.clone()))).collect();
     data.insert(s("results"), Node::bare(Value::Seq(list)));
