@@ -34,7 +34,7 @@ pub use excerpt::excerpt;
 pub use warnings::{
     DEPRECATION_PREAMBLE, RecordedDeprecation, deprecate, deprecate_formatted, error as show_error,
     forget_shown as forget_shown_warnings, recording_deprecations, set_deprecations_enabled,
-    set_sink as set_warning_sink, warn,
+    set_sink as set_warning_sink, show_recorded, warn,
 };
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a

@@ -45,19 +45,33 @@ pub fn error(error: &Diagnostic) {
 
 /// Emits a `[DEPRECATION WARNING]:` block as ansible's `Display.deprecated` does: the hint on
 /// how to silence them (a warning, so shown once), then the message with "This feature will be
-/// removed from ansible-core version X." appended, each distinct text once.
+/// removed from ansible-core version X." appended, each distinct text once. Raised while a
+/// task runs on a host (under [`recording_deprecations`]), it is kept for that task's result
+/// instead, which shows it where ansible's callback shows a result's deprecations.
 pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
-    record_deprecation(deprecation, removed_in);
-    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
-        return;
-    }
-    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
     let mut shown = deprecation.clone();
     shown.message = format!(
         "{} This feature will be removed from ansible-core version {removed_in}.",
         deprecation.message
     );
-    emit(shown.render_deprecation(), crate::color::Level::Deprecate);
+    let recorded = RecordedDeprecation {
+        msg: deprecation.message.clone(),
+        version: removed_in.to_string(),
+        shown,
+    };
+    if let Some(unrecorded) = record_deprecation(recorded) {
+        show_recorded(&unrecorded);
+    }
+}
+
+/// Shows a deprecation [`deprecate`] kept for a task's result (once, and only when
+/// `deprecation_warnings` is on).
+pub fn show_recorded(deprecation: &RecordedDeprecation) {
+    if !DEPRECATIONS_ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    warn(&Diagnostic::new(DEPRECATION_PREAMBLE));
+    emit(deprecation.shown.render_deprecation(), crate::color::Level::Deprecate);
 }
 
 /// Emits a deprecation whose message already says when the feature goes (settings'
@@ -79,6 +93,9 @@ pub struct RecordedDeprecation {
     pub msg: String,
     /// The ansible-core version that removes it.
     pub version: String,
+    /// What is shown of it: the message with the sentence on when the feature goes, and
+    /// where it came from.
+    pub shown: Diagnostic,
 }
 
 thread_local! {
@@ -87,19 +104,21 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn record_deprecation(deprecation: &Diagnostic, removed_in: &str) {
-    RECORDING.with(|recording| {
-        if let Some(open) = recording.borrow_mut().last_mut() {
-            open.push(RecordedDeprecation {
-                msg: deprecation.message.clone(),
-                version: removed_in.to_string(),
-            });
+/// Keeps `deprecation` in this thread's innermost open recording; without one, hands it back
+/// to be shown now.
+fn record_deprecation(deprecation: RecordedDeprecation) -> Option<RecordedDeprecation> {
+    RECORDING.with(|recording| match recording.borrow_mut().last_mut() {
+        Some(open) => {
+            open.push(deprecation);
+            None
         }
-    });
+        None => Some(deprecation),
+    })
 }
 
 /// Runs `f`, returning what it returned and the deprecations [`deprecate`] raised on this
-/// thread meanwhile (each also shown as usual). Recordings nest: an inner one keeps its own.
+/// thread meanwhile (not shown: the caller's result shows them, [`show_recorded`]).
+/// Recordings nest: an inner one keeps its own.
 pub fn recording_deprecations<T>(f: impl FnOnce() -> T) -> (T, Vec<RecordedDeprecation>) {
     /// Closes the recording even when `f` unwinds.
     struct Open;

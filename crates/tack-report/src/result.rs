@@ -50,9 +50,12 @@ pub struct HostResult {
     /// Warnings of the result that ansible shows with where they came from (a label that
     /// failed to render): the block to show for each such text of `warnings`.
     pub warning_blocks: std::collections::BTreeMap<String, tack_diag::Diagnostic>,
-    /// How many of the first `deprecations` were shown as they were raised (with where they
-    /// came from; see `tack_diag::recording_deprecations`): the callback shows the others.
+    /// How many of the first `deprecations` were shown already (a loop's, with its items):
+    /// the callback shows the others.
     pub shown_deprecations: usize,
+    /// The deprecations raised while the task ran (`tack_diag::recording_deprecations`), the
+    /// first of `deprecations`: the callback shows them with where they came from.
+    pub raised_deprecations: Vec<tack_diag::RecordedDeprecation>,
     /// The connection the task reached its host with, by ansible's resolved name
     /// (`ansible.builtin.ssh`): what callback plugins read as `task.connection`. `None` when
     /// the task did not run there (a skip).
@@ -85,11 +88,12 @@ impl HostResult {
             action: None,
             warning_blocks: std::collections::BTreeMap::new(),
             shown_deprecations: 0,
+            raised_deprecations: Vec::new(),
             connection: None,
         }
     }
 
-    /// Puts the deprecations raised while the task ran (already shown) before those the
+    /// Puts the deprecations raised while the task ran (the callback shows them) before those the
     /// result brought (a module's), as ansible's worker keeps them: `{collection_name,
     /// deprecator: {resolved_name, type}, msg, version}`, every one of them ansible-core's.
     pub fn add_raised_deprecations(&mut self, raised: Vec<tack_diag::RecordedDeprecation>) {
@@ -114,8 +118,10 @@ impl HostResult {
         if let Some(Value::Seq(brought)) = self.data.get("deprecations").map(|n| &n.value) {
             list.extend(brought.iter().cloned());
         }
-        self.shown_deprecations += raised.len();
         self.data.insert(s("deprecations"), Node::bare(Value::Seq(list)));
+        let earlier = std::mem::take(&mut self.raised_deprecations);
+        self.raised_deprecations = raised;
+        self.raised_deprecations.extend(earlier);
     }
 
     /// `_ansible_verbose_always`, which a censored result loses.

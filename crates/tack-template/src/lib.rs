@@ -390,8 +390,11 @@ impl Templar {
         let path = tack_py::path::abspath(path);
         let origin = tack_diag::Origin::file(Arc::from(path.as_path()));
         engine::active::compile_failed_at(None);
-        let (result, provenance) = engine::active::top_level(|| {
-            engine::template_file::render(&self.engine, &path, scope, options)
+        // What the file raises (a deprecation) points at the file, as ansible's does.
+        let (result, provenance) = engine::active::at_origin(Some(origin.clone()), || {
+            engine::active::top_level(|| {
+                engine::template_file::render(&self.engine, &path, scope, options)
+            })
         });
         let text = result.map_err(|e| {
             // A syntax error in this file is placed at its line, which ansible underlines

@@ -91,11 +91,18 @@ pub(crate) fn wanted(
         }
         // Without a loop the `when` is the include's; with one it is each item's. One that
         // cannot be evaluated fails the include on this host, as a task's does.
+        // What the `when` raised shows with a skip or a failure, as a task's result shows
+        // it; an include that runs shows nothing of it (ansible's include result goes to no
+        // callback but the include's).
         if ctx.task.loop_items.is_none() {
-            match crate::task::when::evaluate(ctx, templar, &scope).false_condition() {
+            let (evaluated, raised) = tack_diag::recording_deprecations(|| {
+                crate::task::when::evaluate(ctx, templar, &scope).false_condition()
+            });
+            match evaluated {
                 Ok(None) => {}
                 Ok(Some(cond)) => {
-                    let result = tack_report::result::skipped(host, &cond);
+                    let mut result = tack_report::result::skipped(host, &cond);
+                    result.add_raised_deprecations(raised);
                     keep(host, &result.data);
                     stats.count(&result, false);
                     callback.host_result(&view, &result);
@@ -103,6 +110,7 @@ pub(crate) fn wanted(
                 }
                 Err(error) => {
                     let mut result = failed_include(host, error);
+                    result.add_raised_deprecations(raised);
                     result.data.insert(
                         tack_report::result::s("exception"),
                         tack_report::result::s("(traceback unavailable)"),
@@ -182,12 +190,17 @@ pub(crate) fn wanted(
                 }
                 None => None,
             };
-            if looped
-                && let Some(value) = &item
-                && let Some(cond) =
-                    crate::task::when::evaluate(ctx, templar, &item_scope).false_condition()?
+            let (evaluated, raised) = match (looped, &item) {
+                (true, Some(_)) => tack_diag::recording_deprecations(|| {
+                    crate::task::when::evaluate(ctx, templar, &item_scope).false_condition()
+                }),
+                _ => (Ok(None), Vec::new()),
+            };
+            if let Some(value) = &item
+                && let Some(cond) = evaluated?
             {
                 let mut result = tack_report::result::skipped(host, &cond);
+                result.add_raised_deprecations(raised);
                 result.data.insert(tack_report::result::s(&loop_var), value.clone());
                 result.data.insert(
                     tack_report::result::s("ansible_loop_var"),

@@ -368,9 +368,14 @@ pub(crate) fn warnings(result: &HostResult) {
         }
     }
     let Some(list) = result.data.get("deprecations").and_then(Node::as_seq) else { return };
-    // Those raised while the task ran were shown then, with where they came from.
-    for deprecation in list.iter().skip(result.shown_deprecations).filter_map(Node::as_map) {
-        tack_diag::deprecate_formatted(&tack_diag::Diagnostic::new(deprecation_text(deprecation)));
+    for (n, deprecation) in list.iter().enumerate().skip(result.shown_deprecations) {
+        // Those raised while the task ran, with where they came from.
+        if let Some(raised) = result.raised_deprecations.get(n) {
+            tack_diag::show_recorded(raised);
+        } else if let Some(deprecation) = deprecation.as_map() {
+            let text = deprecation_text(deprecation);
+            tack_diag::deprecate_formatted(&tack_diag::Diagnostic::new(text));
+        }
     }
 }
 
