@@ -5,9 +5,13 @@
 //! provides a virtual package) is asked of apt's own tools in `apt_cache.rs`. Changes nothing
 //! but through `apt-get`, `apt-mark` and the package lists.
 //!
+//! `policy_rc_d` is ansible's: while each `apt-get` operation runs, `/usr/sbin/policy-rc.d`
+//! exits with that code (one already there moved aside and put back after), in check mode
+//! too, as ansible's module does around its `--simulate` run.
+//!
 //! Refused by name, before anything runs: `deb`, `upgrade` (other than `no`), `clean`,
-//! `autoclean`, `policy_rc_d`, `state: build-dep` and `state: fixed`, and `name: '*'` with
-//! `state: latest` (a whole-system upgrade).
+//! `autoclean`, `state: build-dep` and `state: fixed`, and `name: '*'` with `state: latest`
+//! (a whole-system upgrade).
 
 use serde_json::{Value, json};
 
@@ -76,7 +80,8 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     if let Some(refusal) = refused(&p) {
         return fail(refusal);
     }
-    let mut apt = Apt { ctx, runner: Runner::new(), warnings: Vec::new() };
+    let policy_rc_d = p.get("policy_rc_d").as_i64();
+    let mut apt = Apt { ctx, runner: Runner::new(), warnings: Vec::new(), policy_rc_d };
     let mut r = match apt.main(&p) {
         Ok(r) | Err(r) => r,
     };
@@ -96,8 +101,6 @@ fn refused(p: &Params) -> Option<String> {
         "the option 'clean'"
     } else if p.bool("autoclean") {
         "the option 'autoclean'"
-    } else if p.is_set("policy_rc_d") {
-        "the option 'policy_rc_d'"
     } else if matches!(p.str("state"), Some("build-dep" | "fixed")) {
         if p.str("state") == Some("fixed") { "state 'fixed'" } else { "state 'build-dep'" }
     } else {
@@ -168,6 +171,8 @@ struct Apt<'a> {
     ctx: Ctx<'a>,
     runner: Runner,
     warnings: Vec<String>,
+    /// `policy_rc_d`: the exit code `/usr/sbin/policy-rc.d` gives while `apt-get` runs.
+    policy_rc_d: Option<i64>,
 }
 
 type Outcome = Result<ModuleResult, ModuleResult>;
@@ -611,11 +616,73 @@ impl Apt<'_> {
         Ok(r)
     }
 
-    /// `run_command(cmd)` of a command written as one string (split as `shlex` splits it).
+    /// `run_command(cmd)` of an `apt-get` operation written as one string (split as `shlex`
+    /// splits it), under `policy_rc_d` when set (`PolicyRcD`).
     fn shell_words(&self, cmd: &str) -> Result<(i32, String, String), ModuleResult> {
         let argv = shlex_split(cmd)
             .ok_or_else(|| fail("apt: tack could not split the apt-get command as shlex would"))?;
-        self.runner.run(&argv)
+        match self.policy_rc_d {
+            None => self.runner.run(&argv),
+            Some(code) => policy_rc_d(code, || self.runner.run(&argv))?,
+        }
+    }
+}
+
+/// Where dpkg's maintainer scripts ask whether a service may start.
+const POLICY_RC_D: &str = "/usr/sbin/policy-rc.d";
+
+/// ansible's `PolicyRcD`: `run` with `/usr/sbin/policy-rc.d` exiting `code`, the file there
+/// before moved to a private directory and back after (or the one written removed); its
+/// failures in ansible's words.
+fn policy_rc_d<T>(code: i64, run: impl FnOnce() -> T) -> Result<T, ModuleResult> {
+    policy_rc_d_at(std::path::Path::new(POLICY_RC_D), code, run)
+}
+
+fn policy_rc_d_at<T>(
+    path: &std::path::Path,
+    code: i64,
+    run: impl FnOnce() -> T,
+) -> Result<T, ModuleResult> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let backup = if path.exists() {
+        let base = super::environment::temp_dir();
+        let dir = (0..100)
+            .map(|_| base.join(format!("ansible{}", super::tempname::random_part())))
+            .find(|dir| std::fs::DirBuilder::new().mode(0o700).create(dir).is_ok())
+            .ok_or_else(|| fail(format!("Fail to move {POLICY_RC_D} to {}", base.display())))?;
+        let kept = dir.join("policy-rc.d");
+        move_file(path, &kept)
+            .map_err(|_| fail(format!("Fail to move {POLICY_RC_D} to {}", dir.display())))?;
+        Some((dir, kept))
+    } else {
+        None
+    };
+    std::fs::write(path, format!("#!/bin/sh\nexit {code}\n"))
+        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)))
+        .map_err(|_| fail(format!("Failed to create or chmod {POLICY_RC_D}")))?;
+    let out = run();
+    match backup {
+        Some((dir, kept)) => {
+            move_file(&kept, path).and_then(|()| std::fs::remove_dir(&dir)).map_err(|_| {
+                fail(format!("Fail to move back {} to {POLICY_RC_D}", kept.display()))
+            })?;
+        }
+        None => std::fs::remove_file(path).map_err(|_| {
+            fail(format!("Fail to remove {POLICY_RC_D} (after package manipulation)"))
+        })?,
+    }
+    Ok(out)
+}
+
+/// `shutil.move`: a rename, else (another file system) a copy and a removal.
+fn move_file(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::rename(from, to) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            std::fs::copy(from, to)?;
+            std::fs::remove_file(from)
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -638,7 +705,6 @@ mod tests {
             (json!({"upgrade": "dist"}), "'upgrade'"),
             (json!({"name": "sl", "clean": true}), "'clean'"),
             (json!({"autoclean": true}), "'autoclean'"),
-            (json!({"name": "sl", "policy_rc_d": 101}), "'policy_rc_d'"),
             (json!({"name": "sl", "state": "fixed"}), "state 'fixed'"),
             (json!({"name": "sl", "state": "build-dep"}), "state 'build-dep'"),
             (json!({"name": "*", "state": "latest"}), "name '*'"),
@@ -653,6 +719,20 @@ mod tests {
             let msg = r["msg"].as_str().unwrap_or_default();
             assert!(msg.starts_with("apt: tack does not support") && msg.contains(needle), "{msg}");
         }
+    }
+
+    #[test]
+    fn policy_rc_d_exits_with_the_code_while_apt_runs_and_is_put_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("policy-rc.d");
+        let read = || std::fs::read_to_string(&path).ok();
+        let during = policy_rc_d_at(&path, 101, read).expect("ran");
+        assert_eq!(during.as_deref(), Some("#!/bin/sh\nexit 101\n"));
+        assert!(!path.exists(), "the file it wrote stays");
+        std::fs::write(&path, "#!/bin/sh\nexit 0\n").expect("own");
+        let during = policy_rc_d_at(&path, 104, read).expect("ran");
+        assert_eq!(during.as_deref(), Some("#!/bin/sh\nexit 104\n"));
+        assert_eq!(read().as_deref(), Some("#!/bin/sh\nexit 0\n"));
     }
 
     #[test]

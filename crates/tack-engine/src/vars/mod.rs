@@ -831,6 +831,11 @@ pub(crate) fn facts_layer(facts: &Mapping, inject: Option<bool>) -> Layer {
             // Local facts are a variable of their own, read without the top-level warning.
             "ansible_local" => layer.insert(&name, v.clone(), Provenance::ManagedHost),
             _ if inject == Some(true) => layer.insert(&name, v.clone(), Provenance::ManagedHost),
+            // ansible tags the value itself with the deprecation, and a bool or None cannot
+            // carry a tag: reading `ansible_fips` says nothing.
+            _ if matches!(v.value, Value::Bool(_) | Value::Null) => {
+                layer.insert(&name, v.clone(), Provenance::ManagedHost)
+            }
             _ => layer.insert_deprecated(
                 name.clone(),
                 v.clone(),
