@@ -160,7 +160,9 @@ class Link:
         tmp = self.temporary()
         shell = self.connection._shell
         self.puts += 1
-        dest = shell.join_path(tmp, "%d-%s" % (self.puts, name))
+        # The name is only a hint: the file stays in the link's directory whatever it says.
+        leaf = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[-64:]
+        dest = shell.join_path(tmp, "%d-%s" % (self.puts, leaf or "file"))
         local = self.local_file(data, executable)
         try:
             self.connection.put_file(local, dest)
