@@ -92,3 +92,51 @@ impl Drop for Lines {
         let _ = self.child.wait();
     }
 }
+
+/// What a plugin printed through ansible's display, as a worker sends it (`{"op": "display",
+/// "method", "args", "kwargs"}`), read for the task's output.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Displayed {
+    /// `_warning` or `_deprecated`: the message, warned.
+    Warning(String),
+    /// `Display.verbose`'s line, with its host, shown from this `-v` level. The log half
+    /// (`_verbose_log`) of a line the run's own count already shows is the shown half's to
+    /// log, and reads as nothing.
+    Verbose(u8, String),
+    /// Anything else the plugin displayed, shown as it is.
+    Plain(String),
+    Nothing,
+}
+
+/// Reads `message` for a run shown at `verbosity` `-v`s.
+pub(crate) fn displayed(message: &Map<String, Json>, verbosity: i64) -> Displayed {
+    let args = message.get("args").and_then(Json::as_array);
+    let first = args.and_then(|a| a.first());
+    match message.get("method").and_then(Json::as_str).unwrap_or_default() {
+        "_warning" | "_deprecated" => {
+            let msg = first.and_then(|w| w.pointer("/event/msg")).and_then(Json::as_str);
+            Displayed::Warning(msg.unwrap_or_default().to_string())
+        }
+        // `Display.verbose`'s halves: the worker shows a line at `caplevel` from `caplevel +
+        // 1` `-v`s, and logs it (again) when its `log_verbosity` reaches that.
+        method @ ("_verbose_display" | "_verbose_log") => {
+            let kwargs = message.get("kwargs");
+            let caplevel = kwargs.and_then(|k| k.get("caplevel")).and_then(Json::as_i64);
+            let level = u8::try_from(caplevel.unwrap_or(2).saturating_add(1).clamp(1, 255))
+                .unwrap_or(u8::MAX);
+            if method == "_verbose_log" && verbosity >= i64::from(level) {
+                return Displayed::Nothing;
+            }
+            let Some(msg) = first.and_then(Json::as_str) else { return Displayed::Nothing };
+            let line = match kwargs.and_then(|k| k.get("host")).and_then(Json::as_str) {
+                Some(host) => format!("<{host}> {msg}"),
+                None => msg.to_string(),
+            };
+            Displayed::Verbose(level, line)
+        }
+        _ => match first.and_then(Json::as_str) {
+            Some(line) => Displayed::Plain(line.to_string()),
+            None => Displayed::Nothing,
+        },
+    }
+}

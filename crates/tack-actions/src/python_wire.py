@@ -1,5 +1,6 @@
 # What tack's Python workers share (prepended to each worker's script): values on the wire,
-# the line channel to the controller, and the task's variables read through it.
+# the line channel to the controller, the task's variables read through it, and the display
+# queue plugins print through.
 #
 # Values cross as JSON; what JSON cannot say (a dict with keys that are not strings, an
 # integer beyond 64 bits, a float that is not finite) is wrapped as {"__tack__": KIND, ...}:
@@ -149,3 +150,24 @@ class TaskVars(Mapping):
 
     def copy(self):
         return {name: self[name] for name in self}
+
+
+class DisplayQueue:
+    """What ansible's worker processes send their display calls through; `what` names the
+    plugin kind in the refusal of a prompt."""
+
+    def __init__(self, channel, what):
+        self._channel = channel
+        self._what = what
+
+    def send_display(self, method, *args, **kwargs):
+        try:
+            args = encode(list(args))
+            kwargs = encode(kwargs)
+        except TypeError:
+            args, kwargs = [str(a) for a in args], {}
+        self._channel.send({"op": "display", "method": method, "args": args, "kwargs": kwargs})
+
+    def send_prompt(self, **kwargs):
+        from ansible.errors import AnsibleError
+        raise AnsibleError("tack does not let %s prompt yet" % self._what)

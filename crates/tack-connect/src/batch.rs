@@ -24,18 +24,7 @@ const ID: u64 = 1;
 
 /// The input of an agent that runs `module` with `invocation`: hello, the request, bye.
 pub fn module_input(module: &str, invocation: &Invocation) -> Result<Vec<u8>, ConnectionError> {
-    conversation(|writer| {
-        writer.send(&Message::RunModule(RunModule {
-            id: ID,
-            module: module.to_string(),
-            args: invocation.args.clone(),
-            check_mode: invocation.check_mode,
-            diff: invocation.diff,
-            environment: invocation.environment.clone(),
-            rlimit_nofile: invocation.rlimit_nofile,
-            timeout: invocation.timeout,
-        }))
-    })
+    conversation(|writer| writer.send(&Message::RunModule(run_module(ID, module, invocation))))
 }
 
 /// The module's result from what the agent of [`module_input`] wrote.
@@ -59,16 +48,7 @@ pub fn python_input(payload: &[u8], run: &PythonRun) -> Result<Vec<u8>, Connecti
     conversation(|writer| {
         writer.send(&Message::PutPayload { hash: run.hash.clone() })?;
         writer.send_blob(payload)?;
-        writer.send(&Message::RunPython(RunPython {
-            id: ID,
-            hash: run.hash.clone(),
-            fqn: run.fqn.clone(),
-            profile: run.profile.clone(),
-            interpreter: run.interpreter.clone(),
-            params: run.params.clone(),
-            environment: run.environment.clone(),
-            rlimit_nofile: run.rlimit_nofile,
-        }))
+        writer.send(&Message::RunPython(run_python(ID, run)))
     })
 }
 
@@ -79,6 +59,34 @@ pub fn python_output(stdout: &[u8], stderr: &[u8]) -> Result<PythonOutput, Conne
             Ok(PythonOutput { rc, stdout, stderr, tag })
         }
         other => Err(broken("python_result", &other)),
+    }
+}
+
+/// The request that runs `module` with `invocation` (every link's).
+pub(crate) fn run_module(id: u64, module: &str, invocation: &Invocation) -> RunModule {
+    RunModule {
+        id,
+        module: module.to_string(),
+        args: invocation.args.clone(),
+        check_mode: invocation.check_mode,
+        diff: invocation.diff,
+        environment: invocation.environment.clone(),
+        rlimit_nofile: invocation.rlimit_nofile,
+        timeout: invocation.timeout,
+    }
+}
+
+/// The request that runs the Python-path module `run` (every link's).
+pub(crate) fn run_python(id: u64, run: &PythonRun) -> RunPython {
+    RunPython {
+        id,
+        hash: run.hash.clone(),
+        fqn: run.fqn.clone(),
+        profile: run.profile.clone(),
+        interpreter: run.interpreter.clone(),
+        params: run.params.clone(),
+        environment: run.environment.clone(),
+        rlimit_nofile: run.rlimit_nofile,
     }
 }
 

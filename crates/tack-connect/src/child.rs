@@ -17,8 +17,7 @@ use std::time::Duration;
 use tack_agent::python::{PythonOutput, PythonRun};
 use tack_agent::{Invocation, ModuleResult};
 use tack_protocol::{
-    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, RunModule, RunPython,
-    Stage,
+    AgentInfo, ErrorKind, FrameReader, FrameWriter, Message, ProtocolError, Stage,
 };
 
 use crate::{Connection, ConnectionError, ExecOutput, StagedFile, staged};
@@ -574,16 +573,8 @@ impl Connection for ChildAgent {
         let during = format!("running module '{module}'");
         let request = |link: &mut Link| {
             let id = link.id();
-            link.writer.send(&Message::RunModule(RunModule {
-                id,
-                module: module.to_string(),
-                args: invocation.args.clone(),
-                check_mode: invocation.check_mode,
-                diff: invocation.diff,
-                environment: invocation.environment.clone(),
-                rlimit_nofile: invocation.rlimit_nofile,
-                timeout: invocation.timeout,
-            }))?;
+            link.writer
+                .send(&Message::RunModule(crate::batch::run_module(id, module, invocation)))?;
             match link.reply(id)? {
                 Message::ModuleResult { result, .. } => Ok(result),
                 other => Err(unexpected("module_result", &other)),
@@ -643,16 +634,7 @@ impl Connection for ChildAgent {
                 link.payloads.insert(run.hash.clone());
             }
             let id = link.id();
-            link.writer.send(&Message::RunPython(RunPython {
-                id,
-                hash: run.hash.clone(),
-                fqn: run.fqn.clone(),
-                profile: run.profile.clone(),
-                interpreter: run.interpreter.clone(),
-                params: run.params.clone(),
-                environment: run.environment.clone(),
-                rlimit_nofile: run.rlimit_nofile,
-            }))?;
+            link.writer.send(&Message::RunPython(crate::batch::run_python(id, run)))?;
             match link.reply(id)? {
                 Message::PythonResult { rc, stdout, stderr, tag, .. } => {
                     Ok(PythonOutput { rc, stdout, stderr, tag })

@@ -126,41 +126,14 @@ pub(super) fn put(input: &ActionInput<'_>, message: &Map<String, Json>) -> Json 
 }
 
 /// What the plugin printed through ansible's display: shown with the task, as ansible's
-/// worker processes send theirs to be shown.
+/// worker processes send theirs to be shown (a verbose line noted at its level, the callback
+/// showing and logging it).
 pub(super) fn display(input: &ActionInput<'_>, message: &Map<String, Json>) {
-    let args = message.get("args").and_then(Json::as_array);
-    let first = args.and_then(|a| a.first());
-    match text(message, "method") {
-        "_warning" | "_deprecated" => {
-            let msg = first
-                .and_then(|w| w.pointer("/event/msg"))
-                .and_then(Json::as_str)
-                .unwrap_or_default();
-            tack_diag::warn(&Diagnostic::new(msg.to_string()));
-        }
-        // `Display.verbose`'s halves: the worker shows a line at `caplevel` from `caplevel +
-        // 1` `-v`s, and logs it (again) when its `log_verbosity` reaches that; noted at that
-        // level, the callback does both. The log half of a line the worker also showed is
-        // the shown half's to log.
-        method @ ("_verbose_display" | "_verbose_log") => {
-            let kwargs = message.get("kwargs");
-            let caplevel = kwargs.and_then(|k| k.get("caplevel")).and_then(Json::as_i64);
-            let level = u8::try_from(caplevel.unwrap_or(2).saturating_add(1).clamp(1, 255))
-                .unwrap_or(u8::MAX);
-            if method == "_verbose_log" && input.verbosity >= i64::from(level) {
-                return;
-            }
-            let Some(msg) = first.and_then(Json::as_str) else { return };
-            let line = match kwargs.and_then(|k| k.get("host")).and_then(Json::as_str) {
-                Some(host) => format!("<{host}> {msg}"),
-                None => msg.to_string(),
-            };
-            input.trace.note_at(level, line);
-        }
-        _ => {
-            if let Some(line) = first.and_then(Json::as_str) {
-                input.trace.note_at(0, line.to_string());
-            }
-        }
+    use crate::python_lines::Displayed;
+    match crate::python_lines::displayed(message, input.verbosity) {
+        Displayed::Warning(msg) => tack_diag::warn(&Diagnostic::new(msg)),
+        Displayed::Verbose(level, line) => input.trace.note_at(level, line),
+        Displayed::Plain(line) => input.trace.note_at(0, line),
+        Displayed::Nothing => {}
     }
 }

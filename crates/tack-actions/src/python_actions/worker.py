@@ -27,26 +27,7 @@ import pickle
 import shlex
 import sys
 
-# `decode`, `encode`, `Channel` and `TaskVars` are `python_wire.py`'s, prepended.
-
-
-class DisplayQueue:
-    """What ansible's worker processes send their display calls through."""
-
-    def __init__(self, channel):
-        self._channel = channel
-
-    def send_display(self, method, *args, **kwargs):
-        try:
-            args = encode(list(args))
-            kwargs = encode(kwargs)
-        except TypeError:
-            args, kwargs = [str(a) for a in args], {}
-        self._channel.send({"op": "display", "method": method, "args": args, "kwargs": kwargs})
-
-    def send_prompt(self, **kwargs):
-        from ansible.errors import AnsibleError
-        raise AnsibleError("tack does not let an action plugin prompt yet")
+# `decode`, `encode`, `Channel`, `TaskVars` and `DisplayQueue` are `python_wire.py`'s, prepended.
 
 
 def refused(what):
@@ -198,7 +179,7 @@ def main():
         loader = DataLoader()
         loader.set_basedir(setup["basedir"])
         display = Display()
-        display._final_q = DisplayQueue(channel)
+        display._final_q = DisplayQueue(channel, "an action plugin")
         install_transport(channel)
     except Exception as ex:  # this worker cannot run plugins: say why, once
         channel.send({"fatal": "%s: %s" % (type(ex).__name__, ex)})

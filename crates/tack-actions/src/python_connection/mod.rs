@@ -299,35 +299,15 @@ impl PluginLink {
 
     /// What the plugin printed through ansible's display: a verbose line kept as a note at
     /// its level (with its host, as ansible shows it), a warning or deprecation warned.
+    /// `display.debug` and the like show nothing without ansible's debug mode.
     fn displayed(&self, message: &Map<String, Json>) {
-        let args = message.get("args").and_then(Json::as_array);
-        let first = args.and_then(|a| a.first());
-        match message.get("method").and_then(Json::as_str).unwrap_or_default() {
-            "_warning" | "_deprecated" => {
-                let msg = first
-                    .and_then(|w| w.pointer("/event/msg"))
-                    .and_then(Json::as_str)
-                    .unwrap_or_default();
-                tack_diag::warn(&tack_diag::Diagnostic::new(msg.to_string()));
-            }
-            method @ ("_verbose_display" | "_verbose_log") => {
-                let kwargs = message.get("kwargs");
-                let caplevel = kwargs.and_then(|k| k.get("caplevel")).and_then(Json::as_i64);
-                let level = u8::try_from(caplevel.unwrap_or(2).saturating_add(1).clamp(1, 255))
-                    .unwrap_or(u8::MAX);
-                // The log half of a line the worker also showed is the shown half's to log.
-                if method == "_verbose_log" && self.verbosity >= level {
-                    return;
-                }
-                let Some(msg) = first.and_then(Json::as_str) else { return };
-                let line = match kwargs.and_then(|k| k.get("host")).and_then(Json::as_str) {
-                    Some(host) => format!("<{host}> {msg}"),
-                    None => msg.to_string(),
-                };
+        use crate::python_lines::Displayed;
+        match crate::python_lines::displayed(message, i64::from(self.verbosity)) {
+            Displayed::Warning(msg) => tack_diag::warn(&tack_diag::Diagnostic::new(msg)),
+            Displayed::Verbose(level, line) => {
                 self.notes.lock().unwrap_or_else(PoisonError::into_inner).push((level, line));
             }
-            // `display.debug` and the like show nothing without ansible's debug mode.
-            _ => {}
+            Displayed::Plain(_) | Displayed::Nothing => {}
         }
     }
 

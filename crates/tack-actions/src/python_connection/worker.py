@@ -24,32 +24,13 @@ import os
 import shutil
 import tempfile
 
-# `decode`, `encode` and `Channel` are `python_wire.py`'s, prepended.
+# `decode`, `encode`, `Channel` and `DisplayQueue` are `python_wire.py`'s, prepended.
 
 
 def b64(data):
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     return base64.b64encode(data or b"").decode("ascii")
-
-
-class DisplayQueue:
-    """What ansible's worker processes send their display calls through."""
-
-    def __init__(self, channel):
-        self._channel = channel
-
-    def send_display(self, method, *args, **kwargs):
-        try:
-            args = encode(list(args))
-            kwargs = encode(kwargs)
-        except TypeError:
-            args, kwargs = [str(a) for a in args], {}
-        self._channel.send({"op": "display", "method": method, "args": args, "kwargs": kwargs})
-
-    def send_prompt(self, **kwargs):
-        from ansible.errors import AnsibleError
-        raise AnsibleError("tack does not let a connection plugin prompt yet")
 
 
 class Link:
@@ -236,7 +217,7 @@ def main():
         for directory in setup.get("dirs") or []:
             add_all_plugin_dirs(directory)
         display = Display()
-        display._final_q = DisplayQueue(channel)
+        display._final_q = DisplayQueue(channel, "a connection plugin")
         # Loading is quiet, as in ansible's forked workers.
         display.verbosity = display.log_verbosity = 0
     except Exception as ex:  # this worker cannot run plugins: say why, once

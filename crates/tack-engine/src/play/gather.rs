@@ -326,6 +326,28 @@ fn gather_link(
     Ok((link, target.reach()))
 }
 
+/// The implicit task's result when its link failed: unreachable, or failed at the play;
+/// ansible places an unreachable host's error nowhere (the implicit task's connection fails
+/// before it has a place).
+fn link_failed(
+    host: &str,
+    why: &str,
+    unreachable: bool,
+    origin: Option<tack_diag::Origin>,
+) -> tack_report::result::HostResult {
+    let msg = format!("Task failed: {why}");
+    let mut data = Mapping::new();
+    data.insert(s("changed"), tack_report::result::b(false));
+    data.insert(s("msg"), s(&msg));
+    data.insert(
+        s(if unreachable { "unreachable" } else { "failed" }),
+        tack_report::result::b(true),
+    );
+    let mut shown = tack_report::result::HostResult::new(host, data);
+    shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
+    shown
+}
+
 /// Keeps a host's gathered facts (or fails it) and shows its result.
 pub(crate) fn apply_gathered(
     env: &PlayEnv<'_, '_>,
@@ -423,18 +445,7 @@ fn gather_on(
     let link = match connected {
         Ok(link) => link,
         Err((unreachable, why)) => {
-            let msg = format!("Task failed: {why}");
-            let mut data = Mapping::new();
-            data.insert(s("changed"), tack_report::result::b(false));
-            data.insert(s("msg"), s(&msg));
-            data.insert(
-                s(if unreachable { "unreachable" } else { "failed" }),
-                tack_report::result::b(true),
-            );
-            let mut shown = tack_report::result::HostResult::new(host, data);
-            // ansible places an unreachable host's error nowhere (the implicit task's
-            // connection fails before it has a place).
-            shown.error = Some(Diagnostic::at(msg, if unreachable { None } else { origin }));
+            let shown = link_failed(host, &why, unreachable, origin);
             return Gathered { shown, transport: said, facts: None };
         }
     };
@@ -474,13 +485,7 @@ fn gather_on(
         // A link that dies under the module (a connection plugin's transfer that fails)
         // makes the host unreachable, placed nowhere as when it could not connect.
         Err(e @ ConnectionError::Unreachable { .. }) => {
-            let msg = format!("Task failed: {e}");
-            let mut data = Mapping::new();
-            data.insert(s("changed"), tack_report::result::b(false));
-            data.insert(s("msg"), s(&msg));
-            data.insert(s("unreachable"), tack_report::result::b(true));
-            let mut shown = tack_report::result::HostResult::new(host, data);
-            shown.error = Some(Diagnostic::at(msg, None));
+            let shown = link_failed(host, &e.to_string(), true, None);
             return Gathered { shown, transport, facts: None };
         }
         Err(e) => {
