@@ -173,7 +173,12 @@ impl Action {
         if search.is_some_and(|search| search.rejects(name)) {
             return Some(Action::Unresolvable);
         }
-        if let Some(path) = search.and_then(|search| search.action_plugin(name)) {
+        let found = search.and_then(|search| {
+            search
+                .action_plugin(name)
+                .or_else(|| search.normal_override(name, search.find(name).as_ref()))
+        });
+        if let Some(path) = found {
             return Some(Action::PythonAction(kept_action(
                 name,
                 &path,

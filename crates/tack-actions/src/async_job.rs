@@ -120,7 +120,45 @@ pub(crate) fn run_job(
         result.insert("changed".into(), Json::Bool(true));
         return crate::module_result::from_result(input, &result, false);
     }
-    let dir = match host_dir(input.conn, &configured) {
+    poll_job(input, task, &configured, started)
+}
+
+/// What ansible's executor does after an action that started a job returned its start
+/// (`_poll_async_result`): waits for the job its `ansible_job_id` names, or fails without
+/// one.
+pub(crate) fn poll_started(
+    input: &ActionInput<'_>,
+    task: &crate::input::AsyncTask<'_>,
+    started: ModuleResult,
+) -> ActionOutput {
+    if started.get("ansible_job_id").is_none_or(Json::is_null) {
+        let mut failed = ModuleResult::new();
+        failed.insert("failed".into(), Json::Bool(true));
+        failed.insert("msg".into(), Json::from("No job id was returned by the async task"));
+        // The executor reports it as a failed job, with the job id it lacks.
+        input.trace.job_note(tack_links::JobNote {
+            text: format!("ASYNC FAILED on {}: jid=None", task.host),
+            event: "failed",
+            result: failed.clone(),
+        });
+        let mut out = crate::module_result::from_result(input, &failed, false);
+        out.error = None;
+        return out;
+    }
+    match configured_dir(input.templar, input.scope, input.async_dir) {
+        Ok(configured) => poll_job(input, task, &configured, started),
+        Err(msg) => failed_output(input, msg),
+    }
+}
+
+/// The poll loop over the job `started` names, in the async directory `configured`.
+fn poll_job(
+    input: &ActionInput<'_>,
+    task: &crate::input::AsyncTask<'_>,
+    configured: &str,
+    started: ModuleResult,
+) -> ActionOutput {
+    let dir = match host_dir(input.conn, configured) {
         Ok(dir) => dir,
         Err(msg) => return failed_output(input, msg),
     };

@@ -131,6 +131,10 @@ class TaskVars(Mapping):
     def __setitem__(self, name, value):
         self._set[name] = value
 
+    def update(self, other=(), **more):
+        for name, value in dict(other, **more).items():
+            self[name] = value
+
     def _names(self):
         names = list(self._channel.ask({"op": "names"})["names"])
         return names + [n for n in self._set if n not in names]

@@ -424,8 +424,10 @@ pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result
         // so does a module run through ansible's code; the action plugins ansible runs as
         // jobs do not yet. Other action plugins fail the task where it runs, as ansible's do.
         let as_ansible_fails = matches!(action, Action::Plugin(_)) && !action.takes_async();
+        // An action plugin written in Python decides for itself (ansible's
+        // `_supports_async`), and its modules run as jobs.
         let runs_as_job = matches!(action, Action::Module(name) if name != "async_status")
-            || matches!(action, Action::Python(_) | Action::Library(_));
+            || matches!(action, Action::Python(_) | Action::Library(_) | Action::PythonAction(_));
         if !as_ansible_fails && !runs_as_job {
             return Err(refuse(
                 format!("the task keyword 'async' with the action '{}'", task.action),

@@ -79,10 +79,10 @@ pub(crate) const MAX_VALUE_DEPTH: usize = 400;
 
 fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(list) = value.downcast_object_ref::<List>() {
-        return list_value(list.try_items()?);
+        return list_value(list.try_items()?).map_err(|e| lazy_failure(e, list.marker()));
     }
     if let Some(dict) = value.downcast_object_ref::<Dict>() {
-        return dict_value(dict.try_entries()?);
+        return dict_value(dict.try_entries()?).map_err(|e| lazy_failure(e, dict.marker()));
     }
     if let Some(date) = value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
         return Ok(Value::Timestamp(date.0.clone()));
@@ -123,6 +123,32 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
             ));
         }
     })
+}
+
+/// A failure inside a marked container (`List::marked`): an undefined value read there fails
+/// with the words the container was marked with.
+fn lazy_failure(e: Error, marker: Option<&crate::engine::active::LazyFailure>) -> Error {
+    match marker {
+        Some(marker) if e.kind() == ErrorKind::UndefinedError => marker.error(),
+        _ => e,
+    }
+}
+
+/// `value` (a list or dict whose text failed on an undefined value inside) kept as one of
+/// tack's containers marked with `failure`: usable until the undefined value is read.
+pub(crate) fn marked(
+    value: &JValue,
+    failure: std::sync::Arc<crate::engine::active::LazyFailure>,
+) -> Result<JValue, Error> {
+    if value.kind() == ValueKind::Map {
+        let mut entries = IndexMap::new();
+        for key in value.try_iter()? {
+            let item = value.get_item(&key)?;
+            entries.insert(key, item);
+        }
+        return Ok(JValue::from_object(Dict::marked(entries, failure)));
+    }
+    Ok(JValue::from_object(List::marked(value.try_iter()?.collect(), failure)))
 }
 
 /// As [`to_value`], as a node without origin.

@@ -35,14 +35,33 @@ pub(super) fn module(input: &ActionInput<'_>, message: &Map<String, Json>) -> Js
         Some(Value::Map(map)) => map,
         _ => Mapping::new(),
     };
-    let sub = input.with_args(&args);
+    // `wrap_async`: the module started as the task's job, its start the answer; the
+    // executor's poll follows once the plugin returns (`python_actions::run`).
+    let job = match (message.get("async").and_then(Json::as_bool), input.async_task) {
+        (Some(true), Some(task)) => {
+            Some(crate::input::AsyncTask { limit: task.limit, poll: 0, host: task.host })
+        }
+        (Some(true), None) => {
+            return json!({
+                "op": "value",
+                "error": "an async job was asked for a task that is not async",
+            });
+        }
+        _ => None,
+    };
+    let mut sub = input.with_args(&args);
+    sub.async_task = job.as_ref();
     let answered = if let Some(found) = input.modules.and_then(|search| search.find(name)) {
         crate::python_path::action::library_answer(&sub, &found)
     } else if let Some(native) = tack_agent::modules::native_name(name) {
         let invocation = sub.invocation(json::map_to_json(&args));
-        match sub.conn.run_module(native, &invocation) {
-            Ok(result) => Ok(result),
-            Err(e) => return link_failed(&e),
+        if let Some(job) = &job {
+            Err(Box::new(crate::async_job::run(&sub, job, native, &invocation)))
+        } else {
+            match sub.conn.run_module(native, &invocation) {
+                Ok(result) => Ok(result),
+                Err(e) => return link_failed(&e),
+            }
         }
     } else if let Some(builtin) = crate::python_path::host_module(name) {
         crate::python_path::action::builtin_answer(&sub, builtin)

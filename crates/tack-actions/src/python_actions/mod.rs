@@ -24,7 +24,7 @@ use tack_report::result::s;
 
 use crate::input::ActionInput;
 use crate::output::{ActionOutput, errored};
-use crate::python_plugins::{from_wire, to_wire};
+use crate::python_plugins::{from_wire, to_wire, to_wire_kept};
 
 /// Our worker script, after what every worker shares (`python_wire.py`).
 const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
@@ -164,7 +164,19 @@ fn collection_name(path: &std::path::Path) -> Option<String> {
 /// The name the worker's loader finds the plugin by: a collection's by its fully qualified
 /// name (whatever short name the task used), any other as the task wrote it.
 fn load_name(plugin: &PythonAction) -> String {
-    collection_name(&plugin.path).unwrap_or_else(|| plugin.name.clone())
+    if let Some(name) = collection_name(&plugin.path) {
+        return name;
+    }
+    // A module run through a `normal.py` of the play's (`ModuleSearch::normal_override`):
+    // ansible's loader finds it as `ansible.legacy.normal`.
+    let short = tack_py::ansible::short_name(
+        &plugin.name,
+        tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+    );
+    if plugin.path.file_stem().is_some_and(|stem| stem == "normal") && short != "normal" {
+        return "ansible.legacy.normal".to_string();
+    }
+    plugin.name.clone()
 }
 
 /// Whether the plugin's class takes free-form text (ansible's `supports_raw_params`), asked
@@ -243,7 +255,7 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
     let args: Map<String, Json> = input
         .args
         .iter()
-        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire(&v.value))))
+        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire_kept(&v.value))))
         .collect();
     let host = input.host_var("inventory_hostname")?.unwrap_or_default();
     let connection = match (input.plugin, input.host_var("ansible_connection")?) {
@@ -338,6 +350,16 @@ fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
         result.insert(s(key), tack_yaml::Node::bare(tack_yaml::Value::Seq(items)));
     }
     let json = crate::json::map_to_json(&result);
+    // An `async` task with `poll`: the executor waits for the job the plugin started.
+    let flag = |key: &str| json.get(key).is_some_and(|v| v.as_bool() == Some(true));
+    if let Some(task) = input.async_task.filter(|t| t.poll > 0)
+        && !flag("skipped")
+        && !flag("failed")
+    {
+        let mut out = crate::async_job::poll_started(input, task, json);
+        out.no_log |= no_log;
+        return out;
+    }
     let mut out = crate::module_result::from_result(input, &json, false);
     // ansible's word for a failure an action reported (a module's is `Module failed`).
     if let Some(error) = out.error.as_mut()

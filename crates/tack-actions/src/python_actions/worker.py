@@ -50,8 +50,6 @@ def install_transport(channel):
     def execute_module(self, module_name=None, module_args=None, tmp=None, task_vars=None,
                        persist_files=False, delete_remote_tmp=None, wrap_async=False,
                        ignore_unknown_opts=False):
-        if wrap_async:
-            raise refused("an async job of a module they run (wrap_async)")
         if module_name is None:
             module_name = self._task.action
         if module_args is None:
@@ -59,8 +57,10 @@ def install_transport(channel):
         module_args = dict(module_args)
         if ignore_unknown_opts:
             module_args["_ansible_ignore_unknown_opts"] = True
+        # `wrap_async`: the controller starts the module as the task's job and answers with
+        # its start, as ansible's async wrapper prints it.
         reply = value_of(channel.ask({"op": "module", "name": module_name,
-                                      "args": encode(module_args)}))
+                                      "args": encode(module_args), "async": bool(wrap_async)}))
         data = decode(reply["result"])
         # As ansible's `_execute_module` hands it back.
         for stream in ("stdout", "stderr"):
@@ -99,6 +99,22 @@ def install_transport(channel):
     ActionBase._low_level_execute_command = low_level_execute_command
     ActionBase._transfer_data = transfer_data
     ActionBase._transfer_file = transfer_file
+
+
+def read_task_vars():
+    """ansible's templar, taking the task's variables as they are read here: each value is
+    already rendered on the controller, so it needs no lazy templating of ansible's."""
+    from ansible._internal._templating import _jinja_bits
+
+    layers_of = _jinja_bits._flatten_and_lazify_vars
+
+    def flatten(mapping):
+        if isinstance(mapping, TaskVars):
+            yield mapping
+        else:
+            yield from layers_of(mapping)
+
+    _jinja_bits._flatten_and_lazify_vars = flatten
 
 
 def connection_for(channel, name, play_context, variables, plugin=None):
@@ -162,14 +178,14 @@ def main():
     try:
         from ansible._internal._errors import _error_utils
         from ansible._internal._display_utils import DeferredWarningContext, format_message
-        from ansible._internal._task import UnifiedTaskResult
+        from ansible._internal._task import PendingChanges, TaskContext, UnifiedTaskResult
         from ansible.errors import AnsibleActionFail, AnsibleActionSkip
         from ansible.parsing.dataloader import DataLoader
         from ansible.playbook.play_context import PlayContext
         from ansible.playbook.task import Task
         from ansible.plugins import loader as plugin_loader
         from ansible.plugins.loader import action_loader, init_plugin_loader
-        from ansible.template import Templar
+        from ansible.template import Templar, trust_as_template
         from ansible.utils.display import Display
 
         init_plugin_loader(setup.get("collections") or None)
@@ -181,6 +197,7 @@ def main():
         display = Display()
         display._final_q = DisplayQueue(channel, "an action plugin")
         install_transport(channel)
+        read_task_vars()
     except Exception as ex:  # this worker cannot run plugins: say why, once
         channel.send({"fatal": "%s: %s" % (type(ex).__name__, ex)})
         return
@@ -200,7 +217,9 @@ def main():
         add_dirs(message["dirs"])
         task = Task()
         task.action = message["action"]
-        task.args = decode(message["args"])
+        # What the task wrote is trusted as a template, as ansible's loaded task is; what a
+        # template rendered is not.
+        task.args = decode(message["args"], on_str=trust_as_template)
         task.async_val = message["async"]
         task.poll = message["poll"]
         task.check_mode = message["check_mode"]
@@ -225,7 +244,10 @@ def main():
                           % (message["path"], found, message["name"]))
         display.verbosity = message["verbosity"]
         display.log_verbosity = message["log_verbosity"]
-        with DeferredWarningContext(variables=variables) as warned:
+        # As ansible's executor runs an action: inside its task's context.
+        with TaskContext.create(task, variables, message["host"]) as task_ctx, \
+                DeferredWarningContext(variables=variables) as warned:
+            task_ctx.pending_changes = PendingChanges()
             try:
                 result = action.run(task_vars=variables)
             finally:
@@ -233,6 +255,10 @@ def main():
                     action.cleanup()
                 except Exception:
                     pass
+            for layer, registered in task_ctx.pending_changes.register_host_variables.items():
+                if registered:
+                    raise refused("variables they register (register_host_variables, %s)"
+                                  % getattr(layer, "name", layer))
         return result, warned
 
     def raised(ex):

@@ -17,7 +17,7 @@ use tack_inventory::foreign::{
 };
 use tack_yaml::{Mapping, Value};
 
-use crate::python_plugins::{from_wire, to_wire};
+use crate::python_plugins::from_wire;
 
 /// Our worker script, after what every worker shares (`python_wire.py`).
 const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
@@ -165,24 +165,6 @@ fn outcome(reply: &Map<String, Json>) -> ForeignOutcome {
     }
 }
 
-/// A value as the inventory worker reads it: the plugin worker's wire, with a string's trust
-/// and a vaulted value's ciphertext kept.
-fn value_to_wire(value: &Value) -> Json {
-    match value {
-        Value::Unsafe(text) => json!({ "__tack__": "unsafe", "text": text }),
-        Value::Vault(ciphertext) => json!({ "__tack__": "vault", "ciphertext": ciphertext }),
-        Value::Seq(items) => Json::Array(items.iter().map(|n| value_to_wire(&n.value)).collect()),
-        Value::Map(map) if map.iter().all(|(k, _)| k.as_str().is_some_and(|k| k != "__tack__")) => {
-            Json::Object(
-                map.iter()
-                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), value_to_wire(&v.value))))
-                    .collect(),
-            )
-        }
-        other => to_wire(other),
-    }
-}
-
 fn value_from_wire(json: &Json) -> Value {
     match json {
         Json::Array(items) => {
@@ -212,7 +194,7 @@ fn text_of(json: Option<&Json>) -> String {
 }
 
 fn vars_to_wire(vars: &Mapping) -> Json {
-    value_to_wire(&Value::Map(vars.clone()))
+    crate::python_plugins::to_wire_kept(&Value::Map(vars.clone()))
 }
 
 fn vars_from_wire(json: Option<&Json>) -> Mapping {

@@ -331,6 +331,24 @@ fn stem(path: &Path) -> Option<String> {
 }
 
 /// A value as the worker reads it: JSON, with what JSON cannot say wrapped.
+/// [`to_wire`], with a string's trust and a vaulted value's ciphertext kept: what a worker
+/// that trusts plain strings as templates (as ansible trusts what it loaded) reads.
+pub(crate) fn to_wire_kept(value: &Value) -> Json {
+    match value {
+        Value::Unsafe(text) => json!({ "__tack__": "unsafe", "text": text }),
+        Value::Vault(ciphertext) => json!({ "__tack__": "vault", "ciphertext": ciphertext }),
+        Value::Seq(items) => Json::Array(items.iter().map(|n| to_wire_kept(&n.value)).collect()),
+        Value::Map(map) if map.iter().all(|(k, _)| k.as_str().is_some_and(|k| k != "__tack__")) => {
+            Json::Object(
+                map.iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire_kept(&v.value))))
+                    .collect(),
+            )
+        }
+        other => to_wire(other),
+    }
+}
+
 pub(crate) fn to_wire(value: &Value) -> Json {
     match value {
         Value::Null => Json::Null,

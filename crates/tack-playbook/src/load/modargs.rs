@@ -101,6 +101,37 @@ impl ModuleSearch {
         self.action_plugins.iter().map(|d| d.join(format!("{short}.py"))).find(|p| p.is_file())
     }
 
+    /// The `normal` action plugin found outside ansible-core (`action_plugins/normal.py`
+    /// beside a playbook or role, the configured path) when `name` is a module with no action
+    /// plugin of its own: ansible runs every such module through `ansible.legacy.normal`,
+    /// which such a file replaces. `library`: the module file the task's search found.
+    pub fn normal_override(
+        &self,
+        name: &str,
+        library: Option<&crate::ast::LibraryModule>,
+    ) -> Option<PathBuf> {
+        if name.contains("{{") || self.action_plugin(name).is_some() {
+            return None;
+        }
+        let module = match library {
+            // A collection's module with an action plugin of its own runs that.
+            Some(found) => found.collection.as_ref().is_none_or(|c| c.action_plugin.is_none()),
+            None => {
+                let short = tack_py::ansible::short_name(
+                    name,
+                    tack_py::ansible::CoreCollections::BuiltinOrLegacy,
+                );
+                tables::BUILTIN_MODULES.contains(&short)
+                    && !tables::BUILTIN_ACTIONS.contains(&short)
+                    && !actions::is(name, actions::BUILTIN_TASKS)
+            }
+        };
+        if !module || self.collection_action_fqcn(name).is_some() {
+            return None;
+        }
+        self.action_plugins.iter().map(|d| d.join("normal.py")).find(|p| p.is_file())
+    }
+
     /// A collection's action plugin of a fully qualified name (its routing followed):
     /// `plugins/action/` of the collection, which ansible runs in place of the module.
     fn collection_action_plugin(

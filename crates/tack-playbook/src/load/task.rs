@@ -216,7 +216,10 @@ impl Loader<'_> {
             let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
             task_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);
         }
-        let action_plugin = search.action_plugin(&parsed.action).filter(|_| !rejected);
+        let action_plugin = search
+            .action_plugin(&parsed.action)
+            .or_else(|| search.normal_override(&parsed.action, library.as_deref()))
+            .filter(|_| !rejected);
         let mut task = Task {
             origin: ds.origin.clone(),
             kind: TaskKind::Action,

@@ -8,7 +8,8 @@
 
 use std::cell::RefCell;
 
-use minijinja::Value as JValue;
+use minijinja::{Error, Value as JValue};
+use std::sync::Arc;
 
 use crate::vars::{Provenance, ProvenanceSet};
 
@@ -372,4 +373,104 @@ pub(crate) fn missed(type_name: &'static str, key: &JValue) {
 /// The container type of the last missing key, if that key was `key`.
 pub(crate) fn last_miss(key: &JValue) -> Option<&'static str> {
     LAST_MISS.with(|m| m.borrow().as_ref().filter(|(_, k)| k == key).map(|(t, _)| *t))
+}
+
+/// Why a container a template made fails where the undefined value inside it is read: the
+/// words the render would have failed with had it read it then, and where that template was
+/// written (ansible's lazy markers carry both).
+#[derive(Debug)]
+pub(crate) struct LazyFailure {
+    pub message: String,
+    pub origin: Option<tack_diag::Origin>,
+    /// The template's text.
+    pub source: String,
+}
+
+impl LazyFailure {
+    /// The error for reading the undefined value: its words, and (when the template was
+    /// written elsewhere) a note of that template for the `caused by` ansible prints.
+    pub(crate) fn error(&self) -> Error {
+        if let Some(origin) = &self.origin {
+            note_nested_failure(NestedFailure {
+                origin: origin.clone(),
+                source: self.source.clone(),
+                message: self.message.clone(),
+            });
+        }
+        super::final_error(minijinja::ErrorKind::UndefinedError, self.message.clone())
+    }
+}
+
+/// One render's stand on containers holding an undefined value (see [`lazy_render`]).
+struct LazyLevel {
+    /// Set on the second attempt: containers are kept, marked with this.
+    marker: Option<Arc<LazyFailure>>,
+    /// The first attempt printed a container whose text failed on an undefined value.
+    tripped: bool,
+}
+
+thread_local! {
+    static LAZY: RefCell<Vec<LazyLevel>> = const { RefCell::new(Vec::new()) };
+    /// How many callers on this thread take containers holding undefined values.
+    static ACCEPTING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` (the render of a lookup's terms, for a lookup that takes undefined values
+/// inside them: ansible's `accept_lazy_markers`) with containers holding an undefined value
+/// kept (see [`lazy_render`]). Everywhere else such a container fails where it is printed,
+/// as before: tack's filters and `~` would read the undefined value inside as nothing, where
+/// ansible's marker fails.
+pub(crate) fn accepting_lazy<R>(f: impl FnOnce() -> R) -> R {
+    ACCEPTING.with(|a| a.set(a.get() + 1));
+    let result = f();
+    ACCEPTING.with(|a| a.set(a.get().saturating_sub(1)));
+    result
+}
+
+/// Renders with `attempt` as ansible's lazy containers behave where a caller takes them
+/// ([`accepting_lazy`]): a container holding an undefined value is a value until the
+/// undefined value is read. The first attempt reads every container it prints, as before; if
+/// one failed on an undefined value, the failure is put in ansible's words (`explain`) and
+/// the render runs again with containers kept, marked with those words, for whoever reads
+/// them later. Renders without such a container run once.
+pub(crate) fn lazy_render(
+    mut attempt: impl FnMut() -> Result<JValue, Error>,
+    explain: impl FnOnce(&Error) -> String,
+    source: &str,
+) -> Result<JValue, Error> {
+    if ACCEPTING.with(std::cell::Cell::get) == 0 {
+        return attempt();
+    }
+    LAZY.with(|l| l.borrow_mut().push(LazyLevel { marker: None, tripped: false }));
+    let first = attempt();
+    let tripped = LAZY.with(|l| l.borrow_mut().pop()).is_some_and(|level| level.tripped);
+    let Err(error) = &first else { return first };
+    if !tripped {
+        return first;
+    }
+    let marker = Arc::new(LazyFailure {
+        message: explain(error),
+        origin: current_origin(),
+        source: source.to_string(),
+    });
+    LAZY.with(|l| l.borrow_mut().push(LazyLevel { marker: Some(marker), tripped: false }));
+    let second = attempt();
+    LAZY.with(|l| l.borrow_mut().pop());
+    second
+}
+
+/// What the innermost render does with a container whose text failed on an undefined
+/// value: `Some(marker)` keeps it, marked; `None` fails (and notes it, for a second attempt).
+pub(crate) fn lazy_container() -> Option<Arc<LazyFailure>> {
+    if ACCEPTING.with(std::cell::Cell::get) == 0 {
+        return None;
+    }
+    LAZY.with(|l| {
+        let mut levels = l.borrow_mut();
+        let level = levels.last_mut()?;
+        if level.marker.is_none() {
+            level.tripped = true;
+        }
+        level.marker.clone()
+    })
 }

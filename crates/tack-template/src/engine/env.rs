@@ -7,7 +7,7 @@ use std::path::Path;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value as JValue;
-use minijinja::value::{Rest, ValueOrKwargs};
+use minijinja::value::{Rest, ValueKind, ValueOrKwargs};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
 
 use super::{EXPRESSION, INLINE, active, prepass};
@@ -132,7 +132,24 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
             .write_str(&marker)
             .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"));
     }
-    let text = python::repr::str_of(value)?;
+    let text = match python::repr::str_of(value) {
+        Ok(text) => text,
+        // A container holding an undefined value is a value as long as nobody reads that
+        // item (ansible's lazy markers): its text is made only if the render's text is what
+        // it gives, and fails then.
+        Err(e)
+            if e.kind() == ErrorKind::UndefinedError
+                && matches!(value.kind(), ValueKind::Seq | ValueKind::Map) =>
+        {
+            let Some(failure) = active::lazy_container() else { return Err(e) };
+            let kept = crate::value::marked(value, failure)?;
+            let marker = active::emitted_deferred(&kept);
+            return out
+                .write_str(&marker)
+                .map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"));
+        }
+        Err(e) => return Err(e),
+    };
     out.write_str(&text).map_err(|_| Error::new(ErrorKind::WriteFailure, "write failed"))?;
     active::emitted(value, text.len());
     Ok(())

@@ -27,6 +27,11 @@ fn final_message(err: &Error) -> Option<&str> {
     err.detail()?.strip_prefix(FINAL)
 }
 
+/// An error's words as ansible prints them (its final message, else its detail).
+pub(crate) fn message(err: &Error) -> String {
+    final_message(err).or(err.detail()).unwrap_or_default().to_string()
+}
+
 /// The expression minijinja says produced an undefined value (`` `a.b` is undefined ``).
 fn undefined_expr(err: &Error) -> Option<&str> {
     let detail = err.detail()?;

@@ -127,17 +127,23 @@ impl Engine {
     ) -> Result<JValue, Error> {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
-        let (result, emits) = active::with_ctx(ctx, template.name(), || {
-            active::collecting(|| {
-                let render = || template.render(JValue::from_dyn_object(root.clone()));
-                quiet_panics();
-                RENDERING.with(|r| r.set(r.get() + 1));
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(render));
-                RENDERING.with(|r| r.set(r.get().saturating_sub(1)));
-                result.unwrap_or_else(|payload| Err(panicked(payload.as_ref())))
-            })
-        });
-        match result.and_then(|out| render::native(out, emits)) {
+        let attempt = || {
+            let (result, emits) = active::with_ctx(ctx.clone(), template.name(), || {
+                active::collecting(|| {
+                    let render = || template.render(JValue::from_dyn_object(root.clone()));
+                    quiet_panics();
+                    RENDERING.with(|r| r.set(r.get() + 1));
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(render));
+                    RENDERING.with(|r| r.set(r.get().saturating_sub(1)));
+                    result.unwrap_or_else(|payload| Err(panicked(payload.as_ref())))
+                })
+            });
+            result.and_then(|out| render::native(out, emits))
+        };
+        let explain = |e: &Error| errors::message(&errors::ansible_error(e, Some(&root)));
+        // The compiled name is the source after its one-character kind.
+        let source = template.name().get(1..).unwrap_or_default();
+        match active::lazy_render(attempt, explain, source) {
             Ok(value) => Ok(value),
             Err(e) => Err(errors::ansible_error(&e, Some(&root))),
         }

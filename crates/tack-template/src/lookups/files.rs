@@ -16,7 +16,7 @@ use crate::value::RenderEnv;
 pub(super) const LOOKUPS: &[Entry] = &[
     Entry::new("file", file).reading_files(),
     Entry::new("fileglob", fileglob).reading_files(),
-    Entry::new("first_found", first_found).accepting_undefined().reading_files(),
+    Entry::new("first_found", first_found).accepting_undefined().lazy().reading_files(),
     Entry::new("unvault", unvault).reading_files(),
 ];
 
@@ -356,6 +356,8 @@ fn defined_terms(value: &JValue, as_with: bool) -> Result<Option<JValue>, Lookup
         return Err(LookupError::Template(crate::value::undefined_error(value)));
     }
     match value.kind() {
+        // A term whose template failed otherwise (read lazily): that failure.
+        ValueKind::Invalid => Err(LookupError::Template(crate::value::invalid_error(value))),
         ValueKind::Seq | ValueKind::Iterable => {
             let mut items = Vec::new();
             for item in value.try_iter()? {

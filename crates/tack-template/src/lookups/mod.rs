@@ -112,13 +112,21 @@ pub(crate) struct Entry {
     pub name: &'static str,
     /// Called even when a top-level argument is undefined (ansible's `accept_args_markers`).
     pub accepts_undefined: bool,
+    /// Its terms are read lazily: an undefined value inside a container is a value it sees,
+    /// not the render's error (ansible's `accept_lazy_markers`).
+    pub lazy_terms: bool,
     pub reach: Reach,
     pub run: Run,
 }
 
 impl Entry {
     pub(crate) const fn new(name: &'static str, run: Run) -> Entry {
-        Entry { name, accepts_undefined: false, reach: Reach::Nothing, run }
+        Entry { name, accepts_undefined: false, lazy_terms: false, reach: Reach::Nothing, run }
+    }
+
+    pub(crate) const fn lazy(mut self) -> Entry {
+        self.lazy_terms = true;
+        self
     }
 
     pub(crate) const fn accepting_undefined(mut self) -> Entry {
@@ -192,7 +200,11 @@ pub fn register(env: &mut Environment<'static>) {
     env.add_function("query", |args: Rest<ValueOrKwargs>| global(args, true));
     env.add_function("q", |args: Rest<ValueOrKwargs>| global(args, true));
     env.add_function(WITH_FUNCTION, |name: String, terms: JValue, action: Option<String>| {
-        let terms: Vec<JValue> = terms.try_iter()?.collect();
+        // Lazy terms come here as written: a template's value that is not a list is one term.
+        let terms: Vec<JValue> = match terms.kind() {
+            minijinja::value::ValueKind::Seq => terms.try_iter()?.collect(),
+            _ => vec![terms],
+        };
         // This render reads only the loop's terms (with the provenance of their render) and
         // two names the executor set.
         let host_named = crate::engine::chosen::read_host_so_far();
@@ -464,7 +476,15 @@ pub fn run_task_loop(
         }
         _ => terms.clone(),
     };
-    let rendered = templar.render(&node, scope)?;
+    // A lookup that reads its terms lazily is handed them unrendered, so each is rendered
+    // when it reads it and an undefined one is a value it sees (as ansible's executor hands
+    // `with_` terms through its lazy containers).
+    let lazy = find(name).is_some_and(|e| e.lazy_terms);
+    let rendered = if lazy {
+        crate::Rendered { value: node, provenance: ProvenanceSet::default() }
+    } else {
+        templar.render(&node, scope)?
+    };
     let list = match rendered.value.value {
         Value::Seq(_) => rendered.value,
         other => Node::new(
@@ -479,7 +499,11 @@ pub fn run_task_loop(
     layer.insert(WITH_ACTION, action, Provenance::Trusted);
     let inner = scope.with_layer(Arc::new(layer));
     let source = format!("{{{{ {WITH_FUNCTION}({WITH_NAME}, {WITH_TERMS}, {WITH_ACTION}) }}}}");
-    let out = templar.render_str(&source, &inner)?;
+    let out = if lazy {
+        crate::engine::active::accepting_lazy(|| templar.render_str(&source, &inner))?
+    } else {
+        templar.render_str(&source, &inner)?
+    };
     let mut provenance = rendered.provenance;
     provenance.extend(&out.provenance);
     match out.value.value {

@@ -114,15 +114,27 @@ pub(crate) struct List {
     base: Option<(Arc<DataSeq>, Ctx)>,
     /// Once changed (or when built by a template), the items themselves.
     items: Mutex<Option<Vec<JValue>>>,
+    /// Why an undefined item inside fails where it is used (`active::LazyFailure`).
+    marker: Option<Arc<active::LazyFailure>>,
 }
 
 impl List {
     pub(crate) fn over(data: Arc<DataSeq>, ctx: Ctx) -> List {
-        List { base: Some((data, ctx)), items: Mutex::new(None) }
+        List { base: Some((data, ctx)), items: Mutex::new(None), marker: None }
     }
 
     pub(crate) fn new(items: Vec<JValue>) -> List {
-        List { base: None, items: Mutex::new(Some(items)) }
+        List { base: None, items: Mutex::new(Some(items)), marker: None }
+    }
+
+    /// A list a template made that holds an undefined value somewhere inside: usable until
+    /// that value is read, which then fails as `marker` says.
+    pub(crate) fn marked(items: Vec<JValue>, marker: Arc<active::LazyFailure>) -> List {
+        List { base: None, items: Mutex::new(Some(items)), marker: Some(marker) }
+    }
+
+    pub(crate) fn marker(&self) -> Option<&active::LazyFailure> {
+        self.marker.as_deref()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -261,15 +273,29 @@ impl Object for List {
 pub(crate) struct Dict {
     base: Option<(Arc<DataMap>, Ctx)>,
     entries: Mutex<Option<IndexMap<JValue, JValue>>>,
+    /// As [`List`]'s.
+    marker: Option<Arc<active::LazyFailure>>,
 }
 
 impl Dict {
     pub(crate) fn over(data: Arc<DataMap>, ctx: Ctx) -> Dict {
-        Dict { base: Some((data, ctx)), entries: Mutex::new(None) }
+        Dict { base: Some((data, ctx)), entries: Mutex::new(None), marker: None }
     }
 
     pub(crate) fn new(entries: IndexMap<JValue, JValue>) -> Dict {
-        Dict { base: None, entries: Mutex::new(Some(entries)) }
+        Dict { base: None, entries: Mutex::new(Some(entries)), marker: None }
+    }
+
+    /// As [`List::marked`].
+    pub(crate) fn marked(
+        entries: IndexMap<JValue, JValue>,
+        marker: Arc<active::LazyFailure>,
+    ) -> Dict {
+        Dict { base: None, entries: Mutex::new(Some(entries)), marker: Some(marker) }
+    }
+
+    pub(crate) fn marker(&self) -> Option<&active::LazyFailure> {
+        self.marker.as_deref()
     }
 
     pub(crate) fn len(&self) -> usize {
