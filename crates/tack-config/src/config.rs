@@ -133,6 +133,15 @@ impl Config {
         table::BASE.iter().find(|def| def.name == name)
     }
 
+    /// A plugin option's definition (`("connection", "ssh", "use_tty")`).
+    pub fn plugin_definition(
+        plugin_type: &str,
+        plugin: &str,
+        name: &str,
+    ) -> Option<&'static SettingDef> {
+        find_plugin(plugin_type, plugin)?.1.options.iter().find(|o| o.name == name)
+    }
+
     /// A plugin option (`("connection", "ssh", "ssh_args")`) as the environment and the file
     /// set it; `None` when tack does not know the option, `Err` when its value is invalid.
     /// Host variables and keywords, which ansible puts above these, are the engine's to apply.

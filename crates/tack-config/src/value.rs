@@ -23,7 +23,8 @@ pub enum SettingValue {
 }
 
 impl SettingValue {
-    pub(crate) fn from_literal(lit: &Literal) -> SettingValue {
+    /// A default from ansible's table, as a value.
+    pub fn from_literal(lit: &Literal) -> SettingValue {
         match *lit {
             Literal::Null => SettingValue::Null,
             Literal::Bool(b) => SettingValue::Bool(b),

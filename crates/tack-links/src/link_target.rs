@@ -240,6 +240,11 @@ const PKCS11_PROVIDER: &[&str] = &["ansible_ssh_pkcs11_provider"];
 /// `private_key`: key material ansible adds to the ssh-agent of its `SSH_AGENT` setting.
 const PRIVATE_KEY: &[&str] = &["ansible_private_key", "ansible_ssh_private_key"];
 const SSHPASS_PROMPT: &[&str] = &["ansible_sshpass_prompt"];
+/// Options of ansible's ssh plugin tack's links do not take: refused where a host sets them
+/// away from ansible's default (their configured forms are the binary's to refuse).
+const USE_TTY: &[&str] = &["ansible_ssh_use_tty"];
+const KEY_PASSPHRASE: &[&str] =
+    &["ansible_private_key_passphrase", "ansible_ssh_private_key_passphrase"];
 
 /// The link for a run on `host` whose variables are `vars` (the delegated host's when the
 /// run is delegated), or why tack cannot open it.
@@ -312,6 +317,22 @@ pub fn resolve(
         }
     }
     let origin = || origin.clone();
+    let unhonoured = |what: &str| {
+        Diagnostic::at(
+            format!("tack does not support {what} (host '{host}'): its ssh links take none"),
+            origin(),
+        )
+    };
+    if matches!(first(USE_TTY)?, Some(v) if !matches!(v, Value::Null) && !v.boolean_loose()) {
+        return Err(unhonoured(
+            "ansible_ssh_use_tty false (no terminal for commands sent over ssh)",
+        ));
+    }
+    if text(KEY_PASSPHRASE)?.is_some_and(|p| !p.is_empty()) {
+        return Err(unhonoured(
+            "ansible_private_key_passphrase (a passphrase for the private key)",
+        ));
+    }
     let private_key = match text(PRIVATE_KEY)? {
         Some(key) => Some(key).filter(|k| !k.is_empty()).map(Secret),
         None => defaults.private_key.clone(),
@@ -512,6 +533,13 @@ mod tests {
         assert_eq!(ssh(target(&mechanism, &[])).password_mechanism.as_deref(), Some("disable"));
         let mechanism = [("ansible_ssh_password_mechanism", s("expect"))];
         assert!(target(&mechanism, &[]).unwrap_err().contains("(expected one of ssh_askpass,"));
+        // Options tack's links do not take: refused away from ansible's default only.
+        let tty = [("ansible_ssh_use_tty", s("no"))];
+        assert!(target(&tty, &[]).unwrap_err().contains("ansible_ssh_use_tty false"));
+        assert!(target(&[("ansible_ssh_use_tty", s("yes"))], &[]).is_ok());
+        let passphrase = [("ansible_ssh_private_key_passphrase", s("sesame"))];
+        let refused = target(&passphrase, &[]).unwrap_err();
+        assert!(refused.contains("ansible_private_key_passphrase") && !refused.contains("sesame"));
     }
 
     #[test]

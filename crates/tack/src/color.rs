@@ -140,6 +140,9 @@ pub(crate) fn palette(config: &Config) -> Result<Option<Palette>, Diagnostic> {
         included: code(config, "COLOR_INCLUDED")?,
         verbose: code(config, "COLOR_VERBOSE")?,
         debug: code(config, "COLOR_DEBUG")?,
+        diff_add: code(config, "COLOR_DIFF_ADD")?,
+        diff_remove: code(config, "COLOR_DIFF_REMOVE")?,
+        diff_lines: code(config, "COLOR_DIFF_LINES")?,
     }))
 }
 

@@ -220,7 +220,7 @@ pub(crate) fn passwords(
 /// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`,
 /// `allow_embedded_templates` off, `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR`
 /// `error`, an `executable` other than
-/// `/bin/sh`.
+/// `/bin/sh`, and the settings `settings_contract` refuses.
 pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // ansible then fails a task that reads an untrusted template; tack warns (`warning`) or
     // says nothing (`ignore`), as ansible's other two choices do.
@@ -287,8 +287,10 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
     let short =
         tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-    (!["memory", "jsonfile"].contains(&short))
-        .then(|| format!("fact_caching '{cache}' (a cache plugin from a collection)"))
+    if !["memory", "jsonfile"].contains(&short) {
+        return Some(format!("fact_caching '{cache}' (a cache plugin from a collection)"));
+    }
+    crate::settings_contract::refused(config)
 }
 
 /// The run's fact cache as configured (`fact_caching` and its options); a `jsonfile` cache

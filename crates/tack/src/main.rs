@@ -19,6 +19,7 @@ mod options;
 mod plugin_filter;
 mod progress;
 mod session;
+mod settings_contract;
 mod strategies;
 mod vault_settings;
 

@@ -126,6 +126,18 @@ pub(crate) fn verbosity(config: &Config, given: u8) -> u8 {
     count
 }
 
+/// `--playbook-dir` as given, else the `playbook_dir` setting (`ANSIBLE_PLAYBOOK_DIR`), which
+/// ansible's option takes as its default.
+pub(crate) fn playbook_dir(config: &Config, given: Option<PathBuf>) -> Option<PathBuf> {
+    given.or_else(|| {
+        config
+            .get("PLAYBOOK_DIR")
+            .and_then(|v| v.as_str())
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    })
+}
+
 /// Whether a command keeps `log_path`'s log of what it displays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DisplayLog {

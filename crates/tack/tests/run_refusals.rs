@@ -387,11 +387,28 @@ fn settings_tack_does_not_apply_are_refused() {
             "host_group_vars,community.general.x",
             "vars_plugins_enabled 'community.general.x'",
         ),
+        ("ANSIBLE_MODULE_IGNORE_EXTS", ".py", "module_ignore_exts ['.py']"),
+        ("ANSIBLE_MODULE_STRICT_UTF8_RESPONSE", "0", "module_strict_utf8_response false"),
+        (
+            "_ANSIBLE_TEMPLAR_SANDBOX_MODE",
+            "allow_unsafe_attributes",
+            "_ANSIBLE_TEMPLAR_SANDBOX_MODE 'allow_unsafe_attributes'",
+        ),
+        ("ANSIBLE_COW_PATH", "/bin/true", "nocows false with cowsay at /bin/true"),
     ] {
         let out = run_with_setting(&play, name, value);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(5), "{name}: {stderr}");
         assert!(stderr.contains(&format!("does not support {wanted}")), "{stderr}");
+    }
+    // A setting given its default value asks nothing tack does not do.
+    for (name, value) in [
+        ("ANSIBLE_DISPLAY_TRACEBACK", "always"),
+        ("ANSIBLE_MODULE_STRICT_UTF8_RESPONSE", "1"),
+        ("ANSIBLE_ACTION_WARNINGS", "0"),
+    ] {
+        let out = run_with_setting(&play, name, value);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("run.log");

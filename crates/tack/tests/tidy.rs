@@ -741,3 +741,40 @@ fn a_planted_cycle_is_found() {
     // is `c.rs`, which only names `b/d.rs`.
     assert_eq!(names, [vec!["a.rs", "b/c.rs", "b/d.rs"]], "{found:?}");
 }
+
+/// Every setting of ansible's table (`tack-config`'s `table.rs`) is named, as a string
+/// literal in code, somewhere else in tack's source: where it is honoured, or in
+/// `settings_contract.rs`, which says why it changes nothing or refuses it. A setting parsed
+/// and then ignored is a bug; this keeps a new one from slipping in unseen.
+#[test]
+fn every_setting_is_named() {
+    let root = workspace_root();
+    let table = std::fs::read_to_string(root.join("crates/tack-config/src/table.rs"))
+        .expect("the settings table");
+    let mut settings = BTreeSet::new();
+    let mut rest = table.as_str();
+    while let Some(at) = rest.find("SettingDef {") {
+        rest = &rest[at + "SettingDef {".len()..];
+        let Some(start) = rest.find("name: \"") else { break };
+        let name = &rest[start + "name: \"".len()..];
+        let Some(end) = name.find('"') else { break };
+        settings.insert(name[..end].to_string());
+    }
+    assert!(settings.len() > 200, "too few settings read from the table: {}", settings.len());
+    let mut named = BTreeSet::new();
+    for path in sources() {
+        if path.ends_with("tack-config/src/table.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(root.join(&path)).expect("a source file");
+        for line in code_lines(&text) {
+            named.extend(line.strings.iter().filter(|s| settings.contains(*s)).cloned());
+        }
+    }
+    let unnamed: Vec<&String> = settings.difference(&named).collect();
+    assert!(
+        unnamed.is_empty(),
+        "settings named nowhere in tack's code (honour each, or list it in \
+         crates/tack/src/settings_contract.rs): {unnamed:?}"
+    );
+}

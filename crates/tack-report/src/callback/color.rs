@@ -28,6 +28,12 @@ pub struct Palette {
     pub verbose: String,
     /// `COLOR_DEBUG`.
     pub debug: String,
+    /// `COLOR_DIFF_ADD`: a diff's added lines (and its `+++` header).
+    pub diff_add: String,
+    /// `COLOR_DIFF_REMOVE`: a diff's removed lines (and its `---` header).
+    pub diff_remove: String,
+    /// `COLOR_DIFF_LINES`: a diff's `@@` hunk headers.
+    pub diff_lines: String,
 }
 
 /// A kind of line, named for the setting that colours it.
@@ -42,10 +48,14 @@ pub enum Hue {
     Included,
     Verbose,
     Debug,
+    DiffAdd,
+    DiffRemove,
+    DiffLines,
 }
 
 impl Palette {
-    fn code(&self, hue: Hue) -> &str {
+    /// The SGR code `hue` is shown in.
+    pub fn code(&self, hue: Hue) -> &str {
         match hue {
             Hue::Ok => &self.ok,
             Hue::Changed => &self.changed,
@@ -56,6 +66,9 @@ impl Palette {
             Hue::Included => &self.included,
             Hue::Verbose => &self.verbose,
             Hue::Debug => &self.debug,
+            Hue::DiffAdd => &self.diff_add,
+            Hue::DiffRemove => &self.diff_remove,
+            Hue::DiffLines => &self.diff_lines,
         }
     }
 }
@@ -111,6 +124,9 @@ mod tests {
             included: s("0;36"),
             verbose: s("0;34"),
             debug: s("1;30"),
+            diff_add: s("0;32"),
+            diff_remove: s("0;31"),
+            diff_lines: s("0;36"),
         }
     }
 

@@ -656,7 +656,12 @@ impl<W: Write> Callback for DefaultCallback<W> {
         if !diff.value.is_truthy() || !result.flag("changed") {
             return;
         }
-        let text = super::diff::render_styled(diff, self.diff_context, &self.options.result_style);
+        let text = super::diff::render_styled(
+            diff,
+            self.diff_context,
+            &self.options.result_style,
+            self.palette.as_ref(),
+        );
         if !text.is_empty() {
             self.ensure_banner();
             let shown = super::diff::displayed(&text);

@@ -8,6 +8,7 @@
 use tack_py::difflib::{UnifiedOptions, unified_diff};
 use tack_yaml::{Mapping, Node, Value};
 
+use super::color::{Hue, Palette, paint};
 use super::result_style::ResultStyle;
 
 /// Whether ansible sends `v2_on_file_diff` for a result: a result that neither failed nor was
@@ -39,30 +40,60 @@ impl Default for DiffSettings {
 
 /// `_get_diff(diff)` with the default context.
 pub fn render(diff: &Node) -> String {
-    render_with(diff, DiffSettings::default().context)
+    render_with(diff, DiffSettings::default().context, None)
 }
 
 /// `_get_diff(diff)`: the text for one diff or a list of them ("" when there is nothing to
-/// show), with `context` lines around each change.
-pub fn render_with(diff: &Node, context: usize) -> String {
-    render_styled(diff, context, &ResultStyle::default())
+/// show), with `context` lines around each change, its lines in `palette`'s diff colours
+/// when output is coloured.
+pub fn render_with(diff: &Node, context: usize, palette: Option<&Palette>) -> String {
+    render_styled(diff, context, &ResultStyle::default(), palette)
 }
 
 /// [`render_with`] with a dict side written in the callback's result style.
-pub fn render_styled(diff: &Node, context: usize, style: &ResultStyle) -> String {
+pub fn render_styled(
+    diff: &Node,
+    context: usize,
+    style: &ResultStyle,
+    palette: Option<&Palette>,
+) -> String {
     let mut out = String::new();
+    let shown = Shown { context, style, palette };
     match &diff.value {
         Value::Seq(list) => {
             for item in list {
                 if let Some(map) = item.as_map() {
-                    one(map, context, style, &mut out);
+                    one(map, &shown, &mut out);
                 }
             }
         }
-        Value::Map(map) => one(map, context, style, &mut out),
+        Value::Map(map) => one(map, &shown, &mut out),
         _ => {}
     }
     out
+}
+
+/// How a diff is shown: the callback's context, result style and colours.
+struct Shown<'a> {
+    context: usize,
+    style: &'a ResultStyle,
+    palette: Option<&'a Palette>,
+}
+
+/// A unified diff's line as `_get_diff` shows it: added, removed and hunk-header lines in
+/// their colours (each piece between newlines wrapped, as `stringc` wraps them), the
+/// others as they are.
+fn painted(line: &str, palette: Option<&Palette>) -> String {
+    let hue = if line.starts_with('+') {
+        Hue::DiffAdd
+    } else if line.starts_with('-') {
+        Hue::DiffRemove
+    } else if line.starts_with("@@") {
+        Hue::DiffLines
+    } else {
+        return line.to_string();
+    };
+    paint(palette, line, hue)
 }
 
 /// `Display.display(text)`: Windows line ends become `\n`, and a final newline is not doubled.
@@ -74,7 +105,8 @@ pub fn displayed(text: &str) -> String {
     msg
 }
 
-fn one(diff: &Mapping, context: usize, style: &ResultStyle, out: &mut String) {
+fn one(diff: &Mapping, shown: &Shown<'_>, out: &mut String) {
+    let (context, style) = (shown.context, shown.style);
     if diff.get("dst_binary").is_some() {
         out.push_str("diff skipped: destination file appears to be binary\n");
     }
@@ -110,7 +142,7 @@ fn one(diff: &Mapping, context: usize, style: &ResultStyle, out: &mut String) {
         let diff_lines = unified_diff(&a, &b, &options);
         if !diff_lines.is_empty() {
             for line in &diff_lines {
-                out.push_str(line);
+                out.push_str(&painted(line, shown.palette));
             }
             out.push('\n');
         }

@@ -10,6 +10,7 @@ use std::io::Write;
 use tack_diag::Diagnostic;
 use tack_yaml::{JsonOptions, Mapping};
 
+use super::color::{Hue, Palette};
 use super::default::{clean, dump_result_with, warnings};
 use super::{Callback, Stats, TaskView};
 use crate::result::{HostResult, Outcome};
@@ -44,6 +45,8 @@ pub struct MinimalCallback<W: Write> {
     tree: Option<super::tree::TreeWriter>,
     /// `-D`: the diff context, when diffs are shown.
     diff_context: Option<usize>,
+    /// The colours, `None` when output is plain.
+    palette: Option<Palette>,
 }
 
 impl<W: Write> MinimalCallback<W> {
@@ -56,7 +59,14 @@ impl<W: Write> MinimalCallback<W> {
             shown_errors: Default::default(),
             tree: None,
             diff_context: None,
+            palette: None,
         }
+    }
+
+    /// The callback showing its lines in `palette`'s colours.
+    pub fn with_palette(mut self, palette: Option<Palette>) -> MinimalCallback<W> {
+        self.palette = palette;
+        self
     }
 
     pub fn with_tree(mut self, tree: super::tree::TreeWriter) -> MinimalCallback<W> {
@@ -79,11 +89,13 @@ impl<W: Write> MinimalCallback<W> {
         self.out
     }
 
-    fn line(&mut self, text: &str) {
-        // As in the default callback: a closed stdout is the exit status's business, and
-        // Windows line ends become Unix ones.
+    /// `Display.display(text, color=...)`: one trailing newline taken off, the rest in
+    /// `hue`'s colour (if any) when output is coloured, a newline after.
+    fn line(&mut self, text: &str, hue: Option<Hue>) {
+        // As in the default callback: a closed stdout is the exit status's business.
         tack_diag::display_log::record(tack_diag::display_log::Level::Info, text);
-        let _ = writeln!(self.out, "{}", text.replace("\r\n", "\n"));
+        let code = self.palette.as_ref().zip(hue).map(|(p, hue)| p.code(hue));
+        let _ = self.out.write_all(tack_diag::color::display_text(text, code).as_bytes());
     }
 
     /// `_handle_warnings_and_exception`: the module's warnings, then the error block.
@@ -99,10 +111,8 @@ impl<W: Write> MinimalCallback<W> {
             return;
         }
         tack_diag::display_log::record(tack_diag::display_log::Level::Error, &text);
-        let _ = self.out.write_all(text.as_bytes());
-        if !text.ends_with('\n') {
-            let _ = self.out.write_all(b"\n");
-        }
+        let code = self.palette.as_ref().map(|p| p.error.as_str());
+        let _ = self.out.write_all(tack_diag::color::display_text(&text, code).as_bytes());
     }
 
     /// `_dump_results`: `indent` as the callback asks, four when the result is always shown
@@ -154,7 +164,7 @@ impl<W: Write> MinimalCallback<W> {
                 } else {
                     format!("{host} | FAILED! => {}", self.dump(&result.data, result, 4))
                 };
-                self.line(&msg);
+                self.line(&msg, Some(Hue::Error));
             }
             Layout::OneLine => {
                 // tack's failures that carry an error are the ones ansible's results carry an
@@ -167,10 +177,10 @@ impl<W: Write> MinimalCallback<W> {
                          traceback, use -vvv. The error was: (traceback unavailable)"
                             .to_string()
                     };
-                    self.line(&msg);
+                    self.line(&msg, Some(Hue::Error));
                 }
                 let dump = self.dump(&result.data, result, 0);
-                self.line(&format!("{host} | FAILED! => {dump}"));
+                self.line(&format!("{host} | FAILED! => {dump}"), Some(Hue::Error));
             }
         }
     }
@@ -184,14 +194,15 @@ impl<W: Write> MinimalCallback<W> {
             }
             Layout::OneLine => result.data.clone(),
         };
-        let state = if result.flag("changed") { "CHANGED" } else { "SUCCESS" };
+        let (state, hue) =
+            if result.flag("changed") { ("CHANGED", Hue::Changed) } else { ("SUCCESS", Hue::Ok) };
         let msg = if is_no_json(task) && data.get("ansible_job_id").is_none() {
             self.command_msg(&host, &data, state)
         } else {
             let indent = if self.layout == Layout::Minimal { 4 } else { 0 };
             format!("{host} | {state} => {}", self.dump(&data, result, indent))
         };
-        self.line(&msg);
+        self.line(&msg, Some(hue));
     }
 }
 
@@ -239,12 +250,12 @@ impl<W: Write> Callback for MinimalCallback<W> {
     // the callback.
     fn verbose_line(&mut self, level: u8, msg: &str) {
         if self.verbosity >= level {
-            self.line(msg);
+            self.line(msg, Some(Hue::Verbose));
         }
         tack_diag::display_log::verbose(level, msg);
     }
     fn display(&mut self, text: &str) {
-        self.line(text);
+        self.line(text, None);
     }
     fn task_start(&mut self, _task: &TaskView) {}
     fn included(&mut self, _file: &str, _hosts: &[String], _item: Option<&str>) {}
@@ -267,16 +278,25 @@ impl<W: Write> Callback for MinimalCallback<W> {
                 if self.layout == Layout::Minimal {
                     self.warnings_and_error(result);
                 }
-                let indent = if self.layout == Layout::Minimal { 4 } else { 0 };
-                let dump = self.dump(&result.data, result, indent);
-                self.line(&format!("{} | UNREACHABLE! => {dump}", result.host));
+                let text = match self.layout {
+                    Layout::Minimal => {
+                        let dump = self.dump(&result.data, result, 4);
+                        format!("{} | UNREACHABLE! => {dump}", result.host)
+                    }
+                    // The one-line callback shows only the message.
+                    Layout::OneLine => {
+                        let msg = result.data.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value));
+                        format!("{} | UNREACHABLE!: {}", result.host, msg.unwrap_or_default())
+                    }
+                };
+                self.line(&text, Some(Hue::Unreachable));
             }
             Outcome::Skipped => {
                 if self.layout == Layout::Minimal {
                     self.warnings_and_error(result);
                 }
                 let msg = format!("{} | SKIPPED", result.host);
-                self.line(&msg);
+                self.line(&msg, Some(Hue::Skip));
             }
             Outcome::Ok | Outcome::Changed => self.ok(task, result),
         }
@@ -296,7 +316,7 @@ impl<W: Write> Callback for MinimalCallback<W> {
         let Some(diff) = result.data.get("diff").filter(|d| d.value.is_truthy()) else {
             return;
         };
-        let text = super::diff::render_with(diff, context);
+        let text = super::diff::render_with(diff, context, self.palette.as_ref());
         let shown = super::diff::displayed(&text);
         tack_diag::display_log::record(tack_diag::display_log::Level::Info, &shown);
         let _ = self.out.write_all(shown.as_bytes());

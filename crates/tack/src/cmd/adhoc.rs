@@ -130,6 +130,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         config.get("WORKER_SESSION_ISOLATION").and_then(|v| v.as_bool()).unwrap_or(true),
     );
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
+    // `--playbook-dir`'s default is the `playbook_dir` setting, as ansible's option is.
+    args.playbook_dir = crate::session::playbook_dir(&config, args.playbook_dir.take());
     if let Some(option) = refused_options(&args) {
         return Err(options_error(format!("tack adhoc does not support {option} yet")).into());
     }
@@ -367,6 +369,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             module: adhoc.module.clone(),
             repr: adhoc.repr(),
         });
+    callback = callback.with_palette(crate::color::palette(&session.config)?);
     if let Some(dir) = &args.tree {
         let dir = tack_py::ansible::unfrackpath(dir, false, None);
         callback = callback.with_tree(TreeWriter::new(dir, args.verbosity.verbose));

@@ -118,6 +118,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // Nothing here runs a module; ansible still reads the file and warns or fails as it does.
     crate::plugin_filter::load(&config)?;
     args.verbosity.verbose = crate::session::verbosity(&config, args.verbosity.verbose);
+    // `--playbook-dir`'s default is the `playbook_dir` setting, as ansible's option is.
+    args.playbook_dir = crate::session::playbook_dir(&config, args.playbook_dir.take());
     // The `verbosity` setting counts too.
     refuse_unsupported(&args)?;
     let line = match config.config_file() {
