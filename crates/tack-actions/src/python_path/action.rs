@@ -136,7 +136,7 @@ fn answer(
     match input.conn.run_python(&payload.zip, &run) {
         Ok(out) => {
             super::bytecode::host_named(&out.tag);
-            Ok(read_result(&out))
+            read_checked(input, &out)
         }
         Err(e) => Err(Box::new(crate::output::link_errored(&e, input.task_origin.clone()))),
     }
@@ -227,20 +227,45 @@ pub(crate) fn read_result(out: &PythonOutput) -> tack_agent::ModuleResult {
     result
 }
 
-/// The JSON object starting at the first line that starts with `{`.
-fn first_object(stdout: &str) -> Option<Map<String, Value>> {
+/// [`read_result`], or the task's failure when the module's answer holds a string UTF-8
+/// cannot encode, which ansible's decoder refuses (`super::strict_utf8`).
+pub(crate) fn read_checked(
+    input: &ActionInput<'_>,
+    out: &PythonOutput,
+) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
+    let result = read_result(out);
+    let unparsed = result.contains_key("module_stdout");
+    let invalid =
+        object_text(&out.stdout).filter(|_| unparsed).and_then(super::strict_utf8::first_invalid);
+    let Some(invalid) = invalid else { return Ok(result) };
+    let cause = Diagnostic::caused_by(
+        "Refusing to deserialize an invalid UTF8 string value.",
+        None,
+        Diagnostic::new(invalid),
+    )
+    .with_help("This check can be disabled with the `MODULE_STRICT_UTF8_RESPONSE` setting.");
+    Err(Box::new(errored(Diagnostic::caused_by("Task failed.", input.task_origin.clone(), cause))))
+}
+
+/// The text from the first line that starts with `{`.
+fn object_text(stdout: &str) -> Option<&str> {
     let mut offset = 0;
     for line in stdout.split_inclusive('\n') {
         if line.trim_start().starts_with('{') {
-            let mut values = serde_json::Deserializer::from_str(&stdout[offset..]).into_iter();
-            return match values.next() {
-                Some(Ok(Value::Object(map))) => Some(map),
-                _ => None,
-            };
+            return Some(&stdout[offset..]);
         }
         offset += line.len();
     }
     None
+}
+
+/// The JSON object starting at the first line that starts with `{`.
+fn first_object(stdout: &str) -> Option<Map<String, Value>> {
+    let mut values = serde_json::Deserializer::from_str(object_text(stdout)?).into_iter();
+    match values.next() {
+        Some(Ok(Value::Object(map))) => Some(map),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

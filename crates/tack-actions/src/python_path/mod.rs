@@ -20,6 +20,7 @@ mod find;
 mod payload;
 mod payload_cache;
 mod program;
+mod strict_utf8;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 use tack_diag::Diagnostic;
 use tack_playbook::ast::LibraryModule;
 
-use super::action::read_result;
 use super::payload::Style;
 use crate::input::ActionInput;
 use crate::module_result::from_result;
@@ -90,7 +89,10 @@ pub(super) fn run(
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
                 tag: String::new(),
             };
-            from_result(input, &read_result(&printed), true)
+            match super::action::read_checked(input, &printed) {
+                Ok(result) => from_result(input, &result, true),
+                Err(refused) => *refused,
+            }
         }
         Err(e) => crate::output::link_errored(&e, input.task_origin.clone()),
     }
