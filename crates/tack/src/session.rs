@@ -48,6 +48,7 @@ impl Session {
             configured_module_paths: self.config.module_path(),
             module_utils_paths: self.config.module_utils_path(),
             action_plugin_paths: self.config.action_plugin_path(),
+            lookup_plugin_paths: self.config.lookup_plugin_path(),
             collections_paths: self.config.collections_path(),
             version_mismatch: match self
                 .config

@@ -55,6 +55,9 @@ pub struct LoadOptions {
     /// The configured action plugin path (`DEFAULT_ACTION_PLUGIN_PATH`), searched after the
     /// `action_plugins/` beside playbooks and roles.
     pub action_plugin_paths: Vec<PathBuf>,
+    /// The configured lookup plugin path (`DEFAULT_LOOKUP_PLUGIN_PATH`), searched after the
+    /// `lookup_plugins/` beside playbooks and roles.
+    pub lookup_plugin_paths: Vec<PathBuf>,
     /// The configured `collections_path` (`COLLECTIONS_PATHS`).
     pub collections_paths: Vec<PathBuf>,
     /// `COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH`.
@@ -220,9 +223,13 @@ impl<'a> Loader<'a> {
         let mut action_plugins = beside("action_plugins", &dirs.playbooks);
         action_plugins.extend(beside("action_plugins", &dirs.roles));
         action_plugins.extend(self.options.action_plugin_paths.iter().cloned());
+        let mut lookup_plugins = beside("lookup_plugins", &dirs.playbooks);
+        lookup_plugins.extend(beside("lookup_plugins", &dirs.roles));
+        lookup_plugins.extend(self.options.lookup_plugin_paths.iter().cloned());
         modargs::ModuleSearch {
             library,
             action_plugins,
+            lookup_plugins,
             configured: self.options.configured_module_paths.clone(),
             utils,
             collections: self.collection_roots(),

@@ -45,6 +45,9 @@ pub struct ModuleSearch {
     /// Where Python action plugins are found for short names: `action_plugins/` beside
     /// playbooks and roles, then the configured path.
     pub action_plugins: Vec<PathBuf>,
+    /// Where lookup plugins are found for short names: `lookup_plugins/` beside playbooks
+    /// and roles, then the configured path.
+    pub lookup_plugins: Vec<PathBuf>,
     /// Where collections are found, for fully qualified names.
     pub collections: super::collections::CollectionRoots,
     /// The task's `collections:` search list: a short name is looked for in each in turn
@@ -99,6 +102,46 @@ impl ModuleSearch {
             return None;
         }
         self.action_plugins.iter().map(|d| d.join(format!("{short}.py"))).find(|p| p.is_file())
+    }
+
+    /// Whether ansible's lookup loader has a lookup of this name (`with_<name>` is then a
+    /// loop): a builtin (short, `ansible.builtin.` or `ansible.legacy.`), a Python file in a
+    /// `lookup_plugins` directory (short or `ansible.legacy.`), or a collection's, its
+    /// routing followed (a builtin name ansible-core routes to a collection included).
+    pub fn lookup_exists(&self, name: &str) -> bool {
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if !short.contains('.') {
+            let legacy = short == name || name.starts_with("ansible.legacy.");
+            if legacy && self.lookup_plugins.iter().any(|d| d.join(format!("{short}.py")).is_file())
+            {
+                return true;
+            }
+            if tables::BUILTIN_LOOKUPS.contains(&short) {
+                return true;
+            }
+            return match tables::routing("lookup", short) {
+                Some(Routing::Collection(target)) => self.collection_lookup(target),
+                _ => false,
+            };
+        }
+        self.collection_lookup(name)
+    }
+
+    /// A collection's lookup plugin of a fully qualified name, its routing followed.
+    fn collection_lookup(&self, name: &str) -> bool {
+        let Ok(followed) = super::collections::follow_kind(&self.collections, name, "lookup")
+        else {
+            return false;
+        };
+        let Some(target) = super::collections::Fqcr::parse(&followed.name) else { return false };
+        let Some(dir) = self.collections.collection(target.namespace, target.name) else {
+            return false;
+        };
+        let (subdirs, leaf) = target.leaf();
+        let mut lookups = dir.join("plugins").join("lookup");
+        lookups.extend(subdirs);
+        lookups.join(format!("{leaf}.py")).is_file()
     }
 
     /// The `normal` action plugin found outside ansible-core (`action_plugins/normal.py`

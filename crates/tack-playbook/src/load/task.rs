@@ -97,7 +97,7 @@ impl Loader<'_> {
                 continue;
             }
             if let Some(lookup) = k.strip_prefix("with_")
-                && tables::BUILTIN_LOOKUPS.contains(&lookup)
+                && (tables::BUILTIN_LOOKUPS.contains(&lookup) || search.lookup_exists(lookup))
             {
                 if loop_items.is_some() || map.get("loop").is_some() {
                     return Err(general_error(
