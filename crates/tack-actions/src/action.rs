@@ -351,10 +351,6 @@ impl Action {
         }
     }
 
-    pub fn known_args(self) -> &'static [&'static str] {
-        self.traits().known_args.unwrap_or(&[])
-    }
-
     /// Whether the action runs ansible-core's own module code on the host.
     pub fn runs_python(self) -> bool {
         matches!(self, Action::Python(_) | Action::Library(_)) || self.traits().python

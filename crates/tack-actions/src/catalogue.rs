@@ -54,6 +54,8 @@ pub struct Plugin {
     pub expression_args: &'static [&'static str],
     /// The arguments it accepts; `None`: any (it checks its own, or every argument is data).
     pub known_args: Option<&'static [&'static str]>,
+    /// What ansible's plugin does with an argument not in `known_args`, where it runs.
+    pub unknown_args: UnknownArgs,
     /// What it returns comes only from the controller's own files, so registering it does not
     /// make it data a managed host said.
     pub trusted_result: bool,
@@ -78,6 +80,19 @@ pub struct Plugin {
     pub facts: Facts,
 }
 
+/// What ansible's action plugin does with an argument it does not know, as it runs (tack
+/// checks where it runs too: a task that never runs fails nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownArgs {
+    /// It reads the arguments it knows and no others (`raw`, `fetch`).
+    Ignored,
+    /// Its `_VALID_ARGS`: `Invalid options for NAME: a,b`.
+    InvalidOptions,
+    /// Its argument spec: `Unsupported parameters for (NAME) module: a, b. Supported
+    /// parameters include: ...`, the list as ansible's validator words it.
+    Unsupported(&'static str),
+}
+
 /// What an action is unless its row says otherwise (modules start from it too).
 pub(crate) const DEFAULT: Plugin = Plugin {
     name: "",
@@ -91,6 +106,7 @@ pub(crate) const DEFAULT: Plugin = Plugin {
     raw_args: &[],
     expression_args: &[],
     known_args: None,
+    unknown_args: UnknownArgs::Ignored,
     trusted_result: false,
     python: false,
     needs_ansible_core: false,
@@ -111,6 +127,7 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "debug",
         run: crate::debug::run,
         known_args: Some(&["msg", "var", "verbosity"]),
+        unknown_args: UnknownArgs::Unsupported("msg, var, verbosity"),
         expression_args: &["var"],
         // ansible's debug registers an empty fact layer so that `debug: var=ansible_facts`
         // makes no facts of what it shows.
@@ -123,9 +140,16 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         run: crate::assert::run,
         raw_args: &["that"],
         known_args: Some(&["that", "fail_msg", "msg", "success_msg", "quiet"]),
+        unknown_args: UnknownArgs::Unsupported("fail_msg, quiet, success_msg, that (msg)"),
         ..DEFAULT
     },
-    Plugin { name: "fail", run: crate::fail::run, known_args: Some(&["msg"]), ..DEFAULT },
+    Plugin {
+        name: "fail",
+        run: crate::fail::run,
+        known_args: Some(&["msg"]),
+        unknown_args: UnknownArgs::InvalidOptions,
+        ..DEFAULT
+    },
     // ansible runs these through controller-side action plugins (staging, rendering,
     // checksums); their host halves alone would not do what the task asks.
     Plugin { name: "copy", run: |input| crate::copy::copy(input, input.search), ..ON_HOST },
@@ -155,6 +179,9 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         run: crate::script::run,
         takes_raw_params: true,
         known_args: Some(&["cmd", "creates", "removes", "chdir", "executable"]),
+        unknown_args: UnknownArgs::Unsupported(
+            "_raw_params, chdir, cmd, creates, executable, removes",
+        ),
         in_plan: InPlan::WouldRun,
         discovers_interpreter: false,
         ..ON_HOST
@@ -199,6 +226,7 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "group_by",
         run: crate::inventory::group_by,
         known_args: Some(&["key", "parents"]),
+        unknown_args: UnknownArgs::InvalidOptions,
         changes_inventory: true,
         ..DEFAULT
     },
@@ -206,6 +234,7 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "pause",
         run: crate::pause::pause,
         known_args: Some(&["echo", "minutes", "seconds", "prompt"]),
+        unknown_args: UnknownArgs::Unsupported("echo, minutes, prompt, seconds"),
         bypasses_host_loop: true,
         in_plan: InPlan::WouldRun,
         ..DEFAULT
@@ -214,6 +243,7 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         name: "set_stats",
         run: crate::set_stats::run,
         known_args: Some(&["aggregate", "data", "per_host"]),
+        unknown_args: UnknownArgs::InvalidOptions,
         ..DEFAULT
     },
     Plugin {
@@ -221,6 +251,7 @@ pub(crate) static PLUGINS: &[Plugin] = &[
         run: crate::pause::wait_for_connection,
         opens_links: true,
         known_args: Some(&["connect_timeout", "delay", "sleep", "timeout"]),
+        unknown_args: UnknownArgs::InvalidOptions,
         ..DEFAULT
     },
     // ansible's action reads its three arguments and ignores any other.
@@ -235,5 +266,47 @@ pub(crate) fn plugin(short: &str) -> Option<&'static Plugin> {
 /// Runs `plugin` with `input`, bounded by the task's `timeout` where it asks the host step by
 /// step.
 pub(crate) fn run(plugin: &Plugin, input: &ActionInput<'_>) -> ActionOutput {
+    if let Some(failed) = unknown_args(plugin, input) {
+        return failed;
+    }
     if plugin.bounded { crate::bounded::bounded(input, plugin.run) } else { (plugin.run)(input) }
+}
+
+/// The failure ansible's plugin raises for arguments it does not know, first thing as it runs
+/// (`None`: none, or it ignores them).
+fn unknown_args(plugin: &Plugin, input: &ActionInput<'_>) -> Option<ActionOutput> {
+    let known = plugin.known_args?;
+    let mut unknown: Vec<&str> = input
+        .args
+        .iter()
+        .filter_map(|(k, _)| k.as_str())
+        .filter(|k| !["_raw_params", "_variable_params"].contains(k) && !known.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    // ansible joins `_VALID_ARGS`' in set order, which changes between runs; tack sorts them,
+    // as its validator sorts the others.
+    unknown.sort_unstable();
+    let msg = match plugin.unknown_args {
+        UnknownArgs::Ignored => return None,
+        UnknownArgs::InvalidOptions => {
+            format!("Invalid options for {}: {}", input.action_name, unknown.join(","))
+        }
+        UnknownArgs::Unsupported(supported) => {
+            // The validator names the plugin as ansible's loader loaded it: a builtin by its
+            // Python module when the task named it in full.
+            let module = if input.action_name.starts_with("ansible.builtin.") {
+                format!("ansible_collections.ansible.builtin.plugins.action.{}", plugin.name)
+            } else {
+                plugin.name.to_string()
+            };
+            format!(
+                "Unsupported parameters for ({module}) module: {}. Supported parameters \
+                 include: {supported}.",
+                unknown.join(", ")
+            )
+        }
+    };
+    Some(crate::shell_run::action_fail(input, &msg))
 }

@@ -25,6 +25,9 @@ pub struct ActionInput<'a> {
     pub task_origin: Option<Origin>,
     /// The name the task's banner shows (`pause` asks under it).
     pub task_name: &'a str,
+    /// The action as the task wrote it (`ansible.builtin.fail`): ansible's messages about
+    /// the action's own arguments name it so.
+    pub action_name: &'a str,
     pub verbosity: i64,
     /// The provenance of what rendering the arguments read.
     pub derived: Provenance,
@@ -156,6 +159,7 @@ impl<'a> ActionInput<'a> {
             templar: self.templar,
             task_origin: self.task_origin.clone(),
             task_name: self.task_name,
+            action_name: self.action_name,
             verbosity: self.verbosity,
             derived: self.derived.clone(),
             check_mode: self.check_mode,

@@ -64,13 +64,7 @@ pub use catalogue::{Facts, InPlan, Plugin};
 pub use input::{ActionInput, AsyncTask, SearchPath};
 pub use output::{ActionOutput, errored, raised};
 
-use tack_diag::{Diagnostic, Origin};
-
-/// The refusal of an argument `name` tack does not take for `action` (as the task wrote
-/// it): before the run when written, when it renders when an `args:` template gave it.
-pub fn unsupported_argument(name: &str, action: &str, origin: Option<Origin>) -> Diagnostic {
-    Diagnostic::at(format!("tack does not support the argument '{name}' of '{action}' yet"), origin)
-}
+use tack_diag::Diagnostic;
 
 /// Runs `action` with `input`.
 pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {

@@ -95,6 +95,11 @@ fn plan(args: &Mapping) -> Result<Plan, String> {
 
 /// The lines `pause` shows before it waits (none when it waits for input).
 pub fn announce(args: &Mapping) -> Vec<String> {
+    // An argument pause does not know fails it before it says anything.
+    let known = ["echo", "minutes", "seconds", "prompt"];
+    if args.iter().any(|(k, _)| k.as_str().is_none_or(|k| !known.contains(&k))) {
+        return Vec::new();
+    }
     let Ok(plan) = plan(args) else { return Vec::new() };
     let Some(seconds) = plan.seconds else { return Vec::new() };
     let hidden = if plan.echo { "" } else { " (output is hidden)" };

@@ -471,18 +471,8 @@ pub(crate) fn check_action(task: &tack_playbook::Task, action: Action) -> Result
         let what = format!("the template option 'output_encoding: {name}'");
         return Err(refuse(what, value.origin.clone().or_else(|| key.origin.clone())));
     }
-    let known = action.known_args();
-    if !known.is_empty() {
-        for (key, _) in task.args.iter() {
-            let name = key.as_str().unwrap_or_default();
-            // Free-form text fails at run time, in ansible's words, as it does there; an
-            // `args:` template's entries are checked when it renders (`task::args`).
-            if !["_raw_params", "_variable_params"].contains(&name) && !known.contains(&name) {
-                let origin = key.origin.clone().or_else(|| task.origin.clone());
-                return Err(tack_actions::unsupported_argument(name, &task.action, origin));
-            }
-        }
-    }
+    // An argument an action does not know fails (or is ignored) where it runs, as ansible's
+    // plugin does (`tack_actions::catalogue`'s `UnknownArgs`).
     Ok(())
 }
 

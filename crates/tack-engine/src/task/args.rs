@@ -117,12 +117,10 @@ pub(crate) fn render(
     let splats = splat_sources(ctx, action);
     if !splats.is_empty() {
         let origins = (task_origin.clone(), ctx.task.action_origin.clone());
-        splat(&splats, (action, &ctx.task.action), templar, scope, &mut out, &origins).map_err(
-            |mut failed| {
-                failed.warnings = out.warnings.clone();
-                failed
-            },
-        )?;
+        splat(&splats, action, templar, scope, &mut out, &origins).map_err(|mut failed| {
+            failed.warnings = out.warnings.clone();
+            failed
+        })?;
     }
     // ansible 2.21's `TaskArgsChainTemplar` renders the arguments in the sorted order of
     // their names (the first that fails is the one reported) and hands them to the action
@@ -242,7 +240,7 @@ fn script_named_by_user(action: Action, name: &str, value: &Node) -> bool {
 /// host's values may name any argument); entries carry the render's provenance.
 fn splat(
     splats: &[(&str, &Node)],
-    (action, action_name): (Action, &str),
+    action: Action,
     templar: &Templar,
     scope: &Scope,
     out: &mut RenderedArgs,
@@ -261,7 +259,6 @@ fn splat(
             warnings: Vec::new(),
         }
     };
-    let known = action.known_args();
     for (_, node) in splats {
         out.warnings.push(Diagnostic::at(
             "Using a template for task args is unsafe in some situations (see \
@@ -290,17 +287,8 @@ fn splat(
         };
         out.provenance.extend(&rendered.provenance);
         for (key, value) in entries.iter() {
+            // An argument the action does not know is the action's to fail on as it runs.
             let name = key.as_str().unwrap_or_default().to_string();
-            // What a written argument tack does not take is refused before the run (`refuse`).
-            if !known.is_empty() && !known.contains(&name.as_str()) {
-                let refused =
-                    tack_actions::unsupported_argument(&name, action_name, node.origin.clone());
-                return Err(ArgsFailed {
-                    error: Diagnostic::caused_by("Task failed.", task_origin.clone(), refused),
-                    unavailable: None,
-                    warnings: Vec::new(),
-                });
-            }
             if rendered.provenance.is_managed_host() && !out.host_named.contains(&name) {
                 out.host_named.push(name.clone());
             }

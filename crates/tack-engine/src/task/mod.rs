@@ -750,6 +750,7 @@ impl TaskRun<'_> {
             templar: self.reading.templar,
             task_origin: self.reading.origin(),
             task_name: &self.banner_name,
+            action_name: &self.reading.ctx.task.action,
             verbosity: self.verbosity,
             derived: provenance.derived(),
             check_mode: self.reading.check_mode(scope, self.check_flag),
