@@ -20,6 +20,11 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if name == "pip" && !given("virtualenv") && !given("executable") {
         return crate::python_path::action::run(input, "pip");
     }
+    // What tack's native apt does not do (it refuses each by name) is ansible's own module's
+    // to do, where the controller has ansible-core to run it.
+    if name == "apt" && apt_beyond_native(input) && crate::python_path::core().is_some() {
+        return crate::python_path::action::run(input, "apt");
+    }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
     if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
@@ -78,4 +83,35 @@ pub(crate) fn task_timed_out(input: &ActionInput<'_>, period: u64, retrying: boo
     });
     out.raised = true;
     out
+}
+
+/// Whether an apt task asks what the native module refuses (`tack_agent`'s `apt::refused`):
+/// a `.deb` file, an upgrade of the whole system (`upgrade`, or `name: '*'` with
+/// `state: latest`), `clean`, `autoclean`, `state: build-dep` or `fixed`.
+fn apt_beyond_native(input: &ActionInput<'_>) -> bool {
+    use tack_yaml::Value;
+    let arg =
+        |key: &str| input.args.get(key).map(|n| &n.value).filter(|v| !matches!(v, Value::Null));
+    let text = |key: &str| arg(key).map(|v| tack_yaml::pyrepr::str(v).to_lowercase());
+    let upgrade =
+        text("upgrade").is_some_and(|u| !["no", "false", "0", "n", "off"].contains(&u.as_str()));
+    let flag = |key: &str| arg(key).is_some_and(Value::boolean_loose);
+    let state = text("state");
+    let names: Vec<String> = ["name", "package", "pkg"]
+        .iter()
+        .filter_map(|key| arg(key))
+        .flat_map(|v| match v {
+            Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
+            other => {
+                tack_yaml::pyrepr::str(other).split(',').map(str::to_string).collect::<Vec<_>>()
+            }
+        })
+        .map(|n| n.trim().to_string())
+        .collect();
+    arg("deb").is_some()
+        || upgrade
+        || flag("clean")
+        || flag("autoclean")
+        || matches!(state.as_deref(), Some("build-dep" | "fixed"))
+        || state.as_deref() == Some("latest") && names.iter().any(|n| n == "*")
 }

@@ -63,10 +63,13 @@ fn broken_unless_allowed(
 /// ansible's message for a result that is not a boolean.
 fn derived_message(truthy: bool, type_name: &str, written: Option<&Origin>) -> String {
     format!(
-        "Conditional result ({}) was derived from value of type '{type_name}' at '{}'. \
+        "Conditional result ({}) was derived from value of type '{type_name}' at {}. \
          Conditionals must have a boolean result.",
         if truthy { "True" } else { "False" },
-        written.map_or_else(|| "<unknown>".to_string(), |o| o.to_string()),
+        // Python's repr of the place: an origin holding a quote is quoted the other way.
+        tack_yaml::pyrepr::str_repr(
+            &written.map_or_else(|| "<unknown>".to_string(), |o| o.to_string())
+        ),
     )
 }
 
