@@ -11,7 +11,9 @@
 //!
 //! Refused by name, before anything runs: `deb`, `upgrade` (other than `no`), `clean`,
 //! `autoclean`, `state: build-dep` and `state: fixed`, and `name: '*'` with `state: latest`
-//! (a whole-system upgrade).
+//! (a whole-system upgrade). The controller sends those to ansible's own module instead
+//! when it has ansible-core (`tack_actions`' `module.rs`), so this refusal is what a run
+//! without it sees.
 
 use serde_json::{Value, json};
 
