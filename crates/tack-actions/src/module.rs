@@ -22,7 +22,9 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     }
     // What tack's native apt does not do (it refuses each by name) is ansible's own module's
     // to do, where the controller has ansible-core to run it.
-    if name == "apt" && apt_beyond_native(input) && crate::python_path::core().is_some() {
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    if short == "apt" && apt_beyond_native(input) && crate::python_path::core().is_some() {
         return crate::python_path::action::run(input, "apt");
     }
     // ansible's every module runs under the host's interpreter, so it fails where the host
