@@ -27,6 +27,14 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if short == "apt" && apt_beyond_native(input) && crate::python_path::core().is_some() {
         return crate::python_path::action::run(input, "apt");
     }
+    // tack's own fetches speak http:// and file://; a URL of another scheme (https://,
+    // ftp://) is ansible's module's to fetch, where the controller has ansible-core.
+    if let Some(module) = ["get_url", "uri"].into_iter().find(|m| *m == short)
+        && url_beyond_native(input)
+        && crate::python_path::core().is_some()
+    {
+        return crate::python_path::action::run(input, module);
+    }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
     if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
@@ -116,4 +124,18 @@ fn apt_beyond_native(input: &ActionInput<'_>) -> bool {
         || flag("autoclean")
         || matches!(state.as_deref(), Some("build-dep" | "fixed"))
         || state.as_deref() == Some("latest") && names.iter().any(|n| n == "*")
+}
+
+/// Whether the task's `url` has a scheme tack's native fetch does not speak (it fetches
+/// `http://` and `file://` URLs).
+fn url_beyond_native(input: &ActionInput<'_>) -> bool {
+    let Some(url) = input.args.get("url").filter(|n| !matches!(n.value, tack_yaml::Value::Null))
+    else {
+        return false;
+    };
+    let url = tack_yaml::pyrepr::str(&url.value).trim().to_lowercase();
+    match url.split_once("://") {
+        Some((scheme, _)) => !["http", "file"].contains(&scheme),
+        None => false,
+    }
 }

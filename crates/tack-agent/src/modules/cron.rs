@@ -309,7 +309,8 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         .as_ref()
         .map(|f| if f.starts_with('/') { f.clone() } else { paths::join("/etc/cron.d", f) });
     let mut tab = CronTab {
-        user: user.clone(),
+        // Python's truth: an empty user is none (no `-u`, the plain `crontab` header).
+        user: user.clone().filter(|u| !u.is_empty()),
         cron_file: file,
         cron_cmd,
         lines: Vec::new(),
@@ -330,7 +331,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
         );
     }
     if install {
-        if cron_file.is_some() && user.is_none() {
+        if cron_file.is_some() && user.as_deref().is_none_or(str::is_empty) {
             return done(
                 fail("To use cron_file=... parameter you must specify user=... as well"),
                 &warnings,
