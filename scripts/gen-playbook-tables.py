@@ -108,6 +108,9 @@ def routing() -> list[tuple[str, str, str, str]]:
                 out.append((ptype, name, "redirect", entry["redirect"].removeprefix("ansible.builtin.")))
             elif entry.get("redirect"):
                 out.append((ptype, name, "collection", entry["redirect"]))
+            elif "deprecation" in entry:
+                d = entry["deprecation"]
+                out.append((ptype, name, "deprecated", f"{d.get('warning_text', '')}|{d.get('removal_version', '')}"))
     return out
 
 
@@ -146,6 +149,12 @@ def main() -> None:
             rows.append(f"    ({rust_str(ptype)}, {rust_str(name)}, Routing::Redirect({rust_str(detail)})),")
         elif kind == "collection":
             rows.append(f"    ({rust_str(ptype)}, {rust_str(name)}, Routing::Collection({rust_str(detail)})),")
+        elif kind == "deprecated":
+            text, version = detail.split("|")
+            rows.append(
+                f"    ({rust_str(ptype)}, {rust_str(name)}, Routing::Deprecated {{ warning_text: {rust_str(text)}, "
+                f"removal_version: {rust_str(version)} }}),"
+            )
         else:
             text, when, unit = detail.split("|")
             rows.append(

@@ -470,10 +470,28 @@ pub(crate) fn resolve(name: &str, search: &ModuleSearch) -> Resolution {
                 ));
             }
             // Found above when the collection is installed; else ansible cannot resolve it.
-            Some(Routing::Collection(_)) | None => {}
+            // A deprecated builtin is in the builtin lists, found above.
+            Some(Routing::Collection(_) | Routing::Deprecated { .. }) | None => {}
         }
     }
     Resolution::Unresolved
+}
+
+/// ansible-core's deprecation of its own module `name` (short, `ansible.builtin.` or
+/// `ansible.legacy.` spelling), as its loader words it when it resolves the name: the
+/// message and the version that removes the module.
+pub(crate) fn builtin_module_deprecation(name: &str) -> Option<(String, &'static str)> {
+    let short =
+        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    if short.contains('.') || !tables::BUILTIN_MODULES.contains(&short) {
+        return None;
+    }
+    match tables::routing("modules", short)? {
+        Routing::Deprecated { warning_text, removal_version } => {
+            Some((format!("{name} has been deprecated. {warning_text}"), removal_version))
+        }
+        _ => None,
+    }
 }
 
 /// Whether ansible-core itself (no collections, no `library/` directories) resolves `name` to

@@ -212,6 +212,16 @@ impl Loader<'_> {
             let at = action_origin.clone().or_else(|| ds.origin.clone());
             tack_diag::deprecate_formatted(&Diagnostic::at(message.clone(), at));
         }
+        // ansible-core's own deprecated modules warn as the loader resolves them (a module of
+        // that name in `library/` is not ansible-core's).
+        if !looked_up_at_run
+            && library.is_none()
+            && let Some((message, version)) =
+                super::modargs::builtin_module_deprecation(&parsed.action)
+        {
+            let at = action_origin.clone().or_else(|| ds.origin.clone());
+            tack_diag::deprecate(&Diagnostic::at(message, at), version);
+        }
         if let Some((key, defaults)) = rest.entry("module_defaults") {
             let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
             task_attrs.set(Keyword::ModuleDefaults, key.clone(), resolved);

@@ -5092,7 +5092,23 @@ pub static BUILTIN_ROUTING: &[(&str, &str, Routing)] = &[
     ("modules", "apache2_module", Routing::Collection("community.general.apache2_module")),
     ("modules", "apconos_command", Routing::Collection("community.network.apconos_command")),
     ("modules", "apk", Routing::Collection("community.general.apk")),
+    (
+        "modules",
+        "apt_key",
+        Routing::Deprecated {
+            warning_text: "Use deb822_repository instead.",
+            removal_version: "2.25",
+        },
+    ),
     ("modules", "apt_repo", Routing::Collection("community.general.apt_repo")),
+    (
+        "modules",
+        "apt_repository",
+        Routing::Deprecated {
+            warning_text: "Use deb822_repository instead.",
+            removal_version: "2.25",
+        },
+    ),
     ("modules", "apt_rpm", Routing::Collection("community.general.apt_rpm")),
     ("modules", "archive", Routing::Collection("community.general.archive")),
     ("modules", "aruba_command", Routing::Collection("community.network.aruba_command")),
@@ -8076,6 +8092,14 @@ pub static BUILTIN_ROUTING: &[(&str, &str, Routing)] = &[
     ("modules", "dellos9_config", Routing::Collection("dellemc.os9.os9_config")),
     ("modules", "dellos9_facts", Routing::Collection("dellemc.os9.os9_facts")),
     ("modules", "deploy_helper", Routing::Collection("community.general.deploy_helper")),
+    (
+        "modules",
+        "deprecated_core_module",
+        Routing::Deprecated {
+            warning_text: "test module deprecation warning text",
+            removal_version: "2.999",
+        },
+    ),
     ("modules", "digital_ocean", Routing::Collection("community.digitalocean.digital_ocean")),
     (
         "modules",

@@ -52,6 +52,9 @@ pub enum Routing {
     Collection(&'static str),
     /// Removed: using it is an error with this text.
     Tombstone { warning_text: &'static str, removed: &'static str, by_date: bool },
+    /// Still there, deprecated: using it warns with this text, naming the version that
+    /// removes it.
+    Deprecated { warning_text: &'static str, removal_version: &'static str },
 }
 
 /// The playbook objects whose keyword sets differ.
