@@ -103,8 +103,11 @@ fn apt_beyond_native(input: &ActionInput<'_>) -> bool {
     let arg =
         |key: &str| input.args.get(key).map(|n| &n.value).filter(|v| !matches!(v, Value::Null));
     let text = |key: &str| arg(key).map(|v| tack_yaml::pyrepr::str(v).to_lowercase());
-    let upgrade =
-        text("upgrade").is_some_and(|u| !["no", "false", "0", "n", "off"].contains(&u.as_str()));
+    // Its choices are `dist`, `full`, `safe`, `yes` and `no`; a boolean is `yes` or `no`.
+    let upgrade = arg("upgrade").is_some_and(|v| match v {
+        Value::Bool(b) => *b,
+        other => tack_yaml::pyrepr::str(other).to_lowercase() != "no",
+    });
     let flag = |key: &str| arg(key).is_some_and(Value::boolean_loose);
     let state = text("state");
     let names: Vec<String> = ["name", "package", "pkg"]
