@@ -20,20 +20,14 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if name == "pip" && !given("virtualenv") && !given("executable") {
         return crate::python_path::action::run(input, "pip");
     }
-    // What tack's native apt does not do (it refuses each by name) is ansible's own module's
-    // to do, where the controller has ansible-core to run it.
-    let short =
-        tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-    if short == "apt" && apt_beyond_native(input) && crate::python_path::core().is_some() {
-        return crate::python_path::action::run(input, "apt");
-    }
-    // tack's own fetches speak http:// and file://; a URL of another scheme (https://,
-    // ftp://) is ansible's module's to fetch, where the controller has ansible-core.
-    if let Some(module) = ["get_url", "uri"].into_iter().find(|m| *m == short)
-        && url_beyond_native(input)
+    // What a native module refuses by name but ansible's own module does (apt's upgrades,
+    // a URL tack's client does not speak) is ansible's module's to do, where the controller
+    // has ansible-core to run it.
+    if tack_agent::modules::beyond_native(name, &invocation.args)
         && crate::python_path::core().is_some()
+        && let Some(short) = tack_agent::modules::native_name(name)
     {
-        return crate::python_path::action::run(input, module);
+        return crate::python_path::action::run(input, short);
     }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
@@ -93,52 +87,4 @@ pub(crate) fn task_timed_out(input: &ActionInput<'_>, period: u64, retrying: boo
     });
     out.raised = true;
     out
-}
-
-/// Whether an apt task asks what the native module refuses (`tack_agent`'s `apt::refused`):
-/// a `.deb` file, an upgrade of the whole system (`upgrade`, or `name: '*'` with
-/// `state: latest`), `clean`, `autoclean`, `state: build-dep` or `fixed`.
-fn apt_beyond_native(input: &ActionInput<'_>) -> bool {
-    use tack_yaml::Value;
-    let arg =
-        |key: &str| input.args.get(key).map(|n| &n.value).filter(|v| !matches!(v, Value::Null));
-    let text = |key: &str| arg(key).map(|v| tack_yaml::pyrepr::str(v).to_lowercase());
-    // Its choices are `dist`, `full`, `safe`, `yes` and `no`; a boolean is `yes` or `no`.
-    let upgrade = arg("upgrade").is_some_and(|v| match v {
-        Value::Bool(b) => *b,
-        other => tack_yaml::pyrepr::str(other).to_lowercase() != "no",
-    });
-    let flag = |key: &str| arg(key).is_some_and(Value::boolean_loose);
-    let state = text("state");
-    let names: Vec<String> = ["name", "package", "pkg"]
-        .iter()
-        .filter_map(|key| arg(key))
-        .flat_map(|v| match v {
-            Value::Seq(items) => items.iter().map(|i| tack_yaml::pyrepr::str(&i.value)).collect(),
-            other => {
-                tack_yaml::pyrepr::str(other).split(',').map(str::to_string).collect::<Vec<_>>()
-            }
-        })
-        .map(|n| n.trim().to_string())
-        .collect();
-    arg("deb").is_some()
-        || upgrade
-        || flag("clean")
-        || flag("autoclean")
-        || matches!(state.as_deref(), Some("build-dep" | "fixed"))
-        || state.as_deref() == Some("latest") && names.iter().any(|n| n == "*")
-}
-
-/// Whether the task's `url` has a scheme tack's native fetch does not speak (it fetches
-/// `http://` and `file://` URLs).
-fn url_beyond_native(input: &ActionInput<'_>) -> bool {
-    let Some(url) = input.args.get("url").filter(|n| !matches!(n.value, tack_yaml::Value::Null))
-    else {
-        return false;
-    };
-    let url = tack_yaml::pyrepr::str(&url.value).trim().to_lowercase();
-    match url.split_once("://") {
-        Some((scheme, _)) => !["http", "file"].contains(&scheme),
-        None => false,
-    }
 }

@@ -21,6 +21,8 @@ const UNREAD: &[(&str, &str)] = &[
     ("STRING_TYPE_FILTERS", "ansible-core 2.21 reads it nowhere"),
     ("DEFAULT_SU", "ansible-core 2.21 reads it nowhere"),
     ("DEVEL_WARNING", "ansible-core warns with it only from a development build"),
+    ("ANSIBLE_COW_SELECTION", "which cow draws the banners, which tack refuses (nocows off)"),
+    ("ANSIBLE_COW_ACCEPTLIST", "which cows may draw the banners, which tack refuses (nocows off)"),
     (
         "DISPLAY_TRACEBACK",
         "the Python tracebacks of ansible's own exceptions; tack raises none, so its errors \
@@ -218,8 +220,7 @@ const COW_PATHS: &[&str] =
 
 /// The first of [`REFUSED`] the run sets away from ansible's default, named as the refusal
 /// names it (`name 'value' (what)`); and ansible's cowsay banners, which it draws whenever a
-/// `cowsay` is installed and `nocows` is off (`ANSIBLE_COW_SELECTION`,
-/// `ANSIBLE_COW_ACCEPTLIST` choose the cow).
+/// `cowsay` is installed and `nocows` is off.
 pub(crate) fn refused(config: &Config) -> Option<String> {
     for (name, what) in REFUSED {
         let Some(setting) = config.setting(name) else { continue };
@@ -264,8 +265,6 @@ pub(crate) fn refused(config: &Config) -> Option<String> {
             ));
         }
     }
-    // Read here so that a cow's choice is named in the source with the rest.
-    let _ = (config.get("ANSIBLE_COW_SELECTION"), config.get("ANSIBLE_COW_ACCEPTLIST"));
     None
 }
 

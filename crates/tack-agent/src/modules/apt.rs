@@ -93,6 +93,37 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     r
 }
 
+/// Whether the task's arguments (as given, before validation) ask what [`refused`] refuses:
+/// the controller sends such a task to ansible's own module instead, where it can.
+pub(super) fn asks_beyond_native(args: &serde_json::Map<String, Value>) -> bool {
+    let arg = |key: &str| args.get(key).filter(|v| !v.is_null());
+    let text = |key: &str| arg(key).map(|v| super::pyfmt::py_str(v).to_lowercase());
+    // Its choices are `dist`, `full`, `safe`, `yes` and `no`; a boolean is `yes` or `no`.
+    let upgrade = arg("upgrade").is_some_and(|v| match v {
+        Value::Bool(b) => *b,
+        other => super::pyfmt::py_str(other).to_lowercase() != "no",
+    });
+    let flag = |key: &str| {
+        arg(key)
+            .is_some_and(|v| tack_py::boolean::strict(super::pyfmt::boolean_input(v)) == Some(true))
+    };
+    let state = text("state");
+    let names: Vec<String> = ["name", "package", "pkg"]
+        .iter()
+        .filter_map(|key| arg(key))
+        .flat_map(|v| match v {
+            Value::Array(items) => items.iter().map(super::pyfmt::py_str).collect::<Vec<_>>(),
+            other => super::pyfmt::py_str(other).split(',').map(str::to_string).collect(),
+        })
+        .collect();
+    arg("deb").is_some()
+        || upgrade
+        || flag("clean")
+        || flag("autoclean")
+        || matches!(state.as_deref(), Some("build-dep" | "fixed"))
+        || state.as_deref() == Some("latest") && names.iter().any(|n| n.trim() == "*")
+}
+
 /// What tack does not do of ansible's apt module: named, never silently skipped.
 fn refused(p: &Params) -> Option<String> {
     let what = if p.is_set("deb") {
@@ -716,6 +747,7 @@ mod tests {
                 args: args.as_object().cloned().unwrap_or_default(),
                 ..crate::modules::Invocation::default()
             };
+            assert!(super::asks_beyond_native(&inv.args), "{args}");
             let r = crate::modules::run_module("apt", &inv).unwrap();
             assert_eq!(r["failed"], json!(true), "{args}");
             let msg = r["msg"].as_str().unwrap_or_default();

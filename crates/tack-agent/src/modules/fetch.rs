@@ -45,13 +45,20 @@ fn bypassed(host: &str) -> bool {
     })
 }
 
+/// Whether tack's client speaks `url`'s scheme: `http://`, and `file://` where the module
+/// takes it (`allow_file`).
+pub(super) fn speaks(url: &str, allow_file: bool) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    lower.starts_with("http://") || allow_file && lower.starts_with("file:")
+}
+
 /// Refuses, by name, what tack's client cannot do for `url`; `Ok` is the parsed URL kind.
 pub(super) fn check_supported(p: &Params, url: &str, allow_file: bool) -> Result<(), ModuleResult> {
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("file:") && allow_file {
         return Ok(());
     }
-    if !lower.starts_with("http://") {
+    if !speaks(url, allow_file) {
         let scheme = lower.split(':').next().unwrap_or_default();
         return Err(fail(format!(
             "tack fetches only http://{} URLs: '{scheme}' URLs are not supported",

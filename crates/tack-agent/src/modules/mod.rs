@@ -163,6 +163,28 @@ pub fn native_name(name: &str) -> Option<&'static str> {
     entry(name).map(|(_, short)| short)
 }
 
+/// Whether the native module `name` (any spelling) refuses by name what `args` (as the task
+/// gave them) ask, where ansible's own module would do it: apt's whole-system upgrades,
+/// `.deb` files and cleaning, `get_url`'s and `uri`'s URLs of a scheme tack's client does not
+/// speak. The controller sends such a task to ansible's module instead, where it has
+/// ansible-core; the refusal stays for a run without it.
+pub fn beyond_native(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> bool {
+    let text = |key: &str| args.get(key).filter(|v| !v.is_null()).map(pyfmt::py_str);
+    match native_name(name) {
+        Some("apt") => apt::asks_beyond_native(args),
+        Some("get_url") => {
+            // A checksum may name the URL of its sum file (`sha256:https://...`).
+            let sum_url = text("checksum")
+                .and_then(|c| c.split_once(':').map(|(_, sum)| sum.to_string()))
+                .filter(|sum| sum.contains("://"));
+            text("url").is_some_and(|u| u.contains("://") && !fetch::speaks(&u, true))
+                || sum_url.is_some_and(|u| !fetch::speaks(&u, true))
+        }
+        Some("uri") => text("url").is_some_and(|u| u.contains("://") && !fetch::speaks(&u, false)),
+        _ => false,
+    }
+}
+
 /// Whether the native module `name` (any spelling) honours [`Invocation::timeout`]; the
 /// controller refuses a task `timeout` for any other.
 pub fn takes_timeout(name: &str) -> bool {

@@ -134,14 +134,9 @@ impl ModuleSearch {
         else {
             return false;
         };
-        let Some(target) = super::collections::Fqcr::parse(&followed.name) else { return false };
-        let Some(dir) = self.collections.collection(target.namespace, target.name) else {
-            return false;
-        };
-        let (subdirs, leaf) = target.leaf();
-        let mut lookups = dir.join("plugins").join("lookup");
-        lookups.extend(subdirs);
-        lookups.join(format!("{leaf}.py")).is_file()
+        super::collections::Fqcr::parse(&followed.name)
+            .and_then(|target| self.plugin_file(&target, "lookup"))
+            .is_some()
     }
 
     /// The `normal` action plugin found outside ansible-core (`action_plugins/normal.py`
@@ -225,11 +220,16 @@ impl ModuleSearch {
 
     /// `plugins/action/<name>.py` of the collection `target` names.
     fn action_file(&self, target: &super::collections::Fqcr<'_>) -> Option<PathBuf> {
+        self.plugin_file(target, "action")
+    }
+
+    /// `plugins/<kind>/[SUB/]<name>.py` of the collection `target` names, if it is there.
+    fn plugin_file(&self, target: &super::collections::Fqcr<'_>, kind: &str) -> Option<PathBuf> {
         let dir = self.collections.collection(target.namespace, target.name)?;
         let (subdirs, leaf) = target.leaf();
-        let mut actions = dir.join("plugins").join("action");
-        actions.extend(subdirs);
-        let path = actions.join(format!("{leaf}.py"));
+        let mut plugins = dir.join("plugins").join(kind);
+        plugins.extend(subdirs);
+        let path = plugins.join(format!("{leaf}.py"));
         path.is_file().then_some(path)
     }
 
