@@ -172,15 +172,9 @@ pub fn beyond_native(name: &str, args: &serde_json::Map<String, serde_json::Valu
     let text = |key: &str| args.get(key).filter(|v| !v.is_null()).map(pyfmt::py_str);
     match native_name(name) {
         Some("apt") => apt::asks_beyond_native(args),
-        Some("get_url") => {
-            // A checksum may name the URL of its sum file (`sha256:https://...`).
-            let sum_url = text("checksum")
-                .and_then(|c| c.split_once(':').map(|(_, sum)| sum.to_string()))
-                .filter(|sum| sum.contains("://"));
+        Some("get_url" | "uri") => {
             text("url").is_some_and(|u| u.contains("://") && !fetch::speaks(&u, true))
-                || sum_url.is_some_and(|u| !fetch::speaks(&u, true))
         }
-        Some("uri") => text("url").is_some_and(|u| u.contains("://") && !fetch::speaks(&u, false)),
         _ => false,
     }
 }
