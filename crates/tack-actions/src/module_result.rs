@@ -149,6 +149,8 @@ fn plain_deprecations(data: &mut tack_yaml::Mapping) {
             }) else {
                 return item;
             };
+            // ansible's `deprecation_as_dict`, then the deprecator: `msg`, `collection_name`,
+            // `date` or `version`, `deprecator` (the order a repr of the dict shows).
             let mut out = tack_yaml::Mapping::new();
             let deprecator = summary.get("deprecator").and_then(Node::as_map);
             let resolved =
@@ -159,28 +161,30 @@ fn plain_deprecations(data: &mut tack_yaml::Mapping) {
                 // A deprecation a collection names (not a plugin of it) has no type.
                 .filter(|t| !t.is_null())
                 .map(|t| tack_yaml::pyrepr::str(&t.value));
+            let msg = summary.get("event").and_then(Node::as_map).and_then(|e| e.get("msg"));
+            if let Some(msg) = msg {
+                out.insert(s("msg"), msg.clone());
+            }
+            let null = || Node::bare(Value::Null);
             // A deprecator that names nothing (a plugin outside collections) is kept as
             // ansible keeps it: its name and collection null.
             if deprecator.is_some() {
-                let null = || Node::bare(Value::Null);
                 let collection = resolved.as_ref().map(|resolved| {
                     let parts: Vec<&str> = resolved.split('.').collect();
                     if parts.len() > 2 { parts[..2].join(".") } else { resolved.clone() }
                 });
                 out.insert(s("collection_name"), collection.as_deref().map_or_else(null, s));
-                let mut who = tack_yaml::Mapping::new();
-                who.insert(s("resolved_name"), resolved.as_deref().map_or_else(null, s));
-                who.insert(s("type"), kind.as_deref().map_or_else(null, s));
-                out.insert(s("deprecator"), Node::bare(Value::Map(who)));
-            }
-            let msg = summary.get("event").and_then(Node::as_map).and_then(|e| e.get("msg"));
-            if let Some(msg) = msg {
-                out.insert(s("msg"), msg.clone());
             }
             for key in ["date", "version"] {
                 if let Some(v) = summary.get(key).filter(|v| !v.is_null()) {
                     out.insert(s(key), v.clone());
                 }
+            }
+            if deprecator.is_some() {
+                let mut who = tack_yaml::Mapping::new();
+                who.insert(s("resolved_name"), resolved.as_deref().map_or_else(null, s));
+                who.insert(s("type"), kind.as_deref().map_or_else(null, s));
+                out.insert(s("deprecator"), Node::bare(Value::Map(who)));
             }
             Node::bare(Value::Map(out))
         })

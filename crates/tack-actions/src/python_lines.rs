@@ -108,6 +108,26 @@ pub(crate) enum Displayed {
     Nothing,
 }
 
+/// The deprecation a `_deprecated` display call of ansible-core's own carries (its loader's
+/// routing deprecating one of its plugins): the message and the version that removes it.
+/// Others (a collection's, one by date) are warned as they are.
+pub(crate) fn core_deprecation(
+    message: &Map<String, Json>,
+) -> Option<tack_links::PluginDeprecation> {
+    if message.get("method").and_then(Json::as_str) != Some("_deprecated") {
+        return None;
+    }
+    let summary = message.get("args").and_then(Json::as_array)?.first()?;
+    let resolved = summary.pointer("/deprecator/resolved_name").and_then(Json::as_str);
+    if resolved != Some("ansible.builtin") {
+        return None;
+    }
+    Some(tack_links::PluginDeprecation {
+        message: summary.pointer("/event/msg").and_then(Json::as_str)?.to_string(),
+        removed_in: summary.get("version").and_then(Json::as_str)?.to_string(),
+    })
+}
+
 /// Reads `message` for a run shown at `verbosity` `-v`s.
 pub(crate) fn displayed(message: &Map<String, Json>, verbosity: i64) -> Displayed {
     let args = message.get("args").and_then(Json::as_array);

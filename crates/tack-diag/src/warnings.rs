@@ -49,10 +49,12 @@ pub fn error(error: &Diagnostic) {
 /// task runs on a host (under [`recording_deprecations`]), it is kept for that task's result
 /// instead, which shows it where ansible's callback shows a result's deprecations.
 pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
+    // ansible's `join_sentences`: the message ends as a sentence before the next one.
+    let message = deprecation.message.trim();
+    let stop = if message.ends_with(['!', '?', '.']) || message.is_empty() { "" } else { "." };
     let mut shown = deprecation.clone();
     shown.message = format!(
-        "{} This feature will be removed from ansible-core version {removed_in}.",
-        deprecation.message
+        "{message}{stop} This feature will be removed from ansible-core version {removed_in}."
     );
     let recorded = RecordedDeprecation {
         msg: deprecation.message.clone(),

@@ -18,8 +18,8 @@ pub mod trace;
 
 pub use interpreter::InterpreterSettings;
 pub use link_target::{
-    LinkTarget, PluginDescriber, PluginFacts, PluginOptions, PluginSettings, SshDefaults,
-    SshSettings,
+    LinkTarget, PluginDeprecation, PluginDescriber, PluginFacts, PluginOptions, PluginSettings,
+    SshDefaults, SshSettings,
 };
 pub use pool::{Links, LocalOnly, Opener};
 pub use tack_connect::{

@@ -59,6 +59,8 @@ pub struct PluginSettings {
     /// ansible's error for a plugin that cannot be loaded (`the connection plugin '...' was
     /// not found`), or why it could not be asked about: the error of every use.
     pub unusable: Option<String>,
+    /// ansible-core's deprecation of the plugin, shown for each task that uses it.
+    pub deprecation: Option<PluginDeprecation>,
 }
 
 /// The rendered values of the variables a plugin's options read, by variable name. Their
@@ -89,6 +91,18 @@ impl std::fmt::Debug for PluginOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PluginFacts {
     pub vars: Vec<String>,
+    /// ansible-core's deprecation of the plugin (its routing's), which ansible shows, and
+    /// keeps in the result, for each task that loads it.
+    pub deprecation: Option<PluginDeprecation>,
+}
+
+/// A deprecation ansible-core's loader raises for a connection plugin it loads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PluginDeprecation {
+    /// The message, without the sentence on when the plugin goes.
+    pub message: String,
+    /// The ansible-core version that removes it.
+    pub removed_in: String,
 }
 
 /// How the run asks ansible-core about a connection plugin by name (the binary's, over its
@@ -313,6 +327,7 @@ pub fn resolve(
                 timeout: defaults.timeout,
                 options: PluginOptions(options),
                 unusable,
+                deprecation: facts.deprecation.clone(),
             })));
         }
     }
@@ -590,7 +605,10 @@ mod tests {
                 if name == "nope" {
                     return Err("the connection plugin 'nope' was not found".into());
                 }
-                Ok(PluginFacts { vars: vec!["ansible_password".into(), "docker_extra".into()] })
+                Ok(PluginFacts {
+                    vars: vec!["ansible_password".into(), "docker_extra".into()],
+                    deprecation: None,
+                })
             }))),
             ..SshDefaults::default()
         };

@@ -212,6 +212,9 @@ pub struct Task {
     /// The action was named by `action:` or `local_action:`: ansible looks its module up only
     /// when the task runs, and shows what its routing deprecates there, not at load.
     pub action_looked_up_at_run: bool,
+    /// ansible-core's deprecation of the module the action resolved to when loaded (its
+    /// message and the version that removes it): kept in the result each time it runs.
+    pub module_deprecation: Option<(String, &'static str)>,
     /// `plugin_filters_cfg` rejects the name `action:` or `local_action:` gave: the task fails
     /// where it runs, as ansible's does (the module's own key fails to load instead).
     pub action_rejected: bool,
@@ -292,6 +295,7 @@ impl Task {
             library_search: None,
             action_plugin: None,
             action_looked_up_at_run: false,
+            module_deprecation: None,
             action_rejected: false,
         }
     }

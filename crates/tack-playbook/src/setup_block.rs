@@ -26,6 +26,7 @@ pub fn setup_task_block(play: &Play, name: &str, action: &str, args: Mapping) ->
         library_search: Some(play.module_search.clone()),
         action_plugin: None,
         action_looked_up_at_run: false,
+        module_deprecation: None,
         action_rejected: false,
         ..Task::in_memory(action, args, attrs, None)
     };

@@ -107,11 +107,12 @@ impl HostResult {
                 let mut deprecator = Mapping::new();
                 deprecator.insert(s("resolved_name"), core());
                 deprecator.insert(s("type"), Node::bare(Value::Null));
+                // ansible's order: `deprecation_as_dict`'s keys, then the deprecator.
                 let mut entry = Mapping::new();
-                entry.insert(s("collection_name"), core());
-                entry.insert(s("deprecator"), Node::bare(Value::Map(deprecator)));
                 entry.insert(s("msg"), s(&d.msg));
+                entry.insert(s("collection_name"), core());
                 entry.insert(s("version"), s(&d.version));
+                entry.insert(s("deprecator"), Node::bare(Value::Map(deprecator)));
                 Node::bare(Value::Map(entry))
             })
             .collect();

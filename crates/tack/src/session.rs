@@ -70,6 +70,9 @@ impl Session {
             } else {
                 tack_playbook::LazyRoots::default()
             },
+            ansible_core_package: tack_playbook::LazyRoots::new(
+                tack_actions::python_path::ansible_package_dir,
+            ),
             invalid_task_attribute_failed: self.config.invalid_task_attribute_failed(),
             private_role_vars: (!matches!(
                 self.config.origin("DEFAULT_PRIVATE_ROLE_VARS"),

@@ -119,11 +119,15 @@ pub fn describe(name: &str) -> Result<PluginFacts, String> {
         }
         let Some(worker) = describer.as_mut() else { return Err("no worker".into()) };
         worker.send(&json!({ "op": "describe", "name": name }))?;
+        let mut deprecation = None;
         let reply = loop {
             let reply = worker.receive()?;
             if reply.get("op").and_then(Json::as_str) != Some("display") {
                 break reply;
             }
+            // Loading the plugin raised ansible-core's deprecation of it: each task using it
+            // shows it (the engine's), not this one question.
+            deprecation = deprecation.or_else(|| crate::python_lines::core_deprecation(&reply));
         };
         if let Some(error) = reply.get("error").and_then(Json::as_str) {
             return Err(error.to_string());
@@ -133,7 +137,7 @@ pub fn describe(name: &str) -> Result<PluginFacts, String> {
             .and_then(Json::as_array)
             .map(|v| v.iter().filter_map(Json::as_str).map(str::to_string).collect())
             .unwrap_or_default();
-        Ok(PluginFacts { vars })
+        Ok(PluginFacts { vars, deprecation })
     })();
     facts.insert(name.to_string(), answer.clone());
     answer
@@ -302,6 +306,11 @@ impl PluginLink {
     /// `display.debug` and the like show nothing without ansible's debug mode.
     fn displayed(&self, message: &Map<String, Json>) {
         use crate::python_lines::Displayed;
+        // Loading the plugin again for the link raises ansible-core's deprecation of it once
+        // more; each task using the link shows it, from what the plugin's description said.
+        if crate::python_lines::core_deprecation(message).is_some() {
+            return;
+        }
         match crate::python_lines::displayed(message, i64::from(self.verbosity)) {
             Displayed::Warning(msg) => tack_diag::warn(&tack_diag::Diagnostic::new(msg)),
             Displayed::Verbose(level, line) => {

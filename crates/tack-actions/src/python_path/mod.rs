@@ -123,6 +123,25 @@ print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'an
         .unwrap_or_default()
 }
 
+/// The directory of the `ansible` package the run's ansible-core interpreter imports (where
+/// its own modules and plugins are), when there is one. Asked by starting the interpreter.
+pub fn ansible_package_dir() -> Vec<PathBuf> {
+    const PROBE: &str =
+        "import ansible, os, sys\nsys.stdout.write(os.path.dirname(ansible.__file__))";
+    let Some(core) = core() else { return Vec::new() };
+    let out = std::process::Command::new(&core.python)
+        .args(["-c", PROBE])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
+            vec![PathBuf::from(String::from_utf8_lossy(&out.stdout).into_owned())]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Builtin names that are not modules a host runs (documentation stubs for keywords and
 /// actions the engine handles itself, ansible's async wrapper).
 const NOT_HOST_MODULES: &[&str] = &[

@@ -54,6 +54,20 @@ impl TaskLinks<'_> {
         announce: bool,
     ) -> Result<Arc<dyn Connection>, tack_actions::ActionOutput> {
         let (target, escalation) = self.link_target(host, scope).map_err(tack_actions::errored)?;
+        // ansible's loader deprecates a connection plugin each time a task loads it, pointing
+        // at the variable that named it.
+        if let LinkTarget::Plugin(settings) = &target
+            && let Some(deprecation) = &settings.deprecation
+        {
+            let named_at = scope.get("ansible_connection").and_then(|b| b.node().origin.clone());
+            tack_diag::deprecate(
+                &tack_diag::Diagnostic::at(
+                    deprecation.message.clone(),
+                    named_at.or_else(|| self.delegation.task.origin()),
+                ),
+                &deprecation.removed_in,
+            );
+        }
         // What ssh said of a failed connection is the task's to hide under `no_log`, as
         // ansible's ssh plugin hides it.
         let failed = |e: ConnectionError| {

@@ -782,6 +782,19 @@ impl TaskRun<'_> {
             modules: ctx.task.library_search.as_deref(),
             module_defaults: &defaults_for,
         };
+        // ansible's module loader warns of a deprecated ansible-core module each time an action
+        // resolves it to run: shown once per place it is written, kept in every result (loop
+        // items' too), `deprecation_warnings` off or not.
+        let deprecation = match self.action {
+            Action::Module(_) | Action::Python(_) | Action::Library(_) => {
+                ctx.task.module_deprecation.as_ref()
+            }
+            _ => None,
+        };
+        if let Some((message, version)) = deprecation {
+            let at = ctx.task.action_origin.clone().or_else(|| ctx.task.origin.clone());
+            tack_diag::deprecate(&Diagnostic::at(message.clone(), at), version);
+        }
         // One host's action never takes the run down: a panic in it (a bug of tack's) fails
         // that host's task, with what the panic said, and the run goes on.
         let output = crate::task::panics::contained(

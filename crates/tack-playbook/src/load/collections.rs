@@ -66,7 +66,7 @@ impl LazyRoots {
         LazyRoots { find: Some(Arc::new(find)), found: Arc::default() }
     }
 
-    fn get(&self) -> &[PathBuf] {
+    pub(crate) fn get(&self) -> &[PathBuf] {
         match &self.find {
             Some(find) => self.found.get_or_init(|| find()),
             None => &[],

@@ -65,6 +65,10 @@ pub struct LoadOptions {
     /// The `ansible_collections` packages on the controller interpreter's `sys.path`
     /// (`COLLECTIONS_SCAN_SYS_PATH`), searched last.
     pub sys_path_collections: collections::LazyRoots,
+    /// The controller's ansible-core package directory (`ansible/`), asked for only when a
+    /// module name is found nowhere else: a module file put into its `modules/` is
+    /// ansible-core's own to ansible's loader.
+    pub ansible_core_package: collections::LazyRoots,
     /// `INVALID_TASK_ATTRIBUTE_FAILED` (default true): an unknown task keyword is an error
     /// rather than a warning.
     pub invalid_task_attribute_failed: bool,
@@ -235,6 +239,7 @@ impl<'a> Loader<'a> {
             collections: self.collection_roots(),
             collection_list: collection_list.to_vec(),
             rejected: self.options.rejected_modules.clone(),
+            core_package: self.options.ansible_core_package.clone(),
         }
     }
 

@@ -58,6 +58,9 @@ pub struct ModuleSearch {
     /// exactly so (as the task writes it) resolves to nothing, as ansible's legacy plugin
     /// search refuses it before looking.
     pub rejected: std::sync::Arc<std::collections::BTreeSet<String>>,
+    /// The controller's ansible-core package directory, asked for (an interpreter start)
+    /// only when a short name is found nowhere else.
+    pub core_package: super::collections::LazyRoots,
 }
 
 /// Endings ansible never takes for a module (`MODULE_IGNORE_EXTS`' default).
@@ -258,7 +261,60 @@ impl ModuleSearch {
                 }
             }
         }
-        self.legacy(name).or_else(|| self.routed(name))
+        self.legacy(name).or_else(|| self.routed(name)).or_else(|| self.core_tree(name))
+    }
+
+    /// A module file in the controller's installed ansible-core (`ansible/modules/`) that
+    /// tack's tables do not know (one put there by hand): ansible's loader finds it as
+    /// ansible-core's own. Names tack knows as ansible-core's never come here.
+    fn core_tree(&self, name: &str) -> Option<crate::ast::LibraryModule> {
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        if short.contains('.')
+            || short.is_empty()
+            || short.starts_with('_')
+            || tables::BUILTIN_MODULES.contains(&short)
+            || tables::BUILTIN_ACTIONS.contains(&short)
+        {
+            return None;
+        }
+        let path = self.core_package.get().iter().find_map(|dir| {
+            let file = dir.join("modules").join(format!("{short}.py"));
+            file.is_file().then_some(file)
+        })?;
+        Some(crate::ast::LibraryModule {
+            name: short.to_string(),
+            path,
+            utils: self.utils.iter().filter(|d| d.is_dir()).cloned().collect(),
+            collection: None,
+        })
+    }
+
+    /// ansible-core's deprecation of the module the task's `name` resolved to (`library`:
+    /// the module file the search found, if any), as its loader words it: a builtin module
+    /// of tack's tables, or a file of the controller's installed ansible-core that
+    /// ansible-core's routing deprecates (a `library/` module of that name is not
+    /// ansible-core's). The installed tree is only asked for a name the routing deprecates.
+    pub fn core_deprecation(
+        &self,
+        name: &str,
+        library: Option<&crate::ast::LibraryModule>,
+    ) -> Option<(String, &'static str)> {
+        let Some(module) = library else { return builtin_module_deprecation(name) };
+        let short =
+            tack_py::ansible::short_name(name, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+        let Some(Routing::Deprecated { warning_text, removal_version }) =
+            tables::routing("modules", short)
+        else {
+            return None;
+        };
+        let in_core = module.collection.is_none()
+            && self
+                .core_package
+                .get()
+                .iter()
+                .any(|dir| module.path.starts_with(dir.join("modules")));
+        in_core.then(|| (format!("{name} has been deprecated. {warning_text}"), removal_version))
     }
 
     /// The collection module ansible-core's own routing sends a builtin name to

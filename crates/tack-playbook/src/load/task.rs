@@ -214,13 +214,10 @@ impl Loader<'_> {
         }
         // ansible-core's own deprecated modules warn as the loader resolves them (a module of
         // that name in `library/` is not ansible-core's).
-        if !looked_up_at_run
-            && library.is_none()
-            && let Some((message, version)) =
-                super::modargs::builtin_module_deprecation(&parsed.action)
-        {
+        let module_deprecation = search.core_deprecation(&parsed.action, library.as_deref());
+        if !looked_up_at_run && let Some((message, version)) = &module_deprecation {
             let at = action_origin.clone().or_else(|| ds.origin.clone());
-            tack_diag::deprecate(&Diagnostic::at(message, at), version);
+            tack_diag::deprecate(&Diagnostic::at(message.clone(), at), version);
         }
         if let Some((key, defaults)) = rest.entry("module_defaults") {
             let resolved = self.load_module_defaults(defaults, &build.action_groups)?;
@@ -256,6 +253,7 @@ impl Loader<'_> {
                 ))
             .then(|| std::sync::Arc::new(search.clone())),
             action_looked_up_at_run: looked_up_at_run,
+            module_deprecation,
             action_rejected: rejected,
         };
         match flavor {
