@@ -125,7 +125,15 @@ class TaskVars(Mapping):
             if "error" in reply:
                 from ansible.errors import AnsibleUndefinedVariable
                 raise AnsibleUndefinedVariable(reply["error"])
-            self._seen[name] = decode(reply["value"])
+            value = decode(reply["value"])
+            deprecated = reply.get("deprecated")
+            if deprecated:
+                # ansible-core's deprecation of the variable, raised where a template uses it.
+                from ansible.module_utils.datatag import deprecate_value
+                value = deprecate_value(value, deprecated["msg"], version=deprecated["version"],
+                                        help_text=deprecated.get("help"),
+                                        collection_name="ansible.builtin")
+            self._seen[name] = value
         return self._seen[name]
 
     def __setitem__(self, name, value):

@@ -47,8 +47,22 @@ pub struct PluginCall<'a> {
 #[derive(Debug)]
 pub struct PluginReply {
     pub value: Value,
-    /// ansible's deprecation messages the call raised (a test returning a non-boolean).
-    pub deprecations: Vec<String>,
+    /// ansible-core's deprecations the call raised (a test returning a non-boolean, a
+    /// deprecated variable a lookup's own templating used).
+    pub deprecations: Vec<RaisedDeprecation>,
+}
+
+/// A deprecation a plugin call raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaisedDeprecation {
+    /// The message, without the sentence on when the feature goes.
+    pub message: String,
+    /// The ansible-core version that removes it.
+    pub removed_in: String,
+    pub help: Option<String>,
+    /// Where ansible's event said it came from (`Origin: ...`, then the value it was about
+    /// when that has no position); without it, the template that called the plugin.
+    pub context: Option<String>,
 }
 
 /// Why a plugin gave no value.
@@ -74,6 +88,13 @@ pub trait VariableSource {
     /// A variable's value, its templates rendered; `None` when it is not defined, the
     /// render's error message when it cannot be rendered.
     fn get(&self, name: &str) -> Option<Result<Value, String>>;
+    /// ansible-core's deprecation of a variable (`play_hosts`, a fact injected at the top
+    /// level), as its message, the version that removes it and its help: handed over with
+    /// its value, so that only a plugin that uses it raises it, as ansible's tagged value
+    /// does.
+    fn deprecation(&self, _name: &str) -> Option<(String, String, Option<String>)> {
+        None
+    }
 }
 
 /// The run's Python template plugins.

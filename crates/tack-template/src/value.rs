@@ -304,11 +304,43 @@ pub fn template_error_to_jinja(err: &TemplateError) -> Error {
 /// A Python plugin's reply as a template value (a plain copy: strings in it are not
 /// templates), its deprecations shown where the template was written.
 pub(crate) fn plugin_value(reply: crate::python_plugins::PluginReply) -> JValue {
-    for message in &reply.deprecations {
-        let origin = active::current_origin();
-        tack_diag::deprecate(&tack_diag::Diagnostic::at(message.clone(), origin), "2.23");
+    for raised in &reply.deprecations {
+        match raised.context.as_deref().and_then(context_origin) {
+            Some((origin, value)) => {
+                let mut diag = tack_diag::Diagnostic::at(raised.message.clone(), Some(origin));
+                diag.value_repr = value.map(String::into_boxed_str);
+                diag.help = raised.help.clone();
+                tack_diag::deprecate(&diag, &raised.removed_in);
+            }
+            None => crate::Deprecation {
+                message: raised.message.clone(),
+                removed_in: raised.removed_in.clone(),
+                help: raised.help.clone(),
+            }
+            .emit(),
+        }
     }
     from_node(&reply.value)
+}
+
+/// The origin (and, with none, the value shown in its place) of ansible's formatted source
+/// context: `Origin: <unknown>` then the value, or `Origin: PATH:LINE:COL` then an excerpt
+/// (which tack makes again from the file).
+fn context_origin(context: &str) -> Option<(tack_diag::Origin, Option<String>)> {
+    let mut parts = context.splitn(2, "\n\n");
+    let place = parts.next()?.strip_prefix("Origin: ")?;
+    if place == "<unknown>" {
+        let value = parts.next().map(str::to_string);
+        return Some((tack_diag::Origin::described("<unknown>"), value));
+    }
+    let mut fields = place.rsplitn(3, ':');
+    let column = fields.next()?.parse().ok()?;
+    let line = fields.next()?.parse().ok()?;
+    let path = fields.next()?;
+    Some((
+        tack_diag::Origin::new(std::sync::Arc::from(std::path::Path::new(path)), line, column),
+        None,
+    ))
 }
 
 /// The variables of no render (a plugin called outside one).
@@ -334,9 +366,18 @@ impl crate::python_plugins::VariableSource for RenderEnv {
     /// decrypted, as ansible's encrypted strings are when read.
     fn get(&self, name: &str) -> Option<Result<Value, String>> {
         let binding = self.scope.get(name)?;
-        // Reading records the binding's provenance with the running render.
-        self.read(name)?;
+        // Reading records the binding's provenance (and any secret) with the running render;
+        // its deprecation is the plugin's to raise, where it uses the value.
+        active::record(binding.provenance());
+        if binding.holds_secret() {
+            active::seal();
+        }
         Some(self.decrypted(&binding.node().value))
+    }
+
+    fn deprecation(&self, name: &str) -> Option<(String, String, Option<String>)> {
+        let d = self.scope.get(name)?.deprecation()?;
+        Some((d.message.clone(), d.removed_in.clone(), d.help.clone()))
     }
 }
 

@@ -230,7 +230,18 @@ impl PluginWorker {
                     let name = message.get("name").and_then(Json::as_str).unwrap_or_default();
                     match vars.get(name) {
                         None => json!({ "op": "value", "missing": true }),
-                        Some(Ok(value)) => json!({ "op": "value", "value": to_wire(&value) }),
+                        Some(Ok(value)) => match vars.deprecation(name) {
+                            // The worker tags the value as ansible's is, so that using it
+                            // (not only reading it) raises the deprecation.
+                            Some((message, removed_in, help)) => json!({
+                                "op": "value",
+                                "value": to_wire(&value),
+                                "deprecated": {
+                                    "msg": message, "version": removed_in, "help": help,
+                                },
+                            }),
+                            None => json!({ "op": "value", "value": to_wire(&value) }),
+                        },
                         Some(Err(why)) => json!({ "op": "value", "error": why }),
                     }
                 }
@@ -288,7 +299,7 @@ impl PythonPlugins for PluginWorker {
                 let deprecations = reply
                     .get("deprecations")
                     .and_then(Json::as_array)
-                    .map(|d| d.iter().filter_map(Json::as_str).map(str::to_string).collect())
+                    .map(|d| d.iter().filter_map(deprecation).collect())
                     .unwrap_or_default();
                 let value = from_wire(reply.get("value").unwrap_or(&Json::Null));
                 Ok(PluginReply { value, deprecations })
@@ -432,6 +443,17 @@ pub(crate) fn from_wire(json: &Json) -> Value {
             }
         },
     }
+}
+
+/// One of ansible-core's deprecations a call raised, as the worker sends it (`{"msg",
+/// "version", "help", "context"}`).
+fn deprecation(sent: &Json) -> Option<tack_template::python_plugins::RaisedDeprecation> {
+    Some(tack_template::python_plugins::RaisedDeprecation {
+        message: sent.get("msg")?.as_str()?.to_string(),
+        removed_in: sent.get("version")?.as_str()?.to_string(),
+        help: sent.get("help").and_then(Json::as_str).map(str::to_string),
+        context: sent.get("context").and_then(Json::as_str).map(str::to_string),
+    })
 }
 
 #[cfg(test)]

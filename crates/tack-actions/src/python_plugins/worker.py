@@ -6,9 +6,11 @@
 # "collections": [ROOT, ...], "basedir": DIR}); the worker answers with the Jinja plugin names the directories give
 # ({"names": {"filter": [...], "test": [...]}}) or {"fatal": MESSAGE}. Then each line in
 # is a call ({"op": "call", "kind": K, "name": N, "args": [...], "kwargs": {...}}) answered
-# by {"op": "result", "value": V, "deprecations": [...]}, {"op": "error", "final": bool,
+# by {"op": "result", "value": V, "deprecations": [{"msg", "version", "help", "context"}]},
+# {"op": "error", "final": bool,
 # "message": M} or {"op": "missing"} (no plugin of that name). While a lookup runs, reading one of the task's variables sends
-# {"op": "var", "name": N} (or {"op": "names"}) and waits for {"op": "value", ...}; a call
+# {"op": "var", "name": N} (or {"op": "names"}) and waits for {"op": "value", ...} (with
+# "deprecated": {"msg", "version", "help"} for a variable ansible-core deprecates); a call
 # may arrive meanwhile (the variable's template used a plugin) and is answered first.
 #
 # Values cross as `python_wire.py` writes them. Plugins are found and called by ansible-core's
@@ -36,6 +38,7 @@ def main():
             test_loader,
         )
         from ansible.template import Templar
+        from ansible.utils.display import Display
 
         init_plugin_loader(setup.get("collections") or None)
         for directory in setup["dirs"]:
@@ -65,6 +68,30 @@ def main():
         channel.send({"fatal": "%s: %s" % (type(ex).__name__, ex)})
         return
     channel.send({"names": names})
+    display = Display()
+
+    class CoreDeprecations:
+        """ansible-core's own deprecations raised while a call runs (a deprecated variable
+        a lookup's templating used), kept for the reply; others are shown as before."""
+
+        def __init__(self):
+            self.kept = []
+
+        def __enter__(self):
+            display._deprecated = self.raised
+            return self
+
+        def __exit__(self, *exc):
+            del display._deprecated
+
+        def raised(self, summary):
+            deprecator = getattr(summary, "deprecator", None)
+            if getattr(deprecator, "resolved_name", None) == "ansible.builtin" and summary.version:
+                self.kept.append({"msg": summary.event.msg, "version": summary.version,
+                                  "help": summary.event.help_text,
+                                  "context": summary.event.formatted_source_context})
+            else:
+                type(display)._deprecated(display, summary)
 
     def failure(ex, kind, name, wrap):
         if wrap is not None:
@@ -95,13 +122,15 @@ def main():
         function = wrapper.j2_function
         args = decode(message["args"])
         kwargs = decode(message["kwargs"])
-        deprecations = []
         try:
-            result = function(*args, **kwargs)
+            with CoreDeprecations() as raised:
+                result = function(*args, **kwargs)
+            deprecations = raised.kept
             if kind == "test" and not isinstance(result, bool):
-                deprecations.append(
-                    "The test plugin %r returned a non-boolean result of type %r. "
-                    "Test plugins must have a boolean result." % (wrapper.ansible_name, type(result)))
+                deprecations.append({
+                    "msg": "The test plugin %r returned a non-boolean result of type %r. "
+                    "Test plugins must have a boolean result." % (wrapper.ansible_name, type(result)),
+                    "version": "2.23"})
                 result = bool(result)
             value = encode(result)
         except Exception as ex:
@@ -123,13 +152,14 @@ def main():
         terms = decode(message["args"])
         kwargs = decode(message["kwargs"])
         try:
-            result = instance.run(terms, variables=variables, **kwargs)
+            with CoreDeprecations() as raised:
+                result = instance.run(terms, variables=variables, **kwargs)
             if not is_sequence(result):
                 raise TypeError(f"returned {type(result)} instead of {list}")
             value = encode(list(result))
         except Exception as ex:
             return {"op": "error", "final": False, "message": failure(ex, "lookup", name, None)}
-        return {"op": "result", "value": value, "deprecations": []}
+        return {"op": "result", "value": value, "deprecations": raised.kept}
 
     def handle(message):
         if message.get("op") != "call":

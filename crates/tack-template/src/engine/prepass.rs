@@ -236,10 +236,12 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
         removed.push((call.start, call.end));
         inserts.push((call.start, 2, call.dispatcher));
         match call.open_paren {
+            // The name goes before anything that opens the first argument there (a list
+            // literal's `__tack_list(`, a `%`'s `__tack_mod(`).
             Some(after) => {
-                inserts.push((after, 2, &call.quoted));
+                inserts.push((after, 0, &call.quoted));
                 if !call.empty_call {
-                    inserts.push((after, 3, ", "));
+                    inserts.push((after, 0, ", "));
                 }
             }
             None => {
@@ -477,6 +479,16 @@ fn probe(
     let mut i = root + 1;
     while i < end {
         match toks[i].kind {
+            // `x.1` is Jinja's `x[1]`: an integer step stays an integer.
+            Kind::Dot
+                if toks.get(i + 1).is_some_and(|t| {
+                    !t.text.is_empty() && t.text.bytes().all(|b| b.is_ascii_digit())
+                }) =>
+            {
+                removed.push((toks[i].start, toks[i].end));
+                inserts.push((toks[i].start, 3, ", "));
+                i += 2;
+            }
             Kind::Dot => {
                 removed.push((toks[i].start, toks[i].end));
                 inserts.push((toks[i].start, 3, ", '"));
@@ -659,7 +671,27 @@ mod tests {
             rewrite_default("{{ a.b | default(1) }}").as_deref(),
             Some("{{ __tack_probe(a, 'b') | default(1) }}")
         );
+        // Jinja reads `x.1` as `x[1]`.
+        assert_eq!(
+            rewrite_default("{{ item.1.mp | default('d') }}").as_deref(),
+            Some("{{ __tack_probe(item, 1, 'mp') | default('d') }}")
+        );
         assert_eq!(rewrite_default("{{ a | default(1) }}"), None);
+    }
+
+    #[test]
+    fn a_qualified_filter_takes_a_literal_first_argument() {
+        assert_eq!(
+            rewrite("{{ [1] | ns.col.f([4], '%s' % x) }}", Mode::Template).as_deref(),
+            Some(
+                "{{ __tack_list([1]) | __tack_qualified_filter('ns.col.f', __tack_list([4]), \
+                 __tack_mod('%s' , x)) }}"
+            )
+        );
+        assert_eq!(
+            rewrite("{{ x | ns.col.f('%s' % y) }}", Mode::Template).as_deref(),
+            Some("{{ x | __tack_qualified_filter('ns.col.f', __tack_mod('%s' , y)) }}")
+        );
         assert_eq!(rewrite_default("{{ a.b | upper }}"), None);
     }
 
