@@ -268,9 +268,10 @@ pub struct CollectionModule {
 }
 
 impl Task {
-    /// The task's own `name:` as written, if any.
+    /// The task's own `name:` as written, if any (`name:` with no value is none: ansible's
+    /// banner then shows the action).
     pub fn name(&self) -> Option<&Node> {
-        self.attrs.get(Keyword::Name)
+        self.attrs.get(Keyword::Name).filter(|n| !n.is_null())
     }
 
     /// A task ansible builds in memory (a role's `role_complete`, a play's setup tasks): it

@@ -111,6 +111,7 @@ impl TemplateError {
         match self.kind {
             TemplateErrorKind::Untrusted => diag.with_help(UNTRUSTED_HELP),
             TemplateErrorKind::BrokenConditional => diag.with_help(BROKEN_CONDITIONAL_HELP),
+            TemplateErrorKind::Omitted => diag.with_help(OMITTED_HELP),
             _ => diag,
         }
     }
@@ -126,3 +127,7 @@ pub(crate) const BROKEN_CONDITIONAL_HELP: &str = "Broken conditionals can be tem
 
 /// ansible's message for a value that is entirely `omit` where a value is required.
 pub(crate) const OMITTED_MESSAGE: &str = "A template was resolved to an Omit scalar.";
+
+/// The help ansible's `AnsibleValueOmittedError` carries.
+const OMITTED_HELP: &str = "Callers must be prepared to handle this value. This is most likely a \
+     bug in the code requesting templating.";

@@ -425,10 +425,11 @@ impl<'r, 'a> PlayEnv<'r, 'a> {
         Ok(Controls {
             run_once: reading.flag(Keyword::RunOnce, &scope)?,
             // The `any_errors_fatal` setting where no task, block, role or play says.
-            any_errors_fatal: match ctx.inherited(Keyword::AnyErrorsFatal) {
-                Some(_) => reading.flag(Keyword::AnyErrorsFatal, &scope)?,
-                None => self.run.facts.any_errors_fatal,
-            },
+            any_errors_fatal: reading.flag_or(
+                Keyword::AnyErrorsFatal,
+                &scope,
+                self.run.facts.any_errors_fatal,
+            )?,
             ignore: reading.flag(Keyword::IgnoreErrors, &scope).unwrap_or(false),
         })
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tack_diag::{Diagnostic, Origin};
 use tack_playbook::tables::Keyword;
 use tack_playbook::walk::TaskInContext;
-use tack_template::{Layer, Scope, Templar};
+use tack_template::{Layer, Scope, Templar, TemplateErrorKind};
 use tack_yaml::{Mapping, Node, Value};
 
 use crate::vars::PlayScope;
@@ -86,9 +86,31 @@ impl Reading<'_> {
 
     /// An inherited keyword rendered in `scope`, read as Python's truth.
     pub(crate) fn flag(&self, keyword: Keyword, scope: &Scope) -> Result<bool, Diagnostic> {
-        let Some(node) = self.ctx.inherited(keyword) else { return Ok(false) };
-        let rendered = self.templar.render(node, scope).map_err(|e| e.to_diagnostic())?;
-        Ok(rendered.value.value.is_truthy())
+        self.flag_or(keyword, scope, false)
+    }
+
+    /// [`Reading::flag`] for a keyword whose default is `default` (`any_errors_fatal`'s
+    /// is the setting's).
+    pub(crate) fn flag_or(
+        &self,
+        keyword: Keyword,
+        scope: &Scope,
+        default: bool,
+    ) -> Result<bool, Diagnostic> {
+        let Some(node) = self.ctx.inherited(keyword) else { return Ok(default) };
+        match self.templar.render(node, scope) {
+            Ok(rendered) => Ok(rendered.value.value.is_truthy()),
+            // An omitted keyword is at its default, as ansible's attribute after templating
+            // (`run_once` and `any_errors_fatal`, which ansible's strategy reads before that,
+            // fail: their callers say so).
+            Err(e)
+                if e.kind == TemplateErrorKind::Omitted
+                    && !matches!(keyword, Keyword::RunOnce | Keyword::AnyErrorsFatal) =>
+            {
+                Ok(default)
+            }
+            Err(e) => Err(e.to_diagnostic()),
+        }
     }
 
     /// The task's own integer keyword (`retries`, `delay`, `async`, `poll`, `timeout`)
@@ -125,9 +147,12 @@ impl Reading<'_> {
     /// `default` (`--check`).
     pub(crate) fn check_mode(&self, scope: &Scope, default: bool) -> bool {
         match self.ctx.inherited(Keyword::CheckMode) {
-            Some(node) => {
-                self.templar.render(node, scope).map(|r| r.value.value.is_truthy()).unwrap_or(false)
-            }
+            Some(node) => match self.templar.render(node, scope) {
+                Ok(rendered) => rendered.value.value.is_truthy(),
+                // Omitted: the attribute's default, the run's `--check`.
+                Err(e) if e.kind == TemplateErrorKind::Omitted => default,
+                Err(_) => false,
+            },
             None => default,
         }
     }
