@@ -125,7 +125,12 @@ class TaskVars(Mapping):
             if "error" in reply:
                 from ansible.errors import AnsibleUndefinedVariable
                 raise AnsibleUndefinedVariable(reply["error"])
-            value = decode(reply["value"])
+            trusted = None
+            if reply.get("trusted"):
+                # A user's variable: its templates are trusted, as ansible's loaded ones.
+                from ansible.template import trust_as_template
+                trusted = trust_as_template
+            value = decode(reply["value"], trusted)
             deprecated = reply.get("deprecated")
             if deprecated:
                 # ansible-core's deprecation of the variable, raised where a template uses it.
@@ -162,6 +167,41 @@ class TaskVars(Mapping):
 
     def copy(self):
         return {name: self[name] for name in self}
+
+
+def read_task_vars():
+    """ansible's templar, taking the task's variables as they are read here: each value is
+    read as ansible's lazy container gives it (a template a user wrote rendered, a container
+    made lazy), one variable at a time."""
+    from ansible._internal._templating import _jinja_bits
+    from ansible._internal._templating._lazy_containers import _AnsibleLazyTemplateMixin
+
+    layers_of = _jinja_bits._flatten_and_lazify_vars
+
+    class Layer(Mapping):
+        def __init__(self, variables):
+            self._variables = variables
+
+        def __getitem__(self, name):
+            value = self._variables[name]
+            return _AnsibleLazyTemplateMixin._try_create({name: value})[name]
+
+        def __iter__(self):
+            return iter(self._variables)
+
+        def __len__(self):
+            return len(self._variables)
+
+        def __contains__(self, name):
+            return name in self._variables
+
+    def flatten(mapping):
+        if isinstance(mapping, TaskVars):
+            yield Layer(mapping)
+        else:
+            yield from layers_of(mapping)
+
+    _jinja_bits._flatten_and_lazify_vars = flatten
 
 
 class DisplayQueue:

@@ -95,6 +95,12 @@ pub trait VariableSource {
     fn deprecation(&self, _name: &str) -> Option<(String, String, Option<String>)> {
         None
     }
+    /// Whether the variable was written by the user (its strings that are templates are
+    /// then trusted as templates, as ansible's loaded values are, and render when a
+    /// plugin's templar reads them).
+    fn trusted(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// The run's Python template plugins.

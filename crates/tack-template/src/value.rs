@@ -375,6 +375,10 @@ impl crate::python_plugins::VariableSource for RenderEnv {
         Some(self.decrypted(&binding.node().value))
     }
 
+    fn trusted(&self, name: &str) -> bool {
+        self.scope.get(name).is_some_and(|b| *b.provenance() == crate::Provenance::Trusted)
+    }
+
     fn deprecation(&self, name: &str) -> Option<(String, String, Option<String>)> {
         let d = self.scope.get(name)?.deprecation()?;
         Some((d.message.clone(), d.removed_in.clone(), d.help.clone()))

@@ -27,7 +27,8 @@ import pickle
 import shlex
 import sys
 
-# `decode`, `encode`, `Channel`, `TaskVars` and `DisplayQueue` are `python_wire.py`'s, prepended.
+# `decode`, `encode`, `Channel`, `TaskVars`, `read_task_vars` and `DisplayQueue` are
+# `python_wire.py`'s, prepended.
 
 
 def refused(what):
@@ -99,22 +100,6 @@ def install_transport(channel):
     ActionBase._low_level_execute_command = low_level_execute_command
     ActionBase._transfer_data = transfer_data
     ActionBase._transfer_file = transfer_file
-
-
-def read_task_vars():
-    """ansible's templar, taking the task's variables as they are read here: each value is
-    already rendered on the controller, so it needs no lazy templating of ansible's."""
-    from ansible._internal._templating import _jinja_bits
-
-    layers_of = _jinja_bits._flatten_and_lazify_vars
-
-    def flatten(mapping):
-        if isinstance(mapping, TaskVars):
-            yield mapping
-        else:
-            yield from layers_of(mapping)
-
-    _jinja_bits._flatten_and_lazify_vars = flatten
 
 
 def connection_for(channel, name, play_context, variables, plugin=None):

@@ -230,18 +230,25 @@ impl PluginWorker {
                     let name = message.get("name").and_then(Json::as_str).unwrap_or_default();
                     match vars.get(name) {
                         None => json!({ "op": "value", "missing": true }),
-                        Some(Ok(value)) => match vars.deprecation(name) {
+                        Some(Ok(value)) => {
+                            // A user's variable goes with its `!unsafe` strings marked: the
+                            // worker trusts the others as templates, as ansible's loaded
+                            // values are.
+                            let trusted = vars.trusted(name);
+                            let wire = if trusted { to_wire_kept(&value) } else { to_wire(&value) };
+                            let mut answer = json!({ "op": "value", "value": wire });
+                            if trusted {
+                                answer["trusted"] = Json::Bool(true);
+                            }
                             // The worker tags the value as ansible's is, so that using it
                             // (not only reading it) raises the deprecation.
-                            Some((message, removed_in, help)) => json!({
-                                "op": "value",
-                                "value": to_wire(&value),
-                                "deprecated": {
+                            if let Some((message, removed_in, help)) = vars.deprecation(name) {
+                                answer["deprecated"] = json!({
                                     "msg": message, "version": removed_in, "help": help,
-                                },
-                            }),
-                            None => json!({ "op": "value", "value": to_wire(&value) }),
-                        },
+                                });
+                            }
+                            answer
+                        }
                         Some(Err(why)) => json!({ "op": "value", "error": why }),
                     }
                 }

@@ -13,7 +13,7 @@
 # "deprecated": {"msg", "version", "help"} for a variable ansible-core deprecates); a call
 # may arrive meanwhile (the variable's template used a plugin) and is answered first.
 #
-# Values cross as `python_wire.py` writes them. Plugins are found and called by ansible-core's
+# Values cross as `python_wire.py` writes them (its `TaskVars` and `read_task_vars` too). Plugins are found and called by ansible-core's
 # own loaders; what this script adds is only the transport, and ansible's own error wording for
 # a plugin that fails to load or raises.
 
@@ -41,6 +41,9 @@ def main():
         from ansible.utils.display import Display
 
         init_plugin_loader(setup.get("collections") or None)
+        # A lookup's templar (its own, or one it makes with the variables it was handed)
+        # renders with the task's variables as they are read from the controller.
+        read_task_vars()
         for directory in setup["dirs"]:
             add_all_plugin_dirs(directory)
         loader = DataLoader()
