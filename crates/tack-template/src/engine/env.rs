@@ -56,6 +56,7 @@ pub(super) fn build(
     env.add_function(prepass::MOD, python::percent::py_mod);
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
+    env.add_function(prepass::EMBEDDED_TERM, embedded_term);
     env.add_function("undef", undef);
     env.add_function(super::chosen::MARK, super::chosen::mark);
     env.add_function(super::chosen::NAMED, super::chosen::named);
@@ -208,6 +209,25 @@ fn embedded(source: String) -> Result<JValue, Error> {
          disabled by default in ansible-core 2.23.",
     )
     .with_help("Use inline expressions, for example: `when: \"{{ a_var }}\" == 42` becomes `when: a_var == 42`");
+    tack_diag::warn(&diag);
+    match crate::value::current() {
+        Some(render) => render.render_str(&source),
+        None => Ok(JValue::from(source)),
+    }
+}
+
+/// A lookup's term that is a string constant holding a template: rendered, with ansible's
+/// warning (the feature is deprecated), pointing at the template that holds it.
+fn embedded_term(source: String) -> Result<JValue, Error> {
+    let diag = tack_diag::Diagnostic::at(
+        "Jinja constant strings should not contain embedded templates. This feature will be \
+         disabled by default in ansible-core 2.23.",
+        active::current_origin(),
+    )
+    .with_help(
+        "Use inline expressions, for example: `msg: \"{{ lookup('env', '{{ a_var }}') }}\"` \
+         becomes `msg: \"{{ lookup('env', a_var) }}\"`",
+    );
     tack_diag::warn(&diag);
     match crate::value::current() {
         Some(render) => render.render_str(&source),

@@ -26,6 +26,10 @@ const DICT_OPEN: &str = "__tack_dict(";
 const MOD_OPEN: &str = "__tack_mod(";
 pub(crate) const PROBE: &str = "__tack_probe";
 pub(crate) const EMBEDDED: &str = "__tack_embedded";
+/// What a lookup's term that is a string constant holding a template is wrapped in
+/// (`engine::env`'s `embedded_term`).
+pub(crate) const EMBEDDED_TERM: &str = "__tack_embedded_term";
+const EMBEDDED_TERM_OPEN: &str = "__tack_embedded_term(";
 /// What the pre-pass calls after an assignment to a namespace's attribute
 /// (`crate::python`'s `namespace_check`).
 pub(crate) const NAMESPACE_CHECK: &str = "__tack_ns_check";
@@ -231,6 +235,9 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
         }
     }
     mark_choices(&toks, &partner, &mut inserts);
+    if !embedded {
+        embedded_terms(&toks, &partner, &mut inserts);
+    }
     let qualified = qualified_plugins(&toks);
     for call in &qualified {
         removed.push((call.start, call.end));
@@ -465,6 +472,75 @@ fn chain_start(toks: &[Tok], partner: &[Option<usize>], end: usize) -> Option<us
     }
 }
 
+/// ansible renders a string constant holding a template where it is a lookup's term (one of
+/// the positional arguments after the plugin's name, or inside a list or dict literal that
+/// is one), with its deprecation warning: each such constant is wrapped in
+/// [`EMBEDDED_TERM`]. Keyword arguments and constants inside other expressions stay text.
+fn embedded_terms(toks: &[Tok], partner: &[Option<usize>], inserts: &mut Vec<(usize, u8, &str)>) {
+    let holds_template = |t: &Tok| {
+        t.kind == Kind::Operand
+            && t.text.starts_with(['\'', '"'])
+            && (t.text.contains("{{") || t.text.contains("{%") || t.text.contains("{#"))
+    };
+    for (i, tok) in toks.iter().enumerate() {
+        let called = tok.kind == Kind::Operand
+            && matches!(tok.text, "lookup" | "query" | "q")
+            && !(i > 0 && matches!(toks[i - 1].kind, Kind::Dot | Kind::Pipe))
+            && toks.get(i + 1).is_some_and(|t| t.kind == Kind::Open('('));
+        let Some(close) = called.then(|| partner[i + 1]).flatten() else { continue };
+        // The arguments, split at the commas of the call's own level.
+        let mut args: Vec<(usize, usize)> = Vec::new();
+        let mut start = i + 2;
+        let mut j = start;
+        while j < close {
+            match (toks[j].kind, partner[j]) {
+                (Kind::Open(_), Some(end)) => j = end + 1,
+                (Kind::Other, _) if toks[j].text == "," => {
+                    args.push((start, j));
+                    start = j + 1;
+                    j += 1;
+                }
+                _ => j += 1,
+            }
+        }
+        args.push((start, close));
+        for &(from, to) in args.iter().skip(1) {
+            let keyword = toks.get(from + 1).is_some_and(|t| t.text == "=");
+            if keyword || from >= to {
+                continue;
+            }
+            let whole_constant = to == from + 1 && holds_template(&toks[from]);
+            let literal = matches!(toks[from].kind, Kind::Open('[' | '{' | '('))
+                && partner[from] == Some(to - 1);
+            let mut wrap = |t: &Tok| {
+                inserts.push((t.start, 0, EMBEDDED_TERM_OPEN));
+                inserts.push((t.end, 0, ")"));
+            };
+            if whole_constant {
+                wrap(&toks[from]);
+            } else if literal {
+                // Constants inside the literal (and literals nested in it), not inside a
+                // call or subscript there.
+                let mut k = from + 1;
+                while k < to - 1 {
+                    let t = &toks[k];
+                    let nested_literal = matches!(t.kind, Kind::Open('[' | '{' | '('))
+                        && !(k > 0 && matches!(toks[k - 1].kind, Kind::Operand | Kind::Close(_)));
+                    match (t.kind, partner[k]) {
+                        (Kind::Open(_), Some(end)) if !nested_literal => k = end + 1,
+                        _ => {
+                            if holds_template(t) {
+                                wrap(t);
+                            }
+                            k += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Rewrites the chain from `root` to just before `end` as `__tack_probe(root, 'b', "c", 0)`,
 /// which gives undefined for a missing step instead of failing on it.
 fn probe(
@@ -677,6 +753,27 @@ mod tests {
             Some("{{ __tack_probe(item, 1, 'mp') | default('d') }}")
         );
         assert_eq!(rewrite_default("{{ a | default(1) }}"), None);
+    }
+
+    #[test]
+    fn templates_in_lookup_terms_are_embedded() {
+        let out = rewrite("{{ lookup('file', '{{ f }}', errors='{{ e }}') }}", Mode::Template);
+        assert_eq!(
+            out.as_deref(),
+            Some(
+                "{{ lookup(__tack_mark(false), 'file', __tack_embedded_term('{{ f }}'), \
+                 errors='{{ e }}') }}"
+            )
+        );
+        let out =
+            rewrite("{{ query('x', ['{{ a }}', b('{{ c }}')], '{{ d }}' ~ e) }}", Mode::Template);
+        assert_eq!(
+            out.as_deref(),
+            Some(
+                "{{ query(__tack_mark(false), 'x', __tack_list([__tack_embedded_term('{{ a }}'), \
+                 b('{{ c }}')]), '{{ d }}' ~ e) }}"
+            )
+        );
     }
 
     #[test]
