@@ -52,7 +52,8 @@ pub struct PluginReply {
     pub deprecations: Vec<RaisedDeprecation>,
 }
 
-/// A deprecation a plugin call raised.
+/// A deprecation a plugin call raised. (The fields of `vars::Deprecation`, repeated: this
+/// module is the plugins' interface and stays out of the engine's own modules.)
 #[derive(Debug, Clone, PartialEq)]
 pub struct RaisedDeprecation {
     /// The message, without the sentence on when the feature goes.

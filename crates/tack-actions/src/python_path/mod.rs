@@ -109,11 +109,24 @@ pub fn why_not() -> String {
 /// `ansible_collections` package (how the `ansible` pip package ships its collections), in
 /// `sys.path` order; none without ansible-core. Asked by starting the interpreter once.
 pub fn sys_path_collections() -> Vec<PathBuf> {
-    const PROBE: &str = "import json, os, sys\n\
-print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'ansible_collections'))]))";
+    ask_paths(
+        "import json, os, sys\n\
+print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'ansible_collections'))]))",
+    )
+}
+
+/// The directory of the `ansible` package the run's ansible-core interpreter imports (where
+/// its own modules and plugins are), when there is one. Asked by starting the interpreter.
+pub fn ansible_package_dir() -> Vec<PathBuf> {
+    ask_paths("import ansible, json, os\nprint(json.dumps([os.path.dirname(ansible.__file__)]))")
+}
+
+/// The paths `probe` prints as a JSON list when the run's ansible-core interpreter runs it;
+/// none without ansible-core or when it fails.
+fn ask_paths(probe: &str) -> Vec<PathBuf> {
     let Some(core) = core() else { return Vec::new() };
     let out = std::process::Command::new(&core.python)
-        .args(["-c", PROBE])
+        .args(["-c", probe])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output();
@@ -121,25 +134,6 @@ print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'an
     serde_json::from_slice::<Vec<String>>(&out.stdout)
         .map(|dirs| dirs.into_iter().map(PathBuf::from).collect())
         .unwrap_or_default()
-}
-
-/// The directory of the `ansible` package the run's ansible-core interpreter imports (where
-/// its own modules and plugins are), when there is one. Asked by starting the interpreter.
-pub fn ansible_package_dir() -> Vec<PathBuf> {
-    const PROBE: &str =
-        "import ansible, os, sys\nsys.stdout.write(os.path.dirname(ansible.__file__))";
-    let Some(core) = core() else { return Vec::new() };
-    let out = std::process::Command::new(&core.python)
-        .args(["-c", PROBE])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(out) if out.status.success() && !out.stdout.is_empty() => {
-            vec![PathBuf::from(String::from_utf8_lossy(&out.stdout).into_owned())]
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Builtin names that are not modules a host runs (documentation stubs for keywords and

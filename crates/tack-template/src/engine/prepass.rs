@@ -393,11 +393,9 @@ fn mark_choices(toks: &[Tok], partner: &[Option<usize>], inserts: &mut Vec<(usiz
         })
     };
     for (i, tok) in toks.iter().enumerate() {
-        let called = tok.kind == Kind::Operand
-            && MARKED_CALLS.contains(&tok.text)
-            && !(i > 0 && matches!(toks[i - 1].kind, Kind::Dot | Kind::Pipe))
-            && toks.get(i + 1).is_some_and(|t| t.kind == Kind::Open('('));
-        if called && let Some(close) = partner[i + 1] {
+        if is_call(toks, i, MARKED_CALLS)
+            && let Some(close) = partner[i + 1]
+        {
             let own_names = reads_own(i + 2, close);
             let empty = close == i + 2;
             let text = match (own_names, empty) {
@@ -472,6 +470,14 @@ fn chain_start(toks: &[Tok], partner: &[Option<usize>], end: usize) -> Option<us
     }
 }
 
+/// Whether token `i` calls one of `names` as a function (not an attribute or a filter).
+fn is_call(toks: &[Tok], i: usize, names: &[&str]) -> bool {
+    toks[i].kind == Kind::Operand
+        && names.contains(&toks[i].text)
+        && !(i > 0 && matches!(toks[i - 1].kind, Kind::Dot | Kind::Pipe))
+        && toks.get(i + 1).is_some_and(|t| t.kind == Kind::Open('('))
+}
+
 /// ansible renders a string constant holding a template where it is a lookup's term (one of
 /// the positional arguments after the plugin's name, or inside a list or dict literal that
 /// is one), with its deprecation warning: each such constant is wrapped in
@@ -482,11 +488,8 @@ fn embedded_terms(toks: &[Tok], partner: &[Option<usize>], inserts: &mut Vec<(us
             && t.text.starts_with(['\'', '"'])
             && (t.text.contains("{{") || t.text.contains("{%") || t.text.contains("{#"))
     };
-    for (i, tok) in toks.iter().enumerate() {
-        let called = tok.kind == Kind::Operand
-            && matches!(tok.text, "lookup" | "query" | "q")
-            && !(i > 0 && matches!(toks[i - 1].kind, Kind::Dot | Kind::Pipe))
-            && toks.get(i + 1).is_some_and(|t| t.kind == Kind::Open('('));
+    for i in 0..toks.len() {
+        let called = is_call(toks, i, &["lookup", "query", "q"]);
         let Some(close) = called.then(|| partner[i + 1]).flatten() else { continue };
         // The arguments, split at the commas of the call's own level.
         let mut args: Vec<(usize, usize)> = Vec::new();
