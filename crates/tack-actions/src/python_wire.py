@@ -4,7 +4,8 @@
 #
 # Values cross as JSON; what JSON cannot say (a dict with keys that are not strings, an
 # integer beyond 64 bits, a float that is not finite) is wrapped as {"__tack__": KIND, ...}:
-# "map", "int", "float", and for the inventory worker "unsafe" (a string not trusted as a
+# "map", "int", "float", "undefined" (a lookup's undefined argument, by the controller's
+# number for it), and for the inventory worker "unsafe" (a string not trusted as a
 # template) and "vault" (ciphertext). The Rust side is `python_plugins::{to_wire, from_wire}`.
 import json
 import math
@@ -34,8 +35,35 @@ def decode(value, on_str=None):
         if kind == "vault":
             from ansible.parsing.vault import EncryptedString
             return EncryptedString(ciphertext=value["ciphertext"])
+        if kind == "undefined":
+            return undefined_argument(value["id"])
         raise ValueError("unknown value kind %r" % kind)
     return value
+
+
+_UNDEFINED_ARGUMENT = []
+
+
+def undefined_argument(number):
+    """ansible's marker for an undefined lookup argument, carrying the number the controller
+    gave it so that handing it back names the controller's own undefined value."""
+    if not _UNDEFINED_ARGUMENT:
+        from ansible._internal._templating._jinja_common import UndefinedMarker
+
+        class UndefinedArgument(UndefinedMarker):
+            __slots__ = ("tack_number",)
+
+        _UNDEFINED_ARGUMENT.append(UndefinedArgument)
+    marker = _UNDEFINED_ARGUMENT[0](_no_template_source=True)
+    marker.tack_number = number
+    return marker
+
+
+def undefined_number(value):
+    """The controller's number for `value`, when it is one of `undefined_argument`'s."""
+    if _UNDEFINED_ARGUMENT and isinstance(value, _UNDEFINED_ARGUMENT[0]):
+        return value.tack_number
+    return None
 
 
 def encode(value, special=None, default=None):
@@ -48,6 +76,10 @@ def encode(value, special=None, default=None):
 
     def again(v):
         return encode(v, special, default)
+
+    number = undefined_number(value)
+    if number is not None:
+        return {"__tack__": "undefined", "id": number}
 
     if value is None or isinstance(value, (bool, str)):
         return str(value) if isinstance(value, str) and type(value) is not str else value

@@ -4,10 +4,13 @@
 //! and the templar registers the names it provides and carries each call across as data.
 //!
 //! The rules are ansible's `JinjaPluginIntercept` and `_invoke_lookup`: an undefined
-//! argument is the call's result without calling the plugin (a lookup's `errors=` and
-//! `wantlist` are the lookups module's), a plugin found on these paths shadows a builtin of
-//! the same short name (ansible searches the added directories before its own), and every
-//! value crosses fully rendered, as the plain data a Python function receives.
+//! argument of a filter or test is the call's result without calling the plugin (a lookup's
+//! `errors=` and `wantlist` are the lookups module's), a plugin found on these paths shadows
+//! a builtin of the same short name (ansible searches the added directories before its own),
+//! and every value crosses fully rendered, as the plain data a Python function receives.
+//! A lookup's undefined arguments cross as placeholders ([`undefined_placeholder_key`]):
+//! the worker hands the plugin ansible's marker for each, and the plugin's class decides
+//! (`accept_args_markers`) whether it sees them or the first one is the result.
 //!
 //! This file holds the contract only; the filters and tests register in `engine::env`, a
 //! lookup is called from `lookups`, and a render's variables are read through `value`. It
@@ -80,6 +83,35 @@ pub enum PluginFailure {
     /// No plugin of that name (a collection's name the collection does not provide).
     #[error("no such plugin")]
     Missing,
+    /// The call's result is one of its undefined arguments (the placeholder's number): the
+    /// lookup takes no undefined arguments, or it used one (ansible's `MarkerError`).
+    #[error("an undefined argument was used")]
+    UsedUndefined(i64),
+}
+
+/// The key of the one-entry map that stands for an undefined argument of a lookup while it
+/// crosses to the worker (its value is the argument's number). Made once per process from
+/// random bits, so that no user's data can take this shape.
+pub fn undefined_placeholder_key() -> &'static str {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let bits = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        format!("__tack_undefined_{bits:016x}__")
+    })
+}
+
+/// The placeholder's number, when `value` is a placeholder.
+pub fn undefined_placeholder(value: &Value) -> Option<i64> {
+    let Value::Map(map) = value else { return None };
+    if map.len() != 1 {
+        return None;
+    }
+    let (key, number) = map.iter().next()?;
+    match (&key.value, &number.value) {
+        (Value::Str(k), Value::Int(n)) if k == undefined_placeholder_key() => Some(*n),
+        _ => None,
+    }
 }
 
 /// The variables of the running template, as a lookup's `variables` reads them.

@@ -91,7 +91,7 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
         return Ok(Value::Vault(vaulted.0.clone()));
     }
     Ok(match value.kind() {
-        ValueKind::Undefined => return Err(undefined_error(value)),
+        ValueKind::Undefined => return kept_undefined(value),
         ValueKind::None => Value::Null,
         ValueKind::Bool => Value::Bool(value.is_true()),
         ValueKind::Number => number(value),
@@ -123,6 +123,58 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
             ));
         }
     })
+}
+
+thread_local! {
+    /// The undefined values [`to_value`] met while [`keeping_undefined`] runs.
+    static KEPT: std::cell::RefCell<Option<Vec<JValue>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An undefined value met by [`to_value`]: its error, or while [`keeping_undefined`] runs, a
+/// placeholder that stands for it (`python_plugins::undefined_placeholder_key`).
+fn kept_undefined(value: &JValue) -> Result<Value, Error> {
+    let number = KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let kept = kept.as_mut()?;
+        kept.push(value.clone());
+        i64::try_from(kept.len() - 1).ok()
+    });
+    let Some(number) = number else { return Err(undefined_error(value)) };
+    let mut map = Mapping::new();
+    let key = crate::python_plugins::undefined_placeholder_key().to_string();
+    map.insert(Node::bare(Value::Str(key)), Node::bare(Value::Int(number)));
+    Ok(Value::Map(map))
+}
+
+/// Runs `f`, in which [`to_value`] turns each undefined value into a numbered placeholder
+/// instead of failing (a lookup's arguments on their way to a Python plugin, which decides
+/// about them as ansible's markers); returns the values the numbers stand for.
+pub(crate) fn keeping_undefined<R>(f: impl FnOnce() -> R) -> (R, Vec<JValue>) {
+    let outer = KEPT.with(|kept| kept.borrow_mut().replace(Vec::new()));
+    let result = f();
+    let kept = KEPT.with(|kept| std::mem::replace(&mut *kept.borrow_mut(), outer));
+    (result, kept.unwrap_or_default())
+}
+
+/// [`from_node`], with each placeholder [`keeping_undefined`] made back as the undefined
+/// value it stands for.
+pub(crate) fn from_node_restoring(value: &Value, kept: &[JValue]) -> JValue {
+    if let Some(number) = crate::python_plugins::undefined_placeholder(value)
+        && let Some(undefined) = usize::try_from(number).ok().and_then(|n| kept.get(n))
+    {
+        return undefined.clone();
+    }
+    match value {
+        Value::Seq(items) => {
+            new_list(items.iter().map(|n| from_node_restoring(&n.value, kept)).collect())
+        }
+        Value::Map(m) => new_dict(
+            m.iter()
+                .map(|(k, v)| (data::scalar(&k.value), from_node_restoring(&v.value, kept)))
+                .collect(),
+        ),
+        other => data::scalar(other),
+    }
 }
 
 /// A failure inside a marked container (`List::marked`): an undefined value read there fails
@@ -304,6 +356,15 @@ pub fn template_error_to_jinja(err: &TemplateError) -> Error {
 /// A Python plugin's reply as a template value (a plain copy: strings in it are not
 /// templates), its deprecations shown where the template was written.
 pub(crate) fn plugin_value(reply: crate::python_plugins::PluginReply) -> JValue {
+    plugin_value_restoring(reply, &[])
+}
+
+/// [`plugin_value`] of a call whose arguments were converted by [`keeping_undefined`]: a
+/// placeholder handed back is the undefined value again.
+pub(crate) fn plugin_value_restoring(
+    reply: crate::python_plugins::PluginReply,
+    kept: &[JValue],
+) -> JValue {
     for raised in &reply.deprecations {
         match raised.context.as_deref().and_then(context_origin) {
             Some((origin, value)) => {
@@ -320,7 +381,7 @@ pub(crate) fn plugin_value(reply: crate::python_plugins::PluginReply) -> JValue 
             .emit(),
         }
     }
-    from_node(&reply.value)
+    from_node_restoring(&reply.value, kept)
 }
 
 /// The origin (and, with none, the value shown in its place) of ansible's formatted source

@@ -316,6 +316,9 @@ impl PythonPlugins for PluginWorker {
             }
             Some("error") => Err(PluginFailure::Final(text("message"))),
             Some("missing") => Err(PluginFailure::Missing),
+            Some("undefined") => Err(PluginFailure::UsedUndefined(
+                reply.get("id").and_then(Json::as_i64).unwrap_or(-1),
+            )),
             _ => Err(PluginFailure::Final(format!(
                 "the Python plugin worker answered {}",
                 Json::Object(reply.clone())
@@ -368,6 +371,9 @@ pub(crate) fn to_wire_kept(value: &Value) -> Json {
 }
 
 pub(crate) fn to_wire(value: &Value) -> Json {
+    if let Some(number) = tack_template::python_plugins::undefined_placeholder(value) {
+        return json!({ "__tack__": "undefined", "id": number });
+    }
     match value {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -431,6 +437,13 @@ pub(crate) fn from_wire(json: &Json) -> Value {
                 Some("-inf") => f64::NEG_INFINITY,
                 _ => f64::NAN,
             }),
+            Some("undefined") => {
+                let mut out = Mapping::new();
+                let key = tack_template::python_plugins::undefined_placeholder_key().to_string();
+                let number = map.get("id").and_then(Json::as_i64).unwrap_or(-1);
+                out.insert(Node::bare(Value::Str(key)), Node::bare(Value::Int(number)));
+                Value::Map(out)
+            }
             Some(_) => {
                 let mut out = Mapping::new();
                 let pairs = map.get("items").and_then(Json::as_array).into_iter().flatten();

@@ -7,6 +7,7 @@
 # ({"names": {"filter": [...], "test": [...]}}) or {"fatal": MESSAGE}. Then each line in
 # is a call ({"op": "call", "kind": K, "name": N, "args": [...], "kwargs": {...}}) answered
 # by {"op": "result", "value": V, "deprecations": [{"msg", "version", "help", "context"}]},
+# {"op": "undefined", "id": N} (the lookup's result is its undefined argument number N),
 # {"op": "error", "final": bool,
 # "message": M} or {"op": "missing"} (no plugin of that name). While a lookup runs, reading one of the task's variables sends
 # {"op": "var", "name": N} (or {"op": "names"}) and waits for {"op": "value", ...} (with
@@ -23,6 +24,7 @@ def main():
     setup = channel.read()
     try:
         from ansible._internal._errors._error_utils import format_exception_message
+        from ansible._internal._templating._jinja_common import MarkerError, get_first_marker_arg
         from ansible._internal._templating._errors import (
             AnsibleTemplatePluginLoadError,
             AnsibleTemplatePluginRuntimeError,
@@ -154,12 +156,23 @@ def main():
             return {"op": "missing"}
         terms = decode(message["args"])
         kwargs = decode(message["kwargs"])
+        # A plugin that takes no undefined arguments is not called: the first is the result.
+        if not instance.accept_args_markers:
+            first = get_first_marker_arg(terms, kwargs)
+            if first is not None:
+                return {"op": "undefined", "id": undefined_number(first)}
         try:
             with CoreDeprecations() as raised:
                 result = instance.run(terms, variables=variables, **kwargs)
             if not is_sequence(result):
                 raise TypeError(f"returned {type(result)} instead of {list}")
             value = encode(list(result))
+        except MarkerError as ex:
+            # The plugin used an undefined argument: ansible's result is that argument.
+            number = undefined_number(ex.source)
+            if number is None:
+                return {"op": "error", "final": False, "message": failure(ex, "lookup", name, None)}
+            return {"op": "undefined", "id": number}
         except Exception as ex:
             return {"op": "error", "final": False, "message": failure(ex, "lookup", name, None)}
         return {"op": "result", "value": value, "deprecations": raised.kept}

@@ -204,15 +204,27 @@ fn undef(hint: Option<JValue>, kwargs: minijinja::value::Kwargs) -> Result<JValu
 /// A string constant in a conditional that is itself a template: rendered, with ansible's
 /// warning (the feature is deprecated).
 fn embedded(source: String) -> Result<JValue, Error> {
-    let diag = tack_diag::Diagnostic::new(
+    let diag = tack_diag::Diagnostic::at(
         "Jinja constant strings should not contain embedded templates. This feature will be \
          disabled by default in ansible-core 2.23.",
+        active::current_origin(),
     )
     .with_help("Use inline expressions, for example: `when: \"{{ a_var }}\" == 42` becomes `when: a_var == 42`");
     tack_diag::warn(&diag);
-    match crate::value::current() {
-        Some(render) => render.render_str(&source),
-        None => Ok(JValue::from(source)),
+    render_embedded(&source)
+}
+
+/// Renders a string constant holding a template as ansible's templar does there: a
+/// container holding an undefined value, or an undefined result, is a value (ansible's
+/// marker) that fails only where it is used, with the render's words.
+fn render_embedded(source: &str) -> Result<JValue, Error> {
+    let Some(render) = crate::value::current() else { return Ok(JValue::from(source)) };
+    match active::accepting_lazy(|| render.render_str(source)) {
+        Err(e) if e.kind() == ErrorKind::UndefinedError => {
+            active::undef_made(Some(super::errors::message(&e)));
+            Ok(JValue::UNDEFINED)
+        }
+        other => other,
     }
 }
 
@@ -229,10 +241,7 @@ fn embedded_term(source: String) -> Result<JValue, Error> {
          becomes `msg: \"{{ lookup('env', a_var) }}\"`",
     );
     tack_diag::warn(&diag);
-    match crate::value::current() {
-        Some(render) => render.render_str(&source),
-        None => Ok(JValue::from(source)),
-    }
+    render_embedded(&source)
 }
 
 /// Template strings are cached under their own text; other names are template files.

@@ -76,6 +76,9 @@ pub(crate) enum LookupError {
     /// A name a managed host chose leaves the confinement (seed 002): the render fails,
     /// whatever `errors=` says.
     Refused(String),
+    /// The lookup used an undefined term: that value is the call's result, as ansible's
+    /// `MarkerError` makes it (`lookup('env', missing) | default(x)` gives `x`).
+    Undefined(JValue),
 }
 
 impl LookupError {
@@ -313,6 +316,7 @@ fn invoke(
     let result = match (entry.run)(&call) {
         Ok(items) => items,
         Err(LookupError::Template(err)) => return Err(err),
+        Err(LookupError::Undefined(undefined)) => return Ok(undefined),
         Err(LookupError::Refused(message)) => {
             return Err(final_error(ErrorKind::InvalidOperation, message));
         }
@@ -407,25 +411,26 @@ fn invoke_python(
             ),
         ));
     }
-    if let Some(undefined) =
-        terms.iter().chain(kwargs.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
-    {
-        return Ok(undefined.clone());
-    }
     let errors = match kwargs.iter().position(|(k, _)| k == "errors") {
         Some(i) => crate::python::repr::str_of(&kwargs.remove(i).1)?,
         None => "strict".to_string(),
     };
     use crate::python_plugins::{PluginCall, PluginFailure, PluginKind};
-    let args = terms.iter().map(crate::value::to_value).collect::<Result<Vec<_>, _>>()?;
-    let mut keywords = Vec::with_capacity(kwargs.len());
-    for (key, value) in &kwargs {
-        keywords.push((key.clone(), crate::value::to_value(value)?));
-    }
+    // Undefined arguments cross as placeholders: whether the plugin sees them is its
+    // class's choice (`accept_args_markers`), made in the worker.
+    let (converted, kept) = crate::value::keeping_undefined(|| {
+        let args = terms.iter().map(crate::value::to_value).collect::<Result<Vec<_>, _>>()?;
+        let mut keywords = Vec::with_capacity(kwargs.len());
+        for (key, value) in &kwargs {
+            keywords.push((key.clone(), crate::value::to_value(value)?));
+        }
+        Ok::<_, Error>((args, keywords))
+    });
+    let (args, keywords) = converted?;
     let call = PluginCall { kind: PluginKind::Lookup, name, args, kwargs: keywords };
     match plugins.call(call, env) {
         Ok(reply) => {
-            let items = crate::value::plugin_value(reply);
+            let items = crate::value::plugin_value_restoring(reply, &kept);
             let items = match items.kind() {
                 minijinja::value::ValueKind::Seq => items.try_iter()?.collect(),
                 _ => vec![items],
@@ -438,6 +443,17 @@ fn invoke_python(
         Err(PluginFailure::Raised(message)) => failed(name, &message, &errors, wantlist),
         Err(PluginFailure::Missing) => {
             Err(final_error(ErrorKind::InvalidOperation, unknown_lookup_message(name)))
+        }
+        Err(PluginFailure::UsedUndefined(number)) => {
+            match usize::try_from(number).ok().and_then(|n| kept.get(n)) {
+                Some(undefined) => Ok(undefined.clone()),
+                None => Err(final_error(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "the Python plugin worker named an undefined argument {number} it was not given"
+                    ),
+                )),
+            }
         }
     }
 }

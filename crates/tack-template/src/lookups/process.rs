@@ -20,7 +20,7 @@ pub(super) const LOOKUPS: &[Entry] = &[
 
 fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
     if let Some(undefined) = call.terms.iter().find(|t| t.is_undefined()) {
-        return Err(LookupError::Template(crate::value::undefined_error(undefined)));
+        return Err(LookupError::Undefined(undefined.clone()));
     }
     let default = call.kwarg("default").cloned().unwrap_or(JValue::from(""));
     let mut out = Vec::new();
