@@ -86,9 +86,24 @@ pub fn run(action: Action, input: &ActionInput<'_>) -> ActionOutput {
 }
 
 fn dispatch(action: Action, input: &ActionInput<'_>) -> ActionOutput {
+    // Under the module debugging settings a module runs from ansible's own file; an action
+    // whose modules tack runs with its own code has none to keep or debug.
+    // (`script` puts a file on the host, which ansible keeps too, but runs no module.)
+    let own_code = match action {
+        Action::Plugin(plugin) if plugin.touches_host && plugin.name != "raw" => {
+            Some((plugin.name, plugin.name == "script"))
+        }
+        Action::PythonAction(_) => Some((input.action_name, false)),
+        _ => None,
+    };
+    if let Some((name, keeping_only)) = own_code
+        && let Some(refusal) = crate::python_path::debugging::refusal(input, name, keeping_only)
+    {
+        return errored(Diagnostic::at(refusal, input.task_origin.clone()));
+    }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),
-        Action::Module("uri") => bounded::bounded(input, uri::run),
+        Action::Module("uri") if !module::debugged(input) => bounded::bounded(input, uri::run),
         Action::Module(name) => module::run(input, name),
         Action::Python(name) => crate::python_path::action::run(input, name),
         Action::Library(module) => crate::python_path::action::run_library(input, module),

@@ -29,6 +29,20 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     {
         return crate::python_path::action::run(input, short);
     }
+    // Under the module debugging settings the module runs from ansible's own file, which
+    // only ansible's module code has.
+    if debugged(input) {
+        return match crate::python_path::core().and(tack_agent::modules::native_name(name)) {
+            Some(short) => crate::python_path::action::run(input, short),
+            None => {
+                let refusal = crate::python_path::debugging::refusal(input, name, false);
+                crate::output::errored(Diagnostic::at(
+                    refusal.unwrap_or_default(),
+                    input.task_origin.clone(),
+                ))
+            }
+        };
+    }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
     if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
@@ -45,6 +59,12 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         Ok(result) => crate::module_result::from_result(input, &result, true),
         Err(e) => crate::output::link_errored(&e, input.task_origin.clone()),
     }
+}
+
+/// Whether the module debugging settings apply to the task (a variable that cannot be
+/// rendered counts: the Python path then fails the task with its error).
+pub(crate) fn debugged(input: &ActionInput<'_>) -> bool {
+    !matches!(crate::python_path::debugging::for_task(input), Ok(None))
 }
 
 /// ansible's result for a task its `timeout` stopped (a `TaskTimeoutError`, raised, so not

@@ -137,6 +137,34 @@ pub trait Connection: Send + Sync {
         executable: bool,
     ) -> Result<StagedFile, ConnectionError>;
 
+    /// Writes `bytes` as the file `path` on the host (in a directory the caller made
+    /// private), created as the host's shell creates files and then made readable, writable
+    /// and (when `executable`) runnable by its owner, as ansible's put and `chmod u+rwx`
+    /// leave a file: one ansible leaves where the user finds it (`keep_remote_files`' module
+    /// files). Staged, copied into place by the host's shell, then unstaged, unless a
+    /// connection can do better.
+    fn place(&self, bytes: &[u8], path: &str, executable: bool) -> Result<(), ConnectionError> {
+        let name = Path::new(path).file_name().map_or("file".into(), |n| n.to_string_lossy());
+        let staged = self.stage(bytes, &name, false)?;
+        let quoted = tack_py::shlex::quote(path);
+        let mode = if executable { "u+rwx" } else { "u+rw" };
+        let cmd = format!(
+            "cat {} > {quoted} && chmod {mode} {quoted}",
+            tack_py::shlex::quote(staged.path())
+        );
+        let copied = self.exec_command(&cmd, Path::new("/"));
+        // The staged copy goes whatever became of the copy.
+        let unstaged = self.unstage(staged);
+        let out = copied?;
+        if out.rc != 0 {
+            return Err(ConnectionError::Exec(format!(
+                "could not write {path} on the host: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        unstaged
+    }
+
     /// The largest file [`Connection::stage`] takes, when it has a limit: an action asks
     /// before it reads a file it could not send.
     fn stage_limit(&self) -> Option<usize> {

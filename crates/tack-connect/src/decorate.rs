@@ -34,6 +34,8 @@ pub enum Request<'a> {
     Stage { bytes: &'a [u8], name: &'a str, executable: bool },
     /// [`Connection::unstage`] of the file staged at `path`.
     Unstage { path: &'a str },
+    /// [`Connection::place`].
+    Place { bytes: &'a [u8], path: &'a str, executable: bool },
     /// [`Connection::start_job`].
     StartJob { job: &'a JobSpec },
     /// [`Connection::home`].
@@ -178,6 +180,11 @@ impl<D: Decorator> Connection for D {
         carry(self, request, |inner| inner.stage(bytes, name, executable), staged)
     }
 
+    fn place(&self, bytes: &[u8], path: &str, executable: bool) -> Result<(), ConnectionError> {
+        let request = Request::Place { bytes, path, executable };
+        carry(self, request, |inner| inner.place(bytes, path, executable), done)
+    }
+
     fn stage_limit(&self) -> Option<usize> {
         // A link that cannot be had stages nothing; its `stage` says why.
         self.inner().ok().and_then(|inner| inner.stage_limit())
@@ -270,6 +277,11 @@ mod tests {
             Ok(StagedFile::agent(name.to_string()))
         }
 
+        fn place(&self, _: &[u8], _: &str, _: bool) -> Result<(), ConnectionError> {
+            self.ask("place");
+            Ok(())
+        }
+
         fn stage_limit(&self) -> Option<usize> {
             self.ask("stage_limit");
             Some(7)
@@ -340,6 +352,7 @@ mod tests {
         let _ = link.exec_command("true", Path::new("/"));
         let _ = link.run_python(b"", &python_run());
         let staged = link.stage(b"x", "file", false);
+        let _ = link.place(b"x", "/tmp/file", true);
         let _ = link.stage_limit();
         if let Ok(file) = staged {
             let _ = link.unstage(file);
@@ -349,13 +362,14 @@ mod tests {
         let _ = link.home();
     }
 
-    const EVERY_METHOD: [&str; 11] = [
+    const EVERY_METHOD: [&str; 12] = [
         "connect",
         "is_open",
         "run_module",
         "exec_command",
         "run_python",
         "stage",
+        "place",
         "stage_limit",
         "unstage",
         "start_job",

@@ -10,7 +10,8 @@
 //! `PYTHON MODULE fqn (ansible-core's code, run by tack)` for one run by the Python path, and
 //! `NATIVE MODULE name (started by tack as a background job)` for an `async` job,
 //! `EXEC /bin/sh -c 'cmd'` for a command it really hands to the shell (`raw`, `script`), and
-//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task; the
+//! `PUT N bytes TO path (staged by tack)` for a file an action stages for a sub-task,
+//! `PUT N bytes TO path` for a file it leaves where the user finds it; the
 //! link itself says `BECOME sudo ... (starts tack's agent as user)` when it escalates.
 //!
 //! Over `ssh` ansible announces `ESTABLISH SSH CONNECTION FOR USER: user` before each of
@@ -40,6 +41,8 @@ pub enum Use {
     Job(String),
     /// Bytes staged on the host for one sub-task (their length, where they went).
     Put(usize, String),
+    /// Bytes written as a file the user finds on the host (their length, its path).
+    Place(usize, String),
     /// A `-vvv` note the action makes about its own steps, in order with its uses (ansible's
     /// `wait_for_connection: attempting ping module test`); it does not reach the host.
     Note(String),
@@ -223,6 +226,7 @@ impl Trace {
                     Use::Put(len, path) => {
                         format!("<{address}> PUT {len} bytes TO {path} (staged by tack)")
                     }
+                    Use::Place(len, path) => format!("<{address}> PUT {len} bytes TO {path}"),
                     Use::Note(text)
                     | Use::Step(text)
                     | Use::Said(_, text)
@@ -282,6 +286,7 @@ impl Use {
             Request::Exec { cmd, .. } => Some(Use::Exec(cmd.to_string())),
             Request::Python { run, .. } => Some(Use::Python(run.fqn.clone())),
             Request::StartJob { job } => Some(Use::Job(job.module.clone())),
+            Request::Place { bytes, path, .. } => Some(Use::Place(bytes.len(), path.to_string())),
             Request::Connect | Request::Stage { .. } | Request::Unstage { .. } | Request::Home => {
                 None
             }

@@ -216,7 +216,7 @@ pub(crate) fn passwords(
 /// A configured setting a run does not honour, named as the refusal says it: `SSH_AGENT`
 /// other than `none` (ansible then starts or joins an ssh-agent for every ssh connection of
 /// the run, and puts `ansible_private_key`s in it), a `fact_caching` plugin ansible-core does not ship,
-/// `display_args_to_stdout`, `keep_remote_files`,
+/// `display_args_to_stdout`,
 /// `verbose_to_stderr`, `allow_unsafe_lookups`, `debug`,
 /// `allow_embedded_templates` off, `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR`
 /// `error`, an `executable` other than
@@ -240,10 +240,6 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     // The banner then shows each task's arguments.
     if config.get("DISPLAY_ARGS_TO_STDOUT").and_then(|v| v.as_bool()) == Some(true) {
         return Some("display_args_to_stdout (task arguments in each banner)".into());
-    }
-    // ansible then leaves its module files on the host.
-    if config.get("DEFAULT_KEEP_REMOTE_FILES").and_then(|v| v.as_bool()) == Some(true) {
-        return Some("keep_remote_files (module files left on the host)".into());
     }
     // ansible then prints its verbose messages on stderr.
     if config.get("VERBOSE_TO_STDERR").and_then(|v| v.as_bool()) == Some(true) {

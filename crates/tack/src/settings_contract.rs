@@ -23,11 +23,6 @@ const UNREAD: &[(&str, &str)] = &[
     ("DEVEL_WARNING", "ansible-core warns with it only from a development build"),
     ("ANSIBLE_COW_SELECTION", "which cow draws the banners, which tack refuses (nocows off)"),
     ("ANSIBLE_COW_ACCEPTLIST", "which cows may draw the banners, which tack refuses (nocows off)"),
-    (
-        "DISPLAY_TRACEBACK",
-        "the Python tracebacks of ansible's own exceptions; tack raises none, so its errors \
-         have none to show (a module's own is in its result's `exception`)",
-    ),
     ("_Z_TEST_ENTRY", "a test entry of ansible's own table"),
     ("_Z_TEST_ENTRY_2", "a test entry of ansible's own table"),
     ("_Z_TEST_ENTRY_3", "a test entry of ansible's own table"),
@@ -168,9 +163,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("DEFAULT_SELINUX_SPECIAL_FS", "file systems with special SELinux contexts"),
     ("COVERAGE_REMOTE_OUTPUT", "coverage of module code on the host"),
     ("COVERAGE_REMOTE_PATHS", "coverage of module code on the host"),
-    ("_ANSIBALLZ_COVERAGE_CONFIG", "coverage of module code on the host"),
-    ("_ANSIBALLZ_DEBUGPY_CONFIG", "a debugger attached to module code"),
-    ("_ANSIBALLZ_PYDEVD_CONFIG", "a debugger attached to module code"),
     ("_MODULE_METADATA", "module metadata"),
     ("_CALLBACK_DISPATCH_ERROR_BEHAVIOR", "callback plugin failures other than as warnings"),
     ("_TEMPLAR_SANDBOX_MODE", "templating's sandbox mode"),

@@ -21,16 +21,26 @@ use crate::json;
 
 /// Runs ansible-core's module `name`.
 pub(crate) fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
-    match answer(input, payload::Source::Builtin(name)) {
-        Ok(result) => from_result(input, &result, true),
-        Err(output) => *output,
-    }
+    shown(input, answer(input, payload::Source::Builtin(name)))
 }
 
 /// Runs the module a `library/` directory ships.
 pub(crate) fn run_library(input: &ActionInput<'_>, module: &LibraryModule) -> ActionOutput {
-    match answer(input, payload::Source::Library(module)) {
-        Ok(result) => from_result(input, &result, true),
+    shown(input, answer(input, payload::Source::Library(module)))
+}
+
+/// The task's output from the module's answer: its `exception` as ansible's controller
+/// shows it (`super::error_summary`), once the error line has been made from it.
+fn shown(
+    input: &ActionInput<'_>,
+    answer: Result<tack_agent::ModuleResult, Box<ActionOutput>>,
+) -> ActionOutput {
+    match answer {
+        Ok(result) => {
+            let mut out = from_result(input, &result, true);
+            super::error_summary::project(&mut out.data, super::tracebacks_shown());
+            out
+        }
         Err(output) => *output,
     }
 }
@@ -101,7 +111,9 @@ fn answer(
         Err(e) => return Err(fail(e)),
     };
     let remote_tmp = match input.host_var("ansible_remote_tmp") {
-        Ok(tmp) => tmp.unwrap_or_else(|| "~/.ansible/tmp".to_string()),
+        Ok(tmp) => tmp
+            .or_else(|| super::settings().remote_tmp.clone())
+            .unwrap_or_else(|| "~/.ansible/tmp".to_string()),
         Err(e) => return Err(fail(e)),
     };
     let mut args = json::map_to_json(input.args);
@@ -116,6 +128,13 @@ fn answer(
             &args,
             &interpreter,
         )));
+    }
+    match super::debugging::for_task(input) {
+        Ok(Some(debugging)) => {
+            return debug_run(input, source, core, &debugging, args, &interpreter, &remote_tmp);
+        }
+        Ok(None) => {}
+        Err(e) => return Err(fail(e)),
     }
     let mut params = Map::new();
     params.insert("ANSIBLE_MODULE_ARGS".into(), Value::Object(args));
@@ -140,6 +159,54 @@ fn answer(
         }
         Err(e) => Err(Box::new(crate::output::link_errored(&e, input.task_origin.clone()))),
     }
+}
+
+/// The module run from ansible's own AnsiballZ file, as the module debugging settings ask
+/// (`super::debugging`).
+fn debug_run(
+    input: &ActionInput<'_>,
+    source: payload::Source<'_>,
+    core: &super::AnsibleCore,
+    debugging: &super::debugging::Debugging,
+    mut args: Map<String, Value>,
+    interpreter: &str,
+    remote_tmp: &str,
+) -> Result<tack_agent::ModuleResult, Box<ActionOutput>> {
+    let fail = |msg: String| Box::new(errored(Diagnostic::at(msg, input.task_origin.clone())));
+    if input.async_task.is_some() {
+        return Err(fail(format!(
+            "tack does not support {} for a task run with async",
+            debugging.named()
+        )));
+    }
+    let link_failed = |e: tack_links::ConnectionError| {
+        Box::new(crate::output::link_errored(&e, input.task_origin.clone()))
+    };
+    let dir = super::debugging::make_dir(input, remote_tmp).map_err(link_failed)?;
+    args.insert("_ansible_tmpdir".into(), Value::String(dir.clone()));
+    args.insert("_ansible_keep_remote_files".into(), Value::Bool(debugging.keep_remote_files));
+    let mut task_vars = debugging.extensions.clone();
+    task_vars.insert("ansible_python_interpreter".into(), Value::String(interpreter.to_string()));
+    let spec = serde_json::json!({
+        "args": args,
+        "task_vars": task_vars,
+        "environment": input.environment,
+        "remote_is_local": input.local_connection,
+    });
+    let (wrapper, file_name) = match payload::wrapper(core, source, spec) {
+        Ok(built) => built,
+        Err(e) => {
+            let _ = input.conn.exec_command(
+                &format!("rm -f -r {}/ > /dev/null 2>&1", tack_py::shlex::quote(&dir)),
+                std::path::Path::new("/"),
+            );
+            return Err(fail(format!("Task failed: {e}")));
+        }
+    };
+    let out =
+        super::debugging::run_wrapper(input, debugging, &wrapper, &file_name, interpreter, &dir)
+            .map_err(link_failed)?;
+    read_checked(input, &out)
 }
 
 /// The module as an `async` job: its payload staged on the host for the job to copy, then

@@ -7,7 +7,10 @@
 # the ansible-core version, the module-argument defaults ansible's configuration gives
 # (`internal`), and per request (in order) its fully qualified name, serialization profile
 # and the zip of its source with the closure of module_utils it imports, or why it cannot
-# be built. The task's arguments are never part of a payload. The dependency walk is
+# be built. The task's arguments are never part of a payload, except in the one kind of
+# request that asks for ansible's whole AnsiballZ file of one task ({"wrapper": {"args",
+# "task_vars", "environment", "remote_is_local"}} besides the module's name and path), which
+# is answered with {"wrapper": base64, "file": its AnsiballZ file name} and never kept. The dependency walk is
 # ansible-core's own (`recursive_finder`); this script only calls it with a fixed date so
 # that equal inputs give equal bytes.
 #
@@ -69,6 +72,9 @@ def main():
             out["modules"].append({"style": other_style(module_common, source), "inputs": inputs})
             continue
         source = style
+        if request.get("wrapper") is not None:
+            out["modules"].append(build_wrapper(module_common, name, path, request["wrapper"]))
+            continue
         try:
             fqn = module_common._get_ansible_module_fqn(path)
         except ValueError:
@@ -92,6 +98,34 @@ def main():
             "inputs": zf.inputs(path, module_common, module_utils_loader),
         })
     json.dump(out, sys.stdout)
+
+
+def build_wrapper(module_common, name, path, wrapper):
+    """ansible's whole AnsiballZ file for one task (its arguments in it), built by ansible's
+    `modify_module` with the task's variables (the AnsiballZ extensions' settings, the
+    interpreter its shebang names): what a task debugging its module runs."""
+    from ansible import constants as C
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    task_vars = wrapper["task_vars"]
+    try:
+        built = module_common.modify_module(
+            module_name=name,
+            module_path=path,
+            module_args=wrapper["args"],
+            templar=Templar(loader=DataLoader(), variables=task_vars),
+            task_vars=task_vars,
+            module_compression=C.config.get_config_value("DEFAULT_MODULE_COMPRESSION", variables=task_vars),
+            environment=wrapper["environment"],
+            remote_is_local=wrapper["remote_is_local"],
+        )
+    except Exception as e:  # ansible fails the task with the builder's message
+        return {"error": str(e)}
+    return {
+        "wrapper": base64.b64encode(built.b_module_data).decode("ascii"),
+        "file": "AnsiballZ_" + os.path.basename(path),
+    }
 
 
 class Recording(zipfile.ZipFile):

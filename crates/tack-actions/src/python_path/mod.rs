@@ -16,6 +16,8 @@
 
 pub(crate) mod action;
 mod bytecode;
+pub(crate) mod debugging;
+mod error_summary;
 mod find;
 mod payload;
 mod payload_cache;
@@ -25,8 +27,43 @@ mod strict_utf8;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+pub use debugging::DebugSettings;
 pub use find::{FindError, find};
 pub use payload_cache::keep_new_payloads;
+
+/// The run's settings the Python path reads, as configured (`ansible.cfg`, `ANSIBLE_*`).
+#[derive(Debug, Clone, Default)]
+pub struct PathSettings {
+    /// The module debugging settings (`debugging`).
+    pub debugging: DebugSettings,
+    /// `display_traceback` in the words ansible's controller reads (`always`, `never`, or
+    /// the events it names): a module's error summary shows its traceback when `error` is on.
+    pub display_traceback: Vec<String>,
+    /// The sh shell's `remote_tmp`, where the host's `ansible_remote_tmp` does not say.
+    pub remote_tmp: Option<String>,
+    /// The run is a plan, which leaves nothing on its hosts: no module file is kept.
+    pub planning: bool,
+}
+
+static SETTINGS: OnceLock<PathSettings> = OnceLock::new();
+
+/// Settles the run's settings (the first call wins: one run per process).
+pub fn configure_settings(settings: PathSettings) {
+    let _ = SETTINGS.set(settings);
+}
+
+pub(crate) fn settings() -> &'static PathSettings {
+    static DEFAULT: OnceLock<PathSettings> = OnceLock::new();
+    SETTINGS.get().unwrap_or_else(|| DEFAULT.get_or_init(PathSettings::default))
+}
+
+/// Whether a module's error summary is shown as its traceback (else as ansible's
+/// `(traceback unavailable)`).
+pub(crate) fn tracebacks_shown() -> bool {
+    let words = &settings().display_traceback;
+    let has = |w: &str| words.iter().any(|x| x == w);
+    has("always") || has("error") && !has("never")
+}
 
 /// The command that starts one of tack's Python workers on the controller (`script` run by
 /// `python` with `-c`), reading the run's `ansible.cfg` (`config`) as ansible would.

@@ -158,6 +158,28 @@ fn build_kept_in(
     Ok(payload)
 }
 
+/// ansible's whole AnsiballZ file of one task for `source` (its arguments and the builder's
+/// `wrapper` inputs in `spec`), and the file's name: built every time, never kept.
+pub(super) fn wrapper(
+    core: &AnsibleCore,
+    source: Source<'_>,
+    spec: Value,
+) -> Result<(Vec<u8>, String), PayloadError> {
+    let mut request = source.request();
+    request["wrapper"] = spec;
+    let answer = run_builder(core, &request)?;
+    let module = &answer["modules"][0];
+    if let Some(why) = module["error"].as_str() {
+        return Err(PayloadError::NoModule(why.to_string()));
+    }
+    let text =
+        |key: &str| module[key].as_str().ok_or_else(|| PayloadError::Answer(format!("no {key}")));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text("wrapper")?)
+        .map_err(|e| PayloadError::Answer(e.to_string()))?;
+    Ok((bytes, text("file")?.to_string()))
+}
+
 /// Runs our builder with `core`'s interpreter for one request.
 fn run_builder(core: &AnsibleCore, request: &Value) -> Result<Value, PayloadError> {
     let python = core.python.display().to_string();

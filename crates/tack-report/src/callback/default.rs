@@ -325,7 +325,7 @@ impl<W: Write> DefaultCallback<W> {
 
 /// `_dump_results`: the result without ansible's internal keys, as `json.dumps` with sorted
 /// keys, non-ASCII kept, indented by four when the result is always shown.
-pub fn dump_result(data: &Mapping, indent: bool) -> String {
+pub fn dump_result(data: &Mapping, indent: bool, verbosity: u8) -> String {
     let options = if indent {
         JsonOptions::indented(4, true)
     } else {
@@ -333,18 +333,22 @@ pub fn dump_result(data: &Mapping, indent: bool) -> String {
         o.sort_keys = true;
         o
     };
-    dump_result_with(data, options)
+    dump_result_with(data, options, verbosity)
 }
 
-/// `_dump_results` with the JSON layout chosen by the caller (the ad-hoc callbacks).
-pub fn dump_result_with(data: &Mapping, mut options: JsonOptions) -> String {
+/// `_dump_results` with the JSON layout chosen by the caller (the ad-hoc callbacks): from
+/// `-vvv` the `invocation` and `diff` keys stay in the dump.
+pub fn dump_result_with(data: &Mapping, mut options: JsonOptions, verbosity: u8) -> String {
     options.ensure_ascii = false;
     let mut shown = data.clone();
     // `failed` and `skipped` are moved out of a result before callbacks see it (they learn
     // them from the event itself).
-    for key in ["failed", "skipped", "exception", "warnings", "deprecations", "invocation", "diff"]
-    {
+    for key in ["failed", "skipped", "exception", "warnings", "deprecations"] {
         shown.remove(key);
+    }
+    if verbosity < 3 {
+        shown.remove("invocation");
+        shown.remove("diff");
     }
     // Every value in a result is data the run produced; a failure to serialise one would be a
     // bug in the action that built it, and the dump says so rather than hiding the line.

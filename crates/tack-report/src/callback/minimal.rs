@@ -120,7 +120,7 @@ impl<W: Write> MinimalCallback<W> {
     fn dump(&self, data: &Mapping, result: &HostResult, indent: usize) -> String {
         let indent =
             if indent == 0 && (result.verbose_always || self.verbosity > 2) { 4 } else { indent };
-        let text = dump_result_with(data, JsonOptions::indented(indent, true));
+        let text = dump_result_with(data, JsonOptions::indented(indent, true), self.verbosity);
         match self.layout {
             Layout::Minimal => text,
             Layout::OneLine => text.replace('\n', ""),

@@ -38,7 +38,7 @@ impl TreeWriter {
         let shown = crate::no_log::shown(result);
         let data = clean(task, result, &shown);
         let indent = result.verbose_always || self.verbosity > 2;
-        let text = dump_result(&data, indent);
+        let text = dump_result(&data, indent, self.verbosity);
         if let Err(e) = std::fs::create_dir_all(&self.dir) {
             tack_diag::warn(&Diagnostic::new(format!(
                 "Unable to access or create the configured directory '{}': {e}",

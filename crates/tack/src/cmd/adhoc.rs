@@ -220,7 +220,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
     let playbooks = vec![playbook];
-    super::python_path::configure(args.ansible_python.as_deref(), &session)?;
+    super::python_path::configure(args.ansible_python.as_deref(), &session, false)?;
     tack_engine::check(&playbooks)?;
     if args.tree.is_some() {
         tack_diag::deprecate(

@@ -18,7 +18,12 @@ use crate::session::Session;
 /// The environment variable that names the interpreter as `--ansible-python` does.
 const ENV: &str = "TACK_ANSIBLE_PYTHON";
 
-pub(crate) fn configure(option: Option<&Path>, session: &Session) -> Result<(), Diagnostic> {
+pub(crate) fn configure(
+    option: Option<&Path>,
+    session: &Session,
+    plan: bool,
+) -> Result<(), Diagnostic> {
+    configure_settings(session, plan)?;
     let from_env = std::env::var_os(ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     // An explicit interpreter is checked now (a bad one is an options error); the search
     // waits until a task needs it.
@@ -32,6 +37,43 @@ pub(crate) fn configure(option: Option<&Path>, session: &Session) -> Result<(), 
         Diagnostic::new(text).with_class(ErrorClass::Options)
     })?;
     python_path::configure(found);
+    Ok(())
+}
+
+/// The settings the Python path reads: the module debugging settings (`keep_remote_files`,
+/// AnsiballZ's extensions), `display_traceback` (a module's error summary shows its
+/// traceback) and the sh shell's `remote_tmp`.
+fn configure_settings(session: &Session, plan: bool) -> Result<(), Diagnostic> {
+    let config = &session.config;
+    let keep = config.get("DEFAULT_KEEP_REMOTE_FILES").and_then(|v| v.as_bool()) == Some(true);
+    let settings = [
+        ("_ANSIBALLZ_PYDEVD_CONFIG", "_ansible_ansiballz_pydevd_config"),
+        ("_ANSIBALLZ_DEBUGPY_CONFIG", "_ansible_ansiballz_debugpy_config"),
+        ("_ANSIBALLZ_COVERAGE_CONFIG", "_ansible_ansiballz_coverage_config"),
+    ];
+    let extensions = settings
+        .into_iter()
+        .filter_map(|(setting, variable)| {
+            let text = config.get(setting)?.as_str()?.to_string();
+            Some((variable, text))
+        })
+        .collect();
+    let tracebacks = config.get("DISPLAY_TRACEBACK");
+    let display_traceback = tracebacks
+        .as_ref()
+        .and_then(|v| v.as_str_list())
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let remote_tmp = config.remote_tmp().map_err(|e| Diagnostic::new(e.to_string()))?;
+    let remote_tmp = remote_tmp.map(str::to_string);
+    python_path::configure_settings(python_path::PathSettings {
+        debugging: python_path::DebugSettings { keep_remote_files: keep, extensions },
+        display_traceback,
+        remote_tmp,
+        planning: plan,
+    });
     Ok(())
 }
 

@@ -42,7 +42,7 @@ pub(super) fn run(
     };
     // The controller's ansible-core is named before loading (found only when first needed):
     // a collection the loader does not find elsewhere is looked for on its `sys.path`.
-    crate::cmd::python_path::configure(args.ansible_python.as_deref(), session)?;
+    crate::cmd::python_path::configure(args.ansible_python.as_deref(), session, plan)?;
     tack_actions::python_path::keep_new_payloads(!plan);
     let loader = Loader::new(&session.loader, &options);
     for path in &args.playbooks {
