@@ -34,13 +34,14 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     if debugged(input) {
         return match crate::python_path::core().and(tack_agent::modules::native_name(name)) {
             Some(short) => crate::python_path::action::run(input, short),
-            None => {
-                let refusal = crate::python_path::debugging::refusal(input, name, false);
-                crate::output::errored(Diagnostic::at(
-                    refusal.unwrap_or_default(),
-                    input.task_origin.clone(),
-                ))
-            }
+            None => crate::output::errored(Diagnostic::at(
+                format!(
+                    "the '{name}' module runs from ansible's own module file under the module \
+                     debugging settings, which needs ansible-core on the controller: {}",
+                    crate::python_path::why_not()
+                ),
+                input.task_origin.clone(),
+            )),
         };
     }
     // ansible's every module runs under the host's interpreter, so it fails where the host

@@ -1,6 +1,7 @@
 //! What the engine does not run yet is refused by name before any play starts: nothing but
 //! the `-v` header is printed on stdout (no PLAY banner), the error names the keyword, action or option and
-//! where it was written, and the exit code is ansible's for the error's class.
+//! where it was written, and the exit code is ansible's for the error's class. What depends
+//! on a host's variables is refused by name where it would run, and nothing else stops.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -664,4 +665,34 @@ fn an_unresolved_module_defaults_member_is_refused_at_vvvvv_only() {
     );
     let out = tack(dir.path(), play, &["-vvvv"]).output().expect("tack runs");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Under the module debugging settings (`keep_remote_files`, an AnsiballZ extension) what
+/// tack runs with its own code on the host has no module file to keep or debug: an action
+/// such as `copy`, and the play's fact gathering, are refused by name where they would run,
+/// and what runs on the controller (`debug`) runs as before.
+#[test]
+fn module_debugging_refuses_what_tack_runs_with_its_own_code() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let play = format!(
+        "{PLAY}    - debug: msg=still-runs\n    - copy: content=x dest={}/out\n      ignore_errors: true\n",
+        dir.path().display()
+    );
+    let out = tack(dir.path(), &play, &[]).env("ANSIBLE_KEEP_REMOTE_FILES", "1").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("still-runs"));
+    assert!(stdout.contains("tack does not support keep_remote_files for the 'copy' action"));
+    assert!(!dir.path().join("out").exists());
+
+    let gathering = "- hosts: all\n  tasks:\n    - debug: msg=x\n";
+    let extension = ["-e", r#"{"_ansible_ansiballz_pydevd_config": {"module": "pydevd"}}"#];
+    let out = tack(dir.path(), gathering, &extension).output().unwrap();
+    let shown = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+    let shown = String::from_utf8_lossy(&shown);
+    assert!(
+        shown.contains("tack does not support _ansible_ansiballz_pydevd_config for fact gathering"),
+        "{shown}"
+    );
+    assert_ne!(out.status.code(), Some(0));
 }

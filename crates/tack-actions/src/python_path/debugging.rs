@@ -58,11 +58,35 @@ impl Debugging {
 
 /// The settings that apply to `input`'s task, if any: a variable's value over the setting's.
 pub(crate) fn for_task(input: &ActionInput<'_>) -> Result<Option<Debugging>, String> {
+    for_scope(input.templar, input.scope)
+}
+
+/// The refusal of fact gathering on a host whose variables are `scope`, under these
+/// settings: tack gathers with its own code.
+pub fn gathering_refusal(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+) -> Option<String> {
+    match for_scope(templar, scope) {
+        Ok(Some(debugging)) => Some(format!(
+            "tack does not support {} for fact gathering: tack gathers facts with its own code \
+             on the host, which leaves no module file to keep or debug",
+            debugging.named()
+        )),
+        Ok(None) => None,
+        Err(e) => Some(e),
+    }
+}
+
+fn for_scope(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+) -> Result<Option<Debugging>, String> {
     let settings = &super::settings().debugging;
     let mut extensions = Map::new();
     for name in EXTENSION_VARIABLES {
-        let value = match input.scope.get(name) {
-            Some(binding) => match input.templar.render(binding.node(), input.scope) {
+        let value = match scope.get(name) {
+            Some(binding) => match templar.render(binding.node(), scope) {
                 Ok(rendered) => Some(crate::json::to_json(&rendered.value)),
                 Err(e) if e.is_omitted() => None,
                 Err(e) => return Err(e.message),

@@ -16,7 +16,7 @@
 
 pub(crate) mod action;
 mod bytecode;
-pub(crate) mod debugging;
+pub mod debugging;
 mod error_summary;
 mod find;
 mod payload;

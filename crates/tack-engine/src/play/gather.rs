@@ -65,6 +65,9 @@ pub(crate) fn gather_facts(
         cursors.iter().map(|(h, _)| h.clone()).filter(|h| gathers_on(env, h)).collect();
     for host in &hosts {
         refuse_facts_modules(env, host)?;
+        if not_gathering(env, host).is_none() {
+            refuse_module_debugging(env, host)?;
+        }
     }
     // Under `smart`, hosts that gathered already are given no task: when none is left, the
     // task has no banner either.
@@ -155,6 +158,16 @@ fn refuse_facts_modules(env: &PlayEnv<'_, '_>, host: &str) -> Result<(), Diagnos
     }
 }
 
+/// `keep_remote_files` or an AnsiballZ extension setting for `host`: ansible would keep or
+/// debug its `setup` module's file, which tack's gathering does not have.
+fn refuse_module_debugging(env: &PlayEnv<'_, '_>, host: &str) -> Result<(), Diagnostic> {
+    let Some(scope) = env.scope.host_scope(host) else { return Ok(()) };
+    match tack_actions::python_path::debugging::gathering_refusal(env.run.templar, &scope) {
+        Some(refusal) => Err(Diagnostic::at(refusal, env.play().origin.clone())),
+        None => Ok(()),
+    }
+}
+
 /// Whether `host` gathers with other fact modules than `setup` (`ansible_facts_modules`).
 pub(crate) fn asks_other_fact_modules(
     scope: &std::sync::Arc<crate::vars::PlayScope>,
@@ -177,6 +190,7 @@ pub(crate) fn gather_one(
     if let Some(skipped) = not_gathering(env, host) {
         return Ok(skipped);
     }
+    refuse_module_debugging(env, host)?;
     let asked = (interpreter_for(env, host), environment_for(env, host));
     let origin = env.play().origin.clone();
     Ok(gather_on(keywords, host, &gather_address(env, host), origin, link, asked))

@@ -387,4 +387,21 @@ mod tests {
             "web1 | SUCCESS => {\"changed\": false,\"ping\": \"pong\"}\n"
         );
     }
+
+    #[test]
+    fn invocation_is_dumped_from_three_vs() {
+        let mut args = Mapping::new();
+        args.insert(s("data"), s("pong"));
+        let mut invocation = Mapping::new();
+        invocation.insert(s("module_args"), Node::bare(tack_yaml::Value::Map(args)));
+        let invocation = Node::bare(tack_yaml::Value::Map(invocation));
+        let r = result(&[("changed", b(false)), ("invocation", invocation)]);
+        let at = |verbosity| {
+            let mut cb = MinimalCallback::new(Vec::new(), Layout::OneLine, verbosity);
+            cb.host_result(&view("ping"), &r);
+            String::from_utf8(cb.into_inner()).unwrap()
+        };
+        assert_eq!(at(2), "web1 | SUCCESS => {\"changed\": false}\n");
+        assert!(at(3).contains("\"invocation\": {        \"module_args\""), "{}", at(3));
+    }
 }
