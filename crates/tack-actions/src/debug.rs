@@ -142,15 +142,25 @@ fn evaluate_var(
             s("<<Omit>>")
         }
         Err(e) => {
-            // What went wrong is the expression's, not a template's.
+            // What went wrong is the expression's, not a template's; a recursion error keeps
+            // Python's own words as its cause.
+            let recursion = e.message.strip_prefix("Recursive loop detected in template: ");
             let message = match e.message.strip_prefix("Error rendering template:") {
                 Some(rest) => format!("Error rendering expression:{rest}"),
+                None if recursion.is_some() => "Recursive loop detected in expression.".into(),
                 None => e.message.clone(),
             };
-            let cause = tack_diag::Diagnostic::at(
+            let mut cause = tack_diag::Diagnostic::at(
                 format!("Error while resolving `var` expression: {message}"),
                 at.origin.clone(),
             );
+            if let Some(python) = recursion {
+                cause = tack_diag::Diagnostic::caused_by(
+                    cause.message.clone(),
+                    at.origin.clone(),
+                    tack_diag::Diagnostic::new(python).while_handling(),
+                );
+            }
             return Err(crate::output::errored(tack_diag::Diagnostic::caused_by(
                 "Task failed.",
                 input.task_origin.clone(),

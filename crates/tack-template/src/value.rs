@@ -65,7 +65,8 @@ pub fn to_value(value: &JValue) -> Result<Value, Error> {
         d.get()
     });
     let result = if depth > MAX_VALUE_DEPTH {
-        Err(Error::new(ErrorKind::InvalidOperation, "maximum recursion depth exceeded"))
+        // Worded as the engine's own recursion limit, which ansible's error names.
+        Err(Error::new(ErrorKind::InvalidOperation, "recursion limit exceeded"))
     } else {
         to_value_here(value)
     };

@@ -6,9 +6,8 @@
 //! here, as the C composer does: an absent tag or the non-specific `!` goes through the
 //! implicit resolver with libyaml's `plain_implicit` flag.
 //!
-//! An alias to a node that is still open (its own ancestor) makes a cycle. PyYAML builds a
-//! self-referencing Python object from it; tack's [`crate::Value`] is a tree, so the composer
-//! refuses it by name instead of looping.
+//! An alias to a node that is still open (its own ancestor) makes a cycle, as in PyYAML's
+//! graph; `construct` unrolls it (tack's [`crate::Value`] is a tree).
 //!
 //! This module does not build values; see `construct`.
 
@@ -59,7 +58,7 @@ pub(crate) enum ComposeError {
         problem: String,
         mark: Mark,
     },
-    /// tack's own refusal (recursive alias, nesting too deep).
+    /// tack's own refusal (nesting too deep).
     Unsupported {
         message: String,
         mark: Mark,
@@ -104,8 +103,6 @@ pub(crate) enum Next {
 struct DocBuilder {
     nodes: Vec<CNode>,
     anchors: HashMap<String, NodeId>,
-    /// Nodes whose content is still being read; an alias to one of them is a cycle.
-    open: Vec<bool>,
 }
 
 impl<'a> Composer<'a> {
@@ -172,7 +169,7 @@ impl<'a> Composer<'a> {
         if matches!(start.data, EventData::StreamEnd) {
             return Ok(Next::End);
         }
-        let mut doc = DocBuilder { nodes: Vec::new(), anchors: HashMap::new(), open: Vec::new() };
+        let mut doc = DocBuilder { nodes: Vec::new(), anchors: HashMap::new() };
         let root = self.compose_node(&mut doc, 0)?;
         self.next_event()?; // DOCUMENT-END
         Ok(Next::Document(Box::new(Document { nodes: doc.nodes, root })))
@@ -197,15 +194,6 @@ impl<'a> Composer<'a> {
                         mark: start,
                     });
                 };
-                if doc.open[id] {
-                    return Err(ComposeError::Unsupported {
-                        message: format!(
-                            "tack does not support recursive YAML aliases: '*{anchor}' refers \
-                             to a node that contains it."
-                        ),
-                        mark: start,
-                    });
-                }
                 return Ok(id);
             }
             EventData::Scalar { anchor, tag, mut value, plain_implicit, style, .. } => {
@@ -230,14 +218,12 @@ impl<'a> Composer<'a> {
                 let id = self.check_anchor(doc, anchor.as_deref(), start)?;
                 doc.push(CNode { tag, start, kind: Kind::Seq(Vec::new()) });
                 doc.register(anchor.as_deref(), id);
-                doc.open[id] = true;
                 let mut items = Vec::new();
                 while !matches!(self.peek()?.data, EventData::SequenceEnd) {
                     items.push(self.compose_node(doc, depth + 1)?);
                 }
                 self.next_event()?;
                 doc.nodes[id].kind = Kind::Seq(items);
-                doc.open[id] = false;
                 return Ok(id);
             }
             EventData::MappingStart { anchor, tag, .. } => {
@@ -245,7 +231,6 @@ impl<'a> Composer<'a> {
                 let id = self.check_anchor(doc, anchor.as_deref(), start)?;
                 doc.push(CNode { tag, start, kind: Kind::Map(Vec::new()) });
                 doc.register(anchor.as_deref(), id);
-                doc.open[id] = true;
                 let mut pairs = Vec::new();
                 while !matches!(self.peek()?.data, EventData::MappingEnd) {
                     let key = self.compose_node(doc, depth + 1)?;
@@ -254,7 +239,6 @@ impl<'a> Composer<'a> {
                 }
                 self.next_event()?;
                 doc.nodes[id].kind = Kind::Map(pairs);
-                doc.open[id] = false;
                 return Ok(id);
             }
             other => return Err(unexpected_event(&other, start)),
@@ -302,7 +286,6 @@ fn container_tag(tag: Option<&str>, default: Tag) -> Tag {
 impl DocBuilder {
     fn push(&mut self, node: CNode) {
         self.nodes.push(node);
-        self.open.push(false);
     }
 
     fn register(&mut self, anchor: Option<&str>, id: NodeId) {

@@ -62,6 +62,7 @@ struct Obj {
     origin: Option<Origin>,
 }
 
+#[derive(Clone)]
 enum ObjValue {
     Scalar(Value),
     List(Vec<ObjId>),
@@ -136,7 +137,7 @@ impl<'a> Constructor<'a> {
             }
         }
         let budget = self.doc.nodes.len() + EXPANSION_ALLOWANCE;
-        Ok(Materializer::new(self.objs, root, budget).node(root)?.0)
+        Ok(Materializer::new(self.objs, root, budget).node(root, 0)?.0)
     }
 
     fn origin(&self, node: NodeId) -> Origin {
@@ -599,15 +600,28 @@ impl KeyIndex {
     }
 }
 
+/// How deep a cycle (an alias inside the node it names: PyYAML builds an object that holds
+/// itself) is unrolled into the tree: past the 400 levels of nesting a template reads of a
+/// value, so a walk of the whole value (printing it, passing it to a module) fails with the
+/// recursion error ansible's walk of the self-holding object gives, while a bounded read
+/// (its length, an item a few levels down) gives what ansible's does; and within the depth
+/// the loader takes of any document, which every thread's stack holds. Below that depth the
+/// tree ends in `null`. (Python's JSON encoder reaches deeper than templates do: `to_json`
+/// of such a value gives the unrolled text where ansible's runs out of recursion.)
+const CYCLE_DEPTH: usize = 420;
+
 /// Moves the object graph into an owned tree. An object used once is moved; one shared by
 /// aliases is built once and copied at each further use, every copied node charged to the
-/// expansion budget.
+/// expansion budget. A graph with a cycle is unrolled instead, each object copied wherever it
+/// is reached, down to [`CYCLE_DEPTH`] (a cycle that doubles at each turn runs into the
+/// budget, and is refused).
 struct Materializer {
     objs: Vec<Obj>,
     /// How many containers (or the document) refer to each object.
     refs: Vec<u32>,
     shared: Vec<Option<(Node, usize)>>,
     budget: usize,
+    cyclic: bool,
 }
 
 impl Materializer {
@@ -625,45 +639,62 @@ impl Materializer {
             }
         }
         let shared = (0..objs.len()).map(|_| None).collect();
-        Materializer { objs, refs, shared, budget }
+        let cyclic = has_cycle(&objs, root);
+        Materializer { objs, refs, shared, budget, cyclic }
     }
 
     fn charge(&mut self, nodes: usize, obj: ObjId) -> Result<()> {
+        let message = if self.cyclic {
+            "tack refuses this YAML: it holds a node more than once inside itself (aliases inside \
+             the node they name), which unrolled is more than a million nodes."
+        } else {
+            "tack refuses this YAML: its aliases expand to more than a million nodes."
+        };
         self.budget =
             self.budget.checked_sub(nodes).ok_or_else(|| ConstructError::Unsupported {
-                message: "tack refuses this YAML: its aliases expand to more than a million nodes."
-                    .into(),
+                message: message.into(),
                 mark: mark_of(self.objs[obj].origin.as_ref()),
             })?;
         Ok(())
     }
 
-    /// The tree for `obj` and its size in nodes.
-    fn node(&mut self, obj: ObjId) -> Result<(Node, usize)> {
+    /// The tree for `obj`, `depth` containers down, and its size in nodes.
+    fn node(&mut self, obj: ObjId, depth: usize) -> Result<(Node, usize)> {
+        if self.cyclic {
+            return self.build(obj, depth);
+        }
         if let Some((node, size)) = &self.shared[obj] {
             let (copy, size) = (node.clone(), *size);
             self.charge(size, obj)?;
             return Ok((copy, size));
         }
-        let (node, size) = self.build(obj)?;
+        let (node, size) = self.build(obj, depth)?;
         if self.refs[obj] > 1 {
             self.shared[obj] = Some((node.clone(), size));
         }
         Ok((node, size))
     }
 
-    /// Builds `obj` once, moving its contents out; returns the node and its size in nodes.
-    fn build(&mut self, obj: ObjId) -> Result<(Node, usize)> {
+    /// Builds `obj` once, moving its contents out (copying them, in a graph with a cycle);
+    /// returns the node and its size in nodes.
+    fn build(&mut self, obj: ObjId, depth: usize) -> Result<(Node, usize)> {
         self.charge(1, obj)?;
         let origin = self.objs[obj].origin.clone();
-        let taken = std::mem::replace(&mut self.objs[obj].value, ObjValue::Scalar(Value::Null));
+        let taken = if self.cyclic {
+            self.objs[obj].value.clone()
+        } else {
+            std::mem::replace(&mut self.objs[obj].value, ObjValue::Scalar(Value::Null))
+        };
+        if depth > CYCLE_DEPTH && !matches!(taken, ObjValue::Scalar(_)) {
+            return Ok((Node::new(Value::Null, origin), 1));
+        }
         let mut size = 1;
         let value = match taken {
             ObjValue::Scalar(v) => v,
             ObjValue::List(items) => {
                 let mut nodes = Vec::with_capacity(items.len());
                 for i in items {
-                    let (node, n) = self.node(i)?;
+                    let (node, n) = self.node(i, depth + 1)?;
                     size += n;
                     nodes.push(node);
                 }
@@ -672,8 +703,8 @@ impl Materializer {
             ObjValue::Dict(entries) => {
                 let mut map = Mapping::new();
                 for (k, v) in entries {
-                    let (key, nk) = self.node(k)?;
-                    let (value, nv) = self.node(v)?;
+                    let (key, nk) = self.node(k, depth + 1)?;
+                    let (value, nv) = self.node(v, depth + 1)?;
                     size += nk + nv;
                     map.push_new(key, value);
                 }
@@ -682,6 +713,44 @@ impl Materializer {
         };
         Ok((Node::new(value, origin), size))
     }
+}
+
+/// Whether the objects reachable from `root` hold one another in a cycle (an alias inside
+/// the node it names), found by a depth-first walk without recursion.
+fn has_cycle(objs: &[Obj], root: ObjId) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let children = |obj: ObjId| -> Vec<ObjId> {
+        match &objs[obj].value {
+            ObjValue::Scalar(_) => Vec::new(),
+            ObjValue::List(items) => items.clone(),
+            ObjValue::Dict(entries) => entries.iter().flat_map(|&(k, v)| [k, v]).collect(),
+        }
+    };
+    let mut marks = vec![Mark::New; objs.len()];
+    let mut stack: Vec<(ObjId, Vec<ObjId>)> = vec![(root, children(root))];
+    marks[root] = Mark::Open;
+    while let Some((obj, pending)) = stack.last_mut() {
+        match pending.pop() {
+            Some(child) => match marks[child] {
+                Mark::Open => return true,
+                Mark::Done => {}
+                Mark::New => {
+                    marks[child] = Mark::Open;
+                    stack.push((child, children(child)));
+                }
+            },
+            None => {
+                marks[*obj] = Mark::Done;
+                stack.pop();
+            }
+        }
+    }
+    false
 }
 
 fn mark_of(origin: Option<&Origin>) -> Mark {
@@ -696,6 +765,64 @@ fn mark_of(origin: Option<&Origin>) -> Mark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Loads `text` on a thread with a host thread's stack in a release build (a debug
+    /// build's frames are larger).
+    fn load(text: &str) -> std::result::Result<Node, String> {
+        let text = text.to_string();
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(move || {
+                crate::load_single_with(&text, None, &crate::LoadOptions::default())
+                    .map(|loaded| {
+                        loaded.documents.into_iter().next().unwrap_or(Node::bare(Value::Null))
+                    })
+                    .map_err(|e| e.message)
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    /// The items of a sequence node (test helper).
+    fn items(node: &Node) -> &[Node] {
+        match &node.value {
+            Value::Seq(items) => items,
+            other => panic!("not a sequence: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_alias_inside_the_node_it_names_is_unrolled_to_the_cycle_depth() {
+        // A thread of the loader's own size: the tree is as deep as the cycle depth.
+        let loaded = std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(|| {
+                let doc = load("a: &a [1, *a]\nb: after\n").unwrap();
+                let Value::Map(map) = &doc.value else { panic!("not a mapping") };
+                let a = map.iter().next().unwrap().1.clone();
+                let mut depth = 0;
+                let mut node = &a;
+                while let Value::Seq(_) = node.value {
+                    assert_eq!(items(node)[0].value, Value::Int(1), "at depth {depth}");
+                    node = &items(node)[1];
+                    depth += 1;
+                }
+                assert_eq!(node.value, Value::Null);
+                let b = map.iter().nth(1).unwrap().1.value.clone();
+                (depth, b)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(loaded, (CYCLE_DEPTH, Value::Str("after".into())));
+    }
+
+    #[test]
+    fn a_cycle_that_doubles_at_each_turn_is_refused_by_its_size() {
+        let refused = load("n: &n {self: *n, again: *n}\n").unwrap_err();
+        assert!(refused.contains("holds a node more than once inside itself"), "{refused}");
+    }
     use crate::value::{TimeOfDay, Timestamp};
 
     #[test]

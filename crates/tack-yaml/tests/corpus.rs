@@ -34,6 +34,9 @@ fn compare(path: &str, want: &Json, got: &Node, diffs: &mut Vec<String>) {
     let kind = want["type"].as_str().unwrap();
     match (kind, &got.value) {
         ("null", Value::Null) => {}
+        // A node that holds itself (the recorder stops at it): tack unrolls it, which
+        // `construct`'s own tests check level by level.
+        ("recursive", Value::Seq(_) | Value::Map(_)) => {}
         ("bool", Value::Bool(b)) if want["value"].as_bool() == Some(*b) => {}
         ("int", Value::Int(i)) if want["repr"].as_str() == Some(&i.to_string()) => {}
         ("int", Value::BigInt(s)) if want["repr"].as_str() == Some(s) => {}
@@ -104,7 +107,6 @@ fn refusal(want: &Json) -> Option<&'static str> {
         match j["type"].as_str() {
             Some("bytes") => Some("!!binary"),
             Some("set") => Some("!!set"),
-            Some("recursive") => Some("recursive"),
             _ => j.get("items")?.as_array()?.iter().find_map(|item| match item {
                 Json::Array(pair) => pair.iter().find_map(walk),
                 other => walk(other),
@@ -220,7 +222,14 @@ fn scalars_match_ansible() {
 
 #[test]
 fn structures_match_ansible() {
-    run_corpus("structures.json");
+    // The loader runs on threads with a release build's room for its deepest trees (a
+    // recursive alias unrolled); a debug build's frames need more.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(|| run_corpus("structures.json"))
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]
