@@ -340,15 +340,44 @@ async fn cancel_run(
     }
 }
 
+/// What `.../transcript` takes: the line to follow from, for a stream (its `Last-Event-ID`
+/// wins when a client reconnects).
+#[derive(serde::Deserialize)]
+struct TranscriptQuery {
+    after: Option<i64>,
+}
+
 /// What the run printed (the default callback's text as `tack playbook` prints it), secrets
-/// masked as in its events; as much as it has printed so far while it runs.
+/// masked as in its events; as much as it has printed so far while it runs. Asked for as
+/// `text/event-stream`, each line is an event (`line`, its number as the id, the text as a
+/// JSON string) as it is printed, and `end` (the run's status, as a JSON string) follows the
+/// last line of a run that ended.
 async fn run_transcript(
     State(s): State<AppState>,
     auth: Auth,
+    headers: HeaderMap,
     Path((name, apply_id)): Path<(String, String)>,
+    query: Result<axum::extract::Query<TranscriptQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
     auth.require(Role::Viewer)?;
+    let axum::extract::Query(q) = query.map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("the query: {}", e.body_text()))
+    })?;
     run_of(&s.store, &name, &apply_id).await?;
+    let accept = headers.get(header::ACCEPT).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if accept.contains("text/event-stream") {
+        let after = last_event_id(&headers)?.or(q.after).unwrap_or(0).max(0);
+        let cursor = LineCursor {
+            store: s.store.clone(),
+            token_id: auth.0.token_id.clone(),
+            apply_id,
+            after,
+            pending: Default::default(),
+            ended: false,
+        };
+        let stream = futures_util::stream::unfold(cursor, next_line);
+        return Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response());
+    }
     let mut text = String::new();
     for (_, line) in s.store.transcript(&apply_id, 0).await? {
         text.push_str(&line);
@@ -416,6 +445,67 @@ async fn revoke_token(
     Err(ApiError::not_found(format!("no token has the id '{id}'")))
 }
 
+/// The `Last-Event-ID` a reconnecting client sends: the number of the last event it read.
+fn last_event_id(headers: &HeaderMap) -> ApiResult<Option<i64>> {
+    match headers.get("last-event-id").map(|h| h.to_str().map(str::parse::<i64>)) {
+        None => Ok(None),
+        Some(Ok(Ok(n))) if n >= 0 => Ok(Some(n)),
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "Last-Event-ID must be the number of an event this stream sent",
+        )),
+    }
+}
+
+/// Where a stream of a run's transcript stands.
+struct LineCursor {
+    store: Store,
+    /// The token that opened the stream: revoking it ends the stream.
+    token_id: String,
+    apply_id: String,
+    after: i64,
+    pending: std::collections::VecDeque<(i64, String)>,
+    /// The run has ended, every line is sent, and so is `end`.
+    ended: bool,
+}
+
+async fn next_line(mut c: LineCursor) -> Option<(Result<Event, Infallible>, LineCursor)> {
+    loop {
+        if let Some((seq, line)) = c.pending.pop_front() {
+            c.after = seq;
+            // As a JSON string: an empty line still has data (an event without any is never
+            // dispatched by a browser), and no character of it can end the field.
+            let data = Value::String(line).to_string();
+            return Some((Ok(Event::default().id(seq.to_string()).event("line").data(data)), c));
+        }
+        if c.ended {
+            return None;
+        }
+        if !matches!(c.store.token_active(&c.token_id).await, Ok(true)) {
+            return None;
+        }
+        // Read the status first: lines stored before a run ended are all read below.
+        let status = match c.store.status(&c.apply_id).await {
+            Ok(Some(status)) if status.is_final() => Some(status),
+            _ => None,
+        };
+        match c.store.transcript(&c.apply_id, c.after).await {
+            Ok(lines) => c.pending.extend(lines),
+            Err(_) => return None,
+        }
+        if let Some(status) = status
+            && c.pending.is_empty()
+        {
+            c.ended = true;
+            let data = Value::String(status.as_str().to_string()).to_string();
+            return Some((Ok(Event::default().event("end").data(data)), c));
+        }
+        if c.pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
 /// Where a stream of events stands.
 struct Cursor {
     store: Store,
@@ -462,16 +552,7 @@ async fn run_events(
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     auth.require(Role::Viewer)?;
     run_of(&s.store, &name, &apply_id).await?;
-    let after = match headers.get("last-event-id").map(|h| h.to_str().map(str::parse::<i64>)) {
-        None => 0,
-        Some(Ok(Ok(n))) if n >= 0 => n,
-        Some(_) => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "Last-Event-ID must be the number of an event this stream sent",
-            ));
-        }
-    };
+    let after = last_event_id(&headers)?.unwrap_or(0);
     let cursor = Cursor {
         store: s.store.clone(),
         token_id: auth.0.token_id.clone(),

@@ -134,8 +134,13 @@ pub(crate) fn document() -> Value {
                 "get": op("the run's events as server-sent events, live until it ends", Some("viewer"), &[("200", "text/event-stream"), ("404", "no such run")])
             },
             "/v1/incarnations/{name}/runs/{apply_id}/transcript": {
-                "parameters": [name, id],
-                "get": op("what the run printed, as text, secrets masked as in its events (so far, while it runs)", Some("viewer"), &[("200", "text/plain"), ("404", "no such run")])
+                "parameters": [
+                    name, id,
+                    {"name": "Accept", "in": "header", "required": false, "schema": {"type": "string"}, "description": "text/event-stream: follow the lines as they are printed"},
+                    {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "a stream starts after this line"},
+                    {"name": "Last-Event-ID", "in": "header", "required": false, "schema": {"type": "integer"}, "description": "a stream resumes after this line (over `after`)"}
+                ],
+                "get": op("what the run printed, secrets masked as in its events: as text (so far, while it runs), or as server-sent events, `line` per line (its number the id, its text a JSON string) live until the run ends, then `end` (the run's status as a JSON string)", Some("viewer"), &[("200", "text/plain, or text/event-stream"), ("400", "a bad after or Last-Event-ID"), ("404", "no such run")])
             },
             "/v1/incarnations/{name}/runs/{apply_id}/cancel": {
                 "parameters": [name, id],

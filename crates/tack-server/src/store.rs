@@ -514,6 +514,27 @@ impl Store {
         rows.iter().map(|r| Ok((r.try_get("seq")?, r.try_get("line")?))).collect()
     }
 
+    /// The last `count` lines run `id` printed, in order.
+    pub async fn transcript_tail(
+        &self,
+        id: &str,
+        count: i64,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, line FROM run_transcript WHERE run_id = $1 ORDER BY seq DESC LIMIT $2",
+        )
+        .bind(id)
+        .bind(count)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut lines: Vec<(i64, String)> = rows
+            .iter()
+            .map(|r| Ok((r.try_get("seq")?, r.try_get("line")?)))
+            .collect::<Result<_, StoreError>>()?;
+        lines.reverse();
+        Ok(lines)
+    }
+
     /// A run's events after `after` (0 for all), in order.
     pub async fn events(&self, id: &str, after: i64) -> Result<Vec<EventRecord>, StoreError> {
         let rows = sqlx::query(

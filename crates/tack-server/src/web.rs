@@ -115,7 +115,10 @@ pre{margin:0;white-space:pre-wrap;max-height:20em;overflow:auto}.s-ok,.s-success
 border-radius:1em;font-size:.9em}.chip.per-host{background:#dfe9f5;color:#0a4b78;border:1px solid #72aee6}\
 .chip.masked{background:#fcf0f1;color:#8a2424;border:1px solid #e65054}tr.chosen{background:#f0f6fc}\
 dl{display:grid;grid-template-columns:max-content auto;gap:.3em 1em;background:#fff;padding:.6em}\
-dt{font-weight:600}dd{margin:0}.lang a{margin-left:.4em}";
+dt{font-weight:600}dd{margin:0}.lang a{margin-left:.4em}#transcript{max-height:30em;\
+background:#1d2327;color:#dcdcde;padding:.6em}.t-ok{color:#68de7c}.t-changed{color:#f2d675}\
+.t-failed,.t-unreachable{color:#ff8085}.t-skipped{color:#72aee6}.t-warn{color:#c3a5e0}\
+.t-banner{font-weight:600}";
 
 fn page(l: Lang, title: &str, body: &str, signed_in: bool, extra_head: &str) -> String {
     let other = match l {
@@ -543,18 +546,23 @@ async fn run_page(
         Some(task) => body.push_str(&task_detail(l, task, from)),
         None => body.push_str(&format!("<p>{}</p>", l.t("select_task"))),
     }
-    // A live run's page follows it: each stored event reloads it, a moment later.
+    let shown = s.store.transcript_tail(&apply_id, TRANSCRIPT_LINES).await.unwrap_or_default();
+    let last = shown.last().map_or(0, |(seq, _)| *seq);
+    body.push_str(&transcript_section(l, &run, &shown));
+    // A live run's page follows its transcript line by line, and shows the whole run again
+    // once it has ended (or, should the stream break, a moment later).
     let script = if !live {
         String::new()
     } else if let Some(name) = &run.incarnation {
+        let base = format!("/v1/incarnations/{}/runs/{}", js_path(name), js_path(&run.apply_id));
         format!(
-            "<script>addEventListener('load',()=>{{let t;const es=new EventSource('/v1/\
-             incarnations/{}/runs/{}/events');const r=()=>{{clearTimeout(t);t=setTimeout(()=>\
-             location.reload(),400)}};es.onmessage=r;['task_start','task_result','recap'].\
-             forEach(k=>es.addEventListener(k,r));es.onerror=()=>setTimeout(()=>location.\
-             reload(),2000)}})</script>",
-            js_path(name),
-            js_path(&run.apply_id)
+            "<script>addEventListener('load',()=>{{const p=document.getElementById(\
+             'transcript');const ts=new EventSource('{base}/transcript?after={last}');ts.\
+             addEventListener('line',e=>{{const d=JSON.parse(e.data);const s=document.\
+             createElement('span');s.className={LINE_CLASS_JS};s.textContent=d+'\\n';p.\
+             appendChild(s);p.scrollTop=p.scrollHeight}});ts.addEventListener('end',()=>{{ts.\
+             close();location.reload()}});ts.onerror=()=>{{ts.close();setTimeout(()=>location.\
+             reload(),2000)}}}})</script>"
         )
     } else {
         "<script>setTimeout(()=>location.reload(),2000)</script>".into()
@@ -563,6 +571,69 @@ async fn run_page(
         set,
         Html(page(l, &format!("{} {}", l.t("run"), run.apply_id), &body, true, &script)),
     )
+}
+
+/// How many of a run's last transcript lines its page shows (the whole text is served at
+/// `.../transcript`): a run of a thousand hosts prints tens of thousands.
+const TRANSCRIPT_LINES: i64 = 500;
+
+/// The class a transcript line is shown in, by what it says: the colours `tack playbook`
+/// prints it in (ok green, changed yellow, failed and unreachable red, skipped cyan,
+/// warnings purple), banners in bold.
+fn line_class(line: &str) -> &'static str {
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| line.starts_with(p));
+    if line.contains("UNREACHABLE!") {
+        "t-unreachable"
+    } else if starts(&["fatal:", "failed:", "[ERROR]"]) {
+        "t-failed"
+    } else if starts(&["changed:"]) {
+        "t-changed"
+    } else if starts(&["ok:"]) {
+        "t-ok"
+    } else if starts(&["skipping:", "...ignoring", "included:"]) {
+        "t-skipped"
+    } else if starts(&["[WARNING]", "[DEPRECATION WARNING]"]) {
+        "t-warn"
+    } else if starts(&["PLAY ", "TASK ", "RUNNING HANDLER ", "PLAY RECAP"]) {
+        "t-banner"
+    } else {
+        ""
+    }
+}
+
+/// [`line_class`] as a JavaScript expression over a line `d`, for lines that arrive while
+/// the page is open.
+const LINE_CLASS_JS: &str = "((d)=>{const a=x=>x.some(y=>d.startsWith(y));return d.includes(\
+'UNREACHABLE!')?'t-unreachable':a(['fatal:','failed:','[ERROR]'])?'t-failed':a(['changed:'])\
+?'t-changed':a(['ok:'])?'t-ok':a(['skipping:','...ignoring','included:'])?'t-skipped':a([\
+'[WARNING]','[DEPRECATION WARNING]'])?'t-warn':a(['PLAY ','TASK ','RUNNING HANDLER ',\
+'PLAY RECAP'])?'t-banner':''})(d)";
+
+/// The run's transcript: its last [`TRANSCRIPT_LINES`] lines, each in its colour, with where
+/// the whole text is when lines were left out.
+fn transcript_section(l: Lang, run: &RunRecord, lines: &[(i64, String)]) -> String {
+    let mut out = format!("<h3>{}</h3>", l.t("transcript"));
+    if lines.first().is_some_and(|(seq, _)| *seq > 1) {
+        let whole = match &run.incarnation {
+            Some(name) => format!(
+                " <a href='/v1/incarnations/{}/runs/{}/transcript'>{}</a>",
+                escape(name),
+                escape(&run.apply_id),
+                l.t("whole_transcript")
+            ),
+            None => String::new(),
+        };
+        out.push_str(&format!("<p>{}{whole}</p>", l.t("transcript_tail")));
+    }
+    out.push_str("<pre id=transcript>");
+    for (_, line) in lines {
+        match line_class(line) {
+            "" => out.push_str(&format!("<span>{}\n</span>", escape(line))),
+            class => out.push_str(&format!("<span class={class}>{}\n</span>", escape(line))),
+        }
+    }
+    out.push_str("</pre>");
+    out
 }
 
 /// A path segment fit for a JavaScript string inside HTML: only the characters names and

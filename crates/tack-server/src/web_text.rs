@@ -89,6 +89,9 @@ const KEYS: &[&str] = &[
     "language",
     "no_params",
     "handler",
+    "transcript",
+    "transcript_tail",
+    "whole_transcript",
 ];
 
 const EN: &[(&str, &str)] = &[
@@ -137,6 +140,9 @@ const EN: &[(&str, &str)] = &[
     ("language", "Language"),
     ("no_params", "This task has no parameters to show."),
     ("handler", "handler"),
+    ("transcript", "Transcript"),
+    ("transcript_tail", "Its last 500 lines."),
+    ("whole_transcript", "The whole text"),
 ];
 
 const RU: &[(&str, &str)] = &[
@@ -185,6 +191,9 @@ const RU: &[(&str, &str)] = &[
     ("language", "Язык"),
     ("no_params", "У этой задачи нет параметров для показа."),
     ("handler", "обработчик"),
+    ("transcript", "Вывод запуска"),
+    ("transcript_tail", "Последние 500 строк."),
+    ("whole_transcript", "Весь текст"),
 ];
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The web page in a real headless Chromium, driven through WebDriver (chromedriver), spoken
 //! by hand as the API tests speak HTTP: sign in with a token, open a finished run, choose a
-//! task, see the `<per-host>` chip and a row per host. The page is saved as a screenshot in
+//! task, see the `<per-host>` chip and a row per host; open a running run and watch its
+//! transcript arrive. The page is saved as a screenshot in
 //! `$CARGO_TARGET_TMPDIR/browser/run-detail.png`, the test's artifact.
 //!
 //! The test command installs Debian's `chromium` and `chromium-driver` (scripts/test.sh).
@@ -162,4 +163,58 @@ fn a_browser_signs_in_and_sees_the_marker_and_each_host() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("run-detail.png"), png).unwrap();
+}
+
+#[test]
+fn a_browser_watches_a_runs_transcript_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    std::fs::write(
+        project.join("live.yml"),
+        "- hosts: soul-1\n  gather_facts: false\n  tasks:\n    - command: sleep 2\n    \
+         - debug:\n        msg: arrived-live\n    - command: sleep 3\n",
+    )
+    .unwrap();
+    let s = start_server(&db, dir.path(), "1", true);
+    let spec = json!({"name": "live", "project_dir": project, "playbook": "live.yml", "inventory": "hosts"});
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    let viewer = token(&db, "viewer", "watcher");
+    let driver = Driver::start(&dir.path().join("profile"));
+    let base = format!("http://{}", s.addr);
+    driver.go(&format!("{base}/ui/login?lang=en"));
+    let input = driver.find("input[name=token]");
+    driver.session("POST", &format!("/element/{input}/value"), Some(json!({"text": viewer})));
+    let button = driver.find("button[type=submit]");
+    driver.session("POST", &format!("/element/{button}/click"), Some(json!({})));
+    // Signed in (no run yet: the page offers to sign out).
+    driver.find("form[action='/ui/logout']");
+
+    let id = queue(&s, &s.admin, "live", 1).remove(0);
+    wait_status(&s, &s.admin, "live", &id, "running");
+    driver.go(&format!("{base}/ui/runs/{id}"));
+    let transcript = driver.find("#transcript");
+    // A mark on this page: a reload would lose it.
+    driver.session(
+        "POST",
+        "/execute/sync",
+        Some(json!({"script": "window.tackMark = 1", "args": []})),
+    );
+    assert!(!driver.text(&transcript).contains("arrived-live"), "printed before the page opened");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !driver.text(&transcript).contains("arrived-live") {
+        assert!(Instant::now() < deadline, "the line never arrived: {}", driver.text(&transcript));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mark = driver.session(
+        "POST",
+        "/execute/sync",
+        Some(json!({"script": "return window.tackMark", "args": []})),
+    );
+    assert_eq!(mark, json!(1), "the page was reloaded, not followed");
+    let ok = driver.find("#transcript span.t-ok");
+    assert!(driver.text(&ok).starts_with("ok: [soul-1]"), "{}", driver.text(&ok));
+    assert_eq!(wait_final(&s, &s.admin, "live", &id)["status"], "success");
 }

@@ -773,3 +773,72 @@ fn tokens_over_the_api(a: &str, admin: &str, operator: &str) {
     let entry = listed.as_array().unwrap().iter().find(|t| t["id"] == id).cloned().unwrap();
     assert!(entry["revoked_at"].is_i64(), "{entry}");
 }
+
+/// The run page and the API follow a run's transcript line by line while it runs (an SSE
+/// stream of `line` events, numbered for resuming, and `end` once the run is over); the page
+/// shows the lines it has in the colours `tack playbook` prints them in.
+#[test]
+fn a_runs_transcript_is_followed_as_it_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    let s = start_server(&db, dir.path(), "1", true);
+    let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    let id = queue(&s, &s.admin, "slow", 1).remove(0);
+    wait_status(&s, &s.admin, "slow", &id, "running");
+    let base = format!("/v1/incarnations/slow/runs/{id}");
+    // Opened while the run is running: the stream stays open until the run is over.
+    let addr = s.addr.clone();
+    let (path, admin) = (format!("{base}/transcript"), s.admin.clone());
+    let reader = std::thread::spawn(move || {
+        request(&addr, "GET", &path, Some(&admin), None, &[("Accept", "text/event-stream")])
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!reader.is_finished(), "the stream ended while its run was running");
+    let page = request(
+        &s.addr,
+        "GET",
+        &format!("/ui/runs/{id}"),
+        None,
+        None,
+        &[("Cookie", &format!("tack_token={}", s.admin))],
+    );
+    let html = String::from_utf8(page.body).unwrap();
+    assert!(
+        html.contains("<pre id=transcript><span>\n</span><span class=t-banner>PLAY [soul-1]"),
+        "{html}"
+    );
+    assert!(
+        html.contains("/transcript?after="),
+        "the page follows the lines after its own: {html}"
+    );
+    let cancel = request(&s.addr, "POST", &format!("{base}/cancel"), Some(&s.admin), None, &[]);
+    assert_eq!(cancel.status, 202);
+    let streamed = reader.join().unwrap();
+    assert_eq!(streamed.status, 200);
+    assert!(streamed.head.contains("text/event-stream"), "{}", streamed.head);
+    let body = String::from_utf8(streamed.body).unwrap();
+    assert!(body.starts_with("id: 1\nevent: line\ndata: \"\"\n"), "{body}");
+    assert!(body.contains("id: 2\nevent: line\ndata: \"PLAY [soul-1] *"), "{body}");
+    assert!(body.trim_end().ends_with("event: end\ndata: \"cancelled\""), "{body}");
+    // Resumed after the first two lines: the rest, then the end at once (the run is over).
+    let resumed = request(
+        &s.addr,
+        "GET",
+        &format!("{base}/transcript?after=2"),
+        Some(&s.admin),
+        None,
+        &[("Accept", "text/event-stream")],
+    );
+    let rest = String::from_utf8(resumed.body).unwrap();
+    assert!(!rest.contains("id: 2\n") && rest.contains("id: 3\n"), "{rest}");
+    let r =
+        request(&s.addr, "GET", &format!("{base}/transcript?after=x"), Some(&s.admin), None, &[]);
+    assert_eq!(r.status, 400);
+    // The plain text is every line, as before.
+    let text = request(&s.addr, "GET", &format!("{base}/transcript"), Some(&s.admin), None, &[]);
+    assert!(String::from_utf8(text.body).unwrap().starts_with("\nPLAY [soul-1]"));
+}
