@@ -14,6 +14,8 @@
 //!
 //! Owns the settings and that run; the payload builder makes the file, the connection puts it.
 
+use std::path::Path;
+
 use serde_json::{Map, Value};
 use tack_agent::python::PythonOutput;
 
@@ -124,26 +126,46 @@ pub(crate) fn refusal(input: &ActionInput<'_>, action: &str, keeping_only: bool)
     ))
 }
 
+/// The task's environment as the assignments that go before the module's command; an error
+/// for a name the shell would not take as one (it would run as part of the command).
+pub(crate) fn environment_prefix(
+    environment: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
+    let mut prefix = String::new();
+    for (key, value) in environment {
+        let name = !key.is_empty()
+            && !key.starts_with(|c: char| c.is_ascii_digit())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !name {
+            return Err(format!(
+                "the environment variable name {} cannot be given to the module's command",
+                tack_yaml::pyrepr::str_repr(key)
+            ));
+        }
+        prefix.push_str(&format!("{key}={} ", tack_py::shlex::quote(value)));
+    }
+    Ok(prefix)
+}
+
 /// The module run as ansible runs it from its AnsiballZ file `wrapper` (named `file_name`):
-/// in a fresh directory under `remote_tmp`, by `interpreter`, with the task's environment.
+/// in `dir` (fresh, under `remote_tmp`), by `interpreter`, after the task's environment
+/// (`prefix`, from [`environment_prefix`]); `dir` goes afterwards unless files are kept,
+/// whatever became of the run.
 pub(crate) fn run_wrapper(
     input: &ActionInput<'_>,
     debugging: &Debugging,
-    wrapper: &[u8],
-    file_name: &str,
-    interpreter: &str,
+    (wrapper, file_name): (&[u8], &str),
+    (prefix, interpreter): (&str, &str),
     dir: &str,
 ) -> Result<PythonOutput, tack_links::ConnectionError> {
     use tack_py::shlex::quote;
-    let cwd = std::path::Path::new("/");
+    let cwd = Path::new("/");
     let path = format!("{dir}/{file_name}");
-    input.conn.place(wrapper, &path, true)?;
-    let mut command = String::new();
-    for (key, value) in input.environment {
-        command.push_str(&format!("{key}={} ", quote(value)));
-    }
-    command.push_str(&format!("{} {}", quote(interpreter), quote(&path)));
-    let out = input.conn.exec_command(&command, cwd);
+    let command = format!("{prefix}{} {}", quote(interpreter), quote(&path));
+    let out = input
+        .conn
+        .place(wrapper, &path, true)
+        .and_then(|()| input.conn.exec_command(&command, cwd));
     if !debugging.keep_remote_files {
         let _ = input.conn.exec_command(&format!("rm -f -r {}/ > /dev/null 2>&1", quote(dir)), cwd);
     }
@@ -168,7 +190,22 @@ pub(crate) fn make_dir(
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
             format!("{}{rest}", input.conn.home()?)
         }
-        _ => remote_tmp.to_string(),
+        // `~user/...`: the user's home, as the host's shell expands it (a name of the
+        // characters user names have, so the word is nothing but that).
+        Some(rest) => {
+            let (user, tail) = rest.split_once('/').map_or((rest, ""), |(u, t)| (u, t));
+            let plain = user.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            if !plain {
+                return Err(tack_links::ConnectionError::Exec(format!(
+                    "remote_tmp {} names no user tack can ask the host about",
+                    tack_yaml::pyrepr::str_repr(remote_tmp)
+                )));
+            }
+            let out = input.conn.exec_command(&format!("echo ~{user}"), Path::new("/"))?;
+            let home = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            format!("{home}/{tail}")
+        }
+        None => remote_tmp.to_string(),
     };
     let root = root.trim_end_matches('/').to_string();
     let now = std::time::SystemTime::now()
@@ -181,7 +218,7 @@ pub(crate) fn make_dir(
     };
     let dir = format!("{root}/ansible-tmp-{now}-{}-{random}", std::process::id());
     let command = format!("( umask 77 && mkdir -p {} && mkdir {} )", quote(&root), quote(&dir));
-    let out = input.conn.exec_command(&command, std::path::Path::new("/"))?;
+    let out = input.conn.exec_command(&command, Path::new("/"))?;
     if out.rc != 0 {
         return Err(tack_links::ConnectionError::Exec(format!(
             "could not make the remote temporary directory {dir}: {}",
