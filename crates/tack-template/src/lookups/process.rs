@@ -5,7 +5,7 @@
 
 use std::process::{Command, Stdio};
 
-use minijinja::value::Value as JValue;
+use minijinja::value::{Value as JValue, ValueKind};
 
 use super::options::py_str;
 use super::{Call, Entry, LookupError};
@@ -25,6 +25,20 @@ fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
     let default = call.kwarg("default").cloned().unwrap_or(JValue::from(""));
     let mut out = Vec::new();
     for term in &call.terms {
+        // The plugin splits each term as a string: ansible hands it containers as its lazy
+        // classes, which have no `split`. (A number keeps its text here, where ansible's
+        // fails on `int`/`_AnsibleTaggedInt` by where it came from, which a value does not
+        // say.)
+        let lacks_split = match term.kind() {
+            ValueKind::Seq => Some("_AnsibleLazyTemplateList"),
+            ValueKind::Map => Some("_AnsibleLazyTemplateDict"),
+            ValueKind::Bool => Some("bool"),
+            ValueKind::None => Some("NoneType"),
+            _ => None,
+        };
+        if let Some(class) = lacks_split {
+            return Err(LookupError::failed(format!("'{class}' object has no attribute 'split'")));
+        }
         let text = py_str(term);
         let name = tack_py::text::split(&text).first().copied().unwrap_or("").to_string();
         match std::env::var_os(&name) {
