@@ -4,8 +4,8 @@
 #
 # Values cross as JSON; what JSON cannot say (a dict with keys that are not strings, an
 # integer beyond 64 bits, a float that is not finite) is wrapped as {"__tack__": KIND, ...}:
-# "map", "int", "float", "undefined" (a lookup's undefined argument, by the controller's
-# number for it), and for the inventory worker "unsafe" (a string not trusted as a
+# "map", "int", "float", "date" and "datetime" (a YAML timestamp), "undefined" (a lookup's
+# undefined argument, by the controller's number for it), and for the inventory worker "unsafe" (a string not trusted as a
 # template) and "vault" (ciphertext). The Rust side is `python_plugins::{to_wire, from_wire}`.
 import json
 import math
@@ -37,6 +37,15 @@ def decode(value, on_str=None):
             return EncryptedString(ciphertext=value["ciphertext"])
         if kind == "undefined":
             return undefined_argument(value["id"])
+        if kind == "date":
+            import datetime
+            return datetime.date(value["year"], value["month"], value["day"])
+        if kind == "datetime":
+            import datetime
+            offset = value["utc_offset_minutes"]
+            zone = None if offset is None else datetime.timezone(datetime.timedelta(minutes=offset))
+            return datetime.datetime(value["year"], value["month"], value["day"], value["hour"],
+                                     value["minute"], value["second"], value["microsecond"], zone)
         raise ValueError("unknown value kind %r" % kind)
     return value
 
@@ -66,6 +75,23 @@ def undefined_number(value):
     return None
 
 
+def timestamp(value):
+    """A `date` or `datetime` as the wire says it (tack keeps it as a YAML timestamp), else
+    None. A time of day alone, or an offset of seconds, has no such form."""
+    import datetime
+    if isinstance(value, datetime.datetime):
+        offset = value.utcoffset()
+        if offset is not None and offset.total_seconds() % 60:
+            return None
+        return {"__tack__": "datetime", "year": value.year, "month": value.month,
+                "day": value.day, "hour": value.hour, "minute": value.minute,
+                "second": value.second, "microsecond": value.microsecond,
+                "utc_offset_minutes": None if offset is None else int(offset.total_seconds() // 60)}
+    if isinstance(value, datetime.date):
+        return {"__tack__": "date", "year": value.year, "month": value.month, "day": value.day}
+    return None
+
+
 def encode(value, special=None, default=None):
     """A value for the wire. `special` may say first how to write a value (anything but
     `None`); `default` writes what is none of the kinds below (else it is refused)."""
@@ -81,6 +107,9 @@ def encode(value, special=None, default=None):
     if number is not None:
         return {"__tack__": "undefined", "id": number}
 
+    stamp = timestamp(value)
+    if stamp is not None:
+        return stamp
     if value is None or isinstance(value, (bool, str)):
         return str(value) if isinstance(value, str) and type(value) is not str else value
     if isinstance(value, int):

@@ -382,7 +382,7 @@ pub(crate) fn to_wire(value: &Value) -> Json {
         Value::Float(f) if f.is_finite() => Json::from(*f),
         Value::Float(f) => json!({ "__tack__": "float", "repr": float_repr(*f) }),
         Value::Str(s) | Value::Unsafe(s) | Value::Vault(s) => Json::String(s.clone()),
-        Value::Timestamp(t) => Json::String(t.python_str()),
+        Value::Timestamp(t) => timestamp_to_wire(t),
         Value::Seq(items) => Json::Array(items.iter().map(|n| to_wire(&n.value)).collect()),
         Value::Map(map) => {
             let text_key = |k: &Node| match &k.value {
@@ -416,6 +416,43 @@ fn float_repr(f: f64) -> &'static str {
     }
 }
 
+/// A YAML timestamp as the worker makes it a Python `date` or `datetime` again.
+fn timestamp_to_wire(t: &tack_yaml::Timestamp) -> Json {
+    match &t.time {
+        None => json!({ "__tack__": "date", "year": t.year, "month": t.month, "day": t.day }),
+        Some(time) => json!({
+            "__tack__": "datetime",
+            "year": t.year, "month": t.month, "day": t.day,
+            "hour": time.hour, "minute": time.minute, "second": time.second,
+            "microsecond": time.microsecond, "utc_offset_minutes": time.utc_offset_minutes,
+        }),
+    }
+}
+
+/// A Python `date` or `datetime` the worker sent, as the YAML timestamp tack keeps.
+fn timestamp_from_wire(map: &Map<String, Json>) -> Value {
+    let int = |key: &str| map.get(key).and_then(Json::as_i64).unwrap_or(0);
+    let small = |key: &str| u8::try_from(int(key)).unwrap_or(0);
+    let time = (map.get("__tack__").and_then(Json::as_str) == Some("datetime")).then(|| {
+        tack_yaml::TimeOfDay {
+            hour: small("hour"),
+            minute: small("minute"),
+            second: small("second"),
+            microsecond: u32::try_from(int("microsecond")).unwrap_or(0),
+            utc_offset_minutes: map
+                .get("utc_offset_minutes")
+                .and_then(Json::as_i64)
+                .and_then(|m| i32::try_from(m).ok()),
+        }
+    });
+    Value::Timestamp(tack_yaml::Timestamp {
+        year: i32::try_from(int("year")).unwrap_or(1),
+        month: small("month"),
+        day: small("day"),
+        time,
+    })
+}
+
 /// A value the worker sent back.
 pub(crate) fn from_wire(json: &Json) -> Value {
     match json {
@@ -437,6 +474,7 @@ pub(crate) fn from_wire(json: &Json) -> Value {
                 Some("-inf") => f64::NEG_INFINITY,
                 _ => f64::NAN,
             }),
+            Some("date" | "datetime") => timestamp_from_wire(map),
             Some("undefined") => {
                 let mut out = Mapping::new();
                 let key = tack_template::python_plugins::undefined_placeholder_key().to_string();
