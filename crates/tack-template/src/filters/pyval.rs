@@ -25,12 +25,7 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         _ => match value.downcast_object_ref::<super::DateTime>() {
             Some(dt) if dt.0.time.is_none() => "date",
             Some(_) => "datetime",
-            // A loaded timestamp (or one a Python plugin returned).
-            None => match value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
-                Some(dt) if dt.0.time.is_none() => "date",
-                Some(_) => "datetime",
-                None => "object",
-            },
+            None => "object",
         },
     }
 }
