@@ -367,15 +367,8 @@ async fn run_transcript(
     let accept = headers.get(header::ACCEPT).and_then(|h| h.to_str().ok()).unwrap_or("");
     if accept.contains("text/event-stream") {
         let after = last_event_id(&headers)?.or(q.after).unwrap_or(0).max(0);
-        let cursor = LineCursor {
-            store: s.store.clone(),
-            token_id: auth.0.token_id.clone(),
-            apply_id,
-            after,
-            pending: Default::default(),
-            ended: false,
-        };
-        let stream = futures_util::stream::unfold(cursor, next_line);
+        let cursor = Cursor::new(&s, &auth, apply_id, Feed::Transcript, after);
+        let stream = futures_util::stream::unfold(cursor, next_event);
         return Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response());
     }
     let mut text = String::new();
@@ -457,71 +450,70 @@ fn last_event_id(headers: &HeaderMap) -> ApiResult<Option<i64>> {
     }
 }
 
-/// Where a stream of a run's transcript stands.
-struct LineCursor {
-    store: Store,
-    /// The token that opened the stream: revoking it ends the stream.
-    token_id: String,
-    apply_id: String,
-    after: i64,
-    pending: std::collections::VecDeque<(i64, String)>,
-    /// The run has ended, every line is sent, and so is `end`.
-    ended: bool,
+/// What a stream of a run follows in the store.
+enum Feed {
+    /// Its events, each as stored (`kind` the event's name, `body` its data).
+    Events,
+    /// What it printed: `line` per line, the text as a JSON string (an empty line still has
+    /// data, which a browser needs to dispatch an event, and no character of it can end the
+    /// field), then `end` with the run's status once it has ended.
+    Transcript,
 }
 
-async fn next_line(mut c: LineCursor) -> Option<(Result<Event, Infallible>, LineCursor)> {
-    loop {
-        if let Some((seq, line)) = c.pending.pop_front() {
-            c.after = seq;
-            // As a JSON string: an empty line still has data (an event without any is never
-            // dispatched by a browser), and no character of it can end the field.
-            let data = Value::String(line).to_string();
-            return Some((Ok(Event::default().id(seq.to_string()).event("line").data(data)), c));
-        }
-        if c.ended {
-            return None;
-        }
-        if !matches!(c.store.token_active(&c.token_id).await, Ok(true)) {
-            return None;
-        }
-        // Read the status first: lines stored before a run ended are all read below.
-        let status = match c.store.status(&c.apply_id).await {
-            Ok(Some(status)) if status.is_final() => Some(status),
-            _ => None,
-        };
-        match c.store.transcript(&c.apply_id, c.after).await {
-            Ok(lines) => c.pending.extend(lines),
-            Err(_) => return None,
-        }
-        if let Some(status) = status
-            && c.pending.is_empty()
-        {
-            c.ended = true;
-            let data = Value::String(status.as_str().to_string()).to_string();
-            return Some((Ok(Event::default().event("end").data(data)), c));
-        }
-        if c.pending.is_empty() {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-}
-
-/// Where a stream of events stands.
+/// Where a stream of a run stands.
 struct Cursor {
     store: Store,
     /// The token that opened the stream: revoking it ends the stream.
     token_id: String,
     apply_id: String,
+    feed: Feed,
     after: i64,
-    pending: std::collections::VecDeque<crate::store::EventRecord>,
+    /// Events read and not yet sent, with the store's number of each (`end` has none).
+    pending: std::collections::VecDeque<(Option<i64>, Event)>,
     ended: bool,
+}
+
+impl Cursor {
+    fn new(s: &AppState, auth: &Auth, apply_id: String, feed: Feed, after: i64) -> Cursor {
+        let (store, token_id) = (s.store.clone(), auth.0.token_id.clone());
+        Cursor { store, token_id, apply_id, feed, after, pending: Default::default(), ended: false }
+    }
+
+    /// What the store holds after the last one sent, as the stream's events.
+    async fn read(&self) -> Result<Vec<(Option<i64>, Event)>, StoreError> {
+        // The id first, as every event of these streams has always written its fields.
+        let numbered = |seq: i64| (Some(seq), Event::default().id(seq.to_string()));
+        Ok(match self.feed {
+            Feed::Events => {
+                let events = self.store.events(&self.apply_id, self.after).await?;
+                events
+                    .into_iter()
+                    .map(|e| {
+                        let (seq, event) = numbered(e.seq);
+                        (seq, event.event(e.kind).data(e.body))
+                    })
+                    .collect()
+            }
+            Feed::Transcript => {
+                let lines = self.store.transcript(&self.apply_id, self.after).await?;
+                lines
+                    .into_iter()
+                    .map(|(n, line)| {
+                        let (seq, event) = numbered(n);
+                        (seq, event.event("line").data(Value::String(line).to_string()))
+                    })
+                    .collect()
+            }
+        })
+    }
 }
 
 async fn next_event(mut c: Cursor) -> Option<(Result<Event, Infallible>, Cursor)> {
     loop {
-        if let Some(e) = c.pending.pop_front() {
-            c.after = e.seq;
-            let event = Event::default().id(e.seq.to_string()).event(e.kind).data(e.body);
+        if let Some((seq, event)) = c.pending.pop_front() {
+            if let Some(seq) = seq {
+                c.after = seq;
+            }
             return Some((Ok(event), c));
         }
         if c.ended {
@@ -530,16 +522,25 @@ async fn next_event(mut c: Cursor) -> Option<(Result<Event, Infallible>, Cursor)
         if !matches!(c.store.token_active(&c.token_id).await, Ok(true)) {
             return None;
         }
-        // Read the status first: events stored before a run ended are all read below.
-        let ended = matches!(c.store.status(&c.apply_id).await, Ok(Some(s)) if s.is_final());
-        match c.store.events(&c.apply_id, c.after).await {
-            Ok(events) => c.pending.extend(events),
+        // Read the status first: what was stored before a run ended is all read below.
+        let status = match c.store.status(&c.apply_id).await {
+            Ok(Some(status)) if status.is_final() => Some(status),
+            _ => None,
+        };
+        match c.read().await {
+            Ok(read) => c.pending.extend(read),
             Err(_) => return None,
         }
-        if ended {
-            c.ended = true;
-        } else if c.pending.is_empty() {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+        match status {
+            Some(status) => {
+                c.ended = true;
+                if matches!(c.feed, Feed::Transcript) {
+                    let data = Value::String(status.as_str().to_string()).to_string();
+                    c.pending.push_back((None, Event::default().event("end").data(data)));
+                }
+            }
+            None if c.pending.is_empty() => tokio::time::sleep(Duration::from_millis(200)).await,
+            None => {}
         }
     }
 }
@@ -553,14 +554,7 @@ async fn run_events(
     auth.require(Role::Viewer)?;
     run_of(&s.store, &name, &apply_id).await?;
     let after = last_event_id(&headers)?.unwrap_or(0);
-    let cursor = Cursor {
-        store: s.store.clone(),
-        token_id: auth.0.token_id.clone(),
-        apply_id,
-        after,
-        pending: Default::default(),
-        ended: false,
-    };
+    let cursor = Cursor::new(&s, &auth, apply_id, Feed::Events, after);
     let stream = futures_util::stream::unfold(cursor, next_event);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

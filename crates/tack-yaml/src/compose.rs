@@ -7,7 +7,8 @@
 //! implicit resolver with libyaml's `plain_implicit` flag.
 //!
 //! An alias to a node that is still open (its own ancestor) makes a cycle, as in PyYAML's
-//! graph; `construct` unrolls it (tack's [`crate::Value`] is a tree).
+//! graph: the document says so (`Document::cyclic`), and `construct` unrolls it (tack's
+//! [`crate::Value`] is a tree).
 //!
 //! This module does not build values; see `construct`.
 
@@ -76,6 +77,8 @@ impl From<libyaml_safer::Error> for ComposeError {
 pub(crate) struct Document {
     pub nodes: Vec<CNode>,
     pub root: NodeId,
+    /// An alias names a node it is inside (a cycle `construct` unrolls).
+    pub cyclic: bool,
 }
 
 /// libyaml reads its input in chunks of this size and checks each chunk's characters before
@@ -103,6 +106,9 @@ pub(crate) enum Next {
 struct DocBuilder {
     nodes: Vec<CNode>,
     anchors: HashMap<String, NodeId>,
+    /// Nodes whose content is still being read: an alias to one of them is a cycle.
+    open: Vec<bool>,
+    cyclic: bool,
 }
 
 impl<'a> Composer<'a> {
@@ -169,10 +175,16 @@ impl<'a> Composer<'a> {
         if matches!(start.data, EventData::StreamEnd) {
             return Ok(Next::End);
         }
-        let mut doc = DocBuilder { nodes: Vec::new(), anchors: HashMap::new() };
+        let mut doc = DocBuilder {
+            nodes: Vec::new(),
+            anchors: HashMap::new(),
+            open: Vec::new(),
+            cyclic: false,
+        };
         let root = self.compose_node(&mut doc, 0)?;
         self.next_event()?; // DOCUMENT-END
-        Ok(Next::Document(Box::new(Document { nodes: doc.nodes, root })))
+        let cyclic = doc.cyclic;
+        Ok(Next::Document(Box::new(Document { nodes: doc.nodes, root, cyclic })))
     }
 
     fn compose_node(&mut self, doc: &mut DocBuilder, depth: usize) -> Result<NodeId, ComposeError> {
@@ -194,6 +206,7 @@ impl<'a> Composer<'a> {
                         mark: start,
                     });
                 };
+                doc.cyclic |= doc.open[id];
                 return Ok(id);
             }
             EventData::Scalar { anchor, tag, mut value, plain_implicit, style, .. } => {
@@ -218,12 +231,14 @@ impl<'a> Composer<'a> {
                 let id = self.check_anchor(doc, anchor.as_deref(), start)?;
                 doc.push(CNode { tag, start, kind: Kind::Seq(Vec::new()) });
                 doc.register(anchor.as_deref(), id);
+                doc.open[id] = true;
                 let mut items = Vec::new();
                 while !matches!(self.peek()?.data, EventData::SequenceEnd) {
                     items.push(self.compose_node(doc, depth + 1)?);
                 }
                 self.next_event()?;
                 doc.nodes[id].kind = Kind::Seq(items);
+                doc.open[id] = false;
                 return Ok(id);
             }
             EventData::MappingStart { anchor, tag, .. } => {
@@ -231,6 +246,7 @@ impl<'a> Composer<'a> {
                 let id = self.check_anchor(doc, anchor.as_deref(), start)?;
                 doc.push(CNode { tag, start, kind: Kind::Map(Vec::new()) });
                 doc.register(anchor.as_deref(), id);
+                doc.open[id] = true;
                 let mut pairs = Vec::new();
                 while !matches!(self.peek()?.data, EventData::MappingEnd) {
                     let key = self.compose_node(doc, depth + 1)?;
@@ -239,6 +255,7 @@ impl<'a> Composer<'a> {
                 }
                 self.next_event()?;
                 doc.nodes[id].kind = Kind::Map(pairs);
+                doc.open[id] = false;
                 return Ok(id);
             }
             other => return Err(unexpected_event(&other, start)),
@@ -286,6 +303,7 @@ fn container_tag(tag: Option<&str>, default: Tag) -> Tag {
 impl DocBuilder {
     fn push(&mut self, node: CNode) {
         self.nodes.push(node);
+        self.open.push(false);
     }
 
     fn register(&mut self, anchor: Option<&str>, id: NodeId) {

@@ -137,7 +137,8 @@ impl<'a> Constructor<'a> {
             }
         }
         let budget = self.doc.nodes.len() + EXPANSION_ALLOWANCE;
-        Ok(Materializer::new(self.objs, root, budget).node(root, 0)?.0)
+        let cyclic = self.doc.cyclic;
+        Ok(Materializer::new(self.objs, root, budget, cyclic).node(root, 0)?.0)
     }
 
     fn origin(&self, node: NodeId) -> Origin {
@@ -625,7 +626,7 @@ struct Materializer {
 }
 
 impl Materializer {
-    fn new(objs: Vec<Obj>, root: ObjId, budget: usize) -> Materializer {
+    fn new(objs: Vec<Obj>, root: ObjId, budget: usize, cyclic: bool) -> Materializer {
         let mut refs = vec![0u32; objs.len()];
         refs[root] += 1;
         for obj in &objs {
@@ -639,7 +640,6 @@ impl Materializer {
             }
         }
         let shared = (0..objs.len()).map(|_| None).collect();
-        let cyclic = has_cycle(&objs, root);
         Materializer { objs, refs, shared, budget, cyclic }
     }
 
@@ -713,44 +713,6 @@ impl Materializer {
         };
         Ok((Node::new(value, origin), size))
     }
-}
-
-/// Whether the objects reachable from `root` hold one another in a cycle (an alias inside
-/// the node it names), found by a depth-first walk without recursion.
-fn has_cycle(objs: &[Obj], root: ObjId) -> bool {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
-    }
-    let children = |obj: ObjId| -> Vec<ObjId> {
-        match &objs[obj].value {
-            ObjValue::Scalar(_) => Vec::new(),
-            ObjValue::List(items) => items.clone(),
-            ObjValue::Dict(entries) => entries.iter().flat_map(|&(k, v)| [k, v]).collect(),
-        }
-    };
-    let mut marks = vec![Mark::New; objs.len()];
-    let mut stack: Vec<(ObjId, Vec<ObjId>)> = vec![(root, children(root))];
-    marks[root] = Mark::Open;
-    while let Some((obj, pending)) = stack.last_mut() {
-        match pending.pop() {
-            Some(child) => match marks[child] {
-                Mark::Open => return true,
-                Mark::Done => {}
-                Mark::New => {
-                    marks[child] = Mark::Open;
-                    stack.push((child, children(child)));
-                }
-            },
-            None => {
-                marks[*obj] = Mark::Done;
-                stack.pop();
-            }
-        }
-    }
-    false
 }
 
 fn mark_of(origin: Option<&Origin>) -> Mark {

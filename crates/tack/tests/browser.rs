@@ -111,6 +111,15 @@ impl Driver {
         panic!("no {css} on the page")
     }
 
+    /// Signs in on the page at `base` with `token`, in English.
+    fn sign_in(&self, base: &str, token: &str) {
+        self.go(&format!("{base}/ui/login?lang=en"));
+        let input = self.find("input[name=token]");
+        self.session("POST", &format!("/element/{input}/value"), Some(json!({"text": token})));
+        let button = self.find("button[type=submit]");
+        self.session("POST", &format!("/element/{button}/click"), Some(json!({})));
+    }
+
     fn text(&self, element: &str) -> String {
         self.session("GET", &format!("/element/{element}/text"), None).as_str().unwrap().into()
     }
@@ -122,21 +131,14 @@ fn a_browser_signs_in_and_sees_the_marker_and_each_host() {
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
     let project = project(dir.path());
     let s = start_server(&db, dir.path(), "1", true);
-    let spec = json!({"name": "web", "project_dir": project, "playbook": "site.yml", "inventory": "hosts"});
-    let r =
-        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
-    assert_eq!(r.status, 201);
+    incarnation(&s, "web", &project, "site.yml");
     let id = queue(&s, &s.admin, "web", 1).remove(0);
     assert_eq!(wait_final(&s, &s.admin, "web", &id)["status"], "success");
     let viewer = token(&db, "viewer", "browser");
 
     let driver = Driver::start(&dir.path().join("profile"));
     let base = format!("http://{}", s.addr);
-    driver.go(&format!("{base}/ui/login?lang=en"));
-    let input = driver.find("input[name=token]");
-    driver.session("POST", &format!("/element/{input}/value"), Some(json!({"text": viewer})));
-    let button = driver.find("button[type=submit]");
-    driver.session("POST", &format!("/element/{button}/click"), Some(json!({})));
+    driver.sign_in(&base, &viewer);
     // Signed in: the run list names the run.
     let runs = driver.find("#runs");
     assert!(driver.text(&runs).contains(&id), "{}", driver.text(&runs));
@@ -177,18 +179,11 @@ fn a_browser_watches_a_runs_transcript_arrive() {
     )
     .unwrap();
     let s = start_server(&db, dir.path(), "1", true);
-    let spec = json!({"name": "live", "project_dir": project, "playbook": "live.yml", "inventory": "hosts"});
-    let r =
-        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
-    assert_eq!(r.status, 201);
+    incarnation(&s, "live", &project, "live.yml");
     let viewer = token(&db, "viewer", "watcher");
     let driver = Driver::start(&dir.path().join("profile"));
     let base = format!("http://{}", s.addr);
-    driver.go(&format!("{base}/ui/login?lang=en"));
-    let input = driver.find("input[name=token]");
-    driver.session("POST", &format!("/element/{input}/value"), Some(json!({"text": viewer})));
-    let button = driver.find("button[type=submit]");
-    driver.session("POST", &format!("/element/{button}/click"), Some(json!({})));
+    driver.sign_in(&base, &viewer);
     // Signed in (no run yet: the page offers to sign out).
     driver.find("form[action='/ui/logout']");
 

@@ -605,10 +605,7 @@ fn revoking_a_token_ends_the_event_streams_it_opened() {
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
     let project = project(dir.path());
     let s = start_server(&db, dir.path(), "1", true);
-    let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
-    let r =
-        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
-    assert_eq!(r.status, 201);
+    incarnation(&s, "slow", &project, "slow.yml");
     let id = queue(&s, &s.admin, "slow", 1).remove(0);
     wait_status(&s, &s.admin, "slow", &id, "running");
     let watcher = token(&db, "viewer", "short-lived");
@@ -783,10 +780,7 @@ fn a_runs_transcript_is_followed_as_it_is_printed() {
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
     let project = project(dir.path());
     let s = start_server(&db, dir.path(), "1", true);
-    let spec = json!({"name": "slow", "project_dir": project, "playbook": "slow.yml", "inventory": "hosts"});
-    let r =
-        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
-    assert_eq!(r.status, 201);
+    incarnation(&s, "slow", &project, "slow.yml");
     let id = queue(&s, &s.admin, "slow", 1).remove(0);
     wait_status(&s, &s.admin, "slow", &id, "running");
     let base = format!("/v1/incarnations/slow/runs/{id}");

@@ -182,7 +182,7 @@ fn debug_run(
     let link_failed = |e: tack_links::ConnectionError| {
         Box::new(crate::output::link_errored(&e, input.task_origin.clone()))
     };
-    let prefix = super::debugging::environment_prefix(input.environment).map_err(fail)?;
+    let prefix = super::debugging::environment_prefix(input).map_err(fail)?;
     let dir = super::debugging::make_dir(input, remote_tmp).map_err(link_failed)?;
     args.insert("_ansible_tmpdir".into(), Value::String(dir.clone()));
     args.insert("_ansible_keep_remote_files".into(), Value::Bool(debugging.keep_remote_files));

@@ -126,13 +126,11 @@ pub(crate) fn refusal(input: &ActionInput<'_>, action: &str, keeping_only: bool)
     ))
 }
 
-/// The task's environment as the assignments that go before the module's command; an error
-/// for a name the shell would not take as one (it would run as part of the command).
-pub(crate) fn environment_prefix(
-    environment: &std::collections::BTreeMap<String, String>,
-) -> Result<String, String> {
-    let mut prefix = String::new();
-    for (key, value) in environment {
+/// The task's environment as the assignments that go before the module's command
+/// (`shell_run::env_prefix`), once every name is one the shell takes as an assignment (any
+/// other would run as part of the command).
+pub(crate) fn environment_prefix(input: &ActionInput<'_>) -> Result<String, String> {
+    for key in input.environment.keys() {
         let name = !key.is_empty()
             && !key.starts_with(|c: char| c.is_ascii_digit())
             && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -142,9 +140,8 @@ pub(crate) fn environment_prefix(
                 tack_yaml::pyrepr::str_repr(key)
             ));
         }
-        prefix.push_str(&format!("{key}={} ", tack_py::shlex::quote(value)));
     }
-    Ok(prefix)
+    Ok(crate::shell_run::env_prefix(input))
 }
 
 /// The module run as ansible runs it from its AnsiballZ file `wrapper` (named `file_name`):
@@ -186,27 +183,15 @@ pub(crate) fn make_dir(
     remote_tmp: &str,
 ) -> Result<String, tack_links::ConnectionError> {
     use tack_py::shlex::quote;
-    let root = match remote_tmp.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            format!("{}{rest}", input.conn.home()?)
-        }
-        // `~user/...`: the user's home, as the host's shell expands it (a name of the
-        // characters user names have, so the word is nothing but that).
-        Some(rest) => {
-            let (user, tail) = rest.split_once('/').map_or((rest, ""), |(u, t)| (u, t));
-            let plain = user.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-            if !plain {
-                return Err(tack_links::ConnectionError::Exec(format!(
-                    "remote_tmp {} names no user tack can ask the host about",
-                    tack_yaml::pyrepr::str_repr(remote_tmp)
-                )));
-            }
-            let out = input.conn.exec_command(&format!("echo ~{user}"), Path::new("/"))?;
-            let home = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            format!("{home}/{tail}")
-        }
-        None => remote_tmp.to_string(),
-    };
+    // ansible's `_remote_expand_user`; a `~` it could not resolve (a name that is no user's
+    // or not one of a user name's characters) is no directory to make.
+    let root = crate::shell_run::remote_expand_user(input, remote_tmp);
+    if root.starts_with('~') {
+        return Err(tack_links::ConnectionError::Exec(format!(
+            "remote_tmp {} names no user tack can ask the host about",
+            tack_yaml::pyrepr::str_repr(remote_tmp)
+        )));
+    }
     let root = root.trim_end_matches('/').to_string();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

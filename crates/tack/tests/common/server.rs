@@ -234,6 +234,16 @@ pub(crate) fn wait_status(s: &Server, token: &str, name: &str, id: &str, want: &
     wait_for(s, token, name, id, 30, |run| run["status"] == want);
 }
 
+/// Makes the incarnation `name`: `playbook` of `project` on its `hosts`.
+pub(crate) fn incarnation(s: &Server, name: &str, project: &Path, playbook: &str) {
+    let spec = serde_json::json!({
+        "name": name, "project_dir": project, "playbook": playbook, "inventory": "hosts"
+    });
+    let r =
+        request(&s.addr, "POST", "/v1/incarnations", Some(&s.admin), Some(&spec.to_string()), &[]);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
 /// Queues the incarnation `name` `n` times; the apply ids.
 pub(crate) fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String> {
     (0..n)
