@@ -23,7 +23,8 @@ use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::incarnations::Incarnation;
+use crate::audit::{Action, AuditEntry};
+use crate::incarnations::{Incarnation, RunRequest};
 use crate::queue::Cancel;
 use crate::store::{HostWindow, RunRecord, Store, StoreError};
 use crate::tokens::{Caller, Role};
@@ -49,6 +50,14 @@ impl ApiError {
 
     fn not_found(what: String) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, what)
+    }
+
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub(crate) fn message(&self) -> &str {
+        &self.message
     }
 }
 
@@ -93,10 +102,12 @@ impl FromRequestParts<AppState> for Auth {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Auth> {
         let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, m);
         let bearer = parts.headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
-        // The web page's cookie is taken for reads only: a request that changes something must
-        // carry its token itself, so no other site can make a signed-in browser send one.
+        // The web page's session cookie is taken for reads only (the page's own streams): a
+        // request that changes something must carry its token itself, so no other site can
+        // make a signed-in browser send one. The page writes through its forms instead.
         let read = parts.method == axum::http::Method::GET;
-        let cookie = crate::web::cookie(&parts.headers, crate::web::TOKEN_COOKIE).filter(|_| read);
+        let cookie = crate::sessions::cookie(&parts.headers, crate::sessions::SESSION_COOKIE)
+            .filter(|_| read);
         let token = match (bearer, cookie) {
             // The scheme is case-insensitive (RFC 6750 by way of RFC 7235).
             (Some(header), _) => header
@@ -104,7 +115,12 @@ impl FromRequestParts<AppState> for Auth {
                 .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
                 .map(|(_, token)| token)
                 .ok_or_else(|| unauthorized("the Authorization header must be 'Bearer TOKEN'"))?,
-            (None, Some(cookie)) => cookie,
+            (None, Some(cookie)) => {
+                return match state.store.session(cookie.trim()).await? {
+                    Some(session) => Ok(Auth(session.caller)),
+                    None => Err(unauthorized("the session ended: sign in again")),
+                };
+            }
             (None, None) => {
                 return Err(unauthorized("this needs a token: send 'Authorization: Bearer TOKEN'"));
             }
@@ -122,7 +138,8 @@ fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("the request body: {e}")))
 }
 
-pub fn router(state: AppState) -> Router {
+/// The API's routes (the page's are [`crate::web::routes`]; [`crate::serve::app`] joins them).
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/incarnations", get(list_incarnations).post(create_incarnation))
@@ -137,14 +154,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/incarnations/{name}/runs/{apply_id}/transcript", get(run_transcript))
         .route("/v1/incarnations/{name}/runs/{apply_id}/cancel", post(cancel_run))
         .route("/v1/runs", get(all_runs))
+        .route("/v1/audit", get(audit_log))
         .route("/v1/tokens", get(list_tokens).post(create_token))
         .route("/v1/tokens/{id}", axum::routing::delete(revoke_token))
-        .merge(crate::web::routes())
-        .fallback(|| async {
-            ApiError::not_found("no such route: the API is described at /v1/openapi.json".into())
-        })
-        .layer(axum::middleware::map_response(crate::headers::harden))
-        .with_state(state)
+}
+
+/// What a path no route serves answers.
+pub fn no_route() -> ApiError {
+    ApiError::not_found("no such route: the API is described at /v1/openapi.json".into())
 }
 
 async fn openapi() -> Json<Value> {
@@ -165,19 +182,60 @@ async fn create_incarnation(
     auth: Auth,
     bytes: Bytes,
 ) -> ApiResult<(StatusCode, Json<Incarnation>)> {
-    auth.require(Role::Admin)?;
+    let caller = auth.require(Role::Admin)?;
     let spec: Incarnation = body(&bytes)?;
+    create_spec(&s.store, caller, &spec).await?;
+    Ok((StatusCode::CREATED, Json(spec)))
+}
+
+/// Checks, stores and records a new incarnation: what the API and the page both do.
+pub(crate) async fn create_spec(
+    store: &Store,
+    caller: &Caller,
+    spec: &Incarnation,
+) -> ApiResult<()> {
     spec.validate().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
-    if !s.store.create_incarnation(&spec).await? {
+    if !store.create_incarnation(spec).await? {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("an incarnation named '{}' exists: PUT it to change it", spec.name),
         ));
     }
-    Ok((StatusCode::CREATED, Json(spec)))
+    audited(store, caller, Action::IncarnationCreate, &spec.name, spec_detail(spec)).await
 }
 
-async fn incarnation_named(store: &Store, name: &str) -> ApiResult<Incarnation> {
+/// Checks, stores and records the new spec of the incarnation `name`.
+pub(crate) async fn replace_spec(
+    store: &Store,
+    caller: &Caller,
+    name: &str,
+    spec: &Incarnation,
+) -> ApiResult<()> {
+    if spec.name != name {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "the body names '{}', the URL '{name}': an incarnation keeps its name",
+                spec.name
+            ),
+        ));
+    }
+    spec.validate().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
+    if !store.replace_incarnation(spec).await? {
+        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
+    }
+    audited(store, caller, Action::IncarnationUpdate, name, spec_detail(spec)).await
+}
+
+/// Deletes and records the incarnation `name` (its runs stay).
+pub(crate) async fn delete_spec(store: &Store, caller: &Caller, name: &str) -> ApiResult<()> {
+    if !store.delete_incarnation(name).await? {
+        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
+    }
+    audited(store, caller, Action::IncarnationDelete, name, json!({})).await
+}
+
+pub(crate) async fn incarnation_named(store: &Store, name: &str) -> ApiResult<Incarnation> {
     store
         .incarnation(name)
         .await?
@@ -199,21 +257,9 @@ async fn put_incarnation(
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> ApiResult<Json<Incarnation>> {
-    auth.require(Role::Admin)?;
+    let caller = auth.require(Role::Admin)?;
     let spec: Incarnation = body(&bytes)?;
-    if spec.name != name {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "the body names '{}', the URL '{name}': an incarnation keeps its name",
-                spec.name
-            ),
-        ));
-    }
-    spec.validate().map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
-    if !s.store.replace_incarnation(&spec).await? {
-        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
-    }
+    replace_spec(&s.store, caller, &name, &spec).await?;
     Ok(Json(spec))
 }
 
@@ -222,10 +268,8 @@ async fn delete_incarnation(
     auth: Auth,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    auth.require(Role::Admin)?;
-    if !s.store.delete_incarnation(&name).await? {
-        return Err(ApiError::not_found(format!("no incarnation is named '{name}'")));
-    }
+    let caller = auth.require(Role::Admin)?;
+    delete_spec(&s.store, caller, &name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -233,12 +277,64 @@ async fn start_run(
     State(s): State<AppState>,
     auth: Auth,
     Path(name): Path<String>,
+    bytes: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let caller = auth.require(Role::Operator)?;
-    let spec = incarnation_named(&s.store, &name).await?;
+    // No body (or an empty one) runs the incarnation as it is.
+    let request: RunRequest = if bytes.iter().all(u8::is_ascii_whitespace) {
+        RunRequest::default()
+    } else {
+        body(&bytes)?
+    };
+    let apply_id = queue_run(&s, caller, &name, &request).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"apply_id": apply_id}))))
+}
+
+/// Queues a run of the incarnation `name` with `request` laid over it, for `caller`, and
+/// records it: what the API's and the page's start both do.
+pub(crate) async fn queue_run(
+    s: &AppState,
+    caller: &Caller,
+    name: &str,
+    request: &RunRequest,
+) -> ApiResult<String> {
+    let spec = incarnation_named(&s.store, name).await?;
+    let spec = request.apply_to(spec).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.0))?;
     let apply_id = s.store.enqueue(&spec, &caller.name).await?;
     s.wake.notify_one();
-    Ok((StatusCode::ACCEPTED, Json(json!({"apply_id": apply_id}))))
+    let detail = request.audit_detail(&apply_id, &spec);
+    audited(&s.store, caller, Action::RunStart, name, detail).await?;
+    Ok(apply_id)
+}
+
+/// Records a change already made; should the log refuse it, the answer says the change was
+/// made, so nobody makes it twice believing it failed.
+pub(crate) async fn audited(
+    store: &Store,
+    caller: &Caller,
+    action: Action,
+    target: &str,
+    detail: Value,
+) -> ApiResult<()> {
+    store.audit(caller, action, target, &detail).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "{} of '{target}' was done, but the audit log could not record it: {e}",
+                action.as_str()
+            ),
+        )
+    })
+}
+
+/// What the audit log says of an incarnation made or changed: its spec, extra vars by name.
+fn spec_detail(spec: &Incarnation) -> Value {
+    let mut shown = serde_json::to_value(spec).unwrap_or(Value::Null);
+    if let Some(vars) = shown.get_mut("extra_vars").and_then(Value::as_object_mut) {
+        let names: Vec<Value> = vars.keys().map(|k| Value::String(k.clone())).collect();
+        shown["extra_vars"] = Value::Array(names);
+    }
+    shown
 }
 
 async fn incarnation_runs(
@@ -257,7 +353,7 @@ async fn all_runs(State(s): State<AppState>, auth: Auth) -> ApiResult<Json<Vec<R
 }
 
 /// Run `apply_id` of incarnation `name`, or a 404 that says which is missing.
-async fn run_of(store: &Store, name: &str, apply_id: &str) -> ApiResult<RunRecord> {
+pub(crate) async fn run_of(store: &Store, name: &str, apply_id: &str) -> ApiResult<RunRecord> {
     match store.run(apply_id).await? {
         Some(run) if run.incarnation.as_deref() == Some(name) => Ok(run),
         _ => Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'"))),
@@ -320,16 +416,36 @@ async fn cancel_run(
     auth: Auth,
     Path((name, apply_id)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    auth.require(Role::Operator)?;
+    let caller = auth.require(Role::Operator)?;
     run_of(&s.store, &name, &apply_id).await?;
-    match s.store.cancel(&apply_id).await? {
+    match cancel_and_record(&s.store, caller, &name, &apply_id).await? {
         Cancel::Cancelled => {
             Ok((StatusCode::OK, Json(json!({"apply_id": apply_id, "status": "cancelled"}))))
         }
-        Cancel::Requested => Ok((
+        _ => Ok((
             StatusCode::ACCEPTED,
             Json(json!({"apply_id": apply_id, "status": "running", "cancel_requested": true})),
         )),
+    }
+}
+
+/// Cancels run `apply_id` of incarnation `name` for `caller` and records it: what the API's
+/// and the page's cancel both do. Only [`Cancel::Cancelled`] or [`Cancel::Requested`] come
+/// back; the others are the errors they answer as.
+pub(crate) async fn cancel_and_record(
+    store: &Store,
+    caller: &Caller,
+    name: &str,
+    apply_id: &str,
+) -> ApiResult<Cancel> {
+    let outcome = store.cancel(apply_id).await?;
+    match outcome {
+        Cancel::Cancelled | Cancel::Requested => {
+            let was = if outcome == Cancel::Cancelled { "queued" } else { "running" };
+            let detail = json!({"apply_id": apply_id, "was": was});
+            audited(store, caller, Action::RunCancel, name, detail).await?;
+            Ok(outcome)
+        }
         Cancel::AlreadyEnded(status) => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!("the run '{apply_id}' has already ended: {}", status.as_str()),
@@ -338,6 +454,34 @@ async fn cancel_run(
             Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
         }
     }
+}
+
+/// Which entries `GET /v1/audit` answers with.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditQuery {
+    before: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// The audit log, newest first, a page at a time (`?limit=`, `?before=SEQ`).
+async fn audit_log(
+    State(s): State<AppState>,
+    auth: Auth,
+    query: Result<axum::extract::Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Json<Vec<AuditEntry>>> {
+    auth.require(Role::Admin)?;
+    let axum::extract::Query(q) = query.map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("the query: {}", e.body_text()))
+    })?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=crate::audit::MAX_PAGE).contains(&limit) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("limit is 1 to {}", crate::audit::MAX_PAGE),
+        ));
+    }
+    Ok(Json(s.store.audit_log(q.before, limit).await?))
 }
 
 /// What `.../transcript` takes: the line to follow from, for a stream (its `Last-Event-ID`
@@ -414,6 +558,8 @@ async fn create_token(
         bad(format!("no role is named '{}': viewer, operator or admin", new.role))
     })?;
     let (info, secret) = s.store.create_token(name, role).await?;
+    let detail = json!({"id": info.id, "role": role.as_str()});
+    audited(&s.store, &auth.0, Action::TokenCreate, name, detail).await?;
     let mut shown = serde_json::to_value(&info)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     shown["token"] = json!(secret);
@@ -427,6 +573,7 @@ async fn revoke_token(
 ) -> ApiResult<StatusCode> {
     auth.require(Role::Admin)?;
     if s.store.revoke_token(&id).await? {
+        audited(&s.store, &auth.0, Action::TokenRevoke, &id, json!({})).await?;
         return Ok(StatusCode::NO_CONTENT);
     }
     if s.store.tokens().await?.iter().any(|t| t.id == id) {

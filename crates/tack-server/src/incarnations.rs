@@ -26,6 +26,12 @@ impl Mode {
             Mode::Plan => "plan",
         }
     }
+
+    pub const ALL: [Mode; 3] = [Mode::Apply, Mode::Check, Mode::Plan];
+
+    pub fn parse(text: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == text)
+    }
 }
 
 /// `tags` as ansible takes them: one comma-separated string or a list.
@@ -152,6 +158,59 @@ impl Incarnation {
     }
 }
 
+/// What one run of an incarnation may be given besides the incarnation itself (the body of
+/// `POST .../runs` and the page's start form): each field given replaces the incarnation's,
+/// but `extra_vars`, which are laid over the incarnation's name by name, as a second `-e`
+/// would be.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    #[serde(default)]
+    pub limit: Option<String>,
+    #[serde(default)]
+    pub tags: Option<Tags>,
+    #[serde(default)]
+    pub extra_vars: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default)]
+    pub mode: Option<Mode>,
+}
+
+impl RunRequest {
+    /// The spec a run of `spec` with this request is queued with, checked as a stored spec is.
+    pub fn apply_to(&self, mut spec: Incarnation) -> Result<Incarnation, Invalid> {
+        if let Some(limit) = &self.limit {
+            spec.limit = Some(limit.clone());
+        }
+        if let Some(tags) = &self.tags {
+            spec.tags = Some(tags.clone());
+        }
+        if let Some(mode) = self.mode {
+            spec.mode = mode;
+        }
+        if let Some(extra) = &self.extra_vars {
+            let vars = spec.extra_vars.get_or_insert_with(Default::default);
+            for (name, value) in extra {
+                vars.insert(name.clone(), value.clone());
+            }
+        }
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// What the audit log says of the request: everything but the extra vars' values.
+    pub fn audit_detail(&self, apply_id: &str, spec: &Incarnation) -> serde_json::Value {
+        let names: Vec<&String> =
+            self.extra_vars.as_ref().map(|v| v.keys().collect()).unwrap_or_default();
+        serde_json::json!({
+            "apply_id": apply_id,
+            "mode": spec.mode.as_str(),
+            "limit": self.limit,
+            "tags": self.tags.as_ref().map(Tags::joined),
+            "extra_vars": names,
+        })
+    }
+}
+
 impl Store {
     /// Stores a new incarnation; false when the name is taken.
     pub async fn create_incarnation(&self, spec: &Incarnation) -> Result<bool, StoreError> {
@@ -253,6 +312,27 @@ mod tests {
             let err = with_limit(bad).validate().unwrap_err();
             assert!(err.0.starts_with("limit "), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_run_request_replaces_fields_and_lays_extra_vars_over() {
+        let mut base = spec("web", "site.yml");
+        base.extra_vars = Some(serde_json::from_str(r#"{"a": 1, "b": 2}"#).unwrap());
+        let req: RunRequest = serde_json::from_str(
+            r#"{"limit": "web1", "mode": "check", "tags": ["x", "y"], "extra_vars": {"b": 3}}"#,
+        )
+        .unwrap();
+        let run = req.apply_to(base.clone()).unwrap();
+        assert_eq!(run.limit.as_deref(), Some("web1"));
+        assert_eq!(run.mode, Mode::Check);
+        assert_eq!(run.tags.as_ref().map(Tags::joined).as_deref(), Some("x,y"));
+        assert_eq!(serde_json::to_string(&run.extra_vars).unwrap(), r#"{"a":1,"b":3}"#);
+        let detail = req.audit_detail("id1", &run).to_string();
+        assert!(detail.contains(r#""extra_vars":["b"]"#) && !detail.contains('3'), "{detail}");
+        assert_eq!(RunRequest::default().apply_to(base.clone()).unwrap(), base);
+        let escape: RunRequest = serde_json::from_str(r#"{"limit": "@../hosts"}"#).unwrap();
+        assert!(escape.apply_to(base.clone()).unwrap_err().0.starts_with("limit "));
+        assert!(serde_json::from_str::<RunRequest>(r#"{"playbook": "x.yml"}"#).is_err());
     }
 
     #[test]

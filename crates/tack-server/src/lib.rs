@@ -8,8 +8,9 @@
 //!   masked) into rows, one transaction per event.
 //! - [`record`] is the synchronous face `tack playbook --record` uses: a thread that stores
 //!   the events while the run goes on.
-//! - [`incarnations`], [`queue`] and [`tokens`] are what `tack serve` keeps besides runs: the
-//!   specs it runs, the queue several servers share, and who may do what.
+//! - [`incarnations`], [`queue`], [`tokens`], [`sessions`] and [`audit`] are what `tack serve`
+//!   keeps besides runs: the specs it runs, the queue several servers share, who may do what,
+//!   the page's signed-in browsers, and who changed what.
 //! - [`runner`] runs claimed runs as child `tack playbook` processes; [`api`] is the REST API
 //!   under `/v1`; [`serve`] puts them together.
 //!
@@ -17,6 +18,7 @@
 //! know a store exists, and nothing here can unmask a value, because nothing unmasked arrives.
 
 pub mod api;
+pub mod audit;
 mod headers;
 pub mod incarnations;
 pub mod ingest;
@@ -25,6 +27,7 @@ pub mod queue;
 pub mod record;
 pub mod runner;
 pub mod serve;
+pub mod sessions;
 pub mod store;
 pub mod tokens;
 pub mod web;

@@ -34,6 +34,12 @@ fn with_body(mut o: Value, schema: &str) -> Value {
     o
 }
 
+fn optional_body(mut o: Value, schema: &str) -> Value {
+    o = with_body(o, schema);
+    o["requestBody"]["required"] = json!(false);
+    o
+}
+
 pub(crate) fn document() -> Value {
     let name =
         json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string"}});
@@ -68,6 +74,30 @@ pub(crate) fn document() -> Value {
                         "incarnation": {"type": ["string", "null"]},
                         "status": {"enum": ["queued", "running", "success", "failed", "unreachable", "cancelled", "interrupted"]},
                         "recap": {"type": ["object", "null"]}
+                    }
+                },
+                "RunRequest": {
+                    "type": "object",
+                    "description": "What one run is given besides its incarnation. Each field given replaces the incarnation's, but extra_vars, laid over the incarnation's name by name; the result is checked as an incarnation is. No body runs the incarnation as it is.",
+                    "additionalProperties": false,
+                    "properties": {
+                        "limit": {"type": "string"},
+                        "tags": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+                        "extra_vars": {"type": "object"},
+                        "mode": {"enum": ["apply", "check", "plan"]}
+                    }
+                },
+                "AuditEntry": {
+                    "type": "object",
+                    "description": "One change made through the server. `detail` never holds an extra var's value, only its name.",
+                    "properties": {
+                        "seq": {"type": "integer"},
+                        "at": {"type": "integer", "description": "milliseconds since the epoch"},
+                        "actor": {"type": "string", "description": "the token's name"},
+                        "token_id": {"type": "string"},
+                        "action": {"enum": ["run.start", "run.cancel", "incarnation.create", "incarnation.update", "incarnation.delete", "token.create", "token.revoke"]},
+                        "target": {"type": "string", "description": "the incarnation's name, or the token's name (made) or id (revoked)"},
+                        "detail": {"type": "object"}
                     }
                 },
                 "NewToken": {
@@ -115,7 +145,7 @@ pub(crate) fn document() -> Value {
             "/v1/incarnations/{name}/runs": {
                 "parameters": [name],
                 "get": op("the incarnation's runs, newest first", Some("viewer"), &[("200", "the runs"), ("404", "no such incarnation")]),
-                "post": op("queue a run", Some("operator"), &[("202", "{\"apply_id\": ...}"), ("404", "no such incarnation")])
+                "post": optional_body(op("queue a run, optionally with its own limit, tags, extra vars and mode", Some("operator"), &[("202", "{\"apply_id\": ...}"), ("400", "malformed, or the run's spec invalid"), ("404", "no such incarnation")]), "RunRequest")
             },
             "/v1/incarnations/{name}/runs/{apply_id}": {
                 "parameters": [name, id],
@@ -149,6 +179,13 @@ pub(crate) fn document() -> Value {
                 ])
             },
             "/v1/runs": {"get": op("every run, newest first", Some("viewer"), &[("200", "the runs")])},
+            "/v1/audit": {
+                "parameters": [
+                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},
+                    {"name": "before", "in": "query", "required": false, "schema": {"type": "integer"}, "description": "entries older than this seq"}
+                ],
+                "get": op("the audit log, newest first: AuditEntry each", Some("admin"), &[("200", "the entries"), ("400", "a bad limit or before")])
+            },
             "/v1/tokens": {
                 "get": op("every token, revoked ones too, never a secret", Some("admin"), &[("200", "the tokens")]),
                 "post": with_body(op("make a token: the answer holds its secret, shown this once", Some("admin"), &[

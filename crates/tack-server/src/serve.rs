@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-use crate::api::{AppState, router};
+use crate::api::AppState;
 use crate::runner::{RunnerConfig, run_queue};
 use crate::store::{Store, StoreError};
 use crate::tokens::Role;
@@ -30,6 +30,16 @@ pub enum ServeError {
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Everything the server answers: the API and the page, each response hardened, and a JSON
+/// 404 for any other path.
+pub fn app(state: AppState) -> axum::Router {
+    crate::api::routes()
+        .merge(crate::web::routes())
+        .fallback(|| async { crate::api::no_route() })
+        .layer(axum::middleware::map_response(crate::headers::harden))
+        .with_state(state)
 }
 
 /// Serves until the process is stopped. `first_token` receives the first admin token when
@@ -58,7 +68,7 @@ pub fn serve(options: ServeOptions, first_token: impl FnOnce(&str)) -> Result<()
         });
         let wake = Arc::new(Notify::new());
         tokio::spawn(run_queue(store.clone(), config, wake.clone()));
-        axum::serve(listener, router(AppState { store, wake })).await?;
+        axum::serve(listener, app(AppState { store, wake })).await?;
         Ok(())
     })
 }

@@ -25,6 +25,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "serve", include_str!("../migrations/0002_serve.sql")),
     (3, "transcript", include_str!("../migrations/0003_transcript.sql")),
     (4, "task_inputs", include_str!("../migrations/0004_task_inputs.sql")),
+    (5, "operate", include_str!("../migrations/0005_operate.sql")),
 ];
 
 #[derive(Debug)]

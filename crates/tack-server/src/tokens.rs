@@ -53,11 +53,11 @@ pub struct Caller {
     pub role: Role,
 }
 
-fn hash(token: &str) -> String {
+pub(crate) fn hash(token: &str) -> String {
     Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn random_hex(bytes: usize) -> Result<String, StoreError> {
+pub(crate) fn random_hex(bytes: usize) -> Result<String, StoreError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf)
         .map_err(|e| StoreError::Corrupt(format!("no randomness for a token: {e}")))?;

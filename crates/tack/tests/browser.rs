@@ -213,3 +213,101 @@ fn a_browser_watches_a_runs_transcript_arrive() {
     assert!(driver.text(&ok).starts_with("ok: [soul-1]"), "{}", driver.text(&ok));
     assert_eq!(wait_final(&s, &s.admin, "live", &id)["status"], "success");
 }
+
+impl Driver {
+    fn click(&self, css: &str) {
+        let element = self.find(css);
+        self.session("POST", &format!("/element/{element}/click"), Some(json!({})));
+    }
+
+    /// Waits until the element `css` selects (found anew each time: the page may reload)
+    /// holds `text`.
+    fn wait_text(&self, css: &str, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = self.find_all(css).into_iter().next().map(|e| self.text(&e));
+            if let Some(found) = found.filter(|t| t.contains(text)) {
+                return found;
+            }
+            assert!(Instant::now() < deadline, "{css} never held {text:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn an_operator_starts_and_cancels_runs_from_the_page_and_a_viewer_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("runs.db").display());
+    let project = project(dir.path());
+    // Seed 000's example: one path, each host its own line (`copy`'s `content` would be
+    // masked: ansible marks it no_log).
+    std::fs::write(
+        project.join("demo.yml"),
+        "- hosts: all\n  gather_facts: false\n  tasks:\n    - name: write the marker\n      \
+         lineinfile:\n        path: \"{{ playbook_dir }}/demo-marker\"\n        line: \"{{ \
+         inventory_hostname }}\"\n        create: true\n",
+    )
+    .unwrap();
+    let s = start_server(&db, dir.path(), "2", true);
+    incarnation(&s, "demo", &project, "demo.yml");
+    incarnation(&s, "slow", &project, "slow.yml");
+    let operator = token(&db, "operator", "deployer");
+    let viewer = token(&db, "viewer", "watcher");
+    let driver = Driver::start(&dir.path().join("profile"));
+    let base = format!("http://{}", s.addr);
+
+    // The operator starts the example from its incarnation's page and lands on the run.
+    driver.sign_in(&base, &operator);
+    driver.find("form[action='/ui/logout']");
+    driver.go(&format!("{base}/ui/incarnations/demo"));
+    driver.click("form#start button");
+    let id = driver.text(&driver.find("#apply-id"));
+    driver.wait_text("#transcript", "TASK [write the marker]");
+    assert_eq!(wait_final(&s, &s.admin, "demo", &id)["status"], "success");
+    assert_eq!(
+        driver.wait_text("#transcript", "PLAY RECAP").matches("changed: [soul-").count()
+            + driver.text(&driver.find("#transcript")).matches("ok: [soul-").count(),
+        2
+    );
+    // The plan shows <per-host> for the line; each host's row, its own.
+    driver.click("#tasks a[href='?task=1#task']");
+    let chip = driver.find("#params .chip.per-host");
+    assert_eq!(driver.text(&chip), "differs per host");
+    let inputs: Vec<String> =
+        driver.find_all("#results tr.host-row td.input").iter().map(|c| driver.text(c)).collect();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    for (host, input) in ["soul-1", "soul-2"].iter().zip(&inputs) {
+        assert!(input.contains(&format!("line\n{host}")), "{host}: {input:?}");
+    }
+
+    // A long run, cancelled from its page.
+    driver.go(&format!("{base}/ui/incarnations/slow"));
+    driver.click("form#start button");
+    let slow = driver.text(&driver.find("#apply-id"));
+    driver.click("form#cancel button");
+    assert_eq!(wait_final(&s, &s.admin, "slow", &slow)["status"], "cancelled");
+    // The page reloads once the run has ended, showing how it ended.
+    driver.wait_text("h2 .badge", "cancelled");
+
+    // A viewer is offered no start button, and posting the form anyway is refused.
+    driver.click("form[action='/ui/logout'] button");
+    driver.find("input[name=token]");
+    driver.sign_in(&base, &viewer);
+    driver.find("form[action='/ui/logout']");
+    driver.go(&format!("{base}/ui/incarnations/demo"));
+    driver.find("#spec");
+    assert!(driver.find_all("form#start").is_empty(), "a viewer is offered the start form");
+    let before = request(&s.addr, "GET", "/v1/runs", Some(&s.admin), None, &[]).json();
+    let status = driver.session(
+        "POST",
+        "/execute/async",
+        Some(json!({"script": "const done = arguments[0]; \
+            const token = document.querySelector('input[name=form_token]').value; \
+            fetch('/ui/incarnations/demo/runs', {method: 'POST', body: \
+            new URLSearchParams({form_token: token})}).then(r => done(r.status));", "args": []})),
+    );
+    assert_eq!(status, json!(403));
+    let after = request(&s.addr, "GET", "/v1/runs", Some(&s.admin), None, &[]).json();
+    assert_eq!(before, after, "the viewer's post queued a run");
+}

@@ -479,7 +479,7 @@ fn canaries(dir: &Path, db: &str, store: &dyn Fn() -> String) {
         String::from_utf8_lossy(&tasks.body).contains("absolutely hello-world-plain"),
         "the plain output came through whole"
     );
-    let cookie = format!("tack_token={}", s.admin);
+    let cookie = sign_in(a, &s.admin);
     let task_count = tasks.json()["tasks"].as_array().unwrap().len();
     for task in 1..=task_count {
         let page = request(
@@ -493,6 +493,16 @@ fn canaries(dir: &Path, db: &str, store: &dyn Fn() -> String) {
         assert_eq!(page.status, 200);
         assert_clean(&format!("the run page at task {task}"), &String::from_utf8_lossy(&page.body));
     }
+    // The pages and routes operators work from: the incarnation's, the audit log's, the index.
+    for path in ["/ui/", "/ui/incarnations/canary", "/ui/audit", &format!("/ui/runs/{id}")] {
+        let page = request(a, "GET", path, None, None, &[("Cookie", &cookie)]);
+        assert_eq!(page.status, 200, "{path}");
+        assert_clean(path, &String::from_utf8_lossy(&page.body));
+    }
+    let audit = request(a, "GET", "/v1/audit", Some(&s.admin), None, &[]);
+    assert_eq!(audit.status, 200);
+    assert!(String::from_utf8_lossy(&audit.body).contains("run.start"));
+    assert_clean("/v1/audit", &String::from_utf8_lossy(&audit.body));
     assert_clean("the server's log", &s.log.lock().unwrap());
     drop(s);
     assert_clean("the run store", &store());

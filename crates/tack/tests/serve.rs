@@ -212,7 +212,9 @@ fn exercise(db: &str, dir: &Path) {
         request(a, "POST", "/ui/login", None, Some(&format!("token={viewer}&form={nonce}")), &form);
     assert_eq!(r.status, 303, "{}", r.head);
     assert!(r.head.contains("httponly") && r.head.contains("samesite=strict"), "{}", r.head);
-    let cookie = format!("tack_token={viewer}");
+    // The browser keeps a session of its own, never the token.
+    let cookie = set_cookie(&r, "tack_session").expect("a session cookie");
+    assert!(!r.head.contains(&viewer), "{}", r.head);
     let page = request(a, "GET", &ui, None, None, &[("Cookie", &cookie)]);
     assert_eq!(page.status, 200);
     let html = String::from_utf8(page.body).unwrap();
@@ -238,7 +240,7 @@ fn exercise(db: &str, dir: &Path) {
     assert!(index.head.contains("set-cookie: tack_lang=ru"), "{}", index.head);
     assert!(String::from_utf8(index.body).unwrap().contains(&id));
     assert_eq!(request(a, "GET", "/v1/runs", None, None, &[("Cookie", &cookie)]).status, 200);
-    let op_cookie = format!("tack_token={operator}");
+    let op_cookie = sign_in(a, &operator);
     let r = request(a, "POST", "/v1/incarnations/web/runs", None, None, &[("Cookie", &op_cookie)]);
     assert_eq!(r.status, 401, "a cookie started a run");
 
@@ -798,7 +800,7 @@ fn a_runs_transcript_is_followed_as_it_is_printed() {
         &format!("/ui/runs/{id}"),
         None,
         None,
-        &[("Cookie", &format!("tack_token={}", s.admin))],
+        &[("Cookie", &sign_in(&s.addr, &s.admin))],
     );
     let html = String::from_utf8(page.body).unwrap();
     assert!(

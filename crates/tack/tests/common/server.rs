@@ -261,3 +261,48 @@ pub(crate) fn queue(s: &Server, token: &str, name: &str, n: usize) -> Vec<String
         })
         .collect()
 }
+
+/// The value a `Set-Cookie` of the reply gives the cookie `name`, as `name=value`.
+pub(crate) fn set_cookie(r: &Reply, name: &str) -> Option<String> {
+    r.head
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("set-cookie: {name}=")))
+        .and_then(|v| v.split(';').next())
+        .map(|v| format!("{name}={v}"))
+}
+
+/// Signs in on the page with `token` as a browser does (the sign-in form and its cookie);
+/// the session's cookie, as a `Cookie` header's value.
+pub(crate) fn sign_in(addr: &str, token: &str) -> String {
+    let login = request(addr, "GET", "/ui/login", None, None, &[]);
+    let paired = set_cookie(&login, "tack_login").expect("the sign-in form's cookie");
+    let nonce = paired.trim_start_matches("tack_login=").to_string();
+    let form = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", paired.as_str())];
+    let r = request(
+        addr,
+        "POST",
+        "/ui/login",
+        None,
+        Some(&format!("token={token}&form={nonce}")),
+        &form,
+    );
+    assert_eq!(r.status, 303, "{}", r.head);
+    let session = set_cookie(&r, "tack_session").expect("a session cookie");
+    assert!(!session.contains(token), "the cookie holds the token itself");
+    session
+}
+
+/// The form token the page at `path` gives the session `cookie`.
+pub(crate) fn form_token(addr: &str, cookie: &str, path: &str) -> String {
+    let page = request(addr, "GET", path, None, None, &[("Cookie", cookie)]);
+    assert_eq!(page.status, 200, "{path}");
+    let html = String::from_utf8(page.body).unwrap();
+    let at = html.find("name=form_token value=").unwrap_or_else(|| panic!("no form: {html}"));
+    html[at + "name=form_token value=".len()..].split('>').next().unwrap().to_string()
+}
+
+/// Posts a form (`body` url-encoded) from the browser holding `cookie`.
+pub(crate) fn post_form(addr: &str, path: &str, cookie: &str, body: &str) -> Reply {
+    let headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", cookie)];
+    request(addr, "POST", path, None, Some(body), &headers)
+}
