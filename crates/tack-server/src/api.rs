@@ -155,6 +155,8 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/incarnations/{name}/runs/{apply_id}/cancel", post(cancel_run))
         .route("/v1/runs", get(all_runs))
         .route("/v1/audit", get(audit_log))
+        .route("/v1/drift", get(all_drift))
+        .route("/v1/incarnations/{name}/drift", get(incarnation_drift))
         .route("/v1/tokens", get(list_tokens).post(create_token))
         .route("/v1/tokens/{id}", axum::routing::delete(revoke_token))
 }
@@ -454,6 +456,34 @@ pub(crate) async fn cancel_and_record(
             Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
         }
     }
+}
+
+/// Every drifted incarnation: what its last scheduled plan or check found would change.
+async fn all_drift(
+    State(s): State<AppState>,
+    auth: Auth,
+) -> ApiResult<Json<Vec<crate::drift::Drift>>> {
+    auth.require(Role::Viewer)?;
+    Ok(Json(s.store.drifts().await?))
+}
+
+/// Whether the incarnation `name` is drifted, and with what.
+async fn incarnation_drift(
+    State(s): State<AppState>,
+    auth: Auth,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    auth.require(Role::Viewer)?;
+    incarnation_named(&s.store, &name).await?;
+    Ok(Json(match s.store.drift(&name).await? {
+        Some(drift) => {
+            let mut shown = serde_json::to_value(&drift)
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+            shown["drifted"] = json!(true);
+            shown
+        }
+        None => json!({"incarnation": name, "drifted": false}),
+    }))
 }
 
 /// Which entries `GET /v1/audit` answers with.

@@ -70,6 +70,9 @@ pub struct Incarnation {
     pub tags: Option<Tags>,
     #[serde(default = "apply")]
     pub mode: Mode,
+    /// When the server queues plan or check runs of it by itself ([`crate::schedule`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<crate::schedule::Schedule>,
 }
 
 fn apply() -> Mode {
@@ -123,6 +126,16 @@ impl Incarnation {
             return Err(Invalid(format!(
                 "extra_vars take {vars_size} bytes as JSON; at most {MAX_EXTRA_VARS} are taken"
             )));
+        }
+        if self.schedules.len() > crate::schedule::MAX_SCHEDULES {
+            return Err(Invalid(format!(
+                "{} schedules: an incarnation carries at most {}",
+                self.schedules.len(),
+                crate::schedule::MAX_SCHEDULES
+            )));
+        }
+        for schedule in &self.schedules {
+            schedule.validate()?;
         }
         let dir = Path::new(&self.project_dir);
         if !dir.is_absolute() {
@@ -285,6 +298,7 @@ mod tests {
             limit: None,
             tags: None,
             mode: Mode::Apply,
+            schedules: Vec::new(),
         }
     }
 

@@ -107,8 +107,8 @@ impl Ingest {
                 result += 1;
                 sqlx::query(
                     "INSERT INTO run_results (run_id, task_idx, seq, host, status, changed, \
-                     ignored, stdout, stderr, exit_code, msg, duration) VALUES ($1, $2, $3, $4, \
-                     $5, $6, $7, $8, $9, $10, $11, $12)",
+                     ignored, stdout, stderr, exit_code, msg, duration, plan) VALUES ($1, $2, \
+                     $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 )
                 .bind(&self.run)
                 .bind(task)
@@ -122,6 +122,7 @@ impl Ingest {
                 .bind(get("rc").as_i64())
                 .bind(text(get("msg")))
                 .bind(get("duration").as_f64().unwrap_or(0.0))
+                .bind(text(get("plan")))
                 .execute(&mut *tx)
                 .await?;
             }

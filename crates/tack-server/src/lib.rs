@@ -10,7 +10,8 @@
 //!   the events while the run goes on.
 //! - [`incarnations`], [`queue`], [`tokens`], [`sessions`] and [`audit`] are what `tack serve`
 //!   keeps besides runs: the specs it runs, the queue several servers share, who may do what,
-//!   the page's signed-in browsers, and who changed what.
+//!   the page's signed-in browsers, and who changed what; [`schedule`] queues the plan and
+//!   check runs an incarnation's schedules ask for, and [`drift`] marks what they find.
 //! - [`runner`] runs claimed runs as child `tack playbook` processes; [`api`] is the REST API
 //!   under `/v1`; [`serve`] puts them together.
 //!
@@ -19,6 +20,7 @@
 
 pub mod api;
 pub mod audit;
+pub mod drift;
 mod headers;
 pub mod incarnations;
 pub mod ingest;
@@ -26,6 +28,7 @@ mod openapi;
 pub mod queue;
 pub mod record;
 pub mod runner;
+pub mod schedule;
 pub mod serve;
 pub mod sessions;
 pub mod store;

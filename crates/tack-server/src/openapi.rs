@@ -64,7 +64,33 @@ pub(crate) fn document() -> Value {
                         "vault_password_file": {"type": "string"},
                         "limit": {"type": "string"},
                         "tags": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-                        "mode": {"enum": ["apply", "check", "plan"], "default": "apply"}
+                        "mode": {"enum": ["apply", "check", "plan"], "default": "apply"},
+                        "schedules": {"type": "array", "maxItems": 20, "items": {"$ref": "#/components/schemas/Schedule"}}
+                    }
+                },
+                "Schedule": {
+                    "type": "object",
+                    "description": "Queues a plan or check run of its incarnation when its cron pattern comes due; occurrences missed while no server ran are run once.",
+                    "required": ["cron"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "cron": {"type": "string", "description": "five fields (minute hour day-of-month month day-of-week), or @hourly, @daily, @weekly, @monthly, @yearly"},
+                        "timezone": {"type": "string", "description": "an IANA name; UTC when absent"},
+                        "mode": {"enum": ["plan", "check"], "default": "plan"}
+                    }
+                },
+                "Drift": {
+                    "type": "object",
+                    "description": "An incarnation a scheduled plan or check found would change; the next apply of it that succeeds clears it.",
+                    "properties": {
+                        "incarnation": {"type": "string"},
+                        "drifted": {"type": "boolean", "description": "in the per-incarnation answer only"},
+                        "apply_id": {"type": "string", "description": "the scheduled run that found it"},
+                        "detected_at": {"type": "integer", "description": "milliseconds since the epoch"},
+                        "changes": {"type": "array", "items": {"type": "object", "properties": {
+                            "host": {"type": "string"}, "task": {"type": "string"},
+                            "outcome": {"enum": ["would_change", "would_run", "deferred"]}
+                        }}}
                     }
                 },
                 "Run": {
@@ -73,7 +99,8 @@ pub(crate) fn document() -> Value {
                         "apply_id": {"type": "string"},
                         "incarnation": {"type": ["string", "null"]},
                         "status": {"enum": ["queued", "running", "success", "failed", "unreachable", "cancelled", "interrupted"]},
-                        "recap": {"type": ["object", "null"]}
+                        "recap": {"type": ["object", "null"]},
+                        "scheduled": {"type": "boolean", "description": "queued by a schedule, not a person"}
                     }
                 },
                 "RunRequest": {
@@ -179,6 +206,11 @@ pub(crate) fn document() -> Value {
                 ])
             },
             "/v1/runs": {"get": op("every run, newest first", Some("viewer"), &[("200", "the runs")])},
+            "/v1/drift": {"get": op("every drifted incarnation: Drift each", Some("viewer"), &[("200", "the drifted incarnations")])},
+            "/v1/incarnations/{name}/drift": {
+                "parameters": [name],
+                "get": op("whether the incarnation is drifted (`drifted`), and with what: Drift", Some("viewer"), &[("200", "its drift"), ("404", "no such incarnation")])
+            },
             "/v1/audit": {
                 "parameters": [
                     {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},

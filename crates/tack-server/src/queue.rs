@@ -47,11 +47,21 @@ impl Store {
         spec: &Incarnation,
         started_by: &str,
     ) -> Result<String, StoreError> {
+        self.enqueue_as(spec, started_by, false).await
+    }
+
+    /// Queues a run of `spec`; `scheduled` when one of its schedules, not a person, asks.
+    pub async fn enqueue_as(
+        &self,
+        spec: &Incarnation,
+        started_by: &str,
+        scheduled: bool,
+    ) -> Result<String, StoreError> {
         let id = crate::store::new_run_id();
         let text = serde_json::to_string(spec).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(
             "INSERT INTO runs (id, incarnation, mode, playbook, started_by, status, attempt, \
-             queued_at, spec) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8)",
+             queued_at, spec, scheduled) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9)",
         )
         .bind(&id)
         .bind(&spec.name)
@@ -61,6 +71,7 @@ impl Store {
         .bind(RunStatus::Queued.as_str())
         .bind(now_ms())
         .bind(text)
+        .bind(i64::from(scheduled))
         .execute(self.pool())
         .await?;
         Ok(id)

@@ -161,7 +161,8 @@ async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Resu
     if let Some(file) = vars_file {
         let _ = std::fs::remove_file(file);
     }
-    result
+    result?;
+    store.note_drift(&apply_id).await
 }
 
 /// How long a cancelled run has to stop what it started before it is killed.

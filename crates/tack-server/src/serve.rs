@@ -42,6 +42,12 @@ pub fn app(state: AppState) -> axum::Router {
         .with_state(state)
 }
 
+/// Serves [`app`] on `listener` until the process ends (a test serves a store it drives
+/// itself this way, its clock in its hands).
+pub async fn serve_app(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).await
+}
+
 /// Serves until the process is stopped. `first_token` receives the first admin token when
 /// this start made it.
 pub fn serve(options: ServeOptions, first_token: impl FnOnce(&str)) -> Result<(), ServeError> {
@@ -68,7 +74,9 @@ pub fn serve(options: ServeOptions, first_token: impl FnOnce(&str)) -> Result<()
         });
         let wake = Arc::new(Notify::new());
         tokio::spawn(run_queue(store.clone(), config, wake.clone()));
-        axum::serve(listener, app(AppState { store, wake })).await?;
+        let clock = Arc::new(crate::schedule::SystemClock);
+        tokio::spawn(crate::schedule::run_schedules(store.clone(), clock, wake.clone()));
+        serve_app(listener, AppState { store, wake }).await?;
         Ok(())
     })
 }

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "transcript", include_str!("../migrations/0003_transcript.sql")),
     (4, "task_inputs", include_str!("../migrations/0004_task_inputs.sql")),
     (5, "operate", include_str!("../migrations/0005_operate.sql")),
+    (6, "schedules", include_str!("../migrations/0006_schedules.sql")),
 ];
 
 #[derive(Debug)]
@@ -164,6 +165,8 @@ pub struct RunRecord {
     pub exit_code: Option<i64>,
     pub error: Option<String>,
     pub recap: Option<serde_json::Value>,
+    /// Queued by one of its incarnation's schedules, not by a person.
+    pub scheduled: bool,
 }
 
 /// One task of a run's plan with its hosts' results: how many of each status, and the
@@ -558,7 +561,7 @@ impl Store {
 }
 
 const RUN_COLUMNS: &str = "SELECT id, incarnation, mode, playbook, started_by, status, attempt, \
-                           queued_at, started_at, finished_at, exit_code, error, recap FROM runs";
+                           queued_at, started_at, finished_at, exit_code, error, recap, scheduled FROM runs";
 
 fn json(text: &str) -> Result<serde_json::Value, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{e}: {text:.80}")))
@@ -582,6 +585,7 @@ fn run_record(r: &AnyRow) -> Result<RunRecord, StoreError> {
         exit_code: r.try_get("exit_code")?,
         error: r.try_get("error")?,
         recap: recap.as_deref().map(json).transpose()?,
+        scheduled: r.try_get::<i64, _>("scheduled")? != 0,
     })
 }
 

@@ -120,6 +120,11 @@ const KEYS: &[&str] = &[
     "target",
     "detail",
     "older_entries",
+    "schedules",
+    "drift",
+    "drifted",
+    "drift_found_by",
+    "outcome",
 ];
 
 const EN: &[(&str, &str)] = &[
@@ -202,6 +207,11 @@ const EN: &[(&str, &str)] = &[
     ("target", "Of"),
     ("detail", "Detail"),
     ("older_entries", "older entries"),
+    ("schedules", "Schedules (JSON)"),
+    ("drift", "Drift"),
+    ("drifted", "drifted"),
+    ("drift_found_by", "A scheduled run found what would change:"),
+    ("outcome", "Outcome"),
 ];
 
 const RU: &[(&str, &str)] = &[
@@ -284,6 +294,11 @@ const RU: &[(&str, &str)] = &[
     ("target", "Над чем"),
     ("detail", "Подробности"),
     ("older_entries", "более ранние записи"),
+    ("schedules", "Расписания (JSON)"),
+    ("drift", "Дрейф"),
+    ("drifted", "дрейф"),
+    ("drift_found_by", "Запуск по расписанию нашёл, что изменилось бы:"),
+    ("outcome", "Итог"),
 ];
 
 #[cfg(test)]

@@ -515,8 +515,8 @@ fn killed_server(db: &str, dir: &Path) {
         assert!(Instant::now() < deadline, "the run never started its task");
         std::thread::sleep(Duration::from_millis(100));
     }
-    s.child.kill().unwrap();
-    s.child.wait().unwrap();
+    s.child.as_mut().unwrap().kill().unwrap();
+    s.child.as_mut().unwrap().wait().unwrap();
     // The run dies with the server, and stops its module first.
     let left = lingering(project.to_str().unwrap());
     assert!(left.is_empty(), "the run's processes outlived the server: {left:?}");

@@ -150,6 +150,10 @@ impl<W: Write, C: Callback> EventsCallback<W, C> {
         if let Some(label) = &result.item_label {
             fields.push(("item", if sealed { text(MASK) } else { label.clone() }));
         }
+        // What a plan could not call unchanged, besides a change (`changed` says that).
+        if let Some(mark) = result.plan.as_ref().filter(|m| m.unknown()) {
+            fields.push(("plan", text(if mark.would_run { "would_run" } else { "deferred" })));
+        }
         fields.push(("duration", Node::bare(Value::Float((duration * 1000.0).round() / 1000.0))));
         self.write(event, fields);
     }

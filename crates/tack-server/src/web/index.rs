@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{PageQuery, badge, escape, signed, time};
 use crate::api::AppState;
+use crate::drift::Drift;
 use crate::store::RunRecord;
 use crate::tokens::Role;
 use crate::web_text::Lang;
@@ -71,9 +72,10 @@ pub(super) async fn index(
         Err(to_login) => return to_login,
     };
     let l = signed.l;
-    let (incarnations, runs) = match (s.store.incarnations().await, s.store.runs(None).await) {
-        (Ok(i), Ok(r)) => (i, r),
-        (Err(e), _) | (_, Err(e)) => {
+    let read = (s.store.incarnations().await, s.store.runs(None).await, s.store.drifts().await);
+    let (incarnations, runs, drifts) = match read {
+        (Ok(i), Ok(r), Ok(d)) => (i, r, d),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             return signed.error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
         }
     };
@@ -82,17 +84,20 @@ pub(super) async fn index(
         body.push_str(&format!("<p>{}</p>", l.t("no_incarnations")));
     } else {
         body.push_str(&format!(
-            "<table id=incarnations><tr><th>{}</th><th>{}</th><th>{}</th></tr>",
+            "<table id=incarnations><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>",
             l.t("name"),
             l.t("playbook"),
-            l.t("mode")
+            l.t("mode"),
+            l.t("drift"),
         ));
         for i in &incarnations {
+            let drift = drifts.iter().find(|d| d.incarnation == i.name);
             body.push_str(&format!(
-                "<tr><td><a href='/ui/incarnations/{name}'>{name}</a></td><td>{}</td><td>{}</td>\
-                 </tr>",
+                "<tr data-incarnation='{name}'><td><a href='/ui/incarnations/{name}'>{name}</a>\
+                 </td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&i.playbook),
                 i.mode.as_str(),
+                drift_mark(l, drift),
                 name = escape(&i.name),
             ));
         }
@@ -106,4 +111,43 @@ pub(super) async fn index(
     }
     body.push_str(&format!("<h2>{}</h2>{}", l.t("runs"), runs_table(l, &runs)));
     signed.page(StatusCode::OK, l.t("title"), &body, "")
+}
+
+/// An incarnation's drift at a glance: the mark and how many host and task pairs would change.
+pub(super) fn drift_mark(l: Lang, drift: Option<&Drift>) -> String {
+    match drift {
+        Some(d) => format!(
+            "<span class='badge s-drifted' title='{}'>{}: {}</span>",
+            escape(&d.apply_id),
+            l.t("drifted"),
+            d.changes.len()
+        ),
+        None => "—".to_string(),
+    }
+}
+
+/// What the scheduled run that found the drift would change, host by host and task by task.
+pub(super) fn drift_section(l: Lang, drift: Option<&Drift>) -> String {
+    let Some(d) = drift else { return String::new() };
+    let mut out = format!(
+        "<h3>{}</h3><p id=drifted>{} <a href='/ui/runs/{id}'>{id}</a> ({})</p><table id=drift>\
+         <tr><th>{}</th><th>{}</th><th>{}</th></tr>",
+        l.t("drift"),
+        l.t("drift_found_by"),
+        time(Some(d.detected_at)),
+        l.t("host"),
+        l.t("task"),
+        l.t("outcome"),
+        id = escape(&d.apply_id),
+    );
+    for c in &d.changes {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&c.host),
+            escape(&c.task),
+            escape(&c.outcome)
+        ));
+    }
+    out.push_str("</table>");
+    out
 }

@@ -112,7 +112,7 @@ header{background:#1d2327;color:#fff;padding:.6em 1.2em;display:flex;gap:1em;ali
 header a{color:#fff}main{padding:1em 1.2em}table{border-collapse:collapse;width:100%;background:#fff}\
 td,th{border:1px solid #dcdcde;padding:.3em .5em;text-align:left;vertical-align:top}\
 pre{margin:0;white-space:pre-wrap;max-height:20em;overflow:auto}.s-ok,.s-success{background:#00a32a}\
-.s-changed{background:#dba617}.s-failed{background:#d63638}.s-unreachable,.s-interrupted{background:#8c1bab}\
+.s-changed{background:#dba617}.s-drifted{background:#b32d2e}.s-failed{background:#d63638}.s-unreachable,.s-interrupted{background:#8c1bab}\
 .s-skipped,.s-cancelled{background:#2271b1}.s-running,.s-queued{background:#787c82}\
 .badge{color:#fff;padding:.1em .5em;border-radius:.3em}.bar{display:flex;gap:2px;min-width:6em}\
 .bar span{flex:1;height:1em;border-radius:2px}.chip{display:inline-block;padding:.05em .6em;\

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::index::runs_table;
+use super::index::{drift_mark, drift_section, runs_table};
 use super::{PageQuery, Signed, escape, form_token_input, lang, page, signed, time};
 use crate::api::{self, ApiError, AppState};
 use crate::incarnations::{Incarnation, Mode, RunRequest, Tags};
@@ -53,6 +53,7 @@ pub(super) struct SpecForm {
     limit: String,
     tags: String,
     mode: String,
+    schedules: String,
 }
 
 /// A post's checks (see the module's words); the signed-in request when they pass.
@@ -132,6 +133,15 @@ impl SpecForm {
             limit: given(&self.limit),
             tags: given(&self.tags).map(Tags::One),
             mode: mode(&self.mode)?.unwrap_or(Mode::Apply),
+            schedules: match given(&self.schedules) {
+                None => Vec::new(),
+                Some(text) => serde_json::from_str(&text).map_err(|e| {
+                    format!(
+                        "schedules are a JSON list, such as [{{\"cron\": \"0 3 * * *\", \
+                         \"timezone\": \"Europe/Berlin\", \"mode\": \"plan\"}}]: {e}"
+                    )
+                })?,
+            },
         })
     }
 }
@@ -200,6 +210,16 @@ fn spec_form(signed: &Signed, spec: Option<&Incarnation>) -> String {
         l.t("extra_vars"),
         format!("<textarea name=extra_vars rows=4 cols=50 placeholder='{{\"release\": \"42\"}}'>{vars}</textarea>"),
     ));
+    let schedules = text(|s| {
+        (!s.schedules.is_empty()).then(|| serde_json::to_string_pretty(&s.schedules).ok()).flatten()
+    });
+    out.push_str(&row(
+        l.t("schedules"),
+        format!(
+            "<textarea name=schedules rows=3 cols=50 placeholder='[{{\"cron\": \"0 3 * * *\", \
+             \"timezone\": \"Europe/Berlin\", \"mode\": \"plan\"}}]'>{schedules}</textarea>"
+        ),
+    ));
     out.push_str(&format!(
         "</dl><button>{}</button></form>",
         l.t(if spec.is_some() { "save" } else { "create" })
@@ -227,6 +247,10 @@ pub(super) async fn incarnation_page(
         Ok(runs) => runs,
         Err(e) => return signed.error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
+    let drift = match s.store.drift(&name).await {
+        Ok(drift) => drift,
+        Err(e) => return signed.error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
     let shown = spec.clone().shown_to(role);
     let dash = || "—".to_string();
     let mut body =
@@ -246,7 +270,19 @@ pub(super) async fn incarnation_page(
     ] {
         body.push_str(&format!("<dt>{label}</dt><dd><code>{}</code></dd>", escape(&value)));
     }
-    body.push_str("</dl>");
+    let schedules: Vec<String> = shown
+        .schedules
+        .iter()
+        .map(|s| format!("<code>{}</code>", escape(&s.key().replace('|', " "))))
+        .collect();
+    body.push_str(&format!(
+        "<dt>{}</dt><dd id=schedules>{}</dd><dt>{}</dt><dd>{}</dd></dl>",
+        l.t("schedules"),
+        if schedules.is_empty() { dash() } else { schedules.join("<br>") },
+        l.t("drift"),
+        drift_mark(l, drift.as_ref()),
+    ));
+    body.push_str(&drift_section(l, drift.as_ref()));
     if role >= Role::Operator {
         body.push_str(&format!(
             "<h3>{}</h3><form id=start method=post action='/ui/incarnations/{}/runs'>{}<dl>\

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub(crate) struct Server {
-    pub child: Child,
+    /// `None` for a server a test runs in its own process.
+    pub child: Option<Child>,
     pub addr: String,
     pub admin: String,
     /// What the server wrote to stderr after its banner (its log).
@@ -23,8 +24,22 @@ pub(crate) struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Server {
+    /// A server the test serves in its own process, at `addr`.
+    pub(crate) fn in_process(addr: &str, admin: &str) -> Server {
+        Server {
+            child: None,
+            addr: addr.to_string(),
+            admin: admin.to_string(),
+            log: Default::default(),
+        }
     }
 }
 
@@ -63,7 +78,7 @@ pub(crate) fn start_server(db: &str, dir: &Path, max_runs: &str, first: bool) ->
             line.clear();
         }
     });
-    Server { child, addr, admin: admin.trim().to_string(), log }
+    Server { child: Some(child), addr, admin: admin.trim().to_string(), log }
 }
 
 pub(crate) struct Reply {
