@@ -58,7 +58,12 @@ time_of() {
     done | sort -n | sed -n 3p | awk -v l="$label" '{printf "%-34s median %.1f ms  (%d bytes)\n", l, $1*1000, $2}'
 }
 base="http://127.0.0.1:$port"
-time_of "run page" -H "Cookie: tack_token=$token" "$base/ui/runs/$id"
-time_of "run page, task 15, hosts 501-600" -H "Cookie: tack_token=$token" "$base/ui/runs/$id?task=15&from=500"
+# Signed in as a browser is: the sign-in form and its cookie, then the session's cookie.
+jar="$dir/cookies"
+nonce=$(curl -s -c "$jar" "$base/ui/login" | sed -n 's/.*name=form value=\([0-9a-f]*\).*/\1/p')
+curl -s -o /dev/null -b "$jar" -c "$jar" --data-urlencode "token=$token" -d "form=$nonce" "$base/ui/login"
+time_of "run page" -b "$jar" "$base/ui/runs/$id"
+time_of "run page, task 15, hosts 501-600" -b "$jar" "$base/ui/runs/$id?task=15&from=500"
+time_of "index page" -b "$jar" "$base/ui/"
 time_of "tasks API (100 hosts a task)" -H "Authorization: Bearer $token" "$base/v1/incarnations/big/runs/$id/tasks"
 time_of "tasks API (host_limit=1000)" -H "Authorization: Bearer $token" "$base/v1/incarnations/big/runs/$id/tasks?host_limit=1000"

@@ -461,6 +461,8 @@ fn canaries(dir: &Path, db: &str, store: &dyn Fn() -> String) {
         format!("{base}/events"),
         format!("{base}/transcript"),
         "/v1/runs".into(),
+        "/v1/drift".into(),
+        "/v1/incarnations/canary/drift".into(),
     ] {
         let r = request(a, "GET", &path, Some(&s.admin), None, &[]);
         assert_eq!(r.status, 200, "{path}");

@@ -780,8 +780,19 @@ fn tokens_over_the_api(a: &str, admin: &str, operator: &str) {
 fn a_runs_transcript_is_followed_as_it_is_printed() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("runs.db").display());
-    let project = project(dir.path());
-    let s = start_server(&db, dir.path(), "1", true);
+    transcript_followed(&db, dir.path());
+}
+
+#[test]
+fn a_runs_transcript_is_followed_as_it_is_printed_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    transcript_followed(&pg.url, dir.path());
+}
+
+fn transcript_followed(db: &str, dir: &Path) {
+    let project = project(dir);
+    let s = start_server(db, dir, "1", true);
     incarnation(&s, "slow", &project, "slow.yml");
     let id = queue(&s, &s.admin, "slow", 1).remove(0);
     wait_status(&s, &s.admin, "slow", &id, "running");
