@@ -2,6 +2,7 @@
 //! change (or that a plan could not call unchanged: a task that would run, one deferred on
 //! output only an apply gives) is **drifted**, with what the run found per host and task. The
 //! next apply of it that succeeds clears the mark; so does a scheduled run that finds nothing.
+//! The mark changes in the transaction that ends the run ([`crate::Store::finish_run`]).
 //! A scheduled run that fails or is stopped leaves the mark as it was: it found nothing out.
 
 use serde::{Deserialize, Serialize};
@@ -29,41 +30,75 @@ pub struct Drift {
     pub changes: Vec<Change>,
 }
 
-impl Store {
-    /// Updates the drift mark after run `apply_id` ended (see the module's words).
-    pub async fn note_drift(&self, apply_id: &str) -> Result<(), StoreError> {
-        let Some(run) = self.run(apply_id).await? else { return Ok(()) };
-        let Some(name) = run.incarnation.as_deref() else { return Ok(()) };
-        if run.status != RunStatus::Success {
-            return Ok(());
+/// What a run's end does to its incarnation's drift mark.
+pub(crate) enum DriftUpdate {
+    Keep,
+    Clear(String),
+    Mark { incarnation: String, changes: String },
+}
+
+impl DriftUpdate {
+    /// Applies the update as part of `tx`, the transaction that ends run `apply_id` at `now`:
+    /// whoever reads the run ended reads its drift too.
+    pub(crate) async fn apply(
+        self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        apply_id: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let name = match &self {
+            DriftUpdate::Keep => return Ok(()),
+            DriftUpdate::Clear(name) | DriftUpdate::Mark { incarnation: name, .. } => name,
+        };
+        sqlx::query("DELETE FROM drift WHERE incarnation = $1")
+            .bind(name)
+            .execute(&mut **tx)
+            .await?;
+        if let DriftUpdate::Mark { incarnation, changes } = &self {
+            sqlx::query(
+                "INSERT INTO drift (incarnation, run_id, detected_at, changes) VALUES ($1, $2, \
+                 $3, $4)",
+            )
+            .bind(incarnation)
+            .bind(apply_id)
+            .bind(now)
+            .bind(changes)
+            .execute(&mut **tx)
+            .await?;
         }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// What ending run `apply_id` as `status` does to the drift mark (see the module's
+    /// words). Read before the run is ended: its results are all stored by then.
+    pub(crate) async fn drift_update(
+        &self,
+        apply_id: &str,
+        status: RunStatus,
+    ) -> Result<DriftUpdate, StoreError> {
+        if status != RunStatus::Success {
+            return Ok(DriftUpdate::Keep);
+        }
+        let Some(run) = self.run(apply_id).await? else { return Ok(DriftUpdate::Keep) };
+        let Some(name) = run.incarnation else { return Ok(DriftUpdate::Keep) };
         if run.mode == "apply" {
-            return self.clear_drift(name).await;
+            return Ok(DriftUpdate::Clear(name));
         }
         if !run.scheduled {
-            return Ok(());
+            return Ok(DriftUpdate::Keep);
         }
         let changes = self.changes(apply_id).await?;
         if changes.is_empty() {
-            return self.clear_drift(name).await;
+            return Ok(DriftUpdate::Clear(name));
         }
-        let text =
+        let changes =
             serde_json::to_string(&changes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let at = run.finished_at.unwrap_or_else(crate::store::now_ms);
-        self.clear_drift(name).await?;
-        sqlx::query(
-            "INSERT INTO drift (incarnation, run_id, detected_at, changes) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(name)
-        .bind(apply_id)
-        .bind(at)
-        .bind(text)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        Ok(DriftUpdate::Mark { incarnation: name, changes })
     }
 
-    async fn clear_drift(&self, name: &str) -> Result<(), StoreError> {
+    pub(crate) async fn clear_drift(&self, name: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM drift WHERE incarnation = $1")
             .bind(name)
             .execute(self.pool())

@@ -251,15 +251,25 @@ impl Store {
                 .bind(&spec.name)
                 .execute(self.pool())
                 .await?;
+        if done.rows_affected() == 1 {
+            let keep: Vec<String> = spec.schedules.iter().map(|s| s.key()).collect();
+            self.forget_schedules(&spec.name, &keep).await?;
+        }
         Ok(done.rows_affected() == 1)
     }
 
-    /// Deletes an incarnation (its runs stay, still naming it); false when there is none.
+    /// Deletes an incarnation (its runs stay, still naming it) with its schedules' marks and
+    /// its drift mark, so one made later under the name starts afresh; false when there is
+    /// none.
     pub async fn delete_incarnation(&self, name: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM incarnations WHERE name = $1")
             .bind(name)
             .execute(self.pool())
             .await?;
+        if done.rows_affected() == 1 {
+            self.forget_schedules(name, &[]).await?;
+            self.clear_drift(name).await?;
+        }
         Ok(done.rows_affected() == 1)
     }
 

@@ -161,8 +161,7 @@ async fn run_one(store: &Store, config: &RunnerConfig, claimed: Claimed) -> Resu
     if let Some(file) = vars_file {
         let _ = std::fs::remove_file(file);
     }
-    result?;
-    store.note_drift(&apply_id).await
+    result
 }
 
 /// How long a cancelled run has to stop what it started before it is killed.

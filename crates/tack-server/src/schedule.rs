@@ -170,6 +170,31 @@ pub async fn run_schedules(store: Store, clock: Arc<dyn Clock>, wake: Arc<Notify
 }
 
 impl Store {
+    /// Drops the marks of the incarnation `name`'s schedules but those in `keep` (a schedule
+    /// edited away, or the incarnation deleted).
+    pub(crate) async fn forget_schedules(
+        &self,
+        name: &str,
+        keep: &[String],
+    ) -> Result<(), StoreError> {
+        let rows = sqlx::query("SELECT schedule FROM schedule_state WHERE incarnation = $1")
+            .bind(name)
+            .fetch_all(self.pool())
+            .await?;
+        for row in rows {
+            let key: String = row.try_get("schedule")?;
+            if keep.contains(&key) {
+                continue;
+            }
+            sqlx::query("DELETE FROM schedule_state WHERE incarnation = $1 AND schedule = $2")
+                .bind(name)
+                .bind(&key)
+                .execute(self.pool())
+                .await?;
+        }
+        Ok(())
+    }
+
     async fn schedule_mark(&self, incarnation: &str, key: &str) -> Result<Option<i64>, StoreError> {
         let row = sqlx::query(
             "SELECT covered_until FROM schedule_state WHERE incarnation = $1 AND schedule = $2",

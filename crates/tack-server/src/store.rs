@@ -354,20 +354,29 @@ impl Store {
         exit_code: Option<i64>,
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
+        let drift = self.drift_update(id, status).await?;
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs SET status = $1, finished_at = $2, exit_code = $3, error = $4 \
              WHERE id = $5 AND attempt = $6 AND status = $7",
         )
         .bind(status.as_str())
-        .bind(now_ms())
+        .bind(now)
         .bind(exit_code)
         .bind(error)
         .bind(id)
         .bind(attempt)
         .bind(RunStatus::Running.as_str())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        let ended = done.rows_affected() == 1;
+        // Only the attempt that held the run says what it found.
+        if ended {
+            drift.apply(&mut tx, id, now).await?;
+        }
+        tx.commit().await?;
+        Ok(ended)
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {

@@ -206,5 +206,18 @@ fn schedules(db: &str, dir: &Path) {
         one.unwrap().into_iter().chain(two.unwrap()).map(|f| f.incarnation).collect();
     queued.sort();
     assert_eq!(queued, ["deps", "web"], "each schedule once");
+
+    // Deleted and made again under its name: no drift, and its schedule starts afresh.
+    let r = request(a, "DELETE", "/v1/incarnations/deps", Some(&admin), None, &[]);
+    assert_eq!(r.status, 204);
+    let r = request(a, "POST", "/v1/incarnations", Some(&admin), Some(&deps.to_string()), &[]);
+    assert_eq!(r.status, 201);
+    assert_eq!(drift("deps")["drifted"], false);
+    assert!(
+        rt.block_on(tick(&store, at("2031-01-12T09:00:00Z")))
+            .unwrap()
+            .iter()
+            .all(|f| f.incarnation != "deps")
+    );
     drop(rt);
 }
