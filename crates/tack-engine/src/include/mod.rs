@@ -225,8 +225,12 @@ pub(crate) fn wanted(
             // `TaskExecutor` does before it hands the include back: one that cannot be
             // converted fails the item (or the host).
             let mut flags = Vec::with_capacity(keywords.len());
-            let mut bad = None;
+            // The connection's variables first, as ansible's play context converts them.
+            let mut bad = reading.connection_variables(&item_scope, None).err();
             for (name, node) in keywords {
+                if bad.is_some() {
+                    break;
+                }
                 let Some(node) = node else { continue };
                 let origin = ctx.task.origin.clone();
                 match crate::task::reading::bool_keyword(templar, name, node, &item_scope, origin) {

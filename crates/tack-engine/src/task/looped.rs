@@ -85,8 +85,19 @@ impl TaskRun<'_> {
                     Some(_) => None,
                     None => self.false_condition(&item_scope)?,
                 };
+                // The connection's variables (converted before the task's own keywords, as
+                // ansible's play context is), then `diff`.
                 let keyword_error = match (&planned, &condition) {
-                    (None, None) => self.reading.diff_mode(&item_scope, self.diff_flag).err(),
+                    (None, None) => {
+                        let connected = match &delegated {
+                            Some(other) => delegation.delegated_scope(&item_scope, host, other),
+                            None => item_scope.clone(),
+                        };
+                        self.reading
+                            .connection_variables(&connected, delegated.as_deref())
+                            .err()
+                            .or_else(|| self.reading.diff_mode(&item_scope, self.diff_flag).err())
+                    }
                     _ => None,
                 };
                 let failed_keyword = keyword_error.is_some();

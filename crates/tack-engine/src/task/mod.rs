@@ -413,13 +413,16 @@ impl TaskRun<'_> {
             skipped.data.insert(s("failed"), b(false));
             return Ok(skipped);
         }
-        let mut result = match delegated? {
-            Some(other) => {
-                let there = delegation.delegated_scope(scope, host, &other);
-                self.attempts(host, None, &there, trace, events)
-            }
-            None => self.attempts(host, None, scope, trace, events),
-        }?;
+        let delegated = delegated?;
+        let there = match &delegated {
+            Some(other) => delegation.delegated_scope(scope, host, other),
+            None => scope.clone(),
+        };
+        // The connection's variables are converted once the task is known to run.
+        if let Err(d) = self.reading.connection_variables(&there, delegated.as_deref()) {
+            return Ok(self.judge(host, scope, actions::errored(d), None, true));
+        }
+        let mut result = self.attempts(host, None, &there, trace, events)?;
         gate.mark_ran(scope, &mut result);
         gate.note(host, &verdict.writes, &result);
         Ok(result)

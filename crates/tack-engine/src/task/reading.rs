@@ -157,6 +157,54 @@ impl Reading<'_> {
         }
     }
 
+    /// The connection variables that set a typed field of ansible's play context (`port`,
+    /// `pipelining`, `timeout`, `become`), converted as `set_task_and_variable_override`
+    /// converts them on every task a host runs (so `ansible_port: not-a-number` fails even a
+    /// `debug`, with ansible's `Error processing keyword 'port'.` at the variable's origin);
+    /// for each field the first of its names the host has wins. Under `delegate_to` (the
+    /// host `delegated`, `scope` the delegated run's) the delegated host's variables count,
+    /// as ansible reads them from `ansible_delegated_vars`; the names the play context fills
+    /// in afterwards never do.
+    pub(crate) fn connection_variables(
+        &self,
+        scope: &Scope,
+        delegated: Option<&str>,
+    ) -> Result<(), Diagnostic> {
+        use tack_playbook::tables::Isa;
+        const FIELDS: [(&str, &[&str], Isa); 4] = [
+            ("port", &["ansible_ssh_port", "ansible_port"], Isa::Int),
+            ("pipelining", &["ansible_ssh_pipelining", "ansible_pipelining"], Isa::Bool),
+            ("timeout", &["ansible_ssh_timeout", "ansible_timeout"], Isa::Int),
+            ("become", &["ansible_become"], Isa::Bool),
+        ];
+        let there = delegated.map(|other| {
+            scope
+                .get_own("ansible_delegated_vars")
+                .and_then(|b| b.node().as_map().and_then(|m| m.get(other)).cloned())
+                .and_then(|n| n.as_map().cloned())
+                .unwrap_or_default()
+        });
+        for (field, names, isa) in FIELDS {
+            let node = match &there {
+                Some(vars) => match names.iter().find_map(|n| vars.get(n)) {
+                    Some(node) => node.clone(),
+                    None => continue,
+                },
+                None => {
+                    let Some(name) = names.iter().find(|n| scope.get_own(n).is_some()) else {
+                        continue;
+                    };
+                    let reference = Node::bare(Value::Str(format!("{{{{ {name} }}}}")));
+                    let origin = Templar::sole_variable_origin(&reference, scope);
+                    Node::new(reference.value, origin)
+                }
+            };
+            // ansible's fields take `None` as unset, whatever their type.
+            typed_keyword(self.templar, field, isa, &node, scope, self.origin(), true)?;
+        }
+        Ok(())
+    }
+
     /// The task's effective diff mode: its own or an ancestor's `diff` (templated, then
     /// converted as ansible's bool keywords are), else `default` (`--diff`).
     pub(crate) fn diff_mode(&self, scope: &Scope, default: bool) -> Result<bool, Diagnostic> {
@@ -222,6 +270,22 @@ pub(crate) fn bool_keyword(
     scope: &Scope,
     task_origin: Option<Origin>,
 ) -> Result<bool, Diagnostic> {
+    let isa = tack_playbook::tables::Isa::Bool;
+    let valid = typed_keyword(templar, name, isa, node, scope, task_origin, false)?;
+    Ok(valid.value.is_truthy())
+}
+
+/// A keyword of type `isa` read for one host as [`bool_keyword`] reads a bool; with
+/// `none_unset`, a value that renders to `None` is left as it is.
+fn typed_keyword(
+    templar: &Templar,
+    name: &str,
+    isa: tack_playbook::tables::Isa,
+    node: &Node,
+    scope: &Scope,
+    task_origin: Option<Origin>,
+    none_unset: bool,
+) -> Result<Node, Diagnostic> {
     let keyword_error = |cause: Diagnostic| {
         let middle = Diagnostic::caused_by(
             format!("Error processing keyword '{name}'."),
@@ -232,16 +296,12 @@ pub(crate) fn bool_keyword(
     };
     let mut rendered =
         templar.render(node, scope).map_err(|e| keyword_error(e.to_diagnostic()))?.value;
+    if none_unset && rendered.value == Value::Null {
+        return Ok(rendered);
+    }
     rendered.origin = Templar::sole_variable_origin(node, scope).or_else(|| node.origin.clone());
-    let valid = tack_playbook::post_validate::validated_value(
-        name,
-        tack_playbook::tables::Isa::Bool,
-        &[],
-        false,
-        rendered,
-    )
-    .map_err(keyword_error)?;
-    Ok(valid.value.is_truthy())
+    tack_playbook::post_validate::validated_value(name, isa, &[], false, rendered)
+        .map_err(keyword_error)
 }
 
 /// Whether `ctx` is a `meta` task.
