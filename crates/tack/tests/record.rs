@@ -206,25 +206,39 @@ fn a_store_that_cannot_be_opened_stops_the_run_before_it_starts() {
 /// that no longer exists is gone. Before, the run stayed `running` for ever.
 #[test]
 fn a_killed_recording_run_is_marked_interrupted_by_the_next_one() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("hosts"), "h1 ansible_connection=local\n").unwrap();
+    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+    killed_recording_run(dir.path(), &url);
+}
+
+#[test]
+fn a_killed_recording_run_on_postgres_is_marked_interrupted_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    killed_recording_run(dir.path(), &pg.url);
+}
+
+#[path = "../../tack-server/tests/support/postgres.rs"]
+mod postgres;
+
+fn killed_recording_run(dir: &Path, url: &str) {
+    use std::os::unix::process::CommandExt;
+    std::fs::write(dir.join("hosts"), "h1 ansible_connection=local\n").unwrap();
     std::fs::write(
-        dir.path().join("slow.yml"),
+        dir.join("slow.yml"),
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - pause: seconds=60\n",
     )
     .unwrap();
     std::fs::write(
-        dir.path().join("quick.yml"),
+        dir.join("quick.yml"),
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=hi\n",
     )
     .unwrap();
-    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
     // Made (and migrated) before the run opens it, so the two never migrate at once.
-    let store = block_on(Store::open(&url)).unwrap();
+    let store = block_on(Store::open(url)).unwrap();
     let mut slow = Command::new(env!("CARGO_BIN_EXE_tack"))
-        .args(["playbook", "-i", "hosts", "slow.yml", "--record", &url])
-        .current_dir(dir.path())
+        .args(["playbook", "-i", "hosts", "slow.yml", "--record", url])
+        .current_dir(dir)
         .env("ANSIBLE_CONFIG", "")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -247,7 +261,7 @@ fn a_killed_recording_run_is_marked_interrupted_by_the_next_one() {
     let still = block_on(store.run(&running)).unwrap().unwrap();
     assert_eq!(still.status, RunStatus::Running, "nothing of the killed process marked it");
 
-    let out = tack(dir.path(), &["playbook", "-i", "hosts", "quick.yml", "--record", &url]);
+    let out = tack(dir, &["playbook", "-i", "hosts", "quick.yml", "--record", url]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let run = block_on(store.run(&running)).unwrap().unwrap();
     assert_eq!(run.status, RunStatus::Interrupted, "{run:?}");
@@ -260,23 +274,30 @@ fn a_killed_recording_run_is_marked_interrupted_by_the_next_one() {
 #[test]
 fn a_recorded_run_keeps_its_transcript() {
     let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+    recorded_transcript(dir.path(), &url);
+}
+
+#[test]
+fn a_recorded_run_keeps_its_transcript_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = postgres::Postgres::start(dir.path());
+    recorded_transcript(dir.path(), &pg.url);
+}
+
+fn recorded_transcript(dir: &Path, url: &str) {
+    std::fs::write(dir.join("hosts"), "h1 ansible_connection=local\nh2 ansible_connection=local\n")
+        .unwrap();
     std::fs::write(
-        dir.path().join("hosts"),
-        "h1 ansible_connection=local\nh2 ansible_connection=local\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("site.yml"),
+        dir.join("site.yml"),
         "- hosts: all\n  gather_facts: false\n  tasks:\n    - debug: msg=\"hello {{ inventory_hostname }}\"\n    \
          - command: 'false'\n      ignore_errors: true\n",
     )
     .unwrap();
-    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
-    let out =
-        tack(dir.path(), &["playbook", "-i", "hosts", "site.yml", "-f", "1", "--record", &url]);
+    let out = tack(dir, &["playbook", "-i", "hosts", "site.yml", "-f", "1", "--record", url]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let store = block_on(Store::open(&url)).unwrap();
+    let store = block_on(Store::open(url)).unwrap();
     let id = block_on(store.runs(None)).unwrap()[0].apply_id.clone();
     let lines = block_on(store.transcript(&id, 0)).unwrap();
     let stored: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
