@@ -421,41 +421,50 @@ async fn cancel_run(
     let caller = auth.require(Role::Operator)?;
     run_of(&s.store, &name, &apply_id).await?;
     match cancel_and_record(&s.store, caller, &name, &apply_id).await? {
-        Cancel::Cancelled => {
+        Cancelled::BeforeItRan => {
             Ok((StatusCode::OK, Json(json!({"apply_id": apply_id, "status": "cancelled"}))))
         }
-        _ => Ok((
+        Cancelled::Stopping => Ok((
             StatusCode::ACCEPTED,
             Json(json!({"apply_id": apply_id, "status": "running", "cancel_requested": true})),
         )),
     }
 }
 
+/// What a cancel that took did.
+pub(crate) enum Cancelled {
+    /// The run was queued: it never runs.
+    BeforeItRan,
+    /// The run is running: its controller stops it.
+    Stopping,
+}
+
 /// Cancels run `apply_id` of incarnation `name` for `caller` and records it: what the API's
-/// and the page's cancel both do. Only [`Cancel::Cancelled`] or [`Cancel::Requested`] come
-/// back; the others are the errors they answer as.
+/// and the page's cancel both do; a run that ended or does not exist is the error it answers
+/// as.
 pub(crate) async fn cancel_and_record(
     store: &Store,
     caller: &Caller,
     name: &str,
     apply_id: &str,
-) -> ApiResult<Cancel> {
-    let outcome = store.cancel(apply_id).await?;
-    match outcome {
-        Cancel::Cancelled | Cancel::Requested => {
-            let was = if outcome == Cancel::Cancelled { "queued" } else { "running" };
-            let detail = json!({"apply_id": apply_id, "was": was});
-            audited(store, caller, Action::RunCancel, name, detail).await?;
-            Ok(outcome)
+) -> ApiResult<Cancelled> {
+    let (cancelled, was) = match store.cancel(apply_id).await? {
+        Cancel::Cancelled => (Cancelled::BeforeItRan, "queued"),
+        Cancel::Requested => (Cancelled::Stopping, "running"),
+        Cancel::AlreadyEnded(status) => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("the run '{apply_id}' has already ended: {}", status.as_str()),
+            ));
         }
-        Cancel::AlreadyEnded(status) => Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("the run '{apply_id}' has already ended: {}", status.as_str()),
-        )),
         Cancel::NotFound => {
-            Err(ApiError::not_found(format!("the incarnation '{name}' has no run '{apply_id}'")))
+            let missing = format!("the incarnation '{name}' has no run '{apply_id}'");
+            return Err(ApiError::not_found(missing));
         }
-    }
+    };
+    let detail = json!({"apply_id": apply_id, "was": was});
+    audited(store, caller, Action::RunCancel, name, detail).await?;
+    Ok(cancelled)
 }
 
 /// Every drifted incarnation: what its last scheduled plan or check found would change.
