@@ -8,7 +8,9 @@
 //! down for a week runs a daily schedule once when it starts, not seven times. The mark moves
 //! by compare-and-set, so of several servers sharing a store exactly one queues each run. A
 //! schedule seen for the first time (new, or edited: its text is its name) starts its mark at
-//! `now`, with nothing to catch up.
+//! `now`, with nothing to catch up. While a run one of an incarnation's schedules queued is
+//! still queued or running, none of its schedules queues another and their marks stay: a slow
+//! plan on a frequent schedule runs once more when it ends, never piles up.
 //!
 //! Time comes from a [`Clock`], so a test moves it instead of sleeping.
 
@@ -133,6 +135,9 @@ pub struct Fired {
 pub async fn tick(store: &Store, now: i64) -> Result<Vec<Fired>, StoreError> {
     let mut fired = Vec::new();
     for spec in store.incarnations().await? {
+        if spec.schedules.is_empty() || store.scheduled_run_pending(&spec.name).await? {
+            continue;
+        }
         for schedule in &spec.schedules {
             let key = schedule.key();
             let Some(covered) = store.schedule_mark(&spec.name, &key).await? else {
@@ -149,6 +154,8 @@ pub async fn tick(store: &Store, now: i64) -> Result<Vec<Fired>, StoreError> {
             let by = format!("schedule {}", schedule.key().replace('|', " "));
             let apply_id = store.enqueue_as(&run, &by, true).await?;
             fired.push(Fired { incarnation: spec.name.clone(), schedule: key, apply_id });
+            // One scheduled run of an incarnation at a time (see the module's words).
+            break;
         }
     }
     Ok(fired)
@@ -193,6 +200,20 @@ impl Store {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Whether a run a schedule of the incarnation `name` queued is still queued or running.
+    async fn scheduled_run_pending(&self, name: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM runs WHERE incarnation = $1 AND scheduled = 1 AND status \
+             IN ($2, $3)",
+        )
+        .bind(name)
+        .bind(crate::store::RunStatus::Queued.as_str())
+        .bind(crate::store::RunStatus::Running.as_str())
+        .fetch_one(self.pool())
+        .await?;
+        Ok(row.try_get::<i64, _>("n")? > 0)
     }
 
     async fn schedule_mark(&self, incarnation: &str, key: &str) -> Result<Option<i64>, StoreError> {

@@ -134,3 +134,55 @@ fn urls_tack_does_not_open_are_refused_by_name() {
     assert!(text.contains("postgres://tack:********@127.0.0.1:99999/x"), "{text}");
     assert!(!text.contains("hunter2"), "{text}");
 }
+
+/// Schedules with the clock in the test's hands and no runner: a run a schedule queued that
+/// has not ended holds back every schedule of its incarnation (their marks stay, so the next
+/// look after it ends queues one run, not one per occurrence missed).
+async fn schedules_do_not_pile_up(url: &str, project: &std::path::Path) {
+    use tack_server::incarnations::Incarnation;
+    use tack_server::schedule::tick;
+    let store = Store::open(url).await.unwrap();
+    let spec: Incarnation = serde_json::from_value(json!({
+        "name": "often", "project_dir": project, "playbook": "site.yml",
+        "schedules": [{"cron": "* * * * *"}, {"cron": "*/5 * * * *", "mode": "check"}]
+    }))
+    .unwrap();
+    assert!(store.create_incarnation(&spec).await.unwrap());
+    let minute = 60_000;
+    let t0 = 1_924_992_000_000; // 2031-01-01T00:00:00Z
+    assert!(tick(&store, t0).await.unwrap().is_empty(), "first sighting");
+    let first = tick(&store, t0 + minute).await.unwrap();
+    assert_eq!(first.len(), 1, "one run of an incarnation at a time: {first:?}");
+    // Queued, never claimed: ten minutes pass and nothing more is queued.
+    for m in 2..=10 {
+        assert!(tick(&store, t0 + m * minute).await.unwrap().is_empty(), "minute {m}");
+    }
+    let claimed = store.claim("ctl:1").await.unwrap().unwrap();
+    assert_eq!(claimed.apply_id, first[0].apply_id);
+    assert!(tick(&store, t0 + 11 * minute).await.unwrap().is_empty(), "still running");
+    assert!(
+        store
+            .finish_run(&claimed.apply_id, claimed.attempt, RunStatus::Success, Some(0), None)
+            .await
+            .unwrap()
+    );
+    let next = tick(&store, t0 + 12 * minute).await.unwrap();
+    assert_eq!(next.len(), 1, "{next:?}");
+    let runs = store.runs(Some("often")).await.unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r.scheduled));
+}
+
+#[test]
+fn schedules_do_not_pile_up_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+    block_on(schedules_do_not_pile_up(&url, dir.path()));
+}
+
+#[test]
+fn schedules_do_not_pile_up_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = Postgres::start(dir.path());
+    block_on(schedules_do_not_pile_up(&pg.url, dir.path()));
+}
