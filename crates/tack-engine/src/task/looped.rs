@@ -85,19 +85,23 @@ impl TaskRun<'_> {
                     Some(_) => None,
                     None => self.false_condition(&item_scope)?,
                 };
+                // The scope of the host the item connects to, made once for the check and
+                // the run.
+                let connected = match (&planned, &condition, &delegated) {
+                    (None, None, Some(other)) => {
+                        Some(delegation.delegated_scope(&item_scope, host, other))
+                    }
+                    _ => None,
+                };
+                let connected = connected.as_ref().unwrap_or(&item_scope);
                 // The connection's variables (converted before the task's own keywords, as
                 // ansible's play context is), then `diff`.
                 let keyword_error = match (&planned, &condition) {
-                    (None, None) => {
-                        let connected = match &delegated {
-                            Some(other) => delegation.delegated_scope(&item_scope, host, other),
-                            None => item_scope.clone(),
-                        };
-                        self.reading
-                            .connection_variables(&connected, delegated.as_deref())
-                            .err()
-                            .or_else(|| self.reading.diff_mode(&item_scope, self.diff_flag).err())
-                    }
+                    (None, None) => self
+                        .reading
+                        .connection_variables(connected, delegated.as_deref())
+                        .err()
+                        .or_else(|| self.reading.diff_mode(&item_scope, self.diff_flag).err()),
                     _ => None,
                 };
                 let failed_keyword = keyword_error.is_some();
@@ -110,15 +114,9 @@ impl TaskRun<'_> {
                     (None, None) if let Some(d) = keyword_error => {
                         self.judge(host, &item_scope, actions::errored(d), None, true)
                     }
-                    (None, None) => match &delegated {
-                        Some(other) => {
-                            let there = delegation.delegated_scope(&item_scope, host, other);
-                            self.attempts(host, Some(index), &there, trace, &mut retries)?
-                        }
-                        None => {
-                            self.attempts(host, Some(index), &item_scope, trace, &mut retries)?
-                        }
-                    },
+                    (None, None) => {
+                        self.attempts(host, Some(index), connected, trace, &mut retries)?
+                    }
                 };
                 Ok::<_, Diagnostic>((delegated, verdict.writes, failed_keyword, result))
             });

@@ -56,6 +56,41 @@ pub(super) struct SpecForm {
     schedules: String,
 }
 
+/// A form of the page: it carries its session's form token.
+trait Posted {
+    fn form_token(&self) -> &str;
+}
+
+impl Posted for TokenOnly {
+    fn form_token(&self) -> &str {
+        &self.form_token
+    }
+}
+
+impl Posted for StartForm {
+    fn form_token(&self) -> &str {
+        &self.form_token
+    }
+}
+
+impl Posted for SpecForm {
+    fn form_token(&self) -> &str {
+        &self.form_token
+    }
+}
+
+/// Every post's first step: the form read (else 400), then [`authorised`] for `role`.
+async fn admit<T: Posted>(
+    s: &AppState,
+    headers: &HeaderMap,
+    form: Result<Form<T>, FormRejection>,
+    role: Role,
+) -> Result<(T, Signed), Response> {
+    let Form(form) = form.map_err(|e| unreadable(headers, &e))?;
+    let signed = authorised(s, headers, form.form_token(), role).await?;
+    Ok((form, signed))
+}
+
 /// A post's checks (see the module's words); the signed-in request when they pass.
 async fn authorised(
     s: &AppState,
@@ -346,12 +381,8 @@ pub(super) async fn create(
     headers: HeaderMap,
     form: Result<Form<SpecForm>, FormRejection>,
 ) -> Response {
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(e) => return unreadable(&headers, &e),
-    };
-    let signed = match authorised(&s, &headers, &form.form_token, Role::Admin).await {
-        Ok(signed) => signed,
+    let (form, signed) = match admit(&s, &headers, form, Role::Admin).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     let spec = match form.spec() {
@@ -370,12 +401,8 @@ pub(super) async fn update(
     Path(name): Path<String>,
     form: Result<Form<SpecForm>, FormRejection>,
 ) -> Response {
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(e) => return unreadable(&headers, &e),
-    };
-    let signed = match authorised(&s, &headers, &form.form_token, Role::Admin).await {
-        Ok(signed) => signed,
+    let (form, signed) = match admit(&s, &headers, form, Role::Admin).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     let spec = match form.spec() {
@@ -394,12 +421,8 @@ pub(super) async fn delete(
     Path(name): Path<String>,
     form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(e) => return unreadable(&headers, &e),
-    };
-    let signed = match authorised(&s, &headers, &form.form_token, Role::Admin).await {
-        Ok(signed) => signed,
+    let (_, signed) = match admit(&s, &headers, form, Role::Admin).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     match api::delete_spec(&s.store, &signed.session.caller, &name).await {
@@ -414,12 +437,8 @@ pub(super) async fn start(
     Path(name): Path<String>,
     form: Result<Form<StartForm>, FormRejection>,
 ) -> Response {
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(e) => return unreadable(&headers, &e),
-    };
-    let signed = match authorised(&s, &headers, &form.form_token, Role::Operator).await {
-        Ok(signed) => signed,
+    let (form, signed) = match admit(&s, &headers, form, Role::Operator).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     let request = match (extra_vars(&form.extra_vars), mode(&form.mode)) {
@@ -445,12 +464,8 @@ pub(super) async fn cancel(
     Path(apply_id): Path<String>,
     form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(e) => return unreadable(&headers, &e),
-    };
-    let signed = match authorised(&s, &headers, &form.form_token, Role::Operator).await {
-        Ok(signed) => signed,
+    let (_, signed) = match admit(&s, &headers, form, Role::Operator).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     let name = match s.store.run(&apply_id).await {
