@@ -5,7 +5,8 @@
 # Values cross as JSON; what JSON cannot say (a dict with keys that are not strings, an
 # integer beyond 64 bits, a float that is not finite) is wrapped as {"__tack__": KIND, ...}:
 # "map", "int", "float", "date" and "datetime" (a YAML timestamp), "undefined" (a lookup's
-# undefined argument, by the controller's number for it), and for the inventory worker "unsafe" (a string not trusted as a
+# undefined argument, by the controller's number for it), "str" (a string with where it was
+# written, its "origin"), and for the inventory worker "unsafe" (a string not trusted as a
 # template) and "vault" (ciphertext). The Rust side is `python_plugins::{to_wire, from_wire}`.
 import json
 import math
@@ -31,7 +32,10 @@ def decode(value, on_str=None):
         if kind == "float":
             return float(value["repr"])
         if kind == "unsafe":
-            return value["text"]
+            return tag_origin(value["text"], value.get("origin"))
+        if kind == "str":
+            text = value["text"]
+            return tag_origin(on_str(text) if on_str else text, value.get("origin"))
         if kind == "vault":
             from ansible.parsing.vault import EncryptedString
             return EncryptedString(ciphertext=value["ciphertext"])
@@ -48,6 +52,15 @@ def decode(value, on_str=None):
                                      value["minute"], value["second"], value["microsecond"], zone)
         raise ValueError("unknown value kind %r" % kind)
     return value
+
+
+def tag_origin(text, origin):
+    """`text` carrying ansible's `Origin` tag, when the controller said where it was written."""
+    if not origin:
+        return text
+    from ansible._internal._datatag._tags import Origin
+    return Origin(path=origin.get("path"), description=origin.get("description"),
+                  line_num=origin.get("line") or None, col_num=origin.get("col") or None).tag(text)
 
 
 _UNDEFINED_ARGUMENT = []

@@ -60,6 +60,9 @@ pub struct HostResult {
     /// (`ansible.builtin.ssh`): what callback plugins read as `task.connection`. `None` when
     /// the task did not run there (a skip).
     pub connection: Option<String>,
+    /// The result holds nothing a host said: a `set_fact` whose values all came from what
+    /// the user wrote. `register` keeps it trusted, as ansible keeps those values' tags.
+    pub written_by_user: bool,
 }
 
 pub fn s(text: &str) -> Node {
@@ -90,6 +93,7 @@ impl HostResult {
             shown_deprecations: 0,
             raised_deprecations: Vec::new(),
             connection: None,
+            written_by_user: false,
         }
     }
 

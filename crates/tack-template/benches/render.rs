@@ -81,5 +81,25 @@ fn bench_lookup(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_lookup);
+/// The first read of a variable holding 500 strings written in a file (each with its place):
+/// the binding becomes template data then, every string tagged as ansible tags what it
+/// loads (`Origin`, `TrustedAsTemplate`). A fresh layer each time, as each host's and each
+/// loop item's variables are converted once.
+fn bench_first_read(c: &mut Criterion) {
+    let text: String = (0..500).map(|i| format!("- value number {i}\n")).collect();
+    let path: Arc<std::path::Path> = Arc::from(std::path::Path::new("/bench/vars.yml"));
+    let doc = tack_yaml::load_one(&text, Some(path)).expect("a YAML list");
+    let templar = Templar::new();
+    let node = Node::bare(tack_yaml::Value::Str("{{ big | length }}".into()));
+    c.bench_function("vars/first_read_500_written_strings", |b| {
+        b.iter(|| {
+            let mut layer = Layer::new();
+            layer.insert("big".to_string(), doc.clone(), Provenance::Trusted);
+            let scope = Scope::new().with_layer(Arc::new(layer));
+            templar.render(&node, &scope).map(|r| r.provenance)
+        })
+    });
+}
+
+criterion_group!(benches, bench, bench_lookup, bench_first_read);
 criterion_main!(benches);

@@ -92,9 +92,12 @@ pub(crate) fn untrusted_template_skipped(text: &str, origin: Option<&tack_diag::
 pub use python_plugins::{PluginKind, PythonPlugins};
 pub use vars::{Binding, Deprecation, HostVars, Layer, Provenance, ProvenanceSet, Scope};
 
-/// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax.
+/// ansible's `is_possibly_template`: whether `s` contains Jinja2 syntax. One pass over the
+/// bytes: every string a binding holds is asked once, as it becomes template data.
 pub fn is_possibly_template(s: &str) -> bool {
-    s.starts_with("#jinja2:") || s.contains("{{") || s.contains("{%") || s.contains("{#")
+    let bytes = s.as_bytes();
+    s.starts_with("#jinja2:")
+        || bytes.windows(2).any(|pair| pair[0] == b'{' && matches!(pair[1], b'{' | b'%' | b'#'))
 }
 
 /// Renders templates found in loaded values. Cloning is cheap; clones share the compile cache.

@@ -60,15 +60,15 @@ impl Session {
                 Some("ignore") => tack_playbook::VersionMismatch::Ignore,
                 _ => tack_playbook::VersionMismatch::Warning,
             },
-            sys_path_collections: if self
-                .config
-                .get("COLLECTIONS_SCAN_SYS_PATH")
-                .and_then(|v| v.as_bool())
-                .unwrap_or(true)
-            {
-                tack_playbook::LazyRoots::new(tack_actions::python_path::sys_path_collections)
-            } else {
-                tack_playbook::LazyRoots::default()
+            sys_path_collections: {
+                let scan = self
+                    .config
+                    .get("COLLECTIONS_SCAN_SYS_PATH")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(true);
+                tack_playbook::LazyRoots::new(move || {
+                    tack_actions::python_path::interpreter_collections(scan)
+                })
             },
             ansible_core_package: tack_playbook::LazyRoots::new(
                 tack_actions::python_path::ansible_package_dir,

@@ -24,7 +24,7 @@ use tack_report::result::s;
 
 use crate::input::ActionInput;
 use crate::output::{ActionOutput, errored};
-use crate::python_plugins::{from_wire, to_wire, to_wire_kept};
+use crate::python_plugins::{from_wire, to_wire, to_wire_placed};
 
 /// Our worker script, after what every worker shares (`python_wire.py`).
 const WORKER: &str = concat!(include_str!("../python_wire.py"), include_str!("worker.py"));
@@ -255,7 +255,7 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
     let args: Map<String, Json> = input
         .args
         .iter()
-        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire_kept(&v.value))))
+        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire_placed(v))))
         .collect();
     let host = input.host_var("inventory_hostname")?.unwrap_or_default();
     let connection = match (input.plugin, input.host_var("ansible_connection")?) {
@@ -300,6 +300,22 @@ fn request(input: &ActionInput<'_>, plugin: &PythonAction) -> Result<Json, Strin
     }))
 }
 
+/// A warning the worker sent with the place it points at (`{"text", "origin"}`): the
+/// result keeps its text, the callback shows it with its place, as ansible's does.
+fn placed_warning(item: &Json) -> Option<Diagnostic> {
+    let text = item.get("text")?.as_str()?;
+    let origin = item.get("origin")?;
+    let path = origin.get("path")?.as_str()?;
+    let number =
+        |key: &str| origin.get(key).and_then(Json::as_u64).and_then(|n| u32::try_from(n).ok());
+    let at = tack_diag::Origin::new(
+        std::sync::Arc::from(std::path::Path::new(path)),
+        number("line")?,
+        number("col")?,
+    );
+    Some(Diagnostic::at(text.to_string(), Some(at)))
+}
+
 /// The task's output for what the worker answered: a result the plugin returned is read as
 /// ansible's executor reads an action's (its warnings and deprecations joined to it, a
 /// failure `Action failed`); an exception it raised is the task's error, as ansible's is.
@@ -336,6 +352,7 @@ fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
         out.no_log = no_log;
         return out;
     }
+    let mut placed = Vec::new();
     for (key, extra) in [("warnings", "warnings"), ("deprecations", "deprecations")] {
         let Some(Json::Array(added)) =
             reply.get(extra).filter(|a| a.as_array().is_some_and(|a| !a.is_empty()))
@@ -346,7 +363,15 @@ fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
             Some(tack_yaml::Value::Seq(items)) => items.clone(),
             _ => Vec::new(),
         };
-        items.extend(added.iter().map(|a| tack_yaml::Node::bare(from_wire(a))));
+        for item in added {
+            match placed_warning(item) {
+                Some(block) if key == "warnings" => {
+                    items.push(s(&block.message));
+                    placed.push(block);
+                }
+                _ => items.push(tack_yaml::Node::bare(from_wire(item))),
+            }
+        }
         result.insert(s(key), tack_yaml::Node::bare(tack_yaml::Value::Seq(items)));
     }
     let json = crate::json::map_to_json(&result);
@@ -361,6 +386,9 @@ fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
         return out;
     }
     let mut out = crate::module_result::from_result(input, &json, false);
+    if !placed.is_empty() {
+        out.warning_blocks.get_or_insert_with(Default::default).extend(placed);
+    }
     // ansible's word for a failure an action reported (a module's is `Module failed`).
     if let Some(error) = out.error.as_mut()
         && let Some(rest) = error.message.strip_prefix("Task failed: Module failed: ")

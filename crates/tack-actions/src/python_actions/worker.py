@@ -195,6 +195,23 @@ def main():
                 action_loader.add_directory(directory)
                 added.append(directory)
 
+    def warning(summary):
+        """A warning the plugin raised: its brief message (what ansible's result keeps) with
+        the place it points at, which the controller shows as ansible's callback does; or, for
+        a warning that cannot be put so (a chain of causes, a place without a line), the text
+        ansible would show."""
+        from ansible.module_utils._internal._event_utils import format_event_brief_message
+        event = summary.event
+        context = event.formatted_source_context or ""
+        first = context.split("\n", 1)[0]
+        if not event.chain and not event.events and not event.help_text and first.startswith("Origin: "):
+            path, _, rest = first[len("Origin: "):].rpartition(":")
+            path, _, line = path.rpartition(":")
+            if path and line.isdigit() and rest.isdigit():
+                return {"text": format_event_brief_message(event),
+                        "origin": {"path": path, "line": int(line), "col": int(rest)}}
+        return format_message(summary, False).rstrip("\n")
+
     def run(message):
         # Loading is quiet: ansible's controller loaded its collections before its workers
         # forked, so a worker says nothing of it (this worker's first load would).
@@ -291,7 +308,7 @@ def main():
                     "changed": False, "failed": True, "msg": msg,
                     "exception": "(traceback unavailable)"}})
                 continue
-            warnings = [format_message(w, False).rstrip("\n") for w in warned.get_warnings()]
+            warnings = [warning(w) for w in warned.get_warnings()]
             deprecations = [deprecation(d) for d in warned.get_deprecation_warnings()]
             reply = {"op": "result", "result": encode(dict(result)), "warnings": warnings,
                      "deprecations": deprecations}

@@ -142,14 +142,22 @@ pub fn why_not() -> String {
     }
 }
 
-/// The directories on the run's ansible-core interpreter's `sys.path` that hold an
+/// Where the run's ansible-core interpreter finds collections beyond the configured paths:
+/// ansible-core's own internal ones (`ansible._protomatter`, in its package's `_internal`
+/// directory, always searched by ansible's loader), then, when `scan_sys_path`
+/// (`COLLECTIONS_SCAN_SYS_PATH`), the directories on its `sys.path` that hold an
 /// `ansible_collections` package (how the `ansible` pip package ships its collections), in
 /// `sys.path` order; none without ansible-core. Asked by starting the interpreter once.
-pub fn sys_path_collections() -> Vec<PathBuf> {
-    ask_paths(
-        "import json, os, sys\n\
-print(json.dumps([p for p in sys.path if p and os.path.isdir(os.path.join(p, 'ansible_collections'))]))",
-    )
+pub fn interpreter_collections(scan_sys_path: bool) -> Vec<PathBuf> {
+    let probe = format!(
+        "import ansible, json, os, sys\n\
+internal = os.path.join(os.path.dirname(ansible.__file__), '_internal')\n\
+found = [internal] if os.path.isdir(os.path.join(internal, 'ansible_collections')) else []\n\
+if {scan}:\n    found += [p for p in sys.path if p and os.path.isdir(os.path.join(p, 'ansible_collections'))]\n\
+print(json.dumps(found))",
+        scan = if scan_sys_path { "True" } else { "False" }
+    );
+    ask_paths(&probe)
 }
 
 /// The directory of the `ansible` package the run's ansible-core interpreter imports (where

@@ -370,6 +370,43 @@ pub(crate) fn to_wire_kept(value: &Value) -> Json {
     }
 }
 
+/// [`to_wire_kept`], with where each string was written (ansible's `Origin` tag, which the
+/// worker puts back on it): the arguments an action plugin is handed, whose messages point
+/// at them as ansible's do.
+pub(crate) fn to_wire_placed(node: &Node) -> Json {
+    let origin = |node: &Node| node.origin.as_ref().map(origin_to_wire);
+    match &node.value {
+        Value::Str(text) => match origin(node) {
+            Some(at) => json!({ "__tack__": "str", "text": text, "origin": at }),
+            None => Json::String(text.clone()),
+        },
+        Value::Unsafe(text) => match origin(node) {
+            Some(at) => json!({ "__tack__": "unsafe", "text": text, "origin": at }),
+            None => json!({ "__tack__": "unsafe", "text": text }),
+        },
+        Value::Seq(items) => Json::Array(items.iter().map(to_wire_placed).collect()),
+        Value::Map(map) if map.iter().all(|(k, _)| k.as_str().is_some_and(|k| k != "__tack__")) => {
+            Json::Object(
+                map.iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), to_wire_placed(v))))
+                    .collect(),
+            )
+        }
+        other => to_wire_kept(other),
+    }
+}
+
+/// An `Origin` as the worker makes ansible's again: its path, line and column (0: unknown),
+/// or its description.
+fn origin_to_wire(origin: &tack_diag::Origin) -> Json {
+    json!({
+        "path": origin.path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        "description": origin.description.as_deref(),
+        "line": origin.line,
+        "col": origin.col,
+    })
+}
+
 pub(crate) fn to_wire(value: &Value) -> Json {
     if let Some(number) = tack_template::python_plugins::undefined_placeholder(value) {
         return json!({ "__tack__": "undefined", "id": number });

@@ -220,6 +220,9 @@ impl TaskRun<'_> {
         // A result carrying facts is not shown, as ansible marks fact-gathering results.
         result.verbose_override = self.action.hides_result();
         result.error = output.error;
+        result.written_by_user = self.action.is("set_fact")
+            && !output.facts.is_empty()
+            && output.facts.iter().all(|(_, _, provenance)| *provenance == Provenance::Trusted);
         for block in output.warning_blocks.into_iter().flat_map(|b| *b) {
             result.warning_blocks.insert(block.message.clone(), block);
         }

@@ -339,7 +339,7 @@ impl TaskRun<'_> {
             crate::vars::reserved::warn_name(&name, node.origin.as_ref());
             let provenance = if let Some(unknown) = gate.register_provenance(&result) {
                 unknown
-            } else if self.action.trusted_result() {
+            } else if self.action.trusted_result() || result.written_by_user {
                 Provenance::Trusted
             } else {
                 Provenance::ManagedHost

@@ -62,8 +62,8 @@ pub struct LoadOptions {
     pub collections_paths: Vec<PathBuf>,
     /// `COLLECTIONS_ON_ANSIBLE_VERSION_MISMATCH`.
     pub version_mismatch: collections::VersionMismatch,
-    /// The `ansible_collections` packages on the controller interpreter's `sys.path`
-    /// (`COLLECTIONS_SCAN_SYS_PATH`), searched last.
+    /// ansible-core's internal collections and the `ansible_collections` packages on the
+    /// controller interpreter's `sys.path` (`COLLECTIONS_SCAN_SYS_PATH`), searched last.
     pub sys_path_collections: collections::LazyRoots,
     /// The controller's ansible-core package directory (`ansible/`), asked for only when a
     /// module name is found nowhere else: a module file put into its `modules/` is

@@ -92,6 +92,11 @@ fn call_qualified(kind: PluginKind, raw: Rest<ValueOrKwargs>) -> Result<JValue, 
         true => positional.remove(1).as_str().unwrap_or_default().to_string(),
         false => String::new(),
     };
+    if super::protomatter::handles(&name, kind == PluginKind::Test) {
+        let origin = crate::vars::objects::written_origin_of;
+        return super::protomatter::call(&name, &positional, &keywords, origin)
+            .map_err(|message| super::final_error(ErrorKind::InvalidOperation, message));
+    }
     let unknown = || match kind {
         PluginKind::Test => crate::test_plugins::unknown_test_message(&name),
         _ => crate::filters::unknown_filter_message(&name),

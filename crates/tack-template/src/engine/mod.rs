@@ -21,6 +21,7 @@ mod depth;
 mod env;
 mod errors;
 pub(crate) mod prepass;
+mod protomatter;
 pub(crate) mod render;
 mod tagged;
 mod tags;

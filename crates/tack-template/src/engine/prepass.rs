@@ -351,6 +351,10 @@ fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
         if parts.len() < 3 || core || !identifiers {
             continue;
         }
+        if parts[0] == "ansible" && parts[1] == "_protomatter" {
+            // Its filters and tests read data tags: from now on, strings are tagged as read.
+            crate::vars::str_tags::want();
+        }
         let last = &toks[j];
         let paren = toks.get(j + 1).filter(|t| t.kind == Kind::Open('('));
         out.push(QualifiedCall {

@@ -415,6 +415,11 @@ fn truncate(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 }
 
 fn string(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
+    // Jinja2's `soft_str` hands a string back as it is (with its tags, in ansible).
+    let input = args.input();
+    if input.kind() == minijinja::value::ValueKind::String {
+        return Ok(input.clone());
+    }
     Ok(Value::from(text(args)))
 }
 

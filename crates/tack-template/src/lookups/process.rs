@@ -41,9 +41,28 @@ fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
         }
         let text = py_str(term);
         let name = tack_py::text::split(&text).first().copied().unwrap_or("").to_string();
+        // ansible tags what it returns, the default included, with where it came from
+        // (`Origin`); a default keeps its trust.
+        let origin = tack_diag::Origin::described(format!(
+            "<environment variable {}>",
+            tack_py::repr::str_repr(&name)
+        ));
+        let tag = |text: &str, trusted: bool| {
+            crate::vars::str_tags::tagged(
+                text,
+                crate::vars::str_tags::StrTags { trusted, origin: Some(origin.clone()) },
+            )
+        };
         match std::env::var_os(&name) {
-            Some(value) => out.push(JValue::from(value.to_string_lossy().into_owned())),
-            None => out.push(default.clone()),
+            Some(value) => out.push(tag(&value.to_string_lossy(), false)),
+            None => match default.as_str() {
+                Some(text) => {
+                    let trusted =
+                        crate::vars::str_tags::tags_of(&default).is_some_and(|t| t.trusted);
+                    out.push(tag(text, trusted));
+                }
+                None => out.push(default.clone()),
+            },
         }
     }
     Ok(out)

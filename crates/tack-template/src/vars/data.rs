@@ -18,6 +18,8 @@ use tack_yaml::{Node, Value};
 pub(crate) enum Data {
     /// Ready to use: scalars, and trusted strings that are not templates.
     Plain(JValue),
+    /// A trusted string that is not a template, and where it was written.
+    Written(JValue, Origin),
     /// A string that is never a template (`!unsafe`, or data from a host): kept apart from
     /// [`Data::Plain`] so an item read as written still says it is not to be evaluated.
     Unsafe(JValue, Option<Origin>),
@@ -52,6 +54,11 @@ impl Data {
             Value::Vault(text) => Data::Vault(Arc::from(text.as_str())),
             Value::Unsafe(_) => Data::Unsafe(scalar(&node.value), node.origin.clone()),
             Value::Str(_) if !trusted => Data::Unsafe(scalar(&node.value), node.origin.clone()),
+            // A string the user wrote in a file keeps where (ansible's tags, see `str_tags`).
+            Value::Str(_) => match &node.origin {
+                Some(origin) => Data::Written(scalar(&node.value), origin.clone()),
+                None => Data::Plain(scalar(&node.value)),
+            },
             Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
                 items: items.iter().map(|n| Data::from_node(n, trusted)).collect(),
                 origin: node.origin.clone(),

@@ -12,6 +12,7 @@
 
 pub(crate) mod data;
 pub(crate) mod objects;
+pub(crate) mod str_tags;
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -51,9 +51,18 @@ impl Ctx {
     pub(crate) fn try_resolve(&self, data: &Data) -> Result<JValue, Error> {
         match data {
             Data::Plain(v) => Ok(v.clone()),
+            Data::Written(v, origin) => {
+                if super::str_tags::wanted() {
+                    return Ok(super::str_tags::read(v, true, origin));
+                }
+                Ok(v.clone())
+            }
             Data::Unsafe(v, origin) => {
                 if let Some(text) = v.as_str() {
                     crate::untrusted_template_skipped(text, origin.as_ref());
+                }
+                if let (true, Some(origin)) = (super::str_tags::wanted(), origin) {
+                    return Ok(super::str_tags::read(v, false, origin));
                 }
                 Ok(v.clone())
             }
@@ -83,6 +92,10 @@ impl Ctx {
                         });
                     }
                 }
+                // A string the template made is tagged with where the template was written.
+                if super::str_tags::wanted() {
+                    return super::str_tags::with_template_origin(result, origin.as_ref());
+                }
                 result
             }
             Data::Vault(text) => self.engine.decrypt(text),
@@ -102,6 +115,15 @@ impl Ctx {
         }
         self.resolve(binding.data())
     }
+}
+
+/// Where a list or dict read from a variable was written (ansible's `Origin` on a loaded
+/// container); `None` for any other value.
+pub(crate) fn written_origin_of(value: &JValue) -> Option<tack_diag::Origin> {
+    if let Some(list) = value.downcast_object_ref::<List>() {
+        return list.written_origin().cloned();
+    }
+    value.downcast_object_ref::<Dict>().and_then(|dict| dict.written_origin().cloned())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -135,6 +157,12 @@ impl List {
 
     pub(crate) fn marker(&self) -> Option<&active::LazyFailure> {
         self.marker.as_deref()
+    }
+
+    /// Where the list was written, when it is one read from a variable (ansible's `Origin`
+    /// on a loaded list).
+    pub(crate) fn written_origin(&self) -> Option<&tack_diag::Origin> {
+        self.base.as_ref().and_then(|(data, _)| data.origin.as_ref())
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -280,6 +308,11 @@ pub(crate) struct Dict {
 impl Dict {
     pub(crate) fn over(data: Arc<DataMap>, ctx: Ctx) -> Dict {
         Dict { base: Some((data, ctx)), entries: Mutex::new(None), marker: None }
+    }
+
+    /// As [`List::written_origin`].
+    pub(crate) fn written_origin(&self) -> Option<&tack_diag::Origin> {
+        self.base.as_ref().and_then(|(data, _)| data.origin.as_ref())
     }
 
     pub(crate) fn new(entries: IndexMap<JValue, JValue>) -> Dict {

@@ -1,0 +1,153 @@
+//! The filters and tests of ansible-core's internal `ansible._protomatter` collection that
+//! read a value's data tags: the `tagged` and `tagged_with` tests, the `tag_names` and
+//! `origin` filters. They answer from the tags tack keeps (`vars::str_tags` for strings, the
+//! place a list or dict read from a variable was written), so they need no Python; the
+//! collection's other plugins (`dump_object`, `unmask`, ...) still go to the controller's
+//! ansible-core as any collection's plugin does.
+//!
+//! tack tags strings (`Origin`, `TrustedAsTemplate`) and containers (`Origin`); ansible also
+//! tags numbers with their `Origin`, which tack's numbers cannot carry: a number reads as
+//! untagged here.
+
+use minijinja::value::Value as JValue;
+
+use crate::vars::str_tags::tags_of;
+
+/// Where a list or dict read from a variable was written (`vars::objects` answers; passed in
+/// so this module stays a leaf of the engine).
+pub(super) type ContainerOrigin = fn(&JValue) -> Option<tack_diag::Origin>;
+
+const COLLECTION: &str = "ansible._protomatter.";
+
+/// ansible's known tag types, by name (`_datatag._known_tag_type_map`).
+const KNOWN_TAGS: &[&str] = &[
+    "Deprecated",
+    "Origin",
+    "SourceWasEncrypted",
+    "TrustedAsTemplate",
+    "VaultedValue",
+    "_JinjaConstTemplate",
+];
+
+/// Whether this module answers the fully qualified filter (`test` false) or test `name`.
+pub(super) fn handles(name: &str, test: bool) -> bool {
+    match name.strip_prefix(COLLECTION) {
+        Some("tagged" | "tagged_with") => test,
+        Some("tag_names" | "origin") => !test,
+        _ => false,
+    }
+}
+
+/// Calls the plugin [`handles`] said it answers. An undefined argument is the result, as
+/// ansible's plugin intercept makes it. A failure is ansible's message for it.
+pub(super) fn call(
+    name: &str,
+    positional: &[JValue],
+    keywords: &[(String, JValue)],
+    container_origin: ContainerOrigin,
+) -> Result<JValue, String> {
+    if let Some(undefined) =
+        positional.iter().chain(keywords.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
+    {
+        return Ok(undefined.clone());
+    }
+    let short = name.strip_prefix(COLLECTION).unwrap_or(name);
+    let (kind, params): (&str, &[&str]) = match short {
+        "tagged_with" => ("test", &["value", "tag_name"]),
+        "tagged" | "origin" | "tag_names" => {
+            (if short == "tagged" { "test" } else { "filter" }, &["value"])
+        }
+        _ => return Err(failed("filter", name, format!("no plugin named {short}"))),
+    };
+    let args =
+        bind(short, params, positional, keywords).map_err(|message| failed(kind, name, message))?;
+    let names = tag_names(&args[0], container_origin);
+    Ok(match short {
+        "tagged" => JValue::from(!names.is_empty()),
+        "tagged_with" => {
+            let wanted = args[1].as_str().unwrap_or_default();
+            if !KNOWN_TAGS.contains(&wanted) {
+                let repr = match args[1].as_str() {
+                    Some(text) => tack_py::repr::str_repr(text),
+                    None => args[1].to_string(),
+                };
+                return Err(failed(kind, name, format!("Unknown tag name {repr}.")));
+            }
+            JValue::from(names.contains(&wanted))
+        }
+        "tag_names" => JValue::from(names),
+        _ => match origin_of(&args[0], container_origin) {
+            Some(origin) => JValue::from(origin.to_string()),
+            None => JValue::from(()),
+        },
+    })
+}
+
+/// Binds a call as the Python function `short(*params)` binds it, with Python's `TypeError`
+/// text when it does not fit.
+fn bind(
+    short: &str,
+    params: &[&str],
+    positional: &[JValue],
+    keywords: &[(String, JValue)],
+) -> Result<Vec<JValue>, String> {
+    if positional.len() > params.len() {
+        return Err(format!(
+            "{short}() takes {} positional argument{} but {} were given",
+            params.len(),
+            if params.len() == 1 { "" } else { "s" },
+            positional.len()
+        ));
+    }
+    let mut bound: Vec<Option<JValue>> = params.iter().map(|_| None).collect();
+    for (slot, value) in bound.iter_mut().zip(positional) {
+        *slot = Some(value.clone());
+    }
+    for (key, value) in keywords {
+        let Some(i) = params.iter().position(|p| p == key) else {
+            return Err(format!("{short}() got an unexpected keyword argument '{key}'"));
+        };
+        if bound[i].is_some() {
+            return Err(format!("{short}() got multiple values for argument '{key}'"));
+        }
+        bound[i] = Some(value.clone());
+    }
+    let missing: Vec<String> = params
+        .iter()
+        .zip(&bound)
+        .filter(|(_, v)| v.is_none())
+        .map(|(p, _)| format!("'{p}'"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{short}() missing {} required positional argument{}: {}",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(" and ")
+        ));
+    }
+    Ok(bound.into_iter().flatten().collect())
+}
+
+fn failed(kind: &str, name: &str, message: String) -> String {
+    format!("The {kind} plugin '{name}' failed: {message}")
+}
+
+/// The names of the tags on `value`, sorted as ansible's `tag_names` sorts them.
+fn tag_names(value: &JValue, container_origin: ContainerOrigin) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if origin_of(value, container_origin).is_some() {
+        names.push("Origin");
+    }
+    if tags_of(value).is_some_and(|tags| tags.trusted) {
+        names.push("TrustedAsTemplate");
+    }
+    names
+}
+
+fn origin_of(value: &JValue, container_origin: ContainerOrigin) -> Option<tack_diag::Origin> {
+    match tags_of(value) {
+        Some(tags) => tags.origin,
+        None => container_origin(value),
+    }
+}
