@@ -144,9 +144,9 @@ pub(crate) fn with_template_origin(
     result.map(|value| with_origin_unless_tagged(value, origin))
 }
 
-/// `value` carrying the tags of `from`, unless it has tags of its own (ansible's templar
-/// copies a template's `Origin` onto the new value it made, and leaves a value it handed
-/// through as it was).
+/// `value` tagged with `origin` (where a template was written), unless it has tags of its
+/// own: ansible's templar puts the template's `Origin` on a new value it made, and leaves a
+/// value it handed through as it was.
 pub(crate) fn with_origin_unless_tagged(value: JValue, origin: Option<&Origin>) -> JValue {
     let Some(origin) = origin.filter(|_| wanted()) else { return value };
     match value.as_str() {
