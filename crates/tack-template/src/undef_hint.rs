@@ -6,6 +6,9 @@
 
 use std::cell::RefCell;
 
+/// What an `undef()` without a hint says (ansible's default hint).
+pub(crate) const BARE_UNDEF: &str = "Mandatory variable has not been overridden";
+
 thread_local! {
     static MADE: RefCell<Option<String>> = const { RefCell::new(None) };
 }

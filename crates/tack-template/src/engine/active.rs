@@ -212,7 +212,7 @@ pub(crate) fn take_compile_line() -> Option<usize> {
 }
 
 pub(crate) fn undef_made(hint: Option<String>) {
-    let message = hint.unwrap_or_else(|| "Mandatory variable has not been overridden".into());
+    let message = hint.unwrap_or_else(|| crate::undef_hint::BARE_UNDEF.into());
     crate::undef_hint::set(message);
 }
 

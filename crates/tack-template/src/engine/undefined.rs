@@ -141,7 +141,7 @@ fn undef_call(expr: &str) -> Option<String> {
         ['\'', '"'].iter().find_map(|q| literal.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)));
     Some(match quoted {
         Some(hint) if !hint.is_empty() => hint.to_string(),
-        _ => "Mandatory variable has not been overridden".to_string(),
+        _ => crate::undef_hint::BARE_UNDEF.to_string(),
     })
 }
 

@@ -61,7 +61,20 @@ fn env(call: &Call) -> Result<Vec<JValue>, LookupError> {
                         crate::vars::str_tags::tags_of(&default).is_some_and(|t| t.trusted);
                     out.push(tag(text, trusted));
                 }
-                None => out.push(default.clone()),
+                None => {
+                    // ansible's lookup names the variable when the default is a bare
+                    // `undef()` (its own default marker); a hinted one keeps its hint.
+                    if default.is_undefined()
+                        && crate::undef_hint::get().as_deref()
+                            == Some(crate::undef_hint::BARE_UNDEF)
+                    {
+                        crate::undef_hint::set(format!(
+                            "The environment variable {} is not set.",
+                            tack_py::repr::str_repr(&name)
+                        ));
+                    }
+                    out.push(default.clone())
+                }
             },
         }
     }
