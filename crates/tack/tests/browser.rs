@@ -220,12 +220,26 @@ impl Driver {
         self.session("POST", &format!("/element/{element}/click"), Some(json!({})));
     }
 
+    /// The element's text, or `None` when it went stale: the page reloaded between finding
+    /// it and reading it (a live run's page refreshes itself).
+    fn text_unless_stale(&self, element: &str) -> Option<String> {
+        let path = format!("/session/{}/element/{element}/text", self.session);
+        let r = request(&self.addr, "GET", &path, None, None, &[]);
+        let value = r.json();
+        if r.status != 200 && value["value"]["error"] == "stale element reference" {
+            return None;
+        }
+        assert_eq!(r.status, 200, "GET {path}: {value}");
+        Some(value["value"].as_str().unwrap().into())
+    }
+
     /// Waits until the element `css` selects (found anew each time: the page may reload)
     /// holds `text`.
     fn wait_text(&self, css: &str, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let found = self.find_all(css).into_iter().next().map(|e| self.text(&e));
+            let found =
+                self.find_all(css).into_iter().next().and_then(|e| self.text_unless_stale(&e));
             if let Some(found) = found.filter(|t| t.contains(text)) {
                 return found;
             }
