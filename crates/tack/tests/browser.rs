@@ -233,6 +233,18 @@ impl Driver {
         Some(value["value"].as_str().unwrap().into())
     }
 
+    /// The text of the first element `css` selects, found anew while the page reloads under
+    /// the reading.
+    fn text_of(&self, css: &str) -> String {
+        for _ in 0..100 {
+            if let Some(text) = self.text_unless_stale(&self.find(css)) {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{css} kept going stale")
+    }
+
     /// Waits until the element `css` selects (found anew each time: the page may reload)
     /// holds `text`.
     fn wait_text(&self, css: &str, text: &str) -> String {
@@ -276,12 +288,12 @@ fn an_operator_starts_and_cancels_runs_from_the_page_and_a_viewer_cannot() {
     driver.find("form[action='/ui/logout']");
     driver.go(&format!("{base}/ui/incarnations/demo"));
     driver.click("form#start button");
-    let id = driver.text(&driver.find("#apply-id"));
+    let id = driver.text_of("#apply-id");
     driver.wait_text("#transcript", "TASK [write the marker]");
     assert_eq!(wait_final(&s, &s.admin, "demo", &id)["status"], "success");
     assert_eq!(
         driver.wait_text("#transcript", "PLAY RECAP").matches("changed: [soul-").count()
-            + driver.text(&driver.find("#transcript")).matches("ok: [soul-").count(),
+            + driver.text_of("#transcript").matches("ok: [soul-").count(),
         2
     );
     // The plan shows <per-host> for the line; each host's row, its own.
@@ -298,7 +310,7 @@ fn an_operator_starts_and_cancels_runs_from_the_page_and_a_viewer_cannot() {
     // A long run, cancelled from its page.
     driver.go(&format!("{base}/ui/incarnations/slow"));
     driver.click("form#start button");
-    let slow = driver.text(&driver.find("#apply-id"));
+    let slow = driver.text_of("#apply-id");
     driver.click("form#cancel button");
     assert_eq!(wait_final(&s, &s.admin, "slow", &slow)["status"], "cancelled");
     // The page reloads once the run has ended, showing how it ended.
