@@ -11,6 +11,8 @@
 
 use minijinja::value::Value as JValue;
 
+use crate::filters::FilterError;
+use crate::filters::args::{Sig, bind};
 use crate::vars::str_tags::tags_of;
 
 /// Where a list or dict read from a variable was written (`vars::objects` answers; passed in
@@ -52,15 +54,18 @@ pub(super) fn call(
         return Ok(undefined.clone());
     }
     let short = name.strip_prefix(COLLECTION).unwrap_or(name);
-    let (kind, params): (&str, &[&str]) = match short {
-        "tagged_with" => ("test", &["value", "tag_name"]),
-        "tagged" | "origin" | "tag_names" => {
-            (if short == "tagged" { "test" } else { "filter" }, &["value"])
-        }
+    let (kind, sig) = match short {
+        "tagged_with" => ("test", Sig::new("tagged_with", &["value", "tag_name"], 2)),
+        "tagged" => ("test", Sig::new("tagged", &["value"], 1)),
+        "origin" => ("filter", Sig::new("origin", &["value"], 1)),
+        "tag_names" => ("filter", Sig::new("tag_names", &["value"], 1)),
         _ => return Err(failed("filter", name, format!("no plugin named {short}"))),
     };
-    let args =
-        bind(short, params, positional, keywords).map_err(|message| failed(kind, name, message))?;
+    let bound = bind(&sig, positional.to_vec(), keywords.to_vec()).map_err(|e| match e {
+        FilterError::Failed(message) => failed(kind, name, message),
+        FilterError::Template(e) => e.to_string(),
+    })?;
+    let args: Vec<JValue> = (0..sig.params.len()).filter_map(|i| bound.get(i).cloned()).collect();
     let names = tag_names(&args[0], container_origin);
     Ok(match short {
         "tagged" => JValue::from(!names.is_empty()),
@@ -81,52 +86,6 @@ pub(super) fn call(
             None => JValue::from(()),
         },
     })
-}
-
-/// Binds a call as the Python function `short(*params)` binds it, with Python's `TypeError`
-/// text when it does not fit.
-fn bind(
-    short: &str,
-    params: &[&str],
-    positional: &[JValue],
-    keywords: &[(String, JValue)],
-) -> Result<Vec<JValue>, String> {
-    if positional.len() > params.len() {
-        return Err(format!(
-            "{short}() takes {} positional argument{} but {} were given",
-            params.len(),
-            if params.len() == 1 { "" } else { "s" },
-            positional.len()
-        ));
-    }
-    let mut bound: Vec<Option<JValue>> = params.iter().map(|_| None).collect();
-    for (slot, value) in bound.iter_mut().zip(positional) {
-        *slot = Some(value.clone());
-    }
-    for (key, value) in keywords {
-        let Some(i) = params.iter().position(|p| p == key) else {
-            return Err(format!("{short}() got an unexpected keyword argument '{key}'"));
-        };
-        if bound[i].is_some() {
-            return Err(format!("{short}() got multiple values for argument '{key}'"));
-        }
-        bound[i] = Some(value.clone());
-    }
-    let missing: Vec<String> = params
-        .iter()
-        .zip(&bound)
-        .filter(|(_, v)| v.is_none())
-        .map(|(p, _)| format!("'{p}'"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!(
-            "{short}() missing {} required positional argument{}: {}",
-            missing.len(),
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(" and ")
-        ));
-    }
-    Ok(bound.into_iter().flatten().collect())
 }
 
 fn failed(kind: &str, name: &str, message: String) -> String {
