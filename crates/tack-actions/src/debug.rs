@@ -79,7 +79,7 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     let mut out = ActionOutput::new(data);
     out.verbose_always = out_verbose;
     if !warnings.is_empty() {
-        out.warning_blocks = Some(Box::new(warnings));
+        out.notes_mut().warning_blocks = warnings;
     }
     out
 }

@@ -32,6 +32,7 @@ mod inventory;
 pub mod json;
 pub mod module;
 mod module_result;
+mod module_tags;
 mod package;
 pub mod pause;
 pub mod python_actions;

@@ -17,9 +17,10 @@ pub(crate) fn from_result(
     traceback: bool,
 ) -> ActionOutput {
     let mut data = json::map_from_json(result);
+    let deprecated_values = crate::module_tags::untag(&mut data);
     add_lines(&mut data);
     let warning_blocks = plain_warnings(&mut data);
-    plain_deprecations(&mut data);
+    let deprecations = plain_deprecations(&mut data);
     // ansible's executor says `changed: false` for a module that did not say.
     if data.get("changed").is_none() {
         data.insert(tack_report::result::s("changed"), tack_report::result::b(false));
@@ -28,8 +29,11 @@ pub(crate) fn from_result(
     let raised =
         if failed && data.get("msg").is_none() { raised_without_msg(&mut data) } else { None };
     let mut out = ActionOutput::new(data);
-    if !warning_blocks.is_empty() {
-        out.warning_blocks = Some(Box::new(warning_blocks));
+    if !warning_blocks.is_empty() || !deprecations.is_empty() || !deprecated_values.is_empty() {
+        let notes = out.notes_mut();
+        notes.warning_blocks = warning_blocks;
+        notes.deprecations = deprecations;
+        notes.deprecated_values = deprecated_values;
     }
     if failed {
         // A failed module's result keeps the place of its traceback, which ansible's
@@ -72,6 +76,7 @@ fn raised_without_msg(data: &mut tack_yaml::Mapping) -> Option<String> {
 /// A module's answer read as an action plugin that ran it by name reads it: its warnings as
 /// texts and its deprecations as `register` keeps them.
 pub(crate) fn plain_summaries(data: &mut tack_yaml::Mapping) {
+    crate::module_tags::untag(data);
     plain_warnings(data);
     plain_deprecations(data);
 }
@@ -132,64 +137,62 @@ fn chained(event: &tack_yaml::Mapping) -> Option<Diagnostic> {
 
 /// ansible's `deprecations` of a module result as `register` keeps them: a summary
 /// ansible-core's module code sends (`{"__ansible_type": "DeprecationSummary", "event":
-/// {"msg": ...}, "deprecator": {"resolved_name": ..., "type": ...}, "version"|"date": ...}`)
-/// becomes `{collection_name, deprecator: {resolved_name, type}, msg, version|date}`.
-fn plain_deprecations(data: &mut tack_yaml::Mapping) {
-    use tack_report::result::s;
+/// {"msg": ..., "help_text": ...}, "deprecator": {"resolved_name": ..., "type": ...},
+/// "version"|"date": ...}`) becomes `{msg, collection_name, date|version, deprecator:
+/// {resolved_name, type}}` (`deprecation_as_dict`). Returns each of the list's deprecations as
+/// it is shown, the summary's help text after its message.
+fn plain_deprecations(data: &mut tack_yaml::Mapping) -> Vec<tack_diag::RecordedDeprecation> {
     use tack_yaml::{Node, Value};
     let Some(Value::Seq(items)) = data.get("deprecations").map(|n| n.value.clone()) else {
-        return;
+        return Vec::new();
     };
-    let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
+    let mut shown = Vec::with_capacity(items.len());
     let plain: Vec<Node> = items
         .into_iter()
         .map(|item| {
             let Some(summary) = item.as_map().filter(|m| {
                 m.get("__ansible_type").and_then(Node::as_str) == Some("DeprecationSummary")
             }) else {
+                // A module of before ansible 2.19 says it as the dict itself.
+                let what = item.as_map().map(tack_report::result::deprecation_of);
+                let what = what.unwrap_or_else(|| tack_diag::Deprecated {
+                    msg: tack_yaml::pyrepr::str(&item.value),
+                    help: None,
+                    version: None,
+                    date: None,
+                    deprecator: tack_diag::Deprecator::default(),
+                });
+                shown.push(recorded(what));
                 return item;
             };
-            // ansible's `deprecation_as_dict`, then the deprecator: `msg`, `collection_name`,
-            // `date` or `version`, `deprecator` (the order a repr of the dict shows).
-            let mut out = tack_yaml::Mapping::new();
-            let deprecator = summary.get("deprecator").and_then(Node::as_map);
-            let resolved =
-                text(deprecator.and_then(|d| d.get("resolved_name")).filter(|n| !n.is_null()));
-            let kind = deprecator
-                .and_then(|d| d.get("type"))
-                .map(|t| t.as_map().and_then(|m| m.get("value")).unwrap_or(t))
-                // A deprecation a collection names (not a plugin of it) has no type.
-                .filter(|t| !t.is_null())
-                .map(|t| tack_yaml::pyrepr::str(&t.value));
-            let msg = summary.get("event").and_then(Node::as_map).and_then(|e| e.get("msg"));
-            if let Some(msg) = msg {
-                out.insert(s("msg"), msg.clone());
-            }
-            let null = || Node::bare(Value::Null);
-            // A deprecator that names nothing (a plugin outside collections) is kept as
-            // ansible keeps it: its name and collection null.
-            if deprecator.is_some() {
-                let collection = resolved.as_ref().map(|resolved| {
-                    let parts: Vec<&str> = resolved.split('.').collect();
-                    if parts.len() > 2 { parts[..2].join(".") } else { resolved.clone() }
-                });
-                out.insert(s("collection_name"), collection.as_deref().map_or_else(null, s));
-            }
-            for key in ["date", "version"] {
-                if let Some(v) = summary.get(key).filter(|v| !v.is_null()) {
-                    out.insert(s(key), v.clone());
+            let event = summary.get("event").and_then(Node::as_map);
+            let mut fields = tack_yaml::Mapping::new();
+            for (key, value) in [
+                ("msg", event.and_then(|e| e.get("msg"))),
+                ("help_text", event.and_then(|e| e.get("help_text"))),
+                ("version", summary.get("version")),
+                ("date", summary.get("date")),
+                ("deprecator", summary.get("deprecator")),
+            ] {
+                if let Some(value) = value {
+                    fields.insert(tack_report::result::s(key), value.clone());
                 }
             }
-            if deprecator.is_some() {
-                let mut who = tack_yaml::Mapping::new();
-                who.insert(s("resolved_name"), resolved.as_deref().map_or_else(null, s));
-                who.insert(s("type"), kind.as_deref().map_or_else(null, s));
-                out.insert(s("deprecator"), Node::bare(Value::Map(who)));
-            }
-            Node::bare(Value::Map(out))
+            let what = crate::module_tags::deprecated(&fields);
+            let entry = tack_report::result::deprecation_entry(&what);
+            shown.push(recorded(what));
+            entry
         })
         .collect();
-    data.insert(s("deprecations"), Node::bare(Value::Seq(plain)));
+    data.insert(tack_report::result::s("deprecations"), Node::bare(Value::Seq(plain)));
+    shown
+}
+
+/// A deprecation a result brought, as the callback shows it.
+fn recorded(what: tack_diag::Deprecated) -> tack_diag::RecordedDeprecation {
+    let mut shown = Diagnostic::new(what.text());
+    shown.help = what.help.clone();
+    tack_diag::RecordedDeprecation { what, shown }
 }
 
 /// A failed module's message as ansible's error line shows it (`format_event_brief_message`):

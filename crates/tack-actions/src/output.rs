@@ -30,12 +30,30 @@ pub struct ActionOutput {
     /// `set_fact` with `cacheable`: its facts also join the host's facts (the fact cache's
     /// layer: `ansible_facts`, and what `gathering = smart` and a persistent cache keep).
     pub cacheable: bool,
+    /// What is shown of the result's warnings and deprecations beyond their texts in `data`,
+    /// and its values a module tagged `Deprecated`. Boxed: results travel in `Result`s and few
+    /// have any.
+    pub notes: Option<Box<Notes>>,
+}
+
+/// [`ActionOutput::notes`].
+#[derive(Debug, Default)]
+pub struct Notes {
     /// Warnings of the result (in `data["warnings"]`) that show with where they came from
-    /// (`tack_report`'s `warning_blocks`). Boxed: results travel in `Result`s and few have any.
-    pub warning_blocks: Option<Box<Vec<Diagnostic>>>,
+    /// (`tack_report`'s `warning_blocks`).
+    pub warning_blocks: Vec<Diagnostic>,
+    /// Each of `data["deprecations"]` as it is shown (a module's, with its help text).
+    pub deprecations: Vec<tack_diag::RecordedDeprecation>,
+    /// Values of `data` a module tagged `Deprecated` (`module_tags`).
+    pub deprecated_values: Vec<tack_yaml::tagged::DeprecatedAt>,
 }
 
 impl ActionOutput {
+    /// [`ActionOutput::notes`], made when first needed.
+    pub fn notes_mut(&mut self) -> &mut Notes {
+        self.notes.get_or_insert_with(Default::default)
+    }
+
     pub fn new(data: Mapping) -> ActionOutput {
         ActionOutput {
             data,
@@ -47,7 +65,7 @@ impl ActionOutput {
             unavailable: None,
             no_log: false,
             cacheable: false,
-            warning_blocks: None,
+            notes: None,
         }
     }
 

@@ -20,6 +20,7 @@
 //! and two numbers.
 
 pub mod color;
+mod deprecation;
 pub mod display_log;
 mod excerpt;
 pub mod interrupt;
@@ -30,11 +31,12 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use deprecation::{Deprecated, Deprecator};
 pub use excerpt::excerpt;
 pub use warnings::{
-    DEPRECATION_PREAMBLE, RecordedDeprecation, deprecate, deprecate_formatted, error as show_error,
-    forget_shown as forget_shown_warnings, recording_deprecations, set_deprecations_enabled,
-    set_sink as set_warning_sink, show_recorded, warn,
+    DEPRECATION_PREAMBLE, RecordedDeprecation, deprecate, deprecate_formatted, deprecate_with,
+    error as show_error, forget_shown as forget_shown_warnings, recording_deprecations,
+    set_deprecations_enabled, set_sink as set_warning_sink, show_recorded, warn,
 };
 
 /// Where a value was written: a file (or a description such as `<CLI option '-e'>`), and a

@@ -49,19 +49,22 @@ pub fn error(error: &Diagnostic) {
 /// task runs on a host (under [`recording_deprecations`]), it is kept for that task's result
 /// instead, which shows it where ansible's callback shows a result's deprecations.
 pub fn deprecate(deprecation: &Diagnostic, removed_in: &str) {
-    // ansible's `join_sentences`: the message ends as a sentence before the next one.
-    let message = deprecation.message.trim();
-    let stop = if message.ends_with(['!', '?', '.']) || message.is_empty() { "" } else { "." };
-    let mut shown = deprecation.clone();
-    shown.message = format!(
-        "{message}{stop} This feature will be removed from ansible-core version {removed_in}."
-    );
-    let recorded = RecordedDeprecation {
-        msg: deprecation.message.clone(),
-        version: removed_in.to_string(),
-        shown,
-    };
-    if let Some(unrecorded) = record_deprecation(recorded) {
+    let mut what = crate::Deprecated::core(deprecation.message.clone(), removed_in);
+    what.help = deprecation.help.clone();
+    raise(what, deprecation.clone());
+}
+
+/// Emits (or keeps for the task's result, as [`deprecate`]) a deprecation of any deprecator:
+/// a value tagged `Deprecated` that a template read, shown where that template was written.
+pub fn deprecate_with(what: &crate::Deprecated, origin: Option<crate::Origin>) {
+    let mut shown = Diagnostic::at(what.msg.clone(), origin);
+    shown.help = what.help.clone();
+    raise(what.clone(), shown);
+}
+
+fn raise(what: crate::Deprecated, mut shown: Diagnostic) {
+    shown.message = what.text();
+    if let Some(unrecorded) = record_deprecation(RecordedDeprecation { what, shown }) {
         show_recorded(&unrecorded);
     }
 }
@@ -91,10 +94,8 @@ pub fn deprecate_formatted(deprecation: &Diagnostic) {
 /// result (`deprecations`), shown or not (`deprecation_warnings` off, or said before).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedDeprecation {
-    /// The message, without the sentence on when the feature goes.
-    pub msg: String,
-    /// The ansible-core version that removes it.
-    pub version: String,
+    /// What is deprecated, by whom, and until when.
+    pub what: crate::Deprecated,
     /// What is shown of it: the message with the sentence on when the feature goes, and
     /// where it came from.
     pub shown: Diagnostic,

@@ -53,8 +53,9 @@ pub struct HostResult {
     /// How many of the first `deprecations` were shown already (a loop's, with its items):
     /// the callback shows the others.
     pub shown_deprecations: usize,
-    /// The deprecations raised while the task ran (`tack_diag::recording_deprecations`), the
-    /// first of `deprecations`: the callback shows them with where they came from.
+    /// How the first of `deprecations` are shown: those raised while the task ran
+    /// (`tack_diag::recording_deprecations`), with where they came from, then those a module
+    /// brought, with their help text.
     pub raised_deprecations: Vec<tack_diag::RecordedDeprecation>,
     /// The connection the task reached its host with, by ansible's resolved name
     /// (`ansible.builtin.ssh`): what callback plugins read as `task.connection`. `None` when
@@ -63,6 +64,45 @@ pub struct HostResult {
     /// The result holds nothing a host said: a `set_fact` whose values all came from what
     /// the user wrote. `register` keeps it trusted, as ansible keeps those values' tags.
     pub written_by_user: bool,
+    /// Values of `data` a module tagged `Deprecated`: `register` keeps the tags, and a
+    /// template reading such a value warns.
+    pub deprecated_values: Vec<tack_yaml::tagged::DeprecatedAt>,
+}
+
+/// A deprecation as a result's `deprecations` keeps it (`deprecation_as_dict`, then the
+/// deprecator): `msg`, `collection_name`, `date` or else `version` (null when neither),
+/// `deprecator: {resolved_name, type}`.
+pub fn deprecation_entry(what: &tack_diag::Deprecated) -> Node {
+    let text = |t: Option<&str>| t.map_or_else(|| Node::bare(Value::Null), s);
+    let mut deprecator = Mapping::new();
+    deprecator.insert(s("resolved_name"), text(what.deprecator.resolved_name.as_deref()));
+    deprecator.insert(s("type"), text(what.deprecator.kind.as_deref()));
+    let mut entry = Mapping::new();
+    entry.insert(s("msg"), s(&what.msg));
+    entry.insert(s("collection_name"), text(what.deprecator.collection_name().as_deref()));
+    match &what.date {
+        Some(date) => entry.insert(s("date"), s(date)),
+        None => entry.insert(s("version"), text(what.version.as_deref())),
+    };
+    entry.insert(s("deprecator"), Node::bare(Value::Map(deprecator)));
+    Node::bare(Value::Map(entry))
+}
+
+/// The deprecation a result's `deprecations` entry describes ([`deprecation_entry`]'s shape).
+pub fn deprecation_of(entry: &Mapping) -> tack_diag::Deprecated {
+    let text =
+        |n: Option<&Node>| n.filter(|n| !n.is_null()).map(|n| tack_yaml::pyrepr::str(&n.value));
+    let deprecator = entry.get("deprecator").and_then(Node::as_map);
+    tack_diag::Deprecated {
+        msg: text(entry.get("msg")).unwrap_or_default(),
+        help: None,
+        version: text(entry.get("version")),
+        date: text(entry.get("date")),
+        deprecator: tack_diag::Deprecator {
+            resolved_name: text(deprecator.and_then(|d| d.get("resolved_name"))),
+            kind: text(deprecator.and_then(|d| d.get("type"))),
+        },
+    }
 }
 
 pub fn s(text: &str) -> Node {
@@ -94,32 +134,17 @@ impl HostResult {
             raised_deprecations: Vec::new(),
             connection: None,
             written_by_user: false,
+            deprecated_values: Vec::new(),
         }
     }
 
     /// Puts the deprecations raised while the task ran (the callback shows them) before those the
-    /// result brought (a module's), as ansible's worker keeps them: `{collection_name,
-    /// deprecator: {resolved_name, type}, msg, version}`, every one of them ansible-core's.
+    /// result brought (a module's), as ansible's worker keeps them ([`deprecation_entry`]).
     pub fn add_raised_deprecations(&mut self, raised: Vec<tack_diag::RecordedDeprecation>) {
         if raised.is_empty() {
             return;
         }
-        let core = || s("ansible.builtin");
-        let mut list: Vec<Node> = raised
-            .iter()
-            .map(|d| {
-                let mut deprecator = Mapping::new();
-                deprecator.insert(s("resolved_name"), core());
-                deprecator.insert(s("type"), Node::bare(Value::Null));
-                // ansible's order: `deprecation_as_dict`'s keys, then the deprecator.
-                let mut entry = Mapping::new();
-                entry.insert(s("msg"), s(&d.msg));
-                entry.insert(s("collection_name"), core());
-                entry.insert(s("version"), s(&d.version));
-                entry.insert(s("deprecator"), Node::bare(Value::Map(deprecator)));
-                Node::bare(Value::Map(entry))
-            })
-            .collect();
+        let mut list: Vec<Node> = raised.iter().map(|d| deprecation_entry(&d.what)).collect();
         if let Some(Value::Seq(brought)) = self.data.get("deprecations").map(|n| &n.value) {
             list.extend(brought.iter().cloned());
         }

@@ -45,6 +45,7 @@ pub mod pyjson;
 pub mod pyrepr;
 mod resolve;
 mod scalar;
+pub mod tagged;
 mod value;
 
 use std::path::Path;

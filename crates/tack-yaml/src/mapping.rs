@@ -154,6 +154,11 @@ impl Mapping {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
+    /// Each entry, its value to change in place (keys stay as they are, so does the index).
+    pub fn iter_values_mut(&mut self) -> impl ExactSizeIterator<Item = (&Node, &mut Node)> {
+        self.entries.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &Node> {
         self.entries.iter().map(|(k, _)| k)
     }

@@ -387,7 +387,7 @@ fn output(input: &ActionInput<'_>, reply: Map<String, Json>) -> ActionOutput {
     }
     let mut out = crate::module_result::from_result(input, &json, false);
     if !placed.is_empty() {
-        out.warning_blocks.get_or_insert_with(Default::default).extend(placed);
+        out.notes_mut().warning_blocks.extend(placed);
     }
     // ansible's word for a failure an action reported (a module's is `Module failed`).
     if let Some(error) = out.error.as_mut()

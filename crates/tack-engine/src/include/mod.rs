@@ -694,7 +694,11 @@ fn all_skipped(host: &str, items: Vec<Node>) -> tack_report::result::HostResult 
         data.insert(s("results"), Node::bare(tack_yaml::Value::Seq(items)));
         data.insert(s("skipped"), b(true));
     }
-    tack_report::result::HostResult::new(host, data)
+    let mut result = tack_report::result::HostResult::new(host, data);
+    if result.data.get("skipped_reason").is_some() {
+        result.deprecated_values.push(crate::task::items::skipped_reason_deprecated());
+    }
+    result
 }
 
 /// The `include_role` options that are bool keywords of `IncludeRole`, post-validated per

@@ -130,7 +130,20 @@ pub(crate) fn no_items(host: &str) -> HostResult {
     data.insert(s("skipped"), b(true));
     data.insert(s("skipped_reason"), s("No items in the list"));
     data.insert(s("failed"), b(false));
-    HostResult::new(host, data)
+    let mut result = HostResult::new(host, data);
+    result.deprecated_values.push(skipped_reason_deprecated());
+    result
+}
+
+/// ansible tags the `skipped_reason` of a loop over no items `Deprecated`: reading it warns.
+pub(crate) fn skipped_reason_deprecated() -> tack_yaml::tagged::DeprecatedAt {
+    let mut deprecated =
+        tack_diag::Deprecated::core("The 'skipped_reason' value is deprecated.", "2.24");
+    deprecated.help = Some("Use 'skip_reason' instead.".into());
+    tack_yaml::tagged::DeprecatedAt {
+        path: vec![tack_yaml::tagged::PathStep::Key("skipped_reason".into())],
+        deprecated: std::sync::Arc::new(deprecated),
+    }
 }
 
 /// A looped task's result from its items, as ansible's `TaskExecutor._run_loop` builds it.
@@ -146,6 +159,15 @@ pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
     result.shown_deprecations =
         result.data.get("deprecations").and_then(Node::as_seq).map_or(0, |l| l.len());
     result.plan = tack_report::plan_mark::merge(&items);
+    // An item's tagged values sit in its place of `results`.
+    for (i, item) in items.iter().enumerate() {
+        use tack_yaml::tagged::PathStep;
+        result.deprecated_values.extend(
+            item.deprecated_values
+                .iter()
+                .map(|d| d.under(PathStep::Index(i)).under(PathStep::Key("results".into()))),
+        );
+    }
     result
 }
 

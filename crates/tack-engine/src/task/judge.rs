@@ -223,8 +223,12 @@ impl TaskRun<'_> {
         result.written_by_user = self.action.is("set_fact")
             && !output.facts.is_empty()
             && output.facts.iter().all(|(_, _, provenance)| *provenance == Provenance::Trusted);
-        for block in output.warning_blocks.into_iter().flat_map(|b| *b) {
-            result.warning_blocks.insert(block.message.clone(), block);
+        if let Some(notes) = output.notes {
+            for block in notes.warning_blocks {
+                result.warning_blocks.insert(block.message.clone(), block);
+            }
+            result.raised_deprecations = notes.deprecations;
+            result.deprecated_values = notes.deprecated_values;
         }
         result
     }
@@ -246,8 +250,7 @@ pub(crate) fn prepend_warnings(output: &mut ActionOutput, warnings: Vec<Diagnost
         all.extend(own.iter().cloned());
     }
     output.data.insert(s("warnings"), Node::bare(Value::Seq(all)));
-    let blocks = output.warning_blocks.get_or_insert_with(Default::default);
-    blocks.extend(warnings);
+    output.notes_mut().warning_blocks.extend(warnings);
 }
 
 /// Adds `warnings` after the result's own.

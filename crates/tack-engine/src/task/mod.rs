@@ -344,12 +344,12 @@ impl TaskRun<'_> {
             } else {
                 Provenance::ManagedHost
             };
-            self.set_everywhere(
-                host,
-                &name,
-                Node::bare(Value::Map(result_order::registered(&result.data))),
-                provenance,
-            );
+            let value = Node::bare(Value::Map(result_order::registered(&result.data)));
+            let vars = self.reading.vars;
+            for other in self.fanout.iter().map(String::as_str).chain([host]) {
+                let deprecated = result.deprecated_values.clone();
+                vars.set_registered(other, &name, value.clone(), provenance.clone(), deprecated);
+            }
         }
         let failed_task = (result.flag("failed") && !result.ignored).then(|| {
             let dump = crate::task::failed_task::FailedTask {

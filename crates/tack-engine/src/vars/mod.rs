@@ -363,13 +363,28 @@ impl PlayScope {
     /// Records `value` as the host's fact or registered variable `name`.
     pub(crate) fn set_host_var(&self, host: &str, name: &str, value: Node, provenance: Provenance) {
         self.versions.host_changed(host);
-        set_in(&self.facts, host, name, value, provenance);
+        set_in(&self.facts, host, name, Binding::new(value, provenance));
+    }
+
+    /// Records a task's result as the host's registered variable `name`, the values a module
+    /// tagged `Deprecated` in it still tagged.
+    pub(crate) fn set_registered(
+        &self,
+        host: &str,
+        name: &str,
+        value: Node,
+        provenance: Provenance,
+        deprecated: Vec<tack_yaml::tagged::DeprecatedAt>,
+    ) {
+        self.versions.host_changed(host);
+        let binding = Binding::new(value, provenance).with_deprecated_values(deprecated);
+        set_in(&self.facts, host, name, binding);
     }
 
     /// Records `value` as a variable `include_vars` loaded for the host (below `set_fact`).
     pub(crate) fn set_included_var(&self, host: &str, name: &str, value: Node) {
         self.versions.host_changed(host);
-        set_in(&self.included, host, name, value, Provenance::Trusted);
+        set_in(&self.included, host, name, Binding::new(value, Provenance::Trusted));
     }
 
     /// The host's `set_fact`/registered and `include_vars` layers, to carry into the next
@@ -412,13 +427,7 @@ fn read_layer(slot: &RwLock<Arc<Layer>>) -> Arc<Layer> {
 }
 
 /// Replaces the host's layer in `slot` with one that also binds `name`.
-fn set_in(
-    slot: &RwLock<BTreeMap<String, Arc<Layer>>>,
-    host: &str,
-    name: &str,
-    value: Node,
-    provenance: Provenance,
-) {
+fn set_in(slot: &RwLock<BTreeMap<String, Arc<Layer>>>, host: &str, name: &str, binding: Binding) {
     {
         let Ok(mut facts) = slot.write() else { return };
         let mut layer = Layer::new();
@@ -429,7 +438,7 @@ fn set_in(
                 }
             }
         }
-        layer.insert_binding(name, Arc::new(Binding::new(value, provenance)));
+        layer.insert_binding(name, Arc::new(binding));
         facts.insert(host.to_string(), Arc::new(layer));
     }
 }

@@ -397,53 +397,7 @@ fn warning_help(warning: &str) -> Option<&'static str> {
 /// A module's deprecation as ansible displays it: its message, then when and from what the
 /// feature goes (`get_deprecation_message_with_plugin_info`).
 fn deprecation_text(deprecation: &Mapping) -> String {
-    let text = |n: Option<&Node>| n.map(|n| tack_yaml::pyrepr::str(&n.value));
-    let msg = text(deprecation.get("msg")).unwrap_or_default();
-    let deprecator = deprecation.get("deprecator").and_then(Node::as_map);
-    let resolved = text(deprecator.and_then(|d| d.get("resolved_name")).filter(|n| !n.is_null()));
-    let kind = deprecator
-        .and_then(|d| d.get("type"))
-        .filter(|t| !t.is_null())
-        .map(|t| text(Some(t)).unwrap_or_default());
-    let kind_name = |k: &str| if k == "module" { k.to_string() } else { format!("{k} plugin") };
-    let (collection, mut plugin) = match (&resolved, &kind) {
-        (None, _) | (_, None) => (resolved.clone(), String::new()),
-        (Some(r), Some(k)) if r == "ansible.builtin" => {
-            (resolved.clone(), format!("the {} API", kind_name(k)))
-        }
-        (Some(r), Some(k)) => {
-            let parts: Vec<&str> = r.split('.').collect();
-            let collection = (parts.len() > 2).then(|| parts[..2].join("."));
-            let name = parts.last().copied().unwrap_or_default();
-            (collection, format!("{} {}", kind_name(k), tack_py::repr::str_repr(name)))
-        }
-    };
-    if collection.is_some() && !plugin.is_empty() {
-        plugin.push_str(" in");
-    }
-    let collection_part = match collection.as_deref() {
-        Some("ansible.builtin") => "ansible-core".to_string(),
-        Some(c) => format!("collection {}", tack_py::repr::str_repr(c)),
-        None => String::new(),
-    };
-    let when = if collection.is_none() {
-        "in the future".to_string()
-    } else if let Some(date) = text(deprecation.get("date")) {
-        format!("in a release after {date}")
-    } else if let Some(version) = text(deprecation.get("version")) {
-        format!("version {version}")
-    } else {
-        "in a future release".to_string()
-    };
-    let from = if plugin.is_empty() && collection_part.is_empty() { "" } else { "from" };
-    let parts = ["This feature will be removed", from, &plugin, &collection_part, &when];
-    let removal =
-        parts.iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join(" ") + ".";
-    let mut first = msg.trim().to_string();
-    if !first.is_empty() && !first.ends_with(['!', '?', '.']) {
-        first.push('.');
-    }
-    if first.is_empty() { removal } else { format!("{first} {removal}") }
+    crate::result::deprecation_of(deprecation).text()
 }
 
 fn label(result: &HostResult) -> String {

@@ -30,6 +30,8 @@ pub(crate) enum Data {
     Vault(Arc<str>),
     Seq(Arc<DataSeq>),
     Map(Arc<DataMap>),
+    /// A value a module tagged `Deprecated`: reading it warns, then reads the value.
+    Deprecated(Box<Data>, Arc<tack_diag::Deprecated>),
 }
 
 #[derive(Debug)]
@@ -71,6 +73,37 @@ impl Data {
                 Data::Map(Arc::new(DataMap { entries, origin: node.origin.clone() }))
             }
             other => Data::Plain(scalar(other)),
+        }
+    }
+}
+
+impl Data {
+    /// Tags the value at `path` inside this one `Deprecated`. Done right after
+    /// [`Data::from_node`], while every container is this value's alone; a path that leads
+    /// nowhere tags nothing.
+    pub(crate) fn tag_deprecated(
+        &mut self,
+        path: &[tack_yaml::tagged::PathStep],
+        deprecated: &Arc<tack_diag::Deprecated>,
+    ) {
+        use tack_yaml::tagged::PathStep;
+        let Some((step, rest)) = path.split_first() else {
+            let value = std::mem::replace(self, Data::Plain(JValue::UNDEFINED));
+            *self = Data::Deprecated(Box::new(value), deprecated.clone());
+            return;
+        };
+        let inner = match (self, step) {
+            (Data::Deprecated(inner, _), _) => return inner.tag_deprecated(path, deprecated),
+            (Data::Map(map), PathStep::Key(key)) => {
+                Arc::get_mut(map).and_then(|m| m.entries.get_mut(&JValue::from(key.as_str())))
+            }
+            (Data::Seq(seq), PathStep::Index(i)) => {
+                Arc::get_mut(seq).and_then(|s| s.items.get_mut(*i))
+            }
+            _ => None,
+        };
+        if let Some(inner) = inner {
+            inner.tag_deprecated(rest, deprecated);
         }
     }
 }

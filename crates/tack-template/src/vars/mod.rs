@@ -153,6 +153,9 @@ pub struct Binding {
     node: Node,
     provenance: Provenance,
     deprecation: Option<Deprecation>,
+    /// Values inside this one a module tagged `Deprecated` (a registered result's): reading
+    /// one warns.
+    deprecated_values: Option<Arc<[tack_yaml::tagged::DeprecatedAt]>>,
     /// Where the variable's name was written, when it came from a file or the command line
     /// (ansible's warnings about a variable point there).
     key_origin: Option<tack_diag::Origin>,
@@ -170,6 +173,7 @@ impl Binding {
             node,
             provenance,
             deprecation: None,
+            deprecated_values: None,
             key_origin: None,
             data: OnceLock::new(),
             sealed: std::sync::atomic::AtomicU64::new(0),
@@ -211,6 +215,15 @@ impl Binding {
         self
     }
 
+    /// This binding, the values at the given places inside it tagged `Deprecated`.
+    pub fn with_deprecated_values(
+        mut self,
+        tagged: Vec<tack_yaml::tagged::DeprecatedAt>,
+    ) -> Binding {
+        self.deprecated_values = (!tagged.is_empty()).then(|| tagged.into());
+        self
+    }
+
     pub fn deprecation(&self) -> Option<&Deprecation> {
         self.deprecation.as_ref()
     }
@@ -224,7 +237,13 @@ impl Binding {
     }
 
     pub(crate) fn data(&self) -> &data::Data {
-        self.data.get_or_init(|| data::Data::from_node(&self.node, self.trusts_templates()))
+        self.data.get_or_init(|| {
+            let mut data = data::Data::from_node(&self.node, self.trusts_templates());
+            for tagged in self.deprecated_values.iter().flat_map(|t| t.iter()) {
+                data.tag_deprecated(&tagged.path, &tagged.deprecated);
+            }
+            data
+        })
     }
 
     /// Strings from a managed host are never templates, whatever they contain (ansible does

@@ -101,6 +101,7 @@ impl Ctx {
             Data::Vault(text) => self.engine.decrypt(text),
             Data::Seq(seq) => Ok(JValue::from_object(List::over(seq.clone(), self.clone()))),
             Data::Map(map) => Ok(JValue::from_object(Dict::over(map.clone(), self.clone()))),
+            Data::Deprecated(..) => self.try_resolve(read_through_tags(data)),
         }
     }
 
@@ -115,6 +116,20 @@ impl Ctx {
         }
         self.resolve(binding.data())
     }
+}
+
+/// The value inside any `Deprecated` tags of `data`, each tag's deprecation raised as the
+/// value is read (ansible's `DeprecatedAccessAuditContext`: once per top-level template),
+/// pointing at the template being rendered.
+fn read_through_tags(mut data: &Data) -> &Data {
+    while let Data::Deprecated(inner, deprecated) = data {
+        let text = deprecated.text();
+        if active::first_deprecation(&text) {
+            tack_diag::deprecate_with(deprecated, active::current_origin());
+        }
+        data = inner;
+    }
+    data
 }
 
 /// Where a list or dict read from a variable was written (ansible's `Origin` on a loaded
@@ -244,7 +259,7 @@ impl List {
         let Some((data, ctx)) = self.base.as_ref() else { return Ok(Vec::new()) };
         data.items
             .iter()
-            .map(|d| match d {
+            .map(|d| match read_through_tags(d) {
                 Data::Template(source, origin) => {
                     Ok(Node::new(Value::Str(source.to_string()), origin.clone()))
                 }
