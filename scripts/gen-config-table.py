@@ -30,7 +30,7 @@ OUT = ROOT / "crates" / "tack-config" / "src" / "table.rs"
 REF = Path(os.environ.get("ANSIBLE_REF", "/opt/ansible-ref"))
 
 # The plugins whose options tack resolves from ansible.cfg and the environment.
-PLUGINS = [("connection", "ssh"), ("callback", "default"), ("shell", "sh")]
+PLUGINS = [("connection", "ssh"), ("callback", "default"), ("shell", "sh"), ("inventory", "script")]
 
 TYPES = {
     "boolean": "Bool", "bool": "Bool",

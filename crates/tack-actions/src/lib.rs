@@ -36,6 +36,7 @@ mod module_tags;
 mod package;
 pub mod pause;
 pub mod python_actions;
+pub mod python_cache;
 pub mod python_callbacks;
 pub mod python_connection;
 pub mod python_inventory;

@@ -13,6 +13,10 @@ use tack_yaml::{Mapping, Node, Value};
 /// Replaces each tagged value of `data` with its value; returns the deprecations they carried,
 /// by where the values sit.
 pub(crate) fn untag(data: &mut Mapping) -> Vec<DeprecatedAt> {
+    // Nearly every result has none: a walk that allocates nothing says so first.
+    if !data.iter().any(|(_, value)| holds_tagged(value)) {
+        return Vec::new();
+    }
     let mut found = Vec::new();
     let mut path = Vec::new();
     for (key, value) in data.iter_values_mut() {
@@ -51,6 +55,14 @@ fn untag_node(node: &mut Node, path: &mut Vec<PathStep>, found: &mut Vec<Depreca
             }
         }
         _ => {}
+    }
+}
+
+fn holds_tagged(node: &Node) -> bool {
+    match &node.value {
+        Value::Map(map) => is_tagged(map) || map.iter().any(|(_, v)| holds_tagged(v)),
+        Value::Seq(items) => items.iter().any(holds_tagged),
+        _ => false,
     }
 }
 

@@ -188,6 +188,46 @@ impl Config {
         Some(converted.map(|value| Resolved { value, origin }).map_err(WithVarsError::Variable))
     }
 
+    /// The deprecations ansible's configuration raises again each time `name` (a setting, or
+    /// `plugin`'s option) is read, as the `config` lookup reads it: each deprecated
+    /// environment variable of it that is set and the deprecated file key it was read from,
+    /// then the setting's own deprecation when the user set it. (ansible keeps them until the
+    /// next plugin sets its options, and reports them as that plugin's.)
+    pub fn deprecations_on_read(&self, plugin: Option<(&str, &str)>, name: &str) -> Vec<Notice> {
+        let (def, resolved) = match plugin {
+            None => {
+                let Some(&i) = self.index.get(name) else { return Vec::new() };
+                (&table::BASE[i], self.settings.get(i))
+            }
+            Some((kind, plugin_name)) => {
+                let Some((p, def)) = find_plugin(kind, plugin_name) else { return Vec::new() };
+                let Some(i) = def.options.iter().position(|o| o.name == name) else {
+                    return Vec::new();
+                };
+                let resolved = self.plugins.get(p).and_then(|o| o.get(i)?.as_ref().ok());
+                (&def.options[i], resolved)
+            }
+        };
+        let Some(resolved) = resolved else { return Vec::new() };
+        let mut out = Vec::new();
+        for entry in def.env {
+            if let (Some(dep), true) = (entry.deprecated, self.ctx.env.contains_key(entry.name)) {
+                out.push(Notice::Deprecation { subject: entry.name.into(), deprecation: dep });
+            }
+        }
+        if let SettingOrigin::Ini { section, key, .. } = &resolved.origin
+            && let Some(entry) = def.ini.iter().find(|e| e.section == &**section && e.key == &**key)
+            && let Some(dep) = entry.deprecated
+        {
+            let subject = format!("[{section}]{key}");
+            out.push(Notice::Deprecation { subject, deprecation: dep });
+        }
+        if let (Some(dep), true) = (def.deprecated, resolved.origin.is_user_set()) {
+            out.push(Notice::Deprecation { subject: def.name.into(), deprecation: dep });
+        }
+        out
+    }
+
     /// Every setting and plugin option the user set, in the environment or the file (or on
     /// the command line, once applied). Other parts of tack refuse, by name, the ones they
     /// do not honour.

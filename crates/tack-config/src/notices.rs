@@ -19,6 +19,17 @@ pub enum Notice {
 }
 
 impl Notice {
+    /// A deprecation notice as the deprecation it raises (its message without the sentence
+    /// on when the feature goes), by ansible-core until said otherwise.
+    pub fn deprecated(&self) -> Option<tack_diag::Deprecated> {
+        let Notice::Deprecation { subject, deprecation } = self else { return None };
+        let msg = format!(
+            "{subject} option. Reason: {}\nAlternatives: {}",
+            deprecation.why, deprecation.alternatives
+        );
+        Some(tack_diag::Deprecated::core(msg, deprecation.version))
+    }
+
     /// The notice as a diagnostic, its message worded as ansible words it.
     pub fn to_diagnostic(&self) -> Diagnostic {
         match self {

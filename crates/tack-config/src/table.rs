@@ -3518,4 +3518,23 @@ pub(crate) static PLUGINS: &[PluginDef] = &[
             },
         ],
     },
+    PluginDef {
+        plugin_type: "inventory",
+        name: "script",
+        options: &[SettingDef {
+            name: "always_show_stderr",
+            value_type: ValueType::Bool,
+            type_name: "boolean",
+            default: DefaultValue::Literal(Literal::Bool(true)),
+            env: &[EnvEntry { name: "ANSIBLE_INVENTORY_PLUGIN_SCRIPT_STDERR", deprecated: None }],
+            ini: &[IniEntry {
+                section: "inventory_plugin_script",
+                key: "always_show_stderr",
+                deprecated: None,
+            }],
+            vars: &[],
+            choices: None,
+            deprecated: None,
+        }],
+    },
 ];

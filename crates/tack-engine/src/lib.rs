@@ -30,7 +30,7 @@ mod verbose;
 pub use context::{
     ANSIBLE_VERSION, ExternalStrategy, Gathering, HostState, RunContext, RunFacts, RunStatus,
 };
-pub use fact_cache::{FactCache, FactCacheConfig};
+pub use fact_cache::{CachePlugin, FactCache, FactCacheConfig};
 pub use plan::pending::Pending;
 pub use play::start_at::StartAt;
 pub use run::{check, run};

@@ -20,6 +20,8 @@ use tack_py::repr::str_repr as repr_str;
 
 struct Output {
     stdout: String,
+    /// What the script wrote to its standard error, ending in a newline when not empty.
+    stderr: String,
     help: Option<String>,
 }
 
@@ -61,7 +63,7 @@ fn run(path: &Path, args: &[&str]) -> Result<Output, Diagnostic> {
             "Inventory script result contained characters that cannot be interpreted as UTF-8.",
         ))
     })?;
-    Ok(Output { stdout, help })
+    Ok(Output { stdout, stderr, help })
 }
 
 fn with_help(d: Diagnostic, help: &Option<String>) -> Diagnostic {
@@ -103,14 +105,22 @@ fn check_profile(doc: &Node) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs an inventory script and adds what it reports to `data`.
-pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnostic> {
+/// Runs an inventory script and adds what it reports to `data`. `show_stderr` is the
+/// plugin's `always_show_stderr`: what the script wrote to its standard error is shown as an
+/// error once its output was read, even though it succeeded.
+pub(crate) fn parse(
+    data: &mut InventoryData,
+    path: &Path,
+    show_stderr: bool,
+) -> Result<(), Diagnostic> {
     let out = run(path, &["--list"])?;
     let origin = Origin::described(format!(
         "<inventory script output from {}>",
         repr_str(&path.to_string_lossy())
     ));
-    let doc = match tack_loader::json::parse(&out.stdout, Some(&origin)) {
+    // ansible's inventory decoder tags no value with where it came from (a warning about a
+    // variable's name shows `<unknown>`); the messages below name the script themselves.
+    let doc = match tack_loader::json::parse(&out.stdout, None) {
         Ok(doc) => doc,
         Err(tack_loader::json::JsonReadError::Syntax(e)) => {
             let cause = Diagnostic::caused_by(
@@ -147,6 +157,9 @@ pub(crate) fn parse(data: &mut InventoryData, path: &Path) -> Result<(), Diagnos
             ),
             &out.help,
         ));
+    }
+    if show_stderr && !out.stderr.is_empty() {
+        tack_diag::show_error(&Diagnostic::new(out.stderr.trim()));
     }
     let Value::Map(top) = &doc.value else { return Ok(()) };
 

@@ -41,6 +41,8 @@ pub struct SourceOptions {
     pub any_unparsed_is_failed: bool,
     /// The `yaml` plugin's `yaml_extensions`.
     pub yaml_extensions: Vec<String>,
+    /// The `script` plugin's `always_show_stderr`.
+    pub script_stderr: bool,
     /// The `-e` values: every plugin but `auto` loads them before parsing, so a bad one makes
     /// each plugin fail on each source, as in ansible.
     pub extra_vars: Vec<String>,
@@ -62,6 +64,7 @@ impl Default for SourceOptions {
             unparsed_warning: true,
             any_unparsed_is_failed: false,
             yaml_extensions: strs(&[".yaml", ".yml", ".json"]),
+            script_stderr: true,
             extra_vars: Vec::new(),
             foreign: None,
         }
@@ -356,7 +359,7 @@ impl<'a> SourceReader<'a> {
         let result = match plugin {
             "host_list" => host_list(self.data, source, false),
             "advanced_host_list" => host_list(self.data, source, true),
-            "script" => script::parse(self.data, path),
+            "script" => script::parse(self.data, path, self.options.script_stderr),
             "yaml" => yaml_source::parse(self.data, self.loader, path),
             "ini" => ini::parse(self.data, self.loader, path),
             "toml" => toml_source::parse(self.data, self.loader, path),

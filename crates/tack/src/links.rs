@@ -279,28 +279,45 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
     if config.get("ENABLE_TASK_DEBUGGER").and_then(|v| v.as_bool()) == Some(true) {
         return Some("enable_task_debugger (ansible's interactive task debugger)".into());
     }
-    // ansible-core's own cache plugins; the others live in collections.
-    let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
-    let short =
-        tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
-    if !["memory", "jsonfile"].contains(&short) {
-        return Some(format!("fact_caching '{cache}' (a cache plugin from a collection)"));
-    }
     crate::settings_contract::refused(config)
 }
 
 /// The run's fact cache as configured (`fact_caching` and its options); a `jsonfile` cache
 /// that cannot be used is warned about in ansible's words and the run keeps its facts in
 /// memory, as ansible's does. `--flush-cache` empties it for every inventory host first.
+/// Any other cache plugin (a collection's, one in a playbook directory's `cache_plugins/`)
+/// runs through ansible-core (`tack_actions::python_cache`); one that cannot be loaded is
+/// warned about and the facts kept in memory, as ansible does.
 pub(crate) fn fact_cache(
     config: &Config,
     inventory: &tack_inventory::Inventory,
     flush: bool,
     plan: bool,
+    playbook_dirs: &[std::path::PathBuf],
 ) -> std::sync::Arc<tack_engine::FactCache> {
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
     let short =
         tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
+    let foreign = !["memory", "jsonfile"].contains(&short);
+    if foreign && plan {
+        // Loading it runs its code, which may change the controller (a file cache makes its
+        // directory): a plan changes nothing, so it reads no cached facts instead.
+        tack_diag::warn(&tack_diag::Diagnostic::new(format!(
+            "tack plan does not run the '{cache}' cache plugin (its code may change the \
+             controller): the plan reads no cached facts"
+        )));
+    }
+    let python = (foreign && !plan).then(|| {
+        let setup = tack_actions::python_cache::CacheSetup {
+            plugin: cache.to_string(),
+            collections: config.collections_path(),
+            plugin_dirs: playbook_dirs.iter().map(|d| d.join("cache_plugins")).collect(),
+            config_file: config.config_file().map(std::path::PathBuf::from),
+            verbosity: 0,
+            python: None,
+        };
+        tack_actions::python_cache::PythonCache::start(&setup)
+    });
     let settings = if short == "jsonfile" {
         let env = tack_py::path::ProcessEnv;
         let dir = config.get("CACHE_PLUGIN_CONNECTION").and_then(|v| v.as_str()).map(|d| {
@@ -328,10 +345,14 @@ pub(crate) fn fact_cache(
     };
     // A plan reads the cache (what `gathering = smart` and cached facts decide is real) and
     // keeps what it learns in memory.
-    let opened = if plan {
-        tack_engine::FactCache::open_read_only(&settings)
-    } else {
-        tack_engine::FactCache::open(&settings)
+    let opened = match python {
+        Some(Ok(plugin)) => {
+            Ok(tack_engine::FactCache::with_plugin(cache, Box::new(PythonCachePlugin(plugin))))
+        }
+        Some(Err(refused)) => Err(tack_diag::Diagnostic::new(refused.to_string())),
+        None if foreign => Ok(tack_engine::FactCache::memory()),
+        None if plan => tack_engine::FactCache::open_read_only(&settings),
+        None => tack_engine::FactCache::open(&settings),
     };
     let cache = opened.unwrap_or_else(|refused| {
         tack_diag::warn(&refused);
@@ -349,6 +370,23 @@ pub(crate) fn fact_cache(
         }
     }
     std::sync::Arc::new(cache)
+}
+
+/// ansible-core running a cache plugin, as the engine's fact cache asks it.
+struct PythonCachePlugin(tack_actions::python_cache::PythonCache);
+
+impl tack_engine::CachePlugin for PythonCachePlugin {
+    fn get(&self, host: &str) -> Result<Option<String>, tack_diag::Diagnostic> {
+        self.0.get(host)
+    }
+
+    fn set(&self, host: &str, facts: &str) -> Result<(), tack_diag::Diagnostic> {
+        self.0.set(host, facts)
+    }
+
+    fn delete(&self, host: &str) -> Result<(), tack_diag::Diagnostic> {
+        self.0.delete(host)
+    }
 }
 
 /// `--connection-password-file`, else the configured `CONNECTION_PASSWORD_FILE`.

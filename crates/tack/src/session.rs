@@ -301,7 +301,14 @@ fn python_inventory(
         config_file: config.config_file().map(PathBuf::from),
         basedir: args.basedir.map(Path::to_path_buf).unwrap_or(cwd),
         collections: config.collections_path(),
-        plugin_dirs: config.inventory_plugin_path(),
+        // `--playbook-dir`'s plugin subdirectories come first, as ansible adds them.
+        plugin_dirs: args
+            .basedir
+            .map(|dir| dir.join("inventory_plugins"))
+            .into_iter()
+            .chain(config.inventory_plugin_path())
+            .collect(),
+        cache_plugin_dirs: args.basedir.map(|dir| dir.join("cache_plugins")).into_iter().collect(),
         verbosity: verbosity(config, 0),
         extra_vars: args.extra_vars.extra_vars.clone(),
         cache: !args.inventory.flush_cache,
@@ -331,6 +338,9 @@ pub(crate) fn inventory_options(config: &Config, extra_vars: &[String]) -> Inven
     }
     if let Some(exts) = strings("YAML_FILENAME_EXTENSIONS") {
         options.sources.yaml_extensions = exts;
+    }
+    if let Some(Ok(show)) = config.plugin_option("inventory", "script", "always_show_stderr") {
+        options.sources.script_stderr = show.value.is_truthy();
     }
     options.hash_behaviour = match config.hash_behaviour() {
         tack_config::HashBehaviour::Replace => HashBehaviour::Replace,

@@ -33,6 +33,8 @@ pub struct PythonInventory {
     pub collections: Vec<PathBuf>,
     /// `inventory_plugins/` directories and the configured `inventory_plugins` path.
     pub plugin_dirs: Vec<PathBuf>,
+    /// `cache_plugins/` directories (a plugin's inventory cache may name one there).
+    pub cache_plugin_dirs: Vec<PathBuf>,
     pub verbosity: u8,
     /// The `-e` values, as written (a plugin templates with them).
     pub extra_vars: Vec<String>,
@@ -85,6 +87,7 @@ impl PythonInventory {
             "processed": processed,
             "collections": paths(&self.collections),
             "plugin_dirs": paths(&self.plugin_dirs),
+            "cache_plugin_dirs": paths(&self.cache_plugin_dirs),
             "basedir": self.basedir.display().to_string(),
             "verbosity": self.verbosity,
             "extra_vars": self.extra_vars,

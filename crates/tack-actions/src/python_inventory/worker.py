@@ -60,7 +60,7 @@ def main():
         from ansible._internal._errors._error_utils import format_exception_message
         from ansible.inventory.data import InventoryData
         from ansible.parsing.dataloader import DataLoader
-        from ansible.plugins.loader import init_plugin_loader, inventory_loader
+        from ansible.plugins.loader import cache_loader, init_plugin_loader, inventory_loader
         from ansible.utils.display import Display
 
         from ansible import context
@@ -72,6 +72,8 @@ def main():
         init_plugin_loader(request.get("collections") or None)
         for directory in request.get("plugin_dirs", []):
             inventory_loader.add_directory(directory)
+        for directory in request.get("cache_plugin_dirs", []):
+            cache_loader.add_directory(directory)
         loader = DataLoader()
         loader.set_basedir(request["basedir"])
         Display().verbosity = request.get("verbosity", 0)

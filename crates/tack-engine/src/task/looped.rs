@@ -118,6 +118,7 @@ impl TaskRun<'_> {
                         self.attempts(host, Some(index), connected, trace, &mut retries)?
                     }
                 };
+                self.report_setting_deprecations(host, &item_scope);
                 Ok::<_, Diagnostic>((delegated, verdict.writes, failed_keyword, result))
             });
             let (delegated, writes, failed_keyword, mut result) = ran?;

@@ -116,12 +116,35 @@ impl TaskRun<'_> {
         if !self.result_connections {
             return None;
         }
+        self.resolved_connection(host, scope)
+    }
+
+    /// The task's connection plugin by ansible's resolved name (`ansible.builtin.ssh`).
+    fn resolved_connection(&self, host: &str, scope: &Scope) -> Option<String> {
         let (target, _) = self.task_links().link_target(host, scope).ok()?;
         Some(match target {
             tack_links::LinkTarget::Local => "ansible.builtin.local".into(),
             tack_links::LinkTarget::Ssh(_) => "ansible.builtin.ssh".into(),
             tack_links::LinkTarget::Plugin(settings) => settings.name.clone(),
         })
+    }
+
+    /// Raises the deprecations reading settings raised while the task's templates rendered
+    /// (`config` lookups), as ansible reports them: as its connection plugin's, the next
+    /// plugin to set its options.
+    pub(crate) fn report_setting_deprecations(&self, host: &str, scope: &Scope) {
+        let pending = tack_template::lookups::config::take_pending_deprecations();
+        if pending.is_empty() {
+            return;
+        }
+        let deprecator = tack_diag::Deprecator {
+            resolved_name: self.resolved_connection(host, scope),
+            kind: Some("connection".into()),
+        };
+        for mut deprecated in pending {
+            deprecated.deprecator = deprecator.clone();
+            tack_diag::deprecate_with(&deprecated, None);
+        }
     }
 
     fn delegation(&self) -> Delegation<'_> {
@@ -227,7 +250,9 @@ impl TaskRun<'_> {
             (None, None) => {
                 // The result keeps the deprecations raised while the task ran.
                 let (ran, raised) = tack_diag::recording_deprecations(|| {
-                    self.run_once(host, &scope, trace, &mut events)
+                    let ran = self.run_once(host, &scope, trace, &mut events);
+                    self.report_setting_deprecations(host, &scope);
+                    ran
                 });
                 match ran {
                     Ok(mut result) => {

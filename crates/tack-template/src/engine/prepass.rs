@@ -238,7 +238,7 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
     if !embedded {
         embedded_terms(&toks, &partner, &mut inserts);
     }
-    let qualified = qualified_plugins(&toks);
+    let qualified = qualified_plugins(&toks, &partner);
     for call in &qualified {
         removed.push((call.start, call.end));
         inserts.push((call.start, 2, call.dispatcher));
@@ -254,7 +254,14 @@ pub(crate) fn rewrite(source: &str, mode: Mode) -> Option<String> {
             None => {
                 inserts.push((call.end, 2, "("));
                 inserts.push((call.end, 3, &call.quoted));
-                inserts.push((call.end, 4, ")"));
+                match call.bare_argument_end {
+                    // A test's one argument written without parentheses joins the call.
+                    Some(end) => {
+                        inserts.push((call.end, 4, ","));
+                        inserts.push((end, 0, ")"));
+                    }
+                    None => inserts.push((call.end, 4, ")")),
+                }
             }
         }
     }
@@ -313,9 +320,11 @@ struct QualifiedCall {
     /// Where the call's own arguments start, when it has parentheses.
     open_paren: Option<usize>,
     empty_call: bool,
+    /// Where a test's one argument written without parentheses (`x is ns.col.t "a"`) ends.
+    bare_argument_end: Option<usize>,
 }
 
-fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
+fn qualified_plugins(toks: &[Tok], partner: &[Option<usize>]) -> Vec<QualifiedCall> {
     let mut out = Vec::new();
     for (i, tok) in toks.iter().enumerate() {
         let (first, dispatcher) = match tok.kind {
@@ -357,6 +366,10 @@ fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
         }
         let last = &toks[j];
         let paren = toks.get(j + 1).filter(|t| t.kind == Kind::Open('('));
+        let bare_argument_end = (dispatcher == QUALIFIED_TEST && paren.is_none())
+            .then(|| bare_argument_end(toks, partner, j + 1))
+            .flatten()
+            .map(|end| toks[end].end);
         out.push(QualifiedCall {
             start: toks[first].start,
             end: last.end,
@@ -364,9 +377,36 @@ fn qualified_plugins(toks: &[Tok]) -> Vec<QualifiedCall> {
             quoted: format!("'{}'", parts.join(".")),
             open_paren: paren.map(|p| p.end),
             empty_call: toks.get(j + 2).is_some_and(|t| t.kind == Kind::Close(')')),
+            bare_argument_end,
         });
     }
     out
+}
+
+/// The last token of a test's argument written without parentheses starting at `from`, as
+/// Jinja reads one: a unary operand (a name that is not `and`, `or`, `else` or `is`, a
+/// literal, a list or dict) with its attribute lookups, subscripts and calls; `None` when
+/// nothing there starts one.
+fn bare_argument_end(toks: &[Tok], partner: &[Option<usize>], from: usize) -> Option<usize> {
+    let mut i = from;
+    while toks.get(i)?.kind == Kind::Minus {
+        i += 1;
+    }
+    let first = toks.get(i)?;
+    let mut end = match first.kind {
+        Kind::Open('[' | '{') => partner[i]?,
+        Kind::Operand if !matches!(first.text, "and" | "or" | "else" | "is") => i,
+        _ => return None,
+    };
+    loop {
+        match toks.get(end + 1).map(|t| t.kind) {
+            Some(Kind::Dot) if toks.get(end + 2).is_some_and(|t| t.kind == Kind::Operand) => {
+                end += 2;
+            }
+            Some(Kind::Open('[' | '(')) => end = partner[end + 1]?,
+            _ => return Some(end),
+        }
+    }
 }
 
 /// Puts a mark first in every lookup call and around every tag's template name, saying
@@ -810,6 +850,23 @@ mod tests {
             Some("{%- set ns.n = 1 -%}{% set __tack_ns_check_done = __tack_ns_check(ns, 'n') -%}")
         );
         assert_eq!(rewrite_default("{% set n = ns.n %}"), None);
+    }
+
+    #[test]
+    fn a_qualified_tests_bare_argument_joins_its_call() {
+        let rewritten = |source| rewrite(source, Mode::Template);
+        assert_eq!(
+            rewritten("{{ x is ns.col.t 'a' }}").as_deref(),
+            Some("{{ x is __tack_qualified_test('ns.col.t', 'a') }}")
+        );
+        assert_eq!(
+            rewritten("{{ x is not ns.col.t y.z[0] and w }}").as_deref(),
+            Some("{{ x is not __tack_qualified_test('ns.col.t', y.z[0]) and w }}")
+        );
+        assert_eq!(
+            rewritten("{{ x is ns.col.t and w }}").as_deref(),
+            Some("{{ x is __tack_qualified_test('ns.col.t') and w }}")
+        );
     }
 
     #[test]

@@ -19,6 +19,21 @@ pub(super) const LOOKUPS: &[Entry] = &[Entry::new("config", config)];
 
 static INSTALLED: OnceLock<RwLock<Option<Arc<Config>>>> = OnceLock::new();
 
+thread_local! {
+    /// The deprecations reading settings raised, not reported yet (see
+    /// [`take_pending_deprecations`]).
+    static PENDING: std::cell::RefCell<Vec<tack_diag::Deprecated>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The deprecations the `config` lookup raised on this thread since the last call: reading a
+/// deprecated setting the user set raises its deprecation again. ansible keeps them until the
+/// next plugin sets its options and reports them as that plugin's (in a task, its connection
+/// plugin, after the task's templates): the caller does the same.
+pub fn take_pending_deprecations() -> Vec<tack_diag::Deprecated> {
+    PENDING.with(|pending| std::mem::take(&mut *pending.borrow_mut()))
+}
+
 /// Installs the run's configuration for the `config` lookup.
 pub fn set_config(config: Arc<Config>) {
     let slot = INSTALLED.get_or_init(|| RwLock::new(None));
@@ -144,6 +159,11 @@ fn config(call: &Call) -> Result<Vec<JValue>, LookupError> {
                 _ => return Err(LookupError::failed(message)),
             }
         };
+        let plugin = plugin_type.as_deref().zip(plugin_name.as_deref());
+        PENDING.with(|pending| {
+            let raised = settings.deprecations_on_read(plugin, name);
+            pending.borrow_mut().extend(raised.iter().filter_map(|n| n.deprecated()));
+        });
         if show_origin {
             out.push(JValue::from(vec![to_jinja(&value), JValue::from(origin)]));
         } else {

@@ -218,6 +218,8 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.playbook_dir.is_some() {
         loader.add_playbook_dir(&basedir);
     }
+    let cache_plugin_dirs: Vec<PathBuf> =
+        args.playbook_dir.iter().map(|_| basedir.clone()).collect();
     let playbook = loader.load_play_data(&adhoc.play(&args.pattern), &basedir)?;
     let playbooks = vec![playbook];
     super::python_path::configure(args.ansible_python.as_deref(), &session, false)?;
@@ -317,6 +319,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             &session.inventory,
             args.inventory.flush_cache,
             false,
+            &cache_plugin_dirs,
         ),
     };
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;

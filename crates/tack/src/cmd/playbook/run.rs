@@ -45,6 +45,8 @@ pub(super) fn run(
     crate::cmd::python_path::configure(args.ansible_python.as_deref(), session, plan)?;
     tack_actions::python_path::keep_new_payloads(!plan);
     let loader = Loader::new(&session.loader, &options);
+    // The playbooks' own directories, whose plugin subdirectories ansible searches.
+    let mut playbook_dirs = Vec::new();
     for path in &args.playbooks {
         // A collection's playbook (`ns.col.pb`) adds no directory of its own.
         if loader.collection_playbook(path).is_some() {
@@ -55,6 +57,7 @@ pub(super) fn run(
             tack_py::path::normpath(&cwd.join(path)).parent().map(std::path::Path::to_path_buf);
         if let Some(dir) = dir {
             loader.add_playbook_dir(&dir);
+            playbook_dirs.push(dir);
         }
     }
     let mut playbooks = Vec::new();
@@ -166,6 +169,7 @@ pub(super) fn run(
             &session.inventory,
             args.inventory.flush_cache,
             plan,
+            &playbook_dirs,
         ),
     };
     let palette = crate::color::palette(&session.config)?;

@@ -12,6 +12,10 @@
 //! with its ciphertext back as that vault value, so no plaintext secret is kept on disk by
 //! tack or reaches a run's output from the cache unsealed.
 //!
+//! Any other cache plugin (a collection's, one in a `cache_plugins/` directory) is run by
+//! ansible-core through a [`CachePlugin`] the binary gives; facts cross to it in the same
+//! profile (`profile`), so the plugin stores what ansible's would.
+//!
 //! This module owns the store and its files; how facts become variables is
 //! `crate::vars::facts_layer`'s (whose layer it keeps beside the facts it was made from, so
 //! each play starts from it without making it again), and when they change is the
@@ -23,7 +27,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use tack_diag::Diagnostic;
-use tack_yaml::{Mapping, Node, Value};
+use tack_yaml::Mapping;
+
+mod profile;
 
 /// Where the cache keeps facts, as configured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,16 +57,45 @@ const PATH_CHARS: [&str; 5] = ["/", "..", "<", ">", "|"];
 /// The schema of ansible-core 2.21's cache-persistence profile, in every key (`s1_`).
 const SCHEMA_PREFIX: &str = "s1_";
 
-/// The key of the serialized facts in the plugin's file.
-const PAYLOAD: &str = "__payload__";
-
 /// A host's facts layer, with the facts it was made from.
 type MadeLayer = (Arc<Mapping>, Arc<tack_template::Layer>);
+
+/// A cache plugin tack has no code of its own for (one written in Python, run by
+/// ansible-core): it keeps each host's facts as the cache-persistence profile's JSON text.
+pub trait CachePlugin: Send + Sync {
+    /// The host's facts, `None` when the plugin has none.
+    fn get(&self, host: &str) -> Result<Option<String>, Diagnostic>;
+    fn set(&self, host: &str, facts: &str) -> Result<(), Diagnostic>;
+    fn delete(&self, host: &str) -> Result<(), Diagnostic>;
+}
+
+/// Where the run's facts are kept besides its memory.
+#[derive(Default)]
+enum Store {
+    #[default]
+    Memory,
+    Files(Files),
+    /// Never in a plan: loading a plugin runs its code.
+    Plugin {
+        name: String,
+        plugin: Box<dyn CachePlugin>,
+    },
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Store::Memory => f.write_str("Memory"),
+            Store::Files(files) => files.fmt(f),
+            Store::Plugin { name, .. } => write!(f, "Plugin({name})"),
+        }
+    }
+}
 
 /// The run's fact cache.
 #[derive(Debug, Default)]
 pub struct FactCache {
-    files: Option<Files>,
+    store: Store,
     /// What was read or set this run; `None` for a host known to have no facts. Once read, a
     /// host's facts stay for the run even if its file expires meanwhile (as ansible's).
     held: Mutex<HashMap<String, Option<Arc<Mapping>>>>,
@@ -131,7 +166,17 @@ impl FactCache {
             timeout: Duration::from_secs(*timeout),
             read_only,
         };
-        Ok(FactCache { files: Some(files), held: Mutex::default(), layers: Mutex::default() })
+        Ok(FactCache {
+            store: Store::Files(files),
+            held: Mutex::default(),
+            layers: Mutex::default(),
+        })
+    }
+
+    /// A cache kept by `plugin` (named `name` in messages), also in memory for the run.
+    pub fn with_plugin(name: &str, plugin: Box<dyn CachePlugin>) -> FactCache {
+        let store = Store::Plugin { name: name.to_string(), plugin };
+        FactCache { store, held: Mutex::default(), layers: Mutex::default() }
     }
 
     /// `host`'s facts, if the cache has any (read from its file the first time).
@@ -139,9 +184,17 @@ impl FactCache {
         if let Some(held) = self.lock().get(host) {
             return Ok(held.clone());
         }
-        let read = match &self.files {
-            Some(files) => files.read(host)?.map(Arc::new),
-            None => None,
+        let read = match &self.store {
+            Store::Memory => None,
+            Store::Files(files) => files.read(host)?.map(Arc::new),
+            Store::Plugin { name, plugin, .. } => match plugin.get(host)? {
+                Some(text) => Some(Arc::new(profile::decode(&text).map_err(|why| {
+                    Diagnostic::new(format!(
+                        "The '{name}' cache plugin gave facts for {host} that cannot be read: {why}"
+                    ))
+                })?)),
+                None => None,
+            },
         };
         self.lock().insert(host.to_string(), read.clone());
         Ok(read)
@@ -160,8 +213,23 @@ impl FactCache {
             merged.insert(key.clone(), value.clone());
         }
         let merged = Arc::new(merged);
-        if let Some(files) = self.files.as_ref().filter(|f| !f.read_only) {
-            files.write(host, &merged);
+        match &self.store {
+            Store::Files(files) if !files.read_only => files.write(host, &merged),
+            Store::Plugin { name, plugin } => {
+                let written = profile::encode(&merged)
+                    .map_err(|e| {
+                        Diagnostic::new(format!(
+                            "Error in '{name}' cache plugin while trying to write the facts of \
+                             {host}: {}",
+                            e.0
+                        ))
+                    })
+                    .and_then(|text| plugin.set(host, &text));
+                if let Err(e) = written {
+                    tack_diag::warn(&e);
+                }
+            }
+            _ => {}
         }
         self.lock().insert(host.to_string(), Some(merged.clone()));
         merged
@@ -170,9 +238,17 @@ impl FactCache {
     /// Forgets `host`'s facts, its file included (`meta: clear_facts`, `--flush-cache`).
     pub fn delete(&self, host: &str) {
         self.lock().insert(host.to_string(), None);
-        if let Some(files) = self.files.as_ref().filter(|f| !f.read_only) {
+        match &self.store {
             // ansible ignores a file that was not there, or could not be removed.
-            let _ = std::fs::remove_file(files.path(host));
+            Store::Files(files) if !files.read_only => {
+                let _ = std::fs::remove_file(files.path(host));
+            }
+            Store::Plugin { plugin, .. } => {
+                if let Err(e) = plugin.delete(host) {
+                    tack_diag::warn(&e);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -238,7 +314,7 @@ impl Files {
                 ));
             }
         };
-        match decode(&text) {
+        match profile::decode_file(&text) {
             Ok(facts) => Ok(Some(facts)),
             Err(why) => {
                 tack_diag::warn(&Diagnostic::new(format!(
@@ -274,7 +350,7 @@ impl Files {
     /// see half a file), mode 0644 as ansible leaves it.
     fn write(&self, host: &str, facts: &Mapping) {
         let path = self.path(host);
-        let text = match encode(facts) {
+        let text = match profile::encode_file(facts) {
             Ok(text) => text,
             Err(e) => {
                 let what = format!(
@@ -300,124 +376,6 @@ impl Files {
                 tack_py::repr::str_repr(&path.to_string_lossy())
             )));
         }
-    }
-}
-
-/// The file's text for `facts`: `{"__payload__": "<facts>"}`, the facts written as the
-/// cache-persistence profile writes untagged values (plain JSON), a vault value as an
-/// `EncryptedString` (its ciphertext only) and a date or time as ansible's serializable date.
-fn encode(facts: &Mapping) -> Result<String, tack_yaml::JsonError> {
-    let payload =
-        tack_yaml::to_json(&profiled(&Node::bare(Value::Map(facts.clone()))), &compact())?;
-    let mut outer = Mapping::new();
-    outer.insert(Node::bare(Value::Str(PAYLOAD.into())), Node::bare(Value::Str(payload)));
-    tack_yaml::to_json(&Node::bare(Value::Map(outer)), &compact())
-}
-
-fn compact() -> tack_yaml::JsonOptions {
-    tack_yaml::JsonOptions::compact()
-}
-
-/// `value` with what plain JSON cannot say in the profile's typed objects.
-fn profiled(node: &Node) -> Node {
-    let typed = |fields: Vec<(&str, Value)>| {
-        let mut map = Mapping::new();
-        for (key, value) in fields {
-            map.insert(Node::bare(Value::Str(key.into())), Node::bare(value));
-        }
-        Node::bare(Value::Map(map))
-    };
-    match &node.value {
-        Value::Vault(ciphertext) => typed(vec![
-            ("value", Value::Str(ciphertext.clone())),
-            ("tags", Value::Seq(Vec::new())),
-            ("__ansible_type", Value::Str("EncryptedString".into())),
-        ]),
-        Value::Timestamp(t) => {
-            let kind = if t.time.is_some() {
-                "AnsibleSerializableDateTime"
-            } else {
-                "AnsibleSerializableDate"
-            };
-            typed(vec![
-                ("iso8601", Value::Str(tack_yaml::timestamp_isoformat(t))),
-                ("__ansible_type", Value::Str(kind.into())),
-            ])
-        }
-        Value::Unsafe(text) => Node::bare(Value::Str(text.clone())),
-        Value::Seq(items) => Node::bare(Value::Seq(items.iter().map(profiled).collect())),
-        Value::Map(map) => {
-            let mut out = Mapping::new();
-            for (k, v) in map.iter() {
-                out.insert(k.clone(), profiled(v));
-            }
-            Node::bare(Value::Map(out))
-        }
-        _ => node.clone(),
-    }
-}
-
-/// The facts in a cache file's text, or why the file is no good (in Python's words where
-/// the JSON is at fault).
-fn decode(text: &str) -> Result<Mapping, String> {
-    let outer = tack_yaml::pyjson::loads(text, None).map_err(|e| e.to_string())?;
-    let payload = match &outer.value {
-        Value::Map(map) => match map.get(PAYLOAD).map(|n| &n.value) {
-            Some(Value::Str(payload)) => payload.clone(),
-            _ => return Err(format!("{PAYLOAD:?} is missing")),
-        },
-        _ => return Err("the file does not hold a mapping".into()),
-    };
-    let inner =
-        tack_yaml::pyjson::loads_with(&payload, None, typed_value).map_err(|e| match e {
-            tack_yaml::pyjson::JsonLoadError::Syntax(e) => e.to_string(),
-            tack_yaml::pyjson::JsonLoadError::Hook(e) => e,
-        })?;
-    match inner.value {
-        Value::Map(facts) => Ok(facts),
-        _ => Err("the cached facts are not a mapping".into()),
-    }
-}
-
-/// The profile's typed objects (`{"__ansible_type": ...}`) as values: a tagged value is its
-/// value (its origin and trust tags are not kept), a string ansible wrote with its vault
-/// ciphertext (`VaultedValue`) and an `EncryptedString` become the vault value again, a
-/// serializable date its timestamp.
-fn typed_value(map: Mapping) -> Result<Value, String> {
-    let Some(kind) = map.get("__ansible_type").and_then(Node::as_str).map(str::to_string) else {
-        return Ok(Value::Map(map));
-    };
-    let field = |name: &str| map.get(name).map(|n| n.value.clone());
-    match kind.as_str() {
-        "EncryptedString" => match field("value") {
-            Some(Value::Str(ciphertext)) => Ok(Value::Vault(ciphertext)),
-            _ => Err("an EncryptedString without its ciphertext".into()),
-        },
-        // A tag, only ever inside `tags`.
-        "Origin" | "TrustedAsTemplate" | "SourceWasEncrypted" | "VaultedValue" => {
-            Ok(Value::Map(map))
-        }
-        "AnsibleSerializableDate" | "AnsibleSerializableDateTime" | "AnsibleSerializableTime" => {
-            let iso = map.get("iso8601").and_then(Node::as_str).unwrap_or_default();
-            Ok(tack_yaml::parse_timestamp(iso)
-                .map_or_else(|| Value::Str(iso.to_string()), Value::Timestamp))
-        }
-        tagged if tagged.starts_with("_AnsibleTagged") => {
-            let vaulted = match field("tags") {
-                Some(Value::Seq(tags)) => tags.iter().find_map(|tag| {
-                    let tag = tag.as_map()?;
-                    (tag.get("__ansible_type").and_then(Node::as_str) == Some("VaultedValue"))
-                        .then(|| tag.get("ciphertext").and_then(Node::as_str).map(str::to_string))
-                        .flatten()
-                }),
-                _ => None,
-            };
-            match vaulted {
-                Some(ciphertext) => Ok(Value::Vault(ciphertext)),
-                None => field("value").ok_or_else(|| format!("a {tagged} without its value")),
-            }
-        }
-        other => Err(format!("an unknown cached type {other:?}")),
     }
 }
 
@@ -452,6 +410,7 @@ fn accessible(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tack_yaml::{Node, Value};
 
     fn s(text: &str) -> Node {
         Node::bare(Value::Str(text.into()))
@@ -498,7 +457,7 @@ mod tests {
     fn unsafe_host_names_are_hashed() {
         let dir = tempfile::tempdir().unwrap();
         let cache = jsonfile(dir.path(), 0);
-        let files = cache.files.as_ref().unwrap();
+        let Store::Files(files) = &cache.store else { panic!("a jsonfile cache") };
         let path = files.path("a/b");
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("ansible_facts"), "{name}");
@@ -515,25 +474,6 @@ mod tests {
         let err = jsonfile(dir.path(), 0).get("h1").unwrap_err();
         assert!(err.message.starts_with("The cache file "), "{}", err.message);
         assert!(!file.exists());
-    }
-
-    #[test]
-    fn what_ansible_wrote_is_read_with_its_secrets_sealed() {
-        // As ansible-core 2.21.5 writes a `cacheable` `set_fact` (tags shortened).
-        let payload = r#"{"n": {"value": 3, "tags": [], "__ansible_type": "_AnsibleTaggedInt"}, "l": {"value": [1, {"value": "a", "tags": [{"__ansible_type": "TrustedAsTemplate"}], "__ansible_type": "_AnsibleTaggedStr"}], "tags": [], "__ansible_type": "_AnsibleTaggedList"}, "v": {"value": "secret", "tags": [{"ciphertext": "$ANSIBLE_VAULT;1.1;AES256\nab", "__ansible_type": "VaultedValue"}], "__ansible_type": "_AnsibleTaggedStr"}, "dt": {"value": {"iso8601": "2024-01-02", "__ansible_type": "AnsibleSerializableDate"}, "tags": [], "__ansible_type": "_AnsibleTaggedDate"}, "z": null}"#;
-        let mut outer = Mapping::new();
-        outer.insert(s("__payload__"), s(payload));
-        let text = tack_yaml::to_json(&Node::bare(Value::Map(outer)), &compact()).unwrap();
-        let facts = decode(&text).unwrap();
-        assert_eq!(facts.get("n").unwrap().value, Value::Int(3));
-        let list = facts.get("l").unwrap().as_seq().unwrap();
-        assert_eq!(list[1].value, Value::Str("a".into()));
-        assert_eq!(
-            facts.get("v").unwrap().value,
-            Value::Vault("$ANSIBLE_VAULT;1.1;AES256\nab".into())
-        );
-        assert!(matches!(facts.get("dt").unwrap().value, Value::Timestamp(_)));
-        assert_eq!(facts.get("z").unwrap().value, Value::Null);
     }
 
     #[test]
