@@ -220,7 +220,9 @@ fn run_module(
         Err(e) => return Ok(failure(&e.brief())),
     }
     if SETUP.contains(&module) {
-        let invocation = Invocation { diff: false, ..input.invocation(json::map_to_json(&args)) };
+        let mut args = json::map_to_json(&args);
+        crate::module::name_interpreter(input, &mut args);
+        let invocation = Invocation { diff: false, ..input.invocation(args) };
         let mut answer = match input.conn.run_module("setup", &invocation) {
             Ok(answer) => json::map_from_json(&answer),
             Err(e) if crate::output::link_lost(&e) => return Err(lost(&e)),

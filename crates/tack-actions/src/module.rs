@@ -9,8 +9,11 @@ use crate::json;
 use crate::output::ActionOutput;
 
 pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
-    let invocation =
-        Invocation { timeout: input.timeout, ..input.invocation(json::map_to_json(input.args)) };
+    let mut args = json::map_to_json(input.args);
+    if name == "setup" {
+        name_interpreter(input, &mut args);
+    }
+    let invocation = Invocation { timeout: input.timeout, ..input.invocation(args) };
     if name == "async_status" {
         return crate::async_job::status_action(input);
     }
@@ -59,6 +62,22 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
         Ok(result) if result.contains_key("timedout") => timed_out(input, &result),
         Ok(result) => crate::module_result::from_result(input, &result, true),
         Err(e) => crate::output::link_errored(&e, input.task_origin.clone()),
+    }
+}
+
+/// The `python` facts are the interpreter's that runs the module in ansible: the host's
+/// `ansible_python_interpreter`, else the configured or discovered one. tack's own `setup`
+/// asks the one named in its `_ansible_python_interpreter` (`python3` on `PATH` without).
+pub(crate) fn name_interpreter(
+    input: &ActionInput<'_>,
+    args: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    let python = match input.host_var("ansible_python_interpreter") {
+        Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => Some(python),
+        _ => input.python.map(str::to_string),
+    };
+    if let Some(python) = python {
+        args.insert("_ansible_python_interpreter".into(), serde_json::Value::String(python));
     }
 }
 

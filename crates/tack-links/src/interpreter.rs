@@ -70,6 +70,31 @@ pub fn for_host(
     InterpreterSettings { mode, fallback: settings.fallback.clone() }
 }
 
+/// The interpreter `scope`'s host names when it discovers none ([`for_host`] says whether):
+/// its `ansible_python_interpreter` rendered, else the configured `interpreter_python` path;
+/// `None` when neither names one (a template that fails, a run the binary did not configure).
+pub fn named(
+    templar: &tack_template::Templar,
+    scope: &tack_template::Scope,
+    settings: &InterpreterSettings,
+) -> Option<String> {
+    if let Some(binding) = scope.get("ansible_python_interpreter") {
+        return match templar.render(binding.node(), scope) {
+            Ok(rendered) => match rendered.value.value {
+                tack_yaml::Value::Str(text) if !is_discovery_mode(&text) => Some(text),
+                _ => None,
+            },
+            Err(e) if e.is_omitted() => named_by(settings),
+            Err(_) => None,
+        };
+    }
+    named_by(settings)
+}
+
+fn named_by(settings: &InterpreterSettings) -> Option<String> {
+    (!settings.discovers() && !settings.mode.is_empty()).then(|| settings.mode.clone())
+}
+
 /// Whether `value` (an `ansible_python_interpreter`) asks for discovery.
 pub fn is_discovery_mode(value: &str) -> bool {
     DISCOVERY_MODES.contains(&value)

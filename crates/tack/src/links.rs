@@ -287,14 +287,16 @@ pub(crate) fn refused_setting(config: &Config) -> Option<String> {
 /// memory, as ansible's does. `--flush-cache` empties it for every inventory host first.
 /// Any other cache plugin (a collection's, one in a playbook directory's `cache_plugins/`)
 /// runs through ansible-core (`tack_actions::python_cache`); one that cannot be loaded is
-/// warned about and the facts kept in memory, as ansible does.
+/// warned about and the facts kept in memory, as ansible does. Without ansible-core on the
+/// controller the run is refused by name: a run that kept no facts must not look like one
+/// that did.
 pub(crate) fn fact_cache(
     config: &Config,
     inventory: &tack_inventory::Inventory,
     flush: bool,
     plan: bool,
     playbook_dirs: &[std::path::PathBuf],
-) -> std::sync::Arc<tack_engine::FactCache> {
+) -> Result<std::sync::Arc<tack_engine::FactCache>, tack_diag::Diagnostic> {
     let cache = config.get("CACHE_PLUGIN").and_then(|v| v.as_str()).unwrap_or("memory");
     let short =
         tack_py::ansible::short_name(cache, tack_py::ansible::CoreCollections::BuiltinOrLegacy);
@@ -349,6 +351,13 @@ pub(crate) fn fact_cache(
         Some(Ok(plugin)) => {
             Ok(tack_engine::FactCache::with_plugin(cache, Box::new(PythonCachePlugin(plugin))))
         }
+        Some(Err(tack_actions::python_cache::CacheError::NoAnsibleCore { plugin, why })) => {
+            return Err(tack_diag::Diagnostic::new(format!(
+                "tack does not support fact_caching '{plugin}' without ansible-core on the \
+                 controller to run it: {why}"
+            ))
+            .with_class(tack_diag::ErrorClass::Options));
+        }
         Some(Err(refused)) => Err(tack_diag::Diagnostic::new(refused.to_string())),
         None if foreign => Ok(tack_engine::FactCache::memory()),
         None if plan => tack_engine::FactCache::open_read_only(&settings),
@@ -369,7 +378,7 @@ pub(crate) fn fact_cache(
             cache.delete("localhost");
         }
     }
-    std::sync::Arc::new(cache)
+    Ok(std::sync::Arc::new(cache))
 }
 
 /// ansible-core running a cache plugin, as the engine's fact cache asks it.

@@ -360,19 +360,37 @@ fn run_with_setting(playbook: &str, name: &str, value: &str) -> Output {
     tack(dir.path(), playbook, &[]).env(name, value).output().expect("tack runs")
 }
 
-/// A fact cache plugin from a collection, the task debugger, and a
+/// The task debugger, and a
 /// `log_verbosity` above a listing's verbosity while a log is kept are refused by name before
 /// anything runs: a run that kept no facts, or logged less than ansible would, must not look
 /// like one that did.
+/// A fact cache plugin from a collection runs through ansible-core; without one on the
+/// controller the run is refused by name before anything runs, rather than keeping no facts.
+#[test]
+fn a_python_cache_plugin_without_ansible_core_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = tack(dir.path(), &format!("{PLAY}    - debug: msg=x\n"), &[])
+        .env("ANSIBLE_CACHE_PLUGIN", "community.general.redis")
+        // No interpreter that imports ansible: none named, none behind a command on `PATH`.
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("TACK_ANSIBLE_PYTHON")
+        .output()
+        .expect("tack runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tack does not support fact_caching 'community.general.redis' without ansible-core \
+             on the controller to run it: "
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn settings_tack_does_not_apply_are_refused() {
     let play = format!("{PLAY}    - debug: msg=x\n");
     for (name, value, wanted) in [
-        (
-            "ANSIBLE_CACHE_PLUGIN",
-            "community.general.redis",
-            "fact_caching 'community.general.redis'",
-        ),
         ("ANSIBLE_ENABLE_TASK_DEBUGGER", "true", "enable_task_debugger"),
         ("ANSIBLE_VERBOSE_TO_STDERR", "1", "verbose_to_stderr"),
         ("ANSIBLE_EXECUTABLE", "/bin/bash", "executable '/bin/bash'"),

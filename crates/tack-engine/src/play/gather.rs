@@ -109,7 +109,7 @@ pub(crate) fn gather_facts(
                 }
                 let address = addresses.get(host).map_or(host, String::as_str);
                 let link = links.get(host).cloned().unwrap_or_else(|| Err(String::new()));
-                let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set);
+                let interpreter = interpreters.get(host).cloned().unwrap_or(Interpreter::Set(None));
                 let environment =
                     environments.get(host).cloned().unwrap_or_else(|| Ok(Default::default()));
                 let asked = (interpreter, environment);
@@ -206,11 +206,13 @@ fn gather_address(env: &PlayEnv<'_, '_>, host: &str) -> String {
 
 /// What gathering does about `host`'s Python interpreter (see `tack_links::interpreter`).
 fn interpreter_for(env: &PlayEnv<'_, '_>, host: &str) -> Interpreter {
-    let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set };
+    let Some(scope) = env.scope.host_scope(host) else { return Interpreter::Set(None) };
     let settings =
         tack_links::interpreter::for_host(env.run.templar, &scope, &env.run.facts.interpreter);
     if !settings.discovers() {
-        return Interpreter::Set;
+        let named =
+            tack_links::interpreter::named(env.run.templar, &scope, &env.run.facts.interpreter);
+        return Interpreter::Set(named);
     }
     match tack_links::interpreter::known(&scope) {
         Some(known) => Interpreter::Known(known),
@@ -416,7 +418,9 @@ fn play_flag(env: &PlayEnv<'_, '_>, host: &str, keyword: tack_playbook::tables::
 /// or discover one first with these names.
 #[derive(Clone)]
 enum Interpreter {
-    Set,
+    /// Named by the host's variable or the configuration (the path; `None` when the run has
+    /// no configuration of it).
+    Set(Option<String>),
     Known(Node),
     /// The names to try, and the host's settings (its own `ansible_python_interpreter` mode).
     Discover(Vec<String>, tack_links::interpreter::InterpreterSettings),
@@ -476,6 +480,24 @@ fn gather_on(
     for (arg, value) in defaults {
         args.entry(arg).or_insert(value);
     }
+    let (interpreter, python) = match interpreter {
+        Interpreter::Set(python) => (Found::Nothing, python),
+        Interpreter::Known(node) => {
+            let python = node.as_str().map(str::to_string);
+            (Found::Known(node), python)
+        }
+        Interpreter::Discover(names, own) => {
+            let found =
+                tack_links::interpreter::discover(link.as_ref(), &trace, host, &own, &names);
+            let python = Some(found.path.clone());
+            (Found::Discovered(found), python)
+        }
+    };
+    // The `python` facts are the interpreter's that runs the module in ansible (tack's own
+    // setup asks it).
+    if let Some(python) = python {
+        args.insert("_ansible_python_interpreter".into(), serde_json::Value::String(python));
+    }
     let invocation = tack_agent::Invocation {
         args,
         check_mode: false,
@@ -483,14 +505,6 @@ fn gather_on(
         environment,
         ..Default::default()
     };
-    let interpreter =
-        match interpreter {
-            Interpreter::Set => Found::Nothing,
-            Interpreter::Known(node) => Found::Known(node),
-            Interpreter::Discover(names, own) => Found::Discovered(
-                tack_links::interpreter::discover(link.as_ref(), &trace, host, &own, &names),
-            ),
-        };
     let outcome = link.run_module("setup", &invocation);
     let mut transport = said;
     transport.extend(trace.drain_lines(address));

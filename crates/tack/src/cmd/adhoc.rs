@@ -320,7 +320,7 @@ pub(crate) fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             args.inventory.flush_cache,
             false,
             &cache_plugin_dirs,
-        ),
+        )?,
     };
     crate::cmd::playbook::verbose::inventory_notes(&mut stdout, &session, verbosity, None)?;
     // Made for the log too when it keeps more (`log_verbosity`).

@@ -29,6 +29,10 @@ pub(super) struct Params {
     pub gather_timeout: i64,
     pub filter: Vec<String>,
     pub fact_path: String,
+    /// The interpreter ansible would run the module with (tack's `_ansible_python_interpreter`,
+    /// which the controller adds: the host's `ansible_python_interpreter`, else the
+    /// configured or discovered one); `python3` on `PATH` without it.
+    pub python: Option<String>,
 }
 
 pub(super) fn parse(args: &Map<String, Value>) -> Result<Params, ArgError> {
@@ -61,7 +65,9 @@ pub(super) fn parse(args: &Map<String, Value>) -> Result<Params, ArgError> {
         Some(Value::String(s)) => expand_path(s),
         Some(other) => expand_path(&py_str(other)),
     };
-    Ok(Params { gather_subset, gather_timeout, filter, fact_path })
+    let python =
+        args.get("_ansible_python_interpreter").and_then(Value::as_str).map(str::to_string);
+    Ok(Params { gather_subset, gather_timeout, filter, fact_path, python })
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -243,14 +243,14 @@ pub(super) fn collect(
     state: &mut Gathered,
 ) -> Result<Map<String, Value>, ArgError> {
     let facts = match name {
-        "platform" => system::platform(),
+        "platform" => system::platform(params.python.as_deref()),
         "distribution" => distribution::collect()?,
         "lsb" => system::lsb(),
         "selinux" => system::selinux(),
         "apparmor" => system::apparmor(),
         "chroot" => system::chroot(),
         "fips" => system::fips(),
-        "python" => system::python(),
+        "python" => system::python(params.python.as_deref()),
         "caps" => system::caps(),
         "pkg_mgr" => managers::pkg_mgr(&state.facts),
         "service_mgr" => managers::service_mgr(&state.facts),

@@ -33,49 +33,60 @@ pub(super) fn uname() -> [String; 5] {
     [field(&u.sysname), field(&u.nodename), field(&u.release), field(&u.version), field(&u.machine)]
 }
 
-/// What the interpreter ansible would run the module with (`python3` on PATH) says about
-/// itself; asked once per process.
+/// What the interpreter ansible would run the module with says about itself (the one the
+/// controller named, else `python3` on `PATH`); asked once per interpreter and process.
 pub(super) struct PythonInfo {
     pub facts: Value,
     pub version: String,
     pub bits: String,
 }
 
-pub(super) fn python_info() -> Option<&'static PythonInfo> {
-    static INFO: OnceLock<Option<PythonInfo>> = OnceLock::new();
-    INFO.get_or_init(|| {
-        let prog = bin_path("python3")?;
-        let script = "import sys, json, platform\n\
-            try:\n    from ssl import create_default_context, SSLContext\n    ssl = True\n\
-            except ImportError:\n    ssl = False\n\
-            v = sys.version_info\n\
-            print(json.dumps({'version': {'major': v[0], 'minor': v[1], 'micro': v[2], \
-            'releaselevel': v[3], 'serial': v[4]}, 'version_info': list(v), \
-            'executable': sys.executable, 'has_sslcontext': ssl, \
-            'type': getattr(getattr(sys, 'implementation', None), 'name', None), \
-            'pyver': platform.python_version(), 'bits': platform.architecture()[0]}))\n";
-        let prog = prog.to_string_lossy().into_owned();
-        let (rc, out, _) = run(&[&prog, "-c", script])?;
-        if rc != 0 {
-            return None;
-        }
-        let mut v: Map<String, Value> = serde_json::from_str(out.trim()).ok()?;
-        let version = v.remove("pyver")?.as_str()?.to_string();
-        let bits = v.remove("bits")?.as_str()?.replace("bit", "");
-        Some(PythonInfo { facts: Value::Object(v), version, bits })
-    })
-    .as_ref()
+pub(super) fn python_info(python: Option<&str>) -> Option<std::sync::Arc<PythonInfo>> {
+    type Asked = std::collections::HashMap<String, Option<std::sync::Arc<PythonInfo>>>;
+    static INFO: OnceLock<std::sync::Mutex<Asked>> = OnceLock::new();
+    let program = python.unwrap_or("python3").to_string();
+    let asked = INFO.get_or_init(Default::default);
+    if let Some(known) = asked.lock().unwrap_or_else(|p| p.into_inner()).get(&program) {
+        return known.clone();
+    }
+    let info = ask_python(&program).map(std::sync::Arc::new);
+    asked.lock().unwrap_or_else(|p| p.into_inner()).insert(program, info.clone());
+    info
 }
 
-pub(super) fn platform() -> Facts {
+/// Runs `program` (a path, or a name looked for on `PATH`) to describe itself.
+fn ask_python(program: &str) -> Option<PythonInfo> {
+    let prog =
+        if program.contains('/') { std::path::PathBuf::from(program) } else { bin_path(program)? };
+    let script = "import sys, json, platform\n\
+        try:\n    from ssl import create_default_context, SSLContext\n    ssl = True\n\
+        except ImportError:\n    ssl = False\n\
+        v = sys.version_info\n\
+        print(json.dumps({'version': {'major': v[0], 'minor': v[1], 'micro': v[2], \
+        'releaselevel': v[3], 'serial': v[4]}, 'version_info': list(v), \
+        'executable': sys.executable, 'has_sslcontext': ssl, \
+        'type': getattr(getattr(sys, 'implementation', None), 'name', None), \
+        'pyver': platform.python_version(), 'bits': platform.architecture()[0]}))\n";
+    let prog = prog.to_string_lossy().into_owned();
+    let (rc, out, _) = run(&[&prog, "-c", script])?;
+    if rc != 0 {
+        return None;
+    }
+    let mut v: Map<String, Value> = serde_json::from_str(out.trim()).ok()?;
+    let version = v.remove("pyver")?.as_str()?.to_string();
+    let bits = v.remove("bits")?.as_str()?.replace("bit", "");
+    Some(PythonInfo { facts: Value::Object(v), version, bits })
+}
+
+pub(super) fn platform(python: Option<&str>) -> Facts {
     let [system, node, release, version, machine] = uname();
     let mut f = Facts::new();
     f.insert("system".into(), json!(system));
     f.insert("kernel".into(), json!(release));
     f.insert("kernel_version".into(), json!(version));
     f.insert("machine".into(), json!(machine));
-    let py = python_info();
-    if let Some(py) = py {
+    let py = python_info(python);
+    if let Some(py) = &py {
         f.insert("python_version".into(), json!(py.version));
     }
     let fqdn = getfqdn(&node);
@@ -320,8 +331,8 @@ pub(super) fn fips() -> Facts {
     facts(vec![("fips", json!(on))])
 }
 
-pub(super) fn python() -> Facts {
-    match python_info() {
+pub(super) fn python(python: Option<&str>) -> Facts {
+    match python_info(python) {
         Some(p) => facts(vec![("python", p.facts.clone())]),
         None => Facts::new(),
     }

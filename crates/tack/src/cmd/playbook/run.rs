@@ -170,7 +170,7 @@ pub(super) fn run(
             args.inventory.flush_cache,
             plan,
             &playbook_dirs,
-        ),
+        )?,
     };
     let palette = crate::color::palette(&session.config)?;
     // Held once an interrupt ends the run (`crate::interrupt`).
