@@ -89,7 +89,8 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             .iter()
             .map(|(_, answer)| {
                 let msg = answer.as_map().and_then(|m| m.get("msg"));
-                Diagnostic::new(msg.map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default())
+                let msg = msg.map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+                crate::interpreter_check::with_help(Diagnostic::new(msg))
             })
             .collect();
         data.insert(s("failed_modules"), Node::bare(Value::Map(failed)));
@@ -220,6 +221,18 @@ fn run_module(
         Err(e) => return Ok(failure(&e.brief())),
     }
     if SETUP.contains(&module) {
+        // ansible's setup runs under the host's interpreter, so it fails where the host lacks
+        // the one its variable names; tack's does the same, for the same result.
+        if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
+            && !tack_links::interpreter::is_discovery_mode(&python)
+            && let Some(failed) = crate::interpreter_check::missing(input, &python)
+        {
+            let mut answer = failed.data;
+            for key in ["deprecations", "warnings"] {
+                answer.insert(s(key), Node::bare(Value::Seq(Vec::new())));
+            }
+            return Ok(answer);
+        }
         let mut args = json::map_to_json(&args);
         crate::module::name_interpreter(input, &mut args);
         let invocation = Invocation { diff: false, ..input.invocation(args) };

@@ -137,10 +137,19 @@ fn failed(
     out.error = Some(Diagnostic::caused_by(
         "Task failed: Action failed.",
         input.task_origin.clone(),
-        Diagnostic::new(msg).with_help(
-            "Consider overriding the configured interpreter path for this host. See \
-             stdout/stderr for the returned output.",
-        ),
+        Diagnostic::new(msg).with_help(MISSING_HELP),
     ));
     out
+}
+
+/// What ansible says after a missing interpreter's message.
+const MISSING_HELP: &str = "Consider overriding the configured interpreter path for this host. \
+                            See stdout/stderr for the returned output.";
+
+/// `failure` with ansible's help when it is a missing interpreter's (a fact module's failure,
+/// shown as a sub-event of the fact gathering's, keeps only its message).
+pub(crate) fn with_help(failure: Diagnostic) -> Diagnostic {
+    let missing = failure.message.starts_with("The module interpreter '")
+        && failure.message.ends_with("' was not found.");
+    if missing { failure.with_help(MISSING_HELP) } else { failure }
 }
