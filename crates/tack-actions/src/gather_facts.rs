@@ -83,29 +83,54 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     }
     data.insert(s("changed"), b(false));
     if !failed.is_empty() {
-        let names: Vec<String> = failed.keys().map(|k| tack_yaml::pyrepr::str(&k.value)).collect();
-        // Each module's failure is a sub-event of the task's error, as ansible groups them.
-        let causes: Vec<Diagnostic> = failed
-            .iter()
-            .map(|(_, answer)| {
-                let msg = answer.as_map().and_then(|m| m.get("msg"));
-                let msg = msg.map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
-                crate::interpreter_check::with_help(Diagnostic::new(msg))
-            })
-            .collect();
-        data.insert(s("failed_modules"), Node::bare(Value::Map(failed)));
-        let msg = format!("The following modules failed to execute: {}.", names.join(", "));
-        let mut out = ActionOutput::action_failed(data, s(&msg), input.task_origin.clone());
-        let mut cause = Diagnostic::new(msg);
-        cause.sub_events = Some(Box::new(causes));
-        out.error = Some(Diagnostic::caused_by(
-            "Task failed: Action failed.",
-            input.task_origin.clone(),
-            cause,
-        ));
-        return out;
+        return failed_modules(data, failed, input.task_origin.clone());
     }
     ActionOutput::new(data)
+}
+
+/// The fact gathering's failure when fact modules failed (`failed`: each module's answer by
+/// its name), as ansible's `gather_facts` action gives it: each answer as ansible's executor
+/// keeps a failed module's (its `deprecations` and `warnings`, the traceback's place-holder),
+/// under `failed_modules`, and each module's message a sub-event of the task's error.
+/// `origin` is the task's (none for the play's implicit gathering, as ansible's has none).
+pub fn failed_modules(
+    mut data: Mapping,
+    failed: Mapping,
+    origin: Option<tack_diag::Origin>,
+) -> ActionOutput {
+    let mut kept = Mapping::new();
+    for (name, answer) in failed.iter() {
+        let mut answer = answer.clone();
+        if let Value::Map(fields) = &mut answer.value {
+            for (key, empty) in [
+                ("deprecations", Value::Seq(Vec::new())),
+                ("warnings", Value::Seq(Vec::new())),
+                ("exception", Value::Str("(traceback unavailable)".into())),
+            ] {
+                if fields.get(key).is_none() {
+                    fields.insert(s(key), Node::bare(empty));
+                }
+            }
+        }
+        kept.insert(name.clone(), answer);
+    }
+    let names: Vec<String> = kept.keys().map(|k| tack_yaml::pyrepr::str(&k.value)).collect();
+    // Each module's failure is a sub-event of the task's error, as ansible groups them.
+    let causes: Vec<Diagnostic> = kept
+        .iter()
+        .map(|(_, answer)| {
+            let msg = answer.as_map().and_then(|m| m.get("msg"));
+            let msg = msg.map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
+            crate::interpreter_check::with_help(Diagnostic::new(msg))
+        })
+        .collect();
+    data.insert(s("failed_modules"), Node::bare(Value::Map(kept)));
+    let msg = format!("The following modules failed to execute: {}.", names.join(", "));
+    let mut out = ActionOutput::action_failed(data, s(&msg), origin.clone());
+    let mut cause = Diagnostic::new(msg);
+    cause.sub_events = Some(Box::new(causes));
+    out.error = Some(Diagnostic::caused_by("Task failed: Action failed.", origin, cause));
+    out
 }
 
 /// The fact modules the host names: its `ansible_facts_modules`, else the `FACTS_MODULES`
@@ -227,11 +252,7 @@ fn run_module(
             && !tack_links::interpreter::is_discovery_mode(&python)
             && let Some(failed) = crate::interpreter_check::missing(input, &python)
         {
-            let mut answer = failed.data;
-            for key in ["deprecations", "warnings"] {
-                answer.insert(s(key), Node::bare(Value::Seq(Vec::new())));
-            }
-            return Ok(answer);
+            return Ok(failed.data);
         }
         let mut args = json::map_to_json(&args);
         crate::module::name_interpreter(input, &mut args);

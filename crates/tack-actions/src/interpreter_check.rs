@@ -57,6 +57,18 @@ pub(crate) fn missing(input: &ActionInput<'_>, interpreter: &str) -> Option<Acti
 /// only when `command -v` does not find it: `None` when the check itself
 /// could not run (the module then runs and fails, or not, on its own).
 fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
+    ask_on(input.conn, interpreter)
+}
+
+/// The failure a module run under `interpreter` on `conn`'s host gives when the host lacks
+/// it (what ansible's module command answers), `None` when the host has it or the check could
+/// not run: for the play's implicit fact gathering, which runs outside any action.
+pub fn missing_on(conn: &dyn tack_links::Connection, interpreter: &str) -> Option<Mapping> {
+    let (stdout, stderr) = ask_on(conn, interpreter)??;
+    Some(failure_data(interpreter, &stdout, &stderr))
+}
+
+fn ask_on(conn: &dyn tack_links::Connection, interpreter: &str) -> Option<Missing> {
     // ansible quotes the interpreter as one word in the module's command (a value with
     // arguments is a program name with spaces in it).
     let program = interpreter;
@@ -65,7 +77,7 @@ fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
         "command -v {word} >/dev/null 2>&1 || exec /bin/sh -c {}",
         tack_py::shlex::quote(&word),
     );
-    let out = input.conn.exec_command(&command, std::path::Path::new("/")).ok()?;
+    let out = conn.exec_command(&command, std::path::Path::new("/")).ok()?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     // ansible's test of the module's output: the interpreter named with "not found".
@@ -125,21 +137,27 @@ fn failed(
     stderr: String,
 ) -> ActionOutput {
     let msg = format!("The module interpreter '{interpreter}' was not found.");
-    let mut data = Mapping::new();
-    data.insert(s("changed"), b(false));
-    data.insert(s("exception"), s("(traceback unavailable)"));
-    data.insert(s("failed"), b(true));
-    data.insert(s("module_stderr"), s(&stderr));
-    data.insert(s("module_stdout"), s(&stdout));
-    data.insert(s("msg"), s(&msg));
-    data.insert(s("rc"), Node::bare(Value::Int(127)));
-    let mut out = ActionOutput::new(data);
+    let mut out = ActionOutput::new(failure_data(interpreter, &stdout, &stderr));
     out.error = Some(Diagnostic::caused_by(
         "Task failed: Action failed.",
         input.task_origin.clone(),
         Diagnostic::new(msg).with_help(MISSING_HELP),
     ));
     out
+}
+
+/// A missing interpreter's module failure, as ansible's executor reads the module command's
+/// answer.
+fn failure_data(interpreter: &str, stdout: &str, stderr: &str) -> Mapping {
+    let mut data = Mapping::new();
+    data.insert(s("changed"), b(false));
+    data.insert(s("exception"), s("(traceback unavailable)"));
+    data.insert(s("failed"), b(true));
+    data.insert(s("module_stderr"), s(stderr));
+    data.insert(s("module_stdout"), s(stdout));
+    data.insert(s("msg"), s(&format!("The module interpreter '{interpreter}' was not found.")));
+    data.insert(s("rc"), Node::bare(Value::Int(127)));
+    data
 }
 
 /// What ansible says after a missing interpreter's message.

@@ -27,7 +27,7 @@ pub mod gather_facts;
 mod host_fact;
 mod include_vars;
 mod include_vars_dir;
-mod interpreter_check;
+pub mod interpreter_check;
 mod inventory;
 pub mod json;
 pub mod module;

@@ -495,9 +495,13 @@ fn gather_on(
     };
     // The `python` facts are the interpreter's that runs the module in ansible (tack's own
     // setup asks it).
-    if let Some(python) = python {
-        args.insert("_ansible_python_interpreter".into(), serde_json::Value::String(python));
+    if let Some(python) = &python {
+        args.insert(
+            "_ansible_python_interpreter".into(),
+            serde_json::Value::String(python.clone()),
+        );
     }
+    let named = python;
     let invocation = tack_agent::Invocation {
         args,
         check_mode: false,
@@ -505,7 +509,18 @@ fn gather_on(
         environment,
         ..Default::default()
     };
-    let outcome = link.run_module("setup", &invocation);
+    // ansible's setup runs under the interpreter the host's variable (or the configuration)
+    // names, so it fails where the host lacks it; tack's does the same, for the same result.
+    let missing = match (&interpreter, &named) {
+        (Found::Nothing, Some(python)) => {
+            tack_actions::interpreter_check::missing_on(link.as_ref(), python)
+        }
+        _ => None,
+    };
+    let outcome = match missing {
+        Some(failure) => Ok(tack_actions::json::map_to_json(&failure)),
+        None => link.run_module("setup", &invocation),
+    };
     let mut transport = said;
     transport.extend(trace.drain_lines(address));
     let mut result = match outcome {
@@ -530,8 +545,18 @@ fn gather_on(
     shown.verbose_override = true;
     let mut facts = None;
     if shown.flag("failed") {
-        let msg = result.get("msg").map(|m| tack_yaml::pyrepr::str(&m.value)).unwrap_or_default();
-        shown.error = Some(Diagnostic::at(format!("Task failed: Module failed: {msg}"), origin));
+        // The play's gathering is ansible's `gather_facts` action, whose failure names the
+        // fact modules that failed (the implicit task has no place of its own).
+        let mut base = Mapping::new();
+        base.insert(s("ansible_facts"), Node::bare(tack_yaml::Value::Map(Mapping::new())));
+        base.insert(s("changed"), tack_report::result::b(false));
+        let mut failed = Mapping::new();
+        failed.insert(s("ansible.legacy.setup"), Node::bare(tack_yaml::Value::Map(result)));
+        let out = tack_actions::gather_facts::failed_modules(base, failed, None);
+        let mut failure = tack_report::result::HostResult::new(host, out.data);
+        failure.verbose_override = true;
+        failure.error = out.error;
+        return Gathered { shown: failure, transport, facts: None };
     } else if let Some(found) = result.get("ansible_facts").and_then(Node::as_map) {
         // ansible's `gather_facts` action marks the facts it gathered.
         let mut found = found.clone();
