@@ -248,10 +248,7 @@ fn run_module(
     if SETUP.contains(&module) {
         // ansible's setup runs under the host's interpreter, so it fails where the host lacks
         // the one its variable names; tack's does the same, for the same result.
-        if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
-            && !tack_links::interpreter::is_discovery_mode(&python)
-            && let Some(failed) = crate::interpreter_check::missing(input, &python)
-        {
+        if let Some(failed) = crate::interpreter_check::missing_named(input) {
             return Ok(failed.data);
         }
         let mut args = json::map_to_json(&args);

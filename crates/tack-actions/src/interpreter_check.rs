@@ -60,6 +60,17 @@ fn ask(input: &ActionInput<'_>, interpreter: &str) -> Option<Missing> {
     ask_on(input.conn, interpreter)
 }
 
+/// [`missing`] for the interpreter the host's `ansible_python_interpreter` names, when it
+/// names one (discovery finds only what the host has).
+pub(crate) fn missing_named(input: &ActionInput<'_>) -> Option<ActionOutput> {
+    match input.host_var("ansible_python_interpreter") {
+        Ok(Some(python)) if !tack_links::interpreter::is_discovery_mode(&python) => {
+            missing(input, &python)
+        }
+        _ => None,
+    }
+}
+
 /// The failure a module run under `interpreter` on `conn`'s host gives when the host lacks
 /// it (what ansible's module command answers), `None` when the host has it or the check could
 /// not run: for the play's implicit fact gathering, which runs outside any action.

@@ -49,10 +49,7 @@ pub fn run(input: &ActionInput<'_>, name: &'static str) -> ActionOutput {
     }
     // ansible's every module runs under the host's interpreter, so it fails where the host
     // lacks the one it names; tack's native module does the same, for the same result.
-    if let Ok(Some(python)) = input.host_var("ansible_python_interpreter")
-        && !tack_links::interpreter::is_discovery_mode(&python)
-        && let Some(failed) = crate::interpreter_check::missing(input, &python)
-    {
+    if let Some(failed) = crate::interpreter_check::missing_named(input) {
         return failed;
     }
     if let Some(task) = input.async_task {

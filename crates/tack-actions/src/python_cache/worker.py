@@ -13,19 +13,15 @@
 # included). A call that raised is answered by {"error": MESSAGE}. What the plugin prints
 # goes to stderr.
 import json
-import os
-import sys
+
+# `Channel` is `python_wire.py`'s, prepended.
 
 
 def main():
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    inp = sys.stdin.buffer
+    channel = Channel()
+    send = channel.send
 
-    def send(message):
-        out.write(json.dumps(message).encode("utf-8") + b"\n")
-
-    setup = json.loads(inp.readline())
+    setup = channel.read()
     try:
         from ansible._internal._errors._error_utils import format_exception_message
         from ansible._internal._json._profiles import _cache_persistence
@@ -68,11 +64,9 @@ def main():
         return {"error": "unknown operation %r" % (op,)}
 
     while True:
-        line = inp.readline()
-        if not line:
-            return
+        request = channel.read()  # ends the worker when the controller closes its input
         try:
-            reply = call(json.loads(line))
+            reply = call(request)
         except Exception as ex:
             reply = {"error": format_exception_message(ex)}
         send(reply)

@@ -259,12 +259,16 @@ impl List {
         let Some((data, ctx)) = self.base.as_ref() else { return Ok(Vec::new()) };
         data.items
             .iter()
-            .map(|d| match read_through_tags(d) {
-                Data::Template(source, origin) => {
-                    Ok(Node::new(Value::Str(source.to_string()), origin.clone()))
+            .map(|d| {
+                // A tagged item warns once, here; what is under the tag is read as written.
+                let d = read_through_tags(d);
+                match d {
+                    Data::Template(source, origin) => {
+                        Ok(Node::new(Value::Str(source.to_string()), origin.clone()))
+                    }
+                    Data::Unsafe(v, origin) => unsafe_node(v, origin.clone()),
+                    _ => Ok(Node::bare(crate::value::to_value(&ctx.try_resolve(d)?)?)),
                 }
-                Data::Unsafe(v, origin) => unsafe_node(v, origin.clone()),
-                _ => Ok(Node::bare(crate::value::to_value(&ctx.try_resolve(d)?)?)),
             })
             .collect()
     }
