@@ -1,7 +1,8 @@
 //! The filters and tests of ansible-core's internal `ansible._protomatter` collection that
-//! read a value's data tags: the `tagged` and `tagged_with` tests, the `tag_names` and
-//! `origin` filters. They answer from the tags tack keeps (`vars::str_tags` for strings, the
-//! place a list or dict read from a variable was written), so they need no Python; the
+//! read or set a value's data tags: the `tagged` and `tagged_with` tests, the `tag_names`,
+//! `origin` and `apply_trust` filters. They answer from the tags tack keeps (`vars::str_tags`
+//! for strings, the place a list or dict read from a variable was written), so they need no
+//! Python (a tag set in a Python worker could not come back with its value); the
 //! collection's other plugins (`dump_object`, `unmask`, ...) still go to the controller's
 //! ansible-core as any collection's plugin does.
 //!
@@ -13,7 +14,7 @@ use minijinja::value::Value as JValue;
 
 use crate::filters::FilterError;
 use crate::filters::args::{Sig, bind};
-use crate::vars::str_tags::tags_of;
+use crate::vars::str_tags::{StrTags, tags_of};
 
 /// Where a list or dict read from a variable was written (`vars::objects` answers; passed in
 /// so this module stays a leaf of the engine).
@@ -35,7 +36,7 @@ const KNOWN_TAGS: &[&str] = &[
 pub(super) fn handles(name: &str, test: bool) -> bool {
     match name.strip_prefix(COLLECTION) {
         Some("tagged" | "tagged_with") => test,
-        Some("tag_names" | "origin") => !test,
+        Some("tag_names" | "origin" | "apply_trust") => !test,
         _ => false,
     }
 }
@@ -59,6 +60,7 @@ pub(super) fn call(
         "tagged" => ("test", Sig::new("tagged", &["value"], 1)),
         "origin" => ("filter", Sig::new("origin", &["value"], 1)),
         "tag_names" => ("filter", Sig::new("tag_names", &["value"], 1)),
+        "apply_trust" => ("filter", Sig::new("apply_trust", &["value"], 1)),
         _ => return Err(failed("filter", name, format!("no plugin named {short}"))),
     };
     let bound = bind(&sig, positional.to_vec(), keywords.to_vec()).map_err(|e| match e {
@@ -66,6 +68,9 @@ pub(super) fn call(
         FilterError::Template(e) => e.to_string(),
     })?;
     let args: Vec<JValue> = (0..sig.params.len()).filter_map(|i| bound.get(i).cloned()).collect();
+    if short == "apply_trust" {
+        return Ok(apply_trust(&args[0]));
+    }
     let names = tag_names(&args[0], container_origin);
     Ok(match short {
         "tagged" => JValue::from(!names.is_empty()),
@@ -86,6 +91,18 @@ pub(super) fn call(
             None => JValue::from(()),
         },
     })
+}
+
+/// A string tagged `TrustedAsTemplate`, its other tags kept; anything else as it came
+/// (ansible's filter tags strings only).
+fn apply_trust(value: &JValue) -> JValue {
+    match value.as_str() {
+        Some(text) => {
+            let origin = tags_of(value).and_then(|tags| tags.origin);
+            crate::vars::str_tags::tagged(text, StrTags { trusted: true, origin })
+        }
+        None => value.clone(),
+    }
 }
 
 fn failed(kind: &str, name: &str, message: String) -> String {

@@ -205,9 +205,13 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     }
     let mut node =
         tack_yaml::pyjson::loads(text, None).map_err(|e| FilterError::failed(e.to_string()))?;
-    if matches!(profile.as_deref(), Some("legacy" | "inventory_legacy")) {
+    if let Some(profile @ ("legacy" | "inventory_legacy")) = profile.as_deref() {
         legacy_tags(&mut node.value).map_err(FilterError::failed)?;
-        return Ok(legacy_value(&node.value));
+        let tags = crate::vars::str_tags::wanted().then(|| LegacyTags {
+            source: crate::vars::str_tags::tags_of(input),
+            inventory: profile == "inventory_legacy",
+        });
+        return Ok(legacy_value(&node.value, tags.as_ref(), &mut Vec::new()));
     }
     if let Some(profile) = profile
         && let Some(key) = tagged_key(&node.value)
@@ -290,19 +294,67 @@ fn legacy_tags(value: &mut tack_yaml::Value) -> Result<(), String> {
     }
 }
 
+/// What the `legacy` profiles put on the strings they decode (only when tags are wanted):
+/// the `Origin` of the text decoded, and its `TrustedAsTemplate` where the profile lets
+/// trust through.
+struct LegacyTags {
+    source: Option<crate::vars::str_tags::StrTags>,
+    /// `inventory_legacy`: trust only on variables (`_meta.hostvars.HOST.*`, `GROUP.vars.*`),
+    /// never on host or group names.
+    inventory: bool,
+}
+
+impl LegacyTags {
+    fn trusts(&self, path: &[String]) -> bool {
+        if !self.source.as_ref().is_some_and(|tags| tags.trusted) {
+            return false;
+        }
+        !self.inventory
+            || (path.len() >= 4 && path[0] == "_meta" && path[1] == "hostvars")
+            || (path.len() >= 3 && path[1] == "vars")
+    }
+}
+
 /// A decoded value for the template: a vaulted text is decrypted with the run's secrets
 /// (the render's result is then sealed); one that cannot be stays vaulted
 /// (`EncryptedText`), failing only where it is used, as ansible's encrypted string does.
-fn legacy_value(value: &tack_yaml::Value) -> Value {
+/// `path` is the keys (and indices) from the top to `value`.
+fn legacy_value(
+    value: &tack_yaml::Value,
+    tags: Option<&LegacyTags>,
+    path: &mut Vec<String>,
+) -> Value {
+    use crate::vars::str_tags::{StrTags, tagged};
     use tack_yaml::Value as Y;
     match value {
         Y::Vault(text) => super::vaulted(text),
-        Y::Seq(items) => {
-            Value::from(items.iter().map(|n| legacy_value(&n.value)).collect::<Vec<_>>())
-        }
-        Y::Map(m) => Value::from_pairs(
-            m.iter().map(|(k, v)| (super::pyval::from_node(&k.value), legacy_value(&v.value))),
+        Y::Seq(items) => Value::from(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    path.push(i.to_string());
+                    let item = legacy_value(&n.value, tags, path);
+                    path.pop();
+                    item
+                })
+                .collect::<Vec<_>>(),
         ),
+        Y::Map(m) => Value::from_pairs(m.iter().map(|(k, v)| {
+            path.push(tack_yaml::pyrepr::str(&k.value));
+            let item = legacy_value(&v.value, tags, path);
+            path.pop();
+            (super::pyval::from_node(&k.value), item)
+        })),
+        Y::Unsafe(text) | Y::Str(text) => match tags {
+            Some(tags) => {
+                // An `__ansible_unsafe` string is never trusted, yet comes from the same text.
+                let trusted = matches!(value, Y::Str(_)) && tags.trusts(path);
+                let origin = tags.source.as_ref().and_then(|s| s.origin.clone());
+                tagged(text, StrTags { trusted, origin })
+            }
+            None => Value::from(text.as_str()),
+        },
         other => super::pyval::from_node(other),
     }
 }
