@@ -189,7 +189,7 @@ def typed(value, Origin, TrustedAsTemplate, EncryptedString):
     elif isinstance(value, datetime.date):
         out.update(type="date", repr=repr(value), str=str(value))
     elif isinstance(value, bytes):
-        out["type"] = "bytes"
+        out.update(type="bytes", repr=repr(bytes(value)))
     elif isinstance(value, (set, frozenset)):
         out["type"] = "set"
     elif isinstance(value, tuple):

@@ -156,6 +156,10 @@ pub fn copy(input: &ActionInput<'_>, search: &SearchPath) -> ActionOutput {
     }
     // The checks above leave content alone, or a src.
     let (bytes, basename, source) = match (content, &src) {
+        // `bytes` (a `!!binary` value) are written as they are, as ansible's `to_bytes` keeps them.
+        (Some(Node { value: Value::Bytes(data), .. }), _) => {
+            (data.clone(), None, DiffSource::Content)
+        }
         (Some(node), _) => {
             let text = match &node.value {
                 Value::Str(t) | Value::Unsafe(t) => t.clone(),

@@ -14,6 +14,7 @@ mod assemble;
 mod assert;
 pub mod async_job;
 mod bounded;
+mod bytes_args;
 pub mod catalogue;
 pub mod copy;
 mod copy_diff;
@@ -102,6 +103,9 @@ fn dispatch(action: Action, input: &ActionInput<'_>) -> ActionOutput {
         && let Some(refusal) = crate::python_path::debugging::refusal(input, name, keeping_only)
     {
         return errored(Diagnostic::at(refusal, input.task_origin.clone()));
+    }
+    if let Some(refused) = bytes_args::refused(action, input) {
+        return errored(Diagnostic::at(refused, input.task_origin.clone()));
     }
     match action {
         Action::Plugin(plugin) => catalogue::run(plugin, input),

@@ -7,7 +7,8 @@
 # "map", "int", "float", "date" and "datetime" (a YAML timestamp), "undefined" (a lookup's
 # undefined argument, by the controller's number for it), "str" (a string with where it was
 # written, its "origin"), and for the inventory worker "unsafe" (a string not trusted as a
-# template) and "vault" (ciphertext). The Rust side is `python_plugins::{to_wire, from_wire}`.
+# template) and "vault" (ciphertext); "bytes" (a `!!binary` value, as base64) goes to the
+# worker only. The Rust side is `python_plugins::{to_wire, from_wire}`.
 import json
 import math
 import os
@@ -31,6 +32,9 @@ def decode(value, on_str=None):
             return int(value["digits"])
         if kind == "float":
             return float(value["repr"])
+        if kind == "bytes":
+            import base64
+            return base64.b64decode(value["base64"])
         if kind == "unsafe":
             return tag_origin(value["text"], value.get("origin"))
         if kind == "str":

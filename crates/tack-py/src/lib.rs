@@ -27,6 +27,7 @@
 //! (`realpath` and `isfile` only ask the file system about names), or print anything.
 
 pub mod ansible;
+pub mod binascii;
 pub mod boolean;
 pub mod codecs;
 mod codecs_tables;

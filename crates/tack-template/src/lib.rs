@@ -38,6 +38,7 @@ mod engine;
 mod error;
 pub mod filters;
 pub mod lookups;
+mod pybytes;
 mod python;
 pub mod python_plugins;
 pub mod task_context;

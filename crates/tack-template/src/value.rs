@@ -91,6 +91,9 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(vaulted) = value.downcast_object_ref::<crate::vars::objects::EncryptedText>() {
         return Ok(Value::Vault(vaulted.0.clone()));
     }
+    if let Some(bytes) = value.downcast_object_ref::<crate::pybytes::PyBytes>() {
+        return Ok(Value::Bytes(bytes.0.clone()));
+    }
     Ok(match value.kind() {
         ValueKind::Undefined => return kept_undefined(value),
         ValueKind::None => Value::Null,

@@ -216,11 +216,17 @@ impl<'a> Constructor<'a> {
                 );
                 self.vault(node, tag)
             }
-            Tag::Binary => Err(self.unsupported(
-                node,
-                "tack does not support the YAML `!!binary` tag: binary data has no place in \
-                 tack's values.",
-            )),
+            Tag::Binary => {
+                let data = crate::binary::decode(self.scalar(node)?).map_err(|problem| {
+                    ConstructError::Marked {
+                        context: None,
+                        problem,
+                        mark: self.doc.nodes[node].start,
+                        ansible: false,
+                    }
+                })?;
+                Ok(self.alloc(ObjValue::Scalar(Value::Bytes(data)), node))
+            }
             Tag::Set => Err(self.unsupported(
                 node,
                 "tack does not support the YAML `!!set` tag: use a list instead.",

@@ -208,6 +208,11 @@ impl Representer<'_> {
                 _ => scalar("str", s.as_str()),
             },
             Value::Timestamp(t) => scalar("timestamp", t.python_str()),
+            Value::Bytes(data) => Rep::Scalar {
+                tag: core_tag("binary"),
+                value: crate::binary::encode_lines(data),
+                literal: true,
+            },
             Value::Vault(ciphertext) => match &self.options.vault {
                 VaultDump::KeepEncrypted => {
                     Rep::Scalar { tag: "!vault".into(), value: ciphertext.clone(), literal: true }

@@ -32,6 +32,20 @@ pub struct JsonOptions {
     /// Write `!unsafe` strings as `{"__ansible_unsafe": ...}` (ansible's trust inversion in the
     /// contexts its profile allows it); otherwise as plain strings.
     pub mark_unsafe: bool,
+    /// How `bytes` (a `!!binary` value) are written.
+    pub bytes: BytesJson,
+}
+
+/// How JSON text says `bytes`: ansible's callbacks show them as their text (its
+/// `fallback_to_str` profile); its other profiles refuse them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BytesJson {
+    Text,
+    /// Refused in ansible's words: the Python type it names and the profile.
+    Refused {
+        type_name: &'static str,
+        profile: &'static str,
+    },
 }
 
 impl JsonOptions {
@@ -44,6 +58,7 @@ impl JsonOptions {
             key_separator: ": ".into(),
             ensure_ascii: true,
             mark_unsafe: false,
+            bytes: BytesJson::Text,
         }
     }
 
@@ -102,6 +117,44 @@ pub fn timestamp_isoformat(t: &Timestamp) -> String {
     s
 }
 
+/// `bytes` as ansible's callbacks show them: decoded as UTF-8, each byte that is not part of a
+/// valid sequence (which Python keeps as a lone surrogate, and its display then writes as
+/// `?`) written `?`, with ansible's warning that it was.
+pub(crate) fn bytes_text(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len());
+    let mut rest = data;
+    let mut replaced = false;
+    // ansible's display writes one `?` for each run of bytes that are not text (its error
+    // handler is handed the whole run).
+    let mut in_run = false;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                out.push_str(valid);
+                break;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                // `valid_up_to` is where the valid prefix ends: it is valid UTF-8.
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                if !(in_run && valid.is_empty()) {
+                    out.push('?');
+                }
+                in_run = true;
+                let bad = e.error_len().unwrap_or(after.len());
+                replaced = true;
+                rest = &after[bad..];
+            }
+        }
+    }
+    if replaced {
+        tack_diag::warn(&tack_diag::Diagnostic::new(
+            "Non UTF-8 encoded data replaced with \"?\" while displaying text to stdout/stderr.",
+        ));
+    }
+    out
+}
+
 /// The JSON text of a float as Python's encoder writes it (`NaN`, `Infinity`, `-Infinity`).
 fn json_float(x: f64) -> String {
     if x.is_nan() {
@@ -138,6 +191,15 @@ impl Writer<'_> {
                 self.single_key_object("__ansible_vault", ciphertext, level)
             }
             Value::Timestamp(t) => self.string(&timestamp_isoformat(t)),
+            Value::Bytes(data) => match self.options.bytes {
+                BytesJson::Text => self.string(&bytes_text(data)),
+                BytesJson::Refused { type_name, profile } => {
+                    return Err(JsonError(format!(
+                        "Object of type '{type_name}' is not JSON serializable by the \
+                         '{profile}' profile."
+                    )));
+                }
+            },
             Value::Seq(items) => self.seq(items, level)?,
             Value::Map(map) => {
                 let mut entries: Vec<(String, &Value)> = Vec::with_capacity(map.len());

@@ -27,6 +27,7 @@ pub(crate) enum PyKey {
     /// An aware datetime, by its instant in microseconds since 0001-01-01 UTC.
     AwareDateTime(i128),
     Vault(Box<str>),
+    Bytes(Box<[u8]>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +50,7 @@ impl PyKey {
             Value::Str(s) | Value::Unsafe(s) => PyKey::Str(s.as_str().into()),
             Value::Timestamp(t) => timestamp_key(t),
             Value::Vault(text) => PyKey::Vault(text.as_str().into()),
+            Value::Bytes(data) => PyKey::Bytes(data.as_slice().into()),
             Value::Seq(_) | Value::Map(_) => return None,
         })
     }

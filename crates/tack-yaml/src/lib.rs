@@ -24,7 +24,7 @@
 //! as ansible's `Origin.UNKNOWN` does, so a message can still say where.
 //!
 //! Where tack knowingly differs from ansible, it refuses by name rather than guessing:
-//! `!!binary` and `!!set` (no value kind holds bytes or sets), an alias inside the node it
+//! `!!set` (no value kind holds sets), an alias inside the node it
 //! names (ansible builds a self-referencing object that fails later when used), nesting deeper
 //! than 500 levels, and aliases expanding to more than a million nodes. `!!omap`/`!!pairs`
 //! load as lists of two-item lists (Python tuples), with ansible's deprecation warning.
@@ -34,6 +34,7 @@
 //! files. It knows nothing about what the data means: playbooks, inventories and variables are
 //! read from the tree by the crates above.
 
+mod binary;
 mod compose;
 mod construct;
 mod dump;
@@ -59,7 +60,8 @@ use crate::error::Failure;
 
 pub use dump::{Decryptor, DumpError, DumpOptions, VaultDump, dump};
 pub use json::{
-    JsonError, JsonOptions, python_float_repr, python_float_repr_bare, timestamp_isoformat, to_json,
+    BytesJson, JsonError, JsonOptions, python_float_repr, python_float_repr_bare,
+    timestamp_isoformat, to_json,
 };
 pub use pyrepr::float_repr as py_float_repr;
 pub use value::{Mapping, Node, TimeOfDay, Timestamp, Value};

@@ -6,7 +6,7 @@
 //! `tack_py::repr`; they are re-exported here so `pyrepr` answers for every loaded value. What
 //! this module adds is the shape of containers, dates and ansible's vault values.
 
-pub use tack_py::repr::{float_repr, str_repr};
+pub use tack_py::repr::{bytes_repr, float_repr, str_repr};
 
 use crate::value::{Node, Timestamp, Value};
 
@@ -72,6 +72,7 @@ pub fn py_key_repr(value: &Value) -> String {
         Value::Str(s) | Value::Unsafe(s) => str_repr(s),
         Value::Timestamp(t) => timestamp_repr(t),
         Value::Vault(_) => "<EncryptedString>".into(),
+        Value::Bytes(b) => bytes_repr(b),
         Value::Seq(_) | Value::Map(_) => "<unhashable>".into(),
     }
 }

@@ -30,6 +30,8 @@ pub enum Value {
     Str(String),
     /// A `YYYY-MM-DD` or full timestamp plain scalar: PyYAML builds a `date` or `datetime`.
     Timestamp(Timestamp),
+    /// `!!binary` data (base64 as written, decoded): Python's `bytes`.
+    Bytes(Vec<u8>),
     Seq(Vec<Node>),
     Map(Mapping),
     /// `!vault` ciphertext (the whole `$ANSIBLE_VAULT;...` text), decrypted only when used.
@@ -127,6 +129,7 @@ impl Value {
             Value::Seq(_) => "list",
             Value::Map(_) => "dict",
             Value::Vault(_) => "EncryptedString",
+            Value::Bytes(_) => "bytes",
         }
     }
 
@@ -145,6 +148,7 @@ impl Value {
             Value::Seq(_) => "_AnsibleTaggedList",
             Value::Map(_) => "_AnsibleTaggedDict",
             Value::Vault(_) => "EncryptedString",
+            Value::Bytes(_) => "_AnsibleTaggedBytes",
         }
     }
 
@@ -175,6 +179,7 @@ impl Value {
             Value::Str(s) | Value::Unsafe(s) => !s.is_empty(),
             Value::Seq(items) => !items.is_empty(),
             Value::Map(m) => !m.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
         }
     }
 
@@ -187,6 +192,8 @@ impl Value {
             Value::Int(i) => Input::Int(*i),
             Value::Float(f) => Input::Float(*f),
             Value::Str(s) | Value::Unsafe(s) => Input::Text(s),
+            // ansible's `boolean()` reads bytes as their text.
+            Value::Bytes(b) => std::str::from_utf8(b).map_or(Input::Other, Input::Text),
             Value::Null
             | Value::BigInt(_)
             | Value::Timestamp(_)
@@ -228,6 +235,7 @@ impl fmt::Debug for Value {
             Value::Map(m) => fmt::Debug::fmt(m, f),
             Value::Vault(_) => f.write_str("!vault <ciphertext>"),
             Value::Unsafe(s) => write!(f, "!unsafe {s:?}"),
+            Value::Bytes(b) => f.write_str(&crate::pyrepr::bytes_repr(b)),
         }
     }
 }

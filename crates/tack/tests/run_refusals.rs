@@ -183,6 +183,25 @@ fn a_templated_output_encoding_tack_cannot_encode_fails_the_task() {
     assert!(!dest.exists(), "the template was written");
 }
 
+/// `bytes` (a `!!binary` value) in the arguments of an action whose arguments go to a module
+/// of its own is refused by name at the task, and nothing is made.
+#[test]
+fn bytes_in_the_arguments_of_a_host_action_are_refused_at_the_task() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("t.j2"), "x\n").expect("template");
+    let dest = dir.path().join("made");
+    let play = format!(
+        "{PLAY}    - template:\n        src: t.j2\n        dest: {}\n        mode: !!binary MDY0NA==\n",
+        dest.display()
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let wanted = "tack does not support bytes (a `!!binary` value) in the arguments of 'template'";
+    assert!(stdout.contains(wanted), "wanted {wanted:?} in:\n{stdout}");
+    assert!(!dest.exists(), "the file was made");
+}
+
 /// A become method tack does not run is refused by name at the task (the method may come
 /// from a variable), never faked: the task fails and nothing runs as that user.
 #[test]

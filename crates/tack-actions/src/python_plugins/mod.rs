@@ -420,6 +420,11 @@ pub(crate) fn to_wire(value: &Value) -> Json {
         Value::Float(f) => json!({ "__tack__": "float", "repr": float_repr(*f) }),
         Value::Str(s) | Value::Unsafe(s) | Value::Vault(s) => Json::String(s.clone()),
         Value::Timestamp(t) => timestamp_to_wire(t),
+        Value::Bytes(data) => {
+            use base64::Engine as _;
+            let text = base64::engine::general_purpose::STANDARD.encode(data);
+            json!({ "__tack__": "bytes", "base64": text })
+        }
         Value::Seq(items) => Json::Array(items.iter().map(|n| to_wire(&n.value)).collect()),
         Value::Map(map) => {
             let text_key = |k: &Node| match &k.value {

@@ -26,7 +26,11 @@ pub(super) fn encode_file(facts: &Mapping) -> Result<String, tack_yaml::JsonErro
 
 /// `facts` in the profile's JSON text.
 pub(super) fn encode(facts: &Mapping) -> Result<String, tack_yaml::JsonError> {
-    tack_yaml::to_json(&profiled(&Node::bare(Value::Map(facts.clone()))), &compact())
+    // ansible's profile refuses bytes (its run then ends in a traceback; tack warns that the
+    // facts were not written, as for any other failed write).
+    let bytes = tack_yaml::BytesJson::Refused { type_name: "bytes", profile: "cache_persistence" };
+    let options = tack_yaml::JsonOptions { bytes, ..compact() };
+    tack_yaml::to_json(&profiled(&Node::bare(Value::Map(facts.clone()))), &options)
 }
 
 /// The facts in `jsonfile`'s text, or why the file is no good (in Python's words where the

@@ -122,7 +122,11 @@ fn encoding_arg(args: &Bound) -> String {
 }
 
 fn b64encode(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
-    let bytes = encode(&str_of(args.input()), &encoding_arg(args))?;
+    // ansible's `to_bytes` hands `bytes` through as they are.
+    let bytes = match args.input().downcast_object_ref::<crate::pybytes::PyBytes>() {
+        Some(bytes) => bytes.0.clone(),
+        None => encode(&str_of(args.input()), &encoding_arg(args))?,
+    };
     let engine = if flag(args, 2) {
         &base64::engine::general_purpose::URL_SAFE
     } else {
@@ -133,61 +137,7 @@ fn b64encode(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 
 /// CPython's non-strict `binascii.a2b_base64`.
 fn a2b_base64(data: &[u8]) -> Result<Vec<u8>, FilterError> {
-    let table = |c: u8| -> Option<u8> {
-        match c {
-            b'A'..=b'Z' => Some(c - b'A'),
-            b'a'..=b'z' => Some(c - b'a' + 26),
-            b'0'..=b'9' => Some(c - b'0' + 52),
-            b'+' => Some(62),
-            b'/' => Some(63),
-            _ => None,
-        }
-    };
-    let mut out = Vec::with_capacity(data.len() / 4 * 3);
-    let (mut quad_pos, mut left, mut pads) = (0u8, 0u8, 0u8);
-    for &c in data {
-        if c == b'=' {
-            if quad_pos >= 2 {
-                pads += 1;
-                if quad_pos + pads >= 4 {
-                    return Ok(out);
-                }
-            }
-            continue;
-        }
-        let Some(v) = table(c) else { continue };
-        pads = 0;
-        match quad_pos {
-            0 => {
-                quad_pos = 1;
-                left = v;
-            }
-            1 => {
-                quad_pos = 2;
-                out.push((left << 2) | (v >> 4));
-                left = v & 0x0f;
-            }
-            2 => {
-                quad_pos = 3;
-                out.push((left << 4) | (v >> 2));
-                left = v & 0x03;
-            }
-            _ => {
-                quad_pos = 0;
-                out.push((left << 6) | v);
-                left = 0;
-            }
-        }
-    }
-    match quad_pos {
-        0 => Ok(out),
-        1 => Err(FilterError::failed(format!(
-            "Invalid base64-encoded string: number of data characters ({}) cannot be 1 more than \
-             a multiple of 4",
-            out.len() / 3 * 4 + 1
-        ))),
-        _ => Err(FilterError::failed("Incorrect padding")),
-    }
+    tack_py::binascii::a2b_base64(data).map_err(FilterError::failed)
 }
 
 fn b64decode(_: &mut State, args: &Bound) -> Result<Value, FilterError> {

@@ -87,6 +87,11 @@ fn apply_json_kwargs(
 
 fn json_text(value: &Value, options: &JsonOptions) -> Result<String, FilterError> {
     let node = Node::bare(to_node(value));
+    // The filters' profile refuses bytes, which callbacks write as text; a value from a file
+    // is tagged, and only a file makes bytes.
+    let bytes =
+        tack_yaml::BytesJson::Refused { type_name: "_AnsibleTaggedBytes", profile: "tagless" };
+    let options = &JsonOptions { bytes, ..options.clone() };
     // Every line of indented JSON is indented by its depth: a bound on the text before it
     // is written, so an absurd `indent` is Python's MemoryError rather than an abort.
     if let Some(indent) = options.indent.filter(|i| *i > 0) {

@@ -544,6 +544,9 @@ fn length(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let n = match value.kind() {
         ValueKind::String => value.as_str().unwrap_or_default().chars().count(),
         ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => iterate(value)?.len(),
+        _ if let Some(bytes) = value.downcast_object_ref::<crate::pybytes::PyBytes>() => {
+            bytes.0.len()
+        }
         _ => {
             return Err(FilterError::failed(format!(
                 "object of type '{}' has no len()",

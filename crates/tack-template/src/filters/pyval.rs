@@ -22,6 +22,7 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         ValueKind::Bytes => "bytes",
         ValueKind::Seq | ValueKind::Iterable => "list",
         ValueKind::Map => "dict",
+        _ if value.downcast_object_ref::<crate::pybytes::PyBytes>().is_some() => "bytes",
         _ => match value.downcast_object_ref::<super::DateTime>() {
             Some(dt) if dt.0.time.is_none() => "date",
             Some(_) => "datetime",
@@ -64,6 +65,9 @@ pub(crate) fn to_node(value: &Value) -> tack_yaml::Value {
     use tack_yaml::{Mapping, Node, Value as Y};
     if let Some(dt) = value.downcast_object_ref::<super::DateTime>() {
         return Y::Timestamp(dt.0.clone());
+    }
+    if let Some(bytes) = value.downcast_object_ref::<crate::pybytes::PyBytes>() {
+        return Y::Bytes(bytes.0.clone());
     }
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => Y::Null,
@@ -113,6 +117,7 @@ pub(crate) fn from_node(value: &tack_yaml::Value) -> Value {
             "tack cannot use a !vault value built inside a template",
         )),
         Y::Timestamp(t) => Value::from_object(super::DateTime(t.clone())),
+        Y::Bytes(data) => Value::from_object(crate::pybytes::PyBytes(data.clone())),
         Y::Seq(items) => Value::from(items.iter().map(|n| from_node(&n.value)).collect::<Vec<_>>()),
         Y::Map(m) => {
             Value::from_pairs(m.iter().map(|(k, v)| (from_node(&k.value), from_node(&v.value))))
@@ -259,6 +264,10 @@ pub(crate) fn list_of(value: &Value) -> Option<Vec<Value>> {
                 .collect(),
         ),
         ValueKind::Seq | ValueKind::Iterable | ValueKind::Map => {
+            value.try_iter().ok().map(Iterator::collect)
+        }
+        // `bytes`: its items are ints.
+        _ if value.downcast_object_ref::<crate::pybytes::PyBytes>().is_some() => {
             value.try_iter().ok().map(Iterator::collect)
         }
         _ => None,

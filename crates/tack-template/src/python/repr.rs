@@ -51,6 +51,9 @@ pub(crate) fn type_name(value: &JValue) -> &'static str {
     if let Some(date) = value.downcast_object_ref::<crate::vars::objects::PyDateTime>() {
         return if date.0.time.is_some() { "datetime" } else { "date" };
     }
+    if value.downcast_object_ref::<crate::pybytes::PyBytes>().is_some() {
+        return "bytes";
+    }
     match value.kind() {
         ValueKind::Undefined => "AnsibleUndefined",
         ValueKind::None => "NoneType",

@@ -119,6 +119,7 @@ pub(crate) fn scalar(value: &Value) -> JValue {
         Value::Float(f) => JValue::from(*f),
         Value::Str(s) | Value::Unsafe(s) => JValue::from(s.as_str()),
         Value::Timestamp(t) => JValue::from_object(super::objects::PyDateTime(t.clone())),
+        Value::Bytes(data) => JValue::from_object(crate::pybytes::PyBytes(data.clone())),
         Value::Vault(text) => JValue::from(text.as_str()),
         Value::Seq(items) => items.iter().map(|n| scalar(&n.value)).collect(),
         Value::Map(m) => {
