@@ -50,6 +50,9 @@ pub struct ActionInput<'a> {
     /// The arguments whose render read something a managed host said: such a value never
     /// names a controller file to read (seed 002).
     pub host_named: &'a [String],
+    /// Each string of the arguments says its own trust (`Value::Unsafe` where not trusted):
+    /// `set_fact` keeps them so (`tack_template::value::marking_trust`).
+    pub trust_marked: bool,
     /// The run's inventory (`add_host` and `group_by` change it).
     pub inventory: &'a tack_inventory::live::LiveInventory,
     /// The task's `environment` (see `tack_agent::modules::environment`).
@@ -168,6 +171,7 @@ impl<'a> ActionInput<'a> {
             async_dir: self.async_dir,
             rlimit_setting: self.rlimit_setting,
             inject_setting: self.inject_setting,
+            trust_marked: false,
             inventory: self.inventory,
             environment: self.environment,
             timeout: self.timeout,

@@ -15,6 +15,9 @@ pub struct ActionOutput {
     pub error: Option<Diagnostic>,
     /// Host variables to set (`set_fact`), in order.
     pub facts: Vec<(String, Node, Provenance)>,
+    /// Each string of [`ActionOutput::facts`] says its own trust (see
+    /// `ActionInput::trust_marked`).
+    pub facts_trust_marked: bool,
     /// Host variables `include_vars` loaded, in order.
     pub included: Vec<(String, Node)>,
     /// The task raised instead of returning a result: `changed_when`/`failed_when` are not
@@ -60,6 +63,7 @@ impl ActionOutput {
             verbose_always: false,
             error: None,
             facts: Vec::new(),
+            facts_trust_marked: false,
             included: Vec::new(),
             raised: false,
             unavailable: None,

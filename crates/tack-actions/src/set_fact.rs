@@ -76,6 +76,7 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     // What set_fact stores is what its arguments rendered to: its provenance is that of
     // everything the render read, which the executor passes in.
     out.facts = out_facts;
+    out.facts_trust_marked = input.trust_marked;
     out.cacheable = cacheable;
     out
 }

@@ -73,8 +73,8 @@ fn with_help(d: Diagnostic, help: &Option<String>) -> Diagnostic {
     }
 }
 
-/// `detect_profile_name`: the JSON profile the output declares (only ansible's default one,
-/// `inventory_legacy`, is read by tack).
+/// `detect_profile_name`: the JSON profile the output declares, which must be an inventory
+/// one; ansible knows only `inventory_legacy`.
 fn check_profile(doc: &Node) -> Result<(), String> {
     let Value::Map(map) = &doc.value else {
         return Err(format!("Value is '{}' instead of 'dict'.", doc.python_type()));
@@ -97,10 +97,7 @@ fn check_profile(doc: &Node) -> Result<(), String> {
         return Err(format!("Non-inventory profile {} is not allowed.", repr_str(name)));
     }
     if name != "inventory_legacy" {
-        return Err(format!(
-            "tack reads inventory script output in the 'inventory_legacy' profile only, not {}.",
-            repr_str(name)
-        ));
+        return Err(format!("Unknown profile name {}.", repr_str(name)));
     }
     Ok(())
 }
@@ -138,11 +135,12 @@ pub(crate) fn parse(
             ));
         }
         Err(e) => {
+            let cause = Diagnostic::at(format!("JSON parsing failed: {e}"), Some(origin.clone()));
             return Err(with_help(
                 Diagnostic::caused_by(
                     "Inventory script result could not be parsed as JSON.",
                     None,
-                    Diagnostic::new(e.to_string()),
+                    cause,
                 ),
                 &out.help,
             ));
@@ -198,6 +196,14 @@ pub(crate) fn parse(
             }
             None => host_variables(path, &host)?,
         };
+        // A host's variables must be a mapping, empty or not (ansible's `_populate_host_vars`;
+        // the YAML plugin, which shares it here, reads an empty value as none).
+        if !matches!(vars.value, Value::Map(_)) {
+            return Err(Diagnostic::new(format!(
+                "Invalid data from file, expected dictionary and got:\n\n{}",
+                crate::pyrepr::str_of(&vars.value)
+            )));
+        }
         populate_host_vars(data, std::slice::from_ref(&host), &vars, None, None)?;
     }
     Ok(())

@@ -67,6 +67,9 @@ pub struct HostResult {
     /// Values of `data` a module tagged `Deprecated`: `register` keeps the tags, and a
     /// template reading such a value warns.
     pub deprecated_values: Vec<tack_yaml::tagged::DeprecatedAt>,
+    /// Places in `data` that are the user's though a host said the rest (a loop's item,
+    /// which ansible keeps as the playbook gave it): `register` keeps them trusted.
+    pub trusted_values: Vec<Vec<tack_yaml::tagged::PathStep>>,
 }
 
 /// A deprecation as a result's `deprecations` keeps it (`deprecation_as_dict`, then the
@@ -135,6 +138,7 @@ impl HostResult {
             connection: None,
             written_by_user: false,
             deprecated_values: Vec::new(),
+            trusted_values: Vec::new(),
         }
     }
 

@@ -38,6 +38,7 @@ mod engine;
 mod error;
 pub mod filters;
 pub mod lookups;
+mod loop_source;
 mod pybytes;
 mod python;
 pub mod python_plugins;
@@ -61,6 +62,7 @@ use crate::engine::render::{Piece, walk};
 pub use engine::template_file::{TemplateFileOptions, TemplateOverrides};
 pub use engine::{Conditional, Rendered};
 pub use error::{InnerFailure, TemplateError, TemplateErrorKind, UNTRUSTED_HELP};
+pub use loop_source::LoopSource;
 
 /// ansible's experimental `_TEMPLAR_UNTRUSTED_TEMPLATE_BEHAVIOR` set to `warning`: a value
 /// read as a template that is not trusted as one (`!unsafe`, a host's) is used as it is, as
@@ -266,6 +268,20 @@ impl Templar {
         }
     }
 
+    /// [`Templar::render`] of a loop's source, with what it keeps of a list a variable holds
+    /// (see [`LoopSource`]).
+    pub fn render_loop(
+        &self,
+        node: &Node,
+        scope: &Scope,
+    ) -> Result<(Rendered, LoopSource), TemplateError> {
+        if !matches!(node.value, Value::Str(_)) {
+            return Ok((self.render(node, scope)?, LoopSource::none()));
+        }
+        let (rendered, source) = loop_source::capturing(|| self.render(node, scope));
+        Ok((rendered?, source))
+    }
+
     /// [`Templar::render`] without the deprecations reading a deprecated variable prints: what
     /// ansible's strategy renders (an include's name) shows none.
     pub fn render_quietly(&self, node: &Node, scope: &Scope) -> Result<Rendered, TemplateError> {
@@ -302,6 +318,7 @@ impl Templar {
             if value::is_omit_value(&value) {
                 return Ok(Piece::Omitted);
             }
+            loop_source::offer(&value);
             if value.is_undefined() {
                 return Err(TemplateError::new(
                     TemplateErrorKind::Render,
@@ -309,8 +326,9 @@ impl Templar {
                 )
                 .at(at.origin.clone()));
             }
+            // A template's strings are not trusted as templates, unless they say themselves.
             value::to_value(&value)
-                .map(|v| Piece::Value(untrusted(v)))
+                .map(|v| Piece::Value(if value::marking() { v } else { untrusted(v) }))
                 .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))
         };
         let mut decrypt = |text: &str, at: &Node| -> Result<Value, TemplateError> {
@@ -435,6 +453,15 @@ impl Templar {
             }
         }
         set
+    }
+}
+
+impl LoopSource {
+    /// For each item of the list the loop's template gave, the places inside it of the
+    /// strings that are the user's, as written; `None` unless the list is a variable's (or
+    /// part of one): a list a template builds is made of new values.
+    pub fn trusted_leaves(&self) -> Option<Vec<Vec<Vec<tack_yaml::tagged::PathStep>>>> {
+        self.0.as_ref()?.downcast_object_ref::<vars::objects::List>()?.trusted_leaves()
     }
 }
 

@@ -99,6 +99,7 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
         ValueKind::None => Value::Null,
         ValueKind::Bool => Value::Bool(value.is_true()),
         ValueKind::Number => number(value),
+        ValueKind::String if MARKING_TRUST.get() => marked_string(value),
         ValueKind::String => Value::Str(value.as_str().unwrap_or_default().to_string()),
         ValueKind::Bytes => {
             Value::Str(String::from_utf8_lossy(value.as_bytes().unwrap_or_default()).into_owned())
@@ -127,6 +128,72 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
             ));
         }
     })
+}
+
+thread_local! {
+    /// Whether [`marking_trust`] runs.
+    static MARKING_TRUST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether strings carry ansible's data tags (a template naming an `ansible._protomatter`
+/// plugin was seen): only then can [`marking_trust`] tell a trusted string from another.
+pub fn tags_tracked() -> bool {
+    crate::vars::str_tags::wanted()
+}
+
+/// [`tags_tracked`], after tracking them from now on when a string in `nodes` names an
+/// `ansible._protomatter` plugin (a template compiles it only as it renders, and what that
+/// render reads first must already be tagged).
+pub fn track_tags_for<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> bool {
+    fn names_plugin(node: &Node) -> bool {
+        match &node.value {
+            Value::Str(text) => text.contains("ansible._protomatter."),
+            Value::Seq(items) => items.iter().any(names_plugin),
+            Value::Map(map) => map.iter().any(|(k, v)| names_plugin(k) || names_plugin(v)),
+            _ => false,
+        }
+    }
+    if !tags_tracked() && nodes.into_iter().any(names_plugin) {
+        crate::vars::str_tags::want();
+    }
+    tags_tracked()
+}
+
+/// Runs `f`, in which each string [`to_value`] makes says its own trust as its tags do: a
+/// string tagged `TrustedAsTemplate` is `Value::Str`, any other `Value::Unsafe`, and one
+/// inside a container keeps its `Origin` as the node's. For a value kept whole as ansible
+/// keeps its tagged objects (`set_fact`'s, see `Binding::with_trusted_at`); meaningful only
+/// while [`tags_tracked`].
+pub fn marking_trust<R>(f: impl FnOnce() -> R) -> R {
+    let outer = MARKING_TRUST.replace(true);
+    let result = f();
+    MARKING_TRUST.set(outer);
+    result
+}
+
+/// Whether [`marking_trust`] runs: each string then says its own trust, which nothing after
+/// may change.
+pub(crate) fn marking() -> bool {
+    MARKING_TRUST.get()
+}
+
+/// A string as [`marking_trust`] makes it.
+fn marked_string(value: &JValue) -> Value {
+    let text = value.as_str().unwrap_or_default().to_string();
+    match crate::vars::str_tags::tags_of(value) {
+        Some(tags) if tags.trusted => Value::Str(text),
+        _ => Value::Unsafe(text),
+    }
+}
+
+/// An item of a container [`to_value`] makes: under [`marking_trust`], a tagged string's
+/// node is placed at its `Origin`.
+fn item_node(item: &JValue) -> Result<Node, Error> {
+    let origin = match MARKING_TRUST.get() {
+        true => crate::vars::str_tags::tags_of(item).and_then(|tags| tags.origin),
+        false => None,
+    };
+    Ok(Node::new(to_value(item)?, origin))
 }
 
 thread_local! {
@@ -218,7 +285,7 @@ fn list_value(items: Vec<JValue>) -> Result<Value, Error> {
         if is_omit(&item) {
             continue;
         }
-        out.push(Node::bare(to_value(&item)?));
+        out.push(item_node(&item)?);
     }
     Ok(Value::Seq(out))
 }
@@ -229,7 +296,7 @@ fn dict_value(entries: Vec<(JValue, JValue)>) -> Result<Value, Error> {
         if is_omit(&v) {
             continue;
         }
-        out.insert(Node::bare(to_value(&k)?), Node::bare(to_value(&v)?));
+        out.insert(item_node(&k)?, item_node(&v)?);
     }
     Ok(Value::Map(out))
 }

@@ -210,3 +210,52 @@ fn with_loop_items_carry_the_provenance_of_their_terms() {
     assert_eq!(items[0].value, Value::Str("h1".into()));
     assert!(p.is_managed_host());
 }
+
+/// A registered loop result: the items the playbook wrote stay the user's inside the host's
+/// value, at the places the binding names, and a loop over the result knows where.
+#[test]
+fn places_a_binding_trusts_stay_trusted_inside_a_hosts_value() {
+    use tack_template::Binding;
+    use tack_yaml::tagged::PathStep;
+    let registered = yaml(
+        "results:\n- item: {checks: ['x == 1']}\n  stdout: 'y == 2'\n- item: {checks: ['z == 3']}\n",
+    );
+    let place = |i: usize| {
+        vec![PathStep::Key("results".into()), PathStep::Index(i), PathStep::Key("item".into())]
+    };
+    let with = |trusted: Vec<Vec<PathStep>>| {
+        let binding =
+            Binding::new(registered.clone(), Provenance::ManagedHost).with_trusted_at(trusted);
+        Scope::new().with_binding("r", binding)
+    };
+    let templar = Templar::new();
+    let kinds = |scope: &Scope, template: &str| -> Vec<&'static str> {
+        let items = templar
+            .resolve_to_list(&Node::bare(Value::Str(template.into())), scope)
+            .expect("a list");
+        items
+            .iter()
+            .map(|n| match n.value {
+                Value::Str(_) => "trusted",
+                Value::Unsafe(_) => "untrusted",
+                _ => "other",
+            })
+            .collect()
+    };
+    let trusting = with(vec![place(0)]);
+    assert_eq!(kinds(&trusting, "{{ r.results[0].item.checks }}"), ["trusted"]);
+    assert_eq!(kinds(&trusting, "{{ r.results[1].item.checks }}"), ["untrusted"]);
+    assert_eq!(kinds(&trusting, "{{ [r.results[0].stdout] }}"), ["untrusted"]);
+    assert_eq!(kinds(&with(Vec::new()), "{{ r.results[0].item.checks }}"), ["untrusted"]);
+
+    let source = Node::bare(Value::Str("{{ r.results }}".into()));
+    let (rendered, kept) = templar.render_loop(&source, &trusting).expect("renders");
+    assert!(rendered.provenance.is_managed_host());
+    let leaves = kept.trusted_leaves().expect("a variable's list");
+    let checks =
+        |i| vec![PathStep::Key("item".into()), PathStep::Key("checks".into()), PathStep::Index(i)];
+    assert_eq!(leaves, vec![vec![checks(0)], vec![]]);
+    let built = Node::bare(Value::Str("{{ [r.results[0]] }}".into()));
+    let (_, kept) = templar.render_loop(&built, &trusting).expect("renders");
+    assert_eq!(kept.trusted_leaves(), None, "a list a template built is new values");
+}

@@ -84,6 +84,9 @@ pub(crate) struct RenderedArgs {
     pub sealed: Vec<String>,
     /// Warnings the render gave, which are the result's (an argument splat's).
     pub warnings: Vec<Diagnostic>,
+    /// Each string says its own trust (`set_fact`'s while strings carry ansible's tags:
+    /// `tack_template::value::marking_trust`).
+    pub trust_marked: bool,
 }
 
 /// An argument that failed to render: ansible's error chain for the task, and (in a plan)
@@ -100,6 +103,24 @@ pub(crate) struct ArgsFailed {
 /// in; those the action takes raw kept as written; omitted ones dropped), with what the
 /// renders read.
 pub(crate) fn render(
+    ctx: &TaskInContext<'_>,
+    action: Action,
+    templar: &Templar,
+    scope: &Scope,
+) -> Result<RenderedArgs, ArgsFailed> {
+    // ansible's `set_fact` keeps the very objects its arguments rendered to, each string
+    // with its own trust; tack can say so only while strings carry tags.
+    let written = ctx.task.args.iter().flat_map(|(k, v)| [k, v]);
+    if action.is("set_fact") && tack_template::value::track_tags_for(written) {
+        let mut out =
+            tack_template::value::marking_trust(|| render_all(ctx, action, templar, scope))?;
+        out.trust_marked = true;
+        return Ok(out);
+    }
+    render_all(ctx, action, templar, scope)
+}
+
+fn render_all(
     ctx: &TaskInContext<'_>,
     action: Action,
     templar: &Templar,

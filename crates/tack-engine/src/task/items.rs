@@ -18,9 +18,26 @@ pub(crate) fn items(
     source: &Node,
     scope: &Scope,
 ) -> Result<(Vec<Node>, ProvenanceSet), LoopError> {
+    items_with_trust(task, source, scope).map(|(items, read, _)| (items, read))
+}
+
+/// The places, inside each loop item, of the strings that are the user's though the items
+/// are not as a whole (see `tack_template::LoopSource`); empty for an item with none.
+pub(crate) type ItemTrust = Vec<Vec<Vec<tack_yaml::tagged::PathStep>>>;
+
+/// [`items`], with the places inside each item that stay the user's: known only for a
+/// `loop:` over (part of) a variable that holds a host's data, such as a registered result
+/// whose items carry the playbook's loop items.
+pub(crate) fn items_with_trust(
+    task: &Reading<'_>,
+    source: &Node,
+    scope: &Scope,
+) -> Result<(Vec<Node>, ProvenanceSet, ItemTrust), LoopError> {
     let undefined = std::cell::Cell::new(false);
     let found = match &task.ctx.task.loop_with {
-        Some(lookup) => with_items(task, lookup, source, scope, &undefined),
+        Some(lookup) => {
+            with_items(task, lookup, source, scope, &undefined).map(|(i, r)| (i, r, Vec::new()))
+        }
         None => loop_items(task, source, scope, &undefined),
     };
     found.map_err(|error| LoopError { error, undefined: undefined.get() })
@@ -68,12 +85,20 @@ fn loop_items(
     items: &Node,
     scope: &Scope,
     undefined: &std::cell::Cell<bool>,
-) -> Result<(Vec<Node>, ProvenanceSet), Diagnostic> {
-    let mut rendered =
-        task.templar.render(items, scope).map_err(|e| loop_error(task, e, undefined))?;
+) -> Result<(Vec<Node>, ProvenanceSet, ItemTrust), Diagnostic> {
+    let (mut rendered, source) =
+        task.templar.render_loop(items, scope).map_err(|e| loop_error(task, e, undefined))?;
     tack_template::Templar::untrust_computed_strings(items, &mut rendered.value, scope);
     match rendered.value.value {
-        Value::Seq(list) => Ok((list, rendered.provenance)),
+        Value::Seq(list) => {
+            // Only items a host's data is part of need places of their own; a list whose
+            // items were dropped (`omit`) no longer lines up with its variable's.
+            let trust = match provenance(&rendered.provenance) {
+                Provenance::Trusted => Vec::new(),
+                _ => source.trusted_leaves().filter(|t| t.len() == list.len()).unwrap_or_default(),
+            };
+            Ok((list, rendered.provenance, trust))
+        }
         other => Err(Diagnostic::at(
             format!(
                 "The `loop` value must resolve to a 'list', not '{}'.",
@@ -167,6 +192,10 @@ pub(crate) fn aggregate(host: &str, items: Vec<HostResult>) -> HostResult {
                 .iter()
                 .map(|d| d.under(PathStep::Index(i)).under(PathStep::Key("results".into()))),
         );
+        result.trusted_values.extend(item.trusted_values.iter().map(|place| {
+            let at = [PathStep::Key("results".into()), PathStep::Index(i)];
+            at.into_iter().chain(place.iter().cloned()).collect()
+        }));
     }
     result
 }

@@ -20,11 +20,15 @@ impl TaskRun<'_> {
         &self,
         host: &str,
         facts: &[(String, Node, Provenance)],
+        trust_marked: bool,
         included: &[(String, Node)],
     ) {
         // `run_once`: the facts are every host's of the batch.
         for (name, value, provenance) in facts {
-            self.set_everywhere(host, name, value.clone(), provenance.clone());
+            match trust_marked {
+                true => self.set_marked_everywhere(host, name, value, provenance),
+                false => self.set_everywhere(host, name, value.clone(), provenance.clone()),
+            }
         }
         for (name, value) in included {
             self.reading.vars.set_included_var(host, name, value.clone());
@@ -44,7 +48,8 @@ impl TaskRun<'_> {
         let vars = self.reading.vars;
         if apply {
             let fact_host = self.delegation().fact_host(host, scope);
-            self.apply_facts(&fact_host, &output.facts, &output.included);
+            let marked = output.facts_trust_marked;
+            self.apply_facts(&fact_host, &output.facts, marked, &output.included);
             // What a module or action plugin returned as facts (`setup`, `gather_facts`, the
             // Python path's modules, `dnf`'s `pkg_mgr`); `set_fact` and `include_vars` set
             // host variables instead.

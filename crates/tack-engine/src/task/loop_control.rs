@@ -178,19 +178,48 @@ impl LoopControl {
     }
 
     /// The variables item `index` of `items` sees: the item under the loop variable (with
-    /// the provenance of what the loop read), and what `loop_control` adds.
+    /// the provenance of what the loop read, the places `trust` names inside it still the
+    /// user's), and what `loop_control` adds.
     pub(crate) fn item_scope(
         &self,
         scope: &Scope,
         items: &[Node],
         index: usize,
         read: &tack_template::ProvenanceSet,
+        trust: &crate::task::items::ItemTrust,
     ) -> Scope {
-        self.item_vars(items, index, read)
-            .into_iter()
-            .fold(scope.clone(), |scope, (name, value, provenance)| {
-                scope.with_var(&name, value, provenance)
-            })
+        self.item_vars(items, index, read).into_iter().fold(
+            scope.clone(),
+            |scope, (name, value, provenance)| match trust.get(index) {
+                Some(places) if name == self.loop_var && !places.is_empty() => {
+                    let binding = tack_template::Binding::new(value, provenance)
+                        .with_trusted_at(places.clone());
+                    scope.with_binding(&name, binding)
+                }
+                _ => scope.with_var(&name, value, provenance),
+            },
+        )
+    }
+
+    /// The places in item `index`'s result that are the user's though a host said the rest:
+    /// the item, under the loop variable, when the loop read only the user's data, else the
+    /// places `trust` names inside it.
+    pub(crate) fn trusted_in_result(
+        &self,
+        index: usize,
+        read: &tack_template::ProvenanceSet,
+        trust: &crate::task::items::ItemTrust,
+    ) -> Vec<Vec<tack_yaml::tagged::PathStep>> {
+        use tack_yaml::tagged::PathStep;
+        let var = PathStep::Key(self.loop_var.clone());
+        if crate::task::items::provenance(read) == tack_template::Provenance::Trusted {
+            return vec![vec![var]];
+        }
+        let places = trust.get(index).map(Vec::as_slice).unwrap_or_default();
+        places
+            .iter()
+            .map(|p| std::iter::once(var.clone()).chain(p.iter().cloned()).collect())
+            .collect()
     }
 
     /// The variables of item `index`, in the order they are set: what [`item_scope`] adds,

@@ -37,7 +37,8 @@ impl TaskRun<'_> {
             let deferred = tack_report::plan_mark::deferred(host, producer);
             return Ok((deferred, static_ignore()));
         }
-        let (list, read) = match crate::task::items::items(&self.reading, source, scope) {
+        let found = crate::task::items::items_with_trust(&self.reading, source, scope);
+        let (list, read, trust) = match found {
             Ok(found) => found,
             Err(failed) => {
                 let ctx = self.reading.ctx;
@@ -67,7 +68,7 @@ impl TaskRun<'_> {
             control.pause_before(index);
             // Each item sees what earlier items set (`set_fact` in a loop accumulates).
             let scope = &self.reading.scope(host).unwrap_or_else(|| scope.clone());
-            let item_scope = control.item_scope(scope, &list, index, &read);
+            let item_scope = control.item_scope(scope, &list, index, &read, &trust);
             let item_scope = self.reading.with_earlier_items(&item_scope, &results, reads_task);
             let mut retries = Vec::new();
             // Each item's result keeps the deprecations raised while it ran.
@@ -135,6 +136,7 @@ impl TaskRun<'_> {
             }
             let loop_keys = |data: &mut Mapping| control.result_keys(data, &list, index);
             loop_keys(&mut result.data);
+            result.trusted_values = control.trusted_in_result(index, &read, &trust);
             result.no_log |= self.reading.no_log(&item_scope);
             result.delegated = delegated.map(|o| delegation.delegated_label(&o));
             for retry in retries {

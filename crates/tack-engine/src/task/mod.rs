@@ -372,8 +372,11 @@ impl TaskRun<'_> {
             let value = Node::bare(Value::Map(result_order::registered(&result.data)));
             let vars = self.reading.vars;
             for other in self.fanout.iter().map(String::as_str).chain([host]) {
-                let deprecated = result.deprecated_values.clone();
-                vars.set_registered(other, &name, value.clone(), provenance.clone(), deprecated);
+                let tags = crate::vars::RegisteredTags {
+                    deprecated: result.deprecated_values.clone(),
+                    trusted: result.trusted_values.clone(),
+                };
+                vars.set_registered(other, &name, value.clone(), provenance.clone(), tags);
             }
         }
         let failed_task = (result.flag("failed") && !result.ignored).then(|| {
@@ -405,6 +408,15 @@ impl TaskRun<'_> {
             vars.set_host_var(other, name, value.clone(), provenance.clone());
         }
         vars.set_host_var(host, name, value, provenance);
+    }
+
+    /// [`Self::set_everywhere`] for a value whose strings each say their own trust (see
+    /// `ActionOutput::facts_trust_marked`).
+    fn set_marked_everywhere(&self, host: &str, name: &str, value: &Node, provenance: &Provenance) {
+        let vars = self.reading.vars;
+        for other in self.fanout.iter().map(String::as_str).chain([host]) {
+            vars.set_marked_host_var(other, name, value.clone(), provenance.clone());
+        }
     }
 
     fn run_once(
@@ -491,6 +503,7 @@ impl TaskRun<'_> {
                 return Ok(self.judge(host, scope, output, None, false));
             }
             let facts = (output.facts.clone(), output.included.clone());
+            let marked = output.facts_trust_marked;
             // `until` sees what this run set (not the next run's arguments: ansible's task
             // variables are only updated for the conditionals).
             let mut judged = scope.clone();
@@ -500,7 +513,8 @@ impl TaskRun<'_> {
             let mut result = self.judge(host, &judged, output, Some(attempt), false);
             if crate::task::retries::good(&self.reading, &judged, &result)? {
                 if !result.flag("failed") {
-                    self.apply_facts(&self.delegation().fact_host(host, scope), &facts.0, &facts.1);
+                    let fact_host = self.delegation().fact_host(host, scope);
+                    self.apply_facts(&fact_host, &facts.0, marked, &facts.1);
                 }
                 return Ok(result);
             }
@@ -665,7 +679,9 @@ impl TaskRun<'_> {
                 return actions::errored(failed.error);
             }
         };
-        let RenderedArgs { args, provenance, host_named, warnings: rendering, .. } = rendered;
+        let RenderedArgs {
+            args, provenance, host_named, warnings: rendering, trust_marked, ..
+        } = rendered;
         *warnings = rendering;
         let search = self.reading.search_path();
         let environment = match crate::task::environment::render(ctx, self.reading.templar, scope) {
@@ -792,6 +808,7 @@ impl TaskRun<'_> {
             inject_setting: self.inject_invocation,
             search: &search,
             host_named: &host_named,
+            trust_marked,
             inventory: self.inventory,
             environment: &environment,
             timeout: self.reading.timeout(scope),

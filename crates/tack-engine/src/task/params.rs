@@ -187,7 +187,7 @@ fn host_input(run: &TaskRun<'_>, host: &str) -> Option<HostInput> {
             let (list, read) = crate::task::items::items(reading, source, &scope).ok()?;
             let control = LoopControl::read(reading, &scope).ok()?;
             for index in 0..list.len() {
-                let item_scope = control.item_scope(&scope, &list, index, &read);
+                let item_scope = control.item_scope(&scope, &list, index, &read, &Vec::new());
                 if !receives(run, &item_scope)? {
                     continue;
                 }

@@ -366,18 +366,35 @@ impl PlayScope {
         set_in(&self.facts, host, name, Binding::new(value, provenance));
     }
 
+    /// Records `value`, whose strings each say their own trust (`Value::Unsafe` where not
+    /// trusted), as the host's fact `name`: its provenance still says what it was made from.
+    pub(crate) fn set_marked_host_var(
+        &self,
+        host: &str,
+        name: &str,
+        value: Node,
+        provenance: Provenance,
+    ) {
+        self.versions.host_changed(host);
+        let binding = Binding::new(value, provenance).with_trusted_at(vec![Vec::new()]);
+        set_in(&self.facts, host, name, binding);
+    }
+
     /// Records a task's result as the host's registered variable `name`, the values a module
-    /// tagged `Deprecated` in it still tagged.
+    /// tagged `Deprecated` in it still tagged and the places the user's data sits in it (a
+    /// loop's items) still trusted.
     pub(crate) fn set_registered(
         &self,
         host: &str,
         name: &str,
         value: Node,
         provenance: Provenance,
-        deprecated: Vec<tack_yaml::tagged::DeprecatedAt>,
+        tags: RegisteredTags,
     ) {
         self.versions.host_changed(host);
-        let binding = Binding::new(value, provenance).with_deprecated_values(deprecated);
+        let binding = Binding::new(value, provenance)
+            .with_deprecated_values(tags.deprecated)
+            .with_trusted_at(tags.trusted);
         set_in(&self.facts, host, name, binding);
     }
 
@@ -411,6 +428,12 @@ impl PlayScope {
     fn included_of(&self, host: &str) -> Option<Arc<Layer>> {
         self.included.read().ok().and_then(|f| f.get(host).cloned())
     }
+}
+
+/// What a registered result carries beside its value (see [`PlayScope::set_registered`]).
+pub(crate) struct RegisteredTags {
+    pub deprecated: Vec<tack_yaml::tagged::DeprecatedAt>,
+    pub trusted: Vec<Vec<tack_yaml::tagged::PathStep>>,
 }
 
 /// What a host's variables carry from one play into the next (see [`PlayScope::carried`]).

@@ -218,6 +218,13 @@ fn from_json(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         });
         return Ok(legacy_value(&node.value, tags.as_ref(), &mut Vec::new()));
     }
+    if profile.is_none()
+        && let Some(kind) = tagless_refusal(&node.value)
+    {
+        return Err(FilterError::failed(format!(
+            "Object of type {kind} is not JSON deserializable by the 'tagless' profile."
+        )));
+    }
     if let Some(profile) = profile
         && let Some(key) = tagged_key(&node.value)
     {
@@ -361,6 +368,28 @@ fn legacy_value(
             None => Value::from(text.as_str()),
         },
         other => super::pyval::from_node(other),
+    }
+}
+
+/// What the default (`tagless`) profile refuses to decode, as its object hook meets it
+/// (innermost first): a mapping holding `__ansible_unsafe`, else `__ansible_vault` (named by
+/// the key), else `__ansible_type` (named by its value), each as Python's `repr`.
+fn tagless_refusal(value: &tack_yaml::Value) -> Option<String> {
+    use tack_yaml::Value as Y;
+    match value {
+        Y::Seq(items) => items.iter().find_map(|i| tagless_refusal(&i.value)),
+        Y::Map(map) => {
+            if let Some(inner) = map.iter().find_map(|(_, v)| tagless_refusal(&v.value)) {
+                return Some(inner);
+            }
+            for key in ["__ansible_unsafe", "__ansible_vault"] {
+                if map.get(key).is_some() {
+                    return Some(tack_yaml::pyrepr::str_repr(key));
+                }
+            }
+            map.get("__ansible_type").map(|kind| tack_yaml::pyrepr::repr(&kind.value))
+        }
+        _ => None,
     }
 }
 

@@ -18,8 +18,9 @@ use tack_yaml::{Node, Value};
 pub(crate) enum Data {
     /// Ready to use: scalars, and trusted strings that are not templates.
     Plain(JValue),
-    /// A trusted string that is not a template, and where it was written.
-    Written(JValue, Origin),
+    /// A trusted string that is not a template, and where it was written (`None`: a string
+    /// trusted inside a value that is not, which says so itself: see `trust_at`).
+    Written(JValue, Option<Origin>),
     /// A string that is never a template (`!unsafe`, or data from a host): kept apart from
     /// [`Data::Plain`] so an item read as written still says it is not to be evaluated.
     Unsafe(JValue, Option<Origin>),
@@ -58,7 +59,7 @@ impl Data {
             Value::Str(_) if !trusted => Data::Unsafe(scalar(&node.value), node.origin.clone()),
             // A string the user wrote in a file keeps where (ansible's tags, see `str_tags`).
             Value::Str(_) => match &node.origin {
-                Some(origin) => Data::Written(scalar(&node.value), origin.clone()),
+                Some(origin) => Data::Written(scalar(&node.value), Some(origin.clone())),
                 None => Data::Plain(scalar(&node.value)),
             },
             Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
@@ -104,6 +105,89 @@ impl Data {
         };
         if let Some(inner) = inner {
             inner.tag_deprecated(rest, deprecated);
+        }
+    }
+
+    /// The value at `path` (inside `node`, which this was made from) made again as trusted:
+    /// its strings may be templates, but not those written `!unsafe`. Called right after
+    /// [`Data::from_node`], while every container is this value's alone; a path that leads
+    /// nowhere trusts nothing.
+    pub(crate) fn trust_at(&mut self, path: &[tack_yaml::tagged::PathStep], node: &Node) {
+        use tack_yaml::tagged::PathStep;
+        let Some((step, rest)) = path.split_first() else {
+            *self = Data::from_trusted_part(node);
+            return;
+        };
+        let inner = match (self, step, &node.value) {
+            (Data::Map(map), PathStep::Key(key), Value::Map(nodes)) => {
+                let data =
+                    Arc::get_mut(map).and_then(|m| m.entries.get_mut(&JValue::from(key.as_str())));
+                data.zip(nodes.get(key.as_str()))
+            }
+            (Data::Seq(seq), PathStep::Index(i), Value::Seq(nodes)) => {
+                Arc::get_mut(seq).and_then(|s| s.items.get_mut(*i)).zip(nodes.get(*i))
+            }
+            _ => None,
+        };
+        if let Some((inner, node)) = inner {
+            inner.trust_at(rest, node);
+        }
+    }
+}
+
+impl Data {
+    /// The places of the strings in this value that are the user's, written as they are
+    /// (not templates, which a read renders into new, untrusted strings), each pushed to
+    /// `found` from `at` (the place of this value).
+    pub(crate) fn trusted_leaves(
+        &self,
+        at: &mut Vec<tack_yaml::tagged::PathStep>,
+        found: &mut Vec<Vec<tack_yaml::tagged::PathStep>>,
+    ) {
+        use tack_yaml::tagged::PathStep;
+        match self {
+            Data::Written(..) => found.push(at.clone()),
+            Data::Plain(v) if v.as_str().is_some() => found.push(at.clone()),
+            Data::Seq(seq) => {
+                for (i, item) in seq.items.iter().enumerate() {
+                    at.push(PathStep::Index(i));
+                    item.trusted_leaves(at, found);
+                    at.pop();
+                }
+            }
+            Data::Map(map) => {
+                for (key, value) in &map.entries {
+                    let Some(key) = key.as_str() else { continue };
+                    at.push(PathStep::Key(key.to_string()));
+                    value.trusted_leaves(at, found);
+                    at.pop();
+                }
+            }
+            Data::Deprecated(inner, _) => inner.trusted_leaves(at, found),
+            _ => {}
+        }
+    }
+
+    /// [`Data::from_node`] of a trusted value inside one that is not: a string without a
+    /// place of its own is still the user's (`Written`), where a binding's own trusted strings
+    /// without a place are plain data.
+    fn from_trusted_part(node: &Node) -> Data {
+        match &node.value {
+            Value::Str(s) if node.origin.is_none() && !crate::is_possibly_template(s) => {
+                Data::Written(scalar(&node.value), None)
+            }
+            Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
+                items: items.iter().map(Data::from_trusted_part).collect(),
+                origin: node.origin.clone(),
+            })),
+            Value::Map(m) => {
+                let mut entries = IndexMap::with_capacity(m.len());
+                for (k, v) in m.iter() {
+                    entries.insert(scalar(&k.value), Data::from_trusted_part(v));
+                }
+                Data::Map(Arc::new(DataMap { entries, origin: node.origin.clone() }))
+            }
+            _ => Data::from_node(node, true),
         }
     }
 }

@@ -156,6 +156,9 @@ pub struct Binding {
     /// Values inside this one a module tagged `Deprecated` (a registered result's): reading
     /// one warns.
     deprecated_values: Option<Arc<[tack_yaml::tagged::DeprecatedAt]>>,
+    /// Values inside this one that are the user's though the whole is not (see
+    /// [`Binding::with_trusted_at`]).
+    trusted_at: Option<Arc<[Vec<tack_yaml::tagged::PathStep>]>>,
     /// Where the variable's name was written, when it came from a file or the command line
     /// (ansible's warnings about a variable point there).
     key_origin: Option<tack_diag::Origin>,
@@ -174,6 +177,7 @@ impl Binding {
             provenance,
             deprecation: None,
             deprecated_values: None,
+            trusted_at: None,
             key_origin: None,
             data: OnceLock::new(),
             sealed: std::sync::atomic::AtomicU64::new(0),
@@ -224,6 +228,17 @@ impl Binding {
         self
     }
 
+    /// This binding, the values at the given places inside it trusted as the user's though
+    /// the whole is not: what a registered result carries of the playbook (a loop's item),
+    /// or a value whose strings say themselves whether they are trusted (`!unsafe` where
+    /// not; the empty path names the whole value). Ansible tags each string; this names the
+    /// places of the ones that stay trusted inside a value a host's data is part of. Its
+    /// provenance is unchanged, so what it read is still said of what is made from it.
+    pub fn with_trusted_at(mut self, paths: Vec<Vec<tack_yaml::tagged::PathStep>>) -> Binding {
+        self.trusted_at = (!paths.is_empty()).then(|| paths.into());
+        self
+    }
+
     pub fn deprecation(&self) -> Option<&Deprecation> {
         self.deprecation.as_ref()
     }
@@ -239,6 +254,9 @@ impl Binding {
     pub(crate) fn data(&self) -> &data::Data {
         self.data.get_or_init(|| {
             let mut data = data::Data::from_node(&self.node, self.trusts_templates());
+            for path in self.trusted_at.iter().flat_map(|t| t.iter()) {
+                data.trust_at(path, &self.node);
+            }
             for tagged in self.deprecated_values.iter().flat_map(|t| t.iter()) {
                 data.tag_deprecated(&tagged.path, &tagged.deprecated);
             }
@@ -387,6 +405,13 @@ impl Scope {
     }
 
     /// This scope with one more variable on top (a loop variable, say).
+    /// This scope with `name` bound as `binding` says.
+    pub fn with_binding(&self, name: &str, binding: Binding) -> Scope {
+        let mut layer = Layer::new();
+        layer.insert_binding(name, Arc::new(binding));
+        self.with_layer(Arc::new(layer))
+    }
+
     pub fn with_var(&self, name: &str, value: Node, provenance: Provenance) -> Scope {
         let mut layer = Layer::new();
         layer.insert(name, value, provenance);

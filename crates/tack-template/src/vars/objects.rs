@@ -53,7 +53,7 @@ impl Ctx {
             Data::Plain(v) => Ok(v.clone()),
             Data::Written(v, origin) => {
                 if super::str_tags::wanted() {
-                    return Ok(super::str_tags::read(v, true, origin));
+                    return Ok(super::str_tags::read(v, true, origin.as_ref()));
                 }
                 Ok(v.clone())
             }
@@ -62,7 +62,7 @@ impl Ctx {
                     crate::untrusted_template_skipped(text, origin.as_ref());
                 }
                 if let (true, Some(origin)) = (super::str_tags::wanted(), origin) {
-                    return Ok(super::str_tags::read(v, false, origin));
+                    return Ok(super::str_tags::read(v, false, Some(origin)));
                 }
                 Ok(v.clone())
             }
@@ -162,6 +162,25 @@ impl List {
 
     pub(crate) fn new(items: Vec<JValue>) -> List {
         List { base: None, items: Mutex::new(Some(items)), marker: None }
+    }
+
+    /// For each item, the places of the strings inside it that are the user's (see
+    /// [`Data::trusted_leaves`]); `None` once the list was changed (its items are values then).
+    pub(crate) fn trusted_leaves(&self) -> Option<Vec<Vec<Vec<tack_yaml::tagged::PathStep>>>> {
+        if lock(&self.items).is_some() {
+            return None;
+        }
+        let (data, _) = self.base.as_ref()?;
+        Some(
+            data.items
+                .iter()
+                .map(|item| {
+                    let mut found = Vec::new();
+                    item.trusted_leaves(&mut Vec::new(), &mut found);
+                    found
+                })
+                .collect(),
+        )
     }
 
     /// A list a template made that holds an undefined value somewhere inside: usable until
@@ -267,6 +286,10 @@ impl List {
                         Ok(Node::new(Value::Str(source.to_string()), origin.clone()))
                     }
                     Data::Unsafe(v, origin) => unsafe_node(v, origin.clone()),
+                    // An expression the user wrote keeps its place, which its errors show.
+                    Data::Written(v, origin) => {
+                        Ok(Node::new(crate::value::to_value(v)?, origin.clone()))
+                    }
                     _ => Ok(Node::bare(crate::value::to_value(&ctx.try_resolve(d)?)?)),
                 }
             })

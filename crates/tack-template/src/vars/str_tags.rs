@@ -112,9 +112,9 @@ pub(crate) fn tagged(text: &str, tags: StrTags) -> JValue {
 /// Out of line, as [`with_template_origin`]: the reads that call it are hot.
 #[cold]
 #[inline(never)]
-pub(crate) fn read(value: &JValue, trusted: bool, origin: &Origin) -> JValue {
+pub(crate) fn read(value: &JValue, trusted: bool, origin: Option<&Origin>) -> JValue {
     match value.as_str() {
-        Some(text) => tagged(text, StrTags { trusted, origin: Some(origin.clone()) }),
+        Some(text) => tagged(text, StrTags { trusted, origin: origin.cloned() }),
         None => value.clone(),
     }
 }
@@ -179,7 +179,7 @@ mod tests {
     fn a_read_string_is_tagged_and_the_data_is_not() {
         let origin = origin();
         let value = JValue::from("read");
-        let read = read(&value, true, &origin);
+        let read = read(&value, true, Some(&origin));
         assert_eq!(tags_of(&read), Some(StrTags { trusted: true, origin: Some(origin) }));
         assert_eq!(tags_of(&value), None);
     }
