@@ -272,10 +272,12 @@ fn statinfo(path: &str, st: &std::fs::Metadata, names: &mut Names) -> Map<String
     let mut put = |k: &str, v: Value| {
         o.insert(k.to_string(), v);
     };
-    super::stat::common_keys(&mut put, path, st);
-    // find names the owner even when the system has no name for it (an empty string).
-    put("gr_name", names.group(st.gid()).into());
-    put("pw_name", names.user(st.uid()).into());
+    // find names the owner even when the system has no name for it (an empty string),
+    // right after the times, as its `statinfo` does.
+    super::stat::common_keys_with(&mut put, path, st, &mut |put| {
+        put("gr_name", names.group(st.gid()).into());
+        put("pw_name", names.user(st.uid()).into());
+    });
     o
 }
 

@@ -47,7 +47,21 @@ fn float_time(secs: i64, nsec: i64) -> Value {
 
 /// The keys ansible's `stat` and `find` both report for a file, from its metadata: its path,
 /// mode and type, ownership numbers, size, inode, times, permission bits and blocks.
-pub(super) fn common_keys(put: &mut dyn FnMut(&str, Value), path: &str, st: &std::fs::Metadata) {
+/// Where a result's keys go, one by one, in order.
+pub(super) type Put<'p> = dyn FnMut(&str, Value) + 'p;
+
+pub(super) fn common_keys(put: &mut Put<'_>, path: &str, st: &std::fs::Metadata) {
+    common_keys_with(put, path, st, &mut |_| {});
+}
+
+/// [`common_keys`], with `after_times` adding its own keys right after `ctime` (where
+/// `find`'s `statinfo` puts the owner's names).
+pub(super) fn common_keys_with(
+    put: &mut Put<'_>,
+    path: &str,
+    st: &std::fs::Metadata,
+    after_times: &mut dyn FnMut(&mut Put<'_>),
+) {
     let mode = st.mode();
     let ft = st.file_type();
     put("path", path.into());
@@ -68,6 +82,7 @@ pub(super) fn common_keys(put: &mut dyn FnMut(&str, Value), path: &str, st: &std
     put("atime", float_time(st.atime(), st.atime_nsec()));
     put("mtime", float_time(st.mtime(), st.mtime_nsec()));
     put("ctime", float_time(st.ctime(), st.ctime_nsec()));
+    after_times(put);
     for (k, bit) in [
         ("wusr", 0o200),
         ("rusr", 0o400),
