@@ -10,12 +10,16 @@ use crate::output::ActionOutput;
 use tack_report::result::{b, s};
 
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
+    // ansible's action raises its skip, so `until`, retries, `changed_when` and
+    // `failed_when` never see the result.
     if input.check_mode {
         let mut data = Mapping::new();
         data.insert(s("changed"), b(false));
         data.insert(s("msg"), s("This action (uri) does not support check mode."));
         data.insert(s("skipped"), b(true));
-        return ActionOutput::new(data);
+        let mut out = ActionOutput::new(data);
+        out.raised = true;
+        return out;
     }
     let remote_src = input.args.get("remote_src").is_some_and(crate::input::loose_bool);
     let src = input.args.get("src").filter(|n| n.value.is_truthy());
