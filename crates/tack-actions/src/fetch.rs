@@ -130,9 +130,13 @@ fn remote_stat(
 pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
     if input.check_mode {
         let mut data = Mapping::new();
+        data.insert(s("changed"), b(false));
         data.insert(s("skipped"), b(true));
         data.insert(s("msg"), s("check mode not (yet) supported for this module"));
-        return ActionOutput::new(data);
+        // ansible's action raises the skip: nothing after the action sees the result.
+        let mut out = ActionOutput::new(data);
+        out.raised = true;
+        return out;
     }
     if let Some(refused) = input.refuse_host_named(&["dest"], "written") {
         return refused;

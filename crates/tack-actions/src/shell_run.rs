@@ -108,7 +108,10 @@ pub(crate) fn skipped(msg: &str, changed: Option<bool>) -> ActionOutput {
     data.insert(s("changed"), b(changed.unwrap_or(false)));
     data.insert(s("skipped"), b(true));
     data.insert(s("msg"), s(msg));
-    ActionOutput::new(data)
+    let mut out = ActionOutput::new(data);
+    // Raised, so `until`, retries, `changed_when` and `failed_when` never see it.
+    out.raised = true;
+    out
 }
 
 /// ansible's `AnsibleActionFail(msg)` raised by an action plugin: a failed, unchanged result
