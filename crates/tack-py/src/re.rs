@@ -42,7 +42,20 @@ pub fn syntax_error(pattern: &str) -> Option<String> {
     let mut open: Vec<usize> = Vec::new();
     let mut i = 0;
     let mut prev_repeatable = false;
+    // Python 3.11 on: a global flags group (`(?i)`) may only open the whole pattern.
+    let mut at_start = true;
     while i < chars.len() {
+        if chars[i] == '(' && chars.get(i + 1) == Some(&'?') {
+            let letters = chars[i + 2..].iter().take_while(|c| "aiLmsux".contains(**c)).count();
+            if letters > 0 && chars.get(i + 2 + letters) == Some(&')') {
+                if !at_start || !open.is_empty() {
+                    return Some(format!("{GLOBAL_FLAGS_NOT_AT_START} at position {i}"));
+                }
+                i += 3 + letters;
+                continue;
+            }
+        }
+        at_start = false;
         match chars[i] {
             '\\' => {
                 let Some(&e) = chars.get(i + 1) else {
@@ -204,7 +217,53 @@ pub fn translate(pattern: &str, flags: Flags) -> String {
     out
 }
 
+/// The message of Python 3.11 on for a global flags group (`(?i)`) that does not open the
+/// pattern; earlier Pythons accept it (with a `DeprecationWarning`).
+pub const GLOBAL_FLAGS_NOT_AT_START: &str = "global flags not at the start of the expression";
+
+/// `pattern` with each global flags group (`(?i)`, wherever written) moved to its start, as
+/// Pythons before 3.11 read it: the flags apply to the whole pattern.
+pub fn hoist_global_flags(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let (mut letters, mut body) = (String::new(), String::new());
+    let mut i = 0;
+    let mut in_class = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            body.extend(chars[i..(i + 2).min(chars.len())].iter());
+            i += 2;
+            continue;
+        }
+        if in_class {
+            in_class = c != ']';
+        } else if c == '[' {
+            in_class = true;
+        } else if c == '(' && chars.get(i + 1) == Some(&'?') {
+            let n = chars[i + 2..].iter().take_while(|c| "aiLmsux".contains(**c)).count();
+            if n > 0 && chars.get(i + 2 + n) == Some(&')') {
+                for &flag in &chars[i + 2..i + 2 + n] {
+                    if !letters.contains(flag) {
+                        letters.push(flag);
+                    }
+                }
+                i += 3 + n;
+                continue;
+            }
+        }
+        body.push(c);
+        i += 1;
+    }
+    if letters.is_empty() { body } else { format!("(?{letters}){body}") }
+}
+
 impl PyRegex {
+    /// `re.compile(pattern, flags)` as a Python before 3.11 reads it: a global flags group
+    /// anywhere applies to the whole pattern ([`hoist_global_flags`]).
+    pub fn new_before_3_11(pattern: &str, flags: Flags) -> Result<Self, String> {
+        PyRegex::new(&hoist_global_flags(pattern), flags)
+    }
+
     /// `re.compile(pattern, flags)`; `Err` is the compile error's text.
     pub fn new(pattern: &str, flags: Flags) -> Result<Self, String> {
         if let Some(msg) = syntax_error(pattern) {
@@ -406,6 +465,25 @@ mod tests {
         assert_eq!(translate("(?P=a)$", Flags::default()), "\\k<a>(?=\\n?\\z)");
         assert_eq!(translate("^a$", Flags { multiline: true, dotall: false }), "(?m)^a$");
         assert_eq!(translate("(?m)^a$", Flags::default()), "(?m)^a$");
+        // Python 3.11 on refuses global flags anywhere but at the start.
+        assert_eq!(syntax_error("(?i)(?m)^a"), None);
+        assert_eq!(syntax_error("(?i:a)b(?s:c)"), None);
+        assert_eq!(
+            syntax_error("^(?i)a|^(?i)b").as_deref(),
+            Some("global flags not at the start of the expression at position 1")
+        );
+        assert_eq!(
+            syntax_error("a|(?i)b").as_deref(),
+            Some("global flags not at the start of the expression at position 2")
+        );
+        assert_eq!(
+            syntax_error("(a(?i)b)").as_deref(),
+            Some("global flags not at the start of the expression at position 2")
+        );
+        assert_eq!(hoist_global_flags("^(?i)a|^(?i)b"), "(?i)^a|^b");
+        assert_eq!(hoist_global_flags("[(?i)]x(?s)\\(?m)"), "(?s)[(?i)]x\\(?m)");
+        let re = PyRegex::new_before_3_11("a(?i)B", Flags::default()).expect("compiles");
+        assert!(re.is_match("Ab"), "the flag applies to the whole pattern");
         assert_eq!(translate("a{x}", Flags::default()), "a\\{x\\}");
     }
 

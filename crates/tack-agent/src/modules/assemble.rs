@@ -171,7 +171,7 @@ pub fn controller_fragments(
     read: &dyn Fn(&str) -> std::io::Result<Vec<u8>>,
 ) -> Result<Vec<u8>, String> {
     let re = match regexp {
-        Some(pattern) => Some(PyRegex::new(pattern, Flags::default())?),
+        Some(pattern) => Some(super::host_re::compile(pattern, Flags::default())?),
         None => None,
     };
     assemble_reading(src, delimiter, re.as_ref(), ignore_hidden, read).map_err(|e| e.to_string())
@@ -192,7 +192,7 @@ fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {
     }
     let regexp = match p.str("regexp") {
         Some(pattern) => Some(
-            PyRegex::new(pattern, Flags::default())
+            super::host_re::compile(pattern, Flags::default())
                 .map_err(|e| fail(format!("Invalid Regexp ({e}) in \"{pattern}\"")))?,
         ),
         None => None,

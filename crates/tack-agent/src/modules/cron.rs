@@ -204,7 +204,7 @@ impl CronTab {
     }
 
     fn env_re(name: &str) -> Option<PyRegex> {
-        PyRegex::new(&format!("\\A(?:{name})="), Flags::default()).ok()
+        super::host_re::compile(&format!("\\A(?:{name})="), Flags::default()).ok()
     }
 
     fn find_env(&self, name: &str) -> Option<(usize, String)> {

@@ -63,7 +63,7 @@ enum Matcher {
 
 /// `re.compile(p).match(text)`: anchored at the start only.
 fn anchored(pattern: &str) -> Result<PyRegex, PathError> {
-    PyRegex::new(&format!("\\A(?:{pattern})"), Flags::default()).map_err(PathError)
+    super::host_re::compile(&format!("\\A(?:{pattern})"), Flags::default()).map_err(PathError)
 }
 
 impl Matcher {
@@ -224,9 +224,9 @@ impl Filters {
     fn content_ok(&self, path: &str) -> Result<bool, PathError> {
         let Some(pattern) = self.contains.as_deref() else { return Ok(true) };
         let re = if self.read_whole_file {
-            PyRegex::new(pattern, Flags::default())
+            super::host_re::compile(pattern, Flags::default())
         } else {
-            PyRegex::new(&format!("\\A(?:{pattern})"), Flags::default())
+            super::host_re::compile(&format!("\\A(?:{pattern})"), Flags::default())
         }
         .map_err(PathError)?;
         let Ok(bytes) = std::fs::read(path) else { return Ok(false) };

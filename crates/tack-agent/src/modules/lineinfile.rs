@@ -40,9 +40,8 @@ pub(crate) fn spec() -> Spec {
 }
 
 fn compile(pattern: &str) -> Outcome<PyRegex> {
-    PyRegex::new(pattern, Flags::default()).map_err(|e| {
-        fail(format!("tack could not compile the regular expression {pattern:?}: {e}"))
-    })
+    // ansible's module does not catch `re.error`: the module raised it.
+    super::host_re::compile(pattern, Flags::default()).map_err(|e| super::common::raised(&e))
 }
 
 fn obj(pairs: Vec<(&str, Value)>) -> ModuleResult {

@@ -30,6 +30,7 @@ mod get_url;
 pub mod glob;
 mod group;
 mod host;
+mod host_re;
 pub(crate) mod hostname;
 mod http;
 mod lineinfile;

@@ -44,9 +44,8 @@ fn with_rc(rc: i64, msg: String) -> ModuleResult {
 }
 
 fn compile(pattern: &str, flags: Flags) -> Outcome<PyRegex> {
-    PyRegex::new(pattern, flags).map_err(|e| {
-        fail(format!("tack could not compile the regular expression {pattern:?}: {e}"))
-    })
+    // ansible's module does not catch `re.error`: the module raised it.
+    super::host_re::compile(pattern, flags).map_err(|e| super::common::raised(&e))
 }
 
 fn execute(ctx: Ctx, p: &Params) -> Outcome<ModuleResult> {

@@ -255,7 +255,7 @@ pub(super) fn run(ctx: Ctx, inv: &Invocation) -> ModuleResult {
     let search_regex = p.str("search_regex").map(str::to_string);
     let custom = p.str("msg").map(str::to_string);
     let re = match &search_regex {
-        Some(r) => match PyRegex::new(r, Flags { multiline: true, dotall: false }) {
+        Some(r) => match super::host_re::compile(r, Flags { multiline: true, dotall: false }) {
             Ok(re) => Some(re),
             Err(e) => return fail(format!("Invalid regular expression: {e}")),
         },

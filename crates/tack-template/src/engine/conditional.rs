@@ -261,11 +261,13 @@ fn where_written(
     if value.is_none() {
         return None;
     }
+    // A container with no origin of its own (a module's result, one a template built) is
+    // the conditional's, as a scalar is.
     if let Some(d) = value.downcast_object_ref::<Dict>() {
-        return d.origin();
+        return d.origin().or_else(|| conditional.clone());
     }
     if let Some(l) = value.downcast_object_ref::<List>() {
-        return l.origin();
+        return l.origin().or_else(|| conditional.clone());
     }
     match undefined::loaded_node(expression, scope) {
         // A value with no origin of its own (a module's result) is the conditional's.

@@ -20,7 +20,7 @@ mod local;
 mod managers;
 mod network;
 mod storage;
-mod system;
+pub(crate) mod system;
 #[cfg(test)]
 mod units_tests;
 mod util;

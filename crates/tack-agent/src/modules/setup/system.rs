@@ -35,13 +35,13 @@ pub(super) fn uname() -> [String; 5] {
 
 /// What the interpreter ansible would run the module with says about itself (the one the
 /// controller named, else `python3` on `PATH`); asked once per interpreter and process.
-pub(super) struct PythonInfo {
+pub(crate) struct PythonInfo {
     pub facts: Value,
     pub version: String,
     pub bits: String,
 }
 
-pub(super) fn python_info(python: Option<&str>) -> Option<std::sync::Arc<PythonInfo>> {
+pub(crate) fn python_info(python: Option<&str>) -> Option<std::sync::Arc<PythonInfo>> {
     type Asked = std::collections::HashMap<String, Option<std::sync::Arc<PythonInfo>>>;
     static INFO: OnceLock<std::sync::Mutex<Asked>> = OnceLock::new();
     let program = python.unwrap_or("python3").to_string();
