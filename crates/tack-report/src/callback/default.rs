@@ -189,6 +189,7 @@ impl<W: Write> DefaultCallback<W> {
         for key in ["failed", "skipped", "exception", "warnings", "deprecations"] {
             shown.remove(key);
         }
+        super::result_style::strip_internal_keys(&mut shown);
         if self.verbosity < 3 {
             shown.remove("invocation");
             shown.remove("diff");
@@ -346,6 +347,7 @@ pub fn dump_result_with(data: &Mapping, mut options: JsonOptions, verbosity: u8)
     for key in ["failed", "skipped", "exception", "warnings", "deprecations"] {
         shown.remove(key);
     }
+    super::result_style::strip_internal_keys(&mut shown);
     if verbosity < 3 {
         shown.remove("invocation");
         shown.remove("diff");

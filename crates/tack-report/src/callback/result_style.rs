@@ -130,3 +130,15 @@ fn indent_lines(text: &str, prefix: &str) -> String {
     }
     out
 }
+
+/// ansible's `strip_internal_keys` on what a dump shows: its own controls (`_ansible_*`, such
+/// as a loop item's `_ansible_item_label`) never reach the screen.
+pub(crate) fn strip_internal_keys(shown: &mut Mapping) {
+    let internal: Vec<String> = shown
+        .keys()
+        .filter_map(|k| k.as_str().filter(|k| k.starts_with("_ansible_")).map(str::to_string))
+        .collect();
+    for key in internal {
+        shown.remove(&key);
+    }
+}
