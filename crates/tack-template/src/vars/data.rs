@@ -50,6 +50,19 @@ pub(crate) struct DataMap {
 impl Data {
     /// Converts a loaded value. `trusted` says whether its strings may be templates.
     pub(crate) fn from_node(node: &Node, trusted: bool) -> Data {
+        let trust = if trusted { Trust::Binding } else { Trust::None };
+        Data::made(node, trust)
+    }
+
+    /// [`Data::from_node`] of a trusted value inside one that is not: a string without a
+    /// place of its own is still the user's (`Written`), where a binding's own trusted strings
+    /// without a place are plain data.
+    fn from_trusted_part(node: &Node) -> Data {
+        Data::made(node, Trust::Part)
+    }
+
+    fn made(node: &Node, trust: Trust) -> Data {
+        let trusted = trust != Trust::None;
         match &node.value {
             Value::Str(s) if trusted && crate::is_possibly_template(s) => {
                 Data::Template(Arc::from(s.as_str()), node.origin.clone())
@@ -60,22 +73,34 @@ impl Data {
             // A string the user wrote in a file keeps where (ansible's tags, see `str_tags`).
             Value::Str(_) => match &node.origin {
                 Some(origin) => Data::Written(scalar(&node.value), Some(origin.clone())),
+                None if trust == Trust::Part => Data::Written(scalar(&node.value), None),
                 None => Data::Plain(scalar(&node.value)),
             },
             Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
-                items: items.iter().map(|n| Data::from_node(n, trusted)).collect(),
+                items: items.iter().map(|n| Data::made(n, trust)).collect(),
                 origin: node.origin.clone(),
             })),
             Value::Map(m) => {
                 let mut entries = IndexMap::with_capacity(m.len());
                 for (k, v) in m.iter() {
-                    entries.insert(scalar(&k.value), Data::from_node(v, trusted));
+                    entries.insert(scalar(&k.value), Data::made(v, trust));
                 }
                 Data::Map(Arc::new(DataMap { entries, origin: node.origin.clone() }))
             }
             other => Data::Plain(scalar(other)),
         }
     }
+}
+
+/// Whose strings a value's are, as [`Data`] is made from it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trust {
+    /// A host's (or `!unsafe`): never templates.
+    None,
+    /// The user's, as the whole binding is.
+    Binding,
+    /// The user's, inside a binding that is not (`Binding::with_trusted_at`).
+    Part,
 }
 
 impl Data {
@@ -165,29 +190,6 @@ impl Data {
             }
             Data::Deprecated(inner, _) => inner.trusted_leaves(at, found),
             _ => {}
-        }
-    }
-
-    /// [`Data::from_node`] of a trusted value inside one that is not: a string without a
-    /// place of its own is still the user's (`Written`), where a binding's own trusted strings
-    /// without a place are plain data.
-    fn from_trusted_part(node: &Node) -> Data {
-        match &node.value {
-            Value::Str(s) if node.origin.is_none() && !crate::is_possibly_template(s) => {
-                Data::Written(scalar(&node.value), None)
-            }
-            Value::Seq(items) => Data::Seq(Arc::new(DataSeq {
-                items: items.iter().map(Data::from_trusted_part).collect(),
-                origin: node.origin.clone(),
-            })),
-            Value::Map(m) => {
-                let mut entries = IndexMap::with_capacity(m.len());
-                for (k, v) in m.iter() {
-                    entries.insert(scalar(&k.value), Data::from_trusted_part(v));
-                }
-                Data::Map(Arc::new(DataMap { entries, origin: node.origin.clone() }))
-            }
-            _ => Data::from_node(node, true),
         }
     }
 }
