@@ -47,6 +47,8 @@ pub mod test_plugins;
 mod undef_hint;
 pub mod value;
 mod vars;
+mod vault_marker;
+mod vault_wrapped;
 
 use std::collections::BTreeSet;
 use std::path::Path;

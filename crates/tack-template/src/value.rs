@@ -94,6 +94,9 @@ fn to_value_here(value: &JValue) -> Result<Value, Error> {
     if let Some(bytes) = value.downcast_object_ref::<crate::pybytes::PyBytes>() {
         return Ok(Value::Bytes(bytes.0.clone()));
     }
+    if value.downcast_object_ref::<crate::vault_wrapped::VaultWrapped>().is_some() {
+        return Err(Error::new(ErrorKind::InvalidOperation, crate::vault_wrapped::REFUSAL));
+    }
     Ok(match value.kind() {
         ValueKind::Undefined => return kept_undefined(value),
         ValueKind::None => Value::Null,

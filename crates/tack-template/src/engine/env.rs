@@ -94,7 +94,8 @@ fn call_qualified(kind: PluginKind, raw: Rest<ValueOrKwargs>) -> Result<JValue, 
     };
     if super::protomatter::handles(&name, kind == PluginKind::Test) {
         let origin = crate::vars::objects::written_origin_of;
-        return super::protomatter::call(&name, &positional, &keywords, origin)
+        let decrypted = super::active::is_decrypted;
+        return super::protomatter::call(&name, &positional, &keywords, origin, decrypted)
             .map_err(|message| super::final_error(ErrorKind::InvalidOperation, message));
     }
     let unknown = || match kind {
@@ -131,8 +132,9 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
     }
     // `{{ hostvars[host] }}` as a whole value must not render every variable of the host
     // (one may be broken, another deprecated): as in ansible, the view stays lazy, and its
-    // text is made only if the render's text is what it gives.
-    if crate::vars::objects::is_lazy_view(value) {
+    // text is made only if the render's text is what it gives. So does an undecryptable
+    // value's marker, which a variable's template hands on as it is.
+    if crate::vars::objects::is_lazy_view(value) || crate::vault_marker::is_marker(value) {
         let marker = active::emitted_deferred(value);
         return out
             .write_str(&marker)

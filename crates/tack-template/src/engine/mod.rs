@@ -41,6 +41,7 @@ use tack_vault::VaultSecrets;
 
 use crate::vars::Scope;
 use crate::vars::objects::{Ctx, Omit, Root};
+use crate::vault_marker;
 
 pub use conditional::Conditional;
 pub use render::Rendered;
@@ -128,7 +129,7 @@ impl Engine {
     ) -> Result<JValue, Error> {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
-        let attempt = || {
+        let attempt = |root: &Arc<Root>| {
             let (result, emits) = active::with_ctx(ctx.clone(), template.name(), || {
                 active::collecting(|| {
                     let render = || template.render(JValue::from_dyn_object(root.clone()));
@@ -144,15 +145,36 @@ impl Engine {
         let explain = |e: &Error| errors::message(&errors::ansible_error(e, Some(&root)));
         // The compiled name is the source after its one-character kind.
         let source = template.name().get(1..).unwrap_or_default();
-        match active::lazy_render(attempt, explain, source) {
+        match active::lazy_render(|| attempt(&root), explain, source) {
             Ok(value) => Ok(value),
+            // An undecryptable value may have gone only where a plugin takes it as ansible's
+            // marker: the render runs again, its variables read afresh, with markers made.
+            Err(e) if vault_marker::accepted_in(source) && is_undecryptable(&e) => {
+                let again = Arc::new(Root::new(ctx.clone()));
+                match vault_marker::with_markers(|| attempt(&again)) {
+                    Some(Ok(value)) => Ok(value),
+                    _ => Err(errors::ansible_error(&e, Some(&root))),
+                }
+            }
             Err(e) => Err(errors::ansible_error(&e, Some(&root))),
         }
     }
 
     /// `!vault` ciphertext decrypted with the run's secrets, as a string.
     pub(crate) fn decrypt(&self, ciphertext: &str) -> Result<JValue, Error> {
-        decrypt_with(self.loader.secrets(), ciphertext)
+        decrypt_with(self.loader.secrets(), ciphertext, None)
+    }
+
+    /// A variable's `!vault` value read: [`Engine::decrypt`], the plaintext tagged with where
+    /// the value was written when tags are wanted (ansible's `Origin` on it; its
+    /// `VaultedValue` is the `active::decrypted` mark).
+    pub(crate) fn decrypt_read(
+        &self,
+        ciphertext: &str,
+        origin: Option<&tack_diag::Origin>,
+    ) -> Result<JValue, Error> {
+        let origin = origin.filter(|_| crate::vars::str_tags::wanted());
+        decrypt_with(self.loader.secrets(), ciphertext, origin)
     }
 }
 
@@ -213,28 +235,45 @@ pub(crate) fn vaulted_value(ciphertext: &str) -> JValue {
     }
 }
 
-fn decrypt_with(secrets: &VaultSecrets, ciphertext: &str) -> Result<JValue, Error> {
+/// What reading an undecryptable `!vault` value fails with starts so.
+const UNDECRYPTABLE: &str = "Error rendering template: Attempt to use undecryptable variable: ";
+
+fn is_undecryptable(e: &Error) -> bool {
+    errors::message(e).contains(&UNDECRYPTABLE["Error rendering template: ".len()..])
+}
+
+fn decrypt_with(
+    secrets: &VaultSecrets,
+    ciphertext: &str,
+    origin: Option<&tack_diag::Origin>,
+) -> Result<JValue, Error> {
     match secrets.decrypt(ciphertext.as_bytes()) {
         Ok(plain) => match String::from_utf8(plain) {
             Ok(text) => {
                 // Its own allocation (minijinja keeps short strings inline), so that the
                 // `vault_encrypted` test can recognise this very string later in the render.
                 let text = std::sync::Arc::<str>::from(text);
-                let value = JValue::from(text);
+                let value = match origin {
+                    Some(origin) => crate::vars::str_tags::tagged_shared(
+                        text,
+                        crate::vars::str_tags::StrTags {
+                            trusted: false,
+                            origin: Some(origin.clone()),
+                        },
+                    ),
+                    None => JValue::from(text),
+                };
                 active::decrypted(&value);
                 Ok(value)
             }
             Err(_) => Err(errors::final_error(
                 ErrorKind::InvalidOperation,
-                "Error rendering template: Attempt to use undecryptable variable: the \
-                 decrypted value is not UTF-8 text."
-                    .to_string(),
+                format!("{UNDECRYPTABLE}the decrypted value is not UTF-8 text."),
             )),
         },
-        Err(e) => Err(errors::final_error(
-            ErrorKind::InvalidOperation,
-            format!("Error rendering template: Attempt to use undecryptable variable: {e}"),
-        )),
+        Err(e) => {
+            Err(errors::final_error(ErrorKind::InvalidOperation, format!("{UNDECRYPTABLE}{e}")))
+        }
     }
 }
 

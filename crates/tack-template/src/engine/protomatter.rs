@@ -6,7 +6,9 @@
 //! collection's other plugins (`dump_object`, `unmask`, ...) still go to the controller's
 //! ansible-core as any collection's plugin does.
 //!
-//! tack tags strings (`Origin`, `TrustedAsTemplate`) and containers (`Origin`); ansible also
+//! tack tags strings (`Origin`, `TrustedAsTemplate`, and `VaultedValue` on a `!vault`
+//! value's plaintext as read or `vault(wrap_object=true)`'s value) and containers
+//! (`Origin`); ansible also
 //! tags numbers with their `Origin`, which tack's numbers cannot carry: a number reads as
 //! untagged here.
 
@@ -19,6 +21,10 @@ use crate::vars::str_tags::{StrTags, tags_of};
 /// Where a list or dict read from a variable was written (`vars::objects` answers; passed in
 /// so this module stays a leaf of the engine).
 pub(super) type ContainerOrigin = fn(&JValue) -> Option<tack_diag::Origin>;
+
+/// Whether a string is a `!vault` value's plaintext as read (`active` answers; passed in
+/// for the same reason).
+pub(super) type IsDecrypted = fn(&JValue) -> bool;
 
 const COLLECTION: &str = "ansible._protomatter.";
 
@@ -48,6 +54,7 @@ pub(super) fn call(
     positional: &[JValue],
     keywords: &[(String, JValue)],
     container_origin: ContainerOrigin,
+    is_decrypted: IsDecrypted,
 ) -> Result<JValue, String> {
     if let Some(undefined) =
         positional.iter().chain(keywords.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
@@ -71,7 +78,7 @@ pub(super) fn call(
     if short == "apply_trust" {
         return Ok(apply_trust(&args[0]));
     }
-    let names = tag_names(&args[0], container_origin);
+    let names = tag_names(&args[0], container_origin, is_decrypted);
     Ok(match short {
         "tagged" => JValue::from(!names.is_empty()),
         "tagged_with" => {
@@ -110,13 +117,22 @@ fn failed(kind: &str, name: &str, message: String) -> String {
 }
 
 /// The names of the tags on `value`, sorted as ansible's `tag_names` sorts them.
-fn tag_names(value: &JValue, container_origin: ContainerOrigin) -> Vec<&'static str> {
+fn tag_names(
+    value: &JValue,
+    container_origin: ContainerOrigin,
+    is_decrypted: IsDecrypted,
+) -> Vec<&'static str> {
     let mut names = Vec::new();
     if origin_of(value, container_origin).is_some() {
         names.push("Origin");
     }
     if tags_of(value).is_some_and(|tags| tags.trusted) {
         names.push("TrustedAsTemplate");
+    }
+    if is_decrypted(value)
+        || value.downcast_object_ref::<crate::vault_wrapped::VaultWrapped>().is_some()
+    {
+        names.push("VaultedValue");
     }
     names
 }

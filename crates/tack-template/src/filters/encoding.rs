@@ -224,11 +224,6 @@ fn vault(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
             class_repr(data)
         )));
     }
-    if args.get(4).is_some_and(pyval::truthy) {
-        return Err(FilterError::failed(
-            "tack does not support vault(wrap_object=true): the filter returns vault text only",
-        ));
-    }
     let vault_id = args.opt(3).map(str_of).unwrap_or_else(|| "filter_default".into());
     let salt = match args.opt(2) {
         None => None,
@@ -246,6 +241,11 @@ fn vault(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let text = secrets
         .encrypt_with(data.as_str().unwrap_or_default().as_bytes(), &password, Some(&vault_id))
         .map_err(|e| FilterError::caused("Unable to encrypt.", &e.to_string()))?;
+    if args.get(4).is_some_and(pyval::truthy) {
+        // ansible keeps `str()` of the encrypted bytes as the ciphertext: their repr.
+        let ciphertext = tack_py::repr::bytes_repr(text.as_bytes());
+        return Ok(Value::from_object(crate::vault_wrapped::VaultWrapped(ciphertext)));
+    }
     Ok(Value::from(text))
 }
 
@@ -258,6 +258,13 @@ fn unvault(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
         return Ok(undefined.clone());
     }
     let vaulted = args.input();
+    // The ciphertext of a wrapped value (ansible's `VaultedValue` tag) or of an undecryptable
+    // one (its marker) is what unvault reads.
+    let wrapped = vaulted
+        .downcast_object_ref::<crate::vault_wrapped::VaultWrapped>()
+        .map(|w| w.0.clone())
+        .or_else(|| crate::vault_marker::disarm(vaulted));
+    let vaulted = &wrapped.map_or_else(|| vaulted.clone(), Value::from);
     let secret = args.get(1).cloned().unwrap_or_default();
     if secret.kind() != ValueKind::String {
         return Err(FilterError::failed(format!(

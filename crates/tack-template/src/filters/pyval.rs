@@ -139,6 +139,34 @@ pub(crate) fn str_of(value: &Value) -> String {
     }
 }
 
+/// [`str_of`], or the failure of a value inside that fails when used (an undecryptable
+/// `!vault` value read into a container), as ansible's marker fails when `str()` reaches it.
+pub(crate) fn try_str_of(value: &Value) -> Result<String, minijinja::Error> {
+    match first_failure(value) {
+        Some(e) => Err(e),
+        None => Ok(str_of(value)),
+    }
+}
+
+fn first_failure(value: &Value) -> Option<minijinja::Error> {
+    let item_failure = |v: Result<Value, minijinja::Error>| match v {
+        Ok(v) => first_failure(&v),
+        Err(e) => Some(e),
+    };
+    match value.kind() {
+        ValueKind::Invalid => {
+            let one = Value::from(vec![value.clone()]);
+            one.try_iter().ok()?.checked().find_map(Result::err)
+        }
+        ValueKind::Seq => value.try_iter().ok()?.checked().find_map(item_failure),
+        ValueKind::Map => value
+            .try_iter()
+            .ok()?
+            .find_map(|key| item_failure(value.get_item(&key))),
+        _ => None,
+    }
+}
+
 /// `repr(value)`.
 pub(crate) fn repr_of(value: &Value) -> String {
     pyrepr::repr(&to_node(value))

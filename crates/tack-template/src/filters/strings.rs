@@ -420,7 +420,9 @@ fn string(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     if input.kind() == minijinja::value::ValueKind::String {
         return Ok(input.clone());
     }
-    Ok(Value::from(text(args)))
+    // A container holding a value that fails when read (an undecryptable `!vault` one) fails
+    // here, as ansible's marker does when `str()` reaches it.
+    pyval::try_str_of(input).map(Value::from).map_err(FilterError::Template)
 }
 
 fn format(_: &mut State, args: &Bound) -> Result<Value, FilterError> {

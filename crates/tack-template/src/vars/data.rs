@@ -27,8 +27,9 @@ pub(crate) enum Data {
     /// A trusted string with Jinja2 syntax in it, rendered each time it is read, and where
     /// it was written (what its render's deprecations point at, as ansible's do).
     Template(Arc<str>, Option<Origin>),
-    /// `!vault` ciphertext, decrypted each time it is read (never stored decrypted).
-    Vault(Arc<str>),
+    /// `!vault` ciphertext, decrypted each time it is read (never stored decrypted), and
+    /// where it was written (the plaintext's `Origin`, as ansible tags it).
+    Vault(Arc<str>, Option<Origin>),
     Seq(Arc<DataSeq>),
     Map(Arc<DataMap>),
     /// A value a module tagged `Deprecated`: reading it warns, then reads the value.
@@ -67,7 +68,7 @@ impl Data {
             Value::Str(s) if trusted && crate::is_possibly_template(s) => {
                 Data::Template(Arc::from(s.as_str()), node.origin.clone())
             }
-            Value::Vault(text) => Data::Vault(Arc::from(text.as_str())),
+            Value::Vault(text) => Data::Vault(Arc::from(text.as_str()), node.origin.clone()),
             Value::Unsafe(_) => Data::Unsafe(scalar(&node.value), node.origin.clone()),
             Value::Str(_) if !trusted => Data::Unsafe(scalar(&node.value), node.origin.clone()),
             // A string the user wrote in a file keeps where (ansible's tags, see `str_tags`).

@@ -96,14 +96,22 @@ pub(crate) fn tagged(text: &str, tags: StrTags) -> JValue {
     if text.is_empty() || (!tags.trusted && tags.origin.is_none()) {
         return JValue::from(text);
     }
-    let shared: Arc<str> = Arc::from(text);
+    tagged_shared(Arc::from(text), tags)
+}
+
+/// [`tagged`] for a string already in its own allocation (which a caller may know by
+/// address, as `engine::active` knows a decrypted `!vault` value): that allocation is tagged.
+pub(crate) fn tagged_shared(shared: Arc<str>, tags: StrTags) -> JValue {
+    if shared.is_empty() || (!tags.trusted && tags.origin.is_none()) {
+        return JValue::from(shared);
+    }
     let address = shared.as_ptr() as usize;
     let mut registry = registry();
     if registry.entries.len() >= registry.sweep_at {
         registry.entries.retain(|_, (weak, _, _)| weak.strong_count() > 0);
         registry.sweep_at = (registry.entries.len() * 2).max(FIRST_SWEEP);
     }
-    registry.entries.insert(address, (Arc::downgrade(&shared), text.len(), tags));
+    registry.entries.insert(address, (Arc::downgrade(&shared), shared.len(), tags));
     drop(registry);
     JValue::from(shared)
 }
