@@ -202,6 +202,24 @@ fn bytes_in_the_arguments_of_a_host_action_are_refused_at_the_task() {
     assert!(!dest.exists(), "the file was made");
 }
 
+/// `vault(wrap_object=true)`'s text is the vault secret in ansible-core 2.21: tack refuses
+/// to show it, at the task, and the secret is nowhere in the output.
+#[test]
+fn the_text_of_a_wrapped_vault_value_is_refused_and_never_shown() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let play = format!(
+        "{PLAY}    - debug:\n        msg: \"{{{{ 'abc' | vault(pw, wrap_object=True) }}}}\"\n      \
+         vars:\n        pw: hunter2secret\n"
+    );
+    let out = run(dir.path(), &play, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let wanted = "tack does not use the value of vault(wrap_object=true) other than through \
+                  unvault and tag tests";
+    assert!(stdout.contains(wanted), "wanted {wanted:?} in:\n{stdout}");
+    assert!(!stdout.contains("hunter2secret"), "the secret was shown:\n{stdout}");
+}
+
 /// A become method tack does not run is refused by name at the task (the method may come
 /// from a variable), never faked: the task fails and nothing runs as that user.
 #[test]

@@ -159,10 +159,7 @@ fn first_failure(value: &Value) -> Option<minijinja::Error> {
             one.try_iter().ok()?.checked().find_map(Result::err)
         }
         ValueKind::Seq => value.try_iter().ok()?.checked().find_map(item_failure),
-        ValueKind::Map => value
-            .try_iter()
-            .ok()?
-            .find_map(|key| item_failure(value.get_item(&key))),
+        ValueKind::Map => value.try_iter().ok()?.find_map(|key| item_failure(value.get_item(&key))),
         _ => None,
     }
 }
