@@ -329,9 +329,15 @@ impl Templar {
                 .at(at.origin.clone()));
             }
             // A template's strings are not trusted as templates, unless they say themselves.
-            value::to_value(&value)
+            // Finalizing reads the templates inside a lazy container: one that fails is shown
+            // where it was written, as a failure inside the render is.
+            engine::active::at_origin(at.origin.clone(), || value::to_value(&value))
                 .map(|v| Piece::Value(if value::marking() { v } else { untrusted(v) }))
-                .map_err(|e| engine::errors_to_template(&e).at(at.origin.clone()))
+                .map_err(|e| {
+                    let mut error = engine::errors_to_template(&e).at(at.origin.clone());
+                    error.inner = engine::active::inner_failure(&error.message, &at.origin);
+                    error
+                })
         };
         let mut decrypt = |text: &str, at: &Node| -> Result<Value, TemplateError> {
             let v = self

@@ -201,9 +201,13 @@ fn in_conditional(
     has_delimiters: bool,
 ) -> TemplateError {
     let mut e = to_template_error(err);
+    let inner = super::active::inner_failure(&e.message, origin);
     if e.kind == TemplateErrorKind::Undefined {
-        e.inner = super::active::inner_failure(&e.message, origin);
+        e.inner = inner;
         e.message = format!("Error while evaluating conditional: {}", e.message);
+    } else if inner.is_some() {
+        // A variable's template failed (its syntax, say): its words, where it was written.
+        e.inner = inner;
     } else if expression {
         if let Some(rest) = e.message.strip_prefix("Error rendering template: ") {
             e.message = format!("Error rendering expression: {rest}");

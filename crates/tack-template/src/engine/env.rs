@@ -260,6 +260,22 @@ fn load(name: &str) -> Result<Option<String>, Error> {
     {
         return Err(Error::new(ErrorKind::InvalidOperation, "recursion limit exceeded"));
     }
+    // A call naming a keyword twice fails the whole template, as Python's compiler fails
+    // Jinja2's code for it; a syntax error (found first by Jinja2's parser) still wins.
+    let written = match name.chars().next() {
+        Some(INLINE) => Some((&name[INLINE.len_utf8()..], super::kwargs::Shape::Template)),
+        Some(EXPRESSION) => {
+            Some((&name[EXPRESSION.len_utf8()..], super::kwargs::Shape::Expression))
+        }
+        _ => None,
+    };
+    if let (Some(text), Some((source, shape))) = (&loaded, written)
+        && let Some(message) = super::kwargs::repeated(source, shape, syntax())
+        && minijinja::machinery::parse(text, name, syntax()).is_ok()
+    {
+        let message = format!("Error rendering template: {message}");
+        return Err(super::final_error(ErrorKind::InvalidOperation, message));
+    }
     Ok(loaded)
 }
 

@@ -329,6 +329,13 @@ fn token_syntax_detail(err: &Error) -> Option<String> {
     let source = err.template_source()?;
     let range = err.range()?;
     let at = source.get(range.clone())?;
+    // Jinja2's lexer names the character and its position in the source.
+    if detail == "unexpected character" {
+        let ch = source.get(range.start..)?.chars().next()?;
+        let position = source.get(..range.start)?.chars().count();
+        let shown = tack_py::repr::str_repr(ch.encode_utf8(&mut [0; 4]));
+        return Some(format!("unexpected char {shown} at {position}"));
+    }
     if detail == "unexpected end of variable block" {
         let before = source.get(..range.start)?.trim_end();
         let empty = ["{{", "{{-", "{{+"].iter().any(|d| before.ends_with(d));

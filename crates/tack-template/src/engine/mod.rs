@@ -20,6 +20,7 @@ mod context;
 mod depth;
 mod env;
 mod errors;
+mod kwargs;
 pub(crate) mod prepass;
 mod protomatter;
 pub(crate) mod render;
@@ -130,17 +131,18 @@ impl Engine {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
         let attempt = |root: &Arc<Root>| {
-            let (result, emits) = active::with_ctx(ctx.clone(), template.name(), || {
-                active::collecting(|| {
+            // The text of a lazy container the render gave is made in its context too.
+            active::with_ctx(ctx.clone(), template.name(), || {
+                let (result, emits) = active::collecting(|| {
                     let render = || template.render(JValue::from_dyn_object(root.clone()));
                     quiet_panics();
                     RENDERING.with(|r| r.set(r.get() + 1));
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(render));
                     RENDERING.with(|r| r.set(r.get().saturating_sub(1)));
                     result.unwrap_or_else(|payload| Err(panicked(payload.as_ref())))
-                })
-            });
-            result.and_then(|out| render::native(out, emits))
+                });
+                result.and_then(|out| render::native(out, emits))
+            })
         };
         let explain = |e: &Error| errors::message(&errors::ansible_error(e, Some(&root)));
         // The compiled name is the source after its one-character kind.

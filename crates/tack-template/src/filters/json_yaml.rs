@@ -86,6 +86,10 @@ fn apply_json_kwargs(
 }
 
 fn json_text(value: &Value, options: &JsonOptions) -> Result<String, FilterError> {
+    // A value inside that fails when read (an undecryptable `!vault` one) fails the dump.
+    if let Some(e) = super::pyval::first_failure(value) {
+        return Err(FilterError::Template(e));
+    }
     let node = Node::bare(to_node(value));
     // The filters' profile refuses bytes, which callbacks write as text; a value from a file
     // is tagged, and only a file makes bytes.
@@ -463,6 +467,9 @@ fn yaml_options(
 }
 
 fn dump(value: &Value, options: &DumpOptions) -> Result<Value, FilterError> {
+    if let Some(e) = super::pyval::first_failure(value) {
+        return Err(FilterError::Template(e));
+    }
     tack_yaml::dump(&to_node(value), options)
         .map(Value::from)
         .map_err(|e| FilterError::failed(e.to_string()))

@@ -148,7 +148,8 @@ pub(crate) fn try_str_of(value: &Value) -> Result<String, minijinja::Error> {
     }
 }
 
-fn first_failure(value: &Value) -> Option<minijinja::Error> {
+/// The failure of the first value inside `value` that fails when read, if any.
+pub(crate) fn first_failure(value: &Value) -> Option<minijinja::Error> {
     let item_failure = |v: Result<Value, minijinja::Error>| match v {
         Ok(v) => first_failure(&v),
         Err(e) => Some(e),

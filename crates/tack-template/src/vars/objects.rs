@@ -633,7 +633,7 @@ impl Object for Root {
         let value = match (name, self.ctx.scope.get(name)) {
             ("vars", _) => {
                 crate::vars::Deprecation::vars_dictionary().emit();
-                JValue::from_object(VarsView { ctx: self.ctx.clone() })
+                JValue::from_object(VarsView { ctx: self.ctx.clone(), template_vars: true })
             }
             ("hostvars", _) if self.ctx.scope.hostvars().is_some() => {
                 JValue::from_object(HostvarsView { ctx: self.ctx.clone() })
@@ -658,17 +658,23 @@ impl Object for Root {
     }
 }
 
-/// Whether `value` is `hostvars` or one host's view of it: mappings that stay lazy when a
-/// template gives them whole.
+/// Whether `value` is `hostvars`, one host's view of it, or a variable's list or dict:
+/// containers that stay lazy when a template gives them whole (ansible's lazy containers:
+/// `{{ x }}` of a dict renders none of the templates inside it).
 pub(crate) fn is_lazy_view(value: &JValue) -> bool {
     value.downcast_object_ref::<VarsView>().is_some()
         || value.downcast_object_ref::<HostvarsView>().is_some()
+        || value.downcast_object_ref::<Dict>().is_some_and(|d| d.base.is_some())
+        || value.downcast_object_ref::<List>().is_some_and(|l| l.base.is_some())
 }
 
 /// `vars`: every variable of the scope, looked up by name at render time (so
 /// `vars[name]` records exactly the binding it reads).
 pub(crate) struct VarsView {
     ctx: Ctx,
+    /// The template's own `vars` (not one host's under `hostvars`), which also holds
+    /// `hostvars`, as ansible's task variables do.
+    template_vars: bool,
 }
 
 impl fmt::Debug for VarsView {
@@ -679,24 +685,35 @@ impl fmt::Debug for VarsView {
 
 impl VarsView {
     pub(crate) fn new(ctx: Ctx) -> VarsView {
-        VarsView { ctx }
+        VarsView { ctx, template_vars: false }
+    }
+
+    fn holds_hostvars(&self) -> bool {
+        self.template_vars && self.ctx.scope.hostvars().is_some()
     }
 }
 
 impl Object for VarsView {
     fn get_value(self: &Arc<Self>, key: &JValue) -> Option<JValue> {
-        let binding = self.ctx.scope.get(key.as_str()?)?;
-        Some(self.ctx.read_binding(binding))
+        let name = key.as_str()?;
+        if let Some(binding) = self.ctx.scope.get(name) {
+            return Some(self.ctx.read_binding(binding));
+        }
+        (name == "hostvars" && self.holds_hostvars())
+            .then(|| JValue::from_object(HostvarsView { ctx: self.ctx.clone() }))
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         // Whoever sees the whole set of variables (to count, copy or print them) may learn
         // from any of them: every binding counts as read.
-        let names = self.ctx.scope.names();
+        let mut names = self.ctx.scope.names();
         for name in &names {
             if let Some(binding) = self.ctx.scope.get(name) {
                 active::record(binding.provenance());
             }
+        }
+        if self.holds_hostvars() && !names.contains(&"hostvars") {
+            names.push("hostvars");
         }
         Enumerator::Values(names.into_iter().map(JValue::from).collect())
     }
