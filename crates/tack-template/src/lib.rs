@@ -39,6 +39,7 @@ mod error;
 pub mod filters;
 pub mod lookups;
 mod loop_source;
+mod markers;
 mod pybytes;
 mod python;
 pub mod python_plugins;
@@ -47,7 +48,6 @@ pub mod test_plugins;
 mod undef_hint;
 pub mod value;
 mod vars;
-mod vault_marker;
 mod vault_wrapped;
 
 use std::collections::BTreeSet;

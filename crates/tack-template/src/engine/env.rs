@@ -57,7 +57,13 @@ pub(super) fn build(
     env.add_function(prepass::PROBE, probe);
     env.add_function(prepass::EMBEDDED, embedded);
     env.add_function(prepass::EMBEDDED_TERM, embedded_term);
-    env.add_function("undef", undef);
+    env.add_function(
+        "undef",
+        |hint: Option<JValue>, kwargs: minijinja::value::Kwargs| match undef(hint, kwargs) {
+            Err(e) if crate::markers::on() => Ok(crate::markers::captured(e)),
+            made => made,
+        },
+    );
     env.add_function(super::chosen::MARK, super::chosen::mark);
     env.add_function(super::chosen::NAMED, super::chosen::named);
     super::context::register(&mut env);
@@ -85,6 +91,20 @@ pub(super) fn build(
     env
 }
 
+/// `dump_object` of the failure `value` stands for (a captured marker, or a variable whose
+/// template failed, read as minijinja's invalid value): `{"exception": ...}`, the exception
+/// holding the failure's words as ansible's has them.
+fn failure_dump(value: &JValue) -> Option<JValue> {
+    let failure = crate::markers::disarm_captured(value)
+        .or_else(|| (value.kind() == ValueKind::Invalid).then(|| value.clone()))?;
+    let message = super::errors::message(&crate::value::invalid_error(&failure));
+    let message = message.strip_prefix("Error rendering template: ").unwrap_or(&message);
+    let exception = crate::markers::CapturedException { message: message.to_string() };
+    let mut entries = indexmap::IndexMap::new();
+    entries.insert(JValue::from("exception"), JValue::from_object(exception));
+    Some(crate::value::new_dict(entries))
+}
+
 /// A collection's filter or test: the pre-pass put its name after the value.
 fn call_qualified(kind: PluginKind, raw: Rest<ValueOrKwargs>) -> Result<JValue, Error> {
     let (mut positional, keywords) = crate::filters::args::split(raw);
@@ -93,9 +113,12 @@ fn call_qualified(kind: PluginKind, raw: Rest<ValueOrKwargs>) -> Result<JValue, 
         false => String::new(),
     };
     if super::protomatter::handles(&name, kind == PluginKind::Test) {
-        let origin = crate::vars::objects::written_origin_of;
-        let decrypted = super::active::is_decrypted;
-        return super::protomatter::call(&name, &positional, &keywords, origin, decrypted)
+        let readers = super::protomatter::Readers {
+            container_origin: crate::vars::objects::written_origin_of,
+            is_decrypted: super::active::is_decrypted,
+            failure_dump,
+        };
+        return super::protomatter::call(&name, &positional, &keywords, &readers)
             .map_err(|message| super::final_error(ErrorKind::InvalidOperation, message));
     }
     let unknown = || match kind {
@@ -134,7 +157,7 @@ fn format_value(out: &mut Output, _state: &mut State, value: &JValue) -> Result<
     // (one may be broken, another deprecated): as in ansible, the view stays lazy, and its
     // text is made only if the render's text is what it gives. So does an undecryptable
     // value's marker, which a variable's template hands on as it is.
-    if crate::vars::objects::is_lazy_view(value) || crate::vault_marker::is_marker(value) {
+    if crate::vars::objects::is_lazy_view(value) || crate::markers::is_marker(value) {
         let marker = active::emitted_deferred(value);
         return out
             .write_str(&marker)

@@ -40,9 +40,9 @@ pub(crate) use prepass::{QUALIFIED_FILTER, QUALIFIED_TEST};
 use tack_loader::DataLoader;
 use tack_vault::VaultSecrets;
 
+use crate::markers;
 use crate::vars::Scope;
 use crate::vars::objects::{Ctx, Omit, Root};
-use crate::vault_marker;
 
 pub use conditional::Conditional;
 pub use render::Rendered;
@@ -149,11 +149,12 @@ impl Engine {
         let source = template.name().get(1..).unwrap_or_default();
         match active::lazy_render(|| attempt(&root), explain, source) {
             Ok(value) => Ok(value),
-            // An undecryptable value may have gone only where a plugin takes it as ansible's
-            // marker: the render runs again, its variables read afresh, with markers made.
-            Err(e) if vault_marker::accepted_in(source) && is_undecryptable(&e) => {
+            // An undecryptable value or a failure may have gone only where a plugin takes it
+            // as ansible's marker: the render runs again, its variables read afresh, with
+            // markers made.
+            Err(e) if markers::retried(source, is_undecryptable(&e)) => {
                 let again = Arc::new(Root::new(ctx.clone()));
-                match vault_marker::with_markers(|| attempt(&again)) {
+                match markers::with_markers(|| attempt(&again)) {
                     Some(Ok(value)) => Ok(value),
                     _ => Err(errors::ansible_error(&e, Some(&root))),
                 }

@@ -1,10 +1,10 @@
 //! The filters and tests of ansible-core's internal `ansible._protomatter` collection that
 //! read or set a value's data tags: the `tagged` and `tagged_with` tests, the `tag_names`,
-//! `origin` and `apply_trust` filters. They answer from the tags tack keeps (`vars::str_tags`
+//! `origin`, `apply_trust` and `dump_object` filters. They answer from the tags tack keeps (`vars::str_tags`
 //! for strings, the place a list or dict read from a variable was written), so they need no
-//! Python (a tag set in a Python worker could not come back with its value); the
-//! collection's other plugins (`dump_object`, `unmask`, ...) still go to the controller's
-//! ansible-core as any collection's plugin does.
+//! Python (a tag set in a Python worker could not come back with its value, nor a failure's
+//! marker go there); the collection's other plugins (`unmask`, `true_type`, ...) still go to
+//! the controller's ansible-core as any collection's plugin does.
 //!
 //! tack tags strings (`Origin`, `TrustedAsTemplate`, and `VaultedValue` on a `!vault`
 //! value's plaintext as read or `vault(wrap_object=true)`'s value) and containers
@@ -22,9 +22,16 @@ use crate::vars::str_tags::{StrTags, tags_of};
 /// so this module stays a leaf of the engine).
 pub(super) type ContainerOrigin = fn(&JValue) -> Option<tack_diag::Origin>;
 
-/// Whether a string is a `!vault` value's plaintext as read (`active` answers; passed in
-/// for the same reason).
-pub(super) type IsDecrypted = fn(&JValue) -> bool;
+/// What this module asks the rest of the engine, passed in so that it stays a leaf.
+pub(super) struct Readers {
+    /// Where a list or dict read from a variable was written (`vars::objects` answers).
+    pub container_origin: ContainerOrigin,
+    /// Whether a string is a `!vault` value's plaintext as read (`active` answers).
+    pub is_decrypted: fn(&JValue) -> bool,
+    /// `dump_object` of the failure a value stands for (a marker, or a variable that
+    /// failed): `{"exception": ...}` (`env` makes it).
+    pub failure_dump: fn(&JValue) -> Option<JValue>,
+}
 
 const COLLECTION: &str = "ansible._protomatter.";
 
@@ -42,7 +49,7 @@ const KNOWN_TAGS: &[&str] = &[
 pub(super) fn handles(name: &str, test: bool) -> bool {
     match name.strip_prefix(COLLECTION) {
         Some("tagged" | "tagged_with") => test,
-        Some("tag_names" | "origin" | "apply_trust") => !test,
+        Some("tag_names" | "origin" | "apply_trust" | "dump_object") => !test,
         _ => false,
     }
 }
@@ -53,8 +60,7 @@ pub(super) fn call(
     name: &str,
     positional: &[JValue],
     keywords: &[(String, JValue)],
-    container_origin: ContainerOrigin,
-    is_decrypted: IsDecrypted,
+    readers: &Readers,
 ) -> Result<JValue, String> {
     if let Some(undefined) =
         positional.iter().chain(keywords.iter().map(|(_, v)| v)).find(|v| v.is_undefined())
@@ -68,6 +74,7 @@ pub(super) fn call(
         "origin" => ("filter", Sig::new("origin", &["value"], 1)),
         "tag_names" => ("filter", Sig::new("tag_names", &["value"], 1)),
         "apply_trust" => ("filter", Sig::new("apply_trust", &["value"], 1)),
+        "dump_object" => ("filter", Sig::new("dump_object", &["value"], 1)),
         _ => return Err(failed("filter", name, format!("no plugin named {short}"))),
     };
     let bound = bind(&sig, positional.to_vec(), keywords.to_vec()).map_err(|e| match e {
@@ -78,7 +85,10 @@ pub(super) fn call(
     if short == "apply_trust" {
         return Ok(apply_trust(&args[0]));
     }
-    let names = tag_names(&args[0], container_origin, is_decrypted);
+    if short == "dump_object" {
+        return Ok(dump_object(&args[0], readers));
+    }
+    let names = tag_names(&args[0], readers);
     Ok(match short {
         "tagged" => JValue::from(!names.is_empty()),
         "tagged_with" => {
@@ -93,7 +103,7 @@ pub(super) fn call(
             JValue::from(names.contains(&wanted))
         }
         "tag_names" => JValue::from(names),
-        _ => match origin_of(&args[0], container_origin) {
+        _ => match origin_of(&args[0], readers.container_origin) {
             Some(origin) => JValue::from(origin.to_string()),
             None => JValue::from(()),
         },
@@ -112,24 +122,27 @@ fn apply_trust(value: &JValue) -> JValue {
     }
 }
 
+/// ansible's `dump_object` for what tack's values can be: a failure's marker becomes
+/// `{"exception": <its exception>}`, whose `message` is all a template can read; anything
+/// else is handed back.
+fn dump_object(value: &JValue, readers: &Readers) -> JValue {
+    (readers.failure_dump)(value).unwrap_or_else(|| value.clone())
+}
+
 fn failed(kind: &str, name: &str, message: String) -> String {
     format!("The {kind} plugin '{name}' failed: {message}")
 }
 
 /// The names of the tags on `value`, sorted as ansible's `tag_names` sorts them.
-fn tag_names(
-    value: &JValue,
-    container_origin: ContainerOrigin,
-    is_decrypted: IsDecrypted,
-) -> Vec<&'static str> {
+fn tag_names(value: &JValue, readers: &Readers) -> Vec<&'static str> {
     let mut names = Vec::new();
-    if origin_of(value, container_origin).is_some() {
+    if origin_of(value, readers.container_origin).is_some() {
         names.push("Origin");
     }
     if tags_of(value).is_some_and(|tags| tags.trusted) {
         names.push("TrustedAsTemplate");
     }
-    if is_decrypted(value)
+    if (readers.is_decrypted)(value)
         || value.downcast_object_ref::<crate::vault_wrapped::VaultWrapped>().is_some()
     {
         names.push("VaultedValue");

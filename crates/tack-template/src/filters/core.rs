@@ -127,7 +127,7 @@ fn ternary(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
 }
 
 fn type_debug(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
-    if crate::vault_marker::disarm(args.input()).is_some() {
+    if crate::markers::disarm(args.input()).is_some() {
         return Ok(Value::from("VaultExceptionMarker"));
     }
     Ok(Value::from(type_name(args.input())))

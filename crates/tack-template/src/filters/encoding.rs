@@ -263,7 +263,7 @@ fn unvault(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     let wrapped = vaulted
         .downcast_object_ref::<crate::vault_wrapped::VaultWrapped>()
         .map(|w| w.0.clone())
-        .or_else(|| crate::vault_marker::disarm(vaulted));
+        .or_else(|| crate::markers::disarm(vaulted));
     let vaulted = &wrapped.map_or_else(|| vaulted.clone(), Value::from);
     let secret = args.get(1).cloned().unwrap_or_default();
     if secret.kind() != ValueKind::String {

@@ -243,7 +243,19 @@ fn wrap(
     entry: &'static Entry,
 ) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, minijinja::Error> + Send + Sync + 'static
 {
-    move |state: &mut State, raw: Rest<ValueOrKwargs>| {
+    move |state: &mut State, raw: Rest<ValueOrKwargs>| match run(entry, state, raw) {
+        // A render run again for a plugin that takes failures keeps this one as a marker.
+        Err(e) if crate::markers::on() => Ok(crate::markers::captured(e)),
+        ran => ran,
+    }
+}
+
+fn run(
+    entry: &'static Entry,
+    state: &mut State,
+    raw: Rest<ValueOrKwargs>,
+) -> Result<Value, minijinja::Error> {
+    {
         let (positional, keywords) = args::split(raw);
         if !entry.accepts_undefined {
             let first_undefined =

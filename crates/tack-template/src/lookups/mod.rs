@@ -199,9 +199,9 @@ pub fn failed_lookup_message(name: &str, message: &str) -> String {
 
 /// Registers `lookup`, `query`, `q` and the executor's `with_` entry point.
 pub fn register(env: &mut Environment<'static>) {
-    env.add_function("lookup", |args: Rest<ValueOrKwargs>| global(args, false));
-    env.add_function("query", |args: Rest<ValueOrKwargs>| global(args, true));
-    env.add_function("q", |args: Rest<ValueOrKwargs>| global(args, true));
+    env.add_function("lookup", |args: Rest<ValueOrKwargs>| captured(global(args, false)));
+    env.add_function("query", |args: Rest<ValueOrKwargs>| captured(global(args, true)));
+    env.add_function("q", |args: Rest<ValueOrKwargs>| captured(global(args, true)));
     env.add_function(WITH_FUNCTION, |name: String, terms: JValue, action: Option<String>| {
         // Lazy terms come here as written: a template's value that is not a list is one term.
         let terms: Vec<JValue> = match terms.kind() {
@@ -213,6 +213,14 @@ pub fn register(env: &mut Environment<'static>) {
         let host_named = crate::engine::chosen::read_host_so_far();
         invoke(&name, terms, Vec::new(), true, action.as_deref().or(Some("")), host_named)
     });
+}
+
+/// A lookup's failure, kept as a marker in a render run again for a plugin that takes it.
+fn captured(result: Result<JValue, Error>) -> Result<JValue, Error> {
+    match result {
+        Err(e) if crate::markers::on() => Ok(crate::markers::captured(e)),
+        ran => ran,
+    }
 }
 
 const WITH_FUNCTION: &str = "__tack_with_lookup";

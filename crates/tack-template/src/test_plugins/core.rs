@@ -353,7 +353,7 @@ fn falsy(_: &State, args: &Bound) -> TestResult {
 }
 
 fn vault_encrypted(_: &State, args: &Bound) -> TestResult {
-    if let Some(ciphertext) = crate::vault_marker::disarm(args.input()) {
+    if let Some(ciphertext) = crate::markers::disarm(args.input()) {
         return Ok(tack_vault::is_encrypted(ciphertext.as_bytes()));
     }
     Ok(crate::engine::active::is_decrypted(args.input()))

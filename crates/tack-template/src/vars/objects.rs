@@ -42,6 +42,8 @@ impl Ctx {
         match self.try_resolve(data) {
             Ok(v) => v,
             Err(e) if e.kind() == ErrorKind::UndefinedError => JValue::UNDEFINED,
+            // In a render run again for a plugin that takes failures, a marker (`markers`).
+            Err(e) if crate::markers::on() => crate::markers::captured(e),
             Err(e) => JValue::from(e),
         }
     }
@@ -99,7 +101,7 @@ impl Ctx {
                 result
             }
             Data::Vault(text, origin) => match self.engine.decrypt_read(text, origin.as_ref()) {
-                Err(_) if crate::vault_marker::on() => Ok(crate::vault_marker::made(text)),
+                Err(_) if crate::markers::on() => Ok(crate::markers::vault(text)),
                 read => read,
             },
             Data::Seq(seq) => Ok(JValue::from_object(List::over(seq.clone(), self.clone()))),
