@@ -154,6 +154,20 @@ fn evaluate_var(
                 format!("Error while resolving `var` expression: {message}"),
                 at.origin.clone(),
             );
+            // A failure raised where a value was written (a `!vault` value's) is shown there,
+            // under the expression's own words.
+            if let Some(inner) = &e.inner
+                && let Some(preface) = message.strip_suffix(inner.message.as_str())
+            {
+                cause = tack_diag::Diagnostic::caused_by(
+                    format!(
+                        "Error while resolving `var` expression: {}.",
+                        preface.trim_end_matches([':', ' ', '.'])
+                    ),
+                    at.origin.clone(),
+                    tack_diag::Diagnostic::at(inner.message.clone(), Some(inner.origin.clone())),
+                );
+            }
             if let Some(python) = recursion {
                 cause = tack_diag::Diagnostic::caused_by(
                     cause.message.clone(),

@@ -115,6 +115,33 @@ pub(crate) fn disarm_captured(value: &JValue) -> Option<JValue> {
     Some(failure.clone())
 }
 
+/// Notes every marker inside the containers of `value` as received (`type_debug` of a list
+/// holding one names the list, and uses nothing inside it, as ansible's does).
+pub(crate) fn disarm_within(value: &JValue) {
+    fn walk(value: &JValue, depth: usize) {
+        if let Some(marker) = value.downcast_object_ref::<Marker>() {
+            marker.disarmed.store(true, Ordering::Relaxed);
+            return;
+        }
+        if depth == 0 {
+            return;
+        }
+        let Ok(items) = value.try_iter() else { return };
+        match value.kind() {
+            minijinja::value::ValueKind::Seq => items.for_each(|item| walk(&item, depth - 1)),
+            minijinja::value::ValueKind::Map => items.for_each(|key| {
+                if let Ok(item) = value.get_item(&key) {
+                    walk(&item, depth - 1);
+                }
+            }),
+            _ => {}
+        }
+    }
+    if on() {
+        walk(value, 32);
+    }
+}
+
 /// Runs `f` with markers made; its result stands only if every marker made went to a plugin
 /// that takes it (`None` otherwise).
 pub(crate) fn with_markers<R>(f: impl FnOnce() -> R) -> Option<R> {

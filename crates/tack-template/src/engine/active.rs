@@ -288,7 +288,8 @@ pub(crate) struct NestedFailure {
 pub(crate) fn note_nested_failure(failure: NestedFailure) {
     NESTED_FAILURE.with(|n| {
         let mut noted = n.borrow_mut();
-        if noted.as_ref().is_none_or(|f| f.message != failure.message) {
+        // A failure whose words end with the noted one's is that one, raised again around it.
+        if noted.as_ref().is_none_or(|f| !failure.message.ends_with(f.message.as_str())) {
             *noted = Some(failure);
         }
     });
@@ -306,7 +307,9 @@ pub(crate) fn inner_failure(
     origin: &Option<tack_diag::Origin>,
 ) -> Option<crate::InnerFailure> {
     let failure = take_nested_failure()?;
-    if failure.message != message || Some(&failure.origin) == origin.as_ref() {
+    // A render that failed on it says so before its words (a `!vault` value's failure).
+    let prefaced = message.strip_prefix("Error rendering template: ") == Some(&failure.message);
+    if (failure.message != message && !prefaced) || Some(&failure.origin) == origin.as_ref() {
         return None;
     }
     Some(crate::InnerFailure {

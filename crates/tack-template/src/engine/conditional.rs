@@ -205,14 +205,15 @@ fn in_conditional(
     if e.kind == TemplateErrorKind::Undefined {
         e.inner = inner;
         e.message = format!("Error while evaluating conditional: {}", e.message);
-    } else if inner.is_some() {
-        // A variable's template failed (its syntax, say): its words, where it was written.
-        e.inner = inner;
     } else if expression {
         if let Some(rest) = e.message.strip_prefix("Error rendering template: ") {
             e.message = format!("Error rendering expression: {rest}");
         }
-        if let Some(rest) = e.message.strip_prefix("Syntax error in template: ") {
+        // A variable's template that failed (its syntax, say) keeps its words, shown where
+        // it was written.
+        let nested = inner.is_some();
+        e.inner = inner;
+        if !nested && let Some(rest) = e.message.strip_prefix("Syntax error in template: ") {
             // The expression was wrapped in `{{ }}` to compile it: its end is the template's.
             let rest = match rest {
                 "Expected an expression, got 'end of print statement'" => {
@@ -229,6 +230,8 @@ fn in_conditional(
                 format!("Syntax error in expression: {rest}")
             };
         }
+    } else {
+        e.inner = inner;
     }
     e.at(origin.clone())
 }

@@ -130,6 +130,7 @@ fn type_debug(_: &mut State, args: &Bound) -> Result<Value, FilterError> {
     if crate::markers::disarm(args.input()).is_some() {
         return Ok(Value::from("VaultExceptionMarker"));
     }
+    crate::markers::disarm_within(args.input());
     Ok(Value::from(type_name(args.input())))
 }
 

@@ -34,6 +34,9 @@ impl fmt::Debug for Ctx {
     }
 }
 
+/// How a failure inside a render is worded where it is raised.
+const RENDERING: &str = "Error rendering template: ";
+
 impl Ctx {
     /// A datum as a template value: templates rendered, vault text decrypted, containers
     /// wrapped. A template whose variables are undefined reads as undefined (so `is defined`
@@ -102,6 +105,20 @@ impl Ctx {
             }
             Data::Vault(text, origin) => match self.engine.decrypt_read(text, origin.as_ref()) {
                 Err(_) if crate::markers::on() => Ok(crate::markers::vault(text)),
+                Err(e) => {
+                    // ansible's vault error is raised at the value, and shown there under the
+                    // template that read it.
+                    if let Some(at) = origin {
+                        let message = crate::engine::errors_to_template(&e).message;
+                        let own = message.strip_prefix(RENDERING).unwrap_or(&message);
+                        active::note_nested_failure(active::NestedFailure {
+                            origin: at.clone(),
+                            source: String::new(),
+                            message: own.to_string(),
+                        });
+                    }
+                    Err(e)
+                }
                 read => read,
             },
             Data::Seq(seq) => Ok(JValue::from_object(List::over(seq.clone(), self.clone()))),
