@@ -111,24 +111,28 @@ pub(crate) fn run(input: &ActionInput<'_>) -> ActionOutput {
             );
         }
     };
-    // `get_args_from_task_vars`: a variable named like an option, rendered as it is read.
-    let mut parameters = Mapping::new();
+    // `get_args_from_task_vars`: the variables named like an option, rendered together as
+    // ansible renders them (one templating operation: a deprecation they share shows once).
+    let mut from_vars = Mapping::new();
     for (name, _) in spec.iter() {
         let name_text = tack_yaml::pyrepr::str(&name.value);
         let Some(binding) = input.scope.get(&name_text) else { continue };
-        match input.templar.render(binding.node(), input.scope) {
-            Ok(rendered) => {
-                parameters.insert(name.clone(), rendered.value);
-            }
-            Err(e) => {
-                return errored(Diagnostic::caused_by(
-                    "Task failed.",
-                    input.task_origin.clone(),
-                    e.to_diagnostic(),
-                ));
-            }
-        }
+        from_vars.insert(name.clone(), binding.node().clone());
     }
+    let mut parameters = match input.templar.render(&Node::bare(Value::Map(from_vars)), input.scope)
+    {
+        Ok(rendered) => match rendered.value.value {
+            Value::Map(rendered) => rendered,
+            _ => Mapping::new(),
+        },
+        Err(e) => {
+            return errored(Diagnostic::caused_by(
+                "Task failed.",
+                input.task_origin.clone(),
+                e.to_diagnostic(),
+            ));
+        }
+    };
     for (k, v) in provided.iter() {
         parameters.insert(k.clone(), v.clone());
     }

@@ -117,6 +117,7 @@ pub(crate) fn splice_loaded<'r>(
     let mut queues: BTreeMap<String, VecDeque<usize>> = BTreeMap::new();
     let templar = env.run.templar;
     let apply = crate::include::apply_block(env, ctx)?;
+    let tag_vars = crate::vars::roles::include_tag_vars(env.play(), ctx, env.vars);
     for (included, params, hosts_of) in included {
         if let Some(roles) = included.roles {
             env.grow_roles(roles);
@@ -132,8 +133,15 @@ pub(crate) fn splice_loaded<'r>(
         // a parent that was not loaded statically); its `apply` block stands in its place.
         let adjust =
             |task: &mut TaskInContext<'r>| crate::include::adopt(task, ctx, apply, is_tasks);
+        // The include's parameters (for `include_role`, its parent role's names too) are
+        // among the variables its tasks' tags render with.
+        let mut file_tag_vars = tag_vars.clone();
+        for (name, binding) in params.bindings() {
+            let key = tack_yaml::Node::bare(tack_yaml::Value::Str(name.to_string()));
+            file_tag_vars.insert(key, binding.node().clone());
+        }
         let segment = Segment::adjusted(play, blocks, Some(params), adjust, |c| {
-            Ok(env.run.tags.should_run(&task_tags(c, env.vars, templar)?))
+            Ok(env.run.tags.should_run(&task_tags(c, &file_tag_vars, templar)?))
         })?;
         let (id, after) = splice.walk.splice(order, segment);
         order = after;

@@ -194,13 +194,52 @@ fn role_params(play: &Play, id: RoleId, parents: &[RoleId]) -> Mapping {
 
 /// The role layers of `ctx`'s task (empty when it is not in a role).
 pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
+    let (magic, role) = role_mappings(play, ctx);
+    let Some([defaults, vars, params]) = role else {
+        return RoleLayers { magic: layer(&magic), ..RoleLayers::default() };
+    };
+    RoleLayers {
+        defaults: layer(&defaults),
+        vars: layer(&vars),
+        params: layer(&params),
+        magic: layer(&magic),
+    }
+}
+
+/// The variables an include's new tasks are filtered by tags with: ansible's task variables
+/// of the include without a host (`get_vars(play, task=include)`): the role defaults of the
+/// include's role below the play's `vars`, its role vars and parameters above them, and its
+/// role's names (`role_name`, `ansible_collection_name`, ...).
+pub(crate) fn include_tag_vars(
+    play: &Play,
+    include: &TaskInContext<'_>,
+    play_vars: &Mapping,
+) -> Mapping {
+    let (magic, role) = role_mappings(play, include);
+    let mut out = Mapping::new();
+    match role {
+        Some([defaults, vars, params]) => {
+            merge(&mut out, &defaults);
+            merge(&mut out, play_vars);
+            merge(&mut out, &vars);
+            merge(&mut out, &params);
+        }
+        None => merge(&mut out, play_vars),
+    }
+    for (k, v) in magic.iter() {
+        out.insert(k.clone(), v.clone());
+    }
+    out
+}
+
+/// The role variables of `ctx`'s task: its magic variables, and (in a role) its role's
+/// defaults, vars and parameters.
+fn role_mappings(play: &Play, ctx: &TaskInContext<'_>) -> (Mapping, Option<[Mapping; 3]>) {
     let mut magic = Mapping::new();
     let search = search_path(play, ctx).iter().map(|p| s(&p.to_string_lossy())).collect();
     magic.insert(s("ansible_search_path"), tack_yaml::Node::bare(tack_yaml::Value::Seq(search)));
     insert_parent_roles(&mut magic, play, &parent_roles(play, ctx));
-    let Some(id) = ctx.task.role else {
-        return RoleLayers { magic: layer(&magic), ..RoleLayers::default() };
-    };
+    let Some(id) = ctx.task.role else { return (magic, None) };
     // The walk's chain ends with the task's own role; ansible's dependency chain is the
     // roles above it.
     let mut parents = ctx.dep_chain.clone();
@@ -217,12 +256,12 @@ pub(crate) fn layers(play: &Play, ctx: &TaskInContext<'_>) -> RoleLayers {
         None => tack_yaml::Node::bare(tack_yaml::Value::Null),
     };
     magic.insert(s("ansible_collection_name"), collection);
-    RoleLayers {
-        defaults: layer(&default_vars(play, id, &parents)),
-        vars: layer(&role_vars(play, id, &parents, false)),
-        params: layer(&role_params(play, id, &parents)),
-        magic: layer(&magic),
-    }
+    let mappings = [
+        default_vars(play, id, &parents),
+        role_vars(play, id, &parents, false),
+        role_params(play, id, &parents),
+    ];
+    (magic, Some(mappings))
 }
 
 /// What makes two uses of a role the same role for ansible (its role cache): the role, its
