@@ -303,7 +303,7 @@ fn load(name: &str) -> Result<Option<String>, Error> {
 }
 
 /// The environment's delimiters: the defaults, with `trim_blocks`.
-fn syntax() -> SyntaxConfig {
+pub(super) fn syntax() -> SyntaxConfig {
     SyntaxConfig::builder().trim_blocks(true).build().unwrap_or_default()
 }
 

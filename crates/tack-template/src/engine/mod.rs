@@ -24,6 +24,7 @@ mod kwargs;
 pub(crate) mod prepass;
 mod protomatter;
 pub(crate) mod render;
+mod root_names;
 mod tagged;
 mod tags;
 pub(crate) mod template_file;
@@ -52,6 +53,8 @@ pub(crate) struct Engine {
     env: Environment<'static>,
     loader: Arc<DataLoader>,
     plugins: Option<Arc<dyn crate::PythonPlugins>>,
+    /// Each compiled template's top-level names (`root_names`), by the template's name.
+    root_names: std::sync::RwLock<std::collections::HashMap<String, Arc<[String]>>>,
 }
 
 /// Prefix of the loader names under which template strings are cached; any other name is a
@@ -66,7 +69,12 @@ impl Engine {
         loader: Arc<DataLoader>,
         plugins: Option<Arc<dyn crate::PythonPlugins>>,
     ) -> Engine {
-        Engine { env: env::build(plugins.as_ref()), loader, plugins }
+        Engine {
+            env: env::build(plugins.as_ref()),
+            loader,
+            plugins,
+            root_names: std::sync::RwLock::default(),
+        }
     }
 
     /// The run's Python template plugins, if it has any.
@@ -130,6 +138,7 @@ impl Engine {
     ) -> Result<JValue, Error> {
         let ctx = Ctx { scope: scope.clone(), engine: self.clone() };
         let root = Arc::new(Root::new(ctx.clone()));
+        self.read_root_names(template, scope);
         let attempt = |root: &Arc<Root>| {
             // The text of a lazy container the render gave is made in its context too.
             active::with_ctx(ctx.clone(), template.name(), || {
@@ -160,6 +169,45 @@ impl Engine {
                 }
             }
             Err(e) => Err(errors::ansible_error(&e, Some(&root))),
+        }
+    }
+
+    /// What Jinja2's generated code does first: read every variable the template's top level
+    /// names (`root_names`). Only what that reading shows is done here: a deprecated
+    /// variable's deprecation (a fact read as a top-level variable, `vars`), which ansible
+    /// raises even for a name in a branch that never runs; the values are read when used.
+    fn read_root_names(&self, template: &minijinja::Template<'_, '_>, scope: &Scope) {
+        if active::context_hidden() {
+            return;
+        }
+        let known = self
+            .root_names
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(template.name())
+            .cloned();
+        let names = match known {
+            Some(names) => names,
+            None => {
+                let found = root_names::root_names(template.source(), env::syntax());
+                let names: Arc<[String]> = found.unwrap_or_default().into();
+                self.root_names
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(template.name().to_string(), names.clone());
+                names
+            }
+        };
+        for name in names.iter() {
+            match scope.get(name) {
+                Some(binding) => {
+                    if let Some(deprecation) = binding.deprecation() {
+                        deprecation.emit();
+                    }
+                }
+                None if name == "vars" => crate::vars::Deprecation::vars_dictionary().emit(),
+                None => {}
+            }
         }
     }
 

@@ -79,14 +79,18 @@ fn template(call: &Call) -> Result<Vec<JValue>, LookupError> {
                 "the template file {name} could not be found for the lookup"
             )));
         };
-        let value = crate::engine::template_file::render_for_lookup(
-            &templar.engine(),
-            &path,
-            &name,
-            call.env.scope(),
-            &syntax,
-            layer(&extra),
-        )?;
+        // What the file raises (a deprecation) points at the file, as the template action's.
+        let at = tack_diag::Origin::file(std::sync::Arc::from(tack_py::path::abspath(&path)));
+        let value = crate::engine::active::at_origin(Some(at), || {
+            crate::engine::template_file::render_for_lookup(
+                &templar.engine(),
+                &path,
+                &name,
+                call.env.scope(),
+                &syntax,
+                layer(&extra),
+            )
+        })?;
         out.push(value);
     }
     Ok(out)
