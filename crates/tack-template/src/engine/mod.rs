@@ -48,13 +48,17 @@ use crate::vars::objects::{Ctx, Omit, Root};
 pub use conditional::Conditional;
 pub use render::Rendered;
 
+/// A compiled template's top-level names, by its source's address and length.
+type RootNames = std::collections::HashMap<(usize, usize), Arc<[String]>>;
+
 /// The shared state behind a [`crate::Templar`].
 pub(crate) struct Engine {
     env: Environment<'static>,
     loader: Arc<DataLoader>,
     plugins: Option<Arc<dyn crate::PythonPlugins>>,
-    /// Each compiled template's top-level names (`root_names`), by the template's name.
-    root_names: std::sync::RwLock<std::collections::HashMap<String, Arc<[String]>>>,
+    /// Each compiled template's top-level names (`root_names`), by where its source lives in
+    /// the compiled-template cache (which keeps every template for the engine's life).
+    root_names: std::sync::RwLock<RootNames>,
 }
 
 /// Prefix of the loader names under which template strings are cached; any other name is a
@@ -177,24 +181,27 @@ impl Engine {
     /// variable's deprecation (a fact read as a top-level variable, `vars`), which ansible
     /// raises even for a name in a branch that never runs; the values are read when used.
     fn read_root_names(&self, template: &minijinja::Template<'_, '_>, scope: &Scope) {
-        if active::context_hidden() {
+        let source = template.source();
+        // Only a deprecated variable, or `vars`, has anything to say when read.
+        if active::context_hidden() || !scope.has_deprecated() && !source.contains("vars") {
             return;
         }
+        let key = (source.as_ptr() as usize, source.len());
         let known = self
             .root_names
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(template.name())
+            .get(&key)
             .cloned();
         let names = match known {
             Some(names) => names,
             None => {
-                let found = root_names::root_names(template.source(), env::syntax());
+                let found = root_names::root_names(source, env::syntax());
                 let names: Arc<[String]> = found.unwrap_or_default().into();
                 self.root_names
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(template.name().to_string(), names.clone());
+                    .insert(key, names.clone());
                 names
             }
         };

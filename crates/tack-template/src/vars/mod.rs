@@ -299,6 +299,8 @@ impl fmt::Debug for Binding {
 #[derive(Debug, Default)]
 pub struct Layer {
     vars: IndexMap<String, Arc<Binding>>,
+    /// Whether a binding here warns when read (see [`Scope::has_deprecated`]).
+    deprecated: bool,
 }
 
 impl Layer {
@@ -328,6 +330,7 @@ impl Layer {
         deprecation: Deprecation,
     ) {
         let binding = Binding::new(value, provenance).with_deprecation(deprecation);
+        self.deprecated = true;
         self.vars.insert(name.into(), Arc::new(binding));
     }
 
@@ -337,6 +340,7 @@ impl Layer {
 
     /// Adds an existing binding (for instance one read from another scope).
     pub fn insert_binding(&mut self, name: impl Into<String>, binding: Arc<Binding>) {
+        self.deprecated |= binding.deprecation().is_some();
         self.vars.insert(name.into(), binding);
     }
 
@@ -438,6 +442,12 @@ impl Scope {
 
     pub fn get(&self, name: &str) -> Option<&Arc<Binding>> {
         self.layers().rev().find_map(|layer| layer.get(name))
+    }
+
+    /// Whether any variable here warns when read (a fact read as a top-level variable): a
+    /// render of a scope without one has no deprecation to raise for the names it reads.
+    pub fn has_deprecated(&self) -> bool {
+        self.layers().any(|layer| layer.deprecated)
     }
 
     /// [`Scope::get`] without the fallback layer: what the variables themselves say (the
