@@ -28,8 +28,9 @@ const TAKING_CAPTURED: &str = "dump_object";
 enum Stands {
     /// An undecryptable `!vault` value's ciphertext.
     Vault(String),
-    /// A failure, kept as the invalid value minijinja makes of an error.
-    Captured(JValue),
+    /// A failure, kept as the invalid value minijinja makes of an error, with the class of
+    /// ansible's exception for it when known.
+    Captured(JValue, Option<&'static str>),
 }
 
 /// A marker made while a render runs again.
@@ -87,9 +88,18 @@ pub(crate) fn vault(ciphertext: &str) -> JValue {
     made(Stands::Vault(ciphertext.to_string()))
 }
 
-/// A marker for a failure, noted as armed.
-pub(crate) fn captured(error: minijinja::Error) -> JValue {
-    made(Stands::Captured(JValue::from(error)))
+/// A marker for a failure (of ansible's exception `class`, when known), noted as armed.
+pub(crate) fn captured(error: minijinja::Error, class: Option<&'static str>) -> JValue {
+    made(Stands::Captured(JValue::from(error), class))
+}
+
+/// The class of ansible's exception for a plugin's failure.
+pub(crate) const PLUGIN_FAILED: &str = "AnsibleTemplatePluginRuntimeError";
+
+/// The class of ansible's exception for a failure worded `message` (a template's syntax
+/// error), when it is known from the words.
+pub(crate) fn class_of(message: &str) -> Option<&'static str> {
+    message.starts_with("Syntax error in template").then_some("AnsibleTemplateSyntaxError")
 }
 
 /// Whether `value` is a marker.
@@ -107,12 +117,12 @@ pub(crate) fn disarm(value: &JValue) -> Option<String> {
 }
 
 /// The failure `value` stands for when it is a captured marker (now received by a plugin that
-/// takes it), as the invalid value minijinja makes of an error.
-pub(crate) fn disarm_captured(value: &JValue) -> Option<JValue> {
+/// takes it), as the invalid value minijinja makes of an error, with its class when known.
+pub(crate) fn disarm_captured(value: &JValue) -> Option<(JValue, Option<&'static str>)> {
     let marker = value.downcast_object_ref::<Marker>()?;
-    let Stands::Captured(failure) = &marker.stands else { return None };
+    let Stands::Captured(failure, class) = &marker.stands else { return None };
     marker.disarmed.store(true, Ordering::Relaxed);
-    Some(failure.clone())
+    Some((failure.clone(), *class))
 }
 
 /// Notes every marker inside the containers of `value` as received (`type_debug` of a list
@@ -154,11 +164,13 @@ pub(crate) fn with_markers<R>(f: impl FnOnce() -> R) -> Option<R> {
 }
 
 /// The exception a captured failure's dump holds (`dump_object(marker).exception`): its
-/// `message` and nothing more; storing or showing it is refused, as ansible refuses to store
-/// an exception.
+/// `message` and its class (what `type_debug` names) and nothing more; storing or showing it
+/// is refused, as ansible refuses to store an exception.
 #[derive(Debug)]
 pub(crate) struct CapturedException {
     pub message: String,
+    /// ansible's exception class, when known.
+    pub class: Option<&'static str>,
 }
 
 impl Object for CapturedException {
@@ -198,7 +210,7 @@ mod tests {
         assert_eq!(dropped, None);
         let captured_kept = with_markers(|| {
             let failure = minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "boom");
-            disarm_captured(&captured(failure)).is_some()
+            disarm_captured(&captured(failure, Some(PLUGIN_FAILED))).is_some()
         });
         assert_eq!(captured_kept, Some(true));
         assert!(!on());
@@ -208,7 +220,7 @@ mod tests {
     fn each_kind_is_disarmed_only_by_its_own_plugins() {
         assert_eq!(disarm(&JValue::from("text")), None);
         let failure = minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "boom");
-        assert_eq!(disarm(&captured(failure)), None);
+        assert_eq!(disarm(&captured(failure, None)), None);
         assert!(disarm_captured(&vault("x")).is_none());
         assert!(retried("{{ x | unvault('pw') }}", true));
         assert!(!retried("{{ x | unvault('pw') }}", false));

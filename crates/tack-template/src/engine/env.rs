@@ -60,7 +60,10 @@ pub(super) fn build(
     env.add_function(
         "undef",
         |hint: Option<JValue>, kwargs: minijinja::value::Kwargs| match undef(hint, kwargs) {
-            Err(e) if crate::markers::on() => Ok(crate::markers::captured(e)),
+            // The hint's type is checked as a Python call's arguments are.
+            Err(e) if crate::markers::on() => {
+                Ok(crate::markers::captured(e, Some("AnsibleTypeError")))
+            }
             made => made,
         },
     );
@@ -95,11 +98,12 @@ pub(super) fn build(
 /// template failed, read as minijinja's invalid value): `{"exception": ...}`, the exception
 /// holding the failure's words as ansible's has them.
 fn failure_dump(value: &JValue) -> Option<JValue> {
-    let failure = crate::markers::disarm_captured(value)
-        .or_else(|| (value.kind() == ValueKind::Invalid).then(|| value.clone()))?;
+    let (failure, class) = crate::markers::disarm_captured(value)
+        .or_else(|| (value.kind() == ValueKind::Invalid).then(|| (value.clone(), None)))?;
     let message = super::errors::message(&crate::value::invalid_error(&failure));
     let message = message.strip_prefix("Error rendering template: ").unwrap_or(&message);
-    let exception = crate::markers::CapturedException { message: message.to_string() };
+    let class = class.or_else(|| crate::markers::class_of(message));
+    let exception = crate::markers::CapturedException { message: message.to_string(), class };
     let mut entries = indexmap::IndexMap::new();
     entries.insert(JValue::from("exception"), JValue::from_object(exception));
     Some(crate::value::new_dict(entries))

@@ -210,6 +210,7 @@ pub fn python_repr(value: &Value) -> String {
 
 pub use datetime::DateTime;
 pub(crate) use datetime::strftime_of;
+pub(crate) use pyval::exception_class;
 
 /// ansible's message for a filter name no plugin provides (a syntax error in Jinja2, raised when
 /// the template is compiled).
@@ -245,7 +246,9 @@ fn wrap(
 {
     move |state: &mut State, raw: Rest<ValueOrKwargs>| match run(entry, state, raw) {
         // A render run again for a plugin that takes failures keeps this one as a marker.
-        Err(e) if crate::markers::on() => Ok(crate::markers::captured(e)),
+        Err(e) if crate::markers::on() => {
+            Ok(crate::markers::captured(e, Some(crate::markers::PLUGIN_FAILED)))
+        }
         ran => ran,
     }
 }

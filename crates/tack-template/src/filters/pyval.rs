@@ -23,12 +23,18 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         ValueKind::Seq | ValueKind::Iterable => "list",
         ValueKind::Map => "dict",
         _ if value.downcast_object_ref::<crate::pybytes::PyBytes>().is_some() => "bytes",
+        _ if let Some(class) = exception_class(value) => class,
         _ => match value.downcast_object_ref::<super::DateTime>() {
             Some(dt) if dt.0.time.is_none() => "date",
             Some(_) => "datetime",
             None => "object",
         },
     }
+}
+
+/// The class of a dumped failure's exception (`dump_object(marker).exception`), when known.
+pub(crate) fn exception_class(value: &Value) -> Option<&'static str> {
+    value.downcast_object_ref::<crate::markers::CapturedException>()?.class
 }
 
 /// `type(value).__name__` of a value as a filter receives it: ansible hands lists and dicts

@@ -54,6 +54,9 @@ pub(crate) fn type_name(value: &JValue) -> &'static str {
     if value.downcast_object_ref::<crate::pybytes::PyBytes>().is_some() {
         return "bytes";
     }
+    if let Some(class) = crate::filters::exception_class(value) {
+        return class;
+    }
     match value.kind() {
         ValueKind::Undefined => "AnsibleUndefined",
         ValueKind::None => "NoneType",

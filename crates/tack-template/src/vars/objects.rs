@@ -46,7 +46,11 @@ impl Ctx {
             Ok(v) => v,
             Err(e) if e.kind() == ErrorKind::UndefinedError => JValue::UNDEFINED,
             // In a render run again for a plugin that takes failures, a marker (`markers`).
-            Err(e) if crate::markers::on() => crate::markers::captured(e),
+            Err(e) if crate::markers::on() => {
+                let class =
+                    crate::markers::class_of(&crate::engine::errors_to_template(&e).message);
+                crate::markers::captured(e, class)
+            }
             Err(e) => JValue::from(e),
         }
     }
