@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use minijinja::value::{Enumerator, Object, ObjectRepr, Value as JValue};
+use minijinja::value::{Object, ObjectRepr, Value as JValue};
 
 /// The plugins that take a vault marker, as a render's text names them.
 const TAKING_VAULT: &[&str] = &["unvault", "type_debug", "vault_encrypted"];
@@ -40,19 +40,27 @@ pub(crate) struct Marker {
     disarmed: AtomicBool,
 }
 
-impl Object for Marker {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        ObjectRepr::Plain
-    }
+/// Implements `Object` for a value a template can hold and hand on but never show: its
+/// text fails (and, as minijinja's plain objects, it has no items).
+macro_rules! opaque_object {
+    ($t:ty) => {
+        impl minijinja::value::Object for $t {
+            fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+                minijinja::value::ObjectRepr::Plain
+            }
 
-    fn render(self: &Arc<Self>, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Err(fmt::Error)
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::NonEnumerable
-    }
+            fn render(
+                self: &std::sync::Arc<Self>,
+                _: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                Err(std::fmt::Error)
+            }
+        }
+    };
 }
+pub(crate) use opaque_object;
+
+opaque_object!(Marker);
 
 thread_local! {
     /// How many renders on this thread make markers.
@@ -91,6 +99,29 @@ pub(crate) fn vault(ciphertext: &str) -> JValue {
 /// A marker for a failure (of ansible's exception `class`, when known), noted as armed.
 pub(crate) fn captured(error: minijinja::Error, class: Option<&'static str>) -> JValue {
     made(Stands::Captured(JValue::from(error), class))
+}
+
+/// `result`, its failure kept as a marker (of ansible's exception `class`) while markers are
+/// made: what a filter, a lookup or a function returns in a render run again.
+pub(crate) fn keep(
+    result: Result<JValue, minijinja::Error>,
+    class: Option<&'static str>,
+) -> Result<JValue, minijinja::Error> {
+    match result {
+        Err(e) if on() => Ok(captured(e, class)),
+        ran => ran,
+    }
+}
+
+/// The error minijinja's invalid value (a failure kept as a value) carries: minijinja keeps
+/// it private, iterating over the value reveals it.
+pub(crate) fn invalid_error(value: &JValue) -> minijinja::Error {
+    let one = JValue::from(vec![value.clone()]);
+    match one.try_iter().map(|it| it.checked().find_map(Result::err)) {
+        Ok(Some(e)) => e,
+        Ok(None) => minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "invalid value"),
+        Err(e) => e,
+    }
 }
 
 /// The class of ansible's exception for a plugin's failure.
@@ -184,10 +215,6 @@ impl Object for CapturedException {
 
     fn render(self: &Arc<Self>, _: &mut fmt::Formatter<'_>) -> fmt::Result {
         Err(fmt::Error)
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::NonEnumerable
     }
 }
 

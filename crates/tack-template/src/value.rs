@@ -315,16 +315,7 @@ fn number(value: &JValue) -> Value {
     }
 }
 
-/// The error an invalid value carries (minijinja keeps it private; iterating over the value
-/// reveals it).
-pub(crate) fn invalid_error(value: &JValue) -> Error {
-    let one = JValue::from(vec![value.clone()]);
-    match one.try_iter().map(|it| it.checked().find_map(Result::err)) {
-        Ok(Some(e)) => e,
-        Ok(None) => Error::new(ErrorKind::InvalidOperation, "invalid value"),
-        Err(e) => e,
-    }
-}
+pub(crate) use crate::markers::invalid_error;
 
 /// Loaded data as a template value (a plain copy: strings in it are not templates).
 pub fn from_node(value: &Value) -> JValue {

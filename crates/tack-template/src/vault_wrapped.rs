@@ -1,5 +1,6 @@
-//! `vault(wrap_object=true)`'s value. A leaf: the filter makes it, the `_protomatter` tag
-//! plugins, `unvault` and the value conversions read it, and it names none of them.
+//! `vault(wrap_object=true)`'s value. A leaf but for `markers`' opaque-object macro: the
+//! filter makes it, the `_protomatter` tag plugins, `unvault` and the value conversions read
+//! it, and it names none of them.
 //!
 //! ansible-core 2.21's filter tags the *secret* it was given with the new ciphertext
 //! (`VaultedValue`), and that ciphertext is `str()` of the encrypted bytes (`b'$ANSIBLE...'`,
@@ -7,11 +8,6 @@
 //! `b'...'` text back, `vault_encrypted` is false. tack keeps that ciphertext and what reads
 //! it (the tag, `unvault`) and refuses every use of the text: a template that shows it would
 //! show a secret.
-
-use std::fmt;
-use std::sync::Arc;
-
-use minijinja::value::{Enumerator, Object, ObjectRepr};
 
 /// What a template gets for a use of the value other than its tag and `unvault`.
 pub(crate) const REFUSAL: &str = "tack does not use the value of vault(wrap_object=true) \
@@ -22,16 +18,4 @@ pub(crate) const REFUSAL: &str = "tack does not use the value of vault(wrap_obje
 #[derive(Debug)]
 pub(crate) struct VaultWrapped(pub String);
 
-impl Object for VaultWrapped {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        ObjectRepr::Plain
-    }
-
-    fn render(self: &Arc<Self>, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Err(fmt::Error)
-    }
-
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::NonEnumerable
-    }
-}
+crate::markers::opaque_object!(VaultWrapped);

@@ -308,7 +308,7 @@ pub(crate) fn inner_failure(
 ) -> Option<crate::InnerFailure> {
     let failure = take_nested_failure()?;
     // A render that failed on it says so before its words (a `!vault` value's failure).
-    let prefaced = message.strip_prefix("Error rendering template: ") == Some(&failure.message);
+    let prefaced = message.strip_prefix(super::RENDER_FAILED) == Some(&failure.message);
     if (failure.message != message && !prefaced) || Some(&failure.origin) == origin.as_ref() {
         return None;
     }

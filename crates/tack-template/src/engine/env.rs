@@ -59,12 +59,9 @@ pub(super) fn build(
     env.add_function(prepass::EMBEDDED_TERM, embedded_term);
     env.add_function(
         "undef",
-        |hint: Option<JValue>, kwargs: minijinja::value::Kwargs| match undef(hint, kwargs) {
-            // The hint's type is checked as a Python call's arguments are.
-            Err(e) if crate::markers::on() => {
-                Ok(crate::markers::captured(e, Some("AnsibleTypeError")))
-            }
-            made => made,
+        // The hint's type is checked as a Python call's arguments are.
+        |hint: Option<JValue>, kwargs: minijinja::value::Kwargs| {
+            crate::markers::keep(undef(hint, kwargs), Some("AnsibleTypeError"))
         },
     );
     env.add_function(super::chosen::MARK, super::chosen::mark);
@@ -101,7 +98,7 @@ fn failure_dump(value: &JValue) -> Option<JValue> {
     let (failure, class) = crate::markers::disarm_captured(value)
         .or_else(|| (value.kind() == ValueKind::Invalid).then(|| (value.clone(), None)))?;
     let message = super::errors::message(&crate::value::invalid_error(&failure));
-    let message = message.strip_prefix("Error rendering template: ").unwrap_or(&message);
+    let message = message.strip_prefix(super::RENDER_FAILED).unwrap_or(&message);
     let class = class.or_else(|| crate::markers::class_of(message));
     let exception = crate::markers::CapturedException { message: message.to_string(), class };
     let mut entries = indexmap::IndexMap::new();

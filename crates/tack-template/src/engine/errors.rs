@@ -17,6 +17,10 @@ use crate::vars::objects::Root;
 /// Marks a detail that is already ansible's message.
 const FINAL: char = '\u{2}';
 
+/// How a failure inside a render is worded where it is raised (`Error rendering template:
+/// <what failed>`).
+pub(crate) const RENDER_FAILED: &str = "Error rendering template: ";
+
 /// An error whose detail is ansible's message as it should be printed.
 pub(crate) fn final_error(kind: ErrorKind, message: String) -> Error {
     Error::new(kind, format!("{FINAL}{message}"))

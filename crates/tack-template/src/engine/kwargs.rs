@@ -28,7 +28,7 @@ pub(crate) enum Shape {
 }
 
 /// Jinja2's words that are never variables.
-const CONSTANTS: &[&str] = &[
+pub(super) const CONSTANTS: &[&str] = &[
     "and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None",
 ];
 
@@ -183,7 +183,7 @@ pub(crate) fn repeated(source: &str, shape: Shape, syntax: SyntaxConfig) -> Opti
 }
 
 /// A plugin's name starting at `start` (`int`, `ansible.builtin.int`), and the index after it.
-fn dotted(tokens: &[Token<'_>], start: usize) -> (String, usize) {
+pub(super) fn dotted(tokens: &[Token<'_>], start: usize) -> (String, usize) {
     let mut name = String::new();
     let mut i = start;
     while let Some(Token::Ident(part)) = tokens.get(i) {

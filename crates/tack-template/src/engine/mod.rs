@@ -36,7 +36,7 @@ use std::sync::Arc;
 use minijinja::value::Value as JValue;
 use minijinja::{Environment, Error, ErrorKind};
 
-pub(crate) use errors::final_error;
+pub(crate) use errors::{RENDER_FAILED, final_error};
 pub(crate) use prepass::{QUALIFIED_FILTER, QUALIFIED_TEST};
 use tack_loader::DataLoader;
 use tack_vault::VaultSecrets;
@@ -293,11 +293,11 @@ pub(crate) fn vaulted_value(ciphertext: &str) -> JValue {
     }
 }
 
-/// What reading an undecryptable `!vault` value fails with starts so.
-const UNDECRYPTABLE: &str = "Error rendering template: Attempt to use undecryptable variable: ";
+/// What reading an undecryptable `!vault` value fails with, after [`RENDER_FAILED`].
+const UNDECRYPTABLE: &str = "Attempt to use undecryptable variable: ";
 
 fn is_undecryptable(e: &Error) -> bool {
-    errors::message(e).contains(&UNDECRYPTABLE["Error rendering template: ".len()..])
+    errors::message(e).contains(UNDECRYPTABLE)
 }
 
 fn decrypt_with(
@@ -326,12 +326,13 @@ fn decrypt_with(
             }
             Err(_) => Err(errors::final_error(
                 ErrorKind::InvalidOperation,
-                format!("{UNDECRYPTABLE}the decrypted value is not UTF-8 text."),
+                format!("{RENDER_FAILED}{UNDECRYPTABLE}the decrypted value is not UTF-8 text."),
             )),
         },
-        Err(e) => {
-            Err(errors::final_error(ErrorKind::InvalidOperation, format!("{UNDECRYPTABLE}{e}")))
-        }
+        Err(e) => Err(errors::final_error(
+            ErrorKind::InvalidOperation,
+            format!("{RENDER_FAILED}{UNDECRYPTABLE}{e}"),
+        )),
     }
 }
 

@@ -3,15 +3,12 @@
 //! resolve('x')`), a branch that never runs included, and ansible's variables warn when
 //! they are read that way (a fact read as a top-level variable is deprecated). Names used
 //! only inside a `for` loop's body, a macro or a `call` block are read when those run, not
-//! at the start. A leaf: it reads tokens and nothing of the engine.
+//! at the start. It reads tokens with `kwargs`' helpers and nothing else of the engine.
 
 use minijinja::machinery::{Token, tokenize};
 use minijinja::syntax::SyntaxConfig;
 
-/// Jinja2's words that are never variables.
-const CONSTANTS: &[&str] = &[
-    "and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None",
-];
+use super::kwargs::{CONSTANTS, dotted};
 
 /// The blocks whose bodies are their own scopes, read when they run.
 const SCOPES: &[&str] = &["for", "macro", "call", "filter"];
@@ -72,7 +69,7 @@ pub(crate) fn root_names(source: &str, syntax: SyntaxConfig) -> Option<Vec<Strin
             }
             Token::BlockEnd => in_block_header = false,
             Token::Pipe => {
-                i = skip_dotted(&tokens, i + 1);
+                i = dotted(&tokens, i + 1).1;
                 continue;
             }
             Token::Ident("is") => {
@@ -80,7 +77,7 @@ pub(crate) fn root_names(source: &str, syntax: SyntaxConfig) -> Option<Vec<Strin
                     Some(Token::Ident("not")) => i + 2,
                     _ => i + 1,
                 };
-                i = skip_dotted(&tokens, start);
+                i = dotted(&tokens, start).1;
                 continue;
             }
             Token::Ident("in") if binding => binding = false,
@@ -109,22 +106,6 @@ pub(crate) fn root_names(source: &str, syntax: SyntaxConfig) -> Option<Vec<Strin
         i += 1;
     }
     Some(names)
-}
-
-/// The index after a plugin's (possibly dotted) name starting at `start`.
-fn skip_dotted(tokens: &[Token<'_>], start: usize) -> usize {
-    let mut i = start;
-    while let Some(Token::Ident(_)) = tokens.get(i) {
-        i += 1;
-        if matches!(tokens.get(i), Some(Token::Dot))
-            && matches!(tokens.get(i + 1), Some(Token::Ident(_)))
-        {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    i
 }
 
 #[cfg(test)]

@@ -244,12 +244,8 @@ fn wrap(
     entry: &'static Entry,
 ) -> impl Fn(&mut State, Rest<ValueOrKwargs>) -> Result<Value, minijinja::Error> + Send + Sync + 'static
 {
-    move |state: &mut State, raw: Rest<ValueOrKwargs>| match run(entry, state, raw) {
-        // A render run again for a plugin that takes failures keeps this one as a marker.
-        Err(e) if crate::markers::on() => {
-            Ok(crate::markers::captured(e, Some(crate::markers::PLUGIN_FAILED)))
-        }
-        ran => ran,
+    move |state: &mut State, raw: Rest<ValueOrKwargs>| {
+        crate::markers::keep(run(entry, state, raw), Some(crate::markers::PLUGIN_FAILED))
     }
 }
 

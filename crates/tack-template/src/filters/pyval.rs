@@ -161,10 +161,7 @@ pub(crate) fn first_failure(value: &Value) -> Option<minijinja::Error> {
         Err(e) => Some(e),
     };
     match value.kind() {
-        ValueKind::Invalid => {
-            let one = Value::from(vec![value.clone()]);
-            one.try_iter().ok()?.checked().find_map(Result::err)
-        }
+        ValueKind::Invalid => Some(crate::markers::invalid_error(value)),
         ValueKind::Seq => value.try_iter().ok()?.checked().find_map(item_failure),
         ValueKind::Map => value.try_iter().ok()?.find_map(|key| item_failure(value.get_item(&key))),
         _ => None,

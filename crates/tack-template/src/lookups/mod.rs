@@ -217,12 +217,7 @@ pub fn register(env: &mut Environment<'static>) {
 
 /// A lookup's failure, kept as a marker in a render run again for a plugin that takes it.
 fn captured(result: Result<JValue, Error>) -> Result<JValue, Error> {
-    match result {
-        Err(e) if crate::markers::on() => {
-            Ok(crate::markers::captured(e, Some(crate::markers::PLUGIN_FAILED)))
-        }
-        ran => ran,
-    }
+    crate::markers::keep(result, Some(crate::markers::PLUGIN_FAILED))
 }
 
 const WITH_FUNCTION: &str = "__tack_with_lookup";

@@ -34,9 +34,6 @@ impl fmt::Debug for Ctx {
     }
 }
 
-/// How a failure inside a render is worded where it is raised.
-const RENDERING: &str = "Error rendering template: ";
-
 impl Ctx {
     /// A datum as a template value: templates rendered, vault text decrypted, containers
     /// wrapped. A template whose variables are undefined reads as undefined (so `is defined`
@@ -114,7 +111,8 @@ impl Ctx {
                     // template that read it.
                     if let Some(at) = origin {
                         let message = crate::engine::errors_to_template(&e).message;
-                        let own = message.strip_prefix(RENDERING).unwrap_or(&message);
+                        let own =
+                            message.strip_prefix(crate::engine::RENDER_FAILED).unwrap_or(&message);
                         active::note_nested_failure(active::NestedFailure {
                             origin: at.clone(),
                             source: String::new(),
@@ -524,15 +522,7 @@ impl Object for Dict {
 #[derive(Debug)]
 pub(crate) struct EncryptedText(pub String);
 
-impl Object for EncryptedText {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        ObjectRepr::Plain
-    }
-
-    fn render(self: &Arc<Self>, _: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Err(fmt::Error)
-    }
-}
+crate::markers::opaque_object!(EncryptedText);
 
 /// A Python `date` or `datetime` (a YAML timestamp, a template file's mtime).
 #[derive(Debug)]
